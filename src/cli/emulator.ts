@@ -1,0 +1,58 @@
+import { resolve } from "node:path";
+import { seedState, type SeedName } from "../emulator/seed.js";
+import { startEmulator } from "../emulator/server.js";
+import { loadStateFile } from "../emulator/state.js";
+import { UserError } from "../errors.js";
+import type { Output } from "./output.js";
+
+export interface EmulatorFlags {
+  port: string;
+  host: string;
+  state?: string;
+  seed: string;
+  accessTtl?: string;
+  refreshTtl?: string;
+}
+
+function int(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UserError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Runs the local service until SIGINT/SIGTERM. Resolves with the exit code. */
+export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<number> {
+  if (flags.seed !== "demo" && flags.seed !== "empty") throw new UserError(`--seed must be demo or empty, got ${JSON.stringify(flags.seed)}`);
+  const port = int("--port", flags.port, 0, 65535);
+  const statePath = flags.state ? resolve(flags.state) : undefined;
+  let state;
+  try {
+    state = statePath ? loadStateFile(statePath) : undefined;
+  } catch (e) {
+    throw new UserError(`cannot read --state ${flags.state}: ${(e as Error).message}`);
+  }
+  const running = await startEmulator({
+    state: state ?? seedState(flags.seed as SeedName),
+    statePath,
+    host: flags.host,
+    port,
+    accessTtlS: flags.accessTtl ? int("--access-ttl", flags.accessTtl, 1, 86_400) : undefined,
+    refreshTtlS: flags.refreshTtl ? int("--refresh-ttl", flags.refreshTtl, 1, 604_800) : undefined,
+  }).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "EADDRINUSE") throw new UserError(`port ${port} on ${flags.host} is in use: pick another with --port (0 picks a free one)`);
+    throw e;
+  });
+  const realms = running.emulator.state.tenants.map((t) => t.realm);
+  out.out(`base_url ${running.url}`);
+  out.out(`auth_url ${running.url}`);
+  for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running.url}/tenants/${realm}`);
+  out.out(`token_url ${running.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
+  out.info(`revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}. Ctrl-C stops it.`);
+  return new Promise<number>((done) => {
+    const stop = (): void => {
+      void running.close().then(() => done(0));
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

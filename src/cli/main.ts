@@ -1,0 +1,111 @@
+import { Command, CommanderError, Option } from "commander";
+import { ApiError, InternalError, UserError, adviceFor } from "../errors.js";
+import { Output, Redactor } from "./output.js";
+
+export interface GlobalFlags {
+  env?: string;
+  config?: string;
+  format?: string;
+  target?: string[];
+  concurrency?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  color?: boolean;
+}
+
+function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
+  const color = flags.color === false || process.env.NO_COLOR ? false : undefined;
+  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, color });
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** The flags every service-facing command takes (design.md 3.2). */
+export function common(cmd: Command, opts: { format?: string[]; target?: boolean } = {}): Command {
+  cmd
+    .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
+    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)")
+    .option("--concurrency <n>", "requests in flight at once", "8")
+    .option("-q, --quiet", "print results only, no progress or notes")
+    .option("-v, --verbose", "log each request (method, path, status, time, retries); never secrets")
+    .option("--no-color", "plain output (also NO_COLOR)");
+  if (opts.format) cmd.addOption(new Option("--format <format>", "output format").choices(opts.format).default(opts.format[0]));
+  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
+  return cmd;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const redactor = new Redactor();
+  for (const name of ["REVSYNC_CLIENT_SECRET", "REVSYNC_PASSWORD", "REVSYNC_TOKEN"]) redactor.add(process.env[name]);
+  let code = 0;
+  const program = new Command("revsync")
+    .description("Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git,\nplan and apply changes, and detect drift.")
+    .version("0.1.0")
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) })
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  revsync emulator --seed demo          # a local service on http://127.0.0.1:4010
+  revsync validate                      # check the policy repo offline
+  revsync plan                          # what would change
+  revsync apply --auto-approve          # make those changes
+  revsync drift                         # what changed outside git
+
+Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, drift), 130 interrupted.`,
+    );
+
+  const run =
+    <F extends object>(fn: (flags: F, out: Output, redactor: Redactor, args: string[]) => Promise<number>) =>
+    async (...args: unknown[]): Promise<void> => {
+      const cmd = args[args.length - 1] as Command;
+      const flags = cmd.optsWithGlobals() as F & GlobalFlags;
+      const out = makeOutput(flags, redactor);
+      code = await fn(flags, out, redactor, cmd.args);
+    };
+
+  program
+    .command("emulator")
+    .description("run the local Revenue Automation Service (every endpoint, OAuth, the state rules)")
+    .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
+    .option("--seed <name>", "initial state when there is no state file: demo or empty", "demo")
+    .option("--access-ttl <seconds>", "access token lifetime", "300")
+    .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
+    .addHelpText("after", "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token")
+    .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
+
+  const { register } = await import("./commands.js");
+  register(program, run);
+
+  try {
+    await program.parseAsync(argv);
+    return code;
+  } catch (e) {
+    return report(e, makeOutput(program.opts() as GlobalFlags, redactor));
+  }
+}
+
+function report(e: unknown, out: Output): number {
+  if (e instanceof CommanderError) {
+    if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+    return 1; // commander printed the message already
+  }
+  if (e instanceof UserError) {
+    out.error(e.message);
+    if (e.hint) out.info(`Hint: ${e.hint}`);
+    return 1;
+  }
+  if (e instanceof ApiError) {
+    out.error(e.message);
+    const advice = adviceFor(e.status);
+    if (advice) out.info(`Hint: ${advice}`);
+    return 1;
+  }
+  const err = e instanceof Error ? e : new InternalError(String(e));
+  out.error(`revsync hit an internal error; please report it with this output.\n${err.stack ?? err.message}`);
+  return 1;
+}

@@ -1,0 +1,82 @@
+import { inspect } from "node:util";
+
+/** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output. */
+export class Redactor {
+  private secrets = new Set<string>();
+  private pattern: RegExp | undefined;
+
+  add(secret: string | undefined): void {
+    if (!secret || secret.length < 4 || this.secrets.has(secret)) return;
+    this.secrets.add(secret);
+    const escaped = [...this.secrets].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    this.pattern = new RegExp(escaped.join("|"), "g");
+  }
+
+  redact(text: string): string {
+    return this.pattern ? text.replace(this.pattern, "[redacted]") : text;
+  }
+}
+
+export interface Stream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+}
+
+/** All of a command's output goes through here: results to stdout, the rest to stderr, redacted. */
+export class Output {
+  readonly color: boolean;
+  constructor(
+    readonly redactor: Redactor,
+    private readonly stdout: Stream = process.stdout,
+    private readonly stderr: Stream = process.stderr,
+    readonly opts: { quiet?: boolean; verbose?: boolean; color?: boolean } = {},
+  ) {
+    this.color = opts.color ?? (!!stdout.isTTY && !process.env.NO_COLOR);
+  }
+
+  get interactive(): boolean {
+    return !!this.stderr.isTTY && !!process.stdin.isTTY;
+  }
+
+  get stderrIsTTY(): boolean {
+    return !!this.stderr.isTTY;
+  }
+
+  get errStream(): Stream {
+    return this.stderr;
+  }
+
+  out(text: string): void {
+    this.stdout.write(this.redactor.redact(text.endsWith("\n") ? text : `${text}\n`));
+  }
+
+  raw(text: string): void {
+    this.stdout.write(this.redactor.redact(text));
+  }
+
+  info(text: string): void {
+    if (!this.opts.quiet) this.stderr.write(this.redactor.redact(`${text}\n`));
+  }
+
+  warn(text: string): void {
+    this.stderr.write(this.redactor.redact(`${this.paint("yellow", "Warning:")} ${text}\n`));
+  }
+
+  error(text: string): void {
+    this.stderr.write(this.redactor.redact(`${this.paint("red", "Error:")} ${text}\n`));
+  }
+
+  verbose(text: string): void {
+    if (this.opts.verbose) this.stderr.write(this.redactor.redact(`${text}\n`));
+  }
+
+  debugValue(label: string, value: unknown): void {
+    this.verbose(`${label}: ${inspect(value, { depth: 4, breakLength: 120 })}`);
+  }
+
+  paint(color: "red" | "green" | "yellow" | "cyan" | "bold" | "dim", text: string): string {
+    if (!this.color) return text;
+    const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
+    return `\u001b[${codes[0]}m${text}\u001b[${codes[1]}m`;
+  }
+}

@@ -1,0 +1,469 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { FaultTable, parseFaults, type Fault } from "./faults.js";
+import { seedState, type SeedName } from "./seed.js";
+import * as svc from "./service.js";
+import { EmuError, type Caller } from "./service.js";
+import { saveStateFile, nextId, type EmulatorState, type TenantState, type TokenRecord } from "./state.js";
+
+export interface EmulatorOptions {
+  state: EmulatorState;
+  statePath?: string;
+  host?: string;
+  port?: number;
+  accessTtlS?: number;
+  refreshTtlS?: number;
+}
+
+export interface JournalEntry {
+  seq: number;
+  at: number;
+  method: string;
+  path: string;
+  query: string;
+  status: number;
+  realm?: string;
+  user?: string;
+  fault?: string;
+}
+
+export interface RunningEmulator {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 1024 * 1024;
+const JOURNAL_MAX = 20_000;
+const API = "/apis/";
+
+class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly contentType = "application/json",
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+function isLoopback(address: string | undefined): boolean {
+  return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
+}
+
+function readBody(req: IncomingMessage): Promise<string | "too-large"> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) over = true;
+      else chunks.push(c);
+    });
+    req.on("end", () => resolve(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class Emulator {
+  readonly faults = new FaultTable();
+  journal: JournalEntry[] = [];
+  private journalSeq = 0;
+  private accessTtlS: number;
+  private refreshTtlS: number;
+
+  constructor(
+    public state: EmulatorState,
+    private readonly statePath: string | undefined,
+    accessTtlS = 300,
+    refreshTtlS = 1800,
+  ) {
+    this.accessTtlS = accessTtlS;
+    this.refreshTtlS = refreshTtlS;
+  }
+
+  private persist(): void {
+    if (this.statePath) saveStateFile(this.statePath, this.state);
+  }
+
+  private tenant(realm: string): TenantState | undefined {
+    return this.state.tenants.find((t) => t.realm === realm);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://emulator");
+    const method = req.method ?? "GET";
+    const entry: JournalEntry = { seq: 0, at: Date.now(), method, path: url.pathname, query: url.search, status: 0 };
+    let reply: Reply | "dropped";
+    try {
+      reply = await this.dispatch(req, res, url, method, entry);
+    } catch (e) {
+      reply = e instanceof EmuError ? new Reply(e.status, e.body()) : new Reply(500, { status: 500, message: "internal emulator error", error: [{ message: String(e) }] });
+    }
+    if (!url.pathname.startsWith("/__admin/")) {
+      entry.seq = ++this.journalSeq;
+      entry.status = reply === "dropped" ? 0 : reply.status;
+      this.journal.push(entry);
+      if (this.journal.length > JOURNAL_MAX) this.journal.splice(0, this.journal.length - JOURNAL_MAX);
+    }
+    if (reply === "dropped") {
+      req.socket.destroy();
+      return;
+    }
+    const text = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
+    res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": Buffer.byteLength(text), ...reply.headers });
+    res.end(text);
+  }
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse, url: URL, method: string, entry: JournalEntry): Promise<Reply | "dropped"> {
+    const raw = await readBody(req);
+    if (raw === "too-large") {
+      res.setHeader("connection", "close");
+      return new Reply(413, { status: 413, message: "request body over 1 MiB", error: [{ message: "request body over 1 MiB" }] });
+    }
+    const path = url.pathname;
+    if (path.startsWith("/__admin/")) {
+      if (!isLoopback(req.socket.remoteAddress)) return new Reply(403, { status: 403, message: "admin endpoints answer loopback only", error: [] });
+      return this.admin(method, path, raw, url);
+    }
+    const fired = this.faults.pick(method, path, raw);
+    let dropAfter = false;
+    for (const f of fired) {
+      entry.fault = f.kind;
+      if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
+      else if (f.kind === "drop") {
+        if (f.after_commit) dropAfter = true;
+        else return "dropped";
+      } else if (f.kind === "status") {
+        const status = f.status ?? 503;
+        return new Reply(status, { status, message: `injected ${status}`, error: [{ message: `injected ${status}` }] });
+      } else if (f.kind === "rate_limit") {
+        return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", {
+          "retry-after": String(f.retry_after ?? 1),
+        });
+      } else if (f.kind === "error_array") {
+        return new Reply(200, {
+          compliance_id: "",
+          compliance_details: [{ error: [{ message: "injected failure in compliance_details" }], message: "failed", unique_key: "" }],
+          error: [{ message: "injected failure" }],
+        });
+      }
+    }
+    const result = this.route(req, url, method, path, raw, entry);
+    if (dropAfter) return "dropped";
+    return result;
+  }
+
+  private route(req: IncomingMessage, url: URL, method: string, path: string, raw: string, entry: JournalEntry): Reply {
+    const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
+    if (token) {
+      if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
+      return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw);
+    }
+    let t: TenantState | undefined = this.state.tenants[0];
+    let rest = path;
+    const prefixed = /^\/tenants\/([^/]+)(\/.*)$/.exec(path);
+    if (prefixed) {
+      t = this.tenant(decodeURIComponent(prefixed[1] ?? ""));
+      rest = prefixed[2] ?? "/";
+      if (!t) throw new EmuError(404, "unknown tenant");
+    }
+    if (!t || !rest.startsWith(API)) throw new EmuError(404, `no such endpoint: ${method} ${path}`);
+    const caller = this.authenticate(req, t);
+    entry.realm = t.realm;
+    entry.user = caller.user;
+    const out = this.api(t, caller, method, rest, url, raw, req.headers["if-match"] as string | undefined);
+    if (method !== "GET" && !rest.startsWith("/apis/errortransactions/")) this.persist();
+    return out;
+  }
+
+  private api(t: TenantState, caller: Caller, method: string, path: string, url: URL, raw: string, ifMatch: string | undefined): Reply {
+    const json = (body: unknown): Reply => new Reply(200, body);
+    const seg = path.split("/").map((s) => decodeURIComponent(s));
+    const q = (k: string): string | undefined => url.searchParams.get(k) ?? undefined;
+    const allow = (m: string): void => {
+      if (method !== m) throw new EmuError(405, `${method} is not allowed on ${path}`);
+    };
+    if (path === "/apis/policy-sets/v1/policy/tenant-configurations") {
+      allow("GET");
+      return json(svc.listTenantConfigurations(t));
+    }
+    if (path.startsWith("/apis/policy-sets/v1/policy/tenant-configurations/") && seg.length === 7) {
+      allow("PATCH");
+      return json(svc.patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson(raw), ifMatch));
+    }
+    if (path === "/apis/policy-sets/v1/policy/ssp") {
+      if (method === "GET") return json(svc.getSsp(t, q("policy_name"), q("batch_name")));
+      allow("POST");
+      return json(svc.createSsp(this.state, t, caller, parseJson(raw)));
+    }
+    if (path === "/apis/policy-sets/v1/policy/ssp/template") {
+      allow("GET");
+      return new Reply(200, svc.sspTemplate(t, q("batch_name")), "text/csv; charset=utf-8");
+    }
+    if (path.startsWith("/apis/policy-sets/v1/policy/ssp/download/") && seg.length === 8) {
+      allow("GET");
+      return new Reply(200, svc.downloadBatch(t, seg[7] ?? ""), "text/csv; charset=utf-8", {
+        "content-disposition": `attachment; filename="${seg[7] ?? "batch"}.csv"`,
+      });
+    }
+    if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
+      allow("PATCH");
+      return json(svc.batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch));
+    }
+    if (path === "/apis/oingest-approval/v1/pending") {
+      allow("GET");
+      return json(svc.pendingApprovals(t, caller));
+    }
+    if (path === "/apis/oingest-approval/v1/action") {
+      allow("POST");
+      return json(svc.approvalAction(t, caller, parseJson(raw)));
+    }
+    if (path === "/apis/errortransactions/v1/" || path === "/apis/errortransactions/v1") {
+      allow("POST");
+      return json(svc.errorTransactions(t, parseJson(raw)));
+    }
+    throw new EmuError(404, `no such endpoint: ${method} ${path}`);
+  }
+
+  private authenticate(req: IncomingMessage, t: TenantState): Caller {
+    const header = req.headers.authorization ?? "";
+    const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
+    if (!m) throw new EmuError(401, header ? "malformed Authorization header" : "a bearer token is required");
+    const rec = this.state.tokens[m[1] ?? ""];
+    if (!rec || rec.kind !== "access") throw new EmuError(401, "unknown access token");
+    if (rec.expiresAt <= Date.now()) throw new EmuError(401, "the access token has expired");
+    if (rec.realm !== t.realm) throw new EmuError(401, "the access token belongs to another realm");
+    const user = t.users[rec.user];
+    if (!user) throw new EmuError(401, "the token's user no longer exists");
+    return { user: rec.user, roles: user.roles };
+  }
+
+  private issue(kind: TokenRecord["kind"], base: Omit<TokenRecord, "kind" | "expiresAt">, ttlS: number): string {
+    const value = `${kind === "access" ? "at" : "rt"}.${randomBytes(24).toString("base64url")}`;
+    this.state.tokens[value] = { ...base, kind, expiresAt: Date.now() + ttlS * 1000 };
+    return value;
+  }
+
+  private token(realm: string, contentType: string, raw: string): Reply {
+    const fail = (status: number, error: string, description: string): Reply => new Reply(status, { error, error_description: description });
+    const t = this.tenant(realm);
+    if (!t) return fail(404, "invalid_realm", "realm not found");
+    if (!contentType.startsWith("application/x-www-form-urlencoded")) return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
+    const form = new URLSearchParams(raw);
+    const clientId = form.get("client_id") ?? "";
+    if (!clientId || t.clients[clientId] === undefined || t.clients[clientId] !== form.get("client_secret")) {
+      return fail(401, "invalid_client", "invalid client credentials");
+    }
+    const now = Date.now();
+    for (const [k, v] of Object.entries(this.state.tokens)) if (v.expiresAt <= now) delete this.state.tokens[k];
+    let user: string;
+    let session: string;
+    const grant = form.get("grant_type");
+    if (grant === "password") {
+      user = form.get("username") ?? "";
+      const u = t.users[user];
+      if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
+      session = randomUUID();
+    } else if (grant === "refresh_token") {
+      const rt = form.get("refresh_token") ?? "";
+      const rec = this.state.tokens[rt];
+      if (!rec || rec.kind !== "refresh" || rec.realm !== realm || rec.clientId !== clientId) return fail(400, "invalid_grant", "invalid refresh token");
+      if (rec.expiresAt <= now) return fail(400, "invalid_grant", "refresh token expired");
+      delete this.state.tokens[rt];
+      user = rec.user;
+      session = rec.session;
+    } else {
+      return fail(400, "unsupported_grant_type", "grant_type must be password or refresh_token");
+    }
+    const base = { realm, user, clientId, session };
+    const access = this.issue("access", base, this.accessTtlS);
+    const refresh = this.issue("refresh", base, this.refreshTtlS);
+    this.persist();
+    return new Reply(200, {
+      access_token: access,
+      expires_in: this.accessTtlS,
+      refresh_expires_in: this.refreshTtlS,
+      refresh_token: refresh,
+      token_type: "Bearer",
+      "not-before-policy": 0,
+      session_state: session,
+      scope: "openid profile email",
+    });
+  }
+
+  private admin(method: string, path: string, raw: string, url: URL): Reply {
+    const body = (): unknown => (raw.trim() ? parseJson(raw) : {});
+    if (path === "/__admin/reset" && method === "POST") {
+      const b = body() as { seed?: string; state?: EmulatorState };
+      if (b.state) {
+        if (b.state.version !== 1 || !Array.isArray(b.state.tenants) || b.state.tenants.length === 0) throw new EmuError(400, "state must be an emulator state (version 1, at least one tenant)");
+        this.state = b.state;
+      } else {
+        const seed = b.seed ?? "demo";
+        if (seed !== "demo" && seed !== "empty") throw new EmuError(400, 'seed must be "demo" or "empty"');
+        this.state = seedState(seed as SeedName);
+      }
+      this.faults.clear();
+      this.journal = [];
+      this.persist();
+      return new Reply(200, { status: "reset" });
+    }
+    if (path === "/__admin/state" && method === "GET") return new Reply(200, this.state);
+    if (path === "/__admin/requests") {
+      if (method === "DELETE") {
+        this.journal = [];
+        return new Reply(200, { status: "cleared" });
+      }
+      const since = Number(url.searchParams.get("since") ?? 0);
+      return new Reply(200, this.journal.filter((e) => e.seq > since));
+    }
+    if (path === "/__admin/faults") {
+      if (method === "GET") return new Reply(200, { faults: this.faults.list() });
+      if (method === "DELETE") {
+        this.faults.clear();
+        return new Reply(200, { status: "cleared" });
+      }
+      if (method === "POST") {
+        const parsed = parseFaults(body());
+        if (typeof parsed === "string") throw new EmuError(400, parsed);
+        this.applyTokenFaults(parsed.faults);
+        this.faults.set(parsed.faults, parsed.seed, parsed.replace);
+        return new Reply(200, { faults: this.faults.list() });
+      }
+    }
+    if (path === "/__admin/uploads" && method === "POST") return new Reply(200, this.upload(body()));
+    throw new EmuError(404, `no such admin endpoint: ${method} ${path}`);
+  }
+
+  private applyTokenFaults(faults: Fault[]): void {
+    for (const f of faults) {
+      if (f.kind !== "token_expiry") continue;
+      if (f.access_ttl_s !== undefined) this.accessTtlS = f.access_ttl_s;
+      if (f.refresh_ttl_s !== undefined) this.refreshTtlS = f.refresh_ttl_s;
+      if (f.expire_now !== false) {
+        for (const rec of Object.values(this.state.tokens)) {
+          if (rec.kind === "access" || f.include_refresh) rec.expiresAt = 0;
+        }
+      }
+    }
+  }
+
+  /** Simulates a manual upload: a pending approval, and for SSP an uploaded batch. */
+  private upload(raw: unknown): object {
+    const b = (raw ?? {}) as Record<string, unknown>;
+    const t = typeof b.realm === "string" ? this.tenant(b.realm) : this.state.tenants[0];
+    if (!t) throw new EmuError(404, "unknown tenant");
+    const str = (k: string, dflt?: string): string => {
+      const v = b[k] ?? dflt;
+      if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
+      return v;
+    };
+    const uploadedBy = str("uploaded_by", "alice");
+    const type = str("type", "order").toUpperCase();
+    const now = Math.floor(Date.now() / 1000);
+    const approvalId = nextId(this.state, "APR-");
+    const fileId = nextId(this.state, "UPL-");
+    let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
+    let rows = typeof b.rows === "number" ? b.rows : 100;
+    let batch: object | undefined;
+    if (type === "SSP") {
+      const policy = t.ssp.find((p) => p.compliance_name === str("policy_name"));
+      if (!policy) throw new EmuError(404, "no such SSP policy");
+      if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
+      const batchName = str("batch_name");
+      if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+      const values = Array.isArray(b.values) ? (b.values as Record<string, unknown>[]) : [];
+      const stored = values.map((v) => ({ ...v, ssp_value_id: nextId(this.state, "SV") })) as never[];
+      fileName = typeof b.file_name === "string" ? b.file_name : `${batchName}.csv`;
+      rows = stored.length;
+      const file = nextId(this.state, "FILE-");
+      t.files[file] = typeof b.csv === "string" ? b.csv : svcCsv(stored);
+      const stamp = { created_at: now, created_by: uploadedBy, updated_at: now, updated_by: uploadedBy };
+      const item = {
+        ...stamp,
+        can_delete: true,
+        is_user_defined: true,
+        entity_type: "batch",
+        name: batchName,
+        batch_name: batchName,
+        policy_name: policy.compliance_name,
+        method: policy.item.method,
+        status: "file uploaded",
+        file_id: file,
+        file_name: fileName,
+        effective_start_date: str("effective_start_date", "2026-01-01"),
+        effective_end_date: str("effective_end_date", "2026-12-31"),
+        timestamp: now,
+        ssp_values: stored,
+      };
+      policy.batches.push(item);
+      policy.version_id = String(Number(policy.version_id) + 1);
+      policy.last_modified_on = Math.max(now, policy.last_modified_on + 1);
+      policy.last_modified_by = uploadedBy;
+      batch = item;
+    }
+    const record = {
+      approval_id: approvalId,
+      approval_comments: null,
+      approved_by: null,
+      approved_on: null,
+      approver_role: null,
+      context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
+      file_date_format: "MM/DD/YYYY",
+      file_format: "csv",
+      file_id: fileId,
+      file_name: fileName,
+      uploaded_file_name: fileName,
+      ingested_transaction_type: type,
+      status: "Pending Approval",
+      total_rows_received: rows,
+      upload_time: now,
+      upload_type: "MANUAL",
+      uploaded_by: uploadedBy,
+    };
+    t.approvals.records.push(record);
+    this.persist();
+    return { approval: record, batch };
+  }
+}
+
+function svcCsv(values: never[]): string {
+  return svc.batchValuesCsv(values);
+}
+
+export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator & { emulator: Emulator }> {
+  const emulator = new Emulator(opts.state, opts.statePath, opts.accessTtlS, opts.refreshTtlS);
+  if (opts.statePath) saveStateFile(opts.statePath, opts.state);
+  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    emulator.handle(req, res).catch(() => req.socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    server,
+    emulator,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
