@@ -155,7 +155,7 @@ export interface SspPolicyMetadata {
   description?: string;
 }
 /**
- * Fields of the SSP create body (spec 4.6). Left out: can_delete false, is_user_defined true, type "SSP", expression "", when [], transaction_*_range "", floor 0, ceiling 0... see README
+ * Fields of the SSP create body (spec 4.6). Fields left out are not compared with the live policy; on create they default to: can_delete true, is_user_defined true, type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
  */
 export interface SspPolicySpec {
   /**
@@ -169,7 +169,7 @@ export interface SspPolicySpec {
   /**
    * Maximum allowed SSP percentage
    */
-  ceiling_percentage?: number;
+  ceiling_percentage: number;
   /**
    * Fields that identify SSP items (for example product_id)
    */
@@ -181,7 +181,7 @@ export interface SspPolicySpec {
   /**
    * Minimum allowed SSP percentage
    */
-  floor_percentage?: number;
+  floor_percentage: number;
   /**
    * Order of evaluation in the policy hierarchy
    */
@@ -191,9 +191,9 @@ export interface SspPolicySpec {
    */
   is_user_defined?: boolean;
   /**
-   * How SSP values are provided: upload or formula
+   * How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)
    */
-  method: "upload" | "formula";
+  method: "upload" | "formula" | "calculator";
   /**
    * Handling rule when value is above midpoint
    */

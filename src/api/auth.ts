@@ -1,0 +1,124 @@
+import { ApiError, UserError } from "../errors.js";
+import type { TokenResponse } from "../schema/generated/api.js";
+import type { Clock } from "./clock.js";
+
+export type Credentials =
+  | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
+  | { kind: "token"; token: string };
+
+/** Reads credentials from the environment only (design.md 3.1): never from files. */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials {
+  if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN };
+  const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
+  const missing = names.filter((n) => !env[n]);
+  if (missing.length) {
+    throw new UserError(
+      `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
+      "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password",
+    );
+  }
+  return {
+    kind: "password",
+    clientId: env.REVSYNC_CLIENT_ID ?? "",
+    clientSecret: env.REVSYNC_CLIENT_SECRET ?? "",
+    username: env.REVSYNC_USERNAME ?? "",
+    password: env.REVSYNC_PASSWORD ?? "",
+  };
+}
+
+export type TokenPoster = (form: URLSearchParams) => Promise<{ status: number; body: unknown }>;
+
+interface Held {
+  value: string;
+  expiresAt: number;
+}
+
+/** Owns the access and refresh tokens: refreshes before expiry, falls back to a new password grant,
+ *  and shares one token request among all concurrent callers. */
+export class TokenManager {
+  private access: Held | undefined;
+  private refresh: Held | undefined;
+  private inflight: Promise<string> | undefined;
+  username: string | undefined;
+
+  constructor(
+    private readonly creds: Credentials,
+    private readonly post: TokenPoster,
+    private readonly clock: Clock,
+    private readonly onSecret: (s: string) => void,
+    private readonly log: (line: string) => void,
+  ) {
+    if (creds.kind === "token") onSecret(creds.token);
+    else {
+      onSecret(creds.clientSecret);
+      onSecret(creds.password);
+      this.username = creds.username;
+    }
+  }
+
+  get isStatic(): boolean {
+    return this.creds.kind === "token";
+  }
+
+  async token(): Promise<string> {
+    if (this.creds.kind === "token") return this.creds.token;
+    if (this.access && this.clock.now() < this.access.expiresAt) return this.access.value;
+    this.inflight ??= this.obtain().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  /** Forget an access token that the service refused, unless a newer one replaced it already. */
+  invalidate(used: string): void {
+    if (this.access?.value === used) this.access = undefined;
+  }
+
+  private async obtain(): Promise<string> {
+    if (this.creds.kind === "token") return this.creds.token;
+    if (this.refresh && this.clock.now() < this.refresh.expiresAt) {
+      const form = new URLSearchParams({
+        grant_type: "refresh_token",
+        client_id: this.creds.clientId,
+        client_secret: this.creds.clientSecret,
+        refresh_token: this.refresh.value,
+      });
+      const res = await this.post(form);
+      if (res.status === 200) {
+        this.log("auth: access token refreshed");
+        return this.accept(res.body);
+      }
+      this.log(`auth: refresh refused (${res.status}); signing in again`);
+      this.refresh = undefined;
+    }
+    const form = new URLSearchParams({
+      grant_type: "password",
+      client_id: this.creds.clientId,
+      client_secret: this.creds.clientSecret,
+      username: this.creds.username,
+      password: this.creds.password,
+    });
+    const res = await this.post(form);
+    if (res.status !== 200) {
+      const b = (res.body ?? {}) as { error?: string; error_description?: string };
+      throw new ApiError("POST", "token endpoint", res.status, `sign-in refused: ${b.error_description ?? b.error ?? "no reason given"}`);
+    }
+    this.log("auth: signed in with the password grant");
+    return this.accept(res.body);
+  }
+
+  private accept(body: unknown): string {
+    const t = body as TokenResponse;
+    this.onSecret(t.access_token);
+    if (t.refresh_token) this.onSecret(t.refresh_token);
+    const now = this.clock.now();
+    // Renew a little early: a tenth of the lifetime, at most 30 s.
+    const early = (s: number): number => Math.min(30_000, s * 100);
+    this.access = { value: t.access_token, expiresAt: now + t.expires_in * 1000 - early(t.expires_in) };
+    this.refresh =
+      t.refresh_token && t.refresh_expires_in
+        ? { value: t.refresh_token, expiresAt: now + t.refresh_expires_in * 1000 - early(t.refresh_expires_in) }
+        : undefined;
+    return t.access_token;
+  }
+}

@@ -1,0 +1,270 @@
+import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from "undici";
+import { ApiError, UserError, type ServiceProblem } from "../errors.js";
+import { apiValidator } from "../schema/ajv.js";
+import { TokenManager, type Credentials } from "./auth.js";
+import { systemClock, type Clock } from "./clock.js";
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  maxTotalMs: number;
+  baseMs: number;
+  capMs: number;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  authUrl: string;
+  realm: string;
+  credentials: Credentials;
+  clock?: Clock;
+  random?: () => number;
+  log?: (line: string) => void;
+  onSecret?: (secret: string) => void;
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  retry?: Partial<RetryPolicy>;
+  connections?: number;
+  dispatcher?: Dispatcher;
+}
+
+/** read: GET or a POST that only reads; write: PATCH (idempotent on retry); once: a POST that writes,
+ *  never retried blindly (the caller re-reads after an unknown outcome). */
+export type RequestKind = "read" | "write" | "once";
+
+export interface RequestSpec {
+  method: "GET" | "POST" | "PATCH";
+  path: string;
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  kind: RequestKind;
+  /** Definition of schemas/api.schema.json the JSON answer must match; "text" for CSV. */
+  schema: string | "text";
+  ifMatch?: string;
+}
+
+const RETRY_STATUS = new Set([429, 502, 503, 504]);
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+export function checkUrl(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UserError(`${name} is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
+    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
+  return url;
+}
+
+function hasProxyEnv(): boolean {
+  const e = process.env;
+  return !!(e.HTTPS_PROXY || e.https_proxy || e.HTTP_PROXY || e.http_proxy);
+}
+
+function joinUrl(base: URL, path: string, query?: Record<string, string | undefined>): string {
+  const url = new URL(base.href.replace(/\/$/, "") + path);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+  return url.href;
+}
+
+function problemsOf(body: unknown): ServiceProblem[] {
+  const out: ServiceProblem[] = [];
+  const push = (e: unknown): void => {
+    if (typeof e === "string") out.push({ message: e });
+    else if (e && typeof e === "object") {
+      const o = e as Record<string, unknown>;
+      const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
+      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
+    }
+  };
+  if (body && typeof body === "object" && !Array.isArray(body)) {
+    const b = body as { error?: unknown; compliance_details?: unknown };
+    if (Array.isArray(b.error)) b.error.forEach(push);
+    if (Array.isArray(b.compliance_details)) {
+      for (const d of b.compliance_details as { error?: unknown }[]) if (Array.isArray(d?.error)) d.error.forEach(push);
+    }
+  }
+  return out;
+}
+
+function retryAfterMs(header: string | string[] | undefined, now: number): number | undefined {
+  const v = Array.isArray(header) ? header[0] : header;
+  if (!v) return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** The one HTTP core: token, refresh, retries, timeouts, JSON, schema checks of answers. */
+export class ApiCore {
+  readonly base: URL;
+  readonly auth: TokenManager;
+  private readonly tokenUrl: string;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly log: (line: string) => void;
+  private readonly retry: RetryPolicy;
+  private readonly dispatcher: Dispatcher;
+  private readonly timeouts: { headersMs: number; bodyMs: number };
+
+  constructor(opts: ClientOptions) {
+    this.base = checkUrl("base_url", opts.baseUrl);
+    const authBase = checkUrl("auth_url", opts.authUrl);
+    if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
+    this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
+    this.clock = opts.clock ?? systemClock;
+    this.random = opts.random ?? Math.random;
+    this.log = opts.log ?? (() => undefined);
+    this.retry = { maxAttempts: 6, maxTotalMs: 120_000, baseMs: 250, capMs: 20_000, ...opts.retry };
+    this.timeouts = { headersMs: opts.timeouts?.headersMs ?? 30_000, bodyMs: opts.timeouts?.bodyMs ?? 60_000 };
+    const agentOpts = {
+      connect: { timeout: opts.timeouts?.connectMs ?? 10_000 },
+      connections: opts.connections ?? 16,
+      keepAliveTimeout: 10_000,
+    };
+    this.dispatcher = opts.dispatcher ?? (hasProxyEnv() ? new EnvHttpProxyAgent(agentOpts) : new Agent(agentOpts));
+    this.auth = new TokenManager(opts.credentials, (form) => this.postToken(form), this.clock, opts.onSecret ?? (() => undefined), this.log);
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  private backoff(attempt: number, after?: number): number {
+    if (after !== undefined) return after;
+    return Math.floor(this.random() * Math.min(this.retry.capMs, this.retry.baseMs * 2 ** attempt));
+  }
+
+  /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the form. */
+  private async postToken(form: URLSearchParams): Promise<{ status: number; body: unknown }> {
+    const started = this.clock.now();
+    for (let attempt = 0; ; attempt++) {
+      let status = 0;
+      let wait: number | undefined;
+      try {
+        const res = await request(this.tokenUrl, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+          body: form.toString(),
+          dispatcher: this.dispatcher,
+          headersTimeout: this.timeouts.headersMs,
+          bodyTimeout: this.timeouts.bodyMs,
+        });
+        status = res.statusCode;
+        const text = await res.body.text();
+        this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
+        if (!RETRY_STATUS.has(status)) {
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            throw new ApiError("POST", "token endpoint", status, `answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+          }
+          if (status === 200) {
+            const fn = apiValidator("TokenResponse");
+            if (!fn(body)) throw new ApiError("POST", "token endpoint", status, `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
+          }
+          return { status, body };
+        }
+        wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
+      } catch (e) {
+        if (e instanceof ApiError) throw e;
+        this.log(`POST /auth/realms/…/token failed: ${(e as Error).message}`);
+      }
+      const delay = this.backoff(attempt, wait);
+      if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) {
+        throw new ApiError("POST", "token endpoint", status, "the token endpoint did not answer after retries", [], true);
+      }
+      this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
+      await this.clock.sleep(delay);
+    }
+  }
+
+  async call<T>(spec: RequestSpec): Promise<T> {
+    const started = this.clock.now();
+    const url = joinUrl(this.base, spec.path, spec.query);
+    const shown = `${spec.method} ${spec.path}`;
+    let reauthed = false;
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.auth.token();
+      const t0 = this.clock.now();
+      let res: Dispatcher.ResponseData;
+      let text: string;
+      try {
+        res = await request(url, {
+          method: spec.method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: spec.schema === "text" ? "text/csv, */*" : "application/json",
+            ...(spec.body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(spec.ifMatch ? { "if-match": spec.ifMatch } : {}),
+          },
+          body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+          dispatcher: this.dispatcher,
+          headersTimeout: this.timeouts.headersMs,
+          bodyTimeout: this.timeouts.bodyMs,
+        });
+        text = await res.body.text();
+      } catch (e) {
+        const reason = (e as Error).message || String(e);
+        this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
+        const err = new ApiError(spec.method, spec.path, 0, `connection failed: ${reason}`, [], spec.kind !== "once", undefined, spec.kind !== "read");
+        if (spec.kind === "once") throw err;
+        await this.pause(err, attempt, started, undefined);
+        continue;
+      }
+      const status = res.statusCode;
+      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${attempt ? ` (attempt ${attempt + 1})` : ""}`);
+      if (status === 401 && !reauthed && !this.auth.isStatic) {
+        reauthed = true;
+        this.auth.invalidate(token);
+        this.log(`${shown}: token refused, signing in again`);
+        attempt--;
+        continue;
+      }
+      let body: unknown = text;
+      if (spec.schema !== "text" || status >= 300) {
+        try {
+          body = text === "" ? undefined : JSON.parse(text);
+        } catch {
+          if (status < 300 || !RETRY_STATUS.has(status)) {
+            throw new ApiError(spec.method, spec.path, status, `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`);
+          }
+        }
+      }
+      if (status >= 300) {
+        const problems = problemsOf(body);
+        const msg = (body as { message?: unknown })?.message;
+        const message = typeof msg === "string" ? msg : problems[0]?.message ?? `status ${status}`;
+        const wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
+        const retryable = RETRY_STATUS.has(status) && (spec.kind !== "once" || status === 429);
+        const err = new ApiError(spec.method, spec.path, status, message, problems, retryable, wait, status >= 500 && spec.kind !== "read");
+        if (!retryable) throw err;
+        await this.pause(err, attempt, started, wait);
+        continue;
+      }
+      if (spec.schema === "text") return body as T;
+      const problems = problemsOf(body);
+      if (problems.length) {
+        const msg = (body as { message?: unknown })?.message;
+        throw new ApiError(spec.method, spec.path, status, typeof msg === "string" && msg ? msg : "the service reported errors", problems);
+      }
+      const fn = apiValidator(spec.schema);
+      if (!fn(body)) {
+        const e = fn.errors?.[0];
+        const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
+        throw new ApiError(spec.method, spec.path, status, `unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
+      }
+      return body as T;
+    }
+  }
+
+  private async pause(err: ApiError, attempt: number, started: number, wait: number | undefined): Promise<void> {
+    const delay = this.backoff(attempt, wait);
+    if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) throw err;
+    this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of ${err.method} ${err.path} in ${delay}ms (${err.status || "connection"})`);
+    await this.clock.sleep(delay);
+  }
+}

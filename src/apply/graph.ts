@@ -1,0 +1,105 @@
+import type { Change, Plan } from "../plan/model.js";
+
+export interface Step {
+  id: number;
+  change: Change;
+  /** Steps that must succeed first; if one fails or is skipped, this step is skipped. */
+  needs: number[];
+  /** Steps that must have finished first (whatever their outcome): ordering only. */
+  after: number[];
+}
+
+/** The apply order of design.md: tenant configuration updates; SSP creates in hierarchy_no order;
+ *  a batch's review after its policy exists; approve after review. Unsupported changes are not steps. */
+export function buildSteps(plan: Plan): Step[] {
+  const steps: Step[] = [];
+  plan.changes.forEach((change) => {
+    if (change.action === "unsupported") return;
+    steps.push({ id: steps.length, change, needs: [], after: [] });
+  });
+  const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);
+  const createOf = new Map<string, number>();
+  const reviewOf = new Map<string, number>();
+  for (const s of steps) {
+    if (s.change.action === "create") createOf.set(s.change.address, s.id);
+    if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
+  }
+  for (const s of steps) {
+    if (s.change.action === "update") continue;
+    s.after.push(...updates);
+    if (s.change.action === "review" || s.change.action === "approve") {
+      const create = createOf.get(policyAddressOf(s.change));
+      if (create !== undefined) s.needs.push(create);
+      if (s.change.action === "approve") {
+        const review = reviewOf.get(s.change.address);
+        if (review !== undefined) s.needs.push(review);
+      }
+    }
+  }
+  return steps;
+}
+
+function policyAddressOf(c: Change): string {
+  return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
+}
+
+export type Outcome =
+  | { step: Step; status: "done"; message: string }
+  | { step: Step; status: "failed"; message: string }
+  | { step: Step; status: "skipped"; message: string };
+
+export interface ScheduleOptions {
+  concurrency: number;
+  isStopping: () => boolean;
+  onStart?: (step: Step, running: number) => void;
+  onFinish?: (outcome: Outcome) => void;
+}
+
+/** Runs steps as their dependencies allow, at most `concurrency` at once, in list order among the ready.
+ *  A failed step skips only what depends on it. Once stopping, nothing new starts. */
+export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>, opts: ScheduleOptions): Promise<Outcome[]> {
+  const outcomes = new Map<number, Outcome>();
+  const running = new Set<number>();
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  return new Promise<Outcome[]>((resolve) => {
+    const settle = (o: Outcome): void => {
+      outcomes.set(o.step.id, o);
+      opts.onFinish?.(o);
+    };
+    const pump = (): void => {
+      // Skip whatever depends on a step that did not succeed.
+      let changed = true;
+      while (changed) {
+        changed = false;
+        for (const s of steps) {
+          if (outcomes.has(s.id) || running.has(s.id)) continue;
+          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+          if (bad) {
+            settle({ step: s, status: "skipped", message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}` });
+            changed = true;
+          }
+        }
+      }
+      if (opts.isStopping()) {
+        for (const s of steps) if (!outcomes.has(s.id) && !running.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
+      }
+      for (const s of steps) {
+        if (running.size >= opts.concurrency) break;
+        if (outcomes.has(s.id) || running.has(s.id)) continue;
+        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n) || !byId.has(n));
+        if (!ready) continue;
+        running.add(s.id);
+        opts.onStart?.(s, running.size);
+        exec(s).then(
+          (message) => settle({ step: s, status: "done", message }),
+          (e: unknown) => settle({ step: s, status: "failed", message: e instanceof Error ? e.message : String(e) }),
+        ).finally(() => {
+          running.delete(s.id);
+          pump();
+        });
+      }
+      if (running.size === 0 && outcomes.size === steps.length) resolve(steps.map((s) => outcomes.get(s.id) as Outcome));
+    };
+    pump();
+  });
+}

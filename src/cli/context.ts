@@ -1,0 +1,60 @@
+import { ApiCore } from "../api/core.js";
+import { credentialsFromEnv } from "../api/auth.js";
+import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
+import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { UserError } from "../errors.js";
+import { printDiagnostics } from "../report/diagnostics.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+
+export function concurrencyOf(flags: GlobalFlags): number {
+  const n = Number(flags.concurrency ?? 8);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
+  return n;
+}
+
+export function openRepo(flags: GlobalFlags, out: Output): Repo {
+  const diagnostics: Diagnostic[] = [];
+  const repo = loadRepo(findConfig(process.cwd(), flags.config), diagnostics);
+  if (!repo) {
+    printDiagnostics(sortDiagnostics(diagnostics), "text", out, 0);
+    throw new UserError("revsync.yaml is invalid");
+  }
+  return repo;
+}
+
+export function varsFor(env: ResolvedEnv): (name: string) => string | number | boolean | undefined {
+  return (name) => env.vars[name] ?? process.env[name];
+}
+
+/** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
+export function desiredState(repo: Repo, env: ResolvedEnv, out: Output): DesiredState {
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env));
+  if (diagnostics.some((d) => d.severity === "error")) {
+    printDiagnostics(diagnostics, "text", out, 0);
+    throw new UserError("the policy repo has errors (listed above): nothing was sent to the service", "run revsync validate");
+  }
+  return desired;
+}
+
+export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): ResolvedEnv {
+  return resolveEnv(repo, name ?? selectEnv(repo, flags.env, process.env), process.env);
+}
+
+export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
+  const credentials = credentialsFromEnv(process.env);
+  return new ApiCore({
+    baseUrl: env.baseUrl,
+    authUrl: env.authUrl,
+    realm: env.realm,
+    credentials,
+    connections: concurrencyOf(flags) * 2,
+    onSecret: (s) => out.redactor.add(s),
+    log: (line) => out.verbose(`${out.paint("dim", "http")} ${line}`),
+    timeouts: {
+      connectMs: Number(process.env.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),
+      headersMs: Number(process.env.REVSYNC_TIMEOUT_MS ?? 30_000),
+      bodyMs: Number(process.env.REVSYNC_TIMEOUT_MS ?? 60_000),
+    },
+  });
+}

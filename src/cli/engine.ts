@@ -1,0 +1,266 @@
+import { createInterface } from "node:readline/promises";
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { Document } from "yaml";
+import type { ApiCore } from "../api/core.js";
+import { applyPlan, checkPreconditions } from "../apply/run.js";
+import { environmentNames, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
+import { UserError } from "../errors.js";
+import { buildDrift, buildPlan } from "../plan/build.js";
+import { readLive, type LiveState } from "../plan/live.js";
+import { PLAN_FORMAT_VERSION, targeted, address, type DriftReport, type Plan } from "../plan/model.js";
+import { schemasDir } from "../schema/ajv.js";
+import { applyText, driftMarkdown, driftText, hasChanges, planMarkdown, planText } from "../report/plan.js";
+import { concurrencyOf, desiredState, openClient, openEnv, openRepo } from "./context.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+import { startProgress } from "./progress.js";
+
+export interface PlanFlags extends GlobalFlags {
+  out?: string;
+  detailedExitcode?: boolean;
+}
+
+export interface ApplyFlags extends GlobalFlags {
+  autoApprove?: boolean;
+}
+
+function writeAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o644 });
+  renameSync(tmp, path);
+}
+
+async function readWithProgress(core: ApiCore, desired: DesiredState, flags: GlobalFlags, out: Output, extra: { values?: boolean; allDetails?: boolean }): Promise<LiveState> {
+  const progress = await startProgress(out, "Reading the service…", flags.quiet);
+  try {
+    return await readLive(core, desired, {
+      concurrency: concurrencyOf(flags),
+      targets: flags.target ?? [],
+      ...extra,
+      progress: (done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`),
+    });
+  } finally {
+    progress.stop();
+  }
+}
+
+async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<Plan> {
+  const desired = desiredState(repo, env, out);
+  const live = await readWithProgress(core, desired, flags, out, { values: true });
+  return buildPlan(desired, live, { environment: env.name, baseUrl: env.baseUrl, realm: env.realm, targets: flags.target ?? [] });
+}
+
+function printPlan(plan: Plan, format: string, out: Output): void {
+  if (format === "json") out.out(JSON.stringify(plan, null, 2));
+  else if (format === "markdown") out.out(planMarkdown(plan));
+  else out.out(planText(plan, out));
+}
+
+export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
+  const repo = openRepo(flags, out);
+  const env = openEnv(repo, flags);
+  const core = openClient(env, flags, out);
+  try {
+    const plan = await makePlan(repo, env, core, flags, out);
+    printPlan(plan, flags.format ?? "text", out);
+    if (flags.out) {
+      writeAtomic(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
+      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
+    }
+    return flags.detailedExitcode && hasChanges(plan) ? 2 : 0;
+  } finally {
+    await core.close();
+  }
+}
+
+function readPlanFile(path: string): Plan {
+  let plan: Plan;
+  try {
+    plan = JSON.parse(readFileSync(path, "utf8")) as Plan;
+  } catch (e) {
+    throw new UserError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+  if (!plan || typeof plan !== "object" || typeof plan.format_version !== "string" || !Array.isArray(plan.changes)) {
+    throw new UserError(`${path} is not a revsync plan (no format_version or changes)`);
+  }
+  const major = plan.format_version.split(".")[0];
+  if (major !== PLAN_FORMAT_VERSION) throw new UserError(`${path} has plan format ${plan.format_version}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
+  return plan;
+}
+
+async function confirm(out: Output, flags: ApplyFlags): Promise<boolean> {
+  if (flags.autoApprove) return true;
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question("\nDo you want to perform these actions? Only 'yes' will be accepted: ");
+    return answer.trim() === "yes";
+  } finally {
+    rl.close();
+  }
+}
+
+export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
+  const repo = openRepo(flags, out);
+  const planFile = args[0];
+  const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
+  const envName = flags.env ?? saved?.environment;
+  if (saved && flags.env && flags.env !== saved.environment) {
+    throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(flags.env)}`);
+  }
+  const env = openEnv(repo, flags, envName);
+  if (saved && saved.environment !== env.name) throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
+  const core = openClient(env, flags, out);
+  try {
+    let plan: Plan;
+    if (saved) {
+      plan = saved;
+      const stale = await checkPreconditions(core, plan);
+      if (stale.length) {
+        throw new UserError(`the saved plan is stale: the service changed since it was made, so nothing was applied.\n  ${stale.join("\n  ")}`, "run revsync plan again and review the new plan");
+      }
+      out.info(planText(plan, out));
+    } else {
+      plan = await makePlan(repo, env, core, flags, out);
+      out.info(planText(plan, out));
+    }
+    if (!plan.changes.some((c) => c.action !== "unsupported")) {
+      out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");
+      return 0;
+    }
+    if (!(await confirm(out, flags))) {
+      out.error("apply cancelled: nothing was written");
+      return 1;
+    }
+    let stopping = false;
+    const stop = (sig: string) => () => {
+      if (!stopping) out.warn(`${sig}: starting nothing new; waiting for the requests in flight`);
+      stopping = true;
+    };
+    const onInt = stop("SIGINT");
+    const onTerm = stop("SIGTERM");
+    process.on("SIGINT", onInt);
+    process.on("SIGTERM", onTerm);
+    const progress = await startProgress(out, "Applying…", flags.quiet);
+    try {
+      const report = await applyPlan(core, plan, {
+        concurrency: concurrencyOf(flags),
+        isStopping: () => stopping,
+        onStart: (s) => progress.update(`Applying: ${s.change.action} ${s.change.address}`),
+        onFinish: (o, done, total) => {
+          progress.update(`Applying: ${done}/${total} finished`);
+          out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
+        },
+      });
+      progress.stop();
+      if (flags.format === "json") out.out(JSON.stringify(report, null, 2));
+      else out.out(applyText(report, out));
+      if (report.interrupted) return 130;
+      return report.summary.failed ? 1 : 0;
+    } finally {
+      progress.stop();
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+    }
+  } finally {
+    await core.close();
+  }
+}
+
+export interface DriftFlags extends GlobalFlags {
+  allEnvs?: boolean;
+}
+
+export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
+  const repo = openRepo(flags, out);
+  const names = flags.allEnvs ? environmentNames(repo) : [openEnv(repo, flags).name];
+  const reports: DriftReport[] = [];
+  let code = 0;
+  for (const name of names) {
+    try {
+      const env = openEnv(repo, flags, name);
+      const core = openClient(env, flags, out);
+      try {
+        const desired = desiredState(repo, env, out);
+        const live = await readWithProgress(core, desired, flags, out, { values: true });
+        const report = buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] });
+        reports.push(report);
+        if (flags.format === "markdown") out.out(driftMarkdown(report));
+        else if (flags.format !== "json") out.out(driftText(report, out));
+        if (report.drift.length && code === 0) code = 2;
+      } finally {
+        await core.close();
+      }
+    } catch (e) {
+      if (!flags.allEnvs) throw e;
+      out.error(`${name}: ${(e as Error).message}`);
+      code = 1;
+    }
+  }
+  if (flags.format === "json") out.out(JSON.stringify(flags.allEnvs ? reports : reports[0], null, 2));
+  return code;
+}
+
+function slug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
+}
+
+export async function runExport(flags: GlobalFlags & { dir?: string }, out: Output): Promise<number> {
+  const repo = openRepo(flags, out);
+  const env = openEnv(repo, flags);
+  const core = openClient(env, flags, out);
+  const dir = resolve(flags.dir ?? repo.policiesDir);
+  try {
+    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true });
+    const written: string[] = [];
+    const used = new Set<string>();
+    const write = (file: string, schema: string, doc: object): void => {
+      let path = join(dir, file);
+      for (let i = 2; used.has(path); i++) path = join(dir, file.replace(/\.yaml$/, `-${i}.yaml`));
+      used.add(path);
+      const schemaRef = relative(dirname(path), join(schemasDir, schema)).split("\\").join("/");
+      const text = `# yaml-language-server: $schema=${schemaRef}\n# Exported by revsync from environment ${env.name}.\n${new Document(doc).toString({ lineWidth: 0 })}`;
+      writeAtomic(path, text);
+      written.push(relative(process.cwd(), path));
+    };
+    for (const e of live.tenantConfigs) {
+      const item = (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+      if (!targeted(address.tenant(e.compliance_name ?? ""), flags.target ?? [])) continue;
+      const spec = Object.fromEntries(UPDATABLE_TENANT_FIELDS.filter((k) => item[k] !== undefined && item[k] !== null).map((k) => [k, item[k]]));
+      write(`${slug(e.compliance_name ?? "tenant-configuration")}.yaml`, "policy/tenant-configuration.schema.json", { apiVersion: "revsync/v1", kind: "TenantConfiguration", metadata: { name: e.compliance_name }, spec });
+    }
+    for (const [name, lp] of live.ssp) {
+      if (!targeted(address.ssp(name), flags.target ?? [])) continue;
+      const it = lp.item as unknown as Record<string, unknown>;
+      const spec: Record<string, unknown> = {};
+      for (const k of ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage", "expression", "when", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "can_delete", "is_user_defined"]) {
+        if (it[k] !== undefined && it[k] !== null) spec[k] = it[k];
+      }
+      if (spec.floor_percentage === undefined || spec.ceiling_percentage === undefined) out.warn(`ssp/${name}: the service does not show floor/ceiling percentages; fill them in before applying`);
+      const batches = (lp.batches ?? []).filter((b) => b.status === "reviewed" || b.status === "approved").map((b) => ({ name: b.batch_name ?? b.name, status: b.status }));
+      write(`ssp/${slug(name)}.yaml`, "policy/ssp-policy.schema.json", { apiVersion: "revsync/v1", kind: "SspPolicy", metadata: { name }, spec, ...(batches.length ? { batches } : {}) });
+    }
+    const others = existsSync(dir) ? listOthers(dir, used) : [];
+    for (const f of written) out.out(`wrote ${f}`);
+    if (others.length) out.warn(`other policy files in ${relative(process.cwd(), dir) || "."} were left as they are and may now define the same policies twice: ${others.join(", ")}`);
+    return 0;
+  } finally {
+    await core.close();
+  }
+}
+
+function listOthers(dir: string, used: Set<string>): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.ya?ml$/.test(e.name) && !used.has(p)) out.push(relative(process.cwd(), p));
+    }
+  };
+  walk(dir);
+  return out;
+}

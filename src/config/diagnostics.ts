@@ -1,0 +1,73 @@
+export interface Diagnostic {
+  file: string;
+  line: number;
+  column: number;
+  /** JSON pointer into the document, when the problem is inside one. */
+  pointer?: string;
+  message: string;
+  severity: "error" | "warning";
+  rule?: string;
+}
+
+export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return list
+    .filter((d) => {
+      const key = `${d.file}:${d.line}:${d.column}:${d.message}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
+    .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+}
+
+/** Describes a value as a person would: the string "yes", the number 3, a list, nothing. */
+export function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return "nothing (null)";
+  if (typeof v === "string") return `the string ${JSON.stringify(v)}`;
+  if (typeof v === "number") return `the number ${v}`;
+  if (typeof v === "boolean") return `${v}`;
+  if (Array.isArray(v)) return "a list";
+  return "a mapping";
+}
+
+export function article(type: string): string {
+  const words: Record<string, string> = {
+    boolean: "a boolean (true or false)",
+    integer: "a whole number",
+    number: "a number",
+    string: "a string",
+    array: "a list",
+    object: "a mapping",
+    null: "null",
+  };
+  return words[type] ?? type;
+}
+
+/** Closest candidate by edit distance, for "did you mean" hints. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const c of candidates) {
+    const d = distance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] ?? 0;
+      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length] ?? 0;
+}

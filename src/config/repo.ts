@@ -1,0 +1,218 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { UserError } from "../errors.js";
+import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
+import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
+import { runRules } from "./rules.js";
+import { at, schemaDiagnostics } from "./schema-diagnostics.js";
+import { readYamlFile, type SourceDoc } from "./yaml-source.js";
+
+export const CONFIG_FILE = "revsync.yaml";
+
+export interface Repo {
+  root: string;
+  configFile: string;
+  policiesDir: string;
+  config: RevsyncConfig;
+  configDoc: SourceDoc;
+}
+
+export interface ResolvedEnv {
+  name: string;
+  baseUrl: string;
+  authUrl: string;
+  realm: string;
+  vars: Record<string, string | number | boolean>;
+  rejectAction: string;
+  approveAction: string;
+}
+
+export interface SourceRef {
+  file: string;
+  line: number;
+  column: number;
+}
+
+export interface DesiredTenantConfig {
+  name: string;
+  spec: Record<string, unknown>;
+  source: SourceRef;
+}
+
+export interface DesiredBatch {
+  name: string;
+  status: "reviewed" | "approved";
+  valuesPath?: string;
+  valuesShown?: string;
+  effective_start_date?: string;
+  effective_end_date?: string;
+}
+
+export interface DesiredSsp {
+  name: string;
+  spec: SspPolicyFile["spec"];
+  batches: DesiredBatch[];
+  source: SourceRef;
+}
+
+export interface DesiredState {
+  tenantConfigs: DesiredTenantConfig[];
+  ssp: DesiredSsp[];
+}
+
+export interface PolicyDoc {
+  src: SourceDoc;
+  absFile: string;
+  kind: "TenantConfiguration" | "SspPolicy";
+}
+
+/** revsync.yaml: --config, else the working directory and its parents. */
+export function findConfig(cwd: string, explicit?: string): string {
+  if (explicit) {
+    const p = resolve(cwd, explicit);
+    if (!existsSync(p)) throw new UserError(`--config ${explicit}: no such file`);
+    return p;
+  }
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const p = join(dir, CONFIG_FILE);
+    if (existsSync(p)) return p;
+    if (dirname(dir) === dir) break;
+  }
+  throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
+}
+
+export function loadRepo(configFile: string, diagnostics: Diagnostic[]): Repo | undefined {
+  const root = dirname(configFile);
+  const shown = relative(process.cwd(), configFile) || CONFIG_FILE;
+  const docs = readYamlFile(configFile, shown, diagnostics);
+  const doc = docs[0];
+  if (!doc) {
+    if (!diagnostics.length) diagnostics.push({ file: shown, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    return undefined;
+  }
+  const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
+  diagnostics.push(...problems);
+  if (problems.length) return undefined;
+  const config = doc.value as RevsyncConfig;
+  return { root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
+}
+
+export function environmentNames(repo: Repo): string[] {
+  return Object.keys(repo.config.environments);
+}
+
+/** --env, else REVSYNC_ENV, else the only environment. */
+export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.ProcessEnv): string {
+  const names = environmentNames(repo);
+  const name = wanted ?? env.REVSYNC_ENV ?? (names.length === 1 ? names[0] : undefined);
+  if (!name) throw new UserError(`${CONFIG_FILE} has several environments (${names.join(", ")}): choose one with --env NAME or REVSYNC_ENV`);
+  if (!names.includes(name)) throw new UserError(`no environment ${JSON.stringify(name)} in ${CONFIG_FILE}; it has: ${names.join(", ")}`);
+  return name;
+}
+
+const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** The environment's URLs and realm with ${VAR} filled from the process environment, then the
+ *  REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM overrides. */
+export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
+  const raw = repo.config.environments[name] as EnvironmentConfig;
+  const fill = (field: string, value: string | undefined): string | undefined => {
+    if (value === undefined) return undefined;
+    return value.replace(VAR, (m, v: string | undefined) => {
+      if (m === "$${") return "${";
+      const got = env[v ?? ""];
+      if (got === undefined) {
+        const p = at(repo.configDoc, `/environments/${name}/${field}`);
+        throw new UserError(`${relative(process.cwd(), repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`);
+      }
+      return got;
+    });
+  };
+  const baseUrl = env.REVSYNC_BASE_URL ?? fill("base_url", raw.base_url) ?? "";
+  const vars: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(raw.vars ?? {})) vars[k] = typeof v === "string" ? (fill(`vars/${k}`, v) ?? "") : (v ?? "");
+  return {
+    name,
+    baseUrl,
+    authUrl: env.REVSYNC_AUTH_URL ?? fill("auth_url", raw.auth_url) ?? baseUrl,
+    realm: env.REVSYNC_REALM ?? fill("realm", raw.realm) ?? "",
+    vars,
+    rejectAction: repo.config.approvals?.reject_action ?? "Rejected",
+    approveAction: repo.config.approvals?.approve_action ?? "Approved",
+  };
+}
+
+function listYaml(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (entry.name.startsWith(".")) continue;
+      const p = join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (/\.ya?ml$/i.test(entry.name)) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Parses and checks every policy file; returns the desired state and every problem found. */
+export function loadPolicies(
+  repo: Repo,
+  vars: (name: string) => string | number | boolean | undefined,
+): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
+  const diagnostics: Diagnostic[] = [];
+  const docs: PolicyDoc[] = [];
+  if (!existsSync(repo.policiesDir) || !statSync(repo.policiesDir).isDirectory()) {
+    diagnostics.push({ file: relative(process.cwd(), repo.configFile) || CONFIG_FILE, line: 1, column: 1, severity: "error", message: `policies folder ${relative(repo.root, repo.policiesDir) || "."} does not exist` });
+    return { desired: { tenantConfigs: [], ssp: [] }, diagnostics, docs };
+  }
+  for (const abs of listYaml(repo.policiesDir)) {
+    const shown = relative(process.cwd(), abs) || abs;
+    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+      const kind = (src.value as { kind?: unknown } | null)?.kind;
+      if (kind === "TenantConfiguration" || kind === "SspPolicy") {
+        docs.push({ src, absFile: abs, kind });
+        continue;
+      }
+      const p = at(src, "/kind");
+      diagnostics.push({
+        file: shown,
+        ...p,
+        severity: "error",
+        message: kind === undefined ? "missing kind: expected TenantConfiguration or SspPolicy" : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
+      });
+    }
+  }
+  diagnostics.push(...runRules(repo.root, docs));
+  const desired: DesiredState = { tenantConfigs: [], ssp: [] };
+  const failed = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  for (const d of docs) {
+    if (failed.has(d.src.file)) continue;
+    const p = at(d.src, "/metadata/name");
+    const source = { file: d.src.file, ...p };
+    if (d.kind === "TenantConfiguration") {
+      const v = d.src.value as TenantConfigurationPolicy;
+      desired.tenantConfigs.push({ name: v.metadata.name, spec: v.spec as Record<string, unknown>, source });
+    } else {
+      const v = d.src.value as SspPolicyFile;
+      desired.ssp.push({
+        name: v.metadata.name,
+        spec: v.spec,
+        source,
+        batches: (v.batches ?? []).map((b) => {
+          const path = b.values ? resolve(dirname(d.absFile), b.values) : undefined;
+          return {
+            name: b.name,
+            status: b.status,
+            valuesPath: path,
+            valuesShown: path ? relative(process.cwd(), path) : undefined,
+            effective_start_date: b.effective_start_date,
+            effective_end_date: b.effective_end_date,
+          };
+        }),
+      });
+    }
+  }
+  return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
+}

@@ -1,0 +1,169 @@
+import { relative } from "node:path";
+import type { SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
+import type { Diagnostic } from "./diagnostics.js";
+import type { PolicyDoc } from "./repo.js";
+import { at, schemaDiagnostics } from "./schema-diagnostics.js";
+import { readValuesCsv, resolveValuesPath } from "./values.js";
+
+/** The fields of the update body of spec 4.2 that a policy file may set (guid is taken from live). */
+export const UPDATABLE_TENANT_FIELDS = [
+  "ar_accounting",
+  "can_delete",
+  "carves_allocation",
+  "create_revenue_schedules",
+  "distribution_method",
+  "is_user_defined",
+  "journals_run_currency",
+  "lt_st_accounting",
+  "manual_journal",
+  "manual_journal_contra_account",
+  "multi_currency_revenue_contracts",
+  "prorate_method",
+  "ui_mode",
+] as const;
+
+/** Fields of spec 2.2 that exist live but that the update body cannot carry. */
+export const READ_ONLY_TENANT_FIELDS = [
+  "account_segment_delimiter",
+  "augment_currency_rates",
+  "bundle_functionality",
+  "contract_asset_journal_method",
+  "contract_asset_segment",
+  "cost_enabled",
+  "cost_practical_expedient",
+  "created_at",
+  "created_by",
+  "egress_hold",
+  "fx_adjustment_method",
+  "fx_adjustments",
+  "guid",
+  "ingest_hold",
+  "journal_details_egress",
+  "journal_transfer_by_ofid",
+  "rc_activities_egress",
+  "rc_distributions_egress",
+  "reprocess_existing_ofid",
+  "crm_multicurrorg_enabled",
+  "snowman_enabled",
+  "updated_at",
+  "updated_by",
+];
+
+export const DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
+
+type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: boolean; rule: string }) => void;
+
+const spec = <T>(d: PolicyDoc): T => (d.src.value as { spec?: T }).spec ?? ({} as T);
+const ssp = (docs: PolicyDoc[]): PolicyDoc[] => docs.filter((d) => d.kind === "SspPolicy");
+
+export function duplicateNames(docs: PolicyDoc[], emit: Emit): void {
+  const seen = new Map<string, PolicyDoc>();
+  for (const d of docs) {
+    const name = (d.src.value as { metadata?: { name?: unknown } }).metadata?.name;
+    if (typeof name !== "string") continue;
+    const key = `${d.kind}\u0000${name}`;
+    const first = seen.get(key);
+    if (first) {
+      const p = at(first.src, "/metadata/name");
+      emit(d, "/metadata/name", `duplicate ${d.kind} name ${JSON.stringify(name)}: also defined at ${first.src.file}:${p.line}`, { rule: "duplicate-name" });
+    } else seen.set(key, d);
+  }
+}
+
+export function duplicateHierarchy(docs: PolicyDoc[], emit: Emit): void {
+  const seen = new Map<number, PolicyDoc>();
+  for (const d of ssp(docs)) {
+    const n = spec<SspPolicyFile["spec"]>(d).hierarchy_no;
+    if (typeof n !== "number") continue;
+    const first = seen.get(n);
+    if (first) {
+      emit(d, "/spec/hierarchy_no", `hierarchy_no ${n} is already used by ${JSON.stringify((first.src.value as SspPolicyFile).metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`, { rule: "duplicate-hierarchy" });
+    } else seen.set(n, d);
+  }
+}
+
+export function floorNotAboveCeiling(docs: PolicyDoc[], emit: Emit): void {
+  for (const d of ssp(docs)) {
+    const s = spec<SspPolicyFile["spec"]>(d);
+    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
+      emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, { rule: "floor-ceiling" });
+    }
+  }
+}
+
+export function formulaNeedsExpression(docs: PolicyDoc[], emit: Emit): void {
+  for (const d of ssp(docs)) {
+    const s = spec<SspPolicyFile["spec"]>(d);
+    if (s.method === "formula" && (typeof s.expression !== "string" || s.expression.trim() === "")) {
+      emit(d, s.expression === undefined ? "/spec/method" : "/spec/expression", "a formula policy needs an expression (the formula that derives the SSP value)", { rule: "formula-expression" });
+    }
+    if (s.method === "formula" && (d.src.value as SspPolicyFile).batches?.length) {
+      emit(d, "/batches", "a formula policy has no batches: batches belong to upload and calculator policies", { rule: "formula-batches" });
+    }
+  }
+}
+
+export function tenantFieldsUpdatable(docs: PolicyDoc[], emit: Emit): void {
+  for (const d of docs.filter((x) => x.kind === "TenantConfiguration")) {
+    const s = spec<Record<string, unknown>>(d);
+    if (!s || typeof s !== "object") continue;
+    for (const key of Object.keys(s)) {
+      if (key === "account_segment_delimiter" && !DELIMITERS.includes(String(s[key]))) {
+        emit(d, `/spec/${key}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s[key])}`, { rule: "delimiter" });
+        continue;
+      }
+      if (READ_ONLY_TENANT_FIELDS.includes(key)) {
+        emit(d, `/spec/${key}`, `${key} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`, { key: true, rule: "not-updatable" });
+      }
+    }
+  }
+}
+
+export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: Diagnostic[]): void {
+  for (const d of ssp(docs)) {
+    const batches = (d.src.value as SspPolicyFile).batches;
+    if (!Array.isArray(batches)) continue;
+    const names = new Set<string>();
+    batches.forEach((b, i) => {
+      if (!b || typeof b !== "object") return;
+      if (typeof b.name === "string") {
+        if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
+        names.add(b.name);
+      }
+      if (typeof b.status === "string" && b.status !== "reviewed" && b.status !== "approved") {
+        return; // the schema's enum reports it
+      }
+      if (typeof b.values !== "string") return;
+      const { path, problem } = resolveValuesPath(root, d.absFile, b.values);
+      if (problem || !path) {
+        emit(d, `/batches/${i}/values`, problem ?? "values file not found", { rule: "batch-values" });
+        return;
+      }
+      extra.push(...readValuesCsv(path, relative(process.cwd(), path)).diagnostics);
+    });
+  }
+}
+
+/** Schema checks per kind, then each semantic rule. */
+export function runRules(root: string, docs: PolicyDoc[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const emit: Emit = (doc, pointer, message, opts) => {
+    out.push({ file: doc.src.file, ...at(doc.src, pointer, opts?.key), pointer, message, severity: "error", rule: opts?.rule });
+  };
+  for (const d of docs) {
+    if (d.kind === "TenantConfiguration") {
+      // Read-only fields get the rule's message (with the updatable list) instead of "unknown field".
+      const skip = (pointer: string, key?: string): boolean => pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
+      out.push(...schemaDiagnostics(d.src, "policy/tenant-configuration.schema.json", skip));
+    } else out.push(...schemaDiagnostics(d.src, "policy/ssp-policy.schema.json"));
+  }
+  duplicateNames(docs, emit);
+  duplicateHierarchy(docs, emit);
+  floorNotAboveCeiling(docs, emit);
+  formulaNeedsExpression(docs, emit);
+  tenantFieldsUpdatable(docs, emit);
+  batchRules(root, docs, emit, out);
+  return out;
+}
+
+export type { TenantConfigurationPolicy };

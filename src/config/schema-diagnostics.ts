@@ -1,0 +1,91 @@
+import type { ErrorObject } from "ajv";
+import { isMap, isPair, isScalar, type Document, type Node } from "yaml";
+import { fileValidator, type SchemaFile } from "../schema/ajv.js";
+import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
+import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
+
+function pathOf(pointer: string): string[] {
+  return pointer === "" ? [] : pointer.slice(1).split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+function valueAt(root: unknown, path: string[]): unknown {
+  let v = root;
+  for (const k of path) v = v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined;
+  return v;
+}
+
+function allowedKeys(schemaPath: string, root: object): string[] {
+  // schemaPath like "#/properties/spec/additionalProperties": the sibling properties list the allowed keys.
+  const parts = schemaPath.replace(/^#\//, "").split("/").slice(0, -1);
+  let s: unknown = root;
+  for (const p of parts) s = s && typeof s === "object" ? (s as Record<string, unknown>)[p] : undefined;
+  const props = (s as { properties?: object } | undefined)?.properties;
+  return props ? Object.keys(props) : [];
+}
+
+function sentence(e: ErrorObject, value: unknown, schemaRoot: object): { message: string; key?: string } {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "type":
+      return { message: `expected ${String(p.type).split(",").map(article).join(" or ")}, got ${describeValue(value)}` };
+    case "enum":
+      return { message: `expected one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}, got ${describeValue(value)}` };
+    case "const":
+      return { message: `expected ${JSON.stringify(p.allowedValue)}, got ${describeValue(value)}` };
+    case "required":
+      return { message: `missing required field ${JSON.stringify(p.missingProperty)}` };
+    case "additionalProperties": {
+      const key = String(p.additionalProperty);
+      const allowed = allowedKeys(e.schemaPath, schemaRoot);
+      const hint = closest(key, allowed);
+      return { key, message: `unknown field ${JSON.stringify(key)}${hint ? ` (did you mean ${JSON.stringify(hint)}?)` : ""}` };
+    }
+    case "minLength":
+      return { message: "must not be empty" };
+    case "minItems":
+      return { message: `needs at least ${String(p.limit)} item(s)` };
+    case "minProperties":
+      return { message: `needs at least ${String(p.limit)} entry(ies)` };
+    case "pattern":
+      return { message: `${describeValue(value)} does not have the expected form (${String(p.pattern)})` };
+    default:
+      return { message: e.message ?? "is invalid" };
+  }
+}
+
+export function fieldName(pointer: string): string {
+  return pathOf(pointer).join(".") || "(document)";
+}
+
+/** Validates a YAML document against a schema file; maps each ajv error to the YAML node's line and column. */
+export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (pointer: string, key?: string) => boolean = () => false): Diagnostic[] {
+  const fn = fileValidator(schema);
+  if (fn(src.value)) return [];
+  const root = fn.schema as object;
+  const out: Diagnostic[] = [];
+  // ajv reports a failed "type" and the keywords below it; keep the most useful one per place.
+  for (const e of fn.errors ?? []) {
+    const path = pathOf(e.instancePath);
+    const value = valueAt(src.value, path);
+    const { message, key } = sentence(e, value, root);
+    const pointer = key ? `${e.instancePath}/${key}` : e.instancePath;
+    if (skip(pointer, key)) continue;
+    const node: Node | undefined = key ? keyAt(src.doc as Document, path, key) : nodeAt(src.doc as Document, path);
+    const p = position(src.lines, node?.range?.[0]);
+    const where = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer);
+    out.push({ file: src.file, ...p, pointer, message: e.keyword === "required" && where === "(document)" ? message : `${where}: ${message}`, severity: "error", rule: "schema" });
+  }
+  return out;
+}
+
+/** Position of a JSON pointer within a document (for semantic rules). */
+export function at(src: SourceDoc, pointer: string, key = false): { line: number; column: number } {
+  const path = pathOf(pointer);
+  if (key && path.length) {
+    const node = keyAt(src.doc as Document, path.slice(0, -1), path[path.length - 1] ?? "");
+    return position(src.lines, node?.range?.[0]);
+  }
+  return position(src.lines, nodeAt(src.doc as Document, path)?.range?.[0]);
+}
+
+export { isMap, isPair, isScalar };

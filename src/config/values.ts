@@ -1,0 +1,112 @@
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import type { SspValueInput } from "../schema/generated/api.js";
+import { parseCsv, TEMPLATE_HEADER } from "../ssp/csv.js";
+import type { Diagnostic } from "./diagnostics.js";
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+export function isDate(s: string): boolean {
+  const m = DATE.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+/** Resolves a batch's `values` path: relative to the policy file, and never outside the repo root. */
+export function resolveValuesPath(root: string, policyFile: string, value: string): { path?: string; problem?: string } {
+  if (isAbsolute(value)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value)}` };
+  const path = resolve(dirname(policyFile), value);
+  const rel = relative(root, path);
+  if (rel.startsWith("..") || isAbsolute(rel)) return { problem: `values file ${JSON.stringify(value)} lies outside the policy repo` };
+  try {
+    lstatSync(path);
+  } catch {
+    return { problem: `values file ${JSON.stringify(value)} does not exist` };
+  }
+  const real = realpathSync(path);
+  const realRoot = realpathSync(root);
+  if (real !== realRoot && !real.startsWith(realRoot + sep)) return { problem: `values file ${JSON.stringify(value)} is a link that leads outside the policy repo` };
+  return { path };
+}
+
+export interface ParsedValues {
+  values: (SspValueInput & { line: number })[];
+  diagnostics: Diagnostic[];
+}
+
+/** Reads a batch values CSV (the template's header) and checks each row. */
+export function readValuesCsv(absPath: string, shownPath: string): ParsedValues {
+  const diagnostics: Diagnostic[] = [];
+  const err = (line: number, column: number, message: string): void => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
+  };
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(absPath));
+  } catch (e) {
+    err(1, 1, e instanceof TypeError ? "file is not UTF-8 text" : `cannot read: ${(e as Error).message}`);
+    return { values: [], diagnostics };
+  }
+  const rows = parseCsv(text);
+  const header = rows[0];
+  if (!header || header.cells.join(",") !== TEMPLATE_HEADER.join(",")) {
+    err(1, 1, `the header must be the template's: ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
+    return { values: [], diagnostics };
+  }
+  const values: ParsedValues["values"] = [];
+  for (const row of rows.slice(1)) {
+    const c = row.cells;
+    const col = (i: number): number => 1 + c.slice(0, i).reduce((n, s) => n + s.length + 1, 0);
+    if (c.length !== TEMPLATE_HEADER.length) {
+      err(row.line, 1, `expected ${TEMPLATE_HEADER.length} columns, found ${c.length}`);
+      continue;
+    }
+    const [product, currency, valueType, below, mid, above, start, end] = c as [string, string, string, string, string, string, string, string];
+    let ok = true;
+    const bad = (i: number, m: string): void => {
+      err(row.line, col(i), m);
+      ok = false;
+    };
+    if (product.trim() === "") bad(0, "product_id is empty");
+    if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
+    if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
+    const nums = [below, mid, above].map((s, i) => {
+      if (!/^-?\d+$/.test(s.trim())) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
+      return Number(s);
+    });
+    if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0))) bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
+    if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
+    if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
+    if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
+    if (!ok) continue;
+    values.push({
+      line: row.line,
+      product_id: product,
+      currency_code: currency,
+      value_type: valueType as "Amount" | "Percent",
+      below_mid_point: nums[0] ?? 0,
+      mid_point: nums[1] ?? 0,
+      above_mid_point: nums[2] ?? 0,
+      effective_start_date: start,
+      effective_end_date: end,
+    });
+  }
+  // Overlapping effective ranges for one product and currency: sort by start, compare neighbours.
+  const groups = new Map<string, ParsedValues["values"]>();
+  for (const v of values) {
+    const k = `${v.product_id}\u0000${v.currency_code}`;
+    groups.set(k, [...(groups.get(k) ?? []), v]);
+  }
+  for (const list of groups.values()) {
+    list.sort((a, b) => a.effective_start_date.localeCompare(b.effective_start_date));
+    for (let i = 1; i < list.length; i++) {
+      const prev = list[i - 1];
+      const cur = list[i];
+      if (prev && cur && cur.effective_start_date <= prev.effective_end_date) {
+        err(cur.line, 1, `${cur.product_id} ${cur.currency_code}: ${cur.effective_start_date}..${cur.effective_end_date} overlaps line ${prev.line} (${prev.effective_start_date}..${prev.effective_end_date})`);
+      }
+    }
+  }
+  return { values, diagnostics };
+}

@@ -1,0 +1,161 @@
+import { readFileSync, statSync } from "node:fs";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from "yaml";
+import type { Diagnostic } from "./diagnostics.js";
+
+export const MAX_FILE_BYTES = 5 * 1024 * 1024;
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+export interface SourceDoc {
+  file: string;
+  index: number;
+  doc: Document.Parsed;
+  lines: LineCounter;
+  value: unknown;
+}
+
+export function position(lines: LineCounter, offset: number | undefined): { line: number; column: number } {
+  const p = lines.linePos(offset ?? 0);
+  return { line: p.line, column: p.col };
+}
+
+/** Reads one YAML file defensively: size cap, strict UTF-8, no unknown tags, no prototype keys,
+ *  bounded alias expansion. Every problem becomes a diagnostic; nothing throws. */
+export type VarLookup = (name: string) => string | number | boolean | undefined;
+
+export function readYamlFile(absPath: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarLookup): SourceDoc[] {
+  const at = (line: number, column: number, message: string): void => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
+  };
+  let bytes: Buffer;
+  try {
+    if (statSync(absPath).size > MAX_FILE_BYTES) {
+      at(1, 1, `file is over 5 MiB (${(statSync(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
+      return [];
+    }
+    bytes = readFileSync(absPath);
+  } catch (e) {
+    at(1, 1, `cannot read file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    return [];
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const offset = firstInvalidUtf8(bytes);
+    const before = bytes.subarray(0, offset).toString("utf8");
+    const line = before.split("\n").length;
+    at(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
+    return [];
+  }
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], strict: true });
+  const list = Array.isArray(docs) ? docs : [];
+  const out: SourceDoc[] = [];
+  list.forEach((doc, index) => {
+    let bad = false;
+    for (const e of [...doc.errors, ...doc.warnings]) {
+      const p = position(lines, e.pos[0]);
+      const tag = /Unresolved tag: (\S+)/.exec(e.message);
+      at(p.line, p.column, tag ? `unknown YAML tag ${tag[1]}: tags are not allowed in policy files` : `YAML syntax: ${e.message.split("\n")[0]}`);
+      bad = true;
+    }
+    visit(doc, {
+      Pair(_, pair) {
+        if (isScalar(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
+          const p = position(lines, pair.key.range?.[0]);
+          at(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
+          bad = true;
+        }
+      },
+    });
+    if (bad) return;
+    if (doc.contents === null) return; // an empty document (a trailing ---)
+    if (vars && !interpolate(doc, lines, vars, shownPath, diagnostics)) return;
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 50 });
+    } catch (e) {
+      const msg = (e as Error).message;
+      at(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
+      return;
+    }
+    out.push({ file: shownPath, index, doc, lines, value });
+  });
+  return out;
+}
+
+/** Offset of the first byte that breaks UTF-8, to point at the line. */
+function firstInvalidUtf8(b: Buffer): number {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i] ?? 0;
+    const n = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    if (n === 0 || i + n > b.length) return i;
+    for (let k = 1; k < n; k++) if (((b[i + k] ?? 0) & 0xc0) !== 0x80) return i;
+    i += n;
+  }
+  return b.length;
+}
+
+/** The YAML node at a JSON pointer's path (or its nearest existing parent). */
+export function nodeAt(doc: Document, path: (string | number)[]): Node | undefined {
+  let node: unknown = doc.contents;
+  let last: unknown = node;
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key));
+      node = pair?.value;
+    } else if (isSeq(node)) {
+      node = node.items[Number(key)];
+    } else node = undefined;
+    if (!node) break;
+    last = node;
+  }
+  return (node ?? last) as Node | undefined;
+}
+
+/** The key node of a property of the mapping at path, for "unknown field" diagnostics. */
+export function keyAt(doc: Document, path: (string | number)[], key: string): Node | undefined {
+  const parent = nodeAt(doc, path);
+  if (!isMap(parent)) return parent;
+  const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+  return (pair?.key as Node | undefined) ?? parent;
+}
+
+const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{([^}]*)\}?/g;
+
+/** ${VAR} in string scalars: the environment's vars, then the process environment; $${ is a literal ${.
+ *  A scalar that is exactly one ${VAR} takes the variable's own type (a number stays a number). */
+export function interpolate(doc: Document, lines: LineCounter, vars: VarLookup, file: string, diagnostics: Diagnostic[]): boolean {
+  let ok = true;
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value !== "string" || !node.value.includes("$")) return;
+      const text = node.value;
+      const whole = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(text);
+      if (whole) {
+        const v = vars(whole[1] ?? "");
+        if (v !== undefined) {
+          node.value = v;
+          return;
+        }
+      }
+      node.value = text.replace(VAR, (m: string, name: string | undefined, bad: string | undefined) => {
+        if (m === "$${") return "${";
+        const p = position(lines, node.range?.[0]);
+        if (name === undefined) {
+          diagnostics.push({ ...p, file, severity: "error", message: `malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)${bad === undefined ? "" : ""}` });
+          ok = false;
+          return m;
+        }
+        const v = vars(name);
+        if (v === undefined) {
+          diagnostics.push({ ...p, file, severity: "error", message: `undefined variable \${${name}}: define it under the environment's vars in revsync.yaml or in the process environment` });
+          ok = false;
+          return m;
+        }
+        return String(v);
+      });
+    },
+  });
+  return ok;
+}

@@ -1,0 +1,306 @@
+import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
+import { readValuesCsv } from "../config/values.js";
+import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
+import type { LivePolicy, LiveState } from "./live.js";
+import {
+  ACTIONS,
+  address,
+  DRIFT_CLASSES,
+  PLAN_FORMAT_VERSION,
+  summarize,
+  targeted,
+  type Change,
+  type DriftItem,
+  type DriftReport,
+  type FieldDiff,
+  type Plan,
+} from "./model.js";
+import { compareValues, fieldDiff, keyedValues, normalizeSspFields } from "./normalize.js";
+
+const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [
+  "ar_accounting",
+  "can_delete",
+  "carves_allocation",
+  "create_revenue_schedules",
+  "distribution_method",
+  "guid",
+  "is_user_defined",
+  "journals_run_currency",
+  "lt_st_accounting",
+  "manual_journal",
+  "manual_journal_contra_account",
+  "multi_currency_revenue_contracts",
+  "prorate_method",
+  "ui_mode",
+];
+
+export const REASONS = {
+  sspUpdate:
+    "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
+  batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
+  batchBackwards: (from: string, to: string) => `a batch cannot move back from ${from} to ${to}`,
+  batchValues: "the values of an uploaded batch cannot be changed through the interface: upload a new batch in the service",
+  calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
+  noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
+  newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
+} as const;
+
+const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
+const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => (b.batch_name ?? b.name) === name);
+
+/** Comparable fields of a live SSP policy against git; nulls in the live answer are unknown, not a change. */
+function sspFieldDiff(d: DesiredSsp, lp: LivePolicy): FieldDiff[] {
+  const keys = Object.keys(d.spec).filter((k) => {
+    const v = (lp.item as unknown as Record<string, unknown>)[k];
+    return !((k === "floor_percentage" || k === "ceiling_percentage") && v === null);
+  });
+  return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
+}
+
+function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff[] {
+  if (!b.valuesPath) return [];
+  const got = live.values.get(`${policy}/${b.name}`);
+  if (!got) return [];
+  const want = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath).values;
+  const delta = compareValues(keyedValues(want), keyedValues(got));
+  const out: FieldDiff[] = [];
+  for (const k of delta.changed) out.push({ path: `values[${k}]`, kind: "changed" });
+  for (const k of delta.added) out.push({ path: `values[${k}]`, kind: "added" });
+  for (const k of delta.removed) out.push({ path: `values[${k}]`, kind: "removed" });
+  return out;
+}
+
+export function createItem(d: DesiredSsp): SspCreateItem {
+  const s = d.spec;
+  return {
+    active: s.active,
+    can_delete: s.can_delete ?? true,
+    ceiling_percentage: s.ceiling_percentage,
+    data_identifiers: s.data_identifiers,
+    entity_type: "policy",
+    expression: s.expression ?? "",
+    floor_percentage: s.floor_percentage,
+    hierarchy_no: s.hierarchy_no,
+    is_user_defined: s.is_user_defined ?? true,
+    method: s.method === "formula" ? "formula" : "upload",
+    name: d.name,
+    transaction_above_range: s.transaction_above_range ?? "",
+    transaction_below_range: s.transaction_below_range ?? "",
+    transaction_mid_range: s.transaction_mid_range ?? "",
+    type: s.type ?? "SSP",
+    when: s.when ?? [],
+  };
+}
+
+function uploadBatch(b: DesiredBatch): SspCreateBatch | undefined {
+  if (!b.valuesPath) return undefined;
+  const values = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath).values.map(({ line: _l, ...v }) => v);
+  const starts = values.map((v) => v.effective_start_date).sort();
+  const ends = values.map((v) => v.effective_end_date).sort();
+  return {
+    batch_name: b.name,
+    file_name: b.valuesPath.split(/[\\/]/).pop(),
+    effective_start_date: b.effective_start_date ?? starts[0] ?? "",
+    effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
+    ssp_values: values,
+  };
+}
+
+function tenantChange(d: DesiredTenantConfig, live: LiveState): Change | undefined {
+  const addr = address.tenant(d.name);
+  const env = live.tenantConfigs.find((e) => e.compliance_name === d.name);
+  const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
+  if (!env || !item) {
+    return { address: addr, action: "unsupported", before: null, after: d.spec, diff: [], version_id: null, last_modified_on: null, reason: REASONS.noTenant, source: `${d.source.file}:${d.source.line}` };
+  }
+  const keys = Object.keys(d.spec);
+  const before = pick(item, keys);
+  const diff = fieldDiff(before, d.spec);
+  if (!diff.length) return undefined;
+  const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid } as TenantConfigurationUpdateItem;
+  return {
+    address: addr,
+    action: "update",
+    before,
+    after: d.spec,
+    diff,
+    version_id: env.version_id ?? null,
+    last_modified_on: env.last_modified_on ?? null,
+    source: `${d.source.file}:${d.source.line}`,
+    payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: env.unique_key ?? "", item: merged },
+  };
+}
+
+function batchSteps(policy: string, b: DesiredBatch, from: string | null, version: { id: string | null; on: number | null; compliance_id: string | null }): Change[] {
+  const addr = address.batch(policy, b.name);
+  const step = (action: "review" | "approve", before: string | null, after: string): Change => ({
+    address: addr,
+    action,
+    before: { status: before },
+    after: { status: after },
+    diff: [{ path: "status", kind: before === null ? "added" : "changed", before, after }],
+    version_id: version.id,
+    last_modified_on: version.on,
+    payload: { kind: "batch", compliance_id: version.compliance_id, policy, batch: b.name },
+  });
+  const unsupported = (reason: string): Change[] => [
+    { address: addr, action: "unsupported", before: { status: from }, after: { status: b.status }, diff: [{ path: "status", kind: "changed", before: from, after: b.status }], version_id: version.id, last_modified_on: version.on, reason },
+  ];
+  if (from === "file uploaded" || from === null) {
+    const r = step("review", from, "reviewed");
+    return b.status === "approved" ? [r, step("approve", "reviewed", "approved")] : [r];
+  }
+  if (from === "reviewed") return b.status === "approved" ? [step("approve", "reviewed", "approved")] : [];
+  if (from === "approved") return b.status === "approved" ? [] : unsupported(REASONS.batchBackwards(from, b.status));
+  return unsupported(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
+}
+
+function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[] {
+  const out: Change[] = [];
+  const addr = address.ssp(d.name);
+  const lp = live.ssp.get(d.name);
+  const source = `${d.source.file}:${d.source.line}`;
+  if (!lp) {
+    if (!targeted(addr, targets)) return out;
+    if (d.spec.method === "calculator") {
+      out.push({ address: addr, action: "unsupported", before: null, after: d.spec, diff: [], version_id: null, last_modified_on: null, reason: REASONS.calculatorCreate, source });
+      return out;
+    }
+    const item = createItem(d);
+    const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b): b is SspCreateBatch => !!b) : [];
+    const body: SspCreateBody = { compliance_name: d.name, unique_key: d.name, format_type: "JSON", compliance_spec: [uploads.length ? { ...item, batches: uploads } : item] };
+    out.push({
+      address: addr,
+      action: "create",
+      before: null,
+      after: item,
+      diff: Object.entries(item).map(([path, after]) => ({ path, kind: "added" as const, after })),
+      version_id: null,
+      last_modified_on: null,
+      source,
+      payload: { kind: "create", body, hierarchy_no: d.spec.hierarchy_no },
+    });
+    for (const b of d.batches) {
+      if (!targeted(address.batch(d.name, b.name), targets)) continue;
+      if (uploads.some((u) => u.batch_name === b.name)) out.push(...batchSteps(d.name, b, null, { id: null, on: null, compliance_id: null }));
+      else out.push({ address: address.batch(d.name, b.name), action: "unsupported", before: null, after: { status: b.status }, diff: [], version_id: null, last_modified_on: null, reason: REASONS.newBatchNoValues, source });
+    }
+    return out;
+  }
+  const version = { id: lp.envelope.version_id ?? null, on: lp.envelope.last_modified_on ?? null, compliance_id: lp.envelope.compliance_id ?? null };
+  if (targeted(addr, targets)) {
+    const diff = sspFieldDiff(d, lp);
+    if (diff.length) {
+      out.push({ address: addr, action: "unsupported", before: Object.fromEntries(diff.map((x) => [x.path, x.before])), after: Object.fromEntries(diff.map((x) => [x.path, x.after])), diff, version_id: version.id, last_modified_on: version.on, reason: REASONS.sspUpdate, source });
+    }
+  }
+  for (const b of d.batches) {
+    const baddr = address.batch(d.name, b.name);
+    if (!targeted(baddr, targets)) continue;
+    const lb = liveBatch(lp, b.name);
+    if (!lb) {
+      out.push({ address: baddr, action: "unsupported", before: null, after: { status: b.status }, diff: [], version_id: version.id, last_modified_on: version.on, reason: REASONS.batchMissing, source });
+      continue;
+    }
+    out.push(...batchSteps(d.name, b, lb.status ?? "", version));
+    const vdiff = valuesDiff(b, live, d.name);
+    if (vdiff.length) {
+      out.push({ address: baddr, action: "unsupported", before: null, after: null, diff: vdiff, version_id: version.id, last_modified_on: version.on, reason: REASONS.batchValues, source });
+    }
+  }
+  return out;
+}
+
+const ORDER: Record<string, number> = { update: 0, create: 1, review: 2, approve: 3, unsupported: 4 };
+
+export function buildPlan(desired: DesiredState, live: LiveState, meta: { environment: string; baseUrl: string; realm: string; targets: string[]; now?: Date }): Plan {
+  const changes: Change[] = [];
+  for (const d of desired.tenantConfigs) {
+    if (!targeted(address.tenant(d.name), meta.targets)) continue;
+    const c = tenantChange(d, live);
+    if (c) changes.push(c);
+  }
+  for (const d of desired.ssp) changes.push(...sspChanges(d, live, meta.targets));
+  const hierarchy = (c: Change): number => (c.payload?.kind === "create" ? c.payload.hierarchy_no : 0);
+  changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || hierarchy(a) - hierarchy(b) || a.address.localeCompare(b.address));
+  return {
+    format_version: "1",
+    environment: meta.environment,
+    created_at: (meta.now ?? new Date()).toISOString(),
+    base_url: meta.baseUrl,
+    realm: meta.realm,
+    targets: meta.targets,
+    changes,
+    summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
+  };
+}
+
+/** Drift: everything in which live differs from git, including what plan cannot act on. */
+export function buildDrift(desired: DesiredState, live: LiveState, meta: { environment: string; targets: string[]; now?: Date }): DriftReport {
+  const items: DriftItem[] = [];
+  const t = meta.targets;
+  for (const d of desired.tenantConfigs) {
+    const addr = address.tenant(d.name);
+    if (!targeted(addr, t)) continue;
+    const env = live.tenantConfigs.find((e) => e.compliance_name === d.name);
+    const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
+    if (!item) {
+      items.push({ address: addr, class: "missing", diff: [], message: "in git, not in the service" });
+      continue;
+    }
+    const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, before: x.after, after: x.before, kind: "changed" as const }));
+    if (diff.length) items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
+  }
+  for (const env of live.tenantConfigs) {
+    const name = env.compliance_name ?? "";
+    if (targeted(address.tenant(name), t) && desired.tenantConfigs.length > 0 && !desired.tenantConfigs.some((d) => d.name === name)) {
+      items.push({ address: address.tenant(name), class: "unmanaged", diff: [], message: "in the service, not in git" });
+    }
+  }
+  for (const d of desired.ssp) {
+    const addr = address.ssp(d.name);
+    const lp = live.ssp.get(d.name);
+    if (!lp) {
+      if (targeted(addr, t)) items.push({ address: addr, class: "missing", diff: [], message: "in git, not in the service" });
+      continue;
+    }
+    if (targeted(addr, t)) {
+      const diff = sspFieldDiff(d, lp).map((x) => ({ ...x, before: x.before, after: x.after }));
+      if (diff.length) items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
+    }
+    for (const b of d.batches) {
+      const baddr = address.batch(d.name, b.name);
+      if (!targeted(baddr, t)) continue;
+      const lb = liveBatch(lp, b.name);
+      if (!lb) {
+        items.push({ address: baddr, class: "missing", diff: [], message: "batch in git, not in the service" });
+        continue;
+      }
+      if (lb.status !== b.status) {
+        items.push({ address: baddr, class: "batch_status", diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }], message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}` });
+      }
+      const vdiff = valuesDiff(b, live, d.name);
+      if (vdiff.length) {
+        const n = (k: string): number => vdiff.filter((x) => x.kind === k).length;
+        items.push({
+          address: baddr,
+          class: "batch_values",
+          diff: vdiff.slice(0, 50),
+          message: `values differ from ${b.valuesShown}: ${n("changed")} changed, ${n("added")} only in git, ${n("removed")} only in the service`,
+        });
+      }
+    }
+  }
+  for (const name of live.ssp.keys()) {
+    if (targeted(address.ssp(name), t) && !desired.ssp.some((d) => d.name === name)) {
+      items.push({ address: address.ssp(name), class: "unmanaged", diff: [], message: "in the service, not in git" });
+    }
+  }
+  return {
+    format_version: PLAN_FORMAT_VERSION,
+    environment: meta.environment,
+    created_at: (meta.now ?? new Date()).toISOString(),
+    drift: items,
+    summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
+  };
+}

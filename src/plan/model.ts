@@ -1,0 +1,80 @@
+import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
+
+export type Action = "create" | "update" | "review" | "approve" | "unsupported";
+export type DriftClass = "changed" | "unmanaged" | "missing" | "batch_status" | "batch_values";
+
+export const PLAN_FORMAT_VERSION = "1";
+
+export interface FieldDiff {
+  /** Dotted path of the field, e.g. "carves_allocation" or "batch.status". */
+  path: string;
+  kind: "changed" | "added" | "removed";
+  before?: unknown;
+  after?: unknown;
+}
+
+/** What apply sends for a change, fixed at plan time so that apply does exactly what was reviewed. */
+export type Payload =
+  | { kind: "update"; compliance_id: string; compliance_name: string; unique_key: string; item: TenantConfigurationUpdateItem }
+  | { kind: "create"; body: SspCreateBody; hierarchy_no: number }
+  | { kind: "batch"; compliance_id: string | null; policy: string; batch: string };
+
+export interface Change {
+  address: string;
+  action: Action;
+  before: unknown;
+  after: unknown;
+  diff: FieldDiff[];
+  /** The live envelope's version this change was computed from (null for a create). */
+  version_id: string | null;
+  last_modified_on: number | null;
+  reason?: string;
+  source?: string;
+  payload?: Payload;
+}
+
+export interface Plan {
+  format_version: string;
+  environment: string;
+  created_at: string;
+  base_url: string;
+  realm: string;
+  targets: string[];
+  changes: Change[];
+  summary: Record<Action, number>;
+}
+
+export interface DriftItem {
+  address: string;
+  class: DriftClass;
+  diff: FieldDiff[];
+  message: string;
+}
+
+export interface DriftReport {
+  format_version: string;
+  environment: string;
+  created_at: string;
+  drift: DriftItem[];
+  summary: Record<DriftClass, number>;
+}
+
+export const ACTIONS: Action[] = ["create", "update", "review", "approve", "unsupported"];
+export const DRIFT_CLASSES: DriftClass[] = ["changed", "unmanaged", "missing", "batch_status", "batch_values"];
+
+export function summarize<K extends string>(keys: K[], items: { [k: string]: unknown }[], field: string): Record<K, number> {
+  const out = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+  for (const i of items) out[i[field] as K] = (out[i[field] as K] ?? 0) + 1;
+  return out;
+}
+
+export const address = {
+  tenant: (name: string): string => `tenant-configuration/${name}`,
+  ssp: (name: string): string => `ssp/${name}`,
+  batch: (policy: string, batch: string): string => `ssp/${policy}/batch/${batch}`,
+};
+
+/** --target: an address selects itself and everything below it (ssp/X selects its batches). */
+export function targeted(addr: string, targets: string[]): boolean {
+  return targets.length === 0 || targets.some((t) => addr === t || addr.startsWith(`${t}/`));
+}

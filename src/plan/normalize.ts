@@ -1,0 +1,94 @@
+import deepDiff from "deep-diff";
+import type { Condition, SspItem, SspValue } from "../schema/generated/api.js";
+import type { FieldDiff } from "./model.js";
+
+/** Server-managed fields: never a change. */
+export const SERVER_FIELDS = new Set([
+  "compliance_id",
+  "unique_key",
+  "guid",
+  "created_at",
+  "created_by",
+  "created_on",
+  "updated_at",
+  "updated_by",
+  "last_modified_on",
+  "last_modified_by",
+  "version_id",
+  "timestamp",
+  "ssp_value_id",
+  "file_id",
+  "file_name",
+]);
+
+const stable = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+
+/** Lists whose order carries no meaning are compared as sorted sets. */
+export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
+  return [...(list ?? [])].sort((a, b) => stable(a).localeCompare(stable(b)));
+}
+
+export function canonicalConditions(list: readonly Condition[] | undefined): Condition[] {
+  return canonicalSet((list ?? []).map((c) => ({ field_name: c.field_name, operator: c.operator, value: c.value })));
+}
+
+export const SET_FIELDS = new Set(["data_identifiers", "when"]);
+
+/** The comparable fields of an SSP policy item; only the keys the YAML spec sets are compared. */
+export function normalizeSspFields(item: Partial<SspItem> | Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const src = item as Record<string, unknown>;
+  for (const k of keys) {
+    if (SERVER_FIELDS.has(k)) continue;
+    const v = src[k];
+    if (k === "when") out[k] = canonicalConditions(v as Condition[] | undefined);
+    else if (k === "data_identifiers") out[k] = canonicalSet(v as string[] | undefined);
+    else out[k] = v;
+  }
+  return out;
+}
+
+export type ValueKey = string;
+
+/** SSP values keyed by product, currency and start date; what remains is compared. */
+export function keyedValues(values: readonly Pick<SspValue, "product_id" | "currency_code" | "effective_start_date" | "effective_end_date" | "value_type" | "below_mid_point" | "mid_point" | "above_mid_point">[]): Map<ValueKey, string> {
+  const map = new Map<ValueKey, string>();
+  for (const v of values) {
+    map.set(`${v.product_id}|${v.currency_code}|${v.effective_start_date}`, `${v.value_type}|${v.below_mid_point}|${v.mid_point}|${v.above_mid_point}|${v.effective_end_date}`);
+  }
+  return map;
+}
+
+export interface ValuesDelta {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export function compareValues(desired: Map<ValueKey, string>, live: Map<ValueKey, string>): ValuesDelta {
+  const delta: ValuesDelta = { added: [], removed: [], changed: [] };
+  for (const [k, v] of desired) {
+    const l = live.get(k);
+    if (l === undefined) delta.added.push(k);
+    else if (l !== v) delta.changed.push(k);
+  }
+  for (const k of live.keys()) if (!desired.has(k)) delta.removed.push(k);
+  return delta;
+}
+
+/** Field-level differences (deep-diff); a difference inside a list is reported for the whole list. */
+export function fieldDiff(before: Record<string, unknown>, after: Record<string, unknown>): FieldDiff[] {
+  const raw = deepDiff.diff(before, after) ?? [];
+  const byField = new Map<string, FieldDiff>();
+  for (const d of raw) {
+    const top = String(d.path?.[0] ?? "");
+    const whole = Array.isArray(before[top]) || Array.isArray(after[top]) || (d.path?.length ?? 0) > 1;
+    const path = whole ? top : (d.path ?? []).join(".");
+    if (byField.has(path)) continue;
+    const b = before[top];
+    const a = after[top];
+    const kind = b === undefined ? "added" : a === undefined ? "removed" : "changed";
+    byField.set(path, { path, kind, before: b, after: a });
+  }
+  return [...byField.values()];
+}

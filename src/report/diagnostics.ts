@@ -1,0 +1,29 @@
+import type { Diagnostic } from "../config/diagnostics.js";
+import type { Output } from "../cli/output.js";
+
+function escapeData(s: string): string {
+  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function escapeProp(s: string): string {
+  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+
+/** file:line:col: error: message, as compilers print it; or JSON; plus GitHub annotations in Actions. */
+export function printDiagnostics(list: Diagnostic[], format: string, out: Output, files: number): void {
+  const errors = list.filter((d) => d.severity === "error").length;
+  if (format === "json") {
+    out.out(JSON.stringify({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list }, null, 2));
+  } else {
+    for (const d of list) {
+      const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
+      out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
+    }
+    if (errors) out.out(`\n${errors} error(s) in ${new Set(list.map((d) => d.file)).size} file(s).`);
+    else out.out(`${out.paint("green", "Valid:")} ${files} policy document(s), no problems.`);
+  }
+  if (process.env.GITHUB_ACTIONS === "true") {
+    for (const d of list) {
+      out.raw(`::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(d.file)},line=${d.line},col=${d.column}::${escapeData(d.message)}\n`);
+    }
+  }
+}

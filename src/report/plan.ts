@@ -1,0 +1,118 @@
+import type { Output } from "../cli/output.js";
+import type { ApplyReport } from "../apply/run.js";
+import type { Action, Change, DriftReport, FieldDiff, Plan } from "../plan/model.js";
+
+export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", unsupported: "!" };
+const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = { create: "green", update: "yellow", review: "cyan", approve: "cyan", unsupported: "red" };
+const MARKDOWN_LIMIT = 60_000;
+
+const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringify(v));
+
+function diffLines(diff: FieldDiff[], indent: string, limit = 40): string[] {
+  const lines = diff.slice(0, limit).map((d) => {
+    if (d.before === undefined && d.after === undefined) return `${indent}${d.path}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.kind === "added" && d.before === undefined) return `${indent}${d.path}: ${show(d.after)}`;
+    return `${indent}${d.path}: ${show(d.before)} -> ${show(d.after)}`;
+  });
+  if (diff.length > limit) lines.push(`${indent}… and ${diff.length - limit} more`);
+  return lines;
+}
+
+export function summaryLine(plan: Plan): string {
+  const s = plan.summary;
+  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
+  return `Plan: ${parts.join(", ")}${s.unsupported ? `; ${s.unsupported} unsupported (shown with the reason, not applied)` : ""}.`;
+}
+
+export function hasChanges(plan: Plan): boolean {
+  return plan.changes.length > 0;
+}
+
+export function planText(plan: Plan, out: Output): string {
+  const lines: string[] = [];
+  if (!hasChanges(plan)) {
+    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} matches the policy repo.`);
+    return lines.join("\n");
+  }
+  lines.push(`revsync will make these changes in environment ${JSON.stringify(plan.environment)} (${plan.base_url}, realm ${plan.realm}):`, "");
+  for (const c of plan.changes) {
+    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
+    lines.push(`${sym} ${out.paint("bold", c.address)} ${out.paint("dim", `(${c.action})`)}`);
+    if (c.action === "unsupported") lines.push(`      ${out.paint("red", "reason:")} ${c.reason ?? ""}`);
+    lines.push(...diffLines(c.diff, "      "));
+    lines.push("");
+  }
+  lines.push(summaryLine(plan));
+  return lines.join("\n");
+}
+
+function cell(v: unknown): string {
+  return (v === undefined ? "" : `\`${JSON.stringify(v)}\``).replace(/\|/g, "\\|").replace(/\n/g, " ");
+}
+
+export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): string {
+  const head = [
+    `<!-- revsync-plan:${plan.environment} -->`,
+    `### revsync plan for \`${plan.environment}\``,
+    "",
+  ];
+  if (!hasChanges(plan)) return [...head, "**No changes.** The service matches the policy repo.", ""].join("\n");
+  head.push("| Action | Count |", "|---|---|");
+  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${k} | ${v} |`);
+  head.push("");
+  const blocks: string[] = [];
+  for (const c of plan.changes) {
+    const b = [`<details><summary><code>${SYMBOL[c.action]}</code> <b>${c.action}</b> <code>${c.address}</code></summary>`, ""];
+    if (c.reason) b.push(`> ${c.reason}`, "");
+    if (c.diff.length) {
+      b.push("| Field | Before | After |", "|---|---|---|");
+      for (const d of c.diff.slice(0, 100)) b.push(`| \`${d.path}\` | ${cell(d.before)} | ${cell(d.after)} |`);
+      if (c.diff.length > 100) b.push(`| … ${c.diff.length - 100} more | | |`);
+    }
+    b.push("", "</details>", "");
+    blocks.push(b.join("\n"));
+  }
+  const tail = `\n${summaryLine(plan)}\n`;
+  let body = head.join("\n");
+  let shown = 0;
+  for (const block of blocks) {
+    if (body.length + block.length + tail.length + 300 > MARKDOWN_LIMIT) break;
+    body += block;
+    shown++;
+  }
+  if (shown < blocks.length) body += `\n_${blocks.length - shown} more change(s) not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
+  return body + tail;
+}
+
+export function driftText(report: DriftReport, out: Output): string {
+  if (!report.drift.length) return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo.`;
+  const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
+  for (const d of report.drift) {
+    lines.push(`${out.paint("yellow", d.class.padEnd(12))} ${out.paint("bold", d.address)}: ${d.message}`);
+    lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(" -> ", " (git) -> ").replace(/ -> (.*)$/, " -> $1 (service)")));
+  }
+  const s = report.summary;
+  lines.push("", `Drift: ${Object.entries(s).filter(([, v]) => v).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(", ")}.`);
+  return lines.join("\n");
+}
+
+export function driftMarkdown(report: DriftReport): string {
+  const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
+  if (!report.drift.length) return [...lines, "**No drift.**", ""].join("\n");
+  lines.push("| Class | Address | What |", "|---|---|---|");
+  for (const d of report.drift) lines.push(`| ${d.class} | \`${d.address}\` | ${d.message.replace(/\|/g, "\\|")} |`);
+  let text = lines.join("\n") + "\n";
+  if (text.length > MARKDOWN_LIMIT) text = text.slice(0, MARKDOWN_LIMIT - 200) + "\n\n_Truncated: see the JSON report._\n";
+  return text;
+}
+
+export function applyText(report: ApplyReport, out: Output): string {
+  const mark = { done: out.paint("green", "done   "), failed: out.paint("red", "failed "), skipped: out.paint("yellow", "skipped") };
+  const lines = report.outcomes.map((o) => `${mark[o.status]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
+  const s = report.summary;
+  lines.push("", `Apply ${report.interrupted ? "interrupted" : s.failed ? "finished with failures" : "complete"}: ${s.done} done, ${s.failed} failed, ${s.skipped} skipped.`);
+  if (s.failed || s.skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  return lines.join("\n");
+}
+
+export type { Change };
