@@ -36,8 +36,8 @@ export interface RequestSpec {
   query?: Record<string, string | undefined>;
   body?: unknown;
   kind: RequestKind;
-  /** Definition of schemas/api.schema.json the JSON answer must match; "text" for CSV. */
-  schema: string | "text";
+  /** Definition of schemas/api.schema.json the JSON answer must match; "bytes" for a file (CSV). */
+  schema: string | "bytes";
   ifMatch?: string;
 }
 
@@ -192,12 +192,13 @@ export class ApiCore {
       const t0 = this.clock.now();
       let res: Dispatcher.ResponseData;
       let text: string;
+      let bytes: Buffer;
       try {
         res = await request(url, {
           method: spec.method,
           headers: {
             authorization: `Bearer ${token}`,
-            accept: spec.schema === "text" ? "text/csv, */*" : "application/json",
+            accept: spec.schema === "bytes" ? "text/csv, */*" : "application/json",
             ...(spec.body !== undefined ? { "content-type": "application/json" } : {}),
             ...(spec.ifMatch ? { "if-match": spec.ifMatch } : {}),
           },
@@ -206,7 +207,8 @@ export class ApiCore {
           headersTimeout: this.timeouts.headersMs,
           bodyTimeout: this.timeouts.bodyMs,
         });
-        text = await res.body.text();
+        bytes = Buffer.from(await res.body.arrayBuffer());
+        text = bytes.toString("utf8");
       } catch (e) {
         const reason = (e as Error).message || String(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
@@ -225,7 +227,7 @@ export class ApiCore {
         continue;
       }
       let body: unknown = text;
-      if (spec.schema !== "text" || status >= 300) {
+      if (spec.schema !== "bytes" || status >= 300) {
         try {
           body = text === "" ? undefined : JSON.parse(text);
         } catch {
@@ -245,7 +247,7 @@ export class ApiCore {
         await this.pause(err, attempt, started, wait);
         continue;
       }
-      if (spec.schema === "text") return body as T;
+      if (spec.schema === "bytes") return bytes as T;
       const problems = problemsOf(body);
       if (problems.length) {
         const msg = (body as { message?: unknown })?.message;

@@ -103,12 +103,12 @@ export const ssp = {
     }
   },
 
-  download: (core: ApiCore, fileId: string): Promise<string> =>
-    core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "text" }),
+  download: (core: ApiCore, fileId: string): Promise<Buffer> =>
+    core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
 
   /** batch_name goes as a query parameter: design.md 5. */
-  template: (core: ApiCore, batchName?: string): Promise<string> =>
-    core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "text" }),
+  template: (core: ApiCore, batchName?: string): Promise<Buffer> =>
+    core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
 };
 
 // 4.8, 4.9

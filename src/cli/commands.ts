@@ -16,6 +16,7 @@ export function register(program: Command, run: Runner): void {
     { format: ["text", "json"] },
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
   registerEngine(program, run);
+  registerOps(program, run);
 }
 
 export function registerEngine(program: Command, run: Runner): void {
@@ -56,4 +57,51 @@ export function registerEngine(program: Command, run: Runner): void {
       .addHelpText("after", "\nExample:\n  revsync export --env sandbox --dir policies"),
     { target: true },
   ).action(run(async (f, out) => (await import("./engine.js")).runExport(f, out)));
+}
+
+export function registerOps(program: Command, run: Runner): void {
+  const approvalsCmd = program.command("approvals").description("manual-upload approvals (spec 4.8, 4.9)");
+  common(
+    approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"),
+    { format: ["table", "json"] },
+  ).action(run(async (f, out) => (await import("./ops.js")).runApprovalsList(f, out)));
+  for (const action of ["approve", "reject"] as const) {
+    common(
+      approvalsCmd
+        .command(action)
+        .argument("[ids...]", "approval ids (from approvals list)")
+        .description(action === "approve" ? "approve pending uploads (your own uploads are left out: an uploader cannot approve their file)" : "reject pending uploads (an uploader may reject their own)")
+        .option("--comment <text>", "mandatory comment recorded with the action")
+        .option("--all", "act on every pending upload that the filters select")
+        .option("--type <type>", "with --all: transaction type, e.g. ORDER")
+        .option("--uploaded-by <user>", "with --all: uploader")
+        .option("--file <text>", "with --all: file name contains")
+        .option("--dry-run", "list what would be acted on; send nothing")
+        .addHelpText("after", `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run`),
+      { format: ["text", "json"] },
+    ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runApprovalsAct(action, f, out, args)));
+  }
+  common(
+    program
+      .command("errors")
+      .description("error transactions (spec 4.10), filtered")
+      .option("--type <type>", "order, invoice, event or mje (required)")
+      .option("--kind <kind>", "remediable or discarded")
+      .option("--code <code>", "error code, e.g. ERR-00015")
+      .option("--request-id <id>", "request id of the processed file")
+      .option("--financial-id <id>", "order or bill financial id")
+      .option("--from <date>", "from this date, YYYY-MM-DD, inclusive")
+      .option("--to <date>", "to this date, YYYY-MM-DD, inclusive")
+      .option("--legal-entity <entity>", "one legal entity")
+      .option("--summary", "group by error code with counts and the suggested fix")
+      .addHelpText("after", "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv"),
+    { format: ["table", "json", "csv"] },
+  ).action(run(async (f, out) => (await import("./ops.js")).runErrors(f, out)));
+  const sspCmd = program.command("ssp").description("SSP batch files (spec 4.4, 4.5)");
+  common(
+    sspCmd.command("template").description("print the SSP batch template (CSV)").option("--batch <name>", "template for this batch").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
+  ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("template", f, out, args)));
+  common(
+    sspCmd.command("download").argument("<file_id>", "file id of an uploaded batch").description("download an uploaded SSP batch's values (CSV), byte for byte").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"),
+  ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("download", f, out, args)));
 }

@@ -41,6 +41,28 @@ export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): Resolved
   return resolveEnv(repo, name ?? selectEnv(repo, flags.env, process.env), process.env);
 }
 
+/** For commands that need only the service (approvals, errors, ssp): revsync.yaml when there is one,
+ *  else REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM alone. */
+export function openServiceEnv(flags: GlobalFlags, out: Output): ResolvedEnv {
+  let configFile: string | undefined;
+  try {
+    configFile = findConfig(process.cwd(), flags.config);
+  } catch (e) {
+    if (flags.config || !process.env.REVSYNC_BASE_URL) throw e;
+  }
+  if (configFile) return openEnv(openRepo(flags, out), flags);
+  const baseUrl = process.env.REVSYNC_BASE_URL ?? "";
+  return {
+    name: process.env.REVSYNC_ENV ?? "default",
+    baseUrl,
+    authUrl: process.env.REVSYNC_AUTH_URL ?? baseUrl,
+    realm: process.env.REVSYNC_REALM ?? "",
+    vars: {},
+    rejectAction: process.env.REVSYNC_REJECT_ACTION ?? "Rejected",
+    approveAction: "Approved",
+  };
+}
+
 export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
   const credentials = credentialsFromEnv(process.env);
   return new ApiCore({

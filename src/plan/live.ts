@@ -101,7 +101,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     }
     total += jobs.length;
     await mapLimit(jobs, opts.concurrency, async (j) => {
-      if (j.batch.file_id) values.set(j.key, valuesFromCsv(await ssp.download(core, j.batch.file_id)));
+      if (j.batch.file_id) values.set(j.key, valuesFromCsv((await ssp.download(core, j.batch.file_id)).toString("utf8")));
       else {
         const env = await ssp.batch(core, j.policy, j.batch.batch_name ?? j.batch.name);
         values.set(j.key, env?.compliance_spec?.[0]?.ssp_values ?? []);
