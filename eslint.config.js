@@ -14,7 +14,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/*.mjs", "**/*.js"],
+    files: ["test/**/*.ts"],
+    rules: { "@typescript-eslint/no-explicit-any": "off" },
+  },
+  {
+    files: ["**/*.mjs", "**/*.js", "vitest.config.ts"],
     languageOptions: { globals: { process: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly" } },
     rules: { "no-restricted-syntax": "off" },
   },

@@ -1,0 +1,239 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ApiCore } from "../src/api/core.js";
+import type { Clock } from "../src/api/clock.js";
+import { approvals, errorTransactions, ssp, tenantConfigurations } from "../src/api/resources.js";
+import { ApiError, UserError } from "../src/errors.js";
+import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, type Emu } from "./helpers.js";
+
+/** Real time for requests, fake time for waits: sleeps are recorded and return at once. */
+function fakeClock(): Clock & { sleeps: number[]; offset: number } {
+  const c = {
+    sleeps: [] as number[],
+    offset: 0,
+    now: () => Date.now() + c.offset,
+    sleep: async (ms: number) => {
+      c.sleeps.push(ms);
+      c.offset += ms;
+    },
+  };
+  return c;
+}
+
+let emu: Emu;
+let core: ApiCore;
+let clock: ReturnType<typeof fakeClock>;
+let logs: string[];
+const secrets: string[] = [];
+
+function client(extra: Partial<ConstructorParameters<typeof ApiCore>[0]> = {}): ApiCore {
+  return new ApiCore({
+    baseUrl: emu.url,
+    authUrl: emu.url,
+    realm: "demo",
+    credentials: { kind: "password", clientId: "revsync", clientSecret: "demo-secret", username: "alice", password: "alice-password" },
+    clock,
+    random: () => 0.5,
+    log: (l) => logs.push(l),
+    onSecret: (s) => secrets.push(s),
+    ...extra,
+  });
+}
+
+beforeAll(async () => {
+  emu = await startEmu();
+});
+afterAll(async () => emu.close());
+beforeEach(async () => {
+  await emu.reset();
+  clock = fakeClock();
+  logs = [];
+  core = client();
+});
+afterEach(async () => core.close());
+
+const createBody = (name: string) => ({
+  compliance_name: name,
+  unique_key: name,
+  format_type: "JSON",
+  compliance_spec: [{ active: true, can_delete: true, ceiling_percentage: 110, data_identifiers: ["product_id"], entity_type: "policy", expression: "x * 1", floor_percentage: 90, hierarchy_no: 90, is_user_defined: true, method: "formula" as const, name, transaction_above_range: "", transaction_below_range: "", transaction_mid_range: "", type: "SSP", when: [] }] as [any],
+});
+
+describe("all ten operations", () => {
+  it("reads, writes and downloads through the typed resources", async () => {
+    const tcs = await tenantConfigurations.list(core);
+    const env = tcs[0]!;
+    const item = env.compliance_spec![0]! as any;
+    const update = await tenantConfigurations.update(core, env.compliance_id!, {
+      user_name: "alice", current_timestamp: "1", format_type: "JSON", compliance_name: env.compliance_name!, unique_key: env.unique_key!,
+      compliance_spec: [{ ar_accounting: item.ar_accounting, can_delete: item.can_delete, carves_allocation: true, create_revenue_schedules: item.create_revenue_schedules, distribution_method: item.distribution_method, guid: item.guid, is_user_defined: item.is_user_defined, journals_run_currency: item.journals_run_currency, lt_st_accounting: item.lt_st_accounting, manual_journal: item.manual_journal, manual_journal_contra_account: item.manual_journal_contra_account, multi_currency_revenue_contracts: item.multi_currency_revenue_contracts, prorate_method: item.prorate_method, ui_mode: item.ui_mode }],
+    }, env.version_id);
+    expect(update.error).toEqual([]);
+    expect((await ssp.list(core)).length).toBe(4);
+    expect((await ssp.get(core, "Hardware SSP"))?.compliance_spec?.[0]?.batches).toHaveLength(3);
+    expect(await ssp.get(core, "Nope")).toBeUndefined();
+    const created = await ssp.create(core, createBody("Client Made"));
+    expect(created.recovered).toBe(false);
+    expect((await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2")).error).toEqual([]);
+    expect((await ssp.download(core, "FILE-SSP-HW-1")).toString().split("\n")[0]).toMatch(/^product_id,/);
+    expect((await ssp.template(core)).toString()).toMatch(/^product_id,currency_code/);
+    expect((await approvals.pending(core)).total_records).toBe(5);
+    expect((await approvals.act(core, "Approved", "ok", ["APR-0003"])).processed_count).toBe(1);
+    expect((await errorTransactions.list(core, { transaction_type: "order" }))[0]?.total_records).toBe("6");
+  });
+
+  it("turns each failure status into an ApiError with the service's words", async () => {
+    const cases: [() => Promise<unknown>, number][] = [
+      [() => ssp.create(core, { ...createBody("Bad"), compliance_spec: [{ ...createBody("Bad").compliance_spec[0], expression: "" }] }), 400],
+      [() => approvals.act(core, "Approved", "mine", ["APR-0001"]), 403],
+      [() => ssp.download(core, "NOPE"), 404],
+      [() => ssp.create(core, createBody("Hardware SSP")), 409],
+      [() => ssp.batchAction(core, "approve", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2"), 409],
+      [() => tenantConfigurations.update(core, "TC-0001", { user_name: "a", current_timestamp: "1", format_type: "JSON", compliance_name: "x", unique_key: "y", compliance_spec: [{} as any] }), 400],
+    ];
+    for (const [p, status] of cases) {
+      const e = await p().catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ApiError);
+      expect((e as ApiError).status).toBe(status);
+      expect((e as ApiError).message).toMatch(new RegExp(`\\(${status} `));
+    }
+  });
+
+  it("412 for a stale If-Match", async () => {
+    const env = (await tenantConfigurations.list(core))[0]!;
+    const item = env.compliance_spec![0] as any;
+    const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
+    const body = { user_name: "a", current_timestamp: "1", format_type: "JSON", compliance_name: env.compliance_name!, unique_key: env.unique_key!, compliance_spec: [Object.fromEntries(fields.map((f) => [f, item[f]]))] as [any] };
+    const e = await tenantConfigurations.update(core, env.compliance_id!, body, "0").catch((x) => x);
+    expect((e as ApiError).status).toBe(412);
+  });
+
+  it("a 200 with a non-empty error array is a failure", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "error_array", method: "POST", path: "/ssp", times: 1 }] });
+    const e = await ssp.create(core, createBody("Half")).catch((x) => x);
+    expect(e).toBeInstanceOf(ApiError);
+    expect((e as ApiError).status).toBe(200);
+    expect((e as ApiError).message).toMatch(/injected failure/);
+  });
+
+  it("a non-JSON answer names the status and its first bytes; an answer off the schema names the field", async () => {
+    const { MockAgent } = await import("undici");
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const pool = agent.get("http://127.0.0.1:9");
+    pool.intercept({ path: /token/, method: "POST" }).reply(200, { access_token: "at.mock-token", expires_in: 300 }).persist();
+    pool.intercept({ path: "/apis/policy-sets/v1/policy/tenant-configurations", method: "GET" }).reply(200, "<html>gateway", { headers: { "content-type": "text/html" } });
+    pool.intercept({ path: "/apis/policy-sets/v1/policy/ssp", method: "GET" }).reply(200, [{ compliance_name: 7 }]);
+    const mocked = new ApiCore({ baseUrl: "http://127.0.0.1:9", authUrl: "http://127.0.0.1:9", realm: "demo", credentials: { kind: "password", clientId: "c", clientSecret: "s", username: "u", password: "p" }, dispatcher: agent, clock });
+    await expect(tenantConfigurations.list(mocked)).rejects.toThrow(/not JSON \(status 200, first bytes: "<html>gateway"\)/);
+    await expect(ssp.list(mocked)).rejects.toThrow(/unexpected answer: field \/0\/compliance_name must be string/);
+    await agent.close();
+  });
+});
+
+describe("auth", () => {
+  it("token expiry forced mid-run: continues after a refresh", async () => {
+    await tenantConfigurations.list(core);
+    await emu.admin("POST", "faults", { faults: [{ kind: "token_expiry" }] });
+    await tenantConfigurations.list(core);
+    expect(logs.some((l) => /refreshed/.test(l))).toBe(true);
+  });
+
+  it("with the refresh token expired too: a new password grant", async () => {
+    await tenantConfigurations.list(core);
+    await emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
+    await tenantConfigurations.list(core);
+    expect(logs.some((l) => /refresh refused/.test(l))).toBe(true);
+    expect(logs.filter((l) => /password grant/.test(l))).toHaveLength(2);
+  });
+
+  it("refreshes before expiry from expires_in, and shares one token request among concurrent callers", async () => {
+    await Promise.all(Array.from({ length: 10 }, () => tenantConfigurations.list(core)));
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.path.includes("/token"))).toHaveLength(1);
+    clock.offset += 290_000; // within the last 10% of the 300 s lifetime
+    await Promise.all(Array.from({ length: 5 }, () => tenantConfigurations.list(core)));
+    const after: any[] = await emu.admin("GET", "requests");
+    expect(after.filter((j) => j.path.includes("/token"))).toHaveLength(2);
+    expect(logs.filter((l) => /refreshed/.test(l))).toHaveLength(1);
+  });
+
+  it("wrong credentials: a plain error, no retry storm", async () => {
+    const bad = client({ credentials: { kind: "password", clientId: "revsync", clientSecret: "wrong", username: "alice", password: "x" } });
+    await expect(tenantConfigurations.list(bad)).rejects.toThrow(/sign-in refused: invalid client credentials/);
+    await bad.close();
+  });
+
+  it("http:// is refused for any host but loopback", () => {
+    expect(() => client({ baseUrl: "http://api.example.com" })).toThrow(UserError);
+    expect(() => client({ baseUrl: "http://localhost:1" })).not.toThrow();
+  });
+});
+
+describe("retries", () => {
+  it("429 with Retry-After: the wait is honoured through the clock, then success", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 7, times: 2, path: "/tenant-configurations" }] });
+    const list = await tenantConfigurations.list(core);
+    expect(list).toHaveLength(1);
+    expect(clock.sleeps).toEqual([7000, 7000]);
+  });
+
+  it("503 on a GET: backoff with full jitter, bounded in attempts", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "status", status: 503, path: "/tenant-configurations" }] });
+    const e = await tenantConfigurations.list(core).catch((x) => x);
+    expect((e as ApiError).status).toBe(503);
+    expect(clock.sleeps).toEqual([125, 250, 500, 1000, 2000]);
+  });
+
+  it("a create whose answer is lost after the commit ends with exactly one policy", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/ssp", after_commit: true, times: 1 }] });
+    const out = await ssp.create(core, createBody("Exactly Once"));
+    expect(out.recovered).toBe(true);
+    const state: any = await emu.admin("GET", "state");
+    expect(state.tenants[0].ssp.filter((p: any) => p.compliance_name === "Exactly Once")).toHaveLength(1);
+  });
+
+  it("a create dropped before the commit is sent again once the policy is known to be absent", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/ssp", times: 1 }] });
+    const out = await ssp.create(core, createBody("Second Try"));
+    expect(out.recovered).toBe(false);
+    const state: any = await emu.admin("GET", "state");
+    expect(state.tenants[0].ssp.filter((p: any) => p.compliance_name === "Second Try")).toHaveLength(1);
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.method === "POST" && j.path.endsWith("/ssp"))).toHaveLength(2);
+  });
+
+  it("a review retried after its commit counts as done", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "PATCH", after_commit: true, times: 1 }] });
+    const res = await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2");
+    expect(res.compliance_details?.[0]?.message).toMatch(/already reviewed/);
+  });
+});
+
+describe("--verbose never shows a secret", () => {
+  it("through failures, retries and re-authentication", async () => {
+    const dir = tempRepo(emu.url);
+    try {
+      await emu.admin("POST", "faults", {
+        faults: [
+          { kind: "status", status: 503, path: "/ssp", times: 2 },
+          { kind: "rate_limit", retry_after: 1, path: "/tenant-configurations", times: 1 },
+          { kind: "status", status: 502, path: "/token", times: 1 },
+        ],
+      });
+      const r1 = await cli(["plan", "--verbose"], { cwd: dir, env: DEMO_ENV });
+      expect(r1.stderr).toMatch(/retry 1/);
+      await emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: false }] });
+      const r2 = await cli(["apply", "--auto-approve", "--verbose"], { cwd: dir, env: DEMO_ENV });
+      const r3 = await cli(["plan", "--verbose"], { cwd: dir, env: { ...DEMO_ENV, REVSYNC_PASSWORD: "wrong-password-xyz" } });
+      expect(r3.code).toBe(1);
+      const state: any = await emu.admin("GET", "state");
+      const tokens = Object.keys(state.tokens);
+      expect(tokens.length).toBeGreaterThan(0);
+      const all = [r1, r2, r3].map((r) => r.stdout + r.stderr).join("\n");
+      for (const s of ["alice-password", "demo-secret", "wrong-password-xyz", ...tokens]) expect(all).not.toContain(s);
+      expect(all).toMatch(/GET \/apis\/policy-sets\/v1\/policy\/ssp 503/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});

@@ -1,0 +1,115 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, startEmu, token, type Emu } from "./helpers.js";
+
+// Property: a malformed or invalid body on any write endpoint gets a 4xx (never a 5xx) and leaves
+// the state exactly as it was.
+let emu: Emu;
+let tok: string;
+let tc: any;
+
+beforeAll(async () => {
+  emu = await startEmu();
+  tok = await token(emu.url);
+  tc = (await api(emu.url, tok, "GET", "/apis/policy-sets/v1/policy/tenant-configurations")).body[0];
+});
+afterAll(async () => emu.close());
+
+async function snapshot(): Promise<string> {
+  const s: any = await emu.admin("GET", "state");
+  delete s.tokens;
+  return JSON.stringify(s);
+}
+
+const kindOf = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v);
+const anyValue = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }));
+
+function paths(v: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+  if (v && typeof v === "object") {
+    const entries = Array.isArray(v) ? v.map((x, i) => [i, x] as const) : Object.entries(v);
+    return [prefix, ...entries.flatMap(([k, x]) => paths(x, [...prefix, k]))];
+  }
+  return [prefix];
+}
+
+/** A valid body with one place broken: a field deleted or given a value of another type. */
+function broken(valid: unknown): fc.Arbitrary<unknown> {
+  const all = paths(valid).filter((p) => p.length > 0);
+  return fc.tuple(fc.constantFrom(...all), fc.boolean(), anyValue).filter(([p, del, value]) => {
+    let orig: any = valid;
+    for (const k of p) orig = orig[k];
+    return del ? !Array.isArray(valid) : kindOf(value) !== kindOf(orig) && !(kindOf(orig) === "integer" && kindOf(value) === "number" && Number.isInteger(value));
+  }).map(([p, del, value]) => {
+    const copy = structuredClone(valid) as any;
+    let node = copy;
+    for (const k of p.slice(0, -1)) node = node[k];
+    const last = p[p.length - 1] as string | number;
+    if (del && !Array.isArray(node)) delete node[last];
+    else if (del && Array.isArray(node)) node.splice(Number(last), 1, { broken: true });
+    else node[last] = value;
+    return copy;
+  });
+}
+
+function bodies(valid: unknown): fc.Arbitrary<{ raw?: string; json?: unknown }> {
+  return fc.oneof(
+    { weight: 5, arbitrary: broken(valid).map((json) => ({ json })) },
+    { weight: 2, arbitrary: fc.jsonValue().filter((v) => !v || typeof v !== "object" || Object.keys(v as object).length < 3).map((json) => ({ json })) },
+    { weight: 2, arbitrary: fc.string({ maxLength: 40 }).filter((s) => { try { JSON.parse(s); return false; } catch { return true; } }).map((raw) => ({ raw })) },
+  );
+}
+
+const RUNS = 1000;
+
+async function check(method: string, path: string, valid: unknown, extraOk: (status: number, body: any) => boolean = () => false): Promise<void> {
+  const before = await snapshot();
+  let count = 0;
+  await fc.assert(
+    fc.asyncProperty(bodies(valid), async (b) => {
+      const res = await api(emu.url, tok, method, path, b.json, b.raw ?? (b.json === undefined ? "" : undefined));
+      count++;
+      if (res.status >= 500) return false;
+      return (res.status >= 400 && res.status < 500) || extraOk(res.status, res.body);
+    }),
+    { numRuns: RUNS },
+  );
+  expect(count).toBeGreaterThanOrEqual(RUNS);
+  expect(await snapshot()).toBe(before);
+}
+
+describe("malformed bodies on write endpoints", () => {
+  it("PATCH tenant configuration", async () => {
+    const item = tc.compliance_spec[0];
+    const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
+    const valid = { user_name: "alice", current_timestamp: "1767225600", format_type: "JSON", compliance_name: tc.compliance_name, unique_key: tc.unique_key, compliance_spec: [Object.fromEntries(fields.map((f) => [f, item[f]]))] };
+    await check("PATCH", `/apis/policy-sets/v1/policy/tenant-configurations/${tc.compliance_id}`, valid);
+  });
+
+  it("POST SSP policy", async () => {
+    const valid = {
+      compliance_name: "Fuzz", unique_key: "Fuzz", format_type: "JSON",
+      compliance_spec: [{ active: true, can_delete: true, ceiling_percentage: 110, data_identifiers: ["product_id"], entity_type: "policy", expression: "x", floor_percentage: 90, hierarchy_no: 99, is_user_defined: true, method: "formula", name: "Fuzz", transaction_above_range: "", transaction_below_range: "", transaction_mid_range: "", type: "SSP", when: [] }],
+    };
+    await check("POST", "/apis/policy-sets/v1/policy/ssp", valid);
+  });
+
+  it("POST approval action", async () => {
+    await check("POST", "/apis/oingest-approval/v1/action", { action: "Approved", comments: "ok", approval_ids: ["APR-0003"] });
+  });
+
+  it("POST error transactions (a read: answers 4xx, changes nothing)", async () => {
+    await check("POST", "/apis/errortransactions/v1/", { transaction_type: "order" });
+  });
+
+  it("PATCH SSP batch action with random path segments", async () => {
+    const before = await snapshot();
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 }), fc.option(fc.jsonValue()), async (a, id, b, body) => {
+        const res = await api(emu.url, tok, "PATCH", `/apis/policy-sets/v1/policy/ssp/${encodeURIComponent(a || "x")}/${encodeURIComponent(id || "x")}/${encodeURIComponent(b || "x")}`, body ?? undefined);
+        return res.status >= 400 && res.status < 500;
+      }),
+      { numRuns: RUNS },
+    );
+    expect(await snapshot()).toBe(before);
+  });
+});

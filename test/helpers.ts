@@ -1,0 +1,118 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { seedState, type SeedName } from "../src/emulator/seed.js";
+import { startEmulator } from "../src/emulator/server.js";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const BIN = join(ROOT, "dist", "bin.js");
+
+export const DEMO_ENV = {
+  REVSYNC_CLIENT_ID: "revsync",
+  REVSYNC_CLIENT_SECRET: "demo-secret",
+  REVSYNC_USERNAME: "alice",
+  REVSYNC_PASSWORD: "alice-password",
+};
+
+export interface Emu {
+  url: string;
+  close(): Promise<void>;
+  admin<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  writes(): Promise<{ method: string; path: string; status: number }[]>;
+  reset(seed?: SeedName): Promise<void>;
+}
+
+/** The emulator on 127.0.0.1 with an OS-chosen port, spoken to over real HTTP. */
+export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: number; refreshTtlS?: number } = {}): Promise<Emu> {
+  const running = await startEmulator({ state: seedState(seed), host: "127.0.0.1", port: 0, ...opts });
+  const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${running.url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { "content-type": "application/json" } });
+    if (!res.ok) throw new Error(`admin ${method} ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  return {
+    url: running.url,
+    close: running.close,
+    admin,
+    writes: async () => (await admin<{ method: string; path: string; status: number }[]>("GET", "requests")).filter((r) => r.method !== "GET" && r.path.startsWith("/apis/") && !r.path.startsWith("/apis/errortransactions")),
+    reset: async (s = "demo") => {
+      await admin("POST", "reset", { seed: s });
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a child process. */
+export function cli(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; input?: string; signalAfter?: { ms: number; signal: NodeJS.Signals } } = {}): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", CI: "", GITHUB_ACTIONS: "", REVSYNC_ENV: "", ...opts.env })) if (v !== undefined && v !== "") env[k] = v;
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    if (opts.signalAfter) {
+      const { ms, signal } = opts.signalAfter;
+      setTimeout(() => child.kill(signal), ms);
+    }
+    child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+/** A temporary policy repo: the project's policies/ (or given files) and a revsync.yaml aimed at url. */
+export function tempRepo(url: string, files: Record<string, string> | "default" = "default", envName = "demo"): string {
+  const dir = mkdtempSync(join(tmpdir(), "revsync-test-"));
+  writeFileSync(
+    join(dir, "revsync.yaml"),
+    `version: 1\npolicies: policies\nenvironments:\n  ${envName}:\n    base_url: ${url}\n    auth_url: ${url}\n    realm: demo\n    vars:\n      contra_account: MJ-CONTRA-100\n`,
+  );
+  if (files === "default") cpSync(join(ROOT, "policies"), join(dir, "policies"), { recursive: true });
+  else {
+    mkdirSync(join(dir, "policies"), { recursive: true });
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+  }
+  return dir;
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A token for direct API calls in tests. */
+export async function token(url: string, user = "alice"): Promise<string> {
+  const res = await fetch(`${url}/auth/realms/demo/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: user, password: `${user}-password` }).toString(),
+  });
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${tok}`, "content-type": "application/json" },
+    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* CSV */
+  }
+  return { status: res.status, body: parsed };
+}
