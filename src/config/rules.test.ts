@@ -1,0 +1,52 @@
+import { LineCounter, parseDocument } from "yaml";
+import { describe, expect, it } from "vitest";
+import type { PolicyDoc } from "./repo.js";
+import { duplicateHierarchy, duplicateNames, floorNotAboveCeiling, formulaNeedsExpression, tenantFieldsUpdatable } from "./rules.js";
+
+/** An in-memory policy document, as the loader would produce it. */
+function doc(text: string, file = "p.yaml"): PolicyDoc {
+  const lines = new LineCounter();
+  const d = parseDocument(text, { lineCounter: lines });
+  const value = d.toJS() as { kind: "SspPolicy" | "TenantConfiguration" };
+  return { src: { file, index: 0, doc: d, lines, value }, absFile: `/repo/${file}`, kind: value.kind };
+}
+
+const ssp = (name: string, spec: string): string => `kind: SspPolicy\nmetadata:\n  name: ${name}\nspec:\n${spec}`;
+
+function run(rule: (docs: PolicyDoc[], emit: (d: PolicyDoc, pointer: string, message: string) => void) => void, docs: PolicyDoc[]) {
+  const out: { file: string; pointer: string; message: string }[] = [];
+  rule(docs, (d, pointer, message) => out.push({ file: d.src.file, pointer, message }));
+  return out;
+}
+
+describe("semantic rules", () => {
+  it("duplicate policy names, per kind", () => {
+    const out = run(duplicateNames, [doc(ssp("A", "  hierarchy_no: 1\n"), "a.yaml"), doc(ssp("A", "  hierarchy_no: 2\n"), "b.yaml"), doc("kind: TenantConfiguration\nmetadata:\n  name: A\n", "c.yaml")]);
+    expect(out).toEqual([{ file: "b.yaml", pointer: "/metadata/name", message: expect.stringMatching(/duplicate SspPolicy name "A": also defined at a\.yaml:3/) }]);
+  });
+
+  it("duplicate hierarchy_no", () => {
+    expect(run(duplicateHierarchy, [doc(ssp("A", "  hierarchy_no: 5\n")), doc(ssp("B", "  hierarchy_no: 5\n"), "b.yaml")])).toHaveLength(1);
+    expect(run(duplicateHierarchy, [doc(ssp("A", "  hierarchy_no: 5\n")), doc(ssp("B", "  hierarchy_no: 6\n"))])).toHaveLength(0);
+  });
+
+  it("floor_percentage not above ceiling_percentage", () => {
+    expect(run(floorNotAboveCeiling, [doc(ssp("A", "  floor_percentage: 90\n  ceiling_percentage: 80\n"))])[0]?.pointer).toBe("/spec/floor_percentage");
+    expect(run(floorNotAboveCeiling, [doc(ssp("A", "  floor_percentage: 90\n  ceiling_percentage: 90\n"))])).toHaveLength(0);
+  });
+
+  it("a formula policy needs an expression", () => {
+    expect(run(formulaNeedsExpression, [doc(ssp("A", "  method: formula\n  expression: '  '\n"))])).toHaveLength(1);
+    expect(run(formulaNeedsExpression, [doc(ssp("A", "  method: formula\n  expression: x * 2\n"))])).toHaveLength(0);
+    expect(run(formulaNeedsExpression, [doc(ssp("A", "  method: upload\n"))])).toHaveLength(0);
+  });
+
+  it("tenant fields the update body cannot carry, and the delimiter's symbols", () => {
+    const tc = (spec: string) => doc(`kind: TenantConfiguration\nmetadata:\n  name: T\nspec:\n${spec}`);
+    const out = run(tenantFieldsUpdatable, [tc("  ingest_hold: true\n  carves_allocation: true\n")]);
+    expect(out).toHaveLength(1);
+    expect(out[0]?.message).toMatch(/^ingest_hold cannot be changed: .*Updatable fields: ar_accounting, /);
+    expect(run(tenantFieldsUpdatable, [tc("  account_segment_delimiter: '@'\n")])[0]?.message).toMatch(/must be one of/);
+    expect(run(tenantFieldsUpdatable, [tc("  account_segment_delimiter: '|'\n")])[0]?.message).toMatch(/cannot be changed/);
+  });
+});

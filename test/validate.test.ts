@@ -1,0 +1,156 @@
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cli, ROOT, removeDir } from "./helpers.js";
+
+const FIX = join(ROOT, "test", "fixtures", "invalid");
+
+// [fixture, file, line, column, message] : one mistake each, the first diagnostic asserted.
+const CASES: [string, string, number, number, RegExp][] = [
+  ["config-bad-version", "revsync.yaml", 1, 10, /version: expected 1, got the number 2/],
+  ["config-unknown-env-field", "revsync.yaml", 5, 5, /environments\.demo: missing required field "base_url"/],
+  ["csv-bad-date", "policies/values.csv", 2, 32, /effective_start_date must be a date YYYY-MM-DD, got "2026-02-30"/],
+  ["csv-bad-header", "policies/values.csv", 1, 1, /the header must be the template's: product_id,currency_code/],
+  ["csv-column-count", "policies/values.csv", 3, 1, /expected 8 columns, found 7/],
+  ["csv-currency-code", "policies/values.csv", 3, 9, /currency_code must be a three-letter code such as USD, got "euro"/],
+  ["csv-empty-product", "policies/values.csv", 3, 1, /product_id is empty/],
+  ["csv-midpoint-order", "policies/values.csv", 3, 21, /expected below_mid_point <= mid_point <= above_mid_point, got 95, 90, 110/],
+  ["csv-not-a-number", "policies/values.csv", 3, 24, /mid_point must be a whole number, got "1O0"/],
+  ["csv-overlapping-ranges", "policies/values.csv", 4, 1, /HW-1000 USD: 2026-06-01\.\.2026-12-31 overlaps line 2/],
+  ["csv-start-after-end", "policies/values.csv", 3, 32, /effective_start_date 2026-07-01 is after effective_end_date 2026-06-30/],
+  ["csv-value-type", "policies/values.csv", 3, 13, /value_type must be Amount or Percent, got "Ratio"/],
+  ["duplicate-hierarchy", "policies/b.yaml", 8, 17, /hierarchy_no 10 is already used by "Hardware SSP" \(policies\/a\.yaml\)/],
+  ["duplicate-policy-name", "policies/b.yaml", 4, 9, /duplicate SspPolicy name "Hardware SSP": also defined at policies\/a\.yaml:4/],
+  ["missing-kind", "policies/tc.yaml", 1, 1, /missing kind: expected TenantConfiguration or SspPolicy/],
+  ["ssp-batch-status", "policies/ssp.yaml", 18, 13, /batches\.0\.status: expected one of "reviewed", "approved", got the string "pending"/],
+  ["ssp-ceiling-not-whole", "policies/ssp.yaml", 11, 23, /spec\.ceiling_percentage: expected a whole number, got the number 115\.5/],
+  ["ssp-condition-missing-value", "policies/ssp.yaml", 13, 7, /spec\.when\.0: missing required field "value"/],
+  ["ssp-data-identifiers-not-list", "policies/ssp.yaml", 9, 21, /spec\.data_identifiers: expected a list, got the string "product_id"/],
+  ["ssp-duplicate-batch", "policies/ssp.yaml", 20, 11, /duplicate batch name "FY26-H1"/],
+  ["ssp-floor-above-ceiling", "policies/ssp.yaml", 10, 21, /floor_percentage 120 is above ceiling_percentage 115/],
+  ["ssp-formula-with-batches", "policies/ssp.yaml", 18, 3, /a formula policy has no batches/],
+  ["ssp-formula-without-expression", "policies/ssp.yaml", 6, 11, /a formula policy needs an expression/],
+  ["ssp-hierarchy-not-number", "policies/ssp.yaml", 8, 17, /spec\.hierarchy_no: expected a whole number, got the string "ten"/],
+  ["ssp-method-enum", "policies/ssp.yaml", 6, 11, /spec\.method: expected one of "upload", "formula", "calculator", got the string "magic"/],
+  ["ssp-missing-method", "policies/ssp.yaml", 6, 3, /spec: missing required field "method"/],
+  ["ssp-operator-enum", "policies/ssp.yaml", 14, 17, /spec\.when\.0\.operator: expected one of "equality".*got the string "equals"/],
+  ["ssp-unknown-field", "policies/ssp.yaml", 8, 3, /spec\.colour: unknown field "colour"/],
+  ["ssp-values-missing-file", "policies/ssp.yaml", 19, 13, /values file "nope\.csv" does not exist/],
+  ["ssp-values-outside-repo", "policies/ssp.yaml", 19, 13, /values file "\.\.\/\.\.\/outside\.csv" lies outside the policy repo/],
+  ["tc-bad-delimiter", "policies/tc.yaml", 7, 30, /account_segment_delimiter must be one of - , \| ~ # : \. \$, got "@"/],
+  ["tc-boolean-as-string", "policies/tc.yaml", 6, 22, /spec\.carves_allocation: expected a boolean \(true or false\), got the string "yes"/],
+  ["tc-distribution-enum", "policies/tc.yaml", 7, 24, /spec\.distribution_method: expected one of "Days in Calendar Period", "Prorate", got the string "Weekly"/],
+  ["tc-guid-not-updatable", "policies/tc.yaml", 7, 3, /guid cannot be changed: the update API \(spec 4\.2\) does not carry it\. Updatable fields: ar_accounting, can_delete/],
+  ["tc-missing-name", "policies/tc.yaml", 4, 3, /metadata: missing required field "name"/],
+  ["tc-misspelled-field", "policies/tc.yaml", 6, 3, /unknown field "carves_alocation" \(did you mean "carves_allocation"\?\)/],
+  ["tc-not-updatable-field", "policies/tc.yaml", 7, 3, /snowman_enabled cannot be changed: .*Updatable fields: .*ui_mode/],
+  ["tc-undefined-variable", "policies/tc.yaml", 8, 34, /undefined variable \$\{contra_acount\}/],
+  ["unknown-kind", "policies/tc.yaml", 2, 7, /kind: expected "TenantConfiguration" or "SspPolicy", got "TenantConfig"/],
+  ["wrong-api-version", "policies/tc.yaml", 1, 13, /apiVersion: expected "revsync\/v1", got the string "revsync\/v2"/],
+  ["yaml-alias-bomb", "policies/ssp.yaml", 1, 1, /too many YAML aliases \(a possible alias bomb\)/],
+  ["yaml-duplicate-key", "policies/ssp.yaml", 8, 3, /Map keys must be unique/],
+  ["yaml-not-utf8", "policies/tc.yaml", 4, 33, /file is not UTF-8 text: save it as UTF-8/],
+  ["yaml-proto-key", "policies/ssp.yaml", 3, 1, /the key "__proto__" is not allowed/],
+  ["yaml-syntax", "policies/ssp.yaml", 6, 11, /YAML syntax: /],
+  ["yaml-unknown-tag", "policies/ssp.yaml", 7, 11, /unknown YAML tag !shell: tags are not allowed/],
+];
+
+describe("revsync validate: the invalid corpus", () => {
+  it("has at least 40 fixtures, each listed here", async () => {
+    const { readdirSync } = await import("node:fs");
+    const dirs = readdirSync(FIX).sort();
+    expect(dirs.length).toBeGreaterThanOrEqual(40);
+    expect(CASES.map((c) => c[0]).sort()).toEqual(dirs);
+  });
+
+  it.each(CASES)("%s: %s:%i:%i", async (name, file, line, column, message) => {
+    const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, name), env: { REVSYNC_BASE_URL: "http://127.0.0.1:9" } });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.valid).toBe(false);
+    const first = report.diagnostics[0];
+    expect({ file: first.file, line: first.line, column: first.column }).toEqual({ file, line, column });
+    expect(first.message).toMatch(message);
+  });
+});
+
+describe("revsync validate", () => {
+  it("text output: file:line:col: error: message, and no stack trace", async () => {
+    const r = await cli(["validate"], { cwd: join(FIX, "tc-boolean-as-string") });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('policies/tc.yaml:6:22: error: spec.carves_allocation: expected a boolean (true or false), got the string "yes"');
+    expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("reports every problem of every file in one run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-many-"));
+    try {
+      cpSync(join(FIX, "tc-boolean-as-string"), dir, { recursive: true });
+      cpSync(join(FIX, "ssp-method-enum", "policies"), join(dir, "policies"), { recursive: true });
+      const r = await cli(["validate", "--format", "json"], { cwd: dir });
+      const files = new Set(JSON.parse(r.stdout).diagnostics.map((d: any) => d.file));
+      expect(files).toEqual(new Set(["policies/tc.yaml", "policies/ssp.yaml"]));
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("GitHub annotations when GITHUB_ACTIONS=true", async () => {
+    const r = await cli(["validate"], { cwd: join(FIX, "ssp-floor-above-ceiling"), env: { GITHUB_ACTIONS: "true" } });
+    expect(r.stdout).toContain("::error file=policies/ssp.yaml,line=10,col=21::floor_percentage 120 is above ceiling_percentage 115");
+  });
+
+  it("a values file that is a link leading outside the repo is refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-link-"));
+    try {
+      cpSync(join(FIX, "ssp-values-missing-file"), dir, { recursive: true });
+      symlinkSync("/etc/hostname", join(dir, "policies", "nope.csv"));
+      const r = await cli(["validate"], { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain('policies/ssp.yaml:19:13: error: values file "nope.csv" is a link that leads outside the policy repo');
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a file over 5 MiB is refused without being parsed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-big-"));
+    try {
+      cpSync(join(FIX, "tc-boolean-as-string", "revsync.yaml"), join(dir, "revsync.yaml"));
+      mkdirSync(join(dir, "policies"));
+      writeFileSync(join(dir, "policies", "big.yaml"), `# ${"x".repeat(5 * 1024 * 1024)}\n`);
+      const r = await cli(["validate"], { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/policies\/big\.yaml:1:1: error: file is over 5 MiB/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("passes on policies/ with no network and no credentials, and the same for every example repo", async () => {
+    const env = { REVSYNC_CLIENT_ID: undefined, REVSYNC_CLIENT_SECRET: undefined, REVSYNC_PASSWORD: undefined, HTTPS_PROXY: "http://127.0.0.1:9" };
+    const r = await cli(["validate"], { env });
+    expect(r.stdout).toMatch(/^Valid: \d+ policy document\(s\), no problems\./);
+    expect(r.code).toBe(0);
+    const { readdirSync, existsSync } = await import("node:fs");
+    const examples = join(ROOT, "examples");
+    const repos = existsSync(examples) ? readdirSync(examples).filter((d) => existsSync(join(examples, d, "revsync.yaml"))) : [];
+    for (const repo of repos) {
+      const e = await cli(["validate"], { cwd: join(examples, repo), env });
+      expect(`${repo}: ${e.stdout}`).toMatch(/Valid:/);
+      expect(e.code).toBe(0);
+    }
+  });
+
+  it("no revsync.yaml: a plain error and exit 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-none-"));
+    try {
+      const r = await cli(["validate"], { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/Error: no revsync\.yaml in .* or any parent folder/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
