@@ -97,6 +97,14 @@ function retryAfterMs(header: string | string[] | undefined, now: number): numbe
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** undici wraps the socket error: the cause (ECONNREFUSED, ETIMEDOUT…) is what a person can act on. */
+function connectionReason(e: unknown): string {
+  const err = e as Error & { code?: string; cause?: Error & { code?: string } };
+  const cause = err.cause;
+  const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p): p is string => !!p && p !== "fetch failed");
+  return [...new Set(parts)].join(": ") || String(e);
+}
+
 /** The one HTTP core: token, refresh, retries, timeouts, JSON, schema checks of answers. */
 export class ApiCore {
   readonly base: URL;
@@ -140,6 +148,7 @@ export class ApiCore {
   /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the form. */
   private async postToken(form: URLSearchParams): Promise<{ status: number; body: unknown }> {
     const started = this.clock.now();
+    let last = "";
     for (let attempt = 0; ; attempt++) {
       let status = 0;
       let wait: number | undefined;
@@ -169,13 +178,15 @@ export class ApiCore {
           return { status, body };
         }
         wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
+        last = `status ${status}`;
       } catch (e) {
         if (e instanceof ApiError) throw e;
-        this.log(`POST /auth/realms/…/token failed: ${(e as Error).message}`);
+        last = connectionReason(e);
+        this.log(`POST /auth/realms/…/token failed: ${last}`);
       }
       const delay = this.backoff(attempt, wait);
       if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) {
-        throw new ApiError("POST", "token endpoint", status, "the token endpoint did not answer after retries", [], true);
+        throw new ApiError("POST", "token endpoint", status, `no usable answer after ${attempt + 1} attempt(s) (last: ${last})`, [], true);
       }
       this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
       await this.clock.sleep(delay);
@@ -210,7 +221,7 @@ export class ApiCore {
         bytes = Buffer.from(await res.body.arrayBuffer());
         text = bytes.toString("utf8");
       } catch (e) {
-        const reason = (e as Error).message || String(e);
+        const reason = connectionReason(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
         const err = new ApiError(spec.method, spec.path, 0, `connection failed: ${reason}`, [], spec.kind !== "once", undefined, spec.kind !== "read");
         if (spec.kind === "once") throw err;

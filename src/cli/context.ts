@@ -38,7 +38,7 @@ export function desiredState(repo: Repo, env: ResolvedEnv, out: Output): Desired
 }
 
 export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): ResolvedEnv {
-  return resolveEnv(repo, name ?? selectEnv(repo, flags.env, process.env), process.env);
+  return resolveEnv(repo, selectEnv(repo, name ?? flags.env, process.env), process.env);
 }
 
 /** For commands that need only the service (approvals, errors, ssp): revsync.yaml when there is one,

@@ -248,7 +248,8 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
       items.push({ address: addr, class: "missing", diff: [], message: "in git, not in the service" });
       continue;
     }
-    const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, before: x.after, after: x.before, kind: "changed" as const }));
+    // In drift, before is what git says and after what the service holds.
+    const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" as const }));
     if (diff.length) items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
   }
   for (const env of live.tenantConfigs) {
@@ -265,7 +266,7 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
       continue;
     }
     if (targeted(addr, t)) {
-      const diff = sspFieldDiff(d, lp).map((x) => ({ ...x, before: x.before, after: x.after }));
+      const diff = sspFieldDiff(d, lp).map((x) => ({ ...x, before: x.after, after: x.before }));
       if (diff.length) items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
     }
     for (const b of d.batches) {

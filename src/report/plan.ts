@@ -89,7 +89,7 @@ export function driftText(report: DriftReport, out: Output): string {
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
     lines.push(`${out.paint("yellow", d.class.padEnd(12))} ${out.paint("bold", d.address)}: ${d.message}`);
-    lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(" -> ", " (git) -> ").replace(/ -> (.*)$/, " -> $1 (service)")));
+    lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
   }
   const s = report.summary;
   lines.push("", `Drift: ${Object.entries(s).filter(([, v]) => v).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(", ")}.`);
