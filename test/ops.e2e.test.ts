@@ -1,0 +1,179 @@
+import { readFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+
+let emu: Emu;
+let repo: string;
+beforeAll(async () => {
+  emu = await startEmu();
+  repo = tempRepo(emu.url);
+});
+afterAll(async () => {
+  removeDir(repo);
+  await emu.close();
+});
+beforeEach(async () => emu.reset());
+
+const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, ...env } });
+const pendingIds = async (): Promise<string[]> => {
+  const state: any = await emu.admin("GET", "state");
+  return state.tenants[0].approvals.records.filter((r: any) => r.status === "Pending Approval").map((r: any) => r.approval_id);
+};
+
+describe("approvals", () => {
+  it("list: a table with own-upload flags, the switch and the roles; json too", async () => {
+    const r = await run(["approvals", "list"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Approval of manual uploads is enabled for this tenant. Roles that may approve: Revenue Approver.");
+    expect(r.stdout).toMatch(/APPROVAL ID\s+FILE\s+TYPE\s+ROWS\s+UPLOADED BY\s+UPLOADED AT\s+OWN UPLOAD/);
+    expect(r.stdout).toMatch(/APR-0001\s+orders-2026-10-27\.csv\s+ORDER\s+1480\s+alice\s+2026-10-26T18:00:00Z\s+yes/);
+    expect(r.stdout).toMatch(/APR-0003\s+orders-2026-10-28\.csv\s+ORDER\s+1512\s+carol\s+\S+\s+no/);
+    const j = JSON.parse((await run(["approvals", "list", "--format", "json"])).stdout);
+    expect(j.total_records).toBe(5);
+  });
+
+  it("approving a mix of own and others' uploads: own ones left out with a warning, the rest approved", async () => {
+    const r = await run(["approvals", "approve", "APR-0001", "APR-0003", "APR-0004", "--comment", "Checked against the CRM"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/APR-0001 \(orders-2026-10-27\.csv\) left out: you uploaded it, and the uploader of a file cannot approve it/);
+    expect(r.stdout).toContain("Approved: APR-0003, APR-0004. processed_count 2; the service said: 2 record(s) approved successfully");
+    expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
+  });
+
+  it("only own uploads selected: nothing sent, exit 1", async () => {
+    await emu.admin("DELETE", "requests");
+    const r = await run(["approvals", "approve", "APR-0001", "--comment", "x"]);
+    expect(r.code).toBe(1);
+    expect(await emu.writes()).toEqual([]);
+  });
+
+  it("reject by the uploader of their own file", async () => {
+    const r = await run(["approvals", "reject", "APR-0002", "--comment", "Wrong month"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Rejected: APR-0002. processed_count 1");
+    const state: any = await emu.admin("GET", "state");
+    expect(state.tenants[0].approvals.records.find((x: any) => x.approval_id === "APR-0002")).toMatchObject({ status: "Rejected", approved_by: "alice", approval_comments: "Wrong month" });
+  });
+
+  it("a missing or blank comment is refused before any call", async () => {
+    await emu.admin("DELETE", "requests");
+    for (const args of [["approvals", "approve", "APR-0003"], ["approvals", "reject", "APR-0003", "--comment", "  "]]) {
+      const r = await run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/--comment is required/);
+    }
+    expect(await emu.admin("GET", "requests")).toEqual([]);
+  });
+
+  it("--all with filters, --dry-run, and unknown ids", async () => {
+    const dry = await run(["approvals", "approve", "--all", "--type", "ORDER", "--comment", "x", "--dry-run"], { REVSYNC_USERNAME: "bob", REVSYNC_PASSWORD: "bob-password" });
+    expect(dry.stdout).toContain("Would approve 3 upload(s):");
+    expect(await pendingIds()).toHaveLength(5);
+    const byCarol = await run(["approvals", "reject", "--all", "--uploaded-by", "carol", "--file", "events", "--comment", "dup"]);
+    expect(byCarol.stdout).toContain("Rejected: APR-0004.");
+    const unknown = await run(["approvals", "approve", "APR-9999", "--comment", "x"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/not pending approval: APR-9999/);
+  });
+
+  it("the reject literal comes from revsync.yaml", async () => {
+    const dir = tempRepo(emu.url);
+    try {
+      const cfg = join(dir, "revsync.yaml");
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(cfg, readFileSync(cfg, "utf8") + "approvals:\n  reject_action: Declined\n");
+      const r = await cli(["approvals", "reject", "APR-0003", "--comment", "x"], { cwd: dir, env: DEMO_ENV });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe("errors", () => {
+  it("table with every filter; dates inclusive at both edges", async () => {
+    const r = await run(["errors", "--type", "order", "--from", "2026-10-03", "--to", "2026-10-15"]);
+    expect(r.code).toBe(0);
+    const ids = [...r.stdout.matchAll(/^(E-\d+)/gm)].map((m) => m[1]);
+    expect(ids).toEqual(["E-00002", "E-00003", "E-00004", "E-00005"]);
+    const one = await run(["errors", "--type", "order", "--kind", "remediable", "--code", "ERR-00015", "--request-id", "REQ-1001", "--financial-id", "OF-50002", "--legal-entity", "US01", "--format", "json"]);
+    expect(JSON.parse(one.stdout).map((e: any) => e.error_id)).toEqual(["E-00002"]);
+  });
+
+  it("csv output and --summary naming the missing policy set for ERR-00015", async () => {
+    const csv = await run(["errors", "--type", "order", "--format", "csv"]);
+    expect(csv.stdout.split("\n")[0]).toBe("error_id,error_date,error_warning_code,error_warning_type,document_identifier,request_id,legal_entity,error_warning_field,error_warning_message,suggestions");
+    expect(csv.stdout.trim().split("\n")).toHaveLength(7);
+    const s = await run(["errors", "--type", "order", "--summary"]);
+    expect(s.stdout).toMatch(/ERR-00015\s+3 transaction\(s\): No valid revenue rule policy is available/);
+    expect(s.stdout).toMatch(/missing policy set: revenue rules/);
+    const sj = JSON.parse((await run(["errors", "--type", "order", "--summary", "--format", "json"])).stdout);
+    expect(sj[0]).toMatchObject({ code: "ERR-00015", count: 3 });
+  });
+
+  it("bad dates and types are refused before any call", async () => {
+    await emu.admin("DELETE", "requests");
+    for (const [args, msg] of [
+      [["errors", "--type", "order", "--from", "2026-02-30"], /--from must be a date YYYY-MM-DD/],
+      [["errors", "--type", "order", "--from", "2026-10-05", "--to", "2026-10-01"], /--from 2026-10-05 is after --to 2026-10-01/],
+      [["errors", "--type", "refund"], /--type must be order, invoice, event or mje/],
+      [["errors"], /--type must be order, invoice, event or mje \(it is required\)/],
+    ] as [string[], RegExp][]) {
+      const r = await run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(msg);
+    }
+    expect(await emu.admin("GET", "requests")).toEqual([]);
+  });
+});
+
+describe("ssp template and download", () => {
+  it("download matches what the emulator holds, byte for byte, to stdout or --output", async () => {
+    const state: any = await emu.admin("GET", "state");
+    const held = state.tenants[0].files["FILE-SSP-SW-1"];
+    const r = await run(["ssp", "download", "FILE-SSP-SW-1"]);
+    expect(r.stdout).toBe(held);
+    const dir = mkdtempSync(join(tmpdir(), "revsync-dl-"));
+    try {
+      const out = join(dir, "b.csv");
+      expect((await run(["ssp", "download", "FILE-SSP-SW-1", "--output", out])).code).toBe(0);
+      expect(readFileSync(out)).toEqual(Buffer.from(held, "utf8"));
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("template, with and without --batch; an unknown batch or file is a plain 404", async () => {
+    const t = await run(["ssp", "template", "--batch", "FY26-H1"]);
+    expect(t.stdout.split("\n")[0]).toBe("product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date");
+    const missing = await run(["ssp", "template", "--batch", "Nope"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/404 not found\): no SSP batch named "Nope"/);
+    expect(missing.stderr).toMatch(/Hint: check the id or name/);
+    expect((await run(["ssp", "download", "NOPE"])).code).toBe(1);
+  });
+});
+
+describe("plain errors for 401 and 403", () => {
+  it("401: wrong password, said plainly, exit 1, with the hint", async () => {
+    const r = await run(["approvals", "list"], { REVSYNC_PASSWORD: "wrong" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/sign-in refused: invalid user credentials/);
+    expect(r.stderr).toMatch(/Hint: check REVSYNC_CLIENT_ID/);
+  });
+
+  it("403: a user without an approval role", async () => {
+    const r = await run(["approvals", "approve", "APR-0001", "--comment", "x"], { REVSYNC_USERNAME: "carol", REVSYNC_PASSWORD: "carol-password" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/403 permission denied\): carol holds none of the approval roles/);
+  });
+
+  it("no credentials at all: says which variables to set", async () => {
+    const r = await run(["approvals", "list"], { REVSYNC_CLIENT_ID: undefined, REVSYNC_CLIENT_SECRET: undefined, REVSYNC_USERNAME: undefined, REVSYNC_PASSWORD: undefined });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no credentials: set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
+  });
+});
