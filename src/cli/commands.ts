@@ -17,6 +17,13 @@ export function register(program: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
   registerEngine(program, run);
   registerOps(program, run);
+  common(
+    program
+      .command("demo")
+      .description("start a demo emulator in this process and plan policies/ against it (what npm start runs)")
+      .addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
+    { format: ["text", "json", "markdown"], target: true },
+  ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
 }
 
 export function registerEngine(program: Command, run: Runner): void {
