@@ -155,7 +155,7 @@ describe("normalisation", () => {
     const hw = join(repo, "policies", "ssp", "hardware.yaml");
     writeFileSync(hw, readFileSync(hw, "utf8")
       .replace("data_identifiers: [product_id, currency_code]", "data_identifiers: [currency_code, product_id]")
-      .replace(/    - \{ field_name: product_family.*\n(    - \{ field_name: legal_entity.*\n)/, (m, second: string) => second + m.split("\n")[0] + "\n"));
+      .replace(/ {4}- \{ field_name: product_family.*\n( {4}- \{ field_name: legal_entity.*\n)/, (m, second: string) => second + m.split("\n")[0] + "\n"));
     expect(readFileSync(hw, "utf8")).toMatch(/legal_entity[\s\S]*product_family/);
     const csv = join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
     const [head, ...rows] = readFileSync(csv, "utf8").trim().split("\n");
@@ -217,7 +217,7 @@ batches:
     await emu.admin("POST", "faults", { faults: [{ kind: "status", status: 500, method: "POST", path: "/ssp", body_contains: "Edge Devices SSP" }] });
     const r = await run(["apply", "--auto-approve"]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/failed  create   ssp\/Edge Devices SSP: POST .* failed \(500 server error\)/);
+    expect(r.stdout).toMatch(/failed {2}create {3}ssp\/Edge Devices SSP: POST .* failed \(500 server error\)/);
     expect(r.stdout).toContain("skipped review   ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
     expect(r.stdout).toContain("skipped approve  ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
     expect(r.stdout).toContain("Apply finished with failures: 7 done, 1 failed, 2 skipped.");
