@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { removeDir, ROOT } from "./helpers.js";
+
+// Every `sh` block of the README runs here as written, in order, in a copy of the project's policy
+// repo. A line marked "(runs until stopped)" is started in the background and stopped at the end.
+// `console` blocks (npm ci, npm start, npm test) are what CI and the npm start test run.
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+const work = join(ROOT, ".revsync-tmp", `readme-${process.pid}`);
+const background: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const c of background) c.kill("SIGTERM");
+  removeDir(work);
+});
+
+function run(cmd: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-c", cmd], { cwd: work, env });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("close", (code) => resolve({ code: code ?? -1, out }));
+  });
+}
+
+function startBackground(cmd: string, env: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", `exec ${cmd}`], { cwd: work, env });
+    background.push(child);
+    let out = "";
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (/^base_url /m.test(out)) resolve();
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("close", (code) => reject(new Error(`${cmd} exited ${code}: ${out}`)));
+  });
+}
+
+describe("README", () => {
+  it("has sh blocks to run", () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("every command in its sh blocks runs as written and succeeds", async () => {
+    mkdirSync(work, { recursive: true });
+    cpSync(join(ROOT, "revsync.yaml"), join(work, "revsync.yaml"));
+    cpSync(join(ROOT, "policies"), join(work, "policies"), { recursive: true });
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1" };
+    for (const k of ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD", "REVSYNC_TOKEN", "REVSYNC_BASE_URL", "REVSYNC_ENV"]) delete env[k];
+    let ran = 0;
+    for (const block of blocks) {
+      for (const raw of block.split("\n")) {
+        const line = raw.trim();
+        if (!line || line.startsWith("#")) continue;
+        if (line.startsWith("export ")) {
+          for (const [, k, v] of line.slice(7).matchAll(/(\w+)=(\S+)/g)) env[k as string] = v as string;
+          continue;
+        }
+        if (line.includes("(runs until stopped)")) {
+          await startBackground(line.replace(/#.*$/, "").trim(), env);
+          continue;
+        }
+        const r = await run(line, env);
+        ran++;
+        expect(`${line}\n${r.out}`).not.toMatch(/internal error/);
+        expect({ line, code: r.code, out: r.code === 0 ? "" : r.out }).toEqual({ line, code: 0, out: "" });
+      }
+    }
+    expect(ran).toBeGreaterThanOrEqual(15);
+  });
+});
+
+describe("npm start", () => {
+  it("prints a plan with changes within the minute and exits 0", async () => {
+    const r = await new Promise<{ code: number; out: string }>((resolve) => {
+      const child = spawn("npm", ["start", "--silent"], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      child.on("close", (code) => resolve({ code: code ?? -1, out }));
+    });
+    expect(r.out).toContain("Started a demo emulator at http://127.0.0.1:");
+    expect(r.out).toContain("Plan: 1 to create, 1 to update, 2 to review, 3 to approve.");
+    expect(r.code).toBe(0);
+  });
+});
