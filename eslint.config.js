@@ -14,12 +14,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ["test/**/*.ts"],
+    files: ["test/**/*.ts", "bench/**/*.d.mts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {
     files: ["**/*.mjs", "**/*.js", "vitest.config.ts"],
-    languageOptions: { globals: { process: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly" } },
+    languageOptions: { globals: { process: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly", fetch: "readonly" } },
     rules: { "no-restricted-syntax": "off" },
   },
 );

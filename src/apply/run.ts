@@ -86,8 +86,31 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
   return msg?.startsWith("already") ? msg : action === "review" ? "reviewed" : "approved";
 }
 
+/** Failures that say nothing definite about the request: no answer, a server error, rate limiting,
+ *  or a 200 carrying an error array. A 4xx refusal is definite and is not tried again. */
+function transient(e: unknown): boolean {
+  return e instanceof ApiError && (e.status === 0 || e.status === 200 || e.status === 429 || e.status >= 500);
+}
+
+/** A step is tried once more after a transient failure; every step is safe to repeat (a create
+ *  re-reads before sending again, a batch action reads back on 409, an update carries If-Match). */
+async function withStepRetry(run: () => Promise<string>, sleep: (ms: number) => Promise<void>, attempts: number): Promise<string> {
+  for (let i = 1; ; i++) {
+    try {
+      const message = await run();
+      return i > 1 ? `${message} (on attempt ${i})` : message;
+    } catch (e) {
+      if (i >= attempts || !transient(e)) throw e;
+      await sleep(500 * i);
+    }
+  }
+}
+
 export interface ApplyOptions {
   concurrency: number;
+  /** Tries per step for transient failures (default 2). */
+  stepAttempts?: number;
+  sleep?: (ms: number) => Promise<void>;
   isStopping: () => boolean;
   onStart?: (step: Step, running: number) => void;
   onFinish?: (o: Outcome, done: number, total: number) => void;
@@ -98,7 +121,8 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const created = new Map<string, string>();
   const user = core.auth.username ?? "revsync";
   let finished = 0;
-  const outcomes = await schedule(steps, (s) => execute(core, s, created, user), {
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const outcomes = await schedule(steps, (s) => withStepRetry(() => execute(core, s, created, user), sleep, opts.isStopping() ? 1 : (opts.stepAttempts ?? 2)), {
     concurrency: opts.concurrency,
     isStopping: opts.isStopping,
     onStart: opts.onStart,

@@ -114,6 +114,16 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const env = openEnv(repo, flags, envName);
   if (saved && saved.environment !== env.name) throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   const core = openClient(env, flags, out);
+  // From here on a signal never kills apply mid-step: nothing new starts, what is in flight finishes.
+  let stopping = false;
+  const stop = (sig: string) => () => {
+    if (!stopping) out.warn(`${sig}: starting nothing new; waiting for the requests in flight`);
+    stopping = true;
+  };
+  const onInt = stop("SIGINT");
+  const onTerm = stop("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
   try {
     let plan: Plan;
     if (saved) {
@@ -131,19 +141,14 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");
       return 0;
     }
+    if (stopping) {
+      out.error("apply interrupted before it wrote anything");
+      return 130;
+    }
     if (!(await confirm(out, flags))) {
       out.error("apply cancelled: nothing was written");
       return 1;
     }
-    let stopping = false;
-    const stop = (sig: string) => () => {
-      if (!stopping) out.warn(`${sig}: starting nothing new; waiting for the requests in flight`);
-      stopping = true;
-    };
-    const onInt = stop("SIGINT");
-    const onTerm = stop("SIGTERM");
-    process.on("SIGINT", onInt);
-    process.on("SIGTERM", onTerm);
     const progress = await startProgress(out, "Applying…", flags.quiet);
     try {
       const report = await applyPlan(core, plan, {
@@ -162,10 +167,10 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       return report.summary.failed ? 1 : 0;
     } finally {
       progress.stop();
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
     }
   } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
     await core.close();
   }
 }

@@ -1,0 +1,134 @@
+// The chaos scenario, shared by `npm run chaos` (20+ seeds, a table) and test/chaos.test.ts (a few
+// fixed seeds in npm test). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
+// emulator injecting faults; apply at most twice; then, faults off, the plan must show no changes and
+// no policy may exist twice.
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const BIN = join(ROOT, "dist", "bin.js");
+const CREDS = { REVSYNC_CLIENT_ID: "revsync", REVSYNC_CLIENT_SECRET: "demo-secret", REVSYNC_USERNAME: "alice", REVSYNC_PASSWORD: "alice-password" };
+
+export function cli(args, cwd, extraEnv = {}, signal) {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, NO_COLOR: "1", ...CREDS, ...extraEnv };
+    delete env.REVSYNC_ENV;
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    if (signal) setTimeout(() => child.kill(signal.name), signal.ms);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const FORMULA = (i) => `apiVersion: revsync/v1
+kind: SspPolicy
+metadata: { name: Chaos Formula ${i} }
+spec: { method: formula, active: true, hierarchy_no: ${1000 + i}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: "unit_list_price * 0.${(i % 9) + 1}" }
+`;
+const UPLOAD = (i) => `apiVersion: revsync/v1
+kind: SspPolicy
+metadata: { name: Chaos Upload ${i} }
+spec: { method: upload, active: true, hierarchy_no: ${2000 + i}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120 }
+batches:
+  - { name: B1, status: approved, values: values.csv }
+`;
+const CSV = "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nP-1,USD,Percent,90,100,110,2026-01-01,2026-06-30\n";
+
+/** A repo: the project's policies/ plus `formulas` formula policies and `uploads` upload policies with a batch. */
+export function chaosRepo(url, formulas = 160, uploads = 20) {
+  const dir = mkdtempSync(join(tmpdir(), "revsync-chaos-"));
+  writeFileSync(join(dir, "revsync.yaml"), `version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: ${url}\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`);
+  mkdirSync(join(dir, "policies", "chaos"), { recursive: true });
+  for (let i = 0; i < formulas; i++) writeFileSync(join(dir, "policies", "chaos", `f${i}.yaml`), FORMULA(i));
+  for (let i = 0; i < uploads; i++) {
+    mkdirSync(join(dir, "policies", "chaos", `u${i}`));
+    writeFileSync(join(dir, "policies", "chaos", `u${i}`, "policy.yaml"), UPLOAD(i));
+    writeFileSync(join(dir, "policies", "chaos", `u${i}`, "values.csv"), CSV);
+  }
+  return dir;
+}
+
+export async function startEmulatorProcess(args = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /^base_url (\S+)$/m.exec(out);
+      if (m) {
+        const url = m[1];
+        const admin = async (method, path, body) => {
+          const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+          if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
+          return res.json();
+        };
+        resolve({ url, admin, stop: () => new Promise((r) => { child.once("close", r); child.kill("SIGTERM"); }) });
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
+  });
+}
+
+export function chaosFaults(seed) {
+  return {
+    seed,
+    faults: [
+      { kind: "status", status: 503, probability: 0.2, path: "/apis/" },
+      { kind: "drop", probability: 0.025, path: "/apis/" },
+      { kind: "drop", probability: 0.025, after_commit: true, path: "/apis/" },
+      { kind: "rate_limit", probability: 0.03, retry_after: 1, path: "/apis/" },
+      { kind: "error_array", probability: 0.03, method: "POST", path: "/policy/ssp" },
+      { kind: "error_array", probability: 0.03, method: "PATCH" },
+      { kind: "token_expiry", access_ttl_s: 3, expire_now: false },
+    ],
+  };
+}
+
+/** One seed. Returns the row of the table. */
+export async function runSeed(seed, opts = {}) {
+  const emu = await startEmulatorProcess();
+  const dir = chaosRepo(emu.url, opts.formulas ?? 160, opts.uploads ?? 20);
+  const started = Date.now();
+  try {
+    const planned = JSON.parse((await cli(["plan", "--format", "json", "--quiet"], dir)).stdout);
+    const resources = planned.changes.length;
+    await emu.admin("POST", "faults", chaosFaults(seed));
+    const runs = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await cli(["apply", "--auto-approve", "--quiet"], dir);
+      runs.push(r.code);
+      if (r.code === 0) break;
+    }
+    const journal = await emu.admin("GET", "requests");
+    await emu.admin("DELETE", "faults");
+    const final = await cli(["plan", "--detailed-exitcode", "--quiet"], dir);
+    const state = await emu.admin("GET", "state");
+    const names = state.tenants[0].ssp.map((p) => p.compliance_name);
+    const duplicates = names.length - new Set(names).size;
+    const faults = journal.filter((j) => j.fault).length;
+    return {
+      seed,
+      resources,
+      requests: journal.length,
+      faults,
+      applies: runs.length,
+      exit_codes: runs.join(","),
+      final_plan: final.code === 0 ? "no changes" : `exit ${final.code}`,
+      converged: final.code === 0,
+      duplicates,
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+      detail: final.code === 0 ? "" : final.stdout + final.stderr,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await emu.stop();
+  }
+}

@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+
+// Every command with --verbose, through errors and retries: stdout, stderr, the saved plan and every
+// file written are scanned for the password, the client secret and every token the emulator issued.
+let emu: Emu;
+let repo: string;
+beforeAll(async () => {
+  emu = await startEmu();
+  repo = tempRepo(emu.url);
+});
+afterAll(async () => {
+  removeDir(repo);
+  await emu.close();
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+
+describe("secrets sweep", () => {
+  it("no command prints or writes a secret, even with --verbose through faults", async () => {
+    const chaos = {
+      seed: 7,
+      faults: [
+        { kind: "status", status: 503, probability: 0.3, path: "/apis/" },
+        { kind: "rate_limit", probability: 0.1, retry_after: 1, path: "/apis/" },
+        { kind: "status", status: 502, times: 1, path: "/token" },
+        { kind: "error_array", probability: 0.2, method: "PATCH" },
+        { kind: "drop", probability: 0.05, after_commit: true, path: "/apis/" },
+      ],
+    };
+    mkdirSync(join(repo, "out"), { recursive: true });
+    const commands: string[][] = [
+      ["validate", "--verbose"],
+      ["plan", "--verbose", "--out", "out/plan.json"],
+      ["plan", "--verbose", "--format", "markdown"],
+      ["apply", "out/plan.json", "--auto-approve", "--verbose"],
+      ["apply", "--auto-approve", "--verbose", "--format", "json"],
+      ["drift", "--verbose", "--format", "json"],
+      ["export", "--verbose", "--dir", "out/export"],
+      ["approvals", "list", "--verbose"],
+      ["approvals", "approve", "APR-0001", "APR-0003", "--comment", "ok", "--verbose"],
+      ["approvals", "reject", "APR-0002", "--comment", "no", "--verbose"],
+      ["errors", "--type", "order", "--summary", "--verbose"],
+      ["ssp", "template", "--verbose", "--output", "out/template.csv"],
+      ["ssp", "download", "FILE-SSP-HW-1", "--verbose", "--output", "out/dl.csv"],
+    ];
+    let output = "";
+    const tokens = new Set<string>();
+    const collect = async () => {
+      const state: any = await emu.admin("GET", "state");
+      for (const t of Object.keys(state.tokens)) tokens.add(t);
+    };
+    for (const args of commands) {
+      await emu.admin("POST", "faults", chaos);
+      const r = await cli(args, { cwd: repo, env: DEMO_ENV });
+      output += `$ ${args.join(" ")} (${r.code})\n${r.stdout}${r.stderr}`;
+      await collect();
+      await emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
+    }
+    // A wrong password, a wrong secret and a bearer token given as is, through errors.
+    for (const env of [{ ...DEMO_ENV, REVSYNC_PASSWORD: "wrong-pass-1234" }, { ...DEMO_ENV, REVSYNC_CLIENT_SECRET: "wrong-secret-5678" }, { REVSYNC_TOKEN: "at.made-up-bearer-token-9999" }]) {
+      const r = await cli(["plan", "--verbose"], { cwd: repo, env });
+      expect(r.code).toBe(1);
+      output += r.stdout + r.stderr;
+    }
+    const demo = await cli(["demo", "--verbose"], { cwd: repo });
+    output += demo.stdout + demo.stderr;
+    expect(output).toMatch(/http GET \/apis\//);
+    expect(output).toMatch(/retry 1\//);
+    const files = filesUnder(join(repo, "out")).map((f) => readFileSync(f, "utf8"));
+    expect(existsSync(join(repo, "out", "plan.json"))).toBe(true);
+    expect(files.length).toBeGreaterThan(3);
+    const haystack = [output, ...files].join("\n");
+    const secrets = ["alice-password", "demo-secret", "wrong-pass-1234", "wrong-secret-5678", "at.made-up-bearer-token-9999", ...tokens];
+    for (const s of secrets) expect({ secret: s, found: haystack.includes(s) }).toEqual({ secret: s, found: false });
+    expect(tokens.size).toBeGreaterThan(20);
+  }, 120_000);
+});
