@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "src/schema/generated/**", "coverage/**"] },
+  { ignores: ["dist/**", "node_modules/**", "src/schema/generated/**", "schemas/generated/**", "coverage/**", ".revsync-tmp/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -19,7 +19,9 @@ export default tseslint.config(
   },
   {
     files: ["**/*.mjs", "**/*.js", "vitest.config.ts"],
-    languageOptions: { globals: { process: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly", fetch: "readonly" } },
+    languageOptions: {
+      globals: { process: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly", URLSearchParams: "readonly", fetch: "readonly", performance: "readonly", Buffer: "readonly" },
+    },
     rules: { "no-restricted-syntax": "off" },
   },
 );

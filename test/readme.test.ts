@@ -13,7 +13,8 @@ const work = join(ROOT, ".revsync-tmp", `readme-${process.pid}`);
 const background: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const c of background) c.kill("SIGTERM");
+  // npx runs the emulator as a grandchild: stop the whole process group, not just the shell.
+  for (const c of background) if (c.pid) process.kill(-c.pid, "SIGTERM");
   removeDir(work);
 });
 
@@ -29,7 +30,7 @@ function run(cmd: string, env: Record<string, string>): Promise<{ code: number; 
 
 function startBackground(cmd: string, env: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", `exec ${cmd}`], { cwd: work, env });
+    const child = spawn("bash", ["-c", `exec ${cmd}`], { cwd: work, env, detached: true });
     background.push(child);
     let out = "";
     const onData = (d: Buffer): void => {

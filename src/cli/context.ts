@@ -1,7 +1,7 @@
 import { ApiCore } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
-import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import { printDiagnostics } from "../report/diagnostics.js";
 import type { GlobalFlags } from "./main.js";
@@ -21,10 +21,6 @@ export function openRepo(flags: GlobalFlags, out: Output): Repo {
     throw new UserError("revsync.yaml is invalid");
   }
   return repo;
-}
-
-export function varsFor(env: ResolvedEnv): (name: string) => string | number | boolean | undefined {
-  return (name) => env.vars[name] ?? process.env[name];
 }
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */

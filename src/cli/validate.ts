@@ -1,8 +1,7 @@
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
-import { environmentNames, findConfig, loadPolicies, loadRepo, resolveEnv } from "../config/repo.js";
+import { environmentNames, findConfig, loadPolicies, loadRepo, resolveEnv, varsFor } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import { printDiagnostics } from "../report/diagnostics.js";
-import { varsFor } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 

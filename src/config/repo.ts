@@ -216,3 +216,8 @@ export function loadPolicies(
   }
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
+
+/** ${VAR} lookup for policy files: the environment's vars, then the process environment. */
+export function varsFor(env: ResolvedEnv): (name: string) => string | number | boolean | undefined {
+  return (name) => env.vars[name] ?? process.env[name];
+}

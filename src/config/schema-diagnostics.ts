@@ -1,6 +1,6 @@
 import type { ErrorObject } from "ajv";
 import { isMap, isPair, isScalar, type Document, type Node } from "yaml";
-import { fileValidator, type SchemaFile } from "../schema/ajv.js";
+import { fileValidator, schemaJson, type SchemaFile } from "../schema/ajv.js";
 import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
 
@@ -61,7 +61,7 @@ export function fieldName(pointer: string): string {
 export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (pointer: string, key?: string) => boolean = () => false): Diagnostic[] {
   const fn = fileValidator(schema);
   if (fn(src.value)) return [];
-  const root = fn.schema as object;
+  const root = schemaJson(schema);
   const out: Diagnostic[] = [];
   // ajv reports a failed "type" and the keywords below it; keep the most useful one per place.
   for (const e of fn.errors ?? []) {

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
 import { parseCsv, TEMPLATE_HEADER } from "../ssp/csv.js";
@@ -6,11 +6,18 @@ import type { Diagnostic } from "./diagnostics.js";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+const dateSeen = new Map<string, boolean>();
+
+/** A real calendar date YYYY-MM-DD. Values files repeat few dates across many rows: remembered. */
 export function isDate(s: string): boolean {
-  const m = DATE.exec(s);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+  let ok = dateSeen.get(s);
+  if (ok === undefined) {
+    const m = DATE.exec(s);
+    const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : undefined;
+    ok = !!m && !!d && d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+    if (dateSeen.size < 10_000) dateSeen.set(s, ok);
+  }
+  return ok;
 }
 
 /** Resolves a batch's `values` path: relative to the policy file, and never outside the repo root. */
@@ -35,8 +42,25 @@ export interface ParsedValues {
   diagnostics: Diagnostic[];
 }
 
-/** Reads a batch values CSV (the template's header) and checks each row. */
+const parsedCache = new Map<string, { mtimeMs: number; size: number; parsed: ParsedValues }>();
+
+/** Reads a batch values CSV (the template's header) and checks each row. Validation and the diff
+ *  both need it: parsed once per file and run. */
 export function readValuesCsv(absPath: string, shownPath: string): ParsedValues {
+  let stat: { mtimeMs: number; size: number } | undefined;
+  try {
+    stat = statSync(absPath);
+  } catch {
+    stat = undefined;
+  }
+  const hit = stat && parsedCache.get(absPath);
+  if (hit && stat && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size) return hit.parsed;
+  const parsed = parseValuesCsv(absPath, shownPath);
+  if (stat) parsedCache.set(absPath, { mtimeMs: stat.mtimeMs, size: stat.size, parsed });
+  return parsed;
+}
+
+function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
   const diagnostics: Diagnostic[] = [];
   const err = (line: number, column: number, message: string): void => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
@@ -96,9 +120,12 @@ export function readValuesCsv(absPath: string, shownPath: string): ParsedValues 
   const groups = new Map<string, ParsedValues["values"]>();
   for (const v of values) {
     const k = `${v.product_id}\u0000${v.currency_code}`;
-    groups.set(k, [...(groups.get(k) ?? []), v]);
+    const list = groups.get(k);
+    if (list) list.push(v);
+    else groups.set(k, [v]);
   }
   for (const list of groups.values()) {
+    if (list.length < 2) continue;
     list.sort((a, b) => a.effective_start_date.localeCompare(b.effective_start_date));
     for (let i = 1; i < list.length; i++) {
       const prev = list[i - 1];

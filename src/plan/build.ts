@@ -62,7 +62,7 @@ function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff
   const got = live.values.get(`${policy}/${b.name}`);
   if (!got) return [];
   const want = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath).values;
-  const delta = compareValues(keyedValues(want), keyedValues(got));
+  const delta = compareValues(keyedValues(want), got);
   const out: FieldDiff[] = [];
   for (const k of delta.changed) out.push({ path: `values[${k}]`, kind: "changed" });
   for (const k of delta.added) out.push({ path: `values[${k}]`, kind: "added" });

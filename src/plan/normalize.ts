@@ -50,12 +50,15 @@ export function normalizeSspFields(item: Partial<SspItem> | Record<string, unkno
 
 export type ValueKey = string;
 
+type ValueLike = Pick<SspValue, "product_id" | "currency_code" | "effective_start_date" | "effective_end_date" | "value_type" | "below_mid_point" | "mid_point" | "above_mid_point">;
+
+const keyOf = (v: ValueLike): ValueKey => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
+const restOf = (v: ValueLike): string => `${v.value_type}|${v.below_mid_point}|${v.mid_point}|${v.above_mid_point}|${v.effective_end_date}`;
+
 /** SSP values keyed by product, currency and start date; what remains is compared. */
-export function keyedValues(values: readonly Pick<SspValue, "product_id" | "currency_code" | "effective_start_date" | "effective_end_date" | "value_type" | "below_mid_point" | "mid_point" | "above_mid_point">[]): Map<ValueKey, string> {
+export function keyedValues(values: readonly ValueLike[]): Map<ValueKey, string> {
   const map = new Map<ValueKey, string>();
-  for (const v of values) {
-    map.set(`${v.product_id}|${v.currency_code}|${v.effective_start_date}`, `${v.value_type}|${v.below_mid_point}|${v.mid_point}|${v.above_mid_point}|${v.effective_end_date}`);
-  }
+  for (const v of values) map.set(keyOf(v), restOf(v));
   return map;
 }
 
@@ -65,14 +68,21 @@ export interface ValuesDelta {
   changed: string[];
 }
 
-export function compareValues(desired: Map<ValueKey, string>, live: Map<ValueKey, string>): ValuesDelta {
+/** Git's values against the service's, in one pass over the service's (one map, not two: a batch can
+ *  hold hundreds of thousands of values). */
+export function compareValues(desired: Map<ValueKey, string>, live: readonly ValueLike[]): ValuesDelta {
   const delta: ValuesDelta = { added: [], removed: [], changed: [] };
-  for (const [k, v] of desired) {
-    const l = live.get(k);
-    if (l === undefined) delta.added.push(k);
-    else if (l !== v) delta.changed.push(k);
+  const seen = new Set<ValueKey>();
+  for (const v of live) {
+    const k = keyOf(v);
+    const want = desired.get(k);
+    if (want === undefined) delta.removed.push(k);
+    else {
+      seen.add(k);
+      if (want !== restOf(v)) delta.changed.push(k);
+    }
   }
-  for (const k of live.keys()) if (!desired.has(k)) delta.removed.push(k);
+  if (seen.size !== desired.size) for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
   return delta;
 }
 

@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 
 // schemas/ sits two levels above both src/schema/ and dist/schema/.
 export const schemasDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "schemas");
@@ -15,9 +16,13 @@ export type SchemaFile =
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
+const load = createRequire(import.meta.url);
+
+/** Ajv itself is loaded only when something must be compiled: validate uses precompiled code. */
 function instance(): Ajv {
   if (!ajv) {
-    ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
+    const { Ajv: AjvClass } = load("ajv") as typeof import("ajv");
+    ajv = new AjvClass({ allErrors: true, strict: false, allowUnionTypes: true });
     const api = JSON.parse(readFileSync(join(schemasDir, "api.schema.json"), "utf8")) as object;
     ajv.addSchema(api, "api");
   }
@@ -37,15 +42,41 @@ export function apiValidator(definition: string): ValidateFunction {
   return fn;
 }
 
+const STANDALONE: Partial<Record<SchemaFile, string>> = {
+  "revsync-config.schema.json": "config",
+  "policy/tenant-configuration.schema.json": "tenantConfiguration",
+  "policy/ssp-policy.schema.json": "sspPolicy",
+};
+
+/** The validators precompiled by `npm run gen:types` (ajv standalone code), when present. */
+function precompiled(file: SchemaFile): ValidateFunction | undefined {
+  const path = join(schemasDir, "generated", "policy-validators.cjs");
+  const name = STANDALONE[file];
+  if (!name || !existsSync(path)) return undefined;
+  const mod = load(path) as Record<string, ValidateFunction | undefined>;
+  return mod[name];
+}
+
 /** A validator for a whole schema file (policy and config formats). */
 export function fileValidator(file: SchemaFile): ValidateFunction {
   let fn = compiled.get(file);
   if (!fn) {
-    const schema = JSON.parse(readFileSync(join(schemasDir, file), "utf8")) as object;
-    fn = instance().compile(schema);
+    fn = precompiled(file) ?? instance().compile(schemaJson(file));
     compiled.set(file, fn);
   }
   return fn;
+}
+
+const schemas = new Map<SchemaFile, object>();
+
+/** The schema document itself (for messages that list the allowed fields). */
+export function schemaJson(file: SchemaFile): object {
+  let s = schemas.get(file);
+  if (!s) {
+    s = JSON.parse(readFileSync(join(schemasDir, file), "utf8")) as object;
+    schemas.set(file, s);
+  }
+  return s;
 }
 
 /** One line per ajv error, in words, for places where no source position exists (HTTP bodies). */

@@ -21,6 +21,17 @@ export interface CsvRow {
 
 /** RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. Returns rows with their 1-based line. */
 export function parseCsv(text: string): CsvRow[] {
+  // Most values files have no quotes at all: split lines and commas.
+  if (!text.includes('"')) {
+    const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    const out: CsvRow[] = [];
+    const lines = body.split(/\r?\n|\r/);
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i] as string;
+      if (line !== "") out.push({ line: i + 1, cells: line.split(",") });
+    }
+    return out;
+  }
   const rows: CsvRow[] = [];
   let cells: string[] = [];
   let cell = "";

@@ -1,0 +1,230 @@
+// npm run bench: every benchmark of the issues, medians, written to BENCHMARKS.md.
+// Not a test: nothing here passes or fails; it measures this machine.
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { ROOT, cli, startEmulatorProcess } from "./chaos-lib.mjs";
+import { seedState } from "../dist/emulator/seed.js";
+import { valuesToCsv } from "../dist/ssp/csv.js";
+
+const BIN = join(ROOT, "dist", "bin.js");
+const CREDS = { REVSYNC_CLIENT_ID: "revsync", REVSYNC_CLIENT_SECRET: "demo-secret", REVSYNC_USERNAME: "alice", REVSYNC_PASSWORD: "alice-password" };
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const work = mkdtempSync(join(tmpdir(), "revsync-bench-"));
+const results = [];
+const log = (s) => process.stderr.write(`${s}\n`);
+
+/** Wall time (s) and peak RSS (MiB) of one CLI run, through /usr/bin/time. */
+function timed(args, cwd, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn("/usr/bin/time", ["-f", "%e %M", process.execPath, BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...CREDS, ...env } });
+    let err = "";
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const m = /(\d+\.\d+) (\d+)\s*$/.exec(err);
+      if (!m) return reject(new Error(`no timing: ${err}`));
+      resolve({ code, seconds: Number(m[1]), rssMiB: Number(m[2]) / 1024, out });
+    });
+  });
+}
+
+async function token(url) {
+  const res = await fetch(`${url}/auth/realms/demo/protocol/openid-connect/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "alice-password" }).toString() });
+  return (await res.json()).access_token;
+}
+
+function repo(dir, url, files) {
+  mkdirSync(join(dir, "policies"), { recursive: true });
+  writeFileSync(join(dir, "revsync.yaml"), `version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: ${url}\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, "policies", name, ".."), { recursive: true });
+    writeFileSync(join(dir, "policies", name), text);
+  }
+}
+
+const sspYaml = (i, batch) => `apiVersion: revsync/v1
+kind: SspPolicy
+metadata: { name: Policy ${i} }
+spec: { method: upload, active: true, hierarchy_no: ${i + 1}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, when: [{ field_name: region, operator: equality, value: R${i % 7} }] }
+${batch ? `batches:\n  - { name: B1, status: approved${batch === true ? "" : `, values: ${batch}`} }\n` : ""}`;
+
+function storedPolicy(i, values = []) {
+  const t = 1767225600;
+  const stamp = { created_at: t, created_by: "alice", updated_at: t, updated_by: "alice" };
+  return {
+    compliance_id: `P-${i}`, compliance_name: `Policy ${i}`, created_by: "alice", created_on: t, last_modified_by: "alice", last_modified_on: t, policy_type: "SSP", status: "Active", unique_key: `uk-${i}`, version_id: "1",
+    item: { ...stamp, active: true, can_delete: true, ceiling_percentage: 120, floor_percentage: 80, data_identifiers: ["product_id"], entity_type: "policy", expression: "", hierarchy_no: i + 1, is_user_defined: true, method: "upload", name: `Policy ${i}`, transaction_above_range: "", transaction_below_range: "", transaction_mid_range: "", type: "SSP", when: [{ field_name: "region", operator: "equality", value: `R${i % 7}` }] },
+    batches: [{ ...stamp, can_delete: false, is_user_defined: true, entity_type: "batch", name: "B1", batch_name: "B1", policy_name: `Policy ${i}`, method: "upload", status: "approved", file_id: `F-${i}`, file_name: "b1.csv", effective_start_date: "2026-01-01", effective_end_date: "2026-12-31", timestamp: t, ssp_values: values }],
+  };
+}
+
+function stateWith(policies, files = {}) {
+  const s = seedState("empty");
+  s.tenants[0].ssp = policies;
+  s.tenants[0].files = files;
+  return s;
+}
+
+// ---- 1. emulator throughput (issue 2)
+async function emulatorThroughput() {
+  log("emulator: GET /ssp requests per second…");
+  const emu = await startEmulatorProcess();
+  const tok = await token(emu.url);
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await autocannon({ url: `${emu.url}/apis/policy-sets/v1/policy/ssp`, connections: 16, duration: 5, headers: { authorization: `Bearer ${tok}` } });
+    if (r.non2xx) throw new Error(`non-2xx answers: ${r.non2xx}`);
+    runs.push(r.requests.average);
+  }
+  await emu.stop();
+  results.push({ issue: 2, what: "Emulator: GET /apis/policy-sets/v1/policy/ssp on the demo seed (autocannon, 16 connections, 5 s, 3 runs)", median: `${Math.round(median(runs))} requests/s`, aim: "at least 2,000 requests/s", met: median(runs) >= 2000, runs: runs.map((r) => Math.round(r)).join(", ") });
+}
+
+// ---- 2. validate (issue 4)
+async function validateBench() {
+  log("validate: 1,000 SSP policies and policies/…");
+  const dir = join(work, "validate-1000");
+  const files = {};
+  for (let i = 0; i < 1000; i++) files[`ssp/p${i}.yaml`] = sspYaml(i, true);
+  repo(dir, "http://127.0.0.1:9", files);
+  const big = [];
+  const small = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await timed(["validate"], dir);
+    if (r.code !== 0) throw new Error(`validate failed: ${r.out}`);
+    big.push(r.seconds);
+    small.push((await timed(["validate"], ROOT)).seconds);
+  }
+  results.push({ issue: 4, what: "`revsync validate` on a generated repo of 1,000 SSP policies (whole process, 5 runs)", median: `${median(big).toFixed(2)} s`, aim: "under 1.5 s", met: median(big) < 1.5, runs: big.join(", ") });
+  results.push({ issue: 4, what: "`revsync validate` on policies/ (whole process, 5 runs)", median: `${(median(small) * 1000).toFixed(0)} ms`, aim: "under 300 ms", met: median(small) < 0.3, runs: small.join(", ") });
+}
+
+// ---- 3. plan of 500 policies with 20 ms per request (issue 5), and the naive client (issue 8)
+async function planBench() {
+  log("plan: 500 SSP policies, 20 ms added per request…");
+  const n = 500;
+  const stateFile = join(work, "plan-500.json");
+  writeFileSync(stateFile, JSON.stringify(stateWith(Array.from({ length: n }, (_, i) => storedPolicy(i)))));
+  const emu = await startEmulatorProcess(["--state", stateFile]);
+  const dir = join(work, "plan-500");
+  const files = {};
+  for (let i = 0; i < n; i++) files[`ssp/p${i}.yaml`] = sspYaml(i, true);
+  repo(dir, emu.url, files);
+  const first = await cli(["plan", "--detailed-exitcode", "--quiet"], dir);
+  if (first.code !== 0) throw new Error(`plan should find no changes, exit ${first.code}: ${first.stdout}${first.stderr}`);
+  await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20 }] });
+  const concurrency = 8;
+  const runs = [];
+  for (let i = 0; i < 3; i++) runs.push((await timed(["plan", "--quiet", "--concurrency", String(concurrency)], dir)).seconds);
+  // Process start and reading the repo, without the service: validate of the same repo.
+  const local = [];
+  for (let i = 0; i < 3; i++) local.push((await timed(["validate"], dir)).seconds);
+  // Round trips that cannot be avoided: the token, the two lists (in parallel), the details in waves of `concurrency`.
+  const trips = 1 + 1 + Math.ceil(n / concurrency);
+  const bound = (trips * 20) / 1000;
+  const naive = [];
+  for (let i = 0; i < 3; i++) naive.push(await naiveReads(emu.url, n));
+  await emu.stop();
+  const m = median(runs);
+  const network = m - median(local);
+  results.push({
+    issue: 5,
+    what: `\`revsync plan\` of ${n} SSP policies (each with a batch, so each needs its detail read), 20 ms added to every request, --concurrency ${concurrency} (whole process, 3 runs)`,
+    median: `${m.toFixed(2)} s (of which ${median(local).toFixed(2)} s process start and local work, measured as validate of the same repo)`,
+    aim: `within 1.5 x the lower bound: ${trips} round trips x 20 ms = ${bound.toFixed(2)} s, so ${(bound * 1.5).toFixed(2)} s`,
+    met: network <= bound * 1.5,
+    runs: `${runs.join(", ")}; time spent on the service: ${network.toFixed(2)} s = ${(network / bound).toFixed(2)} x the bound`,
+  });
+  results.push({
+    issue: 8,
+    what: `Naive client beside revsync's plan: the same ${n + 3} reads one at a time, a new connection for each (no keep-alive), 20 ms added per request`,
+    median: `${median(naive).toFixed(2)} s, ${(median(naive) / m).toFixed(1)} x revsync's plan (${m.toFixed(2)} s)`,
+    aim: "(comparison)",
+    met: true,
+    runs: naive.map((x) => x.toFixed(2)).join(", "),
+  });
+}
+
+function naiveGet(url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: body ? "POST" : "GET", agent: false, headers: { ...headers, connection: "close" } }, (res) => {
+      res.resume();
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve(text));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function naiveReads(url, n) {
+  const t0 = performance.now();
+  const form = new URLSearchParams({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "alice-password" }).toString();
+  const tok = JSON.parse(await naiveGet(`${url}/auth/realms/demo/protocol/openid-connect/token`, { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(form) }, form)).access_token;
+  const h = { authorization: `Bearer ${tok}` };
+  await naiveGet(`${url}/apis/policy-sets/v1/policy/tenant-configurations`, h);
+  await naiveGet(`${url}/apis/policy-sets/v1/policy/ssp`, h);
+  for (let i = 0; i < n; i++) await naiveGet(`${url}/apis/policy-sets/v1/policy/ssp?policy_name=${encodeURIComponent(`Policy ${i}`)}`, h);
+  return (performance.now() - t0) / 1000;
+}
+
+// ---- 4. drift of a batch with 100,000 values against its CSV (issue 5)
+async function driftBench(count) {
+  log(`drift: a batch of ${count} SSP values…`);
+  const values = [];
+  for (let i = 0; values.length < count; i++) {
+    for (const cur of ["USD", "EUR"]) {
+      if (values.length >= count) break;
+      values.push({ product_id: `P-${i}`, currency_code: cur, value_type: "Percent", below_mid_point: 90, mid_point: 100 + (i % 10), above_mid_point: 120, effective_start_date: "2026-01-01", effective_end_date: "2026-12-31", ssp_value_id: `V${values.length}` });
+    }
+  }
+  const csv = valuesToCsv(values);
+  const stateFile = join(work, `drift-${count}.json`);
+  writeFileSync(stateFile, JSON.stringify(stateWith([storedPolicy(0, values)], { "F-0": csv })));
+  const emu = await startEmulatorProcess(["--state", stateFile]);
+  const dir = join(work, `drift-${count}`);
+  repo(dir, emu.url, { "ssp/p0.yaml": sspYaml(0, "values.csv"), "ssp/values.csv": csv });
+  const runs = [];
+  let rss = 0;
+  for (let i = 0; i < 3; i++) {
+    const r = await timed(["drift", "--quiet"], dir);
+    if (r.code !== 0) throw new Error(`drift exit ${r.code}: ${r.out}`);
+    runs.push(r.seconds);
+    rss = Math.max(rss, r.rssMiB);
+  }
+  await emu.stop();
+  return { seconds: median(runs), rss, runs };
+}
+
+try {
+  await emulatorThroughput();
+  await validateBench();
+  await planBench();
+  const one = await driftBench(100_000);
+  const two = await driftBench(200_000);
+  results.push({ issue: 5, what: "`revsync drift` of a batch with 100,000 SSP values against its values CSV (downloaded through 4.4; whole process, 3 runs)", median: `${one.seconds.toFixed(2)} s, peak ${one.rss.toFixed(0)} MiB`, aim: "under 2 s and under 500 MB", met: one.seconds < 2 && one.rss < 500, runs: one.runs.join(", ") });
+  results.push({ issue: 5, what: "The same with 200,000 values (doubling)", median: `${two.seconds.toFixed(2)} s, peak ${two.rss.toFixed(0)} MiB: ${(two.seconds / one.seconds).toFixed(2)} x the time of 100,000`, aim: "no more than 2 x the time", met: two.seconds <= 2 * one.seconds, runs: two.runs.join(", ") });
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+const lines = [
+  "# Benchmarks",
+  "",
+  `Measured by \`npm run bench\` (bench/run.mjs) on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB. Figures are medians of the runs listed; every timing is a whole \`revsync\` process unless said otherwise. Run it again to refresh this file.`,
+  "",
+  "| issue | benchmark | median | aim | met | runs |",
+  "|---|---|---|---|---|---|",
+  ...results.map((r) => `| ${r.issue} | ${r.what} | ${r.median} | ${r.aim} | ${r.met ? "yes" : "**no**"} | ${r.runs} |`),
+  "",
+];
+writeFileSync(join(ROOT, "BENCHMARKS.md"), lines.join("\n"));
+console.log(lines.join("\n"));
