@@ -67,7 +67,10 @@ export function registerEngine(program: Command, run: Runner): void {
 }
 
 export function registerOps(program: Command, run: Runner): void {
-  const approvalsCmd = program.command("approvals").description("manual-upload approvals (spec 4.8, 4.9)");
+  const approvalsCmd = program
+    .command("approvals")
+    .description("manual-upload approvals (spec 4.8, 4.9)")
+    .addHelpText("after", '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run');
   common(
     approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"),
     { format: ["table", "json"] },
@@ -104,7 +107,10 @@ export function registerOps(program: Command, run: Runner): void {
       .addHelpText("after", "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv"),
     { format: ["table", "json", "csv"] },
   ).action(run(async (f, out) => (await import("./ops.js")).runErrors(f, out)));
-  const sspCmd = program.command("ssp").description("SSP batch files (spec 4.4, 4.5)");
+  const sspCmd = program
+    .command("ssp")
+    .description("SSP batch files (spec 4.4, 4.5)")
+    .addHelpText("after", "\nExamples:\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv");
   common(
     sspCmd.command("template").description("print the SSP batch template (CSV)").option("--batch <name>", "template for this batch").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("template", f, out, args)));

@@ -1,4 +1,5 @@
 import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
+import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { readValuesCsv } from "../config/values.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { LivePolicy, LiveState } from "./live.js";
@@ -17,22 +18,8 @@ import {
 } from "./model.js";
 import { compareValues, fieldDiff, keyedValues, normalizeSspFields } from "./normalize.js";
 
-const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [
-  "ar_accounting",
-  "can_delete",
-  "carves_allocation",
-  "create_revenue_schedules",
-  "distribution_method",
-  "guid",
-  "is_user_defined",
-  "journals_run_currency",
-  "lt_st_accounting",
-  "manual_journal",
-  "manual_journal_contra_account",
-  "multi_currency_revenue_contracts",
-  "prorate_method",
-  "ui_mode",
-];
+/** The 14 fields of the update body (spec 4.2): the updatable ones and the guid. */
+const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
 
 export const REASONS = {
   sspUpdate:
