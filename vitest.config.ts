@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
+    reporters: ["default", ["json", { outputFile: ".revsync-tmp/vitest-results.json" }]],
   },
 });
