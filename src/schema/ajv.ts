@@ -29,12 +29,12 @@ function instance(): Ajv {
   return ajv;
 }
 
-/** A validator for a definition of schemas/api.schema.json, compiled once. */
+/** A validator for a definition of schemas/api.schema.json: precompiled, or compiled once. */
 export function apiValidator(definition: string): ValidateFunction {
   const key = `api#/definitions/${definition}`;
   let fn = compiled.get(key);
   if (!fn) {
-    const found = instance().getSchema(key);
+    const found = standalone()[`api_${definition}`] ?? instance().getSchema(key);
     if (!found) throw new Error(`no schema definition ${definition}`);
     fn = found;
     compiled.set(key, fn);
@@ -48,13 +48,20 @@ const STANDALONE: Partial<Record<SchemaFile, string>> = {
   "policy/ssp-policy.schema.json": "sspPolicy",
 };
 
+let standaloneModule: Record<string, ValidateFunction | undefined> | undefined;
+
 /** The validators precompiled by `npm run gen:types` (ajv standalone code), when present. */
+function standalone(): Record<string, ValidateFunction | undefined> {
+  if (!standaloneModule) {
+    const path = join(schemasDir, "generated", "validators.cjs");
+    standaloneModule = existsSync(path) ? (load(path) as Record<string, ValidateFunction | undefined>) : {};
+  }
+  return standaloneModule;
+}
+
 function precompiled(file: SchemaFile): ValidateFunction | undefined {
-  const path = join(schemasDir, "generated", "policy-validators.cjs");
   const name = STANDALONE[file];
-  if (!name || !existsSync(path)) return undefined;
-  const mod = load(path) as Record<string, ValidateFunction | undefined>;
-  return mod[name];
+  return name ? standalone()[name] : undefined;
 }
 
 /** A validator for a whole schema file (policy and config formats). */
