@@ -2,7 +2,8 @@ import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { readValuesCsv } from "../config/values.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
-import type { LivePolicy, LiveState } from "./live.js";
+import { readFileSync } from "node:fs";
+import { valuesFromCsv, type LivePolicy, type LiveState } from "./live.js";
 import {
   ACTIONS,
   address,
@@ -46,8 +47,11 @@ function sspFieldDiff(d: DesiredSsp, lp: LivePolicy): FieldDiff[] {
 
 function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff[] {
   if (!b.valuesPath) return [];
-  const got = live.values.get(`${policy}/${b.name}`);
-  if (!got) return [];
+  const held = live.values.get(`${policy}/${b.name}`);
+  if (!held) return [];
+  // The download is the uploaded file: byte-identical to git's file means the same values.
+  if (!Array.isArray(held) && held.csv === readFileSync(b.valuesPath, "utf8")) return [];
+  const got = Array.isArray(held) ? held : valuesFromCsv(held.csv);
   const want = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath).values;
   const delta = compareValues(keyedValues(want), got);
   const out: FieldDiff[] = [];

@@ -16,8 +16,9 @@ export interface LivePolicy {
 export interface LiveState {
   tenantConfigs: TenantConfigurationEnvelope[];
   ssp: Map<string, LivePolicy>;
-  /** Values of batches whose git side names a values file, keyed "policy/batch". */
-  values: Map<string, SspValueInput[]>;
+  /** Values of batches whose git side names a values file, keyed "policy/batch": the downloaded CSV
+   *  as is (parsed only when it differs from git's file), or the values read from the batch. */
+  values: Map<string, SspValueInput[] | { csv: string }>;
 }
 
 export interface ReadOptions {
@@ -88,7 +89,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     }
     tick(name);
   });
-  const values = new Map<string, SspValueInput[]>();
+  const values = new Map<string, SspValueInput[] | { csv: string }>();
   if (opts.values) {
     const jobs: { key: string; policy: string; batch: SspItem }[] = [];
     for (const d of desired.ssp) {
@@ -101,7 +102,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     }
     total += jobs.length;
     await mapLimit(jobs, opts.concurrency, async (j) => {
-      if (j.batch.file_id) values.set(j.key, valuesFromCsv((await ssp.download(core, j.batch.file_id)).toString("utf8")));
+      if (j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });
       else {
         const env = await ssp.batch(core, j.policy, j.batch.batch_name ?? j.batch.name);
         values.set(j.key, env?.compliance_spec?.[0]?.ssp_values ?? []);
