@@ -1,5 +1,3 @@
-import { inspect } from "node:util";
-
 /** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output. */
 export class Redactor {
   private secrets = new Set<string>();
@@ -68,10 +66,6 @@ export class Output {
 
   verbose(text: string): void {
     if (this.opts.verbose) this.stderr.write(this.redactor.redact(`${text}\n`));
-  }
-
-  debugValue(label: string, value: unknown): void {
-    this.verbose(`${label}: ${inspect(value, { depth: 4, breakLength: 120 })}`);
   }
 
   paint(color: "red" | "green" | "yellow" | "cyan" | "bold" | "dim", text: string): string {

@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import type { SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
+import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { PolicyDoc } from "./repo.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
@@ -165,5 +165,3 @@ export function runRules(root: string, docs: PolicyDoc[]): Diagnostic[] {
   batchRules(root, docs, emit, out);
   return out;
 }
-
-export type { TenantConfigurationPolicy };

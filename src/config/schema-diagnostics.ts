@@ -1,5 +1,5 @@
 import type { ErrorObject } from "ajv";
-import { isMap, isPair, isScalar, type Document, type Node } from "yaml";
+import type { Document, Node } from "yaml";
 import { fileValidator, schemaJson, type SchemaFile } from "../schema/ajv.js";
 import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
@@ -87,5 +87,3 @@ export function at(src: SourceDoc, pointer: string, key = false): { line: number
   }
   return position(src.lines, nodeAt(src.doc as Document, path)?.range?.[0]);
 }
-
-export { isMap, isPair, isScalar };

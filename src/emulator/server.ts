@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { SspValue, SspValueInput } from "../schema/generated/api.js";
+import { valuesToCsv } from "../ssp/csv.js";
 import { FaultTable, parseFaults, type Fault } from "./faults.js";
 import { seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
@@ -385,12 +387,12 @@ export class Emulator {
       if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
       const batchName = str("batch_name");
       if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
-      const values = Array.isArray(b.values) ? (b.values as Record<string, unknown>[]) : [];
-      const stored = values.map((v) => ({ ...v, ssp_value_id: nextId(this.state, "SV") })) as never[];
+      const values = Array.isArray(b.values) ? (b.values as SspValueInput[]) : [];
+      const stored: SspValue[] = values.map((v) => ({ ...v, ssp_value_id: nextId(this.state, "SV") }));
       fileName = typeof b.file_name === "string" ? b.file_name : `${batchName}.csv`;
       rows = stored.length;
       const file = nextId(this.state, "FILE-");
-      t.files[file] = typeof b.csv === "string" ? b.csv : svcCsv(stored);
+      t.files[file] = typeof b.csv === "string" ? b.csv : valuesToCsv(stored);
       const stamp = { created_at: now, created_by: uploadedBy, updated_at: now, updated_by: uploadedBy };
       const item = {
         ...stamp,
@@ -438,10 +440,6 @@ export class Emulator {
     this.persist();
     return { approval: record, batch };
   }
-}
-
-function svcCsv(values: never[]): string {
-  return svc.batchValuesCsv(values);
 }
 
 export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator & { emulator: Emulator }> {

@@ -301,7 +301,3 @@ export function errorTransactions(t: TenantState, raw: unknown): unknown {
     },
   ];
 }
-
-export function batchValuesCsv(values: Parameters<typeof valuesToCsv>[0]): string {
-  return valuesToCsv(values);
-}

@@ -1,6 +1,6 @@
 import type { Output } from "../cli/output.js";
 import type { ApplyReport } from "../apply/run.js";
-import type { Action, Change, DriftReport, FieldDiff, Plan } from "../plan/model.js";
+import type { Action, DriftReport, FieldDiff, Plan } from "../plan/model.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", unsupported: "!" };
 const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = { create: "green", update: "yellow", review: "cyan", approve: "cyan", unsupported: "red" };
@@ -114,5 +114,3 @@ export function applyText(report: ApplyReport, out: Output): string {
   if (s.failed || s.skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-
-export type { Change };
