@@ -14,7 +14,13 @@ const background: ChildProcess[] = [];
 
 afterAll(() => {
   // npx runs the emulator as a grandchild: stop the whole process group, not just the shell.
-  for (const c of background) if (c.pid) process.kill(-c.pid, "SIGTERM");
+  for (const c of background) {
+    try {
+      if (c.pid) process.kill(-c.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
   removeDir(work);
 });
 
