@@ -5,9 +5,12 @@ export interface Progress {
   stop(): void;
 }
 
-/** A spinner on stderr, only on a terminal and never with --quiet. */
+/** A spinner on stderr, only on a terminal and never with --quiet. A pseudo-terminal that reports no
+ *  width (script(1) without a size, some CI runners) gets none: ora's line clearing divides by the width
+ *  and would write cursor-up codes without end. */
 export async function startProgress(out: Output, text: string, quiet?: boolean): Promise<Progress> {
-  if (quiet || !out.stderrIsTTY || process.env.CI) return { update: () => undefined, stop: () => undefined };
+  const columns = (process.stderr as { columns?: number }).columns ?? 0;
+  if (quiet || !out.stderrIsTTY || process.env.CI || columns <= 0) return { update: () => undefined, stop: () => undefined };
   const { default: ora } = await import("ora");
   const spinner = ora({ text, stream: process.stderr, discardStdin: false }).start();
   return {

@@ -1,0 +1,103 @@
+import { spawn } from "node:child_process";
+import { createServer, request, type Server } from "node:http";
+import { connect, type AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { BIN, cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+
+let emu: Emu;
+let repo: string;
+beforeAll(async () => {
+  emu = await startEmu();
+  repo = tempRepo(emu.url);
+});
+afterAll(async () => {
+  removeDir(repo);
+  await emu.close();
+});
+beforeEach(async () => emu.reset());
+
+/** apply under a pseudo-terminal (script(1)), answering the confirmation after `delayMs`. */
+function applyOnTerminal(answer: string, columns: number): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const sizing = columns > 0 ? `stty cols ${columns}; ` : "";
+    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} apply`, "/dev/null"], { cwd: repo, env: { ...process.env, ...DEMO_ENV, CI: "", NO_COLOR: "1" } });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("Only 'yes' will be accepted:") && !child.stdin.writableEnded) child.stdin.end(`${answer}\n`);
+      if (out.length > 200_000) child.kill("SIGKILL"); // a runaway terminal writer, reported below
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, out });
+    });
+  });
+}
+
+describe("apply on a terminal", () => {
+  it.each([0, 100])("asks first; 'no' cancels and writes nothing (terminal width %i)", async (columns) => {
+    const r = await applyOnTerminal("no", columns);
+    expect(r.out.length).toBeLessThan(20_000);
+    expect(r.out).toContain("apply cancelled: nothing was written");
+    expect(r.code).toBe(1);
+    expect(await emu.writes()).toEqual([]);
+  }, 40_000);
+
+  it("'yes' applies, with a progress spinner that ends cleanly", async () => {
+    const r = await applyOnTerminal("yes", 100);
+    expect(r.out.length).toBeLessThan(20_000);
+    expect(r.out).toContain("Reading the service");
+    expect(r.out).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
+    expect(r.code).toBe(0);
+  }, 40_000);
+});
+
+describe("proxies", () => {
+  let proxy: Server;
+  let proxied: string[] = [];
+  let proxyUrl = "";
+  beforeAll(async () => {
+    // A forward proxy: CONNECT tunnels (what undici uses) and absolute-URI requests, each recorded.
+    proxy = createServer((req, res) => {
+      proxied.push(`${req.method} ${req.url}`);
+      const upstream = request(req.url ?? "", { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      upstream.on("error", () => res.writeHead(502).end());
+      req.pipe(upstream);
+    });
+    proxy.on("connect", (req, socket, head) => {
+      proxied.push(`CONNECT ${req.url}`);
+      const [host, port] = (req.url ?? "").split(":");
+      const upstream = connect(Number(port), host ?? "127.0.0.1", () => {
+        socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.write(head);
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.on("error", () => socket.destroy());
+      socket.on("error", () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    proxy.closeAllConnections();
+    return new Promise<void>((r) => proxy.close(() => r()));
+  });
+
+  it("HTTP_PROXY carries every request; NO_PROXY exempts the host", async () => {
+    proxied = [];
+    const via = await cli(["plan", "--quiet"], { cwd: repo, env: { ...DEMO_ENV, HTTP_PROXY: proxyUrl } });
+    expect(via.code).toBe(0);
+    const target = new URL(emu.url).host;
+    expect(proxied.length).toBeGreaterThan(0);
+    expect(proxied.every((p) => p === `CONNECT ${target}` || p.includes(target))).toBe(true);
+    proxied = [];
+    const direct = await cli(["plan", "--quiet"], { cwd: repo, env: { ...DEMO_ENV, HTTP_PROXY: proxyUrl, NO_PROXY: "127.0.0.1" } });
+    expect(direct.code).toBe(0);
+    expect(proxied).toEqual([]);
+  });
+});
