@@ -3,7 +3,7 @@ import { ApiCore } from "../src/api/core.js";
 import type { Clock } from "../src/api/clock.js";
 import { approvals, errorTransactions, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError, UserError } from "../src/errors.js";
-import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, type Emu } from "./helpers.js";
+import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu } from "./helpers.js";
 
 /** Real time for requests, fake time for waits: sleeps are recorded and return at once. */
 function fakeClock(): Clock & { sleeps: number[]; offset: number } {
@@ -62,11 +62,7 @@ describe("all ten operations", () => {
   it("reads, writes and downloads through the typed resources", async () => {
     const tcs = await tenantConfigurations.list(core);
     const env = tcs[0]!;
-    const item = env.compliance_spec![0]! as any;
-    const update = await tenantConfigurations.update(core, env.compliance_id!, {
-      user_name: "alice", current_timestamp: "1", format_type: "JSON", compliance_name: env.compliance_name!, unique_key: env.unique_key!,
-      compliance_spec: [{ ar_accounting: item.ar_accounting, can_delete: item.can_delete, carves_allocation: true, create_revenue_schedules: item.create_revenue_schedules, distribution_method: item.distribution_method, guid: item.guid, is_user_defined: item.is_user_defined, journals_run_currency: item.journals_run_currency, lt_st_accounting: item.lt_st_accounting, manual_journal: item.manual_journal, manual_journal_contra_account: item.manual_journal_contra_account, multi_currency_revenue_contracts: item.multi_currency_revenue_contracts, prorate_method: item.prorate_method, ui_mode: item.ui_mode }],
-    }, env.version_id);
+    const update = await tenantConfigurations.update(core, env.compliance_id!, updateBody(env, { carves_allocation: true }), env.version_id);
     expect(update.error).toEqual([]);
     expect((await ssp.list(core)).length).toBe(4);
     expect((await ssp.get(core, "Hardware SSP"))?.compliance_spec?.[0]?.batches).toHaveLength(3);
@@ -100,9 +96,7 @@ describe("all ten operations", () => {
 
   it("412 for a stale If-Match", async () => {
     const env = (await tenantConfigurations.list(core))[0]!;
-    const item = env.compliance_spec![0] as any;
-    const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
-    const body = { user_name: "a", current_timestamp: "1", format_type: "JSON", compliance_name: env.compliance_name!, unique_key: env.unique_key!, compliance_spec: [Object.fromEntries(fields.map((f) => [f, item[f]]))] as [any] };
+    const body = updateBody(env);
     const e = await tenantConfigurations.update(core, env.compliance_id!, body, "0").catch((x) => x);
     expect((e as ApiError).status).toBe(412);
   });

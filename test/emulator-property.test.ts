@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, startEmu, token, type Emu } from "./helpers.js";
+import { api, startEmu, token, updateBody, type Emu } from "./helpers.js";
 
 // Property: a malformed or invalid body on any write endpoint gets a 4xx (never a 5xx) and leaves
 // the state exactly as it was.
@@ -79,9 +79,7 @@ async function check(method: string, path: string, valid: unknown, extraOk: (sta
 
 describe("malformed bodies on write endpoints", () => {
   it("PATCH tenant configuration", async () => {
-    const item = tc.compliance_spec[0];
-    const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
-    const valid = { user_name: "alice", current_timestamp: "1767225600", format_type: "JSON", compliance_name: tc.compliance_name, unique_key: tc.unique_key, compliance_spec: [Object.fromEntries(fields.map((f) => [f, item[f]]))] };
+    const valid = updateBody(tc);
     await check("PATCH", `/apis/policy-sets/v1/policy/tenant-configurations/${tc.compliance_id}`, valid);
   });
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { api, BIN, startEmu, token, type Emu } from "./helpers.js";
+import { api, BIN, startEmu, token, updateBody, type Emu } from "./helpers.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
@@ -21,19 +21,6 @@ beforeEach(async () => {
   alice = await token(emu.url, "alice");
   bob = await token(emu.url, "bob");
 });
-
-function patchBody(env: any, overrides: Record<string, unknown> = {}): any {
-  const item = env.compliance_spec[0];
-  const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
-  return {
-    user_name: "alice",
-    current_timestamp: String(Math.floor(Date.now() / 1000)),
-    format_type: "JSON",
-    compliance_name: env.compliance_name,
-    unique_key: env.unique_key,
-    compliance_spec: [{ ...Object.fromEntries(fields.map((f) => [f, item[f]])), ...overrides }],
-  };
-}
 
 function createBody(name: string, overrides: Record<string, unknown> = {}): any {
   return {
@@ -113,7 +100,7 @@ describe("tenant configuration (4.1, 4.2)", () => {
     const list = await api(emu.url, alice, "GET", TC);
     expect(list.status).toBe(200);
     const env = list.body[0];
-    const res = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, patchBody(env, { carves_allocation: true }));
+    const res = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { carves_allocation: true }));
     expect(res.status).toBe(200);
     expect(res.body.error).toEqual([]);
     const after = (await api(emu.url, alice, "GET", TC)).body[0];
@@ -126,15 +113,15 @@ describe("tenant configuration (4.1, 4.2)", () => {
 
   it("400 naming the field for an extra field, a wrong type, or a guid/unique_key that is not the live one", async () => {
     const env = (await api(emu.url, alice, "GET", TC)).body[0];
-    const extra = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, patchBody(env, { snowman_enabled: true }));
+    const extra = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { snowman_enabled: true }));
     expect(extra.status).toBe(400);
     expect(extra.body.error).toContainEqual({ field: "compliance_spec.0.snowman_enabled", message: "is not an allowed field" });
-    const wrongType = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, patchBody(env, { carves_allocation: "yes" }));
+    const wrongType = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { carves_allocation: "yes" }));
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error[0].field).toBe("compliance_spec.0.carves_allocation");
-    const guid = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, patchBody(env, { guid: "other" }));
+    const guid = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { guid: "other" }));
     expect(guid.body.error).toContainEqual({ field: "compliance_spec.0.guid", message: "does not match the live guid" });
-    const uk = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, { ...patchBody(env), unique_key: "x" });
+    const uk = await api(emu.url, alice, "PATCH", `${TC}/${env.compliance_id}`, { ...updateBody(env), unique_key: "x" });
     expect(uk.status).toBe(400);
     expect(await emu.writes()).toHaveLength(4);
     expect((await api(emu.url, alice, "GET", TC)).body[0].version_id).toBe(env.version_id);
@@ -142,8 +129,8 @@ describe("tenant configuration (4.1, 4.2)", () => {
 
   it("404 for an unknown compliance_id, 412 for a stale If-Match", async () => {
     const env = (await api(emu.url, alice, "GET", TC)).body[0];
-    expect((await api(emu.url, alice, "PATCH", `${TC}/nope`, patchBody(env))).status).toBe(404);
-    const res = await fetch(`${emu.url}${TC}/${env.compliance_id}`, { method: "PATCH", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", "if-match": "999" }, body: JSON.stringify(patchBody(env)) });
+    expect((await api(emu.url, alice, "PATCH", `${TC}/nope`, updateBody(env))).status).toBe(404);
+    const res = await fetch(`${emu.url}${TC}/${env.compliance_id}`, { method: "PATCH", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", "if-match": "999" }, body: JSON.stringify(updateBody(env)) });
     expect(res.status).toBe(412);
   });
 });
@@ -352,7 +339,7 @@ describe("revsync emulator as a process", () => {
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const t = await token(first.url);
     const env = (await api(first.url, t, "GET", TC)).body[0];
-    expect((await api(first.url, t, "PATCH", `${TC}/${env.compliance_id}`, patchBody(env, { ui_mode: "Modern" }))).status).toBe(200);
+    expect((await api(first.url, t, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { ui_mode: "Modern" }))).status).toBe(200);
     expect((await api(first.url, t, "POST", SSP, createBody("Persisted"))).status).toBe(200);
     await first.stop();
     expect(existsSync(state)).toBe(true);

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, type Emu } from "./helpers.js";
+import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "./helpers.js";
 
 let emu: Emu;
 let repo: string;
@@ -22,9 +22,7 @@ const run = (args: string[], env: Record<string, string | undefined> = {}) => cl
 async function patchOutside(field: string, value: unknown): Promise<void> {
   const t = await token(emu.url, "bob");
   const env = (await api(emu.url, t, "GET", TC)).body[0];
-  const item = env.compliance_spec[0];
-  const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
-  const body = { user_name: "bob", current_timestamp: "1", format_type: "JSON", compliance_name: env.compliance_name, unique_key: env.unique_key, compliance_spec: [{ ...Object.fromEntries(fields.map((f) => [f, item[f]])), [field]: value }] };
+  const body = updateBody(env, { [field]: value }, "bob");
   expect((await api(emu.url, t, "PATCH", `${TC}/${env.compliance_id}`, body)).status).toBe(200);
 }
 

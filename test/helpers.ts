@@ -3,6 +3,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { seedState, type SeedName } from "../src/emulator/seed.js";
 import { startEmulator } from "../src/emulator/server.js";
 
@@ -41,6 +42,22 @@ export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: num
       await admin("POST", "reset", { seed: s });
     },
   };
+}
+
+/** One emulator and one copy of the policy repo aimed at it, for a whole test file; the demo seed is
+ *  restored before each test unless `reset` is false. */
+export function useEmulatorRepo(opts: { reset?: boolean } = {}): { emu: Emu; repo: string } {
+  const fx = {} as { emu: Emu; repo: string };
+  beforeAll(async () => {
+    fx.emu = await startEmu();
+    fx.repo = tempRepo(fx.emu.url);
+  });
+  afterAll(async () => {
+    removeDir(fx.repo);
+    await fx.emu.close();
+  });
+  if (opts.reset !== false) beforeEach(async () => fx.emu.reset());
+  return fx;
 }
 
 export interface CliResult {
@@ -89,6 +106,20 @@ export function tempRepo(url: string, files: Record<string, string> | "default" 
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides. */
+export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
+  const item = env.compliance_spec[0];
+  const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(Date.now() / 1000)),
+    format_type: "JSON",
+    compliance_name: env.compliance_name,
+    unique_key: env.unique_key,
+    compliance_spec: [{ ...Object.fromEntries(fields.map((f) => [f, item[f]])), ...overrides }],
+  };
 }
 
 /** A token for direct API calls in tests. */

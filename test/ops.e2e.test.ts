@@ -1,24 +1,14 @@
 import { readFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "./helpers.js";
 
-let emu: Emu;
-let repo: string;
-beforeAll(async () => {
-  emu = await startEmu();
-  repo = tempRepo(emu.url);
-});
-afterAll(async () => {
-  removeDir(repo);
-  await emu.close();
-});
-beforeEach(async () => emu.reset());
+const fx = useEmulatorRepo();
 
-const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, ...env } });
+const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...env } });
 const pendingIds = async (): Promise<string[]> => {
-  const state: any = await emu.admin("GET", "state");
+  const state: any = await fx.emu.admin("GET", "state");
   return state.tenants[0].approvals.records.filter((r: any) => r.status === "Pending Approval").map((r: any) => r.approval_id);
 };
 
@@ -43,28 +33,28 @@ describe("approvals", () => {
   });
 
   it("only own uploads selected: nothing sent, exit 1", async () => {
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     const r = await run(["approvals", "approve", "APR-0001", "--comment", "x"]);
     expect(r.code).toBe(1);
-    expect(await emu.writes()).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
   });
 
   it("reject by the uploader of their own file", async () => {
     const r = await run(["approvals", "reject", "APR-0002", "--comment", "Wrong month"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Rejected: APR-0002. processed_count 1");
-    const state: any = await emu.admin("GET", "state");
+    const state: any = await fx.emu.admin("GET", "state");
     expect(state.tenants[0].approvals.records.find((x: any) => x.approval_id === "APR-0002")).toMatchObject({ status: "Rejected", approved_by: "alice", approval_comments: "Wrong month" });
   });
 
   it("a missing or blank comment is refused before any call", async () => {
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     for (const args of [["approvals", "approve", "APR-0003"], ["approvals", "reject", "APR-0003", "--comment", "  "]]) {
       const r = await run(args);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/--comment is required/);
     }
-    expect(await emu.admin("GET", "requests")).toEqual([]);
+    expect(await fx.emu.admin("GET", "requests")).toEqual([]);
   });
 
   it("--all with filters, --dry-run, and unknown ids", async () => {
@@ -79,7 +69,7 @@ describe("approvals", () => {
   });
 
   it("the reject literal comes from revsync.yaml", async () => {
-    const dir = tempRepo(emu.url);
+    const dir = tempRepo(fx.emu.url);
     try {
       const cfg = join(dir, "revsync.yaml");
       const { writeFileSync } = await import("node:fs");
@@ -115,7 +105,7 @@ describe("errors", () => {
   });
 
   it("bad dates and types are refused before any call", async () => {
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     for (const [args, msg] of [
       [["errors", "--type", "order", "--from", "2026-02-30"], /--from must be a date YYYY-MM-DD/],
       [["errors", "--type", "order", "--from", "2026-10-05", "--to", "2026-10-01"], /--from 2026-10-05 is after --to 2026-10-01/],
@@ -126,13 +116,13 @@ describe("errors", () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(msg);
     }
-    expect(await emu.admin("GET", "requests")).toEqual([]);
+    expect(await fx.emu.admin("GET", "requests")).toEqual([]);
   });
 });
 
 describe("ssp template and download", () => {
   it("download matches what the emulator holds, byte for byte, to stdout or --output", async () => {
-    const state: any = await emu.admin("GET", "state");
+    const state: any = await fx.emu.admin("GET", "state");
     const held = state.tenants[0].files["FILE-SSP-SW-1"];
     const r = await run(["ssp", "download", "FILE-SSP-SW-1"]);
     expect(r.stdout).toBe(held);

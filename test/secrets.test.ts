@@ -1,20 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
 
 // Every command with --verbose, through errors and retries: stdout, stderr, the saved plan and every
 // file written are scanned for the password, the client secret and every token the emulator issued.
-let emu: Emu;
-let repo: string;
-beforeAll(async () => {
-  emu = await startEmu();
-  repo = tempRepo(emu.url);
-});
-afterAll(async () => {
-  removeDir(repo);
-  await emu.close();
-});
+const fx = useEmulatorRepo({ reset: false });
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -35,7 +26,7 @@ describe("secrets sweep", () => {
         { kind: "drop", probability: 0.05, after_commit: true, path: "/apis/" },
       ],
     };
-    mkdirSync(join(repo, "out"), { recursive: true });
+    mkdirSync(join(fx.repo, "out"), { recursive: true });
     const commands: string[][] = [
       ["validate", "--verbose"],
       ["plan", "--verbose", "--out", "out/plan.json"],
@@ -54,28 +45,28 @@ describe("secrets sweep", () => {
     let output = "";
     const tokens = new Set<string>();
     const collect = async () => {
-      const state: any = await emu.admin("GET", "state");
+      const state: any = await fx.emu.admin("GET", "state");
       for (const t of Object.keys(state.tokens)) tokens.add(t);
     };
     for (const args of commands) {
-      await emu.admin("POST", "faults", chaos);
-      const r = await cli(args, { cwd: repo, env: DEMO_ENV });
+      await fx.emu.admin("POST", "faults", chaos);
+      const r = await cli(args, { cwd: fx.repo, env: DEMO_ENV });
       output += `$ ${args.join(" ")} (${r.code})\n${r.stdout}${r.stderr}`;
       await collect();
-      await emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
+      await fx.emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
     }
     // A wrong password, a wrong secret and a bearer token given as is, through errors.
     for (const env of [{ ...DEMO_ENV, REVSYNC_PASSWORD: "wrong-pass-1234" }, { ...DEMO_ENV, REVSYNC_CLIENT_SECRET: "wrong-secret-5678" }, { REVSYNC_TOKEN: "at.made-up-bearer-token-9999" }]) {
-      const r = await cli(["plan", "--verbose"], { cwd: repo, env });
+      const r = await cli(["plan", "--verbose"], { cwd: fx.repo, env });
       expect(r.code).toBe(1);
       output += r.stdout + r.stderr;
     }
-    const demo = await cli(["demo", "--verbose"], { cwd: repo });
+    const demo = await cli(["demo", "--verbose"], { cwd: fx.repo });
     output += demo.stdout + demo.stderr;
     expect(output).toMatch(/http GET \/apis\//);
     expect(output).toMatch(/retry 1\//);
-    const files = filesUnder(join(repo, "out")).map((f) => readFileSync(f, "utf8"));
-    expect(existsSync(join(repo, "out", "plan.json"))).toBe(true);
+    const files = filesUnder(join(fx.repo, "out")).map((f) => readFileSync(f, "utf8"));
+    expect(existsSync(join(fx.repo, "out", "plan.json"))).toBe(true);
     expect(files.length).toBeGreaterThan(3);
     const haystack = [output, ...files].join("\n");
     const secrets = ["alice-password", "demo-secret", "wrong-pass-1234", "wrong-secret-5678", "at.made-up-bearer-token-9999", ...tokens];

@@ -1,26 +1,16 @@
 import { spawn } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { BIN, cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
 
-let emu: Emu;
-let repo: string;
-beforeAll(async () => {
-  emu = await startEmu();
-  repo = tempRepo(emu.url);
-});
-afterAll(async () => {
-  removeDir(repo);
-  await emu.close();
-});
-beforeEach(async () => emu.reset());
+const fx = useEmulatorRepo();
 
 /** apply under a pseudo-terminal (script(1)), answering the confirmation after `delayMs`. */
 function applyOnTerminal(answer: string, columns: number): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     const sizing = columns > 0 ? `stty cols ${columns}; ` : "";
-    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} apply`, "/dev/null"], { cwd: repo, env: { ...process.env, ...DEMO_ENV, CI: "", NO_COLOR: "1" } });
+    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} apply`, "/dev/null"], { cwd: fx.repo, env: { ...process.env, ...DEMO_ENV, CI: "", NO_COLOR: "1" } });
     let out = "";
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
@@ -41,7 +31,7 @@ describe("apply on a terminal", () => {
     expect(r.out.length).toBeLessThan(20_000);
     expect(r.out).toContain("apply cancelled: nothing was written");
     expect(r.code).toBe(1);
-    expect(await emu.writes()).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
   }, 40_000);
 
   it("'yes' applies, with a progress spinner that ends cleanly", async () => {
@@ -90,13 +80,13 @@ describe("proxies", () => {
 
   it("HTTP_PROXY carries every request; NO_PROXY exempts the host", async () => {
     proxied = [];
-    const via = await cli(["plan", "--quiet"], { cwd: repo, env: { ...DEMO_ENV, HTTP_PROXY: proxyUrl } });
+    const via = await cli(["plan", "--quiet"], { cwd: fx.repo, env: { ...DEMO_ENV, HTTP_PROXY: proxyUrl } });
     expect(via.code).toBe(0);
-    const target = new URL(emu.url).host;
+    const target = new URL(fx.emu.url).host;
     expect(proxied.length).toBeGreaterThan(0);
     expect(proxied.every((p) => p === `CONNECT ${target}` || p.includes(target))).toBe(true);
     proxied = [];
-    const direct = await cli(["plan", "--quiet"], { cwd: repo, env: { ...DEMO_ENV, HTTP_PROXY: proxyUrl, NO_PROXY: "127.0.0.1" } });
+    const direct = await cli(["plan", "--quiet"], { cwd: fx.repo, env: { ...DEMO_ENV, HTTP_PROXY: proxyUrl, NO_PROXY: "127.0.0.1" } });
     expect(direct.code).toBe(0);
     expect(proxied).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, removeDir, ROOT, startEmu, type Emu } from "./helpers.js";
+import { api, removeDir, ROOT, startEmu, updateBody, type Emu } from "./helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) and `npm ci` are the
@@ -96,9 +96,7 @@ async function changeOutside(realmPrefix: string): Promise<void> {
   const bob = ((await res.json()) as any).access_token;
   const base = realmPrefix === "acme" ? `${emu.url}/tenants/acme` : emu.url;
   const env = (await api(base, bob, "GET", "/apis/policy-sets/v1/policy/tenant-configurations")).body[0];
-  const item = env.compliance_spec[0];
-  const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
-  const body = { user_name: "bob", current_timestamp: "1", format_type: "JSON", compliance_name: env.compliance_name, unique_key: env.unique_key, compliance_spec: [{ ...Object.fromEntries(fields.map((f) => [f, item[f]])), carves_allocation: false }] };
+  const body = updateBody(env, { carves_allocation: false }, "bob");
   expect((await api(base, bob, "PATCH", `/apis/policy-sets/v1/policy/tenant-configurations/${env.compliance_id}`, body)).status).toBe(200);
 }
 

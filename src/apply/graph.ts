@@ -60,7 +60,6 @@ export interface ScheduleOptions {
 export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>, opts: ScheduleOptions): Promise<Outcome[]> {
   const outcomes = new Map<number, Outcome>();
   const running = new Set<number>();
-  const byId = new Map(steps.map((s) => [s.id, s]));
   return new Promise<Outcome[]>((resolve) => {
     const settle = (o: Outcome): void => {
       outcomes.set(o.step.id, o);
@@ -86,7 +85,7 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>
       for (const s of steps) {
         if (running.size >= opts.concurrency) break;
         if (outcomes.has(s.id) || running.has(s.id)) continue;
-        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n) || !byId.has(n));
+        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n));
         if (!ready) continue;
         running.add(s.id);
         opts.onStart?.(s, running.size);

@@ -25,7 +25,7 @@ export function openRepo(flags: GlobalFlags, out: Output): Repo {
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
 export function desiredState(repo: Repo, env: ResolvedEnv, out: Output): DesiredState {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env));
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env.vars));
   if (diagnostics.some((d) => d.severity === "error")) {
     printDiagnostics(diagnostics, "text", out, 0);
     throw new UserError("the policy repo has errors (listed above): nothing was sent to the service", "run revsync validate");

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline/promises";
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Document } from "yaml";
 import type { ApiCore } from "../api/core.js";
@@ -7,6 +7,7 @@ import { applyPlan, checkPreconditions } from "../apply/run.js";
 import { environmentNames, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { UserError } from "../errors.js";
+import { writeFileAtomic } from "../fs-atomic.js";
 import { buildDrift, buildPlan } from "../plan/build.js";
 import { readLive, type LiveState } from "../plan/live.js";
 import { PLAN_FORMAT_VERSION, targeted, address, type DriftReport, type Plan } from "../plan/model.js";
@@ -24,13 +25,6 @@ export interface PlanFlags extends GlobalFlags {
 
 export interface ApplyFlags extends GlobalFlags {
   autoApprove?: boolean;
-}
-
-function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o644 });
-  renameSync(tmp, path);
 }
 
 async function readWithProgress(core: ApiCore, desired: DesiredState, flags: GlobalFlags, out: Output, extra: { values?: boolean; allDetails?: boolean }): Promise<LiveState> {
@@ -67,7 +61,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
     const plan = await makePlan(repo, env, core, flags, out);
     printPlan(plan, flags.format ?? "text", out);
     if (flags.out) {
-      writeAtomic(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeFileAtomic(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
     return flags.detailedExitcode && hasChanges(plan) ? 2 : 0;
@@ -107,11 +101,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const repo = openRepo(flags, out);
   const planFile = args[0];
   const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
-  const envName = flags.env ?? saved?.environment;
-  if (saved && flags.env && flags.env !== saved.environment) {
-    throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(flags.env)}`);
-  }
-  const env = openEnv(repo, flags, envName);
+  const env = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env.name) throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   const core = openClient(env, flags, out);
   // From here on a signal never kills apply mid-step: nothing new starts, what is in flight finishes.
@@ -228,7 +218,7 @@ export async function runExport(flags: GlobalFlags & { dir?: string }, out: Outp
       used.add(path);
       const schemaRef = relative(dirname(path), join(schemasDir, schema)).split("\\").join("/");
       const text = `# yaml-language-server: $schema=${schemaRef}\n# Exported by revsync from environment ${env.name}.\n${new Document(doc).toString({ lineWidth: 0 })}`;
-      writeAtomic(path, text);
+      writeFileAtomic(path, text);
       written.push(relative(process.cwd(), path));
     };
     for (const e of live.tenantConfigs) {

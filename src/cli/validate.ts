@@ -1,5 +1,5 @@
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
-import { environmentNames, findConfig, loadPolicies, loadRepo, resolveEnv, varsFor } from "../config/repo.js";
+import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import { printDiagnostics } from "../report/diagnostics.js";
 import type { GlobalFlags } from "./main.js";
@@ -14,9 +14,8 @@ export async function runValidate(flags: GlobalFlags, out: Output): Promise<numb
     const names = flags.env ? [flags.env] : process.env.REVSYNC_ENV ? [process.env.REVSYNC_ENV] : environmentNames(repo);
     for (const name of names) {
       if (!repo.config.environments[name]) throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
-      // URLs may use ${VAR}s that only CI defines; validation needs just the policy vars.
-      const env = { ...resolveEnv(repo, name, { ...process.env, ...placeholders(repo.config.environments[name]) }), name };
-      const loaded = loadPolicies(repo, varsFor(env));
+      // Only the policy vars: the URLs may use ${VAR}s that only CI defines.
+      const loaded = loadPolicies(repo, varsFor(environmentVars(repo, name, process.env)));
       diagnostics.push(...loaded.diagnostics);
       docs = Math.max(docs, loaded.docs.length);
     }
@@ -24,11 +23,4 @@ export async function runValidate(flags: GlobalFlags, out: Output): Promise<numb
   const list = sortDiagnostics(diagnostics);
   printDiagnostics(list, flags.format ?? "text", out, docs);
   return list.some((d) => d.severity === "error") ? 1 : 0;
-}
-
-function placeholders(env: object | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  const text = JSON.stringify({ ...(env ?? {}), vars: undefined });
-  for (const m of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) if (m[1] && process.env[m[1]] === undefined) out[m[1]] = `unset-${m[1]}`;
-  return out;
 }

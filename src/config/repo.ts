@@ -112,31 +112,40 @@ export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.Pr
 
 const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** A string of revsync.yaml's environment with ${VAR} filled from the process environment. */
+function fill(repo: Repo, name: string, field: string, value: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (value === undefined) return undefined;
+  return value.replace(VAR, (m, v: string | undefined) => {
+    if (m === "$${") return "${";
+    const got = env[v ?? ""];
+    if (got === undefined) {
+      const p = at(repo.configDoc, `/environments/${name}/${field}`);
+      throw new UserError(`${relative(process.cwd(), repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`);
+    }
+    return got;
+  });
+}
+
+/** The environment's vars for policy files; what validate needs, without the URLs only CI may define. */
+export function environmentVars(repo: Repo, name: string, env: NodeJS.ProcessEnv): Record<string, string | number | boolean> {
+  const vars: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
+    vars[k] = typeof v === "string" ? (fill(repo, name, `vars/${k}`, v, env) ?? "") : (v ?? "");
+  }
+  return vars;
+}
+
 /** The environment's URLs and realm with ${VAR} filled from the process environment, then the
  *  REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM overrides. */
 export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
   const raw = repo.config.environments[name] as EnvironmentConfig;
-  const fill = (field: string, value: string | undefined): string | undefined => {
-    if (value === undefined) return undefined;
-    return value.replace(VAR, (m, v: string | undefined) => {
-      if (m === "$${") return "${";
-      const got = env[v ?? ""];
-      if (got === undefined) {
-        const p = at(repo.configDoc, `/environments/${name}/${field}`);
-        throw new UserError(`${relative(process.cwd(), repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`);
-      }
-      return got;
-    });
-  };
-  const baseUrl = env.REVSYNC_BASE_URL ?? fill("base_url", raw.base_url) ?? "";
-  const vars: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(raw.vars ?? {})) vars[k] = typeof v === "string" ? (fill(`vars/${k}`, v) ?? "") : (v ?? "");
+  const baseUrl = env.REVSYNC_BASE_URL ?? fill(repo, name, "base_url", raw.base_url, env) ?? "";
   return {
     name,
     baseUrl,
-    authUrl: env.REVSYNC_AUTH_URL ?? fill("auth_url", raw.auth_url) ?? baseUrl,
-    realm: env.REVSYNC_REALM ?? fill("realm", raw.realm) ?? "",
-    vars,
+    authUrl: env.REVSYNC_AUTH_URL ?? fill(repo, name, "auth_url", raw.auth_url, env) ?? baseUrl,
+    realm: env.REVSYNC_REALM ?? fill(repo, name, "realm", raw.realm, env) ?? "",
+    vars: environmentVars(repo, name, env),
     rejectAction: repo.config.approvals?.reject_action ?? "Rejected",
     approveAction: repo.config.approvals?.approve_action ?? "Approved",
   };
@@ -218,6 +227,6 @@ export function loadPolicies(
 }
 
 /** ${VAR} lookup for policy files: the environment's vars, then the process environment. */
-export function varsFor(env: ResolvedEnv): (name: string) => string | number | boolean | undefined {
-  return (name) => env.vars[name] ?? process.env[name];
+export function varsFor(vars: Record<string, string | number | boolean>): (name: string) => string | number | boolean | undefined {
+  return (name) => vars[name] ?? process.env[name];
 }

@@ -40,6 +40,8 @@ export function resolveValuesPath(root: string, policyFile: string, value: strin
 export interface ParsedValues {
   values: (SspValueInput & { line: number })[];
   diagnostics: Diagnostic[];
+  /** The file as read ("" when unreadable): drift compares it with the service's download. */
+  text: string;
 }
 
 const parsedCache = new Map<string, { mtimeMs: number; size: number; parsed: ParsedValues }>();
@@ -70,13 +72,13 @@ function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
     text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(absPath));
   } catch (e) {
     err(1, 1, e instanceof TypeError ? "file is not UTF-8 text" : `cannot read: ${(e as Error).message}`);
-    return { values: [], diagnostics };
+    return { values: [], diagnostics, text: "" };
   }
   const rows = parseCsv(text);
   const header = rows[0];
   if (!header || header.cells.join(",") !== TEMPLATE_HEADER.join(",")) {
     err(1, 1, `the header must be the template's: ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
-    return { values: [], diagnostics };
+    return { values: [], diagnostics, text };
   }
   const values: ParsedValues["values"] = [];
   for (const row of rows.slice(1)) {
@@ -135,5 +137,5 @@ function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
       }
     }
   }
-  return { values, diagnostics };
+  return { values, diagnostics, text };
 }

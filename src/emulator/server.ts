@@ -1,13 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { SspValue, SspValueInput } from "../schema/generated/api.js";
-import { valuesToCsv } from "../ssp/csv.js";
 import { FaultTable, parseFaults, type Fault } from "./faults.js";
 import { seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
 import { EmuError, type Caller } from "./service.js";
-import { saveStateFile, nextId, type EmulatorState, type TenantState, type TokenRecord } from "./state.js";
+import { saveStateFile, type EmulatorState, type TenantState, type TokenRecord } from "./state.js";
 
 export interface EmulatorOptions {
   state: EmulatorState;
@@ -363,82 +361,13 @@ export class Emulator {
     }
   }
 
-  /** Simulates a manual upload: a pending approval, and for SSP an uploaded batch. */
   private upload(raw: unknown): object {
-    const b = (raw ?? {}) as Record<string, unknown>;
-    const t = typeof b.realm === "string" ? this.tenant(b.realm) : this.state.tenants[0];
+    const realm = (raw as { realm?: unknown } | null)?.realm;
+    const t = typeof realm === "string" ? this.tenant(realm) : this.state.tenants[0];
     if (!t) throw new EmuError(404, "unknown tenant");
-    const str = (k: string, dflt?: string): string => {
-      const v = b[k] ?? dflt;
-      if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
-      return v;
-    };
-    const uploadedBy = str("uploaded_by", "alice");
-    const type = str("type", "order").toUpperCase();
-    const now = Math.floor(Date.now() / 1000);
-    const approvalId = nextId(this.state, "APR-");
-    const fileId = nextId(this.state, "UPL-");
-    let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
-    let rows = typeof b.rows === "number" ? b.rows : 100;
-    let batch: object | undefined;
-    if (type === "SSP") {
-      const policy = t.ssp.find((p) => p.compliance_name === str("policy_name"));
-      if (!policy) throw new EmuError(404, "no such SSP policy");
-      if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
-      const batchName = str("batch_name");
-      if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
-      const values = Array.isArray(b.values) ? (b.values as SspValueInput[]) : [];
-      const stored: SspValue[] = values.map((v) => ({ ...v, ssp_value_id: nextId(this.state, "SV") }));
-      fileName = typeof b.file_name === "string" ? b.file_name : `${batchName}.csv`;
-      rows = stored.length;
-      const file = nextId(this.state, "FILE-");
-      t.files[file] = typeof b.csv === "string" ? b.csv : valuesToCsv(stored);
-      const stamp = { created_at: now, created_by: uploadedBy, updated_at: now, updated_by: uploadedBy };
-      const item = {
-        ...stamp,
-        can_delete: true,
-        is_user_defined: true,
-        entity_type: "batch",
-        name: batchName,
-        batch_name: batchName,
-        policy_name: policy.compliance_name,
-        method: policy.item.method,
-        status: "file uploaded",
-        file_id: file,
-        file_name: fileName,
-        effective_start_date: str("effective_start_date", "2026-01-01"),
-        effective_end_date: str("effective_end_date", "2026-12-31"),
-        timestamp: now,
-        ssp_values: stored,
-      };
-      policy.batches.push(item);
-      policy.version_id = String(Number(policy.version_id) + 1);
-      policy.last_modified_on = Math.max(now, policy.last_modified_on + 1);
-      policy.last_modified_by = uploadedBy;
-      batch = item;
-    }
-    const record = {
-      approval_id: approvalId,
-      approval_comments: null,
-      approved_by: null,
-      approved_on: null,
-      approver_role: null,
-      context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
-      file_date_format: "MM/DD/YYYY",
-      file_format: "csv",
-      file_id: fileId,
-      file_name: fileName,
-      uploaded_file_name: fileName,
-      ingested_transaction_type: type,
-      status: "Pending Approval",
-      total_rows_received: rows,
-      upload_time: now,
-      upload_type: "MANUAL",
-      uploaded_by: uploadedBy,
-    };
-    t.approvals.records.push(record);
+    const out = svc.uploadFile(this.state, t, raw);
     this.persist();
-    return { approval: record, batch };
+    return out;
   }
 }
 

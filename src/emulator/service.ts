@@ -1,5 +1,7 @@
 import type {
   ApprovalActionBody,
+  SspCreateBatch,
+  SspValueInput,
   ErrorTransactionFilter,
   PendingApprovalRecord,
   SspCreateBody,
@@ -9,7 +11,7 @@ import type {
 } from "../schema/generated/api.js";
 import { apiValidator, describeAjvErrors } from "../schema/ajv.js";
 import { templateCsv, valuesToCsv } from "../ssp/csv.js";
-import { nextId, type EmulatorState, type StoredBatch, type StoredSspPolicy, type TenantState } from "./state.js";
+import { nextId, type EmulatorState, type StoredApproval, type StoredBatch, type StoredSspPolicy, type TenantState } from "./state.js";
 
 /** A refusal with the status of design.md section 5 and the error array the client reads. */
 export class EmuError extends Error {
@@ -145,28 +147,7 @@ export function createSsp(state: EmulatorState, t: TenantState, caller: Caller, 
   const id = nextId(state, "SSP-");
   const { batches: inputBatches, ...fields } = item;
   const stamp = { created_at: now, created_by: caller.user, updated_at: now, updated_by: caller.user };
-  const batches: StoredBatch[] = (inputBatches ?? []).map((b) => {
-    const fileId = nextId(state, "FILE-");
-    const values = b.ssp_values.map((v) => ({ ...v, ssp_value_id: nextId(state, "SV") }));
-    t.files[fileId] = valuesToCsv(values);
-    return {
-      ...stamp,
-      can_delete: true,
-      is_user_defined: true,
-      entity_type: "batch",
-      name: b.batch_name,
-      batch_name: b.batch_name,
-      policy_name: body.compliance_name,
-      method: "upload",
-      status: "file uploaded",
-      file_id: fileId,
-      file_name: b.file_name ?? `${b.batch_name}.csv`,
-      effective_start_date: b.effective_start_date,
-      effective_end_date: b.effective_end_date,
-      timestamp: now,
-      ssp_values: values,
-    };
-  });
+  const batches = (inputBatches ?? []).map((b) => storeBatch(state, t, { policy: body.compliance_name, method: "upload", user: caller.user, now, batch: b }));
   t.ssp.push({
     compliance_id: id,
     compliance_name: body.compliance_name,
@@ -182,6 +163,94 @@ export function createSsp(state: EmulatorState, t: TenantState, caller: Caller, 
     batches,
   });
   return { compliance_id: id, compliance_details: [{ error: [], message: "SSP policy created", unique_key: body.compliance_name }], error: [] };
+}
+
+/** A batch as an upload leaves it: values with their ids, the file kept for download, status "file uploaded". */
+function storeBatch(
+  state: EmulatorState,
+  t: TenantState,
+  o: { policy: string; method: SspItem["method"]; user: string; now: number; batch: SspCreateBatch; csv?: string },
+): StoredBatch {
+  const fileId = nextId(state, "FILE-");
+  const values = o.batch.ssp_values.map((v) => ({ ...v, ssp_value_id: nextId(state, "SV") }));
+  t.files[fileId] = o.csv ?? valuesToCsv(values);
+  return {
+    created_at: o.now,
+    created_by: o.user,
+    updated_at: o.now,
+    updated_by: o.user,
+    can_delete: true,
+    is_user_defined: true,
+    entity_type: "batch",
+    name: o.batch.batch_name,
+    batch_name: o.batch.batch_name,
+    policy_name: o.policy,
+    method: o.method,
+    status: "file uploaded",
+    file_id: fileId,
+    file_name: o.batch.file_name ?? `${o.batch.batch_name}.csv`,
+    effective_start_date: o.batch.effective_start_date,
+    effective_end_date: o.batch.effective_end_date,
+    timestamp: o.now,
+    ssp_values: values,
+  };
+}
+
+/** Admin: simulates a manual upload, a pending approval, and for SSP an uploaded batch of an existing policy. */
+export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): object {
+  const b = (raw ?? {}) as Record<string, unknown>;
+  const str = (k: string, dflt?: string): string => {
+    const v = b[k] ?? dflt;
+    if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
+    return v;
+  };
+  const user = str("uploaded_by", "alice");
+  const type = str("type", "order").toUpperCase();
+  const now = epoch();
+  const approvalId = nextId(state, "APR-");
+  let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
+  let rows = typeof b.rows === "number" ? b.rows : 100;
+  let batch: StoredBatch | undefined;
+  if (type === "SSP") {
+    const policy = t.ssp.find((p) => p.compliance_name === str("policy_name"));
+    if (!policy) throw new EmuError(404, "no such SSP policy");
+    if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
+    const batchName = str("batch_name");
+    if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+    const input: SspCreateBatch = {
+      batch_name: batchName,
+      file_name: typeof b.file_name === "string" ? b.file_name : undefined,
+      effective_start_date: str("effective_start_date", "2026-01-01"),
+      effective_end_date: str("effective_end_date", "2026-12-31"),
+      ssp_values: Array.isArray(b.values) ? (b.values as SspValueInput[]) : [],
+    };
+    batch = storeBatch(state, t, { policy: policy.compliance_name, method: policy.item.method ?? "upload", user, now, batch: input, csv: typeof b.csv === "string" ? b.csv : undefined });
+    policy.batches.push(batch);
+    bump(policy, user);
+    fileName = batch.file_name ?? fileName;
+    rows = batch.ssp_values.length;
+  }
+  const record: StoredApproval = {
+    approval_id: approvalId,
+    approval_comments: null,
+    approved_by: null,
+    approved_on: null,
+    approver_role: null,
+    context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
+    file_date_format: "MM/DD/YYYY",
+    file_format: "csv",
+    file_id: nextId(state, "UPL-"),
+    file_name: fileName,
+    uploaded_file_name: fileName,
+    ingested_transaction_type: type,
+    status: "Pending Approval",
+    total_rows_received: rows,
+    upload_time: now,
+    upload_type: "MANUAL",
+    uploaded_by: user,
+  };
+  t.approvals.records.push(record);
+  return { approval: record, batch };
 }
 
 export function batchAction(

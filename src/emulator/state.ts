@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { writeFileAtomic } from "../fs-atomic.js";
 import type {
   ErrorTransactionRecord,
   PendingApprovalRecord,
@@ -76,17 +77,9 @@ export function loadStateFile(path: string): EmulatorState | undefined {
   return parsed;
 }
 
-/** Atomic write: a temp file beside the target, fsync, rename. A crash leaves the old or the new file. */
+/** Atomic, and readable by the owner only: the state holds passwords and tokens. */
 export function saveStateFile(path: string, state: EmulatorState): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
-  try {
-    writeSync(fd, JSON.stringify(state));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  writeFileAtomic(path, JSON.stringify(state), 0o600);
 }
 
 export function nextId(state: EmulatorState, prefix: string): string {

@@ -2,7 +2,6 @@ import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { readValuesCsv } from "../config/values.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
-import { readFileSync } from "node:fs";
 import { valuesFromCsv, type LivePolicy, type LiveState } from "./live.js";
 import {
   ACTIONS,
@@ -49,11 +48,11 @@ function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff
   if (!b.valuesPath) return [];
   const held = live.values.get(`${policy}/${b.name}`);
   if (!held) return [];
+  const git = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath);
   // The download is the uploaded file: byte-identical to git's file means the same values.
-  if (!Array.isArray(held) && held.csv === readFileSync(b.valuesPath, "utf8")) return [];
+  if (!Array.isArray(held) && held.csv === git.text) return [];
   const got = Array.isArray(held) ? held : valuesFromCsv(held.csv);
-  const want = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath).values;
-  const delta = compareValues(keyedValues(want), got);
+  const delta = compareValues(keyedValues(git.values), got);
   const out: FieldDiff[] = [];
   for (const k of delta.changed) out.push({ path: `values[${k}]`, kind: "changed" });
   for (const k of delta.added) out.push({ path: `values[${k}]`, kind: "added" });
