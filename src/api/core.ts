@@ -202,7 +202,6 @@ export class ApiCore {
       const token = await this.auth.token();
       const t0 = this.clock.now();
       let res: Dispatcher.ResponseData;
-      let text: string;
       let bytes: Buffer;
       try {
         res = await request(url, {
@@ -219,7 +218,6 @@ export class ApiCore {
           bodyTimeout: this.timeouts.bodyMs,
         });
         bytes = Buffer.from(await res.body.arrayBuffer());
-        text = bytes.toString("utf8");
       } catch (e) {
         const reason = connectionReason(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
@@ -237,14 +235,15 @@ export class ApiCore {
         attempt--;
         continue;
       }
+      // A file (CSV) is returned as it came; only JSON and error answers are decoded.
+      if (spec.schema === "bytes" && status < 300) return bytes as T;
+      const text = bytes.toString("utf8");
       let body: unknown = text;
-      if (spec.schema !== "bytes" || status >= 300) {
-        try {
-          body = text === "" ? undefined : JSON.parse(text);
-        } catch {
-          if (status < 300 || !RETRY_STATUS.has(status)) {
-            throw new ApiError(spec.method, spec.path, status, `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`);
-          }
+      try {
+        body = text === "" ? undefined : JSON.parse(text);
+      } catch {
+        if (status < 300 || !RETRY_STATUS.has(status)) {
+          throw new ApiError(spec.method, spec.path, status, `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`);
         }
       }
       if (status >= 300) {
@@ -258,7 +257,6 @@ export class ApiCore {
         await this.pause(err, attempt, started, wait);
         continue;
       }
-      if (spec.schema === "bytes") return bytes as T;
       const problems = problemsOf(body);
       if (problems.length) {
         const msg = (body as { message?: unknown })?.message;

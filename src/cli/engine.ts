@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { Document } from "yaml";
 import type { ApiCore } from "../api/core.js";
 import { applyPlan, checkPreconditions } from "../apply/run.js";
-import { environmentNames, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
+import { environmentNames, selectEnv, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { UserError } from "../errors.js";
 import { writeFileAtomic } from "../fs-atomic.js";
@@ -171,7 +171,7 @@ export interface DriftFlags extends GlobalFlags {
 
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
   const repo = openRepo(flags, out);
-  const names = flags.allEnvs ? environmentNames(repo) : [openEnv(repo, flags).name];
+  const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, process.env)];
   const reports: DriftReport[] = [];
   let code = 0;
   for (const name of names) {
