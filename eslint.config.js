@@ -20,7 +20,16 @@ export default tseslint.config(
   {
     files: ["**/*.mjs", "**/*.js", "vitest.config.ts"],
     languageOptions: {
-      globals: { process: "readonly", console: "readonly", setTimeout: "readonly", URL: "readonly", URLSearchParams: "readonly", fetch: "readonly", performance: "readonly", Buffer: "readonly" },
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        setTimeout: "readonly",
+        URL: "readonly",
+        URLSearchParams: "readonly",
+        fetch: "readonly",
+        performance: "readonly",
+        Buffer: "readonly",
+      },
     },
     rules: { "no-restricted-syntax": "off" },
   },

@@ -39,12 +39,16 @@ spec: { method: upload, active: true, hierarchy_no: ${2000 + i}, data_identifier
 batches:
   - { name: B1, status: approved, values: values.csv }
 `;
-const CSV = "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nP-1,USD,Percent,90,100,110,2026-01-01,2026-06-30\n";
+const CSV =
+  "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nP-1,USD,Percent,90,100,110,2026-01-01,2026-06-30\n";
 
 /** A repo: the project's policies/ plus `formulas` formula policies and `uploads` upload policies with a batch. */
 export function chaosRepo(url, formulas = 160, uploads = 20) {
   const dir = mkdtempSync(join(tmpdir(), "revsync-chaos-"));
-  writeFileSync(join(dir, "revsync.yaml"), `version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: ${url}\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`);
+  writeFileSync(
+    join(dir, "revsync.yaml"),
+    `version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: ${url}\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`,
+  );
   mkdirSync(join(dir, "policies", "chaos"), { recursive: true });
   for (let i = 0; i < formulas; i++) writeFileSync(join(dir, "policies", "chaos", `f${i}.yaml`), FORMULA(i));
   for (let i = 0; i < uploads; i++) {
@@ -69,7 +73,15 @@ export async function startEmulatorProcess(args = []) {
           if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
           return res.json();
         };
-        resolve({ url, admin, stop: () => new Promise((r) => { child.once("close", r); child.kill("SIGTERM"); }) });
+        resolve({
+          url,
+          admin,
+          stop: () =>
+            new Promise((r) => {
+              child.once("close", r);
+              child.kill("SIGTERM");
+            }),
+        });
       }
     });
     child.on("error", reject);

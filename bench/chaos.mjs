@@ -9,9 +9,13 @@ console.log("|---:|---:|---:|---:|---:|---|---|---:|---:|");
 for (let seed = 1; seed <= count; seed++) {
   const r = await runSeed(seed);
   rows.push(r);
-  console.log(`| ${r.seed} | ${r.resources} | ${r.requests} | ${r.faults} | ${r.applies} | ${r.exit_codes} | ${r.final_plan} | ${r.duplicates} | ${r.seconds} |`);
+  console.log(
+    `| ${r.seed} | ${r.resources} | ${r.requests} | ${r.faults} | ${r.applies} | ${r.exit_codes} | ${r.final_plan} | ${r.duplicates} | ${r.seconds} |`,
+  );
   if (r.detail) console.error(r.detail);
 }
 const ok = rows.every((r) => r.converged && r.duplicates === 0);
-console.log(`\n${rows.filter((r) => r.converged).length}/${rows.length} seeds converged within two applies; ${rows.reduce((n, r) => n + r.duplicates, 0)} duplicate policies.`);
+console.log(
+  `\n${rows.filter((r) => r.converged).length}/${rows.length} seeds converged within two applies; ${rows.reduce((n, r) => n + r.duplicates, 0)} duplicate policies.`,
+);
 process.exit(ok ? 0 : 1);

@@ -33,9 +33,7 @@ export class ApiError extends Error {
 
   static describe(method: string, path: string, status: number, message: string, problems: ServiceProblem[]): string {
     const what = status === 0 ? "no answer" : `${status} ${STATUS_WORDS[status] ?? ""}`.trim();
-    const details = problems
-      .map((p) => (p.field ? `${p.field}: ${p.message}` : p.message))
-      .filter((d) => d && d !== message);
+    const details = problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).filter((d) => d && d !== message);
     return `${method} ${path} failed (${what}): ${message}${details.length ? ` (${details.join("; ")})` : ""}`;
   }
 }

@@ -55,7 +55,26 @@ const createBody = (name: string) => ({
   compliance_name: name,
   unique_key: name,
   format_type: "JSON",
-  compliance_spec: [{ active: true, can_delete: true, ceiling_percentage: 110, data_identifiers: ["product_id"], entity_type: "policy", expression: "x * 1", floor_percentage: 90, hierarchy_no: 90, is_user_defined: true, method: "formula" as const, name, transaction_above_range: "", transaction_below_range: "", transaction_mid_range: "", type: "SSP", when: [] }] as [any],
+  compliance_spec: [
+    {
+      active: true,
+      can_delete: true,
+      ceiling_percentage: 110,
+      data_identifiers: ["product_id"],
+      entity_type: "policy",
+      expression: "x * 1",
+      floor_percentage: 90,
+      hierarchy_no: 90,
+      is_user_defined: true,
+      method: "formula" as const,
+      name,
+      transaction_above_range: "",
+      transaction_below_range: "",
+      transaction_mid_range: "",
+      type: "SSP",
+      when: [],
+    },
+  ] as [any],
 });
 
 describe("all ten operations", () => {
@@ -84,7 +103,18 @@ describe("all ten operations", () => {
       [() => ssp.download(core, "NOPE"), 404],
       [() => ssp.create(core, createBody("Hardware SSP")), 409],
       [() => ssp.batchAction(core, "approve", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2"), 409],
-      [() => tenantConfigurations.update(core, "TC-0001", { user_name: "a", current_timestamp: "1", format_type: "JSON", compliance_name: "x", unique_key: "y", compliance_spec: [{} as any] }), 400],
+      [
+        () =>
+          tenantConfigurations.update(core, "TC-0001", {
+            user_name: "a",
+            current_timestamp: "1",
+            format_type: "JSON",
+            compliance_name: "x",
+            unique_key: "y",
+            compliance_spec: [{} as any],
+          }),
+        400,
+      ],
     ];
     for (const [p, status] of cases) {
       const e = await p().catch((x: unknown) => x);
@@ -115,9 +145,18 @@ describe("all ten operations", () => {
     agent.disableNetConnect();
     const pool = agent.get("http://127.0.0.1:9");
     pool.intercept({ path: /token/, method: "POST" }).reply(200, { access_token: "at.mock-token", expires_in: 300 }).persist();
-    pool.intercept({ path: "/apis/policy-sets/v1/policy/tenant-configurations", method: "GET" }).reply(200, "<html>gateway", { headers: { "content-type": "text/html" } });
+    pool
+      .intercept({ path: "/apis/policy-sets/v1/policy/tenant-configurations", method: "GET" })
+      .reply(200, "<html>gateway", { headers: { "content-type": "text/html" } });
     pool.intercept({ path: "/apis/policy-sets/v1/policy/ssp", method: "GET" }).reply(200, [{ compliance_name: 7 }]);
-    const mocked = new ApiCore({ baseUrl: "http://127.0.0.1:9", authUrl: "http://127.0.0.1:9", realm: "demo", credentials: { kind: "password", clientId: "c", clientSecret: "s", username: "u", password: "p" }, dispatcher: agent, clock });
+    const mocked = new ApiCore({
+      baseUrl: "http://127.0.0.1:9",
+      authUrl: "http://127.0.0.1:9",
+      realm: "demo",
+      credentials: { kind: "password", clientId: "c", clientSecret: "s", username: "u", password: "p" },
+      dispatcher: agent,
+      clock,
+    });
     await expect(tenantConfigurations.list(mocked)).rejects.toThrow(/not JSON \(status 200, first bytes: "<html>gateway"\)/);
     await expect(ssp.list(mocked)).rejects.toThrow(/unexpected answer: field \/0\/compliance_name must be string/);
     await agent.close();

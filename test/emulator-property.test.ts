@@ -22,7 +22,15 @@ async function snapshot(): Promise<string> {
 }
 
 const kindOf = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v);
-const anyValue = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true }), fc.string(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }));
+const anyValue = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true }),
+  fc.string(),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }),
+);
 
 function paths(v: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   if (v && typeof v === "object") {
@@ -35,27 +43,51 @@ function paths(v: unknown, prefix: (string | number)[] = []): (string | number)[
 /** A valid body with one place broken: a field deleted or given a value of another type. */
 function broken(valid: unknown): fc.Arbitrary<unknown> {
   const all = paths(valid).filter((p) => p.length > 0);
-  return fc.tuple(fc.constantFrom(...all), fc.boolean(), anyValue).filter(([p, del, value]) => {
-    let orig: any = valid;
-    for (const k of p) orig = orig[k];
-    return del ? !Array.isArray(valid) : kindOf(value) !== kindOf(orig) && !(kindOf(orig) === "integer" && kindOf(value) === "number" && Number.isInteger(value));
-  }).map(([p, del, value]) => {
-    const copy = structuredClone(valid) as any;
-    let node = copy;
-    for (const k of p.slice(0, -1)) node = node[k];
-    const last = p[p.length - 1] as string | number;
-    if (del && !Array.isArray(node)) delete node[last];
-    else if (del && Array.isArray(node)) node.splice(Number(last), 1, { broken: true });
-    else node[last] = value;
-    return copy;
-  });
+  return fc
+    .tuple(fc.constantFrom(...all), fc.boolean(), anyValue)
+    .filter(([p, del, value]) => {
+      let orig: any = valid;
+      for (const k of p) orig = orig[k];
+      return del
+        ? !Array.isArray(valid)
+        : kindOf(value) !== kindOf(orig) && !(kindOf(orig) === "integer" && kindOf(value) === "number" && Number.isInteger(value));
+    })
+    .map(([p, del, value]) => {
+      const copy = structuredClone(valid) as any;
+      let node = copy;
+      for (const k of p.slice(0, -1)) node = node[k];
+      const last = p[p.length - 1] as string | number;
+      if (del && !Array.isArray(node)) delete node[last];
+      else if (del && Array.isArray(node)) node.splice(Number(last), 1, { broken: true });
+      else node[last] = value;
+      return copy;
+    });
 }
 
 function bodies(valid: unknown): fc.Arbitrary<{ raw?: string; json?: unknown }> {
   return fc.oneof(
     { weight: 5, arbitrary: broken(valid).map((json) => ({ json })) },
-    { weight: 2, arbitrary: fc.jsonValue().filter((v) => !v || typeof v !== "object" || Object.keys(v as object).length < 3).map((json) => ({ json })) },
-    { weight: 2, arbitrary: fc.string({ maxLength: 40 }).filter((s) => { try { JSON.parse(s); return false; } catch { return true; } }).map((raw) => ({ raw })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .jsonValue()
+        .filter((v) => !v || typeof v !== "object" || Object.keys(v as object).length < 3)
+        .map((json) => ({ json })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .string({ maxLength: 40 })
+        .filter((s) => {
+          try {
+            JSON.parse(s);
+            return false;
+          } catch {
+            return true;
+          }
+        })
+        .map((raw) => ({ raw })),
+    },
   );
 }
 
@@ -85,8 +117,29 @@ describe("malformed bodies on write endpoints", () => {
 
   it("POST SSP policy", async () => {
     const valid = {
-      compliance_name: "Fuzz", unique_key: "Fuzz", format_type: "JSON",
-      compliance_spec: [{ active: true, can_delete: true, ceiling_percentage: 110, data_identifiers: ["product_id"], entity_type: "policy", expression: "x", floor_percentage: 90, hierarchy_no: 99, is_user_defined: true, method: "formula", name: "Fuzz", transaction_above_range: "", transaction_below_range: "", transaction_mid_range: "", type: "SSP", when: [] }],
+      compliance_name: "Fuzz",
+      unique_key: "Fuzz",
+      format_type: "JSON",
+      compliance_spec: [
+        {
+          active: true,
+          can_delete: true,
+          ceiling_percentage: 110,
+          data_identifiers: ["product_id"],
+          entity_type: "policy",
+          expression: "x",
+          floor_percentage: 90,
+          hierarchy_no: 99,
+          is_user_defined: true,
+          method: "formula",
+          name: "Fuzz",
+          transaction_above_range: "",
+          transaction_below_range: "",
+          transaction_mid_range: "",
+          type: "SSP",
+          when: [],
+        },
+      ],
     };
     await check("POST", "/apis/policy-sets/v1/policy/ssp", valid);
   });
@@ -102,10 +155,22 @@ describe("malformed bodies on write endpoints", () => {
   it("PATCH SSP batch action with random path segments", async () => {
     const before = await snapshot();
     await fc.assert(
-      fc.asyncProperty(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 }), fc.option(fc.jsonValue()), async (a, id, b, body) => {
-        const res = await api(emu.url, tok, "PATCH", `/apis/policy-sets/v1/policy/ssp/${encodeURIComponent(a || "x")}/${encodeURIComponent(id || "x")}/${encodeURIComponent(b || "x")}`, body ?? undefined);
-        return res.status >= 400 && res.status < 500;
-      }),
+      fc.asyncProperty(
+        fc.string({ maxLength: 12 }),
+        fc.string({ maxLength: 12 }),
+        fc.string({ maxLength: 12 }),
+        fc.option(fc.jsonValue()),
+        async (a, id, b, body) => {
+          const res = await api(
+            emu.url,
+            tok,
+            "PATCH",
+            `/apis/policy-sets/v1/policy/ssp/${encodeURIComponent(a || "x")}/${encodeURIComponent(id || "x")}/${encodeURIComponent(b || "x")}`,
+            body ?? undefined,
+          );
+          return res.status >= 400 && res.status < 500;
+        },
+      ),
       { numRuns: RUNS },
     );
     expect(await snapshot()).toBe(before);

@@ -29,8 +29,22 @@ function createBody(name: string, overrides: Record<string, unknown> = {}): any 
     format_type: "JSON",
     compliance_spec: [
       {
-        active: true, can_delete: true, ceiling_percentage: 110, data_identifiers: ["product_id"], entity_type: "policy", expression: "unit_list_price * 0.9",
-        floor_percentage: 90, hierarchy_no: 70, is_user_defined: true, method: "formula", name, transaction_above_range: "", transaction_below_range: "", transaction_mid_range: "", type: "SSP", when: [],
+        active: true,
+        can_delete: true,
+        ceiling_percentage: 110,
+        data_identifiers: ["product_id"],
+        entity_type: "policy",
+        expression: "unit_list_price * 0.9",
+        floor_percentage: 90,
+        hierarchy_no: 70,
+        is_user_defined: true,
+        method: "formula",
+        name,
+        transaction_above_range: "",
+        transaction_below_range: "",
+        transaction_mid_range: "",
+        type: "SSP",
+        when: [],
         ...overrides,
       },
     ],
@@ -38,29 +52,48 @@ function createBody(name: string, overrides: Record<string, unknown> = {}): any 
 }
 
 describe("token endpoint (spec 5)", () => {
-  const form = (fields: Record<string, string>) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+  const form = (fields: Record<string, string>) => ({
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields).toString(),
+  });
   const url = () => `${emu.url}/auth/realms/demo/protocol/openid-connect/token`;
 
   it("password grant answers every field of 5.4 with 300 s and 1800 s lifetimes", async () => {
-    const res = await fetch(url(), form({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "alice-password" }));
+    const res = await fetch(
+      url(),
+      form({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "alice-password" }),
+    );
     const body = (await res.json()) as any;
     expect(res.status).toBe(200);
-    for (const k of ["access_token", "expires_in", "refresh_expires_in", "refresh_token", "token_type", "not-before-policy", "session_state", "scope"]) expect(body).toHaveProperty(k);
+    for (const k of ["access_token", "expires_in", "refresh_expires_in", "refresh_token", "token_type", "not-before-policy", "session_state", "scope"])
+      expect(body).toHaveProperty(k);
     expect(body.expires_in).toBe(300);
     expect(body.refresh_expires_in).toBe(1800);
   });
 
   it("refresh_token grant rotates the refresh token", async () => {
-    const first = (await (await fetch(url(), form({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "alice-password" }))).json()) as any;
-    const res = await fetch(url(), form({ grant_type: "refresh_token", client_id: "revsync", client_secret: "demo-secret", refresh_token: first.refresh_token }));
+    const first = (await (
+      await fetch(url(), form({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "alice-password" }))
+    ).json()) as any;
+    const res = await fetch(
+      url(),
+      form({ grant_type: "refresh_token", client_id: "revsync", client_secret: "demo-secret", refresh_token: first.refresh_token }),
+    );
     expect(res.status).toBe(200);
-    const again = await fetch(url(), form({ grant_type: "refresh_token", client_id: "revsync", client_secret: "demo-secret", refresh_token: first.refresh_token }));
+    const again = await fetch(
+      url(),
+      form({ grant_type: "refresh_token", client_id: "revsync", client_secret: "demo-secret", refresh_token: first.refresh_token }),
+    );
     expect(again.status).toBe(400);
     expect(((await again.json()) as any).error).toBe("invalid_grant");
   });
 
   it("refuses bad client, bad password and unknown grants with {error, error_description}", async () => {
-    const badClient = await fetch(url(), form({ grant_type: "password", client_id: "revsync", client_secret: "nope", username: "alice", password: "alice-password" }));
+    const badClient = await fetch(
+      url(),
+      form({ grant_type: "password", client_id: "revsync", client_secret: "nope", username: "alice", password: "alice-password" }),
+    );
     expect(badClient.status).toBe(401);
     expect(await badClient.json()).toMatchObject({ error: "invalid_client" });
     const badUser = await fetch(url(), form({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "alice", password: "x" }));
@@ -130,7 +163,11 @@ describe("tenant configuration (4.1, 4.2)", () => {
   it("404 for an unknown compliance_id, 412 for a stale If-Match", async () => {
     const env = (await api(emu.url, alice, "GET", TC)).body[0];
     expect((await api(emu.url, alice, "PATCH", `${TC}/nope`, updateBody(env))).status).toBe(404);
-    const res = await fetch(`${emu.url}${TC}/${env.compliance_id}`, { method: "PATCH", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", "if-match": "999" }, body: JSON.stringify(updateBody(env)) });
+    const res = await fetch(`${emu.url}${TC}/${env.compliance_id}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", "if-match": "999" },
+      body: JSON.stringify(updateBody(env)),
+    });
     expect(res.status).toBe(412);
   });
 });
@@ -138,7 +175,12 @@ describe("tenant configuration (4.1, 4.2)", () => {
 describe("SSP (4.3 to 4.7)", () => {
   it("GET: all policies without batches; one policy with its batches; one batch with its values", async () => {
     const all = await api(emu.url, alice, "GET", SSP);
-    expect(all.body.map((e: any) => e.compliance_name)).toEqual(["Hardware SSP", "Software Subscriptions SSP", "Professional Services SSP", "Support Renewals SSP"]);
+    expect(all.body.map((e: any) => e.compliance_name)).toEqual([
+      "Hardware SSP",
+      "Software Subscriptions SSP",
+      "Professional Services SSP",
+      "Support Renewals SSP",
+    ]);
     expect(all.body[0].compliance_spec[0].batches).toBeUndefined();
     const one = await api(emu.url, alice, "GET", `${SSP}?policy_name=Hardware%20SSP`);
     expect(one.body[0].compliance_spec[0].batches.map((b: any) => b.status)).toEqual(["approved", "reviewed", "file uploaded"]);
@@ -154,8 +196,27 @@ describe("SSP (4.3 to 4.7)", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ compliance_id: expect.any(String), error: [], compliance_details: [{ error: [], unique_key: "Formula One" }] });
     const up = createBody("Upload One", {
-      method: "upload", expression: "",
-      batches: [{ batch_name: "B1", effective_start_date: "2026-01-01", effective_end_date: "2026-06-30", ssp_values: [{ product_id: "P1", currency_code: "USD", value_type: "Percent", below_mid_point: 1, mid_point: 2, above_mid_point: 3, effective_start_date: "2026-01-01", effective_end_date: "2026-06-30" }] }],
+      method: "upload",
+      expression: "",
+      batches: [
+        {
+          batch_name: "B1",
+          effective_start_date: "2026-01-01",
+          effective_end_date: "2026-06-30",
+          ssp_values: [
+            {
+              product_id: "P1",
+              currency_code: "USD",
+              value_type: "Percent",
+              below_mid_point: 1,
+              mid_point: 2,
+              above_mid_point: 3,
+              effective_start_date: "2026-01-01",
+              effective_end_date: "2026-06-30",
+            },
+          ],
+        },
+      ],
     });
     expect((await api(emu.url, alice, "POST", SSP, up)).status).toBe(200);
     const b = await api(emu.url, alice, "GET", `${SSP}?policy_name=Upload%20One&batch_name=B1`);
@@ -195,7 +256,9 @@ describe("SSP (4.3 to 4.7)", () => {
     expect(String(d.body).split("\n")[1]).toBe("HW-1000,USD,Percent,93,103,113,2026-01-01,2026-06-30");
     expect((await api(emu.url, alice, "GET", `${SSP}/download/NOPE`)).status).toBe(404);
     const t = await api(emu.url, alice, "GET", `${SSP}/template?batch_name=FY26-H1`);
-    expect(String(t.body).split("\n")[0]).toBe("product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date");
+    expect(String(t.body).split("\n")[0]).toBe(
+      "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date",
+    );
     expect(String(t.body).split("\n")).toHaveLength(3);
     expect((await api(emu.url, alice, "GET", `${SSP}/template?batch_name=Nope`)).status).toBe(404);
   });
@@ -244,7 +307,12 @@ describe("error transactions (4.10)", () => {
   it("filters by every field, dates inclusive, total_records a string", async () => {
     const all = await api(emu.url, alice, "POST", E, { transaction_type: "order" });
     expect(all.body[0].total_records).toBe("6");
-    expect(await ids({ transaction_type: "order", error_from_date: "2026-10-03", error_to_date: "2026-10-15" })).toEqual(["E-00002", "E-00003", "E-00004", "E-00005"]);
+    expect(await ids({ transaction_type: "order", error_from_date: "2026-10-03", error_to_date: "2026-10-15" })).toEqual([
+      "E-00002",
+      "E-00003",
+      "E-00004",
+      "E-00005",
+    ]);
     expect(await ids({ transaction_type: "order", error_warning_code: "ERR-00015" })).toEqual(["E-00001", "E-00002", "E-00003"]);
     expect(await ids({ transaction_type: "order", error_warning_type: "discarded" })).toEqual(["E-00005", "E-00006"]);
     expect(await ids({ transaction_type: "order", error_request_id: "REQ-1001" })).toEqual(["E-00001", "E-00002"]);
@@ -325,7 +393,15 @@ describe("revsync emulator as a process", () => {
       child.stdout.on("data", (d: Buffer) => {
         out += d.toString();
         const m = /^base_url (\S+)$/m.exec(out);
-        if (m?.[1]) resolve({ url: m[1], stop: () => new Promise((r) => { child.on("close", () => r()); child.kill("SIGTERM"); }) });
+        if (m?.[1])
+          resolve({
+            url: m[1],
+            stop: () =>
+              new Promise((r) => {
+                child.on("close", () => r());
+                child.kill("SIGTERM");
+              }),
+          });
       });
       child.on("error", reject);
       child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));

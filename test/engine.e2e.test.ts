@@ -48,9 +48,20 @@ describe("plan and apply on the demo seed with policies/", () => {
   it("the JSON plan has the contract's shape", async () => {
     const r = await run(["plan", "--format", "json"]);
     const plan = JSON.parse(r.stdout);
-    expect(plan).toMatchObject({ format_version: "1", environment: "demo", created_at: expect.any(String), summary: { create: 1, update: 1, review: 2, approve: 3, unsupported: 0 } });
+    expect(plan).toMatchObject({
+      format_version: "1",
+      environment: "demo",
+      created_at: expect.any(String),
+      summary: { create: 1, update: 1, review: 2, approve: 3, unsupported: 0 },
+    });
     const update = plan.changes.find((c: any) => c.action === "update");
-    expect(update).toMatchObject({ address: "tenant-configuration/Default Tenant Configuration", version_id: "1", last_modified_on: expect.any(Number), before: expect.any(Object), after: expect.any(Object) });
+    expect(update).toMatchObject({
+      address: "tenant-configuration/Default Tenant Configuration",
+      version_id: "1",
+      last_modified_on: expect.any(Number),
+      before: expect.any(Object),
+      after: expect.any(Object),
+    });
     expect(update.diff).toContainEqual({ path: "carves_allocation", kind: "changed", before: false, after: true });
   });
 
@@ -86,7 +97,13 @@ describe("drift", () => {
   });
 
   it("classes: unmanaged, missing, batch status and batch values", async () => {
-    writeFileSync(join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"), readFileSync(join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"), "utf8").replace("HW-1000,USD,Percent,93,103,113", "HW-1000,USD,Percent,93,104,113"));
+    writeFileSync(
+      join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"),
+      readFileSync(join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"), "utf8").replace(
+        "HW-1000,USD,Percent,93,103,113",
+        "HW-1000,USD,Percent,93,104,113",
+      ),
+    );
     removeDir(join(repo, "policies", "ssp", "support-renewals.yaml"));
     const j = JSON.parse((await run(["drift", "--format", "json"])).stdout);
     const classes = (c: string) => j.drift.filter((d: any) => d.class === c).map((d: any) => d.address);
@@ -100,7 +117,10 @@ describe("drift", () => {
   it("--all-envs aggregates the exit code over environments", async () => {
     await run(["apply", "--auto-approve"]);
     const cfg = readFileSync(join(repo, "revsync.yaml"), "utf8");
-    writeFileSync(join(repo, "revsync.yaml"), `${cfg}  broken:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`);
+    writeFileSync(
+      join(repo, "revsync.yaml"),
+      `${cfg}  broken:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`,
+    );
     const r = await run(["drift", "--all-envs"]);
     expect(r.stdout).toContain('No drift. Environment "demo"');
     expect(r.stderr).toMatch(/broken: .*(connection|ECONNREFUSED)/);
@@ -151,9 +171,12 @@ describe("normalisation", () => {
   it("a reordered when list, data_identifiers or values file is no change", async () => {
     await run(["apply", "--auto-approve"]);
     const hw = join(repo, "policies", "ssp", "hardware.yaml");
-    writeFileSync(hw, readFileSync(hw, "utf8")
-      .replace("data_identifiers: [product_id, currency_code]", "data_identifiers: [currency_code, product_id]")
-      .replace(/ {4}- \{ field_name: product_family.*\n( {4}- \{ field_name: legal_entity.*\n)/, (m, second: string) => second + m.split("\n")[0] + "\n"));
+    writeFileSync(
+      hw,
+      readFileSync(hw, "utf8")
+        .replace("data_identifiers: [product_id, currency_code]", "data_identifiers: [currency_code, product_id]")
+        .replace(/ {4}- \{ field_name: product_family.*\n( {4}- \{ field_name: legal_entity.*\n)/, (m, second: string) => second + m.split("\n")[0] + "\n"),
+    );
     expect(readFileSync(hw, "utf8")).toMatch(/legal_entity[\s\S]*product_family/);
     const csv = join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
     const [head, ...rows] = readFileSync(csv, "utf8").trim().split("\n");
@@ -182,7 +205,9 @@ describe("export", () => {
     const e = await run(["export"]);
     expect(e.code).toBe(0);
     expect(e.stdout).toMatch(/wrote exported\/ssp\/hardware-ssp\.yaml/);
-    expect(readFileSync(join(dir, "ssp", "hardware-ssp.yaml"), "utf8")).toMatch(/^# yaml-language-server: \$schema=.*schemas\/policy\/ssp-policy\.schema\.json/);
+    expect(readFileSync(join(dir, "ssp", "hardware-ssp.yaml"), "utf8")).toMatch(
+      /^# yaml-language-server: \$schema=.*schemas\/policy\/ssp-policy\.schema\.json/,
+    );
     expect((await run(["validate"])).code).toBe(0);
     const p = await run(["plan", "--detailed-exitcode"]);
     expect(p.stdout.trim()).toBe('No changes. Environment "demo" matches the policy repo.');
@@ -220,7 +245,11 @@ batches:
     expect(r.stdout).toContain("skipped approve  ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
     expect(r.stdout).toContain("Apply finished with failures: 7 done, 1 failed, 2 skipped.");
     const left = JSON.parse((await run(["plan", "--format", "json"])).stdout);
-    expect(left.changes.map((c: any) => `${c.action} ${c.address}`)).toEqual(["create ssp/Edge Devices SSP", "review ssp/Edge Devices SSP/batch/FY26-H1", "approve ssp/Edge Devices SSP/batch/FY26-H1"]);
+    expect(left.changes.map((c: any) => `${c.action} ${c.address}`)).toEqual([
+      "create ssp/Edge Devices SSP",
+      "review ssp/Edge Devices SSP/batch/FY26-H1",
+      "approve ssp/Edge Devices SSP/batch/FY26-H1",
+    ]);
     await emu.admin("DELETE", "faults");
     const again = await run(["apply", "--auto-approve"]);
     expect(again.code).toBe(0);

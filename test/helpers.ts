@@ -29,7 +29,11 @@ export interface Emu {
 export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: number; refreshTtlS?: number } = {}): Promise<Emu> {
   const running = await startEmulator({ state: seedState(seed), host: "127.0.0.1", port: 0, ...opts });
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${running.url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: { "content-type": "application/json" } });
+    const res = await fetch(`${running.url}/__admin/${path}`, {
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
     if (!res.ok) throw new Error(`admin ${method} ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };
@@ -37,7 +41,10 @@ export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: num
     url: running.url,
     close: running.close,
     admin,
-    writes: async () => (await admin<{ method: string; path: string; status: number }[]>("GET", "requests")).filter((r) => r.method !== "GET" && r.path.startsWith("/apis/") && !r.path.startsWith("/apis/errortransactions")),
+    writes: async () =>
+      (await admin<{ method: string; path: string; status: number }[]>("GET", "requests")).filter(
+        (r) => r.method !== "GET" && r.path.startsWith("/apis/") && !r.path.startsWith("/apis/errortransactions"),
+      ),
     reset: async (s = "demo") => {
       await admin("POST", "reset", { seed: s });
     },
@@ -67,10 +74,14 @@ export interface CliResult {
 }
 
 /** Runs the built CLI as a child process. */
-export function cli(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; input?: string; signalAfter?: { ms: number; signal: NodeJS.Signals } } = {}): Promise<CliResult> {
+export function cli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined>; input?: string; signalAfter?: { ms: number; signal: NodeJS.Signals } } = {},
+): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", CI: "", GITHUB_ACTIONS: "", REVSYNC_ENV: "", ...opts.env })) if (v !== undefined && v !== "") env[k] = v;
+    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", CI: "", GITHUB_ACTIONS: "", REVSYNC_ENV: "", ...opts.env }))
+      if (v !== undefined && v !== "") env[k] = v;
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
@@ -111,7 +122,22 @@ export function removeDir(dir: string): void {
 /** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides. */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
-  const fields = ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"];
+  const fields = [
+    "ar_accounting",
+    "can_delete",
+    "carves_allocation",
+    "create_revenue_schedules",
+    "distribution_method",
+    "guid",
+    "is_user_defined",
+    "journals_run_currency",
+    "lt_st_accounting",
+    "manual_journal",
+    "manual_journal_contra_account",
+    "multi_currency_revenue_contracts",
+    "prorate_method",
+    "ui_mode",
+  ];
   return {
     user_name: user,
     current_timestamp: String(Math.floor(Date.now() / 1000)),
@@ -127,7 +153,13 @@ export async function token(url: string, user = "alice"): Promise<string> {
   const res = await fetch(`${url}/auth/realms/demo/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: user, password: `${user}-password` }).toString(),
+    body: new URLSearchParams({
+      grant_type: "password",
+      client_id: "revsync",
+      client_secret: "demo-secret",
+      username: user,
+      password: `${user}-password`,
+    }).toString(),
   });
   return ((await res.json()) as { access_token: string }).access_token;
 }

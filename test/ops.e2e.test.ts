@@ -44,12 +44,19 @@ describe("approvals", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Rejected: APR-0002. processed_count 1");
     const state: any = await fx.emu.admin("GET", "state");
-    expect(state.tenants[0].approvals.records.find((x: any) => x.approval_id === "APR-0002")).toMatchObject({ status: "Rejected", approved_by: "alice", approval_comments: "Wrong month" });
+    expect(state.tenants[0].approvals.records.find((x: any) => x.approval_id === "APR-0002")).toMatchObject({
+      status: "Rejected",
+      approved_by: "alice",
+      approval_comments: "Wrong month",
+    });
   });
 
   it("a missing or blank comment is refused before any call", async () => {
     await fx.emu.admin("DELETE", "requests");
-    for (const args of [["approvals", "approve", "APR-0003"], ["approvals", "reject", "APR-0003", "--comment", "  "]]) {
+    for (const args of [
+      ["approvals", "approve", "APR-0003"],
+      ["approvals", "reject", "APR-0003", "--comment", "  "],
+    ]) {
       const r = await run(args);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/--comment is required/);
@@ -58,7 +65,10 @@ describe("approvals", () => {
   });
 
   it("--all with filters, --dry-run, and unknown ids", async () => {
-    const dry = await run(["approvals", "approve", "--all", "--type", "ORDER", "--comment", "x", "--dry-run"], { REVSYNC_USERNAME: "bob", REVSYNC_PASSWORD: "bob-password" });
+    const dry = await run(["approvals", "approve", "--all", "--type", "ORDER", "--comment", "x", "--dry-run"], {
+      REVSYNC_USERNAME: "bob",
+      REVSYNC_PASSWORD: "bob-password",
+    });
     expect(dry.stdout).toContain("Would approve 3 upload(s):");
     expect(await pendingIds()).toHaveLength(5);
     const byCarol = await run(["approvals", "reject", "--all", "--uploaded-by", "carol", "--file", "events", "--comment", "dup"]);
@@ -89,13 +99,31 @@ describe("errors", () => {
     expect(r.code).toBe(0);
     const ids = [...r.stdout.matchAll(/^(E-\d+)/gm)].map((m) => m[1]);
     expect(ids).toEqual(["E-00002", "E-00003", "E-00004", "E-00005"]);
-    const one = await run(["errors", "--type", "order", "--kind", "remediable", "--code", "ERR-00015", "--request-id", "REQ-1001", "--financial-id", "OF-50002", "--legal-entity", "US01", "--format", "json"]);
+    const one = await run([
+      "errors",
+      "--type",
+      "order",
+      "--kind",
+      "remediable",
+      "--code",
+      "ERR-00015",
+      "--request-id",
+      "REQ-1001",
+      "--financial-id",
+      "OF-50002",
+      "--legal-entity",
+      "US01",
+      "--format",
+      "json",
+    ]);
     expect(JSON.parse(one.stdout).map((e: any) => e.error_id)).toEqual(["E-00002"]);
   });
 
   it("csv output and --summary naming the missing policy set for ERR-00015", async () => {
     const csv = await run(["errors", "--type", "order", "--format", "csv"]);
-    expect(csv.stdout.split("\n")[0]).toBe("error_id,error_date,error_warning_code,error_warning_type,document_identifier,request_id,legal_entity,error_warning_field,error_warning_message,suggestions");
+    expect(csv.stdout.split("\n")[0]).toBe(
+      "error_id,error_date,error_warning_code,error_warning_type,document_identifier,request_id,legal_entity,error_warning_field,error_warning_message,suggestions",
+    );
     expect(csv.stdout.trim().split("\n")).toHaveLength(7);
     const s = await run(["errors", "--type", "order", "--summary"]);
     expect(s.stdout).toMatch(/ERR-00015\s+3 transaction\(s\): No valid revenue rule policy is available/);
@@ -138,7 +166,9 @@ describe("ssp template and download", () => {
 
   it("template, with and without --batch; an unknown batch or file is a plain 404", async () => {
     const t = await run(["ssp", "template", "--batch", "FY26-H1"]);
-    expect(t.stdout.split("\n")[0]).toBe("product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date");
+    expect(t.stdout.split("\n")[0]).toBe(
+      "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date",
+    );
     const missing = await run(["ssp", "template", "--batch", "Nope"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 not found\): no SSP batch named "Nope"/);
@@ -162,7 +192,12 @@ describe("plain errors for 401 and 403", () => {
   });
 
   it("no credentials at all: says which variables to set", async () => {
-    const r = await run(["approvals", "list"], { REVSYNC_CLIENT_ID: undefined, REVSYNC_CLIENT_SECRET: undefined, REVSYNC_USERNAME: undefined, REVSYNC_PASSWORD: undefined });
+    const r = await run(["approvals", "list"], {
+      REVSYNC_CLIENT_ID: undefined,
+      REVSYNC_CLIENT_SECRET: undefined,
+      REVSYNC_USERNAME: undefined,
+      REVSYNC_PASSWORD: undefined,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no credentials: set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
   });

@@ -59,7 +59,8 @@ describe("README", () => {
     cpSync(join(ROOT, "revsync.yaml"), join(work, "revsync.yaml"));
     cpSync(join(ROOT, "policies"), join(work, "policies"), { recursive: true });
     const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1" };
-    for (const k of ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD", "REVSYNC_TOKEN", "REVSYNC_BASE_URL", "REVSYNC_ENV"]) delete env[k];
+    for (const k of ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD", "REVSYNC_TOKEN", "REVSYNC_BASE_URL", "REVSYNC_ENV"])
+      delete env[k];
     let ran = 0;
     for (const block of blocks) {
       for (const raw of block.split("\n")) {

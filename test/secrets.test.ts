@@ -56,7 +56,11 @@ describe("secrets sweep", () => {
       await fx.emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
     }
     // A wrong password, a wrong secret and a bearer token given as is, through errors.
-    for (const env of [{ ...DEMO_ENV, REVSYNC_PASSWORD: "wrong-pass-1234" }, { ...DEMO_ENV, REVSYNC_CLIENT_SECRET: "wrong-secret-5678" }, { REVSYNC_TOKEN: "at.made-up-bearer-token-9999" }]) {
+    for (const env of [
+      { ...DEMO_ENV, REVSYNC_PASSWORD: "wrong-pass-1234" },
+      { ...DEMO_ENV, REVSYNC_CLIENT_SECRET: "wrong-secret-5678" },
+      { REVSYNC_TOKEN: "at.made-up-bearer-token-9999" },
+    ]) {
       const r = await cli(["plan", "--verbose"], { cwd: fx.repo, env });
       expect(r.code).toBe(1);
       output += r.stdout + r.stderr;

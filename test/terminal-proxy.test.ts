@@ -10,7 +10,10 @@ const fx = useEmulatorRepo();
 function applyOnTerminal(answer: string, columns: number): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     const sizing = columns > 0 ? `stty cols ${columns}; ` : "";
-    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} apply`, "/dev/null"], { cwd: fx.repo, env: { ...process.env, ...DEMO_ENV, CI: "", NO_COLOR: "1" } });
+    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} apply`, "/dev/null"], {
+      cwd: fx.repo,
+      env: { ...process.env, ...DEMO_ENV, CI: "", NO_COLOR: "1" },
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
@@ -26,13 +29,17 @@ function applyOnTerminal(answer: string, columns: number): Promise<{ code: numbe
 }
 
 describe("apply on a terminal", () => {
-  it.each([0, 100])("asks first; 'no' cancels and writes nothing (terminal width %i)", async (columns) => {
-    const r = await applyOnTerminal("no", columns);
-    expect(r.out.length).toBeLessThan(20_000);
-    expect(r.out).toContain("apply cancelled: nothing was written");
-    expect(r.code).toBe(1);
-    expect(await fx.emu.writes()).toEqual([]);
-  }, 40_000);
+  it.each([0, 100])(
+    "asks first; 'no' cancels and writes nothing (terminal width %i)",
+    async (columns) => {
+      const r = await applyOnTerminal("no", columns);
+      expect(r.out.length).toBeLessThan(20_000);
+      expect(r.out).toContain("apply cancelled: nothing was written");
+      expect(r.code).toBe(1);
+      expect(await fx.emu.writes()).toEqual([]);
+    },
+    40_000,
+  );
 
   it("'yes' applies, with a progress spinner that ends cleanly", async () => {
     const r = await applyOnTerminal("yes", 100);

@@ -65,7 +65,12 @@ function sh(script: string, env: Record<string, string>): Promise<{ code: number
 function outputs(env: string): Record<string, string> {
   const file = join(work, `output-${env}`);
   if (!existsSync(file)) return {};
-  return Object.fromEntries(readFileSync(file, "utf8").trim().split("\n").map((l) => l.split("=", 2) as [string, string]));
+  return Object.fromEntries(
+    readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split("=", 2) as [string, string]),
+  );
 }
 
 /** Runs a GitHub job's run steps in order; stops at the first failure, as Actions does. */
@@ -78,7 +83,9 @@ async function runJob(workflow: string, job: string, env: string): Promise<{ cod
       const m = /steps\.(\w+)\.outputs\.(\w+) == '(.*)'/.exec(step.if);
       if (m && outputs(env)[m[2] ?? ""] !== m[3]) continue;
     }
-    const script = step.run.replace(/\$\{\{ matrix\.environment \}\}/g, env).replace(/\$\{\{ steps\.\w+\.outputs\.(\w+) \}\}/g, (_m, k: string) => outputs(env)[k] ?? "");
+    const script = step.run
+      .replace(/\$\{\{ matrix\.environment \}\}/g, env)
+      .replace(/\$\{\{ steps\.\w+\.outputs\.(\w+) \}\}/g, (_m, k: string) => outputs(env)[k] ?? "");
     expect(script).not.toMatch(/\$\{\{/);
     const r = await sh(script, ciEnv(env));
     out += r.out;
@@ -91,7 +98,13 @@ async function changeOutside(realmPrefix: string): Promise<void> {
   const res = await fetch(`${emu.url}/auth/realms/${realmPrefix}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "password", client_id: "revsync", client_secret: "demo-secret", username: "bob", password: "bob-password" }).toString(),
+    body: new URLSearchParams({
+      grant_type: "password",
+      client_id: "revsync",
+      client_secret: "demo-secret",
+      username: "bob",
+      password: "bob-password",
+    }).toString(),
   });
   const bob = ((await res.json()) as any).access_token;
   const base = realmPrefix === "acme" ? `${emu.url}/tenants/acme` : emu.url;

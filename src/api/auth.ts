@@ -2,9 +2,7 @@ import { ApiError, UserError } from "../errors.js";
 import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
 
-export type Credentials =
-  | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
-  | { kind: "token"; token: string };
+export type Credentials = { kind: "password"; clientId: string; clientSecret: string; username: string; password: string } | { kind: "token"; token: string };
 
 /** Reads credentials from the environment only (design.md 3.1): never from files. */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials {

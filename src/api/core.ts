@@ -173,7 +173,13 @@ export class ApiCore {
           }
           if (status === 200) {
             const fn = apiValidator("TokenResponse");
-            if (!fn(body)) throw new ApiError("POST", "token endpoint", status, `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
+            if (!fn(body))
+              throw new ApiError(
+                "POST",
+                "token endpoint",
+                status,
+                `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`,
+              );
           }
           return { status, body };
         }
@@ -249,7 +255,7 @@ export class ApiCore {
       if (status >= 300) {
         const problems = problemsOf(body);
         const msg = (body as { message?: unknown })?.message;
-        const message = typeof msg === "string" ? msg : problems[0]?.message ?? `status ${status}`;
+        const message = typeof msg === "string" ? msg : (problems[0]?.message ?? `status ${status}`);
         const wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
         const retryable = RETRY_STATUS.has(status) && (spec.kind !== "once" || status === 429);
         const err = new ApiError(spec.method, spec.path, status, message, problems, retryable, wait, status >= 500 && spec.kind !== "read");

@@ -45,7 +45,13 @@ export const ssp = {
   /** One batch with its SSP values. */
   async batch(core: ApiCore, policyName: string, batchName: string): Promise<SspEnvelope | undefined> {
     try {
-      const list = await core.call<SspList>({ method: "GET", path: SSP, query: { policy_name: policyName, batch_name: batchName }, kind: "read", schema: "SspList" });
+      const list = await core.call<SspList>({
+        method: "GET",
+        path: SSP,
+        query: { policy_name: policyName, batch_name: batchName },
+        kind: "read",
+        schema: "SspList",
+      });
       return list[0];
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return undefined;
@@ -70,7 +76,9 @@ export const ssp = {
           return {
             result: {
               compliance_id: live.compliance_id ?? "",
-              compliance_details: [{ error: [], message: "created (confirmed by reading it back after the answer was lost)", unique_key: body.compliance_name }],
+              compliance_details: [
+                { error: [], message: "created (confirmed by reading it back after the answer was lost)", unique_key: body.compliance_name },
+              ],
               error: [],
             },
             recovered: true,
@@ -131,7 +139,12 @@ export const approvals = {
       const still = new Set((await approvals.pending(core)).records?.map((r) => r.approval_id));
       const left = ids.filter((id) => still.has(id));
       if (left.length === ids.length) throw e;
-      return { message: `answer lost; ${ids.length - left.length} of ${ids.length} no longer pending`, processed_count: ids.length - left.length, status: left.length ? "partial" : "success", recovered: true };
+      return {
+        message: `answer lost; ${ids.length - left.length} of ${ids.length} no longer pending`,
+        processed_count: ids.length - left.length,
+        status: left.length ? "partial" : "success",
+        recovered: true,
+      };
     }
   },
 };

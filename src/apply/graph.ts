@@ -44,9 +44,7 @@ function policyAddressOf(c: Change): string {
 }
 
 export type Outcome =
-  | { step: Step; status: "done"; message: string }
-  | { step: Step; status: "failed"; message: string }
-  | { step: Step; status: "skipped"; message: string };
+  { step: Step; status: "done"; message: string } | { step: Step; status: "failed"; message: string } | { step: Step; status: "skipped"; message: string };
 
 export interface ScheduleOptions {
   concurrency: number;
@@ -74,13 +72,18 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>
           if (outcomes.has(s.id) || running.has(s.id)) continue;
           const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
           if (bad) {
-            settle({ step: s, status: "skipped", message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}` });
+            settle({
+              step: s,
+              status: "skipped",
+              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`,
+            });
             changed = true;
           }
         }
       }
       if (opts.isStopping()) {
-        for (const s of steps) if (!outcomes.has(s.id) && !running.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
+        for (const s of steps)
+          if (!outcomes.has(s.id) && !running.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
       }
       for (const s of steps) {
         if (running.size >= opts.concurrency) break;
@@ -89,13 +92,15 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>
         if (!ready) continue;
         running.add(s.id);
         opts.onStart?.(s, running.size);
-        exec(s).then(
-          (message) => settle({ step: s, status: "done", message }),
-          (e: unknown) => settle({ step: s, status: "failed", message: e instanceof Error ? e.message : String(e) }),
-        ).finally(() => {
-          running.delete(s.id);
-          pump();
-        });
+        exec(s)
+          .then(
+            (message) => settle({ step: s, status: "done", message }),
+            (e: unknown) => settle({ step: s, status: "failed", message: e instanceof Error ? e.message : String(e) }),
+          )
+          .finally(() => {
+            running.delete(s.id);
+            pump();
+          });
       }
       if (running.size === 0 && outcomes.size === steps.length) resolve(steps.map((s) => outcomes.get(s.id) as Outcome));
     };

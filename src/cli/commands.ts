@@ -12,7 +12,10 @@ export function register(program: Command, run: Runner): void {
     program
       .command("validate")
       .description("check the policy repo offline: YAML, schemas and semantic rules; no network, no credentials")
-      .addHelpText("after", "\nExamples:\n  revsync validate\n  revsync validate --format json\n\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations."),
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync validate\n  revsync validate --format json\n\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations.",
+      ),
     { format: ["text", "json"] },
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
   registerEngine(program, run);
@@ -33,7 +36,10 @@ export function registerEngine(program: Command, run: Runner): void {
       .description("compare the policy repo with the service and print what apply would change")
       .option("--out <file>", "save the plan (JSON) to apply exactly it later")
       .option("--detailed-exitcode", "exit 0 when there are no changes, 2 when there are")
-      .addHelpText("after", "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'"),
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",
+      ),
     { format: ["text", "json", "markdown"], target: true },
   ).action(run(async (f, out) => (await import("./engine.js")).runPlan(f, out)));
 
@@ -43,7 +49,10 @@ export function registerEngine(program: Command, run: Runner): void {
       .argument("[planfile]", "a plan saved with plan --out; without it, apply plans first")
       .description("make the planned changes, in dependency order; asks first unless --auto-approve")
       .option("--auto-approve", "do not ask (required without a terminal)")
-      .addHelpText("after", "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n\nA saved plan is refused when anything it touches changed since it was made.\nExit: 0 done, 1 error, failure or refused, 130 interrupted (SIGINT/SIGTERM)."),
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n\nA saved plan is refused when anything it touches changed since it was made.\nExit: 0 done, 1 error, failure or refused, 130 interrupted (SIGINT/SIGTERM).",
+      ),
     { format: ["text", "json"], target: true },
   ).action(run(async (f, out, r, args) => (await import("./engine.js")).runApply(f, out, r, args)));
 
@@ -52,7 +61,10 @@ export function registerEngine(program: Command, run: Runner): void {
       .command("drift")
       .description("report what differs between the service and git (read-only)")
       .option("--all-envs", "check every environment of revsync.yaml")
-      .addHelpText("after", "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted)."),
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted).",
+      ),
     { format: ["text", "json", "markdown"], target: true },
   ).action(run(async (f, out) => (await import("./engine.js")).runDrift(f, out)));
 
@@ -70,24 +82,33 @@ export function registerOps(program: Command, run: Runner): void {
   const approvalsCmd = program
     .command("approvals")
     .description("manual-upload approvals (spec 4.8, 4.9)")
-    .addHelpText("after", '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run');
-  common(
-    approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"),
-    { format: ["table", "json"] },
-  ).action(run(async (f, out) => (await import("./ops.js")).runApprovalsList(f, out)));
+    .addHelpText(
+      "after",
+      '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run',
+    );
+  common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
+    format: ["table", "json"],
+  }).action(run(async (f, out) => (await import("./ops.js")).runApprovalsList(f, out)));
   for (const action of ["approve", "reject"] as const) {
     common(
       approvalsCmd
         .command(action)
         .argument("[ids...]", "approval ids (from approvals list)")
-        .description(action === "approve" ? "approve pending uploads (your own uploads are left out: an uploader cannot approve their file)" : "reject pending uploads (an uploader may reject their own)")
+        .description(
+          action === "approve"
+            ? "approve pending uploads (your own uploads are left out: an uploader cannot approve their file)"
+            : "reject pending uploads (an uploader may reject their own)",
+        )
         .option("--comment <text>", "mandatory comment recorded with the action")
         .option("--all", "act on every pending upload that the filters select")
         .option("--type <type>", "with --all: transaction type, e.g. ORDER")
         .option("--uploaded-by <user>", "with --all: uploader")
         .option("--file <text>", "with --all: file name contains")
         .option("--dry-run", "list what would be acted on; send nothing")
-        .addHelpText("after", `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run`),
+        .addHelpText(
+          "after",
+          `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run`,
+        ),
       { format: ["text", "json"] },
     ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runApprovalsAct(action, f, out, args)));
   }
@@ -104,7 +125,10 @@ export function registerOps(program: Command, run: Runner): void {
       .option("--to <date>", "to this date, YYYY-MM-DD, inclusive")
       .option("--legal-entity <entity>", "one legal entity")
       .option("--summary", "group by error code with counts and the suggested fix")
-      .addHelpText("after", "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv"),
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv",
+      ),
     { format: ["table", "json", "csv"] },
   ).action(run(async (f, out) => (await import("./ops.js")).runErrors(f, out)));
   const sspCmd = program
@@ -112,9 +136,19 @@ export function registerOps(program: Command, run: Runner): void {
     .description("SSP batch files (spec 4.4, 4.5)")
     .addHelpText("after", "\nExamples:\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv");
   common(
-    sspCmd.command("template").description("print the SSP batch template (CSV)").option("--batch <name>", "template for this batch").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
+    sspCmd
+      .command("template")
+      .description("print the SSP batch template (CSV)")
+      .option("--batch <name>", "template for this batch")
+      .option("--output <file>", "write to a file instead of stdout")
+      .addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("template", f, out, args)));
   common(
-    sspCmd.command("download").argument("<file_id>", "file id of an uploaded batch").description("download an uploaded SSP batch's values (CSV), byte for byte").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"),
+    sspCmd
+      .command("download")
+      .argument("<file_id>", "file id of an uploaded batch")
+      .description("download an uploaded SSP batch's values (CSV), byte for byte")
+      .option("--output <file>", "write to a file instead of stdout")
+      .addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("download", f, out, args)));
 }

@@ -9,7 +9,8 @@ import type { Output } from "./output.js";
 
 export function concurrencyOf(flags: GlobalFlags): number {
   const n = Number(flags.concurrency ?? 8);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
   return n;
 }
 

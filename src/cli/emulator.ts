@@ -47,7 +47,9 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   out.out(`auth_url ${running.url}`);
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running.url}/tenants/${realm}`);
   out.out(`token_url ${running.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
-  out.info(`revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}. Ctrl-C stops it.`);
+  out.info(
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}. Ctrl-C stops it.`,
+  );
   return new Promise<number>((done) => {
     const stop = (): void => {
       void running.close().then(() => done(0));

@@ -27,7 +27,13 @@ export interface ApplyFlags extends GlobalFlags {
   autoApprove?: boolean;
 }
 
-async function readWithProgress(core: ApiCore, desired: DesiredState, flags: GlobalFlags, out: Output, extra: { values?: boolean; allDetails?: boolean }): Promise<LiveState> {
+async function readWithProgress(
+  core: ApiCore,
+  desired: DesiredState,
+  flags: GlobalFlags,
+  out: Output,
+  extra: { values?: boolean; allDetails?: boolean },
+): Promise<LiveState> {
   const progress = await startProgress(out, "Reading the service…", flags.quiet);
   try {
     return await readLive(core, desired, {
@@ -81,7 +87,8 @@ function readPlanFile(path: string): Plan {
     throw new UserError(`${path} is not a revsync plan (no format_version or changes)`);
   }
   const major = plan.format_version.split(".")[0];
-  if (major !== PLAN_FORMAT_VERSION) throw new UserError(`${path} has plan format ${plan.format_version}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
+  if (major !== PLAN_FORMAT_VERSION)
+    throw new UserError(`${path} has plan format ${plan.format_version}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
   return plan;
 }
 
@@ -102,7 +109,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const planFile = args[0];
   const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);
-  if (saved && saved.environment !== env.name) throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
+  if (saved && saved.environment !== env.name)
+    throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   const core = openClient(env, flags, out);
   // From here on a signal never kills apply mid-step: nothing new starts, what is in flight finishes.
   let stopping = false;
@@ -120,7 +128,10 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       plan = saved;
       const stale = await checkPreconditions(core, plan);
       if (stale.length) {
-        throw new UserError(`the saved plan is stale: the service changed since it was made, so nothing was applied.\n  ${stale.join("\n  ")}`, "run revsync plan again and review the new plan");
+        throw new UserError(
+          `the saved plan is stale: the service changed since it was made, so nothing was applied.\n  ${stale.join("\n  ")}`,
+          "run revsync plan again and review the new plan",
+        );
       }
       out.info(planText(plan, out));
     } else {
@@ -200,7 +211,12 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
 }
 
 function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "policy"
+  );
 }
 
 export async function runExport(flags: GlobalFlags & { dir?: string }, out: Output): Promise<number> {
@@ -225,22 +241,54 @@ export async function runExport(flags: GlobalFlags & { dir?: string }, out: Outp
       const item = (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
       if (!targeted(address.tenant(e.compliance_name ?? ""), flags.target ?? [])) continue;
       const spec = Object.fromEntries(UPDATABLE_TENANT_FIELDS.filter((k) => item[k] !== undefined && item[k] !== null).map((k) => [k, item[k]]));
-      write(`${slug(e.compliance_name ?? "tenant-configuration")}.yaml`, "policy/tenant-configuration.schema.json", { apiVersion: "revsync/v1", kind: "TenantConfiguration", metadata: { name: e.compliance_name }, spec });
+      write(`${slug(e.compliance_name ?? "tenant-configuration")}.yaml`, "policy/tenant-configuration.schema.json", {
+        apiVersion: "revsync/v1",
+        kind: "TenantConfiguration",
+        metadata: { name: e.compliance_name },
+        spec,
+      });
     }
     for (const [name, lp] of live.ssp) {
       if (!targeted(address.ssp(name), flags.target ?? [])) continue;
       const it = lp.item as unknown as Record<string, unknown>;
       const spec: Record<string, unknown> = {};
-      for (const k of ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage", "expression", "when", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "can_delete", "is_user_defined"]) {
+      for (const k of [
+        "method",
+        "active",
+        "hierarchy_no",
+        "data_identifiers",
+        "floor_percentage",
+        "ceiling_percentage",
+        "expression",
+        "when",
+        "transaction_above_range",
+        "transaction_below_range",
+        "transaction_mid_range",
+        "type",
+        "can_delete",
+        "is_user_defined",
+      ]) {
         if (it[k] !== undefined && it[k] !== null) spec[k] = it[k];
       }
-      if (spec.floor_percentage === undefined || spec.ceiling_percentage === undefined) out.warn(`ssp/${name}: the service does not show floor/ceiling percentages; fill them in before applying`);
-      const batches = (lp.batches ?? []).filter((b) => b.status === "reviewed" || b.status === "approved").map((b) => ({ name: b.batch_name ?? b.name, status: b.status }));
-      write(`ssp/${slug(name)}.yaml`, "policy/ssp-policy.schema.json", { apiVersion: "revsync/v1", kind: "SspPolicy", metadata: { name }, spec, ...(batches.length ? { batches } : {}) });
+      if (spec.floor_percentage === undefined || spec.ceiling_percentage === undefined)
+        out.warn(`ssp/${name}: the service does not show floor/ceiling percentages; fill them in before applying`);
+      const batches = (lp.batches ?? [])
+        .filter((b) => b.status === "reviewed" || b.status === "approved")
+        .map((b) => ({ name: b.batch_name ?? b.name, status: b.status }));
+      write(`ssp/${slug(name)}.yaml`, "policy/ssp-policy.schema.json", {
+        apiVersion: "revsync/v1",
+        kind: "SspPolicy",
+        metadata: { name },
+        spec,
+        ...(batches.length ? { batches } : {}),
+      });
     }
     const others = existsSync(dir) ? listOthers(dir, used) : [];
     for (const f of written) out.out(`wrote ${f}`);
-    if (others.length) out.warn(`other policy files in ${relative(process.cwd(), dir) || "."} were left as they are and may now define the same policies twice: ${others.join(", ")}`);
+    if (others.length)
+      out.warn(
+        `other policy files in ${relative(process.cwd(), dir) || "."} were left as they are and may now define the same policies twice: ${others.join(", ")}`,
+      );
     return 0;
   } finally {
     await core.close();

@@ -39,7 +39,9 @@ export async function runCli(argv: string[]): Promise<number> {
   for (const name of ["REVSYNC_CLIENT_SECRET", "REVSYNC_PASSWORD", "REVSYNC_TOKEN"]) redactor.add(process.env[name]);
   let code = 0;
   const program = new Command("revsync")
-    .description("Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git,\nplan and apply changes, and detect drift.")
+    .description(
+      "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git,\nplan and apply changes, and detect drift.",
+    )
     .version("0.1.0")
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) })
@@ -75,7 +77,10 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     .option("--seed <name>", "initial state when there is no state file: demo or empty", "demo")
     .option("--access-ttl <seconds>", "access token lifetime", "300")
     .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
-    .addHelpText("after", "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token")
+    .addHelpText(
+      "after",
+      "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
+    )
     .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
 
   const { register } = await import("./commands.js");

@@ -10,12 +10,23 @@ import type { Output } from "./output.js";
 
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 const time = (epoch: number | undefined): string => (epoch ? new Date(epoch * 1000).toISOString().replace(".000Z", "Z") : "");
 
-async function withClient<T>(flags: GlobalFlags, out: Output, fn: (core: ReturnType<typeof openClient>, env: ReturnType<typeof openServiceEnv>) => Promise<T>): Promise<T> {
+async function withClient<T>(
+  flags: GlobalFlags,
+  out: Output,
+  fn: (core: ReturnType<typeof openClient>, env: ReturnType<typeof openServiceEnv>) => Promise<T>,
+): Promise<T> {
   const env = openServiceEnv(flags, out);
   const core = openClient(env, flags, out);
   try {
@@ -34,7 +45,9 @@ export async function runApprovalsList(flags: GlobalFlags, out: Output): Promise
       out.out(JSON.stringify(p, null, 2));
       return 0;
     }
-    out.out(`Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`);
+    out.out(
+      `Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`,
+    );
     const records = p.records ?? [];
     if (!records.length) {
       out.out("No uploads are pending approval.");
@@ -44,7 +57,15 @@ export async function runApprovalsList(flags: GlobalFlags, out: Output): Promise
     out.out(
       table([
         ["APPROVAL ID", "FILE", "TYPE", "ROWS", "UPLOADED BY", "UPLOADED AT", "OWN UPLOAD"],
-        ...records.map((r) => [r.approval_id ?? "", r.file_name ?? "", r.ingested_transaction_type ?? "", String(r.total_rows_received ?? ""), r.uploaded_by ?? "", time(r.upload_time), r.is_own_upload ? "yes" : "no"]),
+        ...records.map((r) => [
+          r.approval_id ?? "",
+          r.file_name ?? "",
+          r.ingested_transaction_type ?? "",
+          String(r.total_rows_received ?? ""),
+          r.uploaded_by ?? "",
+          time(r.upload_time),
+          r.is_own_upload ? "yes" : "no",
+        ]),
       ]),
     );
     out.out(`\n${p.total_records ?? records.length} pending.`);
@@ -83,7 +104,9 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     }
     if (action === "approve") {
       for (const r of chosen.filter((x) => x.is_own_upload)) {
-        out.warn(`${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`);
+        out.warn(
+          `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`,
+        );
       }
       chosen = chosen.filter((x) => !x.is_own_upload);
     }
@@ -94,13 +117,17 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     const idsToSend = chosen.map((r) => r.approval_id ?? "");
     if (flags.dryRun) {
       out.out(`Would ${action} ${idsToSend.length} upload(s):`);
-      for (const r of chosen) out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
+      for (const r of chosen)
+        out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
       return 0;
     }
     const literal = action === "approve" ? env.approveAction : env.rejectAction;
     const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
     if (flags.format === "json") out.out(JSON.stringify({ action, approval_ids: idsToSend, ...res }, null, 2));
-    else out.out(`${action === "approve" ? "Approved" : "Rejected"}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; the service said: ${res.message}`);
+    else
+      out.out(
+        `${action === "approve" ? "Approved" : "Rejected"}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; the service said: ${res.message}`,
+      );
     return res.status === "success" ? 0 : 1;
   });
 }
@@ -125,9 +152,14 @@ const MISSING_POLICY_SET: Record<string, string> = {
 
 export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number> {
   const type = (flags.type ?? "").toLowerCase();
-  if (!["order", "invoice", "event", "mje"].includes(type)) throw new UserError(`--type must be order, invoice, event or mje${flags.type ? `, got ${JSON.stringify(flags.type)}` : " (it is required)"}`);
-  if (flags.kind && !["remediable", "discarded"].includes(flags.kind)) throw new UserError(`--kind must be remediable or discarded, got ${JSON.stringify(flags.kind)}`);
-  for (const [flag, v] of [["--from", flags.from], ["--to", flags.to]] as const) {
+  if (!["order", "invoice", "event", "mje"].includes(type))
+    throw new UserError(`--type must be order, invoice, event or mje${flags.type ? `, got ${JSON.stringify(flags.type)}` : " (it is required)"}`);
+  if (flags.kind && !["remediable", "discarded"].includes(flags.kind))
+    throw new UserError(`--kind must be remediable or discarded, got ${JSON.stringify(flags.kind)}`);
+  for (const [flag, v] of [
+    ["--from", flags.from],
+    ["--to", flags.to],
+  ] as const) {
     if (v !== undefined && !isDate(v)) throw new UserError(`${flag} must be a date YYYY-MM-DD, got ${JSON.stringify(v)}`);
   }
   if (flags.from && flags.to && flags.from > flags.to) throw new UserError(`--from ${flags.from} is after --to ${flags.to}`);
@@ -148,15 +180,18 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
     if (flags.summary) {
       const groups = new Map<string, ErrorTransactionRecord[]>();
       for (const r of records) groups.set(r.error_warning_code ?? "", [...(groups.get(r.error_warning_code ?? "") ?? []), r]);
-      const rows = [...groups].sort((a, b) => b[1].length - a[1].length).map(([code, rs]) => ({
-        code,
-        count: rs.length,
-        message: rs[0]?.error_warning_message ?? "",
-        suggestion: rs[0]?.suggestions ?? "",
-        missing_policy_set: MISSING_POLICY_SET[code],
-      }));
+      const rows = [...groups]
+        .sort((a, b) => b[1].length - a[1].length)
+        .map(([code, rs]) => ({
+          code,
+          count: rs.length,
+          message: rs[0]?.error_warning_message ?? "",
+          suggestion: rs[0]?.suggestions ?? "",
+          missing_policy_set: MISSING_POLICY_SET[code],
+        }));
       if (flags.format === "json") out.out(JSON.stringify(rows, null, 2));
-      else if (flags.format === "csv") out.raw(formatCsv([["code", "count", "message", "suggestion"], ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion])]));
+      else if (flags.format === "csv")
+        out.raw(formatCsv([["code", "count", "message", "suggestion"], ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion])]));
       else {
         if (!rows.length) out.out("No error transactions match.");
         for (const r of rows) {
@@ -169,13 +204,51 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
     }
     if (flags.format === "json") out.out(JSON.stringify(records, null, 2));
     else if (flags.format === "csv") {
-      out.raw(formatCsv([
-        ["error_id", "error_date", "error_warning_code", "error_warning_type", "document_identifier", "request_id", "legal_entity", "error_warning_field", "error_warning_message", "suggestions"],
-        ...records.map((r) => [r.error_id ?? "", r.error_date ?? "", r.error_warning_code ?? "", r.error_warning_type ?? "", r.document_identifier ?? "", r.request_id ?? "", r.document_details?.legal_entity ?? "", r.error_warning_field ?? "", r.error_warning_message ?? "", r.suggestions ?? ""]),
-      ]));
+      out.raw(
+        formatCsv([
+          [
+            "error_id",
+            "error_date",
+            "error_warning_code",
+            "error_warning_type",
+            "document_identifier",
+            "request_id",
+            "legal_entity",
+            "error_warning_field",
+            "error_warning_message",
+            "suggestions",
+          ],
+          ...records.map((r) => [
+            r.error_id ?? "",
+            r.error_date ?? "",
+            r.error_warning_code ?? "",
+            r.error_warning_type ?? "",
+            r.document_identifier ?? "",
+            r.request_id ?? "",
+            r.document_details?.legal_entity ?? "",
+            r.error_warning_field ?? "",
+            r.error_warning_message ?? "",
+            r.suggestions ?? "",
+          ]),
+        ]),
+      );
     } else if (!records.length) out.out("No error transactions match.");
     else {
-      out.out(table([["ERROR ID", "DATE", "CODE", "KIND", "DOCUMENT", "ENTITY", "FIELD", "MESSAGE"], ...records.map((r) => [r.error_id ?? "", r.error_date ?? "", r.error_warning_code ?? "", r.error_warning_type ?? "", r.document_identifier ?? "", r.document_details?.legal_entity ?? "", r.error_warning_field ?? "", r.error_warning_message ?? ""])]));
+      out.out(
+        table([
+          ["ERROR ID", "DATE", "CODE", "KIND", "DOCUMENT", "ENTITY", "FIELD", "MESSAGE"],
+          ...records.map((r) => [
+            r.error_id ?? "",
+            r.error_date ?? "",
+            r.error_warning_code ?? "",
+            r.error_warning_type ?? "",
+            r.document_identifier ?? "",
+            r.document_details?.legal_entity ?? "",
+            r.error_warning_field ?? "",
+            r.error_warning_message ?? "",
+          ]),
+        ]),
+      );
       out.out(`\n${list[0]?.total_records ?? records.length} error transaction(s).`);
     }
     return 0;
@@ -184,7 +257,12 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
 
 // ---- SSP files (4.4, 4.5)
 
-export async function runSspFile(what: "template" | "download", flags: GlobalFlags & { batch?: string; output?: string }, out: Output, args: string[]): Promise<number> {
+export async function runSspFile(
+  what: "template" | "download",
+  flags: GlobalFlags & { batch?: string; output?: string },
+  out: Output,
+  args: string[],
+): Promise<number> {
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await ssp.template(core, flags.batch) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {

@@ -13,7 +13,8 @@ export async function runValidate(flags: GlobalFlags, out: Output): Promise<numb
   if (repo) {
     const names = flags.env ? [flags.env] : process.env.REVSYNC_ENV ? [process.env.REVSYNC_ENV] : environmentNames(repo);
     for (const name of names) {
-      if (!repo.config.environments[name]) throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
+      if (!repo.config.environments[name])
+        throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
       // Only the policy vars: the URLs may use ${VAR}s that only CI defines.
       const loaded = loadPolicies(repo, varsFor(environmentVars(repo, name, process.env)));
       diagnostics.push(...loaded.diagnostics);

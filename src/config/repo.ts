@@ -120,7 +120,9 @@ function fill(repo: Repo, name: string, field: string, value: string | undefined
     const got = env[v ?? ""];
     if (got === undefined) {
       const p = at(repo.configDoc, `/environments/${name}/${field}`);
-      throw new UserError(`${relative(process.cwd(), repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`);
+      throw new UserError(
+        `${relative(process.cwd(), repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`,
+      );
     }
     return got;
   });
@@ -173,7 +175,13 @@ export function loadPolicies(
   const diagnostics: Diagnostic[] = [];
   const docs: PolicyDoc[] = [];
   if (!existsSync(repo.policiesDir) || !statSync(repo.policiesDir).isDirectory()) {
-    diagnostics.push({ file: relative(process.cwd(), repo.configFile) || CONFIG_FILE, line: 1, column: 1, severity: "error", message: `policies folder ${relative(repo.root, repo.policiesDir) || "."} does not exist` });
+    diagnostics.push({
+      file: relative(process.cwd(), repo.configFile) || CONFIG_FILE,
+      line: 1,
+      column: 1,
+      severity: "error",
+      message: `policies folder ${relative(repo.root, repo.policiesDir) || "."} does not exist`,
+    });
     return { desired: { tenantConfigs: [], ssp: [] }, diagnostics, docs };
   }
   for (const abs of listYaml(repo.policiesDir)) {
@@ -189,7 +197,10 @@ export function loadPolicies(
         file: shown,
         ...p,
         severity: "error",
-        message: kind === undefined ? "missing kind: expected TenantConfiguration or SspPolicy" : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
+        message:
+          kind === undefined
+            ? "missing kind: expected TenantConfiguration or SspPolicy"
+            : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
       });
     }
   }

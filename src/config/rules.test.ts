@@ -21,8 +21,14 @@ function run(rule: (docs: PolicyDoc[], emit: (d: PolicyDoc, pointer: string, mes
 
 describe("semantic rules", () => {
   it("duplicate policy names, per kind", () => {
-    const out = run(duplicateNames, [doc(ssp("A", "  hierarchy_no: 1\n"), "a.yaml"), doc(ssp("A", "  hierarchy_no: 2\n"), "b.yaml"), doc("kind: TenantConfiguration\nmetadata:\n  name: A\n", "c.yaml")]);
-    expect(out).toEqual([{ file: "b.yaml", pointer: "/metadata/name", message: expect.stringMatching(/duplicate SspPolicy name "A": also defined at a\.yaml:3/) }]);
+    const out = run(duplicateNames, [
+      doc(ssp("A", "  hierarchy_no: 1\n"), "a.yaml"),
+      doc(ssp("A", "  hierarchy_no: 2\n"), "b.yaml"),
+      doc("kind: TenantConfiguration\nmetadata:\n  name: A\n", "c.yaml"),
+    ]);
+    expect(out).toEqual([
+      { file: "b.yaml", pointer: "/metadata/name", message: expect.stringMatching(/duplicate SspPolicy name "A": also defined at a\.yaml:3/) },
+    ]);
   });
 
   it("duplicate hierarchy_no", () => {

@@ -77,7 +77,12 @@ export function duplicateHierarchy(docs: PolicyDoc[], emit: Emit): void {
     if (typeof n !== "number") continue;
     const first = seen.get(n);
     if (first) {
-      emit(d, "/spec/hierarchy_no", `hierarchy_no ${n} is already used by ${JSON.stringify((first.src.value as SspPolicyFile).metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`, { rule: "duplicate-hierarchy" });
+      emit(
+        d,
+        "/spec/hierarchy_no",
+        `hierarchy_no ${n} is already used by ${JSON.stringify((first.src.value as SspPolicyFile).metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`,
+        { rule: "duplicate-hierarchy" },
+      );
     } else seen.set(n, d);
   }
 }
@@ -86,7 +91,9 @@ export function floorNotAboveCeiling(docs: PolicyDoc[], emit: Emit): void {
   for (const d of ssp(docs)) {
     const s = spec<SspPolicyFile["spec"]>(d);
     if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
-      emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, { rule: "floor-ceiling" });
+      emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
+        rule: "floor-ceiling",
+      });
     }
   }
 }
@@ -95,7 +102,12 @@ export function formulaNeedsExpression(docs: PolicyDoc[], emit: Emit): void {
   for (const d of ssp(docs)) {
     const s = spec<SspPolicyFile["spec"]>(d);
     if (s.method === "formula" && (typeof s.expression !== "string" || s.expression.trim() === "")) {
-      emit(d, s.expression === undefined ? "/spec/method" : "/spec/expression", "a formula policy needs an expression (the formula that derives the SSP value)", { rule: "formula-expression" });
+      emit(
+        d,
+        s.expression === undefined ? "/spec/method" : "/spec/expression",
+        "a formula policy needs an expression (the formula that derives the SSP value)",
+        { rule: "formula-expression" },
+      );
     }
     if (s.method === "formula" && (d.src.value as SspPolicyFile).batches?.length) {
       emit(d, "/batches", "a formula policy has no batches: batches belong to upload and calculator policies", { rule: "formula-batches" });
@@ -113,7 +125,12 @@ export function tenantFieldsUpdatable(docs: PolicyDoc[], emit: Emit): void {
         continue;
       }
       if (READ_ONLY_TENANT_FIELDS.includes(key)) {
-        emit(d, `/spec/${key}`, `${key} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`, { key: true, rule: "not-updatable" });
+        emit(
+          d,
+          `/spec/${key}`,
+          `${key} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
+          { key: true, rule: "not-updatable" },
+        );
       }
     }
   }
@@ -153,7 +170,8 @@ export function runRules(root: string, docs: PolicyDoc[]): Diagnostic[] {
   for (const d of docs) {
     if (d.kind === "TenantConfiguration") {
       // Read-only fields get the rule's message (with the updatable list) instead of "unknown field".
-      const skip = (pointer: string, key?: string): boolean => pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
+      const skip = (pointer: string, key?: string): boolean =>
+        pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
       out.push(...schemaDiagnostics(d.src, "policy/tenant-configuration.schema.json", skip));
     } else out.push(...schemaDiagnostics(d.src, "policy/ssp-policy.schema.json"));
   }

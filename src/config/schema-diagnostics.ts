@@ -5,7 +5,12 @@ import { article, closest, describeValue, type Diagnostic } from "./diagnostics.
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
 
 function pathOf(pointer: string): string[] {
-  return pointer === "" ? [] : pointer.slice(1).split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 function valueAt(root: unknown, path: string[]): unknown {
@@ -73,7 +78,14 @@ export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (poi
     const node: Node | undefined = key ? keyAt(src.doc as Document, path, key) : nodeAt(src.doc as Document, path);
     const p = position(src.lines, node?.range?.[0]);
     const where = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer);
-    out.push({ file: src.file, ...p, pointer, message: e.keyword === "required" && where === "(document)" ? message : `${where}: ${message}`, severity: "error", rule: "schema" });
+    out.push({
+      file: src.file,
+      ...p,
+      pointer,
+      message: e.keyword === "required" && where === "(document)" ? message : `${where}: ${message}`,
+      severity: "error",
+      rule: "schema",
+    });
   }
   return out;
 }

@@ -33,7 +33,8 @@ export function resolveValuesPath(root: string, policyFile: string, value: strin
   }
   const real = realpathSync(path);
   const realRoot = realpathSync(root);
-  if (real !== realRoot && !real.startsWith(realRoot + sep)) return { problem: `values file ${JSON.stringify(value)} is a link that leads outside the policy repo` };
+  if (real !== realRoot && !real.startsWith(realRoot + sep))
+    return { problem: `values file ${JSON.stringify(value)} is a link that leads outside the policy repo` };
   return { path };
 }
 
@@ -101,7 +102,8 @@ function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
       if (!/^-?\d+$/.test(s.trim())) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
       return Number(s);
     });
-    if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0))) bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
+    if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
+      bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
     if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
     if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
     if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
@@ -133,7 +135,11 @@ function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
       const prev = list[i - 1];
       const cur = list[i];
       if (prev && cur && cur.effective_start_date <= prev.effective_end_date) {
-        err(cur.line, 1, `${cur.product_id} ${cur.currency_code}: ${cur.effective_start_date}..${cur.effective_end_date} overlaps line ${prev.line} (${prev.effective_start_date}..${prev.effective_end_date})`);
+        err(
+          cur.line,
+          1,
+          `${cur.product_id} ${cur.currency_code}: ${cur.effective_start_date}..${cur.effective_end_date} overlaps line ${prev.line} (${prev.effective_start_date}..${prev.effective_end_date})`,
+        );
       }
     }
   }

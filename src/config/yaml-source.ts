@@ -86,7 +86,7 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
 
 /** Offset of the first byte that breaks UTF-8, to point at the line. */
 function firstInvalidUtf8(b: Buffer): number {
-  for (let i = 0; i < b.length; ) {
+  for (let i = 0; i < b.length;) {
     const c = b[i] ?? 0;
     const n = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
     if (n === 0 || i + n > b.length) return i;
@@ -143,13 +143,23 @@ export function interpolate(doc: Document, lines: LineCounter, vars: VarLookup, 
         if (m === "$${") return "${";
         const p = position(lines, node.range?.[0]);
         if (name === undefined) {
-          diagnostics.push({ ...p, file, severity: "error", message: `malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)${bad === undefined ? "" : ""}` });
+          diagnostics.push({
+            ...p,
+            file,
+            severity: "error",
+            message: `malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)${bad === undefined ? "" : ""}`,
+          });
           ok = false;
           return m;
         }
         const v = vars(name);
         if (v === undefined) {
-          diagnostics.push({ ...p, file, severity: "error", message: `undefined variable \${${name}}: define it under the environment's vars in revsync.yaml or in the process environment` });
+          diagnostics.push({
+            ...p,
+            file,
+            severity: "error",
+            message: `undefined variable \${${name}}: define it under the environment's vars in revsync.yaml or in the process environment`,
+          });
           ok = false;
           return m;
         }

@@ -110,7 +110,10 @@ export class Emulator {
     try {
       reply = await this.dispatch(req, res, url, method, entry);
     } catch (e) {
-      reply = e instanceof EmuError ? new Reply(e.status, e.body()) : new Reply(500, { status: 500, message: "internal emulator error", error: [{ message: String(e) }] });
+      reply =
+        e instanceof EmuError
+          ? new Reply(e.status, e.body())
+          : new Reply(500, { status: 500, message: "internal emulator error", error: [{ message: String(e) }] });
     }
     if (!url.pathname.startsWith("/__admin/")) {
       entry.seq = ++this.journalSeq;
@@ -261,7 +264,8 @@ export class Emulator {
     const fail = (status: number, error: string, description: string): Reply => new Reply(status, { error, error_description: description });
     const t = this.tenant(realm);
     if (!t) return fail(404, "invalid_realm", "realm not found");
-    if (!contentType.startsWith("application/x-www-form-urlencoded")) return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
+    if (!contentType.startsWith("application/x-www-form-urlencoded"))
+      return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
     const form = new URLSearchParams(raw);
     const clientId = form.get("client_id") ?? "";
     if (!clientId || t.clients[clientId] === undefined || t.clients[clientId] !== form.get("client_secret")) {
@@ -309,7 +313,8 @@ export class Emulator {
     if (path === "/__admin/reset" && method === "POST") {
       const b = body() as { seed?: string; state?: EmulatorState };
       if (b.state) {
-        if (b.state.version !== 1 || !Array.isArray(b.state.tenants) || b.state.tenants.length === 0) throw new EmuError(400, "state must be an emulator state (version 1, at least one tenant)");
+        if (b.state.version !== 1 || !Array.isArray(b.state.tenants) || b.state.tenants.length === 0)
+          throw new EmuError(400, "state must be an emulator state (version 1, at least one tenant)");
         this.state = b.state;
       } else {
         const seed = b.seed ?? "demo";
@@ -328,7 +333,10 @@ export class Emulator {
         return new Reply(200, { status: "cleared" });
       }
       const since = Number(url.searchParams.get("since") ?? 0);
-      return new Reply(200, this.journal.filter((e) => e.seq > since));
+      return new Reply(
+        200,
+        this.journal.filter((e) => e.seq > since),
+      );
     }
     if (path === "/__admin/faults") {
       if (method === "GET") return new Reply(200, { faults: this.faults.list() });

@@ -61,13 +61,7 @@ export function listTenantConfigurations(t: TenantState): unknown {
   return t.tenantConfigurations;
 }
 
-export function patchTenantConfiguration(
-  t: TenantState,
-  caller: Caller,
-  id: string,
-  raw: unknown,
-  ifMatch: string | undefined,
-): unknown {
+export function patchTenantConfiguration(t: TenantState, caller: Caller, id: string, raw: unknown, ifMatch: string | undefined): unknown {
   const body = validate<TenantConfigurationUpdateBody>("TenantConfigurationUpdateBody", raw);
   const env = t.tenantConfigurations.find((e) => e.compliance_id === id);
   if (!env) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
@@ -129,9 +123,12 @@ export function createSsp(state: EmulatorState, t: TenantState, caller: Caller, 
   if (!item) throw new EmuError(400, "invalid request body");
   const problems: { field: string; message: string }[] = [];
   if (item.name !== body.compliance_name) problems.push({ field: "compliance_spec.0.name", message: "must equal compliance_name" });
-  if (item.method === "formula" && item.expression.trim() === "") problems.push({ field: "compliance_spec.0.expression", message: "is required for a formula policy" });
-  if (item.floor_percentage > item.ceiling_percentage) problems.push({ field: "compliance_spec.0.floor_percentage", message: "must not be above ceiling_percentage" });
-  if (item.method !== "upload" && item.batches?.length) problems.push({ field: "compliance_spec.0.batches", message: "only an upload policy can carry batches" });
+  if (item.method === "formula" && item.expression.trim() === "")
+    problems.push({ field: "compliance_spec.0.expression", message: "is required for a formula policy" });
+  if (item.floor_percentage > item.ceiling_percentage)
+    problems.push({ field: "compliance_spec.0.floor_percentage", message: "must not be above ceiling_percentage" });
+  if (item.method !== "upload" && item.batches?.length)
+    problems.push({ field: "compliance_spec.0.batches", message: "only an upload policy can carry batches" });
   const seen = new Set<string>();
   for (const [i, b] of (item.batches ?? []).entries()) {
     if (seen.has(b.batch_name)) problems.push({ field: `compliance_spec.0.batches.${i}.batch_name`, message: "is a duplicate" });
@@ -224,7 +221,14 @@ export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): 
       effective_end_date: str("effective_end_date", "2026-12-31"),
       ssp_values: Array.isArray(b.values) ? (b.values as SspValueInput[]) : [],
     };
-    batch = storeBatch(state, t, { policy: policy.compliance_name, method: policy.item.method ?? "upload", user, now, batch: input, csv: typeof b.csv === "string" ? b.csv : undefined });
+    batch = storeBatch(state, t, {
+      policy: policy.compliance_name,
+      method: policy.item.method ?? "upload",
+      user,
+      now,
+      batch: input,
+      csv: typeof b.csv === "string" ? b.csv : undefined,
+    });
     policy.batches.push(batch);
     bump(policy, user);
     fileName = batch.file_name ?? fileName;
@@ -253,14 +257,7 @@ export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): 
   return { approval: record, batch };
 }
 
-export function batchAction(
-  t: TenantState,
-  caller: Caller,
-  action: string,
-  id: string,
-  batchName: string,
-  ifMatch: string | undefined,
-): unknown {
+export function batchAction(t: TenantState, caller: Caller, action: string, id: string, batchName: string, ifMatch: string | undefined): unknown {
   if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
   const p = t.ssp.find((x) => x.compliance_id === id);
   if (!p) throw new EmuError(404, `no SSP policy with compliance_id ${id}`);
@@ -328,16 +325,30 @@ export function approvalAction(t: TenantState, caller: Caller, raw: unknown): un
   });
   const own = records.filter((r) => r.uploaded_by === caller.user);
   if (approve && own.length) {
-    throw new EmuError(403, "the uploader of a file cannot approve it", own.map((r) => ({ field: "approval_ids", message: `${r.approval_id} was uploaded by ${caller.user}` })));
+    throw new EmuError(
+      403,
+      "the uploader of a file cannot approve it",
+      own.map((r) => ({ field: "approval_ids", message: `${r.approval_id} was uploaded by ${caller.user}` })),
+    );
   }
   const notPending = records.filter((r) => r.status !== "Pending Approval");
   if (notPending.length) {
-    throw new EmuError(409, "only records in Pending Approval can be acted on", notPending.map((r) => ({ field: "approval_ids", message: `${r.approval_id} is ${r.status}` })));
+    throw new EmuError(
+      409,
+      "only records in Pending Approval can be acted on",
+      notPending.map((r) => ({ field: "approval_ids", message: `${r.approval_id} is ${r.status}` })),
+    );
   }
   const now = epoch();
   const unique = new Set(records);
   for (const r of unique) {
-    Object.assign(r, { status: approve ? "Approved" : "Rejected", approved_by: caller.user, approved_on: now, approval_comments: body.comments, approver_role: role });
+    Object.assign(r, {
+      status: approve ? "Approved" : "Rejected",
+      approved_by: caller.user,
+      approved_on: now,
+      approval_comments: body.comments,
+      approver_role: role,
+    });
   }
   const verb = approve ? "approved" : "rejected";
   return { message: `${unique.size} record(s) ${verb} successfully`, processed_count: unique.size, status: "success" };

@@ -1,12 +1,6 @@
 import { readFileSync } from "node:fs";
 import { writeFileAtomic } from "../fs-atomic.js";
-import type {
-  ErrorTransactionRecord,
-  PendingApprovalRecord,
-  SspItem,
-  SspValue,
-  TenantConfigurationEnvelope,
-} from "../schema/generated/api.js";
+import type { ErrorTransactionRecord, PendingApprovalRecord, SspItem, SspValue, TenantConfigurationEnvelope } from "../schema/generated/api.js";
 
 export interface UserRecord {
   password: string;

@@ -101,7 +101,17 @@ function tenantChange(d: DesiredTenantConfig, live: LiveState): Change | undefin
   const env = live.tenantConfigs.find((e) => e.compliance_name === d.name);
   const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
   if (!env || !item) {
-    return { address: addr, action: "unsupported", before: null, after: d.spec, diff: [], version_id: null, last_modified_on: null, reason: REASONS.noTenant, source: `${d.source.file}:${d.source.line}` };
+    return {
+      address: addr,
+      action: "unsupported",
+      before: null,
+      after: d.spec,
+      diff: [],
+      version_id: null,
+      last_modified_on: null,
+      reason: REASONS.noTenant,
+      source: `${d.source.file}:${d.source.line}`,
+    };
   }
   const keys = Object.keys(d.spec);
   const before = pick(item, keys);
@@ -121,7 +131,12 @@ function tenantChange(d: DesiredTenantConfig, live: LiveState): Change | undefin
   };
 }
 
-function batchSteps(policy: string, b: DesiredBatch, from: string | null, version: { id: string | null; on: number | null; compliance_id: string | null }): Change[] {
+function batchSteps(
+  policy: string,
+  b: DesiredBatch,
+  from: string | null,
+  version: { id: string | null; on: number | null; compliance_id: string | null },
+): Change[] {
   const addr = address.batch(policy, b.name);
   const step = (action: "review" | "approve", before: string | null, after: string): Change => ({
     address: addr,
@@ -134,7 +149,16 @@ function batchSteps(policy: string, b: DesiredBatch, from: string | null, versio
     payload: { kind: "batch", compliance_id: version.compliance_id, policy, batch: b.name },
   });
   const unsupported = (reason: string): Change[] => [
-    { address: addr, action: "unsupported", before: { status: from }, after: { status: b.status }, diff: [{ path: "status", kind: "changed", before: from, after: b.status }], version_id: version.id, last_modified_on: version.on, reason },
+    {
+      address: addr,
+      action: "unsupported",
+      before: { status: from },
+      after: { status: b.status },
+      diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
+      version_id: version.id,
+      last_modified_on: version.on,
+      reason,
+    },
   ];
   if (from === "file uploaded" || from === null) {
     const r = step("review", from, "reviewed");
@@ -153,12 +177,27 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
   if (!lp) {
     if (!targeted(addr, targets)) return out;
     if (d.spec.method === "calculator") {
-      out.push({ address: addr, action: "unsupported", before: null, after: d.spec, diff: [], version_id: null, last_modified_on: null, reason: REASONS.calculatorCreate, source });
+      out.push({
+        address: addr,
+        action: "unsupported",
+        before: null,
+        after: d.spec,
+        diff: [],
+        version_id: null,
+        last_modified_on: null,
+        reason: REASONS.calculatorCreate,
+        source,
+      });
       return out;
     }
     const item = createItem(d);
     const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b): b is SspCreateBatch => !!b) : [];
-    const body: SspCreateBody = { compliance_name: d.name, unique_key: d.name, format_type: "JSON", compliance_spec: [uploads.length ? { ...item, batches: uploads } : item] };
+    const body: SspCreateBody = {
+      compliance_name: d.name,
+      unique_key: d.name,
+      format_type: "JSON",
+      compliance_spec: [uploads.length ? { ...item, batches: uploads } : item],
+    };
     out.push({
       address: addr,
       action: "create",
@@ -173,7 +212,18 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
     for (const b of d.batches) {
       if (!targeted(address.batch(d.name, b.name), targets)) continue;
       if (uploads.some((u) => u.batch_name === b.name)) out.push(...batchSteps(d.name, b, null, { id: null, on: null, compliance_id: null }));
-      else out.push({ address: address.batch(d.name, b.name), action: "unsupported", before: null, after: { status: b.status }, diff: [], version_id: null, last_modified_on: null, reason: REASONS.newBatchNoValues, source });
+      else
+        out.push({
+          address: address.batch(d.name, b.name),
+          action: "unsupported",
+          before: null,
+          after: { status: b.status },
+          diff: [],
+          version_id: null,
+          last_modified_on: null,
+          reason: REASONS.newBatchNoValues,
+          source,
+        });
     }
     return out;
   }
@@ -181,7 +231,17 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
   if (targeted(addr, targets)) {
     const diff = sspFieldDiff(d, lp);
     if (diff.length) {
-      out.push({ address: addr, action: "unsupported", before: Object.fromEntries(diff.map((x) => [x.path, x.before])), after: Object.fromEntries(diff.map((x) => [x.path, x.after])), diff, version_id: version.id, last_modified_on: version.on, reason: REASONS.sspUpdate, source });
+      out.push({
+        address: addr,
+        action: "unsupported",
+        before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
+        after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
+        diff,
+        version_id: version.id,
+        last_modified_on: version.on,
+        reason: REASONS.sspUpdate,
+        source,
+      });
     }
   }
   for (const b of d.batches) {
@@ -189,13 +249,33 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
     if (!targeted(baddr, targets)) continue;
     const lb = liveBatch(lp, b.name);
     if (!lb) {
-      out.push({ address: baddr, action: "unsupported", before: null, after: { status: b.status }, diff: [], version_id: version.id, last_modified_on: version.on, reason: REASONS.batchMissing, source });
+      out.push({
+        address: baddr,
+        action: "unsupported",
+        before: null,
+        after: { status: b.status },
+        diff: [],
+        version_id: version.id,
+        last_modified_on: version.on,
+        reason: REASONS.batchMissing,
+        source,
+      });
       continue;
     }
     out.push(...batchSteps(d.name, b, lb.status ?? "", version));
     const vdiff = valuesDiff(b, live, d.name);
     if (vdiff.length) {
-      out.push({ address: baddr, action: "unsupported", before: null, after: null, diff: vdiff, version_id: version.id, last_modified_on: version.on, reason: REASONS.batchValues, source });
+      out.push({
+        address: baddr,
+        action: "unsupported",
+        before: null,
+        after: null,
+        diff: vdiff,
+        version_id: version.id,
+        last_modified_on: version.on,
+        reason: REASONS.batchValues,
+        source,
+      });
     }
   }
   return out;
@@ -203,7 +283,11 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
 
 const ORDER: Record<string, number> = { update: 0, create: 1, review: 2, approve: 3, unsupported: 4 };
 
-export function buildPlan(desired: DesiredState, live: LiveState, meta: { environment: string; baseUrl: string; realm: string; targets: string[]; now?: Date }): Plan {
+export function buildPlan(
+  desired: DesiredState,
+  live: LiveState,
+  meta: { environment: string; baseUrl: string; realm: string; targets: string[]; now?: Date },
+): Plan {
   const changes: Change[] = [];
   for (const d of desired.tenantConfigs) {
     if (!targeted(address.tenant(d.name), meta.targets)) continue;
@@ -240,7 +324,8 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
     }
     // In drift, before is what git says and after what the service holds.
     const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" as const }));
-    if (diff.length) items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
+    if (diff.length)
+      items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
   }
   for (const env of live.tenantConfigs) {
     const name = env.compliance_name ?? "";
@@ -257,7 +342,8 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
     }
     if (targeted(addr, t)) {
       const diff = sspFieldDiff(d, lp).map((x) => ({ ...x, before: x.after, after: x.before }));
-      if (diff.length) items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
+      if (diff.length)
+        items.push({ address: addr, class: "changed", diff, message: `${diff.length} field(s) differ from git: ${diff.map((x) => x.path).join(", ")}` });
     }
     for (const b of d.batches) {
       const baddr = address.batch(d.name, b.name);
@@ -268,7 +354,12 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
         continue;
       }
       if (lb.status !== b.status) {
-        items.push({ address: baddr, class: "batch_status", diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }], message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}` });
+        items.push({
+          address: baddr,
+          class: "batch_status",
+          diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
+          message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
+        });
       }
       const vdiff = valuesDiff(b, live, d.name);
       if (vdiff.length) {

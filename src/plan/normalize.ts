@@ -21,7 +21,10 @@ export const SERVER_FIELDS = new Set([
   "file_name",
 ]);
 
-const stable = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+const stable = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
+  );
 
 /** Lists whose order carries no meaning are compared as sorted sets. */
 export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
@@ -50,7 +53,10 @@ export function normalizeSspFields(item: Partial<SspItem> | Record<string, unkno
 
 export type ValueKey = string;
 
-type ValueLike = Pick<SspValue, "product_id" | "currency_code" | "effective_start_date" | "effective_end_date" | "value_type" | "below_mid_point" | "mid_point" | "above_mid_point">;
+type ValueLike = Pick<
+  SspValue,
+  "product_id" | "currency_code" | "effective_start_date" | "effective_end_date" | "value_type" | "below_mid_point" | "mid_point" | "above_mid_point"
+>;
 
 const keyOf = (v: ValueLike): ValueKey => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
 const restOf = (v: ValueLike): string => `${v.value_type}|${v.below_mid_point}|${v.mid_point}|${v.above_mid_point}|${v.effective_end_date}`;

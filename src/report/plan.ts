@@ -10,7 +10,8 @@ const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringi
 
 function diffLines(diff: FieldDiff[], indent: string, limit = 40): string[] {
   const lines = diff.slice(0, limit).map((d) => {
-    if (d.before === undefined && d.after === undefined) return `${indent}${d.path}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.before === undefined && d.after === undefined)
+      return `${indent}${d.path}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
     if (d.kind === "added" && d.before === undefined) return `${indent}${d.path}: ${show(d.after)}`;
     return `${indent}${d.path}: ${show(d.before)} -> ${show(d.after)}`;
   });
@@ -51,11 +52,7 @@ function cell(v: unknown): string {
 }
 
 export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): string {
-  const head = [
-    `<!-- revsync-plan:${plan.environment} -->`,
-    `### revsync plan for \`${plan.environment}\``,
-    "",
-  ];
+  const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
   if (!hasChanges(plan)) return [...head, "**No changes.** The service matches the policy repo.", ""].join("\n");
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${k} | ${v} |`);
@@ -80,7 +77,8 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     body += block;
     shown++;
   }
-  if (shown < blocks.length) body += `\n_${blocks.length - shown} more change(s) not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
+  if (shown < blocks.length)
+    body += `\n_${blocks.length - shown} more change(s) not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
   return body + tail;
 }
 
@@ -92,7 +90,13 @@ export function driftText(report: DriftReport, out: Output): string {
     lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
   }
   const s = report.summary;
-  lines.push("", `Drift: ${Object.entries(s).filter(([, v]) => v).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(", ")}.`);
+  lines.push(
+    "",
+    `Drift: ${Object.entries(s)
+      .filter(([, v]) => v)
+      .map(([k, v]) => `${v} ${k.replace("_", " ")}`)
+      .join(", ")}.`,
+  );
   return lines.join("\n");
 }
 
@@ -110,7 +114,10 @@ export function applyText(report: ApplyReport, out: Output): string {
   const mark = { done: out.paint("green", "done   "), failed: out.paint("red", "failed "), skipped: out.paint("yellow", "skipped") };
   const lines = report.outcomes.map((o) => `${mark[o.status]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
   const s = report.summary;
-  lines.push("", `Apply ${report.interrupted ? "interrupted" : s.failed ? "finished with failures" : "complete"}: ${s.done} done, ${s.failed} failed, ${s.skipped} skipped.`);
+  lines.push(
+    "",
+    `Apply ${report.interrupted ? "interrupted" : s.failed ? "finished with failures" : "complete"}: ${s.done} done, ${s.failed} failed, ${s.skipped} skipped.`,
+  );
   if (s.failed || s.skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }

@@ -7,11 +7,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 // schemas/ sits two levels above both src/schema/ and dist/schema/.
 export const schemasDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "schemas");
 
-export type SchemaFile =
-  | "api.schema.json"
-  | "revsync-config.schema.json"
-  | "policy/tenant-configuration.schema.json"
-  | "policy/ssp-policy.schema.json";
+export type SchemaFile = "api.schema.json" | "revsync-config.schema.json" | "policy/tenant-configuration.schema.json" | "policy/ssp-policy.schema.json";
 
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
