@@ -24,6 +24,7 @@ const STANDALONE = {
   config: "revsync-config.schema.json",
   tenantConfiguration: "policy/tenant-configuration.schema.json",
   sspPolicy: "policy/ssp-policy.schema.json",
+  plan: "plan.schema.json",
 };
 
 // Definitions of schemas/api.schema.json that the client checks answers against and the emulator
@@ -45,8 +46,8 @@ const API_DEFINITIONS = [
 
 async function renderValidators() {
   const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, code: { source: true } });
-  for (const file of Object.values(STANDALONE)) ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", file), "utf8")), file);
   ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", "api.schema.json"), "utf8")), "api");
+  for (const file of Object.values(STANDALONE)) ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", file), "utf8")), file);
   const exports = { ...STANDALONE };
   for (const d of API_DEFINITIONS) exports[`api_${d}`] = `api#/definitions/${d}`;
   const standalone = standaloneModule.default ?? standaloneModule;

@@ -1,4 +1,8 @@
 #!/usr/bin/env node
 import { runCli } from "./cli/main.js";
 
-process.exitCode = await runCli(process.argv);
+const code = await runCli(process.argv);
+// 130: interrupted. A second signal leaves requests in flight on purpose (apply says which): exit now,
+// without waiting for their sockets or for a retry's timer.
+if (code === 130) process.exit(code);
+process.exitCode = code;

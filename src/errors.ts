@@ -14,21 +14,46 @@ export interface ServiceProblem {
   message: string;
 }
 
+export interface ApiErrorOptions {
+  method: string;
+  path: string;
+  /** 0: no answer. */
+  status: number;
+  /** The service's message, or ours when it gave none. */
+  message: string;
+  problems?: ServiceProblem[];
+  retryable?: boolean;
+  retryAfterMs?: number;
+  /** true when the request may have been applied (connection lost after sending, 5xx on a write). */
+  outcomeUnknown?: boolean;
+  /** true when the service holds something else under the same name: never settled by sending again. */
+  conflict?: boolean;
+}
+
 /** The service refused or answered something unusable. */
 export class ApiError extends Error {
-  constructor(
-    readonly method: string,
-    readonly path: string,
-    readonly status: number,
-    readonly serviceMessage: string,
-    readonly problems: ServiceProblem[] = [],
-    readonly retryable = false,
-    readonly retryAfterMs?: number,
-    /** true when the request may have been applied (connection lost after sending, 5xx on a write). */
-    readonly outcomeUnknown = false,
-  ) {
-    super(ApiError.describe(method, path, status, serviceMessage, problems));
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly serviceMessage: string;
+  readonly problems: ServiceProblem[];
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly outcomeUnknown: boolean;
+  readonly conflict: boolean;
+
+  constructor(o: ApiErrorOptions) {
+    super(ApiError.describe(o.method, o.path, o.status, o.message, o.problems ?? []));
     this.name = "ApiError";
+    this.method = o.method;
+    this.path = o.path;
+    this.status = o.status;
+    this.serviceMessage = o.message;
+    this.problems = o.problems ?? [];
+    this.retryable = o.retryable ?? false;
+    this.retryAfterMs = o.retryAfterMs;
+    this.outcomeUnknown = o.outcomeUnknown ?? false;
+    this.conflict = o.conflict ?? false;
   }
 
   static describe(method: string, path: string, status: number, message: string, problems: ServiceProblem[]): string {
@@ -52,6 +77,14 @@ const STATUS_WORDS: Record<number, string> = {
   503: "unavailable",
   504: "gateway timeout",
 };
+
+/** The person cancelled at a prompt (Ctrl-C, EOF): nothing was changed; exit 130. */
+export class Cancelled extends Error {
+  constructor() {
+    super("Cancelled, nothing was changed.");
+    this.name = "Cancelled";
+  }
+}
 
 /** A bug in revsync: printed with its stack and a request to report it. */
 export class InternalError extends Error {

@@ -99,7 +99,12 @@ export class TokenManager {
     const res = await this.post(form);
     if (res.status !== 200) {
       const b = (res.body ?? {}) as { error?: string; error_description?: string };
-      throw new ApiError("POST", "token endpoint", res.status, `sign-in refused: ${b.error_description ?? b.error ?? "no reason given"}`);
+      throw new ApiError({
+        method: "POST",
+        path: "token endpoint",
+        status: res.status,
+        message: `sign-in refused: ${b.error_description ?? b.error ?? "no reason given"}`,
+      });
     }
     this.log("auth: signed in with the password grant");
     return this.accept(res.body);

@@ -9,6 +9,8 @@ export interface RetryPolicy {
   maxTotalMs: number;
   baseMs: number;
   capMs: number;
+  /** Caps every wait, Retry-After included (REVSYNC_MAX_RETRY_WAIT_MS; tests use it). */
+  maxWaitMs: number;
 }
 
 export interface ClientOptions {
@@ -26,9 +28,12 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
 }
 
-/** read: GET or a POST that only reads; write: PATCH (idempotent on retry); once: a POST that writes,
- *  never retried blindly (the caller re-reads after an unknown outcome). */
-export type RequestKind = "read" | "write" | "once";
+/** read: GET or a POST that only reads; write: PATCH (safe to send again: an If-Match or a read-back on
+ *  409 settles a repeat); create: a POST that writes, sent again only after a read says it did not land. */
+export type RequestKind = "read" | "write" | "create";
+
+/** The retry budget of one request, counting every send (README, Reliability). */
+export const BUDGET = { sends: 6, createSends: 3, totalMs: 120_000 } as const;
 
 export interface RequestSpec {
   method: "GET" | "POST" | "PATCH";
@@ -39,9 +44,25 @@ export interface RequestSpec {
   /** Definition of schemas/api.schema.json the JSON answer must match; "bytes" for a file (CSV). */
   schema: string | "bytes";
   ifMatch?: string;
+  /** A 2xx answer without a body (204, or an empty 201) is success: the caller does not need the answer. */
+  emptyOk?: boolean;
 }
 
+/** What a create's read-back found: nothing, or the result to report (the created resource was found). */
+export type ReadBack<T> = { found: false } | { found: true; result: T };
+
+/** One send's outcome, before any retry decision. */
+type Sent =
+  | { kind: "ok"; body: unknown }
+  | { kind: "refused"; err: ApiError }
+  /** Not processed: 429, or 503 (the service turned the request away); may be sent again. */
+  | { kind: "busy"; err: ApiError; wait: number | undefined }
+  /** May have been processed: the connection failed after sending, or a 5xx other than 503. */
+  | { kind: "unknown"; err: ApiError; wait: number | undefined };
+
 const RETRY_STATUS = new Set([429, 502, 503, 504]);
+/** Statuses that say the request was turned away before any processing. */
+const BUSY_STATUS = new Set([429, 503]);
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export function checkUrl(name: string, value: string): URL {
@@ -125,7 +146,7 @@ export class ApiCore {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? (() => undefined);
-    this.retry = { maxAttempts: 6, maxTotalMs: 120_000, baseMs: 250, capMs: 20_000, ...opts.retry };
+    this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
     this.timeouts = { headersMs: opts.timeouts?.headersMs ?? 30_000, bodyMs: opts.timeouts?.bodyMs ?? 60_000 };
     const agentOpts = {
       connect: { timeout: opts.timeouts?.connectMs ?? 10_000 },
@@ -141,8 +162,8 @@ export class ApiCore {
   }
 
   private backoff(attempt: number, after?: number): number {
-    if (after !== undefined) return after;
-    return Math.floor(this.random() * Math.min(this.retry.capMs, this.retry.baseMs * 2 ** attempt));
+    const wait = after ?? Math.floor(this.random() * Math.min(this.retry.capMs, this.retry.baseMs * 2 ** attempt));
+    return Math.min(wait, this.retry.maxWaitMs);
   }
 
   /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the form. */
@@ -169,17 +190,17 @@ export class ApiCore {
           try {
             body = JSON.parse(text);
           } catch {
-            throw new ApiError("POST", "token endpoint", status, `answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+            throw new ApiError({ method: "POST", path: "token endpoint", status, message: `answer is not JSON: ${JSON.stringify(text.slice(0, 80))}` });
           }
           if (status === 200) {
             const fn = apiValidator("TokenResponse");
             if (!fn(body))
-              throw new ApiError(
-                "POST",
-                "token endpoint",
+              throw new ApiError({
+                method: "POST",
+                path: "token endpoint",
                 status,
-                `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`,
-              );
+                message: `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`,
+              });
           }
           return { status, body };
         }
@@ -192,19 +213,18 @@ export class ApiCore {
       }
       const delay = this.backoff(attempt, wait);
       if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) {
-        throw new ApiError("POST", "token endpoint", status, `no usable answer after ${attempt + 1} attempt(s) (last: ${last})`, [], true);
+        const message = `no usable answer after ${attempt + 1} attempt(s) (last: ${last})`;
+        throw new ApiError({ method: "POST", path: "token endpoint", status, message, retryable: true });
       }
       this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
       await this.clock.sleep(delay);
     }
   }
 
-  async call<T>(spec: RequestSpec): Promise<T> {
-    const started = this.clock.now();
-    const url = joinUrl(this.base, spec.path, spec.query);
-    const shown = `${spec.method} ${spec.path}`;
-    let reauthed = false;
-    for (let attempt = 0; ; attempt++) {
+  /** One send (plus one re-authentication after a 401, which the service did not process). */
+  private async send(spec: RequestSpec, url: string, attempt: number): Promise<Sent> {
+    const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+    for (let reauthed = false; ; reauthed = true) {
       const token = await this.auth.token();
       const t0 = this.clock.now();
       let res: Dispatcher.ResponseData;
@@ -227,61 +247,121 @@ export class ApiCore {
       } catch (e) {
         const reason = connectionReason(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
-        const err = new ApiError(spec.method, spec.path, 0, `connection failed: ${reason}`, [], spec.kind !== "once", undefined, spec.kind !== "read");
-        if (spec.kind === "once") throw err;
-        await this.pause(err, attempt, started, undefined);
-        continue;
+        const err = new ApiError({
+          method: spec.method,
+          path: spec.path,
+          status: 0,
+          message: `connection failed: ${reason}`,
+          outcomeUnknown: spec.kind !== "read",
+        });
+        return { kind: "unknown", err, wait: undefined };
       }
       const status = res.statusCode;
-      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${attempt ? ` (attempt ${attempt + 1})` : ""}`);
+      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${attempt ? ` (send ${attempt + 1})` : ""}`);
       if (status === 401 && !reauthed && !this.auth.isStatic) {
-        reauthed = true;
         this.auth.invalidate(token);
         this.log(`${shown}: token refused, signing in again`);
-        attempt--;
         continue;
       }
+      const ok = status >= 200 && status < 300;
       // A file (CSV) is returned as it came; only JSON and error answers are decoded.
-      if (spec.schema === "bytes" && status < 300) return bytes as T;
+      if (spec.schema === "bytes" && ok) return { kind: "ok", body: bytes };
       const text = bytes.toString("utf8");
+      if (ok && text.trim() === "") {
+        if (spec.emptyOk) return { kind: "ok", body: undefined };
+        return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message: `the answer (status ${status}) has no body` }) };
+      }
       let body: unknown = text;
       try {
         body = text === "" ? undefined : JSON.parse(text);
       } catch {
-        if (status < 300 || !RETRY_STATUS.has(status)) {
-          throw new ApiError(spec.method, spec.path, status, `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`);
+        if (ok || !RETRY_STATUS.has(status)) {
+          const message = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`;
+          return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message }) };
         }
       }
-      if (status >= 300) {
-        const problems = problemsOf(body);
-        const msg = (body as { message?: unknown })?.message;
+      const problems = problemsOf(body);
+      const msg = (body as { message?: unknown } | undefined)?.message;
+      if (!ok) {
         const message = typeof msg === "string" ? msg : (problems[0]?.message ?? `status ${status}`);
         const wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
-        const retryable = RETRY_STATUS.has(status) && (spec.kind !== "once" || status === 429);
-        const err = new ApiError(spec.method, spec.path, status, message, problems, retryable, wait, status >= 500 && spec.kind !== "read");
-        if (!retryable) throw err;
-        await this.pause(err, attempt, started, wait);
-        continue;
+        const base = { method: spec.method, path: spec.path, status, message, problems, retryAfterMs: wait };
+        if (BUSY_STATUS.has(status)) return { kind: "busy", err: new ApiError({ ...base, retryable: true }), wait };
+        if (RETRY_STATUS.has(status) || (status >= 500 && spec.kind !== "read")) {
+          return { kind: "unknown", err: new ApiError({ ...base, retryable: true, outcomeUnknown: spec.kind !== "read" }), wait };
+        }
+        return { kind: "refused", err: new ApiError(base) };
       }
-      const problems = problemsOf(body);
+      // A 2xx answer with an error array is a definite refusal (spec 7.2): never sent again.
       if (problems.length) {
-        const msg = (body as { message?: unknown })?.message;
-        throw new ApiError(spec.method, spec.path, status, typeof msg === "string" && msg ? msg : "the service reported errors", problems);
+        const message = typeof msg === "string" && msg ? msg : "the service reported errors";
+        return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message, problems }) };
       }
       const fn = apiValidator(spec.schema);
       if (!fn(body)) {
         const e = fn.errors?.[0];
         const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
-        throw new ApiError(spec.method, spec.path, status, `unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
+        const message = `unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`;
+        return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message }) };
       }
-      return body as T;
+      return { kind: "ok", body };
     }
   }
 
-  private async pause(err: ApiError, attempt: number, started: number, wait: number | undefined): Promise<void> {
-    const delay = this.backoff(attempt, wait);
-    if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) throw err;
-    this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of ${err.method} ${err.path} in ${delay}ms (${err.status || "connection"})`);
+  /** A read or an idempotent write: at most BUDGET.sends sends and BUDGET.totalMs, counting every send. */
+  async call<T>(spec: RequestSpec): Promise<T> {
+    if (spec.kind === "create") throw new TypeError("a create goes through ApiCore.create");
+    const started = this.clock.now();
+    const url = joinUrl(this.base, spec.path, spec.query);
+    for (let sends = 0; ;) {
+      const r = await this.send(spec, url, sends++);
+      if (r.kind === "ok") return r.body as T;
+      if (r.kind === "refused") throw r.err;
+      await this.pause(r.err, sends, this.retry.maxAttempts, started, r.wait);
+    }
+  }
+
+  /** A POST that creates. Sent again only after `readBack` says it did not land, and at most
+   *  BUDGET.createSends times in all; a 429 or 503 (turned away unprocessed) may be sent again within
+   *  that budget. A 409 "already exists" is settled by reading back. When the read-back itself fails,
+   *  the outcome stays unknown and nothing is sent again. */
+  async create<T>(spec: RequestSpec, readBack: () => Promise<ReadBack<T>>): Promise<{ result: T | undefined; recovered: boolean }> {
+    const started = this.clock.now();
+    const url = joinUrl(this.base, spec.path, spec.query);
+    const maxSends = Math.min(BUDGET.createSends, this.retry.maxAttempts);
+    for (let sends = 0; ;) {
+      const r = await this.send({ ...spec, kind: "create" }, url, sends++);
+      if (r.kind === "ok") return { result: r.body as T, recovered: false };
+      if (r.kind === "busy") {
+        await this.pause(r.err, sends, maxSends, started, r.wait);
+        continue;
+      }
+      if (r.kind === "refused" && r.err.status !== 409) throw r.err;
+      let found: ReadBack<T>;
+      try {
+        found = await readBack();
+      } catch (e) {
+        if (e instanceof ApiError && e.conflict) throw e;
+        const why = e instanceof Error ? e.message : String(e);
+        throw new ApiError({
+          method: spec.method,
+          path: spec.path,
+          status: r.err.status,
+          message: `outcome unknown: ${r.err.serviceMessage}, and reading it back failed (${why}); nothing was sent again: run revsync plan to see`,
+          outcomeUnknown: true,
+        });
+      }
+      if (found.found) return { result: found.result, recovered: true };
+      if (r.kind === "refused") throw r.err; // a 409 for something that does not exist: a real conflict
+      this.log(`${spec.method} ${spec.path}: the read-back says it did not land`);
+      await this.pause(r.err, sends, maxSends, started, r.wait);
+    }
+  }
+
+  private async pause(err: ApiError, sends: number, maxSends: number, started: number, wait: number | undefined): Promise<void> {
+    const delay = this.backoff(sends - 1, wait);
+    if (sends >= maxSends || this.clock.now() - started + delay > this.retry.maxTotalMs) throw err;
+    this.log(`send ${sends + 1}/${maxSends} of ${err.method} ${err.path} in ${delay}ms (${err.status || "connection"})`);
     await this.clock.sleep(delay);
   }
 }

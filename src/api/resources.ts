@@ -6,13 +6,14 @@ import type {
   PendingApprovals,
   SspCreateBody,
   SspEnvelope,
+  SspItem,
   SspList,
   SspUpdateResult,
   TenantConfigurationList,
   TenantConfigurationUpdateBody,
   UpdateResult,
 } from "../schema/generated/api.js";
-import type { ApiCore } from "./core.js";
+import type { ApiCore, ReadBack } from "./core.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
@@ -21,29 +22,64 @@ const enc = encodeURIComponent;
 // 4.1, 4.2
 export const tenantConfigurations = {
   list: (core: ApiCore): Promise<TenantConfigurationList> => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
-  update: (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): Promise<UpdateResult> =>
-    core.call({ method: "PATCH", path: `${TC}/${enc(id)}`, body, kind: "write", schema: "UpdateResult", ifMatch }),
+  update: async (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): Promise<UpdateResult> =>
+    (await core.call<UpdateResult | undefined>({
+      method: "PATCH",
+      path: `${TC}/${enc(id)}`,
+      body,
+      kind: "write",
+      schema: "UpdateResult",
+      ifMatch,
+      emptyOk: true,
+    })) ?? { compliance_id: id, compliance_details: [], error: [] },
 };
 
 export type CreateOutcome = { result: SspUpdateResult; recovered: boolean };
+
+/** The fields of a create body that identify what was asked for: a policy of the same name that differs
+ *  in one of them is another policy, not ours. Fields the service answers as null are unknown, not a difference. */
+const IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"] as const;
+
+const canonical = (k: string, v: unknown): string => {
+  if (k === "data_identifiers" && Array.isArray(v)) return JSON.stringify([...(v as string[])].sort());
+  if (k === "when" && Array.isArray(v)) {
+    return JSON.stringify(
+      (v as { field_name?: string; operator?: string; value?: string }[]).map((c) => JSON.stringify([c.field_name, c.operator, c.value])).sort(),
+    );
+  }
+  return JSON.stringify(v ?? "");
+};
+
+/** Fields in which a live policy differs from the item that was sent to create it. */
+export function createMismatch(sent: SspCreateBody["compliance_spec"][number], live: SspItem | undefined): string[] {
+  if (!live) return ["(no policy item)"];
+  const l = live as unknown as Record<string, unknown>;
+  const s = sent as unknown as Record<string, unknown>;
+  return IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== undefined && canonical(k, l[k]) !== canonical(k, s[k]));
+}
+
+const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
+const batchNameOf = (i: SspItem): string | undefined => i.batch_name ?? i.name;
 
 // 4.3 to 4.7
 export const ssp = {
   list: (core: ApiCore): Promise<SspList> => core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" }),
 
-  /** One policy with its batches; undefined when the service does not know it (404). */
+  /** One policy with its batches, matched by exact name; undefined when the service has no policy of
+   *  exactly that name (a 404, or an answer holding only other policies). */
   async get(core: ApiCore, policyName: string): Promise<SspEnvelope | undefined> {
     try {
       const list = await core.call<SspList>({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
-      return list.find((e) => e.compliance_name === policyName) ?? list[0];
+      return exactPolicy(list, policyName);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return undefined;
       throw e;
     }
   },
 
-  /** One batch with its SSP values. */
-  async batch(core: ApiCore, policyName: string, batchName: string): Promise<SspEnvelope | undefined> {
+  /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
+   *  policy name when the answer names its policy. */
+  async batch(core: ApiCore, policyName: string, batchName: string): Promise<SspItem | undefined> {
     try {
       const list = await core.call<SspList>({
         method: "GET",
@@ -52,61 +88,75 @@ export const ssp = {
         kind: "read",
         schema: "SspList",
       });
-      return list[0];
+      for (const env of list) {
+        if (env.compliance_name !== undefined && env.compliance_name !== policyName) continue;
+        const item = (env.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === undefined || i.policy_name === policyName));
+        if (item) return item;
+      }
+      return undefined;
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return undefined;
       throw e;
     }
   },
 
-  /** POST is never retried blindly: after an unknown outcome the policy is looked up, and the create
-   *  is sent again only when the service does not have it. */
-  async create(core: ApiCore, body: SspCreateBody, maxAttempts = 4): Promise<CreateOutcome> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await core.call<SspUpdateResult>({ method: "POST", path: SSP, body, kind: "once", schema: "SspUpdateResult" });
-        return { result, recovered: false };
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        const unknown = e.outcomeUnknown || e.status === 0;
-        if (e.status === 429 && attempt < maxAttempts) continue;
-        if (!unknown && !(e.status === 409 && attempt > 1)) throw e;
-        const live = await ssp.get(core, body.compliance_name);
-        if (live) {
-          return {
-            result: {
-              compliance_id: live.compliance_id ?? "",
-              compliance_details: [
-                { error: [], message: "created (confirmed by reading it back after the answer was lost)", unique_key: body.compliance_name },
-              ],
-              error: [],
-            },
-            recovered: true,
-          };
-        }
-        if (attempt >= maxAttempts) throw e;
+  /** Creates a policy. After an unknown outcome or a 409 the policy is read back by exact name; it counts
+   *  as created only when its fields are those that were sent (another policy of the same name is a
+   *  conflict), and the POST is sent again only when the read says it is not there. */
+  async create(core: ApiCore, body: SspCreateBody): Promise<CreateOutcome> {
+    const name = body.compliance_name;
+    const sent = body.compliance_spec[0];
+    const readBack = async (): Promise<ReadBack<SspUpdateResult>> => {
+      const live = await ssp.get(core, name);
+      if (!live) return { found: false };
+      const differs = sent ? createMismatch(sent, live.compliance_spec?.[0]) : [];
+      if (differs.length) {
+        throw new ApiError({
+          method: "POST",
+          path: SSP,
+          status: 409,
+          message: `an SSP policy named ${JSON.stringify(name)} exists in the service but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`,
+          conflict: true,
+        });
       }
-    }
+      const result: SspUpdateResult = {
+        compliance_id: live.compliance_id ?? "",
+        compliance_details: [{ error: [], message: "created (confirmed by reading it back)", unique_key: name }],
+        error: [],
+      };
+      return { found: true, result };
+    };
+    const out = await core.create<SspUpdateResult>({ method: "POST", path: SSP, body, kind: "create", schema: "SspUpdateResult", emptyOk: true }, readBack);
+    if (out.result?.compliance_id) return { result: out.result, recovered: out.recovered };
+    // A 2xx without a body, or without an id: the id comes from reading the policy back.
+    const again = await readBack();
+    if (!again.found)
+      throw new ApiError({ method: "POST", path: SSP, status: 200, message: `the service accepted ${name} but does not show it`, outcomeUnknown: true });
+    return { result: again.result, recovered: out.recovered };
   },
 
-  /** Review or approve. A retry of a PATCH that the service had already applied answers 409; then the
-   *  batch is read back, and reaching the target status counts as done. */
+  /** Review or approve. A repeat of a PATCH that the service had already applied answers 409; then the
+   *  batch is read back (exact names), and reaching the target status counts as done. */
   async batchAction(core: ApiCore, action: "review" | "approve", policy: { id: string; name: string }, batchName: string): Promise<SspUpdateResult> {
+    const done = (message: string): SspUpdateResult => ({
+      compliance_id: policy.id,
+      compliance_details: [{ error: [], message, unique_key: policy.name }],
+      error: [],
+    });
     try {
-      return await core.call<SspUpdateResult>({
+      const res = await core.call<SspUpdateResult | undefined>({
         method: "PATCH",
         path: `${SSP}/${action}/${enc(policy.id)}/${enc(batchName)}`,
         kind: "write",
         schema: "SspUpdateResult",
+        emptyOk: true,
       });
+      return res ?? done(action === "review" ? "reviewed" : "approved");
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 409) throw e;
-      const live = await ssp.batch(core, policy.name, batchName);
-      const status = live?.compliance_spec?.[0]?.status;
+      const status = (await ssp.batch(core, policy.name, batchName))?.status;
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-      if (status && target.includes(status)) {
-        return { compliance_id: policy.id, compliance_details: [{ error: [], message: `already ${status}`, unique_key: policy.name }], error: [] };
-      }
+      if (status && target.includes(status)) return done(`already ${status}`);
       throw e;
     }
   },
@@ -124,28 +174,32 @@ export const approvals = {
   pending: (core: ApiCore): Promise<PendingApprovals> =>
     core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
 
-  /** Not retried blindly; after an unknown outcome, the pending list tells which ids were processed. */
+  /** Sent again only when the pending list says that none of the ids was processed (the create rule);
+   *  after an unknown outcome with some ids processed, the result says how many. */
   async act(core: ApiCore, action: string, comments: string, ids: string[]): Promise<ApprovalActionResult & { recovered?: boolean }> {
-    try {
-      return await core.call<ApprovalActionResult>({
+    const readBack = async (): Promise<ReadBack<ApprovalActionResult>> => {
+      const still = new Set((await approvals.pending(core)).records?.map((r) => r.approval_id));
+      const left = ids.filter((id) => still.has(id));
+      if (left.length === ids.length) return { found: false };
+      const n = ids.length - left.length;
+      return {
+        found: true,
+        result: { message: `answer lost; ${n} of ${ids.length} no longer pending`, processed_count: n, status: left.length ? "partial" : "success" },
+      };
+    };
+    const out = await core.create<ApprovalActionResult>(
+      {
         method: "POST",
         path: "/apis/oingest-approval/v1/action",
         body: { action, comments, approval_ids: ids },
-        kind: "once",
+        kind: "create",
         schema: "ApprovalActionResult",
-      });
-    } catch (e) {
-      if (!(e instanceof ApiError) || !(e.outcomeUnknown || e.status === 0)) throw e;
-      const still = new Set((await approvals.pending(core)).records?.map((r) => r.approval_id));
-      const left = ids.filter((id) => still.has(id));
-      if (left.length === ids.length) throw e;
-      return {
-        message: `answer lost; ${ids.length - left.length} of ${ids.length} no longer pending`,
-        processed_count: ids.length - left.length,
-        status: left.length ? "partial" : "success",
-        recovered: true,
-      };
-    }
+        emptyOk: true,
+      },
+      readBack,
+    );
+    if (out.result) return { ...out.result, ...(out.recovered ? { recovered: true } : {}) };
+    return { message: "accepted (no answer body)", processed_count: ids.length, status: "success" };
   },
 };
 

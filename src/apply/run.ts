@@ -2,7 +2,8 @@ import type { ApiCore } from "../api/core.js";
 import { ssp, tenantConfigurations } from "../api/resources.js";
 import { ApiError, UserError } from "../errors.js";
 import type { Change, Plan } from "../plan/model.js";
-import type { TenantConfigurationUpdateBody } from "../schema/generated/api.js";
+import type { SspEnvelope, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
+import { mapLimit } from "../api/clock.js";
 import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
 
 export interface ApplyReport {
@@ -12,29 +13,39 @@ export interface ApplyReport {
   interrupted: boolean;
 }
 
-/** A saved plan is applied only if every resource it touches is still at the version it recorded. */
-export async function checkPreconditions(core: ApiCore, plan: Plan): Promise<string[]> {
+/** A saved plan is applied only if every resource it touches is still at the version it recorded. Two
+ *  lists answer it all: the tenant configurations, and the SSP list (exact names) for "exists now?" of
+ *  every create and the version of every policy whose batches change; a policy whose list entry shows no
+ *  version is read on its own, concurrently. */
+export async function checkPreconditions(core: ApiCore, plan: Plan, concurrency = 8): Promise<string[]> {
   const stale: string[] = [];
   const changes = plan.changes.filter((c) => c.action !== "unsupported");
-  if (changes.some((c) => c.payload?.kind === "update")) {
-    const list = await tenantConfigurations.list(core);
-    for (const c of changes) {
-      if (c.payload?.kind !== "update") continue;
-      const id = c.payload.compliance_id;
-      const env = list.find((e) => e.compliance_id === id);
-      if (!env) stale.push(`${c.address}: no longer exists`);
-      else if (env.version_id !== c.version_id || env.last_modified_on !== c.last_modified_on) {
-        stale.push(`${c.address}: version_id ${c.version_id} -> ${env.version_id}, last_modified_on ${c.last_modified_on} -> ${env.last_modified_on}`);
-      }
-    }
-  }
+  const needsTc = changes.some((c) => c.payload?.kind === "update");
   const policies = new Map<string, Change>();
   for (const c of changes) {
     if (c.payload?.kind === "create") policies.set(c.payload.body.compliance_name, c);
     else if (c.payload?.kind === "batch" && !policies.has(c.payload.policy)) policies.set(c.payload.policy, c);
   }
-  for (const [name, c] of policies) {
+  const [tcs, list] = await Promise.all([needsTc ? tenantConfigurations.list(core) : undefined, policies.size ? ssp.list(core) : undefined]);
+  for (const c of changes) {
+    if (c.payload?.kind !== "update" || !tcs) continue;
+    const id = c.payload.compliance_id;
+    const env = tcs.find((e) => e.compliance_id === id);
+    if (!env) stale.push(`${c.address}: no longer exists`);
+    else if (env.version_id !== c.version_id || env.last_modified_on !== c.last_modified_on) {
+      stale.push(`${c.address}: version_id ${c.version_id} -> ${env.version_id}, last_modified_on ${c.last_modified_on} -> ${env.last_modified_on}`);
+    }
+  }
+  const byName = new Map<string, SspEnvelope>();
+  for (const e of list ?? []) if (e.compliance_name !== undefined && !byName.has(e.compliance_name)) byName.set(e.compliance_name, e);
+  const unversioned = [...policies].filter(([name, c]) => c.action !== "create" && c.version_id !== null && byName.get(name)?.version_id == null);
+  await mapLimit(unversioned, concurrency, async ([name]) => {
     const env = await ssp.get(core, name);
+    if (env) byName.set(name, env);
+    else byName.delete(name);
+  });
+  for (const [name, c] of policies) {
+    const env = byName.get(name);
     if (c.action === "create" || c.version_id === null) {
       if (env && c.action === "create") stale.push(`ssp/${name}: exists now; the plan was to create it`);
       continue;
@@ -69,7 +80,7 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
       const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === p.compliance_id);
       const live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
       if (Object.entries(p.item).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v))) return "updated (confirmed by reading it back)";
-      throw new ApiError(e.method, e.path, 412, "the tenant configuration changed since the plan was made: plan again");
+      throw new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
     }
   }
   if (p.kind === "create") {
@@ -79,38 +90,15 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
   }
   let id = p.compliance_id ?? createdIds.get(p.policy);
   if (!id) id = (await ssp.get(core, p.policy))?.compliance_id;
-  if (!id) throw new ApiError("GET", "ssp", 404, `SSP policy ${p.policy} not found`);
+  if (!id) throw new ApiError({ method: "GET", path: "ssp", status: 404, message: `SSP policy ${p.policy} not found` });
   const action = c.action === "review" ? "review" : "approve";
   const res = await ssp.batchAction(core, action, { id, name: p.policy }, p.batch);
   const msg = res.compliance_details?.[0]?.message;
   return msg?.startsWith("already") ? msg : action === "review" ? "reviewed" : "approved";
 }
 
-/** Failures that say nothing definite about the request: no answer, a server error, rate limiting,
- *  or a 200 carrying an error array. A 4xx refusal is definite and is not tried again. */
-function transient(e: unknown): boolean {
-  return e instanceof ApiError && (e.status === 0 || e.status === 200 || e.status === 429 || e.status >= 500);
-}
-
-/** A step is tried once more after a transient failure; every step is safe to repeat (a create
- *  re-reads before sending again, a batch action reads back on 409, an update carries If-Match). */
-async function withStepRetry(run: () => Promise<string>, sleep: (ms: number) => Promise<void>, attempts: number): Promise<string> {
-  for (let i = 1; ; i++) {
-    try {
-      const message = await run();
-      return i > 1 ? `${message} (on attempt ${i})` : message;
-    } catch (e) {
-      if (i >= attempts || !transient(e)) throw e;
-      await sleep(500 * i);
-    }
-  }
-}
-
 export interface ApplyOptions {
   concurrency: number;
-  /** Tries per step for transient failures (default 2). */
-  stepAttempts?: number;
-  sleep?: (ms: number) => Promise<void>;
   isStopping: () => boolean;
   onStart?: (step: Step, running: number) => void;
   onFinish?: (o: Outcome, done: number, total: number) => void;
@@ -121,8 +109,8 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const created = new Map<string, string>();
   const user = core.auth.username ?? "revsync";
   let finished = 0;
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const outcomes = await schedule(steps, (s) => withStepRetry(() => execute(core, s, created, user), sleep, opts.isStopping() ? 1 : (opts.stepAttempts ?? 2)), {
+  // No retry here: each request has one budget, in the HTTP core (README, Reliability).
+  const outcomes = await schedule(steps, (s) => execute(core, s, created, user), {
     concurrency: opts.concurrency,
     isStopping: opts.isStopping,
     onStart: opts.onStart,

@@ -105,9 +105,10 @@ export function registerOps(program: Command, run: Runner): void {
         .option("--uploaded-by <user>", "with --all: uploader")
         .option("--file <text>", "with --all: file name contains")
         .option("--dry-run", "list what would be acted on; send nothing")
+        .option("--yes", "do not ask before acting on more than one upload (required without a terminal)")
         .addHelpText(
           "after",
-          `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run`,
+          `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --yes\n\nMore than one upload (or --all): asks first on a terminal; without one, --yes is required.`,
         ),
       { format: ["text", "json"] },
     ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runApprovalsAct(action, f, out, args)));

@@ -70,6 +70,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
     connections: concurrencyOf(flags) * 2,
     onSecret: (s) => out.redactor.add(s),
     log: (line) => out.verbose(`${out.paint("dim", "http")} ${line}`),
+    retry: process.env.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(process.env.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
     timeouts: {
       connectMs: Number(process.env.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),
       headersMs: Number(process.env.REVSYNC_TIMEOUT_MS ?? 30_000),

@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline/promises";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Document } from "yaml";
@@ -10,13 +9,14 @@ import { UserError } from "../errors.js";
 import { writeFileAtomic } from "../fs-atomic.js";
 import { buildDrift, buildPlan } from "../plan/build.js";
 import { readLive, type LiveState } from "../plan/live.js";
-import { PLAN_FORMAT_VERSION, targeted, address, type DriftReport, type Plan } from "../plan/model.js";
-import { schemasDir } from "../schema/ajv.js";
+import { PLAN_FORMAT_VERSION, planChecksum, targeted, address, type DriftReport, type Plan } from "../plan/model.js";
+import { describeAjvErrors, fileValidator, schemasDir } from "../schema/ajv.js";
 import { applyText, driftMarkdown, driftText, hasChanges, planMarkdown, planText } from "../report/plan.js";
 import { concurrencyOf, desiredState, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
+import { askYes } from "./prompt.js";
 
 export interface PlanFlags extends GlobalFlags {
   out?: string;
@@ -50,7 +50,14 @@ async function readWithProgress(
 async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<Plan> {
   const desired = desiredState(repo, env, out);
   const live = await readWithProgress(core, desired, flags, out, { values: true });
-  return buildPlan(desired, live, { environment: env.name, baseUrl: env.baseUrl, realm: env.realm, targets: flags.target ?? [] });
+  return buildPlan(desired, live, {
+    environment: env.name,
+    baseUrl: env.baseUrl,
+    authUrl: env.authUrl,
+    realm: env.realm,
+    user: core.auth.username ?? null,
+    targets: flags.target ?? [],
+  });
 }
 
 function printPlan(plan: Plan, format: string, out: Output): void {
@@ -76,31 +83,56 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   }
 }
 
-function readPlanFile(path: string): Plan {
-  let plan: Plan;
+/** A saved plan, checked before anything is sent: JSON, a format this revsync reads, the plan schema,
+ *  and its checksum (a plan edited by hand or corrupted is refused). */
+export function readPlanFile(path: string): Plan {
+  let raw: unknown;
   try {
-    plan = JSON.parse(readFileSync(path, "utf8")) as Plan;
+    raw = JSON.parse(readFileSync(path, "utf8"));
   } catch (e) {
-    throw new UserError(`cannot read the plan ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new UserError(`cannot read the plan ${path}: no such file`);
+    if (code === "EISDIR") throw new UserError(`cannot read the plan ${path}: it is a folder`);
+    if (code) throw new UserError(`cannot read the plan ${path}: ${code}`);
+    throw new UserError(`${path} is not a revsync plan: it is not valid JSON (${(e as Error).message})`);
   }
-  if (!plan || typeof plan !== "object" || typeof plan.format_version !== "string" || !Array.isArray(plan.changes)) {
-    throw new UserError(`${path} is not a revsync plan (no format_version or changes)`);
+  const version = (raw as { format_version?: unknown } | null)?.format_version;
+  if (!raw || typeof raw !== "object" || typeof version !== "string") throw new UserError(`${path} is not a revsync plan (no format_version)`);
+  const major = version.split(".")[0];
+  if (major !== PLAN_FORMAT_VERSION) {
+    throw new UserError(`${path} has plan format ${version}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
   }
-  const major = plan.format_version.split(".")[0];
-  if (major !== PLAN_FORMAT_VERSION)
-    throw new UserError(`${path} has plan format ${plan.format_version}; this revsync reads format ${PLAN_FORMAT_VERSION}: upgrade revsync or plan again`);
+  const fn = fileValidator("plan.schema.json");
+  if (!fn(raw)) {
+    const problems = describeAjvErrors(fn.errors).slice(0, 5);
+    throw new UserError(
+      `${path} is not a valid revsync plan, so nothing was applied:\n  ${problems.map((p) => `${p.field}: ${p.message}`).join("\n  ")}`,
+      "make a new plan with revsync plan --out FILE",
+    );
+  }
+  const plan = raw as Plan;
+  if (plan.checksum !== planChecksum(plan)) {
+    throw new UserError(
+      `${path} was changed after revsync wrote it (its checksum does not match), so nothing was applied`,
+      "make a new plan with revsync plan --out FILE",
+    );
+  }
   return plan;
 }
 
-async function confirm(out: Output, flags: ApplyFlags): Promise<boolean> {
-  if (flags.autoApprove) return true;
-  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = await rl.question("\nDo you want to perform these actions? Only 'yes' will be accepted: ");
-    return answer.trim() === "yes";
-  } finally {
-    rl.close();
+const sameUrl = (a: string, b: string): boolean => a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
+
+/** A saved plan writes only where it was made: the same base_url, auth_url and realm. */
+export function checkBinding(plan: Plan, env: ResolvedEnv, planFile: string): void {
+  const differs: string[] = [];
+  if (!sameUrl(plan.base_url, env.baseUrl)) differs.push(`base_url: the plan was made for ${plan.base_url}; this run resolves ${env.baseUrl}`);
+  if (!sameUrl(plan.auth_url, env.authUrl)) differs.push(`auth_url: the plan was made for ${plan.auth_url}; this run resolves ${env.authUrl}`);
+  if (plan.realm !== env.realm) differs.push(`realm: the plan was made for ${plan.realm}; this run resolves ${env.realm}`);
+  if (differs.length) {
+    throw new UserError(
+      `the plan ${planFile} was made for another tenant than this run would write to, so nothing was sent:\n  ${differs.join("\n  ")}`,
+      "apply a plan only where it was made: check --env, REVSYNC_BASE_URL, REVSYNC_AUTH_URL and REVSYNC_REALM, or plan again for this tenant",
+    );
   }
 }
 
@@ -109,35 +141,40 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const planFile = args[0];
   const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);
-  if (saved && saved.environment !== env.name)
+  if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
+  }
+  if (saved && planFile) checkBinding(saved, env, planFile);
   const core = openClient(env, flags, out);
-  // From here on a signal never kills apply mid-step: nothing new starts, what is in flight finishes.
+  // From here on the first signal never kills apply mid-step: nothing new starts, what is in flight
+  // finishes. A second one stops at once and names what was in flight (like Terraform).
   let stopping = false;
-  const stop = (sig: string) => () => {
-    if (!stopping) out.warn(`${sig}: starting nothing new; waiting for the requests in flight`);
-    stopping = true;
+  let hardStop: () => void = () => undefined;
+  const hard = new Promise<"hard">((r) => (hardStop = () => r("hard")));
+  const inFlight = new Map<number, string>();
+  const onSignal = (sig: string) => (): void => {
+    if (!stopping) {
+      stopping = true;
+      out.warn(`${sig}: starting nothing new; waiting for the requests in flight (interrupt again to stop at once)`);
+    } else hardStop();
   };
-  const onInt = stop("SIGINT");
-  const onTerm = stop("SIGTERM");
+  const onInt = onSignal("SIGINT");
+  const onTerm = onSignal("SIGTERM");
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
-  try {
+  const work = async (): Promise<number> => {
     let plan: Plan;
     if (saved) {
       plan = saved;
-      const stale = await checkPreconditions(core, plan);
+      const stale = await checkPreconditions(core, plan, concurrencyOf(flags));
       if (stale.length) {
         throw new UserError(
           `the saved plan is stale: the service changed since it was made, so nothing was applied.\n  ${stale.join("\n  ")}`,
           "run revsync plan again and review the new plan",
         );
       }
-      out.info(planText(plan, out));
-    } else {
-      plan = await makePlan(repo, env, core, flags, out);
-      out.info(planText(plan, out));
-    }
+    } else plan = await makePlan(repo, env, core, flags, out);
+    out.info(planText(plan, out));
     if (!plan.changes.some((c) => c.action !== "unsupported")) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");
       return 0;
@@ -146,33 +183,60 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       out.error("apply interrupted before it wrote anything");
       return 130;
     }
-    if (!(await confirm(out, flags))) {
-      out.error("apply cancelled: nothing was written");
-      return 1;
+    out.info(`Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}.`);
+    if (!flags.autoApprove) {
+      if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      try {
+        if (!(await askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: "))) {
+          out.error("apply cancelled: nothing was written");
+          return 1;
+        }
+      } finally {
+        process.on("SIGINT", onInt);
+        process.on("SIGTERM", onTerm);
+      }
     }
     const progress = await startProgress(out, "Applying…", flags.quiet);
     try {
       const report = await applyPlan(core, plan, {
         concurrency: concurrencyOf(flags),
         isStopping: () => stopping,
-        onStart: (s) => progress.update(`Applying: ${s.change.action} ${s.change.address}`),
+        onStart: (s) => {
+          inFlight.set(s.id, `${s.change.action} ${s.change.address}`);
+          out.verbose(`start ${s.change.action} ${s.change.address}`);
+          progress.update(`Applying: ${s.change.action} ${s.change.address}`);
+        },
         onFinish: (o, done, total) => {
+          inFlight.delete(o.step.id);
           progress.update(`Applying: ${done}/${total} finished`);
           out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
         },
       });
       progress.stop();
-      if (flags.format === "json") out.out(JSON.stringify(report, null, 2));
+      if (flags.format === "json") out.out(JSON.stringify({ format_version: PLAN_FORMAT_VERSION, ...report }, null, 2));
       else out.out(applyText(report, out));
       if (report.interrupted) return 130;
       return report.summary.failed ? 1 : 0;
     } finally {
       progress.stop();
     }
+  };
+  try {
+    const first = await Promise.race([work(), hard]);
+    if (first !== "hard") return first;
+    const pending = [...inFlight.values()];
+    out.error(
+      pending.length
+        ? `interrupted again: stopping now. The outcome of these requests in flight is unknown:\n  ${pending.join("\n  ")}\nRun revsync plan to see what landed.`
+        : "interrupted again: stopping now; no write was in flight. Run revsync plan to see what is left.",
+    );
+    return 130;
   } finally {
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);
-    await core.close();
+    if (!inFlight.size) await core.close();
   }
 }
 

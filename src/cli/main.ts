@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
-import { ApiError, InternalError, UserError, adviceFor } from "../errors.js";
+import { ApiError, Cancelled, InternalError, UserError, adviceFor } from "../errors.js";
 import { Output, Redactor } from "./output.js";
 
 export interface GlobalFlags {
@@ -98,6 +98,10 @@ function report(e: unknown, out: Output): number {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1; // commander printed the message already
+  }
+  if (e instanceof Cancelled) {
+    out.error(e.message);
+    return 130;
   }
   if (e instanceof UserError) {
     out.error(e.message);

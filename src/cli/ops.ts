@@ -5,6 +5,7 @@ import { UserError } from "../errors.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord, PendingApprovalRecord } from "../schema/generated/api.js";
 import { formatCsv } from "../ssp/csv.js";
 import { openClient, openServiceEnv } from "./context.js";
+import { askYes } from "./prompt.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 
@@ -80,6 +81,7 @@ export interface ActFlags extends GlobalFlags {
   uploadedBy?: string;
   file?: string;
   dryRun?: boolean;
+  yes?: boolean;
 }
 
 export async function runApprovalsAct(action: "approve" | "reject", flags: ActFlags, out: Output, ids: string[]): Promise<number> {
@@ -120,6 +122,20 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
       for (const r of chosen)
         out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
       return 0;
+    }
+    if ((flags.all || idsToSend.length > 1) && !flags.yes) {
+      if (!out.interactive) {
+        throw new UserError(
+          `${action} of ${idsToSend.length} upload(s) at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`,
+        );
+      }
+      out.info(`revsync will ${action} ${idsToSend.length} upload(s) in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
+      for (const r of chosen)
+        out.info(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
+      if (!(await askYes(out, `\nDo you want to ${action} these uploads? Only 'yes' will be accepted: `))) {
+        out.error(`${action} cancelled: nothing was sent`);
+        return 1;
+      }
     }
     const literal = action === "approve" ? env.approveAction : env.rejectAction;
     const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);

@@ -1,5 +1,5 @@
 /** Fault injection for the emulator (design.md 3.3): POST /__admin/faults. */
-export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry";
+export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status";
 
 export interface Fault {
   kind: FaultKind;
@@ -7,6 +7,8 @@ export interface Fault {
   method?: string;
   /** Only requests whose path contains this text (any API or token request when absent). */
   path?: string;
+  /** Only requests whose query string (decoded) contains this text. */
+  query?: string;
   /** Only requests whose body contains this text. */
   body_contains?: string;
   /** Chance that a matching request is hit, 0..1 (default 1). */
@@ -15,7 +17,8 @@ export interface Fault {
   times?: number;
   /** latency: added delay. */
   latency_ms?: number;
-  /** status: the status to answer (default 503). */
+  /** status: the status to answer (default 503); success_status: the 2xx to answer after processing
+   *  the request as usual (default 204), with no body. */
   status?: number;
   /** rate_limit: Retry-After seconds (default 1). */
   retry_after?: number;
@@ -28,7 +31,7 @@ export interface Fault {
   include_refresh?: boolean;
 }
 
-const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry"];
+const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status"];
 
 export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; replace: boolean } | string {
   if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";
@@ -79,13 +82,14 @@ export class FaultTable {
   }
 
   /** The faults that fire for this request, each counted once. */
-  pick(method: string, path: string, body: string): Fault[] {
+  pick(method: string, path: string, body: string, query = ""): Fault[] {
     const fired: Fault[] = [];
     for (const f of this.faults) {
       if (f.kind === "token_expiry") continue;
       if (f.times !== undefined && f.hits >= f.times) continue;
       if (f.method && f.method.toUpperCase() !== method) continue;
       if (f.path && !path.includes(f.path)) continue;
+      if (f.query && !query.includes(f.query)) continue;
       if (f.body_contains && !body.includes(f.body_contains)) continue;
       if ((f.probability ?? 1) < 1 && this.random() >= (f.probability ?? 1)) continue;
       f.hits++;

@@ -141,8 +141,9 @@ export class Emulator {
       if (!isLoopback(req.socket.remoteAddress)) return new Reply(403, { status: 403, message: "admin endpoints answer loopback only", error: [] });
       return this.admin(method, path, raw, url);
     }
-    const fired = this.faults.pick(method, path, raw);
+    const fired = this.faults.pick(method, path, raw, decodeURIComponent(url.search.replace(/\+/g, " ")));
     let dropAfter = false;
+    let success: number | undefined;
     for (const f of fired) {
       entry.fault = f.kind;
       if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
@@ -156,6 +157,8 @@ export class Emulator {
         return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", {
           "retry-after": String(f.retry_after ?? 1),
         });
+      } else if (f.kind === "success_status") {
+        success = f.status ?? 204;
       } else if (f.kind === "error_array") {
         return new Reply(200, {
           compliance_id: "",
@@ -166,6 +169,7 @@ export class Emulator {
     }
     const result = this.route(req, url, method, path, raw, entry);
     if (dropAfter) return "dropped";
+    if (success !== undefined && result.status === 200) return new Reply(success, "", "application/json");
     return result;
   }
 

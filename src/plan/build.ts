@@ -8,6 +8,7 @@ import {
   address,
   DRIFT_CLASSES,
   PLAN_FORMAT_VERSION,
+  planChecksum,
   summarize,
   targeted,
   type Change,
@@ -27,10 +28,15 @@ export const REASONS = {
   batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
   batchBackwards: (from: string, to: string) => `a batch cannot move back from ${from} to ${to}`,
   batchValues: "the values of an uploaded batch cannot be changed through the interface: upload a new batch in the service",
+  batchValuesBlocked: (status: string, rows: number, file: string) =>
+    `blocked: the uploaded values differ from ${file} in ${rows} row(s), so revsync will not move this batch to ${status}: re-upload the batch with git's values in the service first (the interface cannot change uploaded values)`,
   calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
   noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
   newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
 } as const;
+
+/** Rows that differ: a key counted once whether changed, only in git or only in the service. */
+const countRows = (vdiff: FieldDiff[]): number => new Set(vdiff.map((x) => x.path)).size;
 
 const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
 const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => (b.batch_name ?? b.name) === name);
@@ -262,32 +268,43 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
       });
       continue;
     }
-    out.push(...batchSteps(d.name, b, lb.status ?? "", version));
+    // Never review or approve values that nobody reviewed: when the service's values differ from git's,
+    // the batch gets one blocked entry and no review or approve.
     const vdiff = valuesDiff(b, live, d.name);
-    if (vdiff.length) {
-      out.push({
-        address: baddr,
-        action: "unsupported",
-        before: null,
-        after: null,
-        diff: vdiff,
-        version_id: version.id,
-        last_modified_on: version.on,
-        reason: REASONS.batchValues,
-        source,
-      });
+    if (!vdiff.length) {
+      out.push(...batchSteps(d.name, b, lb.status ?? "", version));
+      continue;
     }
+    const from = lb.status ?? "";
+    const moving = from !== b.status && from !== "approved";
+    out.push({
+      address: baddr,
+      action: "unsupported",
+      before: { status: from },
+      after: { status: b.status },
+      diff: vdiff,
+      version_id: version.id,
+      last_modified_on: version.on,
+      reason: moving ? REASONS.batchValuesBlocked(b.status, countRows(vdiff), b.valuesShown ?? "git's file") : REASONS.batchValues,
+      source,
+    });
   }
   return out;
 }
 
 const ORDER: Record<string, number> = { update: 0, create: 1, review: 2, approve: 3, unsupported: 4 };
 
-export function buildPlan(
-  desired: DesiredState,
-  live: LiveState,
-  meta: { environment: string; baseUrl: string; realm: string; targets: string[]; now?: Date },
-): Plan {
+export interface PlanMeta {
+  environment: string;
+  baseUrl: string;
+  authUrl: string;
+  realm: string;
+  user: string | null;
+  targets: string[];
+  now?: Date;
+}
+
+export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta): Plan {
   const changes: Change[] = [];
   for (const d of desired.tenantConfigs) {
     if (!targeted(address.tenant(d.name), meta.targets)) continue;
@@ -302,10 +319,13 @@ export function buildPlan(
     environment: meta.environment,
     created_at: (meta.now ?? new Date()).toISOString(),
     base_url: meta.baseUrl,
+    auth_url: meta.authUrl,
     realm: meta.realm,
+    user: meta.user,
     targets: meta.targets,
     changes,
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
+    checksum: planChecksum({ environment: meta.environment, base_url: meta.baseUrl, auth_url: meta.authUrl, realm: meta.realm, changes }),
   };
 }
 

@@ -104,8 +104,8 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     await mapLimit(jobs, opts.concurrency, async (j) => {
       if (j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });
       else {
-        const env = await ssp.batch(core, j.policy, j.batch.batch_name ?? j.batch.name);
-        values.set(j.key, env?.compliance_spec?.[0]?.ssp_values ?? []);
+        const item = await ssp.batch(core, j.policy, j.batch.batch_name ?? j.batch.name);
+        values.set(j.key, item?.ssp_values ?? []);
       }
       tick(j.key);
     });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 
 export type Action = "create" | "update" | "review" | "approve" | "unsupported";
@@ -37,11 +38,24 @@ export interface Plan {
   format_version: string;
   environment: string;
   created_at: string;
+  /** Where the plan was made: apply PLANFILE writes only there (README, Security). */
   base_url: string;
+  auth_url: string;
   realm: string;
+  /** The signed-in user the plan was made as; informational. */
+  user: string | null;
   targets: string[];
   changes: Change[];
   summary: Record<Action, number>;
+  /** sha256 of the binding and the changes (planChecksum). */
+  checksum: string;
+}
+
+/** The checksum of what apply acts on: the binding and the changes. A saved plan whose checksum does not
+ *  match was edited or corrupted, and is refused. */
+export function planChecksum(plan: Pick<Plan, "environment" | "base_url" | "auth_url" | "realm" | "changes">): string {
+  const text = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
 }
 
 export interface DriftItem {

@@ -8,10 +8,13 @@ function plan(changes: Change[]): Plan {
     environment: "production",
     created_at: "2026-11-21T00:00:00.000Z",
     base_url: "https://api.example.com",
+    auth_url: "https://auth.example.com",
     realm: "acme",
+    user: null,
     targets: [],
     changes,
     summary: { create: changes.length, update: 0, review: 0, approve: 0, unsupported: 0 },
+    checksum: "sha256:0",
   };
 }
 

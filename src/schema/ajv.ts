@@ -7,7 +7,8 @@ import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 // schemas/ sits two levels above both src/schema/ and dist/schema/.
 export const schemasDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "schemas");
 
-export type SchemaFile = "api.schema.json" | "revsync-config.schema.json" | "policy/tenant-configuration.schema.json" | "policy/ssp-policy.schema.json";
+export type SchemaFile =
+  "api.schema.json" | "revsync-config.schema.json" | "policy/tenant-configuration.schema.json" | "policy/ssp-policy.schema.json" | "plan.schema.json";
 
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
@@ -42,6 +43,7 @@ const STANDALONE: Partial<Record<SchemaFile, string>> = {
   "revsync-config.schema.json": "config",
   "policy/tenant-configuration.schema.json": "tenantConfiguration",
   "policy/ssp-policy.schema.json": "sspPolicy",
+  "plan.schema.json": "plan",
 };
 
 let standaloneModule: Record<string, ValidateFunction | undefined> | undefined;

@@ -1,0 +1,240 @@
+import { MockAgent } from "undici";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ApiCore, BUDGET } from "../src/api/core.js";
+import { approvals, ssp, tenantConfigurations } from "../src/api/resources.js";
+import { ApiError } from "../src/errors.js";
+import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";
+import { startEmu, updateBody, type Emu } from "./helpers.js";
+
+// One retry budget per request, in the HTTP core, counted in the emulator's journal (issue 11):
+// reads and PATCHes at most 6 sends; a create at most 3, and sent again only after a read says it
+// did not land; an answer with an error array is a definite refusal, sent once.
+
+let emu: Emu;
+let core: ApiCore;
+beforeAll(async () => {
+  emu = await startEmu();
+});
+afterAll(async () => emu.close());
+beforeEach(async () => {
+  await emu.reset();
+  core = new ApiCore({
+    baseUrl: emu.url,
+    authUrl: emu.url,
+    realm: "demo",
+    credentials: { kind: "password", clientId: "revsync", clientSecret: "demo-secret", username: "alice", password: "alice-password" },
+    retry: { maxWaitMs: 1 },
+  });
+  await core.auth.token(); // sign in before counting
+  await emu.admin("DELETE", "requests");
+});
+afterEach(async () => core.close());
+
+const SSP = "/apis/policy-sets/v1/policy/ssp";
+
+function createBody(name: string, hierarchy = 77): SspCreateBody {
+  return {
+    compliance_name: name,
+    unique_key: name,
+    format_type: "JSON",
+    compliance_spec: [
+      {
+        active: true,
+        can_delete: true,
+        ceiling_percentage: 120,
+        data_identifiers: ["product_id"],
+        entity_type: "policy",
+        expression: "unit_list_price * 0.8",
+        floor_percentage: 80,
+        hierarchy_no: hierarchy,
+        is_user_defined: true,
+        method: "formula",
+        name,
+        transaction_above_range: "",
+        transaction_below_range: "",
+        transaction_mid_range: "",
+        type: "SSP",
+        when: [],
+      },
+    ],
+  };
+}
+
+async function tenantConfig(): Promise<TenantConfigurationEnvelope> {
+  const [env] = await tenantConfigurations.list(core);
+  await emu.admin("DELETE", "requests");
+  return env as TenantConfigurationEnvelope;
+}
+
+/** The four kinds of write, each with the method and path its faults aim at: `prepare` does the reads
+ *  a write needs and returns the write itself. */
+const WRITES: { name: string; method: string; path: string; creates: boolean; prepare: () => Promise<() => Promise<unknown>> }[] = [
+  {
+    name: "tenant configuration PATCH",
+    method: "PATCH",
+    path: "/tenant-configurations/",
+    creates: false,
+    prepare: async () => {
+      const env = await tenantConfig();
+      return () => tenantConfigurations.update(core, env.compliance_id ?? "", updateBody(env, { carves_allocation: true }));
+    },
+  },
+  { name: "SSP create POST", method: "POST", path: "/policy/ssp", creates: true, prepare: async () => () => ssp.create(core, createBody("Budget SSP")) },
+  {
+    name: "SSP batch approve PATCH",
+    method: "PATCH",
+    path: "/policy/ssp/approve/",
+    creates: false,
+    prepare: async () => {
+      const hw = await ssp.get(core, "Hardware SSP");
+      return () => ssp.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1");
+    },
+  },
+  {
+    name: "approval action POST",
+    method: "POST",
+    path: "/oingest-approval/v1/action",
+    creates: true,
+    prepare: async () => () => approvals.act(core, "Approved", "checked", ["APR-0003"]),
+  },
+];
+
+const sent = async (method: string, path: string): Promise<number> =>
+  (await emu.admin<{ method: string; path: string }[]>("GET", "requests")).filter((r) => r.method === method && r.path.includes(path)).length;
+
+describe("sends per request under sustained faults", () => {
+  const FAULTS = [
+    {
+      label: "429 with Retry-After",
+      fault: { kind: "rate_limit", retry_after: 1 },
+      sends: (creates: boolean) => (creates ? BUDGET.createSends : BUDGET.sends),
+    },
+    { label: "503", fault: { kind: "status", status: 503 }, sends: (creates: boolean) => (creates ? BUDGET.createSends : BUDGET.sends) },
+    { label: "200 with an error array", fault: { kind: "error_array" }, sends: () => 1 },
+  ];
+  for (const f of FAULTS) {
+    for (const w of WRITES) {
+      it(`${f.label}: ${w.name} is sent ${f.sends(w.creates)} time(s), then fails`, async () => {
+        const write = await w.prepare();
+        await emu.admin("DELETE", "requests");
+        // Faults aim at the write only; the reads that prepare it are done.
+        await emu.admin("POST", "faults", { faults: [{ ...f.fault, method: w.method, path: w.path }] });
+        await expect(write()).rejects.toBeInstanceOf(ApiError);
+        expect(await sent(w.method, w.path)).toBe(f.sends(w.creates));
+      });
+    }
+  }
+});
+
+describe("a create whose outcome is unknown", () => {
+  it("answer dropped after commit: read back, found with the fields sent, counted as created; one POST", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 }] });
+    const out = await ssp.create(core, createBody("Dropped SSP"));
+    expect(out.recovered).toBe(true);
+    expect(out.result.compliance_id).toMatch(/^SSP-/);
+    expect(await sent("POST", SSP)).toBe(1);
+  });
+
+  it("answer dropped before commit: the read says it is not there, so it is sent again; two POSTs, one policy", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/policy/ssp", times: 1 }] });
+    const out = await ssp.create(core, createBody("Retried SSP"));
+    expect(out.recovered).toBe(false);
+    expect(await sent("POST", SSP)).toBe(2);
+    expect((await ssp.list(core)).filter((e) => e.compliance_name === "Retried SSP")).toHaveLength(1);
+  });
+
+  it("answer dropped and every read refused past the read budget: outcome unknown, never sent again", async () => {
+    await emu.admin("POST", "faults", {
+      faults: [
+        { kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 },
+        { kind: "status", status: 503, method: "GET", path: "/policy/ssp" },
+      ],
+    });
+    const err = await ssp.create(core, createBody("Unknown SSP")).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).outcomeUnknown).toBe(true);
+    expect((err as Error).message).toMatch(/outcome unknown: .*reading it back failed.*nothing was sent again: run revsync plan to see/);
+    expect(await sent("POST", SSP)).toBe(1);
+    expect(await sent("GET", SSP)).toBe(BUDGET.sends);
+  });
+
+  it("a 409 for a policy of the same name with other fields is a conflict, not a success", async () => {
+    await ssp.create(core, createBody("Twin SSP", 77));
+    const err = await ssp.create(core, createBody("Twin SSP", 78)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).conflict).toBe(true);
+    expect((err as Error).message).toMatch(/exists in the service but differs from the one revsync sent \(hierarchy_no\)/);
+    expect(await sent("POST", SSP)).toBe(2);
+  });
+
+  it("a 409 for the very policy that was sent (an earlier send landed) is settled by the read-back", async () => {
+    await ssp.create(core, createBody("Same SSP"));
+    const out = await ssp.create(core, createBody("Same SSP"));
+    expect(out.recovered).toBe(true);
+  });
+});
+
+describe("2xx answers without a body", () => {
+  it("204 on a PATCH and an empty 201 on a create are success; the create's id is read back", async () => {
+    await emu.admin("POST", "faults", {
+      faults: [
+        { kind: "success_status", status: 204, method: "PATCH" },
+        { kind: "success_status", status: 201, method: "POST", path: "/policy/ssp" },
+      ],
+    });
+    const env = await tenantConfig();
+    await expect(tenantConfigurations.update(core, env.compliance_id ?? "", updateBody(env, { carves_allocation: true }))).resolves.toBeDefined();
+    const created = await ssp.create(core, createBody("Quiet SSP"));
+    expect(created.result.compliance_id).toMatch(/^SSP-/);
+    const hw = await ssp.get(core, "Hardware SSP");
+    const res = await ssp.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1");
+    expect(res.error).toEqual([]);
+    expect((await ssp.batch(core, "Hardware SSP", "FY26-H1"))?.status).toBe("approved");
+  });
+});
+
+describe("exact reads (a service whose filters answer loosely)", () => {
+  let agent: MockAgent;
+  let mocked: ApiCore;
+  const BASE = "https://ras.example.com";
+  beforeEach(() => {
+    agent = new MockAgent();
+    agent.disableNetConnect();
+    mocked = new ApiCore({ baseUrl: BASE, authUrl: BASE, realm: "acme", credentials: { kind: "token", token: "t0ken-value" }, dispatcher: agent });
+  });
+  afterEach(async () => agent.close());
+
+  const envelope = (name: string, items: object[]) => ({ compliance_id: `ID-${name}`, compliance_name: name, compliance_spec: items });
+  const item = (o: object) => ({
+    can_delete: true,
+    created_at: 1,
+    created_by: "x",
+    entity_type: "policy",
+    is_user_defined: true,
+    updated_at: 1,
+    updated_by: "x",
+    ...o,
+  });
+
+  it("a policy_name filter that answers another policy is 'not found', never that policy", async () => {
+    agent
+      .get(BASE)
+      .intercept({ path: `${SSP}?policy_name=Hardware`, method: "GET" })
+      .reply(200, [envelope("Hardware SSP", [item({ name: "Hardware SSP" })])]);
+    expect(await ssp.get(mocked, "Hardware")).toBeUndefined();
+  });
+
+  it("a batch filter that answers another batch, or another policy's batch, is 'not found'", async () => {
+    const path = `${SSP}?policy_name=Hardware+SSP&batch_name=FY26`;
+    agent
+      .get(BASE)
+      .intercept({ path, method: "GET" })
+      .reply(200, [envelope("Hardware SSP", [item({ name: "FY26-H1", batch_name: "FY26-H1", status: "approved" })])]);
+    expect(await ssp.batch(mocked, "Hardware SSP", "FY26")).toBeUndefined();
+    agent
+      .get(BASE)
+      .intercept({ path, method: "GET" })
+      .reply(200, [envelope("Software SSP", [item({ name: "FY26", batch_name: "FY26", status: "approved" })])]);
+    expect(await ssp.batch(mocked, "Hardware SSP", "FY26")).toBeUndefined();
+  });
+});
