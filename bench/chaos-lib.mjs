@@ -114,7 +114,9 @@ export async function runSeed(seed, opts = {}) {
     const resources = planned.changes.length;
     await emu.admin("POST", "faults", chaosFaults(seed));
     const runs = [];
-    for (let i = 0; i < 2; i++) {
+    // An error array is a definite refusal (never sent again within a run), so a chain of create,
+    // review and approve that meets two of them needs a third apply: each apply re-sends only what failed.
+    for (let i = 0; i < 3; i++) {
       const r = await cli(["apply", "--auto-approve", "--quiet"], dir);
       runs.push(r.code);
       if (r.code === 0) break;

@@ -148,7 +148,7 @@ describe("saved plans", () => {
     writeFileSync(join(repo, "other.plan.json"), JSON.stringify({ ...saved, environment: "production" }));
     const other = await run(["apply", join(repo, "other.plan.json"), "--auto-approve"]);
     expect(other.code).toBe(1);
-    expect(other.stderr).toMatch(/no environment "production" in revsync\.yaml; it has: demo/);
+    expect(other.stderr).toMatch(/was changed after revsync wrote it/);
     writeFileSync(join(repo, "v2.plan.json"), JSON.stringify({ ...saved, format_version: "2" }));
     const v2 = await run(["apply", join(repo, "v2.plan.json"), "--auto-approve"]);
     expect(v2.code).toBe(1);

@@ -25,7 +25,7 @@ describe("approvals", () => {
   });
 
   it("approving a mix of own and others' uploads: own ones left out with a warning, the rest approved", async () => {
-    const r = await run(["approvals", "approve", "APR-0001", "APR-0003", "APR-0004", "--comment", "Checked against the CRM"]);
+    const r = await run(["approvals", "approve", "APR-0001", "APR-0003", "APR-0004", "--comment", "Checked against the CRM", "--yes"]);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/APR-0001 \(orders-2026-10-27\.csv\) left out: you uploaded it, and the uploader of a file cannot approve it/);
     expect(r.stdout).toContain("Approved: APR-0003, APR-0004. processed_count 2; the service said: 2 record(s) approved successfully");
@@ -71,7 +71,7 @@ describe("approvals", () => {
     });
     expect(dry.stdout).toContain("Would approve 3 upload(s):");
     expect(await pendingIds()).toHaveLength(5);
-    const byCarol = await run(["approvals", "reject", "--all", "--uploaded-by", "carol", "--file", "events", "--comment", "dup"]);
+    const byCarol = await run(["approvals", "reject", "--all", "--uploaded-by", "carol", "--file", "events", "--comment", "dup", "--yes"]);
     expect(byCarol.stdout).toContain("Rejected: APR-0004.");
     const unknown = await run(["approvals", "approve", "APR-9999", "--comment", "x"]);
     expect(unknown.code).toBe(1);

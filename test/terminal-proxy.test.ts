@@ -6,18 +6,18 @@ import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
 
 const fx = useEmulatorRepo();
 
-/** apply under a pseudo-terminal (script(1)), answering the confirmation after `delayMs`. */
-function applyOnTerminal(answer: string, columns: number): Promise<{ code: number; out: string }> {
+/** A command under a pseudo-terminal (script(1)), answering its confirmation once it is asked. */
+function applyOnTerminal(answer: string, columns: number, args = "apply"): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     const sizing = columns > 0 ? `stty cols ${columns}; ` : "";
-    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} apply`, "/dev/null"], {
+    const child = spawn("script", ["-qfec", `${sizing}${process.execPath} ${BIN} ${args}`, "/dev/null"], {
       cwd: fx.repo,
       env: { ...process.env, ...DEMO_ENV, CI: "", NO_COLOR: "1" },
     });
     let out = "";
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      if (out.includes("Only 'yes' will be accepted:") && !child.stdin.writableEnded) child.stdin.end(`${answer}\n`);
+      if (out.includes("Only 'yes' will be accepted:") && !child.stdin.writableEnded) child.stdin.end(answer);
       if (out.length > 200_000) child.kill("SIGKILL"); // a runaway terminal writer, reported below
     });
     const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
@@ -32,7 +32,7 @@ describe("apply on a terminal", () => {
   it.each([0, 100])(
     "asks first; 'no' cancels and writes nothing (terminal width %i)",
     async (columns) => {
-      const r = await applyOnTerminal("no", columns);
+      const r = await applyOnTerminal("no\n", columns);
       expect(r.out.length).toBeLessThan(20_000);
       expect(r.out).toContain("apply cancelled: nothing was written");
       expect(r.code).toBe(1);
@@ -42,11 +42,42 @@ describe("apply on a terminal", () => {
   );
 
   it("'yes' applies, with a progress spinner that ends cleanly", async () => {
-    const r = await applyOnTerminal("yes", 100);
+    const r = await applyOnTerminal("yes\n", 100);
     expect(r.out.length).toBeLessThan(20_000);
     expect(r.out).toContain("Reading the service");
     expect(r.out).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
     expect(r.code).toBe(0);
+  }, 40_000);
+});
+
+describe("cancelling at a prompt", () => {
+  it.each([
+    ["Ctrl-C", "\u0003"],
+    ["EOF (Ctrl-D)", "\u0004"],
+  ])(
+    "%s at apply's prompt: 'Cancelled, nothing was changed', exit 130, zero writes",
+    async (_name, key) => {
+      const r = await applyOnTerminal(key, 100);
+      expect(r.out).toContain("Cancelled, nothing was changed.");
+      expect(r.out).not.toMatch(/internal error/);
+      expect(r.code).toBe(130);
+      expect(await fx.emu.writes()).toEqual([]);
+    },
+    40_000,
+  );
+
+  it("approvals --all asks on a terminal, listing what it will act on; 'yes' acts", async () => {
+    const r = await applyOnTerminal("yes\n", 100, "approvals reject --all --uploaded-by carol --comment dup");
+    expect(r.out).toContain("revsync will reject 2 upload(s) in demo");
+    expect(r.out).toMatch(/APR-0004 {2}events-/);
+    expect(r.out).toContain("Rejected: APR-0003, APR-0004.");
+    expect(r.code).toBe(0);
+  }, 40_000);
+
+  it("Ctrl-C at the approvals prompt sends nothing", async () => {
+    const r = await applyOnTerminal("\u0003", 100, "approvals reject --all --comment dup");
+    expect(r.code).toBe(130);
+    expect(await fx.emu.writes()).toEqual([]);
   }, 40_000);
 });
 

@@ -1,0 +1,200 @@
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { seedState } from "../src/emulator/seed.js";
+import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
+
+// Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
+// the witness of what was sent.
+
+const fx = useEmulatorRepo();
+const FAST = { REVSYNC_MAX_RETRY_WAIT_MS: "5" };
+const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...FAST, ...env } });
+const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number }[]>("GET", "requests");
+const SSP = "/apis/policy-sets/v1/policy/ssp";
+
+describe("a saved plan is bound to the tenant it was made for", () => {
+  it("applied with another tenant's URL or realm: refused, both named, zero requests (two-tenant emulator)", async () => {
+    const demo = seedState("demo").tenants[0];
+    const prod = structuredClone(demo);
+    if (!demo || !prod) throw new Error("no demo tenant");
+    prod.realm = "prod";
+    await fx.emu.admin("POST", "reset", { state: { version: 1, seq: 5000, tokens: {}, tenants: [demo, prod] } });
+    const file = join(fx.repo, "demo.plan.json");
+    expect((await run(["plan", "--out", file])).code).toBe(0);
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    expect(saved).toMatchObject({ base_url: fx.emu.url, auth_url: fx.emu.url, realm: "demo", user: "alice", checksum: expect.stringMatching(/^sha256:/) });
+    await fx.emu.admin("DELETE", "requests");
+
+    const otherUrl = await run(["apply", file, "--auto-approve"], { REVSYNC_BASE_URL: `${fx.emu.url}/tenants/prod`, REVSYNC_REALM: "prod" });
+    expect(otherUrl.code).toBe(1);
+    expect(otherUrl.stderr).toContain(`base_url: the plan was made for ${fx.emu.url}; this run resolves ${fx.emu.url}/tenants/prod`);
+    expect(otherUrl.stderr).toContain("realm: the plan was made for demo; this run resolves prod");
+    const otherRealm = await run(["apply", file, "--auto-approve"], { REVSYNC_REALM: "prod" });
+    expect(otherRealm.code).toBe(1);
+    expect(otherRealm.stderr).toMatch(/was made for another tenant than this run would write to, so nothing was sent/);
+    const otherAuth = await run(["apply", file, "--auto-approve"], { REVSYNC_AUTH_URL: "http://127.0.0.1:9" });
+    expect(otherAuth.stderr).toContain(`auth_url: the plan was made for ${fx.emu.url}; this run resolves http://127.0.0.1:9`);
+    expect(await journal()).toEqual([]);
+
+    // Where it was made, it applies, and the banner names the target written to.
+    const ok = await run(["apply", file, "--auto-approve"]);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toContain(`Target: environment "demo", ${fx.emu.url}, realm demo, as alice.`);
+  });
+
+  it("a corrupted, hand-edited or schema-invalid plan is a clear error, exit 1, nothing sent", async () => {
+    const file = join(fx.repo, "demo.plan.json");
+    await run(["plan", "--out", file]);
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    await fx.emu.admin("DELETE", "requests");
+
+    writeFileSync(file, readFileSync(file, "utf8").slice(0, 200));
+    const cut = await run(["apply", file, "--auto-approve"]);
+    expect(cut.stderr).toMatch(/is not a revsync plan: it is not valid JSON/);
+
+    const edited = structuredClone(saved);
+    const update = edited.changes.find((c: any) => c.action === "update");
+    update.payload.item.manual_journal_contra_account = "MJ-EVIL-999";
+    writeFileSync(file, JSON.stringify(edited));
+    const tampered = await run(["apply", file, "--auto-approve"]);
+    expect(tampered.stderr).toMatch(/was changed after revsync wrote it \(its checksum does not match\), so nothing was applied/);
+
+    const invalid = structuredClone(saved);
+    invalid.changes[0].action = "delete";
+    delete invalid.changes[1].payload;
+    writeFileSync(file, JSON.stringify(invalid));
+    const bad = await run(["apply", file, "--auto-approve"]);
+    expect(bad.stderr).toMatch(/is not a valid revsync plan, so nothing was applied:\n {2}changes\.0\.action: must be one of "create", "update"/);
+
+    for (const r of [cut, tampered, bad]) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).not.toMatch(/internal error|at .*\.js:\d+/);
+    }
+    expect(await journal()).toEqual([]);
+  });
+});
+
+describe("no approve of values that differ from git", () => {
+  it("one row removed from the values CSV: one blocked entry, no review or approve; apply leaves the batch reviewed", async () => {
+    const csv = join(fx.repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
+    const original = readFileSync(csv, "utf8");
+    const lines = original.trimEnd().split("\n");
+    writeFileSync(csv, `${lines.slice(0, -1).join("\n")}\n`);
+    try {
+      const plan = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      const h1 = plan.changes.filter((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H1");
+      expect(h1).toHaveLength(1);
+      expect(h1[0].action).toBe("unsupported");
+      expect(h1[0].reason).toMatch(
+        /^blocked: the uploaded values differ from .*hardware-fy26-h1\.csv in 1 row\(s\), so revsync will not move this batch to approved/,
+      );
+      const text = (await run(["plan"])).stdout;
+      expect(text).not.toContain("ssp/Hardware SSP/batch/FY26-H1 (approve)");
+
+      const apply = await run(["apply", "--auto-approve"]);
+      expect(apply.code).toBe(0);
+      expect((await journal()).filter((j) => j.method === "PATCH" && j.path.includes("FY26-H1"))).toEqual([]);
+      const state = await fx.emu.admin<any>("GET", "state");
+      const hw = state.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP");
+      expect(hw.batches.find((b: any) => b.batch_name === "FY26-H1").status).toBe("reviewed");
+    } finally {
+      writeFileSync(csv, original);
+    }
+  });
+});
+
+describe("one retry budget, through apply", () => {
+  it("a create's answer dropped after commit, then every read refused past the read budget: one POST, 'outcome unknown'; the next apply finishes without a second POST", async () => {
+    await fx.emu.admin("POST", "faults", {
+      faults: [
+        { kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 },
+        { kind: "status", status: 503, method: "GET", path: "/policy/ssp", query: "policy_name=Training Courses SSP", times: 6 },
+      ],
+    });
+    const first = await run(["apply", "--auto-approve"]);
+    expect(first.code).toBe(1);
+    expect(first.stdout).toMatch(/failed\s+create\s+ssp\/Training Courses SSP: .*outcome unknown: .*run revsync plan to see/);
+    const second = await run(["apply", "--auto-approve"]);
+    expect(second.code).toBe(0);
+    const posts = (await journal()).filter((j) => j.method === "POST" && j.path === SSP);
+    expect(posts).toHaveLength(1);
+    const final = await run(["plan", "--detailed-exitcode"]);
+    expect(final.stdout + final.stderr).toContain("No changes.");
+    expect(final.code).toBe(0);
+  });
+
+  it("sustained 429 on creates: each create sent 3 times, not 24; its dependents skipped; the rest applied", async () => {
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: "POST", path: "/policy/ssp" }] });
+    const r = await run(["apply", "--auto-approve"]);
+    expect(r.code).toBe(1);
+    expect((await journal()).filter((j) => j.method === "POST" && j.path === SSP)).toHaveLength(3);
+    expect(r.stdout).toMatch(/failed\s+create\s+ssp\/Training Courses SSP: .*429 rate limited/);
+  });
+
+  it("a 200 with an error array on a PATCH is a definite refusal: sent once, never again", async () => {
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "error_array", method: "PATCH", path: "/tenant-configurations/" }] });
+    const r = await run(["apply", "--auto-approve"]);
+    expect(r.code).toBe(1);
+    expect((await journal()).filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(1);
+  });
+
+  it("201 and 204 answers without a body are success", async () => {
+    await fx.emu.admin("POST", "faults", {
+      faults: [
+        { kind: "success_status", status: 204, method: "PATCH", path: "/apis/" },
+        { kind: "success_status", status: 201, method: "POST", path: "/apis/" },
+      ],
+    });
+    const r = await run(["apply", "--auto-approve"]);
+    expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
+    expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
+  });
+});
+
+describe("interrupts", () => {
+  it("a second SIGINT during apply stops at once and names the requests in flight", async () => {
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20_000, method: "PATCH" }] });
+    const child = spawn(process.execPath, [BIN, "apply", "--auto-approve", "--verbose"], {
+      cwd: fx.repo,
+      env: { ...process.env, ...DEMO_ENV, NO_COLOR: "1", CI: "" },
+    });
+    let stderr = "";
+    let stdout = "";
+    let signals = 0;
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      // Driven by what apply prints, not by timing: the write has started; then the first interrupt is seen.
+      if (signals === 0 && stderr.includes("start update tenant-configuration/Default Tenant Configuration")) {
+        signals++;
+        child.kill("SIGINT");
+      } else if (signals === 1 && stderr.includes("starting nothing new")) {
+        signals++;
+        child.kill("SIGINT");
+      }
+    });
+    const code = await new Promise<number | null>((r) => child.on("close", r));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(
+      /interrupted again: stopping now\. The outcome of these requests in flight is unknown:\n {2}update tenant-configuration\/Default Tenant Configuration/,
+    );
+    expect(stdout).not.toContain("Apply complete");
+  }, 15_000);
+});
+
+describe("approvals of more than one upload", () => {
+  it("without a terminal, --all and several ids need --yes; nothing is sent without it", async () => {
+    await fx.emu.admin("DELETE", "requests");
+    const all = await run(["approvals", "reject", "--all", "--comment", "dup"]);
+    expect(all.code).toBe(1);
+    expect(all.stderr).toMatch(/reject of 5 upload\(s\) at once: without a terminal it needs --yes/);
+    const two = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "ok"]);
+    expect(two.code).toBe(1);
+    expect((await journal()).filter((j) => j.path.includes("/oingest-approval/v1/action"))).toEqual([]);
+    const yes = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "ok", "--yes"]);
+    expect(yes.code).toBe(0);
+    expect(yes.stdout).toContain("Approved: APR-0003, APR-0004.");
+  });
+});
