@@ -1,17 +1,26 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** Writes a file so that a crash leaves either the old or the new content: a temp file beside the
  *  target, fsync, rename. Used for the emulator's state, saved plans and exported policy files. */
-export function writeFileAtomic(path: string, data: string, mode = 0o644): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, "w", mode);
   try {
-    writeSync(fd, data);
+    if (typeof data === "string") writeSync(fd, data);
+    else writeSync(fd, data);
     fsyncSync(fd);
-  } finally {
+  } catch (e) {
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
   }
-  renameSync(tmp, path);
+  closeSync(fd);
+  try {
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
 }

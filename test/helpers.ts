@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { seedState, type SeedName } from "../src/emulator/seed.js";
+import type { Profile } from "../src/emulator/profile.js";
 import { startEmulator } from "../src/emulator/server.js";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -26,7 +27,7 @@ export interface Emu {
 }
 
 /** The emulator on 127.0.0.1 with an OS-chosen port, spoken to over real HTTP. */
-export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: number; refreshTtlS?: number } = {}): Promise<Emu> {
+export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: number; refreshTtlS?: number; profile?: Profile } = {}): Promise<Emu> {
   const running = await startEmulator({ state: seedState(seed), host: "127.0.0.1", port: 0, ...opts });
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${running.url}/__admin/${path}`, {

@@ -1,7 +1,9 @@
-import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readdirSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { validateRepo } from "../src/config/validate.js";
+import { readValuesCsv } from "../src/config/values.js";
 import { cli, ROOT, removeDir } from "./helpers.js";
 
 const FIX = join(ROOT, "test", "fixtures", "invalid");
@@ -11,13 +13,18 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["config-bad-version", "revsync.yaml", 1, 10, /version: expected 1, got the number 2/],
   ["config-unknown-env-field", "revsync.yaml", 5, 5, /environments\.demo: missing required field "base_url"/],
   ["csv-bad-date", "policies/values.csv", 2, 32, /effective_start_date must be a date YYYY-MM-DD, got "2026-02-30"/],
-  ["csv-bad-header", "policies/values.csv", 1, 1, /the header must be the template's: product_id,currency_code/],
+  ["csv-bad-header", "policies/values.csv", 1, 1, /unknown column "product" \(column 1\); the columns are product_id, currency_code/],
+  ["csv-broken-quote", "policies/values.csv", 3, 1, /not valid CSV: a quoted field opens here and never closes/],
   ["csv-column-count", "policies/values.csv", 3, 1, /expected 8 columns, found 7/],
   ["csv-currency-code", "policies/values.csv", 3, 9, /currency_code must be a three-letter code such as USD, got "euro"/],
   ["csv-empty-product", "policies/values.csv", 3, 1, /product_id is empty/],
+  ["csv-missing-column", "policies/values.csv", 1, 1, /missing column "above_mid_point"/],
   ["csv-midpoint-order", "policies/values.csv", 3, 21, /expected below_mid_point <= mid_point <= above_mid_point, got 95, 90, 110/],
   ["csv-not-a-number", "policies/values.csv", 3, 24, /mid_point must be a whole number, got "1O0"/],
   ["csv-overlapping-ranges", "policies/values.csv", 4, 1, /HW-1000 USD: 2026-06-01\.\.2026-12-31 overlaps line 2/],
+  ["csv-quote-inside-field", "policies/values.csv", 3, 1, /not valid CSV: a quote inside an unquoted field/],
+  ["csv-repeated-column", "policies/values.csv", 1, 1, /column "mid_point" is repeated \(columns 5 and 9\)/],
+  ["csv-semicolons", "policies/values.csv", 1, 1, /the file looks semicolon-separated; revsync reads comma-separated values/],
   ["csv-start-after-end", "policies/values.csv", 3, 32, /effective_start_date 2026-07-01 is after effective_end_date 2026-06-30/],
   ["csv-value-type", "policies/values.csv", 3, 13, /value_type must be Amount or Percent, got "Ratio"/],
   ["duplicate-hierarchy", "policies/b.yaml", 8, 17, /hierarchy_no 10 is already used by "Hardware SSP" \(policies\/a\.yaml\)/],
@@ -33,7 +40,6 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["ssp-formula-without-expression", "policies/ssp.yaml", 6, 11, /a formula policy needs an expression/],
   ["ssp-hierarchy-not-number", "policies/ssp.yaml", 8, 17, /spec\.hierarchy_no: expected a whole number, got the string "ten"/],
   ["ssp-method-enum", "policies/ssp.yaml", 6, 11, /spec\.method: expected one of "upload", "formula", "calculator", got the string "magic"/],
-  ["ssp-missing-method", "policies/ssp.yaml", 6, 3, /spec: missing required field "method"/],
   ["ssp-operator-enum", "policies/ssp.yaml", 14, 17, /spec\.when\.0\.operator: expected one of "equality".*got the string "equals"/],
   ["ssp-unknown-field", "policies/ssp.yaml", 8, 3, /spec\.colour: unknown field "colour"/],
   ["ssp-values-missing-file", "policies/ssp.yaml", 19, 13, /values file "nope\.csv" does not exist/],
@@ -68,22 +74,69 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["yaml-unknown-tag", "policies/ssp.yaml", 7, 11, /unknown YAML tag !shell: tags are not allowed/],
 ];
 
+// Checked in process (validateRepo is what `revsync validate` runs); the CLI runs below cover the exit
+// codes and the stream split.
 describe("revsync validate: the invalid corpus", () => {
-  it("has at least 40 fixtures, each listed here", async () => {
-    const { readdirSync } = await import("node:fs");
+  it("has at least 40 fixtures, each listed here", () => {
     const dirs = readdirSync(FIX).sort();
     expect(dirs.length).toBeGreaterThanOrEqual(40);
     expect(CASES.map((c) => c[0]).sort()).toEqual(dirs);
   });
 
-  it.each(CASES)("%s: %s:%i:%i", async (name, file, line, column, message) => {
-    const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, name), env: { REVSYNC_BASE_URL: "http://127.0.0.1:9" } });
+  it.each(CASES)("%s: %s:%i:%i", (name, file, line, column, message) => {
+    const { diagnostics } = validateRepo({ cwd: join(FIX, name), env: { REVSYNC_BASE_URL: "http://127.0.0.1:9" } });
+    const first = diagnostics[0];
+    expect(first?.severity).toBe("error");
+    expect({ file: first?.file, line: first?.line, column: first?.column }).toEqual({ file, line, column });
+    expect(first?.message).toMatch(message);
+  });
+
+  it("through the CLI: exit 1, the JSON report on stdout, nothing on stderr", async () => {
+    const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, "csv-bad-header") });
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
     expect(report.valid).toBe(false);
-    const first = report.diagnostics[0];
-    expect({ file: first.file, line: first.line, column: first.column }).toEqual({ file, line, column });
-    expect(first.message).toMatch(message);
+    expect(report.diagnostics.map((d: any) => d.message)).toEqual([expect.stringMatching(/^unknown column "product"/), 'missing column "product_id"']);
+    expect(r.stderr).toBe("");
+  });
+});
+
+describe("values CSV: columns by name, quoted fields", () => {
+  it("reordered columns, quoted fields with commas, quotes and newlines, CRLF: valid, values as written", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-csv-"));
+    try {
+      cpSync(join(FIX, "csv-bad-header"), dir, { recursive: true });
+      const csv = [
+        "mid_point,product_id,effective_end_date,currency_code,value_type,below_mid_point,above_mid_point,effective_start_date",
+        '100,"HW-1000, rack",2026-06-30,USD,Percent,90,110,2026-01-01',
+        '100,"HW ""Pro""\nedition",2026-06-30,USD,Percent,90,110,2026-01-01',
+        "100,HW-2000,2026-06-30,EUR,Amount,90,110,2026-01-01",
+      ].join("\r\n");
+      writeFileSync(join(dir, "policies", "values.csv"), `${csv}\r\n`);
+      expect(validateRepo({ cwd: dir, env: {} }).diagnostics).toEqual([]);
+      const parsed = readValuesCsv(join(dir, "policies", "values.csv"), "values.csv");
+      expect(parsed.values.map((v) => [v.line, v.product_id, v.currency_code, v.mid_point])).toEqual([
+        [2, "HW-1000, rack", "USD", 100],
+        [3, 'HW "Pro"\nedition', "USD", 100],
+        [5, "HW-2000", "EUR", 100],
+      ]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("an error after a quoted field that spans lines names the file's own line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-csv-"));
+    try {
+      cpSync(join(FIX, "csv-bad-header"), dir, { recursive: true });
+      const csv = "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\n";
+      const rows = '"HW\n1000",USD,Percent,90,100,110,2026-01-01,2026-06-30\n\nHW-2,USD,Ratio,90,100,110,2026-01-01,2026-06-30\n';
+      writeFileSync(join(dir, "policies", "values.csv"), csv + rows);
+      const [d] = validateRepo({ cwd: dir, env: {} }).diagnostics;
+      expect(d).toMatchObject({ file: "policies/values.csv", line: 5, message: 'value_type must be Amount or Percent, got "Ratio"' });
+    } finally {
+      removeDir(dir);
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { ApiError, UserError, type ServiceProblem } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
+import { unknownValues, type UnknownValue } from "./vocabulary.js";
 
 export interface RetryPolicy {
   maxAttempts: number;
@@ -26,6 +27,8 @@ export interface ClientOptions {
   retry?: Partial<RetryPolicy>;
   connections?: number;
   dispatcher?: Dispatcher;
+  /** Called for each value of a documented field outside its list (the answer is used as it is). */
+  onUnknownValue?: (u: UnknownValue, request: string) => void;
 }
 
 /** read: GET or a POST that only reads; write: PATCH (safe to send again: an If-Match or a read-back on
@@ -137,6 +140,7 @@ export class ApiCore {
   private readonly retry: RetryPolicy;
   private readonly dispatcher: Dispatcher;
   private readonly timeouts: { headersMs: number; bodyMs: number };
+  private readonly onUnknownValue: (u: UnknownValue, request: string) => void;
 
   constructor(opts: ClientOptions) {
     this.base = checkUrl("base_url", opts.baseUrl);
@@ -146,6 +150,7 @@ export class ApiCore {
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? (() => undefined);
+    this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
     this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
     this.timeouts = { headersMs: opts.timeouts?.headersMs ?? 30_000, bodyMs: opts.timeouts?.bodyMs ?? 60_000 };
     const agentOpts = {
@@ -304,6 +309,7 @@ export class ApiCore {
         const message = `unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`;
         return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message }) };
       }
+      for (const u of unknownValues(body)) this.onUnknownValue(u, shown);
       return { kind: "ok", body };
     }
   }

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.js";
+import { canonicalOperator } from "../plan/normalize.js";
 import type {
   ApprovalActionResult,
   ErrorTransactionFilter,
@@ -44,7 +45,9 @@ const canonical = (k: string, v: unknown): string => {
   if (k === "data_identifiers" && Array.isArray(v)) return JSON.stringify([...(v as string[])].sort());
   if (k === "when" && Array.isArray(v)) {
     return JSON.stringify(
-      (v as { field_name?: string; operator?: string; value?: string }[]).map((c) => JSON.stringify([c.field_name, c.operator, c.value])).sort(),
+      (v as { field_name?: string; operator?: string; value?: string }[])
+        .map((c) => JSON.stringify([c.field_name, canonicalOperator(c.operator ?? ""), c.value]))
+        .sort(),
     );
   }
   return JSON.stringify(v ?? "");

@@ -69,6 +69,13 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
     credentials,
     connections: concurrencyOf(flags) * 2,
     onSecret: (s) => out.redactor.add(s),
+    onUnknownValue: (u, request) => {
+      const where = `${u.policy ? `${u.policy}: ` : ""}${request} ${u.pointer}`;
+      if (out.once(`unknown:${u.field}:${u.value}`)) {
+        out.warn(`the service answered ${u.field} ${JSON.stringify(u.value)}, which is not one of the documented values; revsync reads it as it is`);
+      }
+      out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
+    },
     log: (line) => out.verbose(`${out.paint("dim", "http")} ${line}`),
     retry: process.env.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(process.env.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
     timeouts: {

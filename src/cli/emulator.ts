@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { seedState, type SeedName } from "../emulator/seed.js";
+import { PROFILES, type Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
 import { loadStateFile } from "../emulator/state.js";
 import { UserError } from "../errors.js";
@@ -12,6 +13,7 @@ export interface EmulatorFlags {
   seed: string;
   accessTtl?: string;
   refreshTtl?: string;
+  profile: string;
 }
 
 function int(flag: string, value: string, min: number, max: number): number {
@@ -23,6 +25,7 @@ function int(flag: string, value: string, min: number, max: number): number {
 /** Runs the local service until SIGINT/SIGTERM. Resolves with the exit code. */
 export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<number> {
   if (flags.seed !== "demo" && flags.seed !== "empty") throw new UserError(`--seed must be demo or empty, got ${JSON.stringify(flags.seed)}`);
+  if (!PROFILES.includes(flags.profile as Profile)) throw new UserError(`--profile must be default or literal, got ${JSON.stringify(flags.profile)}`);
   const port = int("--port", flags.port, 0, 65535);
   const statePath = flags.state ? resolve(flags.state) : undefined;
   let state;
@@ -38,6 +41,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
     port,
     accessTtlS: flags.accessTtl ? int("--access-ttl", flags.accessTtl, 1, 86_400) : undefined,
     refreshTtlS: flags.refreshTtl ? int("--refresh-ttl", flags.refreshTtl, 1, 604_800) : undefined,
+    profile: flags.profile as Profile,
   }).catch((e: NodeJS.ErrnoException) => {
     if (e.code === "EADDRINUSE") throw new UserError(`port ${port} on ${flags.host} is in use: pick another with --port (0 picks a free one)`);
     throw e;
@@ -48,7 +52,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running.url}/tenants/${realm}`);
   out.out(`token_url ${running.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
   out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}. Ctrl-C stops it.`,
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}. Ctrl-C stops it.`,
   );
   return new Promise<number>((done) => {
     const stop = (): void => {

@@ -1,16 +1,17 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { Document } from "yaml";
 import type { ApiCore } from "../api/core.js";
 import { applyPlan, checkPreconditions } from "../apply/run.js";
 import { environmentNames, selectEnv, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
-import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { UserError } from "../errors.js";
-import { writeFileAtomic } from "../fs-atomic.js";
+import { exportFiles, renderFile } from "../export/mapping.js";
+import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
+import { listYamlFiles } from "../config/walk.js";
+import { writeUserFile } from "../user-files.js";
 import { buildDrift, buildPlan } from "../plan/build.js";
-import { readLive, type LiveState } from "../plan/live.js";
-import { PLAN_FORMAT_VERSION, planChecksum, targeted, address, type DriftReport, type Plan } from "../plan/model.js";
-import { describeAjvErrors, fileValidator, schemasDir } from "../schema/ajv.js";
+import { readLive, type LiveState } from "../live/read.js";
+import { PLAN_FORMAT_VERSION, planChecksum, type DriftReport, type Plan } from "../plan/model.js";
+import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { applyText, driftMarkdown, driftText, hasChanges, planMarkdown, planText } from "../report/plan.js";
 import { concurrencyOf, desiredState, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./main.js";
@@ -32,7 +33,7 @@ async function readWithProgress(
   desired: DesiredState,
   flags: GlobalFlags,
   out: Output,
-  extra: { values?: boolean; allDetails?: boolean },
+  extra: { values?: boolean; allDetails?: boolean; managedDetails?: boolean },
 ): Promise<LiveState> {
   const progress = await startProgress(out, "Reading the service…", flags.quiet);
   try {
@@ -64,6 +65,7 @@ function printPlan(plan: Plan, format: string, out: Output): void {
   if (format === "json") out.out(JSON.stringify(plan, null, 2));
   else if (format === "markdown") out.out(planMarkdown(plan));
   else out.out(planText(plan, out));
+  if (format === "text") for (const n of plan.notes ?? []) out.info(`Note: ${n}`);
 }
 
 export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
@@ -74,7 +76,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
     const plan = await makePlan(repo, env, core, flags, out);
     printPlan(plan, flags.format ?? "text", out);
     if (flags.out) {
-      writeFileAtomic(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
     return flags.detailedExitcode && hasChanges(plan) ? 2 : 0;
@@ -255,7 +257,7 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
       const core = openClient(env, flags, out);
       try {
         const desired = desiredState(repo, env, out);
-        const live = await readWithProgress(core, desired, flags, out, { values: true });
+        const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
         const report = buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] });
         reports.push(report);
         if (flags.format === "markdown") out.out(driftMarkdown(report));
@@ -274,15 +276,6 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
   return code;
 }
 
-function slug(name: string): string {
-  return (
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, "-")
-      .replace(/^-|-$/g, "") || "policy"
-  );
-}
-
 export async function runExport(flags: GlobalFlags & { dir?: string }, out: Output): Promise<number> {
   const repo = openRepo(flags, out);
   const env = openEnv(repo, flags);
@@ -290,84 +283,31 @@ export async function runExport(flags: GlobalFlags & { dir?: string }, out: Outp
   const dir = resolve(flags.dir ?? repo.policiesDir);
   try {
     const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true });
+    const files = exportFiles(live, flags.target ?? []);
+    const schemas = writeRepoSchemas(repo.root, false);
+    const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
     const written: string[] = [];
-    const used = new Set<string>();
-    const write = (file: string, schema: string, doc: object): void => {
-      let path = join(dir, file);
-      for (let i = 2; used.has(path); i++) path = join(dir, file.replace(/\.yaml$/, `-${i}.yaml`));
-      used.add(path);
-      const schemaRef = relative(dirname(path), join(schemasDir, schema)).split("\\").join("/");
-      const text = `# yaml-language-server: $schema=${schemaRef}\n# Exported by revsync from environment ${env.name}.\n${new Document(doc).toString({ lineWidth: 0 })}`;
-      writeFileAtomic(path, text);
+    for (const f of files) {
+      const path = join(dir, f.file);
+      const schemaRef = relative(dirname(path), schemaFile).split("\\").join("/");
+      writeUserFile(path, renderFile(f, [`yaml-language-server: $schema=${schemaRef}`, `Exported by revsync from environment ${env.name}.`]));
       written.push(relative(process.cwd(), path));
-    };
-    for (const e of live.tenantConfigs) {
-      const item = (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-      if (!targeted(address.tenant(e.compliance_name ?? ""), flags.target ?? [])) continue;
-      const spec = Object.fromEntries(UPDATABLE_TENANT_FIELDS.filter((k) => item[k] !== undefined && item[k] !== null).map((k) => [k, item[k]]));
-      write(`${slug(e.compliance_name ?? "tenant-configuration")}.yaml`, "policy/tenant-configuration.schema.json", {
-        apiVersion: "revsync/v1",
-        kind: "TenantConfiguration",
-        metadata: { name: e.compliance_name },
-        spec,
-      });
     }
-    for (const [name, lp] of live.ssp) {
-      if (!targeted(address.ssp(name), flags.target ?? [])) continue;
-      const it = lp.item as unknown as Record<string, unknown>;
-      const spec: Record<string, unknown> = {};
-      for (const k of [
-        "method",
-        "active",
-        "hierarchy_no",
-        "data_identifiers",
-        "floor_percentage",
-        "ceiling_percentage",
-        "expression",
-        "when",
-        "transaction_above_range",
-        "transaction_below_range",
-        "transaction_mid_range",
-        "type",
-        "can_delete",
-        "is_user_defined",
-      ]) {
-        if (it[k] !== undefined && it[k] !== null) spec[k] = it[k];
-      }
-      if (spec.floor_percentage === undefined || spec.ceiling_percentage === undefined)
-        out.warn(`ssp/${name}: the service does not show floor/ceiling percentages; fill them in before applying`);
-      const batches = (lp.batches ?? [])
-        .filter((b) => b.status === "reviewed" || b.status === "approved")
-        .map((b) => ({ name: b.batch_name ?? b.name, status: b.status }));
-      write(`ssp/${slug(name)}.yaml`, "policy/ssp-policy.schema.json", {
-        apiVersion: "revsync/v1",
-        kind: "SspPolicy",
-        metadata: { name },
-        spec,
-        ...(batches.length ? { batches } : {}),
-      });
-    }
-    const others = existsSync(dir) ? listOthers(dir, used) : [];
+    const others = existsSync(dir) ? listYamlFiles(dir).filter((p) => !files.some((f) => join(dir, f.file) === p)) : [];
     for (const f of written) out.out(`wrote ${f}`);
-    if (others.length)
+    for (const s of schemas.written) out.info(`wrote ${s} (the schemas the files' first line refers to)`);
+    const leftOut = files.flatMap((f) => f.leftOut);
+    if (leftOut.length) {
+      out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):\n  ${leftOut.join("\n  ")}`);
+    }
+    if (others.length) {
+      const shown = others.map((p) => relative(process.cwd(), p));
       out.warn(
-        `other policy files in ${relative(process.cwd(), dir) || "."} were left as they are and may now define the same policies twice: ${others.join(", ")}`,
+        `other policy files in ${relative(process.cwd(), dir) || "."} were left as they are and may now define the same policies twice: ${shown.join(", ")}`,
       );
+    }
     return 0;
   } finally {
     await core.close();
   }
-}
-
-function listOthers(dir: string, used: Set<string>): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.ya?ml$/.test(e.name) && !used.has(p)) out.push(relative(process.cwd(), p));
-    }
-  };
-  walk(dir);
-  return out;
 }

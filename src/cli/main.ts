@@ -77,6 +77,11 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     .option("--seed <name>", "initial state when there is no state file: demo or empty", "demo")
     .option("--access-ttl <seconds>", "access token lifetime", "300")
     .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
+    .option(
+      "--profile <profile>",
+      "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
+      "default",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",

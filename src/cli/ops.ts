@@ -1,7 +1,7 @@
-import { writeFileSync } from "node:fs";
 import { approvals, errorTransactions, ssp } from "../api/resources.js";
 import { isDate } from "../config/values.js";
 import { UserError } from "../errors.js";
+import { writeUserFile } from "../user-files.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord, PendingApprovalRecord } from "../schema/generated/api.js";
 import { formatCsv } from "../ssp/csv.js";
 import { openClient, openServiceEnv } from "./context.js";
@@ -282,7 +282,7 @@ export async function runSspFile(
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await ssp.template(core, flags.batch) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
-      writeFileSync(flags.output, bytes);
+      writeUserFile(flags.output, bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
     } else process.stdout.write(bytes);
     return 0;

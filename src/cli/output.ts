@@ -32,6 +32,15 @@ export class Output {
     this.color = opts.color ?? (!!stdout.isTTY && !process.env.NO_COLOR);
   }
 
+  private said = new Set<string>();
+
+  /** true the first time a key is seen by this command: for warnings said once per command. */
+  once(key: string): boolean {
+    if (this.said.has(key)) return false;
+    this.said.add(key);
+    return true;
+  }
+
   get interactive(): boolean {
     return !!this.stderr.isTTY && !!process.stdin.isTTY;
   }

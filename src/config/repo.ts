@@ -1,15 +1,18 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { UserError } from "../errors.js";
 import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { runRules } from "./rules.js";
+import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
 
 export const CONFIG_FILE = "revsync.yaml";
 
 export interface Repo {
+  /** Where paths are shown from (the working directory of the command). */
+  cwd: string;
   root: string;
   configFile: string;
   policiesDir: string;
@@ -53,6 +56,8 @@ export interface DesiredSsp {
   spec: SspPolicyFile["spec"];
   batches: DesiredBatch[];
   source: SourceRef;
+  /** Where the spec starts: plan-time problems of the spec point here. */
+  specSource: SourceRef;
 }
 
 export interface DesiredState {
@@ -81,9 +86,9 @@ export function findConfig(cwd: string, explicit?: string): string {
   throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
 }
 
-export function loadRepo(configFile: string, diagnostics: Diagnostic[]): Repo | undefined {
+export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = process.cwd()): Repo | undefined {
   const root = dirname(configFile);
-  const shown = relative(process.cwd(), configFile) || CONFIG_FILE;
+  const shown = relative(cwd, configFile) || CONFIG_FILE;
   const docs = readYamlFile(configFile, shown, diagnostics);
   const doc = docs[0];
   if (!doc) {
@@ -94,7 +99,7 @@ export function loadRepo(configFile: string, diagnostics: Diagnostic[]): Repo | 
   diagnostics.push(...problems);
   if (problems.length) return undefined;
   const config = doc.value as RevsyncConfig;
-  return { root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
+  return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 
 export function environmentNames(repo: Repo): string[] {
@@ -121,7 +126,7 @@ function fill(repo: Repo, name: string, field: string, value: string | undefined
     if (got === undefined) {
       const p = at(repo.configDoc, `/environments/${name}/${field}`);
       throw new UserError(
-        `${relative(process.cwd(), repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`,
+        `${relative(repo.cwd, repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`,
       );
     }
     return got;
@@ -153,20 +158,6 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
   };
 }
 
-function listYaml(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (entry.name.startsWith(".")) continue;
-      const p = join(d, entry.name);
-      if (entry.isDirectory()) walk(p);
-      else if (/\.ya?ml$/i.test(entry.name)) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /** Parses and checks every policy file; returns the desired state and every problem found. */
 export function loadPolicies(
   repo: Repo,
@@ -176,7 +167,7 @@ export function loadPolicies(
   const docs: PolicyDoc[] = [];
   if (!existsSync(repo.policiesDir) || !statSync(repo.policiesDir).isDirectory()) {
     diagnostics.push({
-      file: relative(process.cwd(), repo.configFile) || CONFIG_FILE,
+      file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
       line: 1,
       column: 1,
       severity: "error",
@@ -184,8 +175,8 @@ export function loadPolicies(
     });
     return { desired: { tenantConfigs: [], ssp: [] }, diagnostics, docs };
   }
-  for (const abs of listYaml(repo.policiesDir)) {
-    const shown = relative(process.cwd(), abs) || abs;
+  for (const abs of listYamlFiles(repo.policiesDir)) {
+    const shown = relative(repo.cwd, abs) || abs;
     for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (kind === "TenantConfiguration" || kind === "SspPolicy") {
@@ -220,13 +211,14 @@ export function loadPolicies(
         name: v.metadata.name,
         spec: v.spec,
         source,
+        specSource: { file: d.src.file, ...at(d.src, "/spec") },
         batches: (v.batches ?? []).map((b) => {
           const path = b.values ? resolve(dirname(d.absFile), b.values) : undefined;
           return {
             name: b.name,
             status: b.status,
             valuesPath: path,
-            valuesShown: path ? relative(process.cwd(), path) : undefined,
+            valuesShown: path ? relative(repo.cwd, path) : undefined,
             effective_start_date: b.effective_start_date,
             effective_end_date: b.effective_end_date,
           };
@@ -238,6 +230,9 @@ export function loadPolicies(
 }
 
 /** ${VAR} lookup for policy files: the environment's vars, then the process environment. */
-export function varsFor(vars: Record<string, string | number | boolean>): (name: string) => string | number | boolean | undefined {
-  return (name) => vars[name] ?? process.env[name];
+export function varsFor(
+  vars: Record<string, string | number | boolean>,
+  env: NodeJS.ProcessEnv = process.env,
+): (name: string) => string | number | boolean | undefined {
+  return (name) => vars[name] ?? env[name];
 }

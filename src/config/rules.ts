@@ -1,4 +1,4 @@
-import { relative } from "node:path";
+import { dirname, join, normalize } from "node:path";
 import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { PolicyDoc } from "./repo.js";
@@ -156,7 +156,8 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         emit(d, `/batches/${i}/values`, problem ?? "values file not found", { rule: "batch-values" });
         return;
       }
-      extra.push(...readValuesCsv(path, relative(process.cwd(), path)).diagnostics);
+      // Shown relative to where the policy file is shown from.
+      extra.push(...readValuesCsv(path, normalize(join(dirname(d.src.file), b.values))).diagnostics);
     });
   }
 }

@@ -1,7 +1,7 @@
 import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
-import { parseCsv, TEMPLATE_HEADER } from "../ssp/csv.js";
+import { CsvSyntaxError, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
 import type { Diagnostic } from "./diagnostics.js";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -75,20 +75,34 @@ function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
     err(1, 1, e instanceof TypeError ? "file is not UTF-8 text" : `cannot read: ${(e as Error).message}`);
     return { values: [], diagnostics, text: "" };
   }
-  const rows = parseCsv(text);
+  let rows: CsvRow[];
+  try {
+    rows = parseCsv(text);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    err(e.line, 1, `not valid CSV: ${e.message}`);
+    return { values: [], diagnostics, text };
+  }
   const header = rows[0];
-  if (!header || header.cells.join(",") !== TEMPLATE_HEADER.join(",")) {
-    err(1, 1, `the header must be the template's: ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
+  if (!header) {
+    err(1, 1, `the file is empty: it needs the header ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
+    return { values: [], diagnostics, text };
+  }
+  const { index, problems } = valuesColumns(header.cells);
+  if (problems.length) {
+    for (const p of problems) err(header.line, 1, p);
     return { values: [], diagnostics, text };
   }
   const values: ParsedValues["values"] = [];
   for (const row of rows.slice(1)) {
-    const c = row.cells;
-    const col = (i: number): number => 1 + c.slice(0, i).reduce((n, s) => n + s.length + 1, 0);
-    if (c.length !== TEMPLATE_HEADER.length) {
-      err(row.line, 1, `expected ${TEMPLATE_HEADER.length} columns, found ${c.length}`);
+    const raw = row.cells;
+    if (raw.length !== header.cells.length) {
+      err(row.line, 1, `expected ${header.cells.length} columns, found ${raw.length}`);
       continue;
     }
+    // The cells in the format's order; columns count from the file's own order.
+    const c = index.map((i) => raw[i] ?? "");
+    const col = (i: number): number => 1 + raw.slice(0, index[i] ?? 0).reduce((n, s) => n + s.length + 1, 0);
     const [product, currency, valueType, below, mid, above, start, end] = c as [string, string, string, string, string, string, string, string];
     let ok = true;
     const bad = (i: number, m: string): void => {

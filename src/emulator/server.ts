@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FaultTable, parseFaults, type Fault } from "./faults.js";
+import { literalAnswer, literalRefusal, type Profile } from "./profile.js";
 import { seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
 import { EmuError, type Caller } from "./service.js";
@@ -14,6 +15,7 @@ export interface EmulatorOptions {
   port?: number;
   accessTtlS?: number;
   refreshTtlS?: number;
+  profile?: Profile;
 }
 
 export interface JournalEntry {
@@ -89,6 +91,7 @@ export class Emulator {
     private readonly statePath: string | undefined,
     accessTtlS = 300,
     refreshTtlS = 1800,
+    readonly profile: Profile = "default",
   ) {
     this.accessTtlS = accessTtlS;
     this.refreshTtlS = refreshTtlS;
@@ -191,8 +194,17 @@ export class Emulator {
     const caller = this.authenticate(req, t);
     entry.realm = t.realm;
     entry.user = caller.user;
-    const out = this.api(t, caller, method, rest, url, raw, req.headers["if-match"] as string | undefined);
-    if (method !== "GET" && !rest.startsWith("/apis/errortransactions/")) this.persist();
+    const writes = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
+    let out: Reply;
+    try {
+      out = this.api(t, caller, method, rest, url, raw, req.headers["if-match"] as string | undefined);
+    } catch (e) {
+      if (!(this.profile === "literal" && writes && e instanceof EmuError && e.status !== 405)) throw e;
+      return new Reply(200, literalRefusal(e.message, e.errors));
+    }
+    if (writes) this.persist();
+    if (this.profile === "literal" && out.contentType === "application/json")
+      return new Reply(out.status, literalAnswer(out.body), out.contentType, out.headers);
     return out;
   }
 
@@ -384,7 +396,7 @@ export class Emulator {
 }
 
 export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator & { emulator: Emulator }> {
-  const emulator = new Emulator(opts.state, opts.statePath, opts.accessTtlS, opts.refreshTtlS);
+  const emulator = new Emulator(opts.state, opts.statePath, opts.accessTtlS, opts.refreshTtlS, opts.profile);
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());

@@ -231,7 +231,7 @@ export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): 
     });
     policy.batches.push(batch);
     bump(policy, user);
-    fileName = batch.file_name ?? fileName;
+    fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
     rows = batch.ssp_values.length;
   }
   const record: StoredApproval = {

@@ -1,8 +1,10 @@
+import { UserError } from "../errors.js";
 import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import { readValuesCsv } from "../config/values.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
-import { valuesFromCsv, type LivePolicy, type LiveState } from "./live.js";
+import type { LivePolicy, LiveState } from "../live/read.js";
+import { CsvSyntaxError, valuesFromCsv, type LiveValue } from "../ssp/csv.js";
 import {
   ACTIONS,
   address,
@@ -41,12 +43,25 @@ const countRows = (vdiff: FieldDiff[]): number => new Set(vdiff.map((x) => x.pat
 const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
 const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => (b.batch_name ?? b.name) === name);
 
-/** Comparable fields of a live SSP policy against git; nulls in the live answer are unknown, not a change. */
-function sspFieldDiff(d: DesiredSsp, lp: LivePolicy): FieldDiff[] {
+/** What building a plan found that the plan itself cannot carry: problems (nothing may be sent) and
+ *  notes (said once). */
+export interface PlanFindings {
+  problems: { file: string; line: number; column: number; message: string }[];
+  /** Per policy, git's fields that were not compared because the service shows them as null. */
+  unknown: Map<string, string[]>;
+}
+
+/** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
+ *  out) is unknown, not a change: it is not compared, and the plan says so once. */
+function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, findings?: PlanFindings): FieldDiff[] {
+  const live = lp.item as unknown as Record<string, unknown>;
+  const unknown: string[] = [];
   const keys = Object.keys(d.spec).filter((k) => {
-    const v = (lp.item as unknown as Record<string, unknown>)[k];
-    return !((k === "floor_percentage" || k === "ceiling_percentage") && v === null);
+    if (live[k] !== null && live[k] !== undefined) return true;
+    unknown.push(k);
+    return false;
   });
+  if (unknown.length) findings?.unknown.set(d.name, unknown);
   return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
 }
 
@@ -57,7 +72,15 @@ function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff
   const git = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath);
   // The download is the uploaded file: byte-identical to git's file means the same values.
   if (!Array.isArray(held) && held.csv === git.text) return [];
-  const got = Array.isArray(held) ? held : valuesFromCsv(held.csv);
+  let got: readonly LiveValue[];
+  try {
+    got = Array.isArray(held) ? held : valuesFromCsv(held.csv);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    throw new UserError(
+      `the service's values file of ${address.batch(policy, b.name)} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`,
+    );
+  }
   const delta = compareValues(keyedValues(git.values), got);
   const out: FieldDiff[] = [];
   for (const k of delta.changed) out.push({ path: `values[${k}]`, kind: "changed" });
@@ -66,14 +89,29 @@ function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff
   return out;
 }
 
-export function createItem(d: DesiredSsp): SspCreateItem {
+/** Fields a policy file must set for plan to create the policy (spec 4.6 requires them; the others default). */
+export const CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"] as const;
+
+/** The create body's item for a policy of git, or the fields it lacks for one. */
+export function createItem(d: DesiredSsp): { item: SspCreateItem; missing: [] } | { item?: undefined; missing: string[] } {
   const s = d.spec;
-  return {
+  const missing = CREATE_REQUIRED.filter((k) => s[k] === undefined);
+  if (
+    s.active === undefined ||
+    s.hierarchy_no === undefined ||
+    !s.data_identifiers ||
+    s.floor_percentage === undefined ||
+    s.ceiling_percentage === undefined ||
+    missing.length
+  ) {
+    return { missing };
+  }
+  const item: SspCreateItem = {
     active: s.active,
     can_delete: s.can_delete ?? true,
     ceiling_percentage: s.ceiling_percentage,
     data_identifiers: s.data_identifiers,
-    entity_type: "policy",
+    entity_type: s.entity_type ?? "policy",
     expression: s.expression ?? "",
     floor_percentage: s.floor_percentage,
     hierarchy_no: s.hierarchy_no,
@@ -86,6 +124,7 @@ export function createItem(d: DesiredSsp): SspCreateItem {
     type: s.type ?? "SSP",
     when: s.when ?? [],
   };
+  return { item, missing: [] };
 }
 
 function uploadBatch(b: DesiredBatch): SspCreateBatch | undefined {
@@ -175,7 +214,7 @@ function batchSteps(
   return unsupported(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
 }
 
-function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[] {
+function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings: PlanFindings): Change[] {
   const out: Change[] = [];
   const addr = address.ssp(d.name);
   const lp = live.ssp.get(d.name);
@@ -196,7 +235,15 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
       });
       return out;
     }
-    const item = createItem(d);
+    const made = createItem(d);
+    if (!made.item) {
+      findings.problems.push({
+        ...d.specSource,
+        message: `ssp/${d.name} does not exist in the service, and creating it needs ${made.missing.join(", ")} in spec`,
+      });
+      return out;
+    }
+    const item = made.item;
     const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b): b is SspCreateBatch => !!b) : [];
     const body: SspCreateBody = {
       compliance_name: d.name,
@@ -213,7 +260,7 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
       version_id: null,
       last_modified_on: null,
       source,
-      payload: { kind: "create", body, hierarchy_no: d.spec.hierarchy_no },
+      payload: { kind: "create", body, hierarchy_no: item.hierarchy_no },
     });
     for (const b of d.batches) {
       if (!targeted(address.batch(d.name, b.name), targets)) continue;
@@ -235,7 +282,7 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[]): Change[]
   }
   const version = { id: lp.envelope.version_id ?? null, on: lp.envelope.last_modified_on ?? null, compliance_id: lp.envelope.compliance_id ?? null };
   if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp);
+    const diff = sspFieldDiff(d, lp, findings);
     if (diff.length) {
       out.push({
         address: addr,
@@ -311,7 +358,19 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     const c = tenantChange(d, live);
     if (c) changes.push(c);
   }
-  for (const d of desired.ssp) changes.push(...sspChanges(d, live, meta.targets));
+  const findings: PlanFindings = { problems: [], unknown: new Map() };
+  for (const d of desired.ssp) changes.push(...sspChanges(d, live, meta.targets, findings));
+  if (findings.problems.length) {
+    throw new UserError(
+      `the plan cannot be made, so nothing was sent:\n  ${findings.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`).join("\n  ")}`,
+      "add the fields to the policy file (revsync validate checks them offline)",
+    );
+  }
+  const notes: string[] = [];
+  if (findings.unknown.size) {
+    const names = [...findings.unknown].map(([n, f]) => `${n} (${f.join(", ")})`);
+    notes.push(`the service shows no value (null) for these fields, so git's values for them were not compared: ${names.join("; ")}`);
+  }
   const hierarchy = (c: Change): number => (c.payload?.kind === "create" ? c.payload.hierarchy_no : 0);
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || hierarchy(a) - hierarchy(b) || a.address.localeCompare(b.address));
   return {
@@ -325,6 +384,7 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     targets: meta.targets,
     changes,
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
+    notes,
     checksum: planChecksum({ environment: meta.environment, base_url: meta.baseUrl, auth_url: meta.authUrl, realm: meta.realm, changes }),
   };
 }
@@ -391,6 +451,21 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
           message: `values differ from ${b.valuesShown}: ${n("changed")} changed, ${n("added")} only in git, ${n("removed")} only in the service`,
         });
       }
+    }
+  }
+  // A live batch that git does not list, of a policy git manages: plan leaves it alone, drift says so.
+  for (const d of desired.ssp) {
+    const lp = live.ssp.get(d.name);
+    for (const lb of lp?.batches ?? []) {
+      const name = lb.batch_name ?? lb.name;
+      const baddr = address.batch(d.name, name);
+      if (!targeted(baddr, t) || d.batches.some((b) => b.name === name)) continue;
+      items.push({
+        address: baddr,
+        class: "unmanaged_batch",
+        diff: [{ path: "status", kind: "removed", before: undefined, after: lb.status ?? null }],
+        message: `batch in the service (status ${JSON.stringify(lb.status ?? null)}), not listed in git`,
+      });
     }
   }
   for (const name of live.ssp.keys()) {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 
 export type Action = "create" | "update" | "review" | "approve" | "unsupported";
-export type DriftClass = "changed" | "unmanaged" | "missing" | "batch_status" | "batch_values";
+export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
 
 export const PLAN_FORMAT_VERSION = "1";
 
@@ -47,6 +47,8 @@ export interface Plan {
   targets: string[];
   changes: Change[];
   summary: Record<Action, number>;
+  /** Things the reader should know that are not changes (said once each). */
+  notes: string[];
   /** sha256 of the binding and the changes (planChecksum). */
   checksum: string;
 }
@@ -74,7 +76,7 @@ export interface DriftReport {
 }
 
 export const ACTIONS: Action[] = ["create", "update", "review", "approve", "unsupported"];
-export const DRIFT_CLASSES: DriftClass[] = ["changed", "unmanaged", "missing", "batch_status", "batch_values"];
+export const DRIFT_CLASSES: DriftClass[] = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
 
 export function summarize<K extends string>(keys: K[], items: { [k: string]: unknown }[], field: string): Record<K, number> {
   const out = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;

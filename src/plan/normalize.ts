@@ -31,8 +31,13 @@ export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
   return [...(list ?? [])].sort((a, b) => stable(a).localeCompare(stable(b)));
 }
 
+/** The spec names four comparisons twice, in words and as symbols (2.3): one meaning, one spelling. */
+export const OPERATOR_ALIASES: Readonly<Record<string, string>> = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
+
+export const canonicalOperator = (op: string): string => OPERATOR_ALIASES[op] ?? op;
+
 export function canonicalConditions(list: readonly Condition[] | undefined): Condition[] {
-  return canonicalSet((list ?? []).map((c) => ({ field_name: c.field_name, operator: c.operator, value: c.value })));
+  return canonicalSet((list ?? []).map((c) => ({ field_name: c.field_name, operator: canonicalOperator(c.operator), value: c.value })));
 }
 
 export const SET_FIELDS = new Set(["data_identifiers", "when"]);

@@ -14,6 +14,7 @@ function plan(changes: Change[]): Plan {
     targets: [],
     changes,
     summary: { create: changes.length, update: 0, review: 0, approve: 0, unsupported: 0 },
+    notes: [],
     checksum: "sha256:0",
   };
 }

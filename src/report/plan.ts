@@ -69,7 +69,8 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     b.push("", "</details>", "");
     blocks.push(b.join("\n"));
   }
-  const tail = `\n${summaryLine(plan)}\n`;
+  const notes = (plan.notes ?? []).map((n) => `> Note: ${n}\n`).join("");
+  const tail = `\n${summaryLine(plan)}\n${notes ? `\n${notes}` : ""}`;
   let body = head.join("\n");
   let shown = 0;
   for (const block of blocks) {
@@ -86,25 +87,35 @@ export function driftText(report: DriftReport, out: Output): string {
   if (!report.drift.length) return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo.`;
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
-    lines.push(`${out.paint("yellow", d.class.padEnd(12))} ${out.paint("bold", d.address)}: ${d.message}`);
+    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", d.address)}: ${d.message}`);
     lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
   }
-  const s = report.summary;
-  lines.push(
-    "",
-    `Drift: ${Object.entries(s)
-      .filter(([, v]) => v)
-      .map(([k, v]) => `${v} ${k.replace("_", " ")}`)
-      .join(", ")}.`,
-  );
+  lines.push("", driftSummaryLine(report));
   return lines.join("\n");
+}
+
+export function driftSummaryLine(report: DriftReport): string {
+  const parts = Object.entries(report.summary)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${v} ${k.replace(/_/g, " ")}`);
+  return `Drift: ${parts.join(", ")}.`;
 }
 
 export function driftMarkdown(report: DriftReport): string {
   const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
   if (!report.drift.length) return [...lines, "**No drift.**", ""].join("\n");
-  lines.push("| Class | Address | What |", "|---|---|---|");
-  for (const d of report.drift) lines.push(`| ${d.class} | \`${d.address}\` | ${d.message.replace(/\|/g, "\\|")} |`);
+  lines.push("| Class | Address | What | Field | Git | Service |", "|---|---|---|---|---|---|");
+  const esc = (t: string): string => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  for (const d of report.drift) {
+    const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} |`;
+    if (!d.diff.length) lines.push(`${head} | | |`);
+    d.diff.slice(0, 20).forEach((x, i) => {
+      const row = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
+      lines.push(i === 0 ? `${head} ${row}` : `| | | | ${row}`);
+    });
+    if (d.diff.length > 20) lines.push(`| | | | … ${d.diff.length - 20} more | | |`);
+  }
+  lines.push("", driftSummaryLine(report));
   let text = lines.join("\n") + "\n";
   if (text.length > MARKDOWN_LIMIT) text = text.slice(0, MARKDOWN_LIMIT - 200) + "\n\n_Truncated: see the JSON report._\n";
   return text;

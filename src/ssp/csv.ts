@@ -1,4 +1,8 @@
-import type { SspValueInput } from "../schema/generated/api.js";
+import { parse as parseSync } from "csv-parse/sync";
+import type { SspValue, SspValueInput } from "../schema/generated/api.js";
+
+/** An SSP value as the service holds it (spec 2.4), without its id: value_type as answered. */
+export type LiveValue = Omit<SspValue, "ssp_value_id">;
 
 /** Column order of the SSP batch template (spec 4.5) and of downloads (4.4). */
 export const TEMPLATE_HEADER = [
@@ -19,11 +23,48 @@ export interface CsvRow {
   cells: string[];
 }
 
-/** RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. Returns rows with their 1-based line. */
+/** A CSV file that cannot be read: where, and why. */
+export class CsvSyntaxError extends Error {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "CsvSyntaxError";
+  }
+}
+
+/** The line where the quote that never closes was opened: csv-parse names the line where it gave up. */
+function openingQuoteLine(body: string): number {
+  let line = 1;
+  let quoted = false;
+  let openedAt = 1;
+  let fieldStart = true;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (quoted) {
+      if (c === '"') {
+        if (body[i + 1] === '"') i++;
+        else quoted = false;
+      } else if (c === "\n") line++;
+      continue;
+    }
+    if (c === '"' && fieldStart) {
+      quoted = true;
+      openedAt = line;
+    }
+    fieldStart = c === "," || c === "\n" || c === "\r";
+    if (c === "\n") line++;
+  }
+  return openedAt;
+}
+
+/** RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF. Returns rows with the 1-based line each
+ *  starts on; empty lines are skipped. Broken quoting is a CsvSyntaxError at its line. */
 export function parseCsv(text: string): CsvRow[] {
-  // Most values files have no quotes at all: split lines and commas.
-  if (!text.includes('"')) {
-    const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  // Most values files have no quotes at all: split lines and commas (the fast path).
+  if (!body.includes('"')) {
     const out: CsvRow[] = [];
     const lines = body.split(/\r?\n|\r/);
     for (let i = 0; i < lines.length; i++) {
@@ -32,56 +73,58 @@ export function parseCsv(text: string): CsvRow[] {
     }
     return out;
   }
-  const rows: CsvRow[] = [];
-  let cells: string[] = [];
-  let cell = "";
-  let quoted = false;
+  let records: { record: string[]; info: { lines: number }; raw: string }[];
+  try {
+    records = parseSync(body, {
+      info: true,
+      raw: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      record_delimiter: ["\r\n", "\n", "\r"],
+    }) as unknown as typeof records;
+  } catch (e) {
+    const err = e as Error & { code?: string; lines?: number };
+    if (err.code === "CSV_QUOTE_NOT_CLOSED") throw new CsvSyntaxError(openingQuoteLine(body), "a quoted field opens here and never closes");
+    const line = err.lines ?? 1;
+    const why = err.code === "INVALID_OPENING_QUOTE" ? "a quote inside an unquoted field (quote the whole field and double the quote)" : err.message;
+    throw new CsvSyntaxError(line, why);
+  }
+  // Each record's first line: the lines its raw text spans, counted from the top (skipped empty lines
+  // come at the start of the next record's raw text).
   let line = 1;
-  let rowLine = 1;
-  let rowHasContent = false;
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (quoted) {
-      if (c === '"') {
-        if (body[i + 1] === '"') {
-          cell += '"';
-          i++;
-        } else quoted = false;
-      } else {
-        if (c === "\n") line++;
-        cell += c;
-      }
-      continue;
-    }
-    if (c === '"') {
-      quoted = true;
-      rowHasContent = true;
-    } else if (c === ",") {
-      cells.push(cell);
-      cell = "";
-      rowHasContent = true;
-    } else if (c === "\n" || c === "\r") {
-      if (c === "\r" && body[i + 1] === "\n") i++;
-      if (rowHasContent || cell !== "") {
-        cells.push(cell);
-        rows.push({ line: rowLine, cells });
-      }
-      cells = [];
-      cell = "";
-      rowHasContent = false;
-      line++;
-      rowLine = line;
-    } else {
-      cell += c;
-      rowHasContent = true;
-    }
+  return records.map((r) => {
+    const leading = /^(?:\r\n|\n|\r)*/.exec(r.raw)?.[0] ?? "";
+    const start = line + (leading.match(/\r\n|\n|\r/g) ?? []).length;
+    line += (r.raw.match(/\r\n|\n|\r/g) ?? []).length;
+    return { line: start, cells: r.record };
+  });
+}
+
+/** Where each column of the values format (spec 2.4, without ssp_value_id) sits in a file's header,
+ *  matched by name in any order; or what is wrong with the header. */
+export function valuesColumns(header: readonly string[]): { index: number[]; problems: string[] } {
+  const problems: string[] = [];
+  const names = header.map((h) => h.trim());
+  if (names.length === 1 && (names[0] ?? "").includes(";")) {
+    return {
+      index: [],
+      problems: [
+        `the header is one column holding semicolons: the file looks semicolon-separated; revsync reads comma-separated values (${TEMPLATE_HEADER.join(",")})`,
+      ],
+    };
   }
-  if (rowHasContent || cell !== "") {
-    cells.push(cell);
-    rows.push({ line: rowLine, cells });
-  }
-  return rows;
+  const seen = new Map<string, number>();
+  names.forEach((n, i) => {
+    if (seen.has(n)) problems.push(`column ${JSON.stringify(n)} is repeated (columns ${(seen.get(n) ?? 0) + 1} and ${i + 1})`);
+    else seen.set(n, i);
+    if (!(TEMPLATE_HEADER as readonly string[]).includes(n))
+      problems.push(`unknown column ${JSON.stringify(n)} (column ${i + 1}); the columns are ${TEMPLATE_HEADER.join(", ")}`);
+  });
+  const index = TEMPLATE_HEADER.map((c) => seen.get(c) ?? -1);
+  TEMPLATE_HEADER.forEach((c, i) => {
+    if (index[i] === -1) problems.push(`missing column ${JSON.stringify(c)}`);
+  });
+  return { index, problems };
 }
 
 function quote(value: string): string {
@@ -92,7 +135,7 @@ export function formatCsv(rows: readonly (readonly string[])[]): string {
   return rows.map((r) => r.map(quote).join(",")).join("\n") + "\n";
 }
 
-export function valuesToCsv(values: readonly SspValueInput[]): string {
+export function valuesToCsv(values: readonly (Omit<SspValueInput, "value_type"> & { value_type: string })[]): string {
   return formatCsv([
     TEMPLATE_HEADER,
     ...values.map((v) => [
@@ -110,4 +153,24 @@ export function valuesToCsv(values: readonly SspValueInput[]): string {
 
 export function templateCsv(): string {
   return formatCsv([TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW]);
+}
+
+/** Values of a downloaded batch file (spec 4.4), columns matched by header name. A liberal read: values
+ *  are taken as they are; a file that is not CSV at all is an error naming the line. */
+export function valuesFromCsv(text: string): LiveValue[] {
+  const rows = parseCsv(text);
+  const cols = valuesColumns(rows[0]?.cells ?? []).index;
+  return rows.slice(1).map((r) => {
+    const c = (i: number): string => r.cells[cols[i] ?? -1] ?? "";
+    return {
+      product_id: c(0),
+      currency_code: c(1),
+      value_type: c(2),
+      below_mid_point: Number(c(3)),
+      mid_point: Number(c(4)),
+      above_mid_point: Number(c(5)),
+      effective_start_date: c(6),
+      effective_end_date: c(7),
+    };
+  });
 }

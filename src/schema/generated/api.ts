@@ -82,9 +82,9 @@ export interface TenantConfigurationEnvelope {
  */
 export interface TenantConfigurationItem {
   /**
-   * Symbol separating account segments; one of - , | , ~ , # , : , . , $
+   * Symbol separating account segments; one of - , | , ~ , # , : , . , $. Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  account_segment_delimiter?: "-" | "," | "|" | "~" | "#" | ":" | "." | "$" | null;
+  account_segment_delimiter?: unknown;
   /**
    * true: AR accounting entries are generated
    */
@@ -106,21 +106,21 @@ export interface TenantConfigurationItem {
    */
   carves_allocation?: boolean;
   /**
-   * Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec)
+   * Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  contract_asset_journal_method?: string | null;
+  contract_asset_journal_method?: unknown;
   /**
-   * Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec)
+   * Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  contract_asset_segment?: string | null;
+  contract_asset_segment?: unknown;
   /**
    * true: system calculates cost for transactions
    */
   cost_enabled?: boolean;
   /**
-   * Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec)
+   * Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  cost_practical_expedient?: number | null;
+  cost_practical_expedient?: unknown;
   /**
    * true: revenue schedules are created for revenue contracts
    */
@@ -134,17 +134,17 @@ export interface TenantConfigurationItem {
    */
   created_by?: string;
   /**
-   * Revenue distribution method
+   * Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value).
    */
-  distribution_method?: "Days in Calendar Period" | "Prorate";
+  distribution_method?: string;
   /**
    * true: journals on hold cannot be transferred
    */
   egress_hold?: boolean;
   /**
-   * Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec)
+   * Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  fx_adjustment_method?: string | null;
+  fx_adjustment_method?: unknown;
   /**
    * true: FX adjustment entries created for eligible transactions
    */
@@ -298,13 +298,13 @@ export interface SspItem {
    */
   can_delete: boolean;
   /**
-   * Maximum allowed SSP percentage (declared null in responses; the non-null type is not shown by the spec)
+   * Maximum allowed SSP percentage (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  ceiling_percentage?: number | null;
+  ceiling_percentage?: unknown;
   /**
-   * Minimum allowed SSP percentage (declared null in responses; the non-null type is not shown by the spec)
+   * Minimum allowed SSP percentage (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  floor_percentage?: number | null;
+  floor_percentage?: unknown;
   /**
    * Epoch
    */
@@ -342,9 +342,9 @@ export interface SspItem {
    */
   is_user_defined: boolean;
   /**
-   * How SSP values are provided: upload, formula or calculator
+   * How SSP values are provided: upload, formula or calculator. Documented values: upload, formula, calculator. An answer with another value passes through unchanged (revsync warns once per value).
    */
-  method?: "upload" | "formula" | "calculator";
+  method?: string;
   /**
    * Name of the SSP policy or SSP batch
    */
@@ -378,9 +378,9 @@ export interface SspItem {
    */
   policy_name?: string;
   /**
-   * Compliance value (declared null in responses; the non-null type is not shown by the spec)
+   * Compliance value (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  compliance_percent?: number | null;
+  compliance_percent?: unknown;
   /**
    * Base price used for SSP percentage calculation
    */
@@ -394,21 +394,21 @@ export interface SspItem {
    */
   effective_end_date?: string;
   /**
-   * Reference id of the uploaded file, system generated (declared null in responses; the non-null type is not shown by the spec)
+   * Reference id of the uploaded file, system generated (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  file_id?: string | null;
+  file_id?: unknown;
   /**
-   * Name of the uploaded file (declared null in responses; the non-null type is not shown by the spec)
+   * Name of the uploaded file (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  file_name?: string | null;
+  file_name?: unknown;
   /**
-   * Formula used to calculate SSP (declared null in responses; the non-null type is not shown by the spec)
+   * Formula used to calculate SSP (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  ssp_calculation_method?: string | null;
+  ssp_calculation_method?: unknown;
   /**
-   * SSP range calculation type (declared null in responses; the non-null type is not shown by the spec)
+   * SSP range calculation type (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.
    */
-  ssp_range_calc_type?: string | null;
+  ssp_range_calc_type?: unknown;
   /**
    * Batch status; observed values include file uploaded, reviewed, approved
    */
@@ -434,27 +434,9 @@ export interface Condition {
    */
   field_name: string;
   /**
-   * Comparison operator
+   * Comparison operator. Documented values: equality, inequality, greater than, less than, greater or equal, less or equal, >, <, >=, <=, in, not in, contains, not contains, starts with, ends with, null, not null. An answer with another value passes through unchanged (revsync warns once per value).
    */
-  operator:
-    | "equality"
-    | "inequality"
-    | "greater than"
-    | "less than"
-    | "greater or equal"
-    | "less or equal"
-    | ">"
-    | "<"
-    | ">="
-    | "<="
-    | "in"
-    | "not in"
-    | "contains"
-    | "not contains"
-    | "starts with"
-    | "ends with"
-    | "null"
-    | "not null";
+  operator: string;
   /**
    * The SSP identifier value of the field
    */
@@ -500,9 +482,47 @@ export interface SspValue {
    */
   ssp_value_id: string;
   /**
-   * Amount or Percent
+   * Amount or Percent. Documented values: Amount, Percent. An answer with another value passes through unchanged (revsync warns once per value).
    */
-  value_type: "Amount" | "Percent";
+  value_type: string;
+}
+/**
+ * A condition as revsync writes it (create body, spec 4.6): operator from the documented list.
+ *
+ * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
+ * via the `definition` "ConditionInput".
+ */
+export interface ConditionInput {
+  /**
+   * Field the condition tests
+   */
+  field_name: string;
+  /**
+   * Comparison operator
+   */
+  operator:
+    | "equality"
+    | "inequality"
+    | "greater than"
+    | "less than"
+    | "greater or equal"
+    | "less or equal"
+    | ">"
+    | "<"
+    | ">="
+    | "<="
+    | "in"
+    | "not in"
+    | "contains"
+    | "not contains"
+    | "starts with"
+    | "ends with"
+    | "null"
+    | "not null";
+  /**
+   * The SSP identifier value of the field
+   */
+  value: string;
 }
 /**
  * Pending approval record (spec 2.5)
@@ -642,9 +662,9 @@ export interface ErrorTransactionRecord {
    */
   error_warning_message?: string;
   /**
-   * remediable or discarded
+   * remediable or discarded. Documented values: remediable, discarded. An answer with another value passes through unchanged (revsync warns once per value).
    */
-  error_warning_type?: "remediable" | "discarded";
+  error_warning_type?: string;
   /**
    * Request id of the transaction file processed
    */
@@ -971,7 +991,7 @@ export interface SspCreateItem {
   /**
    * Conditions, if any
    */
-  when: Condition[];
+  when: ConditionInput[];
   /**
    * revsync/emulator extension: batches uploaded with an upload-method policy (see README, decisions)
    */

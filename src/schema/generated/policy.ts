@@ -155,13 +155,13 @@ export interface SspPolicyMetadata {
   description?: string;
 }
 /**
- * Fields of the SSP create body (spec 4.6). Fields left out are not compared with the live policy; on create they default to: can_delete true, is_user_defined true, type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
+ * Fields of the SSP create body (spec 4.6). Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
  */
 export interface SspPolicySpec {
   /**
    * true: policy is active
    */
-  active: boolean;
+  active?: boolean;
   /**
    * true: deletion permitted
    */
@@ -169,11 +169,15 @@ export interface SspPolicySpec {
   /**
    * Maximum allowed SSP percentage
    */
-  ceiling_percentage: number;
+  ceiling_percentage?: number;
   /**
    * Fields that identify SSP items (for example product_id)
    */
-  data_identifiers: string[];
+  data_identifiers?: string[];
+  /**
+   * Type of record (create body, spec 4.6); default "policy"
+   */
+  entity_type?: string;
   /**
    * Formula used to derive the SSP value
    */
@@ -181,11 +185,11 @@ export interface SspPolicySpec {
   /**
    * Minimum allowed SSP percentage
    */
-  floor_percentage: number;
+  floor_percentage?: number;
   /**
    * Order of evaluation in the policy hierarchy
    */
-  hierarchy_no: number;
+  hierarchy_no?: number;
   /**
    * Defined by user
    */
@@ -193,7 +197,7 @@ export interface SspPolicySpec {
   /**
    * How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)
    */
-  method: "upload" | "formula" | "calculator";
+  method?: "upload" | "formula" | "calculator";
   /**
    * Handling rule when value is above midpoint
    */

@@ -2,9 +2,9 @@ import { mapLimit } from "../api/clock.js";
 import type { ApiCore } from "../api/core.js";
 import { ssp, tenantConfigurations } from "../api/resources.js";
 import type { DesiredState } from "../config/repo.js";
-import type { SspEnvelope, SspItem, SspValueInput, TenantConfigurationEnvelope } from "../schema/generated/api.js";
-import { parseCsv, TEMPLATE_HEADER } from "../ssp/csv.js";
-import { address, targeted } from "./model.js";
+import type { SspEnvelope, SspItem, TenantConfigurationEnvelope } from "../schema/generated/api.js";
+import type { LiveValue } from "../ssp/csv.js";
+import { address, targeted } from "../plan/model.js";
 
 export interface LivePolicy {
   envelope: SspEnvelope;
@@ -18,38 +18,20 @@ export interface LiveState {
   ssp: Map<string, LivePolicy>;
   /** Values of batches whose git side names a values file, keyed "policy/batch": the downloaded CSV
    *  as is (parsed only when it differs from git's file), or the values read from the batch. */
-  values: Map<string, SspValueInput[] | { csv: string }>;
+  values: Map<string, LiveValue[] | { csv: string }>;
 }
 
 export interface ReadOptions {
   concurrency: number;
   targets: string[];
-  /** Read the details of every live policy (export, and drift's unmanaged batches), not only git's. */
+  /** Read the details of every live policy (export), not only git's. */
   allDetails?: boolean;
+  /** Read the details of every live policy that git manages, even one for which git lists no batch
+   *  (drift: a live batch git does not list is unmanaged_batch). */
+  managedDetails?: boolean;
   /** Read batch values for batches with a values file (drift). */
   values?: boolean;
   progress?: (done: number, total: number, what: string) => void;
-}
-
-/** Values of a downloaded batch file (spec 4.4): the template's columns. */
-export function valuesFromCsv(text: string): SspValueInput[] {
-  const rows = parseCsv(text);
-  const header = rows[0]?.cells ?? [];
-  const idx = (name: string): number => header.indexOf(name);
-  const cols = TEMPLATE_HEADER.map(idx);
-  return rows.slice(1).map((r) => {
-    const c = (i: number): string => r.cells[cols[i] ?? -1] ?? "";
-    return {
-      product_id: c(0),
-      currency_code: c(1),
-      value_type: c(2) as "Amount" | "Percent",
-      below_mid_point: Number(c(3)),
-      mid_point: Number(c(4)),
-      above_mid_point: Number(c(5)),
-      effective_start_date: c(6),
-      effective_end_date: c(7),
-    };
-  });
 }
 
 /** Reads what plan, drift and export compare against: the tenant configurations, the SSP list, the
@@ -75,7 +57,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     if (!targeted(address.ssp(name), opts.targets)) return false;
     if (opts.allDetails) return true;
     const d = wanted.get(name);
-    return !!d && d.batches.length > 0;
+    return !!d && (d.batches.length > 0 || !!opts.managedDetails);
   });
   total += detailNames.length;
   await mapLimit(detailNames, opts.concurrency, async (name) => {
@@ -89,7 +71,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     }
     tick(name);
   });
-  const values = new Map<string, SspValueInput[] | { csv: string }>();
+  const values = new Map<string, LiveValue[] | { csv: string }>();
   if (opts.values) {
     const jobs: { key: string; policy: string; batch: SspItem }[] = [];
     for (const d of desired.ssp) {
@@ -102,7 +84,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     }
     total += jobs.length;
     await mapLimit(jobs, opts.concurrency, async (j) => {
-      if (j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });
+      if (typeof j.batch.file_id === "string" && j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });
       else {
         const item = await ssp.batch(core, j.policy, j.batch.batch_name ?? j.batch.name);
         values.set(j.key, item?.ssp_values ?? []);

@@ -1,0 +1,40 @@
+import { UserError } from "../errors.js";
+import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
+import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "./repo.js";
+
+export interface ValidateInput {
+  /** Where revsync.yaml is looked for, and paths are shown from. */
+  cwd: string;
+  config?: string;
+  /** Only this environment (else REVSYNC_ENV, else every environment of revsync.yaml). */
+  envName?: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface ValidateResult {
+  diagnostics: Diagnostic[];
+  /** Policy documents read (the most of any environment). */
+  docs: number;
+}
+
+/** Offline: parse, schema and semantic rules, for the chosen environment or every one. No network, no
+ *  credentials; no process state is read but what `input` passes. */
+export function validateRepo(input: ValidateInput): ValidateResult {
+  const diagnostics: Diagnostic[] = [];
+  const repo = loadRepo(findConfig(input.cwd, input.config), diagnostics, input.cwd);
+  let docs = 0;
+  if (repo) {
+    const chosen = input.envName ?? input.env.REVSYNC_ENV;
+    const names = chosen ? [chosen] : environmentNames(repo);
+    for (const name of names) {
+      if (!repo.config.environments[name]) {
+        throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
+      }
+      // Only the policy vars: the URLs may use ${VAR}s that only CI defines.
+      const loaded = loadPolicies(repo, varsFor(environmentVars(repo, name, input.env), input.env));
+      diagnostics.push(...loaded.diagnostics);
+      docs = Math.max(docs, loaded.docs.length);
+    }
+  }
+  return { diagnostics: sortDiagnostics(diagnostics), docs };
+}

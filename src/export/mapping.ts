@@ -1,0 +1,166 @@
+import { Document } from "yaml";
+import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
+import { address, targeted } from "../plan/model.js";
+import type { LivePolicy } from "../live/read.js";
+import { fileValidator, type SchemaFile } from "../schema/ajv.js";
+import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
+
+/** What export turns into files: the tenant configurations and the SSP policies with their details. */
+export interface ExportSource {
+  tenantConfigs: TenantConfigurationEnvelope[];
+  ssp: Map<string, LivePolicy>;
+}
+
+export interface ExportedFile {
+  /** Path relative to the export folder. */
+  file: string;
+  address: string;
+  schema: SchemaFile;
+  value: { apiVersion: string; kind: string; metadata: { name: string }; spec: Record<string, unknown>; batches?: { name: string; status: string }[] };
+  /** Comments written in place of what was left out: inside spec, and after the batches. */
+  specComments: string[];
+  batchComments: string[];
+  /** One line per thing left out, for export to print. */
+  leftOut: string[];
+}
+
+export const SSP_EXPORT_FIELDS = [
+  "method",
+  "active",
+  "hierarchy_no",
+  "data_identifiers",
+  "entity_type",
+  "floor_percentage",
+  "ceiling_percentage",
+  "expression",
+  "when",
+  "transaction_above_range",
+  "transaction_below_range",
+  "transaction_mid_range",
+  "type",
+  "can_delete",
+  "is_user_defined",
+] as const;
+
+const LISTED_STATUSES = new Set(["reviewed", "approved"]);
+
+export function slug(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "policy"
+  );
+}
+
+const show = (v: unknown): string => JSON.stringify(v);
+
+/** Leaves out of spec each field the policy file format refuses (a value outside a documented list, a
+ *  type the format does not take) or that the service shows as null: a field left out keeps its live
+ *  value and is never a change. Each is named, with its live value, in a comment in its place. */
+function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonly string[]): void {
+  for (const k of fields) {
+    const v = live[k];
+    if (v === undefined) continue;
+    if (v === null) {
+      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    f.value.spec[k] = v;
+  }
+  const validate = fileValidator(f.schema);
+  const doc: unknown = f.value;
+  for (let guard = 0; guard < fields.length && !validate(doc); guard++) {
+    const err = (validate.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
+    const field = err?.instancePath.split("/")[2];
+    if (!field || !(field in f.value.spec)) break;
+    const value = f.value.spec[field];
+    delete f.value.spec[field];
+    const why =
+      err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "")
+        ? `holds a value a policy file may not (${describeOutside(field, value, err?.instancePath ?? "")})`
+        : `holds ${show(value)}, which a policy file may not (${err?.message ?? "invalid"})`;
+    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value, err?.instancePath ?? "")})`);
+  }
+}
+
+/** The offending value itself: for a list, the item at fault (an operator of a condition, say). */
+function describeOutside(field: string, value: unknown, pointer: string): string {
+  const parts = pointer.split("/").slice(3);
+  let node: unknown = value;
+  for (const p of parts) node = (node as Record<string, unknown> | undefined)?.[p];
+  const last = parts[parts.length - 1];
+  return last && node !== undefined && typeof node !== "object" ? `${last} ${show(node)}` : `${field} ${show(value)}`;
+}
+
+/** The live state as policy files: pure, so `plan` right after export finds no change. */
+export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[] {
+  const files: ExportedFile[] = [];
+  const used = new Set<string>();
+  const unique = (file: string): string => {
+    let path = file;
+    for (let i = 2; used.has(path); i++) path = file.replace(/\.yaml$/, `-${i}.yaml`);
+    used.add(path);
+    return path;
+  };
+  for (const e of src.tenantConfigs) {
+    const name = e.compliance_name ?? "";
+    const addr = address.tenant(name);
+    if (!targeted(addr, targets)) continue;
+    const f: ExportedFile = {
+      file: unique(`${slug(name || "tenant-configuration")}.yaml`),
+      address: addr,
+      schema: "policy/tenant-configuration.schema.json",
+      value: { apiVersion: "revsync/v1", kind: "TenantConfiguration", metadata: { name }, spec: {} },
+      specComments: [],
+      batchComments: [],
+      leftOut: [],
+    };
+    fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
+    files.push(f);
+  }
+  for (const [name, lp] of src.ssp) {
+    const addr = address.ssp(name);
+    if (!targeted(addr, targets)) continue;
+    const f: ExportedFile = {
+      file: unique(`ssp/${slug(name)}.yaml`),
+      address: addr,
+      schema: "policy/ssp-policy.schema.json",
+      value: { apiVersion: "revsync/v1", kind: "SspPolicy", metadata: { name }, spec: {} },
+      specComments: [],
+      batchComments: [],
+      leftOut: [],
+    };
+    fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
+    const batches: { name: string; status: string }[] = [];
+    for (const b of lp.batches ?? []) {
+      const batchName = b.batch_name ?? b.name;
+      if (!targeted(address.batch(name, batchName), targets)) continue;
+      if (b.status && LISTED_STATUSES.has(b.status)) batches.push({ name: batchName, status: b.status });
+      else {
+        f.batchComments.push(
+          ` batch ${show(batchName)}: not listed, its status in the service is ${show(b.status ?? null)}; a policy file lists reviewed or approved batches: add it with the status it should reach`,
+        );
+        f.leftOut.push(`${address.batch(name, batchName)} (status ${show(b.status ?? null)})`);
+      }
+    }
+    if (batches.length) f.value.batches = batches;
+    files.push(f);
+  }
+  return files;
+}
+
+/** A file's text: the header comment lines, then the YAML with the comments in place. */
+export function renderFile(f: ExportedFile, header: string[]): string {
+  const doc = new Document(f.value);
+  const spec = doc.get("spec", true) as { comment?: string | null } | undefined;
+  if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
+  if (f.batchComments.length) {
+    const batches = doc.get("batches", true) as { comment?: string | null } | undefined;
+    if (batches) batches.comment = f.batchComments.join("\n");
+    else doc.comment = f.batchComments.join("\n");
+  }
+  return `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
+}

@@ -1,0 +1,30 @@
+import { UserError } from "./errors.js";
+import { writeFileAtomic } from "./fs-atomic.js";
+
+const REASONS: Record<string, string> = {
+  EISDIR: "it is a folder",
+  ENOTDIR: "a part of the path is a file, not a folder",
+  ENOENT: "no such file or folder",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EROFS: "the file system is read-only",
+  ENOSPC: "no space left on the device",
+  EDQUOT: "the disk quota is exhausted",
+  ENAMETOOLONG: "the name is too long",
+};
+
+/** A failure to read or write a user's file, in plain words naming the path (exit 1). */
+export function fileError(action: "read" | "write", path: string, e: unknown): UserError {
+  const code = (e as NodeJS.ErrnoException).code ?? "";
+  return new UserError(`cannot ${action} ${path}: ${REASONS[code] ?? (e as Error).message}`);
+}
+
+/** Writes a file a user named (--out, --output, export): missing parent folders are created; a crash
+ *  leaves the old or the new content; a failure is a plain error naming the path. */
+export function writeUserFile(path: string, data: string | Uint8Array): void {
+  try {
+    writeFileAtomic(path, data);
+  } catch (e) {
+    throw fileError("write", path, e);
+  }
+}

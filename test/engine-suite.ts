@@ -1,0 +1,291 @@
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Profile } from "../src/emulator/profile.js";
+import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "./helpers.js";
+
+// One matrix: every engine test runs against the emulator's default profile and against the literal
+// reading of the spec (nulls, operator symbols, refusals as 200 with an error array, extra fields,
+// other list orders). engine.<profile>.e2e.test.ts call it once per profile, so the two run in parallel.
+export function engineSuite(profile: Profile): void {
+  let emu: Emu;
+  let repo: string;
+  const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
+
+  beforeAll(async () => {
+    emu = await startEmu("demo", { profile });
+  });
+  afterAll(async () => emu.close());
+  beforeEach(async () => {
+    await emu.reset();
+    if (repo) removeDir(repo);
+    repo = tempRepo(emu.url);
+  });
+
+  const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, ...env } });
+
+  async function patchOutside(field: string, value: unknown): Promise<void> {
+    const t = await token(emu.url, "bob");
+    const env = (await api(emu.url, t, "GET", TC)).body[0];
+    const body = updateBody(env, { [field]: value }, "bob");
+    expect((await api(emu.url, t, "PATCH", `${TC}/${env.compliance_id}`, body)).status).toBe(200);
+  }
+
+  describe("plan and apply on the demo seed with policies/", () => {
+    it("plan shows the expected changes; apply makes them; plan again is quiet and exits 0", async () => {
+      const plan = await run(["plan", "--detailed-exitcode"]);
+      expect(plan.code).toBe(2);
+      expect(plan.stdout).toContain(" ~ tenant-configuration/Default Tenant Configuration (update)");
+      expect(plan.stdout).toContain("      carves_allocation: false -> true");
+      expect(plan.stdout).toContain('      manual_journal_contra_account: "MJ-CONTRA-000" -> "MJ-CONTRA-100"');
+      expect(plan.stdout).toContain(" + ssp/Training Courses SSP (create)");
+      expect(plan.stdout).toContain(" > ssp/Hardware SSP/batch/FY26-H2 (review)");
+      expect(plan.stdout).toContain(">> ssp/Software Subscriptions SSP/batch/FY26-Q1 (approve)");
+      expect(plan.stdout).toContain("Plan: 1 to create, 1 to update, 2 to review, 3 to approve.");
+      const apply = await run(["apply", "--auto-approve"]);
+      expect(apply.code).toBe(0);
+      expect(apply.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
+      const again = await run(["plan", "--detailed-exitcode"]);
+      expect(again.stdout.trim()).toBe('No changes. Environment "demo" matches the policy repo.');
+      expect(again.code).toBe(0);
+    });
+
+    it("the JSON plan has the contract's shape", async () => {
+      const r = await run(["plan", "--format", "json"]);
+      const plan = JSON.parse(r.stdout);
+      expect(plan).toMatchObject({
+        format_version: "1",
+        environment: "demo",
+        created_at: expect.any(String),
+        summary: { create: 1, update: 1, review: 2, approve: 3, unsupported: 0 },
+      });
+      const update = plan.changes.find((c: any) => c.action === "update");
+      expect(update).toMatchObject({
+        address: "tenant-configuration/Default Tenant Configuration",
+        version_id: "1",
+        last_modified_on: expect.any(Number),
+        before: expect.any(Object),
+        after: expect.any(Object),
+      });
+      expect(update.diff).toContainEqual({ path: "carves_allocation", kind: "changed", before: false, after: true });
+    });
+
+    it("markdown: marker, summary table, details per resource", async () => {
+      const r = await run(["plan", "--format", "markdown"]);
+      expect(r.stdout.startsWith("<!-- revsync-plan:demo -->\n### revsync plan for `demo`")).toBe(true);
+      expect(r.stdout).toContain("| ~ update | 1 |");
+      expect(r.stdout).toContain("<details><summary><code>+</code> <b>create</b> <code>ssp/Training Courses SSP</code></summary>");
+    });
+
+    it("--target limits plan and apply to an address and what lies below it", async () => {
+      const r = await run(["plan", "--target", "ssp/Hardware SSP", "--format", "json"]);
+      const plan = JSON.parse(r.stdout);
+      expect(plan.changes.map((c: any) => c.address).sort()).toEqual(["ssp/Hardware SSP/batch/FY26-H1", "ssp/Hardware SSP/batch/FY26-H2"]);
+      expect((await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP"])).code).toBe(0);
+      const rest = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      expect(rest.changes.some((c: any) => c.address.startsWith("ssp/Hardware SSP"))).toBe(false);
+      expect(rest.changes).toHaveLength(5);
+    });
+  });
+
+  describe("drift", () => {
+    it("a change made through the API outside revsync: exit 2, names the resource and field", async () => {
+      expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+      expect((await run(["drift"])).code).toBe(0);
+      await patchOutside("ui_mode", "Modern");
+      const d = await run(["drift"]);
+      expect(d.code).toBe(2);
+      expect(d.stdout).toContain("changed         tenant-configuration/Default Tenant Configuration: 1 field(s) differ from git: ui_mode");
+      expect(d.stdout).toContain('      ui_mode: git "Classic", service "Modern"');
+      const j = JSON.parse((await run(["drift", "--format", "json"])).stdout);
+      expect(j.drift[0]).toMatchObject({ class: "changed", diff: [{ path: "ui_mode", before: "Classic", after: "Modern" }] });
+    });
+
+    it("classes: unmanaged, missing, batch status and batch values", async () => {
+      writeFileSync(
+        join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"),
+        readFileSync(join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"), "utf8").replace(
+          "HW-1000,USD,Percent,93,103,113",
+          "HW-1000,USD,Percent,93,104,113",
+        ),
+      );
+      removeDir(join(repo, "policies", "ssp", "support-renewals.yaml"));
+      const j = JSON.parse((await run(["drift", "--format", "json"])).stdout);
+      const classes = (c: string) => j.drift.filter((d: any) => d.class === c).map((d: any) => d.address);
+      expect(classes("unmanaged")).toEqual(["ssp/Support Renewals SSP"]);
+      expect(classes("missing")).toEqual(["ssp/Training Courses SSP"]);
+      expect(classes("batch_status")).toContain("ssp/Hardware SSP/batch/FY26-H2");
+      expect(classes("batch_values")).toEqual(["ssp/Hardware SSP/batch/FY26-H1"]);
+      expect(j.drift.find((d: any) => d.class === "batch_values").message).toMatch(/1 changed, 0 only in git, 0 only in the service/);
+    });
+
+    it("--all-envs aggregates the exit code over environments", async () => {
+      await run(["apply", "--auto-approve"]);
+      const cfg = readFileSync(join(repo, "revsync.yaml"), "utf8");
+      writeFileSync(
+        join(repo, "revsync.yaml"),
+        `${cfg}  broken:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`,
+      );
+      const r = await run(["drift", "--all-envs"]);
+      expect(r.stdout).toContain('No drift. Environment "demo"');
+      expect(r.stderr).toMatch(/broken: .*(connection|ECONNREFUSED)/);
+      expect(r.code).toBe(1);
+    });
+  });
+
+  describe("saved plans", () => {
+    it("a plan made stale by a change outside revsync: apply refuses and writes nothing", async () => {
+      const file = join(repo, "demo.plan.json");
+      expect((await run(["plan", "--out", file])).code).toBe(0);
+      await patchOutside("ui_mode", "Modern");
+      await emu.admin("DELETE", "requests");
+      const r = await run(["apply", file, "--auto-approve"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/the saved plan is stale/);
+      expect(r.stderr).toMatch(/tenant-configuration\/Default Tenant Configuration: version_id 1 -> 2/);
+      expect(await emu.writes()).toEqual([]);
+    });
+
+    it("a fresh saved plan applies exactly; a plan of another environment or a newer format is refused", async () => {
+      const file = join(repo, "demo.plan.json");
+      await run(["plan", "--out", file]);
+      const saved = JSON.parse(readFileSync(file, "utf8"));
+      writeFileSync(join(repo, "other.plan.json"), JSON.stringify({ ...saved, environment: "production" }));
+      const other = await run(["apply", join(repo, "other.plan.json"), "--auto-approve"]);
+      expect(other.code).toBe(1);
+      expect(other.stderr).toMatch(/was changed after revsync wrote it/);
+      writeFileSync(join(repo, "v2.plan.json"), JSON.stringify({ ...saved, format_version: "2" }));
+      const v2 = await run(["apply", join(repo, "v2.plan.json"), "--auto-approve"]);
+      expect(v2.code).toBe(1);
+      expect(v2.stderr).toMatch(/plan format 2; this revsync reads format 1/);
+      expect(await emu.writes()).toEqual([]);
+      const ok = await run(["apply", file, "--auto-approve"]);
+      expect(ok.code).toBe(0);
+      expect((await emu.writes()).length).toBe(7);
+    });
+
+    it("without a terminal, apply needs --auto-approve and writes nothing", async () => {
+      const r = await run(["apply"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/without a terminal it needs --auto-approve/);
+      expect(await emu.writes()).toEqual([]);
+    });
+  });
+
+  describe("normalisation", () => {
+    it("a reordered when list, data_identifiers or values file is no change", async () => {
+      await run(["apply", "--auto-approve"]);
+      const hw = join(repo, "policies", "ssp", "hardware.yaml");
+      writeFileSync(
+        hw,
+        readFileSync(hw, "utf8")
+          .replace("data_identifiers: [product_id, currency_code]", "data_identifiers: [currency_code, product_id]")
+          .replace(/ {4}- \{ field_name: product_family.*\n( {4}- \{ field_name: legal_entity.*\n)/, (m, second: string) => second + m.split("\n")[0] + "\n"),
+      );
+      expect(readFileSync(hw, "utf8")).toMatch(/legal_entity[\s\S]*product_family/);
+      const csv = join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
+      const [head, ...rows] = readFileSync(csv, "utf8").trim().split("\n");
+      writeFileSync(csv, [head, ...rows.reverse()].join("\n") + "\n");
+      const r = await run(["plan", "--detailed-exitcode"]);
+      expect(r.stdout.trim()).toBe('No changes. Environment "demo" matches the policy repo.');
+      expect(r.code).toBe(0);
+      expect((await run(["drift"])).code).toBe(0);
+    });
+
+    it("a change to an existing SSP policy is unsupported, with the reason", async () => {
+      const ps = join(repo, "policies", "ssp", "professional-services.yaml");
+      writeFileSync(ps, readFileSync(ps, "utf8").replace("unit_list_price * 0.92", "unit_list_price * 0.95"));
+      const r = await run(["plan"]);
+      expect(r.stdout).toContain(" ! ssp/Professional Services SSP (unsupported)");
+      expect(r.stdout).toMatch(/reason: SSP policies have no update operation/);
+      expect(r.stdout).toContain('expression: "unit_list_price * 0.92" -> "unit_list_price * 0.95"');
+    });
+  });
+
+  describe("export", () => {
+    it("export then plan: no changes", async () => {
+      const dir = join(repo, "exported");
+      mkdirSync(dir);
+      writeFileSync(join(repo, "revsync.yaml"), readFileSync(join(repo, "revsync.yaml"), "utf8").replace("policies: policies", "policies: exported"));
+      const e = await run(["export"]);
+      expect(e.code).toBe(0);
+      expect(e.stdout).toMatch(/wrote exported\/ssp\/hardware-ssp\.yaml/);
+      // The schema line points into the repo (.revsync/schemas/), never into revsync's install.
+      expect(readFileSync(join(dir, "ssp", "hardware-ssp.yaml"), "utf8")).toMatch(
+        /^# yaml-language-server: \$schema=\.\.\/\.\.\/\.revsync\/schemas\/policy-file\.schema\.json\n/,
+      );
+      expect(existsSync(join(repo, ".revsync", "schemas", "policy-file.schema.json"))).toBe(true);
+      expect((await run(["validate"])).code).toBe(0);
+      const p = await run(["plan", "--detailed-exitcode"]);
+      expect(p.stdout.trim()).toBe('No changes. Environment "demo" matches the policy repo.');
+      expect(p.code).toBe(0);
+    });
+  });
+
+  describe("failures and interruption", () => {
+    const EDGE = `apiVersion: revsync/v1
+kind: SspPolicy
+metadata:
+  name: Edge Devices SSP
+spec:
+  method: upload
+  active: true
+  hierarchy_no: 60
+  data_identifiers: [product_id]
+  floor_percentage: 85
+  ceiling_percentage: 115
+batches:
+  - name: FY26-H1
+    status: approved
+    values: values/hardware-fy26-h1.csv
+`;
+
+    it("a create that fails: its review and approve are skipped, the rest applied, exit 1; the next apply finishes", async () => {
+      writeFileSync(join(repo, "policies", "ssp", "edge.yaml"), EDGE);
+      const plan = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      expect(plan.changes.filter((c: any) => c.address.startsWith("ssp/Edge Devices SSP")).map((c: any) => c.action)).toEqual(["create", "review", "approve"]);
+      await emu.admin("POST", "faults", { faults: [{ kind: "status", status: 500, method: "POST", path: "/ssp", body_contains: "Edge Devices SSP" }] });
+      const r = await run(["apply", "--auto-approve"]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/failed {2}create {3}ssp\/Edge Devices SSP: POST .* failed \(500 server error\)/);
+      expect(r.stdout).toContain("skipped review   ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
+      expect(r.stdout).toContain("skipped approve  ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
+      expect(r.stdout).toContain("Apply finished with failures: 7 done, 1 failed, 2 skipped.");
+      const left = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      expect(left.changes.map((c: any) => `${c.action} ${c.address}`)).toEqual([
+        "create ssp/Edge Devices SSP",
+        "review ssp/Edge Devices SSP/batch/FY26-H1",
+        "approve ssp/Edge Devices SSP/batch/FY26-H1",
+      ]);
+      await emu.admin("DELETE", "faults");
+      const again = await run(["apply", "--auto-approve"]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain("Apply complete: 3 done, 0 failed, 0 skipped.");
+      expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
+    });
+
+    it("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
+      await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 400, method: "PATCH" }] });
+      const r = await cli(["apply", "--auto-approve", "--concurrency", "1"], { cwd: repo, env: DEMO_ENV, signalAfter: { ms: 900, signal: "SIGINT" } });
+      expect(r.code).toBe(130);
+      expect(r.stdout).toMatch(/Apply interrupted: \d+ done, 0 failed, \d+ skipped\./);
+      const done = Number(/interrupted: (\d+) done/.exec(r.stdout)?.[1]);
+      expect(done).toBeGreaterThan(0);
+      expect(done).toBeLessThan(7);
+      const left = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      expect(left.changes.length).toBe(7 - done);
+      await emu.admin("DELETE", "faults");
+      expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+      expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
+    });
+
+    it("bad policy input: exit 1, nothing sent", async () => {
+      writeFileSync(join(repo, "policies", "ssp", "bad.yaml"), "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bad }\nspec: { method: nope }\n");
+      const r = await run(["apply", "--auto-approve"]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/policies\/ssp\/bad\.yaml:4:17: error: spec\.method: expected one of/);
+      const journal: any[] = await emu.admin("GET", "requests");
+      expect(journal).toEqual([]);
+    });
+  });
+}
