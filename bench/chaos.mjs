@@ -16,6 +16,6 @@ for (let seed = 1; seed <= count; seed++) {
 }
 const ok = rows.every((r) => r.converged && r.duplicates === 0);
 console.log(
-  `\n${rows.filter((r) => r.converged).length}/${rows.length} seeds converged within three applies; ${rows.reduce((n, r) => n + r.duplicates, 0)} duplicate policies.`,
+  `\n${rows.filter((r) => r.converged).length}/${rows.length} seeds converged within five applies; ${rows.reduce((n, r) => n + r.duplicates, 0)} duplicate policies.`,
 );
 process.exit(ok ? 0 : 1);

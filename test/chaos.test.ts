@@ -5,10 +5,10 @@ import { removeDir } from "./helpers.js";
 // A few fixed seeds of the chaos suite (npm run chaos runs 20+): 20% 503s, 5% dropped connections
 // (half after the write committed), 429 bursts with Retry-After, tokens expiring every 3 s, and 200
 // answers with an error array (a definite refusal: never sent again within a run); ~220 resources.
-// Converge within three applies, never a duplicate.
+// Converge within five applies (each re-sends only what failed), never a duplicate.
 describe("chaos", () => {
   it.each([11, 12, 13])(
-    "seed %i converges within three applies with no duplicate",
+    "seed %i converges within five applies with no duplicate",
     async (seed) => {
       const row = await runSeed(seed, { formulas: 120, uploads: 15 });
       expect(row.detail).toBe("");

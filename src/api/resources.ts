@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.js";
+import { batchNameOf } from "../plan/model.js";
 import { canonicalOperator } from "../plan/normalize.js";
 import type {
   ApprovalActionResult,
@@ -62,7 +63,6 @@ export function createMismatch(sent: SspCreateBody["compliance_spec"][number], l
 }
 
 const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
-const batchNameOf = (i: SspItem): string | undefined => i.batch_name ?? i.name;
 
 // 4.3 to 4.7
 export const ssp = {

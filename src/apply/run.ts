@@ -3,7 +3,7 @@ import { ssp, tenantConfigurations } from "../api/resources.js";
 import { ApiError, UserError } from "../errors.js";
 import type { Change, Plan } from "../plan/model.js";
 import type { SspEnvelope, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
-import { mapLimit } from "../api/clock.js";
+import { mapLimit } from "../map-limit.js";
 import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
 
 export interface ApplyReport {

@@ -41,7 +41,7 @@ export function registerEngine(program: Command, run: Runner): void {
         "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",
       ),
     { format: ["text", "json", "markdown"], target: true },
-  ).action(run(async (f, out) => (await import("./engine.js")).runPlan(f, out)));
+  ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
 
   common(
     program
@@ -54,7 +54,7 @@ export function registerEngine(program: Command, run: Runner): void {
         "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n\nA saved plan is refused when anything it touches changed since it was made.\nExit: 0 done, 1 error, failure or refused, 130 interrupted (SIGINT/SIGTERM).",
       ),
     { format: ["text", "json"], target: true },
-  ).action(run(async (f, out, r, args) => (await import("./engine.js")).runApply(f, out, r, args)));
+  ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
 
   common(
     program
@@ -66,7 +66,7 @@ export function registerEngine(program: Command, run: Runner): void {
         "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted).",
       ),
     { format: ["text", "json", "markdown"], target: true },
-  ).action(run(async (f, out) => (await import("./engine.js")).runDrift(f, out)));
+  ).action(run(async (f, out) => (await import("./drift.js")).runDrift(f, out)));
 
   common(
     program
@@ -75,7 +75,7 @@ export function registerEngine(program: Command, run: Runner): void {
       .option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)")
       .addHelpText("after", "\nExample:\n  revsync export --env sandbox --dir policies"),
     { target: true },
-  ).action(run(async (f, out) => (await import("./engine.js")).runExport(f, out)));
+  ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
 }
 
 export function registerOps(program: Command, run: Runner): void {
@@ -88,7 +88,7 @@ export function registerOps(program: Command, run: Runner): void {
     );
   common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
     format: ["table", "json"],
-  }).action(run(async (f, out) => (await import("./ops.js")).runApprovalsList(f, out)));
+  }).action(run(async (f, out) => (await import("./approvals.js")).runApprovalsList(f, out)));
   for (const action of ["approve", "reject"] as const) {
     common(
       approvalsCmd
@@ -111,7 +111,7 @@ export function registerOps(program: Command, run: Runner): void {
           `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --yes\n\nMore than one upload (or --all): asks first on a terminal; without one, --yes is required.`,
         ),
       { format: ["text", "json"] },
-    ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runApprovalsAct(action, f, out, args)));
+    ).action(run(async (f, out, _r, args) => (await import("./approvals.js")).runApprovalsAct(action, f, out, args)));
   }
   common(
     program
@@ -131,7 +131,7 @@ export function registerOps(program: Command, run: Runner): void {
         "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv",
       ),
     { format: ["table", "json", "csv"] },
-  ).action(run(async (f, out) => (await import("./ops.js")).runErrors(f, out)));
+  ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
   const sspCmd = program
     .command("ssp")
     .description("SSP batch files (spec 4.4, 4.5)")
@@ -143,7 +143,7 @@ export function registerOps(program: Command, run: Runner): void {
       .option("--batch <name>", "template for this batch")
       .option("--output <file>", "write to a file instead of stdout")
       .addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
-  ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("template", f, out, args)));
+  ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("template", f, out, args)));
   common(
     sspCmd
       .command("download")
@@ -151,5 +151,5 @@ export function registerOps(program: Command, run: Runner): void {
       .description("download an uploaded SSP batch's values (CSV), byte for byte")
       .option("--output <file>", "write to a file instead of stdout")
       .addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"),
-  ).action(run(async (f, out, _r, args) => (await import("./ops.js")).runSspFile("download", f, out, args)));
+  ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("download", f, out, args)));
 }

@@ -7,6 +7,11 @@ import { printDiagnostics } from "../report/diagnostics.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 
+/** The environment this run reads: the process environment, under the run's own overrides. */
+export function envOf(flags: GlobalFlags): NodeJS.ProcessEnv {
+  return flags.envOverride ? { ...process.env, ...flags.envOverride } : process.env;
+}
+
 export function concurrencyOf(flags: GlobalFlags): number {
   const n = Number(flags.concurrency ?? 8);
   if (!Number.isInteger(n) || n < 1 || n > 64)
@@ -25,8 +30,8 @@ export function openRepo(flags: GlobalFlags, out: Output): Repo {
 }
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
-export function desiredState(repo: Repo, env: ResolvedEnv, out: Output): DesiredState {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env.vars));
+export function desiredState(repo: Repo, env: ResolvedEnv, out: Output, flags: GlobalFlags): DesiredState {
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env.vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
     printDiagnostics(diagnostics, "text", out, 0);
     throw new UserError("the policy repo has errors (listed above): nothing was sent to the service", "run revsync validate");
@@ -35,7 +40,8 @@ export function desiredState(repo: Repo, env: ResolvedEnv, out: Output): Desired
 }
 
 export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): ResolvedEnv {
-  return resolveEnv(repo, selectEnv(repo, name ?? flags.env, process.env), process.env);
+  const env = envOf(flags);
+  return resolveEnv(repo, selectEnv(repo, name ?? flags.env, env), env);
 }
 
 /** For commands that need only the service (approvals, errors, ssp): revsync.yaml when there is one,
@@ -61,7 +67,8 @@ export function openServiceEnv(flags: GlobalFlags, out: Output): ResolvedEnv {
 }
 
 export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
-  const credentials = credentialsFromEnv(process.env);
+  const penv = envOf(flags);
+  const credentials = credentialsFromEnv(penv);
   return new ApiCore({
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
@@ -77,11 +84,11 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
       out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
     },
     log: (line) => out.verbose(`${out.paint("dim", "http")} ${line}`),
-    retry: process.env.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(process.env.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
+    retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(penv.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
     timeouts: {
-      connectMs: Number(process.env.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),
-      headersMs: Number(process.env.REVSYNC_TIMEOUT_MS ?? 30_000),
-      bodyMs: Number(process.env.REVSYNC_TIMEOUT_MS ?? 60_000),
+      connectMs: Number(penv.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),
+      headersMs: Number(penv.REVSYNC_TIMEOUT_MS ?? 30_000),
+      bodyMs: Number(penv.REVSYNC_TIMEOUT_MS ?? 60_000),
     },
   });
 }

@@ -1,6 +1,10 @@
 import { Command, CommanderError, Option } from "commander";
 import { ApiError, Cancelled, InternalError, UserError, adviceFor } from "../errors.js";
+import { createRequire } from "node:module";
 import { Output, Redactor } from "./output.js";
+
+/** The version in package.json (one level above src/ and dist/). */
+const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
 export interface GlobalFlags {
   env?: string;
@@ -11,6 +15,9 @@ export interface GlobalFlags {
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
+  /** Internal (never a flag): variables that take precedence over the process environment for this run
+   *  (revsync demo points the run at its own emulator without writing process.env). */
+  envOverride?: Record<string, string | undefined>;
 }
 
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
@@ -42,7 +49,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .description(
       "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git,\nplan and apply changes, and detect drift.",
     )
-    .version("0.1.0")
+    .version(VERSION)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) })
     .showSuggestionAfterError(true)

@@ -1,9 +1,10 @@
 import { existsSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { UserError } from "../errors.js";
 import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
-import { runRules } from "./rules.js";
+import { runRules, type ParsedValuesByPath } from "./rules.js";
+import type { SspValueInput } from "../schema/generated/api.js";
 import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
@@ -45,10 +46,19 @@ export interface DesiredTenantConfig {
 export interface DesiredBatch {
   name: string;
   status: "reviewed" | "approved";
+  /** The values file as git holds it, parsed (its text too: a download byte-identical to it needs no
+   *  value-by-value comparison). */
+  values?: GitValues;
   valuesPath?: string;
   valuesShown?: string;
   effective_start_date?: string;
   effective_end_date?: string;
+}
+
+export interface GitValues {
+  text: string;
+  file: string;
+  rows: SspValueInput[];
 }
 
 export interface DesiredSsp {
@@ -195,7 +205,8 @@ export function loadPolicies(
       });
     }
   }
-  diagnostics.push(...runRules(repo.root, docs));
+  const parsed: ParsedValuesByPath = new Map();
+  diagnostics.push(...runRules(repo.root, docs, parsed));
   const desired: DesiredState = { tenantConfigs: [], ssp: [] };
   const failed = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
   for (const d of docs) {
@@ -214,9 +225,11 @@ export function loadPolicies(
         specSource: { file: d.src.file, ...at(d.src, "/spec") },
         batches: (v.batches ?? []).map((b) => {
           const path = b.values ? resolve(dirname(d.absFile), b.values) : undefined;
+          const got = path ? parsed.get(path) : undefined;
           return {
             name: b.name,
             status: b.status,
+            values: got && path ? { text: got.text, file: basename(path), rows: got.values.map(({ line: _l, ...v }) => v) } : undefined,
             valuesPath: path,
             valuesShown: path ? relative(repo.cwd, path) : undefined,
             effective_start_date: b.effective_start_date,

@@ -3,7 +3,7 @@ import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { PolicyDoc } from "./repo.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
-import { readValuesCsv, resolveValuesPath } from "./values.js";
+import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
 
 /** The fields of the update body of spec 4.2 that a policy file may set (guid is taken from live). */
 export const UPDATABLE_TENANT_FIELDS = [
@@ -136,7 +136,11 @@ export function tenantFieldsUpdatable(docs: PolicyDoc[], emit: Emit): void {
   }
 }
 
-export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: Diagnostic[]): void {
+/** Values files parsed while checking, by absolute path: the desired state takes them from here, so each
+ *  file is read once per load. */
+export type ParsedValuesByPath = Map<string, ParsedValues>;
+
+export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: Diagnostic[], parsed: ParsedValuesByPath = new Map()): void {
   for (const d of ssp(docs)) {
     const batches = (d.src.value as SspPolicyFile).batches;
     if (!Array.isArray(batches)) continue;
@@ -157,13 +161,18 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         return;
       }
       // Shown relative to where the policy file is shown from.
-      extra.push(...readValuesCsv(path, normalize(join(dirname(d.src.file), b.values))).diagnostics);
+      let values = parsed.get(path);
+      if (!values) {
+        values = readValuesCsv(path, normalize(join(dirname(d.src.file), b.values)));
+        parsed.set(path, values);
+        extra.push(...values.diagnostics);
+      }
     });
   }
 }
 
 /** Schema checks per kind, then each semantic rule. */
-export function runRules(root: string, docs: PolicyDoc[]): Diagnostic[] {
+export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesByPath = new Map()): Diagnostic[] {
   const out: Diagnostic[] = [];
   const emit: Emit = (doc, pointer, message, opts) => {
     out.push({ file: doc.src.file, ...at(doc.src, pointer, opts?.key), pointer, message, severity: "error", rule: opts?.rule });
@@ -181,6 +190,6 @@ export function runRules(root: string, docs: PolicyDoc[]): Diagnostic[] {
   floorNotAboveCeiling(docs, emit);
   formulaNeedsExpression(docs, emit);
   tenantFieldsUpdatable(docs, emit);
-  batchRules(root, docs, emit, out);
+  batchRules(root, docs, emit, out, parsed);
   return out;
 }

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
 import { CsvSyntaxError, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
@@ -45,22 +45,9 @@ export interface ParsedValues {
   text: string;
 }
 
-const parsedCache = new Map<string, { mtimeMs: number; size: number; parsed: ParsedValues }>();
-
-/** Reads a batch values CSV (the template's header) and checks each row. Validation and the diff
- *  both need it: parsed once per file and run. */
+/** Reads a batch values CSV (the spec's columns, by header name) and checks each row. */
 export function readValuesCsv(absPath: string, shownPath: string): ParsedValues {
-  let stat: { mtimeMs: number; size: number } | undefined;
-  try {
-    stat = statSync(absPath);
-  } catch {
-    stat = undefined;
-  }
-  const hit = stat && parsedCache.get(absPath);
-  if (hit && stat && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size) return hit.parsed;
-  const parsed = parseValuesCsv(absPath, shownPath);
-  if (stat) parsedCache.set(absPath, { mtimeMs: stat.mtimeMs, size: stat.size, parsed });
-  return parsed;
+  return parseValuesCsv(absPath, shownPath);
 }
 
 function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {

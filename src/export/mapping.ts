@@ -1,6 +1,6 @@
 import { Document } from "yaml";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
-import { address, targeted } from "../plan/model.js";
+import { address, batchNameOf, targeted } from "../plan/model.js";
 import type { LivePolicy } from "../live/read.js";
 import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
@@ -136,7 +136,7 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: { name: string; status: string }[] = [];
     for (const b of lp.batches ?? []) {
-      const batchName = b.batch_name ?? b.name;
+      const batchName = batchNameOf(b);
       if (!targeted(address.batch(name, batchName), targets)) continue;
       if (b.status && LISTED_STATUSES.has(b.status)) batches.push({ name: batchName, status: b.status });
       else {

@@ -1,10 +1,10 @@
-import { mapLimit } from "../api/clock.js";
+import { mapLimit } from "../map-limit.js";
 import type { ApiCore } from "../api/core.js";
 import { ssp, tenantConfigurations } from "../api/resources.js";
 import type { DesiredState } from "../config/repo.js";
 import type { SspEnvelope, SspItem, TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import type { LiveValue } from "../ssp/csv.js";
-import { address, targeted } from "../plan/model.js";
+import { address, batchNameOf, targeted } from "../plan/model.js";
 
 export interface LivePolicy {
   envelope: SspEnvelope;
@@ -78,15 +78,15 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
       const lp = live.get(d.name);
       if (!lp?.batches || !targeted(address.ssp(d.name), opts.targets)) continue;
       for (const b of d.batches) {
-        const lb = lp.batches.find((x) => x.batch_name === b.name || x.name === b.name);
-        if (b.valuesPath && lb) jobs.push({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });
+        const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
+        if (b.values && lb) jobs.push({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });
       }
     }
     total += jobs.length;
     await mapLimit(jobs, opts.concurrency, async (j) => {
       if (typeof j.batch.file_id === "string" && j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });
       else {
-        const item = await ssp.batch(core, j.policy, j.batch.batch_name ?? j.batch.name);
+        const item = await ssp.batch(core, j.policy, batchNameOf(j.batch));
         values.set(j.key, item?.ssp_values ?? []);
       }
       tick(j.key);

@@ -1,13 +1,13 @@
 import { UserError } from "../errors.js";
 import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
-import { readValuesCsv } from "../config/values.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
 import { CsvSyntaxError, valuesFromCsv, type LiveValue } from "../ssp/csv.js";
 import {
   ACTIONS,
   address,
+  batchNameOf,
   DRIFT_CLASSES,
   PLAN_FORMAT_VERSION,
   planChecksum,
@@ -41,7 +41,7 @@ export const REASONS = {
 const countRows = (vdiff: FieldDiff[]): number => new Set(vdiff.map((x) => x.path)).size;
 
 const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
-const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => (b.batch_name ?? b.name) === name);
+const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => batchNameOf(b) === name);
 
 /** What building a plan found that the plan itself cannot carry: problems (nothing may be sent) and
  *  notes (said once). */
@@ -66,10 +66,10 @@ function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, findings?: PlanFindings): F
 }
 
 function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff[] {
-  if (!b.valuesPath) return [];
+  if (!b.values) return [];
   const held = live.values.get(`${policy}/${b.name}`);
   if (!held) return [];
-  const git = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath);
+  const git = b.values;
   // The download is the uploaded file: byte-identical to git's file means the same values.
   if (!Array.isArray(held) && held.csv === git.text) return [];
   let got: readonly LiveValue[];
@@ -81,7 +81,7 @@ function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff
       `the service's values file of ${address.batch(policy, b.name)} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`,
     );
   }
-  const delta = compareValues(keyedValues(git.values), got);
+  const delta = compareValues(keyedValues(git.rows), got);
   const out: FieldDiff[] = [];
   for (const k of delta.changed) out.push({ path: `values[${k}]`, kind: "changed" });
   for (const k of delta.added) out.push({ path: `values[${k}]`, kind: "added" });
@@ -128,13 +128,13 @@ export function createItem(d: DesiredSsp): { item: SspCreateItem; missing: [] } 
 }
 
 function uploadBatch(b: DesiredBatch): SspCreateBatch | undefined {
-  if (!b.valuesPath) return undefined;
-  const values = readValuesCsv(b.valuesPath, b.valuesShown ?? b.valuesPath).values.map(({ line: _l, ...v }) => v);
+  if (!b.values) return undefined;
+  const values = b.values.rows;
   const starts = values.map((v) => v.effective_start_date).sort();
   const ends = values.map((v) => v.effective_end_date).sort();
   return {
     batch_name: b.name,
-    file_name: b.valuesPath.split(/[\\/]/).pop(),
+    file_name: b.values.file,
     effective_start_date: b.effective_start_date ?? starts[0] ?? "",
     effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
     ssp_values: values,
@@ -457,7 +457,7 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
   for (const d of desired.ssp) {
     const lp = live.ssp.get(d.name);
     for (const lb of lp?.batches ?? []) {
-      const name = lb.batch_name ?? lb.name;
+      const name = batchNameOf(lb);
       const baddr = address.batch(d.name, name);
       if (!targeted(baddr, t) || d.batches.some((b) => b.name === name)) continue;
       items.push({

@@ -84,6 +84,12 @@ export function summarize<K extends string>(keys: K[], items: { [k: string]: unk
   return out;
 }
 
+/** A batch item's name: the service fills batch_name, or only name (spec 2.3). The one matcher of
+ *  batch names: exact, case-sensitive. */
+export function batchNameOf(item: { batch_name?: string; name?: string }): string {
+  return item.batch_name ?? item.name ?? "";
+}
+
 export const address = {
   tenant: (name: string): string => `tenant-configuration/${name}`,
   ssp: (name: string): string => `ssp/${name}`,

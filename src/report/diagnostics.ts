@@ -1,5 +1,5 @@
 import type { Diagnostic } from "../config/diagnostics.js";
-import type { Output } from "../cli/output.js";
+import type { Sink } from "./painter.js";
 
 function escapeData(s: string): string {
   return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
@@ -9,7 +9,7 @@ function escapeProp(s: string): string {
 }
 
 /** file:line:col: error: message, as compilers print it; or JSON; plus GitHub annotations in Actions. */
-export function printDiagnostics(list: Diagnostic[], format: string, out: Output, files: number): void {
+export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, files: number): void {
   const errors = list.filter((d) => d.severity === "error").length;
   if (format === "json") {
     out.out(JSON.stringify({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list }, null, 2));

@@ -1,4 +1,4 @@
-import type { Output } from "../cli/output.js";
+import type { Painter } from "./painter.js";
 import type { ApplyReport } from "../apply/run.js";
 import type { Action, DriftReport, FieldDiff, Plan } from "../plan/model.js";
 
@@ -29,7 +29,7 @@ export function hasChanges(plan: Plan): boolean {
   return plan.changes.length > 0;
 }
 
-export function planText(plan: Plan, out: Output): string {
+export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
   if (!hasChanges(plan)) {
     lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} matches the policy repo.`);
@@ -83,7 +83,7 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
   return body + tail;
 }
 
-export function driftText(report: DriftReport, out: Output): string {
+export function driftText(report: DriftReport, out: Painter): string {
   if (!report.drift.length) return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo.`;
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
@@ -121,7 +121,7 @@ export function driftMarkdown(report: DriftReport): string {
   return text;
 }
 
-export function applyText(report: ApplyReport, out: Output): string {
+export function applyText(report: ApplyReport, out: Painter): string {
   const mark = { done: out.paint("green", "done   "), failed: out.paint("red", "failed "), skipped: out.paint("yellow", "skipped") };
   const lines = report.outcomes.map((o) => `${mark[o.status]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
   const s = report.summary;

@@ -1,0 +1,120 @@
+import { resolve } from "node:path";
+import { applyPlan, checkPreconditions } from "../apply/run.js";
+import { UserError } from "../errors.js";
+import { PLAN_FORMAT_VERSION, type Plan } from "../plan/model.js";
+import { applyText, hasChanges, planText } from "../report/plan.js";
+import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+import { checkBinding, readPlanFile } from "./plan-file.js";
+import { startProgress } from "./progress.js";
+import { askYes } from "./prompt.js";
+import { makePlan } from "./reading.js";
+
+export interface ApplyFlags extends GlobalFlags {
+  autoApprove?: boolean;
+}
+
+export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
+  const repo = openRepo(flags, out);
+  const planFile = args[0];
+  const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
+  const env = openEnv(repo, flags, flags.env ?? saved?.environment);
+  if (saved && saved.environment !== env.name) {
+    throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
+  }
+  if (saved && planFile) checkBinding(saved, env, planFile);
+  const core = openClient(env, flags, out);
+  // From here on the first signal never kills apply mid-step: nothing new starts, what is in flight
+  // finishes. A second one stops at once and names what was in flight (like Terraform).
+  let stopping = false;
+  let hardStop: () => void = () => undefined;
+  const hard = new Promise<"hard">((r) => (hardStop = () => r("hard")));
+  const inFlight = new Map<number, string>();
+  const onSignal = (sig: string) => (): void => {
+    if (!stopping) {
+      stopping = true;
+      out.warn(`${sig}: starting nothing new; waiting for the requests in flight (interrupt again to stop at once)`);
+    } else hardStop();
+  };
+  const onInt = onSignal("SIGINT");
+  const onTerm = onSignal("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  const work = async (): Promise<number> => {
+    let plan: Plan;
+    if (saved) {
+      plan = saved;
+      const stale = await checkPreconditions(core, plan, concurrencyOf(flags));
+      if (stale.length) {
+        throw new UserError(
+          `the saved plan is stale: the service changed since it was made, so nothing was applied.\n  ${stale.join("\n  ")}`,
+          "run revsync plan again and review the new plan",
+        );
+      }
+    } else plan = await makePlan(repo, env, core, flags, out);
+    out.info(planText(plan, out));
+    if (!plan.changes.some((c) => c.action !== "unsupported")) {
+      out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");
+      return 0;
+    }
+    if (stopping) {
+      out.error("apply interrupted before it wrote anything");
+      return 130;
+    }
+    out.info(`Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}.`);
+    if (!flags.autoApprove) {
+      if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      try {
+        if (!(await askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: "))) {
+          out.error("apply cancelled: nothing was written");
+          return 1;
+        }
+      } finally {
+        process.on("SIGINT", onInt);
+        process.on("SIGTERM", onTerm);
+      }
+    }
+    const progress = await startProgress(out, "Applying…", flags.quiet);
+    try {
+      const report = await applyPlan(core, plan, {
+        concurrency: concurrencyOf(flags),
+        isStopping: () => stopping,
+        onStart: (s) => {
+          inFlight.set(s.id, `${s.change.action} ${s.change.address}`);
+          out.verbose(`start ${s.change.action} ${s.change.address}`);
+          progress.update(`Applying: ${s.change.action} ${s.change.address}`);
+        },
+        onFinish: (o, done, total) => {
+          inFlight.delete(o.step.id);
+          progress.update(`Applying: ${done}/${total} finished`);
+          out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
+        },
+      });
+      progress.stop();
+      if (flags.format === "json") out.out(JSON.stringify({ format_version: PLAN_FORMAT_VERSION, ...report }, null, 2));
+      else out.out(applyText(report, out));
+      if (report.interrupted) return 130;
+      return report.summary.failed ? 1 : 0;
+    } finally {
+      progress.stop();
+    }
+  };
+  try {
+    const first = await Promise.race([work(), hard]);
+    if (first !== "hard") return first;
+    const pending = [...inFlight.values()];
+    out.error(
+      pending.length
+        ? `interrupted again: stopping now. The outcome of these requests in flight is unknown:\n  ${pending.join("\n  ")}\nRun revsync plan to see what landed.`
+        : "interrupted again: stopping now; no write was in flight. Run revsync plan to see what is left.",
+    );
+    return 130;
+  } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+    if (!inFlight.size) await core.close();
+  }
+}

@@ -1,0 +1,118 @@
+import { approvals } from "../api/resources.js";
+import { UserError } from "../errors.js";
+import type { PendingApprovalRecord } from "../schema/generated/api.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+import { askYes } from "./prompt.js";
+import { table, time, withClient } from "./service-command.js";
+
+// ---- approvals (4.8, 4.9)
+
+export async function runApprovalsList(flags: GlobalFlags, out: Output): Promise<number> {
+  return withClient(flags, out, async (core) => {
+    const p = await approvals.pending(core);
+    if (flags.format === "json") {
+      out.out(JSON.stringify(p, null, 2));
+      return 0;
+    }
+    out.out(
+      `Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`,
+    );
+    const records = p.records ?? [];
+    if (!records.length) {
+      out.out("No uploads are pending approval.");
+      return 0;
+    }
+    out.out("");
+    out.out(
+      table([
+        ["APPROVAL ID", "FILE", "TYPE", "ROWS", "UPLOADED BY", "UPLOADED AT", "OWN UPLOAD"],
+        ...records.map((r) => [
+          r.approval_id ?? "",
+          r.file_name ?? "",
+          r.ingested_transaction_type ?? "",
+          String(r.total_rows_received ?? ""),
+          r.uploaded_by ?? "",
+          time(r.upload_time),
+          r.is_own_upload ? "yes" : "no",
+        ]),
+      ]),
+    );
+    out.out(`\n${p.total_records ?? records.length} pending.`);
+    return 0;
+  });
+}
+
+export interface ActFlags extends GlobalFlags {
+  comment?: string;
+  all?: boolean;
+  type?: string;
+  uploadedBy?: string;
+  file?: string;
+  dryRun?: boolean;
+  yes?: boolean;
+}
+
+export async function runApprovalsAct(action: "approve" | "reject", flags: ActFlags, out: Output, ids: string[]): Promise<number> {
+  if (!flags.comment || flags.comment.trim() === "") throw new UserError(`--comment is required: the service needs a comment to ${action} an upload`);
+  if (flags.all && ids.length) throw new UserError("give approval ids or --all, not both");
+  if (!flags.all && !ids.length) throw new UserError(`name the approval ids to ${action}, or use --all with filters (revsync approvals list shows them)`);
+  if (!flags.all && (flags.type || flags.uploadedBy || flags.file)) throw new UserError("--type, --uploaded-by and --file filter --all");
+  return withClient(flags, out, async (core, env) => {
+    const pending = (await approvals.pending(core)).records ?? [];
+    let chosen: PendingApprovalRecord[];
+    if (flags.all) {
+      chosen = pending.filter(
+        (r) =>
+          (!flags.type || (r.ingested_transaction_type ?? "").toUpperCase() === flags.type.toUpperCase()) &&
+          (!flags.uploadedBy || r.uploaded_by === flags.uploadedBy) &&
+          (!flags.file || (r.file_name ?? "").includes(flags.file)),
+      );
+    } else {
+      const unknown = ids.filter((id) => !pending.some((r) => r.approval_id === id));
+      if (unknown.length) throw new UserError(`not pending approval: ${unknown.join(", ")} (revsync approvals list shows what is pending)`);
+      chosen = ids.map((id) => pending.find((r) => r.approval_id === id) as PendingApprovalRecord);
+    }
+    if (action === "approve") {
+      for (const r of chosen.filter((x) => x.is_own_upload)) {
+        out.warn(
+          `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`,
+        );
+      }
+      chosen = chosen.filter((x) => !x.is_own_upload);
+    }
+    if (!chosen.length) {
+      out.error(`nothing to ${action}`);
+      return 1;
+    }
+    const idsToSend = chosen.map((r) => r.approval_id ?? "");
+    if (flags.dryRun) {
+      out.out(`Would ${action} ${idsToSend.length} upload(s):`);
+      for (const r of chosen)
+        out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
+      return 0;
+    }
+    if ((flags.all || idsToSend.length > 1) && !flags.yes) {
+      if (!out.interactive) {
+        throw new UserError(
+          `${action} of ${idsToSend.length} upload(s) at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`,
+        );
+      }
+      out.info(`revsync will ${action} ${idsToSend.length} upload(s) in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
+      for (const r of chosen)
+        out.info(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
+      if (!(await askYes(out, `\nDo you want to ${action} these uploads? Only 'yes' will be accepted: `))) {
+        out.error(`${action} cancelled: nothing was sent`);
+        return 1;
+      }
+    }
+    const literal = action === "approve" ? env.approveAction : env.rejectAction;
+    const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
+    if (flags.format === "json") out.out(JSON.stringify({ action, approval_ids: idsToSend, ...res }, null, 2));
+    else
+      out.out(
+        `${action === "approve" ? "Approved" : "Rejected"}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; the service said: ${res.message}`,
+      );
+    return res.status === "success" ? 0 : 1;
+  });
+}

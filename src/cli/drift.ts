@@ -1,0 +1,42 @@
+import { environmentNames, selectEnv } from "../config/repo.js";
+import { buildDrift } from "../plan/build.js";
+import type { DriftReport } from "../plan/model.js";
+import { driftMarkdown, driftText } from "../report/plan.js";
+import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+import { readWithProgress } from "./reading.js";
+
+export interface DriftFlags extends GlobalFlags {
+  allEnvs?: boolean;
+}
+
+export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
+  const repo = openRepo(flags, out);
+  const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, envOf(flags))];
+  const reports: DriftReport[] = [];
+  let code = 0;
+  for (const name of names) {
+    try {
+      const env = openEnv(repo, flags, name);
+      const core = openClient(env, flags, out);
+      try {
+        const desired = desiredState(repo, env, out, flags);
+        const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
+        const report = buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] });
+        reports.push(report);
+        if (flags.format === "markdown") out.out(driftMarkdown(report));
+        else if (flags.format !== "json") out.out(driftText(report, out));
+        if (report.drift.length && code === 0) code = 2;
+      } finally {
+        await core.close();
+      }
+    } catch (e) {
+      if (!flags.allEnvs) throw e;
+      out.error(`${name}: ${(e as Error).message}`);
+      code = 1;
+    }
+  }
+  if (flags.format === "json") out.out(JSON.stringify(flags.allEnvs ? reports : reports[0], null, 2));
+  return code;
+}

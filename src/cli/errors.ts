@@ -1,0 +1,131 @@
+import { errorTransactions } from "../api/resources.js";
+import { isDate } from "../config/values.js";
+import { UserError } from "../errors.js";
+import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
+import { formatCsv } from "../ssp/csv.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+import { table, withClient } from "./service-command.js";
+
+// ---- error transactions (4.10)
+
+export interface ErrorsFlags extends GlobalFlags {
+  type?: string;
+  kind?: string;
+  code?: string;
+  requestId?: string;
+  financialId?: string;
+  from?: string;
+  to?: string;
+  legalEntity?: string;
+  summary?: boolean;
+}
+
+const MISSING_POLICY_SET: Record<string, string> = {
+  "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them",
+};
+
+export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number> {
+  const type = (flags.type ?? "").toLowerCase();
+  if (!["order", "invoice", "event", "mje"].includes(type))
+    throw new UserError(`--type must be order, invoice, event or mje${flags.type ? `, got ${JSON.stringify(flags.type)}` : " (it is required)"}`);
+  if (flags.kind && !["remediable", "discarded"].includes(flags.kind))
+    throw new UserError(`--kind must be remediable or discarded, got ${JSON.stringify(flags.kind)}`);
+  for (const [flag, v] of [
+    ["--from", flags.from],
+    ["--to", flags.to],
+  ] as const) {
+    if (v !== undefined && !isDate(v)) throw new UserError(`${flag} must be a date YYYY-MM-DD, got ${JSON.stringify(v)}`);
+  }
+  if (flags.from && flags.to && flags.from > flags.to) throw new UserError(`--from ${flags.from} is after --to ${flags.to}`);
+  const filter: ErrorTransactionFilter = {
+    transaction_type: type as ErrorTransactionFilter["transaction_type"],
+    error_warning_type: flags.kind as ErrorTransactionFilter["error_warning_type"],
+    error_warning_code: flags.code,
+    error_request_id: flags.requestId,
+    financial_id: flags.financialId,
+    error_from_date: flags.from,
+    error_to_date: flags.to,
+    legal_entity: flags.legalEntity,
+  };
+  for (const k of Object.keys(filter) as (keyof ErrorTransactionFilter)[]) if (filter[k] === undefined) delete filter[k];
+  return withClient(flags, out, async (core) => {
+    const list = await errorTransactions.list(core, filter);
+    const records: ErrorTransactionRecord[] = list.flatMap((e) => e.compliance_spec ?? []);
+    if (flags.summary) {
+      const groups = new Map<string, ErrorTransactionRecord[]>();
+      for (const r of records) groups.set(r.error_warning_code ?? "", [...(groups.get(r.error_warning_code ?? "") ?? []), r]);
+      const rows = [...groups]
+        .sort((a, b) => b[1].length - a[1].length)
+        .map(([code, rs]) => ({
+          code,
+          count: rs.length,
+          message: rs[0]?.error_warning_message ?? "",
+          suggestion: rs[0]?.suggestions ?? "",
+          missing_policy_set: MISSING_POLICY_SET[code],
+        }));
+      if (flags.format === "json") out.out(JSON.stringify(rows, null, 2));
+      else if (flags.format === "csv")
+        out.raw(formatCsv([["code", "count", "message", "suggestion"], ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion])]));
+      else {
+        if (!rows.length) out.out("No error transactions match.");
+        for (const r of rows) {
+          out.out(`${out.paint("bold", r.code)}  ${r.count} transaction(s): ${r.message}`);
+          out.out(`    suggestion: ${r.suggestion}`);
+          if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
+        }
+      }
+      return 0;
+    }
+    if (flags.format === "json") out.out(JSON.stringify(records, null, 2));
+    else if (flags.format === "csv") {
+      out.raw(
+        formatCsv([
+          [
+            "error_id",
+            "error_date",
+            "error_warning_code",
+            "error_warning_type",
+            "document_identifier",
+            "request_id",
+            "legal_entity",
+            "error_warning_field",
+            "error_warning_message",
+            "suggestions",
+          ],
+          ...records.map((r) => [
+            r.error_id ?? "",
+            r.error_date ?? "",
+            r.error_warning_code ?? "",
+            r.error_warning_type ?? "",
+            r.document_identifier ?? "",
+            r.request_id ?? "",
+            r.document_details?.legal_entity ?? "",
+            r.error_warning_field ?? "",
+            r.error_warning_message ?? "",
+            r.suggestions ?? "",
+          ]),
+        ]),
+      );
+    } else if (!records.length) out.out("No error transactions match.");
+    else {
+      out.out(
+        table([
+          ["ERROR ID", "DATE", "CODE", "KIND", "DOCUMENT", "ENTITY", "FIELD", "MESSAGE"],
+          ...records.map((r) => [
+            r.error_id ?? "",
+            r.error_date ?? "",
+            r.error_warning_code ?? "",
+            r.error_warning_type ?? "",
+            r.document_identifier ?? "",
+            r.document_details?.legal_entity ?? "",
+            r.error_warning_field ?? "",
+            r.error_warning_message ?? "",
+          ]),
+        ]),
+      );
+      out.out(`\n${list[0]?.total_records ?? records.length} error transaction(s).`);
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,37 @@
+import { resolve } from "node:path";
+import { hasChanges, planMarkdown, planText } from "../report/plan.js";
+import { writeUserFile } from "../user-files.js";
+import type { Plan } from "../plan/model.js";
+import { openClient, openEnv, openRepo } from "./context.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+import { makePlan } from "./reading.js";
+
+export interface PlanFlags extends GlobalFlags {
+  out?: string;
+  detailedExitcode?: boolean;
+}
+
+function printPlan(plan: Plan, format: string, out: Output): void {
+  if (format === "json") out.out(JSON.stringify(plan, null, 2));
+  else if (format === "markdown") out.out(planMarkdown(plan));
+  else out.out(planText(plan, out));
+  if (format === "text") for (const n of plan.notes ?? []) out.info(`Note: ${n}`);
+}
+
+export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
+  const repo = openRepo(flags, out);
+  const env = openEnv(repo, flags);
+  const core = openClient(env, flags, out);
+  try {
+    const plan = await makePlan(repo, env, core, flags, out);
+    printPlan(plan, flags.format ?? "text", out);
+    if (flags.out) {
+      writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
+      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
+    }
+    return flags.detailedExitcode && hasChanges(plan) ? 2 : 0;
+  } finally {
+    await core.close();
+  }
+}

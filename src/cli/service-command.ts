@@ -1,0 +1,32 @@
+import { openClient, openServiceEnv } from "./context.js";
+import type { GlobalFlags } from "./main.js";
+import type { Output } from "./output.js";
+
+/** What the service commands (approvals, errors, ssp) share: a table, times, and a client for the run. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+export const time = (epoch: number | undefined): string => (epoch ? new Date(epoch * 1000).toISOString().replace(".000Z", "Z") : "");
+
+export async function withClient<T>(
+  flags: GlobalFlags,
+  out: Output,
+  fn: (core: ReturnType<typeof openClient>, env: ReturnType<typeof openServiceEnv>) => Promise<T>,
+): Promise<T> {
+  const env = openServiceEnv(flags, out);
+  const core = openClient(env, flags, out);
+  try {
+    return await fn(core, env);
+  } finally {
+    await core.close();
+  }
+}

@@ -1,0 +1,10 @@
+/** What reports need of the output: colouring (or not) a piece of text. cli/Output provides it. */
+export interface Painter {
+  paint(color: "red" | "green" | "yellow" | "cyan" | "bold" | "dim", text: string): string;
+}
+
+/** What printers need besides colour: somewhere to write results (stdout). */
+export interface Sink extends Painter {
+  out(text: string): void;
+  raw(text: string): void;
+}
