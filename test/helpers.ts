@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -179,4 +179,19 @@ export async function api(url: string, tok: string, method: string, path: string
     /* CSV */
   }
   return { status: res.status, body: parsed };
+}
+
+/** A folder to put first on PATH: its `npx` runs `npx revsync …` as the built CLI directly (the same
+ *  binary npx resolves, without npx's second of resolving it) and anything else through the real npx.
+ *  Tests of README lines and CI recipes use it; the README's first command still goes through the real
+ *  npx, and npm start through npm. */
+export function npxShim(): string {
+  const dir = mkdtempSync(join(tmpdir(), "revsync-npx-"));
+  const real = execFileSync("bash", ["-c", "command -v npx"], { encoding: "utf8" }).trim();
+  writeFileSync(
+    join(dir, "npx"),
+    `#!/usr/bin/env bash\nif [ "$1" = revsync ]; then shift; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"; fi\nexec ${JSON.stringify(real)} "$@"\n`,
+    { mode: 0o755 },
+  );
+  return dir;
 }

@@ -2,11 +2,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { removeDir, ROOT } from "./helpers.js";
+import { npxShim, removeDir, ROOT } from "./helpers.js";
 
 // Every `sh` block of the README runs here as written, in order, in a copy of the project's policy
-// repo. A line marked "(runs until stopped)" is started in the background and stopped at the end.
-// `console` blocks (npm ci, npm start, npm test) are what CI and the npm start test run.
+// repo. A line marked "(runs until stopped)" is started in the background (through the real npx, on a
+// port the OS picks, so that a quick-start emulator on 4010 never breaks npm test) and stopped at the
+// end; the lines after it reach it through REVSYNC_BASE_URL/REVSYNC_AUTH_URL, the documented overrides,
+// and a literal http://127.0.0.1:4010 in a line is its URL. The other `npx revsync` lines run the built
+// CLI directly (npxShim). `console` blocks (npm ci, npm start, npm test) are what CI and the npm start
+// test run.
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 const work = join(ROOT, ".revsync-tmp", `readme-${process.pid}`);
@@ -34,14 +38,17 @@ function run(cmd: string, env: Record<string, string>): Promise<{ code: number; 
   });
 }
 
-function startBackground(cmd: string, env: Record<string, string>): Promise<void> {
+function startBackground(cmd: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", `exec ${cmd}`], { cwd: work, env, detached: true });
+    // The real npx, not the shim: the quick start's first command is resolved as a user's would be.
+    const realEnv = { ...env, PATH: env.PATH?.split(":").slice(1).join(":") ?? "" };
+    const child = spawn("bash", ["-c", `exec ${cmd} --port 0`], { cwd: work, env: realEnv, detached: true });
     background.push(child);
     let out = "";
     const onData = (d: Buffer): void => {
       out += d.toString();
-      if (/^base_url /m.test(out)) resolve();
+      const m = /^base_url (\S+)$/m.exec(out);
+      if (m) resolve(m[1] as string);
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -58,7 +65,9 @@ describe("README", () => {
     mkdirSync(work, { recursive: true });
     cpSync(join(ROOT, "revsync.yaml"), join(work, "revsync.yaml"));
     cpSync(join(ROOT, "policies"), join(work, "policies"), { recursive: true });
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1" };
+    const shim = npxShim();
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1", PATH: `${shim}:${process.env.PATH ?? ""}` };
+    let url = "";
     for (const k of ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD", "REVSYNC_TOKEN", "REVSYNC_BASE_URL", "REVSYNC_ENV"])
       delete env[k];
     let ran = 0;
@@ -71,10 +80,11 @@ describe("README", () => {
           continue;
         }
         if (line.includes("(runs until stopped)")) {
-          await startBackground(line.replace(/#.*$/, "").trim(), env);
+          url = await startBackground(line.replace(/#.*$/, "").trim(), env);
+          Object.assign(env, { REVSYNC_BASE_URL: url, REVSYNC_AUTH_URL: url });
           continue;
         }
-        const r = await run(line, env);
+        const r = await run(url ? line.replaceAll("http://127.0.0.1:4010", url) : line, env);
         ran++;
         expect(`${line}\n${r.out}`).not.toMatch(/internal error/);
         expect({ line, code: r.code, out: r.code === 0 ? "" : r.out }).toEqual({ line, code: 0, out: "" });

@@ -3,13 +3,14 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, removeDir, ROOT, startEmu, updateBody, type Emu } from "./helpers.js";
+import { api, npxShim, removeDir, ROOT, startEmu, updateBody, type Emu } from "./helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) and `npm ci` are the
 // CI's own; everything else runs as written.
 let emu: Emu;
 let work: string;
+const shim = npxShim();
 
 beforeAll(async () => {
   emu = await startEmu();
@@ -34,6 +35,7 @@ beforeEach(async () => {
 function ciEnv(env: string): Record<string, string> {
   return {
     ...(process.env as Record<string, string>),
+    PATH: `${shim}:${process.env.PATH ?? ""}`,
     NO_COLOR: "1",
     CI: "true",
     ENVIRONMENT: env,

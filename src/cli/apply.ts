@@ -113,8 +113,10 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     );
     return 130;
   } finally {
+    // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
+    // a process whose writes are done without a word.
+    if (!inFlight.size) await core.close();
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);
-    if (!inFlight.size) await core.close();
   }
 }
