@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { canonicalConditions, compareValues, fieldDiff, keyedValues } from "./normalize.js";
+
+describe("fieldDiff", () => {
+  it.each([
+    ["same", { a: 1, b: "x" }, { a: 1, b: "x" }, []],
+    ["a changed scalar", { a: 1 }, { a: 2 }, [{ path: "a", kind: "changed", before: 1, after: 2 }]],
+    ["a field only in git", {}, { a: true }, [{ path: "a", kind: "added", before: undefined, after: true }]],
+    ["a field only in the service", { a: true }, {}, [{ path: "a", kind: "removed", before: true, after: undefined }]],
+    ["a list is reported whole", { l: [1, 2] }, { l: [1, 3] }, [{ path: "l", kind: "changed", before: [1, 2], after: [1, 3] }]],
+    [
+      "a nested object is reported at its top field",
+      { o: { x: 1, y: 1 } },
+      { o: { x: 2, y: 2 } },
+      [{ path: "o", kind: "changed", before: { x: 1, y: 1 }, after: { x: 2, y: 2 } }],
+    ],
+    ["null against a value", { a: null }, { a: 0 }, [{ path: "a", kind: "changed", before: null, after: 0 }]],
+  ])("%s", (_name, before, after, expected) => {
+    expect(fieldDiff(before as Record<string, unknown>, after as Record<string, unknown>)).toEqual(expected);
+  });
+});
+
+const v = (product_id: string, mid_point = 100, currency_code = "USD") => ({
+  product_id,
+  currency_code,
+  value_type: "Percent",
+  below_mid_point: 90,
+  mid_point,
+  above_mid_point: 110,
+  effective_start_date: "2026-01-01",
+  effective_end_date: "2026-06-30",
+});
+
+describe("compareValues", () => {
+  it.each([
+    ["same values in another order", [v("A"), v("B")], [v("B"), v("A")], { added: [], removed: [], changed: [] }],
+    ["a changed mid point", [v("A", 100)], [v("A", 101)], { added: [], removed: [], changed: ["A|USD|2026-01-01"] }],
+    ["only in git", [v("A"), v("B")], [v("A")], { added: ["B|USD|2026-01-01"], removed: [], changed: [] }],
+    ["only in the service", [v("A")], [v("A"), v("A", 100, "EUR")], { added: [], removed: ["A|EUR|2026-01-01"], changed: [] }],
+    ["both empty", [], [], { added: [], removed: [], changed: [] }],
+  ])("%s", (_name, git, live, expected) => {
+    expect(compareValues(keyedValues(git), live)).toEqual(expected);
+  });
+});
+
+describe("canonicalConditions", () => {
+  it("orders conditions and spells operators one way (symbols as words)", () => {
+    const a = canonicalConditions([
+      { field_name: "b", operator: ">=", value: "1" },
+      { field_name: "a", operator: "equality", value: "x" },
+    ]);
+    const b = canonicalConditions([
+      { field_name: "a", operator: "equality", value: "x" },
+      { field_name: "b", operator: "greater or equal", value: "1" },
+    ]);
+    expect(a).toEqual(b);
+    expect(a[1]?.operator).toBe("greater or equal");
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { CsvSyntaxError, parseCsv, valuesColumns, valuesFromCsv } from "./csv.js";
+
+describe("parseCsv", () => {
+  it.each([
+    [
+      "the fast path (no quotes)",
+      "a,b\n1,2\n",
+      [
+        { line: 1, cells: ["a", "b"] },
+        { line: 2, cells: ["1", "2"] },
+      ],
+    ],
+    [
+      "CRLF, a BOM and empty lines",
+      "\ufeffa,b\r\n\r\n1,2\r\n",
+      [
+        { line: 1, cells: ["a", "b"] },
+        { line: 3, cells: ["1", "2"] },
+      ],
+    ],
+    [
+      "quoted commas and doubled quotes",
+      'a,b\n"x, y","say ""hi"""\n',
+      [
+        { line: 1, cells: ["a", "b"] },
+        { line: 2, cells: ["x, y", 'say "hi"'] },
+      ],
+    ],
+    [
+      "a quoted newline: the next row keeps its own line",
+      'a,b\n"x\ny",1\nz,2\n',
+      [
+        { line: 1, cells: ["a", "b"] },
+        { line: 2, cells: ["x\ny", "1"] },
+        { line: 4, cells: ["z", "2"] },
+      ],
+    ],
+    [
+      "no trailing newline",
+      "a\n1",
+      [
+        { line: 1, cells: ["a"] },
+        { line: 2, cells: ["1"] },
+      ],
+    ],
+  ])("%s", (_name, text, rows) => {
+    expect(parseCsv(text)).toEqual(rows);
+  });
+
+  it.each([
+    ["an unterminated quote, at the line it opens", 'a,b\n1,2\n"3,4\n5,6\n', 3, /opens here and never closes/],
+    ["a quote inside an unquoted field", 'a,b\nx"y,1\n', 2, /a quote inside an unquoted field/],
+  ])("%s", (_name, text, line, message) => {
+    const e = (() => {
+      try {
+        parseCsv(text);
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    })();
+    expect(e).toBeInstanceOf(CsvSyntaxError);
+    expect((e as CsvSyntaxError).line).toBe(line);
+    expect((e as Error).message).toMatch(message);
+  });
+});
+
+describe("valuesColumns", () => {
+  const all = ["product_id", "currency_code", "value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_start_date", "effective_end_date"];
+  it("any order, matched by name", () => {
+    const header = [...all].reverse();
+    expect(valuesColumns(header)).toEqual({ index: all.map((c) => header.indexOf(c)), problems: [] });
+  });
+  it.each([
+    ["missing", all.slice(1), ['missing column "product_id"']],
+    ["unknown", [...all, "ssp_value_id"], [expect.stringMatching(/^unknown column "ssp_value_id" \(column 9\)/)]],
+    ["repeated", [...all, "mid_point"], ['column "mid_point" is repeated (columns 5 and 9)']],
+    ["semicolons", [all.join(";")], [expect.stringMatching(/looks semicolon-separated/)]],
+  ])("%s", (_name, header, problems) => {
+    expect(valuesColumns(header).problems).toEqual(problems);
+  });
+  it("a download is read by header name", () => {
+    const csv =
+      "mid_point,product_id,currency_code,value_type,below_mid_point,above_mid_point,effective_start_date,effective_end_date\n100,P-1,USD,Percent,90,110,2026-01-01,2026-06-30\n";
+    expect(valuesFromCsv(csv)).toEqual([
+      {
+        product_id: "P-1",
+        currency_code: "USD",
+        value_type: "Percent",
+        below_mid_point: 90,
+        mid_point: 100,
+        above_mid_point: 110,
+        effective_start_date: "2026-01-01",
+        effective_end_date: "2026-06-30",
+      },
+    ]);
+  });
+});

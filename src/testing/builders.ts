@@ -1,0 +1,95 @@
+/** In-memory builders for unit tests of the pure core (excluded from the build): a live state as the
+ *  service would answer it (the emulator's own answer functions over a seeded tenant, in either
+ *  profile), a desired state from exported files, and the plan's payloads applied to a tenant in memory. */
+import type { DesiredState } from "../config/repo.js";
+import { literalAnswer, type Profile } from "../emulator/profile.js";
+import { seedState } from "../emulator/seed.js";
+import * as svc from "../emulator/service.js";
+import type { EmulatorState, TenantState } from "../emulator/state.js";
+import type { ExportedFile } from "../export/mapping.js";
+import type { LivePolicy, LiveState } from "../live/read.js";
+import type { Plan } from "../plan/model.js";
+import { batchNameOf } from "../plan/model.js";
+import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
+
+export function demoState(): EmulatorState {
+  return seedState("demo");
+}
+
+/** What plan, drift and export would read from this tenant (values: every batch's file, or its values). */
+export function liveOf(t: TenantState, profile: Profile = "default"): LiveState {
+  const answer = <T>(body: unknown): T => (profile === "literal" ? literalAnswer(body) : structuredClone(body)) as T;
+  const tenantConfigs = answer<TenantConfigurationList>(svc.listTenantConfigurations(t));
+  const ssp = new Map<string, LivePolicy>();
+  const values: LiveState["values"] = new Map();
+  for (const p of t.ssp) {
+    const env = answer<SspList>(svc.getSsp(t, p.compliance_name))[0] as SspEnvelope;
+    const item = env.compliance_spec?.[0];
+    if (!item) continue;
+    ssp.set(p.compliance_name, { envelope: env, item, batches: item.batches ?? [] });
+    for (const b of p.batches) {
+      const name = batchNameOf(b);
+      const fileId = item.batches?.find((x) => batchNameOf(x) === name)?.file_id;
+      values.set(`${p.compliance_name}/${name}`, typeof fileId === "string" && t.files[fileId] !== undefined ? { csv: t.files[fileId] } : b.ssp_values);
+    }
+  }
+  return { tenantConfigs, ssp, values };
+}
+
+/** The desired state a repo of exactly these exported files would load (no values files). */
+export function desiredFrom(files: ExportedFile[]): DesiredState {
+  const desired: DesiredState = { tenantConfigs: [], ssp: [] };
+  for (const f of files) {
+    const source = { file: f.file, line: 1, column: 1 };
+    if (f.value.kind === "TenantConfiguration") desired.tenantConfigs.push({ name: f.value.metadata.name, spec: structuredClone(f.value.spec), source });
+    else {
+      desired.ssp.push({
+        name: f.value.metadata.name,
+        spec: structuredClone(f.value.spec),
+        source,
+        specSource: { ...source, line: 5 },
+        batches: (f.value.batches ?? []).map((b) => ({ name: b.name, status: b.status as "reviewed" | "approved" })),
+      });
+    }
+  }
+  return desired;
+}
+
+/** Applies a plan's payloads to the tenant through the emulator's own service functions, as the
+ *  service would: the PATCH, the POST and the batch actions. Returns the failures (none expected). */
+export function applyInMemory(state: EmulatorState, t: TenantState, plan: Plan): string[] {
+  const caller = { user: "bob", roles: ["Revenue Approver"] };
+  const failures: string[] = [];
+  const created = new Map<string, string>();
+  for (const c of plan.changes) {
+    const p = c.payload;
+    if (!p) continue;
+    try {
+      if (p.kind === "update") {
+        svc.patchTenantConfiguration(
+          t,
+          caller,
+          p.compliance_id,
+          {
+            user_name: "bob",
+            current_timestamp: "0",
+            format_type: "JSON",
+            compliance_name: p.compliance_name,
+            unique_key: p.unique_key,
+            compliance_spec: [p.item],
+          },
+          undefined,
+        );
+      } else if (p.kind === "create") {
+        const res = svc.createSsp(state, t, caller, p.body) as { compliance_id: string };
+        created.set(p.body.compliance_name, res.compliance_id);
+      } else {
+        const id = p.compliance_id ?? created.get(p.policy) ?? "";
+        svc.batchAction(t, caller, c.action === "review" ? "review" : "approve", id, p.batch, undefined);
+      }
+    } catch (e) {
+      failures.push(`${c.action} ${c.address}: ${(e as Error).message}`);
+    }
+  }
+  return failures;
+}
