@@ -9,6 +9,40 @@ export class UserError extends Error {
   }
 }
 
+/** Problems in the policy repo found before anything was sent: each with its file, line and column. */
+export interface FileProblem {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+  severity: "error" | "warning";
+}
+
+/** A policy repo that cannot be used as it is: the problems travel with the error, and the top-level
+ *  handler prints them (stderr in text; inside the JSON error object with --format json). */
+export class PolicyProblems extends UserError {
+  constructor(
+    message: string,
+    readonly diagnostics: FileProblem[],
+    hint?: string,
+  ) {
+    super(message, hint);
+    this.name = "PolicyProblems";
+  }
+}
+
+/** The JSON error object machine formats print on stdout when a command fails. */
+export function errorObject(e: unknown): { error: Record<string, unknown> } {
+  if (e instanceof PolicyProblems) return { error: { kind: "policy", message: e.message, hint: e.hint, diagnostics: e.diagnostics } };
+  if (e instanceof UserError) return { error: { kind: "user", message: e.message, hint: e.hint } };
+  if (e instanceof ApiError) {
+    return {
+      error: { kind: "service", message: e.message, method: e.method, path: e.path, status: e.status, problems: e.problems, outcome_unknown: e.outcomeUnknown },
+    };
+  }
+  return { error: { kind: "internal", message: e instanceof Error ? e.message : String(e) } };
+}
+
 export interface ServiceProblem {
   field?: string;
   message: string;

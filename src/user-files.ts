@@ -4,6 +4,8 @@ import { writeFileAtomic } from "./fs-atomic.js";
 const REASONS: Record<string, string> = {
   EISDIR: "it is a folder",
   ENOTDIR: "a part of the path is a file, not a folder",
+  // mkdir of a parent folder that exists as a file
+  EEXIST: "a part of the path is a file, not a folder",
   ENOENT: "no such file or folder",
   EACCES: "permission denied",
   EPERM: "permission denied",

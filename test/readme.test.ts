@@ -76,7 +76,8 @@ describe("README", () => {
         const line = raw.trim();
         if (!line || line.startsWith("#")) continue;
         if (line.startsWith("export ")) {
-          for (const [, k, v] of line.slice(7).matchAll(/(\w+)=(\S+)/g)) env[k as string] = v as string;
+          for (const [, k, v] of line.slice(7).matchAll(/(\w+)=(\S+)/g))
+            env[k as string] = url ? (v as string).replaceAll("http://127.0.0.1:4010", url) : (v as string);
           continue;
         }
         if (line.includes("(runs until stopped)")) {

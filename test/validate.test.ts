@@ -219,3 +219,71 @@ describe("revsync validate", () => {
     }
   });
 });
+
+describe("variables (one set of rules for every file)", () => {
+  function repoWith(
+    policy: string,
+    config = "version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars:\n      contra_account: MJ-1\n",
+  ): string {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-vars-"));
+    mkdirSync(join(dir, "policies"));
+    writeFileSync(join(dir, "revsync.yaml"), config);
+    writeFileSync(join(dir, "policies", "p.yaml"), policy);
+    return dir;
+  }
+  const ssp = (spec: string) => `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata:\n  name: Hardware SSP\nspec:\n${spec}---\n`;
+
+  it("an undefined variable is reported with every other problem of the file, and 'did you mean' one edit away", () => {
+    const dir = repoWith(ssp("  method: upload\n  hierarchy_no: ${hardware_flor}\n  active: yes-please\n"));
+    try {
+      const d = validateRepo({ cwd: dir, env: { hardware_floor: "80" } }).diagnostics;
+      expect(d.map((x) => `${x.line}:${x.column} ${x.message}`)).toEqual([
+        "7:17 undefined variable ${hardware_flor} (did you mean ${hardware_floor}?): define it under the environment's vars in revsync.yaml or in the process environment",
+        '8:11 spec.active: expected a boolean (true or false), got the string "yes-please"',
+      ]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a whole-value variable from the process environment becomes a number or boolean where the schema wants one", () => {
+    const dir = repoWith(
+      ssp("  method: upload\n  hierarchy_no: ${hw_rank}\n  floor_percentage: ${hardware_floor}\n  active: ${hw_active}\n  type: ${hw_type}\n"),
+    );
+    try {
+      expect(validateRepo({ cwd: dir, env: { hw_rank: "10", hardware_floor: "80", hw_active: "true", hw_type: "42" } }).diagnostics).toEqual([]);
+      const bad = validateRepo({ cwd: dir, env: { hw_rank: "ten", hardware_floor: "80", hw_active: "true", hw_type: "42" } }).diagnostics;
+      expect(bad.map((x) => x.message)).toEqual(['spec.hierarchy_no: expected a whole number, got the string "ten"']);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("every environment is checked unless --env, and a problem of one environment's vars names it", () => {
+    const config =
+      "version: 1\npolicies: policies\nenvironments:\n  sandbox:\n    base_url: http://127.0.0.1:9\n    realm: a\n    vars: { contra: MJ-1 }\n  production:\n    base_url: ${PROD_URL}\n    realm: b\n    vars: { contra: '${PROD_CONTRA}' }\n";
+    const dir = repoWith(
+      "apiVersion: revsync/v1\nkind: TenantConfiguration\nmetadata: { name: T }\nspec:\n  manual_journal_contra_account: ${contra}\n",
+      config,
+    );
+    try {
+      const all = validateRepo({ cwd: dir, env: {} }).diagnostics;
+      expect(all.map((x) => `${x.file}:${x.line} ${x.message}`)).toEqual([
+        "revsync.yaml:11 environments.production.vars.contra: undefined variable ${PROD_CONTRA}: define it under the environment's vars in revsync.yaml or in the process environment (environment production)",
+      ]);
+      expect(validateRepo({ cwd: dir, env: {}, envName: "sandbox" }).diagnostics).toEqual([]);
+      expect(validateRepo({ cwd: dir, env: { PROD_CONTRA: "MJ-2" } }).diagnostics).toEqual([]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a trailing empty document (a last ---) is allowed", () => {
+    const dir = repoWith(ssp("  method: upload\n") + "\n---\n");
+    try {
+      expect(validateRepo({ cwd: dir, env: {} }).diagnostics).toEqual([]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});

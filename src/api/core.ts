@@ -122,9 +122,26 @@ function retryAfterMs(header: string | string[] | undefined, now: number): numbe
 }
 
 /** undici wraps the socket error: the cause (ECONNREFUSED, ETIMEDOUT…) is what a person can act on. */
-function connectionReason(e: unknown): string {
+const NOT_TLS = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
+const UNTRUSTED = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+export function connectionReason(e: unknown): string {
   const err = e as Error & { code?: string; cause?: Error & { code?: string } };
   const cause = err.cause;
+  const code = cause?.code ?? err.code ?? "";
+  // TLS failures in plain words: OpenSSL's own text names no cause a person can act on.
+  if (NOT_TLS.has(code)) return `the server did not answer TLS: is the URL http? (${code})`;
+  if (UNTRUSTED.has(code)) {
+    return `the server's TLS certificate is not trusted (${code}): check the URL's host, or give your CA bundle in NODE_EXTRA_CA_CERTS; TLS is always verified`;
+  }
   const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p): p is string => !!p && p !== "fetch failed");
   return [...new Set(parts)].join(": ") || String(e);
 }

@@ -16,7 +16,7 @@ export interface ApplyFlags extends GlobalFlags {
 }
 
 export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
-  const repo = openRepo(flags, out);
+  const repo = openRepo(flags);
   const planFile = args[0];
   const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);

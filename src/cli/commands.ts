@@ -14,10 +14,24 @@ export function register(program: Command, run: Runner): void {
       .description("check the policy repo offline: YAML, schemas and semantic rules; no network, no credentials")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync validate\n  revsync validate --format json\n\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations.",
+        "\nExamples:\n  revsync validate\n  revsync validate --format json\n  revsync validate --env production\n\nEvery environment of revsync.yaml is checked unless --env names one.\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations.",
       ),
-    { format: ["text", "json"] },
+    { format: ["text", "json"], offline: true },
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
+  program
+    .command("init")
+    .argument("[dir]", "folder to scaffold (default: this one)")
+    .description("scaffold a policy repo: revsync.yaml, policies/, schemas for editors, .gitignore, and CI recipes on request")
+    .option("--env <name>", "the environment's name", "sandbox")
+    .option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)")
+    .option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})")
+    .option("--ci <kind>", "also write CI recipes: github or gitlab")
+    .option("--force", "overwrite files that exist")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github\n\nThen: export the tenant's policies (revsync export), validate, plan.\nNever overwrites a file without --force: with a clash it writes nothing, exit 1.",
+    )
+    .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
   registerEngine(program, run);
   registerOps(program, run);
   common(

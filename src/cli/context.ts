@@ -2,8 +2,7 @@ import { ApiCore } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
-import { UserError } from "../errors.js";
-import { printDiagnostics } from "../report/diagnostics.js";
+import { PolicyProblems, UserError } from "../errors.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 
@@ -19,12 +18,11 @@ export function concurrencyOf(flags: GlobalFlags): number {
   return n;
 }
 
-export function openRepo(flags: GlobalFlags, out: Output): Repo {
+export function openRepo(flags: GlobalFlags): Repo {
   const diagnostics: Diagnostic[] = [];
   const repo = loadRepo(findConfig(process.cwd(), flags.config), diagnostics);
   if (!repo) {
-    printDiagnostics(sortDiagnostics(diagnostics), "text", out, 0);
-    throw new UserError("revsync.yaml is invalid");
+    throw new PolicyProblems("revsync.yaml is invalid", sortDiagnostics(diagnostics));
   }
   return repo;
 }
@@ -33,8 +31,7 @@ export function openRepo(flags: GlobalFlags, out: Output): Repo {
 export function desiredState(repo: Repo, env: ResolvedEnv, out: Output, flags: GlobalFlags): DesiredState {
   const { desired, diagnostics } = loadPolicies(repo, varsFor(env.vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    printDiagnostics(diagnostics, "text", out, 0);
-    throw new UserError("the policy repo has errors (listed above): nothing was sent to the service", "run revsync validate");
+    throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
   return desired;
 }
@@ -46,14 +43,14 @@ export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): Resolved
 
 /** For commands that need only the service (approvals, errors, ssp): revsync.yaml when there is one,
  *  else REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM alone. */
-export function openServiceEnv(flags: GlobalFlags, out: Output): ResolvedEnv {
+export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   let configFile: string | undefined;
   try {
     configFile = findConfig(process.cwd(), flags.config);
   } catch (e) {
     if (flags.config || !process.env.REVSYNC_BASE_URL) throw e;
   }
-  if (configFile) return openEnv(openRepo(flags, out), flags);
+  if (configFile) return openEnv(openRepo(flags), flags);
   const baseUrl = process.env.REVSYNC_BASE_URL ?? "";
   return {
     name: process.env.REVSYNC_ENV ?? "default",

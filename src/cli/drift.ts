@@ -1,5 +1,7 @@
 import { environmentNames, selectEnv } from "../config/repo.js";
+import { errorObject } from "../errors.js";
 import { buildDrift } from "../plan/build.js";
+import { checkTargets } from "../plan/targets.js";
 import type { DriftReport } from "../plan/model.js";
 import { driftMarkdown, driftText } from "../report/plan.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
@@ -12,9 +14,10 @@ export interface DriftFlags extends GlobalFlags {
 }
 
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
-  const repo = openRepo(flags, out);
+  const repo = openRepo(flags);
   const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, envOf(flags))];
-  const reports: DriftReport[] = [];
+  // One entry per environment: its report, or (with --all-envs) the error that stopped it.
+  const reports: (DriftReport | { environment: string; error: Record<string, unknown> })[] = [];
   let code = 0;
   for (const name of names) {
     try {
@@ -23,6 +26,7 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
       try {
         const desired = desiredState(repo, env, out, flags);
         const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
+        checkTargets(flags.target ?? [], desired, live);
         const report = buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] });
         reports.push(report);
         if (flags.format === "markdown") out.out(driftMarkdown(report));
@@ -34,6 +38,7 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
     } catch (e) {
       if (!flags.allEnvs) throw e;
       out.error(`${name}: ${(e as Error).message}`);
+      reports.push({ environment: name, ...errorObject(e) });
       code = 1;
     }
   }

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { seedState, type SeedName } from "../emulator/seed.js";
+import { SEEDS, seedState, type SeedName } from "../emulator/seed.js";
 import { PROFILES, type Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
 import { loadStateFile } from "../emulator/state.js";
@@ -24,7 +24,7 @@ function int(flag: string, value: string, min: number, max: number): number {
 
 /** Runs the local service until SIGINT/SIGTERM. Resolves with the exit code. */
 export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<number> {
-  if (flags.seed !== "demo" && flags.seed !== "empty") throw new UserError(`--seed must be demo or empty, got ${JSON.stringify(flags.seed)}`);
+  if (!SEEDS.includes(flags.seed as SeedName)) throw new UserError(`--seed must be one of ${SEEDS.join(", ")}, got ${JSON.stringify(flags.seed)}`);
   if (!PROFILES.includes(flags.profile as Profile)) throw new UserError(`--profile must be default or literal, got ${JSON.stringify(flags.profile)}`);
   const port = int("--port", flags.port, 0, 65535);
   const statePath = flags.state ? resolve(flags.state) : undefined;

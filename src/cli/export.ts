@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { listYamlFiles } from "../config/walk.js";
 import { exportFiles, renderFile } from "../export/mapping.js";
+import { checkTargets } from "../plan/targets.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { writeUserFile } from "../user-files.js";
 import { openClient, openEnv, openRepo } from "./context.js";
@@ -10,12 +11,13 @@ import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 
 export async function runExport(flags: GlobalFlags & { dir?: string }, out: Output): Promise<number> {
-  const repo = openRepo(flags, out);
+  const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   const dir = resolve(flags.dir ?? repo.policiesDir);
   try {
     const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true });
+    checkTargets(flags.target ?? [], { tenantConfigs: [], ssp: [] }, live);
     const files = exportFiles(live, flags.target ?? []);
     const schemas = writeRepoSchemas(repo.root, false);
     const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
-import { ApiError, Cancelled, InternalError, UserError, adviceFor } from "../errors.js";
+import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
 import { createRequire } from "node:module";
 import { Output, Redactor } from "./output.js";
 
@@ -27,15 +27,16 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-/** The flags every service-facing command takes (design.md 3.2). */
-export function common(cmd: Command, opts: { format?: string[]; target?: boolean } = {}): Command {
+/** The flags commands share (design.md 3.2), in one place. `offline` commands (validate, init, test)
+ *  leave out what only means something when talking to the service. */
+export function common(cmd: Command, opts: { format?: string[]; target?: boolean; offline?: boolean } = {}): Command {
   cmd
     .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
-    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)")
-    .option("--concurrency <n>", "requests in flight at once", "8")
-    .option("-q, --quiet", "print results only, no progress or notes")
-    .option("-v, --verbose", "log each request (method, path, status, time, retries); never secrets")
-    .option("--no-color", "plain output (also NO_COLOR)");
+    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  if (!opts.offline) cmd.option("--concurrency <n>", "requests in flight at once", "8");
+  cmd.option("-q, --quiet", "print results only, no progress or notes");
+  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
+  cmd.option("--no-color", "plain output (also NO_COLOR)");
   if (opts.format) cmd.addOption(new Option("--format <format>", "output format").choices(opts.format).default(opts.format[0]));
   if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
   return cmd;
@@ -45,6 +46,8 @@ export async function runCli(argv: string[]): Promise<number> {
   const redactor = new Redactor();
   for (const name of ["REVSYNC_CLIENT_SECRET", "REVSYNC_PASSWORD", "REVSYNC_TOKEN"]) redactor.add(process.env[name]);
   let code = 0;
+  // The command that runs: its flags and output, for the one error report below.
+  let current: { flags: GlobalFlags; out: Output } | undefined;
   const program = new Command("revsync")
     .description(
       "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git,\nplan and apply changes, and detect drift.",
@@ -72,6 +75,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       const cmd = args[args.length - 1] as Command;
       const flags = cmd.optsWithGlobals() as F & GlobalFlags;
       const out = makeOutput(flags, redactor);
+      current = { flags, out };
       code = await fn(flags, out, redactor, cmd.args);
     };
 
@@ -81,7 +85,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
-    .option("--seed <name>", "initial state when there is no state file: demo or empty", "demo")
+    .option("--seed <name>", "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)", "demo")
     .option("--access-ttl <seconds>", "access token lifetime", "300")
     .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
     .option(
@@ -102,11 +106,13 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     await program.parseAsync(argv);
     return code;
   } catch (e) {
-    return report(e, makeOutput(program.opts() as GlobalFlags, redactor));
+    return report(e, current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor), current?.flags.format);
   }
 }
 
-function report(e: unknown, out: Output): number {
+/** The one place errors become words and exit codes. With a machine format (json, markdown), stdout
+ *  holds only a JSON error object (json) or nothing (markdown); the words go to stderr. */
+function report(e: unknown, out: Output, format?: string): number {
   if (e instanceof CommanderError) {
     if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
     return 1; // commander printed the message already
@@ -115,15 +121,19 @@ function report(e: unknown, out: Output): number {
     out.error(e.message);
     return 130;
   }
+  if (format === "json") out.out(JSON.stringify(errorObject(e), null, 2));
+  if (e instanceof PolicyProblems) {
+    for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
+  }
   if (e instanceof UserError) {
     out.error(e.message);
-    if (e.hint) out.info(`Hint: ${e.hint}`);
+    if (e.hint) out.hint(`Hint: ${e.hint}`);
     return 1;
   }
   if (e instanceof ApiError) {
     out.error(e.message);
     const advice = adviceFor(e.status);
-    if (advice) out.info(`Hint: ${advice}`);
+    if (advice) out.hint(`Hint: ${advice}`);
     return 1;
   }
   const err = e instanceof Error ? e : new InternalError(String(e));

@@ -73,6 +73,17 @@ export class Output {
     this.stderr.write(this.redactor.redact(`${this.paint("red", "Error:")} ${text}\n`));
   }
 
+  /** A line of an error report on stderr (a diagnostic), redacted. */
+  errorLine(text: string): void {
+    this.stderr.write(this.redactor.redact(`${text}\n`));
+  }
+
+  /** revsync's own advice: fixed text, never redacted (a secret that happens to be a word of it would
+   *  garble it), and said even with --quiet. */
+  hint(text: string): void {
+    this.stderr.write(`${text}\n`);
+  }
+
   verbose(text: string): void {
     if (this.opts.verbose) this.stderr.write(this.redactor.redact(`${text}\n`));
   }

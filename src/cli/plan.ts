@@ -20,7 +20,7 @@ function printPlan(plan: Plan, format: string, out: Output): void {
 }
 
 export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
-  const repo = openRepo(flags, out);
+  const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   try {
@@ -30,7 +30,14 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
       writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
-    return flags.detailedExitcode && hasChanges(plan) ? 2 : 0;
+    // 2 only when apply would do something: differences it cannot apply keep a PR check green, with a warning.
+    const actionable = plan.changes.some((c) => c.action !== "unsupported");
+    if (!actionable && hasChanges(plan)) {
+      out.warn(
+        `only differences that revsync cannot apply remain (${plan.summary.unsupported} unsupported, listed with their reasons): apply would do nothing`,
+      );
+    }
+    return flags.detailedExitcode && actionable ? 2 : 0;
   } finally {
     await core.close();
   }

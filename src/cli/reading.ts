@@ -2,6 +2,7 @@ import type { ApiCore } from "../api/core.js";
 import type { DesiredState, Repo, ResolvedEnv } from "../config/repo.js";
 import { readLive, type LiveState } from "../live/read.js";
 import { buildPlan } from "../plan/build.js";
+import { checkTargets } from "../plan/targets.js";
 import type { Plan } from "../plan/model.js";
 import { concurrencyOf, desiredState } from "./context.js";
 import type { GlobalFlags } from "./main.js";
@@ -33,6 +34,7 @@ export async function readWithProgress(
 export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
   const live = await readWithProgress(core, desired, flags, out, { values: true });
+  checkTargets(flags.target ?? [], desired, live);
   return buildPlan(desired, live, {
     environment: env.name,
     baseUrl: env.baseUrl,

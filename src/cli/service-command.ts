@@ -22,7 +22,7 @@ export async function withClient<T>(
   out: Output,
   fn: (core: ReturnType<typeof openClient>, env: ReturnType<typeof openServiceEnv>) => Promise<T>,
 ): Promise<T> {
-  const env = openServiceEnv(flags, out);
+  const env = openServiceEnv(flags);
   const core = openClient(env, flags, out);
   try {
     return await fn(core, env);

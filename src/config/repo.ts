@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { UserError } from "../errors.js";
+import { PolicyProblems, UserError } from "../errors.js";
+import { interpolateString, type VarSource, type VarValue } from "./interpolate.js";
 import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { runRules, type ParsedValuesByPath } from "./rules.js";
@@ -26,7 +27,7 @@ export interface ResolvedEnv {
   baseUrl: string;
   authUrl: string;
   realm: string;
-  vars: Record<string, string | number | boolean>;
+  vars: Record<string, VarValue>;
   rejectAction: string;
   approveAction: string;
 }
@@ -125,54 +126,54 @@ export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.Pr
   return name;
 }
 
-const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
-/** A string of revsync.yaml's environment with ${VAR} filled from the process environment. */
-function fill(repo: Repo, name: string, field: string, value: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (value === undefined) return undefined;
-  return value.replace(VAR, (m, v: string | undefined) => {
-    if (m === "$${") return "${";
-    const got = env[v ?? ""];
-    if (got === undefined) {
-      const p = at(repo.configDoc, `/environments/${name}/${field}`);
-      throw new UserError(
-        `${relative(repo.cwd, repo.configFile) || CONFIG_FILE}:${p.line}:${p.column}: undefined variable \${${v}} in environments.${name}.${field}: set it in the environment`,
-      );
-    }
-    return got;
-  });
+/** A string of revsync.yaml's environment with ${VAR} filled from the process environment (the rules
+ *  of config/interpolate.ts); problems are diagnostics at the field's place. */
+function fill(repo: Repo, name: string, field: string, value: string, env: NodeJS.ProcessEnv, problems: Diagnostic[]): VarValue {
+  const r = interpolateString(value, { vars: {}, env });
+  const p = at(repo.configDoc, `/environments/${name}/${field}`);
+  const file = relative(repo.cwd, repo.configFile) || CONFIG_FILE;
+  for (const message of r.problems) {
+    problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
+  }
+  return r.value;
 }
 
-/** The environment's vars for policy files; what validate needs, without the URLs only CI may define. */
-export function environmentVars(repo: Repo, name: string, env: NodeJS.ProcessEnv): Record<string, string | number | boolean> {
-  const vars: Record<string, string | number | boolean> = {};
+/** The environment's vars for policy files, and the problems filling them (what validate reports). */
+export function environmentVars(repo: Repo, name: string, env: NodeJS.ProcessEnv): { vars: Record<string, VarValue>; problems: Diagnostic[] } {
+  const vars: Record<string, VarValue> = {};
+  const problems: Diagnostic[] = [];
   for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
-    vars[k] = typeof v === "string" ? (fill(repo, name, `vars/${k}`, v, env) ?? "") : (v ?? "");
+    vars[k] = typeof v === "string" ? fill(repo, name, `vars/${k}`, v, env, problems) : (v ?? "");
   }
-  return vars;
+  return { vars, problems };
 }
 
 /** The environment's URLs and realm with ${VAR} filled from the process environment, then the
  *  REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM overrides. */
 export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
   const raw = repo.config.environments[name] as EnvironmentConfig;
-  const baseUrl = env.REVSYNC_BASE_URL ?? fill(repo, name, "base_url", raw.base_url, env) ?? "";
+  const problems: Diagnostic[] = [];
+  const text = (field: string, value: string | undefined): string | undefined =>
+    value === undefined ? undefined : String(fill(repo, name, field, value, env, problems));
+  const baseUrl = env.REVSYNC_BASE_URL ?? text("base_url", raw.base_url) ?? "";
+  const authUrl = env.REVSYNC_AUTH_URL ?? text("auth_url", raw.auth_url) ?? baseUrl;
+  const realm = env.REVSYNC_REALM ?? text("realm", raw.realm) ?? "";
+  const { vars, problems: varProblems } = environmentVars(repo, name, env);
+  problems.push(...varProblems);
+  if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
   return {
     name,
     baseUrl,
-    authUrl: env.REVSYNC_AUTH_URL ?? fill(repo, name, "auth_url", raw.auth_url, env) ?? baseUrl,
-    realm: env.REVSYNC_REALM ?? fill(repo, name, "realm", raw.realm, env) ?? "",
-    vars: environmentVars(repo, name, env),
+    authUrl,
+    realm,
+    vars,
     rejectAction: repo.config.approvals?.reject_action ?? "Rejected",
     approveAction: repo.config.approvals?.approve_action ?? "Approved",
   };
 }
 
 /** Parses and checks every policy file; returns the desired state and every problem found. */
-export function loadPolicies(
-  repo: Repo,
-  vars: (name: string) => string | number | boolean | undefined,
-): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
+export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
   const diagnostics: Diagnostic[] = [];
   const docs: PolicyDoc[] = [];
   if (!existsSync(repo.policiesDir) || !statSync(repo.policiesDir).isDirectory()) {
@@ -242,10 +243,7 @@ export function loadPolicies(
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
 
-/** ${VAR} lookup for policy files: the environment's vars, then the process environment. */
-export function varsFor(
-  vars: Record<string, string | number | boolean>,
-  env: NodeJS.ProcessEnv = process.env,
-): (name: string) => string | number | boolean | undefined {
-  return (name) => vars[name] ?? env[name];
+/** ${VAR} values for policy files: the environment's vars, then the process environment. */
+export function varsFor(vars: Record<string, VarValue>, env: NodeJS.ProcessEnv = process.env): VarSource {
+  return { vars, env };
 }

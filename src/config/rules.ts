@@ -3,6 +3,9 @@ import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { PolicyDoc } from "./repo.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
+import { coerceEnvText } from "./interpolate.js";
+import { schemaJson, type SchemaFile } from "../schema/ajv.js";
+import type { SourceDoc } from "./yaml-source.js";
 import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
 
 /** The fields of the update body of spec 4.2 that a policy file may set (guid is taken from live). */
@@ -171,6 +174,30 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
   }
 }
 
+/** The JSON Schema type at a pointer of a document (following properties and items). */
+function schemaTypeAt(schema: object, pointer: string): unknown {
+  let node = schema as { properties?: Record<string, object>; items?: object; type?: unknown } | undefined;
+  for (const seg of pointer.split("/").slice(1)) {
+    node = (node?.properties?.[seg] ?? (/^\d+$/.test(seg) ? node?.items : undefined)) as typeof node;
+    if (!node) return undefined;
+  }
+  return node?.type;
+}
+
+/** A whole-value ${VAR} from the process environment is text; where the schema wants a number or a
+ *  boolean and the text is such a literal, it becomes one (hardware_floor=80 fills an integer field). */
+function typeEnvValues(src: SourceDoc, schema: SchemaFile): void {
+  for (const [pointer, text] of src.envTexts ?? []) {
+    const typed = coerceEnvText(text, schemaTypeAt(schemaJson(schema), pointer));
+    if (typed === text) continue;
+    const parts = pointer.split("/").slice(1);
+    const last = parts.pop();
+    let node = src.value as Record<string, unknown> | undefined;
+    for (const seg of parts) node = node?.[seg] as Record<string, unknown> | undefined;
+    if (node && last !== undefined) node[last] = typed;
+  }
+}
+
 /** Schema checks per kind, then each semantic rule. */
 export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesByPath = new Map()): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -178,12 +205,14 @@ export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesBy
     out.push({ file: doc.src.file, ...at(doc.src, pointer, opts?.key), pointer, message, severity: "error", rule: opts?.rule });
   };
   for (const d of docs) {
-    if (d.kind === "TenantConfiguration") {
-      // Read-only fields get the rule's message (with the updatable list) instead of "unknown field".
-      const skip = (pointer: string, key?: string): boolean =>
-        pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
-      out.push(...schemaDiagnostics(d.src, "policy/tenant-configuration.schema.json", skip));
-    } else out.push(...schemaDiagnostics(d.src, "policy/ssp-policy.schema.json"));
+    const schema = d.kind === "TenantConfiguration" ? "policy/tenant-configuration.schema.json" : "policy/ssp-policy.schema.json";
+    typeEnvValues(d.src, schema);
+    // A value whose ${VAR} could not be filled was reported already: no second message about it.
+    const unresolved = (pointer: string): boolean => [...(d.src.unresolved ?? [])].some((u) => pointer === u || pointer.startsWith(`${u}/`));
+    // Read-only tenant fields get the rule's message (with the updatable list) instead of "unknown field".
+    const readOnly = (pointer: string, key?: string): boolean =>
+      d.kind === "TenantConfiguration" && pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
+    out.push(...schemaDiagnostics(d.src, schema, (pointer, key) => unresolved(pointer) || readOnly(pointer, key)));
   }
   duplicateNames(docs, emit);
   duplicateHierarchy(docs, emit);

@@ -31,8 +31,13 @@ export function validateRepo(input: ValidateInput): ValidateResult {
         throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
       }
       // Only the policy vars: the URLs may use ${VAR}s that only CI defines.
-      const loaded = loadPolicies(repo, varsFor(environmentVars(repo, name, input.env), input.env));
-      diagnostics.push(...loaded.diagnostics);
+      const { vars, problems } = environmentVars(repo, name, input.env);
+      const loaded = loadPolicies(repo, varsFor(vars, input.env));
+      // A problem that one environment's variables cause names that environment.
+      const named = [...problems, ...loaded.diagnostics].map((d) =>
+        d.rule === "variables" && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,
+      );
+      diagnostics.push(...named);
       docs = Math.max(docs, loaded.docs.length);
     }
   }

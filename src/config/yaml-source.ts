@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from "yaml";
 import type { Diagnostic } from "./diagnostics.js";
+import { interpolateString, type VarSource } from "./interpolate.js";
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -11,6 +12,10 @@ export interface SourceDoc {
   doc: Document.Parsed;
   lines: LineCounter;
   value: unknown;
+  /** JSON pointers of values whose ${VAR} could not be filled (already reported). */
+  unresolved?: Set<string>;
+  /** JSON pointers of whole-value ${VAR}s filled from the process environment, with their text. */
+  envTexts?: Map<string, string>;
 }
 
 export function position(lines: LineCounter, offset: number | undefined): { line: number; column: number } {
@@ -20,9 +25,9 @@ export function position(lines: LineCounter, offset: number | undefined): { line
 
 /** Reads one YAML file defensively: size cap, strict UTF-8, no unknown tags, no prototype keys,
  *  bounded alias expansion. Every problem becomes a diagnostic; nothing throws. */
-export type VarLookup = (name: string) => string | number | boolean | undefined;
+export type { VarSource };
 
-export function readYamlFile(absPath: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarLookup): SourceDoc[] {
+export function readYamlFile(absPath: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource): SourceDoc[] {
   const at = (line: number, column: number, message: string): void => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
@@ -69,8 +74,10 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
       },
     });
     if (bad) return;
-    if (doc.contents === null) return; // an empty document (a trailing ---)
-    if (vars && !interpolate(doc, lines, vars, shownPath, diagnostics)) return;
+    // An empty document (a trailing ---, or only comments): the yaml library gives it no contents or a null scalar.
+    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+    // Every problem is reported: a variable that cannot be filled does not hide the document's other checks.
+    const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : undefined;
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: 50 });
@@ -79,7 +86,7 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
       at(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
-    out.push({ file: shownPath, index, doc, lines, value });
+    out.push({ file: shownPath, index, doc, lines, value, ...filled });
   });
   return out;
 }
@@ -121,51 +128,45 @@ export function keyAt(doc: Document, path: (string | number)[], key: string): No
   return (pair?.key as Node | undefined) ?? parent;
 }
 
-const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{([^}]*)\}?/g;
+/** The JSON pointer of a node, from the ancestors a visitor passes. */
+function pointerOf(path: readonly unknown[], node: unknown): string {
+  const chain = [...path, node];
+  const parts: string[] = [];
+  for (let i = 0; i < chain.length - 1; i++) {
+    const cur = chain[i];
+    const next = chain[i + 1];
+    if (isPair(cur) && next === cur.value) parts.push(String(isScalar(cur.key) ? cur.key.value : cur.key));
+    else if (isSeq(cur)) parts.push(String(cur.items.indexOf(next as never)));
+  }
+  return parts.length ? `/${parts.join("/")}` : "";
+}
 
-/** ${VAR} in string scalars: the environment's vars, then the process environment; $${ is a literal ${.
- *  A scalar that is exactly one ${VAR} takes the variable's own type (a number stays a number). */
-export function interpolate(doc: Document, lines: LineCounter, vars: VarLookup, file: string, diagnostics: Diagnostic[]): boolean {
-  let ok = true;
+/** ${VAR} in string scalars (config/interpolate.ts has the rules). */
+export function interpolate(
+  doc: Document,
+  lines: LineCounter,
+  vars: VarSource,
+  file: string,
+  diagnostics: Diagnostic[],
+): { unresolved: Set<string>; envTexts: Map<string, string> } {
+  const unresolved = new Set<string>();
+  const envTexts = new Map<string, string>();
   visit(doc, {
-    Scalar(_, node) {
+    Scalar(_, node, path) {
       if (typeof node.value !== "string" || !node.value.includes("$")) return;
-      const text = node.value;
-      const whole = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(text);
-      if (whole) {
-        const v = vars(whole[1] ?? "");
-        if (v !== undefined) {
-          node.value = v;
-          return;
-        }
-      }
-      node.value = text.replace(VAR, (m: string, name: string | undefined, bad: string | undefined) => {
-        if (m === "$${") return "${";
+      const parent = path[path.length - 1];
+      if (isPair(parent) && parent.key === node) return; // a key, not a value
+      const pointer = pointerOf(path, node);
+      const r = interpolateString(node.value, vars);
+      if (r.problems.length) {
         const p = position(lines, node.range?.[0]);
-        if (name === undefined) {
-          diagnostics.push({
-            ...p,
-            file,
-            severity: "error",
-            message: `malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)${bad === undefined ? "" : ""}`,
-          });
-          ok = false;
-          return m;
-        }
-        const v = vars(name);
-        if (v === undefined) {
-          diagnostics.push({
-            ...p,
-            file,
-            severity: "error",
-            message: `undefined variable \${${name}}: define it under the environment's vars in revsync.yaml or in the process environment`,
-          });
-          ok = false;
-          return m;
-        }
-        return String(v);
-      });
+        for (const message of r.problems) diagnostics.push({ ...p, file, pointer, severity: "error", message, rule: "variables" });
+        unresolved.add(pointer);
+        return;
+      }
+      node.value = r.value;
+      if (r.envText !== undefined) envTexts.set(pointer, r.envText);
     },
   });
-  return ok;
+  return { unresolved, envTexts };
 }

@@ -2,7 +2,9 @@ import type { Condition, ErrorTransactionRecord, SspValue, TenantConfigurationIt
 import { valuesToCsv } from "../ssp/csv.js";
 import type { EmulatorState, StoredApproval, StoredBatch, StoredSspPolicy, TenantState } from "./state.js";
 
-export type SeedName = "demo" | "empty";
+export type SeedName = "demo" | "empty" | "multi-env";
+
+export const SEEDS: SeedName[] = ["demo", "empty", "multi-env"];
 
 /** The demo tenant's fixed sign-in, documented in the README. */
 export const DEMO = {
@@ -421,6 +423,14 @@ function emptyTenant(): TenantState {
   };
 }
 
+/** demo: the demo tenant. empty: its configuration and users only. multi-env: the two tenants that
+ *  examples/multi-env names, each a copy of the demo tenant: realm acme-sandbox (served at the root)
+ *  and realm acme (served under /tenants/acme). */
 export function seedState(name: SeedName): EmulatorState {
+  if (name === "multi-env") {
+    const sandbox = { ...demoTenant(), realm: "acme-sandbox", environment: "sandbox" };
+    const production = { ...demoTenant(), realm: "acme", environment: "production" };
+    return { version: 1, seq: 1000, tenants: [sandbox, production], tokens: {} };
+  }
   return { version: 1, seq: 1000, tenants: [name === "demo" ? demoTenant() : emptyTenant()], tokens: {} };
 }

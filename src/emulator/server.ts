@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { FaultTable, parseFaults, type Fault } from "./faults.js";
 import { literalAnswer, literalRefusal, type Profile } from "./profile.js";
-import { seedState, type SeedName } from "./seed.js";
+import { SEEDS, seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
 import { EmuError, type Caller } from "./service.js";
-import { saveStateFile, type EmulatorState, type TenantState, type TokenRecord } from "./state.js";
+import { checkState, saveStateFile, type EmulatorState, type TenantState, type TokenRecord } from "./state.js";
 
 export interface EmulatorOptions {
   state: EmulatorState;
@@ -329,12 +329,12 @@ export class Emulator {
     if (path === "/__admin/reset" && method === "POST") {
       const b = body() as { seed?: string; state?: EmulatorState };
       if (b.state) {
-        if (b.state.version !== 1 || !Array.isArray(b.state.tenants) || b.state.tenants.length === 0)
-          throw new EmuError(400, "state must be an emulator state (version 1, at least one tenant)");
+        const problem = checkState(b.state);
+        if (problem) throw new EmuError(400, `not an emulator state: ${problem}`, [{ field: "state", message: problem }]);
         this.state = b.state;
       } else {
         const seed = b.seed ?? "demo";
-        if (seed !== "demo" && seed !== "empty") throw new EmuError(400, 'seed must be "demo" or "empty"');
+        if (!SEEDS.includes(seed as SeedName)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
         this.state = seedState(seed as SeedName);
       }
       this.faults.clear();

@@ -56,6 +56,78 @@ export interface EmulatorState {
   tokens: Record<string, TokenRecord>;
 }
 
+type Check = (v: unknown, at: string) => string | undefined;
+const str: Check = (v, at) => (typeof v === "string" ? undefined : `${at} must be a string`);
+const bool: Check = (v, at) => (typeof v === "boolean" ? undefined : `${at} must be true or false`);
+const num: Check = (v, at) => (typeof v === "number" && Number.isFinite(v) ? undefined : `${at} must be a number`);
+const obj =
+  (fields: Record<string, Check>): Check =>
+  (v, at) => {
+    if (!v || typeof v !== "object" || Array.isArray(v)) return `${at} must be an object`;
+    for (const [k, check] of Object.entries(fields)) {
+      const problem = check((v as Record<string, unknown>)[k], `${at}.${k}`);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+const list =
+  (item: Check, min = 0): Check =>
+  (v, at) => {
+    if (!Array.isArray(v)) return `${at} must be a list`;
+    if (v.length < min) return `${at} must hold at least ${min} item(s)`;
+    for (const [i, x] of v.entries()) {
+      const problem = item(x, `${at}[${i}]`);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+const record =
+  (value: Check): Check =>
+  (v, at) => {
+    if (!v || typeof v !== "object" || Array.isArray(v)) return `${at} must be an object`;
+    for (const [k, x] of Object.entries(v)) {
+      const problem = value(x, `${at}.${k}`);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+
+const STATE: Check = obj({
+  version: (v, at) => (v === 1 ? undefined : `${at} must be 1`),
+  seq: num,
+  tokens: record(obj({ kind: str, realm: str, user: str, clientId: str, expiresAt: num, session: str })),
+  tenants: list(
+    obj({
+      realm: (v, at) => (typeof v === "string" && v !== "" ? undefined : `${at} must be a non-empty string`),
+      environment: str,
+      clients: record(str),
+      users: record(obj({ password: str, roles: list(str) })),
+      tenantConfigurations: list(obj({ compliance_id: str, compliance_name: str, compliance_spec: list(obj({}), 1) })),
+      ssp: list(
+        obj({
+          compliance_id: str,
+          compliance_name: str,
+          version_id: str,
+          last_modified_on: num,
+          item: obj({ name: str }),
+          batches: list(obj({ batch_name: str, status: str, ssp_values: list(obj({})) })),
+        }),
+      ),
+      files: record(str),
+      approvals: obj({ enabled: bool, roles: list(str), records: list(obj({ approval_id: str, status: str, uploaded_by: str })) }),
+      errorTransactions: obj({ compliance_id: str, compliance_name: str, records: list(obj({})) }),
+    }),
+    1,
+  ),
+});
+
+/** The first structural problem of an emulator state, naming the field; undefined when it is sound.
+ *  Checked on start (--state) and on POST /__admin/reset, so that a wrong file is refused at once
+ *  rather than answering 500 later. */
+export function checkState(v: unknown): string | undefined {
+  return STATE(v, "state");
+}
+
 export function loadStateFile(path: string): EmulatorState | undefined {
   let text: string;
   try {
@@ -64,11 +136,15 @@ export function loadStateFile(path: string): EmulatorState | undefined {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw e;
   }
-  const parsed = JSON.parse(text) as EmulatorState;
-  if (parsed.version !== 1 || !Array.isArray(parsed.tenants)) {
-    throw new Error(`${path} is not an emulator state file (version 1)`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`it is not JSON (${(e as Error).message})`);
   }
-  return parsed;
+  const problem = checkState(parsed);
+  if (problem) throw new Error(`it is not an emulator state: ${problem}`);
+  return parsed as EmulatorState;
 }
 
 /** Atomic, and readable by the owner only: the state holds passwords and tokens. */

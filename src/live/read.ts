@@ -4,7 +4,8 @@ import { ssp, tenantConfigurations } from "../api/resources.js";
 import type { DesiredState } from "../config/repo.js";
 import type { SspEnvelope, SspItem, TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import type { LiveValue } from "../ssp/csv.js";
-import { address, batchNameOf, targeted } from "../plan/model.js";
+import { address, batchNameOf } from "../plan/model.js";
+import { touchedBy } from "../plan/targets.js";
 
 export interface LivePolicy {
   envelope: SspEnvelope;
@@ -54,7 +55,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
   }
   const wanted = new Map(desired.ssp.map((d) => [d.name, d]));
   const detailNames = [...live.keys()].filter((name) => {
-    if (!targeted(address.ssp(name), opts.targets)) return false;
+    if (!touchedBy(address.ssp(name), opts.targets)) return false;
     if (opts.allDetails) return true;
     const d = wanted.get(name);
     return !!d && (d.batches.length > 0 || !!opts.managedDetails);
@@ -76,7 +77,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     const jobs: { key: string; policy: string; batch: SspItem }[] = [];
     for (const d of desired.ssp) {
       const lp = live.get(d.name);
-      if (!lp?.batches || !targeted(address.ssp(d.name), opts.targets)) continue;
+      if (!lp?.batches || !touchedBy(address.ssp(d.name), opts.targets)) continue;
       for (const b of d.batches) {
         const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
         if (b.values && lb) jobs.push({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });

@@ -1,0 +1,225 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { BIN, cli, DEMO_ENV, removeDir, useEmulatorRepo } from "./helpers.js";
+
+// From an existing tenant to a reviewed repo (issue 13), through the real CLI.
+const fx = useEmulatorRepo();
+const run = (args: string[], env: Record<string, string | undefined> = {}, cwd = fx.repo) => cli(args, { cwd, env: { ...DEMO_ENV, ...env } });
+const writes = () => fx.emu.writes();
+
+describe("adopting an existing tenant", () => {
+  it("init into an empty folder, export, validate, plan --detailed-exitcode exits 0; schemas, settings and schema lines resolve", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "revsync-adopt-"));
+    try {
+      const init = await cli(["init", "policy-repo", "--realm", "demo", "--ci", "gitlab"], { cwd: parent });
+      expect(init.code).toBe(0);
+      expect(init.stdout).toContain("export SANDBOX_BASE_URL=… REVSYNC_CLIENT_ID=…");
+      expect(init.stdout).toContain("npx revsync export");
+      const dir = join(parent, "policy-repo");
+      for (const f of [
+        "revsync.yaml",
+        ".gitignore",
+        ".vscode/settings.json",
+        ".gitlab-ci.yml",
+        ".revsync/schemas/policy-file.schema.json",
+        ".revsync/schemas/policy/ssp-policy.schema.json",
+        ".revsync/schemas/revsync-config.schema.json",
+      ]) {
+        expect({ f, exists: existsSync(join(dir, f)) }).toEqual({ f, exists: true });
+      }
+      const settings = JSON.parse(readFileSync(join(dir, ".vscode/settings.json"), "utf8"));
+      expect(settings["yaml.schemas"]["./.revsync/schemas/policy-file.schema.json"]).toEqual(["policies/**/*.yaml", "policies/**/*.yml"]);
+      expect(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8")).toMatch(/ENVIRONMENT: \[sandbox\]/);
+
+      const env = { SANDBOX_BASE_URL: fx.emu.url };
+      const exp = await run(["export"], env, dir);
+      expect(exp.code).toBe(0);
+      expect(exp.stdout).toContain("wrote policies/ssp/hardware-ssp.yaml");
+      // Every exported file's schema line resolves to a file in the repo.
+      for (const f of ["policies/default-tenant-configuration.yaml", "policies/ssp/hardware-ssp.yaml"]) {
+        const ref = /^# yaml-language-server: \$schema=(\S+)/.exec(readFileSync(join(dir, f), "utf8"))?.[1] ?? "";
+        expect(ref).not.toMatch(/node_modules|dist|\/work\//);
+        expect(existsSync(resolve(dirname(join(dir, f)), ref))).toBe(true);
+      }
+      expect((await run(["validate"], env, dir)).code).toBe(0);
+      const plan = await run(["plan", "--detailed-exitcode"], env, dir);
+      expect(plan.stdout.trim()).toBe('No changes. Environment "sandbox" matches the policy repo.');
+      expect(plan.code).toBe(0);
+
+      // Never overwrites without --force: a clash writes nothing.
+      const before = statSync(join(dir, "revsync.yaml")).mtimeMs;
+      const again = await cli(["init", "policy-repo", "--realm", "other"], { cwd: parent });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain("init would overwrite files in policy-repo, so nothing was written: revsync.yaml");
+      expect(statSync(join(dir, "revsync.yaml")).mtimeMs).toBe(before);
+      expect((await cli(["init", "policy-repo", "--realm", "other", "--force"], { cwd: parent })).code).toBe(0);
+      expect(readFileSync(join(dir, "revsync.yaml"), "utf8")).toContain('realm: "other"');
+    } finally {
+      removeDir(parent);
+    }
+  });
+});
+
+describe("targets mean what they say", () => {
+  it("a batch address works in plan, apply and drift; exact and case-sensitive", async () => {
+    const target = "ssp/Hardware SSP/batch/FY26-H1";
+    const plan = JSON.parse((await run(["plan", "--target", target, "--format", "json"])).stdout);
+    expect(plan.changes.map((c: any) => `${c.action} ${c.address}`)).toEqual([`approve ${target}`]);
+    const drift = await run(["drift", "--target", target, "--format", "json"]);
+    expect(JSON.parse(drift.stdout).drift.map((d: any) => `${d.class} ${d.address}`)).toEqual([`batch_status ${target}`]);
+    const apply = await run(["apply", "--target", target, "--auto-approve"]);
+    expect(apply.stdout).toContain("Apply complete: 1 done, 0 failed, 0 skipped.");
+    expect((await writes()).map((w) => w.path)).toEqual(["/apis/policy-sets/v1/policy/ssp/approve/SSP-HW/FY26-H1"]);
+  });
+
+  it("a target that matches nothing is an error naming the closest addresses, in plan, apply and drift; nothing sent", async () => {
+    for (const cmd of [["plan"], ["apply", "--auto-approve"], ["drift"]]) {
+      const r = await run([...cmd, "--target", "ssp/hardware ssp", "--target", "ssp/Nope"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('"ssp/hardware ssp": did you mean "ssp/Hardware SSP"?');
+      expect(r.stderr).toContain('"ssp/Nope"');
+      expect(r.stdout).toBe("");
+    }
+    expect(await writes()).toEqual([]);
+  });
+});
+
+describe("machine output is pure", () => {
+  it("--format json on an invalid repo: stdout holds only a JSON error with the diagnostics; the words go to stderr", async () => {
+    const bad = join(fx.repo, "policies", "bad.yaml");
+    writeFileSync(bad, "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bad }\nspec: { method: nope }\n");
+    try {
+      const json = await run(["plan", "--format", "json"]);
+      expect(json.code).toBe(1);
+      const err = JSON.parse(json.stdout).error;
+      expect(err.kind).toBe("policy");
+      expect(err.diagnostics[0]).toMatchObject({ file: "policies/bad.yaml", line: 4, column: 17 });
+      expect(json.stderr).toMatch(/policies\/bad\.yaml:4:17: error: spec\.method: expected one of/);
+      const md = await run(["plan", "--format", "markdown"]);
+      expect(md.code).toBe(1);
+      expect(md.stdout).toBe("");
+    } finally {
+      removeDir(bad);
+    }
+  });
+
+  it("drift --all-envs --format json: one entry per environment, the failed one with its error; apply's JSON report has format_version", async () => {
+    const cfg = join(fx.repo, "revsync.yaml");
+    const original = readFileSync(cfg, "utf8");
+    writeFileSync(cfg, `${original}  broken:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars: { contra_account: MJ-CONTRA-100 }\n`);
+    try {
+      const r = await run(["drift", "--all-envs", "--format", "json"], { REVSYNC_MAX_RETRY_WAIT_MS: "1" });
+      expect(r.code).toBe(1);
+      const entries = JSON.parse(r.stdout);
+      expect(entries.map((e: any) => e.environment)).toEqual(["demo", "broken"]);
+      expect(entries[0].drift.length).toBeGreaterThan(0);
+      expect(entries[1].error).toMatchObject({ kind: "service", status: 0 });
+    } finally {
+      writeFileSync(cfg, original);
+    }
+    const apply = JSON.parse((await run(["apply", "--auto-approve", "--format", "json"])).stdout);
+    expect(apply.format_version).toBe("1");
+  });
+});
+
+describe("files a user names", () => {
+  it("--out and --output: a folder or an unwritable place is a plain error naming the path; missing parents are created", async () => {
+    const folder = join(fx.repo, "a-folder");
+    mkdirSync(folder, { recursive: true });
+    for (const args of [
+      ["plan", "--out", folder],
+      ["ssp", "download", "FILE-SSP-HW-2", "--output", folder],
+      ["ssp", "template", "--output", "/proc/version/template.csv"],
+    ]) {
+      const r = await run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /Error: cannot write .*(a-folder|template\.csv)[^:]*: (it is a folder|a part of the path is a file, not a folder|no such file or folder|permission denied|the file system is read-only)/,
+      );
+      expect(r.stderr).not.toMatch(/internal error/);
+    }
+    const nested = join(fx.repo, "out", "deeper", "hw.csv");
+    expect((await run(["ssp", "download", "FILE-SSP-HW-2", "--output", nested])).code).toBe(0);
+    expect(readFileSync(nested, "utf8")).toMatch(/^product_id,/);
+    expect((await run(["plan", "--out", join(fx.repo, "plans", "new", "p.plan.json")])).code).toBe(0);
+  });
+});
+
+describe("exit codes and small things a user saw", () => {
+  it("--detailed-exitcode: 0 with a warning when only unsupported differences remain; drift still 2", async () => {
+    expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+    const hw = join(fx.repo, "policies", "ssp", "hardware.yaml");
+    const original = readFileSync(hw, "utf8");
+    writeFileSync(hw, original.replace("hierarchy_no: 10", "hierarchy_no: 11"));
+    try {
+      const plan = await run(["plan", "--detailed-exitcode"]);
+      expect(plan.code).toBe(0);
+      expect(plan.stderr).toContain("only differences that revsync cannot apply remain (1 unsupported, listed with their reasons): apply would do nothing");
+      expect((await run(["drift"])).code).toBe(2);
+    } finally {
+      writeFileSync(hw, original);
+    }
+  });
+
+  it("TLS failures in plain words; the verbose log shows query strings; hints are never garbled by the redactor", async () => {
+    const tls = await run(["plan"], {
+      REVSYNC_BASE_URL: fx.emu.url.replace("http:", "https:"),
+      REVSYNC_AUTH_URL: fx.emu.url.replace("http:", "https:"),
+      REVSYNC_MAX_RETRY_WAIT_MS: "1",
+    });
+    expect(tls.code).toBe(1);
+    expect(tls.stderr).toContain("the server did not answer TLS: is the URL http?");
+    const verbose = await run(["plan", "--verbose"]);
+    expect(verbose.stderr).toMatch(/http GET \/apis\/policy-sets\/v1\/policy\/ssp\?policy_name=Hardware\+SSP 200/);
+    // A wrong password that is also a word of revsync's advice: redacted in what the service said, never in the hint.
+    const wrong = await run(["plan"], { REVSYNC_PASSWORD: "REVSYNC_USERNAME" });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("Hint: check REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD");
+  });
+});
+
+describe("the emulator", () => {
+  it("refuses a structurally wrong --state with the field, exit 1", async () => {
+    const file = join(fx.repo, "bad-state.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ version: 1, seq: 1, tokens: {}, tenants: [{ realm: "demo", environment: "sandbox", clients: {}, users: { alice: { password: 7 } } }] }),
+    );
+    const r = await cli(["emulator", "--port", "0", "--state", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("cannot read --state");
+    expect(r.stderr).toContain("state.tenants[0].users.alice.password must be a string");
+  });
+
+  it("--seed multi-env serves the two realms of examples/multi-env", async () => {
+    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--seed", "multi-env"]);
+    try {
+      const out = await new Promise<string>((ok) => {
+        let text = "";
+        child.stdout.on("data", (d: Buffer) => {
+          text += d.toString();
+          if (/^token_url /m.test(text)) ok(text);
+        });
+      });
+      const base = /^base_url (\S+)$/m.exec(out)?.[1] ?? "";
+      expect(out).toContain(`base_url[acme] ${base}/tenants/acme`);
+      const ex = join(fx.repo, "..", `multi-${process.pid}`);
+      const { cpSync } = await import("node:fs");
+      cpSync(join(__dirname, "..", "examples", "multi-env"), ex, { recursive: true });
+      try {
+        const env = { SANDBOX_BASE_URL: base, SANDBOX_AUTH_URL: base, PRODUCTION_BASE_URL: `${base}/tenants/acme`, PRODUCTION_AUTH_URL: base };
+        for (const e of ["sandbox", "production"]) {
+          const p = await cli(["plan", "--env", e, "--format", "json"], { cwd: ex, env: { ...DEMO_ENV, ...env } });
+          expect({ e, code: p.code, realm: JSON.parse(p.stdout).realm }).toEqual({ e, code: 0, realm: e === "sandbox" ? "acme-sandbox" : "acme" });
+        }
+      } finally {
+        removeDir(ex);
+      }
+    } finally {
+      child.kill("SIGTERM");
+    }
+  });
+});
