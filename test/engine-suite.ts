@@ -283,7 +283,8 @@ batches:
       writeFileSync(join(repo, "policies", "ssp", "bad.yaml"), "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bad }\nspec: { method: nope }\n");
       const r = await run(["apply", "--auto-approve"]);
       expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(/policies\/ssp\/bad\.yaml:4:17: error: spec\.method: expected one of/);
+      expect(r.stderr).toMatch(/policies\/ssp\/bad\.yaml:4:17: error: spec\.method: expected one of/);
+      expect(r.stdout).toBe("");
       const journal: any[] = await emu.admin("GET", "requests");
       expect(journal).toEqual([]);
     });

@@ -81,7 +81,17 @@ export function cli(
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", CI: "", GITHUB_ACTIONS: "", REVSYNC_ENV: "", ...opts.env }))
+    // Retry waits capped (REVSYNC_MAX_RETRY_WAIT_MS): tests count sends, they do not wait out backoff;
+    // the waits themselves are tested in process with an injected clock (test/client.test.ts).
+    for (const [k, v] of Object.entries({
+      ...process.env,
+      NO_COLOR: "1",
+      CI: "",
+      GITHUB_ACTIONS: "",
+      REVSYNC_ENV: "",
+      REVSYNC_MAX_RETRY_WAIT_MS: "20",
+      ...opts.env,
+    }))
       if (v !== undefined && v !== "") env[k] = v;
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";

@@ -1,4 +1,4 @@
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from "undici";
+import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from "./http.js";
 import { ApiError, UserError, type ServiceProblem } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
