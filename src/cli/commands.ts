@@ -32,6 +32,17 @@ export function register(program: Command, run: Runner): void {
       "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github\n\nThen: export the tenant's policies (revsync export), validate, plan.\nNever overwrites a file without --force: with a clash it writes nothing, exit 1.",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
+  common(
+    program
+      .command("test")
+      .description("policy tests: which SSP policy each test case's order line meets first, at what SSP")
+      .option("--live", "evaluate against the service's policies (read-only) instead of git's")
+      .addHelpText(
+        "after",
+        '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nThe matching rules are in the README ("Policy tests").\nExit: 0 every case passes, 1 a case fails or a file is invalid.',
+      ),
+    { format: ["text", "json", "junit"] },
+  ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
   registerEngine(program, run);
   registerOps(program, run);
   common(

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { UserError } from "../errors.js";
-import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
+import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMA_FILES, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
 import { writeUserFile } from "../user-files.js";
 import type { Output } from "./output.js";
@@ -72,7 +72,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
     `${JSON.stringify(
       {
         "yaml.schemas": {
-          [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: ["policies/**/*.yaml", "policies/**/*.yml"],
+          [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: ["policies/**/*.yaml", "policies/**/*.yml", "tests/**/*.yaml", "tests/**/*.yml"],
           [`./${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`]: ["revsync.yaml"],
         },
       },
@@ -119,7 +119,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
 /** The repo schema files that exist with other content (init refuses them without --force). */
 function writeRepoSchemasDryRun(dir: string): string[] {
   const clashes: string[] = [];
-  for (const f of [POLICY_FILE_SCHEMA, "policy/tenant-configuration.schema.json", "policy/ssp-policy.schema.json", CONFIG_SCHEMA]) {
+  for (const f of REPO_SCHEMA_FILES) {
     const target = join(dir, REPO_SCHEMAS_DIR, f);
     if (existsSync(target) && readFileSync(target, "utf8") !== readFileSync(join(schemasDir, f), "utf8")) clashes.push(`${REPO_SCHEMAS_DIR}/${f}`);
   }

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { impactText } from "../report/policy-test.js";
 import { hasChanges, planMarkdown, planText } from "../report/plan.js";
 import { writeUserFile } from "../user-files.js";
 import type { Plan } from "../plan/model.js";
@@ -15,7 +16,10 @@ export interface PlanFlags extends GlobalFlags {
 function printPlan(plan: Plan, format: string, out: Output): void {
   if (format === "json") out.out(JSON.stringify(plan, null, 2));
   else if (format === "markdown") out.out(planMarkdown(plan));
-  else out.out(planText(plan, out));
+  else {
+    out.out(planText(plan, out));
+    if (plan.impact?.length) out.out(`\n${impactText(plan.impact)}`);
+  }
   if (format === "text") for (const n of plan.notes ?? []) out.info(`Note: ${n}`);
 }
 

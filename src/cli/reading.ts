@@ -4,7 +4,11 @@ import { readLive, type LiveState } from "../live/read.js";
 import { buildPlan } from "../plan/build.js";
 import { checkTargets } from "../plan/targets.js";
 import type { Plan } from "../plan/model.js";
-import { concurrencyOf, desiredState } from "./context.js";
+import { varsFor } from "../config/repo.js";
+import { loadTests } from "../policy-test/load.js";
+import { modelsFromGit, modelsFromLive } from "../policy-test/models.js";
+import { impact } from "../policy-test/run.js";
+import { concurrencyOf, desiredState, envOf } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
@@ -15,7 +19,7 @@ export async function readWithProgress(
   desired: DesiredState,
   flags: GlobalFlags,
   out: Output,
-  extra: { values?: boolean; allDetails?: boolean; managedDetails?: boolean },
+  extra: { values?: boolean; allDetails?: boolean; managedDetails?: boolean; approvedValues?: boolean },
 ): Promise<LiveState> {
   const progress = await startProgress(out, "Reading the service…", flags.quiet);
   try {
@@ -33,9 +37,14 @@ export async function readWithProgress(
 /** git and the service, into a Plan (plan, and apply without a saved plan). */
 export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
-  const live = await readWithProgress(core, desired, flags, out, { values: true });
+  // Policy tests, when the repo has them: the plan shows which cases the change re-routes.
+  const tests = loadTests(repo, varsFor(env.vars, envOf(flags)));
+  const testProblems = tests.diagnostics.filter((d) => d.severity === "error");
+  if (testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
+  const cases = testProblems.length ? [] : tests.cases;
+  const live = await readWithProgress(core, desired, flags, out, { values: true, approvedValues: cases.length > 0 });
   checkTargets(flags.target ?? [], desired, live);
-  return buildPlan(desired, live, {
+  const plan = buildPlan(desired, live, {
     environment: env.name,
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
@@ -43,4 +52,6 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
     user: core.auth.username ?? null,
     targets: flags.target ?? [],
   });
+  if (cases.length) plan.impact = impact(cases, modelsFromLive(live), modelsFromGit(desired, live));
+  return plan;
 }

@@ -30,8 +30,10 @@ export interface ReadOptions {
   /** Read the details of every live policy that git manages, even one for which git lists no batch
    *  (drift: a live batch git does not list is unmanaged_batch). */
   managedDetails?: boolean;
-  /** Read batch values for batches with a values file (drift). */
+  /** Read batch values for batches with a values file (plan, drift). */
   values?: boolean;
+  /** Read the values of every approved batch, and so the details of every policy (policy tests). */
+  approvedValues?: boolean;
   progress?: (done: number, total: number, what: string) => void;
 }
 
@@ -56,7 +58,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
   const wanted = new Map(desired.ssp.map((d) => [d.name, d]));
   const detailNames = [...live.keys()].filter((name) => {
     if (!touchedBy(address.ssp(name), opts.targets)) return false;
-    if (opts.allDetails) return true;
+    if (opts.allDetails || opts.approvedValues) return true;
     const d = wanted.get(name);
     return !!d && (d.batches.length > 0 || !!opts.managedDetails);
   });
@@ -73,16 +75,25 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
     tick(name);
   });
   const values = new Map<string, LiveValue[] | { csv: string }>();
+  const jobs: { key: string; policy: string; batch: SspItem }[] = [];
+  if (opts.approvedValues) {
+    // Policy tests and impact: the values of every approved batch of every policy (read in detail above).
+    for (const [name, lp] of live) {
+      for (const b of lp.batches ?? []) if (b.status === "approved") jobs.push({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
+    }
+  }
   if (opts.values) {
-    const jobs: { key: string; policy: string; batch: SspItem }[] = [];
     for (const d of desired.ssp) {
       const lp = live.get(d.name);
       if (!lp?.batches || !touchedBy(address.ssp(d.name), opts.targets)) continue;
       for (const b of d.batches) {
         const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
-        if (b.values && lb) jobs.push({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });
+        const key = `${d.name}/${b.name}`;
+        if (b.values && lb && !jobs.some((j) => j.key === key)) jobs.push({ key, policy: d.name, batch: lb });
       }
     }
+  }
+  if (jobs.length) {
     total += jobs.length;
     await mapLimit(jobs, opts.concurrency, async (j) => {
       if (typeof j.batch.file_id === "string" && j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });

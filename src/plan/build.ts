@@ -473,11 +473,19 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
       items.push({ address: address.ssp(name), class: "unmanaged", diff: [], message: "in the service, not in git" });
     }
   }
+  // Who drifted: the live envelope of the policy concerned (the policy of a batch).
+  const attributed = items.map((item) => {
+    const [kind, ...rest] = item.address.split("/");
+    const name = rest.join("/").split("/batch/")[0] ?? "";
+    const env = kind === "tenant-configuration" ? live.tenantConfigs.find((e) => e.compliance_name === name) : live.ssp.get(name)?.envelope;
+    const on = env?.last_modified_on;
+    return { ...item, modified_by: env?.last_modified_by ?? null, modified_on: typeof on === "number" ? new Date(on * 1000).toISOString() : null };
+  });
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
     created_at: (meta.now ?? new Date()).toISOString(),
-    drift: items,
+    drift: attributed,
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
   };
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { ImpactEntry } from "../policy-test/run.js";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 
 export type Action = "create" | "update" | "review" | "approve" | "unsupported";
@@ -49,6 +50,8 @@ export interface Plan {
   summary: Record<Action, number>;
   /** Things the reader should know that are not changes (said once each). */
   notes: string[];
+  /** With policy tests: the cases whose matched policy or SSP the plan changes (absent without tests). */
+  impact?: ImpactEntry[];
   /** sha256 of the binding and the changes (planChecksum). */
   checksum: string;
 }
@@ -65,6 +68,10 @@ export interface DriftItem {
   class: DriftClass;
   diff: FieldDiff[];
   message: string;
+  /** Who changed it last, and when (ISO), from the live envelope of the policy concerned; null when the
+   *  service does not hold it (missing) or does not say. */
+  modified_by?: string | null;
+  modified_on?: string | null;
 }
 
 export interface DriftReport {
@@ -73,6 +80,8 @@ export interface DriftReport {
   created_at: string;
   drift: DriftItem[];
   summary: Record<DriftClass, number>;
+  /** Accepted drift (drift.ignore of revsync.yaml): listed, never in the exit code. */
+  ignored?: (DriftItem & { reason: string; rule: string })[];
 }
 
 export const ACTIONS: Action[] = ["create", "update", "review", "approve", "unsupported"];

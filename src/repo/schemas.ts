@@ -10,7 +10,13 @@ export const REPO_SCHEMAS_DIR = ".revsync/schemas";
 export const POLICY_FILE_SCHEMA = "policy-file.schema.json";
 export const CONFIG_SCHEMA = "revsync-config.schema.json";
 
-const FILES = [POLICY_FILE_SCHEMA, "policy/tenant-configuration.schema.json", "policy/ssp-policy.schema.json", CONFIG_SCHEMA];
+export const REPO_SCHEMA_FILES = [
+  POLICY_FILE_SCHEMA,
+  "policy/tenant-configuration.schema.json",
+  "policy/ssp-policy.schema.json",
+  "policy/ssp-policy-test.schema.json",
+  CONFIG_SCHEMA,
+];
 
 export interface WrittenSchemas {
   written: string[];
@@ -21,7 +27,7 @@ export interface WrittenSchemas {
  *  kept unless `overwrite` (init --force; export keeps what a team may have pinned). */
 export function writeRepoSchemas(root: string, overwrite: boolean): WrittenSchemas {
   const out: WrittenSchemas = { written: [], kept: [] };
-  for (const f of FILES) {
+  for (const f of REPO_SCHEMA_FILES) {
     const target = join(root, REPO_SCHEMAS_DIR, f);
     const text = readFileSync(join(schemasDir, f), "utf8");
     const rel = `${REPO_SCHEMAS_DIR}/${f}`;

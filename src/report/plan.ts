@@ -1,6 +1,7 @@
 import type { Painter } from "./painter.js";
+import { impactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
-import type { Action, DriftReport, FieldDiff, Plan } from "../plan/model.js";
+import type { Action, DriftItem, DriftReport, FieldDiff, Plan } from "../plan/model.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", unsupported: "!" };
 const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = { create: "green", update: "yellow", review: "cyan", approve: "cyan", unsupported: "red" };
@@ -70,6 +71,7 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     blocks.push(b.join("\n"));
   }
   const notes = (plan.notes ?? []).map((n) => `> Note: ${n}\n`).join("");
+  if (plan.impact?.length) head.push(impactMarkdown(plan.impact));
   const tail = `\n${summaryLine(plan)}\n${notes ? `\n${notes}` : ""}`;
   let body = head.join("\n");
   let shown = 0;
@@ -84,11 +86,20 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
 }
 
 export function driftText(report: DriftReport, out: Painter): string {
-  if (!report.drift.length) return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo.`;
+  if (!report.drift.length) {
+    const ignored = report.ignored?.length ? ` (${report.ignored.length} accepted difference(s) ignored, drift.ignore of revsync.yaml)` : "";
+    return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo${ignored}.`;
+  }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
     lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", d.address)}: ${d.message}`);
     lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
+    const who = attribution(d);
+    if (who) lines.push(`      ${out.paint("dim", who)}`);
+  }
+  if (report.ignored?.length) {
+    lines.push("", `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report.ignored.length}`);
+    for (const d of report.ignored) lines.push(`  ${d.class.padEnd(15)} ${d.address}: ${d.message} (${d.reason})`);
   }
   lines.push("", driftSummaryLine(report));
   return lines.join("\n");
@@ -98,22 +109,39 @@ export function driftSummaryLine(report: DriftReport): string {
   const parts = Object.entries(report.summary)
     .filter(([, v]) => v)
     .map(([k, v]) => `${v} ${k.replace(/_/g, " ")}`);
-  return `Drift: ${parts.join(", ")}.`;
+  return `Drift: ${parts.join(", ")}${report.ignored?.length ? `; ${report.ignored.length} ignored (accepted)` : ""}.`;
+}
+
+/** Who changed a drifted resource last, and when. */
+export function attribution(d: DriftItem): string {
+  if (!d.modified_by && !d.modified_on) return "";
+  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
 }
 
 export function driftMarkdown(report: DriftReport): string {
   const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
   if (!report.drift.length) return [...lines, "**No drift.**", ""].join("\n");
-  lines.push("| Class | Address | What | Field | Git | Service |", "|---|---|---|---|---|---|");
+  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|");
   const esc = (t: string): string => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
   for (const d of report.drift) {
-    const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} |`;
+    const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
     if (!d.diff.length) lines.push(`${head} | | |`);
     d.diff.slice(0, 20).forEach((x, i) => {
       const row = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
-      lines.push(i === 0 ? `${head} ${row}` : `| | | | ${row}`);
+      lines.push(i === 0 ? `${head} ${row}` : `| | | | | ${row}`);
     });
-    if (d.diff.length > 20) lines.push(`| | | | … ${d.diff.length - 20} more | | |`);
+    if (d.diff.length > 20) lines.push(`| | | | | … ${d.diff.length - 20} more | | |`);
+  }
+  if (report.ignored?.length) {
+    lines.push(
+      "",
+      `<details><summary>Ignored (accepted drift): ${report.ignored.length}</summary>`,
+      "",
+      "| Class | Address | What | Reason |",
+      "|---|---|---|---|",
+    );
+    for (const d of report.ignored) lines.push(`| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |`);
+    lines.push("", "</details>");
   }
   lines.push("", driftSummaryLine(report));
   let text = lines.join("\n") + "\n";

@@ -8,7 +8,12 @@ import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 export const schemasDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "schemas");
 
 export type SchemaFile =
-  "api.schema.json" | "revsync-config.schema.json" | "policy/tenant-configuration.schema.json" | "policy/ssp-policy.schema.json" | "plan.schema.json";
+  | "api.schema.json"
+  | "revsync-config.schema.json"
+  | "policy/tenant-configuration.schema.json"
+  | "policy/ssp-policy.schema.json"
+  | "policy/ssp-policy-test.schema.json"
+  | "plan.schema.json";
 
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
@@ -44,6 +49,7 @@ const STANDALONE: Partial<Record<SchemaFile, string>> = {
   "policy/tenant-configuration.schema.json": "tenantConfiguration",
   "policy/ssp-policy.schema.json": "sspPolicy",
   "plan.schema.json": "plan",
+  "policy/ssp-policy-test.schema.json": "sspPolicyTest",
 };
 
 let standaloneModule: Record<string, ValidateFunction | undefined> | undefined;

@@ -22,6 +22,19 @@ export interface RevsyncConfig {
      */
     approve_action?: string;
   };
+  /**
+   * Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)
+   */
+  tests?: string;
+  /**
+   * How drift treats differences the team has accepted
+   */
+  drift?: {
+    /**
+     * Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.
+     */
+    ignore?: IgnoreRule[];
+  };
 }
 /**
  * This interface was referenced by `RevsyncConfig`'s JSON-Schema
@@ -46,6 +59,39 @@ export interface EnvironmentConfig {
   vars?: {
     [k: string]: string | number | boolean | undefined;
   };
+}
+/**
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "IgnoreRule".
+ */
+export interface IgnoreRule {
+  /**
+   * Address the rule covers; * matches any run of characters (ssp/* /batch/FY25-*)
+   */
+  address: string;
+  /**
+   * Only these fields of a changed resource (default: every field)
+   *
+   * @minItems 1
+   */
+  fields?: [string, ...string[]];
+  /**
+   * Only these drift classes (default: every class)
+   *
+   * @minItems 1
+   */
+  classes?: [
+    "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values",
+    ...("changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values")[]
+  ];
+  /**
+   * Why this drift is accepted (shown with every difference it covers)
+   */
+  reason: string;
+  /**
+   * YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again
+   */
+  until?: string;
 }
 
 /**
@@ -272,4 +318,41 @@ export interface BatchSpec {
    * Batch validity end (YYYY-MM-DD)
    */
   effective_end_date?: string;
+}
+
+/**
+ * revsync policy test file: order lines, and which SSP policy (and SSP) each must meet. revsync test evaluates them; plan lists those whose outcome a change would alter.
+ */
+export interface SspPolicyTestFile {
+  apiVersion: "revsync/v1";
+  kind: "SspPolicyTest";
+  metadata?: SspPolicyTestMetadata;
+  /**
+   * @minItems 1
+   */
+  cases: [SspPolicyTestCase, ...SspPolicyTestCase[]];
+}
+export interface SspPolicyTestMetadata {
+  name?: string;
+  description?: string;
+}
+export interface SspPolicyTestCase {
+  name: string;
+  /**
+   * The order line: fields the conditions test (product_family, legal_entity…), product_id, currency_code, date (YYYY-MM-DD) for batch values, numbers for formulas
+   */
+  line: {
+    [k: string]: string | number | boolean | undefined;
+  };
+  expect: SspPolicyTestExpect;
+}
+export interface SspPolicyTestExpect {
+  /**
+   * The SSP policy the line must meet first (null: none)
+   */
+  policy: string | null;
+  /**
+   * The SSP it must get (optional)
+   */
+  ssp?: number;
 }
