@@ -85,11 +85,11 @@ export function parseExpr(src: string): Expr {
       pos++;
       return inner;
     }
-    return fail(`${JSON.stringify(t.v)} at column ${t.at + 1} is not where a number or a field name can be`);
+    return fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`);
   };
   const tree = expr();
   const rest = peek();
-  if (rest) fail(`${JSON.stringify(rest.v)} at column ${rest.at + 1} is not allowed here`);
+  if (rest) fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`);
   if (cache.size < 10_000) cache.set(src, tree);
   return tree;
 }

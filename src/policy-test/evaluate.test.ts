@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import { holds, outcome, order, sspOf, type PolicyModel } from "./evaluate.js";
+import { evaluate, ExprError, parseExpr } from "./expr.js";
+import { impact, impactLine, runCases } from "./run.js";
+
+const c = (field_name: string, operator: string, value: string) => ({ field_name, operator, value });
+
+describe("conditions", () => {
+  it.each([
+    ["equality", "Hardware", { f: "Hardware" }, true],
+    ["equality", "Hardware", { f: "hardware" }, false],
+    ["inequality", "Hardware", { f: "Software" }, true],
+    ["inequality", "Hardware", {}, true],
+    ["in", "US01, DE01 ,FR01", { f: "DE01" }, true],
+    ["in", "US01,DE01", { f: "JP01" }, false],
+    ["not in", "APAC, LATAM", { f: "EMEA" }, true],
+    ["not in", "APAC, LATAM", { f: "LATAM" }, false],
+    ["contains", "Cloud", { f: "My Cloud CRM" }, true],
+    ["not contains", "New", { f: "New Widget" }, false],
+    ["starts with", "Support", { f: "Support Gold" }, true],
+    ["ends with", "Promo", { f: "Starter Promo" }, true],
+    ["greater than", "100", { f: 101 }, true],
+    [">", "100", { f: "100" }, false],
+    ["less than", "5", { f: 4.5 }, true],
+    ["<", "2025-01-01", { f: "2024-12-31" }, true],
+    ["greater or equal", "2026-01-01", { f: "2026-01-01" }, true],
+    [">=", "10000", { f: 9999 }, false],
+    ["less or equal", "2000", { f: 2000 }, true],
+    ["<=", "50", { f: 50.5 }, false],
+    ["null", "", {}, true],
+    ["null", "", { f: "" }, true],
+    ["not null", "", { f: "x" }, true],
+    ["not null", "", {}, false],
+  ])("%s %j against %j: %s", (operator, value, line, expected) => {
+    expect(holds(c("f", operator, value), line)).toBe(expected);
+  });
+
+  it("sides that are neither both numbers nor both dates cannot be ordered: an error, never a guess", () => {
+    expect(() => holds(c("order_date", "<", "2025-01-01"), { order_date: "soon" })).toThrow(
+      /order_date "soon" and "2025-01-01" cannot be ordered: both must be numbers, or both dates YYYY-MM-DD/,
+    );
+    expect(() => holds(c("x", ">", "10"), {})).toThrow(/cannot be ordered/);
+  });
+
+  it("an operator outside the list fails the case with a clear message", () => {
+    expect(() => holds(c("product_family", "=", "Hardware"), { product_family: "Hardware" })).toThrow(
+      /operator "=" of product_family is not one revsync can evaluate/,
+    );
+  });
+});
+
+describe("the expression evaluator", () => {
+  const fields = new Map([
+    ["unit_list_price", 1200],
+    ["discount", 100],
+  ]);
+  it.each([
+    ["unit_list_price * 0.8", 960],
+    ["(unit_list_price - discount) * 0.5", 550],
+    ["unit_list_price - discount * 2", 1000],
+    ["-discount + 10", -90],
+    ["100", 100],
+    ["unit_list_price / 4 / 2", 150],
+  ])("%s = %d", (src, value) => {
+    expect(evaluate(parseExpr(src), fields)).toBeCloseTo(value, 9);
+  });
+
+  it.each([
+    ["constructor", /unknown name "constructor"/],
+    ["__proto__", /unknown name "__proto__"/],
+    ["toString", /unknown name "toString"/],
+    ["Math.max(1, 2)", /"\." at column 5 is not allowed/],
+    ["max(unit_list_price)", /max\( at column 1: function calls are not allowed/],
+    ["unit_list_price.constructor", /"\." at column 16 is not allowed/],
+    ["'1' + 2", /"'" at column 1 is not allowed/],
+    ["unit_list_price ** 2", /"\*" at column 18 is not where a number or a field name can be/],
+    ["(1 + 2", /a parenthesis opened at column 1 is not closed/],
+    ["1 2", /"2" at column 3 is not allowed here/],
+    ["unit_list_price / (discount - 100)", /division by zero/],
+    ["process", /unknown name "process"/],
+  ])("refuses %s", (src, message) => {
+    let err: unknown;
+    try {
+      evaluate(parseExpr(src), fields);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ExprError);
+    expect((err as Error).message).toMatch(message);
+  });
+});
+
+const policy = (name: string, hierarchy_no: number, over: Partial<PolicyModel> = {}): PolicyModel => ({
+  name,
+  active: true,
+  hierarchy_no,
+  method: "formula",
+  when: [],
+  expression: "unit_list_price",
+  batches: [],
+  ...over,
+});
+
+describe("matching and the SSP", () => {
+  it("active policies only, ascending hierarchy_no, the first whose every condition holds", () => {
+    const ps = [
+      policy("Catch-all", 999),
+      policy("Off", 1, { active: false }),
+      policy("Hardware", 20, { when: [c("family", "equality", "Hardware")] }),
+      policy("Big hardware", 10, { when: [c("family", "equality", "Hardware"), c("price", ">", "1000")] }),
+    ];
+    expect(order(ps).map((p) => p.name)).toEqual(["Big hardware", "Hardware", "Catch-all"]);
+    expect(outcome(order(ps), { family: "Hardware", price: 5000, unit_list_price: 5000 }).policy).toBe("Big hardware");
+    expect(outcome(order(ps), { family: "Hardware", price: 50, unit_list_price: 50 }).policy).toBe("Hardware");
+    expect(outcome(order(ps), { family: "Other", unit_list_price: 7 })).toEqual({ policy: "Catch-all", ssp: 7 });
+    expect(outcome(order([policy("Off", 1, { active: false })]), {})).toEqual({ policy: null, ssp: null });
+  });
+
+  it("upload: the mid point of the latest approved batch (by name) holding the product, currency and date", () => {
+    const row = (mid: number, start: string, end: string, currency = "USD") => ({
+      product_id: "P",
+      currency_code: currency,
+      mid_point: mid,
+      effective_start_date: start,
+      effective_end_date: end,
+    });
+    const p = policy("Up", 1, {
+      method: "upload",
+      batches: [
+        { name: "B1", status: "approved", values: [row(100, "2025-01-01", "2025-12-31")] },
+        { name: "B2", status: "approved", values: [row(110, "2026-01-01", "2026-06-30")] },
+        { name: "B3", status: "reviewed", values: [row(999, "2026-01-01", "2026-12-31")] },
+      ],
+    });
+    expect(sspOf(p, { product_id: "P", currency_code: "USD", date: "2026-01-01" }).ssp).toBe(110);
+    expect(sspOf(p, { product_id: "P", currency_code: "USD", date: "2026-06-30" }).ssp).toBe(110);
+    expect(sspOf(p, { product_id: "P", currency_code: "USD", date: "2025-12-31" }).ssp).toBe(100);
+    expect(sspOf(p, { product_id: "P", currency_code: "USD", date: "2026-07-01" })).toEqual({
+      ssp: null,
+      note: "no approved batch of Up holds a row for P USD on 2026-07-01",
+    });
+    expect(sspOf(p, { product_id: "P", currency_code: "EUR", date: "2026-03-01" }).ssp).toBeNull();
+  });
+
+  it("a failing case says what matched first and which condition failed for the expected policy", () => {
+    const ps = [policy("Hardware", 20, { when: [c("family", "equality", "Hardware")] }), policy("Catch-all", 999)];
+    const file = "tests/t.yaml";
+    const [r] = runCases([{ name: "x", file, line: 3, column: 5, input: { family: "Software", unit_list_price: 5 }, expect: { policy: "Hardware" } }], ps);
+    expect(r?.pass).toBe(false);
+    expect(r?.why).toEqual([
+      "Catch-all matched first (hierarchy_no 999)",
+      'Hardware\'s condition family equality "Hardware" does not hold (the line has family "Software")',
+    ]);
+  });
+
+  it("impact: the cases whose policy or SSP a change alters, in words", () => {
+    const before = [policy("Default SSP", 900, { expression: "1000" })];
+    const after = [...before, policy("Training Courses SSP", 50, { when: [c("family", "equality", "Training")], expression: "unit_list_price * 0.8" })];
+    const cases = [
+      { name: "EU training course", file: "t.yaml", line: 4, column: 5, input: { family: "Training", unit_list_price: 1200 }, expect: { policy: null } },
+      { name: "Hardware", file: "t.yaml", line: 7, column: 5, input: { family: "Hardware", unit_list_price: 10 }, expect: { policy: null } },
+    ];
+    const entries = impact(cases, before, after);
+    expect(entries.map(impactLine)).toEqual(["EU training course: Default SSP 1,000 -> Training Courses SSP 960"]);
+  });
+});
