@@ -318,7 +318,50 @@ async function applyBench() {
   });
 }
 
-// ---- 5. drift of a batch with 100,000 values against its CSV (issue 5)
+// ---- 5. revsync test: 10,000 cases against 500 policies (issue 15)
+async function policyTestBench() {
+  log("test: 10,000 policy test cases against 500 SSP policies…");
+  const dir = join(work, "policy-test");
+  const files = {};
+  const docs = [];
+  for (let i = 0; i < 500; i++) {
+    docs.push(`apiVersion: revsync/v1
+kind: SspPolicy
+metadata: { name: Policy ${i} }
+spec: { method: formula, active: true, hierarchy_no: ${i + 1}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: "unit_list_price * 0.9 + ${i}", when: [{ field_name: product_family, operator: equality, value: F${i} }, { field_name: region, operator: not in, value: "APAC, LATAM" }] }`);
+  }
+  docs.push(`apiVersion: revsync/v1
+kind: SspPolicy
+metadata: { name: Catch-all }
+spec: { method: formula, active: true, hierarchy_no: 9999, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: unit_list_price, when: [] }`);
+  files["ssp/all.yaml"] = docs.join("\n---\n") + "\n";
+  const cases = [];
+  for (let c = 0; c < 10_000; c++) {
+    const f = (c * 7919) % 520; // families beyond 499 meet no policy but the catch-all
+    const price = 100 + (c % 900);
+    const expect = f < 500 ? `{ policy: Policy ${f}, ssp: ${price * 0.9 + f} }` : `{ policy: Catch-all, ssp: ${price} }`;
+    cases.push(`  - name: case ${c}\n    line: { product_family: F${f}, region: EMEA, unit_list_price: ${price} }\n    expect: ${expect}`);
+  }
+  repo(dir, "http://127.0.0.1:9", files);
+  mkdirSync(join(dir, "tests"), { recursive: true });
+  writeFileSync(join(dir, "tests", "cases.yaml"), `apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n${cases.join("\n")}\n`);
+  const runs = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await timed(["test", "--quiet"], dir);
+    if (r.code !== 0) throw new Error(`revsync test failed: ${r.out.slice(0, 500)}`);
+    runs.push(r.seconds);
+  }
+  results.push({
+    issue: 15,
+    what: "`revsync test` of 10,000 cases against 500 SSP policies (two conditions each, a formula SSP; whole process, 5 runs)",
+    median: `${median(runs).toFixed(2)} s`,
+    aim: "under 1 s",
+    met: median(runs) < 1,
+    runs: runs.join(", "),
+  });
+}
+
+// ---- 6. drift of a batch with 100,000 values against its CSV (issue 5)
 async function driftBench(count, changeOne = false) {
   log(`drift: a batch of ${count} SSP values${changeOne ? ", one of them changed in git" : ""}…`);
   const values = [];
@@ -366,6 +409,7 @@ try {
   if (wanted("validate")) await validateBench();
   if (wanted("plan")) await planBench();
   if (wanted("apply")) await applyBench();
+  if (wanted("test")) await policyTestBench();
   for (const changeOne of wanted("drift") ? [false, true] : []) {
     const one = await driftBench(100_000, changeOne);
     const two = await driftBench(200_000, changeOne);

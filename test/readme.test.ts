@@ -65,6 +65,7 @@ describe("README", () => {
     mkdirSync(work, { recursive: true });
     cpSync(join(ROOT, "revsync.yaml"), join(work, "revsync.yaml"));
     cpSync(join(ROOT, "policies"), join(work, "policies"), { recursive: true });
+    cpSync(join(ROOT, "policy-tests"), join(work, "policy-tests"), { recursive: true });
     const shim = npxShim();
     const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1", PATH: `${shim}:${process.env.PATH ?? ""}` };
     let url = "";
@@ -106,6 +107,9 @@ describe("npm start", () => {
     });
     expect(r.out).toContain("Started a demo emulator at http://127.0.0.1:");
     expect(r.out).toContain("Plan: 1 to create, 1 to update, 2 to review, 3 to approve.");
+    // With policy tests in the repo, the plan says what the change does to them.
+    expect(r.out).toContain("Impact: 2 policy test case(s) change:");
+    expect(r.out).toContain("EU training course: no policy -> Training Courses SSP 960");
     expect(r.code).toBe(0);
   });
 });

@@ -1,11 +1,13 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import jsYaml from "js-yaml";
+import { fileValidator } from "../schema/ajv.js";
 import { relative, resolve } from "node:path";
 import type { Diagnostic } from "../config/diagnostics.js";
 import type { VarSource } from "../config/interpolate.js";
 import type { Repo } from "../config/repo.js";
 import { at, schemaDiagnostics } from "../config/schema-diagnostics.js";
 import { listYamlFiles } from "../config/walk.js";
-import { readYamlFile } from "../config/yaml-source.js";
+import { MAX_FILE_BYTES, readYamlFile } from "../config/yaml-source.js";
 import type { SspPolicyTestFile } from "../schema/generated/policy.js";
 import type { Line } from "./evaluate.js";
 
@@ -16,6 +18,64 @@ export interface TestCase {
   column: number;
   input: Line;
   expect: { policy: string | null; ssp?: number };
+}
+
+/** Large test files: the `yaml` library (positions for every node) takes about 1 s per MB; js-yaml
+ *  (well-kept, no positions but a listener) about 50 ms. A plain file (one document; no tags, aliases,
+ *  ${VAR}s or prototype keys) that js-yaml reads and the schema accepts is taken from it, each case's
+ *  line from the listener. Anything else, and any file with a problem, goes the full way, which reports
+ *  every problem at its line. */
+function fastCases(abs: string, shown: string): TestCase[] | undefined {
+  let text: string;
+  try {
+    const bytes = readFileSync(abs);
+    if (bytes.length > MAX_FILE_BYTES || bytes.length < 64 * 1024) return undefined;
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text)) return undefined;
+  const starts: { line: number; column: number }[] = [];
+  let value: unknown;
+  try {
+    // Depth 1: the document's mapping; depth 2: its keys and values; depth 3: the items of `cases`.
+    let depth = 0;
+    let inCases = false;
+    let casesNext = false;
+    value = jsYaml.load(text, {
+      schema: jsYaml.CORE_SCHEMA,
+      json: false,
+      listener(type, state) {
+        const st = state as unknown as { line: number; position: number; lineStart: number; result: unknown };
+        if (type === "open") {
+          depth++;
+          if (depth === 2 && casesNext) {
+            inCases = true;
+            casesNext = false;
+          } else if (depth === 3 && inCases) starts.push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
+        } else {
+          if (depth === 2) {
+            if (inCases) inCases = false;
+            else if (st.result === "cases") casesNext = true;
+          }
+          depth--;
+        }
+      },
+    });
+  } catch {
+    return undefined;
+  }
+  if (!fileValidator("policy/ssp-policy-test.schema.json")(value)) return undefined;
+  const file = value as SspPolicyTestFile;
+  if (starts.length !== file.cases.length) return undefined;
+  return file.cases.map((c, i) => ({
+    name: c.name,
+    file: shown,
+    line: starts[i]?.line ?? 1,
+    column: starts[i]?.column ?? 1,
+    input: c.line as Line,
+    expect: { policy: c.expect.policy ?? null, ...(c.expect.ssp !== undefined ? { ssp: c.expect.ssp } : {}) },
+  }));
 }
 
 /** The folder of policy tests: `tests:` of revsync.yaml, default tests/. */
@@ -31,6 +91,11 @@ export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; dia
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return { cases, diagnostics, dir, found: false };
   for (const abs of listYamlFiles(dir)) {
     const shown = relative(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown);
+    if (fast) {
+      cases.push(...fast);
+      continue;
+    }
     for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (kind !== "SspPolicyTest") {

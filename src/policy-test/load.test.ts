@@ -1,0 +1,55 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadRepo, varsFor } from "../config/repo.js";
+import { loadTests } from "./load.js";
+
+/** A repo holding one test file of `n` cases, with an optional first line. */
+function repoWith(n: number, firstLine = ""): string {
+  const dir = mkdtempSync(join(tmpdir(), "revsync-load-"));
+  mkdirSync(join(dir, "tests"));
+  writeFileSync(join(dir, "revsync.yaml"), "version: 1\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n    realm: demo\n");
+  const cases = Array.from({ length: n }, (_, i) =>
+    i % 2
+      ? `  - name: case ${i}\n    line: { product_family: F${i}, unit_list_price: ${i} }\n    expect: { policy: P${i}, ssp: ${i * 0.9} }`
+      : `  - name: "case ${i}"\n    line:\n      product_family: F${i}\n      date: 2026-03-01\n    expect:\n      policy: null`,
+  );
+  writeFileSync(join(dir, "tests", "cases.yaml"), `${firstLine}apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n${cases.join("\n")}\n`);
+  return dir;
+}
+
+const load = (dir: string) => {
+  const repo = loadRepo(join(dir, "revsync.yaml"), [], dir);
+  if (!repo) throw new Error("no repo");
+  return loadTests(repo, varsFor({}, {}));
+};
+
+describe("loading test files", () => {
+  it("a large plain file read the fast way (js-yaml) gives exactly what the full way (yaml) gives", () => {
+    const fast = repoWith(1500);
+    // A tag-like character in a comment sends the same content the full way.
+    const full = repoWith(1500, "# the full way: !\n");
+    try {
+      const a = load(fast);
+      const b = load(full);
+      expect(a.diagnostics).toEqual([]);
+      expect(b.diagnostics).toEqual([]);
+      expect(a.cases).toHaveLength(1500);
+      // The full file has one more line at the top.
+      expect(a.cases).toEqual(b.cases.map((c) => ({ ...c, line: c.line - 1 })));
+      expect(a.cases[1]).toEqual({
+        name: "case 1",
+        file: "tests/cases.yaml",
+        line: 10,
+        column: 5,
+        input: { product_family: "F1", unit_list_price: 1 },
+        expect: { policy: "P1", ssp: 0.9 },
+      });
+      expect(a.cases[0]?.input.date).toBe("2026-03-01");
+    } finally {
+      rmSync(fast, { recursive: true, force: true });
+      rmSync(full, { recursive: true, force: true });
+    }
+  });
+});
