@@ -31,7 +31,12 @@ describe("adopting an existing tenant", () => {
         expect({ f, exists: existsSync(join(dir, f)) }).toEqual({ f, exists: true });
       }
       const settings = JSON.parse(readFileSync(join(dir, ".vscode/settings.json"), "utf8"));
-      expect(settings["yaml.schemas"]["./.revsync/schemas/policy-file.schema.json"]).toEqual(["policies/**/*.yaml", "policies/**/*.yml"]);
+      expect(settings["yaml.schemas"]["./.revsync/schemas/policy-file.schema.json"]).toEqual([
+        "policies/**/*.yaml",
+        "policies/**/*.yml",
+        "tests/**/*.yaml",
+        "tests/**/*.yml",
+      ]);
       expect(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8")).toMatch(/ENVIRONMENT: \[sandbox\]/);
 
       const env = { SANDBOX_BASE_URL: fx.emu.url };

@@ -8,6 +8,11 @@ import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, t
 // reading of the spec (nulls, operator symbols, refusals as 200 with an error array, extra fields,
 // other list orders). engine.<profile>.e2e.test.ts call it once per profile, so the two run in parallel.
 export function engineSuite(profile: Profile): void {
+  // Tests that do not depend on how the service answers (bad input, no terminal, rendering, signals)
+  // run once, against the default profile; everything that reads or writes the service runs against both.
+  const anyProfile = (name: string, fn: () => Promise<void>, timeout?: number): void => {
+    if (profile === "default") it(name, fn, timeout);
+  };
   let emu: Emu;
   let repo: string;
   const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
@@ -70,7 +75,7 @@ export function engineSuite(profile: Profile): void {
       expect(update.diff).toContainEqual({ path: "carves_allocation", kind: "changed", before: false, after: true });
     });
 
-    it("markdown: marker, summary table, details per resource", async () => {
+    anyProfile("markdown: marker, summary table, details per resource", async () => {
       const r = await run(["plan", "--format", "markdown"]);
       expect(r.stdout.startsWith("<!-- revsync-plan:demo -->\n### revsync plan for `demo`")).toBe(true);
       expect(r.stdout).toContain("| ~ update | 1 |");
@@ -164,7 +169,7 @@ export function engineSuite(profile: Profile): void {
       expect((await emu.writes()).length).toBe(7);
     });
 
-    it("without a terminal, apply needs --auto-approve and writes nothing", async () => {
+    anyProfile("without a terminal, apply needs --auto-approve and writes nothing", async () => {
       const r = await run(["apply"]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/without a terminal it needs --auto-approve/);
@@ -264,7 +269,7 @@ batches:
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
-    it("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
+    anyProfile("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
       await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 400, method: "PATCH" }] });
       const r = await cli(["apply", "--auto-approve", "--concurrency", "1"], { cwd: repo, env: DEMO_ENV, signalAfter: { ms: 900, signal: "SIGINT" } });
       expect(r.code).toBe(130);
@@ -279,7 +284,7 @@ batches:
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
-    it("bad policy input: exit 1, nothing sent", async () => {
+    anyProfile("bad policy input: exit 1, nothing sent", async () => {
       writeFileSync(join(repo, "policies", "ssp", "bad.yaml"), "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bad }\nspec: { method: nope }\n");
       const r = await run(["apply", "--auto-approve"]);
       expect(r.code).toBe(1);
