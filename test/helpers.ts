@@ -77,7 +77,14 @@ export interface CliResult {
 /** Runs the built CLI as a child process. */
 export function cli(
   args: string[],
-  opts: { cwd?: string; env?: Record<string, string | undefined>; input?: string; signalAfter?: { ms: number; signal: NodeJS.Signals } } = {},
+  opts: {
+    cwd?: string;
+    env?: Record<string, string | undefined>;
+    input?: string;
+    signalAfter?: { ms: number; signal: NodeJS.Signals };
+    /** Send a signal once stderr shows this text: driven by what the CLI says, not by the clock. */
+    signalOn?: { stderr: string; signal: NodeJS.Signals };
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const env: Record<string, string> = {};
@@ -97,7 +104,14 @@ export function cli(
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    let signalled = false;
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      if (opts.signalOn && !signalled && stderr.includes(opts.signalOn.stderr)) {
+        signalled = true;
+        child.kill(opts.signalOn.signal);
+      }
+    });
     child.on("error", reject);
     if (opts.signalAfter) {
       const { ms, signal } = opts.signalAfter;
