@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { api, BIN, startEmu, token, updateBody, type Emu } from "./helpers.js";
+import { api, BIN, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
@@ -21,35 +21,6 @@ beforeEach(async () => {
   alice = await token(emu.url, "alice");
   bob = await token(emu.url, "bob");
 });
-
-function createBody(name: string, overrides: Record<string, unknown> = {}): any {
-  return {
-    compliance_name: name,
-    unique_key: name,
-    format_type: "JSON",
-    compliance_spec: [
-      {
-        active: true,
-        can_delete: true,
-        ceiling_percentage: 110,
-        data_identifiers: ["product_id"],
-        entity_type: "policy",
-        expression: "unit_list_price * 0.9",
-        floor_percentage: 90,
-        hierarchy_no: 70,
-        is_user_defined: true,
-        method: "formula",
-        name,
-        transaction_above_range: "",
-        transaction_below_range: "",
-        transaction_mid_range: "",
-        type: "SSP",
-        when: [],
-        ...overrides,
-      },
-    ],
-  };
-}
 
 describe("token endpoint (spec 5)", () => {
   const form = (fields: Record<string, string>) => ({
@@ -192,10 +163,10 @@ describe("SSP (4.3 to 4.7)", () => {
   });
 
   it("creates by formula and by upload (with batches); a duplicate name is 409", async () => {
-    const res = await api(emu.url, alice, "POST", SSP, createBody("Formula One"));
+    const res = await api(emu.url, alice, "POST", SSP, sspCreateBody("Formula One"));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ compliance_id: expect.any(String), error: [], compliance_details: [{ error: [], unique_key: "Formula One" }] });
-    const up = createBody("Upload One", {
+    const up = sspCreateBody("Upload One", {
       method: "upload",
       expression: "",
       batches: [
@@ -221,14 +192,14 @@ describe("SSP (4.3 to 4.7)", () => {
     expect((await api(emu.url, alice, "POST", SSP, up)).status).toBe(200);
     const b = await api(emu.url, alice, "GET", `${SSP}?policy_name=Upload%20One&batch_name=B1`);
     expect(b.body[0].compliance_spec[0]).toMatchObject({ status: "file uploaded", ssp_values: [{ product_id: "P1", ssp_value_id: expect.any(String) }] });
-    const dup = await api(emu.url, alice, "POST", SSP, createBody("Formula One"));
+    const dup = await api(emu.url, alice, "POST", SSP, sspCreateBody("Formula One"));
     expect(dup.status).toBe(409);
   });
 
   it("400 for a formula without expression, floor above ceiling, or a missing field", async () => {
-    expect((await api(emu.url, alice, "POST", SSP, createBody("X", { expression: "" }))).body.error[0].field).toBe("compliance_spec.0.expression");
-    expect((await api(emu.url, alice, "POST", SSP, createBody("X", { floor_percentage: 120 }))).status).toBe(400);
-    const missing = createBody("X");
+    expect((await api(emu.url, alice, "POST", SSP, sspCreateBody("X", { expression: "" }))).body.error[0].field).toBe("compliance_spec.0.expression");
+    expect((await api(emu.url, alice, "POST", SSP, sspCreateBody("X", { floor_percentage: 120 }))).status).toBe(400);
+    const missing = sspCreateBody("X");
     delete missing.compliance_spec[0].hierarchy_no;
     const r = await api(emu.url, alice, "POST", SSP, missing);
     expect(r.status).toBe(400);
@@ -362,7 +333,7 @@ describe("admin and faults", () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBe("7");
     await emu.admin("POST", "faults", { faults: [{ kind: "error_array", method: "POST", path: "/ssp", times: 1 }] });
-    const ea = await api(emu.url, alice, "POST", SSP, createBody("Never"));
+    const ea = await api(emu.url, alice, "POST", SSP, sspCreateBody("Never"));
     expect(ea.status).toBe(200);
     expect(ea.body.error.length).toBeGreaterThan(0);
     expect((await api(emu.url, alice, "GET", `${SSP}?policy_name=Never`)).status).toBe(404);
@@ -372,10 +343,10 @@ describe("admin and faults", () => {
 
   it("drop before commit writes nothing; drop after commit keeps the write", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", times: 1 }] });
-    await expect(api(emu.url, alice, "POST", SSP, createBody("Dropped"))).rejects.toThrow();
+    await expect(api(emu.url, alice, "POST", SSP, sspCreateBody("Dropped"))).rejects.toThrow();
     expect((await api(emu.url, alice, "GET", `${SSP}?policy_name=Dropped`)).status).toBe(404);
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", after_commit: true, times: 1 }] });
-    await expect(api(emu.url, alice, "POST", SSP, createBody("Kept"))).rejects.toThrow();
+    await expect(api(emu.url, alice, "POST", SSP, sspCreateBody("Kept"))).rejects.toThrow();
     expect((await api(emu.url, alice, "GET", `${SSP}?policy_name=Kept`)).status).toBe(200);
   });
 
@@ -416,7 +387,7 @@ describe("revsync emulator as a process", () => {
     const t = await token(first.url);
     const env = (await api(first.url, t, "GET", TC)).body[0];
     expect((await api(first.url, t, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { ui_mode: "Modern" }))).status).toBe(200);
-    expect((await api(first.url, t, "POST", SSP, createBody("Persisted"))).status).toBe(200);
+    expect((await api(first.url, t, "POST", SSP, sspCreateBody("Persisted"))).status).toBe(200);
     await first.stop();
     expect(existsSync(state)).toBe(true);
     expect(JSON.parse(readFileSync(state, "utf8")).version).toBe(1);

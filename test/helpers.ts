@@ -219,3 +219,33 @@ export function npxShim(): string {
   );
   return dir;
 }
+
+/** The body of an SSP create (spec 4.6) for a formula policy, with overrides of its item. */
+export function sspCreateBody(name: string, overrides: Record<string, unknown> = {}): any {
+  return {
+    compliance_name: name,
+    unique_key: name,
+    format_type: "JSON",
+    compliance_spec: [
+      {
+        active: true,
+        can_delete: true,
+        ceiling_percentage: 110,
+        data_identifiers: ["product_id"],
+        entity_type: "policy",
+        expression: "unit_list_price * 0.9",
+        floor_percentage: 90,
+        hierarchy_no: 70,
+        is_user_defined: true,
+        method: "formula",
+        name,
+        transaction_above_range: "",
+        transaction_below_range: "",
+        transaction_mid_range: "",
+        type: "SSP",
+        when: [],
+        ...overrides,
+      },
+    ],
+  };
+}

@@ -4,7 +4,7 @@ import { ApiCore, BUDGET } from "../src/api/core.js";
 import { approvals, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError } from "../src/errors.js";
 import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";
-import { startEmu, updateBody, type Emu } from "./helpers.js";
+import { sspCreateBody, startEmu, updateBody, type Emu } from "./helpers.js";
 
 // One retry budget per request, in the HTTP core, counted in the emulator's journal (issue 11):
 // reads and PATCHes at most 6 sends; a create at most 3, and sent again only after a read says it
@@ -32,33 +32,7 @@ afterEach(async () => core.close());
 
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 
-function createBody(name: string, hierarchy = 77): SspCreateBody {
-  return {
-    compliance_name: name,
-    unique_key: name,
-    format_type: "JSON",
-    compliance_spec: [
-      {
-        active: true,
-        can_delete: true,
-        ceiling_percentage: 120,
-        data_identifiers: ["product_id"],
-        entity_type: "policy",
-        expression: "unit_list_price * 0.8",
-        floor_percentage: 80,
-        hierarchy_no: hierarchy,
-        is_user_defined: true,
-        method: "formula",
-        name,
-        transaction_above_range: "",
-        transaction_below_range: "",
-        transaction_mid_range: "",
-        type: "SSP",
-        when: [],
-      },
-    ],
-  };
-}
+const createBody = (name: string, hierarchy = 77): SspCreateBody => sspCreateBody(name, { hierarchy_no: hierarchy });
 
 async function tenantConfig(): Promise<TenantConfigurationEnvelope> {
   const [env] = await tenantConfigurations.list(core);

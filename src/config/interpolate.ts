@@ -1,4 +1,4 @@
-import { closest } from "../plan/targets.js";
+import { nearest } from "../did-you-mean.js";
 
 /** ${VAR} in revsync.yaml and in policy files, with one set of rules:
  *  - `${NAME}` (letters, digits, _) takes the environment's `vars`, then the process environment;
@@ -32,7 +32,7 @@ function lookup(src: VarSource, name: string): { value: VarValue; fromEnv: boole
 
 function undefinedProblem(name: string, src: VarSource): string {
   const names = [...Object.keys(src.vars), ...Object.keys(src.env)];
-  const near = closest(name, names, 1).filter((n) => n !== name);
+  const near = nearest(name, names, { max: 1, within: 1 }).filter((n) => n !== name);
   const mean = near.length ? ` (did you mean \${${near[0]}}?)` : "";
   return `undefined variable \${${name}}${mean}: define it under the environment's vars in revsync.yaml or in the process environment`;
 }
