@@ -391,7 +391,9 @@ async function driftBench(count, changeOne = false) {
   repo(dir, emu.url, { "ssp/p0.yaml": sspYaml(0, "values.csv"), "ssp/values.csv": gitCsv });
   const runs = [];
   let rss = 0;
-  for (let i = 0; i < 3; i++) {
+  // Five runs: these figures swing 20 to 30% from run to run on this machine, and the doubling ratio
+  // compares two medians.
+  for (let i = 0; i < 5; i++) {
     const r = await timed(["drift", "--quiet"], dir);
     if (r.code !== (changeOne ? 2 : 0)) throw new Error(`drift exit ${r.code}: ${r.out}`);
     runs.push(r.seconds);
@@ -416,7 +418,7 @@ try {
     const how = changeOne ? "one value changed in git, so every value is compared" : "the service's file identical to git's";
     results.push({
       issue: 5,
-      what: `\`revsync drift\` of a batch with 100,000 SSP values against its values CSV (downloaded through 4.4), ${how} (whole process, 3 runs)`,
+      what: `\`revsync drift\` of a batch with 100,000 SSP values against its values CSV (downloaded through 4.4), ${how} (whole process, 5 runs)`,
       median: `${one.seconds.toFixed(2)} s, peak ${one.rss.toFixed(0)} MiB`,
       aim: "under 2 s and under 500 MB",
       met: one.seconds < 2 && one.rss < 500,

@@ -59,7 +59,8 @@ export interface DesiredBatch {
 export interface GitValues {
   text: string;
   file: string;
-  rows: SspValueInput[];
+  /** The rows as parsed, each with its line in the file (a create body leaves the line out). */
+  rows: (SspValueInput & { line?: number })[];
 }
 
 export interface DesiredSsp {
@@ -230,7 +231,7 @@ export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredSta
           return {
             name: b.name,
             status: b.status,
-            values: got && path ? { text: got.text, file: basename(path), rows: got.values.map(({ line: _l, ...v }) => v) } : undefined,
+            values: got && path ? { text: got.text, file: basename(path), rows: got.values } : undefined,
             valuesPath: path,
             valuesShown: path ? relative(repo.cwd, path) : undefined,
             effective_start_date: b.effective_start_date,

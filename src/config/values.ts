@@ -81,19 +81,22 @@ function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
     return { values: [], diagnostics, text };
   }
   const values: ParsedValues["values"] = [];
-  for (const row of rows.slice(1)) {
+  // Files in the template's column order (most) are read as they are; others through the header's map.
+  const inOrder = index.every((v, i) => v === i) && header.cells.length === index.length;
+  const width = header.cells.length;
+  for (let r = 1; r < rows.length; r++) {
+    const row = rows[r] as CsvRow;
     const raw = row.cells;
-    if (raw.length !== header.cells.length) {
-      err(row.line, 1, `expected ${header.cells.length} columns, found ${raw.length}`);
+    if (raw.length !== width) {
+      err(row.line, 1, `expected ${width} columns, found ${raw.length}`);
       continue;
     }
-    // The cells in the format's order; columns count from the file's own order.
-    const c = index.map((i) => raw[i] ?? "");
-    const col = (i: number): number => 1 + raw.slice(0, index[i] ?? 0).reduce((n, s) => n + s.length + 1, 0);
+    const c = inOrder ? raw : index.map((i) => raw[i] ?? "");
     const [product, currency, valueType, below, mid, above, start, end] = c as [string, string, string, string, string, string, string, string];
     let ok = true;
+    // Columns count from the file's own order; computed only for a problem.
     const bad = (i: number, m: string): void => {
-      err(row.line, col(i), m);
+      err(row.line, 1 + raw.slice(0, index[i] ?? 0).reduce((n, x) => n + x.length + 1, 0), m);
       ok = false;
     };
     if (product.trim() === "") bad(0, "product_id is empty");

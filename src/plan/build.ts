@@ -3,7 +3,7 @@ import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
-import { CsvSyntaxError, valuesFromCsv, type LiveValue } from "../ssp/csv.js";
+import { CsvSyntaxError } from "../ssp/csv.js";
 import {
   ACTIONS,
   address,
@@ -19,7 +19,7 @@ import {
   type FieldDiff,
   type Plan,
 } from "./model.js";
-import { compareValues, fieldDiff, keyedValues, normalizeSspFields } from "./normalize.js";
+import { compareValues, compareValuesCsv, fieldDiff, keyedValues, normalizeSspFields, type ValuesDelta } from "./normalize.js";
 
 /** The 14 fields of the update body (spec 4.2): the updatable ones and the guid. */
 const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
@@ -72,16 +72,15 @@ function valuesDiff(b: DesiredBatch, live: LiveState, policy: string): FieldDiff
   const git = b.values;
   // The download is the uploaded file: byte-identical to git's file means the same values.
   if (!Array.isArray(held) && held.csv === git.text) return [];
-  let got: readonly LiveValue[];
+  let delta: ValuesDelta;
   try {
-    got = Array.isArray(held) ? held : valuesFromCsv(held.csv);
+    delta = Array.isArray(held) ? compareValues(keyedValues(git.rows), held) : compareValuesCsv(keyedValues(git.rows), held.csv);
   } catch (e) {
     if (!(e instanceof CsvSyntaxError)) throw e;
     throw new UserError(
       `the service's values file of ${address.batch(policy, b.name)} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`,
     );
   }
-  const delta = compareValues(keyedValues(git.rows), got);
   const out: FieldDiff[] = [];
   for (const k of delta.changed) out.push({ path: `values[${k}]`, kind: "changed" });
   for (const k of delta.added) out.push({ path: `values[${k}]`, kind: "added" });
@@ -129,7 +128,7 @@ export function createItem(d: DesiredSsp): { item: SspCreateItem; missing: [] } 
 
 function uploadBatch(b: DesiredBatch): SspCreateBatch | undefined {
   if (!b.values) return undefined;
-  const values = b.values.rows;
+  const values = b.values.rows.map(({ line: _line, ...v }) => v);
   const starts = values.map((v) => v.effective_start_date).sort();
   const ends = values.map((v) => v.effective_end_date).sort();
   return {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalConditions, compareValues, fieldDiff, keyedValues } from "./normalize.js";
+import { valuesToCsv } from "../ssp/csv.js";
+import { canonicalConditions, compareValues, compareValuesCsv, fieldDiff, keyedValues } from "./normalize.js";
 
 describe("fieldDiff", () => {
   it.each([
@@ -40,6 +41,32 @@ describe("compareValues", () => {
     ["both empty", [], [], { added: [], removed: [], changed: [] }],
   ])("%s", (_name, git, live, expected) => {
     expect(compareValues(keyedValues(git), live)).toEqual(expected);
+  });
+});
+
+describe("compareValuesCsv (the service's download, read without an object per value)", () => {
+  it("says what compareValues says, whatever the column order and however numbers are written", () => {
+    const git = keyedValues([v("A"), v("B", 101), v("C")]);
+    const live = [v("B", 102), v("A"), v("D")];
+    const reordered =
+      "mid_point,product_id,currency_code,value_type,below_mid_point,above_mid_point,effective_start_date,effective_end_date\n" +
+      live
+        .map((x) =>
+          [
+            x.mid_point,
+            x.product_id,
+            x.currency_code,
+            x.value_type,
+            `0${x.below_mid_point}`,
+            x.above_mid_point,
+            x.effective_start_date,
+            x.effective_end_date,
+          ].join(","),
+        )
+        .join("\n");
+    expect(compareValuesCsv(git, valuesToCsv(live))).toEqual(compareValues(git, live));
+    expect(compareValuesCsv(git, reordered)).toEqual(compareValues(git, live));
+    expect(compareValues(git, live)).toEqual({ added: ["C|USD|2026-01-01"], removed: ["D|USD|2026-01-01"], changed: ["B|USD|2026-01-01"] });
   });
 });
 

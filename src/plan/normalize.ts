@@ -1,5 +1,6 @@
 import deepDiff from "deep-diff";
 import type { Condition, SspItem, SspValue } from "../schema/generated/api.js";
+import { parseCsv, valuesColumns } from "../ssp/csv.js";
 import type { FieldDiff } from "./model.js";
 
 /** Server-managed fields: never a change. */
@@ -82,17 +83,45 @@ export interface ValuesDelta {
 /** Git's values against the service's, in one pass over the service's (one map, not two: a batch can
  *  hold hundreds of thousands of values). */
 export function compareValues(desired: Map<ValueKey, string>, live: readonly ValueLike[]): ValuesDelta {
+  return compareEntries(desired, (visit) => {
+    for (const v of live) visit(keyOf(v), restOf(v));
+  });
+}
+
+/** The service's values straight from its CSV (a download): keys and compared parts built from each
+ *  row's cells, with no object per value (a batch can hold hundreds of thousands). */
+export function compareValuesCsv(desired: Map<ValueKey, string>, csv: string): ValuesDelta {
+  const rows = parseCsv(csv);
+  const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return compareEntries(desired, (visit) => {
+    for (let r = 1; r < rows.length; r++) {
+      const c = (rows[r] as { cells: string[] }).cells;
+      visit(`${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`, `${c[vt] ?? ""}|${Number(c[below])}|${Number(c[mid])}|${Number(c[above])}|${c[end] ?? ""}`);
+    }
+  });
+}
+
+/** Git's values (keyed) against a stream of the service's: one pass, one map. */
+function compareEntries(desired: Map<ValueKey, string>, each: (visit: (key: ValueKey, rest: string) => void) => void): ValuesDelta {
   const delta: ValuesDelta = { added: [], removed: [], changed: [] };
   const seen = new Set<ValueKey>();
-  for (const v of live) {
-    const k = keyOf(v);
+  each((k, rest) => {
     const want = desired.get(k);
     if (want === undefined) delta.removed.push(k);
     else {
       seen.add(k);
-      if (want !== restOf(v)) delta.changed.push(k);
+      if (want !== rest) delta.changed.push(k);
     }
-  }
+  });
   if (seen.size !== desired.size) for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
   return delta;
 }
