@@ -15,10 +15,15 @@ const REASONS: Record<string, string> = {
   ENAMETOOLONG: "the name is too long",
 };
 
+/** Why a file operation failed, in plain words. */
+export function plainReason(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code ?? "";
+  return REASONS[code] ?? (e as Error).message;
+}
+
 /** A failure to read or write a user's file, in plain words naming the path (exit 1). */
 export function fileError(action: "read" | "write", path: string, e: unknown): UserError {
-  const code = (e as NodeJS.ErrnoException).code ?? "";
-  return new UserError(`cannot ${action} ${path}: ${REASONS[code] ?? (e as Error).message}`);
+  return new UserError(`cannot ${action} ${path}: ${plainReason(e)}`);
 }
 
 /** Writes a file a user named (--out, --output, export): missing parent folders are created; a crash

@@ -100,7 +100,7 @@ export function findConfig(cwd: string, explicit?: string): string {
 
 export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = process.cwd()): Repo | undefined {
   const root = dirname(configFile);
-  const shown = relative(cwd, configFile) || CONFIG_FILE;
+  const shown = relative(cwd, configFile) || configFile;
   const docs = readYamlFile(configFile, shown, diagnostics);
   const doc = docs[0];
   if (!doc) {

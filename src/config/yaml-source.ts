@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from "yaml";
 import type { Diagnostic } from "./diagnostics.js";
+import { plainReason } from "../user-files.js";
 import { interpolateString, type VarSource } from "./interpolate.js";
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -39,7 +40,7 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
     }
     bytes = readFileSync(absPath);
   } catch (e) {
-    at(1, 1, `cannot read file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    at(1, 1, `cannot read the file: ${plainReason(e)}`);
     return [];
   }
   let text: string;
