@@ -4,14 +4,14 @@ import { removeDir } from "./helpers.js";
 
 // One fixed seed of the chaos suite (npm run chaos runs 20+): 20% 503s, 5% dropped connections
 // (half after the write committed), 429 bursts with Retry-After, tokens expiring every 3 s, and 200
-// answers with an error array (a definite refusal: never sent again within a run); ~90 resources here
+// answers with an error array (a definite refusal: never sent again within a run); ~60 resources here
 // (npm run chaos runs ~220).
 // Converge within five applies (each re-sends only what failed), never a duplicate.
 describe("chaos", () => {
   it.each([11])(
     "seed %i converges within five applies with no duplicate",
     async (seed) => {
-      const row = await runSeed(seed, { formulas: 40, uploads: 8 });
+      const row = await runSeed(seed, { formulas: 24, uploads: 6 });
       expect(row.detail).toBe("");
       expect(row.faults).toBeGreaterThan(20);
       expect(row.duplicates).toBe(0);

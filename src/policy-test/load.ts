@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import jsYaml from "js-yaml";
+import { createRequire } from "node:module";
+import type * as JsYaml from "js-yaml";
 import { fileValidator } from "../schema/ajv.js";
 import { relative, resolve } from "node:path";
 import type { Diagnostic } from "../config/diagnostics.js";
@@ -35,6 +36,8 @@ function fastCases(abs: string, shown: string): TestCase[] | undefined {
     return undefined;
   }
   if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text)) return undefined;
+  // Loaded only for such a file: every command that reads policy tests would pay for it otherwise.
+  const jsYaml = createRequire(import.meta.url)("js-yaml") as typeof JsYaml;
   const starts: { line: number; column: number }[] = [];
   let value: unknown;
   try {

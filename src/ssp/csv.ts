@@ -1,4 +1,5 @@
-import { parse as parseSync } from "csv-parse/sync";
+import { createRequire } from "node:module";
+import type { parse as ParseSync } from "csv-parse/sync";
 import type { SspValue, SspValueInput } from "../schema/generated/api.js";
 
 /** An SSP value as the service holds it (spec 2.4), without its id: value_type as answered. */
@@ -74,6 +75,8 @@ export function parseCsv(text: string): CsvRow[] {
     return out;
   }
   let records: { record: string[]; info: { lines: number }; raw: string }[];
+  // csv-parse is loaded only for a file with quotes (most values files have none).
+  const parseSync = (createRequire(import.meta.url)("csv-parse/sync") as { parse: typeof ParseSync }).parse;
   try {
     records = parseSync(body, {
       info: true,
