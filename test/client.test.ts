@@ -3,7 +3,7 @@ import { ApiCore } from "../src/api/core.js";
 import type { Clock } from "../src/api/clock.js";
 import { approvals, errorTransactions, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError, UserError } from "../src/errors.js";
-import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu } from "./helpers.js";
+import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "./helpers.js";
 
 /** Real time for requests, fake time for waits: sleeps are recorded and return at once. */
 function fakeClock(): Clock & { sleeps: number[]; offset: number } {
@@ -51,31 +51,7 @@ beforeEach(async () => {
 });
 afterEach(async () => core.close());
 
-const createBody = (name: string) => ({
-  compliance_name: name,
-  unique_key: name,
-  format_type: "JSON",
-  compliance_spec: [
-    {
-      active: true,
-      can_delete: true,
-      ceiling_percentage: 110,
-      data_identifiers: ["product_id"],
-      entity_type: "policy",
-      expression: "x * 1",
-      floor_percentage: 90,
-      hierarchy_no: 90,
-      is_user_defined: true,
-      method: "formula" as const,
-      name,
-      transaction_above_range: "",
-      transaction_below_range: "",
-      transaction_mid_range: "",
-      type: "SSP",
-      when: [],
-    },
-  ] as [any],
-});
+const createBody = (name: string) => sspCreateBody(name, { hierarchy_no: 90, expression: "x * 1" });
 
 describe("all ten operations", () => {
   it("reads, writes and downloads through the typed resources", async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
+import { UPDATABLE_TENANT_FIELDS } from "../src/config/rules.js";
 import { seedState, type SeedName } from "../src/emulator/seed.js";
 import type { Profile } from "../src/emulator/profile.js";
 import { startEmulator } from "../src/emulator/server.js";
@@ -147,22 +148,8 @@ export function removeDir(dir: string): void {
 /** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides. */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
-  const fields = [
-    "ar_accounting",
-    "can_delete",
-    "carves_allocation",
-    "create_revenue_schedules",
-    "distribution_method",
-    "guid",
-    "is_user_defined",
-    "journals_run_currency",
-    "lt_st_accounting",
-    "manual_journal",
-    "manual_journal_contra_account",
-    "multi_currency_revenue_contracts",
-    "prorate_method",
-    "ui_mode",
-  ];
+  // The 14 fields of the update body (spec 4.2): the updatable ones and the guid.
+  const fields = [...UPDATABLE_TENANT_FIELDS, "guid"];
   return {
     user_name: user,
     current_timestamp: String(Math.floor(Date.now() / 1000)),

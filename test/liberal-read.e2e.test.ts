@@ -76,6 +76,24 @@ describe("values outside the documented lists", () => {
   });
 });
 
+describe("a value outside a documented list that git leaves alone", () => {
+  it("is sent back as it is in the update body: a saved plan made over it applies", async () => {
+    await oddTenant();
+    const tc = join(repo, "policies", "tenant-configuration.yaml");
+    const file = join(repo, "weekly.plan.json");
+    const original = readFileSync(tc, "utf8");
+    writeFileSync(tc, original.replace(/^ {2}distribution_method: .*\n/m, ""));
+    try {
+      expect((await run(["plan", "--out", file])).code).toBe(0);
+      expect(JSON.parse(readFileSync(file, "utf8")).changes.find((c: any) => c.action === "update").payload.item.distribution_method).toBe("Weekly");
+      const apply = await run(["apply", file, "--auto-approve"]);
+      expect(apply.stdout).toMatch(/done {4}update {3}tenant-configuration\/Default Tenant Configuration: updated/);
+    } finally {
+      writeFileSync(tc, original);
+    }
+  });
+});
+
 describe("creating needs the create fields", () => {
   it("a new policy without floor/ceiling: an error at its file and line at plan time, nothing sent", async () => {
     await emu.reset();

@@ -8,10 +8,18 @@ import { api, cli, DEMO_ENV, removeDir, ROOT, token, updateBody, useEmulatorRepo
 const EXAMPLE = join(ROOT, "examples", "policy-tests");
 
 describe("revsync test", () => {
-  it("the example's 29 cases pass, offline, with no credentials", async () => {
-    const r = await cli(["test"], { cwd: EXAMPLE, env: { REVSYNC_CLIENT_ID: undefined, REVSYNC_PASSWORD: undefined } });
-    expect(r.stdout.trim()).toBe("Policy tests passed: 29 passed, 0 failed (against git's policies).");
-    expect(r.code).toBe(0);
+  it("the example's 29 cases pass, offline: no credentials, and a base URL that only CI defines", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-ptest-"));
+    try {
+      cpSync(EXAMPLE, dir, { recursive: true });
+      const cfg = join(dir, "revsync.yaml");
+      writeFileSync(cfg, readFileSync(cfg, "utf8").replace("base_url: http://127.0.0.1:4010", "base_url: ${SANDBOX_BASE_URL}"));
+      const r = await cli(["test"], { cwd: dir, env: { REVSYNC_CLIENT_ID: undefined, REVSYNC_PASSWORD: undefined, SANDBOX_BASE_URL: undefined } });
+      expect(r.stdout.trim()).toBe("Policy tests passed: 29 passed, 0 failed (against git's policies).");
+      expect(r.code).toBe(0);
+    } finally {
+      removeDir(dir);
+    }
   });
 
   it("failing cases: file:line, expected, got and why; JUnit for CI; exit 1", async () => {

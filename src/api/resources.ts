@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import { batchNameOf } from "../plan/model.js";
-import { canonicalOperator } from "../plan/normalize.js";
+import { fieldDiff, normalizeSspFields } from "../plan/normalize.js";
 import type {
   ApprovalActionResult,
   ErrorTransactionFilter,
@@ -42,24 +42,13 @@ export type CreateOutcome = { result: SspUpdateResult; recovered: boolean };
  *  in one of them is another policy, not ours. Fields the service answers as null are unknown, not a difference. */
 const IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"] as const;
 
-const canonical = (k: string, v: unknown): string => {
-  if (k === "data_identifiers" && Array.isArray(v)) return JSON.stringify([...(v as string[])].sort());
-  if (k === "when" && Array.isArray(v)) {
-    return JSON.stringify(
-      (v as { field_name?: string; operator?: string; value?: string }[])
-        .map((c) => JSON.stringify([c.field_name, canonicalOperator(c.operator ?? ""), c.value]))
-        .sort(),
-    );
-  }
-  return JSON.stringify(v ?? "");
-};
-
-/** Fields in which a live policy differs from the item that was sent to create it. */
+/** Fields in which a live policy differs from the item that was sent to create it, compared as plan
+ *  compares them (conditions and identifiers as sets, operator spellings as one). */
 export function createMismatch(sent: SspCreateBody["compliance_spec"][number], live: SspItem | undefined): string[] {
   if (!live) return ["(no policy item)"];
   const l = live as unknown as Record<string, unknown>;
-  const s = sent as unknown as Record<string, unknown>;
-  return IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== undefined && canonical(k, l[k]) !== canonical(k, s[k]));
+  const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== undefined);
+  return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent as unknown as Record<string, unknown>, keys)).map((d) => d.path);
 }
 
 const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);

@@ -52,7 +52,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
           "run revsync plan again and review the new plan",
         );
       }
-    } else plan = await makePlan(repo, env, core, flags, out);
+    } else plan = await makePlan(repo, env, core, flags, out, { impact: false });
     out.info(planText(plan, out));
     if (!plan.changes.some((c) => c.action !== "unsupported")) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");

@@ -1,7 +1,7 @@
 import { environmentNames, selectEnv } from "../config/repo.js";
 import { errorObject } from "../errors.js";
 import { buildDrift } from "../plan/build.js";
-import { applyIgnore } from "../plan/ignore.js";
+import { applyIgnore, todayUtc } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
 import type { DriftReport } from "../plan/model.js";
 import { driftMarkdown, driftText } from "../report/plan.js";
@@ -9,9 +9,6 @@ import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
-
-/** Today, YYYY-MM-DD (UTC): the day drift.ignore rules' until dates are compared with. */
-export const today = (): string => new Date().toISOString().slice(0, 10);
 
 export interface DriftFlags extends GlobalFlags {
   allEnvs?: boolean;
@@ -32,7 +29,11 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
         const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
         checkTargets(flags.target ?? [], desired, live);
         // Accepted drift (drift.ignore) is listed apart and never counts; plan is not affected.
-        const report = applyIgnore(buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }), repo.config.drift?.ignore ?? [], today());
+        const report = applyIgnore(
+          buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }),
+          repo.config.drift?.ignore ?? [],
+          todayUtc(),
+        );
         reports.push(report);
         if (flags.format === "markdown") out.out(driftMarkdown(report));
         else if (flags.format !== "json") out.out(driftText(report, out));

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { UserError } from "../errors.js";
-import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMA_FILES, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
+import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, repoSchemaClashes, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
 import { writeUserFile } from "../user-files.js";
 import type { Output } from "./output.js";
@@ -83,7 +83,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   for (const [from, to] of flags.ci ? (CI_FILES[flags.ci] ?? []) : []) files.set(to, adaptRecipe(readFileSync(join(CI_DIR, from), "utf8"), env, prefix));
 
   const clashes = [...files].filter(([name, text]) => existsSync(join(dir, name)) && readFileSync(join(dir, name), "utf8") !== text).map(([name]) => name);
-  const schemaClashes = flags.force ? [] : writeRepoSchemasDryRun(dir);
+  const schemaClashes = flags.force ? [] : repoSchemaClashes(dir);
   if ((clashes.length || schemaClashes.length) && !flags.force) {
     throw new UserError(
       `init would overwrite files in ${relative(process.cwd(), dir) || "."}, so nothing was written: ${[...clashes, ...schemaClashes].join(", ")}`,
@@ -114,14 +114,4 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       `The CI recipes run npm ci: pin revsync in the repo's package.json, and set ${variables.length ? `${variables.join(", ")} and ` : ""}the credentials as CI variables.`,
     );
   return 0;
-}
-
-/** The repo schema files that exist with other content (init refuses them without --force). */
-function writeRepoSchemasDryRun(dir: string): string[] {
-  const clashes: string[] = [];
-  for (const f of REPO_SCHEMA_FILES) {
-    const target = join(dir, REPO_SCHEMAS_DIR, f);
-    if (existsSync(target) && readFileSync(target, "utf8") !== readFileSync(join(schemasDir, f), "utf8")) clashes.push(`${REPO_SCHEMAS_DIR}/${f}`);
-  }
-  return clashes;
 }

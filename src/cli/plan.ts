@@ -28,7 +28,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   try {
-    const plan = await makePlan(repo, env, core, flags, out);
+    const plan = await makePlan(repo, env, core, flags, out, { impact: true });
     printPlan(plan, flags.format ?? "text", out);
     if (flags.out) {
       writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");

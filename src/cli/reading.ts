@@ -34,14 +34,15 @@ export async function readWithProgress(
   }
 }
 
-/** git and the service, into a Plan (plan, and apply without a saved plan). */
-export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output): Promise<Plan> {
+/** git and the service, into a Plan (plan, and apply without a saved plan). With `impact` (plan), the
+ *  policy tests are loaded and the plan says which cases the change re-routes; apply does not print it,
+ *  so it reads nothing for it. */
+export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output, opts: { impact: boolean }): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
-  // Policy tests, when the repo has them: the plan shows which cases the change re-routes.
-  const tests = loadTests(repo, varsFor(env.vars, envOf(flags)));
-  const testProblems = tests.diagnostics.filter((d) => d.severity === "error");
-  if (testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  const cases = testProblems.length ? [] : tests.cases;
+  const tests = opts.impact ? loadTests(repo, varsFor(env.vars, envOf(flags))) : undefined;
+  const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
+  if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
+  const cases = testProblems.length ? [] : (tests?.cases ?? []);
   const live = await readWithProgress(core, desired, flags, out, { values: true, approvedValues: cases.length > 0 });
   checkTargets(flags.target ?? [], desired, live);
   const plan = buildPlan(desired, live, {

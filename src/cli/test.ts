@@ -4,7 +4,7 @@ import { loadTests } from "../policy-test/load.js";
 import { runCases } from "../policy-test/run.js";
 import { testJson, testJunit, testText } from "../report/policy-test.js";
 import { relative } from "node:path";
-import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
+import { desiredState, envOf, offlineEnv, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
@@ -18,18 +18,20 @@ export interface TestFlags extends GlobalFlags {
  *  (offline) or, with --live, the service's (read-only). Exit 0 all pass, 1 a failure or a bad file. */
 export async function runTest(flags: TestFlags, out: Output): Promise<number> {
   const repo = openRepo(flags);
-  const env = openEnv(repo, flags);
+  // Offline, only the vars of policy files are needed: the URLs may use ${VAR}s that only CI defines.
+  const serviceEnv = flags.live ? openEnv(repo, flags) : undefined;
+  const env = serviceEnv ?? offlineEnv(repo, flags);
   const { cases, diagnostics, dir, found } = loadTests(repo, varsFor(env.vars, envOf(flags)));
   const shownDir = relative(repo.cwd, dir) || ".";
   if (diagnostics.some((d) => d.severity === "error")) throw new PolicyProblems(`the policy tests in ${shownDir} have errors`, diagnostics);
   if (!found || !cases.length) {
     throw new UserError(`no policy test cases in ${shownDir}`, "write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml");
   }
-  const desired = desiredState(repo, env, out, flags);
   let policies;
   let source: string;
-  if (flags.live) {
-    const core = openClient(env, flags, out);
+  if (serviceEnv) {
+    // The service's policies alone: git's are not read.
+    const core = openClient(serviceEnv, flags, out);
     try {
       const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
       policies = modelsFromLive(live);
@@ -38,7 +40,7 @@ export async function runTest(flags: TestFlags, out: Output): Promise<number> {
       await core.close();
     }
   } else {
-    const git = modelsFromGitOnly(desired);
+    const git = modelsFromGitOnly(desiredState(repo, env, out, flags));
     policies = git.models;
     source = "git's policies";
     if (git.skipped.length) {

@@ -2,7 +2,7 @@ import { UserError } from "../errors.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { relative } from "node:path";
 import { address } from "../plan/model.js";
-import { globMatch, inForce } from "../plan/ignore.js";
+import { globMatch, inForce, todayUtc } from "../plan/ignore.js";
 import { loadTests } from "../policy-test/load.js";
 import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor, type DesiredState, type Repo } from "./repo.js";
 import { at } from "./schema-diagnostics.js";
@@ -82,7 +82,7 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       docs = Math.max(docs, loaded.docs.length);
       const tests = loadTests(repo, varsFor(vars, input.env));
       diagnostics.push(...tests.diagnostics);
-      if (name === names[0]) diagnostics.push(...ignoreRuleWarnings(repo, loaded.desired, input.today ?? new Date().toISOString().slice(0, 10)));
+      if (name === names[0]) diagnostics.push(...ignoreRuleWarnings(repo, loaded.desired, input.today ?? todayUtc()));
     }
   }
   return { diagnostics: sortDiagnostics(diagnostics), docs };

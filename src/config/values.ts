@@ -47,10 +47,6 @@ export interface ParsedValues {
 
 /** Reads a batch values CSV (the spec's columns, by header name) and checks each row. */
 export function readValuesCsv(absPath: string, shownPath: string): ParsedValues {
-  return parseValuesCsv(absPath, shownPath);
-}
-
-function parseValuesCsv(absPath: string, shownPath: string): ParsedValues {
   const diagnostics: Diagnostic[] = [];
   const err = (line: number, column: number, message: string): void => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });

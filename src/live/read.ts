@@ -76,10 +76,16 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
   });
   const values = new Map<string, LiveValue[] | { csv: string }>();
   const jobs: { key: string; policy: string; batch: SspItem }[] = [];
+  const queued = new Set<string>();
+  const queue = (j: { key: string; policy: string; batch: SspItem }): void => {
+    if (queued.has(j.key)) return;
+    queued.add(j.key);
+    jobs.push(j);
+  };
   if (opts.approvedValues) {
     // Policy tests and impact: the values of every approved batch of every policy (read in detail above).
     for (const [name, lp] of live) {
-      for (const b of lp.batches ?? []) if (b.status === "approved") jobs.push({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
+      for (const b of lp.batches ?? []) if (b.status === "approved") queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
     }
   }
   if (opts.values) {
@@ -88,8 +94,7 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
       if (!lp?.batches || !touchedBy(address.ssp(d.name), opts.targets)) continue;
       for (const b of d.batches) {
         const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
-        const key = `${d.name}/${b.name}`;
-        if (b.values && lb && !jobs.some((j) => j.key === key)) jobs.push({ key, policy: d.name, batch: lb });
+        if (b.values && lb) queue({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });
       }
     }
   }

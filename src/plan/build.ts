@@ -37,6 +37,15 @@ export const REASONS = {
   newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
 } as const;
 
+/** A difference the interface cannot write, shown with the reason and never applied. */
+function unsupported(
+  address: string,
+  reason: string,
+  o: Partial<Pick<Change, "before" | "after" | "diff" | "version_id" | "last_modified_on" | "source">> = {},
+): Change {
+  return { address, action: "unsupported", before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
+}
+
 /** Rows that differ: a key counted once whether changed, only in git or only in the service. */
 const countRows = (vdiff: FieldDiff[]): number => new Set(vdiff.map((x) => x.path)).size;
 
@@ -145,17 +154,7 @@ function tenantChange(d: DesiredTenantConfig, live: LiveState): Change | undefin
   const env = live.tenantConfigs.find((e) => e.compliance_name === d.name);
   const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
   if (!env || !item) {
-    return {
-      address: addr,
-      action: "unsupported",
-      before: null,
-      after: d.spec,
-      diff: [],
-      version_id: null,
-      last_modified_on: null,
-      reason: REASONS.noTenant,
-      source: `${d.source.file}:${d.source.line}`,
-    };
+    return unsupported(addr, REASONS.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
   }
   const keys = Object.keys(d.spec);
   const before = pick(item, keys);
@@ -192,25 +191,22 @@ function batchSteps(
     last_modified_on: version.on,
     payload: { kind: "batch", compliance_id: version.compliance_id, policy, batch: b.name },
   });
-  const unsupported = (reason: string): Change[] => [
-    {
-      address: addr,
-      action: "unsupported",
+  const cannot = (reason: string): Change[] => [
+    unsupported(addr, reason, {
       before: { status: from },
       after: { status: b.status },
       diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
       version_id: version.id,
       last_modified_on: version.on,
-      reason,
-    },
+    }),
   ];
   if (from === "file uploaded" || from === null) {
     const r = step("review", from, "reviewed");
     return b.status === "approved" ? [r, step("approve", "reviewed", "approved")] : [r];
   }
   if (from === "reviewed") return b.status === "approved" ? [step("approve", "reviewed", "approved")] : [];
-  if (from === "approved") return b.status === "approved" ? [] : unsupported(REASONS.batchBackwards(from, b.status));
-  return unsupported(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
+  if (from === "approved") return b.status === "approved" ? [] : cannot(REASONS.batchBackwards(from, b.status));
+  return cannot(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
 }
 
 function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings: PlanFindings): Change[] {
@@ -221,17 +217,7 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings:
   if (!lp) {
     if (!targeted(addr, targets)) return out;
     if (d.spec.method === "calculator") {
-      out.push({
-        address: addr,
-        action: "unsupported",
-        before: null,
-        after: d.spec,
-        diff: [],
-        version_id: null,
-        last_modified_on: null,
-        reason: REASONS.calculatorCreate,
-        source,
-      });
+      out.push(unsupported(addr, REASONS.calculatorCreate, { after: d.spec, source }));
       return out;
     }
     const made = createItem(d);
@@ -264,18 +250,7 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings:
     for (const b of d.batches) {
       if (!targeted(address.batch(d.name, b.name), targets)) continue;
       if (uploads.some((u) => u.batch_name === b.name)) out.push(...batchSteps(d.name, b, null, { id: null, on: null, compliance_id: null }));
-      else
-        out.push({
-          address: address.batch(d.name, b.name),
-          action: "unsupported",
-          before: null,
-          after: { status: b.status },
-          diff: [],
-          version_id: null,
-          last_modified_on: null,
-          reason: REASONS.newBatchNoValues,
-          source,
-        });
+      else out.push(unsupported(address.batch(d.name, b.name), REASONS.newBatchNoValues, { after: { status: b.status }, source }));
     }
     return out;
   }
@@ -283,17 +258,16 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings:
   if (targeted(addr, targets)) {
     const diff = sspFieldDiff(d, lp, findings);
     if (diff.length) {
-      out.push({
-        address: addr,
-        action: "unsupported",
-        before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
-        after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
-        diff,
-        version_id: version.id,
-        last_modified_on: version.on,
-        reason: REASONS.sspUpdate,
-        source,
-      });
+      out.push(
+        unsupported(addr, REASONS.sspUpdate, {
+          before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
+          after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
+          diff,
+          version_id: version.id,
+          last_modified_on: version.on,
+          source,
+        }),
+      );
     }
   }
   for (const b of d.batches) {
@@ -301,17 +275,7 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings:
     if (!targeted(baddr, targets)) continue;
     const lb = liveBatch(lp, b.name);
     if (!lb) {
-      out.push({
-        address: baddr,
-        action: "unsupported",
-        before: null,
-        after: { status: b.status },
-        diff: [],
-        version_id: version.id,
-        last_modified_on: version.on,
-        reason: REASONS.batchMissing,
-        source,
-      });
+      out.push(unsupported(baddr, REASONS.batchMissing, { after: { status: b.status }, version_id: version.id, last_modified_on: version.on, source }));
       continue;
     }
     // Never review or approve values that nobody reviewed: when the service's values differ from git's,
@@ -323,17 +287,17 @@ function sspChanges(d: DesiredSsp, live: LiveState, targets: string[], findings:
     }
     const from = lb.status ?? "";
     const moving = from !== b.status && from !== "approved";
-    out.push({
-      address: baddr,
-      action: "unsupported",
-      before: { status: from },
-      after: { status: b.status },
-      diff: vdiff,
-      version_id: version.id,
-      last_modified_on: version.on,
-      reason: moving ? REASONS.batchValuesBlocked(b.status, countRows(vdiff), b.valuesShown ?? "git's file") : REASONS.batchValues,
-      source,
-    });
+    const reason = moving ? REASONS.batchValuesBlocked(b.status, countRows(vdiff), b.valuesShown ?? "git's file") : REASONS.batchValues;
+    out.push(
+      unsupported(baddr, reason, {
+        before: { status: from },
+        after: { status: b.status },
+        diff: vdiff,
+        version_id: version.id,
+        last_modified_on: version.on,
+        source,
+      }),
+    );
   }
   return out;
 }

@@ -18,6 +18,9 @@ export function globMatch(pattern: string, address: string): boolean {
   return re.test(address);
 }
 
+/** Today (UTC), YYYY-MM-DD: the day drift and validate compare rules' until dates with. */
+export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
+
 /** Whether a rule still applies on `today` (YYYY-MM-DD): up to and including its until day. */
 export const inForce = (rule: IgnoreRule, today: string): boolean => !rule.until || today <= rule.until;
 

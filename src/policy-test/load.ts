@@ -29,9 +29,10 @@ export interface TestCase {
 function fastCases(abs: string, shown: string): TestCase[] | undefined {
   let text: string;
   try {
-    const bytes = readFileSync(abs);
-    if (bytes.length > MAX_FILE_BYTES || bytes.length < 64 * 1024) return undefined;
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    // Small files go the full way at once: no second read of them.
+    const size = statSync(abs).size;
+    if (size > MAX_FILE_BYTES || size < 64 * 1024) return undefined;
+    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(abs));
   } catch {
     return undefined;
   }

@@ -23,23 +23,38 @@ export interface WrittenSchemas {
   kept: string[];
 }
 
+/** Each repo schema file: where it goes, revsync's text, and what the repo holds there now. */
+function schemaFiles(root: string): { rel: string; target: string; text: string; current: string | undefined }[] {
+  return REPO_SCHEMA_FILES.map((f) => {
+    const target = join(root, REPO_SCHEMAS_DIR, f);
+    return {
+      rel: `${REPO_SCHEMAS_DIR}/${f}`,
+      target,
+      text: readFileSync(join(schemasDir, f), "utf8"),
+      current: existsSync(target) ? readFileSync(target, "utf8") : undefined,
+    };
+  });
+}
+
+/** The repo's schema files that hold other content than revsync's (init refuses them without --force). */
+export function repoSchemaClashes(root: string): string[] {
+  return schemaFiles(root)
+    .filter((f) => f.current !== undefined && f.current !== f.text)
+    .map((f) => f.rel);
+}
+
 /** Copies revsync's schemas into the repo's .revsync/schemas/. A file that exists with other content is
  *  kept unless `overwrite` (init --force; export keeps what a team may have pinned). */
 export function writeRepoSchemas(root: string, overwrite: boolean): WrittenSchemas {
   const out: WrittenSchemas = { written: [], kept: [] };
-  for (const f of REPO_SCHEMA_FILES) {
-    const target = join(root, REPO_SCHEMAS_DIR, f);
-    const text = readFileSync(join(schemasDir, f), "utf8");
-    const rel = `${REPO_SCHEMAS_DIR}/${f}`;
-    if (existsSync(target)) {
-      if (readFileSync(target, "utf8") === text) continue;
-      if (!overwrite) {
-        out.kept.push(rel);
-        continue;
-      }
+  for (const f of schemaFiles(root)) {
+    if (f.current === f.text) continue;
+    if (f.current !== undefined && !overwrite) {
+      out.kept.push(f.rel);
+      continue;
     }
-    writeFileAtomic(target, text);
-    out.written.push(rel);
+    writeFileAtomic(f.target, f.text);
+    out.written.push(f.rel);
   }
   return out;
 }

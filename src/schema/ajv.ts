@@ -92,20 +92,23 @@ export function schemaJson(file: SchemaFile): object {
 
 /** One line per ajv error, in words, for places where no source position exists (HTTP bodies). */
 export function describeAjvErrors(errors: ErrorObject[] | null | undefined): { field: string; message: string }[] {
-  return (errors ?? []).map((e) => {
-    const base = e.instancePath.replace(/^\//, "").replace(/\//g, ".");
-    if (e.keyword === "required") {
-      const missing = (e.params as { missingProperty: string }).missingProperty;
-      return { field: base ? `${base}.${missing}` : missing, message: `is required` };
-    }
-    if (e.keyword === "additionalProperties") {
-      const extra = (e.params as { additionalProperty: string }).additionalProperty;
-      return { field: base ? `${base}.${extra}` : extra, message: "is not an allowed field" };
-    }
-    if (e.keyword === "enum") {
-      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
-      return { field: base || "(body)", message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}` };
-    }
-    return { field: base || "(body)", message: e.message ?? "is invalid" };
-  });
+  // An "if" error only wraps the errors of its "then" branch, which are listed themselves.
+  return (errors ?? [])
+    .filter((e) => e.keyword !== "if")
+    .map((e) => {
+      const base = e.instancePath.replace(/^\//, "").replace(/\//g, ".");
+      if (e.keyword === "required") {
+        const missing = (e.params as { missingProperty: string }).missingProperty;
+        return { field: base ? `${base}.${missing}` : missing, message: `is required` };
+      }
+      if (e.keyword === "additionalProperties") {
+        const extra = (e.params as { additionalProperty: string }).additionalProperty;
+        return { field: base ? `${base}.${extra}` : extra, message: "is not an allowed field" };
+      }
+      if (e.keyword === "enum") {
+        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+        return { field: base || "(body)", message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}` };
+      }
+      return { field: base || "(body)", message: e.message ?? "is invalid" };
+    });
 }

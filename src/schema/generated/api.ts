@@ -849,9 +849,9 @@ export interface TenantConfigurationUpdateItem {
    */
   create_revenue_schedules: boolean;
   /**
-   * Revenue distribution method
+   * Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is.
    */
-  distribution_method: "Days in Calendar Period" | "Prorate";
+  distribution_method: string;
   /**
    * Globally unique id
    */
