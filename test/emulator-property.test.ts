@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, startEmu, token, updateBody, type Emu } from "./helpers.js";
+import { api, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
 
 // Property: a malformed or invalid body on any write endpoint gets a 4xx (never a 5xx) and leaves
 // the state exactly as it was.
@@ -117,31 +117,7 @@ describe("malformed bodies on write endpoints", () => {
   });
 
   it("POST SSP policy", async () => {
-    const valid = {
-      compliance_name: "Fuzz",
-      unique_key: "Fuzz",
-      format_type: "JSON",
-      compliance_spec: [
-        {
-          active: true,
-          can_delete: true,
-          ceiling_percentage: 110,
-          data_identifiers: ["product_id"],
-          entity_type: "policy",
-          expression: "x",
-          floor_percentage: 90,
-          hierarchy_no: 99,
-          is_user_defined: true,
-          method: "formula",
-          name: "Fuzz",
-          transaction_above_range: "",
-          transaction_below_range: "",
-          transaction_mid_range: "",
-          type: "SSP",
-          when: [],
-        },
-      ],
-    };
+    const valid = sspCreateBody("Fuzz", { expression: "x", hierarchy_no: 99 });
     await check("POST", "/apis/policy-sets/v1/policy/ssp", valid);
   });
 
