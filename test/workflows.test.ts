@@ -117,11 +117,14 @@ async function changeOutside(realmPrefix: string): Promise<void> {
 
 describe("GitHub Actions recipes", () => {
   it("plan on pull request: validate, then per environment the JSON plan, the markdown with its marker, the summary", async () => {
-    expect((await runJob("revsync-plan.yml", "validate", "sandbox")).code).toBe(0);
+    {
+      const v = await runJob("revsync-plan.yml", "validate", "sandbox");
+      expect(v.code, v.out).toBe(0);
+    }
     for (const env of ["sandbox", "production"]) {
       const r = await runJob("revsync-plan.yml", "plan", env);
       expect(r.out).toBe("");
-      expect(r.code).toBe(0);
+      expect(r.code, r.out).toBe(0);
       const plan = JSON.parse(readFileSync(join(work, `plan-${env}.json`), "utf8"));
       expect(plan.environment).toBe(env);
       expect(plan.realm).toBe(env === "sandbox" ? "acme-sandbox" : "acme");
@@ -139,10 +142,10 @@ describe("GitHub Actions recipes", () => {
     const ok = await runJob("revsync-apply.yml", "apply", "sandbox");
     expect(ok.out).toContain("Applying the reviewed plan reviewed/plan-sandbox.json");
     expect(ok.out).toContain("Apply complete:");
-    expect(ok.code).toBe(0);
+    expect(ok.code, ok.out).toBe(0);
     const none = await runJob("revsync-apply.yml", "apply", "production");
     expect(none.out).toContain("::warning title=revsync apply (production)::No reviewed plan found");
-    expect(none.code).toBe(0);
+    expect(none.code, none.out).toBe(0);
   });
 
   it("apply refuses a reviewed plan made stale by a change outside git, and says so", async () => {
@@ -151,7 +154,7 @@ describe("GitHub Actions recipes", () => {
     cpSync(join(work, "plan-production.json"), join(work, "reviewed", "plan-production.json"));
     await changeOutside("acme");
     const r = await runJob("revsync-apply.yml", "apply", "production");
-    expect(r.code).toBe(1);
+    expect(r.code, r.out).toBe(1);
     expect(r.step).toBe("Apply");
     expect(r.out).toMatch(/the saved plan is stale/);
     expect(r.out).toContain("::error title=revsync apply (production)::The reviewed plan could not be applied");
@@ -160,12 +163,12 @@ describe("GitHub Actions recipes", () => {
   it("drift on a schedule: passes when in sync, fails with exit 2 and a report on drift", async () => {
     await runJob("revsync-apply.yml", "apply", "sandbox");
     const clean = await runJob("revsync-drift.yml", "drift", "sandbox");
-    expect(clean.code).toBe(0);
+    expect(clean.code, clean.out).toBe(0);
     expect(outputs("sandbox").code).toBe("0");
     await changeOutside("acme-sandbox");
     writeFileSync(join(work, "output-sandbox"), "");
     const drift = await runJob("revsync-drift.yml", "drift", "sandbox");
-    expect(drift.code).toBe(2);
+    expect(drift.code, drift.out).toBe(2);
     expect(drift.out).toContain("::error title=revsync drift (sandbox)::the service differs from git");
     expect(readFileSync(join(work, "drift-sandbox.md"), "utf8")).toContain("| changed | `tenant-configuration/Default Tenant Configuration` |");
   });
@@ -178,11 +181,16 @@ describe("GitLab CI recipe", () => {
       const script = (ci[name].script as string[]).join("\n");
       return sh(script, { ...ciEnv(env), GITLAB_API_TOKEN: "" });
     };
-    expect((await job("validate", "sandbox")).code).toBe(0);
-    expect((await job("plan", "sandbox")).code).toBe(0);
+    // The job's output is the message: a failure says what the job printed.
+    const exits = async (name: string, env: string, code: number) => {
+      const r = await job(name, env);
+      expect(r.code, r.out).toBe(code);
+    };
+    await exits("validate", "sandbox", 0);
+    await exits("plan", "sandbox", 0);
     expect(existsSync(join(work, "plan-sandbox.json"))).toBe(true);
-    expect((await job("apply", "sandbox")).code).toBe(0);
-    expect((await job("drift", "sandbox")).code).toBe(0);
-    expect((await job("drift", "production")).code).toBe(2);
+    await exits("apply", "sandbox", 0);
+    await exits("drift", "sandbox", 0);
+    await exits("drift", "production", 2);
   });
 });
