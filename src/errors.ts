@@ -90,6 +90,33 @@ export class ApiError extends Error {
     this.conflict = o.conflict ?? false;
   }
 
+  /** The same refusal, marked as possibly following an earlier send of the same request that landed. */
+  withOutcomeUnknown(): ApiError {
+    return new ApiError({
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      message: this.serviceMessage,
+      problems: this.problems,
+      retryable: this.retryable,
+      retryAfterMs: this.retryAfterMs,
+      outcomeUnknown: true,
+      conflict: this.conflict,
+    });
+  }
+
+  /** A write that may have landed, whose read-back failed too: the step ends here, nothing is sent again. */
+  static readBackFailed(e: ApiError, readErr: unknown): ApiError {
+    const why = readErr instanceof Error ? readErr.message : String(readErr);
+    return new ApiError({
+      method: e.method,
+      path: e.path,
+      status: e.status,
+      message: `outcome unknown: ${e.serviceMessage}, and reading it back failed (${why}); nothing was sent again: run revsync plan to see`,
+      outcomeUnknown: true,
+    });
+  }
+
   static describe(method: string, path: string, status: number, message: string, problems: ServiceProblem[]): string {
     const what = status === 0 ? "no answer" : `${status} ${STATUS_WORDS[status] ?? ""}`.trim();
     const details = problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).filter((d) => d && d !== message);

@@ -211,10 +211,28 @@ describe("retries", () => {
     expect(journal.filter((j) => j.method === "POST" && j.path.endsWith("/ssp"))).toHaveLength(2);
   });
 
-  it("a review retried after its commit counts as done", async () => {
+  it("a review whose answer was lost after its commit: the repeat is refused, the read-back counts it as done", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "PATCH", after_commit: true, times: 1 }] });
     const res = await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2");
-    expect(res.compliance_details?.[0]?.message).toMatch(/already reviewed/);
+    expect(res.compliance_details?.[0]?.message).toBe("reviewed (confirmed by reading it back)");
+    const journal: any[] = await emu.admin("GET", "requests");
+    // The journal records a dropped answer as status 0.
+    expect(journal.filter((j) => j.method === "PATCH").map((j) => j.status)).toEqual([0, 409]);
+  });
+
+  it("a review refused once after a lost answer, and the read-back fails too: outcome unknown, no third send", async () => {
+    await emu.admin("POST", "faults", {
+      faults: [
+        { kind: "drop", method: "PATCH", after_commit: true, times: 1 },
+        { kind: "status", status: 500, method: "GET", path: "/ssp" },
+      ],
+    });
+    const e = await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2").catch((x) => x);
+    expect(e).toBeInstanceOf(ApiError);
+    expect((e as ApiError).outcomeUnknown).toBe(true);
+    expect((e as ApiError).message).toMatch(/outcome unknown: .*reading it back failed .*nothing was sent again: run revsync plan to see/);
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.method === "PATCH")).toHaveLength(2);
   });
 });
 

@@ -269,6 +269,25 @@ batches:
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
+    it("a tenant update and a batch approve whose answers were lost after commit: the repeat is refused, the read-back confirms; two sends each", async () => {
+      // The default profile refuses the repeat with 412 / 409; the literal one with a 200 and an error array.
+      await emu.admin("POST", "faults", {
+        faults: [
+          { kind: "drop", after_commit: true, method: "PATCH", path: "/tenant-configurations/", times: 1 },
+          { kind: "drop", after_commit: true, method: "PATCH", path: "/ssp/approve/SSP-SW/", times: 1 },
+        ],
+      });
+      const r = await run(["apply", "--auto-approve"]);
+      expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (confirmed by reading it back)");
+      expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (confirmed by reading it back)");
+      expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
+      expect(r.code).toBe(0);
+      const journal: any[] = await emu.admin("GET", "requests");
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(2);
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/ssp/approve/SSP-SW/"))).toHaveLength(2);
+      expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
+    });
+
     anyProfile("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
       // One step at a time; the signal comes as the second step (the create) starts: the update is done,
       // the create is in flight (1.5 s of latency: a wide margin for the signal) and finishes, nothing

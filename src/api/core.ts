@@ -331,16 +331,22 @@ export class ApiCore {
     }
   }
 
-  /** A read or an idempotent write: at most BUDGET.sends sends and BUDGET.totalMs, counting every send. */
+  /** A read or an idempotent write: at most BUDGET.sends sends and BUDGET.totalMs, counting every send.
+   *  A write refused after an earlier send of it may have landed is thrown with `outcomeUnknown`: the
+   *  refusal may be the service meeting the first send's effect (a stale If-Match, a status already
+   *  moved on), so the caller settles it by reading back, never by sending again. */
   async call<T>(spec: RequestSpec): Promise<T> {
     if (spec.kind === "create") throw new TypeError("a create goes through ApiCore.create");
     const started = this.clock.now();
     const url = joinUrl(this.base, spec.path, spec.query);
+    let mayHaveLanded = false;
     for (let sends = 0; ;) {
       const r = await this.send(spec, url, sends++);
       if (r.kind === "ok") return r.body as T;
-      if (r.kind === "refused") throw r.err;
-      await this.pause(r.err, sends, this.retry.maxAttempts, started, r.wait);
+      if (r.kind === "unknown" && spec.kind === "write") mayHaveLanded = true;
+      const err = mayHaveLanded && !r.err.outcomeUnknown ? r.err.withOutcomeUnknown() : r.err;
+      if (r.kind === "refused") throw err;
+      await this.pause(err, sends, this.retry.maxAttempts, started, r.wait);
     }
   }
 
@@ -365,14 +371,7 @@ export class ApiCore {
         found = await readBack();
       } catch (e) {
         if (e instanceof ApiError && e.conflict) throw e;
-        const why = e instanceof Error ? e.message : String(e);
-        throw new ApiError({
-          method: spec.method,
-          path: spec.path,
-          status: r.err.status,
-          message: `outcome unknown: ${r.err.serviceMessage}, and reading it back failed (${why}); nothing was sent again: run revsync plan to see`,
-          outcomeUnknown: true,
-        });
+        throw ApiError.readBackFailed(r.err, e);
       }
       if (found.found) return { result: found.result, recovered: true };
       if (r.kind === "refused") throw r.err; // a 409 for something that does not exist: a real conflict

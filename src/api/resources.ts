@@ -145,10 +145,17 @@ export const ssp = {
       });
       return res ?? done(action === "review" ? "reviewed" : "approved");
     } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 409) throw e;
-      const status = (await ssp.batch(core, policy.name, batchName))?.status;
+      // A 409, or a refusal or no answer after a send that may have landed: read the batch's status.
+      if (!(e instanceof ApiError) || (e.status !== 409 && !e.outcomeUnknown)) throw e;
+      let status: string | undefined;
+      try {
+        status = (await ssp.batch(core, policy.name, batchName))?.status;
+      } catch (readErr) {
+        if (!e.outcomeUnknown) throw e;
+        throw ApiError.readBackFailed(e, readErr);
+      }
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-      if (status && target.includes(status)) return done(`already ${status}`);
+      if (status && target.includes(status)) return done(e.outcomeUnknown ? `${status} (confirmed by reading it back)` : `already ${status}`);
       throw e;
     }
   },

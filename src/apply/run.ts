@@ -75,12 +75,22 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
       await tenantConfigurations.update(core, p.compliance_id, body, c.version_id ?? undefined);
       return "updated";
     } catch (e) {
-      // 412 after a retry: the first attempt may have landed. Done if live now holds what we sent.
-      if (!(e instanceof ApiError && e.status === 412)) throw e;
-      const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === p.compliance_id);
-      const live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+      // A 412, or a refusal or no answer after a send that may have landed: read before anything else.
+      // Done if live now holds what we sent; nothing is sent again either way.
+      if (!(e instanceof ApiError && (e.status === 412 || e.outcomeUnknown))) throw e;
+      let live: Record<string, unknown>;
+      try {
+        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === p.compliance_id);
+        live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+      } catch (readErr) {
+        throw ApiError.readBackFailed(e, readErr);
+      }
       if (Object.entries(p.item).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v))) return "updated (confirmed by reading it back)";
-      throw new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
+      if (e.status === 412) {
+        throw new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
+      }
+      const message = `${e.serviceMessage}; read back: the tenant configuration does not hold the new values`;
+      throw new ApiError({ method: e.method, path: e.path, status: e.status, message, problems: e.problems });
     }
   }
   if (p.kind === "create") {
@@ -94,7 +104,8 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
   const action = c.action === "review" ? "review" : "approve";
   const res = await ssp.batchAction(core, action, { id, name: p.policy }, p.batch);
   const msg = res.compliance_details?.[0]?.message;
-  return msg?.startsWith("already") ? msg : action === "review" ? "reviewed" : "approved";
+  if (msg && (msg.startsWith("already") || msg.endsWith("(confirmed by reading it back)"))) return msg;
+  return action === "review" ? "reviewed" : "approved";
 }
 
 export interface ApplyOptions {
