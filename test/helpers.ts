@@ -82,7 +82,6 @@ export function cli(
     cwd?: string;
     env?: Record<string, string | undefined>;
     input?: string;
-    signalAfter?: { ms: number; signal: NodeJS.Signals };
     /** Send a signal once stderr shows this text: driven by what the CLI says, not by the clock. */
     signalOn?: { stderr: string; signal: NodeJS.Signals };
   } = {},
@@ -114,10 +113,6 @@ export function cli(
       }
     });
     child.on("error", reject);
-    if (opts.signalAfter) {
-      const { ms, signal } = opts.signalAfter;
-      setTimeout(() => child.kill(signal), ms);
-    }
     child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? "");
   });
