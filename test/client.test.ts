@@ -211,6 +211,23 @@ describe("retries", () => {
     expect(journal.filter((j) => j.method === "POST" && j.path.endsWith("/ssp"))).toHaveLength(2);
   });
 
+  it("an approval action whose answer was lost after its commit: read back from the pending list, one POST", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/oingest-approval/v1/action", after_commit: true, times: 1 }] });
+    const res = await approvals.act(core, "Approved", "ok", ["APR-0003", "APR-0004"]);
+    expect(res).toMatchObject({ recovered: true, status: "success", processed_count: 2, message: "the answer was lost; read back: 2 of 2 no longer pending" });
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.method === "POST" && j.path.endsWith("/action"))).toHaveLength(1);
+  });
+
+  it("an approval action lost before its commit: the pending list says nothing landed, so it is sent again", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/oingest-approval/v1/action", times: 1 }] });
+    const res = await approvals.act(core, "Approved", "ok", ["APR-0003"]);
+    expect(res).toMatchObject({ status: "success", processed_count: 1 });
+    expect(res.recovered).toBeUndefined();
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.method === "POST" && j.path.endsWith("/action"))).toHaveLength(2);
+  });
+
   it("a review whose answer was lost after its commit: the repeat is refused, the read-back counts it as done", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "PATCH", after_commit: true, times: 1 }] });
     const res = await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2");

@@ -181,10 +181,8 @@ export const approvals = {
       const left = ids.filter((id) => still.has(id));
       if (left.length === ids.length) return { found: false };
       const n = ids.length - left.length;
-      return {
-        found: true,
-        result: { message: `answer lost; ${n} of ${ids.length} no longer pending`, processed_count: n, status: left.length ? "partial" : "success" },
-      };
+      const message = `the answer was lost; read back: ${n} of ${ids.length} no longer pending${left.length ? ` (still pending: ${left.join(", ")})` : ""}`;
+      return { found: true, result: { message, processed_count: n, status: left.length ? "partial" : "success" } };
     };
     const out = await core.create<ApprovalActionResult>(
       {
