@@ -196,7 +196,15 @@ export function npxShim(): string {
   const real = execFileSync("bash", ["-c", "command -v npx"], { encoding: "utf8" }).trim();
   writeFileSync(
     join(dir, "npx"),
-    `#!/usr/bin/env bash\nif [ "$1" = revsync ]; then shift; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"; fi\nexec ${JSON.stringify(real)} "$@"\n`,
+    [
+      "#!/usr/bin/env bash",
+      'all=("$@")',
+      // The CI recipes' form, npx --no -- revsync …, is the same command.
+      'if [ "$1" = --no ] && [ "$2" = -- ]; then shift 2; fi',
+      `if [ "$1" = revsync ]; then shift; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"; fi`,
+      `exec ${JSON.stringify(real)} "\${all[@]}"`,
+      "",
+    ].join("\n"),
     { mode: 0o755 },
   );
   return dir;

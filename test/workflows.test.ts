@@ -115,6 +115,18 @@ async function changeOutside(realmPrefix: string): Promise<void> {
   expect((await api(base, bob, "PATCH", `/apis/policy-sets/v1/policy/tenant-configurations/${env.compliance_id}`, body)).status).toBe(200);
 }
 
+describe("every recipe", () => {
+  it("runs revsync as npx --no -- revsync: npx never fetches a registry package of that name with the tenant's credentials", () => {
+    const files = ["github/revsync-plan.yml", "github/revsync-apply.yml", "github/revsync-drift.yml", "gitlab/.gitlab-ci.yml"];
+    for (const f of files) {
+      const text = readFileSync(join(ROOT, "examples", "ci", f), "utf8");
+      const calls = text.match(/\bnpx\b.*/g) ?? [];
+      expect(calls.length, f).toBeGreaterThan(0);
+      for (const call of calls) expect(call, f).toMatch(/^npx --no -- revsync /);
+    }
+  });
+});
+
 describe("GitHub Actions recipes", () => {
   it("plan on pull request: validate, then per environment the JSON plan, the markdown with its marker, the summary", async () => {
     {

@@ -111,7 +111,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   out.out("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
   if (flags.ci)
     out.out(
-      `The CI recipes run npm ci: pin revsync in the repo's package.json, and set ${variables.length ? `${variables.join(", ")} and ` : ""}the credentials as CI variables.`,
+      `The CI recipes run npm ci, then npx --no -- revsync, which never downloads a package: pin revsync in the repo's package.json, and set ${variables.length ? `${variables.join(", ")} and ` : ""}the credentials as CI variables.`,
     );
   return 0;
 }
