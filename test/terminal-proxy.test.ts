@@ -129,3 +129,20 @@ describe("proxies", () => {
     expect(proxied).toEqual([]);
   });
 });
+
+describe("a reader that goes away (revsync apply | head -1)", () => {
+  it("ends the output, not the command: apply finishes every step, exits 0, no stack", async () => {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "apply", "--auto-approve"], { cwd: fx.repo, env: { ...process.env, ...DEMO_ENV, NO_COLOR: "1" } });
+      // The reader is gone before the first line: every write to stdout meets a closed pipe (EPIPE).
+      child.stdout.destroy();
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(r.stderr).not.toMatch(/EPIPE|internal error|at .*\.js:\d+/);
+    expect(r.code).toBe(0);
+    const again = await cli(["plan", "--detailed-exitcode"], { cwd: fx.repo, env: DEMO_ENV });
+    expect(again.code).toBe(0);
+  });
+});

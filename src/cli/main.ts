@@ -50,7 +50,7 @@ export async function runCli(argv: string[]): Promise<number> {
   let current: { flags: GlobalFlags; out: Output } | undefined;
   const program = new Command("revsync")
     .description(
-      "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git,\nplan and apply changes, and detect drift.",
+      "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git, plan and apply changes, and detect drift.",
     )
     .version(VERSION)
     .exitOverride()
