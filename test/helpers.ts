@@ -156,8 +156,8 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
 }
 
 /** A token for direct API calls in tests. */
-export async function token(url: string, user = "alice"): Promise<string> {
-  const res = await fetch(`${url}/auth/realms/demo/protocol/openid-connect/token`, {
+export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
+  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({

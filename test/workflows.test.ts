@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, npxShim, removeDir, ROOT, startEmu, updateBody, type Emu } from "./helpers.js";
+import { api, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "./helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) and `npm ci` are the
@@ -96,20 +96,9 @@ async function runJob(workflow: string, job: string, env: string): Promise<{ cod
   return { code: 0, out };
 }
 
-async function changeOutside(realmPrefix: string): Promise<void> {
-  const res = await fetch(`${emu.url}/auth/realms/${realmPrefix}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "revsync",
-      client_secret: "demo-secret",
-      username: "bob",
-      password: "bob-password",
-    }).toString(),
-  });
-  const bob = ((await res.json()) as any).access_token;
-  const base = realmPrefix === "acme" ? `${emu.url}/tenants/acme` : emu.url;
+async function changeOutside(realm: string): Promise<void> {
+  const bob = await token(emu.url, "bob", realm);
+  const base = realm === "acme" ? `${emu.url}/tenants/acme` : emu.url;
   const env = (await api(base, bob, "GET", "/apis/policy-sets/v1/policy/tenant-configurations")).body[0];
   const body = updateBody(env, { carves_allocation: false }, "bob");
   expect((await api(base, bob, "PATCH", `/apis/policy-sets/v1/policy/tenant-configurations/${env.compliance_id}`, body)).status).toBe(200);

@@ -7,6 +7,20 @@ import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { table, withClient } from "./service-command.js";
 
+/** The columns of `errors`: every one in CSV (named as the spec's fields), those with a heading in the table. */
+const COLUMNS: { csv: string; heading?: string; get: (r: ErrorTransactionRecord) => string | null | undefined }[] = [
+  { csv: "error_id", heading: "ERROR ID", get: (r) => r.error_id },
+  { csv: "error_date", heading: "DATE", get: (r) => r.error_date },
+  { csv: "error_warning_code", heading: "CODE", get: (r) => r.error_warning_code },
+  { csv: "error_warning_type", heading: "KIND", get: (r) => r.error_warning_type },
+  { csv: "document_identifier", heading: "DOCUMENT", get: (r) => r.document_identifier },
+  { csv: "request_id", get: (r) => r.request_id },
+  { csv: "legal_entity", heading: "ENTITY", get: (r) => r.document_details?.legal_entity },
+  { csv: "error_warning_field", heading: "FIELD", get: (r) => r.error_warning_field },
+  { csv: "error_warning_message", heading: "MESSAGE", get: (r) => r.error_warning_message },
+  { csv: "suggestions", get: (r) => r.suggestions },
+];
+
 // ---- error transactions (4.10)
 
 export interface ErrorsFlags extends GlobalFlags {
@@ -79,51 +93,11 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
     }
     if (flags.format === "json") out.out(JSON.stringify(records, null, 2));
     else if (flags.format === "csv") {
-      out.raw(
-        formatCsv([
-          [
-            "error_id",
-            "error_date",
-            "error_warning_code",
-            "error_warning_type",
-            "document_identifier",
-            "request_id",
-            "legal_entity",
-            "error_warning_field",
-            "error_warning_message",
-            "suggestions",
-          ],
-          ...records.map((r) => [
-            r.error_id ?? "",
-            r.error_date ?? "",
-            r.error_warning_code ?? "",
-            r.error_warning_type ?? "",
-            r.document_identifier ?? "",
-            r.request_id ?? "",
-            r.document_details?.legal_entity ?? "",
-            r.error_warning_field ?? "",
-            r.error_warning_message ?? "",
-            r.suggestions ?? "",
-          ]),
-        ]),
-      );
+      out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));
     } else if (!records.length) out.out("No error transactions match.");
     else {
-      out.out(
-        table([
-          ["ERROR ID", "DATE", "CODE", "KIND", "DOCUMENT", "ENTITY", "FIELD", "MESSAGE"],
-          ...records.map((r) => [
-            r.error_id ?? "",
-            r.error_date ?? "",
-            r.error_warning_code ?? "",
-            r.error_warning_type ?? "",
-            r.document_identifier ?? "",
-            r.document_details?.legal_entity ?? "",
-            r.error_warning_field ?? "",
-            r.error_warning_message ?? "",
-          ]),
-        ]),
-      );
+      const shown = COLUMNS.filter((c) => c.heading);
+      out.out(table([shown.map((c) => c.heading ?? ""), ...records.map((r) => shown.map((c) => c.get(r) ?? ""))]));
       out.out(`\n${list[0]?.total_records ?? records.length} error transaction(s).`);
     }
     return 0;
