@@ -4,43 +4,18 @@
 // Why --if-stale matters: npm runs `prepare` not only on `npm ci` but also the first time npx meets this
 // folder (it installs the folder into its cache as a link and runs its prepare). A rebuild then rewrote
 // dist/ under every CLI running at that moment: a command that loaded a half-written module failed.
-import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sourceHash } from "./source-hash.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
 const STAMP = join(root, "dist", ".build-hash");
 
-/** The files tsconfig.build.json compiles (src/**\/*.ts but tests and src/testing), and the configs. */
-function inputs() {
-  const out = ["tsconfig.json", "tsconfig.build.json"];
-  const walk = (dir) => {
-    for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
-      const rel = `${dir}/${e.name}`;
-      if (e.isDirectory()) {
-        if (rel !== "src/testing") walk(rel);
-      } else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) out.push(rel);
-    }
-  };
-  walk("src");
-  return out.sort();
-}
-
-function sourceHash() {
-  const h = createHash("sha256");
-  h.update(`typescript ${require("typescript/package.json").version}\n`);
-  for (const f of inputs())
-    h.update(`${f}\n`)
-      .update(readFileSync(join(root, f)))
-      .update("\n");
-  return h.digest("hex");
-}
-
-const hash = sourceHash();
+const hash = await sourceHash(root);
 if (process.argv.includes("--if-stale") && existsSync(join(root, "dist", "bin.js")) && existsSync(STAMP) && readFileSync(STAMP, "utf8").trim() === hash) {
   console.error("dist/ is up to date with src/: not rebuilt");
   process.exit(0);

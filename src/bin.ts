@@ -1,5 +1,8 @@
 #!/usr/bin/env node
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { runCli } from "./cli/main.js";
+import { staleBuildWarning } from "./dev-build.js";
 
 // A reader that goes away (revsync plan | head) ends the output, not the command: an apply finishes
 // what it started and its exit code still tells. What is written after that is dropped.
@@ -8,6 +11,9 @@ for (const stream of [process.stdout, process.stderr]) {
     if (e.code !== "EPIPE") throw e;
   });
 }
+
+const stale = await staleBuildWarning(join(dirname(fileURLToPath(import.meta.url)), ".."));
+if (stale) process.stderr.write(`Warning: ${stale}\n`);
 
 const code = await runCli(process.argv);
 // 130: interrupted. A second signal leaves requests in flight on purpose (apply says which): exit now,
