@@ -5,7 +5,7 @@
 // folder (it installs the folder into its cache as a link and runs its prepare). A rebuild then rewrote
 // dist/ under every CLI running at that moment: a command that loaded a half-written module failed.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,9 @@ const STAMP = join(root, "dist", ".build-hash");
 
 const hash = await sourceHash(root);
 if (process.argv.includes("--if-stale") && existsSync(join(root, "dist", "bin.js")) && existsSync(STAMP) && readFileSync(STAMP, "utf8").trim() === hash) {
+  // Touched, so that the CLI's check of a clone (src/dev-build.ts) sees the sources as older and hashes nothing.
+  const now = new Date();
+  utimesSync(STAMP, now, now);
   console.error("dist/ is up to date with src/: not rebuilt");
   process.exit(0);
 }

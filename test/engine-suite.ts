@@ -288,6 +288,27 @@ batches:
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
+    it("a tenant update refused because someone else changed it meanwhile: no read-back, no resend, the step fails saying so", async () => {
+      // The PATCH waits 1.5 s in the emulator; bob's change lands meanwhile, so the If-Match no longer holds.
+      await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "PATCH", path: "/tenant-configurations/", times: 1 }] });
+      let outside: unknown;
+      const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
+        cwd: repo,
+        env: DEMO_ENV,
+        when: { stderr: "start update tenant-configuration/Default Tenant Configuration", act: () => (outside = patchOutside("carves_allocation", false)) },
+      });
+      await outside;
+      expect(r.stdout).toMatch(
+        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: .*(changed since the plan was made: plan again|precondition failed)/,
+      );
+      expect(r.code).toBe(1);
+      const journal: any[] = await emu.admin("GET", "requests");
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(2); // revsync's and bob's
+      // revsync's PATCH is journaled when its answer goes out: no read of the configurations after it.
+      const refused = journal.find((j) => j.method === "PATCH" && j.fault === "latency");
+      expect(journal.filter((j) => j.seq > refused.seq && j.path.endsWith("/tenant-configurations"))).toEqual([]);
+    });
+
     anyProfile("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
       // One step at a time; the signal comes as the second step (the create) starts: the update is done,
       // the create is in flight (1.5 s of latency: a wide margin for the signal) and finishes, nothing
@@ -296,7 +317,7 @@ batches:
       const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
         cwd: repo,
         env: DEMO_ENV,
-        signalOn: { stderr: "start create ssp/Training Courses SSP", signal: "SIGINT" },
+        when: { stderr: "start create ssp/Training Courses SSP", act: (child) => child.kill("SIGINT") },
       });
       expect(r.code).toBe(130);
       expect(r.stdout).toContain("Apply interrupted: 2 done, 0 failed, 5 skipped.");

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -82,8 +82,9 @@ export function cli(
     cwd?: string;
     env?: Record<string, string | undefined>;
     input?: string;
-    /** Send a signal once stderr shows this text: driven by what the CLI says, not by the clock. */
-    signalOn?: { stderr: string; signal: NodeJS.Signals };
+    /** Act once stderr shows this text (send a signal, change the service from outside): driven by what
+     *  the CLI says, not by the clock. */
+    when?: { stderr: string; act: (child: ChildProcess) => unknown };
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
@@ -104,12 +105,12 @@ export function cli(
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    let signalled = false;
+    let acted = false;
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
-      if (opts.signalOn && !signalled && stderr.includes(opts.signalOn.stderr)) {
-        signalled = true;
-        child.kill(opts.signalOn.signal);
+      if (opts.when && !acted && stderr.includes(opts.when.stderr)) {
+        acted = true;
+        void opts.when.act(child);
       }
     });
     child.on("error", reject);

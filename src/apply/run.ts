@@ -75,9 +75,11 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
       await tenantConfigurations.update(core, p.compliance_id, body, c.version_id ?? undefined);
       return "updated";
     } catch (e) {
-      // A 412, or a refusal or no answer after a send that may have landed: read before anything else.
-      // Done if live now holds what we sent; nothing is sent again either way.
-      if (!(e instanceof ApiError && (e.status === 412 || e.outcomeUnknown))) throw e;
+      if (!(e instanceof ApiError)) throw e;
+      const stale = () =>
+        new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
+      // Only a write that may have landed (the core says so) is read back; a 412 on its own is someone else's change.
+      if (!e.outcomeUnknown) throw e.status === 412 ? stale() : e;
       let live: Record<string, unknown>;
       try {
         const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === p.compliance_id);
@@ -86,9 +88,7 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
         throw ApiError.readBackFailed(e, readErr);
       }
       if (Object.entries(p.item).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v))) return "updated (confirmed by reading it back)";
-      if (e.status === 412) {
-        throw new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
-      }
+      if (e.status === 412) throw stale();
       const message = `${e.serviceMessage}; read back: the tenant configuration does not hold the new values`;
       throw new ApiError({ method: e.method, path: e.path, status: e.status, message, problems: e.problems });
     }

@@ -110,8 +110,12 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
     if (flags.format === "json") out.out(JSON.stringify({ action, approval_ids: idsToSend, ...res }, null, 2));
     else {
-      const done = action === "approve" ? "approved" : "rejected";
-      const head = res.status === "success" ? `${done[0]?.toUpperCase()}${done.slice(1)}` : `Not all ${done} (status ${res.status})`;
+      const head =
+        res.status === "success"
+          ? action === "approve"
+            ? "Approved"
+            : "Rejected"
+          : `Not all ${action === "approve" ? "approved" : "rejected"} (status ${res.status})`;
       // A recovered result is revsync's own reading of the pending list, not the service's words.
       const said = res.recovered ? res.message : `the service said: ${res.message}`;
       out.out(`${head}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; ${said}`);
