@@ -28,3 +28,4 @@ export function chaosRepo(url: string, formulas?: number, uploads?: number): str
 export function startEmulatorProcess(args?: string[]): Promise<EmulatorProcess>;
 export function chaosFaults(seed: number): object;
 export function runSeed(seed: number, opts?: { formulas?: number; uploads?: number }): Promise<SeedRow>;
+export function token(url: string, user?: string, realm?: string): Promise<string>;

@@ -12,6 +12,22 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = join(ROOT, "dist", "bin.js");
 const CREDS = { REVSYNC_CLIENT_ID: "revsync", REVSYNC_CLIENT_SECRET: "demo-secret", REVSYNC_USERNAME: "alice", REVSYNC_PASSWORD: "alice-password" };
 
+/** A token of the emulator's documented sign-in, for direct API calls (benches and tests). */
+export async function token(url, user = "alice", realm = "demo") {
+  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "password",
+      client_id: "revsync",
+      client_secret: "demo-secret",
+      username: user,
+      password: `${user}-password`,
+    }).toString(),
+  });
+  return (await res.json()).access_token;
+}
+
 export function cli(args, cwd, extraEnv = {}, signal) {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, NO_COLOR: "1", ...CREDS, ...extraEnv };

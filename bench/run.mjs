@@ -6,7 +6,7 @@ import http from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { ROOT, cli, startEmulatorProcess } from "./chaos-lib.mjs";
+import { ROOT, cli, startEmulatorProcess, token } from "./chaos-lib.mjs";
 import { seedState } from "../dist/emulator/seed.js";
 import { valuesToCsv } from "../dist/ssp/csv.js";
 
@@ -32,21 +32,6 @@ function timed(args, cwd, env = {}) {
       resolve({ code, seconds: Number(m[1]), rssMiB: Number(m[2]) / 1024, out });
     });
   });
-}
-
-async function token(url) {
-  const res = await fetch(`${url}/auth/realms/demo/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "revsync",
-      client_secret: "demo-secret",
-      username: "alice",
-      password: "alice-password",
-    }).toString(),
-  });
-  return (await res.json()).access_token;
 }
 
 function repo(dir, url, files) {

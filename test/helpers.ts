@@ -156,21 +156,8 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
   };
 }
 
-/** A token for direct API calls in tests. */
-export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
-  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "revsync",
-      client_secret: "demo-secret",
-      username: user,
-      password: `${user}-password`,
-    }).toString(),
-  });
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+/** A token for direct API calls in tests (the benches use the same). */
+export { token } from "../bench/chaos-lib.mjs";
 
 export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
