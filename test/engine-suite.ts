@@ -289,8 +289,11 @@ batches:
     });
 
     it("a tenant update refused because someone else changed it meanwhile: no read-back, no resend, the step fails saying so", async () => {
-      // The PATCH waits 1.5 s in the emulator; bob's change lands meanwhile, so the If-Match no longer holds.
-      await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "PATCH", path: "/tenant-configurations/", times: 1 }] });
+      // revsync's PATCH (alice's) waits 1.5 s in the emulator; bob's change lands before it is processed,
+      // whichever of the two arrives first, so its If-Match no longer holds.
+      await emu.admin("POST", "faults", {
+        faults: [{ kind: "latency", latency_ms: 1500, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"alice"' }],
+      });
       let outside: unknown;
       const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
         cwd: repo,
