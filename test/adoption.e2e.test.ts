@@ -53,6 +53,8 @@ describe("adopting an existing tenant", () => {
       const plan = await run(["plan", "--detailed-exitcode"], env, dir);
       expect(plan.stdout.trim()).toBe('No changes. Environment "sandbox" matches the policy repo.');
       expect(plan.code).toBe(0);
+      // The drift cron the CI recipes install is green on day one.
+      expect((await run(["drift"], env, dir)).code).toBe(0);
 
       // Never overwrites without --force: a clash writes nothing.
       const before = statSync(join(dir, "revsync.yaml")).mtimeMs;
@@ -154,7 +156,7 @@ describe("files a user names", () => {
 });
 
 describe("exit codes and small things a user saw", () => {
-  it("--detailed-exitcode: 0 with a warning when only unsupported differences remain; drift still 2", async () => {
+  it("--detailed-exitcode: 0 with a warning when only entries apply does not act on remain; drift still 2", async () => {
     expect((await run(["apply", "--auto-approve"])).code).toBe(0);
     const hw = join(fx.repo, "policies", "ssp", "hardware.yaml");
     const original = readFileSync(hw, "utf8");
@@ -162,7 +164,7 @@ describe("exit codes and small things a user saw", () => {
     try {
       const plan = await run(["plan", "--detailed-exitcode"]);
       expect(plan.code).toBe(0);
-      expect(plan.stderr).toContain("only differences that revsync cannot apply remain (1 unsupported, listed with their reasons): apply would do nothing");
+      expect(plan.stderr).toContain("only entries that revsync does not apply remain (1 unsupported, listed with their reasons): apply would do nothing");
       expect((await run(["drift"])).code).toBe(2);
     } finally {
       writeFileSync(hw, original);

@@ -30,7 +30,7 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["duplicate-hierarchy", "policies/b.yaml", 8, 17, /hierarchy_no 10 is already used by "Hardware SSP" \(policies\/a\.yaml\)/],
   ["duplicate-policy-name", "policies/b.yaml", 4, 9, /duplicate SspPolicy name "Hardware SSP": also defined at policies\/a\.yaml:4/],
   ["missing-kind", "policies/tc.yaml", 1, 1, /missing kind: expected TenantConfiguration or SspPolicy/],
-  ["ssp-batch-status", "policies/ssp.yaml", 18, 13, /batches\.0\.status: expected one of "reviewed", "approved", got the string "pending"/],
+  ["ssp-batch-status", "policies/ssp.yaml", 18, 13, /batches\.0\.status: expected one of "file uploaded", "reviewed", "approved", got the string "pending"/],
   ["ssp-ceiling-not-whole", "policies/ssp.yaml", 11, 23, /spec\.ceiling_percentage: expected a whole number, got the number 115\.5/],
   ["ssp-condition-missing-value", "policies/ssp.yaml", 13, 7, /spec\.when\.0: missing required field "value"/],
   ["ssp-data-identifiers-not-list", "policies/ssp.yaml", 9, 21, /spec\.data_identifiers: expected a list, got the string "product_id"/],

@@ -60,7 +60,7 @@ export function registerEngine(program: Command, run: Runner): void {
       .command("plan")
       .description("compare the policy repo with the service and print what apply would change")
       .option("--out <file>", "save the plan (JSON) to apply exactly it later")
-      .option("--detailed-exitcode", "exit 0 when there are no changes, 2 when there are")
+      .option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)")
       .addHelpText(
         "after",
         "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",

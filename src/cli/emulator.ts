@@ -14,6 +14,7 @@ export interface EmulatorFlags {
   accessTtl?: string;
   refreshTtl?: string;
   profile: string;
+  ignoreIfMatch?: boolean;
 }
 
 function int(flag: string, value: string, min: number, max: number): number {
@@ -42,6 +43,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
     accessTtlS: flags.accessTtl ? int("--access-ttl", flags.accessTtl, 1, 86_400) : undefined,
     refreshTtlS: flags.refreshTtl ? int("--refresh-ttl", flags.refreshTtl, 1, 604_800) : undefined,
     profile: flags.profile as Profile,
+    honourIfMatch: !flags.ignoreIfMatch,
   }).catch((e: NodeJS.ErrnoException) => {
     if (e.code === "EADDRINUSE") throw new UserError(`port ${port} on ${flags.host} is in use: pick another with --port (0 picks a free one)`);
     throw e;
@@ -52,7 +54,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running.url}/tenants/${realm}`);
   out.out(`token_url ${running.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
   out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}. Ctrl-C stops it.`,
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}. Ctrl-C stops it.`,
   );
   return new Promise<number>((done) => {
     const stop = (): void => {

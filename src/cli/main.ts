@@ -93,6 +93,10 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
       "default",
     )
+    .option(
+      "--ignore-if-match",
+      "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",

@@ -46,7 +46,7 @@ export interface DesiredTenantConfig {
 
 export interface DesiredBatch {
   name: string;
-  status: "reviewed" | "approved";
+  status: "file uploaded" | "reviewed" | "approved";
   /** The values file as git holds it, parsed (its text too: a download byte-identical to it needs no
    *  value-by-value comparison). */
   values?: GitValues;

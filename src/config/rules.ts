@@ -154,7 +154,7 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
         names.add(b.name);
       }
-      if (typeof b.status === "string" && b.status !== "reviewed" && b.status !== "approved") {
+      if (typeof b.status === "string" && !["file uploaded", "reviewed", "approved"].includes(b.status)) {
         return; // the schema's enum reports it
       }
       if (typeof b.values !== "string") return;

@@ -1,3 +1,4 @@
+import { byCodePoint } from "../plan/model.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
 
 /** What matching needs of an SSP policy, from git or from the service. */
@@ -96,9 +97,10 @@ export function firstFailing(p: PolicyModel, line: Line): PolicyModel["when"][nu
   return p.when.find((c) => !holds(c, line));
 }
 
-/** Active policies in ascending hierarchy_no (ties by name): the order they are tried in. */
+/** Active policies in ascending hierarchy_no (ties by name, in code point order: the same on every
+ *  machine): the order they are tried in. */
 export function order(policies: readonly PolicyModel[]): PolicyModel[] {
-  return policies.filter((p) => p.active).sort((a, b) => a.hierarchy_no - b.hierarchy_no || a.name.localeCompare(b.name));
+  return policies.filter((p) => p.active).sort((a, b) => a.hierarchy_no - b.hierarchy_no || byCodePoint(a.name, b.name));
 }
 
 /** The numeric fields of a line, for formulas. */
@@ -121,7 +123,7 @@ export function sspOf(p: PolicyModel, line: Line): { ssp: number | null; note?: 
     }
   }
   const date = text(line.date);
-  const approved = p.batches.filter((b) => b.status === "approved").sort((a, b) => b.name.localeCompare(a.name));
+  const approved = p.batches.filter((b) => b.status === "approved").sort((a, b) => byCodePoint(b.name, a.name));
   for (const b of approved) {
     const row = b.values.find(
       (v) =>

@@ -303,11 +303,11 @@ export interface BatchSpec {
    */
   name: string;
   /**
-   * Desired status
+   * The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's
    */
-  status: "reviewed" | "approved";
+  status: "file uploaded" | "reviewed" | "approved";
   /**
-   * Path of a CSV (the template's header) holding the values the batch must hold, relative to this file
+   * Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch
    */
   values?: string;
   /**
