@@ -1,18 +1,7 @@
 import { ApiCore } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
-import {
-  environmentVars,
-  findConfig,
-  loadPolicies,
-  loadRepo,
-  resolveEnv,
-  selectEnv,
-  varsFor,
-  type DesiredState,
-  type Repo,
-  type ResolvedEnv,
-} from "../config/repo.js";
+import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
@@ -45,16 +34,6 @@ export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars">, out: Ou
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
   return desired;
-}
-
-/** An environment for offline work (test without --live): its name and the vars of policy files, without
- *  the URLs and realm that only a run against the service needs (CI may define them alone). */
-export function offlineEnv(repo: Repo, flags: GlobalFlags): { name: string; vars: ResolvedEnv["vars"] } {
-  const env = envOf(flags);
-  const name = selectEnv(repo, flags.env, env);
-  const { vars, problems } = environmentVars(repo, name, env);
-  if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-  return { name, vars };
 }
 
 export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): ResolvedEnv {
