@@ -242,6 +242,52 @@ describe("against the service", () => {
     }
   });
 
+  it("test record: the demo tenant's order lines become cases that pass --live, and plan's impact shows a line that git re-routes", async () => {
+    withTests();
+    const file = join(fx.repo, "policy-tests", "recorded.yaml");
+    const rerouting = join(fx.repo, "policies", "ssp", "de-gateways.yaml");
+    try {
+      const rec = await run(["test", "record", "--from-errors", "--mask", "customer_name", "--omit", "po_number", "--out", "policy-tests/recorded.yaml"]);
+      expect(rec.stderr).toBe("Note: the cases hold customer_id as the service gave them; --mask customer_id masks them, --omit leaves them out.\n");
+      expect(rec.stdout.trim()).toBe("Recorded 6 cases from 6 error transactions in policy-tests/recorded.yaml: 6 no policy.");
+      expect(rec.code).toBe(0);
+      // Read only; the order documents as the service wrote them, the masked and omitted fields and the secrets not.
+      expect(await fx.emu.writes()).toEqual([]);
+      const text = readFileSync(file, "utf8");
+      expect(text).toContain("  - name: E-00003 HW-1020\n    line:\n");
+      expect(text).toContain("      order_date: 10/15/2026\n");
+      expect(text).toContain('      unit_list_price: "1200.00"\n');
+      expect(text).toContain("      customer_name: masked-3\n");
+      expect(text).toContain("    expect: { policy: null }\n");
+      for (const secret of ["Fabrikam", "PO-4", "po_number:", "demo-secret", "alice-password"]) expect(text).not.toContain(secret);
+      expect(text).toContain("# Masked: customer_name.\n# Left out: po_number.\n");
+      // A second recording never overwrites the first.
+      const again = await run(["test", "record", "--from-errors", "--out", "policy-tests/recorded.yaml"]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain("policy-tests/recorded.yaml exists: test record writes a new file");
+
+      // As recorded, every case passes against the service (the demo's own cases do not: see --live above).
+      const live = JSON.parse((await run(["test", "--live", "--format", "json"])).stdout);
+      const recorded = live.cases.filter((c: any) => c.file === "policy-tests/recorded.yaml");
+      expect(recorded.length).toBe(6);
+      expect(recorded.every((c: any) => c.pass)).toBe(true);
+
+      // A change in git that re-routes one order: plan's impact names it, and the offline run fails it.
+      writeFileSync(
+        rerouting,
+        "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: DE Gateways SSP }\nspec: { method: formula, active: true, hierarchy_no: 5, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: unit_list_price * 0.9, when: [{ field_name: order_number, operator: equality, value: SO-20002 }] }\n",
+      );
+      const plan = await run(["plan"]);
+      expect(plan.stdout).toMatch(/\n {2}E-00003 HW-1020: no policy -> DE Gateways SSP 1,080 {3}\(policy-tests\/recorded\.yaml:\d+\)\n/);
+      const offline = await run(["test"]);
+      expect(offline.code).toBe(1);
+      expect(offline.stdout).toMatch(/FAIL policy-tests\/recorded\.yaml:\d+ E-00003 HW-1020\n {6}expected: no policy\n {6}got: {6}DE Gateways SSP\n/);
+    } finally {
+      removeDir(file);
+      removeDir(rerouting);
+    }
+  });
+
   it("--live: the batch approved last wins where both ranges hold the date; a tie is an error naming both", async () => {
     const state = seedState("demo");
     const tenant = state.tenants[0] as (typeof state.tenants)[number];
