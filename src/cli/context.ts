@@ -42,23 +42,25 @@ export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): Resolved
 }
 
 /** For commands that need only the service (approvals, errors, ssp): revsync.yaml when there is one,
- *  else REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM alone. */
+ *  else REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM alone. Like every command, it reads the
+ *  environment the run was given (envOf), never process.env behind its back. */
 export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
+  const penv = envOf(flags);
   let configFile: string | undefined;
   try {
     configFile = findConfig(process.cwd(), flags.config);
   } catch (e) {
-    if (flags.config || !process.env.REVSYNC_BASE_URL) throw e;
+    if (flags.config || !penv.REVSYNC_BASE_URL) throw e;
   }
   if (configFile) return openEnv(openRepo(flags), flags);
-  const baseUrl = process.env.REVSYNC_BASE_URL ?? "";
+  const baseUrl = penv.REVSYNC_BASE_URL ?? "";
   return {
-    name: process.env.REVSYNC_ENV ?? "default",
+    name: penv.REVSYNC_ENV ?? "default",
     baseUrl,
-    authUrl: process.env.REVSYNC_AUTH_URL ?? baseUrl,
-    realm: process.env.REVSYNC_REALM ?? "",
+    authUrl: penv.REVSYNC_AUTH_URL ?? baseUrl,
+    realm: penv.REVSYNC_REALM ?? "",
     vars: {},
-    rejectAction: process.env.REVSYNC_REJECT_ACTION ?? "Rejected",
+    rejectAction: penv.REVSYNC_REJECT_ACTION ?? "Rejected",
     approveAction: "Approved",
   };
 }
