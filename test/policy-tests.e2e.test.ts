@@ -261,6 +261,12 @@ describe("against the service", () => {
       expect(text).toContain("    expect: { policy: null }\n");
       for (const secret of ["Fabrikam", "PO-4", "po_number:", "demo-secret", "alice-password"]) expect(text).not.toContain(secret);
       expect(text).toContain("# Masked: customer_name.\n# Left out: po_number.\n");
+      // Without its source, or for transactions that have no order lines: an error naming the flag, nothing read.
+      const noSource = await run(["test", "record", "--out", "policy-tests/other.yaml"]);
+      expect(noSource.stderr).toContain("Error: test record needs a source: --from-errors (the order lines of the service's error transactions)");
+      const invoices = await run(["test", "record", "--from-errors", "--type", "invoice", "--out", "policy-tests/other.yaml"]);
+      expect(invoices.stderr).toContain('Error: --type must be order: policy tests are about order lines, got "invoice"');
+      expect([noSource.code, invoices.code]).toEqual([1, 1]);
       // A second recording never overwrites the first.
       const again = await run(["test", "record", "--from-errors", "--out", "policy-tests/recorded.yaml"]);
       expect(again.code).toBe(1);
