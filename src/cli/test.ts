@@ -20,6 +20,10 @@ interface Run {
   cases: TestCase[];
   policies: PolicyModel[];
   source: string;
+  /** The tests folder. */
+  dir: string;
+  /** The environment(s) the run stands for. */
+  label: string;
 }
 
 /** revsync test: which SSP policy each case's order line meets, at what SSP, against git's policies
@@ -65,7 +69,7 @@ function casesFor(repo: Repo, vars: Parameters<typeof varsFor>[0], flags: Global
 }
 
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
-async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run & { dir: string; label: string }> {
+async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> {
   const env = openEnv(repo, flags);
   const { cases, dir } = casesFor(repo, env.vars, flags);
   if (!cases.length) return { cases, dir, policies: [], source: `the service's policies in ${env.name}`, label: env.name };
@@ -82,11 +86,11 @@ async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run &
  *  REVSYNC_ENV) names, else every environment of revsync.yaml, each reading the policy files with its
  *  own vars. Environments whose vars give the same policies and cases run once; when they differ, the
  *  cases run for each, named with it. The URLs are not read (they may use ${VAR}s only CI defines). */
-function offlineRuns(repo: Repo, flags: TestFlags, out: Output): (Run & { dir: string; label: string })[] {
+function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
   const penv = envOf(flags);
   const named = flags.env ?? penv.REVSYNC_ENV;
   const names = named ? [selectEnv(repo, named, penv)] : environmentNames(repo);
-  const groups = new Map<string, Run & { dir: string; names: string[] }>();
+  const groups = new Map<string, Omit<Run, "label"> & { names: string[] }>();
   const skipped = new Set<string>();
   for (const name of names.length ? names : [undefined]) {
     const { vars, problems } = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
