@@ -124,6 +124,21 @@ describe("machine output is pure", () => {
       expect(entries.map((e: any) => e.environment)).toEqual(["demo", "broken"]);
       expect(entries[0].drift.length).toBeGreaterThan(0);
       expect(entries[1].error).toMatchObject({ kind: "service", status: 0 });
+      // An override names one tenant: over every environment it would make each report that tenant's state.
+      await fx.emu.admin("DELETE", "requests");
+      const blurred = await run(["drift", "--all-envs"], { REVSYNC_BASE_URL: fx.emu.url });
+      expect(blurred.code).toBe(1);
+      expect(blurred.stderr).toContain(
+        "Error: REVSYNC_BASE_URL is set, and --all-envs reads every environment: it would point each of them at the same tenant, so nothing was read",
+      );
+      expect(blurred.stderr).toContain(
+        "Hint: unset REVSYNC_BASE_URL to check every environment with the URLs of revsync.yaml, or check the one environment it is for with --env NAME",
+      );
+      expect(await fx.emu.admin("GET", "requests")).toEqual([]);
+      // Named with --env, the override applies to that environment alone.
+      const one = await run(["drift", "--env", "broken"], { REVSYNC_BASE_URL: fx.emu.url, REVSYNC_AUTH_URL: fx.emu.url });
+      expect(one.stdout).toContain('environment "broken"');
+      expect(one.code).toBe(2);
     } finally {
       writeFileSync(cfg, original);
     }

@@ -393,7 +393,8 @@ export function engineSuite(profile: Profile): void {
         join(repo, "tests", "hardware.yaml"),
         "apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n  - name: US appliance, 2025\n" +
           "    line: { product_id: HW-1000, product_family: Hardware, legal_entity: US01, currency_code: USD, date: 2025-08-01, unit_list_price: 1000 }\n" +
-          "    expect: { policy: Hardware SSP, ssp: 100 }\n",
+          // The exported FY25 row of HW-1000 USD is Percent, mid point 100: 100% of the list price.
+          "    expect: { policy: Hardware SSP, ssp: 1000 }\n",
       );
       const t = await run(["test"]);
       expect({ code: t.code, out: t.stdout }).toMatchObject({ code: 0, out: expect.stringContaining("1 passed") });

@@ -37,6 +37,13 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["ssp-duplicate-batch", "policies/ssp.yaml", 20, 11, /duplicate batch name "FY26-H1"/],
   ["ssp-floor-above-ceiling", "policies/ssp.yaml", 10, 21, /floor_percentage 120 is above ceiling_percentage 115/],
   ["ssp-formula-with-batches", "policies/ssp.yaml", 18, 3, /a formula policy has no batches/],
+  [
+    "ssp-formula-expression",
+    "policies/ssp.yaml",
+    12,
+    41,
+    /expression "unit_list_price \* \(0\.5 \+ foo\(1\)": foo\( at column 26: function calls are not allowed/,
+  ],
   ["ssp-formula-without-expression", "policies/ssp.yaml", 6, 11, /a formula policy needs an expression/],
   ["ssp-hierarchy-not-number", "policies/ssp.yaml", 8, 17, /spec\.hierarchy_no: expected a whole number, got the string "ten"/],
   ["ssp-method-enum", "policies/ssp.yaml", 6, 11, /spec\.method: expected one of "upload", "formula", "calculator", got the string "magic"/],
@@ -44,6 +51,7 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["ssp-unknown-field", "policies/ssp.yaml", 8, 3, /spec\.colour: unknown field "colour"/],
   ["ssp-values-missing-file", "policies/ssp.yaml", 19, 13, /values file "nope\.csv" does not exist/],
   ["ssp-values-outside-repo", "policies/ssp.yaml", 19, 13, /values file "\.\.\/\.\.\/outside\.csv" lies outside the policy repo/],
+  ["test-line-bad-date", "tests/orders.yaml", 8, 99, /cases\.1\.line\.order_date: "02\/30\/2026" is not a date: write YYYY-MM-DD or MM\/DD\/YYYY/],
   ["tc-bad-delimiter", "policies/tc.yaml", 7, 30, /account_segment_delimiter must be one of - , \| ~ # : \. \$, got "@"/],
   ["tc-boolean-as-string", "policies/tc.yaml", 6, 22, /spec\.carves_allocation: expected a boolean \(true or false\), got the string "yes"/],
   [

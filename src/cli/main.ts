@@ -110,8 +110,22 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     await program.parseAsync(argv);
     return code;
   } catch (e) {
-    return report(e, current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor), current?.flags.format);
+    const out = current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor);
+    if (e instanceof CommanderError && !current && e.exitCode !== 0 && junitWanted(argv)) {
+      // A CI test report is read even when the command line was wrong: the error becomes one.
+      const { testJunitError } = await import("../report/policy-test.js");
+      out.raw(testJunitError(new UserError(e.message.replace(/^error: /, ""))));
+    }
+    return report(e, out, current?.flags.format);
   }
+}
+
+/** Whether the command line asks `revsync test` for JUnit XML, read before (or without) commander. */
+function junitWanted(argv: string[]): boolean {
+  const args = argv.slice(2);
+  const command = args.findIndex((a) => !a.startsWith("-"));
+  if (args[command] !== "test" || args[command + 1] === "record") return false;
+  return args.some((a, i) => a === "--format=junit" || (a === "--format" && args[i + 1] === "junit"));
 }
 
 /** The one place errors become words and exit codes. With a machine format (json, markdown), stdout

@@ -328,6 +328,10 @@ export interface SspPolicyTestFile {
   kind: "SspPolicyTest";
   metadata?: SspPolicyTestMetadata;
   /**
+   * The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has
+   */
+  date_field?: string;
+  /**
    * @minItems 1
    */
   cases: [SspPolicyTestCase, ...SspPolicyTestCase[]];
@@ -339,7 +343,7 @@ export interface SspPolicyTestMetadata {
 export interface SspPolicyTestCase {
   name: string;
   /**
-   * The order line: fields the conditions test (product_family, legal_entity…), product_id, currency_code, date (YYYY-MM-DD) for batch values, numbers for formulas
+   * The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity…), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY
    */
   line: {
     [k: string]: string | number | boolean | undefined;
