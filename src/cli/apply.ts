@@ -45,7 +45,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     // A saved plan is checked resource by resource right before apply's first write to each, after the
     // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
     const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
-    out.info(planText(plan, out));
+    out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
       return 0;

@@ -82,7 +82,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
       }
       out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
     },
-    log: (line) => out.verbose(`${out.paint("dim", "http")} ${line}`),
+    log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
     retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(penv.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
     timeouts: {
       connectMs: Number(penv.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),

@@ -21,8 +21,7 @@ export interface GlobalFlags {
 }
 
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
-  const color = flags.color === false || process.env.NO_COLOR ? false : undefined;
-  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, color });
+  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false });
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
