@@ -101,6 +101,7 @@ describe("machine output is pure", () => {
     try {
       const json = await run(["plan", "--format", "json"]);
       expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout).format_version).toBe("1");
       const err = JSON.parse(json.stdout).error;
       expect(err.kind).toBe("policy");
       expect(err.diagnostics[0]).toMatchObject({ file: "policies/bad.yaml", line: 4, column: 17 });
@@ -120,7 +121,9 @@ describe("machine output is pure", () => {
     try {
       const r = await run(["drift", "--all-envs", "--format", "json"], { REVSYNC_MAX_RETRY_WAIT_MS: "1" });
       expect(r.code).toBe(1);
-      const entries = JSON.parse(r.stdout);
+      const all = JSON.parse(r.stdout);
+      expect(all.format_version).toBe("1");
+      const entries = all.environments;
       expect(entries.map((e: any) => e.environment)).toEqual(["demo", "broken"]);
       expect(entries[0].drift.length).toBeGreaterThan(0);
       expect(entries[1].error).toMatchObject({ kind: "service", status: 0 });

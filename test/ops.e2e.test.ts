@@ -21,7 +21,12 @@ describe("approvals", () => {
     expect(r.stdout).toMatch(/APR-0001\s+orders-2026-10-27\.csv\s+ORDER\s+1480\s+alice\s+2026-10-26T18:00:00Z\s+yes/);
     expect(r.stdout).toMatch(/APR-0003\s+orders-2026-10-28\.csv\s+ORDER\s+1512\s+carol\s+\S+\s+no/);
     const j = JSON.parse((await run(["approvals", "list", "--format", "json"])).stdout);
-    expect(j.total_records).toBe(5);
+    expect(j).toMatchObject({ format_version: "1", total_records: 5 });
+    // One --format vocabulary: text everywhere, table kept as another name for it.
+    for (const format of ["text", "table"]) expect((await run(["approvals", "list", "--format", format])).stdout).toBe(r.stdout);
+    const bad = await run(["approvals", "list", "--format", "yaml"]);
+    expect(bad.stderr).toContain("Allowed choices are text, json.");
+    expect(bad.code).toBe(1);
   });
 
   it("approving a mix of own and others' uploads: own ones left out with a warning, the rest approved", async () => {
@@ -128,7 +133,11 @@ describe("errors", () => {
       "--format",
       "json",
     ]);
-    expect(JSON.parse(one.stdout).map((e: any) => e.error_id)).toEqual(["E-00002"]);
+    const json = JSON.parse(one.stdout);
+    expect(json).toMatchObject({ format_version: "1", total_records: 1 });
+    expect(json.records.map((e: any) => e.error_id)).toEqual(["E-00002"]);
+    const text = await run(["errors", "--type", "order", "--from", "2026-10-03", "--to", "2026-10-15", "--format", "text"]);
+    expect(text.stdout).toBe(r.stdout);
   });
 
   it("csv output and --summary naming the missing policy set for ERR-00015", async () => {
@@ -141,7 +150,8 @@ describe("errors", () => {
     expect(s.stdout).toMatch(/ERR-00015\s+3 transaction\(s\): No valid revenue rule policy is available/);
     expect(s.stdout).toMatch(/missing policy set: revenue rules/);
     const sj = JSON.parse((await run(["errors", "--type", "order", "--summary", "--format", "json"])).stdout);
-    expect(sj[0]).toMatchObject({ code: "ERR-00015", count: 3 });
+    expect(sj.format_version).toBe("1");
+    expect(sj.summary[0]).toMatchObject({ code: "ERR-00015", count: 3 });
   });
 
   it("bad dates and types are refused before any call", async () => {

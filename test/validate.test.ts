@@ -103,7 +103,7 @@ describe("revsync validate: the invalid corpus", () => {
     const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, "csv-bad-header") });
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
-    expect(report.valid).toBe(false);
+    expect(report).toMatchObject({ format_version: "1", valid: false });
     expect(report.diagnostics.map((d: any) => d.message)).toEqual([expect.stringMatching(/^unknown column "product"/), 'missing column "product_id"']);
     expect(r.stderr).toBe("");
   });

@@ -12,7 +12,7 @@ export async function runApprovalsList(flags: GlobalFlags, out: Output): Promise
   return withClient(flags, out, async (core) => {
     const p = await approvals.pending(core);
     if (flags.format === "json") {
-      out.out(JSON.stringify(p, null, 2));
+      out.json(p);
       return 0;
     }
     out.out(
@@ -111,7 +111,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     // A recovered result is revsync's own reading of the pending list, not the service's words: the list
     // says an upload is no longer pending, not who acted on it nor how.
     const settled = res.status === "success" || (res.recovered === true && res.status === "no longer pending");
-    if (flags.format === "json") out.out(JSON.stringify({ action, approval_ids: idsToSend, ...res }, null, 2));
+    if (flags.format === "json") out.json({ action, approval_ids: idsToSend, ...res });
     else {
       const done = action === "approve" ? "approved" : "rejected";
       const head =

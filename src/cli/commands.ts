@@ -140,7 +140,7 @@ export function registerOps(program: Command, run: Runner): void {
       '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run',
     );
   common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
-    format: ["table", "json"],
+    format: ["text", "json"],
   }).action(run(async (f, out) => (await import("./approvals.js")).runApprovalsList(f, out)));
   for (const action of ["approve", "reject"] as const) {
     common(
@@ -183,7 +183,7 @@ export function registerOps(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv",
       ),
-    { format: ["table", "json", "csv"] },
+    { format: ["text", "json", "csv"] },
   ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
   const sspCmd = program
     .command("ssp")

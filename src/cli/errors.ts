@@ -84,7 +84,7 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
           suggestion: rs[0]?.suggestions ?? "",
           missing_policy_set: MISSING_POLICY_SET[code],
         }));
-      if (flags.format === "json") out.out(JSON.stringify(rows, null, 2));
+      if (flags.format === "json") out.json({ summary: rows });
       else if (flags.format === "csv")
         out.raw(formatCsv([["code", "count", "message", "suggestion"], ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion])]));
       else {
@@ -97,7 +97,7 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
       }
       return 0;
     }
-    if (flags.format === "json") out.out(JSON.stringify(records, null, 2));
+    if (flags.format === "json") out.json({ total_records: Number(list[0]?.total_records ?? records.length), records });
     else if (flags.format === "csv") {
       out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));
     } else if (!records.length) out.out("No error transactions match.");

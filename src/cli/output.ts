@@ -45,6 +45,10 @@ function painter(on: boolean): Painter {
   };
 }
 
+/** The version of the shape of every JSON output (a saved plan's is PLAN_FORMAT_VERSION, also "1").
+ *  Consumers ignore unknown keys; a new major version is a change they must not read as the old one. */
+export const JSON_FORMAT_VERSION = "1";
+
 /** All of a command's output goes through here: results to stdout, the rest to stderr, redacted. Each
  *  stream has its own colour decision: `paint` is for stdout's text, `err.paint` for stderr's. */
 export class Output implements Painter {
@@ -84,6 +88,11 @@ export class Output implements Painter {
 
   out(text: string): void {
     this.stdout.write(this.redactor.redact(text.endsWith("\n") ? text : `${text}\n`));
+  }
+
+  /** A JSON result on stdout, with format_version first. */
+  json(value: object): void {
+    this.out(JSON.stringify({ format_version: JSON_FORMAT_VERSION, ...value }, null, 2));
   }
 
   raw(text: string): void {

@@ -12,7 +12,7 @@ function escapeProp(s: string): string {
 export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, files: number): void {
   const errors = list.filter((d) => d.severity === "error").length;
   if (format === "json") {
-    out.out(JSON.stringify({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list }, null, 2));
+    out.json({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list });
   } else {
     for (const d of list) {
       const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
