@@ -210,7 +210,9 @@ export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredSta
         message:
           kind === undefined
             ? "missing kind: expected TenantConfiguration or SspPolicy"
-            : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
+            : kind === "SspPolicyTest"
+              ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds TenantConfiguration and SspPolicy files`
+              : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
       });
     }
   }
