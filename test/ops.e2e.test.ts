@@ -86,7 +86,7 @@ describe("approvals", () => {
       REVSYNC_USERNAME: "bob",
       REVSYNC_PASSWORD: "bob-password",
     });
-    expect(dry.stdout).toContain("Would approve 3 upload(s):");
+    expect(dry.stdout).toContain("Would approve 3 uploads:");
     expect(await pendingIds()).toHaveLength(5);
     const byCarol = await run(["approvals", "reject", "--all", "--uploaded-by", "carol", "--file", "events", "--comment", "dup", "--yes"]);
     expect(byCarol.stdout).toContain("Rejected: APR-0004.");
@@ -147,7 +147,7 @@ describe("errors", () => {
     );
     expect(csv.stdout.trim().split("\n")).toHaveLength(7);
     const s = await run(["errors", "--type", "order", "--summary"]);
-    expect(s.stdout).toMatch(/ERR-00015\s+3 transaction\(s\): No valid revenue rule policy is available/);
+    expect(s.stdout).toMatch(/ERR-00015\s+3 transactions: No valid revenue rule policy is available/);
     expect(s.stdout).toMatch(/missing policy set: revenue rules/);
     const sj = JSON.parse((await run(["errors", "--type", "order", "--summary", "--format", "json"])).stdout);
     expect(sj.format_version).toBe("1");
@@ -222,5 +222,11 @@ describe("plain errors for 401 and 403", () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no credentials: set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
+    expect(r.stderr).toContain("Hint: for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync");
+    // The emulator's demo sign-in is worth suggesting for a local service only, never for a tenant's.
+    const away = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "https://acme.example.com", REVSYNC_REALM: "acme" } });
+    expect(away.code).toBe(1);
+    expect(away.stderr).toContain("Hint: the tenant's onboarding gives them");
+    expect(away.stderr).not.toMatch(/demo-secret|alice/);
   });
 });

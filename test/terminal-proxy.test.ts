@@ -70,7 +70,7 @@ describe("cancelling at a prompt", () => {
 
   it("approvals --all asks on a terminal, listing what it will act on; 'yes' acts", async () => {
     const r = await applyOnTerminal("yes\n", 100, "approvals reject --all --uploaded-by carol --comment dup");
-    expect(r.out).toContain("revsync will reject 2 upload(s) in demo");
+    expect(r.out).toContain("revsync will reject 2 uploads in demo");
     expect(r.out).toMatch(/APR-0004 {2}events-/);
     expect(r.out).toContain("Rejected: APR-0003, APR-0004.");
     expect(r.code).toBe(0);

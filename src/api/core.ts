@@ -66,7 +66,7 @@ type Sent =
 const RETRY_STATUS = new Set([429, 502, 503, 504]);
 /** Statuses that say the request was turned away before any processing. */
 const BUSY_STATUS = new Set([429, 503]);
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export function checkUrl(name: string, value: string): URL {
   let url: URL;

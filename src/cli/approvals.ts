@@ -4,6 +4,7 @@ import type { PendingApprovalRecord } from "../schema/generated/api.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { askYes } from "./prompt.js";
+import { plural } from "../words.js";
 import { table, time, withClient } from "./service-command.js";
 
 // ---- approvals (4.8, 4.9)
@@ -87,7 +88,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     }
     const idsToSend = chosen.map((r) => r.approval_id ?? "");
     if (flags.dryRun) {
-      out.out(`Would ${action} ${idsToSend.length} upload(s):`);
+      out.out(`Would ${action} ${plural(idsToSend.length, "upload")}:`);
       for (const r of chosen)
         out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
       return 0;
@@ -95,10 +96,10 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     if ((flags.all || idsToSend.length > 1) && !flags.yes) {
       if (!out.interactive) {
         throw new UserError(
-          `${action} of ${idsToSend.length} upload(s) at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`,
+          `${action} of ${plural(idsToSend.length, "upload")} at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`,
         );
       }
-      out.info(`revsync will ${action} ${idsToSend.length} upload(s) in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
+      out.info(`revsync will ${action} ${plural(idsToSend.length, "upload")} in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
       for (const r of chosen)
         out.info(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
       if (!(await askYes(out, `\nDo you want to ${action} these uploads? Only 'yes' will be accepted: `))) {

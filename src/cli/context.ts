@@ -67,7 +67,7 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
 
 export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
   const penv = envOf(flags);
-  const credentials = credentialsFromEnv(penv);
+  const credentials = credentialsFromEnv(penv, env.baseUrl);
   return new ApiCore({
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
