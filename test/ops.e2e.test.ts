@@ -1,4 +1,4 @@
-import { readFileSync, mkdtempSync } from "node:fs";
+import { readFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -95,15 +95,54 @@ describe("approvals", () => {
     expect(unknown.stderr).toMatch(/not pending approval: APR-9999/);
   });
 
-  it("the reject literal comes from revsync.yaml", async () => {
+  it("the choices the spec leaves open come from the environment's service: section (approvals: at the top too), REVSYNC_REJECT_ACTION over both", async () => {
     const dir = tempRepo(fx.emu.url);
     try {
       const cfg = join(dir, "revsync.yaml");
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(cfg, readFileSync(cfg, "utf8") + "approvals:\n  reject_action: Declined\n");
-      const r = await cli(["approvals", "reject", "APR-0003", "--comment", "x"], { cwd: dir, env: DEMO_ENV });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+      const original = readFileSync(cfg, "utf8");
+      const reject = (env: Record<string, string> = {}) =>
+        cli(["approvals", "reject", "APR-0003", "--comment", "x"], { cwd: dir, env: { ...DEMO_ENV, ...env } });
+      writeFileSync(cfg, original + "approvals:\n  reject_action: Declined\n");
+      const top = await reject();
+      expect(top.code).toBe(1);
+      expect(top.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+      writeFileSync(
+        cfg,
+        original.replace("    realm: demo\n", "    realm: demo\n    service:\n      reject_action: Refused\n      template_batch_name: path\n") +
+          "approvals:\n  reject_action: Declined\n",
+      );
+      expect((await reject()).stderr).toMatch(/unknown action "Refused"/);
+      // The variable wins, with a revsync.yaml or without one.
+      const byVar = await reject({ REVSYNC_REJECT_ACTION: "Rejected" });
+      expect(byVar.stdout).toContain("Rejected: APR-0003.");
+      expect(byVar.code).toBe(0);
+      await fx.emu.admin("DELETE", "requests");
+      const t = await cli(["ssp", "template", "--batch", "FY26-H1"], { cwd: dir, env: DEMO_ENV });
+      expect(t.code).toBe(0);
+      const paths = (await fx.emu.admin<{ path: string }[]>("GET", "requests")).map((x) => x.path);
+      expect(paths).toContain("/apis/policy-sets/v1/policy/ssp/template/FY26-H1");
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("batch status texts of another tenant (service.batch_status) read as revsync's three: the same plan as the usual texts give", async () => {
+    const dir = tempRepo(fx.emu.url);
+    try {
+      const usual = await cli(["plan"], { cwd: dir, env: DEMO_ENV });
+      const state: any = await fx.emu.admin("GET", "state");
+      const words: Record<string, string> = { "file uploaded": "Uploaded", reviewed: "In Review", approved: "Approved" };
+      for (const p of state.tenants[0].ssp) for (const b of p.batches) b.status = words[b.status] ?? b.status;
+      await fx.emu.admin("POST", "reset", { state });
+      const cfg = join(dir, "revsync.yaml");
+      const unmapped = await cli(["plan"], { cwd: dir, env: DEMO_ENV });
+      expect(unmapped.stdout).toContain('status: "In Review" -> "approved"');
+      const service = "    service:\n      batch_status: { file_uploaded: Uploaded, reviewed: In Review, approved: Approved }\n";
+      writeFileSync(cfg, readFileSync(cfg, "utf8").replace("    realm: demo\n", `    realm: demo\n${service}`));
+      const mapped = await cli(["plan"], { cwd: dir, env: DEMO_ENV });
+      expect(mapped.stdout).toBe(usual.stdout);
+      const batches = JSON.parse((await cli(["ssp", "batches", "Hardware SSP", "--format", "json"], { cwd: dir, env: DEMO_ENV })).stdout);
+      expect(batches.batches.map((b: any) => b.status)).toEqual(["approved", "reviewed", "file uploaded"]);
     } finally {
       removeDir(dir);
     }
@@ -186,16 +225,38 @@ describe("ssp template and download", () => {
     }
   });
 
-  it("template, with and without --batch; an unknown batch or file is a plain 404", async () => {
+  it("template, with and without --batch; a batch the service does not have yet gets the generic template; an unknown file is a plain 404", async () => {
     const t = await run(["ssp", "template", "--batch", "FY26-H1"]);
     expect(t.stdout.split("\n")[0]).toBe(
       "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date",
     );
-    const missing = await run(["ssp", "template", "--batch", "Nope"]);
+    const generic = await run(["ssp", "template"]);
+    const fresh = await run(["ssp", "template", "--batch", "FY27-H1"]);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toBe(generic.stdout);
+    expect(fresh.stderr).toContain('Note: the service has no batch named "FY27-H1" yet, so this is the generic template');
+    const missing = await run(["ssp", "download", "NOPE"]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/404 not found\): no SSP batch named "Nope"/);
+    expect(missing.stderr).toMatch(/404 not found\): no uploaded file with file_id NOPE/);
     expect(missing.stderr).toMatch(/Hint: check the id or name/);
-    expect((await run(["ssp", "download", "NOPE"])).code).toBe(1);
+  });
+
+  it("batches: every batch with its status, file id, rows and dates; one policy by name, a near miss named", async () => {
+    const all = await run(["ssp", "batches"]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/POLICY\s+BATCH\s+STATUS\s+FILE ID\s+ROWS\s+FROM\s+TO\s+UPDATED/);
+    expect(all.stdout).toMatch(/Hardware SSP\s+FY26-H1\s+reviewed\s+FILE-SSP-HW-2\s+12\s+2026-01-01\s+2026-06-30\s+2026-01-01T00:00:00Z by alice/);
+    expect(all.stdout).toMatch(/Support Renewals SSP\s+FY26-CALC\s+reviewed\s+\(no file\)\s+6\s+/);
+    expect(all.stdout).toContain("\n6 batches. revsync ssp download FILE_ID gets a batch's values.");
+    const one = JSON.parse((await run(["ssp", "batches", "Software Subscriptions SSP", "--format", "json"])).stdout);
+    expect(one.format_version).toBe("1");
+    expect(one.batches.map((b: any) => [b.batch, b.status, b.file_id, b.rows])).toEqual([
+      ["FY26-Q1", "file uploaded", "FILE-SSP-SW-1", 8],
+      ["FY26-Q2", "approved", "FILE-SSP-SW-2", 8],
+    ]);
+    const near = await run(["ssp", "batches", "hardware ssp"]);
+    expect(near.code).toBe(1);
+    expect(near.stderr).toContain('no SSP policy named "hardware ssp" in the service (names are exact and case-sensitive); did you mean "Hardware SSP"?');
   });
 });
 

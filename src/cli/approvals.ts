@@ -107,7 +107,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
         return 1;
       }
     }
-    const literal = action === "approve" ? env.approveAction : env.rejectAction;
+    const literal = action === "approve" ? env.service.approveAction : env.service.rejectAction;
     const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
     // A recovered result is revsync's own reading of the pending list, not the service's words: the list
     // says an upload is no longer pending, not who acted on it nor how.

@@ -1,5 +1,6 @@
 import { ApiCore } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
+import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
@@ -60,8 +61,7 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
     authUrl: penv.REVSYNC_AUTH_URL ?? baseUrl,
     realm: penv.REVSYNC_REALM ?? "",
     vars: {},
-    rejectAction: penv.REVSYNC_REJECT_ACTION ?? "Rejected",
-    approveAction: "Approved",
+    service: serviceChoices(undefined, undefined, penv),
   };
 }
 
@@ -74,6 +74,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
     realm: env.realm,
     credentials,
     connections: concurrencyOf(flags) * 2,
+    service: env.service,
     onSecret: (s) => out.redactor.add(s),
     onUnknownValue: (u, request) => {
       const where = `${u.policy ? `${u.policy}: ` : ""}${request} ${u.pointer}`;

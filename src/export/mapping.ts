@@ -7,6 +7,7 @@ import type { LivePolicy, LiveState } from "../live/read.js";
 import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import { valuesToCsv } from "../ssp/csv.js";
+import { BATCH_STATUSES } from "../api/service-choices.js";
 
 /** What export turns into files: the tenant configurations, the SSP policies with their details, and
  *  the values of their batches (keyed "policy/batch"). */
@@ -57,7 +58,7 @@ export const SSP_EXPORT_FIELDS = [
 ] as const;
 
 /** The batch statuses a policy file can hold (revsync moves a batch forward through them). */
-const LISTED_STATUSES = new Set(["file uploaded", "reviewed", "approved"]);
+const LISTED_STATUSES = new Set<string>(BATCH_STATUSES);
 
 export function slug(name: string): string {
   return (
