@@ -187,13 +187,24 @@ export function registerOps(program: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
   const sspCmd = program
     .command("ssp")
-    .description("SSP batch files (spec 4.4, 4.5)")
-    .addHelpText("after", "\nExamples:\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv");
+    .description("SSP batches and their files (spec 4.3, 4.4, 4.5)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync ssp batches 'Hardware SSP'\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv",
+    );
+  common(
+    sspCmd
+      .command("batches")
+      .argument("[policy]", "only this SSP policy (its exact name)")
+      .description("list SSP batches: status, file id (what ssp download takes), rows and dates; read-only")
+      .addHelpText("after", "\nExamples:\n  revsync ssp batches\n  revsync ssp batches 'Hardware SSP' --format json"),
+    { format: ["text", "json"] },
+  ).action(run(async (f, out, _r, args) => (await import("./ssp-batches.js")).runSspBatches(f, out, args)));
   common(
     sspCmd
       .command("template")
-      .description("print the SSP batch template (CSV)")
-      .option("--batch <name>", "template for this batch")
+      .description("print the SSP batch template (CSV); for a batch the service does not have yet, the generic one")
+      .option("--batch <name>", "template for this batch (a new name gets the generic template)")
       .option("--output <file>", "write to a file instead of stdout")
       .addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("template", f, out, args)));
