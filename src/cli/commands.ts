@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { common } from "./main.js";
+import { common, formatOption } from "./main.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(
@@ -95,6 +95,19 @@ export function registerEngine(program: Command, run: Runner): void {
       ),
     { format: ["text", "json", "markdown"], target: true },
   ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
+
+  program
+    .command("show")
+    .argument("<planfile>", "a plan saved with plan --out")
+    .description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request")
+    .addOption(formatOption(["text", "json", "markdown"]))
+    .option("-q, --quiet", "print the plan only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1).",
+    )
+    .action(run(async (f, out, _r, args) => (await import("./show.js")).runShow(f, out, args)));
 
   common(
     program
