@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Argument, type Command } from "commander";
 import { common, formatOption } from "./main.js";
 import type { Output, Redactor } from "./output.js";
 
@@ -46,6 +46,20 @@ export function register(program: Command, run: Runner): void {
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
   registerEngine(program, run);
   registerOps(program, run);
+  program
+    .command("completion")
+    .addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .description("print a shell completion script for revsync's commands and flags")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish",
+    )
+    .action(
+      run(async (_f, out, _r, args) => {
+        out.raw((await import("./completion.js")).completionScript(args[0] ?? "", program));
+        return 0;
+      }),
+    );
   common(
     program
       .command("demo")

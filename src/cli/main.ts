@@ -30,12 +30,15 @@ const FORMAT_ALIASES: Record<string, string> = { table: "text" };
 /** --format, one vocabulary for every command: `text` (the default, for people), then the machine ones. */
 export function formatOption(choices: string[]): Option {
   const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
-  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is ${to}`).join(", ")})` : "";
-  return new Option("--format <format>", `output format: ${choices.join(", ")}${also}`).default(choices[0]).argParser((value: string) => {
+  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
+  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value: string) => {
     const v = FORMAT_ALIASES[value] && choices.includes(FORMAT_ALIASES[value]) ? FORMAT_ALIASES[value] : value;
     if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
     return v;
   });
+  // Shown in --help and offered by shell completion; the parser above also takes the aliases.
+  option.argChoices = choices;
+  return option;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
