@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -55,6 +55,28 @@ describe("adopting an existing tenant", () => {
       expect(plan.code).toBe(0);
       // The drift cron the CI recipes install is green on day one.
       expect((await run(["drift"], env, dir)).code).toBe(0);
+
+      // The next day: a file renamed and commented by the team, a batch reviewed in the service. Export
+      // finds the policy's file by metadata.name and changes that one line where it stands.
+      const first = join(dir, "policies/ssp/hardware-ssp.yaml");
+      const renamed = join(dir, "policies/ssp/hw.yaml");
+      writeFileSync(renamed, readFileSync(first, "utf8").replace("batches:", "# FY26-H2 goes live in July\nbatches:"));
+      rmSync(first);
+      const state: any = await fx.emu.admin("GET", "state");
+      state.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP").batches.find((b: any) => b.batch_name === "FY26-H2").status = "reviewed";
+      await fx.emu.admin("POST", "reset", { state });
+      const kept = readFileSync(renamed, "utf8");
+      const dry = await run(["export", "--dry-run"], env, dir);
+      expect(dry.stdout).toBe(
+        "would update policies/ssp/hw.yaml (ssp/Hardware SSP: batch FY26-H2 status)\n\nDry run: 1 file would be written (0 new, 1 updated); nothing was written.\n",
+      );
+      expect(readFileSync(renamed, "utf8")).toBe(kept);
+      const reexport = await run(["export"], env, dir);
+      expect(reexport.stdout).toBe("updated policies/ssp/hw.yaml (ssp/Hardware SSP: batch FY26-H2 status)\n");
+      expect(readFileSync(renamed, "utf8")).toBe(kept.replace(/(- name: FY26-H2\n\s+status:) file uploaded/, "$1 reviewed"));
+      expect(existsSync(first)).toBe(false);
+      expect((await run(["validate"], env, dir)).code).toBe(0);
+      expect((await run(["plan", "--detailed-exitcode"], env, dir)).code).toBe(0);
 
       // Never overwrites without --force: a clash writes nothing.
       const before = statSync(join(dir, "revsync.yaml")).mtimeMs;

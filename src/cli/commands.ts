@@ -151,9 +151,13 @@ export function registerEngine(program: Command, run: Runner): void {
   common(
     program
       .command("export")
-      .description("write the service's current policies as policy files")
+      .description("write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks")
       .option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)")
-      .addHelpText("after", "\nExample:\n  revsync export --env sandbox --dir policies"),
+      .option("--dry-run", "say which files would be written or updated; write nothing")
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes.",
+      ),
     { target: true },
   ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
 }

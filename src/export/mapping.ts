@@ -32,6 +32,10 @@ export interface ExportedFile {
   value: { apiVersion: string; kind: string; metadata: { name: string }; spec: Record<string, unknown>; batches?: ExportedBatch[] };
   /** Values files written beside the policy file: path relative to the export folder, and the text. */
   valuesFiles: { file: string; text: string }[];
+  /** Each listed batch's values (CSV text), by batch name: what an existing file's batch is given. */
+  batchValues: Map<string, string>;
+  /** The spec fields left out (a comment says why): an existing file loses its own value for them. */
+  leftOutFields: string[];
   /** Comments written in place of what was left out: inside spec, and after the batches. */
   specComments: string[];
   batchComments: string[];
@@ -84,6 +88,7 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
     if (v === undefined) continue;
     if (v === null) {
       f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOutFields.push(k);
       f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
       continue;
     }
@@ -102,6 +107,7 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
         ? `holds a value a policy file may not (${describeOutside(field, value, err?.instancePath ?? "")})`
         : `holds ${show(value)}, which a policy file may not (${err?.message ?? "invalid"})`;
     f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOutFields.push(field);
     f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value, err?.instancePath ?? "")})`);
   }
 }
@@ -115,10 +121,11 @@ function describeOutside(field: string, value: unknown, pointer: string): string
   return last && node !== undefined && typeof node !== "object" ? `${last} ${show(node)}` : `${field} ${show(value)}`;
 }
 
-/** The live state as policy files: pure, so `plan` right after export finds no change. */
-export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[] {
+/** The live state as policy files: pure, so `plan` right after export finds no change. `taken`: paths
+ *  (relative to the export folder) that hold something already; a new file gets another name. */
+export function exportFiles(src: ExportSource, targets: string[], taken: ReadonlySet<string> = new Set()): ExportedFile[] {
   const files: ExportedFile[] = [];
-  const used = new Set<string>();
+  const used = new Set<string>(taken);
   const unique = (file: string): string => {
     let path = file;
     for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
@@ -138,6 +145,8 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
       batchComments: [],
       leftOut: [],
       valuesFiles: [],
+      batchValues: new Map(),
+      leftOutFields: [],
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -154,6 +163,8 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
       batchComments: [],
       leftOut: [],
       valuesFiles: [],
+      batchValues: new Map(),
+      leftOutFields: [],
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: ExportedBatch[] = [];
@@ -185,6 +196,7 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
         } else {
           entry.values = posix.relative(posix.dirname(f.file), file);
           f.valuesFiles.push({ file, text });
+          f.batchValues.set(batchName, text);
         }
       }
       batches.push(entry);
