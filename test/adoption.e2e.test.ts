@@ -78,14 +78,28 @@ describe("adopting an existing tenant", () => {
       expect((await run(["validate"], env, dir)).code).toBe(0);
       expect((await run(["plan", "--detailed-exitcode"], env, dir)).code).toBe(0);
 
-      // Never overwrites without --force: a clash writes nothing.
-      const before = statSync(join(dir, "revsync.yaml")).mtimeMs;
-      const again = await cli(["init", "policy-repo", "--realm", "other"], { cwd: parent });
-      expect(again.code).toBe(1);
-      expect(again.stderr).toContain("init would overwrite files in policy-repo, so nothing was written: revsync.yaml");
-      expect(statSync(join(dir, "revsync.yaml")).mtimeMs).toBe(before);
+      // In a repo that exists, init adds only what is missing, fitted to its revsync.yaml, and touches
+      // nothing that exists without --force.
+      const config = join(dir, "revsync.yaml");
+      writeFileSync(
+        config,
+        readFileSync(config, "utf8").replace("environments:\n", "environments:\n  production:\n    base_url: ${PROD_URL}\n    realm: acme\n"),
+      );
+      const before = statSync(config).mtimeMs;
+      const gitignore = join(dir, ".gitignore");
+      writeFileSync(gitignore, "# ours\n");
+      const added = await cli(["init", "policy-repo", "--ci", "github", "--realm", "other"], { cwd: parent });
+      expect(added.code).toBe(0);
+      expect(added.stdout).toMatch(/^Added to a revsync policy repo in policy-repo:\n {2}wrote \.github\/workflows\/revsync-plan\.yml\n/);
+      expect(added.stdout).toContain("  kept, as they exist (--force replaces them): .gitignore\n");
+      expect(added.stderr).toContain("revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only");
+      expect(statSync(config).mtimeMs).toBe(before);
+      expect(readFileSync(gitignore, "utf8")).toBe("# ours\n");
+      const recipe = readFileSync(join(dir, ".github/workflows/revsync-plan.yml"), "utf8");
+      expect(recipe).toContain("environment: [production, sandbox]");
+      expect(recipe).toContain("PROD_URL: ${{ vars.PROD_URL }}\n      SANDBOX_BASE_URL: ${{ vars.SANDBOX_BASE_URL }}\n");
       expect((await cli(["init", "policy-repo", "--realm", "other", "--force"], { cwd: parent })).code).toBe(0);
-      expect(readFileSync(join(dir, "revsync.yaml"), "utf8")).toContain('realm: "other"');
+      expect(readFileSync(config, "utf8")).toContain('realm: "other"');
     } finally {
       removeDir(parent);
     }

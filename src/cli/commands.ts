@@ -21,15 +21,18 @@ export function register(program: Command, run: Runner): void {
   program
     .command("init")
     .argument("[dir]", "folder to scaffold (default: this one)")
-    .description("scaffold a policy repo: revsync.yaml, policies/, schemas for editors, .gitignore, and CI recipes on request")
-    .option("--env <name>", "the environment's name", "sandbox")
+    .description(
+      "scaffold a policy repo, or add what an existing one lacks: revsync.yaml, policies/, schemas for editors, .gitignore, a package.json pinning revsync, and CI recipes on request",
+    )
+    .option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)")
     .option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)")
     .option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})")
-    .option("--ci <kind>", "also write CI recipes: github or gitlab")
-    .option("--force", "overwrite files that exist")
+    .option("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)")
+    .option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)")
+    .option("--force", "overwrite files that exist (revsync.yaml too)")
     .addHelpText(
       "after",
-      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github\n\nThen: export the tenant's policies (revsync export), validate, plan.\nNever overwrites a file without --force: with a clash it writes nothing, exit 1.",
+      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force.",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
   common(
@@ -151,7 +154,9 @@ export function registerEngine(program: Command, run: Runner): void {
   common(
     program
       .command("export")
-      .description("write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks")
+      .description(
+        "write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks",
+      )
       .option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)")
       .option("--dry-run", "say which files would be written or updated; write nothing")
       .addHelpText(

@@ -92,7 +92,7 @@ describe("export into a folder that has policy files", () => {
     const { live } = setup();
     const policy = live.ssp.get("Hardware SSP");
     if (!policy) throw new Error("no Hardware SSP");
-    (policy.item as Record<string, unknown>).floor_percentage = null;
+    (policy.item as unknown as Record<string, unknown>).floor_percentage = null;
     const withNull = exportFiles(live, []);
     const text = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Hardware SSP }\nspec:\n  method: upload\n  floor_percentage: 85\n";
     const first = placeExport(withNull, [gitFile("hw.yaml", text)], header, () => undefined);
