@@ -61,46 +61,33 @@ const sq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 /** A pattern of a case statement matching exactly this text. */
 const pat = (s: string): string => `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
 
-/** The case arms that find the command path among the words typed: a word that names a subcommand of
- *  the path so far extends it; anything else (a flag, a value, an argument) leaves it. */
-function pathArms(nodes: CompletionNode[], indent: string, zsh: boolean): string[] {
-  return nodes
+/** The function bash and zsh both run: find the command path among the words typed, then offer a
+ *  flag's values, or the path's flags, subcommands or files. The shells differ in how they name the
+ *  words (and zsh writes a case pattern in parentheses). */
+function caseFunction(
+  nodes: CompletionNode[],
+  shell: { cur: string; prev: string; first: number; count: string; word: string; zsh: boolean },
+  /** What to do after a flag that takes a value; and for a command path, with the word being typed. */
+  valueAction: (o: CompletionOption) => string,
+  wordAction: (n: CompletionNode) => string,
+): string[] {
+  const arm = (text: string): string => (shell.zsh ? `(${pat(text)}` : pat(text));
+  const values = nodes.flatMap((n) =>
+    n.options.flatMap((o) => (o.values ? o.flags.map((f) => `    ${arm(`${key(n.path)} ${f}`)}) ${valueAction(o)}; return ;;`) : [])),
+  );
+  const words = nodes.map((n) => `    ${arm(key(n.path))}) ${wordAction(n)} ;;`);
+  // A word that names a subcommand of the path so far extends it; anything else (a flag, a value, an
+  // argument) leaves it.
+  const paths = nodes
     .filter((n) => n.path.length)
-    .map((n) => `${indent}${zsh ? "(" : ""}${pat(`${key(n.path.slice(0, -1))}/${n.path[n.path.length - 1]}`)}) p=${sq(key(n.path))} ;;`);
-}
-
-function bash(root: CompletionNode): string {
-  const nodes = all(root);
-  const values: string[] = [];
-  const words: string[] = [];
-  for (const n of nodes) {
-    for (const o of n.options) {
-      if (!o.values) continue;
-      for (const f of o.flags) {
-        const action = o.file ? "_revsync_files" : o.values.length ? `COMPREPLY=($(compgen -W ${sq(o.values.join(" "))} -- "$cur"))` : "COMPREPLY=()";
-        values.push(`    ${pat(`${key(n.path)} ${f}`)}) ${action}; return ;;`);
-      }
-    }
-    const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
-    const subs = [...n.children.map((c) => c.path[c.path.length - 1]), ...n.argumentValues];
-    const rest = subs.length ? `COMPREPLY=($(compgen -W ${sq(subs.join(" "))} -- "$cur"))` : n.fileArgument ? "_revsync_files" : "";
-    words.push(
-      `    ${pat(key(n.path))}) if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W ${sq(flags.join(" "))} -- "$cur")); ${rest ? `else ${rest}; ` : ""}fi ;;`,
-    );
-  }
+    .map((n) => `      ${arm(`${key(n.path.slice(0, -1))}/${n.path[n.path.length - 1]}`)}) p=${sq(key(n.path))} ;;`);
   return [
-    "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
-    "# Load it in this shell with: source <(revsync completion bash)",
-    "_revsync_files() {",
-    "  compopt -o filenames 2>/dev/null",
-    '  COMPREPLY=($(compgen -f -- "$cur"))',
-    "}",
     "_revsync() {",
-    '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" p="" w i',
-    "  for ((i = 1; i < COMP_CWORD; i++)); do",
-    '    w="${COMP_WORDS[i]}"',
+    `  local cur="${shell.cur}" prev="${shell.prev}" p="" w i`,
+    `  for ((i = ${shell.first}; i < ${shell.count}; i++)); do`,
+    `    w="${shell.word}"`,
     '    case "$p/$w" in',
-    ...pathArms(nodes, "      ", false),
+    ...paths,
     "    esac",
     "  done",
     '  case "$p $prev" in',
@@ -110,24 +97,40 @@ function bash(root: CompletionNode): string {
     ...words,
     "  esac",
     "}",
+  ];
+}
+
+function bash(root: CompletionNode): string {
+  const words = (list: string[]): string => `COMPREPLY=($(compgen -W ${sq(list.join(" "))} -- "$cur"))`;
+  const valueAction = (o: CompletionOption): string => (o.file ? "_revsync_files" : o.values?.length ? words(o.values) : "COMPREPLY=()");
+  const wordAction = (n: CompletionNode): string => {
+    const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
+    const subs = [...n.children.map((c) => c.path[c.path.length - 1] ?? ""), ...n.argumentValues];
+    const rest = subs.length ? words(subs) : n.fileArgument ? "_revsync_files" : "";
+    return `if [[ $cur == -* ]]; then ${words(flags)}; ${rest ? `else ${rest}; ` : ""}fi`;
+  };
+  return [
+    "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
+    "# Load it in this shell with: source <(revsync completion bash)",
+    "_revsync_files() {",
+    "  compopt -o filenames 2>/dev/null",
+    '  COMPREPLY=($(compgen -f -- "$cur"))',
+    "}",
+    ...caseFunction(
+      all(root),
+      { cur: "${COMP_WORDS[COMP_CWORD]}", prev: "${COMP_WORDS[COMP_CWORD-1]}", first: 1, count: "COMP_CWORD", word: "${COMP_WORDS[i]}", zsh: false },
+      valueAction,
+      wordAction,
+    ),
     "complete -F _revsync revsync",
     "",
   ].join("\n");
 }
 
 function zsh(root: CompletionNode): string {
-  const nodes = all(root);
   const desc = (name: string, d: string): string => sq(`${name.replace(/:/g, "\\:")}:${d}`);
-  const values: string[] = [];
-  const words: string[] = [];
-  for (const n of nodes) {
-    for (const o of n.options) {
-      if (!o.values) continue;
-      for (const f of o.flags) {
-        const action = o.file ? "_files" : o.values.length ? `compadd -- ${o.values.map(sq).join(" ")}` : ":";
-        values.push(`    (${pat(`${key(n.path)} ${f}`)}) ${action}; return ;;`);
-      }
-    }
+  const valueAction = (o: CompletionOption): string => (o.file ? "_files" : o.values?.length ? `compadd -- ${o.values.map(sq).join(" ")}` : ":");
+  const wordAction = (n: CompletionNode): string => {
     const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")).map((f) => desc(f, o.description)));
     const subs = n.children.map((c) => desc(c.path[c.path.length - 1] ?? "", c.description));
     const rest = subs.length
@@ -137,27 +140,18 @@ function zsh(root: CompletionNode): string {
         : n.fileArgument
           ? "_files"
           : ":";
-    words.push(`    (${pat(key(n.path))}) if [[ $cur == -* ]]; then local -a o=(${flags.join(" ")}); _describe option o; else ${rest}; fi ;;`);
-  }
+    return `if [[ $cur == -* ]]; then local -a o=(${flags.join(" ")}); _describe option o; else ${rest}; fi`;
+  };
   return [
     "#compdef revsync",
     "# revsync completion for zsh, generated from revsync's commands by `revsync completion zsh`.",
     "# Load it with: source <(revsync completion zsh)   (or save it as _revsync in a folder of $fpath)",
-    "_revsync() {",
-    '  local cur="${words[CURRENT]}" prev="${words[CURRENT-1]}" p="" w i',
-    "  for ((i = 2; i < CURRENT; i++)); do",
-    '    w="${words[i]}"',
-    '    case "$p/$w" in',
-    ...pathArms(nodes, "      ", true),
-    "    esac",
-    "  done",
-    '  case "$p $prev" in',
-    ...values,
-    "  esac",
-    '  case "$p" in',
-    ...words,
-    "  esac",
-    "}",
+    ...caseFunction(
+      all(root),
+      { cur: "${words[CURRENT]}", prev: "${words[CURRENT-1]}", first: 2, count: "CURRENT", word: "${words[i]}", zsh: true },
+      valueAction,
+      wordAction,
+    ),
     'if [[ "$funcstack[1]" = _revsync ]]; then _revsync "$@"; else compdef _revsync revsync; fi',
     "",
   ].join("\n");
