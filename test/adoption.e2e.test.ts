@@ -103,7 +103,9 @@ describe("adopting an existing tenant", () => {
     } finally {
       removeDir(parent);
     }
-  });
+    // Some fifteen CLI runs in a row (init, export twice, validate, plan, drift, init again): about 14 s
+    // alone, over 30 s when the suite shares two loaded cores.
+  }, 90_000);
 });
 
 describe("targets mean what they say", () => {

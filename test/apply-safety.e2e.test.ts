@@ -227,7 +227,7 @@ describe("approvals of more than one upload", () => {
     await fx.emu.admin("DELETE", "requests");
     const all = await run(["approvals", "reject", "--all", "--comment", "dup"]);
     expect(all.code).toBe(1);
-    expect(all.stderr).toMatch(/reject of 5 upload\(s\) at once: without a terminal it needs --yes/);
+    expect(all.stderr).toMatch(/reject of 5 uploads at once: without a terminal it needs --yes/);
     const two = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "ok"]);
     expect(two.code).toBe(1);
     expect((await journal()).filter((j) => j.path.includes("/oingest-approval/v1/action"))).toEqual([]);

@@ -201,9 +201,7 @@ describe("against the service", () => {
     const live = await run(["test", "--live"]);
     expect(live.code).toBe(1);
     // The service has not approved FY26-H1 yet, and has no Training Courses SSP.
-    expect(live.stdout).toContain(
-      "Hardware SSP gives SSP no SSP, expected 1,030 (no approved batch of Hardware SSP holds a row for HW-1000 USD on 2026-03-01)",
-    );
+    expect(live.stdout).toContain("Hardware SSP gives no SSP, expected 1,030 (no approved batch of Hardware SSP holds a row for HW-1000 USD on 2026-03-01)");
     expect(live.stdout).toContain("Training Courses SSP is not a policy here");
     expect(await fx.emu.writes()).toEqual([]);
   });

@@ -200,7 +200,8 @@ describe("GitLab CI recipe", () => {
     await exits("apply", "sandbox", 0);
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
-  });
+    // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.
+  }, 90_000);
 });
 
 // A repo as a newcomer makes it: init --ci, a policy and a test case. Its recipes' install step runs
@@ -275,7 +276,8 @@ describe("recipes and the Action in a repo made by init", () => {
     } finally {
       removeDir(dir);
     }
-  });
+    // init, two npm installs and some ten CLI runs: about 13 s alone, well over 30 s when the suite shares two loaded cores.
+  }, 90_000);
 
   it("GitLab: the install before_script and the test job run; the JUnit is the job's test report", async () => {
     const { dir, env } = await initRepo("gitlab");
@@ -288,7 +290,8 @@ describe("recipes and the Action in a repo made by init", () => {
     } finally {
       removeDir(dir);
     }
-  });
+    // init, an npm install and the test job: a few seconds alone, far more on loaded cores.
+  }, 90_000);
 
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
     const text = readFileSync(join(ROOT, "examples", "ci", "github", "revsync-apply.yml"), "utf8");
