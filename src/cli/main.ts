@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
 import { createRequire } from "node:module";
 import { Output, Redactor } from "./output.js";
@@ -21,8 +21,24 @@ export interface GlobalFlags {
 }
 
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
-  const color = flags.color === false || process.env.NO_COLOR ? false : undefined;
-  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, color });
+  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false });
+}
+
+/** Other names of a format: `table` was the name of text in some commands, and still works. */
+const FORMAT_ALIASES: Record<string, string> = { table: "text" };
+
+/** --format, one vocabulary for every command: `text` (the default, for people), then the machine ones. */
+export function formatOption(choices: string[]): Option {
+  const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
+  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
+  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value: string) => {
+    const v = FORMAT_ALIASES[value] && choices.includes(FORMAT_ALIASES[value]) ? FORMAT_ALIASES[value] : value;
+    if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
+    return v;
+  });
+  // Shown in --help and offered by shell completion; the parser above also takes the aliases.
+  option.argChoices = choices;
+  return option;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -37,7 +53,7 @@ export function common(cmd: Command, opts: { format?: string[]; target?: boolean
   cmd.option("-q, --quiet", "print results only, no progress or notes");
   if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
   cmd.option("--no-color", "plain output (also NO_COLOR)");
-  if (opts.format) cmd.addOption(new Option("--format <format>", "output format").choices(opts.format).default(opts.format[0]));
+  if (opts.format) cmd.addOption(formatOption(opts.format));
   if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
   return cmd;
 }
@@ -139,7 +155,7 @@ function report(e: unknown, out: Output, format?: string): number {
     out.error(e.message);
     return 130;
   }
-  if (format === "json") out.out(JSON.stringify(errorObject(e), null, 2));
+  if (format === "json") out.json(errorObject(e));
   if (e instanceof PolicyProblems) {
     for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
   }

@@ -1,4 +1,4 @@
-import { firstFailing, order, outcome, sameSsp, showSsp, type Outcome, type PolicyModel } from "./evaluate.js";
+import { firstFailing, order, outcome, sameSsp, showOutcome, showSsp, type Outcome, type PolicyModel } from "./evaluate.js";
 import type { TestCase } from "./load.js";
 
 export interface CaseResult {
@@ -39,7 +39,8 @@ function explain(c: TestCase, got: Outcome, ordered: PolicyModel[], all: PolicyM
       }
     }
   } else if (c.expect.ssp !== undefined && !sameSsp(c.expect.ssp, got.ssp)) {
-    why.push(`${show(got.policy)} gives SSP ${showSsp(got.ssp)}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
+    const gives = got.ssp === null ? "no SSP" : `SSP ${showSsp(got.ssp)}`;
+    why.push(`${show(got.policy)} gives ${gives}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
   }
   return why;
 }
@@ -78,8 +79,7 @@ export function impact(cases: readonly TestCase[], before: readonly PolicyModel[
   return out;
 }
 
-/** One impact entry as a person reads it: "EU training course: Default SSP 1,000 -> Training Courses SSP 960". */
+/** One impact entry as a person reads it: "EU training course: Default SSP at 1,000 -> Training Courses SSP at 960". */
 export function impactLine(e: ImpactEntry): string {
-  const side = (s: ImpactEntry["before"]): string => `${show(s.policy)}${s.policy === null ? "" : ` ${showSsp(s.ssp)}`}`;
-  return `${e.name}: ${side(e.before)} -> ${side(e.after)}`;
+  return `${e.name}: ${showOutcome(e.before.policy, e.before.ssp)} -> ${showOutcome(e.after.policy, e.after.ssp)}`;
 }
