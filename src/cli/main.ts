@@ -93,9 +93,14 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
       "default",
     )
+    .option(
+      "--rate-limit <rate>",
+      "a rate limit in front of the API: a token bucket of N requests per second and its burst (default: one second's worth), e.g. 25/s or 25/s,10; an empty bucket answers 429 at once",
+    )
+    .option("--no-retry-after", "the rate limit's 429 answers carry no Retry-After")
     .addHelpText(
       "after",
-      "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
+      "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
     )
     .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
 
