@@ -125,12 +125,21 @@ describe("one retry budget, through apply", () => {
     expect(final.code).toBe(0);
   });
 
-  it("sustained 429 on creates: each create sent 3 times, not 24; its dependents skipped; the rest applied", async () => {
+  it("sustained 429 on creates: sent until --timeout, then failed naming the requests turned away; never created; the rest applied", async () => {
     await fx.emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: "POST", path: "/policy/ssp" }] });
-    const r = await run(["apply", "--auto-approve"]);
+    const r = await run(["apply", "--auto-approve", "--timeout", "2s"]);
     expect(r.code).toBe(1);
-    expect((await journal()).filter((j) => j.method === "POST" && j.path === SSP)).toHaveLength(3);
-    expect(r.stdout).toMatch(/failed\s+create\s+ssp\/Training Courses SSP: .*429 rate limited/);
+    const turnedAway = (await journal()).filter((j) => j.status === 429);
+    expect(turnedAway.length).toBeGreaterThan(0);
+    expect(turnedAway.every((j) => j.method === "POST" && j.path === SSP)).toBe(true);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `failed\\s+create\\s+ssp/Training Courses SSP: .*429 rate limited\\): the run's time limit \\(--timeout 2s\\) ran out .*the service turned away ${turnedAway.length} requests of this run with 429`,
+      ),
+    );
+    expect(r.stdout).toContain("Apply finished with failures: 6 done, 1 failed, 0 skipped.");
+    const state = await fx.emu.admin<{ tenants: { ssp: { compliance_name: string }[] }[] }>("GET", "state");
+    expect(state.tenants[0]?.ssp.filter((p) => p.compliance_name === "Training Courses SSP")).toEqual([]);
   });
 
   it("a 200 with an error array on a PATCH is a definite refusal: sent once, never again", async () => {

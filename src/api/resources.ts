@@ -118,7 +118,10 @@ export const ssp = {
       };
       return { found: true, result };
     };
-    const out = await core.create<SspUpdateResult>({ method: "POST", path: SSP, body, kind: "create", schema: "SspUpdateResult", emptyOk: true }, readBack);
+    const out = await core.writeOnce<SspUpdateResult>(
+      { method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true },
+      readBack,
+    );
     if (out.result?.compliance_id) return { result: out.result, recovered: out.recovered };
     // A 2xx without a body, or without an id: the id comes from reading the policy back.
     const again = await readBack();
@@ -184,12 +187,12 @@ export const approvals = {
       const message = `the answer was lost; read back: ${n} of ${ids.length} no longer pending${left.length ? ` (still pending: ${left.join(", ")})` : ""}`;
       return { found: true, result: { message, processed_count: n, status: left.length ? "partial" : "success" } };
     };
-    const out = await core.create<ApprovalActionResult>(
+    const out = await core.writeOnce<ApprovalActionResult>(
       {
         method: "POST",
         path: "/apis/oingest-approval/v1/action",
         body: { action, comments, approval_ids: ids },
-        kind: "create",
+        kind: "write-once",
         schema: "ApprovalActionResult",
         emptyOk: true,
       },

@@ -10,6 +10,7 @@ import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress } from "./progress.js";
 import { askYes } from "./prompt.js";
 import { makePlan } from "./reading.js";
+import { noteTurnedAway } from "./rate-limit.js";
 
 export interface ApplyFlags extends GlobalFlags {
   autoApprove?: boolean;
@@ -56,6 +57,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     out.info(planText(plan, out));
     if (!plan.changes.some((c) => c.action !== "unsupported")) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");
+      noteTurnedAway(core.governor, env, flags, out);
       return 0;
     }
     if (stopping) {
@@ -77,7 +79,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
         process.on("SIGTERM", onTerm);
       }
     }
-    const progress = await startProgress(out, "Applying…", flags.quiet);
+    const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
     try {
       const report = await applyPlan(core, plan, {
         concurrency: concurrencyOf(flags),
@@ -96,6 +98,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       progress.stop();
       if (flags.format === "json") out.out(JSON.stringify({ format_version: PLAN_FORMAT_VERSION, ...report }, null, 2));
       else out.out(applyText(report, out));
+      noteTurnedAway(core.governor, env, flags, out);
       if (report.interrupted) return 130;
       return report.summary.failed ? 1 : 0;
     } finally {

@@ -12,6 +12,8 @@ export interface GlobalFlags {
   format?: string;
   target?: string[];
   concurrency?: string;
+  rateLimit?: string;
+  timeout?: string;
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
@@ -33,7 +35,15 @@ export function common(cmd: Command, opts: { format?: string[]; target?: boolean
   cmd
     .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
     .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
-  if (!opts.offline) cmd.option("--concurrency <n>", "requests in flight at once", "8");
+  if (!opts.offline) {
+    cmd
+      .option("--concurrency <n>", "requests in flight at once", "8")
+      .option(
+        "--rate-limit <n>",
+        "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)",
+      )
+      .option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
+  }
   cmd.option("-q, --quiet", "print results only, no progress or notes");
   if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
   cmd.option("--no-color", "plain output (also NO_COLOR)");

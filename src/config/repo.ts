@@ -30,6 +30,8 @@ export interface ResolvedEnv {
   vars: Record<string, VarValue>;
   rejectAction: string;
   approveAction: string;
+  /** Requests per second the service allows, when revsync.yaml says (rate_limit). */
+  rateLimit?: number;
 }
 
 export interface SourceRef {
@@ -170,6 +172,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     vars,
     rejectAction: repo.config.approvals?.reject_action ?? "Rejected",
     approveAction: repo.config.approvals?.approve_action ?? "Approved",
+    rateLimit: raw.rate_limit,
   };
 }
 
