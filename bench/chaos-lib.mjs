@@ -122,7 +122,8 @@ export function chaosFaults(seed) {
 
 /** One seed. Returns the row of the table. `opts.env`: variables for the applies (tests cap the waits). */
 export async function runSeed(seed, opts = {}) {
-  const emu = await startEmulatorProcess();
+  // The chaos repo holds its own policies only (on the demo seed, the demo's would be "not in git").
+  const emu = await startEmulatorProcess(["--seed", "empty"]);
   const dir = chaosRepo(emu.url, opts.formulas ?? 160, opts.uploads ?? 20);
   const started = Date.now();
   try {

@@ -53,6 +53,8 @@ describe("adopting an existing tenant", () => {
       const plan = await run(["plan", "--detailed-exitcode"], env, dir);
       expect(plan.stdout.trim()).toBe('No changes. Environment "sandbox" matches the policy repo.');
       expect(plan.code).toBe(0);
+      // The drift cron the CI recipes install is green on day one.
+      expect((await run(["drift"], env, dir)).code).toBe(0);
 
       // Never overwrites without --force: a clash writes nothing.
       const before = statSync(join(dir, "revsync.yaml")).mtimeMs;
@@ -122,6 +124,21 @@ describe("machine output is pure", () => {
       expect(entries.map((e: any) => e.environment)).toEqual(["demo", "broken"]);
       expect(entries[0].drift.length).toBeGreaterThan(0);
       expect(entries[1].error).toMatchObject({ kind: "service", status: 0 });
+      // An override names one tenant: over every environment it would make each report that tenant's state.
+      await fx.emu.admin("DELETE", "requests");
+      const blurred = await run(["drift", "--all-envs"], { REVSYNC_BASE_URL: fx.emu.url });
+      expect(blurred.code).toBe(1);
+      expect(blurred.stderr).toContain(
+        "Error: REVSYNC_BASE_URL is set, and --all-envs reads every environment: it would point each of them at the same tenant, so nothing was read",
+      );
+      expect(blurred.stderr).toContain(
+        "Hint: unset REVSYNC_BASE_URL to check every environment with the URLs of revsync.yaml, or check the one environment it is for with --env NAME",
+      );
+      expect(await fx.emu.admin("GET", "requests")).toEqual([]);
+      // Named with --env, the override applies to that environment alone.
+      const one = await run(["drift", "--env", "broken"], { REVSYNC_BASE_URL: fx.emu.url, REVSYNC_AUTH_URL: fx.emu.url });
+      expect(one.stdout).toContain('environment "broken"');
+      expect(one.code).toBe(2);
     } finally {
       writeFileSync(cfg, original);
     }
@@ -154,7 +171,7 @@ describe("files a user names", () => {
 });
 
 describe("exit codes and small things a user saw", () => {
-  it("--detailed-exitcode: 0 with a warning when only unsupported differences remain; drift still 2", async () => {
+  it("--detailed-exitcode: 0 with a warning when only entries apply does not act on remain; drift still 2", async () => {
     expect((await run(["apply", "--auto-approve"])).code).toBe(0);
     const hw = join(fx.repo, "policies", "ssp", "hardware.yaml");
     const original = readFileSync(hw, "utf8");
@@ -162,7 +179,7 @@ describe("exit codes and small things a user saw", () => {
     try {
       const plan = await run(["plan", "--detailed-exitcode"]);
       expect(plan.code).toBe(0);
-      expect(plan.stderr).toContain("only differences that revsync cannot apply remain (1 unsupported, listed with their reasons): apply would do nothing");
+      expect(plan.stderr).toContain("only entries that revsync does not apply remain (1 unsupported, listed with their reasons): apply would do nothing");
       expect((await run(["drift"])).code).toBe(2);
     } finally {
       writeFileSync(hw, original);

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
-import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
+import { BIN, cli, DEMO_ENV, token, useEmulatorRepo } from "./helpers.js";
 
 // Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
 // the witness of what was sent.
@@ -11,7 +11,7 @@ import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
 const fx = useEmulatorRepo();
 const FAST = { REVSYNC_MAX_RETRY_WAIT_MS: "5" };
 const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...FAST, ...env } });
-const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number }[]>("GET", "requests");
+const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number; fault?: string }[]>("GET", "requests");
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 
 describe("a saved plan is bound to the tenant it was made for", () => {
@@ -86,10 +86,9 @@ describe("no approve of values that differ from git", () => {
       const plan = JSON.parse((await run(["plan", "--format", "json"])).stdout);
       const h1 = plan.changes.filter((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H1");
       expect(h1).toHaveLength(1);
-      expect(h1[0].action).toBe("unsupported");
-      expect(h1[0].reason).toMatch(
-        /^blocked: the uploaded values differ from .*hardware-fy26-h1\.csv in 1 row\(s\), so revsync will not move this batch to approved/,
-      );
+      expect(h1[0].action).toBe("blocked");
+      expect(h1[0].reason).toMatch(/^the service's values differ from .*hardware-fy26-h1\.csv in 1 row, so revsync will not move this batch to approved/);
+      expect(h1[0].diff).toEqual([{ path: "values[HW-1050|EUR|2026-01-01]", kind: "removed" }]);
       const text = (await run(["plan"])).stdout;
       expect(text).not.toContain("ssp/Hardware SSP/batch/FY26-H1 (approve)");
 
@@ -102,6 +101,30 @@ describe("no approve of values that differ from git", () => {
     } finally {
       writeFileSync(csv, original);
     }
+  });
+});
+
+describe("the tenant configuration PATCH names the signed-in user", () => {
+  it("a static token that names nobody: without REVSYNC_USER apply stops before sending anything; with it, user_name is that user", async () => {
+    const tok = await token(fx.emu.url);
+    await fx.emu.admin("DELETE", "requests");
+    const none = await run(["apply", "--auto-approve"], { REVSYNC_TOKEN: tok });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("the tenant configuration update names the user who makes it (user_name), and this sign-in gives none");
+    expect(none.stderr).toContain("set REVSYNC_USER to your user id in the service");
+    expect((await journal()).filter((j) => j.method !== "GET")).toEqual([]);
+    // The emulator marks a PATCH whose body names dana (a fault that only tags the journal entry).
+    await fx.emu.admin("POST", "faults", {
+      faults: [{ kind: "latency", latency_ms: 0, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"dana"' }],
+    });
+    const named = await run(["apply", "--auto-approve", "--target", "tenant-configuration/Default Tenant Configuration"], {
+      REVSYNC_TOKEN: tok,
+      REVSYNC_USER: "dana",
+    });
+    expect(named.code).toBe(0);
+    expect(named.stderr).toContain(", as dana.");
+    const patches = (await journal()).filter((j: any) => j.method === "PATCH");
+    expect(patches.map((j: any) => j.fault)).toEqual(["latency"]);
   });
 });
 

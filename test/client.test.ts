@@ -257,7 +257,12 @@ describe("retries", () => {
   it("an approval action whose answer was lost after its commit: read back from the pending list, one POST", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/oingest-approval/v1/action", after_commit: true, times: 1 }] });
     const res = await approvals.act(core, "Approved", "ok", ["APR-0003", "APR-0004"]);
-    expect(res).toMatchObject({ recovered: true, status: "success", processed_count: 2, message: "the answer was lost; read back: 2 of 2 no longer pending" });
+    expect(res).toMatchObject({
+      recovered: true,
+      status: "no longer pending",
+      processed_count: 2,
+      message: "the answer was lost; read back: 2 of 2 no longer pending (APR-0003, APR-0004)",
+    });
     const journal: any[] = await emu.admin("GET", "requests");
     expect(journal.filter((j) => j.method === "POST" && j.path.endsWith("/action"))).toHaveLength(1);
   });

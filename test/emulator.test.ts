@@ -131,15 +131,22 @@ describe("tenant configuration (4.1, 4.2)", () => {
     expect((await api(emu.url, alice, "GET", TC)).body[0].version_id).toBe(env.version_id);
   });
 
-  it("404 for an unknown compliance_id, 412 for a stale If-Match", async () => {
+  it("404 for an unknown compliance_id, 412 for a stale If-Match; with If-Match ignored (a setting reset restores) the write lands", async () => {
     const env = (await api(emu.url, alice, "GET", TC)).body[0];
     expect((await api(emu.url, alice, "PATCH", `${TC}/nope`, updateBody(env))).status).toBe(404);
-    const res = await fetch(`${emu.url}${TC}/${env.compliance_id}`, {
-      method: "PATCH",
-      headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", "if-match": "999" },
-      body: JSON.stringify(updateBody(env)),
-    });
-    expect(res.status).toBe(412);
+    const stale = () =>
+      fetch(`${emu.url}${TC}/${env.compliance_id}`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", "if-match": "999" },
+        body: JSON.stringify(updateBody(env, { ui_mode: "Modern" })),
+      });
+    expect((await stale()).status).toBe(412);
+    expect(await emu.admin("POST", "settings", { if_match: false })).toEqual({ if_match: false });
+    expect((await stale()).status).toBe(200);
+    expect((await api(emu.url, alice, "GET", TC)).body[0].compliance_spec[0].ui_mode).toBe("Modern");
+    await expect(emu.admin("POST", "settings", { if_match: "no" })).rejects.toThrow(/400 .*if_match must be true or false/);
+    await emu.reset();
+    expect(await emu.admin("GET", "settings")).toEqual({ if_match: true });
   });
 });
 

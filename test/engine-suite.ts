@@ -29,12 +29,17 @@ export function engineSuite(profile: Profile): void {
 
   const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, ...env } });
 
-  async function patchOutside(field: string, value: unknown): Promise<void> {
+  /** bob changes the tenant configuration through the API, outside revsync. */
+  async function patchOutside(fields: Record<string, unknown>): Promise<void> {
     const t = await token(emu.url, "bob");
     const env = (await api(emu.url, t, "GET", TC)).body[0];
-    const body = updateBody(env, { [field]: value }, "bob");
+    const body = updateBody(env, fields, "bob");
     expect((await api(emu.url, t, "PATCH", `${TC}/${env.compliance_id}`, body)).status).toBe(200);
   }
+
+  /** The emulator's stored state (never the literal profile's rendering of it). */
+  const state = (): Promise<any> => emu.admin("GET", "state");
+  const journal = (): Promise<any[]> => emu.admin("GET", "requests");
 
   describe("plan and apply on the demo seed with policies/", () => {
     it("plan shows the expected changes; apply makes them; plan again is quiet and exits 0", async () => {
@@ -97,16 +102,16 @@ export function engineSuite(profile: Profile): void {
     it("a change made through the API outside revsync: exit 2, names the resource and field", async () => {
       expect((await run(["apply", "--auto-approve"])).code).toBe(0);
       expect((await run(["drift"])).code).toBe(0);
-      await patchOutside("ui_mode", "Modern");
+      await patchOutside({ ui_mode: "Modern" });
       const d = await run(["drift"]);
       expect(d.code).toBe(2);
-      expect(d.stdout).toContain("changed         tenant-configuration/Default Tenant Configuration: 1 field(s) differ from git: ui_mode");
+      expect(d.stdout).toContain("changed         tenant-configuration/Default Tenant Configuration: 1 field differs from git: ui_mode");
       expect(d.stdout).toContain('      ui_mode: git "Classic", service "Modern"');
       const j = JSON.parse((await run(["drift", "--format", "json"])).stdout);
       expect(j.drift[0]).toMatchObject({ class: "changed", diff: [{ path: "ui_mode", before: "Classic", after: "Modern" }] });
     });
 
-    it("classes: unmanaged, missing, batch status and batch values", async () => {
+    it("classes: unmanaged, missing, batch status and batch values; plan shows the changed value old -> new and blocks the approve", async () => {
       writeFileSync(
         join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"),
         readFileSync(join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"), "utf8").replace(
@@ -121,7 +126,48 @@ export function engineSuite(profile: Profile): void {
       expect(classes("missing")).toEqual(["ssp/Training Courses SSP"]);
       expect(classes("batch_status")).toContain("ssp/Hardware SSP/batch/FY26-H2");
       expect(classes("batch_values")).toEqual(["ssp/Hardware SSP/batch/FY26-H1"]);
-      expect(j.drift.find((d: any) => d.class === "batch_values").message).toMatch(/1 changed, 0 only in git, 0 only in the service/);
+      const values = j.drift.find((d: any) => d.class === "batch_values");
+      expect(values.message).toMatch(/1 changed, 0 only in git, 0 only in the service/);
+      expect(values.diff).toEqual([{ path: "values[HW-1000|USD|2026-01-01].mid_point", kind: "changed", before: 104, after: 103 }]);
+      // The reviewer sees the value itself, service -> git, and no approve of values nobody reviewed.
+      const plan = await run(["plan"]);
+      expect(plan.stdout).toContain(" x ssp/Hardware SSP/batch/FY26-H1 (blocked)");
+      expect(plan.stdout).toContain("      values[HW-1000|USD|2026-01-01].mid_point: 103 -> 104");
+      expect(plan.stdout).not.toContain("ssp/Hardware SSP/batch/FY26-H1 (approve)");
+      // What drift calls unmanaged, plan shows as not in git.
+      expect(plan.stdout).toMatch(/ \? ssp\/Support Renewals SSP \(not in git\)\n {6}reason: the service holds this SSP policy and git has no file for it/);
+    });
+
+    it("accepted drift combines: two ignore rules on one address, each for one field, together cover it", async () => {
+      expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+      await patchOutside({ ui_mode: "Modern", prorate_method: "Monthly" });
+      const cfg = join(repo, "revsync.yaml");
+      writeFileSync(
+        cfg,
+        `${readFileSync(cfg, "utf8")}drift:\n  ignore:\n` +
+          `    - { address: "tenant-configuration/*", fields: [ui_mode], reason: the UI team pilots Modern }\n` +
+          `    - { address: "tenant-configuration/Default Tenant Configuration", fields: [prorate_method], reason: finance moved to monthly }\n`,
+      );
+      const d = await run(["drift"]);
+      expect(d.stdout).toContain('No drift. Environment "demo" matches the policy repo (1 accepted difference ignored, drift.ignore of revsync.yaml).');
+      expect(d.code).toBe(0);
+      const j = JSON.parse((await run(["drift", "--format", "json"])).stdout);
+      expect(j.ignored).toHaveLength(1);
+      expect(j.ignored[0]).toMatchObject({ reason: "the UI team pilots Modern; finance moved to monthly" });
+      expect(j.ignored[0].diff.map((x: any) => x.path).sort()).toEqual(["prorate_method", "ui_mode"]);
+    });
+
+    it("a batch's drift names the batch's own last change, not the policy's", async () => {
+      // carol uploads a new batch of Hardware SSP: the policy was last changed by carol, now.
+      await emu.admin("POST", "uploads", { type: "ssp", policy_name: "Hardware SSP", batch_name: "FY27-H1", uploaded_by: "carol" });
+      const j = JSON.parse((await run(["drift", "--format", "json", "--target", "ssp/Hardware SSP"])).stdout);
+      const entry = (addr: string) => j.drift.find((d: any) => d.address === addr);
+      // FY26-H1 (reviewed in the service, approved in git) was last touched by alice when the tenant was seeded.
+      expect(entry("ssp/Hardware SSP/batch/FY26-H1")).toMatchObject({ class: "batch_status", modified_by: "alice", modified_on: "2026-01-01T00:00:00.000Z" });
+      expect(entry("ssp/Hardware SSP/batch/FY27-H1")).toMatchObject({ class: "unmanaged_batch", modified_by: "carol" });
+      expect(entry("ssp/Hardware SSP/batch/FY27-H1").modified_on).not.toBe("2026-01-01T00:00:00.000Z");
+      const text = await run(["drift", "--target", "ssp/Hardware SSP/batch/FY26-H1"]);
+      expect(text.stdout).toContain("      last modified by alice at 2026-01-01T00:00:00Z");
     });
 
     it("--all-envs aggregates the exit code over environments", async () => {
@@ -138,17 +184,125 @@ export function engineSuite(profile: Profile): void {
     });
   });
 
+  describe("the plan is the whole truth", () => {
+    it("a policy file removed from git, and one renamed (its hierarchy_no held by the old name): not in git and blocked, never 'No changes'; apply writes nothing", async () => {
+      expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+      removeDir(join(repo, "policies", "ssp", "support-renewals.yaml"));
+      const nothingElse = await run(["plan", "--detailed-exitcode"]);
+      expect(nothingElse.stdout).toContain(" ? ssp/Support Renewals SSP (not in git)");
+      expect(nothingElse.stdout).toContain("Plan: 0 to create, 0 to update, 0 to review, 0 to approve; 1 not in git (shown with the reason, not applied).");
+      expect(nothingElse.stdout).not.toContain("No changes");
+      expect(nothingElse.stderr).toContain("only entries that revsync does not apply remain (1 not in git, listed with their reasons): apply would do nothing");
+      expect(nothingElse.code).toBe(0);
+      // Renamed in git, file and metadata.name: the old policy stays live with the same place and conditions.
+      const training = join(repo, "policies", "ssp", "training.yaml");
+      writeFileSync(
+        join(repo, "policies", "ssp", "training-renamed.yaml"),
+        readFileSync(training, "utf8").replace("name: Training Courses SSP", "name: Training SSP"),
+      );
+      removeDir(training);
+      const j = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      expect(j.changes.map((c: any) => `${c.action} ${c.address}`)).toEqual([
+        "blocked ssp/Training SSP",
+        "not_in_git ssp/Support Renewals SSP",
+        "not_in_git ssp/Training Courses SSP",
+      ]);
+      expect(j.summary).toMatchObject({ create: 0, blocked: 1, not_in_git: 2 });
+      expect(j.changes[0].reason).toMatch(
+        /^hierarchy_no 50 is held by the active live policy "Training Courses SSP", which is not in git and has the same conditions: this looks like a rename/,
+      );
+      await emu.admin("DELETE", "requests");
+      const apply = await run(["apply", "--auto-approve"]);
+      expect(apply.stderr).toContain("Nothing that revsync can apply: each entry above is shown with the reason it is not applied.");
+      expect(apply.code).toBe(0);
+      expect(await emu.writes()).toEqual([]);
+      expect((await run(["drift"])).code).toBe(2);
+    });
+
+    it("a batch git holds no values for is blocked, saying where to get them; with the values added it is approved", async () => {
+      const sw = join(repo, "policies", "ssp", "software.yaml");
+      writeFileSync(sw, readFileSync(sw, "utf8").replace("    values: values/software-fy26-q1.csv\n", ""));
+      const blocked = await run(["plan", "--target", "ssp/Software Subscriptions SSP", "--format", "json"]);
+      const [entry, ...rest] = JSON.parse(blocked.stdout).changes;
+      expect(rest).toEqual([]);
+      expect(entry).toMatchObject({ address: "ssp/Software Subscriptions SSP/batch/FY26-Q1", action: "blocked" });
+      expect(entry.reason).toMatch(
+        /^git holds no values for this batch, so revsync will not move it to approved \(values nobody reviewed are never reviewed or approved\): /,
+      );
+      // Follow the plan's advice: the download (a batch with a file id), else an export of the policy.
+      const csv = join(repo, "policies", "ssp", "values", "software-subscriptions-ssp-fy26-q1.csv");
+      if (profile === "default") {
+        expect(entry.reason).toContain('revsync ssp download FILE-SSP-SW-1 --output "policies/ssp/values/software-subscriptions-ssp-fy26-q1.csv" gets them');
+        expect((await run(["ssp", "download", "FILE-SSP-SW-1", "--output", csv])).code).toBe(0);
+      } else {
+        expect(entry.reason).toContain('revsync export --dir DIR --target "ssp/Software Subscriptions SSP" writes them (with the policy\'s file) into DIR');
+        expect((await run(["export", "--dir", join(repo, "exported"), "--target", "ssp/Software Subscriptions SSP"])).code).toBe(0);
+        writeFileSync(csv, readFileSync(join(repo, "exported", "ssp", "values", "software-subscriptions-ssp-fy26-q1.csv")));
+      }
+      expect(entry.reason).toContain("then add `values: values/software-subscriptions-ssp-fy26-q1.csv` to this batch in policies/ssp/software.yaml");
+      writeFileSync(
+        sw,
+        readFileSync(sw, "utf8").replace(
+          "status: approved                 # uploaded: review, then approve\n",
+          "$&    values: values/software-subscriptions-ssp-fy26-q1.csv\n",
+        ),
+      );
+      const plan = await run(["plan", "--target", "ssp/Software Subscriptions SSP"]);
+      expect(plan.stdout).toContain(">> ssp/Software Subscriptions SSP/batch/FY26-Q1 (approve)");
+      expect(plan.stdout).toContain(
+        "      values: 8 rows, 4 products, currencies EUR, USD, 2026-01-01 to 2026-03-31, as in policies/ssp/values/software-subscriptions-ssp-fy26-q1.csv",
+      );
+      expect((await run(["apply", "--auto-approve", "--target", "ssp/Software Subscriptions SSP"])).code).toBe(0);
+      const batch = (await state()).tenants[0].ssp
+        .find((p: any) => p.compliance_name === "Software Subscriptions SSP")
+        .batches.find((b: any) => b.batch_name === "FY26-Q1");
+      expect(batch.status).toBe("approved");
+    });
+  });
+
   describe("saved plans", () => {
-    it("a plan made stale by a change outside revsync: apply refuses and writes nothing", async () => {
+    it("behind a service that ignores If-Match, a saved plan meets changes made since: each changed resource is blocked right before its first write, nothing sent for it; the rest applied", async () => {
       const file = join(repo, "demo.plan.json");
       expect((await run(["plan", "--out", file])).code).toBe(0);
-      await patchOutside("ui_mode", "Modern");
-      await emu.admin("DELETE", "requests");
+      const saved = JSON.parse(readFileSync(file, "utf8"));
+      const q1 = saved.changes.find((c: any) => c.action === "review" && c.address === "ssp/Software Subscriptions SSP/batch/FY26-Q1");
+      expect(q1.payload).toMatchObject({ values_checksum: expect.stringMatching(/^sha256:/) });
+      // Between the plan and the apply: bob changes the tenant configuration through the API, and the batch
+      // FY26-Q1 is uploaded again with other values (a new file).
+      await patchOutside({ ui_mode: "Modern" });
+      const s = await state();
+      const sw = s.tenants[0].ssp.find((p: any) => p.compliance_name === "Software Subscriptions SSP");
+      const batch = sw.batches.find((b: any) => b.batch_name === "FY26-Q1");
+      batch.ssp_values[0].mid_point += 7;
+      batch.file_id = "FILE-SW-REUPLOAD";
+      batch.updated_by = "carol";
+      s.tenants[0].files["FILE-SW-REUPLOAD"] = s.tenants[0].files["FILE-SSP-SW-1"].replace(
+        /^(SW-1000,USD,Percent,\d+,)(\d+)/m,
+        (_m: string, a: string, b: string) => `${a}${Number(b) + 7}`,
+      );
+      await emu.admin("POST", "reset", { state: s });
+      // The service no longer honours If-Match: only revsync's own read right before the write protects bob.
+      await emu.admin("POST", "settings", { if_match: false });
       const r = await run(["apply", file, "--auto-approve"]);
+      expect(r.stdout).toMatch(
+        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2(, last_modified_on \S+ -> \S+)?; nothing was sent for it/,
+      );
+      expect(r.stdout).toMatch(
+        /failed {2}review {3}ssp\/Software Subscriptions SSP\/batch\/FY26-Q1: blocked: ssp\/Software Subscriptions SSP\/batch\/FY26-Q1 changed in the service since the plan \(batch last changed by carol at \S+\): (file_id "FILE-SSP-SW-1" -> "FILE-SW-REUPLOAD", a new upload nobody reviewed|its values are not the ones the plan showed)/,
+      );
+      expect(r.stdout).toContain(
+        "skipped approve  ssp/Software Subscriptions SSP/batch/FY26-Q1: skipped: review of ssp/Software Subscriptions SSP/batch/FY26-Q1 failed",
+      );
+      expect(r.stdout).toContain("Apply finished with failures: 4 done, 2 failed, 1 skipped.");
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/the saved plan is stale/);
-      expect(r.stderr).toMatch(/tenant-configuration\/Default Tenant Configuration: version_id 1 -> 2/);
-      expect(await emu.writes()).toEqual([]);
+      const writes = (await journal()).filter((j) => j.method !== "GET" && j.path.startsWith("/apis/")).map((j) => j.path);
+      expect(writes.filter((w) => w.includes("/tenant-configurations/") || w.includes("FY26-Q1"))).toEqual([]);
+      expect(writes).toHaveLength(4);
+      // bob's change survived, and FY26-Q1 is where it was.
+      const after = await state();
+      expect(after.tenants[0].tenantConfigurations[0].compliance_spec[0].ui_mode).toBe("Modern");
+      const swAfter = after.tenants[0].ssp.find((p: any) => p.compliance_name === "Software Subscriptions SSP");
+      expect(swAfter.batches.find((b: any) => b.batch_name === "FY26-Q1").status).toBe("file uploaded");
     });
 
     it("a fresh saved plan applies exactly; a plan of another environment or a newer format is refused", async () => {
@@ -208,7 +362,7 @@ export function engineSuite(profile: Profile): void {
   });
 
   describe("export", () => {
-    it("export then plan: no changes", async () => {
+    it("export keeps every batch with its values: validate, plan --detailed-exitcode and drift exit 0 on day one; offline revsync test prices from the values", async () => {
       const dir = join(repo, "exported");
       mkdirSync(dir);
       writeFileSync(join(repo, "revsync.yaml"), readFileSync(join(repo, "revsync.yaml"), "utf8").replace("policies: policies", "policies: exported"));
@@ -220,10 +374,30 @@ export function engineSuite(profile: Profile): void {
         /^# yaml-language-server: \$schema=\.\.\/\.\.\/\.revsync\/schemas\/policy-file\.schema\.json\n/,
       );
       expect(existsSync(join(repo, ".revsync", "schemas", "policy-file.schema.json"))).toBe(true);
+      // Every batch, file uploaded included, with its values beside the policy file.
+      expect(e.stdout).toContain("wrote exported/ssp/values/hardware-ssp-fy26-h2.csv");
+      expect(e.stdout).toContain("wrote exported/ssp/values/support-renewals-ssp-fy26-calc.csv");
+      expect(readFileSync(join(dir, "ssp", "hardware-ssp.yaml"), "utf8")).toContain(
+        "  - name: FY26-H2\n    status: file uploaded\n    values: values/hardware-ssp-fy26-h2.csv\n",
+      );
       expect((await run(["validate"])).code).toBe(0);
       const p = await run(["plan", "--detailed-exitcode"]);
       expect(p.stdout.trim()).toBe('No changes. Environment "demo" matches the policy repo.');
       expect(p.code).toBe(0);
+      const d = await run(["drift"]);
+      expect(d.stdout.trim()).toBe('No drift. Environment "demo" matches the policy repo.');
+      expect(d.code).toBe(0);
+      // Offline, an upload policy's SSP comes from the values git now holds (FY25-H2, approved).
+      mkdirSync(join(repo, "tests"));
+      writeFileSync(
+        join(repo, "tests", "hardware.yaml"),
+        "apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n  - name: US appliance, 2025\n" +
+          "    line: { product_id: HW-1000, product_family: Hardware, legal_entity: US01, currency_code: USD, date: 2025-08-01, unit_list_price: 1000 }\n" +
+          // The exported FY25 row of HW-1000 USD is Percent, mid point 100: 100% of the list price.
+          "    expect: { policy: Hardware SSP, ssp: 1000 }\n",
+      );
+      const t = await run(["test"]);
+      expect({ code: t.code, out: t.stdout }).toMatchObject({ code: 0, out: expect.stringContaining("1 passed") });
     });
   });
 
@@ -289,8 +463,9 @@ batches:
     });
 
     it("a tenant update refused because someone else changed it meanwhile: no read-back, no resend, the step fails saying so", async () => {
-      // revsync's PATCH (alice's) waits 1.5 s in the emulator; bob's change lands before it is processed,
-      // whichever of the two arrives first, so its If-Match no longer holds.
+      // revsync reads the configuration again right before its PATCH, then sends it; that PATCH (alice's)
+      // waits 1.5 s in the emulator, and bob's change lands in that window (the one round trip the read
+      // cannot close), so its If-Match no longer holds.
       await emu.admin("POST", "faults", {
         faults: [{ kind: "latency", latency_ms: 1500, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"alice"' }],
       });
@@ -298,7 +473,10 @@ batches:
       const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
         cwd: repo,
         env: DEMO_ENV,
-        when: { stderr: "start update tenant-configuration/Default Tenant Configuration", act: () => (outside = patchOutside("carves_allocation", false)) },
+        when: {
+          stderr: "tenant-configuration/Default Tenant Configuration: read again just now, unchanged since the plan; sending the update",
+          act: () => (outside = patchOutside({ carves_allocation: false })),
+        },
       });
       await outside;
       expect(r.stdout).toMatch(

@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { UPDATABLE_TENANT_FIELDS } from "../src/config/rules.js";
+import { systemClock } from "../src/api/clock.js";
+import { updateBody as revsyncUpdateBody } from "../src/apply/run.js";
+import { UPDATE_FIELDS } from "../src/plan/build.js";
 import { seedState, type SeedName } from "../src/emulator/seed.js";
 import type { Profile } from "../src/emulator/profile.js";
 import { startEmulator } from "../src/emulator/server.js";
@@ -153,19 +155,13 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides. */
+/** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides
+ *  (the body revsync itself sends, through the same function). */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
-  // The 14 fields of the update body (spec 4.2): the updatable ones and the guid.
-  const fields = [...UPDATABLE_TENANT_FIELDS, "guid"];
-  return {
-    user_name: user,
-    current_timestamp: String(Math.floor(Date.now() / 1000)),
-    format_type: "JSON",
-    compliance_name: env.compliance_name,
-    unique_key: env.unique_key,
-    compliance_spec: [{ ...Object.fromEntries(fields.map((f) => [f, item[f]])), ...overrides }],
-  };
+  const fields = Object.fromEntries(UPDATE_FIELDS.map((f) => [f, item[f]]));
+  const payload = { kind: "update" as const, compliance_id: env.compliance_id, compliance_name: env.compliance_name, unique_key: env.unique_key };
+  return revsyncUpdateBody({ ...payload, item: { ...fields, ...overrides } as any }, user, systemClock);
 }
 
 /** A token for direct API calls in tests (the benches use the same). */

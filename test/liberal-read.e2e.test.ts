@@ -25,6 +25,8 @@ async function oddTenant(): Promise<void> {
   hw.item.when = [...(hw.item.when ?? []), { field_name: "region", operator: "=", value: "EMEA" }];
   t.ssp.find((p) => p.compliance_name === "Professional Services SSP")!.item.when = [{ field_name: "x", operator: "=", value: "y" }];
   (t.tenantConfigurations[0]!.compliance_spec![0] as Record<string, unknown>).distribution_method = "Weekly";
+  // A batch status the spec never names.
+  t.ssp.find((p) => p.compliance_name === "Software Subscriptions SSP")!.batches.find((b) => b.batch_name === "FY26-Q2")!.status = "archived";
   await emu.admin("POST", "reset", { state });
 }
 
@@ -47,7 +49,7 @@ describe("values outside the documented lists", () => {
     expect(verbose.stderr).toMatch(/ {2}operator "=" at Professional Services SSP: GET \/apis\/policy-sets\/v1\/policy\/ssp /);
   });
 
-  it("export leaves them out with a comment in place, says what it left out; validate passes and plan finds no change", async () => {
+  it("export leaves them out with a comment in place, says what it left out; validate passes; plan and drift show what it could not hold", async () => {
     await oddTenant();
     const dir = tempRepo(emu.url, {});
     try {
@@ -55,20 +57,22 @@ describe("values outside the documented lists", () => {
       expect(e.code).toBe(0);
       expect(e.stderr).toContain("left out of the files");
       expect(e.stderr).toContain('tenant-configuration/Default Tenant Configuration: distribution_method (distribution_method "Weekly")');
-      expect(e.stderr).toContain('ssp/Hardware SSP/batch/FY26-H2 (status "file uploaded")');
+      expect(e.stderr).toContain('ssp/Software Subscriptions SSP/batch/FY26-Q2 (status "archived")');
       const hw = readFileSync(join(dir, "policies", "ssp", "hardware-ssp.yaml"), "utf8");
       expect(hw).toContain('  # when: left out, the service holds a value a policy file may not (operator "="); it keeps its live value');
-      expect(hw).toContain('  # batch "FY26-H2": not listed, its status in the service is "file uploaded"');
+      expect(hw).toContain("  - name: FY26-H2\n    status: file uploaded\n    values: values/hardware-ssp-fy26-h2.csv\n");
+      const sw = readFileSync(join(dir, "policies", "ssp", "software-subscriptions-ssp.yaml"), "utf8");
+      expect(sw).toContain('# batch "FY26-Q2": not listed, its status in the service is "archived"');
       expect((await run(["validate"], dir)).code).toBe(0);
+      // The batch export could not list is in the plan (not in git; apply would do nothing) and in drift.
       const plan = await run(["plan", "--detailed-exitcode"], dir);
-      expect(plan.stdout.trim()).toBe('No changes. Environment "demo" matches the policy repo.');
+      expect(plan.stdout).toContain(" ? ssp/Software Subscriptions SSP/batch/FY26-Q2 (not in git)");
+      expect(plan.stdout).toContain("Plan: 0 to create, 0 to update, 0 to review, 0 to approve; 1 not in git (shown with the reason, not applied).");
       expect(plan.code).toBe(0);
-      // The batch export could not list is drift: unmanaged_batch.
       const drift = await run(["drift", "--format", "json"], dir);
       expect(drift.code).toBe(2);
       expect(JSON.parse(drift.stdout).drift.map((d: any) => `${d.class} ${d.address}`)).toEqual([
-        "unmanaged_batch ssp/Hardware SSP/batch/FY26-H2",
-        "unmanaged_batch ssp/Software Subscriptions SSP/batch/FY26-Q1",
+        "unmanaged_batch ssp/Software Subscriptions SSP/batch/FY26-Q2",
       ]);
     } finally {
       removeDir(dir);

@@ -32,10 +32,13 @@ describe("approvals", () => {
     expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
   });
 
-  it("an approve whose answer was lost after its commit: read back from the pending list, said so, one POST, exit 0", async () => {
+  it("an approve whose answer was lost after its commit: read back from the pending list, 'no longer pending', never 'Approved'; one POST, exit 0", async () => {
     await fx.emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/oingest-approval/v1/action", after_commit: true, times: 1 }] });
     const r = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "Checked", "--yes"]);
-    expect(r.stdout).toContain("Approved: APR-0003, APR-0004. processed_count 2; the answer was lost; read back: 2 of 2 no longer pending");
+    expect(r.stdout).toContain(
+      "No longer pending (the answer was lost; whether they were approved, and by whom, the service does not say): APR-0003, APR-0004. processed_count 2; the answer was lost; read back: 2 of 2 no longer pending (APR-0003, APR-0004)",
+    );
+    expect(r.stdout).not.toMatch(/^Approved/m);
     expect(r.code).toBe(0);
     expect((await fx.emu.writes()).filter((w) => w.method === "POST")).toHaveLength(1);
     expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);

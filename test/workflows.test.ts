@@ -157,7 +157,9 @@ describe("GitHub Actions recipes", () => {
     const r = await runJob("revsync-apply.yml", "apply", "production");
     expect(r.code, r.out).toBe(1);
     expect(r.step).toBe("Apply");
-    expect(r.out).toMatch(/the saved plan is stale/);
+    expect(r.out).toMatch(
+      /blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+\): .*; nothing was sent for it/,
+    );
     expect(r.out).toContain("::error title=revsync apply (production)::The reviewed plan could not be applied");
   });
 

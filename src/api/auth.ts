@@ -2,11 +2,14 @@ import { ApiError, UserError } from "../errors.js";
 import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
 
-export type Credentials = { kind: "password"; clientId: string; clientSecret: string; username: string; password: string } | { kind: "token"; token: string };
+export type Credentials =
+  | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
+  /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
+  | { kind: "token"; token: string; user?: string };
 
-/** Reads credentials from the environment only (design.md 3.1): never from files. */
+/** Reads credentials from the environment only (README, Security): never from files. */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials {
-  if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN };
+  if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN, ...(env.REVSYNC_USER ? { user: env.REVSYNC_USER } : {}) };
   const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
   const missing = names.filter((n) => !env[n]);
   if (missing.length) {
@@ -24,6 +27,24 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials {
   };
 }
 
+/** The user a bearer token names, read without verifying it (the service verifies it; revsync only
+ *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
+ *  that is not a JWT, or names nobody, gives undefined. */
+export function tokenUser(token: string): string | undefined {
+  const part = token.split(".")[1];
+  if (token.split(".").length !== 3 || !part) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown> | null;
+    for (const k of ["preferred_username", "sub"]) {
+      const v = claims?.[k];
+      if (typeof v === "string" && v.trim() !== "") return v;
+    }
+  } catch {
+    // Not a JWT: it names nobody.
+  }
+  return undefined;
+}
+
 export type TokenPoster = (form: URLSearchParams) => Promise<{ status: number; body: unknown }>;
 
 interface Held {
@@ -37,7 +58,9 @@ export class TokenManager {
   private access: Held | undefined;
   private refresh: Held | undefined;
   private inflight: Promise<string> | undefined;
-  username: string | undefined;
+  /** The signed-in user: the password grant's username; with a static token the user its claims name,
+   *  else REVSYNC_USER; undefined when none does. */
+  readonly username: string | undefined;
 
   constructor(
     private readonly creds: Credentials,
@@ -46,8 +69,10 @@ export class TokenManager {
     private readonly onSecret: (s: string) => void,
     private readonly log: (line: string) => void,
   ) {
-    if (creds.kind === "token") onSecret(creds.token);
-    else {
+    if (creds.kind === "token") {
+      onSecret(creds.token);
+      this.username = tokenUser(creds.token) ?? creds.user;
+    } else {
       onSecret(creds.clientSecret);
       onSecret(creds.password);
       this.username = creds.username;

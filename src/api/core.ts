@@ -123,7 +123,7 @@ export class ApiCore {
   readonly base: URL;
   readonly auth: TokenManager;
   private readonly tokenUrl: string;
-  private readonly clock: Clock;
+  readonly clock: Clock;
   private readonly random: () => number;
   private readonly log: (line: string) => void;
   private readonly retry: RetryPolicy;

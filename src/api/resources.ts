@@ -176,16 +176,25 @@ export const approvals = {
   pending: (core: ApiCore): Promise<PendingApprovals> =>
     core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
 
-  /** Sent again only when the pending list says that none of the ids was processed (the create rule);
-   *  after an unknown outcome with some ids processed, the result says how many. */
+  /** Sent again only when the pending list says that none of the ids was processed (the create rule).
+   *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
+   *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
+   *  service says so (the list shows pending uploads only: someone else may have acted on them). */
   async act(core: ApiCore, action: string, comments: string, ids: string[]): Promise<ApprovalActionResult & { recovered?: boolean }> {
     const readBack = async (): Promise<ReadBack<ApprovalActionResult>> => {
-      const still = new Set((await approvals.pending(core)).records?.map((r) => r.approval_id));
-      const left = ids.filter((id) => still.has(id));
+      const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+      const pending = (id: string): boolean => {
+        const r = records.get(id);
+        return !!r && (r.status === undefined || r.status === "Pending Approval");
+      };
+      const left = ids.filter(pending);
       if (left.length === ids.length) return { found: false };
-      const n = ids.length - left.length;
-      const message = `the answer was lost; read back: ${n} of ${ids.length} no longer pending${left.length ? ` (still pending: ${left.join(", ")})` : ""}`;
-      return { found: true, result: { message, processed_count: n, status: left.length ? "partial" : "success" } };
+      const gone = ids.filter((id) => !pending(id));
+      // A liberal read: a record the list still holds in another status says what became of it.
+      const said = gone.map((id) => records.get(id)?.status).filter((st): st is string => !!st);
+      const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
+      const message = `the answer was lost; read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
+      return { found: true, result: { message, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
     };
     const out = await core.writeOnce<ApprovalActionResult>(
       {

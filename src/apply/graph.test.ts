@@ -1,29 +1,24 @@
 import { describe, expect, it } from "vitest";
 import type { Change, Plan } from "../plan/model.js";
+import { changeOf } from "../testing/builders.js";
 import { buildSteps, schedule, type Step } from "./graph.js";
 
-const change = (action: Change["action"], address: string, policy?: string): Change => ({
-  address,
-  action,
-  before: null,
-  after: null,
-  diff: [],
-  version_id: null,
-  last_modified_on: null,
-  payload:
-    action === "update"
-      ? { kind: "update", compliance_id: "TC", compliance_name: "T", unique_key: "u", item: {} as never }
-      : action === "create"
-        ? { kind: "create", body: { compliance_name: address.slice(4) } as never, hierarchy_no: 1 }
-        : action === "unsupported"
-          ? undefined
-          : { kind: "batch", compliance_id: null, policy: policy ?? "", batch: address.split("/").pop() ?? "" },
-});
+const change = (action: Change["action"], address: string, policy?: string): Change =>
+  changeOf(action, address, {
+    payload:
+      action === "update"
+        ? { kind: "update", compliance_id: "TC", compliance_name: "T", unique_key: "u", item: {} as never }
+        : action === "create"
+          ? { kind: "create", body: { compliance_name: address.slice(4) } as never, hierarchy_no: 1 }
+          : action === "unsupported" || action === "blocked" || action === "not_in_git"
+            ? undefined
+            : { kind: "batch", compliance_id: null, policy: policy ?? "", batch: address.split("/").pop() ?? "" },
+  });
 
 const planOf = (changes: Change[]): Plan => ({ changes }) as Plan;
 
 describe("buildSteps", () => {
-  it("updates first; a batch needs its policy's create; approve needs its review; unsupported is no step", () => {
+  it("updates first; a batch needs its policy's create; approve needs its review; blocked, not in git and unsupported are no steps", () => {
     const steps = buildSteps(
       planOf([
         change("update", "tenant-configuration/T"),
@@ -32,6 +27,8 @@ describe("buildSteps", () => {
         change("approve", "ssp/A/batch/B1", "A"),
         change("approve", "ssp/Z/batch/B9", "Z"),
         change("unsupported", "ssp/Q"),
+        change("blocked", "ssp/R"),
+        change("not_in_git", "ssp/S"),
       ]),
     );
     const view = steps.map((s) => ({ id: s.id, what: `${s.change.action} ${s.change.address}`, needs: s.needs, after: s.after }));

@@ -1,4 +1,4 @@
-import type { Change, Plan } from "../plan/model.js";
+import { isApplied, type Change, type Plan } from "../plan/model.js";
 
 export interface Step {
   id: number;
@@ -9,12 +9,13 @@ export interface Step {
   after: number[];
 }
 
-/** The apply order of design.md: tenant configuration updates; SSP creates in hierarchy_no order;
- *  a batch's review after its policy exists; approve after review. Unsupported changes are not steps. */
+/** The apply order (README, "Apply order"): tenant configuration updates; SSP creates in hierarchy_no order;
+ *  a batch's review after its policy exists; approve after review. Entries apply does not act on
+ *  (blocked, not in git, unsupported) are not steps. */
 export function buildSteps(plan: Plan): Step[] {
   const steps: Step[] = [];
   plan.changes.forEach((change) => {
-    if (change.action === "unsupported") return;
+    if (!isApplied(change)) return;
     steps.push({ id: steps.length, change, needs: [], after: [] });
   });
   const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);

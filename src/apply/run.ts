@@ -1,9 +1,12 @@
 import type { ApiCore } from "../api/core.js";
+import type { Clock } from "../api/clock.js";
 import { ssp, tenantConfigurations } from "../api/resources.js";
 import { ApiError, UserError } from "../errors.js";
-import type { Change, Plan } from "../plan/model.js";
-import type { SspEnvelope, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
-import { mapLimit } from "../map-limit.js";
+import { readBatchValues } from "../live/read.js";
+import { UPDATE_FIELDS } from "../plan/build.js";
+import { batchNameOf, type Change, type Plan } from "../plan/model.js";
+import { valuesChecksum } from "../plan/normalize.js";
+import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
 
 export interface ApplyReport {
@@ -13,66 +16,176 @@ export interface ApplyReport {
   interrupted: boolean;
 }
 
-/** A saved plan is applied only if every resource it touches is still at the version it recorded. Two
- *  lists answer it all: the tenant configurations, and the SSP list (exact names) for "exists now?" of
- *  every create and the version of every policy whose batches change; a policy whose list entry shows no
- *  version is read on its own, concurrently. */
-export async function checkPreconditions(core: ApiCore, plan: Plan, concurrency = 8): Promise<string[]> {
-  const stale: string[] = [];
-  const changes = plan.changes.filter((c) => c.action !== "unsupported");
-  const needsTc = changes.some((c) => c.payload?.kind === "update");
-  const policies = new Map<string, Change>();
-  for (const c of changes) {
-    if (c.payload?.kind === "create") policies.set(c.payload.body.compliance_name, c);
-    else if (c.payload?.kind === "batch" && !policies.has(c.payload.policy)) policies.set(c.payload.policy, c);
+/** A write revsync refused right before sending it: the resource is not what the plan saw. Nothing was
+ *  sent for it; the steps that depend on it are skipped. */
+export class Blocked extends Error {
+  constructor(what: string) {
+    super(`blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`);
+    this.name = "Blocked";
   }
-  const [tcs, list] = await Promise.all([needsTc ? tenantConfigurations.list(core) : undefined, policies.size ? ssp.list(core) : undefined]);
-  for (const c of changes) {
-    if (c.payload?.kind !== "update" || !tcs) continue;
-    const id = c.payload.compliance_id;
-    const env = tcs.find((e) => e.compliance_id === id);
-    if (!env) stale.push(`${c.address}: no longer exists`);
-    else if (env.version_id !== c.version_id || env.last_modified_on !== c.last_modified_on) {
-      stale.push(`${c.address}: version_id ${c.version_id} -> ${env.version_id}, last_modified_on ${c.last_modified_on} -> ${env.last_modified_on}`);
-    }
-  }
-  const byName = new Map<string, SspEnvelope>();
-  for (const e of list ?? []) if (e.compliance_name !== undefined && !byName.has(e.compliance_name)) byName.set(e.compliance_name, e);
-  const unversioned = [...policies].filter(([name, c]) => c.action !== "create" && c.version_id !== null && byName.get(name)?.version_id == null);
-  await mapLimit(unversioned, concurrency, async ([name]) => {
-    const env = await ssp.get(core, name);
-    if (env) byName.set(name, env);
-    else byName.delete(name);
-  });
-  for (const [name, c] of policies) {
-    const env = byName.get(name);
-    if (c.action === "create" || c.version_id === null) {
-      if (env && c.action === "create") stale.push(`ssp/${name}: exists now; the plan was to create it`);
-      continue;
-    }
-    if (!env) stale.push(`ssp/${name}: no longer exists`);
-    else if (env.version_id !== c.version_id || env.last_modified_on !== c.last_modified_on) {
-      stale.push(`ssp/${name}: version_id ${c.version_id} -> ${env.version_id}, last_modified_on ${c.last_modified_on} -> ${env.last_modified_on}`);
-    }
-  }
-  return stale;
 }
 
-async function execute(core: ApiCore, step: Step, createdIds: Map<string, string>, user: string): Promise<string> {
+const iso = (epoch: unknown): string | undefined => (typeof epoch === "number" ? new Date(epoch * 1000).toISOString().replace(".000Z", "Z") : undefined);
+const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringify(v));
+
+/** Who changed a resource last and when, as the service says: " (last changed by bob at 2026-…Z)". */
+function who(env: { last_modified_by?: string; last_modified_on?: number }): string {
+  const at = iso(env.last_modified_on);
+  return env.last_modified_by || at ? ` (last changed${env.last_modified_by ? ` by ${env.last_modified_by}` : ""}${at ? ` at ${at}` : ""})` : "";
+}
+
+/** How the live envelope's version moved since the plan read it. version_id is compared where both
+ *  sides have one and last_modified_on likewise: a service that shows no version_id is judged by
+ *  last_modified_on (and by the fields themselves), never stale forever. */
+export function versionMoved(
+  recorded: { version_id: string | null; last_modified_on: number | null },
+  live: { version_id?: string | null; last_modified_on?: number | null },
+): string[] {
+  const out: string[] = [];
+  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
+    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
+  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
+    out.push(`last_modified_on ${iso(recorded.last_modified_on)} -> ${iso(live.last_modified_on)}`);
+  return out;
+}
+
+/** The update body's 14 fields as the plan read them: the payload carries the live values overlaid with
+ *  git's, and `before` the live values of git's fields. */
+export function seenFields(c: Change): Record<string, unknown> {
+  const p = c.payload;
+  if (p?.kind !== "update") return {};
+  const seen: Record<string, unknown> = { ...p.item };
+  const before = (c.before ?? {}) as Record<string, unknown>;
+  for (const k of Object.keys((c.after ?? {}) as object)) seen[k] = before[k];
+  return seen;
+}
+
+/** Checks each resource right before apply's first write to it (after the confirmation prompt), against
+ *  what the plan saw; a mismatch blocks that resource and what depends on it, with nothing sent for it.
+ *  revsync sends If-Match but never relies on it (the interface does not promise it). */
+export class Guard {
+  private sspList: Promise<SspList> | undefined;
+  private readonly policies = new Map<string, Promise<SspEnvelope>>();
+  private readonly batches = new Map<string, Promise<void>>();
+
+  constructor(private readonly core: ApiCore) {}
+
+  /** A tenant configuration PATCH carries all 14 fields, 13 of them as the plan read them: read the
+   *  configuration again, and send nothing if any field, version_id or last_modified_on moved. */
+  async beforeUpdate(c: Change): Promise<void> {
+    const p = c.payload;
+    if (p?.kind !== "update") return;
+    const env = (await tenantConfigurations.list(this.core)).find((e) => e.compliance_id === p.compliance_id);
+    if (!env) throw new Blocked(`${c.address} no longer exists in the service`);
+    const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+    const seen = seenFields(c);
+    const fields = UPDATE_FIELDS.filter((k) => JSON.stringify(live[k]) !== JSON.stringify(seen[k])).map((k) => `${k} ${show(seen[k])} -> ${show(live[k])}`);
+    const moved = [...fields, ...versionMoved(c, env)];
+    if (moved.length) throw new Blocked(`${c.address} changed in the service since the plan${who(env)}: ${moved.join(", ")}`);
+  }
+
+  /** A create: one read of the SSP list before the run's first create, shared by every create. */
+  async beforeCreate(c: Change): Promise<void> {
+    const p = c.payload;
+    if (p?.kind !== "create") return;
+    this.sspList ??= ssp.list(this.core);
+    const list = await this.sspList;
+    const name = p.body.compliance_name;
+    const same = list.find((e) => e.compliance_name === name);
+    if (same) throw new Blocked(`${c.address} exists in the service now${who(same)}; the plan was to create it`);
+    const holder = list.find((e) => {
+      const item = e.compliance_spec?.[0];
+      return item?.hierarchy_no === p.hierarchy_no && item.active !== false;
+    });
+    if (holder)
+      throw new Blocked(
+        `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(holder.compliance_name)}${who(holder)}; two policies in one place of the hierarchy make it undefined which one prices an order line`,
+      );
+  }
+
+  /** A review or approve: the batch must still be where the plan saw it (status), the same upload
+   *  (file_id) with the same values (checksum), of a policy at the version the plan read. */
+  async beforeBatch(c: Change): Promise<void> {
+    const p = c.payload;
+    // A batch of a policy this plan creates goes up with the create, holding git's values.
+    if (p?.kind !== "batch" || p.compliance_id === null) return;
+    const key = `${p.policy}\u0000${p.batch}`;
+    let check = this.batches.get(key);
+    if (!check) {
+      check = this.checkBatch(c, p);
+      this.batches.set(key, check);
+    }
+    await check;
+  }
+
+  private async checkBatch(c: Change, p: Extract<NonNullable<Change["payload"]>, { kind: "batch" }>): Promise<void> {
+    const policyAddr = `ssp/${p.policy}`;
+    // The policy's version, read once before this run's first write to the policy (its own writes move it).
+    let first = this.policies.get(p.policy);
+    const isFirst = !first;
+    if (!first) {
+      first = ssp.get(this.core, p.policy).then((env) => {
+        if (!env) throw new Blocked(`${policyAddr} no longer exists in the service`);
+        const moved = versionMoved(c, env);
+        if (moved.length) throw new Blocked(`${policyAddr} changed in the service since the plan${who(env)}: ${moved.join(", ")}`);
+        return env;
+      });
+      this.policies.set(p.policy, first);
+    }
+    const policy = await first;
+    const env = isFirst ? policy : await ssp.get(this.core, p.policy);
+    if (!env) throw new Blocked(`${policyAddr} no longer exists in the service`);
+    const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
+    if (!lb) throw new Blocked(`${c.address} no longer exists in the service`);
+    const changed = ` changed in the service since the plan (batch last changed${lb.updated_by ? ` by ${lb.updated_by}` : ""}${iso(lb.updated_at) ? ` at ${iso(lb.updated_at)}` : ""})`;
+    const expected = (c.before as { status?: unknown } | null)?.status;
+    if (lb.status !== expected) throw new Blocked(`${c.address}${changed}: status ${show(expected)} -> ${show(lb.status)}`);
+    if (p.file_id === undefined || !p.values_checksum) {
+      throw new Blocked(`${c.address}: the saved plan does not bind this batch to its file and values (it was made by an older revsync)`);
+    }
+    const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+    if (fileId !== p.file_id) throw new Blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
+    if (valuesChecksum(await readBatchValues(this.core, p.policy, lb)) !== p.values_checksum) {
+      throw new Blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+    }
+  }
+}
+
+/** The signed-in user, whom a tenant configuration PATCH names (user_name, spec 4.2): required when the
+ *  plan holds an update; checked before anything is sent. */
+export function requireUser(core: ApiCore, plan: Plan): string | undefined {
+  const user = core.auth.username;
+  if (!user && plan.changes.some((c) => c.action === "update")) {
+    throw new UserError(
+      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
+      "set REVSYNC_USER to your user id in the service",
+    );
+  }
+  return user;
+}
+
+/** The body of a tenant configuration PATCH (spec 4.2): the plan's 14 fields, the signed-in user, and
+ *  the run's clock for current_timestamp (epoch seconds, as text). */
+export function updateBody(p: Extract<NonNullable<Change["payload"]>, { kind: "update" }>, user: string, clock: Clock): TenantConfigurationUpdateBody {
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(clock.now() / 1000)),
+    format_type: "JSON",
+    compliance_name: p.compliance_name,
+    unique_key: p.unique_key,
+    compliance_spec: [p.item],
+  };
+}
+
+async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<string, string>, user: string, log: (line: string) => void): Promise<string> {
   const c = step.change;
   const p = c.payload;
   if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
   if (p.kind === "update") {
-    const body: TenantConfigurationUpdateBody = {
-      user_name: user,
-      current_timestamp: String(Math.floor(Date.now() / 1000)),
-      format_type: "JSON",
-      compliance_name: p.compliance_name,
-      unique_key: p.unique_key,
-      compliance_spec: [p.item],
-    };
+    await guard.beforeUpdate(c);
+    log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
     try {
-      await tenantConfigurations.update(core, p.compliance_id, body, c.version_id ?? undefined);
+      await tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined);
       return "updated";
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
@@ -94,10 +207,12 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
     }
   }
   if (p.kind === "create") {
+    await guard.beforeCreate(c);
     const out = await ssp.create(core, p.body);
     createdIds.set(p.body.compliance_name, out.result.compliance_id);
     return out.recovered ? "created (the answer was lost; confirmed by reading it back)" : "created";
   }
+  await guard.beforeBatch(c);
   let id = p.compliance_id ?? createdIds.get(p.policy);
   if (!id) id = (await ssp.get(core, p.policy))?.compliance_id;
   if (!id) throw new ApiError({ method: "GET", path: "ssp", status: 404, message: `SSP policy ${p.policy} not found` });
@@ -111,17 +226,23 @@ async function execute(core: ApiCore, step: Step, createdIds: Map<string, string
 export interface ApplyOptions {
   concurrency: number;
   isStopping: () => boolean;
-  onStart?: (step: Step, running: number) => void;
+  onStart?: (step: Step) => void;
   onFinish?: (o: Outcome, done: number, total: number) => void;
+  /** The verbose log. */
+  log?: (line: string) => void;
 }
 
+/** Applies the plan's writes in dependency order. Each resource is checked right before its first write
+ *  (Guard): the plan may have been saved a while ago, or the service changed while the prompt waited. */
 export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): Promise<ApplyReport> {
+  const user = requireUser(core, plan) ?? "";
   const steps = buildSteps(plan);
   const created = new Map<string, string>();
-  const user = core.auth.username ?? "revsync";
+  const guard = new Guard(core);
+  const log = opts.log ?? (() => undefined);
   let finished = 0;
   // No retry here: each request has one budget, in the HTTP core (README, Reliability).
-  const outcomes = await schedule(steps, (s) => execute(core, s, created, user), {
+  const outcomes = await schedule(steps, (s) => execute(core, guard, s, created, user, log), {
     concurrency: opts.concurrency,
     isStopping: opts.isStopping,
     onStart: opts.onStart,

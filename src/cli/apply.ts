@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
-import { applyPlan, checkPreconditions } from "../apply/run.js";
+import { applyPlan, requireUser } from "../apply/run.js";
 import { UserError } from "../errors.js";
 import { PLAN_FORMAT_VERSION, type Plan } from "../plan/model.js";
-import { applyText, hasChanges, planText } from "../report/plan.js";
+import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
@@ -43,23 +43,16 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
   const work = async (): Promise<number> => {
-    let plan: Plan;
-    if (saved) {
-      plan = saved;
-      const stale = await checkPreconditions(core, plan, concurrencyOf(flags));
-      if (stale.length) {
-        throw new UserError(
-          `the saved plan is stale: the service changed since it was made, so nothing was applied.\n  ${stale.join("\n  ")}`,
-          "run revsync plan again and review the new plan",
-        );
-      }
-    } else plan = await makePlan(repo, env, core, flags, out, { impact: false });
+    // A saved plan is checked resource by resource right before apply's first write to each, after the
+    // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
+    const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
     out.info(planText(plan, out));
-    if (!plan.changes.some((c) => c.action !== "unsupported")) {
-      out.info(hasChanges(plan) ? "Nothing that revsync can apply: the differences above are unsupported." : "Nothing to apply.");
+    if (!hasApplied(plan)) {
+      out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
       noteTurnedAway(core.governor, env, flags, out);
       return 0;
     }
+    requireUser(core, plan);
     if (stopping) {
       out.error("apply interrupted before it wrote anything");
       return 130;
@@ -94,6 +87,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
           progress.update(`Applying: ${done}/${total} finished`);
           out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
         },
+        log: (line) => out.verbose(line),
       });
       progress.stop();
       if (flags.format === "json") out.out(JSON.stringify({ format_version: PLAN_FORMAT_VERSION, ...report }, null, 2));

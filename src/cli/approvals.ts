@@ -108,18 +108,23 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     }
     const literal = action === "approve" ? env.approveAction : env.rejectAction;
     const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
+    // A recovered result is revsync's own reading of the pending list, not the service's words: the list
+    // says an upload is no longer pending, not who acted on it nor how.
+    const settled = res.status === "success" || (res.recovered === true && res.status === "no longer pending");
     if (flags.format === "json") out.out(JSON.stringify({ action, approval_ids: idsToSend, ...res }, null, 2));
     else {
+      const done = action === "approve" ? "approved" : "rejected";
       const head =
         res.status === "success"
           ? action === "approve"
             ? "Approved"
             : "Rejected"
-          : `Not all ${action === "approve" ? "approved" : "rejected"} (status ${res.status})`;
-      // A recovered result is revsync's own reading of the pending list, not the service's words.
+          : settled
+            ? `No longer pending (the answer was lost; whether ${idsToSend.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)`
+            : `Not all ${done} (status ${res.status})`;
       const said = res.recovered ? res.message : `the service said: ${res.message}`;
       out.out(`${head}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; ${said}`);
     }
-    return res.status === "success" ? 0 : 1;
+    return settled ? 0 : 1;
   });
 }

@@ -39,10 +39,11 @@ export function register(program: Command, run: Runner): void {
       .option("--live", "evaluate against the service's policies (read-only) instead of git's")
       .addHelpText(
         "after",
-        '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nThe matching rules are in the README ("Policy tests").\nExit: 0 every case passes, 1 a case fails or a file is invalid.',
+        '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests").\nExit: 0 every case passes (or there are none, with a note), 1 a case fails or a file is invalid.',
       ),
     { format: ["text", "json", "junit"] },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
+  registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
   registerEngine(program, run);
   registerOps(program, run);
   common(
@@ -54,13 +55,40 @@ export function register(program: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
 }
 
+/** revsync test record: cases from real orders. One source today, named by a flag (--from-errors) so
+ *  the command reads as what it does, and its filters are those of revsync errors, so a person previews
+ *  with errors and records with the same flags. */
+function registerTestRecord(test: Command, run: Runner): void {
+  common(
+    test
+      .command("record")
+      .description("write policy test cases from the order lines of the service's error transactions, pinning today's routing")
+      .option("--from-errors", "take the order lines of error transactions (spec 4.10; required: the one source)")
+      .option("--out <file>", "the new test file to write (required; inside the tests folder)")
+      .option("--mask <fields>", "replace these fields' values by pseudonyms, e.g. customer_name,customer_id")
+      .option("--omit <fields>", "leave these fields out of every line")
+      .option("--type <type>", "transaction type: order (the default, and the only one with order lines)")
+      .option("--kind <kind>", "remediable or discarded")
+      .option("--code <code>", "error code, e.g. ERR-00015")
+      .option("--request-id <id>", "request id of the processed file")
+      .option("--financial-id <id>", "order financial id")
+      .option("--from <date>", "from this date, YYYY-MM-DD, inclusive")
+      .option("--to <date>", "to this date, YYYY-MM-DD, inclusive")
+      .option("--legal-entity <entity>", "one legal entity")
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync test record --from-errors --out policy-tests/recorded-orders.yaml\n  revsync test record --from-errors --code ERR-00015 --from 2026-10-01 --mask customer_name,customer_id --out tests/october.yaml\n\nEach case pins the policy and SSP the service's policies give the line today (as revsync test --live\nwould compute them); revsync test --live passes on the new file, and plan's impact lists a case that a\nchange in git re-routes. Credentials are never written. Exit: 0 written, 1 error (nothing written).",
+      ),
+  ).action(run(async (f, out) => (await import("./test-record.js")).runTestRecord(f, out)));
+}
+
 export function registerEngine(program: Command, run: Runner): void {
   common(
     program
       .command("plan")
       .description("compare the policy repo with the service and print what apply would change")
       .option("--out <file>", "save the plan (JSON) to apply exactly it later")
-      .option("--detailed-exitcode", "exit 0 when there are no changes, 2 when there are")
+      .option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)")
       .addHelpText(
         "after",
         "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",

@@ -1,18 +1,7 @@
 import { ApiCore } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
-import {
-  environmentVars,
-  findConfig,
-  loadPolicies,
-  loadRepo,
-  resolveEnv,
-  selectEnv,
-  varsFor,
-  type DesiredState,
-  type Repo,
-  type ResolvedEnv,
-} from "../config/repo.js";
+import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
 import { parseDuration } from "../duration.js";
 import type { GlobalFlags } from "./main.js";
@@ -63,39 +52,31 @@ export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars">, out: Ou
   return desired;
 }
 
-/** An environment for offline work (test without --live): its name and the vars of policy files, without
- *  the URLs and realm that only a run against the service needs (CI may define them alone). */
-export function offlineEnv(repo: Repo, flags: GlobalFlags): { name: string; vars: ResolvedEnv["vars"] } {
-  const env = envOf(flags);
-  const name = selectEnv(repo, flags.env, env);
-  const { vars, problems } = environmentVars(repo, name, env);
-  if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-  return { name, vars };
-}
-
 export function openEnv(repo: Repo, flags: GlobalFlags, name?: string): ResolvedEnv {
   const env = envOf(flags);
   return resolveEnv(repo, selectEnv(repo, name ?? flags.env, env), env);
 }
 
 /** For commands that need only the service (approvals, errors, ssp): revsync.yaml when there is one,
- *  else REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM alone. */
+ *  else REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM alone. Like every command, it reads the
+ *  environment the run was given (envOf), never process.env behind its back. */
 export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
+  const penv = envOf(flags);
   let configFile: string | undefined;
   try {
     configFile = findConfig(process.cwd(), flags.config);
   } catch (e) {
-    if (flags.config || !process.env.REVSYNC_BASE_URL) throw e;
+    if (flags.config || !penv.REVSYNC_BASE_URL) throw e;
   }
   if (configFile) return openEnv(openRepo(flags), flags);
-  const baseUrl = process.env.REVSYNC_BASE_URL ?? "";
+  const baseUrl = penv.REVSYNC_BASE_URL ?? "";
   return {
-    name: process.env.REVSYNC_ENV ?? "default",
+    name: penv.REVSYNC_ENV ?? "default",
     baseUrl,
-    authUrl: process.env.REVSYNC_AUTH_URL ?? baseUrl,
-    realm: process.env.REVSYNC_REALM ?? "",
+    authUrl: penv.REVSYNC_AUTH_URL ?? baseUrl,
+    realm: penv.REVSYNC_REALM ?? "",
     vars: {},
-    rejectAction: process.env.REVSYNC_REJECT_ACTION ?? "Rejected",
+    rejectAction: penv.REVSYNC_REJECT_ACTION ?? "Rejected",
     approveAction: "Approved",
   };
 }

@@ -1,5 +1,5 @@
-import { environmentNames, selectEnv } from "../config/repo.js";
-import { errorObject } from "../errors.js";
+import { environmentNames, overridesSet, selectEnv } from "../config/repo.js";
+import { errorObject, UserError } from "../errors.js";
 import { buildDrift } from "../plan/build.js";
 import { applyIgnore, todayUtc } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
@@ -15,9 +15,23 @@ export interface DriftFlags extends GlobalFlags {
   allEnvs?: boolean;
 }
 
+/** An override names one tenant; applied to every environment, each would read that tenant and report
+ *  its state as its own. So --all-envs runs only on the URLs of revsync.yaml. */
+function refuseOverrides(penv: NodeJS.ProcessEnv): void {
+  const set = overridesSet(penv);
+  if (!set.length) return;
+  const names = set.length === 1 ? (set[0] as string) : `${set.slice(0, -1).join(", ")} and ${set[set.length - 1]}`;
+  throw new UserError(
+    `${names} ${set.length === 1 ? "is" : "are"} set, and --all-envs reads every environment: ${set.length === 1 ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
+    `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${set.length === 1 ? "it is" : "they are"} for with --env NAME, without --all-envs`,
+  );
+}
+
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
   const repo = openRepo(flags);
-  const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, envOf(flags))];
+  const penv = envOf(flags);
+  if (flags.allEnvs) refuseOverrides(penv);
+  const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, penv)];
   // One entry per environment: its report, or (with --all-envs) the error that stopped it.
   const reports: (DriftReport | { environment: string; error: Record<string, unknown> })[] = [];
   let code = 0;

@@ -39,7 +39,8 @@ const MISSING_POLICY_SET: Record<string, string> = {
   "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them",
 };
 
-export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number> {
+/** The filter of spec 4.10 that the flags ask for, checked: a bad flag is an error naming it. */
+export function errorFilter(flags: ErrorsFlags): ErrorTransactionFilter {
   const type = (flags.type ?? "").toLowerCase();
   if (!["order", "invoice", "event", "mje"].includes(type))
     throw new UserError(`--type must be order, invoice, event or mje${flags.type ? `, got ${JSON.stringify(flags.type)}` : " (it is required)"}`);
@@ -63,6 +64,11 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
     legal_entity: flags.legalEntity,
   };
   for (const k of Object.keys(filter) as (keyof ErrorTransactionFilter)[]) if (filter[k] === undefined) delete filter[k];
+  return filter;
+}
+
+export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number> {
+  const filter = errorFilter(flags);
   return withClient(flags, out, async (core) => {
     const list = await errorTransactions.list(core, filter);
     const records: ErrorTransactionRecord[] = list.flatMap((e) => e.compliance_spec ?? []);

@@ -16,7 +16,8 @@ export async function runExport(flags: GlobalFlags & { dir?: string }, out: Outp
   const core = openClient(env, flags, out);
   const dir = resolve(flags.dir ?? repo.policiesDir);
   try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true });
+    // Every batch's values too: export keeps them in git beside the policy file.
+    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });
     checkTargets(flags.target ?? [], { tenantConfigs: [], ssp: [] }, live);
     const files = exportFiles(live, flags.target ?? []);
     const schemas = writeRepoSchemas(repo.root, false);
@@ -27,6 +28,10 @@ export async function runExport(flags: GlobalFlags & { dir?: string }, out: Outp
       const schemaRef = relative(dirname(path), schemaFile).split("\\").join("/");
       writeUserFile(path, renderFile(f, [`yaml-language-server: $schema=${schemaRef}`, `Exported by revsync from environment ${env.name}.`]));
       written.push(relative(process.cwd(), path));
+      for (const v of f.valuesFiles) {
+        writeUserFile(join(dir, v.file), v.text);
+        written.push(relative(process.cwd(), join(dir, v.file)));
+      }
     }
     const others = existsSync(dir) ? listYamlFiles(dir).filter((p) => !files.some((f) => join(dir, f.file) === p)) : [];
     for (const f of written) out.out(`wrote ${f}`);

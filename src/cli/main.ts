@@ -108,6 +108,10 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       "a rate limit in front of the API: a token bucket of N requests per second and its burst (default: one second's worth), e.g. 25/s or 25/s,10; an empty bucket answers 429 at once",
     )
     .option("--no-retry-after", "the rate limit's 429 answers carry no Retry-After")
+    .option(
+      "--ignore-if-match",
+      "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
@@ -121,8 +125,22 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     await program.parseAsync(argv);
     return code;
   } catch (e) {
-    return report(e, current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor), current?.flags.format);
+    const out = current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor);
+    if (e instanceof CommanderError && !current && e.exitCode !== 0 && junitWanted(argv)) {
+      // A CI test report is read even when the command line was wrong: the error becomes one.
+      const { testJunitError } = await import("../report/policy-test.js");
+      out.raw(testJunitError(new UserError(e.message.replace(/^error: /, ""))));
+    }
+    return report(e, out, current?.flags.format);
   }
+}
+
+/** Whether the command line asks `revsync test` for JUnit XML, read before (or without) commander. */
+function junitWanted(argv: string[]): boolean {
+  const args = argv.slice(2);
+  const command = args.findIndex((a) => !a.startsWith("-"));
+  if (args[command] !== "test" || args[command + 1] === "record") return false;
+  return args.some((a, i) => a === "--format=junit" || (a === "--format" && args[i + 1] === "junit"));
 }
 
 /** The one place errors become words and exit codes. With a machine format (json, markdown), stdout

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { impactText } from "../report/policy-test.js";
-import { hasChanges, planMarkdown, planText } from "../report/plan.js";
+import { hasApplied, hasChanges, planMarkdown, planText } from "../report/plan.js";
 import { writeUserFile } from "../user-files.js";
 import type { Plan } from "../plan/model.js";
 import { openClient, openEnv, openRepo } from "./context.js";
@@ -36,12 +36,17 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
       writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
-    // 2 only when apply would do something: differences it cannot apply keep a PR check green, with a warning.
-    const actionable = plan.changes.some((c) => c.action !== "unsupported");
+    // 2 only when apply would do something: entries it never applies (blocked, not in git, unsupported)
+    // keep a PR check green, with a warning naming them; the plan itself never says "No changes" then.
+    const actionable = hasApplied(plan);
     if (!actionable && hasChanges(plan)) {
-      out.warn(
-        `only differences that revsync cannot apply remain (${plan.summary.unsupported} unsupported, listed with their reasons): apply would do nothing`,
-      );
+      const s = plan.summary;
+      const parts = [
+        s.blocked ? `${s.blocked} blocked` : "",
+        s.not_in_git ? `${s.not_in_git} not in git` : "",
+        s.unsupported ? `${s.unsupported} unsupported` : "",
+      ].filter(Boolean);
+      out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
     }
     return flags.detailedExitcode && actionable ? 2 : 0;
   } finally {

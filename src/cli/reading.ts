@@ -19,7 +19,7 @@ export async function readWithProgress(
   desired: DesiredState,
   flags: GlobalFlags,
   out: Output,
-  extra: { values?: boolean; allDetails?: boolean; managedDetails?: boolean; approvedValues?: boolean },
+  extra: { values?: boolean; allDetails?: boolean; managedDetails?: boolean; approvedValues?: boolean; allValues?: boolean },
 ): Promise<LiveState> {
   const progress = await startProgress(out, "Reading the service…", flags.quiet, core.governor);
   try {
@@ -43,7 +43,8 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
   const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
   if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   const cases = testProblems.length ? [] : (tests?.cases ?? []);
-  const live = await readWithProgress(core, desired, flags, out, { values: true, approvedValues: cases.length > 0 });
+  // Every policy git manages is read in detail: a live batch git does not list is in the plan (not in git).
+  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, approvedValues: cases.length > 0 });
   checkTargets(flags.target ?? [], desired, live);
   const plan = buildPlan(desired, live, {
     environment: env.name,

@@ -1,57 +1,127 @@
-import { PolicyProblems, UserError } from "../errors.js";
+import { PolicyProblems } from "../errors.js";
 import { modelsFromGitOnly, modelsFromLive } from "../policy-test/models.js";
-import { loadTests } from "../policy-test/load.js";
-import { runCases } from "../policy-test/run.js";
-import { testJson, testJunit, testText } from "../report/policy-test.js";
+import { loadTests, type TestCase } from "../policy-test/load.js";
+import type { PolicyModel } from "../policy-test/evaluate.js";
+import { runCases, type CaseResult } from "../policy-test/run.js";
+import { testJson, testJunit, testJunitError, testText } from "../report/policy-test.js";
 import { relative } from "node:path";
-import { desiredState, envOf, offlineEnv, openClient, openEnv, openRepo } from "./context.js";
+import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
-import { varsFor } from "../config/repo.js";
+import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";
 
 export interface TestFlags extends GlobalFlags {
   live?: boolean;
 }
 
+/** What the cases run against: one set of policies, the cases as that environment's vars read them. */
+interface Run {
+  cases: TestCase[];
+  policies: PolicyModel[];
+  source: string;
+  /** The tests folder. */
+  dir: string;
+  /** The environment(s) the run stands for. */
+  label: string;
+}
+
 /** revsync test: which SSP policy each case's order line meets, at what SSP, against git's policies
- *  (offline) or, with --live, the service's (read-only). Exit 0 all pass, 1 a failure or a bad file. */
+ *  (offline) or, with --live, the service's (read-only). Exit 0 all pass (or no cases, with a note), 1 a
+ *  failure or a bad file. */
 export async function runTest(flags: TestFlags, out: Output): Promise<number> {
+  try {
+    return await testRun(flags, out);
+  } catch (e) {
+    // A CI test report is read whatever went wrong: the error becomes one, and is said on stderr too.
+    if (flags.format === "junit") out.raw(testJunitError(e));
+    throw e;
+  }
+}
+
+async function testRun(flags: TestFlags, out: Output): Promise<number> {
   const repo = openRepo(flags);
-  // Offline, only the vars of policy files are needed: the URLs may use ${VAR}s that only CI defines.
-  const serviceEnv = flags.live ? openEnv(repo, flags) : undefined;
-  const env = serviceEnv ?? offlineEnv(repo, flags);
-  const { cases, diagnostics, dir, found } = loadTests(repo, varsFor(env.vars, envOf(flags)));
-  const shownDir = relative(repo.cwd, dir) || ".";
-  if (diagnostics.some((d) => d.severity === "error")) throw new PolicyProblems(`the policy tests in ${shownDir} have errors`, diagnostics);
-  if (!found || !cases.length) {
-    throw new UserError(`no policy test cases in ${shownDir}`, "write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml");
+  const runs = flags.live ? [await liveRun(repo, flags, out)] : offlineRuns(repo, flags, out);
+  const shownDir = relative(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const results: CaseResult[] = runs.flatMap((r) => runCases(r.cases, r.policies));
+  const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
+  if (!results.length) {
+    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
+    if (flags.format === "json") out.out(JSON.stringify({ ...testJson(results, source), note }, null, 2));
+    else if (flags.format === "junit") out.raw(testJunit(results));
+    else out.out(`No policy tests ran: ${note}.`);
+    if (flags.format === "json" || flags.format === "junit") out.info(`Note: ${note}.`);
+    return 0;
   }
-  let policies;
-  let source: string;
-  if (serviceEnv) {
-    // The service's policies alone: git's are not read.
-    const core = openClient(serviceEnv, flags, out);
-    try {
-      const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
-      policies = modelsFromLive(live);
-      source = `the service's policies in ${env.name}`;
-    } finally {
-      await core.close();
-    }
-  } else {
-    const git = modelsFromGitOnly(desiredState(repo, env, out, flags));
-    policies = git.models;
-    source = "git's policies";
-    if (git.skipped.length) {
-      out.warn(
-        `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${git.skipped.join(", ")}`,
-      );
-    }
-  }
-  const results = runCases(cases, policies);
   if (flags.format === "json") out.out(JSON.stringify(testJson(results, source), null, 2));
   else if (flags.format === "junit") out.raw(testJunit(results));
   else out.out(testText(results, source, out));
   return results.every((r) => r.pass) ? 0 : 1;
+}
+
+/** Loads the test files with one environment's vars; refuses (exit 1) a file with an error. */
+function casesFor(repo: Repo, vars: Parameters<typeof varsFor>[0], flags: GlobalFlags): { cases: TestCase[]; dir: string } {
+  const { cases, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
+  if (diagnostics.some((d) => d.severity === "error")) {
+    throw new PolicyProblems(`the policy tests in ${relative(repo.cwd, dir) || "."} have errors`, diagnostics);
+  }
+  return { cases, dir };
+}
+
+/** --live: the service's policies alone (git's are not read), in the environment the command names. */
+async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> {
+  const env = openEnv(repo, flags);
+  const { cases, dir } = casesFor(repo, env.vars, flags);
+  if (!cases.length) return { cases, dir, policies: [], source: `the service's policies in ${env.name}`, label: env.name };
+  const core = openClient(env, flags, out);
+  try {
+    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
+    return { cases, dir, policies: modelsFromLive(live), source: `the service's policies in ${env.name}`, label: env.name };
+  } finally {
+    await core.close();
+  }
+}
+
+/** Offline, git's policies need no service, so no environment has to be chosen: the one --env (or
+ *  REVSYNC_ENV) names, else every environment of revsync.yaml, each reading the policy files with its
+ *  own vars. Environments whose vars give the same policies and cases run once; when they differ, the
+ *  cases run for each, named with it. The URLs are not read (they may use ${VAR}s only CI defines). */
+function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
+  const penv = envOf(flags);
+  const named = flags.env ?? penv.REVSYNC_ENV;
+  const names = named ? [selectEnv(repo, named, penv)] : environmentNames(repo);
+  const groups = new Map<string, Omit<Run, "label"> & { names: string[] }>();
+  const skipped = new Set<string>();
+  for (const name of names.length ? names : [undefined]) {
+    const { vars, problems } = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
+    if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(vars, penv));
+    if (diagnostics.some((d) => d.severity === "error")) {
+      throw new PolicyProblems(
+        `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
+        diagnostics,
+        "run revsync validate",
+      );
+    }
+    const { cases, dir } = casesFor(repo, vars, flags);
+    const git = modelsFromGitOnly(desired);
+    for (const s of git.skipped) skipped.add(s);
+    // Only several environments need telling apart.
+    const key = names.length > 1 ? JSON.stringify([git.models, cases]) : "";
+    const group = groups.get(key);
+    if (group) group.names.push(name ?? "");
+    else groups.set(key, { cases, dir, policies: git.models, source: "git's policies", names: [name ?? ""] });
+  }
+  if (skipped.size) {
+    out.warn(
+      `left out, because git does not give their conditions or hierarchy_no (they keep their live values; revsync test --live uses the service's): ${[...skipped].join(", ")}`,
+    );
+  }
+  const all = [...groups.values()];
+  return all.map((g) => {
+    const label = g.names.join(", ");
+    // The same case under several environments: each result names its own.
+    const cases = all.length > 1 ? g.cases.map((c) => ({ ...c, name: `${c.name} [${label}]` })) : g.cases;
+    return { ...g, cases, label };
+  });
 }

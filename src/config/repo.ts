@@ -48,7 +48,7 @@ export interface DesiredTenantConfig {
 
 export interface DesiredBatch {
   name: string;
-  status: "reviewed" | "approved";
+  status: "file uploaded" | "reviewed" | "approved";
   /** The values file as git holds it, parsed (its text too: a download byte-identical to it needs no
    *  value-by-value comparison). */
   values?: GitValues;
@@ -151,8 +151,15 @@ export function environmentVars(repo: Repo, name: string, env: NodeJS.ProcessEnv
   return { vars, problems };
 }
 
+/** Variables that override the URLs and realm of the environment a command works on. */
+export const OVERRIDE_VARS = ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL", "REVSYNC_REALM"] as const;
+
+/** The override variables set in an environment. */
+export const overridesSet = (env: NodeJS.ProcessEnv): string[] => OVERRIDE_VARS.filter((k) => env[k] !== undefined);
+
 /** The environment's URLs and realm with ${VAR} filled from the process environment, then the
- *  REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM overrides. */
+ *  REVSYNC_BASE_URL / REVSYNC_AUTH_URL / REVSYNC_REALM overrides. The overrides name one tenant: a
+ *  command over several environments refuses them (see overridesSet) rather than aim them all at it. */
 export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
   const raw = repo.config.environments[name] as EnvironmentConfig;
   const problems: Diagnostic[] = [];

@@ -5,7 +5,9 @@ import type { PolicyDoc } from "./repo.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { coerceEnvText } from "./interpolate.js";
 import { schemaJson, type SchemaFile } from "../schema/ajv.js";
-import type { SourceDoc } from "./yaml-source.js";
+import { nodeAt, type SourceDoc } from "./yaml-source.js";
+import { isScalar, type Document } from "yaml";
+import { ExprError, parseExpr } from "../policy-test/expr.js";
 import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
 
 /** The fields of the update body of spec 4.2 that a policy file may set (guid is taken from live). */
@@ -54,7 +56,7 @@ export const READ_ONLY_TENANT_FIELDS = [
 
 export const DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
 
-type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: boolean; rule: string }) => void;
+type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: boolean; rule: string; offset?: number }) => void;
 
 const spec = <T>(d: PolicyDoc): T => (d.src.value as { spec?: T }).spec ?? ({} as T);
 const ssp = (docs: PolicyDoc[]): PolicyDoc[] => docs.filter((d) => d.kind === "SspPolicy");
@@ -118,6 +120,37 @@ export function formulaNeedsExpression(docs: PolicyDoc[], emit: Emit): void {
   }
 }
 
+/** How far into a string scalar's source a character of its value is, when the two match one for one (a
+ *  plain or quoted scalar on one line, with no escapes): then a problem inside it gets its own column. */
+function scalarOffset(src: SourceDoc, pointer: string, index: number): number | undefined {
+  const node = nodeAt(src.doc as Document, pointer.slice(1).split("/"));
+  if (!isScalar(node) || typeof node.value !== "string" || !node.range) return undefined;
+  const quoted = node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE";
+  if (node.type !== "PLAIN" && !quoted) return undefined;
+  const width = node.range[1] - node.range[0];
+  return width === node.value.length + (quoted ? 2 : 0) ? index + (quoted ? 1 : 0) : undefined;
+}
+
+/** A formula's expression, parsed by the evaluator revsync test uses: a problem is reported at its own
+ *  column (the service would refuse the formula, or compute something else). */
+export function formulaExpressionParses(docs: PolicyDoc[], emit: Emit): void {
+  for (const d of ssp(docs)) {
+    const s = spec<SspPolicyFile["spec"]>(d);
+    // Left out, the method keeps its live value, which may be formula.
+    if ((s.method !== "formula" && s.method !== undefined) || typeof s.expression !== "string" || s.expression.trim() === "") continue;
+    try {
+      parseExpr(s.expression);
+    } catch (e) {
+      if (!(e instanceof ExprError)) throw e;
+      const offset = e.index === undefined ? undefined : scalarOffset(d.src, "/spec/expression", e.index);
+      emit(d, "/spec/expression", `expression ${JSON.stringify(s.expression)}: ${e.message}`, {
+        rule: "formula-expression",
+        ...(offset !== undefined ? { offset } : {}),
+      });
+    }
+  }
+}
+
 export function tenantFieldsUpdatable(docs: PolicyDoc[], emit: Emit): void {
   for (const d of docs.filter((x) => x.kind === "TenantConfiguration")) {
     const s = spec<Record<string, unknown>>(d);
@@ -154,7 +187,7 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
         names.add(b.name);
       }
-      if (typeof b.status === "string" && b.status !== "reviewed" && b.status !== "approved") {
+      if (typeof b.status === "string" && !["file uploaded", "reviewed", "approved"].includes(b.status)) {
         return; // the schema's enum reports it
       }
       if (typeof b.values !== "string") return;
@@ -202,7 +235,8 @@ function typeEnvValues(src: SourceDoc, schema: SchemaFile): void {
 export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesByPath = new Map()): Diagnostic[] {
   const out: Diagnostic[] = [];
   const emit: Emit = (doc, pointer, message, opts) => {
-    out.push({ file: doc.src.file, ...at(doc.src, pointer, opts?.key), pointer, message, severity: "error", rule: opts?.rule });
+    const p = at(doc.src, pointer, opts?.key);
+    out.push({ file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer, message, severity: "error", rule: opts?.rule });
   };
   for (const d of docs) {
     const schema = d.kind === "TenantConfiguration" ? "policy/tenant-configuration.schema.json" : "policy/ssp-policy.schema.json";
@@ -218,6 +252,7 @@ export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesBy
   duplicateHierarchy(docs, emit);
   floorNotAboveCeiling(docs, emit);
   formulaNeedsExpression(docs, emit);
+  formulaExpressionParses(docs, emit);
   tenantFieldsUpdatable(docs, emit);
   batchRules(root, docs, emit, out, parsed);
   return out;

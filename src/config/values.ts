@@ -47,17 +47,23 @@ export interface ParsedValues {
 
 /** Reads a batch values CSV (the spec's columns, by header name) and checks each row. */
 export function readValuesCsv(absPath: string, shownPath: string): ParsedValues {
-  const diagnostics: Diagnostic[] = [];
-  const err = (line: number, column: number, message: string): void => {
-    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
-  };
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(absPath));
   } catch (e) {
-    err(1, 1, e instanceof TypeError ? "file is not UTF-8 text" : `cannot read: ${(e as Error).message}`);
-    return { values: [], diagnostics, text: "" };
+    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read: ${(e as Error).message}`;
+    return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
   }
+  return checkValuesText(text, shownPath);
+}
+
+/** A values CSV's text, checked as validate checks a values file (export checks the service's values
+ *  this way before it writes them into git). */
+export function checkValuesText(text: string, shownPath: string): ParsedValues {
+  const diagnostics: Diagnostic[] = [];
+  const err = (line: number, column: number, message: string): void => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
+  };
   let rows: CsvRow[];
   try {
     rows = parseCsv(text);

@@ -18,12 +18,21 @@ export interface EmulatorOptions {
   profile?: Profile;
   /** A rate limit in front of the API (--rate-limit): a token bucket, with or without Retry-After. */
   rateLimit?: RateLimitOptions;
+  /** Check a write's If-Match against the resource's version_id (default true). false: accept writes
+   *  whatever their If-Match says, as a service that does not honour it would. */
+  honourIfMatch?: boolean;
 }
 
 export interface RateLimitOptions {
   rate: number;
   burst: number;
   retryAfter: boolean;
+}
+
+/** Settings a test may change while the emulator runs (GET|POST /__admin/settings); reset restores
+ *  the ones it started with. */
+export interface EmulatorSettings {
+  if_match: boolean;
 }
 
 export interface JournalEntry {
@@ -100,6 +109,7 @@ export class Emulator {
   private accessTtlS: number;
   private refreshTtlS: number;
   private readonly gateway: { bucket: TokenBucket; retryAfter: boolean } | undefined;
+  settings: EmulatorSettings;
 
   constructor(
     public state: EmulatorState,
@@ -107,11 +117,13 @@ export class Emulator {
     accessTtlS = 300,
     refreshTtlS = 1800,
     readonly profile: Profile = "default",
+    private readonly startSettings: EmulatorSettings = { if_match: true },
     rateLimit?: RateLimitOptions,
   ) {
     this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
     this.accessTtlS = accessTtlS;
     this.refreshTtlS = refreshTtlS;
+    this.settings = { ...startSettings };
   }
 
   private persist(): void {
@@ -220,7 +232,8 @@ export class Emulator {
     const writes = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
     let out: Reply;
     try {
-      out = this.api(t, caller, method, rest, url, raw, req.headers["if-match"] as string | undefined);
+      const ifMatch = this.settings.if_match ? (req.headers["if-match"] as string | undefined) : undefined;
+      out = this.api(t, caller, method, rest, url, raw, ifMatch);
     } catch (e) {
       if (!(this.profile === "literal" && writes && e instanceof EmuError && e.status !== 405)) throw e;
       return new Reply(200, literalRefusal(e.message, e.errors));
@@ -362,8 +375,20 @@ export class Emulator {
       }
       this.faults.clear();
       this.journal = [];
+      this.settings = { ...this.startSettings };
       this.persist();
       return new Reply(200, { status: "reset" });
+    }
+    if (path === "/__admin/settings") {
+      if (method === "POST") {
+        const b = body() as Partial<Record<keyof EmulatorSettings, unknown>>;
+        for (const [k, v] of Object.entries(b)) {
+          if (!(k in this.settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k)}; the settings are ${Object.keys(this.settings).join(", ")}`);
+          if (typeof v !== "boolean") throw new EmuError(400, `${k} must be true or false`);
+        }
+        Object.assign(this.settings, b);
+      } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
+      return new Reply(200, this.settings);
     }
     if (path === "/__admin/state" && method === "GET") return new Reply(200, this.state);
     if (path === "/__admin/requests") {
@@ -419,7 +444,15 @@ export class Emulator {
 }
 
 export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator & { emulator: Emulator }> {
-  const emulator = new Emulator(opts.state, opts.statePath, opts.accessTtlS, opts.refreshTtlS, opts.profile, opts.rateLimit);
+  const emulator = new Emulator(
+    opts.state,
+    opts.statePath,
+    opts.accessTtlS,
+    opts.refreshTtlS,
+    opts.profile,
+    { if_match: opts.honourIfMatch !== false },
+    opts.rateLimit,
+  );
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());

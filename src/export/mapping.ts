@@ -1,14 +1,26 @@
+import { posix } from "node:path";
 import { Document } from "yaml";
+import { checkValuesText } from "../config/values.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
-import { address, batchNameOf, targeted } from "../plan/model.js";
-import type { LivePolicy } from "../live/read.js";
+import { address, batchNameOf, byCodePoint, targeted } from "../plan/model.js";
+import type { LivePolicy, LiveState } from "../live/read.js";
 import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
+import { valuesToCsv } from "../ssp/csv.js";
 
-/** What export turns into files: the tenant configurations and the SSP policies with their details. */
+/** What export turns into files: the tenant configurations, the SSP policies with their details, and
+ *  the values of their batches (keyed "policy/batch"). */
 export interface ExportSource {
   tenantConfigs: TenantConfigurationEnvelope[];
   ssp: Map<string, LivePolicy>;
+  values?: LiveState["values"];
+}
+
+export interface ExportedBatch {
+  name: string;
+  status: string;
+  /** The values file, relative to the policy file. */
+  values?: string;
 }
 
 export interface ExportedFile {
@@ -16,7 +28,9 @@ export interface ExportedFile {
   file: string;
   address: string;
   schema: SchemaFile;
-  value: { apiVersion: string; kind: string; metadata: { name: string }; spec: Record<string, unknown>; batches?: { name: string; status: string }[] };
+  value: { apiVersion: string; kind: string; metadata: { name: string }; spec: Record<string, unknown>; batches?: ExportedBatch[] };
+  /** Values files written beside the policy file: path relative to the export folder, and the text. */
+  valuesFiles: { file: string; text: string }[];
   /** Comments written in place of what was left out: inside spec, and after the batches. */
   specComments: string[];
   batchComments: string[];
@@ -42,7 +56,8 @@ export const SSP_EXPORT_FIELDS = [
   "is_user_defined",
 ] as const;
 
-const LISTED_STATUSES = new Set(["reviewed", "approved"]);
+/** The batch statuses a policy file can hold (revsync moves a batch forward through them). */
+const LISTED_STATUSES = new Set(["file uploaded", "reviewed", "approved"]);
 
 export function slug(name: string): string {
   return (
@@ -54,6 +69,10 @@ export function slug(name: string): string {
 }
 
 const show = (v: unknown): string => JSON.stringify(v);
+
+/** Where a batch's values file lies, relative to its policy's file: what export writes, and what plan
+ *  suggests for a batch git holds no values for. */
+export const valuesFileFor = (policy: string, batch: string): string => `values/${slug(policy)}-${slug(batch)}.csv`;
 
 /** Leaves out of spec each field the policy file format refuses (a value outside a documented list, a
  *  type the format does not take) or that the service shows as null: a field left out keeps its live
@@ -101,7 +120,7 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
   const used = new Set<string>();
   const unique = (file: string): string => {
     let path = file;
-    for (let i = 2; used.has(path); i++) path = file.replace(/\.yaml$/, `-${i}.yaml`);
+    for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
     used.add(path);
     return path;
   };
@@ -117,6 +136,7 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
       specComments: [],
       batchComments: [],
       leftOut: [],
+      valuesFiles: [],
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -132,19 +152,41 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
       specComments: [],
       batchComments: [],
       leftOut: [],
+      valuesFiles: [],
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
-    const batches: { name: string; status: string }[] = [];
-    for (const b of lp.batches ?? []) {
+    const batches: ExportedBatch[] = [];
+    // In name order, whatever order the service lists them in: the same files from the same state.
+    for (const b of [...(lp.batches ?? [])].sort((x, y) => byCodePoint(batchNameOf(x), batchNameOf(y)))) {
       const batchName = batchNameOf(b);
-      if (!targeted(address.batch(name, batchName), targets)) continue;
-      if (b.status && LISTED_STATUSES.has(b.status)) batches.push({ name: batchName, status: b.status });
-      else {
+      const baddr = address.batch(name, batchName);
+      if (!targeted(baddr, targets)) continue;
+      if (!b.status || !LISTED_STATUSES.has(b.status)) {
         f.batchComments.push(
-          ` batch ${show(batchName)}: not listed, its status in the service is ${show(b.status ?? null)}; a policy file lists reviewed or approved batches: add it with the status it should reach`,
+          ` batch ${show(batchName)}: not listed, its status in the service is ${show(b.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`,
         );
-        f.leftOut.push(`${address.batch(name, batchName)} (status ${show(b.status ?? null)})`);
+        f.leftOut.push(`${baddr} (status ${show(b.status ?? null)})`);
+        continue;
       }
+      const entry: ExportedBatch = { name: batchName, status: b.status };
+      // The values the batch holds, kept in git beside the policy file: what a reviewer reads before a
+      // review or approve, and what plan compares with the service.
+      const held = src.values?.get(`${name}/${batchName}`);
+      if (held) {
+        const text = Array.isArray(held) ? valuesToCsv(held) : held.csv;
+        const file = unique(posix.join(posix.dirname(f.file), valuesFileFor(name, batchName)));
+        const problem = checkValuesText(text, file).diagnostics[0];
+        if (problem) {
+          f.batchComments.push(
+            ` batch ${show(batchName)}: values left out, the service's values do not pass revsync's checks (line ${problem.line}: ${problem.message}); git cannot review or approve them`,
+          );
+          f.leftOut.push(`${baddr}: values (line ${problem.line}: ${problem.message})`);
+        } else {
+          entry.values = posix.relative(posix.dirname(f.file), file);
+          f.valuesFiles.push({ file, text });
+        }
+      }
+      batches.push(entry);
     }
     if (batches.length) f.value.batches = batches;
     files.push(f);

@@ -34,6 +34,8 @@ export interface ReadOptions {
   values?: boolean;
   /** Read the values of every approved batch, and so the details of every policy (policy tests). */
   approvedValues?: boolean;
+  /** Read the values of every batch of every policy read in detail (export keeps them in git). */
+  allValues?: boolean;
   progress?: (done: number, total: number, what: string) => void;
 }
 
@@ -88,6 +90,12 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
       for (const b of lp.batches ?? []) if (b.status === "approved") queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
     }
   }
+  if (opts.allValues) {
+    for (const [name, lp] of live) {
+      if (!touchedBy(address.ssp(name), opts.targets)) continue;
+      for (const b of lp.batches ?? []) queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
+    }
+  }
   if (opts.values) {
     for (const d of desired.ssp) {
       const lp = live.get(d.name);
@@ -101,13 +109,17 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
   if (jobs.length) {
     total += jobs.length;
     await mapLimit(jobs, opts.concurrency, async (j) => {
-      if (typeof j.batch.file_id === "string" && j.batch.file_id) values.set(j.key, { csv: (await ssp.download(core, j.batch.file_id)).toString("utf8") });
-      else {
-        const item = await ssp.batch(core, j.policy, batchNameOf(j.batch));
-        values.set(j.key, item?.ssp_values ?? []);
-      }
+      values.set(j.key, await readBatchValues(core, j.policy, j.batch));
       tick(j.key);
     });
   }
   return { tenantConfigs: tcs, ssp: live, values };
+}
+
+/** A batch's values as the service holds them: the uploaded file (download by file id) as is, or, for a
+ *  batch without a file (a calculator's), the values of the batch read. */
+export async function readBatchValues(core: ApiCore, policy: string, batch: SspItem): Promise<LiveValue[] | { csv: string }> {
+  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp.download(core, batch.file_id)).toString("utf8") };
+  const item = await ssp.batch(core, policy, batchNameOf(batch));
+  return item?.ssp_values ?? [];
 }

@@ -1,4 +1,5 @@
 import type { IgnoreRule } from "../schema/generated/policy.js";
+import { plural } from "../words.js";
 import type { DriftItem, DriftReport } from "./model.js";
 
 /** A drift difference the team accepted: what it was, and the rule that covers it. */
@@ -27,28 +28,49 @@ export const inForce = (rule: IgnoreRule, today: string): boolean => !rule.until
 /** The field a difference concerns: its top-level name (values[...] for a batch's values). */
 const fieldOf = (path: string): string => path.split(/[.[]/)[0] ?? path;
 
-/** Accepted drift taken out of a report: a rule in force whose address (and classes, when given)
- *  match covers the item, or only its listed fields. What is covered moves to `ignored`, with the
- *  reason; it never counts in the exit code. Pure: `today` is given. */
+/** Accepted drift taken out of a report. Every rule in force whose address (and classes, when given)
+ *  match applies: a rule without `fields` covers the whole item, one with `fields` the differences in
+ *  those fields. An item is ignored when its rules cover all its differences; what they cover moves to
+ *  `ignored` with the rules' reasons, the rest stays drift. Ignored items never count in the exit code.
+ *  Pure: `today` is given. */
 export function applyIgnore(report: DriftReport, rules: readonly IgnoreRule[], today: string): DriftReport & { ignored: IgnoredItem[] } {
   const active = rules.filter((r) => inForce(r, today));
   const drift: DriftItem[] = [];
   const ignored: IgnoredItem[] = [];
+  const tag = (used: IgnoreRule[]): { reason: string; rule: string } => ({
+    reason: [...new Set(used.map((r) => r.reason))].join("; "),
+    rule: [...new Set(used.map((r) => r.address))].join(", "),
+  });
   for (const item of report.drift) {
-    const rule = active.find((r) => globMatch(r.address, item.address) && (!r.classes || r.classes.includes(item.class)));
-    if (!rule) {
+    const matching = active.filter((r) => globMatch(r.address, item.address) && (!r.classes || r.classes.includes(item.class)));
+    if (!matching.length) {
       drift.push(item);
       continue;
     }
-    const tag = { reason: rule.reason, rule: rule.address };
-    if (!rule.fields || !item.diff.length) {
-      ignored.push({ ...item, ...tag });
+    const whole = matching.find((r) => !r.fields);
+    if (whole || !item.diff.length) {
+      ignored.push({ ...item, ...tag([whole ?? (matching[0] as IgnoreRule)]) });
       continue;
     }
-    const covered = item.diff.filter((d) => rule.fields?.includes(fieldOf(d.path)));
-    const rest = item.diff.filter((d) => !rule.fields?.includes(fieldOf(d.path)));
-    if (covered.length) ignored.push({ ...item, diff: covered, message: `${covered.map((d) => d.path).join(", ")} differ from git`, ...tag });
-    if (rest.length) drift.push({ ...item, diff: rest, message: `${rest.length} field(s) differ from git: ${rest.map((d) => d.path).join(", ")}` });
+    const rulesOf = (d: DriftItem["diff"][number]): IgnoreRule[] => matching.filter((r) => r.fields?.includes(fieldOf(d.path)));
+    const covered = item.diff.filter((d) => rulesOf(d).length);
+    const rest = item.diff.filter((d) => !rulesOf(d).length);
+    if (covered.length) {
+      const fields = [...new Set(covered.map((d) => d.path))];
+      ignored.push({
+        ...item,
+        diff: covered,
+        message: `${fields.join(", ")} ${fields.length === 1 ? "differs" : "differ"} from git`,
+        ...tag(matching.filter((r) => covered.some((d) => r.fields?.includes(fieldOf(d.path))))),
+      });
+    }
+    if (rest.length) {
+      drift.push({
+        ...item,
+        diff: rest,
+        message: `${plural(rest.length, "field")} ${rest.length === 1 ? "differs" : "differ"} from git: ${rest.map((d) => d.path).join(", ")}`,
+      });
+    }
   }
   const summary = Object.fromEntries(Object.keys(report.summary).map((k) => [k, drift.filter((d) => d.class === k).length])) as DriftReport["summary"];
   return { ...report, drift, summary, ignored };

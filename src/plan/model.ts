@@ -2,7 +2,19 @@ import { createHash } from "node:crypto";
 import type { ImpactEntry } from "../policy-test/run.js";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 
-export type Action = "create" | "update" | "review" | "approve" | "unsupported";
+/** What a plan entry is. The first four are writes apply makes; the rest are shown, never applied:
+ *  `blocked` a write revsync refuses to make, `not_in_git` (said "not in git") something the service
+ *  holds that git does not, `unsupported` a difference the interface cannot write. */
+export type Action = "create" | "update" | "review" | "approve" | "blocked" | "not_in_git" | "unsupported";
+
+/** The actions apply performs. */
+export const APPLIED_ACTIONS: readonly Action[] = ["create", "update", "review", "approve"];
+
+/** Whether apply acts on this entry (the others are shown with their reason and never sent). */
+export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.includes(c.action);
+
+/** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */
+export const actionWords = (a: Action): string => a.replace(/_/g, " ");
 export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
 
 export const PLAN_FORMAT_VERSION = "1";
@@ -19,7 +31,28 @@ export interface FieldDiff {
 export type Payload =
   | { kind: "update"; compliance_id: string; compliance_name: string; unique_key: string; item: TenantConfigurationUpdateItem }
   | { kind: "create"; body: SspCreateBody; hierarchy_no: number }
-  | { kind: "batch"; compliance_id: string | null; policy: string; batch: string };
+  | {
+      kind: "batch";
+      compliance_id: string | null;
+      policy: string;
+      batch: string;
+      /** The batch's file as the plan saw it, and a checksum of its values (valuesChecksum): apply moves
+       *  the batch only while both still hold. Null for a batch the plan's own create uploads. */
+      file_id?: string | null;
+      values_checksum?: string | null;
+    };
+
+/** What a review or approve moves forward: the values, summed up for the reviewer. */
+export interface ValuesSummary {
+  /** git's values file, as shown from the working directory. */
+  file: string;
+  rows: number;
+  products: number;
+  currencies: string[];
+  /** The earliest effective_start_date and the latest effective_end_date. */
+  from: string;
+  to: string;
+}
 
 export interface Change {
   address: string;
@@ -33,6 +66,10 @@ export interface Change {
   reason?: string;
   source?: string;
   payload?: Payload;
+  /** A review or approve: the values it moves forward. */
+  values?: ValuesSummary;
+  /** Values that differ, row by row: the diff shows the first `shown` rows of `total`. */
+  diff_rows?: { shown: number; total: number };
 }
 
 export interface Plan {
@@ -72,6 +109,8 @@ export interface DriftItem {
    *  service does not hold it (missing) or does not say. */
   modified_by?: string | null;
   modified_on?: string | null;
+  /** Values that differ, row by row (batch_values): the diff shows the first `shown` rows of `total`. */
+  diff_rows?: { shown: number; total: number };
 }
 
 export interface DriftReport {
@@ -84,7 +123,7 @@ export interface DriftReport {
   ignored?: (DriftItem & { reason: string; rule: string })[];
 }
 
-export const ACTIONS: Action[] = ["create", "update", "review", "approve", "unsupported"];
+export const ACTIONS: Action[] = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
 export const DRIFT_CLASSES: DriftClass[] = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
 
 export function summarize<K extends string>(keys: K[], items: { [k: string]: unknown }[], field: string): Record<K, number> {
@@ -108,4 +147,18 @@ export const address = {
 /** --target: an address selects itself and everything below it (ssp/X selects its batches). */
 export function targeted(addr: string, targets: string[]): boolean {
   return targets.length === 0 || targets.some((t) => addr === t || addr.startsWith(`${t}/`));
+}
+
+/** Text order by Unicode code point: the same on every machine, whatever its locale (localeCompare is
+ *  not), so a plan lists its entries in the same order wherever it is made. */
+export function byCodePoint(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(i) as number;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
 }

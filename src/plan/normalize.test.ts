@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { valuesToCsv } from "../ssp/csv.js";
-import { canonicalConditions, compareValues, compareValuesCsv, fieldDiff, keyedValues } from "./normalize.js";
+import { byCodePoint } from "./model.js";
+import { canonicalConditions, compareValues, fieldDiff, keyedValues, valuesChecksum } from "./normalize.js";
 
 describe("fieldDiff", () => {
   it.each([
@@ -35,7 +36,12 @@ const v = (product_id: string, mid_point = 100, currency_code = "USD") => ({
 describe("compareValues", () => {
   it.each([
     ["same values in another order", [v("A"), v("B")], [v("B"), v("A")], { added: [], removed: [], changed: [] }],
-    ["a changed mid point", [v("A", 100)], [v("A", 101)], { added: [], removed: [], changed: ["A|USD|2026-01-01"] }],
+    [
+      "a changed mid point, field by field: the service's value and git's",
+      [v("A", 100)],
+      [v("A", 101)],
+      { added: [], removed: [], changed: [{ key: "A|USD|2026-01-01", fields: [{ field: "mid_point", service: 101, git: 100 }] }] },
+    ],
     ["only in git", [v("A"), v("B")], [v("A")], { added: ["B|USD|2026-01-01"], removed: [], changed: [] }],
     ["only in the service", [v("A")], [v("A"), v("A", 100, "EUR")], { added: [], removed: ["A|EUR|2026-01-01"], changed: [] }],
     ["both empty", [], [], { added: [], removed: [], changed: [] }],
@@ -44,7 +50,7 @@ describe("compareValues", () => {
   });
 });
 
-describe("compareValuesCsv (the service's download, read without an object per value)", () => {
+describe("compareValues of the service's download (read without an object per value)", () => {
   it("says what compareValues says, whatever the column order and however numbers are written", () => {
     const git = keyedValues([v("A"), v("B", 101), v("C")]);
     const live = [v("B", 102), v("A"), v("D")];
@@ -64,9 +70,17 @@ describe("compareValuesCsv (the service's download, read without an object per v
           ].join(","),
         )
         .join("\n");
-    expect(compareValuesCsv(git, valuesToCsv(live))).toEqual(compareValues(git, live));
-    expect(compareValuesCsv(git, reordered)).toEqual(compareValues(git, live));
-    expect(compareValues(git, live)).toEqual({ added: ["C|USD|2026-01-01"], removed: ["D|USD|2026-01-01"], changed: ["B|USD|2026-01-01"] });
+    expect(compareValues(git, { csv: valuesToCsv(live) })).toEqual(compareValues(git, live));
+    expect(compareValues(git, { csv: reordered })).toEqual(compareValues(git, live));
+    expect(compareValues(git, live)).toEqual({
+      added: ["C|USD|2026-01-01"],
+      removed: ["D|USD|2026-01-01"],
+      changed: [{ key: "B|USD|2026-01-01", fields: [{ field: "mid_point", service: 102, git: 101 }] }],
+    });
+    // The checksum a saved plan binds a batch to: the same for the same values in any order or form.
+    expect(valuesChecksum({ csv: reordered })).toBe(valuesChecksum([v("A"), v("D"), v("B", 102)]));
+    expect(valuesChecksum(live)).not.toBe(valuesChecksum([v("B", 103), v("A"), v("D")]));
+    expect(valuesChecksum([])).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
 
@@ -82,5 +96,21 @@ describe("canonicalConditions", () => {
     ]);
     expect(a).toEqual(b);
     expect(a[1]?.operator).toBe("greater or equal");
+  });
+
+  it("compares an in / not in list item by item, spaces trimmed, in any order; other values as they are", () => {
+    const list = (value: string, operator = "in") => canonicalConditions([{ field_name: "legal_entity", operator, value }]);
+    expect(list("US01, DE01")).toEqual(list("DE01,US01"));
+    expect(list(" US01 ,DE01", "not in")).toEqual(list("DE01,US01", "not in"));
+    expect(list("US01,DE01")).not.toEqual(list("US01,DE02"));
+    expect(list("US01, DE01", "equality")).not.toEqual(list("US01,DE01", "equality"));
+  });
+});
+
+describe("byCodePoint", () => {
+  it("orders by code point, whatever the locale: capitals before small letters, astral characters last", () => {
+    expect(["b", "B", "a", "Ä", "A", "😀", "\uffff"].sort(byCodePoint)).toEqual(["A", "B", "a", "b", "Ä", "\uffff", "😀"]);
+    expect(byCodePoint("ab", "a")).toBeGreaterThan(0);
+    expect(byCodePoint("x", "x")).toBe(0);
   });
 });

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import deepDiff from "deep-diff";
 import type { Condition, SspItem, SspValue } from "../schema/generated/api.js";
 import { parseCsv, valuesColumns } from "../ssp/csv.js";
-import type { FieldDiff } from "./model.js";
+import { byCodePoint, type FieldDiff } from "./model.js";
 
 /** Server-managed fields: never a change. */
 export const SERVER_FIELDS = new Set([
@@ -24,12 +25,12 @@ export const SERVER_FIELDS = new Set([
 
 const stable = (v: unknown): string =>
   JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
+    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x,
   );
 
 /** Lists whose order carries no meaning are compared as sorted sets. */
 export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
-  return [...(list ?? [])].sort((a, b) => stable(a).localeCompare(stable(b)));
+  return [...(list ?? [])].sort((a, b) => byCodePoint(stable(a), stable(b)));
 }
 
 /** The spec names four comparisons twice, in words and as symbols (2.3): one meaning, one spelling. */
@@ -37,8 +38,27 @@ export const OPERATOR_ALIASES: Readonly<Record<string, string>> = { ">": "greate
 
 export const canonicalOperator = (op: string): string => OPERATOR_ALIASES[op] ?? op;
 
+/** Operators whose value is a comma-separated list (spec 2.3). */
+const LIST_OPERATORS = new Set(["in", "not in"]);
+
+/** A condition's value as compared: a list's items trimmed and taken as a set ("US01, DE01" is
+ *  "DE01,US01"); any other value as it is. */
+export function canonicalConditionValue(operator: string, value: string): string {
+  if (!LIST_OPERATORS.has(operator) || typeof value !== "string") return value;
+  return value
+    .split(",")
+    .map((v) => v.trim())
+    .sort(byCodePoint)
+    .join(",");
+}
+
 export function canonicalConditions(list: readonly Condition[] | undefined): Condition[] {
-  return canonicalSet((list ?? []).map((c) => ({ field_name: c.field_name, operator: canonicalOperator(c.operator), value: c.value })));
+  return canonicalSet(
+    (list ?? []).map((c) => {
+      const operator = canonicalOperator(c.operator);
+      return { field_name: c.field_name, operator, value: canonicalConditionValue(operator, c.value) };
+    }),
+  );
 }
 
 export const SET_FIELDS = new Set(["data_identifiers", "when"]);
@@ -64,8 +84,16 @@ type ValueLike = Pick<
   "product_id" | "currency_code" | "effective_start_date" | "effective_end_date" | "value_type" | "below_mid_point" | "mid_point" | "above_mid_point"
 >;
 
+/** Values as the service holds them: the downloaded CSV as is, or the values of a batch read. */
+export type HeldValues = readonly ValueLike[] | { csv: string };
+
+/** What a value row holds besides its key, in this order (joined by a separator no value holds). */
+export const VALUE_FIELDS = ["value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_end_date"] as const;
+const SEP = "\u001f";
+const NUMERIC = new Set(["below_mid_point", "mid_point", "above_mid_point"]);
+
 const keyOf = (v: ValueLike): ValueKey => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
-const restOf = (v: ValueLike): string => `${v.value_type}|${v.below_mid_point}|${v.mid_point}|${v.above_mid_point}|${v.effective_end_date}`;
+const restOf = (v: ValueLike): string => `${v.value_type}${SEP}${v.below_mid_point}${SEP}${v.mid_point}${SEP}${v.above_mid_point}${SEP}${v.effective_end_date}`;
 
 /** SSP values keyed by product, currency and start date; what remains is compared. */
 export function keyedValues(values: readonly ValueLike[]): Map<ValueKey, string> {
@@ -74,24 +102,14 @@ export function keyedValues(values: readonly ValueLike[]): Map<ValueKey, string>
   return map;
 }
 
-export interface ValuesDelta {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
-
-/** Git's values against the service's, in one pass over the service's (one map, not two: a batch can
- *  hold hundreds of thousands of values). */
-export function compareValues(desired: Map<ValueKey, string>, live: readonly ValueLike[]): ValuesDelta {
-  return compareEntries(desired, (visit) => {
-    for (const v of live) visit(keyOf(v), restOf(v));
-  });
-}
-
-/** The service's values straight from its CSV (a download): keys and compared parts built from each
- *  row's cells, with no object per value (a batch can hold hundreds of thousands). */
-export function compareValuesCsv(desired: Map<ValueKey, string>, csv: string): ValuesDelta {
-  const rows = parseCsv(csv);
+/** Each held value as its key and the rest, with no object per value (a batch can hold hundreds of
+ *  thousands): a CSV's cells are read straight from its rows. */
+function eachHeld(held: HeldValues, visit: (key: ValueKey, rest: string) => void): void {
+  if (Array.isArray(held)) {
+    for (const v of held as readonly ValueLike[]) visit(keyOf(v), restOf(v));
+    return;
+  }
+  const rows = parseCsv((held as { csv: string }).csv);
   const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index as [
     number,
     number,
@@ -102,28 +120,62 @@ export function compareValuesCsv(desired: Map<ValueKey, string>, csv: string): V
     number,
     number,
   ];
-  return compareEntries(desired, (visit) => {
-    for (let r = 1; r < rows.length; r++) {
-      const c = (rows[r] as { cells: string[] }).cells;
-      visit(`${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`, `${c[vt] ?? ""}|${Number(c[below])}|${Number(c[mid])}|${Number(c[above])}|${c[end] ?? ""}`);
-    }
-  });
+  for (let r = 1; r < rows.length; r++) {
+    const c = (rows[r] as { cells: string[] }).cells;
+    visit(
+      `${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`,
+      `${c[vt] ?? ""}${SEP}${Number(c[below])}${SEP}${Number(c[mid])}${SEP}${Number(c[above])}${SEP}${c[end] ?? ""}`,
+    );
+  }
 }
 
-/** Git's values (keyed) against a stream of the service's: one pass, one map. */
-function compareEntries(desired: Map<ValueKey, string>, each: (visit: (key: ValueKey, rest: string) => void) => void): ValuesDelta {
+/** A changed row: each field that differs, with the service's value and git's. */
+export interface ChangedRow {
+  key: ValueKey;
+  fields: { field: (typeof VALUE_FIELDS)[number]; service: string | number; git: string | number }[];
+}
+
+export interface ValuesDelta {
+  added: string[];
+  removed: string[];
+  changed: ChangedRow[];
+}
+
+function changedFields(key: ValueKey, service: string, git: string): ChangedRow {
+  const s = service.split(SEP);
+  const g = git.split(SEP);
+  const fields: ChangedRow["fields"] = [];
+  VALUE_FIELDS.forEach((field, i) => {
+    const a = s[i] ?? "";
+    const b = g[i] ?? "";
+    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: Number(a), git: Number(b) } : { field, service: a, git: b });
+  });
+  return { key, fields };
+}
+
+/** Git's values (keyed) against the service's, in one pass over the service's (one map, not two). */
+export function compareValues(desired: Map<ValueKey, string>, held: HeldValues): ValuesDelta {
   const delta: ValuesDelta = { added: [], removed: [], changed: [] };
   const seen = new Set<ValueKey>();
-  each((k, rest) => {
+  eachHeld(held, (k, rest) => {
     const want = desired.get(k);
     if (want === undefined) delta.removed.push(k);
     else {
       seen.add(k);
-      if (want !== rest) delta.changed.push(k);
+      if (want !== rest) delta.changed.push(changedFields(k, rest, want));
     }
   });
   if (seen.size !== desired.size) for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
   return delta;
+}
+
+/** A checksum of values, whatever their order and whether they come as a CSV or as values: what a saved
+ *  plan binds a batch step to. */
+export function valuesChecksum(held: HeldValues): string {
+  const lines: string[] = [];
+  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
+  lines.sort(byCodePoint);
+  return `sha256:${createHash("sha256").update(lines.join("\n")).digest("hex")}`;
 }
 
 /** Field-level differences (deep-diff); a difference inside a list is reported for the whole list. */

@@ -9,12 +9,15 @@ import type { EmulatorState } from "../emulator/state.js";
 import { exportFiles } from "../export/mapping.js";
 import type { SspCreateBody, SspValueInput } from "../schema/generated/api.js";
 import { applyInMemory, desiredFrom, liveOf } from "../testing/builders.js";
-import { buildPlan, REASONS } from "./build.js";
+import { planText } from "../report/plan.js";
+import { buildDrift, buildPlan, REASONS } from "./build.js";
+import { address } from "./model.js";
 
 // Properties of the pure core over random live states (tenant fields, policies of each method,
 // batches of each status, values in any order), in both answer profiles:
 //  1. export, read back as git, plans to no change;
-//  2. random edits in git, planned, then applied to the tenant in memory, leave nothing to plan.
+//  2. random edits in git, planned, then applied to the tenant in memory, leave nothing to plan;
+//  3. a live policy removed from git (after random edits) always appears in the plan, as not in git.
 export const RUNS = 150;
 
 const META = { environment: "p", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: null, targets: [] };
@@ -205,6 +208,34 @@ describe("plan properties over random live states", () => {
           expect(again.changes.filter((c) => c.action !== "unsupported")).toEqual([]);
           expect(again.changes).toEqual(first.changes.filter((c) => c.action === "unsupported").map((c) => ({ ...c, ...pickVersion(again, c.address) })));
         }),
+        { numRuns: RUNS },
+      );
+    });
+
+    it(`${profile}: a live policy removed from git always appears in the plan, as not in git, and the plan never says "No changes" (${RUNS} cases)`, () => {
+      fc.assert(
+        fc.property(
+          liveArb.filter((i) => i.policies.length > 0),
+          edits,
+          fc.nat(),
+          (input, e, n) => {
+            const { t } = tenantFrom(input);
+            const live = liveOf(t, profile);
+            const desired = desiredFrom(exportFiles(live, []));
+            edit(desired, e, live);
+            const exported = desired.ssp.filter((d) => live.ssp.has(d.name));
+            const removed = exported[n % exported.length] as DesiredState["ssp"][number];
+            desired.ssp = desired.ssp.filter((d) => d !== removed);
+            const plan = buildPlan(desired, live, META);
+            const notInGit = plan.changes.filter((c) => c.action === "not_in_git");
+            expect(notInGit.map((c) => c.address)).toEqual([address.ssp(removed.name)]);
+            expect(plan.summary.not_in_git).toBe(1);
+            expect(planText(plan, { paint: (_c, text) => text })).not.toContain("No changes");
+            // Drift names the same thing, the same way.
+            const drift = buildDrift(desired, live, { environment: "p", targets: [] });
+            expect(drift.drift.filter((d) => d.class === "unmanaged").map((d) => d.address)).toEqual([address.ssp(removed.name)]);
+          },
+        ),
         { numRuns: RUNS },
       );
     });

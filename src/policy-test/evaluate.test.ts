@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { holds, outcome, order, sspOf, type PolicyModel } from "./evaluate.js";
+import { holds, outcome, order, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
 import { impact, impactLine, runCases } from "./run.js";
 
@@ -37,7 +37,7 @@ describe("conditions", () => {
 
   it("sides that are neither both numbers nor both dates cannot be ordered: an error, never a guess", () => {
     expect(() => holds(c("order_date", "<", "2025-01-01"), { order_date: "soon" })).toThrow(
-      /order_date "soon" and "2025-01-01" cannot be ordered: both must be numbers, or both dates YYYY-MM-DD/,
+      /order_date "soon" and "2025-01-01" cannot be ordered: both must be numbers, or both dates \(YYYY-MM-DD or MM\/DD\/YYYY\)/,
     );
     expect(() => holds(c("x", ">", "10"), {})).toThrow(/cannot be ordered/);
   });
@@ -116,20 +116,31 @@ describe("matching and the SSP", () => {
     expect(outcome(order([policy("Off", 1, { active: false })]), {})).toEqual({ policy: null, ssp: null });
   });
 
-  it("upload: the mid point of the latest approved batch (by name) holding the product, currency and date", () => {
-    const row = (mid: number, start: string, end: string, currency = "USD") => ({
-      product_id: "P",
-      currency_code: currency,
-      mid_point: mid,
-      effective_start_date: start,
-      effective_end_date: end,
-    });
+  const row = (mid: number, start: string, end: string, over: Partial<ValueRow> = {}): ValueRow => ({
+    product_id: "P",
+    currency_code: "USD",
+    value_type: "Amount",
+    mid_point: mid,
+    effective_start_date: start,
+    effective_end_date: end,
+    ...over,
+  });
+  const batch = (name: string, approved: number, values: ValueRow[], over: Partial<BatchModel> = {}): BatchModel => ({
+    name,
+    status: "approved",
+    values,
+    approved,
+    approvedShown: `at ${approved}`,
+    ...over,
+  });
+
+  it("upload: an Amount row's mid point, from an approved batch whose row holds the product, currency and date", () => {
     const p = policy("Up", 1, {
       method: "upload",
       batches: [
-        { name: "B1", status: "approved", values: [row(100, "2025-01-01", "2025-12-31")] },
-        { name: "B2", status: "approved", values: [row(110, "2026-01-01", "2026-06-30")] },
-        { name: "B3", status: "reviewed", values: [row(999, "2026-01-01", "2026-12-31")] },
+        batch("B1", 1, [row(100, "2025-01-01", "2025-12-31")]),
+        batch("B2", 2, [row(110, "2026-01-01", "2026-06-30")]),
+        batch("B3", 3, [row(999, "2026-01-01", "2026-12-31")], { status: "reviewed" }),
       ],
     });
     expect(sspOf(p, { product_id: "P", currency_code: "USD", date: "2026-01-01" }).ssp).toBe(110);
@@ -140,6 +151,66 @@ describe("matching and the SSP", () => {
       note: "no approved batch of Up holds a row for P USD on 2026-07-01",
     });
     expect(sspOf(p, { product_id: "P", currency_code: "EUR", date: "2026-03-01" }).ssp).toBeNull();
+    // The service's own order documents: MM/DD/YYYY dates, transaction_currency, ssp_date or order_date.
+    expect(sspOf(p, { product_id: "P", transaction_currency: "USD", order_date: "02/01/2026" }).ssp).toBe(110);
+    expect(sspOf(p, { product_id: "P", transaction_currency: "USD", ssp_date: "2025-03-01", order_date: "02/01/2026" }).ssp).toBe(100);
+    // A file's date_field names the field, and only that one.
+    const line = { product_id: "P", currency_code: "USD", order_date: "02/01/2026", revenue_start_date: "03/01/2025" };
+    expect(sspOf(p, line, { dateField: "revenue_start_date" }).ssp).toBe(100);
+    expect(sspOf(p, { product_id: "P", currency_code: "USD" }, { dateField: "booked_on" })).toEqual({
+      ssp: null,
+      note: "the line has no date in booked_on, so no batch row can be chosen",
+    });
+  });
+
+  it("a Percent row is a percent of the line's price (apply_ssppercent_on: list, the default, or sell price)", () => {
+    const p = (percentOn?: string) =>
+      policy("Pct", 1, {
+        method: "upload",
+        ...(percentOn ? { percentOn } : {}),
+        batches: [batch("B", 1, [row(104, "2026-01-01", "2026-12-31", { value_type: "Percent" })])],
+      });
+    const line = { product_id: "P", currency_code: "USD", date: "2026-03-01", unit_list_price: "1200.00", unit_sell_price: 1000 };
+    expect(sspOf(p(), line).ssp).toBeCloseTo(1248, 9);
+    expect(sspOf(p("List Price"), line).ssp).toBeCloseTo(1248, 9);
+    expect(sspOf(p("Sell Price"), line).ssp).toBeCloseTo(1040, 9);
+    expect(sspOf(p("Cost"), line)).toEqual({ ssp: null, note: 'Pct applies its percentages on "Cost", a price revsync cannot find on a line' });
+    expect(sspOf(p(), { product_id: "P", currency_code: "USD", date: "2026-03-01" })).toEqual({
+      ssp: null,
+      note: "B's row for P USD on 2026-03-01 is 104 percent of unit_list_price, which the line does not give as a number",
+    });
+    const odd = policy("Odd", 1, { method: "upload", batches: [batch("B", 1, [row(5, "2026-01-01", "2026-12-31", { value_type: "Ratio" })])] });
+    expect(sspOf(odd, line).note).toBe('B\'s row for P USD on 2026-03-01 has value_type "Ratio", neither Amount nor Percent');
+  });
+
+  it("batch choice by validity: among batches whose range holds the date, the one approved last; a tie is an error naming both", () => {
+    const q9 = batch("FY26-Q9", 200, [row(90, "2026-01-01", "2026-12-31")], { effective_start_date: "2026-01-01", effective_end_date: "2026-12-31" });
+    const q10 = batch("FY26-Q10", 300, [row(100, "2026-01-01", "2026-12-31")], { effective_start_date: "2026-04-01", effective_end_date: "2026-06-30" });
+    const p = policy("Up", 1, { method: "upload", batches: [q9, q10] });
+    const at = (date: string) => sspOf(p, { product_id: "P", currency_code: "USD", date });
+    // Q10 was approved last and its range holds the date; FY26-Q9 sorts after it by name, which says nothing.
+    expect(at("2026-05-01").ssp).toBe(100);
+    // Outside Q10's own range, Q9's row holds.
+    expect(at("2026-08-01").ssp).toBe(90);
+    const tie = policy("Up", 1, { method: "upload", batches: [q9, { ...q10, approved: 200, approvedShown: "at 200" }] });
+    expect(sspOf(tie, { product_id: "P", currency_code: "USD", date: "2026-05-01" })).toEqual({
+      ssp: null,
+      error:
+        "Up: batches FY26-Q9 (at 200) and FY26-Q10 (at 200) both hold a row for P USD on 2026-05-01, and none was approved after the other: which one applies cannot be told",
+    });
+    // The tie fails the case whatever it expects.
+    const [r] = runCases(
+      [{ name: "t", file: "f", line: 1, column: 1, input: { product_id: "P", currency_code: "USD", date: "05/01/2026" }, expect: { policy: "Up" } }],
+      [tie],
+    );
+    expect(r?.pass).toBe(false);
+    expect(r?.why[0]).toMatch(/FY26-Q9 .* and FY26-Q10 .* both hold a row/);
+  });
+
+  it("conditions order dates written either way", () => {
+    expect(holds(c("order_date", "<", "2025-01-01"), { order_date: "12/31/2024" })).toBe(true);
+    expect(holds(c("order_date", ">=", "01/01/2025"), { order_date: "2025-01-01" })).toBe(true);
+    expect(() => holds(c("order_date", "<", "2025-01-01"), { order_date: "13/01/2024" })).toThrow(/cannot be ordered/);
   });
 
   it("a failing case says what matched first and which condition failed for the expected policy", () => {

@@ -1,4 +1,8 @@
-import { evaluate, ExprError, parseExpr } from "./expr.js";
+import { byCodePoint } from "../plan/model.js";
+import { ExprError, evaluateText } from "./expr.js";
+import { isNumeric, lineCurrency, lineDate, numericFields, parseDate, text, type Line } from "./line.js";
+
+export type { Line } from "./line.js";
 
 /** What matching needs of an SSP policy, from git or from the service. */
 export interface PolicyModel {
@@ -8,18 +12,34 @@ export interface PolicyModel {
   method: string;
   when: { field_name: string; operator: string; value: string }[];
   expression: string;
-  batches: { name: string; status: string; values: ValueRow[] }[];
+  /** apply_ssppercent_on: the price a Percent row is a percent of (absent: the list price). */
+  percentOn?: string;
+  batches: BatchModel[];
+}
+
+export interface BatchModel {
+  name: string;
+  status: string;
+  values: ValueRow[];
+  /** The batch's own validity, when known (YYYY-MM-DD or MM/DD/YYYY). */
+  effective_start_date?: string;
+  effective_end_date?: string;
+  /** When it was approved, as an order: the later approved, the greater (see approvalOrder in models.ts).
+   *  Equal values are a tie that cannot be told apart. */
+  approved: number;
+  /** How `approved` is known, for messages: "updated_at 2026-03-01T10:00:00Z", "listed 2nd in git". */
+  approvedShown: string;
 }
 
 export interface ValueRow {
   product_id: string;
   currency_code: string;
+  /** Amount or Percent (spec 2.4). */
+  value_type: string;
   mid_point: number;
   effective_start_date: string;
   effective_end_date: string;
 }
-
-export type Line = Record<string, string | number | boolean>;
 
 export interface Outcome {
   /** The policy met first, or null when none is. */
@@ -28,22 +48,28 @@ export interface Outcome {
   ssp: number | null;
   /** Why the SSP is null, or why the case could not be evaluated. */
   note?: string;
-  /** A condition that could not be evaluated: the case fails with it, never a guess. */
+  /** A condition or a batch choice that could not be evaluated: the case fails with it, never a guess. */
   error?: string;
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const NUMBER = /^-?\d+(\.\d+)?$/;
+/** How a test file reads its lines. */
+export interface LineOptions {
+  /** The line field that gives the date for batch values (the file's date_field). */
+  dateField?: string;
+}
 
-const text = (v: unknown): string => (v === undefined || v === null ? "" : String(v));
-const isNumber = (v: unknown): boolean => typeof v === "number" || (typeof v === "string" && NUMBER.test(v.trim()));
+/** A side of an ordering comparison as a date (YYYY-MM-DD or MM/DD/YYYY), or undefined. */
+const asDate = (v: unknown): string | undefined => (typeof v === "string" ? parseDate(v) : undefined);
 
-/** Ordering of two sides: numeric when both are numbers, else by date when both are YYYY-MM-DD. */
+/** Ordering of two sides: numeric when both are numbers, else by date when both are dates. */
 function compare(field: string, lineValue: unknown, condValue: string): number {
-  if (isNumber(lineValue) && isNumber(condValue)) return Number(lineValue) - Number(condValue);
-  const a = text(lineValue);
-  if (DATE.test(a) && DATE.test(condValue)) return a < condValue ? -1 : a > condValue ? 1 : 0;
-  throw new Error(`${field} ${JSON.stringify(a)} and ${JSON.stringify(condValue)} cannot be ordered: both must be numbers, or both dates YYYY-MM-DD`);
+  if (isNumeric(lineValue) && isNumeric(condValue)) return Number(lineValue) - Number(condValue);
+  const a = asDate(lineValue);
+  const b = asDate(condValue);
+  if (a && b) return a < b ? -1 : a > b ? 1 : 0;
+  throw new Error(
+    `${field} ${JSON.stringify(text(lineValue))} and ${JSON.stringify(condValue)} cannot be ordered: both must be numbers, or both dates (YYYY-MM-DD or MM/DD/YYYY)`,
+  );
 }
 
 const list = (v: string): string[] => v.split(",").map((s) => s.trim());
@@ -96,50 +122,87 @@ export function firstFailing(p: PolicyModel, line: Line): PolicyModel["when"][nu
   return p.when.find((c) => !holds(c, line));
 }
 
-/** Active policies in ascending hierarchy_no (ties by name): the order they are tried in. */
+/** Active policies in ascending hierarchy_no (ties by name, in code point order: the same on every
+ *  machine): the order they are tried in. */
 export function order(policies: readonly PolicyModel[]): PolicyModel[] {
-  return policies.filter((p) => p.active).sort((a, b) => a.hierarchy_no - b.hierarchy_no || a.name.localeCompare(b.name));
+  return policies.filter((p) => p.active).sort((a, b) => a.hierarchy_no - b.hierarchy_no || byCodePoint(a.name, b.name));
 }
 
-/** The numeric fields of a line, for formulas. */
-function numericFields(line: Line): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const [k, v] of Object.entries(line)) if (typeof v === "number") m.set(k, v);
-  return m;
+/** Whether a batch's own range holds a date: an end the service leaves out (or gives in another form)
+ *  does not limit it; its rows' dates still do. */
+function batchHolds(b: BatchModel, date: string): boolean {
+  const s = b.effective_start_date ? parseDate(b.effective_start_date) : undefined;
+  const e = b.effective_end_date ? parseDate(b.effective_end_date) : undefined;
+  return (!s || s <= date) && (!e || date <= e);
 }
 
-/** The SSP a policy gives a line: a formula's expression over the line's numbers; for upload and
- *  calculator, the mid_point of the row for the line's product_id and currency_code whose effective
- *  dates hold the line's date, in the latest approved batch (by name, descending) that has one. */
-export function sspOf(p: PolicyModel, line: Line): { ssp: number | null; note?: string } {
+/** Whether a row's range holds a date: a row whose dates cannot be read holds none. */
+function rowHolds(v: ValueRow, date: string): boolean {
+  const s = parseDate(text(v.effective_start_date));
+  const e = parseDate(text(v.effective_end_date));
+  return !!s && !!e && s <= date && date <= e;
+}
+
+/** The line field a Percent row's mid_point is a percent of: apply_ssppercent_on names the list price
+ *  (the default) or the sell price; anything else cannot be evaluated. */
+function percentBase(p: PolicyModel): string | undefined {
+  const on = (p.percentOn ?? "").trim().toLowerCase();
+  if (on === "" || /\blist\b/.test(on)) return "unit_list_price";
+  if (/\bsell(ing)?\b/.test(on)) return "unit_sell_price";
+  return undefined;
+}
+
+/** The SSP a policy gives a line. A formula: its expression over the line's numbers. Upload and
+ *  calculator: among the approved batches whose row for the line's product_id and currency (and whose
+ *  own range, when known) hold the line's date, the one approved last; a tie is an error naming both.
+ *  An Amount row's mid_point is the SSP; a Percent row's is a percent of the line's price. */
+export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): { ssp: number | null; note?: string; error?: string } {
   if (p.method === "formula") {
     try {
-      return { ssp: evaluate(parseExpr(p.expression), numericFields(line)) };
+      return { ssp: evaluateText(p.expression, numericFields(line)) };
     } catch (e) {
       if (e instanceof ExprError) return { ssp: null, note: `the expression ${JSON.stringify(p.expression)}: ${e.message}` };
       throw e;
     }
   }
-  const date = text(line.date);
-  const approved = p.batches.filter((b) => b.status === "approved").sort((a, b) => b.name.localeCompare(a.name));
-  for (const b of approved) {
-    const row = b.values.find(
-      (v) =>
-        v.product_id === text(line.product_id) &&
-        v.currency_code === text(line.currency_code) &&
-        v.effective_start_date <= date &&
-        date <= v.effective_end_date,
-    );
-    if (row) return { ssp: row.mid_point };
+  const product = text(line.product_id);
+  const currency = lineCurrency(line);
+  const { field, date, raw } = lineDate(line, opts.dateField);
+  const what = `${product || "(no product_id)"} ${currency || "(no currency_code)"} on ${date ?? (raw || `(no ${field})`)}`;
+  if (!date) return { ssp: null, note: `the line has no date in ${field}, so no batch row can be chosen` };
+  const candidates: { batch: BatchModel; row: ValueRow }[] = [];
+  for (const b of p.batches) {
+    if (b.status !== "approved" || !batchHolds(b, date)) continue;
+    const row = b.values.find((v) => v.product_id === product && v.currency_code === currency && rowHolds(v, date));
+    if (row) candidates.push({ batch: b, row });
   }
-  return {
-    ssp: null,
-    note: `no approved batch of ${p.name} holds a row for ${text(line.product_id) || "(no product_id)"} ${text(line.currency_code) || "(no currency_code)"} on ${date || "(no date)"}`,
-  };
+  if (!candidates.length) return { ssp: null, note: `no approved batch of ${p.name} holds a row for ${what}` };
+  const latest = Math.max(...candidates.map((c) => c.batch.approved));
+  const winners = candidates.filter((c) => c.batch.approved === latest);
+  if (winners.length > 1) {
+    const names = winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`);
+    const named = `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+    return {
+      ssp: null,
+      error: `${p.name}: batches ${named} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`,
+    };
+  }
+  const { row, batch } = winners[0] as { batch: BatchModel; row: ValueRow };
+  const type = text(row.value_type).trim().toLowerCase();
+  if (type === "amount") return { ssp: row.mid_point };
+  if (type === "percent") {
+    const base = percentBase(p);
+    if (!base) return { ssp: null, note: `${p.name} applies its percentages on ${JSON.stringify(p.percentOn)}, a price revsync cannot find on a line` };
+    const price = line[base];
+    if (!isNumeric(price))
+      return { ssp: null, note: `${batch.name}'s row for ${what} is ${row.mid_point} percent of ${base}, which the line does not give as a number` };
+    return { ssp: (Number(price) * row.mid_point) / 100 };
+  }
+  return { ssp: null, note: `${batch.name}'s row for ${what} has value_type ${JSON.stringify(row.value_type)}, neither Amount nor Percent` };
 }
 
 /** The policy a line meets first, and its SSP. */
-export function outcome(ordered: readonly PolicyModel[], line: Line): Outcome {
+export function outcome(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Outcome {
   for (const p of ordered) {
     let failing: PolicyModel["when"][number] | undefined;
     try {
@@ -148,8 +211,8 @@ export function outcome(ordered: readonly PolicyModel[], line: Line): Outcome {
       return { policy: null, ssp: null, error: `${p.name}: ${(e as Error).message}` };
     }
     if (failing) continue;
-    const { ssp, note } = sspOf(p, line);
-    return { policy: p.name, ssp, ...(note ? { note } : {}) };
+    const { ssp, note, error } = sspOf(p, line, opts);
+    return { policy: p.name, ssp, ...(note ? { note } : {}), ...(error ? { error } : {}) };
   }
   return { policy: null, ssp: null };
 }

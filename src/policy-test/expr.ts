@@ -1,40 +1,64 @@
 /** A small, safe arithmetic evaluator for formula SSP policies: numbers, field names, + - * /,
  *  parentheses and a leading minus. No eval, no Function, no property access: a name is looked up only
  *  among the line's own numeric fields, so `constructor` or `__proto__` are unknown names like any other.
- *  Anything outside this grammar (a call, a dot, a comma, a string) is an error naming it. */
+ *  Anything outside this grammar (a call, a dot, a comma, a string) is an error naming it.
+ *  Whatever the input, the only thing it throws is an ExprError: nesting is bounded (MAX_DEPTH), so a
+ *  long run of parentheses or minus signs cannot exhaust the stack. */
 export type Expr = { k: "num"; v: number } | { k: "name"; n: string } | { k: "neg"; e: Expr } | { k: "bin"; op: "+" | "-" | "*" | "/"; l: Expr; r: Expr };
 
-export class ExprError extends Error {}
+export class ExprError extends Error {
+  /** Where in the expression the problem is (0-based), when it is at one place. */
+  readonly index: number | undefined;
+  constructor(message: string, index?: number) {
+    super(message);
+    this.name = "ExprError";
+    this.index = index;
+  }
+}
+
+/** How deep an expression may nest (parentheses, minus signs, and chains of operators): far beyond any
+ *  real formula, far below what the stack holds. */
+export const MAX_DEPTH = 200;
 
 type Token = { t: "num"; v: number; at: number } | { t: "name"; v: string; at: number } | { t: "op"; v: string; at: number };
+
+const SPACE = /\s+/y;
+const NUMBER = /\d+(\.\d+)?/y;
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+
+function match(re: RegExp, src: string, i: number): string | undefined {
+  re.lastIndex = i;
+  return re.exec(src)?.[0];
+}
 
 function tokenize(src: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   while (i < src.length) {
-    const c = src[i] as string;
-    if (/\s/.test(c)) {
-      i++;
+    const space = match(SPACE, src, i);
+    if (space) {
+      i += space.length;
       continue;
     }
-    const num = /^\d+(\.\d+)?/.exec(src.slice(i));
+    const num = match(NUMBER, src, i);
     if (num) {
-      out.push({ t: "num", v: Number(num[0]), at: i });
-      i += num[0].length;
+      out.push({ t: "num", v: Number(num), at: i });
+      i += num.length;
       continue;
     }
-    const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+    const name = match(NAME, src, i);
     if (name) {
-      out.push({ t: "name", v: name[0], at: i });
-      i += name[0].length;
+      out.push({ t: "name", v: name, at: i });
+      i += name.length;
       continue;
     }
+    const c = String.fromCodePoint(src.codePointAt(i) ?? 0);
     if ("+-*/()".includes(c)) {
       out.push({ t: "op", v: c, at: i });
       i++;
       continue;
     }
-    throw new ExprError(`${JSON.stringify(c)} at column ${i + 1} is not allowed in an expression (numbers, field names, + - * / and parentheses only)`);
+    throw new ExprError(`${JSON.stringify(c)} at column ${i + 1} is not allowed in an expression (numbers, field names, + - * / and parentheses only)`, i);
   }
   return out;
 }
@@ -47,55 +71,80 @@ export function parseExpr(src: string): Expr {
   if (hit) return hit;
   const tokens = tokenize(src);
   let pos = 0;
+  let depth = 0;
   const peek = (): Token | undefined => tokens[pos];
-  const fail = (what: string): never => {
-    throw new ExprError(what);
+  const fail = (what: string, at?: number): never => {
+    throw new ExprError(what, at);
+  };
+  // Every level of nesting, and every operator of a chain (a tree as deep as the chain is long), counts.
+  const deeper = (at: number): void => {
+    if (++depth > MAX_DEPTH) fail(`the expression nests too deeply at column ${at + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at);
   };
   const expr = (): Expr => {
+    const start = depth;
     let left = term();
     for (let t = peek(); t && t.t === "op" && (t.v === "+" || t.v === "-"); t = peek()) {
       pos++;
+      deeper(t.at);
       left = { k: "bin", op: t.v, l: left, r: term() };
     }
+    depth = start;
     return left;
   };
   const term = (): Expr => {
+    const start = depth;
     let left = factor();
     for (let t = peek(); t && t.t === "op" && (t.v === "*" || t.v === "/"); t = peek()) {
       pos++;
+      deeper(t.at);
       left = { k: "bin", op: t.v, l: left, r: factor() };
     }
+    depth = start;
     return left;
   };
   const factor = (): Expr => {
     const t = peek();
-    if (!t) return fail("the expression ends too early");
+    if (!t) return fail("the expression ends too early", src.length);
     pos++;
     if (t.t === "num") return { k: "num", v: t.v };
     if (t.t === "name") {
       const next = peek();
-      if (next?.t === "op" && next.v === "(") fail(`${t.v}( at column ${t.at + 1}: function calls are not allowed`);
+      if (next?.t === "op" && next.v === "(") fail(`${t.v}( at column ${t.at + 1}: function calls are not allowed`, t.at);
       return { k: "name", n: t.v };
     }
-    if (t.v === "-") return { k: "neg", e: factor() };
+    const start = depth;
+    if (t.v === "-") {
+      deeper(t.at);
+      const e: Expr = { k: "neg", e: factor() };
+      depth = start;
+      return e;
+    }
     if (t.v === "(") {
+      deeper(t.at);
       const inner = expr();
       const close = peek();
-      if (!close || close.t !== "op" || close.v !== ")") fail(`a parenthesis opened at column ${t.at + 1} is not closed`);
+      if (!close || close.t !== "op" || close.v !== ")") fail(`a parenthesis opened at column ${t.at + 1} is not closed`, t.at);
       pos++;
+      depth = start;
       return inner;
     }
-    return fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`);
+    return fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`, t.at);
   };
   const tree = expr();
   const rest = peek();
-  if (rest) fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`);
+  if (rest) fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`, rest.at);
   if (cache.size < 10_000) cache.set(src, tree);
   return tree;
 }
 
-/** The value of an expression over the line's numeric fields. */
+/** The value of an expression over the line's numeric fields: a finite number, or an ExprError. */
 export function evaluate(e: Expr, fields: ReadonlyMap<string, number>): number {
+  const v = value(e, fields);
+  if (!Number.isFinite(v)) throw new ExprError(`the result is not a finite number (${v})`);
+  return v;
+}
+
+function value(e: Expr, fields: ReadonlyMap<string, number>): number {
   switch (e.k) {
     case "num":
       return e.v;
@@ -105,12 +154,17 @@ export function evaluate(e: Expr, fields: ReadonlyMap<string, number>): number {
       return v;
     }
     case "neg":
-      return -evaluate(e.e, fields);
+      return -value(e.e, fields);
     case "bin": {
-      const l = evaluate(e.l, fields);
-      const r = evaluate(e.r, fields);
+      const l = value(e.l, fields);
+      const r = value(e.r, fields);
       if (e.op === "/" && r === 0) throw new ExprError("division by zero");
       return e.op === "+" ? l + r : e.op === "-" ? l - r : e.op === "*" ? l * r : l / r;
     }
   }
+}
+
+/** Parses and evaluates: a finite number or an ExprError, whatever `src` holds. */
+export function evaluateText(src: string, fields: ReadonlyMap<string, number>): number {
+  return evaluate(parseExpr(src), fields);
 }

@@ -1,19 +1,21 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadRepo, varsFor } from "../config/repo.js";
 import { loadTests } from "./load.js";
 
-/** A repo holding one test file of `n` cases, with an optional first line. */
-function repoWith(n: number, firstLine = ""): string {
+/** A repo holding one test file of `n` cases, with an optional first line (and a date for case 2). */
+function repoWith(n: number, firstLine = "", date = "02/01/2026"): string {
   const dir = mkdtempSync(join(tmpdir(), "revsync-load-"));
   mkdirSync(join(dir, "tests"));
   writeFileSync(join(dir, "revsync.yaml"), "version: 1\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n    realm: demo\n");
   const cases = Array.from({ length: n }, (_, i) =>
-    i % 2
-      ? `  - name: case ${i}\n    line: { product_family: F${i}, unit_list_price: ${i} }\n    expect: { policy: P${i}, ssp: ${i * 0.9} }`
-      : `  - name: "case ${i}"\n    line:\n      product_family: F${i}\n      date: 2026-03-01\n    expect:\n      policy: null`,
+    i === 2
+      ? `  - name: case 2\n    line: { transaction_currency: USD, order_date: ${date}, unit_list_price: "1200.00" }\n    expect: { policy: null }`
+      : i % 2
+        ? `  - name: case ${i}\n    line: { product_family: F${i}, unit_list_price: ${i} }\n    expect: { policy: P${i}, ssp: ${i * 0.9} }`
+        : `  - name: "case ${i}"\n    line:\n      product_family: F${i}\n      date: 2026-03-01\n    expect:\n      policy: null`,
   );
   writeFileSync(join(dir, "tests", "cases.yaml"), `${firstLine}apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n${cases.join("\n")}\n`);
   return dir;
@@ -47,9 +49,46 @@ describe("loading test files", () => {
         expect: { policy: "P1", ssp: 0.9 },
       });
       expect(a.cases[0]?.input.date).toBe("2026-03-01");
+      // Lines as the service writes them: kept as written.
+      expect(a.cases[2]?.input).toEqual({ transaction_currency: "USD", order_date: "02/01/2026", unit_list_price: "1200.00" });
     } finally {
       rmSync(fast, { recursive: true, force: true });
       rmSync(full, { recursive: true, force: true });
+    }
+  });
+
+  it("a date that is not one, in a file the fast way would take, is an error at its place", () => {
+    const dir = repoWith(1500, "", "2026-13-01");
+    try {
+      const { cases, diagnostics } = load(dir);
+      expect(cases).toEqual([]);
+      expect(diagnostics).toEqual([
+        {
+          file: "tests/cases.yaml",
+          line: 14,
+          column: 52,
+          severity: "error",
+          message: 'cases.2.line.order_date: "2026-13-01" is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)',
+        },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("date_field names the line field that gives the date for batch values", () => {
+    const dir = repoWith(3);
+    try {
+      const file = join(dir, "tests", "cases.yaml");
+      writeFileSync(
+        file,
+        readFileSync(file, "utf8").replace("kind: SspPolicyTest\n", "kind: SspPolicyTest\ndate_field: booked\n").replace("date: 2026-03-01", "booked: soon"),
+      );
+      expect(load(dir).diagnostics.map((d) => [d.line, d.column, d.message])).toEqual([
+        [8, 15, 'cases.0.line.booked: "soon" is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

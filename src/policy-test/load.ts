@@ -10,7 +10,7 @@ import { at, schemaDiagnostics } from "../config/schema-diagnostics.js";
 import { listYamlFiles } from "../config/walk.js";
 import { MAX_FILE_BYTES, readYamlFile } from "../config/yaml-source.js";
 import type { SspPolicyTestFile } from "../schema/generated/policy.js";
-import type { Line } from "./evaluate.js";
+import { lineProblems, type Line } from "./line.js";
 
 export interface TestCase {
   name: string;
@@ -19,6 +19,20 @@ export interface TestCase {
   column: number;
   input: Line;
   expect: { policy: string | null; ssp?: number };
+  /** The file's date_field: the line field that gives the date for batch values. */
+  dateField?: string;
+}
+
+/** A case of a file as run. */
+function testCase(file: SspPolicyTestFile, c: SspPolicyTestFile["cases"][number], shown: string, where: { line: number; column: number }): TestCase {
+  return {
+    name: c.name,
+    file: shown,
+    ...where,
+    input: c.line as Line,
+    expect: { policy: c.expect.policy ?? null, ...(c.expect.ssp !== undefined ? { ssp: c.expect.ssp } : {}) },
+    ...(file.date_field ? { dateField: file.date_field } : {}),
+  };
 }
 
 /** Large test files: the `yaml` library (positions for every node) takes about 1 s per MB; js-yaml
@@ -72,14 +86,9 @@ function fastCases(abs: string, shown: string): TestCase[] | undefined {
   if (!fileValidator("policy/ssp-policy-test.schema.json")(value)) return undefined;
   const file = value as SspPolicyTestFile;
   if (starts.length !== file.cases.length) return undefined;
-  return file.cases.map((c, i) => ({
-    name: c.name,
-    file: shown,
-    line: starts[i]?.line ?? 1,
-    column: starts[i]?.column ?? 1,
-    input: c.line as Line,
-    expect: { policy: c.expect.policy ?? null, ...(c.expect.ssp !== undefined ? { ssp: c.expect.ssp } : {}) },
-  }));
+  // A line with a problem goes the full way, which says where it is.
+  if (file.cases.some((c) => lineProblems(c.line as Line, file.date_field).length)) return undefined;
+  return file.cases.map((c, i) => testCase(file, c, shown, { line: starts[i]?.line ?? 1, column: starts[i]?.column ?? 1 }));
 }
 
 /** The folder of policy tests: `tests:` of revsync.yaml, default tests/. */
@@ -115,15 +124,17 @@ export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; dia
       diagnostics.push(...problems);
       if (problems.length) continue;
       const file = src.value as SspPolicyTestFile;
-      file.cases.forEach((c, i) => {
-        cases.push({
-          name: c.name,
+      const lineErrors: Diagnostic[] = file.cases.flatMap((c, i) =>
+        lineProblems(c.line as Line, file.date_field).map((p) => ({
           file: shown,
-          ...at(src, `/cases/${i}`),
-          input: c.line as Line,
-          expect: { policy: c.expect.policy ?? null, ...(c.expect.ssp !== undefined ? { ssp: c.expect.ssp } : {}) },
-        });
-      });
+          ...at(src, `/cases/${i}/line/${p.field.replace(/~/g, "~0").replace(/\//g, "~1")}`),
+          severity: "error" as const,
+          message: `cases.${i}.line.${p.field}: ${p.message}`,
+        })),
+      );
+      diagnostics.push(...lineErrors);
+      if (lineErrors.length) continue;
+      file.cases.forEach((c, i) => cases.push(testCase(file, c, shown, at(src, `/cases/${i}`))));
     }
   }
   return { cases, diagnostics, dir, found: true };

@@ -1,8 +1,9 @@
 import type { DesiredState } from "../config/repo.js";
 import type { LiveState } from "../live/read.js";
 import { batchNameOf } from "../plan/model.js";
+import type { SspItem } from "../schema/generated/api.js";
 import { valuesFromCsv } from "../ssp/csv.js";
-import type { PolicyModel, ValueRow } from "./evaluate.js";
+import type { BatchModel, PolicyModel, ValueRow } from "./evaluate.js";
 
 type Item = Record<string, unknown>;
 
@@ -11,7 +12,7 @@ function rowsOf(held: LiveState["values"] extends Map<string, infer V> ? V | und
   return Array.isArray(held) ? held : valuesFromCsv(held.csv);
 }
 
-function fromItem(name: string, item: Item, batches: PolicyModel["batches"]): PolicyModel {
+function fromItem(name: string, item: Item, batches: BatchModel[]): PolicyModel {
   return {
     name,
     active: item.active !== false,
@@ -19,7 +20,38 @@ function fromItem(name: string, item: Item, batches: PolicyModel["batches"]): Po
     method: typeof item.method === "string" ? item.method : "",
     when: Array.isArray(item.when) ? (item.when as PolicyModel["when"]) : [],
     expression: typeof item.expression === "string" ? item.expression : "",
+    ...(typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {}),
     batches,
+  };
+}
+
+const iso = (epoch: number): string => new Date(epoch * 1000).toISOString().replace(".000Z", "Z");
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+/** Which approved batch was approved last. The service gives a batch no approval time, only updated_at;
+ *  an approved batch cannot change any more, so its updated_at is when it was approved, and it orders
+ *  the service's batches. A batch git approves that the service has not approved yet will be approved
+ *  after all of those. Offline, and between batches this change approves, no time is known: the order
+ *  in which git lists a policy's batches stands for it (later listed, later approved). */
+const APPROVED_BY_THIS_CHANGE = 1e15;
+/** 1st, 2nd, 3rd, 4th… 11th, 12th, 13th, 21st for a 0-based index. */
+export function ordinal(i: number): string {
+  const n = i + 1;
+  const teen = n % 100 >= 11 && n % 100 <= 13;
+  return `${n}${teen ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th")}`;
+}
+
+function liveBatch(policy: string, b: SspItem, live: LiveState): BatchModel {
+  const name = batchNameOf(b);
+  const at = typeof b.updated_at === "number" ? b.updated_at : -1;
+  return {
+    name,
+    status: b.status ?? "",
+    values: rowsOf(live.values.get(`${policy}/${name}`)),
+    ...(str(b.effective_start_date) ? { effective_start_date: str(b.effective_start_date) } : {}),
+    ...(str(b.effective_end_date) ? { effective_end_date: str(b.effective_end_date) } : {}),
+    approved: at,
+    approvedShown: at >= 0 ? `updated_at ${iso(at)}` : "no updated_at",
   };
 }
 
@@ -29,7 +61,7 @@ export function modelsFromLive(live: LiveState): PolicyModel[] {
     fromItem(
       name,
       lp.item as unknown as Item,
-      (lp.batches ?? []).map((b) => ({ name: batchNameOf(b), status: b.status ?? "", values: rowsOf(live.values.get(`${name}/${batchNameOf(b)}`)) })),
+      (lp.batches ?? []).map((b) => liveBatch(name, b, live)),
     ),
   );
 }
@@ -44,12 +76,24 @@ export function modelsFromGit(desired: DesiredState, live?: LiveState): PolicyMo
   for (const d of desired.ssp) {
     const lp = live?.ssp.get(d.name);
     const item = { ...((lp?.item as unknown as Item | undefined) ?? {}), ...(d.spec as Item) };
-    const batches = new Map<string, PolicyModel["batches"][number]>();
+    const batches = new Map<string, BatchModel>();
     for (const b of out.get(d.name)?.batches ?? []) batches.set(b.name, b);
-    for (const b of d.batches) {
+    d.batches.forEach((b, i) => {
       const before = batches.get(b.name);
-      batches.set(b.name, { name: b.name, status: b.status, values: b.values ? b.values.rows : (before?.values ?? []) });
-    }
+      // Approved in the service already: its approval time stands.
+      const keeps = b.status === "approved" && before?.status === "approved";
+      const start = b.effective_start_date ?? before?.effective_start_date;
+      const end = b.effective_end_date ?? before?.effective_end_date;
+      batches.set(b.name, {
+        name: b.name,
+        status: b.status,
+        values: b.values ? b.values.rows : (before?.values ?? []),
+        ...(start ? { effective_start_date: start } : {}),
+        ...(end ? { effective_end_date: end } : {}),
+        approved: keeps && before ? before.approved : (live ? APPROVED_BY_THIS_CHANGE : 0) + i,
+        approvedShown: keeps && before ? before.approvedShown : live ? `approved by this change, listed ${ordinal(i)} in git` : `listed ${ordinal(i)} in git`,
+      });
+    });
     out.set(d.name, fromItem(d.name, item, [...batches.values()]));
   }
   return [...out.values()];

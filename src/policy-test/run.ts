@@ -48,7 +48,7 @@ function explain(c: TestCase, got: Outcome, ordered: PolicyModel[], all: PolicyM
 export function runCases(cases: readonly TestCase[], policies: readonly PolicyModel[]): CaseResult[] {
   const ordered = order(policies);
   return cases.map((c) => {
-    const got = outcome(ordered, c.input);
+    const got = outcome(ordered, c.input, c);
     const pass = !got.error && got.policy === c.expect.policy && (c.expect.ssp === undefined || sameSsp(c.expect.ssp, got.ssp));
     return { case: c, got, pass, why: pass ? [] : explain(c, got, ordered, [...policies]) };
   });
@@ -69,8 +69,8 @@ export function impact(cases: readonly TestCase[], before: readonly PolicyModel[
   const oa = order(after);
   const out: ImpactEntry[] = [];
   for (const c of cases) {
-    const b = outcome(ob, c.input);
-    const a = outcome(oa, c.input);
+    const b = outcome(ob, c.input, c);
+    const a = outcome(oa, c.input, c);
     if (b.policy !== a.policy || !sameSsp(b.ssp, a.ssp)) {
       out.push({ name: c.name, file: c.file, line: c.line, before: { policy: b.policy, ssp: b.ssp }, after: { policy: a.policy, ssp: a.ssp } });
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Change, Plan } from "../plan/model.js";
-import { planMarkdown } from "./plan.js";
+import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
+import { changeOf } from "../testing/builders.js";
+import { planMarkdown, planText, summaryLine } from "./plan.js";
 
 function plan(changes: Change[]): Plan {
   return {
@@ -13,7 +14,7 @@ function plan(changes: Change[]): Plan {
     user: null,
     targets: [],
     changes,
-    summary: { create: changes.length, update: 0, review: 0, approve: 0, unsupported: 0 },
+    summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes: [],
     checksum: "sha256:0",
   };
@@ -46,5 +47,52 @@ describe("markdown plan", () => {
 
   it("a plan without changes says so", () => {
     expect(planMarkdown(plan([]))).toContain("**No changes.**");
+  });
+});
+
+const plain = { paint: (_c: string, text: string) => text };
+const entry = changeOf;
+
+describe("the plan's classes in text and markdown", () => {
+  const approve = entry("approve", "ssp/Software Subscriptions SSP/batch/FY26-Q1", {
+    diff: [{ path: "status", kind: "changed", before: "reviewed", after: "approved" }],
+    values: { file: "policies/ssp/values/sw-q1.csv", rows: 8, products: 4, currencies: ["EUR", "USD"], from: "2026-01-01", to: "2026-03-31" },
+  });
+  const blocked = entry("blocked", "ssp/Hardware SSP/batch/FY26-H1", {
+    reason: "the service's values differ from policies/x.csv in 23 rows, so revsync will not move this batch to approved",
+    diff: [{ path: "values[SW-1000|USD|2026-01-01].mid_point", kind: "changed", before: 100, after: 105 }],
+    diff_rows: { shown: 1, total: 23 },
+  });
+  const notInGit = entry("not_in_git", "ssp/Legacy SSP", { reason: "the service holds this SSP policy and git has no file for it" });
+
+  it("text: each entry with its words, the reason of what is not applied, values old -> new, what an approve moves, counts of each", () => {
+    const text = planText(plan([approve, blocked, notInGit]), plain);
+    expect(text).toContain(">> ssp/Software Subscriptions SSP/batch/FY26-Q1 (approve)");
+    expect(text).toContain("      values: 8 rows, 4 products, currencies EUR, USD, 2026-01-01 to 2026-03-31, as in policies/ssp/values/sw-q1.csv");
+    expect(text).toContain(" x ssp/Hardware SSP/batch/FY26-H1 (blocked)\n      reason: the service's values differ");
+    expect(text).toContain("      values[SW-1000|USD|2026-01-01].mid_point: 100 -> 105\n      … and 22 more rows that differ (23 in all)");
+    expect(text).toContain(" ? ssp/Legacy SSP (not in git)\n      reason: the service holds this SSP policy");
+    expect(text).toMatch(/Plan: 0 to create, 0 to update, 0 to review, 1 to approve; 1 blocked, 1 not in git \(shown with their reasons, not applied\)\.$/);
+  });
+
+  it("a plan of only entries apply does not act on never says No changes, in text or markdown", () => {
+    const p = plan([notInGit]);
+    const text = planText(p, plain);
+    expect(text).not.toContain("No changes");
+    expect(text.split("\n")[0]).toBe(
+      'Nothing for revsync to apply in environment "production" (https://api.example.com, realm acme), but the service and git differ:',
+    );
+    expect(summaryLine(p)).toBe("Plan: 0 to create, 0 to update, 0 to review, 0 to approve; 1 not in git (shown with the reason, not applied).");
+    const md = planMarkdown(p);
+    expect(md).not.toContain("No changes");
+    expect(md).toContain("| ? not in git | 1 |");
+    expect(md).toContain("<details><summary><code>?</code> <b>not in git</b> <code>ssp/Legacy SSP</code></summary>");
+  });
+
+  it("markdown: what an approve moves forward, and the count of differing rows not shown", () => {
+    const md = planMarkdown(plan([approve, blocked]));
+    expect(md).toContain("Values: 8 rows, 4 products, currencies EUR, USD, 2026-01-01 to 2026-03-31, as in policies/ssp/values/sw-q1.csv.");
+    expect(md).toContain("| `values[SW-1000\\|USD\\|2026-01-01].mid_point` | `100` | `105` |");
+    expect(md).toContain("| … and 22 more rows (23 in all) | | |");
   });
 });

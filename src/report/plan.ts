@@ -1,10 +1,19 @@
 import type { Painter } from "./painter.js";
 import { impactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
-import type { Action, DriftItem, DriftReport, FieldDiff, Plan } from "../plan/model.js";
+import { actionWords, isApplied, type Action, type DriftItem, type DriftReport, type FieldDiff, type Plan, type ValuesSummary } from "../plan/model.js";
+import { plural } from "../words.js";
 
-export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", unsupported: "!" };
-const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = { create: "green", update: "yellow", review: "cyan", approve: "cyan", unsupported: "red" };
+export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
+const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = {
+  create: "green",
+  update: "yellow",
+  review: "cyan",
+  approve: "cyan",
+  blocked: "red",
+  not_in_git: "yellow",
+  unsupported: "red",
+};
 const MARKDOWN_LIMIT = 60_000;
 
 const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringify(v));
@@ -20,14 +29,35 @@ function diffLines(diff: FieldDiff[], indent: string, limit = 40): string[] {
   return lines;
 }
 
+/** The diff of an entry, values row by row (already capped, with the count of the rest), else capped here. */
+function entryDiffLines(e: { diff: FieldDiff[]; diff_rows?: { shown: number; total: number } }, indent: string, limit: number): string[] {
+  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
+  const lines = diffLines(e.diff, indent, Infinity);
+  const rest = e.diff_rows.total - e.diff_rows.shown;
+  if (rest > 0) lines.push(`${indent}… and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
+  return lines;
+}
+
+/** What a review or approve moves forward: "12 rows, 6 products, currencies EUR, USD, 2026-01-01 to 2026-06-30". */
+export function valuesLine(v: ValuesSummary): string {
+  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
+}
+
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
   const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  return `Plan: ${parts.join(", ")}${s.unsupported ? `; ${s.unsupported} unsupported (shown with the reason, not applied)` : ""}.`;
+  const shownOnly = (["blocked", "not_in_git", "unsupported"] as const).filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
+  const total = (["blocked", "not_in_git", "unsupported"] as const).reduce((n, a) => n + (s[a] ?? 0), 0);
+  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
 }
 
 export function hasChanges(plan: Plan): boolean {
   return plan.changes.length > 0;
+}
+
+/** Whether apply would act on anything in this plan. */
+export function hasApplied(plan: Plan): boolean {
+  return plan.changes.some(isApplied);
 }
 
 export function planText(plan: Plan, out: Painter): string {
@@ -36,17 +66,26 @@ export function planText(plan: Plan, out: Painter): string {
     lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} matches the policy repo.`);
     return lines.join("\n");
   }
-  lines.push(`revsync will make these changes in environment ${JSON.stringify(plan.environment)} (${plan.base_url}, realm ${plan.realm}):`, "");
+  const where = `environment ${JSON.stringify(plan.environment)} (${plan.base_url}, realm ${plan.realm})`;
+  // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
+  lines.push(
+    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
+    "",
+  );
   for (const c of plan.changes) {
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", c.address)} ${out.paint("dim", `(${c.action})`)}`);
-    if (c.action === "unsupported") lines.push(`      ${out.paint("red", "reason:")} ${c.reason ?? ""}`);
-    lines.push(...diffLines(c.diff, "      "));
+    lines.push(`${sym} ${out.paint("bold", c.address)} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${c.reason ?? ""}`);
+    lines.push(...entryDiffLines(c, "      ", 40));
+    if (c.values) lines.push(`      values: ${valuesLine(c.values)}`);
     lines.push("");
   }
   lines.push(summaryLine(plan));
   return lines.join("\n");
 }
+
+/** Text in a markdown table cell: a | would end the cell. */
+const esc = (t: string): string => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 function cell(v: unknown): string {
   return (v === undefined ? "" : `\`${JSON.stringify(v)}\``).replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -56,16 +95,19 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
   const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
   if (!hasChanges(plan)) return [...head, "**No changes.** The service matches the policy repo.", ""].join("\n");
   head.push("| Action | Count |", "|---|---|");
-  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${k} | ${v} |`);
+  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
   head.push("");
   const blocks: string[] = [];
   for (const c of plan.changes) {
-    const b = [`<details><summary><code>${SYMBOL[c.action]}</code> <b>${c.action}</b> <code>${c.address}</code></summary>`, ""];
+    const b = [`<details><summary><code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code></summary>`, ""];
     if (c.reason) b.push(`> ${c.reason}`, "");
+    if (c.values) b.push(`Values: ${valuesLine(c.values)}.`, "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| \`${d.path}\` | ${cell(d.before)} | ${cell(d.after)} |`);
+      for (const d of c.diff.slice(0, 100)) b.push(`| \`${esc(d.path)}\` | ${cell(d.before)} | ${cell(d.after)} |`);
       if (c.diff.length > 100) b.push(`| … ${c.diff.length - 100} more | | |`);
+      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
+      if (rest > 0) b.push(`| … and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
     }
     b.push("", "</details>", "");
     blocks.push(b.join("\n"));
@@ -87,13 +129,13 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
 
 export function driftText(report: DriftReport, out: Painter): string {
   if (!report.drift.length) {
-    const ignored = report.ignored?.length ? ` (${report.ignored.length} accepted difference(s) ignored, drift.ignore of revsync.yaml)` : "";
+    const ignored = report.ignored?.length ? ` (${plural(report.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
     return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo${ignored}.`;
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
     lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", d.address)}: ${d.message}`);
-    lines.push(...diffLines(d.diff, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
+    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", who)}`);
   }
@@ -122,15 +164,17 @@ export function driftMarkdown(report: DriftReport): string {
   const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
   if (!report.drift.length) return [...lines, "**No drift.**", ""].join("\n");
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|");
-  const esc = (t: string): string => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
   for (const d of report.drift) {
     const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
     if (!d.diff.length) lines.push(`${head} | | |`);
-    d.diff.slice(0, 20).forEach((x, i) => {
+    const limit = d.diff_rows ? Infinity : 20;
+    d.diff.slice(0, limit).forEach((x, i) => {
       const row = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
       lines.push(i === 0 ? `${head} ${row}` : `| | | | | ${row}`);
     });
-    if (d.diff.length > 20) lines.push(`| | | | | … ${d.diff.length - 20} more | | |`);
+    if (d.diff.length > limit) lines.push(`| | | | | … ${d.diff.length - limit} more | | |`);
+    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
+    if (rest > 0) lines.push(`| | | | | … and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
   }
   if (report.ignored?.length) {
     lines.push(

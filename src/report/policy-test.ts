@@ -1,6 +1,7 @@
 import { showSsp } from "../policy-test/evaluate.js";
 import { impactLine, type CaseResult, type ImpactEntry } from "../policy-test/run.js";
 import type { Painter } from "./painter.js";
+import { errorObject, type FileProblem } from "../errors.js";
 
 const side = (p: string | null, ssp?: number | null): string => (p === null ? "no policy" : ssp === undefined ? p : `${p}, SSP ${showSsp(ssp)}`);
 
@@ -37,7 +38,16 @@ export function testJson(results: CaseResult[], source: string): object {
   };
 }
 
-const xml = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+/** Text as XML 1.0 content or attribute: the five specials escaped, and the characters XML 1.0 cannot
+ *  hold at all (most control characters, lone surrogates) replaced, so the report stays well-formed. */
+const xml = (s: string): string =>
+  s
+    // eslint-disable-next-line no-control-regex -- these are exactly the characters XML cannot hold
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
 
 /** JUnit XML for CI test reports: one test suite per file, one test case per case. */
 export function testJunit(results: CaseResult[]): string {
@@ -56,10 +66,28 @@ export function testJunit(results: CaseResult[]): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="revsync policy tests" tests="${results.length}" failures="${failures}">\n${suites.join("\n")}\n</testsuites>\n`;
 }
 
+/** JUnit XML for a run that could not test anything (a broken test file, a bad flag, no such
+ *  environment…): the error as the report, one test case per problem, so a CI report shows it. */
+export function testJunitError(e: unknown): string {
+  const { error } = errorObject(e);
+  const message = String(error.message ?? "");
+  const diagnostics = (error.diagnostics as FileProblem[] | undefined)?.filter((d) => d.severity === "error") ?? [];
+  const hint = typeof error.hint === "string" ? `\nHint: ${error.hint}` : "";
+  const cases = diagnostics.length
+    ? diagnostics.map((d) => {
+        const where = `${d.file}:${d.line}:${d.column}`;
+        return `    <testcase classname="${xml(d.file)}" name="${xml(where)}" file="${xml(d.file)}" line="${d.line}">\n      <error message="${xml(`${where}: ${d.message}`)}">${xml(`${message}${hint}`)}</error>\n    </testcase>`;
+      })
+    : [`    <testcase classname="revsync" name="revsync test">\n      <error message="${xml(message)}">${xml(`${message}${hint}`)}</error>\n    </testcase>`];
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="revsync policy tests" tests="${cases.length}" failures="0" errors="${cases.length}">\n  <testsuite name="revsync test" tests="${cases.length}" failures="0" errors="${cases.length}">\n${cases.join("\n")}\n  </testsuite>\n</testsuites>\n`;
+}
+
+const casesChange = (n: number): string => (n === 1 ? "1 policy test case changes" : `${n} policy test cases change`);
+
 /** The impact section of a plan, in text. */
 export function impactText(entries: ImpactEntry[]): string {
   if (!entries.length) return "";
-  return [`Impact: ${entries.length} policy test case(s) change:`, ...entries.map((e) => `  ${impactLine(e)}   (${e.file}:${e.line})`)].join("\n");
+  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${impactLine(e)}   (${e.file}:${e.line})`)].join("\n");
 }
 
 /** The impact section of a plan, in markdown. */
@@ -67,7 +95,7 @@ export function impactMarkdown(entries: ImpactEntry[]): string {
   if (!entries.length) return "";
   const cell = (s: string): string => s.replace(/\|/g, "\\|");
   return [
-    `#### Impact: ${entries.length} policy test case(s) change`,
+    `#### Impact: ${casesChange(entries.length)}`,
     "",
     "| Case | Now | After apply |",
     "|---|---|---|",

@@ -1,14 +1,16 @@
 /** In-memory builders for unit tests of the pure core (excluded from the build): a live state as the
  *  service would answer it (the emulator's own answer functions over a seeded tenant, in either
  *  profile), a desired state from exported files, and the plan's payloads applied to a tenant in memory. */
-import type { DesiredState } from "../config/repo.js";
+import { posix } from "node:path";
+import type { DesiredBatch, DesiredState } from "../config/repo.js";
+import { checkValuesText } from "../config/values.js";
 import { literalAnswer, type Profile } from "../emulator/profile.js";
 import { seedState } from "../emulator/seed.js";
 import * as svc from "../emulator/service.js";
 import type { EmulatorState, TenantState } from "../emulator/state.js";
 import type { ExportedFile } from "../export/mapping.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
-import type { Plan } from "../plan/model.js";
+import type { Change, Plan } from "../plan/model.js";
 import { batchNameOf } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
 
@@ -36,7 +38,12 @@ export function liveOf(t: TenantState, profile: Profile = "default"): LiveState 
   return { tenantConfigs, ssp, values };
 }
 
-/** The desired state a repo of exactly these exported files would load (no values files). */
+/** A plan entry with empty defaults, for tests of what consumes plans (rendering, apply order). */
+export function changeOf(action: Change["action"], address: string, o: Partial<Change> = {}): Change {
+  return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, ...o };
+}
+
+/** The desired state a repo of exactly these exported files (and their values files) would load. */
 export function desiredFrom(files: ExportedFile[]): DesiredState {
   const desired: DesiredState = { tenantConfigs: [], ssp: [] };
   for (const f of files) {
@@ -48,7 +55,14 @@ export function desiredFrom(files: ExportedFile[]): DesiredState {
         spec: structuredClone(f.value.spec),
         source,
         specSource: { ...source, line: 5 },
-        batches: (f.value.batches ?? []).map((b) => ({ name: b.name, status: b.status as "reviewed" | "approved" })),
+        batches: (f.value.batches ?? []).map((b) => {
+          const path = b.values ? posix.join(posix.dirname(f.file), b.values) : undefined;
+          const written = f.valuesFiles.find((v) => v.file === path);
+          const batch: DesiredBatch = { name: b.name, status: b.status as DesiredBatch["status"] };
+          if (!written) return batch;
+          const rows = checkValuesText(written.text, written.file).values;
+          return { ...batch, values: { text: written.text, file: posix.basename(written.file), rows }, valuesPath: written.file, valuesShown: written.file };
+        }),
       });
     }
   }

@@ -307,11 +307,11 @@ export interface BatchSpec {
    */
   name: string;
   /**
-   * Desired status
+   * The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's
    */
-  status: "reviewed" | "approved";
+  status: "file uploaded" | "reviewed" | "approved";
   /**
-   * Path of a CSV (the template's header) holding the values the batch must hold, relative to this file
+   * Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch
    */
   values?: string;
   /**
@@ -332,6 +332,10 @@ export interface SspPolicyTestFile {
   kind: "SspPolicyTest";
   metadata?: SspPolicyTestMetadata;
   /**
+   * The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has
+   */
+  date_field?: string;
+  /**
    * @minItems 1
    */
   cases: [SspPolicyTestCase, ...SspPolicyTestCase[]];
@@ -343,7 +347,7 @@ export interface SspPolicyTestMetadata {
 export interface SspPolicyTestCase {
   name: string;
   /**
-   * The order line: fields the conditions test (product_family, legal_entity…), product_id, currency_code, date (YYYY-MM-DD) for batch values, numbers for formulas
+   * The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity…), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY
    */
   line: {
     [k: string]: string | number | boolean | undefined;

@@ -1,0 +1,63 @@
+/** What a test line means, whether written the way the examples write it or the way the service writes
+ *  an order's document_details (dates MM/DD/YYYY, numbers as text, transaction_currency): one reading,
+ *  shared by loading (which refuses what cannot be read, at its line) and by the evaluator. */
+export type Line = Record<string, string | number | boolean>;
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})$/;
+const US = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+const NUMBER = /^-?\d+(\.\d+)?$/;
+
+/** The fields, in order, whose first non-empty value gives a line's date for batch values, unless the
+ *  test file names one with date_field. */
+export const DATE_FIELDS = ["date", "ssp_date", "order_date"] as const;
+
+/** A date as YYYY-MM-DD, from YYYY-MM-DD or MM/DD/YYYY (the service's order documents); undefined when
+ *  the text is neither, or no such day exists (2026-02-30). */
+export function parseDate(text: string): string | undefined {
+  const t = text.trim();
+  const iso = ISO.exec(t);
+  const us = iso ? undefined : US.exec(t);
+  const [y, m, d] = iso ? [iso[1], iso[2], iso[3]] : us ? [us[3], us[1], us[2]] : [];
+  if (!y || !m || !d) return undefined;
+  const day = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  if (day.getUTCFullYear() !== Number(y) || day.getUTCMonth() !== Number(m) - 1 || day.getUTCDate() !== Number(d)) return undefined;
+  return `${y}-${m}-${d}`;
+}
+
+/** A field whose value must be a date: `date`, any `…_date` (order_date, ssp_date, revenue_start_date…),
+ *  and the file's date_field. */
+export const isDateField = (name: string, dateField?: string): boolean => name === "date" || name.endsWith("_date") || name === dateField;
+
+export const text = (v: unknown): string => (v === undefined || v === null ? "" : String(v));
+
+export const isNumeric = (v: unknown): boolean => (typeof v === "number" && Number.isFinite(v)) || (typeof v === "string" && NUMBER.test(v.trim()));
+
+/** The line's numbers, for formulas: numbers, and text that is a plain decimal number ("1200.00"). */
+export function numericFields(line: Line): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const [k, v] of Object.entries(line)) if (isNumeric(v)) m.set(k, Number(v));
+  return m;
+}
+
+/** The line's date for batch values: the file's date_field, else the first of DATE_FIELDS the line has.
+ *  `field` says where it came from; `date` is undefined when there is none (or it is not a date). */
+export function lineDate(line: Line, dateField?: string): { field: string; date: string | undefined; raw: string } {
+  const field = dateField ?? DATE_FIELDS.find((f) => text(line[f]) !== "") ?? DATE_FIELDS[0];
+  const raw = text(line[field]);
+  return { field, date: raw === "" ? undefined : parseDate(raw), raw };
+}
+
+/** The line's currency for batch values: currency_code, else the order document's transaction_currency. */
+export const lineCurrency = (line: Line): string => text(line.currency_code) || text(line.transaction_currency);
+
+/** Problems of a line that loading reports at the field's place: a date field that holds no date. */
+export function lineProblems(line: Line, dateField?: string): { field: string; message: string }[] {
+  const out: { field: string; message: string }[] = [];
+  for (const [k, v] of Object.entries(line)) {
+    if (!isDateField(k, dateField) || text(v) === "") continue;
+    if (typeof v !== "string" || parseDate(v) === undefined) {
+      out.push({ field: k, message: `${JSON.stringify(v)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)` });
+    }
+  }
+  return out;
+}
