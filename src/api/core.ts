@@ -131,7 +131,6 @@ export class ApiCore {
   private readonly timeouts: { headersMs: number; bodyMs: number };
   private readonly onUnknownValue: (u: UnknownValue, request: string) => void;
   private readonly timeoutMs: number;
-  private readonly deadline: number;
   /** One per client, so one per run: every request to the service goes through it. */
   readonly governor: Governor;
 
@@ -154,7 +153,6 @@ export class ApiCore {
     this.dispatcher = opts.dispatcher ?? (hasProxyEnv() ? new EnvHttpProxyAgent(agentOpts) : new Agent(agentOpts));
     this.auth = new TokenManager(opts.credentials, (form) => this.postToken(form), this.clock, opts.onSecret ?? (() => undefined), this.log);
     this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
-    this.deadline = this.clock.now() + this.timeoutMs;
     this.governor = new Governor({
       clock: this.clock,
       random: this.random,
@@ -164,6 +162,17 @@ export class ApiCore {
       maxWaitMs: this.retry.maxWaitMs,
       log: this.log,
     });
+  }
+
+  /** Runs `fn` outside the run's time limit (--timeout bounds the time spent on the service, not the
+   *  time apply's prompt waits for a person); nothing may be sent meanwhile. */
+  async untimed<T>(fn: () => Promise<T>): Promise<T> {
+    const started = this.clock.now();
+    try {
+      return await fn();
+    } finally {
+      this.governor.excludeFromTimeLimit(this.clock.now() - started);
+    }
   }
 
   async close(): Promise<void> {
@@ -368,7 +377,7 @@ export class ApiCore {
       if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs) throw err;
       p.waited += delay;
     }
-    if (this.clock.now() + delay >= this.deadline) throw this.timeLimit(spec, p);
+    if (this.clock.now() + delay >= this.governor.deadline) throw this.timeLimit(spec, p);
     if (delay || !v.throttled)
       this.log(
         `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec.method} ${spec.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`,

@@ -148,6 +148,19 @@ describe("the rate governor", () => {
     const late = await idle.acquire().catch((e: unknown) => e);
     expect((late as TimeLimitReached).waitedFor).toBe("time");
   });
+
+  it("time left out of the time limit (apply's prompt) moves it on by that much", async () => {
+    const clock = new VirtualClock();
+    const gov = governor(clock, { timeoutMs: 5000 });
+    const before = gov.deadline;
+    await clock.run(clock.sleep(60_000));
+    gov.excludeFromTimeLimit(60_000);
+    expect(gov.deadline).toBe(before + 60_000);
+    const t = await gov.acquire();
+    gov.settle(t, { kind: "accepted" });
+    await clock.run(clock.sleep(5000));
+    expect(await gov.acquire().catch((e: unknown) => e)).toBeInstanceOf(TimeLimitReached);
+  });
 });
 
 describe("through a token-bucket gateway of 25 requests/s, burst 10 (10 ms a request, 302 requests, 8 workers)", () => {

@@ -58,7 +58,8 @@ export class Governor {
   private readonly max: number;
   private readonly ceiling: number;
   private readonly startedAt: number;
-  private readonly deadline: number;
+  /** When the run's time limit runs out (ms, the clock's time). */
+  private timeLimitAt: number;
   private readonly maxWaitMs: number;
   private readonly log: (line: string) => void;
   private readonly listeners = new Set<() => void>();
@@ -111,7 +112,7 @@ export class Governor {
     this.refilledAt = now;
     this.decreasedAt = now;
     this.activeAtDecrease = now;
-    this.deadline = now + o.timeoutMs;
+    this.timeLimitAt = now + o.timeoutMs;
     this.maxWaitMs = o.maxWaitMs ?? Infinity;
     this.log = o.log ?? (() => undefined);
   }
@@ -138,6 +139,17 @@ export class Governor {
   /** How long every request still waits for the service's Retry-After (ms; 0 when none). */
   get pausedForMs(): number {
     return Math.max(0, this.pausedUntil - this.clock.now());
+  }
+
+  /** When the run's time limit runs out (the clock's time, ms): nothing is sent from then on. */
+  get deadline(): number {
+    return this.timeLimitAt;
+  }
+
+  /** Moves the time limit on by `ms` that were not the run's requests' time (apply's confirmation
+   *  prompt: a person reading the plan is not the service keeping revsync waiting). */
+  excludeFromTimeLimit(ms: number): void {
+    this.timeLimitAt += Math.max(0, ms);
   }
 
   /** Calls `listener` whenever waiting on the service's limit starts or ends; returns the unsubscribe. */
@@ -280,8 +292,8 @@ export class Governor {
     const now = this.clock.now();
     while (this.queue.length && this.inFlight < this.window) {
       const at = Math.max(this.pausedUntil, this.nextTokenAt(now));
-      if (at >= this.deadline) {
-        const why = this.pausedUntil >= this.deadline || this.turnedAway > 0 ? "limit" : "time";
+      if (at >= this.timeLimitAt) {
+        const why = this.pausedUntil >= this.timeLimitAt || this.turnedAway > 0 ? "limit" : "time";
         for (const w of this.queue.splice(0)) w.reject(new TimeLimitReached(why));
         break;
       }

@@ -63,7 +63,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       process.off("SIGINT", onInt);
       process.off("SIGTERM", onTerm);
       try {
-        if (!(await askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: "))) {
+        // However long the answer takes, it is not the service's time: it does not count against --timeout.
+        if (!(await core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")))) {
           out.error("apply cancelled: nothing was written");
           return 1;
         }
