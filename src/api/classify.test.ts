@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classify, retryAfterMs, type Answer, type RequestKind, type Verdict } from "./classify.js";
+import { classify, readBackReason, retryAfterMs, type Answer, type RequestKind, type Verdict } from "./classify.js";
 
 // Every row of the README's Reliability table, for the three kinds of request: what an answer means
 // (ok, refused, busy, unknown), whether the request may be sent again as it is, whether a write may
@@ -87,6 +87,17 @@ describe("classify: what an answer means, per kind of request", () => {
     expect(v.outcome !== "ok" && v.err.message).toBe(
       'PATCH /apis/x failed (200): outcome unknown: the answer is not JSON (status 200, first bytes: "<html>gateway")',
     );
+  });
+
+  it("why a write was read back, in words for its report", () => {
+    const why = (a: Answer) => {
+      const v = classify(a, req("write-once"), { mayHaveLanded: false }, 0);
+      return v.outcome === "ok" ? "ok" : readBackReason(v.err);
+    };
+    expect(why({ lost: "ECONNRESET" })).toBe("the answer was lost");
+    expect(why(text(200, "<html>gateway"))).toBe("the answer could not be read");
+    expect(why(refusal(500))).toBe("the service answered 500");
+    expect(why(refusal(409))).toBe("the service answered 409");
   });
 
   it("Retry-After in seconds or as an HTTP date becomes the verdict's wait", () => {

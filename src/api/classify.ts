@@ -79,6 +79,13 @@ function problemsOf(body: unknown): ServiceProblem[] {
   return out;
 }
 
+/** Why a write was read back, in words for its report: the answer that left its outcome unknown. */
+export function readBackReason(err: ApiError): string {
+  if (err.status === 0) return "the answer was lost";
+  if (err.status >= 200 && err.status < 300) return "the answer could not be read";
+  return `the service answered ${err.status}`;
+}
+
 /** Decides what one answer means for this kind of request (the table of the README's Reliability
  *  section; src/api/classify.test.ts holds every row). `now` reads a Retry-After given as a date. */
 export function classify(answer: Answer, req: RequestShape, attempt: Attempt, now: number): Verdict {

@@ -3,7 +3,7 @@ import { ApiError, UserError } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
-import { classify, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
+import { classify, readBackReason, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
 import { Governor, TimeLimitReached } from "./governor.js";
 import { formatDuration } from "../duration.js";
 import type { UnknownValue } from "./vocabulary.js";
@@ -53,6 +53,10 @@ export interface RequestSpec extends RequestShape {
 
 /** What a write-once's read-back found: nothing, or the result to report (the resource was found). */
 export type ReadBack<T> = { found: false } | { found: true; result: T };
+
+/** A write-once's result: the service's answer, or what the read-back found (`recovered`, with `why` it
+ *  was read back, in words: "the answer was lost", "the service answered 500"…). */
+export type WriteOnceOutcome<T> = { result: T | undefined; recovered: false } | { result: T; recovered: true; why: string };
 
 /** Where a request stands between its sends. */
 interface Progress {
@@ -333,7 +337,7 @@ export class ApiCore {
    *  a 5xx, an unreadable 2xx) or a 409 "already exists", `readBack` decides, and it is sent again
    *  only when the read says it did not land; at most BUDGET.createSends sends that spend the budget.
    *  When the read-back itself fails, the outcome stays unknown and nothing is sent again. */
-  async writeOnce<T>(spec: RequestSpec, readBack: () => Promise<ReadBack<T>>): Promise<{ result: T | undefined; recovered: boolean }> {
+  async writeOnce<T>(spec: RequestSpec, readBack: (why: string) => Promise<ReadBack<T>>): Promise<WriteOnceOutcome<T>> {
     const url = joinUrl(this.base, spec.path, spec.query);
     const once: RequestSpec = { ...spec, kind: "write-once" };
     const maxSends = Math.min(BUDGET.createSends, this.retry.maxAttempts);
@@ -348,12 +352,12 @@ export class ApiCore {
       if (v.outcome === "refused" && v.err.status !== 409) throw v.err;
       let found: ReadBack<T>;
       try {
-        found = await readBack();
+        found = await readBack(readBackReason(v.err));
       } catch (e) {
         if (e instanceof ApiError && e.conflict) throw e;
         throw ApiError.readBackFailed(v.err, e);
       }
-      if (found.found) return { result: found.result, recovered: true };
+      if (found.found) return { result: found.result, recovered: true, why: readBackReason(v.err) };
       if (v.outcome === "refused") throw v.err; // a 409 for something that does not exist: a real conflict
       this.log(`${spec.method} ${spec.path}: the read-back says it did not land`);
       p.mayHaveLanded = false;
