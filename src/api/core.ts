@@ -389,18 +389,23 @@ export class ApiCore {
     if (delay) await this.clock.sleep(delay);
   }
 
-  /** The run's time limit ran out before this request could be sent (again). */
+  /** This request cannot be sent (again) within the run's time limit: it ran out, or the next send
+   *  would come after it (a Retry-After, or this request's own backoff, reaching past it). */
   private timeLimit(spec: RequestSpec, p: Progress): ApiError {
     const turned = this.governor.turnedAway;
     const away = turned
-      ? `; the service turned away ${turned === 1 ? "1 request" : `${turned} requests`} of this run with 429 (rate limited): try again later, or set rate_limit for this environment (or --rate-limit) to the service's limit`
+      ? `; the service turned away ${turned === 1 ? "1 request" : `${turned} requests`} of this run with 429 (rate limited): try again later, give a longer --timeout, or set rate_limit for this environment (or --rate-limit) to the service's limit`
       : "";
-    const again = p.last ? ` again (last answer: ${p.last.status ? p.last.status : "none"})` : "";
+    // Say when it is the service's Retry-After that reaches past the limit, not the limit that ran out.
+    const held = this.governor.pausedForMs;
+    const past = this.clock.now() + held >= this.governor.deadline;
+    const pause =
+      held > 0 && past ? `: the service's Retry-After holds every request for another ${formatDuration(Math.max(1, Math.round(held / 1000)) * 1000)}` : "";
     return new ApiError({
       method: spec.method,
       path: spec.path,
       status: p.last?.status ?? 0,
-      message: `the run's time limit (--timeout ${formatDuration(this.timeoutMs)}) ran out before it could be sent${again}${away}`,
+      message: `not sent${p.last ? " again" : ""} within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})${pause}${away}`,
       retryable: true,
       outcomeUnknown: p.mayHaveLanded,
     });
