@@ -27,5 +27,5 @@ export function cli(args: string[], cwd: string, extraEnv?: Record<string, strin
 export function chaosRepo(url: string, formulas?: number, uploads?: number): string;
 export function startEmulatorProcess(args?: string[]): Promise<EmulatorProcess>;
 export function chaosFaults(seed: number): object;
-export function runSeed(seed: number, opts?: { formulas?: number; uploads?: number }): Promise<SeedRow>;
+export function runSeed(seed: number, opts?: { formulas?: number; uploads?: number; env?: Record<string, string> }): Promise<SeedRow>;
 export function token(url: string, user?: string, realm?: string): Promise<string>;

@@ -120,7 +120,7 @@ export function chaosFaults(seed) {
   };
 }
 
-/** One seed. Returns the row of the table. */
+/** One seed. Returns the row of the table. `opts.env`: variables for the applies (tests cap the waits). */
 export async function runSeed(seed, opts = {}) {
   // The chaos repo holds its own policies only (on the demo seed, the demo's would be "not in git").
   const emu = await startEmulatorProcess(["--seed", "empty"]);
@@ -135,7 +135,7 @@ export async function runSeed(seed, opts = {}) {
     // 3 times: under 20% 503s and 3% refusals a chain of create, review and approve can need several
     // applies. Each apply re-sends only what failed; up to 5 (the table reports how many were needed).
     for (let i = 0; i < (opts.maxApplies ?? 5); i++) {
-      const r = await cli(["apply", "--auto-approve", "--quiet"], dir);
+      const r = await cli(["apply", "--auto-approve", "--quiet"], dir, opts.env);
       runs.push(r.code);
       if (r.code === 0) break;
     }

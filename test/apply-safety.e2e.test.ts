@@ -163,12 +163,28 @@ describe("one retry budget, through apply", () => {
     expect(final.code).toBe(0);
   });
 
-  it("sustained 429 on creates: each create sent 3 times, not 24; its dependents skipped; the rest applied", async () => {
-    await fx.emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: "POST", path: "/policy/ssp" }] });
-    const r = await run(["apply", "--auto-approve"]);
+  it("a create turned away with a Retry-After past --timeout fails at once, saying so and naming the requests turned away; never created; the next apply creates it once", async () => {
+    // A sustained 429 is sent again until the time limit (counted in process under virtual time, in
+    // test/retry-budget.test.ts); here the service asks for 10 minutes, past a 5-minute limit, so
+    // revsync stops at once instead of sleeping on it. Waits are not capped: the Retry-After is the point.
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 600, method: "POST", path: "/policy/ssp" }] });
+    const target = ["--target", "ssp/Training Courses SSP"];
+    const r = await run(["apply", "--auto-approve", "--timeout", "5m", ...target], { REVSYNC_MAX_RETRY_WAIT_MS: undefined });
     expect(r.code).toBe(1);
-    expect((await journal()).filter((j) => j.method === "POST" && j.path === SSP)).toHaveLength(3);
-    expect(r.stdout).toMatch(/failed\s+create\s+ssp\/Training Courses SSP: .*429 rate limited/);
+    expect((await journal()).filter((j) => j.status === 429).map((j) => `${j.method} ${j.path}`)).toEqual([`POST ${SSP}`]);
+    expect(r.stdout).toMatch(
+      /failed\s+create\s+ssp\/Training Courses SSP: POST \/apis\/policy-sets\/v1\/policy\/ssp failed \(429 rate limited\): not sent again within the run's time limit \(--timeout 5m\): the service's Retry-After holds every request for another 1[01]m(\d+s)?; the service turned away 1 request of this run with 429/,
+    );
+    let state = await fx.emu.admin<{ tenants: { ssp: { compliance_name: string }[] }[] }>("GET", "state");
+    expect(state.tenants[0]?.ssp.filter((p) => p.compliance_name === "Training Courses SSP")).toEqual([]);
+
+    await fx.emu.admin("DELETE", "faults");
+    const again = await run(["apply", "--auto-approve", ...target]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toContain("turned away");
+    state = await fx.emu.admin<{ tenants: { ssp: { compliance_name: string }[] }[] }>("GET", "state");
+    expect(state.tenants[0]?.ssp.filter((p) => p.compliance_name === "Training Courses SSP")).toHaveLength(1);
+    expect((await journal()).filter((j) => j.method === "POST" && j.path === SSP).map((j) => j.status)).toEqual([429, 200]);
   });
 
   it("a 200 with an error array on a PATCH is a definite refusal: sent once, never again", async () => {

@@ -11,9 +11,11 @@ describe("chaos", () => {
   it.each([11])(
     "seed %i converges within five applies with no duplicate",
     async (seed) => {
-      const row = await runSeed(seed, { formulas: 24, uploads: 6 });
+      // Waits capped as in every CLI test: a random 429's Retry-After (1 s) pauses every request.
+      const row = await runSeed(seed, { formulas: 24, uploads: 6, env: { REVSYNC_MAX_RETRY_WAIT_MS: "20" } });
       expect(row.detail).toBe("");
-      expect(row.faults).toBeGreaterThan(20);
+      // The faults' chances add up to about 30% of the API requests (the emulator's seeded draw).
+      expect(row.faults).toBeGreaterThan(0.15 * row.requests);
       expect(row.duplicates).toBe(0);
       expect(row.converged).toBe(true);
     },

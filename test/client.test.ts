@@ -3,7 +3,8 @@ import { ApiCore } from "../src/api/core.js";
 import type { Clock } from "../src/api/clock.js";
 import { approvals, errorTransactions, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError, UserError } from "../src/errors.js";
-import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import type { Dispatcher } from "../src/api/http.js";
+import { cli, demoClient, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "./helpers.js";
 
 /** Real time for requests, fake time for waits: sleeps are recorded and return at once. */
 function fakeClock(): Clock & { sleeps: number[]; offset: number } {
@@ -26,16 +27,18 @@ let logs: string[];
 const secrets: string[] = [];
 
 function client(extra: Partial<ConstructorParameters<typeof ApiCore>[0]> = {}): ApiCore {
+  return demoClient(emu.url, { clock, random: () => 0.5, log: (l) => logs.push(l), onSecret: (s) => secrets.push(s), ...extra });
+}
+
+/** A client of a mocked service on http://127.0.0.1:9 (undici's MockAgent as its dispatcher). */
+function mockedClient(agent: Dispatcher): ApiCore {
   return new ApiCore({
-    baseUrl: emu.url,
-    authUrl: emu.url,
+    baseUrl: "http://127.0.0.1:9",
+    authUrl: "http://127.0.0.1:9",
     realm: "demo",
-    credentials: { kind: "password", clientId: "revsync", clientSecret: "demo-secret", username: "alice", password: "alice-password" },
+    credentials: { kind: "password", clientId: "c", clientSecret: "s", username: "u", password: "p" },
+    dispatcher: agent,
     clock,
-    random: () => 0.5,
-    log: (l) => logs.push(l),
-    onSecret: (s) => secrets.push(s),
-    ...extra,
   });
 }
 
@@ -125,14 +128,7 @@ describe("all ten operations", () => {
       .intercept({ path: "/apis/policy-sets/v1/policy/tenant-configurations", method: "GET" })
       .reply(200, "<html>gateway", { headers: { "content-type": "text/html" } });
     pool.intercept({ path: "/apis/policy-sets/v1/policy/ssp", method: "GET" }).reply(200, [{ compliance_name: 7 }]);
-    const mocked = new ApiCore({
-      baseUrl: "http://127.0.0.1:9",
-      authUrl: "http://127.0.0.1:9",
-      realm: "demo",
-      credentials: { kind: "password", clientId: "c", clientSecret: "s", username: "u", password: "p" },
-      dispatcher: agent,
-      clock,
-    });
+    const mocked = mockedClient(agent);
     await expect(tenantConfigurations.list(mocked)).rejects.toThrow(/not JSON \(status 200, first bytes: "<html>gateway"\)/);
     await expect(ssp.list(mocked)).rejects.toThrow(/unexpected answer: field \/0\/compliance_name must be string/);
     await agent.close();
@@ -183,7 +179,54 @@ describe("retries", () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 7, times: 2, path: "/tenant-configurations" }] });
     const list = await tenantConfigurations.list(core);
     expect(list).toHaveLength(1);
-    expect(clock.sleeps).toEqual([7000, 7000]);
+    // The governor pauses every request for the Retry-After, with up to a tenth more of jitter.
+    expect(clock.sleeps).toHaveLength(2);
+    for (const ms of clock.sleeps) {
+      expect(ms).toBeGreaterThanOrEqual(7000 - 50);
+      expect(ms).toBeLessThanOrEqual(7700);
+    }
+  });
+
+  it("a 500 on a GET is sent again, as on a PATCH (the same retry statuses)", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "status", status: 500, path: "/tenant-configurations", times: 1 }] });
+    expect(await tenantConfigurations.list(core)).toHaveLength(1);
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.path.endsWith("/tenant-configurations")).map((j) => j.status)).toEqual([500, 200]);
+  });
+
+  it("an unreadable 2xx to a write is 'outcome unknown', settled by reading back, never sent again", async () => {
+    const { MockAgent } = await import("undici");
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const pool = agent.get("http://127.0.0.1:9");
+    pool.intercept({ path: /token/, method: "POST" }).reply(200, { access_token: "at.mock-token", expires_in: 300 }).persist();
+    const sends = { PATCH: 0, POST: 0 };
+    pool
+      .intercept({ path: "/apis/policy-sets/v1/policy/ssp/review/SSP-HW/FY26-H2", method: "PATCH" })
+      .reply(200, () => (sends.PATCH++, "<html>done</html>"))
+      .persist();
+    const body = createBody("Garbled SSP");
+    pool
+      .intercept({ path: "/apis/policy-sets/v1/policy/ssp", method: "POST" })
+      .reply(200, () => (sends.POST++, { compliance_id: 7 }))
+      .persist();
+    const stamps = { created_at: 1, created_by: "alice", updated_at: 1, updated_by: "alice" };
+    pool.intercept({ path: "/apis/policy-sets/v1/policy/ssp?policy_name=Hardware+SSP&batch_name=FY26-H2", method: "GET" }).reply(200, [
+      {
+        compliance_name: "Hardware SSP",
+        compliance_spec: [{ ...stamps, ...body.compliance_spec[0], name: "FY26-H2", batch_name: "FY26-H2", status: "reviewed" }],
+      },
+    ]);
+    pool
+      .intercept({ path: "/apis/policy-sets/v1/policy/ssp?policy_name=Garbled+SSP", method: "GET" })
+      .reply(200, [{ compliance_id: "SSP-9", compliance_name: "Garbled SSP", compliance_spec: [{ ...stamps, ...body.compliance_spec[0] }] }]);
+    const mocked = mockedClient(agent);
+    const reviewed = await ssp.batchAction(mocked, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2");
+    expect(reviewed.compliance_details?.[0]?.message).toBe("reviewed (confirmed by reading it back)");
+    const created = await ssp.create(mocked, body);
+    expect(created).toMatchObject({ recovered: true, why: "the answer could not be read", result: { compliance_id: "SSP-9" } });
+    expect(sends).toEqual({ PATCH: 1, POST: 1 });
+    await agent.close();
   });
 
   it("503 on a GET: backoff with full jitter, bounded in attempts", async () => {
@@ -196,7 +239,7 @@ describe("retries", () => {
   it("a create whose answer is lost after the commit ends with exactly one policy", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/ssp", after_commit: true, times: 1 }] });
     const out = await ssp.create(core, createBody("Exactly Once"));
-    expect(out.recovered).toBe(true);
+    expect(out).toMatchObject({ recovered: true, why: "the answer was lost" });
     const state: any = await emu.admin("GET", "state");
     expect(state.tenants[0].ssp.filter((p: any) => p.compliance_name === "Exactly Once")).toHaveLength(1);
   });

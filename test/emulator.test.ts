@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { api, BIN, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import { api, BIN, cli, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
@@ -348,6 +348,26 @@ describe("admin and faults", () => {
     expect(journal.some((j) => j.status === 503 && j.fault === "status")).toBe(true);
   });
 
+  it("rate_limit with a rate: a token bucket (burst full at the start, then 429 at once), Retry-After its own or none", async () => {
+    // 0.1 a second: no token comes back while the test runs.
+    await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", rate: 0.1, burst: 2, path: "/apis/" }] });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await api(emu.url, alice, "GET", TC)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const limited = await fetch(`${emu.url}${TC}`, { headers: { authorization: `Bearer ${alice}` } });
+    expect(limited.headers.get("retry-after")).toBe("10");
+    await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", rate: 0.1, burst: 1, retry_after: null }] });
+    expect((await api(emu.url, alice, "GET", TC)).status).toBe(200);
+    const bare = await fetch(`${emu.url}${TC}`, { headers: { authorization: `Bearer ${alice}` } });
+    expect(bare.status).toBe(429);
+    expect(bare.headers.get("retry-after")).toBeNull();
+    const journal: any[] = await emu.admin("GET", "requests");
+    expect(journal.filter((j) => j.status === 429).every((j) => j.fault === "rate_limit")).toBe(true);
+    const bad = await fetch(`${emu.url}/__admin/faults`, { method: "POST", body: JSON.stringify({ faults: [{ kind: "rate_limit", rate: 0 }] }) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toBe("faults[0].rate must be a number of requests per second above 0");
+  });
+
   it("drop before commit writes nothing; drop after commit keeps the write", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", times: 1 }] });
     await expect(api(emu.url, alice, "POST", SSP, sspCreateBody("Dropped"))).rejects.toThrow();
@@ -385,6 +405,23 @@ describe("revsync emulator as a process", () => {
       child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
     });
   }
+
+  it("--rate-limit puts a token bucket in front of the API (not the token endpoint); --no-retry-after leaves out the header", async () => {
+    const emu = await start(["--rate-limit", "0.1/s,2", "--no-retry-after"]);
+    try {
+      const t = await token(emu.url);
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await fetch(`${emu.url}${TC}`, { headers: { authorization: `Bearer ${t}` } }));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+      expect(answers[2]?.headers.get("retry-after")).toBeNull();
+      expect(await token(emu.url)).toMatch(/^at\./);
+    } finally {
+      await emu.stop();
+    }
+    const bad = await cli(["emulator", "--rate-limit", "25"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got "25"');
+  });
 
   it("prints its URLs, and a restart with --state keeps everything (atomic writes)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-state-"));

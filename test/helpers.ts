@@ -10,6 +10,7 @@ import { UPDATE_FIELDS } from "../src/plan/build.js";
 import { seedState, type SeedName } from "../src/emulator/seed.js";
 import type { Profile } from "../src/emulator/profile.js";
 import { startEmulator } from "../src/emulator/server.js";
+import { ApiCore, type ClientOptions } from "../src/api/core.js";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const BIN = join(ROOT, "dist", "bin.js");
@@ -53,6 +54,17 @@ export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: num
       await admin("POST", "reset", { seed: s });
     },
   };
+}
+
+/** An HTTP client of the emulator's demo tenant, signed in as alice, for in-process tests. */
+export function demoClient(url: string, extra: Partial<ClientOptions> = {}): ApiCore {
+  return new ApiCore({
+    baseUrl: url,
+    authUrl: url,
+    realm: "demo",
+    credentials: { kind: "password", clientId: "revsync", clientSecret: "demo-secret", username: "alice", password: "alice-password" },
+    ...extra,
+  });
 }
 
 /** One emulator and one copy of the policy repo aimed at it, for a whole test file; the demo seed is

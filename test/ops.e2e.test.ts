@@ -41,7 +41,7 @@ describe("approvals", () => {
     await fx.emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/oingest-approval/v1/action", after_commit: true, times: 1 }] });
     const r = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "Checked", "--yes"]);
     expect(r.stdout).toContain(
-      "No longer pending (the answer was lost; whether they were approved, and by whom, the service does not say): APR-0003, APR-0004. processed_count 2; the answer was lost; read back: 2 of 2 no longer pending (APR-0003, APR-0004)",
+      "No longer pending (whether they were approved, and by whom, the service does not say): APR-0003, APR-0004. processed_count 2; the answer was lost; read back: 2 of 2 no longer pending (APR-0003, APR-0004)",
     );
     expect(r.stdout).not.toMatch(/^Approved/m);
     expect(r.code).toBe(0);

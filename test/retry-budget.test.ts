@@ -4,11 +4,12 @@ import { ApiCore, BUDGET } from "../src/api/core.js";
 import { approvals, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError } from "../src/errors.js";
 import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";
-import { sspCreateBody, startEmu, updateBody, type Emu } from "./helpers.js";
+import { demoClient, sspCreateBody, startEmu, updateBody, type Emu } from "./helpers.js";
 
 // One retry budget per request, in the HTTP core, counted in the emulator's journal (issue 11):
 // reads and PATCHes at most 6 sends; a create at most 3, and sent again only after a read says it
-// did not land; an answer with an error array is a definite refusal, sent once.
+// did not land; an answer with an error array is a definite refusal, sent once. A 429 spends no
+// budget (the service did not process it): the run's time limit bounds it (issue 20).
 
 let emu: Emu;
 let core: ApiCore;
@@ -18,13 +19,7 @@ beforeAll(async () => {
 afterAll(async () => emu.close());
 beforeEach(async () => {
   await emu.reset();
-  core = new ApiCore({
-    baseUrl: emu.url,
-    authUrl: emu.url,
-    realm: "demo",
-    credentials: { kind: "password", clientId: "revsync", clientSecret: "demo-secret", username: "alice", password: "alice-password" },
-    retry: { maxWaitMs: 1 },
-  });
+  core = demoClient(emu.url, { retry: { maxWaitMs: 1 } });
   await core.auth.token(); // sign in before counting
   await emu.admin("DELETE", "requests");
 });
@@ -78,11 +73,6 @@ const sent = async (method: string, path: string): Promise<number> =>
 
 describe("sends per request under sustained faults", () => {
   const FAULTS = [
-    {
-      label: "429 with Retry-After",
-      fault: { kind: "rate_limit", retry_after: 1 },
-      sends: (creates: boolean) => (creates ? BUDGET.createSends : BUDGET.sends),
-    },
     { label: "503", fault: { kind: "status", status: 503 }, sends: (creates: boolean) => (creates ? BUDGET.createSends : BUDGET.sends) },
     { label: "200 with an error array", fault: { kind: "error_array" }, sends: () => 1 },
   ];
@@ -98,6 +88,62 @@ describe("sends per request under sustained faults", () => {
       });
     }
   }
+});
+
+describe("a sustained 429 spends no send budget: the run's time limit ends it", () => {
+  // Virtual time: it moves only when the client waits, so every count below is exact.
+  let t = 0;
+  const clock = { now: () => t, sleep: async (ms: number) => void (t += ms) };
+  let logs: string[] = [];
+  beforeEach(async () => {
+    await core.close();
+    t = Date.now();
+    core = demoClient(emu.url, { clock, random: () => 0.5, timeoutMs: 60_000, log: (l) => logs.push(l) });
+    logs = [];
+    await core.auth.token();
+  });
+
+  for (const w of WRITES) {
+    it(`429 with Retry-After: ${w.name} is sent until the time limit, then fails naming the requests turned away${w.creates ? "; nothing lands twice" : ""}`, async () => {
+      const write = await w.prepare();
+      await emu.admin("DELETE", "requests");
+      const started = t;
+      await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: w.method, path: w.path }] });
+      const err = await write().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      const sends = await sent(w.method, w.path);
+      // Far beyond the budget of 3 or 6: every send waited at least its Retry-After (1 s), and the
+      // next one would have been sent after the minute the run allows.
+      expect(sends).toBeGreaterThan(BUDGET.sends);
+      expect(sends).toBeLessThanOrEqual(60);
+      expect(t - started).toBeLessThanOrEqual(60_000);
+      expect((err as ApiError).status).toBe(429);
+      // It ends on the service's Retry-After reaching past the limit, or on the pace the governor slowed
+      // to (one send every 2 s at its slowest) doing so: the message says which.
+      const head = `${w.method} ${(err as ApiError).path} failed (429 rate limited): not sent again within the run's time limit (--timeout 1m)`;
+      const pause = ": the service's Retry-After holds every request for another 1s";
+      const tail = `; the service turned away ${sends} requests of this run with 429 (rate limited): try again later, give a longer --timeout, or set rate_limit for this environment (or --rate-limit) to the service's limit`;
+      expect([head + pause + tail, head + tail]).toContain((err as Error).message);
+    });
+  }
+
+  it("a create turned away 5 times with Retry-After, then let through: sent 6 times, created once, no read-back", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: "POST", path: "/policy/ssp", times: 5 }] });
+    const out = await ssp.create(core, createBody("Patient SSP"));
+    expect(out.recovered).toBe(false);
+    expect(await sent("POST", SSP)).toBe(6);
+    expect(await sent("GET", SSP)).toBe(0);
+    expect((await ssp.list(core)).filter((e) => e.compliance_name === "Patient SSP")).toHaveLength(1);
+  });
+
+  it("429 without Retry-After: sent again after a backoff that grows, then success", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: null, path: "/tenant-configurations", times: 4 }] });
+    await tenantConfigurations.list(core);
+    expect(await sent("GET", "/tenant-configurations")).toBe(5);
+    // Full jitter (the random source gives 0.5): half of 250, 500, 1000 and 2000 ms.
+    const waits = logs.map((l) => /^429: GET \/apis\/policy-sets\/v1\/policy\/tenant-configurations in (\d+)ms$/.exec(l)?.[1]).filter(Boolean);
+    expect(waits).toEqual(["125", "250", "500", "1000"]);
+  });
 });
 
 describe("a create whose outcome is unknown", () => {

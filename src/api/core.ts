@@ -1,10 +1,15 @@
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from "./http.js";
-import { ApiError, UserError, type ServiceProblem } from "../errors.js";
+import { ApiError, UserError } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
-import { unknownValues, type UnknownValue } from "./vocabulary.js";
+import { classify, readBackReason, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
+import { Governor, TimeLimitReached } from "./governor.js";
+import { formatDuration } from "../duration.js";
+import type { UnknownValue } from "./vocabulary.js";
 import { DEFAULT_SERVICE_CHOICES, type ServiceChoices } from "./service-choices.js";
+
+export type { RequestKind } from "./classify.js";
 
 export interface RetryPolicy {
   maxAttempts: number;
@@ -32,43 +37,42 @@ export interface ClientOptions {
   onUnknownValue?: (u: UnknownValue, request: string) => void;
   /** The tenant's choices where the interface is silent (revsync.yaml service:); resources follow them. */
   service?: ServiceChoices;
+  /** The most requests in flight at once (--concurrency; default 8). */
+  concurrency?: number;
+  /** A known rate limit of the service, requests/s (rate_limit, --rate-limit): never exceeded. */
+  rateLimit?: number;
+  /** The run's time limit in ms (--timeout; default 10 minutes): nothing is sent after it. */
+  timeoutMs?: number;
 }
 
-/** read: GET or a POST that only reads; write: PATCH (safe to send again: an If-Match or a read-back on
- *  409 settles a repeat); create: a POST that writes, sent again only after a read says it did not land. */
-export type RequestKind = "read" | "write" | "create";
+/** The retry budget of one request, counting every send but a 429 (README, Reliability). */
+export const BUDGET = { sends: 6, createSends: 3, totalMs: 120_000, timeoutMs: 600_000 } as const;
 
-/** The retry budget of one request, counting every send (README, Reliability). */
-export const BUDGET = { sends: 6, createSends: 3, totalMs: 120_000 } as const;
-
-export interface RequestSpec {
-  method: "GET" | "POST" | "PATCH";
-  path: string;
+export interface RequestSpec extends RequestShape {
   query?: Record<string, string | undefined>;
   body?: unknown;
-  kind: RequestKind;
-  /** Definition of schemas/api.schema.json the JSON answer must match; "bytes" for a file (CSV). */
-  schema: string | "bytes";
   ifMatch?: string;
-  /** A 2xx answer without a body (204, or an empty 201) is success: the caller does not need the answer. */
-  emptyOk?: boolean;
 }
 
-/** What a create's read-back found: nothing, or the result to report (the created resource was found). */
+/** What a write-once's read-back found: nothing, or the result to report (the resource was found). */
 export type ReadBack<T> = { found: false } | { found: true; result: T };
 
-/** One send's outcome, before any retry decision. */
-type Sent =
-  | { kind: "ok"; body: unknown }
-  | { kind: "refused"; err: ApiError }
-  /** Not processed: 429, or 503 (the service turned the request away); may be sent again. */
-  | { kind: "busy"; err: ApiError; wait: number | undefined }
-  /** May have been processed: the connection failed after sending, or a 5xx other than 503. */
-  | { kind: "unknown"; err: ApiError; wait: number | undefined };
+/** A write-once's result: the service's answer, or what the read-back found (`recovered`, with `why` it
+ *  was read back, in words: "the answer was lost", "the service answered 500"…). */
+export type WriteOnceOutcome<T> = { result: T | undefined; recovered: false } | { result: T; recovered: true; why: string };
 
-const RETRY_STATUS = new Set([429, 502, 503, 504]);
-/** Statuses that say the request was turned away before any processing. */
-const BUSY_STATUS = new Set([429, 503]);
+/** Where a request stands between its sends. */
+interface Progress {
+  /** Sends that spend the budget (every send but a 429). */
+  sends: number;
+  /** 429s in a row, for the backoff when the service gives no Retry-After. */
+  throttles: number;
+  /** Waits between sends that spend the budget (ms). */
+  waited: number;
+  mayHaveLanded: boolean;
+  last: ApiError | undefined;
+}
+
 export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export function checkUrl(name: string, value: string): URL {
@@ -94,34 +98,6 @@ function joinUrl(base: URL, path: string, query?: Record<string, string | undefi
   const url = new URL(base.href.replace(/\/$/, "") + path);
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
   return url.href;
-}
-
-function problemsOf(body: unknown): ServiceProblem[] {
-  const out: ServiceProblem[] = [];
-  const push = (e: unknown): void => {
-    if (typeof e === "string") out.push({ message: e });
-    else if (e && typeof e === "object") {
-      const o = e as Record<string, unknown>;
-      const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
-      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
-    }
-  };
-  if (body && typeof body === "object" && !Array.isArray(body)) {
-    const b = body as { error?: unknown; compliance_details?: unknown };
-    if (Array.isArray(b.error)) b.error.forEach(push);
-    if (Array.isArray(b.compliance_details)) {
-      for (const d of b.compliance_details as { error?: unknown }[]) if (Array.isArray(d?.error)) d.error.forEach(push);
-    }
-  }
-  return out;
-}
-
-function retryAfterMs(header: string | string[] | undefined, now: number): number | undefined {
-  const v = Array.isArray(header) ? header[0] : header;
-  if (!v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** undici wraps the socket error: the cause (ECONNREFUSED, ETIMEDOUT…) is what a person can act on. */
@@ -162,6 +138,9 @@ export class ApiCore {
   private readonly timeouts: { headersMs: number; bodyMs: number };
   private readonly onUnknownValue: (u: UnknownValue, request: string) => void;
   readonly service: ServiceChoices;
+  private readonly timeoutMs: number;
+  /** One per client, so one per run: every request to the service goes through it. */
+  readonly governor: Governor;
 
   constructor(opts: ClientOptions) {
     this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
@@ -182,6 +161,27 @@ export class ApiCore {
     };
     this.dispatcher = opts.dispatcher ?? (hasProxyEnv() ? new EnvHttpProxyAgent(agentOpts) : new Agent(agentOpts));
     this.auth = new TokenManager(opts.credentials, (form) => this.postToken(form), this.clock, opts.onSecret ?? (() => undefined), this.log);
+    this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
+    this.governor = new Governor({
+      clock: this.clock,
+      random: this.random,
+      concurrency: opts.concurrency ?? 8,
+      rateLimit: opts.rateLimit,
+      timeoutMs: this.timeoutMs,
+      maxWaitMs: this.retry.maxWaitMs,
+      log: this.log,
+    });
+  }
+
+  /** Runs `fn` outside the run's time limit (--timeout bounds the time spent on the service, not the
+   *  time apply's prompt waits for a person); nothing may be sent meanwhile. */
+  async untimed<T>(fn: () => Promise<T>): Promise<T> {
+    const started = this.clock.now();
+    try {
+      return await fn();
+    } finally {
+      this.governor.excludeFromTimeLimit(this.clock.now() - started);
+    }
   }
 
   async close(): Promise<void> {
@@ -193,7 +193,8 @@ export class ApiCore {
     return Math.min(wait, this.retry.maxWaitMs);
   }
 
-  /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the form. */
+  /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the
+   *  form. Not paced by the governor: it is another host, and every request waits on it. */
   private async postToken(form: URLSearchParams): Promise<{ status: number; body: unknown }> {
     const started = this.clock.now();
     let last = "";
@@ -231,7 +232,7 @@ export class ApiCore {
           }
           return { status, body };
         }
-        wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
+        wait = retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now());
         last = `status ${status}`;
       } catch (e) {
         if (e instanceof ApiError) throw e;
@@ -248,14 +249,14 @@ export class ApiCore {
     }
   }
 
-  /** One send (plus one re-authentication after a 401, which the service did not process). */
-  private async send(spec: RequestSpec, url: string, attempt: number): Promise<Sent> {
-    const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+  /** The transport: one send (plus one re-authentication after a 401, which the service did not
+   *  process), and the answer as it came. Never throws for what the service answers. */
+  private async transport(spec: RequestSpec, url: string, shown: string, sends: number): Promise<Answer> {
     for (let reauthed = false; ; reauthed = true) {
       const token = await this.auth.token();
       const t0 = this.clock.now();
       let res: Dispatcher.ResponseData;
-      let bytes: Buffer;
+      let body: Buffer;
       try {
         res = await request(url, {
           method: spec.method,
@@ -270,125 +271,152 @@ export class ApiCore {
           headersTimeout: this.timeouts.headersMs,
           bodyTimeout: this.timeouts.bodyMs,
         });
-        bytes = Buffer.from(await res.body.arrayBuffer());
+        body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
         const reason = connectionReason(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
-        const err = new ApiError({
-          method: spec.method,
-          path: spec.path,
-          status: 0,
-          message: `connection failed: ${reason}`,
-          outcomeUnknown: spec.kind !== "read",
-        });
-        return { kind: "unknown", err, wait: undefined };
+        return { lost: reason };
       }
       const status = res.statusCode;
-      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${attempt ? ` (send ${attempt + 1})` : ""}`);
+      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);
       if (status === 401 && !reauthed && !this.auth.isStatic) {
         this.auth.invalidate(token);
         this.log(`${shown}: token refused, signing in again`);
         continue;
       }
-      const ok = status >= 200 && status < 300;
-      // A file (CSV) is returned as it came; only JSON and error answers are decoded.
-      if (spec.schema === "bytes" && ok) return { kind: "ok", body: bytes };
-      const text = bytes.toString("utf8");
-      if (ok && text.trim() === "") {
-        if (spec.emptyOk) return { kind: "ok", body: undefined };
-        return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message: `the answer (status ${status}) has no body` }) };
-      }
-      let body: unknown = text;
-      try {
-        body = text === "" ? undefined : JSON.parse(text);
-      } catch {
-        if (ok || !RETRY_STATUS.has(status)) {
-          const message = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`;
-          return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message }) };
-        }
-      }
-      const problems = problemsOf(body);
-      const msg = (body as { message?: unknown } | undefined)?.message;
-      if (!ok) {
-        const message = typeof msg === "string" ? msg : (problems[0]?.message ?? `status ${status}`);
-        const wait = retryAfterMs(res.headers["retry-after"], this.clock.now());
-        const base = { method: spec.method, path: spec.path, status, message, problems, retryAfterMs: wait };
-        if (BUSY_STATUS.has(status)) return { kind: "busy", err: new ApiError({ ...base, retryable: true }), wait };
-        if (RETRY_STATUS.has(status) || (status >= 500 && spec.kind !== "read")) {
-          return { kind: "unknown", err: new ApiError({ ...base, retryable: true, outcomeUnknown: spec.kind !== "read" }), wait };
-        }
-        return { kind: "refused", err: new ApiError(base) };
-      }
-      // A 2xx answer with an error array is a definite refusal (spec 7.2): never sent again.
-      if (problems.length) {
-        const message = typeof msg === "string" && msg ? msg : "the service reported errors";
-        return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message, problems }) };
-      }
-      const fn = apiValidator(spec.schema);
-      if (!fn(body)) {
-        const e = fn.errors?.[0];
-        const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
-        const message = `unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`;
-        return { kind: "refused", err: new ApiError({ method: spec.method, path: spec.path, status, message }) };
-      }
-      for (const u of unknownValues(body)) this.onUnknownValue(u, shown);
-      return { kind: "ok", body };
+      return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
     }
   }
 
-  /** A read or an idempotent write: at most BUDGET.sends sends and BUDGET.totalMs, counting every send.
-   *  A write refused after an earlier send of it may have landed is thrown with `outcomeUnknown`: the
-   *  refusal may be the service meeting the first send's effect (a stale If-Match, a status already
-   *  moved on), so the caller settles it by reading back, never by sending again. */
+  /** One send through the governor, and what its answer means. */
+  private async exchange(spec: RequestSpec, url: string, p: Progress): Promise<Verdict> {
+    const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+    let ticket;
+    try {
+      ticket = await this.governor.acquire();
+    } catch (e) {
+      if (e instanceof TimeLimitReached) throw this.timeLimit(spec, p);
+      throw e;
+    }
+    let answer: Answer;
+    try {
+      answer = await this.transport(spec, url, shown, p.sends);
+    } catch (e) {
+      this.governor.settle(ticket, { kind: "no-answer" });
+      throw e;
+    }
+    const verdict = classify(answer, spec, p, this.clock.now());
+    if (verdict.outcome === "ok") {
+      this.governor.settle(ticket, { kind: "accepted" });
+      for (const u of verdict.unknownValues) this.onUnknownValue(u, shown);
+    } else {
+      this.governor.settle(
+        ticket,
+        verdict.throttled ? { kind: "turned-away", retryAfterMs: verdict.waitMs } : "lost" in answer ? { kind: "no-answer" } : { kind: "accepted" },
+      );
+      if (verdict.outcomeUnknown) p.mayHaveLanded = true;
+      p.last = verdict.err;
+    }
+    return verdict;
+  }
+
+  /** A read or a write: at most BUDGET.sends sends (a 429 is not counted: the service did not process
+   *  it) and BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. A write
+   *  refused after an earlier send of it may have landed is thrown with `outcomeUnknown`: the refusal
+   *  may be the service meeting the first send's effect (a stale If-Match, a status already moved on),
+   *  so the caller settles it by reading back, never by sending again. */
   async call<T>(spec: RequestSpec): Promise<T> {
-    if (spec.kind === "create") throw new TypeError("a create goes through ApiCore.create");
-    const started = this.clock.now();
+    if (spec.kind === "write-once") throw new TypeError("a write-once goes through ApiCore.writeOnce");
     const url = joinUrl(this.base, spec.path, spec.query);
-    let mayHaveLanded = false;
-    for (let sends = 0; ;) {
-      const r = await this.send(spec, url, sends++);
-      if (r.kind === "ok") return r.body as T;
-      if (r.kind === "unknown" && spec.kind === "write") mayHaveLanded = true;
-      const err = mayHaveLanded && !r.err.outcomeUnknown ? r.err.withOutcomeUnknown() : r.err;
-      if (r.kind === "refused") throw err;
-      await this.pause(err, sends, this.retry.maxAttempts, started, r.wait);
+    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined };
+    for (;;) {
+      const v = await this.exchange(spec, url, p);
+      if (v.outcome === "ok") return v.body as T;
+      if (!v.retryable) throw v.err;
+      await this.again(spec, v, p, this.retry.maxAttempts);
     }
   }
 
-  /** A POST that creates. Sent again only after `readBack` says it did not land, and at most
-   *  BUDGET.createSends times in all; a 429 or 503 (turned away unprocessed) may be sent again within
-   *  that budget. A 409 "already exists" is settled by reading back. When the read-back itself fails,
-   *  the outcome stays unknown and nothing is sent again. */
-  async create<T>(spec: RequestSpec, readBack: () => Promise<ReadBack<T>>): Promise<{ result: T | undefined; recovered: boolean }> {
-    const started = this.clock.now();
+  /** A POST that must not land twice (an SSP create, an approval action). Sent again as it is only
+   *  after a 429 or 503 (turned away unprocessed); after anything that may have landed (a lost answer,
+   *  a 5xx, an unreadable 2xx) or a 409 "already exists", `readBack` decides, and it is sent again
+   *  only when the read says it did not land; at most BUDGET.createSends sends that spend the budget.
+   *  When the read-back itself fails, the outcome stays unknown and nothing is sent again. */
+  async writeOnce<T>(spec: RequestSpec, readBack: (why: string) => Promise<ReadBack<T>>): Promise<WriteOnceOutcome<T>> {
     const url = joinUrl(this.base, spec.path, spec.query);
+    const once: RequestSpec = { ...spec, kind: "write-once" };
     const maxSends = Math.min(BUDGET.createSends, this.retry.maxAttempts);
-    for (let sends = 0; ;) {
-      const r = await this.send({ ...spec, kind: "create" }, url, sends++);
-      if (r.kind === "ok") return { result: r.body as T, recovered: false };
-      if (r.kind === "busy") {
-        await this.pause(r.err, sends, maxSends, started, r.wait);
+    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined };
+    for (;;) {
+      const v = await this.exchange(once, url, p);
+      if (v.outcome === "ok") return { result: v.body as T, recovered: false };
+      if (v.outcome === "busy") {
+        await this.again(once, v, p, maxSends);
         continue;
       }
-      if (r.kind === "refused" && r.err.status !== 409) throw r.err;
+      if (v.outcome === "refused" && v.err.status !== 409) throw v.err;
       let found: ReadBack<T>;
       try {
-        found = await readBack();
+        found = await readBack(readBackReason(v.err));
       } catch (e) {
         if (e instanceof ApiError && e.conflict) throw e;
-        throw ApiError.readBackFailed(r.err, e);
+        throw ApiError.readBackFailed(v.err, e);
       }
-      if (found.found) return { result: found.result, recovered: true };
-      if (r.kind === "refused") throw r.err; // a 409 for something that does not exist: a real conflict
+      if (found.found) return { result: found.result, recovered: true, why: readBackReason(v.err) };
+      if (v.outcome === "refused") throw v.err; // a 409 for something that does not exist: a real conflict
       this.log(`${spec.method} ${spec.path}: the read-back says it did not land`);
-      await this.pause(r.err, sends, maxSends, started, r.wait);
+      p.mayHaveLanded = false;
+      await this.again(once, v, p, maxSends);
     }
   }
 
-  private async pause(err: ApiError, sends: number, maxSends: number, started: number, wait: number | undefined): Promise<void> {
-    const delay = this.backoff(sends - 1, wait);
-    if (sends >= maxSends || this.clock.now() - started + delay > this.retry.maxTotalMs) throw err;
-    this.log(`send ${sends + 1}/${maxSends} of ${err.method} ${err.path} in ${delay}ms (${err.status || "connection"})`);
-    await this.clock.sleep(delay);
+  /** Waits before the next send of a request, or throws when it may not be sent again: its budget is
+   *  spent, or the run's time limit would pass first. After a 429 the governor holds the next send
+   *  (with the Retry-After, for every request); without a Retry-After this request also backs off. */
+  private async again(spec: RequestSpec, v: Extract<Verdict, { err: ApiError }>, p: Progress, maxSends: number): Promise<void> {
+    const err = p.mayHaveLanded && !v.err.outcomeUnknown ? v.err.withOutcomeUnknown() : v.err;
+    let delay: number;
+    if (v.throttled) {
+      p.throttles++;
+      delay = v.waitMs === undefined ? this.backoff(p.throttles - 1) : 0;
+    } else {
+      p.throttles = 0;
+      p.sends++;
+      delay = this.backoff(p.sends - 1, v.waitMs);
+      if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs) throw err;
+      p.waited += delay;
+    }
+    if (this.clock.now() + delay >= this.governor.deadline) throw this.timeLimit(spec, p);
+    if (delay || !v.throttled)
+      this.log(
+        `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec.method} ${spec.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`,
+      );
+    if (delay) await this.clock.sleep(delay);
   }
+
+  /** This request cannot be sent (again) within the run's time limit: it ran out, or the next send
+   *  would come after it (a Retry-After, or this request's own backoff, reaching past it). */
+  private timeLimit(spec: RequestSpec, p: Progress): ApiError {
+    const turned = this.governor.turnedAway;
+    const away = turned
+      ? `; the service turned away ${turned === 1 ? "1 request" : `${turned} requests`} of this run with 429 (rate limited): try again later, give a longer --timeout, or set rate_limit for this environment (or --rate-limit) to the service's limit`
+      : "";
+    // Say when it is the service's Retry-After that reaches past the limit, not the limit that ran out.
+    const held = this.governor.pausedForMs;
+    const past = this.clock.now() + held >= this.governor.deadline;
+    const pause =
+      held > 0 && past ? `: the service's Retry-After holds every request for another ${formatDuration(Math.max(1, Math.round(held / 1000)) * 1000)}` : "";
+    return new ApiError({
+      method: spec.method,
+      path: spec.path,
+      status: p.last?.status ?? 0,
+      message: `not sent${p.last ? " again" : ""} within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})${pause}${away}`,
+      retryable: true,
+      outcomeUnknown: p.mayHaveLanded,
+    });
+  }
+}
+
+function headerOf(h: string | string[] | undefined): string | undefined {
+  return Array.isArray(h) ? h[0] : h;
 }

@@ -37,7 +37,8 @@ export const tenantConfigurations = {
     })) ?? { compliance_id: id, compliance_details: [], error: [] },
 };
 
-export type CreateOutcome = { result: SspUpdateResult; recovered: boolean };
+/** A create's result; `why` says, when it was read back, what left its outcome unknown. */
+export type CreateOutcome = { result: SspUpdateResult; recovered: false } | { result: SspUpdateResult; recovered: true; why: string };
 
 /** The fields of a create body that identify what was asked for: a policy of the same name that differs
  *  in one of them is another policy, not ours. Fields the service answers as null are unknown, not a difference. */
@@ -131,13 +132,16 @@ export const ssp = {
       };
       return { found: true, result };
     };
-    const out = await core.create<SspUpdateResult>({ method: "POST", path: SSP, body, kind: "create", schema: "SspUpdateResult", emptyOk: true }, readBack);
-    if (out.result?.compliance_id) return { result: out.result, recovered: out.recovered };
+    const out = await core.writeOnce<SspUpdateResult>(
+      { method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true },
+      readBack,
+    );
+    if (out.result?.compliance_id) return { ...out, result: out.result };
     // A 2xx without a body, or without an id: the id comes from reading the policy back.
     const again = await readBack();
     if (!again.found)
       throw new ApiError({ method: "POST", path: SSP, status: 200, message: `the service accepted ${name} but does not show it`, outcomeUnknown: true });
-    return { result: again.result, recovered: out.recovered };
+    return { ...out, result: again.result };
   },
 
   /** Review or approve. A repeat of a PATCH that the service had already applied answers 409; then the
@@ -194,7 +198,7 @@ export const approvals = {
    *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
    *  service says so (the list shows pending uploads only: someone else may have acted on them). */
   async act(core: ApiCore, action: string, comments: string, ids: string[]): Promise<ApprovalActionResult & { recovered?: boolean }> {
-    const readBack = async (): Promise<ReadBack<ApprovalActionResult>> => {
+    const readBack = async (why: string): Promise<ReadBack<ApprovalActionResult>> => {
       const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
       const pending = (id: string): boolean => {
         const r = records.get(id);
@@ -206,15 +210,15 @@ export const approvals = {
       // A liberal read: a record the list still holds in another status says what became of it.
       const said = gone.map((id) => records.get(id)?.status).filter((st): st is string => !!st);
       const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
-      const message = `the answer was lost; read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
+      const message = `${why}; read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
       return { found: true, result: { message, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
     };
-    const out = await core.create<ApprovalActionResult>(
+    const out = await core.writeOnce<ApprovalActionResult>(
       {
         method: "POST",
         path: "/apis/oingest-approval/v1/action",
         body: { action, comments, approval_ids: ids },
-        kind: "create",
+        kind: "write-once",
         schema: "ApprovalActionResult",
         emptyOk: true,
       },

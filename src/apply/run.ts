@@ -210,7 +210,7 @@ async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<
     await guard.beforeCreate(c);
     const out = await ssp.create(core, p.body);
     createdIds.set(p.body.compliance_name, out.result.compliance_id);
-    return out.recovered ? "created (the answer was lost; confirmed by reading it back)" : "created";
+    return out.recovered ? `created (${out.why}; confirmed by reading it back)` : "created";
   }
   await guard.beforeBatch(c);
   let id = p.compliance_id ?? createdIds.get(p.policy);

@@ -10,6 +10,7 @@ import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress } from "./progress.js";
 import { askYes } from "./prompt.js";
 import { makePlan } from "./reading.js";
+import { noteTurnedAway } from "./rate-limit.js";
 
 export interface ApplyFlags extends GlobalFlags {
   autoApprove?: boolean;
@@ -48,6 +49,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
+      noteTurnedAway(core.governor, env, flags, out);
       return 0;
     }
     requireUser(core, plan);
@@ -61,7 +63,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       process.off("SIGINT", onInt);
       process.off("SIGTERM", onTerm);
       try {
-        if (!(await askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: "))) {
+        // However long the answer takes, it is not the service's time: it does not count against --timeout.
+        if (!(await core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")))) {
           out.error("apply cancelled: nothing was written");
           return 1;
         }
@@ -70,7 +73,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
         process.on("SIGTERM", onTerm);
       }
     }
-    const progress = await startProgress(out, "Applying…", flags.quiet);
+    const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
     try {
       const report = await applyPlan(core, plan, {
         concurrency: concurrencyOf(flags),
@@ -90,6 +93,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       progress.stop();
       if (flags.format === "json") out.json(report);
       else out.out(applyText(report, out));
+      noteTurnedAway(core.governor, env, flags, out);
       if (report.interrupted) return 130;
       return report.summary.failed ? 1 : 0;
     } finally {

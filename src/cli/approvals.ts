@@ -121,7 +121,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
             ? "Approved"
             : "Rejected"
           : settled
-            ? `No longer pending (the answer was lost; whether ${idsToSend.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)`
+            ? `No longer pending (whether ${idsToSend.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)`
             : `Not all ${done} (status ${res.status})`;
       const said = res.recovered ? res.message : `the service said: ${res.message}`;
       out.out(`${head}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; ${said}`);

@@ -4,6 +4,7 @@ import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
+import { parseDuration } from "../duration.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 
@@ -17,6 +18,21 @@ export function concurrencyOf(flags: GlobalFlags): number {
   if (!Number.isInteger(n) || n < 1 || n > 64)
     throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
   return n;
+}
+
+/** Requests per second the service allows: --rate-limit, else the environment's rate_limit, else unknown. */
+export function rateLimitOf(flags: GlobalFlags, env: Pick<ResolvedEnv, "rateLimit">): number | undefined {
+  if (flags.rateLimit === undefined) return env.rateLimit;
+  const n = Number(flags.rateLimit);
+  if (flags.rateLimit.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 10_000)
+    throw new UserError(`--rate-limit must be a number of requests per second above 0 (at most 10000), got ${JSON.stringify(flags.rateLimit)}`);
+  return n;
+}
+
+export function timeoutOf(flags: GlobalFlags): number {
+  const ms = parseDuration(flags.timeout ?? "10m");
+  if (ms === undefined || ms <= 0) throw new UserError(`--timeout must be a duration such as 90s, 10m or 1h, got ${JSON.stringify(flags.timeout)}`);
+  return ms;
 }
 
 export function openRepo(flags: GlobalFlags): Repo {
@@ -75,6 +91,9 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
     credentials,
     connections: concurrencyOf(flags) * 2,
     service: env.service,
+    concurrency: concurrencyOf(flags),
+    rateLimit: rateLimitOf(flags, env),
+    timeoutMs: timeoutOf(flags),
     onSecret: (s) => out.redactor.add(s),
     onUnknownValue: (u, request) => {
       const where = `${u.policy ? `${u.policy}: ` : ""}${request} ${u.pointer}`;

@@ -9,6 +9,7 @@ import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
+import { noteTurnedAway } from "./rate-limit.js";
 
 export interface DriftFlags extends GlobalFlags {
   allEnvs?: boolean;
@@ -51,6 +52,7 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
         reports.push(report);
         if (flags.format === "markdown") out.out(driftMarkdown(report));
         else if (flags.format !== "json") out.out(driftText(report, out));
+        noteTurnedAway(core.governor, env, flags, out);
         if (report.drift.length && code === 0) code = 2;
       } finally {
         await core.close();

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { SEEDS, seedState, type SeedName } from "../emulator/seed.js";
 import { PROFILES, type Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
+import { parseRateLimit } from "../emulator/faults.js";
 import { loadStateFile } from "../emulator/state.js";
 import { UserError } from "../errors.js";
 import type { Output } from "./output.js";
@@ -14,6 +15,8 @@ export interface EmulatorFlags {
   accessTtl?: string;
   refreshTtl?: string;
   profile: string;
+  rateLimit?: string;
+  retryAfter: boolean;
   ignoreIfMatch?: boolean;
 }
 
@@ -28,6 +31,9 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   if (!SEEDS.includes(flags.seed as SeedName)) throw new UserError(`--seed must be one of ${SEEDS.join(", ")}, got ${JSON.stringify(flags.seed)}`);
   if (!PROFILES.includes(flags.profile as Profile)) throw new UserError(`--profile must be default or literal, got ${JSON.stringify(flags.profile)}`);
   const port = int("--port", flags.port, 0, 65535);
+  const limit = flags.rateLimit === undefined ? undefined : parseRateLimit(flags.rateLimit);
+  if (flags.rateLimit !== undefined && !limit)
+    throw new UserError(`--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got ${JSON.stringify(flags.rateLimit)}`);
   const statePath = flags.state ? resolve(flags.state) : undefined;
   let state;
   try {
@@ -43,6 +49,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
     accessTtlS: flags.accessTtl ? int("--access-ttl", flags.accessTtl, 1, 86_400) : undefined,
     refreshTtlS: flags.refreshTtl ? int("--refresh-ttl", flags.refreshTtl, 1, 604_800) : undefined,
     profile: flags.profile as Profile,
+    rateLimit: limit && { ...limit, retryAfter: flags.retryAfter },
     honourIfMatch: !flags.ignoreIfMatch,
   }).catch((e: NodeJS.ErrnoException) => {
     if (e.code === "EADDRINUSE") throw new UserError(`port ${port} on ${flags.host} is in use: pick another with --port (0 picks a free one)`);
@@ -54,7 +61,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running.url}/tenants/${realm}`);
   out.out(`token_url ${running.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
   out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}. Ctrl-C stops it.`,
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`,
   );
   return new Promise<number>((done) => {
     const stop = (): void => {

@@ -12,6 +12,8 @@ export interface GlobalFlags {
   format?: string;
   target?: string[];
   concurrency?: string;
+  rateLimit?: string;
+  timeout?: string;
   quiet?: boolean;
   verbose?: boolean;
   color?: boolean;
@@ -49,7 +51,15 @@ export function common(cmd: Command, opts: { format?: string[]; target?: boolean
   cmd
     .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
     .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
-  if (!opts.offline) cmd.option("--concurrency <n>", "requests in flight at once", "8");
+  if (!opts.offline) {
+    cmd
+      .option("--concurrency <n>", "requests in flight at once", "8")
+      .option(
+        "--rate-limit <n>",
+        "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)",
+      )
+      .option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
+  }
   cmd.option("-q, --quiet", "print results only, no progress or notes");
   if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
   cmd.option("--no-color", "plain output (also NO_COLOR)");
@@ -110,12 +120,17 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       "default",
     )
     .option(
+      "--rate-limit <rate>",
+      "a rate limit in front of the API: a token bucket of N requests per second and its burst (default: one second's worth), e.g. 25/s or 25/s,10; an empty bucket answers 429 at once",
+    )
+    .option("--no-retry-after", "the rate limit's 429 answers carry no Retry-After")
+    .option(
       "--ignore-if-match",
       "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
     )
     .addHelpText(
       "after",
-      "\nExample:\n  revsync emulator --seed demo --port 4010\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
+      "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
     )
     .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
 

@@ -7,6 +7,7 @@ import { openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
+import { noteTurnedAway } from "./rate-limit.js";
 
 export interface PlanFlags extends GlobalFlags {
   out?: string;
@@ -30,6 +31,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   try {
     const plan = await makePlan(repo, env, core, flags, out, { impact: true });
     printPlan(plan, flags.format ?? "text", out);
+    noteTurnedAway(core.governor, env, flags, out);
     if (flags.out) {
       writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);

@@ -1,4 +1,6 @@
+import type { Governor } from "../api/governor.js";
 import type { Output } from "./output.js";
+import { waitingNote } from "./rate-limit.js";
 
 export interface Progress {
   update(text: string): void;
@@ -8,15 +10,25 @@ export interface Progress {
 /** A spinner on stderr, only on a terminal and never with --quiet. A pseudo-terminal that reports no
  *  width (script(1) without a size, some CI runners) gets none: ora's line clearing divides by the width
  *  and would write cursor-up codes without end. */
-export async function startProgress(out: Output, text: string, quiet?: boolean): Promise<Progress> {
+export async function startProgress(out: Output, text: string, quiet?: boolean, governor?: Governor): Promise<Progress> {
   const columns = (process.stderr as { columns?: number }).columns ?? 0;
   if (quiet || !out.stderrIsTTY || process.env.CI || columns <= 0) return { update: () => undefined, stop: () => undefined };
   const { default: ora } = await import("ora");
   const spinner = ora({ text, stream: process.stderr, discardStdin: false }).start();
+  // The line says when revsync waits on the service's rate limit, as that starts and ends.
+  let base = text;
+  const render = (): void => {
+    spinner.text = out.redactor.redact(base + (governor ? waitingNote(governor) : ""));
+  };
+  const unwatch = governor?.watch(render);
   return {
     update: (t) => {
-      spinner.text = out.redactor.redact(t);
+      base = t;
+      render();
     },
-    stop: () => spinner.stop(),
+    stop: () => {
+      unwatch?.();
+      spinner.stop();
+    },
   };
 }

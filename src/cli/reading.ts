@@ -21,7 +21,7 @@ export async function readWithProgress(
   out: Output,
   extra: { values?: boolean; allDetails?: boolean; managedDetails?: boolean; approvedValues?: boolean; allValues?: boolean },
 ): Promise<LiveState> {
-  const progress = await startProgress(out, "Reading the service…", flags.quiet);
+  const progress = await startProgress(out, "Reading the service…", flags.quiet, core.governor);
   try {
     return await readLive(core, desired, {
       concurrency: concurrencyOf(flags),

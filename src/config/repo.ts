@@ -31,6 +31,8 @@ export interface ResolvedEnv {
   vars: Record<string, VarValue>;
   /** The tenant's choices where the interface is silent (service: of the environment). */
   service: ServiceChoices;
+  /** Requests per second the service allows, when revsync.yaml says (rate_limit). */
+  rateLimit?: number;
 }
 
 export interface SourceRef {
@@ -177,6 +179,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     realm,
     vars,
     service: serviceChoices(raw.service, repo.config.approvals, env),
+    rateLimit: raw.rate_limit,
   };
 }
 

@@ -20,8 +20,14 @@ export interface Fault {
   /** status: the status to answer (default 503); success_status: the 2xx to answer after processing
    *  the request as usual (default 204), with no body. */
   status?: number;
-  /** rate_limit: Retry-After seconds (default 1). */
-  retry_after?: number;
+  /** rate_limit: Retry-After seconds (default 1; with `rate`, the seconds until the bucket holds a
+   *  token again, at least 1); null sends no Retry-After. */
+  retry_after?: number | null;
+  /** rate_limit: a token bucket of this many requests per second instead of a 429 for every request:
+   *  requests pass while it holds a token, and an empty bucket answers 429 at once. */
+  rate?: number;
+  /** rate_limit with rate: the bucket's size, full at the start (default: one second of `rate`). */
+  burst?: number;
   /** drop: destroy the connection after the write was committed (default false: before). */
   after_commit?: boolean;
   /** token_expiry: lifetimes for tokens issued from now on, and whether to expire current ones. */
@@ -42,6 +48,11 @@ export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; re
     if (!f || typeof f !== "object") return `faults[${i}] must be an object`;
     const kind = (f as { kind?: unknown }).kind;
     if (!KINDS.includes(kind as FaultKind)) return `faults[${i}].kind must be one of ${KINDS.join(", ")}`;
+    const { rate, burst, retry_after } = f as { rate?: unknown; burst?: unknown; retry_after?: unknown };
+    if (rate !== undefined && (typeof rate !== "number" || !(rate > 0))) return `faults[${i}].rate must be a number of requests per second above 0`;
+    if (burst !== undefined && (typeof burst !== "number" || !(burst >= 1))) return `faults[${i}].burst must be a number of requests, at least 1`;
+    if (retry_after !== undefined && retry_after !== null && (typeof retry_after !== "number" || retry_after < 0))
+      return `faults[${i}].retry_after must be a number of seconds, or null for none`;
     const p = (f as { probability?: unknown }).probability;
     if (p !== undefined && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
     faults.push(f as Fault);
@@ -62,13 +73,57 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** A gateway's rate limit: a bucket of `burst` tokens, refilled at `rate` per second; a request takes a
+ *  token or is turned away. */
+export class TokenBucket {
+  private tokens: number;
+  private at: number;
+
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.tokens = burst;
+    this.at = now();
+  }
+
+  /** Takes a token: undefined when there was one, else the seconds until there is one (at least 1, as
+   *  Retry-After counts whole seconds). */
+  take(): number | undefined {
+    const now = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.rate) / 1000);
+    this.at = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return undefined;
+    }
+    return Math.max(1, Math.ceil((1 - this.tokens) / this.rate));
+  }
+}
+
+/** "25/s" or "25/s,10" (requests per second, and the burst): the emulator's --rate-limit. */
+export function parseRateLimit(text: string): { rate: number; burst: number } | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*s\s*(?:,\s*(\d+)\s*)?$/.exec(text);
+  if (!m) return undefined;
+  const rate = Number(m[1]);
+  const burst = m[2] === undefined ? Math.max(1, Math.ceil(rate)) : Number(m[2]);
+  return rate > 0 && burst >= 1 ? { rate, burst } : undefined;
+}
+
 export class FaultTable {
-  private faults: (Fault & { hits: number })[] = [];
+  private faults: (Fault & { hits: number; bucket?: TokenBucket })[] = [];
   private random: () => number = Math.random;
 
   set(faults: Fault[], seed: number | undefined, replace: boolean): void {
     if (replace) this.faults = [];
-    this.faults.push(...faults.map((f) => ({ ...f, hits: 0 })));
+    this.faults.push(
+      ...faults.map((f) => ({
+        ...f,
+        hits: 0,
+        bucket: f.kind === "rate_limit" && f.rate !== undefined ? new TokenBucket(f.rate, f.burst ?? Math.max(1, Math.ceil(f.rate))) : undefined,
+      })),
+    );
     if (seed !== undefined) this.random = seededRandom(seed);
   }
 
@@ -78,7 +133,7 @@ export class FaultTable {
   }
 
   list(): Fault[] {
-    return this.faults;
+    return this.faults.map(({ bucket: _bucket, ...f }) => f);
   }
 
   /** The faults that fire for this request, each counted once. */
@@ -92,8 +147,15 @@ export class FaultTable {
       if (f.query && !query.includes(f.query)) continue;
       if (f.body_contains && !body.includes(f.body_contains)) continue;
       if ((f.probability ?? 1) < 1 && this.random() >= (f.probability ?? 1)) continue;
+      let fault: Fault = f;
+      if (f.bucket) {
+        const wait = f.bucket.take();
+        if (wait === undefined) continue;
+        // A token bucket's Retry-After is the time until it holds a token again, unless the fault says.
+        fault = { ...f, retry_after: f.retry_after === undefined ? wait : f.retry_after };
+      }
       f.hits++;
-      fired.push(f);
+      fired.push(fault);
     }
     return fired;
   }

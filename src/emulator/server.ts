@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { FaultTable, parseFaults, type Fault } from "./faults.js";
+import { FaultTable, parseFaults, TokenBucket, type Fault } from "./faults.js";
 import { literalAnswer, literalRefusal, type Profile } from "./profile.js";
 import { SEEDS, seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
@@ -16,9 +16,17 @@ export interface EmulatorOptions {
   accessTtlS?: number;
   refreshTtlS?: number;
   profile?: Profile;
+  /** A rate limit in front of the API (--rate-limit): a token bucket, with or without Retry-After. */
+  rateLimit?: RateLimitOptions;
   /** Check a write's If-Match against the resource's version_id (default true). false: accept writes
    *  whatever their If-Match says, as a service that does not honour it would. */
   honourIfMatch?: boolean;
+}
+
+export interface RateLimitOptions {
+  rate: number;
+  burst: number;
+  retryAfter: boolean;
 }
 
 /** Settings a test may change while the emulator runs (GET|POST /__admin/settings); reset restores
@@ -86,6 +94,12 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** 429, with Retry-After in seconds unless null. */
+function tooMany(retryAfter: number | null): Reply {
+  const headers: Record<string, string> = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
+  return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class Emulator {
@@ -94,6 +108,7 @@ export class Emulator {
   private journalSeq = 0;
   private accessTtlS: number;
   private refreshTtlS: number;
+  private readonly gateway: { bucket: TokenBucket; retryAfter: boolean } | undefined;
   settings: EmulatorSettings;
 
   constructor(
@@ -103,7 +118,9 @@ export class Emulator {
     refreshTtlS = 1800,
     readonly profile: Profile = "default",
     private readonly startSettings: EmulatorSettings = { if_match: true },
+    rateLimit?: RateLimitOptions,
   ) {
+    this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
     this.accessTtlS = accessTtlS;
     this.refreshTtlS = refreshTtlS;
     this.settings = { ...startSettings };
@@ -156,6 +173,14 @@ export class Emulator {
       if (!isLoopback(req.socket.remoteAddress)) return new Reply(403, { status: 403, message: "admin endpoints answer loopback only", error: [] });
       return this.admin(method, path, raw, url);
     }
+    // The rate limit stands in front of the API (the token endpoint is another host), before any fault.
+    if (this.gateway && path.includes(API)) {
+      const wait = this.gateway.bucket.take();
+      if (wait !== undefined) {
+        entry.fault = "rate_limit";
+        return tooMany(this.gateway.retryAfter ? wait : null);
+      }
+    }
     const fired = this.faults.pick(method, path, raw, decodeURIComponent(url.search.replace(/\+/g, " ")));
     let dropAfter = false;
     let success: number | undefined;
@@ -169,9 +194,7 @@ export class Emulator {
         const status = f.status ?? 503;
         return new Reply(status, { status, message: `injected ${status}`, error: [{ message: `injected ${status}` }] });
       } else if (f.kind === "rate_limit") {
-        return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", {
-          "retry-after": String(f.retry_after ?? 1),
-        });
+        return tooMany(f.retry_after === undefined ? 1 : f.retry_after);
       } else if (f.kind === "success_status") {
         success = f.status ?? 204;
       } else if (f.kind === "error_array") {
@@ -427,7 +450,15 @@ export class Emulator {
 }
 
 export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator & { emulator: Emulator }> {
-  const emulator = new Emulator(opts.state, opts.statePath, opts.accessTtlS, opts.refreshTtlS, opts.profile, { if_match: opts.honourIfMatch !== false });
+  const emulator = new Emulator(
+    opts.state,
+    opts.statePath,
+    opts.accessTtlS,
+    opts.refreshTtlS,
+    opts.profile,
+    { if_match: opts.honourIfMatch !== false },
+    opts.rateLimit,
+  );
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());

@@ -62,6 +62,10 @@ export interface EnvironmentConfig {
   vars?: {
     [k: string]: string | number | boolean | undefined;
   };
+  /**
+   * Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers.
+   */
+  rate_limit?: number;
   service?: ServiceChoicesConfig;
 }
 /**

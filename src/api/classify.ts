@@ -1,0 +1,163 @@
+import { ApiError, type ServiceProblem } from "../errors.js";
+import { apiValidator } from "../schema/ajv.js";
+import { unknownValues, type UnknownValue } from "./vocabulary.js";
+
+/** What a request is, for what its answers mean (README, Reliability):
+ *  - read: a GET, or a POST that only reads; sending it again changes nothing.
+ *  - write: a PATCH; it may be sent again (If-Match, or a read-back, settles a repeat), and a refusal
+ *    after a send that may have landed is settled by reading back.
+ *  - write-once: a POST that makes something (an SSP policy, an approval action); sent again only
+ *    when the service did not process it (429, 503) or a read-back says it did not land. */
+export type RequestKind = "read" | "write" | "write-once";
+
+export interface RequestShape {
+  method: "GET" | "POST" | "PATCH";
+  path: string;
+  kind: RequestKind;
+  /** Definition of schemas/api.schema.json the JSON answer must match; "bytes" for a file (CSV). */
+  schema: string | "bytes";
+  /** A 2xx answer without a body (204, or an empty 201) is success: the caller does not need the answer. */
+  emptyOk?: boolean;
+}
+
+/** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
+export type Answer = { status: number; retryAfter?: string; body: Buffer } | { lost: string };
+
+/** What came before this send of the request. */
+export interface Attempt {
+  /** An earlier send of this write may have landed (its answer was lost, or a 5xx). */
+  mayHaveLanded: boolean;
+}
+
+/** What an answer means, decided without side effects. ok: use the body. refused: final, never sent
+ *  again. busy: the service did not process it (429, 503). unknown: it may have been processed. */
+export type Verdict =
+  | { outcome: "ok"; body: unknown; unknownValues: UnknownValue[] }
+  | {
+      outcome: "refused" | "busy" | "unknown";
+      err: ApiError;
+      /** May be sent again as it is (a write-once: without reading back first). */
+      retryable: boolean;
+      /** A write that may have landed: settled by reading back, never by sending again blindly. */
+      outcomeUnknown: boolean;
+      /** 429: the service's rate limit. The rate governor slows down; the send spends no budget. */
+      throttled: boolean;
+      /** The wait the service asked for (Retry-After), in ms. */
+      waitMs?: number;
+    };
+
+/** Statuses after which reads and PATCHes are sent again (README, Reliability). */
+export const RETRY_STATUS: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+/** Statuses that say the request was turned away before any processing. */
+const BUSY_STATUS: ReadonlySet<number> = new Set([429, 503]);
+
+export function retryAfterMs(header: string | undefined, now: number): number | undefined {
+  const v = header?.trim();
+  if (!v) return undefined;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function problemsOf(body: unknown): ServiceProblem[] {
+  const out: ServiceProblem[] = [];
+  const push = (e: unknown): void => {
+    if (typeof e === "string") out.push({ message: e });
+    else if (e && typeof e === "object") {
+      const o = e as Record<string, unknown>;
+      const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
+      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
+    }
+  };
+  if (body && typeof body === "object" && !Array.isArray(body)) {
+    const b = body as { error?: unknown; compliance_details?: unknown };
+    if (Array.isArray(b.error)) b.error.forEach(push);
+    if (Array.isArray(b.compliance_details)) {
+      for (const d of b.compliance_details as { error?: unknown }[]) if (Array.isArray(d?.error)) d.error.forEach(push);
+    }
+  }
+  return out;
+}
+
+/** Why a write was read back, in words for its report: the answer that left its outcome unknown. */
+export function readBackReason(err: ApiError): string {
+  if (err.status === 0) return "the answer was lost";
+  if (err.status >= 200 && err.status < 300) return "the answer could not be read";
+  return `the service answered ${err.status}`;
+}
+
+/** Decides what one answer means for this kind of request (the table of the README's Reliability
+ *  section; src/api/classify.test.ts holds every row). `now` reads a Retry-After given as a date. */
+export function classify(answer: Answer, req: RequestShape, attempt: Attempt, now: number): Verdict {
+  const at = { method: req.method, path: req.path };
+  const writes = req.kind !== "read";
+  const fail = (
+    outcome: "refused" | "busy" | "unknown",
+    err: { status: number; message: string; problems?: ServiceProblem[]; retryAfterMs?: number },
+    o: { retryable?: boolean; outcomeUnknown?: boolean; throttled?: boolean } = {},
+  ): Verdict => {
+    // A refusal after a send that may have landed may be the service meeting that send's effect.
+    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
+    const retryable = o.retryable ?? false;
+    return {
+      outcome,
+      err: new ApiError({ ...at, ...err, retryable, outcomeUnknown }),
+      retryable,
+      outcomeUnknown,
+      throttled: o.throttled ?? false,
+      waitMs: err.retryAfterMs,
+    };
+  };
+  if ("lost" in answer) {
+    // Sent, perhaps processed: a read is sent again; a PATCH too, and a refusal after it is read back;
+    // a write-once is read back before anything else.
+    return fail("unknown", { status: 0, message: `connection failed: ${answer.lost}` }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
+  }
+  const { status } = answer;
+  const ok = status >= 200 && status < 300;
+  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
+  const text = answer.body.toString("utf8");
+  // A 2xx to a write that cannot be read was processed all the same: what it did is read back.
+  const unreadable = (message: string): Verdict =>
+    writes ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
+  if (ok && text.trim() === "") {
+    if (req.emptyOk) return { outcome: "ok", body: undefined, unknownValues: [] };
+    return unreadable(`the answer (status ${status}) has no body`);
+  }
+  let body: unknown = text;
+  let json = true;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    json = false;
+  }
+  const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`;
+  if (ok && !json) return unreadable(notJson);
+  const problems = json ? problemsOf(body) : [];
+  const msg = json ? (body as { message?: unknown } | undefined)?.message : undefined;
+  if (!ok) {
+    // A gateway's own page (HTML) says nothing more than its status, unless the status is unusual.
+    const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
+    const message = typeof msg === "string" ? msg : (problems[0]?.message ?? fallback);
+    const err = { status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) };
+    if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
+    if (status >= 500) {
+      // May have been processed. Reads and PATCHes are sent again on the retry statuses; a write-once
+      // is read back first, whatever the 5xx.
+      const again = RETRY_STATUS.has(status);
+      if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
+      if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
+      return fail("unknown", err, { outcomeUnknown: true });
+    }
+    return fail("refused", err);
+  }
+  // A 2xx answer with an error array is a definite refusal (spec 7.2): never sent again.
+  if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
+  const fn = apiValidator(req.schema);
+  if (!fn(body)) {
+    const e = fn.errors?.[0];
+    const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
+    return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
+  }
+  return { outcome: "ok", body, unknownValues: unknownValues(body) };
+}
