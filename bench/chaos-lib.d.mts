@@ -1,4 +1,4 @@
-// Types of chaos-lib.mjs, for test/chaos.test.ts.
+// Types of chaos-lib.mjs, for test/chaos.e2e.test.ts.
 export interface CliRun {
   code: number | null;
   stdout: string;

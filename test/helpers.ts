@@ -92,7 +92,7 @@ export function cli(
   return new Promise((resolvePromise, reject) => {
     const env: Record<string, string> = {};
     // Retry waits capped (REVSYNC_MAX_RETRY_WAIT_MS): tests count sends, they do not wait out backoff;
-    // the waits themselves are tested in process with an injected clock (test/client.test.ts).
+    // the waits themselves are tested in process with an injected clock (test/client.e2e.test.ts).
     for (const [k, v] of Object.entries({
       ...process.env,
       NO_COLOR: "1",
