@@ -6,7 +6,7 @@ import http from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { ROOT, cli, startEmulatorProcess, token } from "./chaos-lib.mjs";
+import { ROOT, cli, startEmulatorProcess, token } from "../dist/testing/chaos.js";
 import { seedState } from "../dist/emulator/seed.js";
 import { valuesToCsv } from "../dist/ssp/csv.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chaosRepo, cli, runSeed, startEmulatorProcess, type EmulatorProcess } from "../bench/chaos-lib.mjs";
-import { removeDir } from "./helpers.js";
+import { chaosRepo, cli, runSeed, startEmulatorProcess, type EmulatorProcess } from "../src/testing/chaos.js";
+import { removeDir } from "../src/testing/helpers.js";
 
 // One fixed seed of the chaos suite (npm run chaos runs 20+): 20% 503s, 5% dropped connections
 // (half after the write committed), 429 bursts with Retry-After, tokens expiring every 3 s, and 200

@@ -3,7 +3,7 @@ import { ApiCore } from "../src/api/core.js";
 import type { Clock } from "../src/api/clock.js";
 import { approvals, errorTransactions, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError, UserError } from "../src/errors.js";
-import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import { cli, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "../src/testing/helpers.js";
 
 /** Real time for requests, fake time for waits: sleeps are recorded and return at once. */
 function fakeClock(): Clock & { sleeps: number[]; offset: number } {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { api, BIN, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import { api, BIN, startEmu, token, updateBody, type Emu, sspCreateBody } from "../src/testing/helpers.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";

@@ -4,7 +4,7 @@ import { ApiCore, BUDGET } from "../src/api/core.js";
 import { approvals, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError } from "../src/errors.js";
 import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";
-import { sspCreateBody, startEmu, updateBody, type Emu } from "./helpers.js";
+import { sspCreateBody, startEmu, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // One retry budget per request, in the HTTP core, counted in the emulator's journal (issue 11):
 // reads and PATCHes at most 6 sends; a create at most 3, and sent again only after a read says it

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
+import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 const fx = useEmulatorRepo();
 

@@ -1,6 +1,6 @@
 import { PolicyProblems } from "../errors.js";
-import { modelsFromGitOnly, modelsFromLive } from "../policy-test/models.js";
-import { loadTests, type TestCase } from "../policy-test/load.js";
+import { modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
+import { loadTests, type TestCase } from "../config/test-files.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
 import { runCases, type CaseResult } from "../policy-test/run.js";
 import { testJson, testJunit, testJunitError, testText } from "../report/policy-test.js";

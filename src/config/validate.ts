@@ -3,7 +3,7 @@ import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { relative } from "node:path";
 import { address } from "../plan/model.js";
 import { globMatch, inForce, todayUtc } from "../plan/ignore.js";
-import { loadTests } from "../policy-test/load.js";
+import { loadTests } from "./test-files.js";
 import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor, type DesiredState, type Repo } from "./repo.js";
 import { at } from "./schema-diagnostics.js";
 

@@ -1,5 +1,5 @@
 import { firstFailing, order, outcome, sameSsp, showSsp, type Outcome, type PolicyModel } from "./evaluate.js";
-import type { TestCase } from "./load.js";
+import type { TestCase } from "../config/test-files.js";
 
 export interface CaseResult {
   case: TestCase;

@@ -4,14 +4,15 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { systemClock } from "../src/api/clock.js";
-import { updateBody as revsyncUpdateBody } from "../src/apply/run.js";
-import { UPDATE_FIELDS } from "../src/plan/build.js";
-import { seedState, type SeedName } from "../src/emulator/seed.js";
-import type { Profile } from "../src/emulator/profile.js";
-import { startEmulator } from "../src/emulator/server.js";
+import { systemClock } from "../api/clock.js";
+import { updateBody as revsyncUpdateBody } from "../apply/run.js";
+import { UPDATE_FIELDS } from "../plan/build.js";
+import { seedState, type SeedName } from "../emulator/seed.js";
+import type { Profile } from "../emulator/profile.js";
+import { startEmulator } from "../emulator/server.js";
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+// Two levels up from src/testing/ (tests) and from dist/testing/ (benches): the repository.
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN = join(ROOT, "dist", "bin.js");
 
 export const DEMO_ENV = {
@@ -153,7 +154,7 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
 }
 
 /** A token for direct API calls in tests (the benches use the same). */
-export { token } from "../bench/chaos-lib.mjs";
+export { token } from "./chaos.js";
 
 export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
