@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import { batchNameOf } from "../plan/model.js";
-import { fieldDiff, normalizeSspFields } from "../plan/normalize.js";
+import { fieldDiff, normalizeSspFields } from "../plan/values.js";
 import type {
   ApprovalActionResult,
   ErrorTransactionFilter,

@@ -5,7 +5,7 @@ import { ApiError, UserError } from "../errors.js";
 import { readBatchValues } from "../live/read.js";
 import { UPDATE_FIELDS } from "../plan/build.js";
 import { batchNameOf, type Change, type Plan } from "../plan/model.js";
-import { valuesChecksum } from "../plan/normalize.js";
+import { valuesChecksum } from "../plan/values.js";
 import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
 

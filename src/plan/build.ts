@@ -24,7 +24,7 @@ import {
   type Plan,
   type ValuesSummary,
 } from "./model.js";
-import { canonicalConditions, compareValues, fieldDiff, keyedValues, normalizeSspFields, valuesChecksum, type HeldValues } from "./normalize.js";
+import { canonicalConditions, compareValues, fieldDiff, keyedValues, normalizeSspFields, valuesChecksum, type HeldValues } from "./values.js";
 
 /** The 14 fields of the update body (spec 4.2): the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { valuesToCsv } from "../ssp/csv.js";
 import { byCodePoint } from "./model.js";
-import { canonicalConditions, compareValues, fieldDiff, keyedValues, valuesChecksum } from "./normalize.js";
+import { canonicalConditions, compareValues, fieldDiff, keyedValues, valuesChecksum } from "./values.js";
 
 describe("fieldDiff", () => {
   it.each([
