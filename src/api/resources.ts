@@ -1,6 +1,4 @@
 import { ApiError } from "../errors.js";
-import { batchNameOf } from "../plan/model.js";
-import { fieldDiff, normalizeSspFields } from "../plan/values.js";
 import type {
   ApprovalActionResult,
   ErrorTransactionFilter,
@@ -16,6 +14,8 @@ import type {
   UpdateResult,
 } from "../schema/generated/api.js";
 import type { ApiCore, ReadBack } from "./core.js";
+import { batchNameOf } from "../shared/address.js";
+import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";

@@ -4,10 +4,11 @@ import { ssp, tenantConfigurations } from "../api/resources.js";
 import { ApiError, UserError } from "../errors.js";
 import { readBatchValues } from "../live/read.js";
 import { UPDATE_FIELDS } from "../plan/build.js";
-import { batchNameOf, type Change, type Plan } from "../plan/model.js";
+import type { Change, Plan } from "../plan/model.js";
 import { valuesChecksum } from "../plan/values.js";
 import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
+import { batchNameOf } from "../shared/address.js";
 
 export interface ApplyReport {
   environment: string;

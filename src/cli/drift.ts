@@ -1,7 +1,7 @@
 import { environmentNames, overridesSet, selectEnv } from "../config/repo.js";
 import { errorObject, UserError } from "../errors.js";
 import { buildDrift } from "../plan/build.js";
-import { applyIgnore, todayUtc } from "../plan/ignore.js";
+import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
 import type { DriftReport } from "../plan/model.js";
 import { driftMarkdown, driftText } from "../report/plan.js";
@@ -9,6 +9,7 @@ import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js
 import type { GlobalFlags } from "./main.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
+import { todayUtc } from "../config/drift-ignore.js";
 
 export interface DriftFlags extends GlobalFlags {
   allEnvs?: boolean;

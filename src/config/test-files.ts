@@ -11,17 +11,7 @@ import { listYamlFiles } from "./walk.js";
 import { MAX_FILE_BYTES, readYamlFile } from "./yaml-source.js";
 import type { SspPolicyTestFile } from "../schema/generated/policy.js";
 import { lineProblems, type Line } from "../policy-test/line.js";
-
-export interface TestCase {
-  name: string;
-  file: string;
-  line: number;
-  column: number;
-  input: Line;
-  expect: { policy: string | null; ssp?: number };
-  /** The file's date_field: the line field that gives the date for batch values. */
-  dateField?: string;
-}
+import type { TestCase } from "../policy-test/run.js";
 
 /** A case of a file as run. */
 function testCase(file: SspPolicyTestFile, c: SspPolicyTestFile["cases"][number], shown: string, where: { line: number; column: number }): TestCase {

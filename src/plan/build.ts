@@ -2,29 +2,25 @@ import { posix } from "node:path";
 import { UserError } from "../errors.js";
 import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
-import { valuesFileFor } from "../export/mapping.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
 import { CsvSyntaxError } from "../ssp/csv.js";
 import { plural } from "../words.js";
 import {
   ACTIONS,
-  address,
-  batchNameOf,
-  byCodePoint,
   DRIFT_CLASSES,
   PLAN_FORMAT_VERSION,
   planChecksum,
   summarize,
-  targeted,
   type Change,
   type DriftItem,
   type DriftReport,
-  type FieldDiff,
   type Plan,
   type ValuesSummary,
 } from "./model.js";
-import { canonicalConditions, compareValues, fieldDiff, keyedValues, normalizeSspFields, valuesChecksum, type HeldValues } from "./values.js";
+import { compareValues, keyedValues, valuesChecksum, type HeldValues } from "./values.js";
+import { address, batchNameOf, byCodePoint, targeted, valuesFileFor } from "../shared/address.js";
+import { canonicalConditions, fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
 
 /** The 14 fields of the update body (spec 4.2): the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];

@@ -1,6 +1,7 @@
-import { byCodePoint } from "../plan/model.js";
 import { ExprError, evaluateText } from "./expr.js";
 import { isNumeric, lineCurrency, lineDate, numericFields, parseDate, text, type Line } from "./line.js";
+import { byCodePoint } from "../shared/address.js";
+import { canonicalOperator, listItems } from "../shared/normalize.js";
 
 export type { Line } from "./line.js";
 
@@ -72,22 +73,21 @@ function compare(field: string, lineValue: unknown, condValue: string): number {
   );
 }
 
-const list = (v: string): string[] => v.split(",").map((s) => s.trim());
-
 /** Whether one condition holds for a line (README, "Policy tests": the rules, as built). Throws for an
  *  operator outside the list or sides that cannot be ordered. */
 export function holds(c: PolicyModel["when"][number], line: Line): boolean {
   const v = line[c.field_name];
   const t = text(v);
-  switch (c.operator) {
+  // One spelling of each operator: the symbols (>, <, >=, <=) are the words' aliases (spec 2.3).
+  switch (canonicalOperator(c.operator)) {
     case "equality":
       return t === c.value;
     case "inequality":
       return t !== c.value;
     case "in":
-      return list(c.value).includes(t);
+      return listItems(c.value).includes(t);
     case "not in":
-      return !list(c.value).includes(t);
+      return !listItems(c.value).includes(t);
     case "contains":
       return t.includes(c.value);
     case "not contains":
@@ -97,16 +97,12 @@ export function holds(c: PolicyModel["when"][number], line: Line): boolean {
     case "ends with":
       return t.endsWith(c.value);
     case "greater than":
-    case ">":
       return compare(c.field_name, v, c.value) > 0;
     case "less than":
-    case "<":
       return compare(c.field_name, v, c.value) < 0;
     case "greater or equal":
-    case ">=":
       return compare(c.field_name, v, c.value) >= 0;
     case "less or equal":
-    case "<=":
       return compare(c.field_name, v, c.value) <= 0;
     case "null":
       return t === "";

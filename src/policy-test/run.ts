@@ -1,5 +1,17 @@
 import { firstFailing, order, outcome, sameSsp, showSsp, type Outcome, type PolicyModel } from "./evaluate.js";
-import type { TestCase } from "../config/test-files.js";
+import type { Line } from "./line.js";
+
+/** A case of a test file, as loaded from the policy repo (src/config/test-files.ts). */
+export interface TestCase {
+  name: string;
+  file: string;
+  line: number;
+  column: number;
+  input: Line;
+  expect: { policy: string | null; ssp?: number };
+  /** The file's date_field: the line field that gives the date for batch values. */
+  dateField?: string;
+}
 
 export interface CaseResult {
   case: TestCase;

@@ -11,8 +11,8 @@ import type { EmulatorState, TenantState } from "../emulator/state.js";
 import type { ExportedFile } from "../export/mapping.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
 import type { Change, Plan } from "../plan/model.js";
-import { batchNameOf } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
+import { batchNameOf } from "../shared/address.js";
 
 export function demoState(): EmulatorState {
   return seedState("demo");
