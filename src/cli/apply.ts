@@ -4,7 +4,7 @@ import { UserError } from "../errors.js";
 import { PLAN_FORMAT_VERSION, type Plan } from "../plan/model.js";
 import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress } from "./progress.js";

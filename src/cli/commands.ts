@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { common } from "./main.js";
+import { common } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(

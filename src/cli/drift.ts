@@ -6,7 +6,7 @@ import { checkTargets } from "../plan/targets.js";
 import type { DriftReport } from "../plan/model.js";
 import { driftMarkdown, driftText } from "../report/plan.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { todayUtc } from "../config/drift-ignore.js";

@@ -3,7 +3,7 @@ import { isDate } from "../config/values.js";
 import { UserError } from "../errors.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
 import { formatCsv } from "../ssp/csv.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { table, withClient } from "./service-command.js";
 

@@ -1,45 +1,15 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
 import { createRequire } from "node:module";
+import type { GlobalFlags } from "./flags.js";
 import { Output, Redactor } from "./output.js";
 
 /** The version in package.json (one level above src/ and dist/). */
 const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
-export interface GlobalFlags {
-  env?: string;
-  config?: string;
-  format?: string;
-  target?: string[];
-  concurrency?: string;
-  quiet?: boolean;
-  verbose?: boolean;
-  color?: boolean;
-  /** Internal (never a flag): variables that take precedence over the process environment for this run
-   *  (revsync demo points the run at its own emulator without writing process.env). */
-  envOverride?: Record<string, string | undefined>;
-}
-
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
   const color = flags.color === false || process.env.NO_COLOR ? false : undefined;
   return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, color });
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-/** The flags commands share (design.md 3.2), in one place. `offline` commands (validate, init, test)
- *  leave out what only means something when talking to the service. */
-export function common(cmd: Command, opts: { format?: string[]; target?: boolean; offline?: boolean } = {}): Command {
-  cmd
-    .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
-    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
-  if (!opts.offline) cmd.option("--concurrency <n>", "requests in flight at once", "8");
-  cmd.option("-q, --quiet", "print results only, no progress or notes");
-  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
-  cmd.option("--no-color", "plain output (also NO_COLOR)");
-  if (opts.format) cmd.addOption(new Option("--format <format>", "output format").choices(opts.format).default(opts.format[0]));
-  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
-  return cmd;
 }
 
 export async function runCli(argv: string[]): Promise<number> {

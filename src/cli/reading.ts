@@ -9,7 +9,7 @@ import { loadTests } from "../config/test-files.js";
 import { modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
 import { impact } from "../policy-test/run.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
 

@@ -6,7 +6,7 @@ import { runCases, type CaseResult, type TestCase } from "../policy-test/run.js"
 import { testJson, testJunit, testJunitError, testText } from "../report/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";

@@ -1,7 +1,6 @@
 import { dirname, join, normalize } from "node:path";
 import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
-import type { PolicyDoc } from "./repo.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { coerceEnvText } from "./interpolate.js";
 import { schemaJson, type SchemaFile } from "../schema/ajv.js";
@@ -55,6 +54,13 @@ export const READ_ONLY_TENANT_FIELDS = [
 ];
 
 export const DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
+
+/** One policy document of the repo, as the rules check it. */
+export interface PolicyDoc {
+  src: SourceDoc;
+  absFile: string;
+  kind: "TenantConfiguration" | "SspPolicy";
+}
 
 type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: boolean; rule: string; offset?: number }) => void;
 

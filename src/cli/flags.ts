@@ -1,0 +1,34 @@
+/** The flags every command shares, and their type: what each command's module needs of the command
+ *  line (main.ts registers the commands and runs them). */
+import { Option, type Command } from "commander";
+
+export interface GlobalFlags {
+  env?: string;
+  config?: string;
+  format?: string;
+  target?: string[];
+  concurrency?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  color?: boolean;
+  /** Internal (never a flag): variables that take precedence over the process environment for this run
+   *  (revsync demo points the run at its own emulator without writing process.env). */
+  envOverride?: Record<string, string | undefined>;
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** The flags commands share (design.md 3.2), in one place. `offline` commands (validate, init, test)
+ *  leave out what only means something when talking to the service. */
+export function common(cmd: Command, opts: { format?: string[]; target?: boolean; offline?: boolean } = {}): Command {
+  cmd
+    .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
+    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  if (!opts.offline) cmd.option("--concurrency <n>", "requests in flight at once", "8");
+  cmd.option("-q, --quiet", "print results only, no progress or notes");
+  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
+  cmd.option("--no-color", "plain output (also NO_COLOR)");
+  if (opts.format) cmd.addOption(new Option("--format <format>", "output format").choices(opts.format).default(opts.format[0]));
+  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
+  return cmd;
+}
