@@ -104,7 +104,7 @@ describe("a create whose outcome is unknown", () => {
   it("answer dropped after commit: read back, found with the fields sent, counted as created; one POST", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 }] });
     const out = await ssp.create(core, createBody("Dropped SSP"));
-    expect(out.recovered).toBe(true);
+    expect(out.kind).toBe("confirmed");
     expect(out.result.compliance_id).toMatch(/^SSP-/);
     expect(await sent("POST", SSP)).toBe(1);
   });
@@ -112,7 +112,7 @@ describe("a create whose outcome is unknown", () => {
   it("answer dropped before commit: the read says it is not there, so it is sent again; two POSTs, one policy", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/policy/ssp", times: 1 }] });
     const out = await ssp.create(core, createBody("Retried SSP"));
-    expect(out.recovered).toBe(false);
+    expect(out.kind).toBe("done");
     expect(await sent("POST", SSP)).toBe(2);
     expect((await ssp.list(core)).filter((e) => e.compliance_name === "Retried SSP")).toHaveLength(1);
   });
@@ -144,7 +144,7 @@ describe("a create whose outcome is unknown", () => {
   it("a 409 for the very policy that was sent (an earlier send landed) is settled by the read-back", async () => {
     await ssp.create(core, createBody("Same SSP"));
     const out = await ssp.create(core, createBody("Same SSP"));
-    expect(out.recovered).toBe(true);
+    expect(out.kind).toBe("confirmed");
   });
 });
 
@@ -162,7 +162,7 @@ describe("2xx answers without a body", () => {
     expect(created.result.compliance_id).toMatch(/^SSP-/);
     const hw = await ssp.get(core, "Hardware SSP");
     const res = await ssp.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1");
-    expect(res.error).toEqual([]);
+    expect(res.result.error).toEqual([]);
     expect((await ssp.batch(core, "Hardware SSP", "FY26-H1"))?.status).toBe("approved");
   });
 });

@@ -1,4 +1,5 @@
 import type { ApiCore } from "../api/core.js";
+import { settle, type Failed, type Landed } from "../api/outcome.js";
 import type { Clock } from "../api/clock.js";
 import { ssp, tenantConfigurations } from "../api/resources.js";
 import { ApiError, UserError } from "../errors.js";
@@ -178,6 +179,28 @@ export function updateBody(p: Extract<NonNullable<Change["payload"]>, { kind: "u
   };
 }
 
+const DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" } as const;
+
+/** A write that landed, in the apply report's words. */
+export function landedWords(action: keyof typeof DONE, o: Landed): string {
+  if (o.kind === "done") return DONE[action];
+  if (o.kind === "already") return `already ${o.status}`;
+  // A create is read back after a lost answer (or a 409 for the very policy that was sent).
+  if (action === "create") return "created (the answer was lost; confirmed by reading it back)";
+  return `${o.status ?? DONE[action]} (confirmed by reading it back)`;
+}
+
+/** A failed write fails its step with the service's words; a 412 on a tenant configuration PATCH that
+ *  could not have landed earlier is someone else's change since the plan. */
+function failure(action: keyof typeof DONE, o: Failed): ApiError {
+  const e = o.error;
+  if (action === "update" && o.kind === "refused" && e.status === 412) {
+    return new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
+  }
+  return e;
+}
+
+/** One step: the check right before its write, the write, and what the API layer learned about it. */
 async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<string, string>, user: string, log: (line: string) => void): Promise<string> {
   const c = step.change;
   const p = c.payload;
@@ -185,43 +208,25 @@ async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<
   if (p.kind === "update") {
     await guard.beforeUpdate(c);
     log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-    try {
-      await tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined);
-      return "updated";
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      const stale = () =>
-        new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
-      // Only a write that may have landed (the core says so) is read back; a 412 on its own is someone else's change.
-      if (!e.outcomeUnknown) throw e.status === 412 ? stale() : e;
-      let live: Record<string, unknown>;
-      try {
-        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === p.compliance_id);
-        live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-      } catch (readErr) {
-        throw ApiError.readBackFailed(e, readErr);
-      }
-      if (Object.entries(p.item).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v))) return "updated (confirmed by reading it back)";
-      if (e.status === 412) throw stale();
-      const message = `${e.serviceMessage}; read back: the tenant configuration does not hold the new values`;
-      throw new ApiError({ method: e.method, path: e.path, status: e.status, message, problems: e.problems });
-    }
+    const o = await settle(tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined));
+    if (o.kind === "unknown" || o.kind === "refused") throw failure("update", o);
+    return landedWords("update", o);
   }
   if (p.kind === "create") {
     await guard.beforeCreate(c);
-    const out = await ssp.create(core, p.body);
-    createdIds.set(p.body.compliance_name, out.result.compliance_id);
-    return out.recovered ? "created (the answer was lost; confirmed by reading it back)" : "created";
+    const o = await settle(ssp.create(core, p.body));
+    if (o.kind === "unknown" || o.kind === "refused") throw failure("create", o);
+    createdIds.set(p.body.compliance_name, o.result.compliance_id);
+    return landedWords("create", o);
   }
   await guard.beforeBatch(c);
   let id = p.compliance_id ?? createdIds.get(p.policy);
   if (!id) id = (await ssp.get(core, p.policy))?.compliance_id;
   if (!id) throw new ApiError({ method: "GET", path: "ssp", status: 404, message: `SSP policy ${p.policy} not found` });
   const action = c.action === "review" ? "review" : "approve";
-  const res = await ssp.batchAction(core, action, { id, name: p.policy }, p.batch);
-  const msg = res.compliance_details?.[0]?.message;
-  if (msg && (msg.startsWith("already") || msg.endsWith("(confirmed by reading it back)"))) return msg;
-  return action === "review" ? "reviewed" : "approved";
+  const o = await settle(ssp.batchAction(core, action, { id, name: p.policy }, p.batch));
+  if (o.kind === "unknown" || o.kind === "refused") throw failure(action, o);
+  return landedWords(action, o);
 }
 
 export interface ApplyOptions {
