@@ -1,6 +1,6 @@
 import { environmentNames, overridesSet, selectEnv } from "../config/repo.js";
 import { errorObject, UserError } from "../errors.js";
-import { buildDrift } from "../plan/build.js";
+import { buildDrift } from "../plan/drift.js";
 import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
 import type { DriftReport } from "../plan/model.js";
