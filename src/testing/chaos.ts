@@ -2,52 +2,13 @@
 // and test/chaos.e2e.test.ts (a few fixed seeds in npm test). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
 // emulator injecting faults; apply at most twice; then, faults off, the plan must show no changes and
 // no policy may exist twice.
-import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { cli, DEMO_ENV, startEmulatorProcess } from "./helpers.js";
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const BIN = join(ROOT, "dist", "bin.js");
-const CREDS = { REVSYNC_CLIENT_ID: "revsync", REVSYNC_CLIENT_SECRET: "demo-secret", REVSYNC_USERNAME: "alice", REVSYNC_PASSWORD: "alice-password" };
-
-/** A token of the emulator's documented sign-in, for direct API calls (benches and tests). */
-export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
-  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "revsync",
-      client_secret: "demo-secret",
-      username: user,
-      password: `${user}-password`,
-    }).toString(),
-  });
-  return ((await res.json()) as { access_token: string }).access_token;
-}
-
-export interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export function cli(args: string[], cwd: string, extraEnv: Record<string, string> = {}, signal?: { name: NodeJS.Signals; ms: number }): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", ...CREDS, ...extraEnv };
-    delete env.REVSYNC_ENV;
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("error", reject);
-    if (signal) setTimeout(() => child.kill(signal.name), signal.ms);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The demo sign-in, with real retry waits: chaos is about what the backoff and Retry-After do. */
+const CHAOS_ENV = { ...DEMO_ENV, REVSYNC_MAX_RETRY_WAIT_MS: "" };
 
 const FORMULA = (i: number): string => `apiVersion: revsync/v1
 kind: SspPolicy
@@ -79,42 +40,6 @@ export function chaosRepo(url: string, formulas = 160, uploads = 20): string {
     writeFileSync(join(dir, "policies", "chaos", `u${i}`, "values.csv"), CSV);
   }
   return dir;
-}
-
-export interface EmulatorProcess {
-  url: string;
-  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
-  stop(): Promise<void>;
-}
-
-export async function startEmulatorProcess(args: string[] = []): Promise<EmulatorProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d;
-      const m = /^base_url (\S+)$/m.exec(out);
-      if (m) {
-        const url = m[1] as string;
-        const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-          const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-          if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
-          return (await res.json()) as T;
-        };
-        resolve({
-          url,
-          admin,
-          stop: () =>
-            new Promise<void>((r) => {
-              child.once("close", () => r());
-              child.kill("SIGTERM");
-            }),
-        });
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
-  });
 }
 
 export function chaosFaults(seed: number): object {
@@ -153,7 +78,7 @@ export async function runSeed(seed: number, opts: { formulas?: number; uploads?:
   const dir = chaosRepo(emu.url, opts.formulas ?? 160, opts.uploads ?? 20);
   const started = Date.now();
   try {
-    const planned: { changes: unknown[] } = JSON.parse((await cli(["plan", "--format", "json", "--quiet"], dir)).stdout);
+    const planned: { changes: unknown[] } = JSON.parse((await cli(["plan", "--format", "json", "--quiet"], { cwd: dir, env: CHAOS_ENV })).stdout);
     const resources = planned.changes.length;
     await emu.admin("POST", "faults", chaosFaults(seed));
     const runs: (number | null)[] = [];
@@ -161,13 +86,13 @@ export async function runSeed(seed: number, opts: { formulas?: number; uploads?:
     // 3 times: under 20% 503s and 3% refusals a chain of create, review and approve can need several
     // applies. Each apply re-sends only what failed; up to 5 (the table reports how many were needed).
     for (let i = 0; i < (opts.maxApplies ?? 5); i++) {
-      const r = await cli(["apply", "--auto-approve", "--quiet"], dir);
+      const r = await cli(["apply", "--auto-approve", "--quiet"], { cwd: dir, env: CHAOS_ENV });
       runs.push(r.code);
       if (r.code === 0) break;
     }
     const journal = await emu.admin<{ fault?: unknown }[]>("GET", "requests");
     await emu.admin("DELETE", "faults");
-    const final = await cli(["plan", "--detailed-exitcode", "--quiet"], dir);
+    const final = await cli(["plan", "--detailed-exitcode", "--quiet"], { cwd: dir, env: CHAOS_ENV });
     const state = await emu.admin<{ tenants: { ssp: { compliance_name: string }[] }[] }>("GET", "state");
     const names = (state.tenants[0]?.ssp ?? []).map((p) => p.compliance_name);
     const duplicates = names.length - new Set(names).size;

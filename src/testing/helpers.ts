@@ -56,6 +56,43 @@ export async function startEmu(seed: SeedName = "demo", opts: { accessTtlS?: num
   };
 }
 
+export interface EmulatorProcess {
+  url: string;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** `revsync emulator` as a process of its own (the CLI's), on an OS-chosen port. */
+export async function startEmulatorProcess(args: string[] = []): Promise<EmulatorProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d;
+      const m = /^base_url (\S+)$/m.exec(out);
+      if (m) {
+        const url = m[1] as string;
+        const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+          const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+          if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
+          return (await res.json()) as T;
+        };
+        resolve({
+          url,
+          admin,
+          stop: () =>
+            new Promise<void>((r) => {
+              child.once("close", () => r());
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
+  });
+}
+
 /** One emulator and one copy of the policy repo aimed at it, for a whole test file; the demo seed is
  *  restored before each test unless `reset` is false. */
 export function useEmulatorRepo(opts: { reset?: boolean } = {}): { emu: Emu; repo: string } {
@@ -85,9 +122,9 @@ export function cli(
     cwd?: string;
     env?: Record<string, string | undefined>;
     input?: string;
-    /** Act once stderr shows this text (send a signal, change the service from outside): driven by what
-     *  the CLI says, not by the clock. */
-    when?: { stderr: string; act: (child: ChildProcess) => unknown };
+    /** Act once stderr shows this text, or once this test of all stderr so far holds (send a signal,
+     *  change the service from outside): driven by what the CLI says, never by the clock. */
+    when?: { stderr: string | ((stderr: string) => boolean); act: (child: ChildProcess) => unknown };
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
@@ -111,9 +148,10 @@ export function cli(
     let acted = false;
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
-      if (opts.when && !acted && stderr.includes(opts.when.stderr)) {
+      const w = opts.when;
+      if (w && !acted && (typeof w.stderr === "string" ? stderr.includes(w.stderr) : w.stderr(stderr))) {
         acted = true;
-        void opts.when.act(child);
+        void w.act(child);
       }
     });
     child.on("error", reject);
@@ -153,8 +191,21 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
   return revsyncUpdateBody({ ...payload, item: { ...fields, ...overrides } as any }, user, systemClock);
 }
 
-/** A token for direct API calls in tests (the benches use the same). */
-export { token } from "./chaos.js";
+/** A token of the emulator's documented sign-in, for direct API calls (tests and benches). */
+export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
+  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "password",
+      client_id: "revsync",
+      client_secret: "demo-secret",
+      username: user,
+      password: `${user}-password`,
+    }).toString(),
+  });
+  return ((await res.json()) as { access_token: string }).access_token;
+}
 
 export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
