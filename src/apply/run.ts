@@ -8,12 +8,12 @@ import { UPDATE_FIELDS } from "../plan/build.js";
 import type { Change, Plan } from "../plan/model.js";
 import { valuesChecksum } from "../plan/values.js";
 import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
-import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
+import { buildSteps, schedule, type StepOutcome, type Step } from "./graph.js";
 import { batchNameOf } from "../shared/address.js";
 
 export interface ApplyReport {
   environment: string;
-  outcomes: { address: string; action: string; status: Outcome["status"]; message: string }[];
+  outcomes: { address: string; action: string; status: StepOutcome["status"]; message: string }[];
   summary: { done: number; failed: number; skipped: number };
   interrupted: boolean;
 }
@@ -233,7 +233,7 @@ export interface ApplyOptions {
   concurrency: number;
   isStopping: () => boolean;
   onStart?: (step: Step) => void;
-  onFinish?: (o: Outcome, done: number, total: number) => void;
+  onFinish?: (o: StepOutcome, done: number, total: number) => void;
   /** The verbose log. */
   log?: (line: string) => void;
 }
@@ -254,7 +254,7 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
     onStart: opts.onStart,
     onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length),
   });
-  const count = (s: Outcome["status"]): number => outcomes.filter((o) => o.status === s).length;
+  const count = (s: StepOutcome["status"]): number => outcomes.filter((o) => o.status === s).length;
   return {
     environment: plan.environment,
     outcomes: outcomes.map((o) => ({ address: o.step.change.address, action: o.step.change.action, status: o.status, message: o.message })),

@@ -3,7 +3,7 @@ import { relative, resolve, sep } from "node:path";
 import { Document, isMap, isSeq, type YAMLMap } from "yaml";
 import { errorTransactions } from "../api/resources.js";
 import { UserError } from "../errors.js";
-import { order, outcome, showSsp, type PolicyModel } from "../policy-test/evaluate.js";
+import { matchLine, order, showSsp, type PolicyModel } from "../policy-test/evaluate.js";
 import { testsDir } from "../config/test-files.js";
 import { lineProblems, type Line } from "../policy-test/line.js";
 import { modelsFromLive } from "../plan/policy-models.js";
@@ -128,7 +128,7 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
       out.warn(`${id} left out: its ${bad.map((b) => `${b.field} ${b.message}`).join("; ")}`);
       continue;
     }
-    const got = outcome(ordered, line);
+    const got = matchLine(ordered, line);
     if (got.error) {
       out.warn(`${id} left out: its routing cannot be told today (${got.error})`);
       continue;

@@ -2,6 +2,7 @@ import { ExprError, evaluateText } from "./expr.js";
 import { isNumeric, lineCurrency, lineDate, numericFields, parseDate, text, type Line } from "./line.js";
 import { byCodePoint } from "../shared/address.js";
 import { canonicalOperator, listItems } from "../shared/normalize.js";
+import { andList } from "../words.js";
 
 export type { Line } from "./line.js";
 
@@ -42,7 +43,8 @@ export interface ValueRow {
   effective_end_date: string;
 }
 
-export interface Outcome {
+/** Which policy an order line meets first, and at what SSP: what a policy test case checks. */
+export interface Match {
   /** The policy met first, or null when none is. */
   policy: string | null;
   /** Its SSP for the line, or null when it has none (no value row, or an error). */
@@ -176,8 +178,7 @@ export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): { ssp
   const latest = Math.max(...candidates.map((c) => c.batch.approved));
   const winners = candidates.filter((c) => c.batch.approved === latest);
   if (winners.length > 1) {
-    const names = winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`);
-    const named = `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+    const named = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
     return {
       ssp: null,
       error: `${p.name}: batches ${named} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`,
@@ -198,7 +199,7 @@ export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): { ssp
 }
 
 /** The policy a line meets first, and its SSP. */
-export function outcome(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Outcome {
+export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Match {
   for (const p of ordered) {
     let failing: PolicyModel["when"][number] | undefined;
     try {
