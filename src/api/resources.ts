@@ -22,7 +22,7 @@ const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 const enc = encodeURIComponent;
 
-// 4.1, 4.2
+// Tenant configurations: list, update.
 export const tenantConfigurations = {
   list: (core: ApiCore): Promise<TenantConfigurationList> => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
   /** A PATCH whose answer was lost, or a repeat refused after such a send (a 412 for the If-Match it
@@ -73,7 +73,7 @@ export function createMismatch(sent: SspCreateBody["compliance_spec"][number], l
 
 const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
 
-// 4.3 to 4.7
+// SSP policies: list, one policy, one batch, create, review and approve, download, template.
 export const ssp = {
   list: (core: ApiCore): Promise<SspList> => core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" }),
 
@@ -182,12 +182,12 @@ export const ssp = {
   download: (core: ApiCore, fileId: string): Promise<Buffer> =>
     core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
 
-  /** batch_name goes as a query parameter: design.md 5. */
+  /** batch_name goes as a query parameter (docs/decisions.md, "The SSP template's batch name"). */
   template: (core: ApiCore, batchName?: string): Promise<Buffer> =>
     core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
 };
 
-// 4.8, 4.9
+// Manual-upload approvals: the pending list, the approve or reject action.
 export const approvals = {
   pending: (core: ApiCore): Promise<PendingApprovals> =>
     core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
@@ -228,7 +228,7 @@ export const approvals = {
   },
 };
 
-// 4.10
+// Error transactions.
 export const errorTransactions = {
   list: (core: ApiCore, filter: ErrorTransactionFilter): Promise<ErrorTransactionsList> =>
     core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" }),

@@ -153,7 +153,7 @@ export class Guard {
   }
 }
 
-/** The signed-in user, whom a tenant configuration PATCH names (user_name, spec 4.2): required when the
+/** The signed-in user, whom a tenant configuration PATCH names (user_name): required when the
  *  plan holds an update; checked before anything is sent. */
 export function requireUser(core: ApiCore, plan: Plan): string | undefined {
   const user = core.auth.username;
@@ -166,7 +166,7 @@ export function requireUser(core: ApiCore, plan: Plan): string | undefined {
   return user;
 }
 
-/** The body of a tenant configuration PATCH (spec 4.2): the plan's 14 fields, the signed-in user, and
+/** The body of a tenant configuration PATCH: the plan's 14 fields, the signed-in user, and
  *  the run's clock for current_timestamp (epoch seconds, as text). */
 export function updateBody(p: Extract<NonNullable<Change["payload"]>, { kind: "update" }>, user: string, clock: Clock): TenantConfigurationUpdateBody {
   return {

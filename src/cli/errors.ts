@@ -39,7 +39,7 @@ const MISSING_POLICY_SET: Record<string, string> = {
   "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them",
 };
 
-/** The filter of spec 4.10 that the flags ask for, checked: a bad flag is an error naming it. */
+/** The error transactions filter that the flags ask for, checked: a bad flag is an error naming it. */
 export function errorFilter(flags: ErrorsFlags): ErrorTransactionFilter {
   const type = (flags.type ?? "").toLowerCase();
   if (!["order", "invoice", "event", "mje"].includes(type))

@@ -18,7 +18,7 @@ export interface GlobalFlags {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-/** The flags commands share (design.md 3.2), in one place. `offline` commands (validate, init, test)
+/** The flags commands share (README, "Commands"), in one place. `offline` commands (validate, init, test)
  *  leave out what only means something when talking to the service. */
 export function common(cmd: Command, opts: { format?: string[]; target?: boolean; offline?: boolean } = {}): Command {
   cmd

@@ -69,7 +69,7 @@ function lineOf(
   return line;
 }
 
-/** revsync test record --from-errors: the order lines of error transactions (spec 4.10) as policy test
+/** revsync test record --from-errors: the order lines of error transactions as policy test
  *  cases that pin the routing the service's policies give them today (like revsync test --live), in a
  *  new test file. Read-only against the service. */
 export async function runTestRecord(flags: RecordFlags, out: Output): Promise<number> {

@@ -9,7 +9,8 @@ import { isScalar, type Document } from "yaml";
 import { ExprError, parseExpr } from "../policy-test/expr.js";
 import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
 
-/** The fields of the update body of spec 4.2 that a policy file may set (guid is taken from live). */
+/** The fields of the tenant configuration update body that a policy file may set (guid is taken from
+ *  live; docs/decisions.md, "The tenant configuration update"). */
 export const UPDATABLE_TENANT_FIELDS = [
   "ar_accounting",
   "can_delete",
@@ -26,7 +27,7 @@ export const UPDATABLE_TENANT_FIELDS = [
   "ui_mode",
 ] as const;
 
-/** Fields of spec 2.2 that exist live but that the update body cannot carry. */
+/** Fields of a live tenant configuration that the update body cannot carry. */
 export const READ_ONLY_TENANT_FIELDS = [
   "account_segment_delimiter",
   "augment_currency_rates",

@@ -15,7 +15,7 @@ import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
 import { valuesChecksum } from "./values.js";
 
-/** The 14 fields of the update body (spec 4.2): the updatable ones and the guid. */
+/** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
 
 export const REASONS = {

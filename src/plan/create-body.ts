@@ -1,9 +1,10 @@
 /** The body of an SSP create: the item git's policy file asks for, with the defaults of the fields it
- *  leaves out (README, "Decisions"), and the batches that go up with it. */
+ *  leaves out (docs/decisions.md, "Defaults of a new SSP policy"), and the batches that go up with it. */
 import type { DesiredBatch, DesiredSsp } from "../config/repo.js";
 import type { SspCreateBatch, SspCreateBody, SspCreateItem } from "../schema/generated/api.js";
 
-/** Fields a policy file must set for plan to create the policy (spec 4.6 requires them; the others default). */
+/** Fields a policy file must set for plan to create the policy (the create body requires them; the
+ *  others default). */
 export const CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"] as const;
 
 /** The create body's item for a policy of git, or the fields it lacks for one. */

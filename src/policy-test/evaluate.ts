@@ -36,7 +36,7 @@ export interface BatchModel {
 export interface ValueRow {
   product_id: string;
   currency_code: string;
-  /** Amount or Percent (spec 2.4). */
+  /** Amount or Percent. */
   value_type: string;
   mid_point: number;
   effective_start_date: string;
@@ -80,7 +80,7 @@ function compare(field: string, lineValue: unknown, condValue: string): number {
 export function holds(c: PolicyModel["when"][number], line: Line): boolean {
   const v = line[c.field_name];
   const t = text(v);
-  // One spelling of each operator: the symbols (>, <, >=, <=) are the words' aliases (spec 2.3).
+  // One spelling of each operator: the symbols (>, <, >=, <=) are the words' aliases.
   switch (canonicalOperator(c.operator)) {
     case "equality":
       return t === c.value;

@@ -7,8 +7,8 @@ export const address = {
   batch: (policy: string, batch: string): string => `ssp/${policy}/batch/${batch}`,
 };
 
-/** A batch item's name: the service fills batch_name, or only name (spec 2.3). The one matcher of
- *  batch names: exact, case-sensitive. */
+/** A batch item's name: the service fills batch_name, or only name. The one matcher of batch names:
+ *  exact, case-sensitive (docs/decisions.md, "Names match exactly"). */
 export function batchNameOf(item: { batch_name?: string; name?: string }): string {
   return item.batch_name ?? item.name ?? "";
 }

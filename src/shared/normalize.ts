@@ -41,12 +41,13 @@ export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
   return [...(list ?? [])].sort((a, b) => byCodePoint(stable(a), stable(b)));
 }
 
-/** The spec names four comparisons twice, in words and as symbols (2.3): one meaning, one spelling. */
+/** The interface names four comparisons twice, in words and as symbols: one meaning, one spelling
+ *  (docs/decisions.md, "Operators: symbols and words are one"). */
 export const OPERATOR_ALIASES: Readonly<Record<string, string>> = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
 
 export const canonicalOperator = (op: string): string => OPERATOR_ALIASES[op] ?? op;
 
-/** Operators whose value is a comma-separated list (spec 2.3). */
+/** Operators whose value is a comma-separated list. */
 const LIST_OPERATORS = new Set(["in", "not in"]);
 
 /** The items of an `in` / `not in` condition's value: comma-separated, spaces around each trimmed. */

@@ -182,7 +182,7 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides
+/** The tenant configuration update body for a live envelope: its 14 fields, with overrides
  *  (the body revsync itself sends, through the same function). */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
@@ -246,7 +246,7 @@ export function npxShim(): string {
   return dir;
 }
 
-/** The body of an SSP create (spec 4.6) for a formula policy, with overrides of its item. */
+/** The body of an SSP create for a formula policy, with overrides of its item. */
 export function sspCreateBody(name: string, overrides: Record<string, unknown> = {}): any {
   return {
     compliance_name: name,
