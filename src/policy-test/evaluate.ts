@@ -26,8 +26,9 @@ export interface BatchModel {
   /** The batch's own validity, when known (YYYY-MM-DD or MM/DD/YYYY). */
   effective_start_date?: string;
   effective_end_date?: string;
-  /** When it was approved, as an order: the later approved, the greater (see approvalOrder in models.ts).
-   *  Equal values are a tie that cannot be told apart. */
+  /** When it was approved, as an order: the later approved, the greater (docs/decisions.md, "Which
+   *  approved batch was approved last"; src/plan/policy-models.ts sets it). Equal values are a tie that
+   *  cannot be told apart. */
   approved: number;
   /** How `approved` is known, for messages: "updated_at 2026-03-01T10:00:00Z", "listed 2nd in git". */
   approvedShown: string;
