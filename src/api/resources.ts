@@ -13,10 +13,10 @@ import type {
   TenantConfigurationUpdateBody,
   UpdateResult,
 } from "../schema/generated/api.js";
-import type { ApiCore, ReadBack } from "./core.js";
-import type { Written } from "./outcome.js";
 import { batchNameOf } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
+import type { ApiCore, ReadBack } from "./core.js";
+import type { Written } from "./outcome.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";

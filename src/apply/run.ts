@@ -8,8 +8,8 @@ import { UPDATE_FIELDS } from "../plan/build.js";
 import type { Change, Plan } from "../plan/model.js";
 import { valuesChecksum } from "../plan/values.js";
 import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
-import { buildSteps, schedule, type StepOutcome, type Step } from "./graph.js";
 import { batchNameOf } from "../shared/address.js";
+import { buildSteps, schedule, type StepOutcome, type Step } from "./graph.js";
 
 export interface ApplyReport {
   environment: string;
@@ -190,8 +190,9 @@ export function landedWords(action: keyof typeof DONE, o: Landed): string {
   return `${o.status ?? DONE[action]} (confirmed by reading it back)`;
 }
 
-/** A failed write fails its step with the service's words; a 412 on a tenant configuration PATCH that
- *  could not have landed earlier is someone else's change since the plan. */
+/** A failed write fails its step with the service's words. A refused 412 on a tenant configuration
+ *  PATCH (on a first send, or after a read-back that found other values) is someone else's change
+ *  since the plan. */
 function failure(action: keyof typeof DONE, o: Failed): ApiError {
   const e = o.error;
   if (action === "update" && o.kind === "refused" && e.status === 412) {
