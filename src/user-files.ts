@@ -13,6 +13,7 @@ const REASONS: Record<string, string> = {
   ENOSPC: "no space left on the device",
   EDQUOT: "the disk quota is exhausted",
   ENAMETOOLONG: "the name is too long",
+  ELOOP: "it is a symbolic link that leads round in a loop (to itself, or through others back to itself)",
 };
 
 /** Why a file operation failed, in plain words. */

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -56,18 +56,56 @@ describe("adopting an existing tenant", () => {
       // The drift cron the CI recipes install is green on day one.
       expect((await run(["drift"], env, dir)).code).toBe(0);
 
-      // Never overwrites without --force: a clash writes nothing.
-      const before = statSync(join(dir, "revsync.yaml")).mtimeMs;
-      const again = await cli(["init", "policy-repo", "--realm", "other"], { cwd: parent });
-      expect(again.code).toBe(1);
-      expect(again.stderr).toContain("init would overwrite files in policy-repo, so nothing was written: revsync.yaml");
-      expect(statSync(join(dir, "revsync.yaml")).mtimeMs).toBe(before);
+      // The next day: a file renamed and commented by the team, a batch reviewed in the service. Export
+      // finds the policy's file by metadata.name and changes that one line where it stands.
+      const first = join(dir, "policies/ssp/hardware-ssp.yaml");
+      const renamed = join(dir, "policies/ssp/hw.yaml");
+      writeFileSync(renamed, readFileSync(first, "utf8").replace("batches:", "# FY26-H2 goes live in July\nbatches:"));
+      rmSync(first);
+      const state: any = await fx.emu.admin("GET", "state");
+      state.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP").batches.find((b: any) => b.batch_name === "FY26-H2").status = "reviewed";
+      await fx.emu.admin("POST", "reset", { state });
+      const kept = readFileSync(renamed, "utf8");
+      const dry = await run(["export", "--dry-run"], env, dir);
+      expect(dry.stdout).toBe(
+        "would update policies/ssp/hw.yaml (ssp/Hardware SSP: batch FY26-H2 status)\n\nDry run: 1 file would be written (0 new, 1 updated); nothing was written.\n",
+      );
+      expect(readFileSync(renamed, "utf8")).toBe(kept);
+      const reexport = await run(["export"], env, dir);
+      expect(reexport.stdout).toBe("updated policies/ssp/hw.yaml (ssp/Hardware SSP: batch FY26-H2 status)\n");
+      expect(readFileSync(renamed, "utf8")).toBe(kept.replace(/(- name: FY26-H2\n\s+status:) file uploaded/, "$1 reviewed"));
+      expect(existsSync(first)).toBe(false);
+      expect((await run(["validate"], env, dir)).code).toBe(0);
+      expect((await run(["plan", "--detailed-exitcode"], env, dir)).code).toBe(0);
+
+      // In a repo that exists, init adds only what is missing, fitted to its revsync.yaml, and touches
+      // nothing that exists without --force.
+      const config = join(dir, "revsync.yaml");
+      writeFileSync(
+        config,
+        readFileSync(config, "utf8").replace("environments:\n", "environments:\n  production:\n    base_url: ${PROD_URL}\n    realm: acme\n"),
+      );
+      const before = statSync(config).mtimeMs;
+      const gitignore = join(dir, ".gitignore");
+      writeFileSync(gitignore, "# ours\n");
+      const added = await cli(["init", "policy-repo", "--ci", "github", "--realm", "other"], { cwd: parent });
+      expect(added.code).toBe(0);
+      expect(added.stdout).toMatch(/^Added to a revsync policy repo in policy-repo:\n {2}wrote \.github\/workflows\/revsync-plan\.yml\n/);
+      expect(added.stdout).toContain("  kept, as they exist (--force replaces them): .gitignore\n");
+      expect(added.stderr).toContain("revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only");
+      expect(statSync(config).mtimeMs).toBe(before);
+      expect(readFileSync(gitignore, "utf8")).toBe("# ours\n");
+      const recipe = readFileSync(join(dir, ".github/workflows/revsync-plan.yml"), "utf8");
+      expect(recipe).toContain("environment: [production, sandbox]");
+      expect(recipe).toContain("PROD_URL: ${{ vars.PROD_URL }}\n      SANDBOX_BASE_URL: ${{ vars.SANDBOX_BASE_URL }}\n");
       expect((await cli(["init", "policy-repo", "--realm", "other", "--force"], { cwd: parent })).code).toBe(0);
-      expect(readFileSync(join(dir, "revsync.yaml"), "utf8")).toContain('realm: "other"');
+      expect(readFileSync(config, "utf8")).toContain('realm: "other"');
     } finally {
       removeDir(parent);
     }
-  });
+    // Some fifteen CLI runs in a row (init, export twice, validate, plan, drift, init again): about 14 s
+    // alone, over 30 s when the suite shares two loaded cores.
+  }, 90_000);
 });
 
 describe("targets mean what they say", () => {
@@ -101,6 +139,7 @@ describe("machine output is pure", () => {
     try {
       const json = await run(["plan", "--format", "json"]);
       expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout).format_version).toBe("1");
       const err = JSON.parse(json.stdout).error;
       expect(err.kind).toBe("policy");
       expect(err.diagnostics[0]).toMatchObject({ file: "policies/bad.yaml", line: 4, column: 17 });
@@ -120,7 +159,9 @@ describe("machine output is pure", () => {
     try {
       const r = await run(["drift", "--all-envs", "--format", "json"], { REVSYNC_MAX_RETRY_WAIT_MS: "1" });
       expect(r.code).toBe(1);
-      const entries = JSON.parse(r.stdout);
+      const all = JSON.parse(r.stdout);
+      expect(all.format_version).toBe("1");
+      const entries = all.environments;
       expect(entries.map((e: any) => e.environment)).toEqual(["demo", "broken"]);
       expect(entries[0].drift.length).toBeGreaterThan(0);
       expect(entries[1].error).toMatchObject({ kind: "service", status: 0 });

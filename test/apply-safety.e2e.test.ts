@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
@@ -26,6 +27,16 @@ describe("a saved plan is bound to the tenant it was made for", () => {
     const saved = JSON.parse(readFileSync(file, "utf8"));
     expect(saved).toMatchObject({ base_url: fx.emu.url, auth_url: fx.emu.url, realm: "demo", user: "alice", checksum: expect.stringMatching(/^sha256:/) });
     await fx.emu.admin("DELETE", "requests");
+
+    // show renders it offline: no revsync.yaml, no credentials, no request.
+    const shown = await cli(["show", file], { cwd: tmpdir() });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(
+      new RegExp(`^Saved plan ${file}, made \\S+Z as alice\\.\nrevsync will make these changes in environment "demo" \\(${fx.emu.url}, realm demo\\):\n`),
+    );
+    expect(shown.stdout).toContain("Plan: 1 to create, 1 to update, 2 to review, 3 to approve.");
+    expect(JSON.parse((await cli(["show", file, "--format", "json"], { cwd: tmpdir() })).stdout)).toEqual(saved);
+    expect((await cli(["show", file, "--format", "markdown"], { cwd: tmpdir() })).stdout).toMatch(/^<!-- revsync-plan:demo -->\n### revsync plan for `demo`/);
 
     const otherUrl = await run(["apply", file, "--auto-approve"], { REVSYNC_BASE_URL: `${fx.emu.url}/tenants/prod`, REVSYNC_REALM: "prod" });
     expect(otherUrl.code).toBe(1);
@@ -60,6 +71,10 @@ describe("a saved plan is bound to the tenant it was made for", () => {
     writeFileSync(file, JSON.stringify(edited));
     const tampered = await run(["apply", file, "--auto-approve"]);
     expect(tampered.stderr).toMatch(/was changed after revsync wrote it \(its checksum does not match\), so nothing was applied/);
+    // show checks it as apply does: what it shows is what apply would act on.
+    const shownTampered = await cli(["show", file]);
+    expect(shownTampered.code).toBe(1);
+    expect(shownTampered.stderr).toMatch(/was changed after revsync wrote it/);
 
     const invalid = structuredClone(saved);
     invalid.changes[0].action = "delete";
@@ -212,7 +227,7 @@ describe("approvals of more than one upload", () => {
     await fx.emu.admin("DELETE", "requests");
     const all = await run(["approvals", "reject", "--all", "--comment", "dup"]);
     expect(all.code).toBe(1);
-    expect(all.stderr).toMatch(/reject of 5 upload\(s\) at once: without a terminal it needs --yes/);
+    expect(all.stderr).toMatch(/reject of 5 uploads at once: without a terminal it needs --yes/);
     const two = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "ok"]);
     expect(two.code).toBe(1);
     expect((await journal()).filter((j) => j.path.includes("/oingest-approval/v1/action"))).toEqual([]);

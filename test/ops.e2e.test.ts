@@ -1,4 +1,4 @@
-import { readFileSync, mkdtempSync } from "node:fs";
+import { readFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -21,7 +21,12 @@ describe("approvals", () => {
     expect(r.stdout).toMatch(/APR-0001\s+orders-2026-10-27\.csv\s+ORDER\s+1480\s+alice\s+2026-10-26T18:00:00Z\s+yes/);
     expect(r.stdout).toMatch(/APR-0003\s+orders-2026-10-28\.csv\s+ORDER\s+1512\s+carol\s+\S+\s+no/);
     const j = JSON.parse((await run(["approvals", "list", "--format", "json"])).stdout);
-    expect(j.total_records).toBe(5);
+    expect(j).toMatchObject({ format_version: "1", total_records: 5 });
+    // One --format vocabulary: text everywhere, table kept as another name for it.
+    for (const format of ["text", "table"]) expect((await run(["approvals", "list", "--format", format])).stdout).toBe(r.stdout);
+    const bad = await run(["approvals", "list", "--format", "yaml"]);
+    expect(bad.stderr).toContain("Allowed choices are text, json.");
+    expect(bad.code).toBe(1);
   });
 
   it("approving a mix of own and others' uploads: own ones left out with a warning, the rest approved", async () => {
@@ -81,7 +86,7 @@ describe("approvals", () => {
       REVSYNC_USERNAME: "bob",
       REVSYNC_PASSWORD: "bob-password",
     });
-    expect(dry.stdout).toContain("Would approve 3 upload(s):");
+    expect(dry.stdout).toContain("Would approve 3 uploads:");
     expect(await pendingIds()).toHaveLength(5);
     const byCarol = await run(["approvals", "reject", "--all", "--uploaded-by", "carol", "--file", "events", "--comment", "dup", "--yes"]);
     expect(byCarol.stdout).toContain("Rejected: APR-0004.");
@@ -90,15 +95,54 @@ describe("approvals", () => {
     expect(unknown.stderr).toMatch(/not pending approval: APR-9999/);
   });
 
-  it("the reject literal comes from revsync.yaml", async () => {
+  it("the choices the spec leaves open come from the environment's service: section (approvals: at the top too), REVSYNC_REJECT_ACTION over both", async () => {
     const dir = tempRepo(fx.emu.url);
     try {
       const cfg = join(dir, "revsync.yaml");
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(cfg, readFileSync(cfg, "utf8") + "approvals:\n  reject_action: Declined\n");
-      const r = await cli(["approvals", "reject", "APR-0003", "--comment", "x"], { cwd: dir, env: DEMO_ENV });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+      const original = readFileSync(cfg, "utf8");
+      const reject = (env: Record<string, string> = {}) =>
+        cli(["approvals", "reject", "APR-0003", "--comment", "x"], { cwd: dir, env: { ...DEMO_ENV, ...env } });
+      writeFileSync(cfg, original + "approvals:\n  reject_action: Declined\n");
+      const top = await reject();
+      expect(top.code).toBe(1);
+      expect(top.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+      writeFileSync(
+        cfg,
+        original.replace("    realm: demo\n", "    realm: demo\n    service:\n      reject_action: Refused\n      template_batch_name: path\n") +
+          "approvals:\n  reject_action: Declined\n",
+      );
+      expect((await reject()).stderr).toMatch(/unknown action "Refused"/);
+      // The variable wins, with a revsync.yaml or without one.
+      const byVar = await reject({ REVSYNC_REJECT_ACTION: "Rejected" });
+      expect(byVar.stdout).toContain("Rejected: APR-0003.");
+      expect(byVar.code).toBe(0);
+      await fx.emu.admin("DELETE", "requests");
+      const t = await cli(["ssp", "template", "--batch", "FY26-H1"], { cwd: dir, env: DEMO_ENV });
+      expect(t.code).toBe(0);
+      const paths = (await fx.emu.admin<{ path: string }[]>("GET", "requests")).map((x) => x.path);
+      expect(paths).toContain("/apis/policy-sets/v1/policy/ssp/template/FY26-H1");
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("batch status texts of another tenant (service.batch_status) read as revsync's three: the same plan as the usual texts give", async () => {
+    const dir = tempRepo(fx.emu.url);
+    try {
+      const usual = await cli(["plan"], { cwd: dir, env: DEMO_ENV });
+      const state: any = await fx.emu.admin("GET", "state");
+      const words: Record<string, string> = { "file uploaded": "Uploaded", reviewed: "In Review", approved: "Approved" };
+      for (const p of state.tenants[0].ssp) for (const b of p.batches) b.status = words[b.status] ?? b.status;
+      await fx.emu.admin("POST", "reset", { state });
+      const cfg = join(dir, "revsync.yaml");
+      const unmapped = await cli(["plan"], { cwd: dir, env: DEMO_ENV });
+      expect(unmapped.stdout).toContain('status: "In Review" -> "approved"');
+      const service = "    service:\n      batch_status: { file_uploaded: Uploaded, reviewed: In Review, approved: Approved }\n";
+      writeFileSync(cfg, readFileSync(cfg, "utf8").replace("    realm: demo\n", `    realm: demo\n${service}`));
+      const mapped = await cli(["plan"], { cwd: dir, env: DEMO_ENV });
+      expect(mapped.stdout).toBe(usual.stdout);
+      const batches = JSON.parse((await cli(["ssp", "batches", "Hardware SSP", "--format", "json"], { cwd: dir, env: DEMO_ENV })).stdout);
+      expect(batches.batches.map((b: any) => b.status)).toEqual(["approved", "reviewed", "file uploaded"]);
     } finally {
       removeDir(dir);
     }
@@ -128,7 +172,11 @@ describe("errors", () => {
       "--format",
       "json",
     ]);
-    expect(JSON.parse(one.stdout).map((e: any) => e.error_id)).toEqual(["E-00002"]);
+    const json = JSON.parse(one.stdout);
+    expect(json).toMatchObject({ format_version: "1", total_records: 1 });
+    expect(json.records.map((e: any) => e.error_id)).toEqual(["E-00002"]);
+    const text = await run(["errors", "--type", "order", "--from", "2026-10-03", "--to", "2026-10-15", "--format", "text"]);
+    expect(text.stdout).toBe(r.stdout);
   });
 
   it("csv output and --summary naming the missing policy set for ERR-00015", async () => {
@@ -138,10 +186,11 @@ describe("errors", () => {
     );
     expect(csv.stdout.trim().split("\n")).toHaveLength(7);
     const s = await run(["errors", "--type", "order", "--summary"]);
-    expect(s.stdout).toMatch(/ERR-00015\s+3 transaction\(s\): No valid revenue rule policy is available/);
+    expect(s.stdout).toMatch(/ERR-00015\s+3 transactions: No valid revenue rule policy is available/);
     expect(s.stdout).toMatch(/missing policy set: revenue rules/);
     const sj = JSON.parse((await run(["errors", "--type", "order", "--summary", "--format", "json"])).stdout);
-    expect(sj[0]).toMatchObject({ code: "ERR-00015", count: 3 });
+    expect(sj.format_version).toBe("1");
+    expect(sj.summary[0]).toMatchObject({ code: "ERR-00015", count: 3 });
   });
 
   it("bad dates and types are refused before any call", async () => {
@@ -176,16 +225,38 @@ describe("ssp template and download", () => {
     }
   });
 
-  it("template, with and without --batch; an unknown batch or file is a plain 404", async () => {
+  it("template, with and without --batch; a batch the service does not have yet gets the generic template; an unknown file is a plain 404", async () => {
     const t = await run(["ssp", "template", "--batch", "FY26-H1"]);
     expect(t.stdout.split("\n")[0]).toBe(
       "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date",
     );
-    const missing = await run(["ssp", "template", "--batch", "Nope"]);
+    const generic = await run(["ssp", "template"]);
+    const fresh = await run(["ssp", "template", "--batch", "FY27-H1"]);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toBe(generic.stdout);
+    expect(fresh.stderr).toContain('Note: the service has no batch named "FY27-H1" yet, so this is the generic template');
+    const missing = await run(["ssp", "download", "NOPE"]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/404 not found\): no SSP batch named "Nope"/);
+    expect(missing.stderr).toMatch(/404 not found\): no uploaded file with file_id NOPE/);
     expect(missing.stderr).toMatch(/Hint: check the id or name/);
-    expect((await run(["ssp", "download", "NOPE"])).code).toBe(1);
+  });
+
+  it("batches: every batch with its status, file id, rows and dates; one policy by name, a near miss named", async () => {
+    const all = await run(["ssp", "batches"]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/POLICY\s+BATCH\s+STATUS\s+FILE ID\s+ROWS\s+FROM\s+TO\s+UPDATED/);
+    expect(all.stdout).toMatch(/Hardware SSP\s+FY26-H1\s+reviewed\s+FILE-SSP-HW-2\s+12\s+2026-01-01\s+2026-06-30\s+2026-01-01T00:00:00Z by alice/);
+    expect(all.stdout).toMatch(/Support Renewals SSP\s+FY26-CALC\s+reviewed\s+\(no file\)\s+6\s+/);
+    expect(all.stdout).toContain("\n6 batches. revsync ssp download FILE_ID gets a batch's values.");
+    const one = JSON.parse((await run(["ssp", "batches", "Software Subscriptions SSP", "--format", "json"])).stdout);
+    expect(one.format_version).toBe("1");
+    expect(one.batches.map((b: any) => [b.batch, b.status, b.file_id, b.rows])).toEqual([
+      ["FY26-Q1", "file uploaded", "FILE-SSP-SW-1", 8],
+      ["FY26-Q2", "approved", "FILE-SSP-SW-2", 8],
+    ]);
+    const near = await run(["ssp", "batches", "hardware ssp"]);
+    expect(near.code).toBe(1);
+    expect(near.stderr).toContain('no SSP policy named "hardware ssp" in the service (names are exact and case-sensitive); did you mean "Hardware SSP"?');
   });
 });
 
@@ -212,5 +283,11 @@ describe("plain errors for 401 and 403", () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no credentials: set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
+    expect(r.stderr).toContain("Hint: for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync");
+    // The emulator's demo sign-in is worth suggesting for a local service only, never for a tenant's.
+    const away = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "https://acme.example.com", REVSYNC_REALM: "acme" } });
+    expect(away.code).toBe(1);
+    expect(away.stderr).toContain("Hint: the tenant's onboarding gives them");
+    expect(away.stderr).not.toMatch(/demo-secret|alice/);
   });
 });

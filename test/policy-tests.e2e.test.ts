@@ -201,9 +201,7 @@ describe("against the service", () => {
     const live = await run(["test", "--live"]);
     expect(live.code).toBe(1);
     // The service has not approved FY26-H1 yet, and has no Training Courses SSP.
-    expect(live.stdout).toContain(
-      "Hardware SSP gives SSP no SSP, expected 1,030 (no approved batch of Hardware SSP holds a row for HW-1000 USD on 2026-03-01)",
-    );
+    expect(live.stdout).toContain("Hardware SSP gives no SSP, expected 1,030 (no approved batch of Hardware SSP holds a row for HW-1000 USD on 2026-03-01)");
     expect(live.stdout).toContain("Training Courses SSP is not a policy here");
     expect(await fx.emu.writes()).toEqual([]);
   });
@@ -216,14 +214,14 @@ describe("against the service", () => {
     );
     const text = await run(["plan"]);
     expect(text.stdout).toContain("Impact: 3 policy test cases change:");
-    expect(text.stdout).toContain("EU training course: no policy -> Training Courses SSP 960");
+    expect(text.stdout).toContain("EU training course: no policy -> Training Courses SSP at 960");
     const sr = join(fx.repo, "policies", "ssp", "support-renewals.yaml");
     const original = readFileSync(sr, "utf8");
     writeFileSync(sr, original.replace("hierarchy_no: 40", "hierarchy_no: 25"));
     try {
       const swapped = await run(["plan"]);
       expect(swapped.stdout).toContain(
-        "  Support plan for services: Professional Services SSP 1,840 -> Support Renewals SSP 2,000   (policy-tests/swap.yaml:4)",
+        "  Support plan for services: Professional Services SSP at 1,840 -> Support Renewals SSP at 2,000   (policy-tests/swap.yaml:4)",
       );
       const json = JSON.parse((await run(["plan", "--format", "json"])).stdout);
       expect(json.impact).toContainEqual({
@@ -236,7 +234,7 @@ describe("against the service", () => {
       });
       const md = (await run(["plan", "--format", "markdown"])).stdout;
       expect(md).toContain("#### Impact: 4 policy test cases change");
-      expect(md).toContain("| Support plan for services | Professional Services SSP, SSP 1,840 | Support Renewals SSP, SSP 2,000 |");
+      expect(md).toContain("| Support plan for services | Professional Services SSP at 1,840 | Support Renewals SSP at 2,000 |");
     } finally {
       writeFileSync(sr, original);
       removeDir(join(fx.repo, "policy-tests", "swap.yaml"));
@@ -285,7 +283,7 @@ describe("against the service", () => {
         "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: DE Gateways SSP }\nspec: { method: formula, active: true, hierarchy_no: 5, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: unit_list_price * 0.9, when: [{ field_name: order_number, operator: equality, value: SO-20002 }] }\n",
       );
       const plan = await run(["plan"]);
-      expect(plan.stdout).toMatch(/\n {2}E-00003 HW-1020: no policy -> DE Gateways SSP 1,080 {3}\(policy-tests\/recorded\.yaml:\d+\)\n/);
+      expect(plan.stdout).toMatch(/\n {2}E-00003 HW-1020: no policy -> DE Gateways SSP at 1,080 {3}\(policy-tests\/recorded\.yaml:\d+\)\n/);
       const offline = await run(["test"]);
       expect(offline.code).toBe(1);
       expect(offline.stdout).toMatch(/FAIL policy-tests\/recorded\.yaml:\d+ E-00003 HW-1020\n {6}expected: no policy\n {6}got: {6}DE Gateways SSP\n/);

@@ -111,7 +111,7 @@ describe("npm start", () => {
     expect(r.out).toContain("Plan: 1 to create, 1 to update, 2 to review, 3 to approve.");
     // With policy tests in the repo, the plan says what the change does to them.
     expect(r.out).toContain("Impact: 3 policy test cases change:");
-    expect(r.out).toContain("EU training course: no policy -> Training Courses SSP 960");
+    expect(r.out).toContain("EU training course: no policy -> Training Courses SSP at 960");
     expect(r.code).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
@@ -68,7 +70,7 @@ describe("cancelling at a prompt", () => {
 
   it("approvals --all asks on a terminal, listing what it will act on; 'yes' acts", async () => {
     const r = await applyOnTerminal("yes\n", 100, "approvals reject --all --uploaded-by carol --comment dup");
-    expect(r.out).toContain("revsync will reject 2 upload(s) in demo");
+    expect(r.out).toContain("revsync will reject 2 uploads in demo");
     expect(r.out).toMatch(/APR-0004 {2}events-/);
     expect(r.out).toContain("Rejected: APR-0003, APR-0004.");
     expect(r.code).toBe(0);
@@ -78,6 +80,26 @@ describe("cancelling at a prompt", () => {
     const r = await applyOnTerminal("\u0003", 100, "approvals reject --all --comment dup");
     expect(r.code).toBe(130);
     expect(await fx.emu.writes()).toEqual([]);
+  }, 40_000);
+});
+
+describe("colour on a terminal", () => {
+  it("is decided per stream: revsync plan 2>err.txt colours the plan on the terminal and leaves err.txt plain", async () => {
+    const err = join(fx.repo, "err.txt");
+    const cmd = `${process.execPath} ${BIN} plan 2>${err}; ${process.execPath} ${BIN} plan --target ssp/nothing 2>>${err}`;
+    const out = await new Promise<string>((resolve) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, ...DEMO_ENV, CI: "", TERM: "xterm" };
+      delete env.NO_COLOR;
+      delete env.FORCE_COLOR;
+      const child = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: fx.repo, env });
+      let text = "";
+      child.stdout.on("data", (d: Buffer) => (text += d.toString()));
+      child.on("close", () => resolve(text));
+    });
+    expect(out).toContain("\u001b[32m +\u001b[39m \u001b[1mssp/Training Courses SSP\u001b[22m");
+    const errText = readFileSync(err, "utf8");
+    expect(errText).toContain("Error: --target matches nothing in git or in the service");
+    expect(errText).not.toContain("\u001b[");
   }, 40_000);
 });
 

@@ -79,7 +79,16 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["yaml-not-utf8", "policies/tc.yaml", 4, 33, /file is not UTF-8 text: save it as UTF-8/],
   ["yaml-proto-key", "policies/ssp.yaml", 3, 1, /the key "__proto__" is not allowed/],
   ["yaml-syntax", "policies/ssp.yaml", 6, 11, /YAML syntax: /],
-  ["yaml-unknown-tag", "policies/ssp.yaml", 7, 11, /unknown YAML tag !shell: tags are not allowed/],
+  ["yaml-unknown-tag", "policies/ssp.yaml", 7, 11, /the YAML tag !shell is not allowed in policy files/],
+  ["yaml-binary-tag", "policies/ssp.yaml", 4, 9, /the YAML tag !!binary is not allowed in policy files: write the value as plain text/],
+  ["ssp-values-folder", "policies/ssp.yaml", 10, 13, /values "values\.csv" is a folder: name the CSV file of the batch's values/],
+  [
+    "test-file-in-policies",
+    "policies/cases.yaml",
+    2,
+    7,
+    /kind: SspPolicyTest is a policy test file: move it to the tests folder \(tests\/, as tests: of revsync\.yaml names it\)/,
+  ],
 ];
 
 // Checked in process (validateRepo is what `revsync validate` runs); the CLI runs below cover the exit
@@ -103,7 +112,7 @@ describe("revsync validate: the invalid corpus", () => {
     const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, "csv-bad-header") });
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
-    expect(report.valid).toBe(false);
+    expect(report).toMatchObject({ format_version: "1", valid: false });
     expect(report.diagnostics.map((d: any) => d.message)).toEqual([expect.stringMatching(/^unknown column "product"/), 'missing column "product_id"']);
     expect(r.stderr).toBe("");
   });
@@ -187,6 +196,26 @@ describe("revsync validate", () => {
     }
   });
 
+  it("a symbolic link that loops, as a policy file or as a values file, is said in plain words at its place", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-loop-"));
+    try {
+      cpSync(join(FIX, "ssp-values-missing-file"), dir, { recursive: true });
+      symlinkSync("nope.csv", join(dir, "policies", "nope.csv"));
+      symlinkSync("loop.yaml", join(dir, "policies", "loop.yaml"));
+      const { diagnostics } = validateRepo({ cwd: dir, env: {} });
+      const loop = "it is a symbolic link that leads round in a loop (to itself, or through others back to itself)";
+      expect(diagnostics).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ file: "policies/loop.yaml", line: 1, column: 1, message: `cannot read the file: ${loop}` }),
+          expect.objectContaining({ file: "policies/ssp.yaml", line: 19, column: 13, message: `values file "nope.csv" cannot be read: ${loop}` }),
+        ]),
+      );
+      expect(diagnostics.map((d) => d.message).join("\n")).not.toMatch(/ELOOP|EISDIR/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it("a file over 5 MiB is refused without being parsed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-big-"));
     try {
@@ -204,7 +233,7 @@ describe("revsync validate", () => {
   it("passes on policies/ with no network and no credentials, and the same for every example repo", async () => {
     const env = { REVSYNC_CLIENT_ID: undefined, REVSYNC_CLIENT_SECRET: undefined, REVSYNC_PASSWORD: undefined, HTTPS_PROXY: "http://127.0.0.1:9" };
     const r = await cli(["validate"], { env });
-    expect(r.stdout).toMatch(/^Valid: \d+ policy document\(s\), no problems\./);
+    expect(r.stdout).toMatch(/^Valid: \d+ policy documents, no problems\./);
     expect(r.code).toBe(0);
     const { readdirSync, existsSync } = await import("node:fs");
     const examples = join(ROOT, "examples");

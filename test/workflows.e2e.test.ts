@@ -6,8 +6,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { api, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
-// so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) and `npm ci` are the
-// CI's own; everything else runs as written.
+// so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) are the CI's own; the
+// install step runs in repos made by init (below), whose package.json pins revsync; everything else
+// runs as written.
 let emu: Emu;
 let work: string;
 const shim = npxShim();
@@ -52,10 +53,13 @@ function ciEnv(env: string): Record<string, string> {
   };
 }
 
+/** The install step of a recipe: what the repo's package.json pins. */
+const INSTALL = /\bnpm (ci|install)\b/;
+
 /** Async on purpose: the emulator answers from this same process. */
-function sh(script: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
+function sh(script: string, env: Record<string, string>, cwd = work): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-e", "-c", script], { cwd: work, env });
+    const child = spawn("bash", ["-e", "-c", script], { cwd, env });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -80,7 +84,7 @@ async function runJob(workflow: string, job: string, env: string): Promise<{ cod
   const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", workflow), "utf8"));
   let out = "";
   for (const step of wf.jobs[job].steps as { name?: string; run?: string; if?: string }[]) {
-    if (!step.run || step.run.trim() === "npm ci") continue;
+    if (!step.run || INSTALL.test(step.run)) continue;
     if (step.if) {
       const m = /steps\.(\w+)\.outputs\.(\w+) == '(.*)'/.exec(step.if);
       if (m && outputs(env)[m[2] ?? ""] !== m[3]) continue;
@@ -190,10 +194,131 @@ describe("GitLab CI recipe", () => {
       expect(r.code, r.out).toBe(code);
     };
     await exits("validate", "sandbox", 0);
+    await exits("test", "sandbox", 0);
     await exits("plan", "sandbox", 0);
     expect(existsSync(join(work, "plan-sandbox.json"))).toBe(true);
     await exits("apply", "sandbox", 0);
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
+    // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.
+  }, 90_000);
+});
+
+// A repo as a newcomer makes it: init --ci, a policy and a test case. Its recipes' install step runs
+// for real (npm, with package.json pinning this revsync by --pin file:), and the test step runs the
+// revsync it installed (the real npx, no shim): the first workflow run of a new repo works.
+describe("recipes and the Action in a repo made by init", () => {
+  const POLICY =
+    "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Training SSP }\nspec: { method: formula, expression: unit_list_price * 0.8, active: true, hierarchy_no: 10, when: [] }\n";
+  const CASES =
+    "apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n  - name: a course\n    line: { product_id: TRN-1, currency_code: EUR, date: 2026-03-01, unit_list_price: 1200 }\n    expect: { policy: Training SSP, ssp: 960 }\n";
+
+  async function initRepo(ci: "github" | "gitlab"): Promise<{ dir: string; env: Record<string, string> }> {
+    const dir = join(ROOT, ".revsync-tmp", `init-${ci}-${process.pid}-${Date.now()}`);
+    const made = await sh(`${process.execPath} ${join(ROOT, "dist", "bin.js")} init ${dir} --realm demo --ci ${ci} --pin file:${ROOT}`, ciEnv("sandbox"), ROOT);
+    expect(made.code, made.out).toBe(0);
+    writeFileSync(join(dir, "policies", "training.yaml"), POLICY);
+    mkdirSync(join(dir, "tests"));
+    writeFileSync(join(dir, "tests", "cases.yaml"), CASES);
+    // The real npx: the revsync the install step put in node_modules, nothing else.
+    return { dir, env: { ...ciEnv("sandbox"), PATH: process.env.PATH ?? "" } };
+  }
+
+  /** Runs steps in order, as the CI would, each with bash -e in the repo. */
+  async function steps(scripts: string[], dir: string, env: Record<string, string>): Promise<string> {
+    let out = "";
+    for (const script of scripts) {
+      const r = await sh(script, env, dir);
+      out += r.out;
+      expect(r.code, `${script}\n${out}`).toBe(0);
+    }
+    return out;
+  }
+
+  const junitCase = /<testcase classname="tests\/cases\.yaml" name="a course" file="tests\/cases\.yaml" line="4"\/>/;
+
+  it("GitHub: package.json pins revsync; the plan workflow's install and policy test steps run, writing the JUnit the reporter publishes; so do the Action's steps", async () => {
+    const { dir, env } = await initRepo("github");
+    try {
+      expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).devDependencies).toEqual({ revsync: `file:${ROOT}` });
+      const wf = parse(readFileSync(join(dir, ".github", "workflows", "revsync-plan.yml"), "utf8"));
+      const validate = wf.jobs.validate.steps as { name?: string; run?: string; uses?: string; with?: Record<string, string> }[];
+      const install = validate.find((s) => s.run && INSTALL.test(s.run));
+      const test = validate.find((s) => s.run?.includes("revsync test"));
+      expect(install && test).toBeTruthy();
+      await steps([install?.run ?? "", test?.run ?? ""], dir, env);
+      expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+      const reporter = validate.find((s) => s.uses?.startsWith("dorny/test-reporter@"));
+      expect(reporter?.with).toMatchObject({ path: "policy-tests.xml", reporter: "java-junit" });
+
+      // The Action: its run steps, with its inputs, in the same repo (setup-node and the comment are GitHub's).
+      const action = parse(readFileSync(join(ROOT, "action.yml"), "utf8"));
+      expect(action.runs.using).toBe("composite");
+      const inputs: Record<string, string> = { command: "test --format junit", "working-directory": ".", "success-codes": "0" };
+      const runs = (action.runs.steps as { run?: string; env?: Record<string, string> }[]).filter((s) => s.run);
+      expect(runs.map((s) => s.run).some((r) => r && INSTALL.test(r))).toBe(true);
+      const fill = (t: string): string => t.replace(/\$\{\{ inputs\.([\w-]+) \}\}/g, (_m, k: string) => inputs[k] ?? "");
+      let out = "";
+      for (const s of runs) {
+        const stepEnv = Object.fromEntries(Object.entries(s.env ?? {}).map(([k, v]) => [k, fill(v)]));
+        expect(s.run).not.toMatch(/\$\{\{/);
+        out += await steps([s.run ?? ""], dir, { ...env, ...stepEnv, GITHUB_OUTPUT: join(dir, "action-output") });
+      }
+      expect(out).toMatch(junitCase);
+      expect(readFileSync(join(dir, "action-output"), "utf8")).toMatch(/^exit-code=0\noutput=\S+\n$/);
+      // A failing case fails the step with revsync's exit code.
+      writeFileSync(join(dir, "tests", "cases.yaml"), CASES.replace("ssp: 960", "ssp: 961"));
+      const failing = runs.find((s) => s.run?.includes("npx --no -- revsync"));
+      const env2 = Object.fromEntries(Object.entries(failing?.env ?? {}).map(([k, v]) => [k, fill(v)]));
+      const r = await sh(failing?.run ?? "", { ...env, ...env2 }, dir);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain("::error title=revsync::revsync test exited 1");
+    } finally {
+      removeDir(dir);
+    }
+    // init, two npm installs and some ten CLI runs: about 13 s alone, well over 30 s when the suite shares two loaded cores.
+  }, 90_000);
+
+  it("GitLab: the install before_script and the test job run; the JUnit is the job's test report", async () => {
+    const { dir, env } = await initRepo("gitlab");
+    try {
+      const ci = parse(readFileSync(join(dir, ".gitlab-ci.yml"), "utf8"));
+      expect(ci.test.extends).toBe(".install");
+      expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
+      await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
+      expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+    } finally {
+      removeDir(dir);
+    }
+    // init, an npm install and the test job: a few seconds alone, far more on loaded cores.
+  }, 90_000);
+
+  it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
+    const text = readFileSync(join(ROOT, "examples", "ci", "github", "revsync-apply.yml"), "utf8");
+    expect(text).not.toContain("github.event.after");
+    const apply = parse(text).jobs.apply.steps as { id?: string; uses?: string; with?: Record<string, string>; if?: string }[];
+    const pr = apply.find((s) => s.id === "pr");
+    expect(pr?.with?.script).toContain("listPullRequestsAssociatedWithCommit");
+    const fetch = apply.find((s) => s.uses?.startsWith("dawidd6/action-download-artifact@"));
+    expect(fetch?.with).toMatchObject({ workflow: "revsync-plan.yml", pr: "${{ steps.pr.outputs.result }}" });
+    expect(fetch?.with?.commit).toBeUndefined();
+    expect(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8")).toContain("repository/commits/$CI_COMMIT_SHA/merge_requests");
+  });
+
+  it("pre-commit hooks run revsync validate and revsync test on the files of a policy repo", async () => {
+    const hooks = parse(readFileSync(join(ROOT, ".pre-commit-hooks.yaml"), "utf8")) as { id: string; entry: string; files: string; language: string }[];
+    expect(hooks.map((h) => [h.id, h.entry, h.language])).toEqual([
+      ["revsync-validate", "revsync validate", "node"],
+      ["revsync-test", "revsync test", "node"],
+    ]);
+    for (const h of hooks) {
+      const files = new RegExp(h.files);
+      for (const f of ["revsync.yaml", "policies/ssp/hardware.yaml", "policies/ssp/values/hw-fy26.csv", "tests/cases.yaml"])
+        expect(files.test(f), f).toBe(true);
+      for (const f of ["README.md", "src/x.ts", ".github/workflows/revsync-plan.yml"]) expect(files.test(f), f).toBe(false);
+      // The entry as pre-commit runs it: revsync on PATH (the shim stands for the installed one), in the repo.
+      const r = await sh(h.entry.replace(/^revsync /, "npx --no -- revsync "), ciEnv("sandbox"), join(ROOT, "examples", "policy-tests"));
+      expect(r.code, r.out).toBe(0);
+    }
   });
 });

@@ -1,21 +1,34 @@
 import { ApiError, UserError } from "../errors.js";
 import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
+import { LOOPBACK } from "./http.js";
 
 export type Credentials =
   | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
   /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
   | { kind: "token"; token: string; user?: string };
 
-/** Reads credentials from the environment only (README, Security): never from files. */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials {
+/** Whether a URL names this machine: only then is the local emulator's demo sign-in worth suggesting. */
+function isLocal(url: string | undefined): boolean {
+  try {
+    return !!url && LOOPBACK.test(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** Reads credentials from the environment only (README, Security): never from files. `baseUrl` is the
+ *  service they are for: the emulator's demo sign-in is suggested only for a local one. */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv, baseUrl?: string): Credentials {
   if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN, ...(env.REVSYNC_USER ? { user: env.REVSYNC_USER } : {}) };
   const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
   const missing = names.filter((n) => !env[n]);
   if (missing.length) {
     throw new UserError(
       `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
-      "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password",
+      isLocal(baseUrl)
+        ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password"
+        : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store",
     );
   }
   return {

@@ -1,9 +1,10 @@
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from "./http.js";
+import { Agent, EnvHttpProxyAgent, LOOPBACK, request, type Dispatcher } from "./http.js";
 import { ApiError, UserError, type ServiceProblem } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
 import { unknownValues, type UnknownValue } from "./vocabulary.js";
+import { DEFAULT_SERVICE_CHOICES, type ServiceChoices } from "./service-choices.js";
 
 export interface RetryPolicy {
   maxAttempts: number;
@@ -29,6 +30,8 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** Called for each value of a documented field outside its list (the answer is used as it is). */
   onUnknownValue?: (u: UnknownValue, request: string) => void;
+  /** The tenant's choices where the interface is silent (revsync.yaml service:); resources follow them. */
+  service?: ServiceChoices;
 }
 
 /** read: GET or a POST that only reads; write: PATCH (safe to send again: an If-Match or a read-back on
@@ -66,7 +69,6 @@ type Sent =
 const RETRY_STATUS = new Set([429, 502, 503, 504]);
 /** Statuses that say the request was turned away before any processing. */
 const BUSY_STATUS = new Set([429, 503]);
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export function checkUrl(name: string, value: string): URL {
   let url: URL;
@@ -158,8 +160,10 @@ export class ApiCore {
   private readonly dispatcher: Dispatcher;
   private readonly timeouts: { headersMs: number; bodyMs: number };
   private readonly onUnknownValue: (u: UnknownValue, request: string) => void;
+  readonly service: ServiceChoices;
 
   constructor(opts: ClientOptions) {
+    this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
     this.base = checkUrl("base_url", opts.baseUrl);
     const authBase = checkUrl("auth_url", opts.authUrl);
     if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");

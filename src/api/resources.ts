@@ -17,6 +17,7 @@ import { batchNameOf } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
 import type { ApiCore, ReadBack } from "./core.js";
 import type { Written } from "./outcome.js";
+import { statusFromService } from "./service-choices.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
@@ -73,16 +74,28 @@ export function createMismatch(sent: SspCreateBody["compliance_spec"][number], l
 
 const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
 
+/** An SSP answer with its batch statuses in revsync's words (the tenant's texts, revsync.yaml
+ *  service.batch_status): every reader, plan, drift, export and apply's checks, sees one vocabulary. */
+function statusesFromService(core: ApiCore, list: SspList): SspList {
+  const choices = core.service;
+  const item = (i: SspItem): void => {
+    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
+    for (const b of i.batches ?? []) if (b && typeof b === "object") item(b as SspItem);
+  };
+  for (const env of list) for (const i of env.compliance_spec ?? []) item(i);
+  return list;
+}
+
 // SSP policies: list, one policy, one batch, create, review and approve, download, template.
 export const ssp = {
-  list: (core: ApiCore): Promise<SspList> => core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" }),
+  list: async (core: ApiCore): Promise<SspList> => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
 
   /** One policy with its batches, matched by exact name; undefined when the service has no policy of
    *  exactly that name (a 404, or an answer holding only other policies). */
   async get(core: ApiCore, policyName: string): Promise<SspEnvelope | undefined> {
     try {
       const list = await core.call<SspList>({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
-      return exactPolicy(list, policyName);
+      return exactPolicy(statusesFromService(core, list), policyName);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return undefined;
       throw e;
@@ -100,7 +113,7 @@ export const ssp = {
         kind: "read",
         schema: "SspList",
       });
-      for (const env of list) {
+      for (const env of statusesFromService(core, list)) {
         if (env.compliance_name !== undefined && env.compliance_name !== policyName) continue;
         const item = (env.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === undefined || i.policy_name === policyName));
         if (item) return item;
@@ -182,9 +195,12 @@ export const ssp = {
   download: (core: ApiCore, fileId: string): Promise<Buffer> =>
     core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
 
-  /** batch_name goes as a query parameter (docs/decisions.md, "The SSP template's batch name"). */
+  /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
+   *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
   template: (core: ApiCore, batchName?: string): Promise<Buffer> =>
-    core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
+    batchName !== undefined && core.service.templateBatchName === "path"
+      ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" })
+      : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
 };
 
 // Manual-upload approvals: the pending list, the approve or reject action.

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { applyPlan, requireUser } from "../apply/run.js";
 import { UserError } from "../errors.js";
-import { PLAN_FORMAT_VERSION, type Plan } from "../plan/model.js";
+import type { Plan } from "../plan/model.js";
 import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { applySignals } from "./apply-signals.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
@@ -31,7 +31,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     // A saved plan is checked resource by resource right before apply's first write to each, after the
     // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
     const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
-    out.info(planText(plan, out));
+    out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
       return 0;
@@ -67,7 +67,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
         log: (line) => out.verbose(line),
       });
       progress.stop();
-      if (flags.format === "json") out.out(JSON.stringify({ format_version: PLAN_FORMAT_VERSION, ...report }, null, 2));
+      if (flags.format === "json") out.json(report);
       else out.out(applyText(report, out));
       if (report.interrupted) return 130;
       return report.summary.failed ? 1 : 0;

@@ -4,6 +4,7 @@ import type { PendingApprovalRecord } from "../schema/generated/api.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { askYes } from "./prompt.js";
+import { plural } from "../words.js";
 import { table, time, withClient } from "./service-command.js";
 
 // ---- approvals (4.8, 4.9)
@@ -12,7 +13,7 @@ export async function runApprovalsList(flags: GlobalFlags, out: Output): Promise
   return withClient(flags, out, async (core) => {
     const p = await approvals.pending(core);
     if (flags.format === "json") {
-      out.out(JSON.stringify(p, null, 2));
+      out.json(p);
       return 0;
     }
     out.out(
@@ -87,7 +88,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     }
     const idsToSend = chosen.map((r) => r.approval_id ?? "");
     if (flags.dryRun) {
-      out.out(`Would ${action} ${idsToSend.length} upload(s):`);
+      out.out(`Would ${action} ${plural(idsToSend.length, "upload")}:`);
       for (const r of chosen)
         out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
       return 0;
@@ -95,10 +96,10 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     if ((flags.all || idsToSend.length > 1) && !flags.yes) {
       if (!out.interactive) {
         throw new UserError(
-          `${action} of ${idsToSend.length} upload(s) at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`,
+          `${action} of ${plural(idsToSend.length, "upload")} at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`,
         );
       }
-      out.info(`revsync will ${action} ${idsToSend.length} upload(s) in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
+      out.info(`revsync will ${action} ${plural(idsToSend.length, "upload")} in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
       for (const r of chosen)
         out.info(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
       if (!(await askYes(out, `\nDo you want to ${action} these uploads? Only 'yes' will be accepted: `))) {
@@ -106,12 +107,12 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
         return 1;
       }
     }
-    const literal = action === "approve" ? env.approveAction : env.rejectAction;
+    const literal = action === "approve" ? env.service.approveAction : env.service.rejectAction;
     const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
     // A recovered result is revsync's own reading of the pending list, not the service's words: the list
     // says an upload is no longer pending, not who acted on it nor how.
     const settled = res.status === "success" || (res.recovered === true && res.status === "no longer pending");
-    if (flags.format === "json") out.out(JSON.stringify({ action, approval_ids: idsToSend, ...res }, null, 2));
+    if (flags.format === "json") out.json({ action, approval_ids: idsToSend, ...res });
     else {
       const done = action === "approve" ? "approved" : "rejected";
       const head =

@@ -1,5 +1,5 @@
-import type { Command } from "commander";
-import { common } from "./flags.js";
+import { Argument, type Command } from "commander";
+import { common, formatOption } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(
@@ -21,15 +21,18 @@ export function register(program: Command, run: Runner): void {
   program
     .command("init")
     .argument("[dir]", "folder to scaffold (default: this one)")
-    .description("scaffold a policy repo: revsync.yaml, policies/, schemas for editors, .gitignore, and CI recipes on request")
-    .option("--env <name>", "the environment's name", "sandbox")
+    .description(
+      "scaffold a policy repo, or add what an existing one lacks: revsync.yaml, policies/, schemas for editors, .gitignore, a package.json pinning revsync, and CI recipes on request",
+    )
+    .option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)")
     .option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)")
     .option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})")
-    .option("--ci <kind>", "also write CI recipes: github or gitlab")
-    .option("--force", "overwrite files that exist")
+    .option("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)")
+    .option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)")
+    .option("--force", "overwrite files that exist (revsync.yaml too)")
     .addHelpText(
       "after",
-      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github\n\nThen: export the tenant's policies (revsync export), validate, plan.\nNever overwrites a file without --force: with a clash it writes nothing, exit 1.",
+      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force.",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
   common(
@@ -46,6 +49,20 @@ export function register(program: Command, run: Runner): void {
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
   registerEngine(program, run);
   registerOps(program, run);
+  program
+    .command("completion")
+    .addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .description("print a shell completion script for revsync's commands and flags")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish",
+    )
+    .action(
+      run(async (_f, out, _r, args) => {
+        out.raw((await import("./completion.js")).completionScript(args[0] ?? "", program));
+        return 0;
+      }),
+    );
   common(
     program
       .command("demo")
@@ -96,6 +113,19 @@ export function registerEngine(program: Command, run: Runner): void {
     { format: ["text", "json", "markdown"], target: true },
   ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
 
+  program
+    .command("show")
+    .argument("<planfile>", "a plan saved with plan --out")
+    .description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request")
+    .addOption(formatOption(["text", "json", "markdown"]))
+    .option("-q, --quiet", "print the plan only, no notes")
+    .option("--no-color", "plain output (also NO_COLOR)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1).",
+    )
+    .action(run(async (f, out, _r, args) => (await import("./show.js")).runShow(f, out, args)));
+
   common(
     program
       .command("apply")
@@ -124,9 +154,15 @@ export function registerEngine(program: Command, run: Runner): void {
   common(
     program
       .command("export")
-      .description("write the service's current policies as policy files")
+      .description(
+        "write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks",
+      )
       .option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)")
-      .addHelpText("after", "\nExample:\n  revsync export --env sandbox --dir policies"),
+      .option("--dry-run", "say which files would be written or updated; write nothing")
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes.",
+      ),
     { target: true },
   ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
 }
@@ -140,7 +176,7 @@ export function registerOps(program: Command, run: Runner): void {
       '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run',
     );
   common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
-    format: ["table", "json"],
+    format: ["text", "json"],
   }).action(run(async (f, out) => (await import("./approvals.js")).runApprovalsList(f, out)));
   for (const action of ["approve", "reject"] as const) {
     common(
@@ -183,17 +219,28 @@ export function registerOps(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv",
       ),
-    { format: ["table", "json", "csv"] },
+    { format: ["text", "json", "csv"] },
   ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
   const sspCmd = program
     .command("ssp")
-    .description("SSP batch files (spec 4.4, 4.5)")
-    .addHelpText("after", "\nExamples:\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv");
+    .description("SSP batches and their files (spec 4.3, 4.4, 4.5)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync ssp batches 'Hardware SSP'\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv",
+    );
+  common(
+    sspCmd
+      .command("batches")
+      .argument("[policy]", "only this SSP policy (its exact name)")
+      .description("list SSP batches: status, file id (what ssp download takes), rows and dates; read-only")
+      .addHelpText("after", "\nExamples:\n  revsync ssp batches\n  revsync ssp batches 'Hardware SSP' --format json"),
+    { format: ["text", "json"] },
+  ).action(run(async (f, out, _r, args) => (await import("./ssp-batches.js")).runSspBatches(f, out, args)));
   common(
     sspCmd
       .command("template")
-      .description("print the SSP batch template (CSV)")
-      .option("--batch <name>", "template for this batch")
+      .description("print the SSP batch template (CSV); for a batch the service does not have yet, the generic one")
+      .option("--batch <name>", "template for this batch (a new name gets the generic template)")
       .option("--output <file>", "write to a file instead of stdout")
       .addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("template", f, out, args)));

@@ -1,5 +1,6 @@
 import { ApiCore } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
+import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
@@ -60,20 +61,20 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
     authUrl: penv.REVSYNC_AUTH_URL ?? baseUrl,
     realm: penv.REVSYNC_REALM ?? "",
     vars: {},
-    rejectAction: penv.REVSYNC_REJECT_ACTION ?? "Rejected",
-    approveAction: "Approved",
+    service: serviceChoices(undefined, undefined, penv),
   };
 }
 
 export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
   const penv = envOf(flags);
-  const credentials = credentialsFromEnv(penv);
+  const credentials = credentialsFromEnv(penv, env.baseUrl);
   return new ApiCore({
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
     realm: env.realm,
     credentials,
     connections: concurrencyOf(flags) * 2,
+    service: env.service,
     onSecret: (s) => out.redactor.add(s),
     onUnknownValue: (u, request) => {
       const where = `${u.policy ? `${u.policy}: ` : ""}${request} ${u.pointer}`;
@@ -82,7 +83,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
       }
       out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
     },
-    log: (line) => out.verbose(`${out.paint("dim", "http")} ${line}`),
+    log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
     retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(penv.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
     timeouts: {
       connectMs: Number(penv.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),

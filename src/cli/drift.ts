@@ -64,6 +64,10 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
       code = 1;
     }
   }
-  if (flags.format === "json") out.out(JSON.stringify(flags.allEnvs ? reports : reports[0], null, 2));
+  // One report has its own format_version; several are one object with a list, so the output has one too.
+  if (flags.format === "json") {
+    if (flags.allEnvs) out.json({ environments: reports });
+    else out.out(JSON.stringify(reports[0], null, 2));
+  }
   return code;
 }

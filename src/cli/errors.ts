@@ -6,6 +6,7 @@ import { formatCsv } from "../ssp/csv.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { table, withClient } from "./service-command.js";
+import { plural } from "../words.js";
 
 /** The columns of `errors`: every one in CSV (named as the spec's fields), those with a heading in the table. */
 const COLUMNS: { csv: string; heading?: string; get: (r: ErrorTransactionRecord) => string | null | undefined }[] = [
@@ -84,27 +85,30 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
           suggestion: rs[0]?.suggestions ?? "",
           missing_policy_set: MISSING_POLICY_SET[code],
         }));
-      if (flags.format === "json") out.out(JSON.stringify(rows, null, 2));
+      if (flags.format === "json") out.json({ summary: rows });
       else if (flags.format === "csv")
         out.raw(formatCsv([["code", "count", "message", "suggestion"], ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion])]));
       else {
         if (!rows.length) out.out("No error transactions match.");
         for (const r of rows) {
-          out.out(`${out.paint("bold", r.code)}  ${r.count} transaction(s): ${r.message}`);
+          out.out(`${out.paint("bold", r.code)}  ${plural(r.count, "transaction")}: ${r.message}`);
           out.out(`    suggestion: ${r.suggestion}`);
           if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
         }
       }
       return 0;
     }
-    if (flags.format === "json") out.out(JSON.stringify(records, null, 2));
+    // total_records is text in the service's answer; one that is not a number counts as unknown.
+    const said = Number(list[0]?.total_records);
+    const total = list[0]?.total_records !== undefined && Number.isFinite(said) ? said : records.length;
+    if (flags.format === "json") out.json({ total_records: total, records });
     else if (flags.format === "csv") {
       out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));
     } else if (!records.length) out.out("No error transactions match.");
     else {
       const shown = COLUMNS.filter((c) => c.heading);
       out.out(table([shown.map((c) => c.heading ?? ""), ...records.map((r) => shown.map((c) => c.get(r) ?? ""))]));
-      out.out(`\n${list[0]?.total_records ?? records.length} error transaction(s).`);
+      out.out(`\n${plural(total, "error transaction")}.`);
     }
     return 0;
   });

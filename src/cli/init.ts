@@ -1,7 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
+import { createRequire } from "node:module";
+import { parse } from "yaml";
 import { UserError } from "../errors.js";
-import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, repoSchemaClashes, writeRepoSchemas } from "../repo/schemas.js";
+import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
 import { writeUserFile } from "../user-files.js";
 import type { Output } from "./output.js";
@@ -11,11 +14,15 @@ export interface InitFlags {
   baseUrl?: string;
   realm?: string;
   ci?: string;
+  pin?: string;
   force?: boolean;
 }
 
+/** revsync's own folder (dist/ and src/ sit one level below it). */
+const OWN_ROOT = join(schemasDir, "..");
+
 /** The CI recipes of examples/ci, shipped with revsync. */
-const CI_DIR = join(schemasDir, "..", "examples", "ci");
+const CI_DIR = join(OWN_ROOT, "examples", "ci");
 
 const CI_FILES: Record<string, [string, string][]> = {
   github: [
@@ -26,53 +33,147 @@ const CI_FILES: Record<string, [string, string][]> = {
   gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]],
 };
 
-/** A CI recipe (written for two environments, sandbox and production) for this repo's one environment. */
-export function adaptRecipe(text: string, env: string, prefix: string): string {
-  return text
-    .replace(/\[sandbox, production\]/g, `[${env}]`)
-    .replace(/^\s*PRODUCTION_(BASE|AUTH)_URL: .*\n/gm, "")
-    .replace(/SANDBOX_BASE_URL, SANDBOX_AUTH_URL,\n# PRODUCTION_BASE_URL, PRODUCTION_AUTH_URL\./, `${prefix}_BASE_URL, ${prefix}_AUTH_URL.\n#`)
-    .replace(/SANDBOX_(BASE|AUTH)_URL/g, `${prefix}_$1_URL`);
+/** What a repo's revsync.yaml says that the files init writes depend on. */
+export interface RepoShape {
+  environments: string[];
+  policies: string;
+  tests: string;
+  /** The ${NAME}s its environments read from the process environment: CI must set them. */
+  variables: string[];
 }
 
-/** Scaffolds a policy repo: revsync.yaml, policies/, a .gitignore for plan files, the JSON Schemas in
- *  .revsync/schemas/, editor settings, and with --ci the CI recipes. Never overwrites without --force. */
+/** Reads the shape of a revsync.yaml's text; undefined when it is not a revsync.yaml revsync can read. */
+export function repoShape(text: string): RepoShape | undefined {
+  let doc: { environments?: Record<string, Record<string, unknown> | null>; policies?: unknown; tests?: unknown } | null;
+  try {
+    doc = parse(text) as typeof doc;
+  } catch {
+    return undefined;
+  }
+  const envs = doc?.environments;
+  if (!envs || typeof envs !== "object" || !Object.keys(envs).length) return undefined;
+  const variables = new Set<string>();
+  const scan = (v: unknown): void => {
+    if (typeof v === "string") for (const m of v.matchAll(/(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) variables.add(m[1] as string);
+    else if (v && typeof v === "object") for (const x of Object.values(v)) scan(x);
+  };
+  // vars take ${NAME} from the process environment too, but only where they are not the environment's own.
+  for (const env of Object.values(envs)) for (const [k, v] of Object.entries(env ?? {})) if (k !== "vars") scan(v);
+  for (const env of Object.values(envs)) scan(env?.vars);
+  const own = new Set(Object.values(envs).flatMap((e) => Object.keys((e?.vars as object | undefined) ?? {})));
+  return {
+    environments: Object.keys(envs),
+    policies: typeof doc?.policies === "string" ? doc.policies : "policies",
+    tests: typeof doc?.tests === "string" ? doc.tests : "tests",
+    variables: [...variables].filter((v) => !own.has(v)).sort(),
+  };
+}
+
+/** A CI recipe (written for two environments, sandbox and production, of examples/multi-env) for this
+ *  repo: its environments, the variables its revsync.yaml reads, its policies and tests folders. */
+export function adaptRecipe(text: string, shape: RepoShape): string {
+  const envVars = (indent: string): string => shape.variables.map((v) => `${indent}${v}: \${{ vars.${v} }}\n`).join("");
+  return text
+    .replace(/\[sandbox, production\]/g, `[${shape.environments.join(", ")}]`)
+    .replace(/^( +)SANDBOX_BASE_URL: .*\n(?:\1(?:SANDBOX|PRODUCTION)_(?:BASE|AUTH)_URL: .*\n)*/gm, (_m, indent: string) => envVars(indent))
+    .replace(
+      /URLs from SANDBOX_BASE_URL, SANDBOX_AUTH_URL,\n# PRODUCTION_BASE_URL, PRODUCTION_AUTH_URL\./,
+      shape.variables.length ? `URLs and realms from ${shape.variables.join(", ")}.\n#` : "URLs from revsync.yaml.\n#",
+    )
+    .replace(/"policies\/\*\*", "tests\/\*\*"/g, `"${shape.policies}/**", "${shape.tests}/**"`);
+}
+
+const ownPackage = (): { version: string; repository?: string | { url?: string } } =>
+  createRequire(import.meta.url)(join(OWN_ROOT, "package.json")) as { version: string; repository?: string | { url?: string } };
+
+/** The npm dependency spec package.json pins revsync with, as the README documents it: the git
+ *  repository revsync came from, at the tag of this version. From --pin, else revsync's package.json
+ *  `repository`, else the origin of the clone revsync runs from; else none is known. */
+export function defaultPin(version: string): string | undefined {
+  const tag = `#v${version}`;
+  const pkg = ownPackage();
+  const declared = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
+  let url = declared;
+  if (!url && existsSync(join(OWN_ROOT, ".git"))) {
+    try {
+      url = execFileSync("git", ["-C", OWN_ROOT, "remote", "get-url", "origin"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    } catch {
+      url = undefined;
+    }
+  }
+  if (!url) return undefined;
+  // npm takes git+https:// and git+ssh://; a clone's scp-like address becomes the ssh form.
+  const scp = /^([^@/]+@[^:/]+):(.+)$/.exec(url);
+  const normal = scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
+  return `${normal.replace(/#.*$/, "")}${tag}`;
+}
+
+function packageJson(dir: string, pin: string): string {
+  const name = basename(dir)
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+  return `${JSON.stringify(
+    {
+      name: `${name || "policy-repo"}`,
+      private: true,
+      description: "Policy repo for revsync: tenant configuration and SSP policies as code",
+      scripts: { validate: "revsync validate", test: "revsync test", plan: "revsync plan" },
+      devDependencies: { revsync: pin },
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+/** Scaffolds a policy repo, or adds to one what it lacks: revsync.yaml, policies/, a .gitignore for plan
+ *  files, the JSON Schemas in .revsync/schemas/, editor settings, a package.json pinning revsync, and
+ *  with --ci the CI recipes. An existing file is never touched without --force. */
 export async function runInit(flags: InitFlags, out: Output, args: string[]): Promise<number> {
+  const version = ownPackage().version;
   const dir = resolve(args[0] ?? ".");
-  const env = flags.env ?? "sandbox";
-  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(env))
-    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(env)}`);
+  const where = relative(process.cwd(), dir) || ".";
+  const envName = flags.env ?? "sandbox";
+  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
+    throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
   if (flags.ci && !CI_FILES[flags.ci]) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
-  const prefix = env.toUpperCase().replace(/[^A-Z0-9]/g, "_");
-  const variables = [...(flags.baseUrl ? [] : [`${prefix}_BASE_URL`]), ...(flags.realm ? [] : [`${prefix}_REALM`])];
+  const prefix = envName.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
+  const configPath = join(dir, "revsync.yaml");
+  const existing = existsSync(configPath) && !flags.force ? readFileSync(configPath, "utf8") : undefined;
+  const configText = existing ?? freshConfig(envName, prefix, flags);
+  const shape = repoShape(configText);
+  if (!shape) {
+    throw new UserError(
+      `${relative(process.cwd(), configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      "run revsync validate to see why, or init --force to write a new revsync.yaml",
+    );
+  }
+  if (existing && (flags.env || flags.baseUrl || flags.realm)) {
+    out.warn(
+      `${where === "." ? "" : `${where}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`,
+    );
+  }
+
+  const pin = flags.pin ?? defaultPin(version);
+  const placeholder = `git+https://<git host>/<org>/revsync.git#v${version}`;
   const files = new Map<string, string>();
-  files.set(
-    "revsync.yaml",
-    [
-      `# yaml-language-server: $schema=${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`,
-      "# Written by revsync init. URLs may come from the environment (CI variables); credentials only from",
-      "# REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN).",
-      "version: 1",
-      "policies: policies",
-      "environments:",
-      `  ${env}:`,
-      `    base_url: ${flags.baseUrl ?? `\${${prefix}_BASE_URL}`}`,
-      `    # auth_url: \${${prefix}_AUTH_URL}   # when the token endpoint is on another host (default: base_url)`,
-      `    realm: ${flags.realm ? JSON.stringify(flags.realm) : `\${${prefix}_REALM}`}`,
-      "    vars: {}                      # ${NAME} values for policy files",
-      "",
-    ].join("\n"),
-  );
-  files.set("policies/.gitkeep", "");
-  files.set(".gitignore", "# Saved plans: review them in CI, do not commit them.\n*.plan.json\n");
+  files.set("revsync.yaml", configText);
+  const policiesDir = join(dir, shape.policies);
+  if (!existsSync(policiesDir) || !readdirSync(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
+  files.set(".gitignore", "# Saved plans: review them in CI, do not commit them.\n*.plan.json\nnode_modules/\n");
   files.set(
     ".vscode/settings.json",
     `${JSON.stringify(
       {
         "yaml.schemas": {
-          [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: ["policies/**/*.yaml", "policies/**/*.yml", "tests/**/*.yaml", "tests/**/*.yml"],
+          [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: [
+            `${shape.policies}/**/*.yaml`,
+            `${shape.policies}/**/*.yml`,
+            `${shape.tests}/**/*.yaml`,
+            `${shape.tests}/**/*.yml`,
+          ],
           [`./${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`]: ["revsync.yaml"],
         },
       },
@@ -80,38 +181,77 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       2,
     )}\n`,
   );
-  for (const [from, to] of flags.ci ? (CI_FILES[flags.ci] ?? []) : []) files.set(to, adaptRecipe(readFileSync(join(CI_DIR, from), "utf8"), env, prefix));
+  files.set("package.json", packageJson(dir, pin ?? placeholder));
+  for (const [from, to] of flags.ci ? (CI_FILES[flags.ci] ?? []) : []) files.set(to, adaptRecipe(readFileSync(join(CI_DIR, from), "utf8"), shape));
 
-  const clashes = [...files].filter(([name, text]) => existsSync(join(dir, name)) && readFileSync(join(dir, name), "utf8") !== text).map(([name]) => name);
-  const schemaClashes = flags.force ? [] : repoSchemaClashes(dir);
-  if ((clashes.length || schemaClashes.length) && !flags.force) {
-    throw new UserError(
-      `init would overwrite files in ${relative(process.cwd(), dir) || "."}, so nothing was written: ${[...clashes, ...schemaClashes].join(", ")}`,
-      "run it in an empty folder, or add --force to overwrite them",
-    );
-  }
   const written: string[] = [];
+  const kept: string[] = [];
   for (const [name, text] of files) {
     const path = join(dir, name);
-    if (existsSync(path) && readFileSync(path, "utf8") === text) continue;
+    const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
+    if (current === text) continue;
+    if (current !== undefined && !flags.force) {
+      kept.push(name);
+      continue;
+    }
     writeUserFile(path, text);
-    written.push(name);
+    written.push(current === undefined ? `wrote ${name}` : `replaced ${name}`);
   }
-  written.push(...writeRepoSchemas(dir, !!flags.force).written);
-  const where = relative(process.cwd(), dir) || ".";
-  out.out(`Initialised a revsync policy repo in ${where}:`);
-  for (const w of written) out.out(`  wrote ${w}`);
+  const schemas = writeRepoSchemas(dir, !!flags.force);
+  written.push(...schemas.written.map((s) => `wrote ${s}`));
+  kept.push(...schemas.kept);
+
+  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
+  for (const w of written) out.out(`  ${w}`);
+  if (!written.length) out.out("  nothing: every file init writes is there");
+  if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
+  // What the repo's package.json pins now decides whether the recipes' install step can work.
+  let pinned: unknown;
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies?: object; devDependencies?: object };
+    pinned = ({ ...pkg.dependencies, ...pkg.devDependencies } as Record<string, unknown>).revsync;
+  } catch {
+    pinned = undefined;
+  }
+  if (pinned === placeholder) {
+    out.warn(
+      "package.json pins revsync at a placeholder: revsync does not know where it was installed from. Set devDependencies.revsync to your copy's git URL and tag (or run init with --pin SPEC)",
+    );
+  } else if (pinned === undefined) {
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin ?? placeholder}"`);
+  }
   out.out("");
   out.out("Next:");
-  const setVars = [...variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
-  out.out(`  export ${setVars.join(" ")}`);
   if (where !== ".") out.out(`  cd ${where}`);
-  out.out("  npx revsync export                      # the tenant's current policies, as files in policies/");
-  out.out("  npx revsync validate");
-  out.out("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
-  if (flags.ci)
+  out.out("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
+  if (!existing) {
+    const setVars = [...shape.variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
+    out.out(`  export ${setVars.join(" ")}`);
+    out.out(`  npx revsync export                      # the tenant's current policies, as files in ${shape.policies}/`);
+    out.out("  npx revsync validate");
+    out.out("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
+  }
+  if (flags.ci) {
     out.out(
-      `The CI recipes run npm ci, then npx --no -- revsync, which never downloads a package: pin revsync in the repo's package.json, and set ${variables.length ? `${variables.join(", ")} and ` : ""}the credentials as CI variables.`,
+      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables.`,
     );
+  }
   return 0;
+}
+
+function freshConfig(env: string, prefix: string, flags: InitFlags): string {
+  return [
+    `# yaml-language-server: $schema=${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`,
+    "# Written by revsync init. URLs may come from the environment (CI variables); credentials only from",
+    "# REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN).",
+    "version: 1",
+    "policies: policies",
+    "environments:",
+    `  ${env}:`,
+    `    base_url: ${flags.baseUrl ?? `\${${prefix}_BASE_URL}`}`,
+    `    # auth_url: \${${prefix}_AUTH_URL}   # when the token endpoint is on another host (default: base_url)`,
+    `    realm: ${flags.realm ? JSON.stringify(flags.realm) : `\${${prefix}_REALM}`}`,
+    "    vars: {}                      # ${NAME} values for policy files",
+    "",
+  ].join("\n");
 }

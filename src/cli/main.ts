@@ -8,8 +8,7 @@ import { Output, Redactor } from "./output.js";
 const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
-  const color = flags.color === false || process.env.NO_COLOR ? false : undefined;
-  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, color });
+  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false });
 }
 
 export async function runCli(argv: string[]): Promise<number> {
@@ -109,7 +108,7 @@ function report(e: unknown, out: Output, format?: string): number {
     out.error(e.message);
     return 130;
   }
-  if (format === "json") out.out(JSON.stringify(errorObject(e), null, 2));
+  if (format === "json") out.json(errorObject(e));
   if (e instanceof PolicyProblems) {
     for (const d of e.diagnostics) out.errorLine(`${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`);
   }

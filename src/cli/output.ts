@@ -1,3 +1,5 @@
+import type { Painter } from "../report/painter.js";
+
 /** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output. */
 export class Redactor {
   private secrets = new Set<string>();
@@ -20,16 +22,47 @@ export interface Stream {
   isTTY?: boolean;
 }
 
-/** All of a command's output goes through here: results to stdout, the rest to stderr, redacted. */
-export class Output {
-  readonly color: boolean;
+type Colour = "red" | "green" | "yellow" | "cyan" | "bold" | "dim";
+
+/** Whether text bound for one stream gets colour: --no-color never; FORCE_COLOR (other than 0 or
+ *  false) always; NO_COLOR never; else only when that stream is a terminal. Decided per stream, so
+ *  `revsync plan 2>err.txt` on a terminal colours the plan and leaves err.txt plain. */
+export function colorFor(stream: Stream, noColorFlag: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (noColorFlag) return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== "") return force !== "0" && force !== "false";
+  if (env.NO_COLOR) return false;
+  return !!stream.isTTY && env.TERM !== "dumb";
+}
+
+function painter(on: boolean): Painter {
+  return {
+    paint: (color, text) => {
+      if (!on) return text;
+      const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
+      return `\u001b[${codes[0]}m${text}\u001b[${codes[1]}m`;
+    },
+  };
+}
+
+/** The version of the shape of every JSON output (a saved plan's is PLAN_FORMAT_VERSION, also "1").
+ *  Consumers ignore unknown keys; a new major version is a change they must not read as the old one. */
+export const JSON_FORMAT_VERSION = "1";
+
+/** All of a command's output goes through here: results to stdout, the rest to stderr, redacted. Each
+ *  stream has its own colour decision: `paint` is for stdout's text, `err.paint` for stderr's. */
+export class Output implements Painter {
+  /** Paints text that goes to stderr (a plan apply shows before asking, a log line). */
+  readonly err: Painter;
+  private readonly outPainter: Painter;
   constructor(
     readonly redactor: Redactor,
     private readonly stdout: Stream = process.stdout,
     private readonly stderr: Stream = process.stderr,
-    readonly opts: { quiet?: boolean; verbose?: boolean; color?: boolean } = {},
+    readonly opts: { quiet?: boolean; verbose?: boolean; noColor?: boolean } = {},
   ) {
-    this.color = opts.color ?? (!!stdout.isTTY && !process.env.NO_COLOR);
+    this.outPainter = painter(colorFor(stdout, !!opts.noColor));
+    this.err = painter(colorFor(stderr, !!opts.noColor));
   }
 
   private said = new Set<string>();
@@ -57,6 +90,11 @@ export class Output {
     this.stdout.write(this.redactor.redact(text.endsWith("\n") ? text : `${text}\n`));
   }
 
+  /** A JSON result on stdout, with format_version first. */
+  json(value: object): void {
+    this.out(JSON.stringify({ format_version: JSON_FORMAT_VERSION, ...value }, null, 2));
+  }
+
   raw(text: string): void {
     this.stdout.write(this.redactor.redact(text));
   }
@@ -66,11 +104,11 @@ export class Output {
   }
 
   warn(text: string): void {
-    this.stderr.write(this.redactor.redact(`${this.paint("yellow", "Warning:")} ${text}\n`));
+    this.stderr.write(this.redactor.redact(`${this.err.paint("yellow", "Warning:")} ${text}\n`));
   }
 
   error(text: string): void {
-    this.stderr.write(this.redactor.redact(`${this.paint("red", "Error:")} ${text}\n`));
+    this.stderr.write(this.redactor.redact(`${this.err.paint("red", "Error:")} ${text}\n`));
   }
 
   /** A line of an error report on stderr (a diagnostic), redacted. */
@@ -88,9 +126,8 @@ export class Output {
     if (this.opts.verbose) this.stderr.write(this.redactor.redact(`${text}\n`));
   }
 
-  paint(color: "red" | "green" | "yellow" | "cyan" | "bold" | "dim", text: string): string {
-    if (!this.color) return text;
-    const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
-    return `\u001b[${codes[0]}m${text}\u001b[${codes[1]}m`;
+  /** Paints text that goes to stdout. */
+  paint(color: Colour, text: string): string {
+    return this.outPainter.paint(color, text);
   }
 }

@@ -1,4 +1,5 @@
 import { ssp } from "../api/resources.js";
+import { ApiError } from "../errors.js";
 import { writeUserFile } from "../user-files.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -13,11 +14,23 @@ export async function runSspFile(
   args: string[],
 ): Promise<number> {
   return withClient(flags, out, async (core) => {
-    const bytes = what === "template" ? await ssp.template(core, flags.batch) : await ssp.download(core, args[0] ?? "");
+    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
       writeUserFile(flags.output, bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
     } else process.stdout.write(bytes);
     return 0;
   });
+}
+
+/** The batch template. A batch the service does not have yet is the usual reason to want one: when it
+ *  answers 404 for that name, the generic template (no batch_name) is what makes the new batch. */
+async function template(core: Parameters<typeof ssp.template>[0], batch: string | undefined, out: Output): Promise<Buffer> {
+  try {
+    return await ssp.template(core, batch);
+  } catch (e) {
+    if (batch === undefined || !(e instanceof ApiError) || e.status !== 404) throw e;
+    out.info(`Note: the service has no batch named ${JSON.stringify(batch)} yet, so this is the generic template; fill it in to make that batch.`);
+    return ssp.template(core);
+  }
 }

@@ -9,6 +9,7 @@ import type { SspValueInput } from "../schema/generated/api.js";
 import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
+import { serviceChoices, type BatchStatus, type ServiceChoices } from "../api/service-choices.js";
 
 export const CONFIG_FILE = "revsync.yaml";
 
@@ -28,8 +29,8 @@ export interface ResolvedEnv {
   authUrl: string;
   realm: string;
   vars: Record<string, VarValue>;
-  rejectAction: string;
-  approveAction: string;
+  /** The tenant's choices where the interface is silent (service: of the environment). */
+  service: ServiceChoices;
 }
 
 export interface SourceRef {
@@ -46,7 +47,7 @@ export interface DesiredTenantConfig {
 
 export interface DesiredBatch {
   name: string;
-  status: "file uploaded" | "reviewed" | "approved";
+  status: BatchStatus;
   /** The values file as git holds it, parsed (its text too: a download byte-identical to it needs no
    *  value-by-value comparison). */
   values?: GitValues;
@@ -169,8 +170,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     authUrl,
     realm,
     vars,
-    rejectAction: repo.config.approvals?.reject_action ?? "Rejected",
-    approveAction: repo.config.approvals?.approve_action ?? "Approved",
+    service: serviceChoices(raw.service, repo.config.approvals, env),
   };
 }
 
@@ -204,7 +204,9 @@ export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredSta
         message:
           kind === undefined
             ? "missing kind: expected TenantConfiguration or SspPolicy"
-            : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
+            : kind === "SspPolicyTest"
+              ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds TenantConfiguration and SspPolicy files`
+              : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
       });
     }
   }

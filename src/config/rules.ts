@@ -8,6 +8,7 @@ import { nodeAt, type SourceDoc } from "./yaml-source.js";
 import { isScalar, type Document } from "yaml";
 import { ExprError, parseExpr } from "../policy-test/expr.js";
 import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
+import { BATCH_STATUSES } from "../api/service-choices.js";
 
 /** The fields of the tenant configuration update body that a policy file may set (guid is taken from
  *  live; docs/decisions.md, "The tenant configuration update"). */
@@ -194,7 +195,7 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
         names.add(b.name);
       }
-      if (typeof b.status === "string" && !["file uploaded", "reviewed", "approved"].includes(b.status)) {
+      if (typeof b.status === "string" && !(BATCH_STATUSES as readonly string[]).includes(b.status)) {
         return; // the schema's enum reports it
       }
       if (typeof b.values !== "string") return;

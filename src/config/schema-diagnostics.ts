@@ -3,6 +3,7 @@ import type { Document, Node } from "yaml";
 import { fileValidator, schemaJson, type SchemaFile } from "../schema/ajv.js";
 import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
+import { plural } from "../words.js";
 
 function pathOf(pointer: string): string[] {
   return pointer === ""
@@ -48,9 +49,9 @@ function sentence(e: ErrorObject, value: unknown, schemaRoot: object): { message
     case "minLength":
       return { message: "must not be empty" };
     case "minItems":
-      return { message: `needs at least ${String(p.limit)} item(s)` };
+      return { message: `needs at least ${plural(Number(p.limit), "item")}` };
     case "minProperties":
-      return { message: `needs at least ${String(p.limit)} entry(ies)` };
+      return { message: `needs at least ${plural(Number(p.limit), "entry", "entries")}` };
     case "pattern":
       return { message: `${describeValue(value)} does not have the expected form (${String(p.pattern)})` };
     default:

@@ -1,4 +1,5 @@
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { plainReason } from "../user-files.js";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
 import { CsvSyntaxError, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
@@ -31,7 +32,14 @@ export function resolveValuesPath(root: string, policyFile: string, value: strin
   } catch {
     return { problem: `values file ${JSON.stringify(value)} does not exist` };
   }
-  const real = realpathSync(path);
+  let real: string;
+  try {
+    // Follows links: a folder, a link that leads nowhere or round in a loop is said here, at values:.
+    if (statSync(path).isDirectory()) return { problem: `values ${JSON.stringify(value)} is a folder: name the CSV file of the batch's values` };
+    real = realpathSync(path);
+  } catch (e) {
+    return { problem: `values file ${JSON.stringify(value)} cannot be read: ${plainReason(e)}` };
+  }
   const realRoot = realpathSync(root);
   if (real !== realRoot && !real.startsWith(realRoot + sep))
     return { problem: `values file ${JSON.stringify(value)} is a link that leads outside the policy repo` };
@@ -51,7 +59,7 @@ export function readValuesCsv(absPath: string, shownPath: string): ParsedValues 
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(absPath));
   } catch (e) {
-    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read: ${(e as Error).message}`;
+    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${plainReason(e)}`;
     return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
   }
   return checkValuesText(text, shownPath);

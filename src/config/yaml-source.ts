@@ -54,7 +54,9 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
     return [];
   }
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], strict: true });
+  // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
+  // (refused, named as written) instead of turning a value into bytes, a set or a date.
+  const docs = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
   const list = Array.isArray(docs) ? docs : [];
   const out: SourceDoc[] = [];
   list.forEach((doc, index) => {
@@ -62,7 +64,12 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
     for (const e of [...doc.errors, ...doc.warnings]) {
       const p = position(lines, e.pos[0]);
       const tag = /Unresolved tag: (\S+)/.exec(e.message);
-      at(p.line, p.column, tag ? `unknown YAML tag ${tag[1]}: tags are not allowed in policy files` : `YAML syntax: ${e.message.split("\n")[0]}`);
+      const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
+      at(
+        p.line,
+        p.column,
+        written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`,
+      );
       bad = true;
     }
     visit(doc, {

@@ -245,6 +245,12 @@ export class Emulator {
       allow("GET");
       return new Reply(200, svc.sspTemplate(t, q("batch_name")), "text/csv; charset=utf-8");
     }
+    // The spec declares batch_name a path parameter of a path without a placeholder (4.5): a tenant may
+    // take it as a last segment, so the emulator does too (revsync.yaml service.template_batch_name).
+    if (path.startsWith("/apis/policy-sets/v1/policy/ssp/template/") && seg.length === 8) {
+      allow("GET");
+      return new Reply(200, svc.sspTemplate(t, seg[7] ?? ""), "text/csv; charset=utf-8");
+    }
     if (path.startsWith("/apis/policy-sets/v1/policy/ssp/download/") && seg.length === 8) {
       allow("GET");
       return new Reply(200, svc.downloadBatch(t, seg[7] ?? ""), "text/csv; charset=utf-8", {

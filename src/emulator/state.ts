@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { writeFileAtomic } from "../fs-atomic.js";
 import type { ErrorTransactionRecord, PendingApprovalRecord, SspItem, SspValue, TenantConfigurationEnvelope } from "../schema/generated/api.js";
+import { plural } from "../words.js";
 
 export interface UserRecord {
   password: string;
@@ -74,7 +75,7 @@ const list =
   (item: Check, min = 0): Check =>
   (v, at) => {
     if (!Array.isArray(v)) return `${at} must be a list`;
-    if (v.length < min) return `${at} must hold at least ${min} item(s)`;
+    if (v.length < min) return `${at} must hold at least ${plural(min, "item")}`;
     for (const [i, x] of v.entries()) {
       const problem = item(x, `${at}[${i}]`);
       if (problem) return problem;

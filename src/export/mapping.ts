@@ -7,6 +7,7 @@ import type { LivePolicy, LiveState } from "../live/read.js";
 import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import { valuesToCsv } from "../ssp/csv.js";
+import { BATCH_STATUSES } from "../api/service-choices.js";
 
 /** What export turns into files: the tenant configurations, the SSP policies with their details, and
  *  the values of their batches (keyed "policy/batch"). */
@@ -31,6 +32,10 @@ export interface ExportedFile {
   value: { apiVersion: string; kind: string; metadata: { name: string }; spec: Record<string, unknown>; batches?: ExportedBatch[] };
   /** Values files written beside the policy file: path relative to the export folder, and the text. */
   valuesFiles: { file: string; text: string }[];
+  /** Each listed batch's values (CSV text), by batch name: what an existing file's batch is given. */
+  batchValues: Map<string, string>;
+  /** The spec fields left out (a comment says why): an existing file loses its own value for them. */
+  leftOutFields: string[];
   /** Comments written in place of what was left out: inside spec, and after the batches. */
   specComments: string[];
   batchComments: string[];
@@ -57,7 +62,7 @@ export const SSP_EXPORT_FIELDS = [
 ] as const;
 
 /** The batch statuses a policy file can hold (revsync moves a batch forward through them). */
-const LISTED_STATUSES = new Set(["file uploaded", "reviewed", "approved"]);
+const LISTED_STATUSES = new Set<string>(BATCH_STATUSES);
 
 const show = (v: unknown): string => JSON.stringify(v);
 
@@ -70,6 +75,7 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
     if (v === undefined) continue;
     if (v === null) {
       f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOutFields.push(k);
       f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
       continue;
     }
@@ -88,6 +94,7 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
         ? `holds a value a policy file may not (${describeOutside(field, value, err?.instancePath ?? "")})`
         : `holds ${show(value)}, which a policy file may not (${err?.message ?? "invalid"})`;
     f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOutFields.push(field);
     f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value, err?.instancePath ?? "")})`);
   }
 }
@@ -101,10 +108,11 @@ function describeOutside(field: string, value: unknown, pointer: string): string
   return last && node !== undefined && typeof node !== "object" ? `${last} ${show(node)}` : `${field} ${show(value)}`;
 }
 
-/** The live state as policy files: pure, so `plan` right after export finds no change. */
-export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[] {
+/** The live state as policy files: pure, so `plan` right after export finds no change. `taken`: paths
+ *  (relative to the export folder) that hold something already; a new file gets another name. */
+export function exportFiles(src: ExportSource, targets: string[], taken: ReadonlySet<string> = new Set()): ExportedFile[] {
   const files: ExportedFile[] = [];
-  const used = new Set<string>();
+  const used = new Set<string>(taken);
   const unique = (file: string): string => {
     let path = file;
     for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
@@ -124,6 +132,8 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
       batchComments: [],
       leftOut: [],
       valuesFiles: [],
+      batchValues: new Map(),
+      leftOutFields: [],
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -140,6 +150,8 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
       batchComments: [],
       leftOut: [],
       valuesFiles: [],
+      batchValues: new Map(),
+      leftOutFields: [],
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: ExportedBatch[] = [];
@@ -171,6 +183,7 @@ export function exportFiles(src: ExportSource, targets: string[]): ExportedFile[
         } else {
           entry.values = posix.relative(posix.dirname(f.file), file);
           f.valuesFiles.push({ file, text });
+          f.batchValues.set(batchName, text);
         }
       }
       batches.push(entry);

@@ -232,6 +232,6 @@ describe("matching and the SSP", () => {
       { name: "Hardware", file: "t.yaml", line: 7, column: 5, input: { family: "Hardware", unit_list_price: 10 }, expect: { policy: null } },
     ];
     const entries = impact(cases, before, after);
-    expect(entries.map(impactLine)).toEqual(["EU training course: Default SSP 1,000 -> Training Courses SSP 960"]);
+    expect(entries.map(impactLine)).toEqual(["EU training course: Default SSP at 1,000 -> Training Courses SSP at 960"]);
   });
 });

@@ -218,4 +218,9 @@ export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: Lin
 /** Two SSPs are the same when they agree to 6 decimals (formulas multiply by decimals). */
 export const sameSsp = (a: number | null, b: number | null): boolean => (a === null || b === null ? a === b : Math.abs(a - b) < 1e-6);
 
+/** Which policy meets a line, and at what SSP, in words: "no policy", "Hardware SSP at 1,030", "Hardware
+ *  SSP with no SSP" (no approved batch holds the line), or the policy alone when the SSP is not asked. */
+export const showOutcome = (policy: string | null, ssp?: number | null): string =>
+  policy === null ? "no policy" : ssp === undefined ? policy : ssp === null ? `${policy} with no SSP` : `${policy} at ${showSsp(ssp)}`;
+
 export const showSsp = (v: number | null): string => (v === null ? "no SSP" : Number(v.toFixed(6)).toLocaleString("en-US", { maximumFractionDigits: 6 }));

@@ -1,4 +1,4 @@
-import { firstFailing, matchLine, order, sameSsp, showSsp, type Match, type PolicyModel } from "./evaluate.js";
+import { firstFailing, matchLine, order, sameSsp, showOutcome, showSsp, type Match, type PolicyModel } from "./evaluate.js";
 import type { Line } from "./line.js";
 
 /** A case of a test file, as loaded from the policy repo (src/config/test-files.ts). */
@@ -51,7 +51,8 @@ function explain(c: TestCase, got: Match, ordered: PolicyModel[], all: PolicyMod
       }
     }
   } else if (c.expect.ssp !== undefined && !sameSsp(c.expect.ssp, got.ssp)) {
-    why.push(`${show(got.policy)} gives SSP ${showSsp(got.ssp)}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
+    const gives = got.ssp === null ? "no SSP" : `SSP ${showSsp(got.ssp)}`;
+    why.push(`${show(got.policy)} gives ${gives}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
   }
   return why;
 }
@@ -90,8 +91,7 @@ export function impact(cases: readonly TestCase[], before: readonly PolicyModel[
   return out;
 }
 
-/** One impact entry as a person reads it: "EU training course: Default SSP 1,000 -> Training Courses SSP 960". */
+/** One impact entry as a person reads it: "EU training course: Default SSP at 1,000 -> Training Courses SSP at 960". */
 export function impactLine(e: ImpactEntry): string {
-  const side = (s: ImpactEntry["before"]): string => `${show(s.policy)}${s.policy === null ? "" : ` ${showSsp(s.ssp)}`}`;
-  return `${e.name}: ${side(e.before)} -> ${side(e.after)}`;
+  return `${e.name}: ${showOutcome(e.before.policy, e.before.ssp)} -> ${showOutcome(e.after.policy, e.after.ssp)}`;
 }

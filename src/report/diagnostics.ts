@@ -1,5 +1,6 @@
 import type { Diagnostic } from "../config/diagnostics.js";
 import type { Sink } from "./painter.js";
+import { plural } from "../words.js";
 
 function escapeData(s: string): string {
   return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
@@ -12,14 +13,19 @@ function escapeProp(s: string): string {
 export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, files: number): void {
   const errors = list.filter((d) => d.severity === "error").length;
   if (format === "json") {
-    out.out(JSON.stringify({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list }, null, 2));
+    out.json({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list });
   } else {
     for (const d of list) {
       const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
       out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
     }
-    if (errors) out.out(`\n${errors} error(s) in ${new Set(list.map((d) => d.file)).size} file(s).`);
-    else out.out(`${out.paint("green", "Valid:")} ${files} policy document(s), no problems.`);
+    const warnings = list.length - errors;
+    const warned = warnings ? plural(warnings, "warning") : "";
+    if (errors) {
+      // Only the files that have an error: a file with just a warning is not why validate fails.
+      const failed = new Set(list.filter((d) => d.severity === "error").map((d) => d.file)).size;
+      out.out(`\n${plural(errors, "error")} in ${plural(failed, "file")}${warned ? `, and ${warned}` : ""}.`);
+    } else out.out(`${list.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
   }
   if (process.env.GITHUB_ACTIONS === "true") {
     for (const d of list) {

@@ -6,5 +6,7 @@ export interface Painter {
 /** What printers need besides colour: somewhere to write results (stdout). */
 export interface Sink extends Painter {
   out(text: string): void;
+  /** A JSON result, with format_version. */
+  json(value: object): void;
   raw(text: string): void;
 }

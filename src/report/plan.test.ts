@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import { changeOf } from "../testing/builders.js";
-import { planMarkdown, planText, summaryLine } from "./plan.js";
+import { driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
 
 function plan(changes: Change[]): Plan {
   return {
@@ -41,7 +41,7 @@ describe("markdown plan", () => {
   it("never passes 60,000 characters: past that, a pointer to the JSON plan", () => {
     const md = planMarkdown(plan(Array.from({ length: 2000 }, (_, i) => create(i))));
     expect(md.length).toBeLessThanOrEqual(60_000);
-    expect(md).toMatch(/_\d+ more change\(s\) not shown: the comment would pass 60,000 characters\. See the JSON plan artifact for the whole plan\._/);
+    expect(md).toMatch(/_\d+ more changes not shown: the comment would pass 60,000 characters\. See the JSON plan artifact for the whole plan\._/);
     expect(md.trimEnd().endsWith("Plan: 2000 to create, 0 to update, 0 to review, 0 to approve.")).toBe(true);
   });
 
@@ -94,5 +94,21 @@ describe("the plan's classes in text and markdown", () => {
     expect(md).toContain("Values: 8 rows, 4 products, currencies EUR, USD, 2026-01-01 to 2026-03-31, as in policies/ssp/values/sw-q1.csv.");
     expect(md).toContain("| `values[SW-1000\\|USD\\|2026-01-01].mid_point` | `100` | `105` |");
     expect(md).toContain("| … and 22 more rows (23 in all) | | |");
+  });
+});
+
+describe("drift's closing line", () => {
+  it("counts each class in correct plurals", () => {
+    const report = {
+      format_version: "1",
+      environment: "production",
+      created_at: "2026-11-21T00:00:00.000Z",
+      drift: [],
+      summary: { changed: 1, unmanaged: 2, unmanaged_batch: 2, missing: 0, batch_status: 4, batch_values: 1 },
+    };
+    expect(driftSummaryLine(report)).toBe("Drift: 1 changed, 2 unmanaged, 2 unmanaged batches, 4 batch statuses, 1 batch's values.");
+    expect(driftSummaryLine({ ...report, summary: { ...report.summary, unmanaged_batch: 1, batch_status: 1, batch_values: 2 } })).toBe(
+      "Drift: 1 changed, 2 unmanaged, 1 unmanaged batch, 1 batch status, 2 batches' values.",
+    );
   });
 });

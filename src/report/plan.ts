@@ -1,7 +1,7 @@
 import type { Painter } from "./painter.js";
 import { impactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
-import { actionWords, isApplied, type Action, type DriftItem, type DriftReport, type Plan, type ValuesSummary } from "../plan/model.js";
+import { actionWords, isApplied, type Action, type DriftClass, type DriftItem, type DriftReport, type Plan, type ValuesSummary } from "../plan/model.js";
 import { plural } from "../words.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
@@ -124,7 +124,7 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     shown++;
   }
   if (shown < blocks.length)
-    body += `\n_${blocks.length - shown} more change(s) not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
+    body += `\n_${plural(blocks.length - shown, "more change")} not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
   return body + tail;
 }
 
@@ -148,10 +148,20 @@ export function driftText(report: DriftReport, out: Painter): string {
   return lines.join("\n");
 }
 
+/** A count of one drift class in words: "1 changed", "2 unmanaged batches", "4 batch statuses". */
+const DRIFT_WORDS: Record<DriftClass, [string, string]> = {
+  changed: ["changed", "changed"],
+  unmanaged: ["unmanaged", "unmanaged"],
+  unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+  missing: ["missing", "missing"],
+  batch_status: ["batch status", "batch statuses"],
+  batch_values: ["batch's values", "batches' values"],
+};
+
 export function driftSummaryLine(report: DriftReport): string {
-  const parts = Object.entries(report.summary)
+  const parts = (Object.entries(report.summary) as [DriftClass, number][])
     .filter(([, v]) => v)
-    .map(([k, v]) => `${v} ${k.replace(/_/g, " ")}`);
+    .map(([k, v]) => plural(v, ...(DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")])));
   return `Drift: ${parts.join(", ")}${report.ignored?.length ? `; ${report.ignored.length} ignored (accepted)` : ""}.`;
 }
 

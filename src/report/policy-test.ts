@@ -1,9 +1,7 @@
-import { showSsp } from "../policy-test/evaluate.js";
+import { showOutcome as side } from "../policy-test/evaluate.js";
 import { impactLine, type CaseResult, type ImpactEntry } from "../policy-test/run.js";
 import type { Painter } from "./painter.js";
 import { errorObject, type FileProblem } from "../errors.js";
-
-const side = (p: string | null, ssp?: number | null): string => (p === null ? "no policy" : ssp === undefined ? p : `${p}, SSP ${showSsp(ssp)}`);
 
 export function testText(results: CaseResult[], source: string, out: Painter): string {
   const failed = results.filter((r) => !r.pass);

@@ -12,6 +12,9 @@ export interface RevsyncConfig {
   environments: {
     [k: string]: EnvironmentConfig | undefined;
   };
+  /**
+   * The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action
+   */
   approvals?: {
     /**
      * Literal of the reject action (default Rejected)
@@ -58,6 +61,44 @@ export interface EnvironmentConfig {
    */
   vars?: {
     [k: string]: string | number | boolean | undefined;
+  };
+  service?: ServiceChoicesConfig;
+}
+/**
+ * What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (README, Decisions)
+ *
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "ServiceChoices".
+ */
+export interface ServiceChoicesConfig {
+  /**
+   * Literal of the approve action of an approval (default Approved)
+   */
+  approve_action?: string;
+  /**
+   * Literal of the reject action of an approval (default Rejected)
+   */
+  reject_action?: string;
+  /**
+   * Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)
+   */
+  template_batch_name?: "query" | "path";
+  /**
+   * The status texts the service shows for the three batch statuses of policy files
+   */
+  batch_status?: {
+    /**
+     * Default: file uploaded
+     */
+    file_uploaded?: string;
+    /**
+     * Default: reviewed
+     */
+    reviewed?: string;
+    /**
+     * Default: approved
+     */
+    approved?: string;
   };
 }
 /**

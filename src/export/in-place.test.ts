@@ -1,0 +1,136 @@
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { demoState, liveOf } from "../testing/builders.js";
+import { placeExport, type GitFile } from "./in-place.js";
+import { exportFiles } from "./mapping.js";
+
+const header = (): string[] => ["Exported by revsync."];
+const gitFile = (file: string, text: string, values?: unknown[]): GitFile => ({ file, text, values: values ?? text.split(/^---$/m).map((t) => parse(t)) });
+
+function setup() {
+  const t = demoState().tenants[0];
+  if (!t) throw new Error("no demo tenant");
+  const live = liveOf(t);
+  const files = exportFiles(live, []);
+  return { t, live, files, hardware: files.find((f) => f.address === "ssp/Hardware SSP") };
+}
+
+describe("export into a folder that has policy files", () => {
+  it("finds a policy's file by metadata.name whatever its name, changes only what differs, in place, comments and spacing kept", () => {
+    const { files } = setup();
+    const text = [
+      "# our hardware policy, reviewed by finance",
+      "apiVersion: revsync/v1",
+      "kind: SspPolicy",
+      "metadata: { name: Hardware SSP }",
+      "spec:",
+      "  method: upload            # uploaded ranges",
+      "  hierarchy_no: 10",
+      "batches:",
+      "  - name: FY26-H1",
+      "    status: approved        # approve it",
+      "    values: values/h1.csv",
+      "",
+    ].join("\n");
+    const plan = placeExport(files, [gitFile("hw.yaml", text)], header, () => undefined);
+    const hw = plan.writes.find((w) => w.file === "hw.yaml");
+    expect(hw?.created).toBe(false);
+    expect(hw?.what).toBe("ssp/Hardware SSP: batch FY25-H2 added, batch FY26-H1 status, batch FY26-H2 added");
+    // No second file for the same policy; the other policies git lacks get new files.
+    expect(plan.writes.map((w) => w.file)).not.toContain("ssp/hardware-ssp.yaml");
+    expect(plan.writes.filter((w) => w.created && w.file.endsWith(".yaml")).map((w) => w.file)).toEqual([
+      "default-tenant-configuration.yaml",
+      "ssp/software-subscriptions-ssp.yaml",
+      "ssp/professional-services-ssp.yaml",
+      "ssp/support-renewals-ssp.yaml",
+    ]);
+    // git's values file keeps its name and gets the service's values; new batches get theirs beside it.
+    expect(plan.writes.find((w) => w.file === "values/h1.csv")?.created).toBe(true);
+    expect(plan.writes.map((w) => w.file)).toContain("values/hardware-ssp-fy26-h2.csv");
+    const edited = parse(hw?.text ?? "");
+    expect((edited.batches as { name: string; status: string; values?: string }[]).map((b) => [b.name, b.status, b.values])).toEqual([
+      ["FY26-H1", "reviewed", "values/h1.csv"],
+      ["FY25-H2", "approved", "values/hardware-ssp-fy25-h2.csv"],
+      ["FY26-H2", "file uploaded", "values/hardware-ssp-fy26-h2.csv"],
+    ]);
+    expect(hw?.text).toContain("# our hardware policy, reviewed by finance");
+    expect(hw?.text).toContain("status: reviewed # approve it");
+  });
+
+  it("a scalar change alone splices the file: ${VAR}s, flow style, spacing and other documents stay byte for byte", () => {
+    const { files, t } = setup();
+    const tc = t.tenantConfigurations[0]?.compliance_spec?.[0] as Record<string, unknown>;
+    const text = [
+      "apiVersion: revsync/v1",
+      "kind: TenantConfiguration",
+      "metadata: { name: Default Tenant Configuration }",
+      "spec:",
+      `  carves_allocation: ${!tc.carves_allocation}          # the one that differs`,
+      "  manual_journal_contra_account: ${contra}   # a variable, equal to the service's value",
+      "---",
+      "apiVersion: revsync/v1",
+      "kind: SspPolicy",
+      "metadata: { name: Training }",
+      "spec: { method: formula, expression: unit_list_price,   active: true }",
+      "",
+    ].join("\n");
+    const values = [
+      {
+        ...parse(text.split("---")[0] ?? ""),
+        spec: { carves_allocation: !tc.carves_allocation, manual_journal_contra_account: tc.manual_journal_contra_account },
+      },
+      parse(text.split("---")[1] ?? ""),
+    ];
+    const plan = placeExport(files, [gitFile("all.yaml", text, values)], header, () => undefined);
+    const all = plan.writes.find((w) => w.file === "all.yaml");
+    expect(all?.text).toBe(text.replace(`carves_allocation: ${!tc.carves_allocation} `, `carves_allocation: ${tc.carves_allocation} `));
+    expect(all?.what).toBe("tenant-configuration/Default Tenant Configuration: carves_allocation");
+    expect(plan.gitOnly).toEqual([{ address: "ssp/Training", file: "all.yaml" }]);
+  });
+
+  it("a field the service shows as null is taken out of git's file with a comment; run again, nothing more is written", () => {
+    const { live } = setup();
+    const policy = live.ssp.get("Hardware SSP");
+    if (!policy) throw new Error("no Hardware SSP");
+    (policy.item as unknown as Record<string, unknown>).floor_percentage = null;
+    const withNull = exportFiles(live, []);
+    const text = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Hardware SSP }\nspec:\n  method: upload\n  floor_percentage: 85\n";
+    const first = placeExport(withNull, [gitFile("hw.yaml", text)], header, () => undefined);
+    const hw = first.writes.find((w) => w.file === "hw.yaml")?.text ?? "";
+    expect(parse(hw).spec).toEqual({ method: "upload" });
+    expect(hw).toContain("# floor_percentage: left out, the service shows null (unknown); it keeps its live value");
+    const written = new Map(first.writes.map((w) => [w.file, w.text]));
+    const again = placeExport(
+      withNull,
+      [...written].filter(([f]) => f.endsWith(".yaml")).map(([f, x]) => gitFile(f, x)),
+      header,
+      (f) => written.get(f),
+    );
+    expect(again.writes).toEqual([]);
+  });
+
+  it("values equal to the service's in another column order are not rewritten; a file that cannot be read with the variables is left as it is", () => {
+    const { files } = setup();
+    const sw = files.find((f) => f.address === "ssp/Software Subscriptions SSP");
+    const q1 = sw?.batchValues.get("FY26-Q1") ?? "";
+    const [head, ...rows] = q1
+      .trim()
+      .split("\n")
+      .map((l) => l.split(","));
+    const reordered = [[...(head ?? [])].reverse(), ...rows.map((r) => [...r].reverse())].map((r) => r.join(",")).join("\n") + "\n";
+    const text =
+      "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Software Subscriptions SSP }\nbatches:\n  - { name: FY26-Q1, status: file uploaded, values: q1.csv }\n";
+    const plan = placeExport(
+      files,
+      [gitFile("sw.yaml", text), gitFile("tc.yaml", "kind: TenantConfiguration\nmetadata: { name: Default Tenant Configuration }\n", [undefined])],
+      header,
+      (f) => (f === "q1.csv" ? reordered : undefined),
+    );
+    expect(plan.writes.map((w) => w.file)).not.toContain("q1.csv");
+    expect(plan.writes.map((w) => w.file)).not.toContain("tc.yaml");
+    expect(plan.writes.map((w) => w.file)).not.toContain("default-tenant-configuration.yaml");
+    expect(plan.skipped).toEqual([
+      "tc.yaml holds tenant-configuration/Default Tenant Configuration but could not be read with this environment's variables (revsync validate says why): left as it is",
+    ]);
+  });
+});

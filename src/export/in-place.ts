@@ -1,0 +1,248 @@
+import { posix } from "node:path";
+import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
+import { valuesChecksum } from "../plan/values.js";
+import { address, valuesFileFor } from "../shared/address.js";
+import { normalizeSspFields } from "../shared/normalize.js";
+import { renderFile, type ExportedFile } from "./mapping.js";
+
+/** A policy file the export folder holds already. */
+export interface GitFile {
+  /** Path relative to the export folder, with / separators. */
+  file: string;
+  text: string;
+  /** Each document's value with the environment's ${VAR}s filled (what it means, to compare with the
+   *  service), by document index; undefined where it could not be filled or parsed (left as it is). */
+  values: (unknown | undefined)[];
+}
+
+export interface ExportWrite {
+  /** Path relative to the export folder. */
+  file: string;
+  text: string;
+  created: boolean;
+  /** What changed, in words, for the report ("ssp/Hardware SSP: batch FY26-H1 status"). */
+  what: string;
+}
+
+export interface ExportPlan {
+  writes: ExportWrite[];
+  /** Problems that left a file as it was. */
+  skipped: string[];
+  /** Documents git holds that the service does not: address and file. */
+  gitOnly: { address: string; file: string }[];
+}
+
+const key = (kind: string, name: string): string => `${kind}\u0000${name}`;
+
+/** Git's value of a spec field against the service's, compared as plan compares them (conditions and
+ *  identifiers as sets, operator spellings as one). A value from a ${VAR} of the process environment is
+ *  text where the field is a number or boolean: the same text is the same value. */
+function sameField(kind: string, field: string, git: unknown, live: unknown): boolean {
+  if (git === undefined) return false;
+  if (typeof git === "string" && (typeof live === "number" || typeof live === "boolean") && String(live) === git) return true;
+  const norm = (v: unknown): string => JSON.stringify(kind === "SspPolicy" ? normalizeSspFields({ [field]: v }, [field])[field] : v);
+  return norm(git) === norm(live);
+}
+
+/** Two values files hold the same values (whatever their column order, quoting or line ends). */
+function sameValues(held: string | undefined, text: string): boolean {
+  if (held === undefined) return false;
+  if (held === text) return true;
+  try {
+    return valuesChecksum({ csv: held }) === valuesChecksum({ csv: text });
+  } catch {
+    return false;
+  }
+}
+
+/** How one file changes: scalars replaced where they stand (spliced into the text, so that every other
+ *  byte of the file stays as it was), or a change of structure (the documents are written out again). */
+interface FileEdits {
+  splices: { start: number; end: number; text: string }[];
+  structural: boolean;
+}
+
+/** A scalar's text in any YAML context: plain when that is unambiguous, else double-quoted. */
+function scalarText(value: unknown): string {
+  if (typeof value !== "string") return value === null ? "null" : String(value);
+  const plain = /^[A-Za-z_][A-Za-z0-9 _./-]*$/.test(value) && !/ $/.test(value) && !/^(true|false|null|yes|no|on|off|y|n|~)$/i.test(value);
+  return plain ? value : JSON.stringify(value);
+}
+
+/** Sets a value keeping what the file says around it: a scalar changes in place (its comment stays), a
+ *  collection is replaced by a new node that takes over the old one's comments. */
+function setValue(doc: Document, path: (string | number)[], value: unknown, edits: FileEdits): void {
+  const old = doc.getIn(path, true) as Node | undefined;
+  if (old && isScalar(old) && (value === null || typeof value !== "object")) {
+    old.value = value;
+    if (old.range) edits.splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value) });
+    else edits.structural = true;
+    return;
+  }
+  edits.structural = true;
+  const node = doc.createNode(value) as Node;
+  if (old) {
+    node.comment = old.comment;
+    node.commentBefore = old.commentBefore;
+  }
+  doc.setIn(path, node);
+}
+
+/** Adds comment lines a node does not hold yet (so that exporting twice adds nothing). */
+function addComments(node: { comment?: string | null } | undefined, lines: string[]): boolean {
+  if (!node || !lines.length) return false;
+  const held = (node.comment ?? "").split("\n").map((l) => l.trim());
+  const missing = lines.filter((l) => !held.includes(l.trim()));
+  if (!missing.length) return false;
+  node.comment = [node.comment, ...missing].filter((l) => l !== undefined && l !== null && l !== "").join("\n");
+  return true;
+}
+
+interface PolicyValue {
+  spec?: Record<string, unknown>;
+  batches?: { name?: unknown; status?: unknown; values?: unknown }[];
+}
+
+/** One document of git brought to what the service holds, in place: only what differs is touched, so
+ *  comments, ${VAR}s, order and the file's name stay. Returns what changed, and the values files to write
+ *  (relative to the export folder). */
+function updateDoc(
+  doc: Document,
+  current: PolicyValue,
+  f: ExportedFile,
+  policyDir: string,
+  readValues: (file: string) => string | undefined,
+  edits: FileEdits,
+): { changes: string[]; values: { file: string; text: string; what: string }[] } {
+  const changes: string[] = [];
+  const values: { file: string; text: string; what: string }[] = [];
+  const kind = f.value.kind;
+  // Only the fields git sets: one it leaves out keeps its live value, and stays out.
+  for (const [field, live] of Object.entries(f.value.spec)) {
+    if (!current.spec || !(field in current.spec) || sameField(kind, field, current.spec[field], live)) continue;
+    setValue(doc, ["spec", field], live, edits);
+    changes.push(field);
+  }
+  for (const field of f.leftOutFields) {
+    if (current.spec && field in current.spec) {
+      doc.deleteIn(["spec", field]);
+      edits.structural = true;
+      changes.push(`${field} (left out: it keeps its live value)`);
+    }
+  }
+  if (changes.some((c) => c.endsWith("(left out: it keeps its live value)")) && addComments(doc.get("spec", true) as Node | undefined, f.specComments)) {
+    edits.structural = true;
+  }
+  const gitBatches = Array.isArray(current.batches) ? current.batches : [];
+  for (const b of f.value.batches ?? []) {
+    const i = gitBatches.findIndex((g) => g?.name === b.name);
+    const text = f.batchValues.get(b.name);
+    const newValues = valuesFileFor(f.value.metadata.name, b.name);
+    if (i < 0) {
+      const entry = { name: b.name, status: b.status, ...(text !== undefined ? { values: newValues } : {}) };
+      const seq = doc.get("batches", true);
+      if (isSeq(seq)) seq.add(doc.createNode(entry));
+      else doc.set("batches", doc.createNode([entry]));
+      edits.structural = true;
+      changes.push(`batch ${b.name} added`);
+      if (text !== undefined) values.push({ file: posix.join(policyDir, newValues), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
+      continue;
+    }
+    const g = gitBatches[i] ?? {};
+    if (g.status !== b.status) {
+      setValue(doc, ["batches", i, "status"], b.status, edits);
+      changes.push(`batch ${b.name} status`);
+    }
+    if (text === undefined) continue;
+    if (typeof g.values === "string" && g.values !== "") {
+      // git's own file keeps its name; it gets the service's values when they differ.
+      const file = posix.normalize(posix.join(policyDir, g.values));
+      if (!sameValues(readValues(file), text)) values.push({ file, text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
+    } else {
+      setValue(doc, ["batches", i, "values"], newValues, edits);
+      changes.push(`batch ${b.name} values`);
+      values.push({ file: posix.join(policyDir, newValues), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
+    }
+  }
+  const batchesNode = (doc.get("batches", true) as Node | undefined) ?? (doc as unknown as { comment?: string | null });
+  if (addComments(batchesNode, f.batchComments)) {
+    edits.structural = true;
+    changes.push("comments on batches left out");
+  }
+  return { changes, values };
+}
+
+/** A changed file's text: with scalar changes only, the original text with those scalars replaced
+ *  where they stand (comments, spacing, flow style and ${VAR}s elsewhere untouched), checked to mean what
+ *  the edited documents mean; else the documents written out again (comments kept, spacing normalised). */
+function rewrite(original: string, docs: Document[], edits: FileEdits | undefined): string {
+  const whole = docs.map((d) => d.toString({ lineWidth: 0 })).join("");
+  if (!edits || edits.structural || !edits.splices.length) return whole;
+  let text = original;
+  for (const s of [...edits.splices].sort((a, b) => b.start - a.start)) text = text.slice(0, s.start) + s.text + text.slice(s.end);
+  const meaning = (t: string): string => JSON.stringify(parseAllDocuments(t).map((d) => (d as Document).toJS()));
+  return meaning(text) === meaning(whole) ? text : whole;
+}
+
+/** Where export writes into a folder that holds policy files already: each policy's file is found by
+ *  kind and metadata.name, whatever its file name, and brought up to date in place; a file is created
+ *  only for a policy git lacks. Pure: the caller reads and writes the files. */
+export function placeExport(
+  files: ExportedFile[],
+  git: GitFile[],
+  header: (file: string) => string[],
+  readValues: (file: string) => string | undefined,
+): ExportPlan {
+  const plan: ExportPlan = { writes: [], skipped: [], gitOnly: [] };
+  const parsed = new Map<string, Document[]>();
+  const where = new Map<string, { file: GitFile; index: number }>();
+  for (const g of git) {
+    const docs = parseAllDocuments(g.text);
+    if (!Array.isArray(docs)) continue;
+    parsed.set(g.file, docs);
+    docs.forEach((doc, index) => {
+      const v = doc.errors.length ? undefined : (doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null);
+      if (!v || (v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration") || typeof v.metadata?.name !== "string") return;
+      const k = key(v.kind, v.metadata.name);
+      // The first file that names a policy is its file (validate reports the second as a duplicate).
+      if (!where.has(k)) where.set(k, { file: g, index });
+    });
+  }
+  const matched = new Set<string>();
+  const dirty = new Map<string, string[]>();
+  const edits = new Map<string, FileEdits>();
+  for (const f of files) {
+    const k = key(f.value.kind, f.value.metadata.name);
+    const hit = where.get(k);
+    if (!hit) {
+      plan.writes.push({ file: f.file, text: renderFile(f, header(f.file)), created: true, what: f.address });
+      for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
+      continue;
+    }
+    matched.add(k);
+    const current = hit.file.values[hit.index];
+    const doc = parsed.get(hit.file.file)?.[hit.index];
+    if (current === undefined || !doc || !isMap(doc.contents)) {
+      plan.skipped.push(
+        `${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`,
+      );
+      continue;
+    }
+    const fileEdits = edits.get(hit.file.file) ?? { splices: [], structural: false };
+    edits.set(hit.file.file, fileEdits);
+    const { changes, values } = updateDoc(doc, current as PolicyValue, f, posix.dirname(hit.file.file), readValues, fileEdits);
+    if (changes.length) dirty.set(hit.file.file, [...(dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);
+    for (const v of values) plan.writes.push({ file: v.file, text: v.text, created: readValues(v.file) === undefined, what: v.what });
+  }
+  for (const [file, what] of dirty) {
+    const docs = parsed.get(file) ?? [];
+    const original = git.find((g) => g.file === file)?.text ?? "";
+    plan.writes.push({ file, text: rewrite(original, docs, edits.get(file)), created: false, what: what.join("; ") });
+  }
+  for (const [k, { file }] of where) {
+    if (matched.has(k)) continue;
+    const [kind, name] = k.split("\u0000") as [string, string];
+    plan.gitOnly.push({ address: kind === "SspPolicy" ? address.ssp(name) : address.tenant(name), file: file.file });
+  }
+  return plan;
+}
