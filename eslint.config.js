@@ -14,7 +14,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["test/**/*.ts", "bench/**/*.d.mts"],
+    files: ["test/**/*.ts", "src/testing/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {

@@ -1,5 +1,5 @@
 // npm run chaos [-- --seeds N]: the chaos suite over N seeds (default 20), as a table.
-import { runSeed } from "./chaos-lib.mjs";
+import { runSeed } from "../dist/testing/chaos.js";
 
 const arg = process.argv.indexOf("--seeds");
 const count = arg > 0 ? Number(process.argv[arg + 1]) : 20;

@@ -6,12 +6,12 @@ import http from "node:http";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { ROOT, cli, startEmulatorProcess, token } from "./chaos-lib.mjs";
+// The test helpers, as built (npm run build compiles src/testing/): one module for tests and benches.
+import { DEMO_ENV, ROOT, cli, startEmulatorProcess, token } from "../dist/testing/helpers.js";
 import { seedState } from "../dist/emulator/seed.js";
 import { valuesToCsv } from "../dist/ssp/csv.js";
 
 const BIN = join(ROOT, "dist", "bin.js");
-const CREDS = { REVSYNC_CLIENT_ID: "revsync", REVSYNC_CLIENT_SECRET: "demo-secret", REVSYNC_USERNAME: "alice", REVSYNC_PASSWORD: "alice-password" };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const work = mkdtempSync(join(tmpdir(), "revsync-bench-"));
 const results = [];
@@ -20,7 +20,7 @@ const log = (s) => process.stderr.write(`${s}\n`);
 /** Wall time (s) and peak RSS (MiB) of one CLI run, through /usr/bin/time. */
 function timed(args, cwd, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn("/usr/bin/time", ["-f", "%e %M", process.execPath, BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...CREDS, ...env } });
+    const child = spawn("/usr/bin/time", ["-f", "%e %M", process.execPath, BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...DEMO_ENV, ...env } });
     let err = "";
     let out = "";
     child.stdout.on("data", (d) => (out += d));
@@ -180,7 +180,7 @@ async function planBench() {
   const files = {};
   for (let i = 0; i < n; i++) files[`ssp/p${i}.yaml`] = sspYaml(i, true);
   repo(dir, emu.url, files);
-  const first = await cli(["plan", "--detailed-exitcode", "--quiet"], dir);
+  const first = await cli(["plan", "--detailed-exitcode", "--quiet"], { cwd: dir, env: DEMO_ENV });
   if (first.code !== 0) throw new Error(`plan should find no changes, exit ${first.code}: ${first.stdout}${first.stderr}`);
   await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20 }] });
   const concurrency = 8;
@@ -285,7 +285,7 @@ async function applyBench() {
     const files = { "ssp/values.csv": valuesToCsv(values) };
     for (let j = 0; j < n; j++) files[`ssp/p${j}.yaml`] = sspYaml(j, "values.csv");
     repo(dir, emu.url, files);
-    const planned = await cli(["plan", "--out", "saved.plan.json", "--quiet", "--format", "json"], dir);
+    const planned = await cli(["plan", "--out", "saved.plan.json", "--quiet", "--format", "json"], { cwd: dir, env: DEMO_ENV });
     const summary = JSON.parse(planned.stdout).summary;
     if (summary.create !== n || summary.review !== n || summary.approve !== n) throw new Error(`unexpected plan: ${JSON.stringify(summary)}`);
     await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20, path: "/apis/" }] });

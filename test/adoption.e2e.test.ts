@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, cli, DEMO_ENV, removeDir, useEmulatorRepo } from "./helpers.js";
+import { BIN, cli, DEMO_ENV, removeDir, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // From an existing tenant to a reviewed repo (issue 13), through the real CLI.
 const fx = useEmulatorRepo();

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
-import { BIN, cli, DEMO_ENV, token, useEmulatorRepo } from "./helpers.js";
+import { BIN, cli, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
 // the witness of what was sent.

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { cli } from "./helpers.js";
+import { cli } from "../src/testing/helpers.js";
 
 // The bash script of the real command tree, loaded in a real bash and asked as bash asks at a Tab.
 describe("revsync completion bash", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import { api, startEmu, token, updateBody, type Emu, sspCreateBody } from "../src/testing/helpers.js";
 
 // Property: a malformed or invalid body on any write endpoint gets a 4xx (never a 5xx) and leaves
 // the state exactly as it was.

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Profile } from "../src/emulator/profile.js";
-import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "./helpers.js";
+import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // One matrix: every engine test runs against the emulator's default profile and against the literal
 // reading of the spec (nulls, operator symbols, refusals as 200 with an error array, extra fields,

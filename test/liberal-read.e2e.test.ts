@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
-import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "./helpers.js";
+import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
 // Liberal in what revsync reads (issue 12), through the real CLI against the literal profile, with a
 // tenant holding values outside the documented lists.

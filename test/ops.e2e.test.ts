@@ -2,7 +2,7 @@ import { readFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "./helpers.js";
+import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "../src/testing/helpers.js";
 
 const fx = useEmulatorRepo();
 

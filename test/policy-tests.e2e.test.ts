@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
-import { api, cli, DEMO_ENV, removeDir, ROOT, token, updateBody, useEmulatorRepo } from "./helpers.js";
+import { api, cli, DEMO_ENV, removeDir, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Policy tests, impact in the plan, who drifted, and accepted drift (issue 15), through the real CLI.
 const EXAMPLE = join(ROOT, "examples", "policy-tests");

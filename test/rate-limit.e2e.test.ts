@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
+import { cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Behind a rate limit nobody told revsync about (issue 20), through the real CLI: the emulator's token
 // bucket in front of the API, the journal as the witness of what was sent and turned away.

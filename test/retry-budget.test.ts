@@ -4,7 +4,7 @@ import { ApiCore, BUDGET } from "../src/api/core.js";
 import { approvals, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError } from "../src/errors.js";
 import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";
-import { demoClient, sspCreateBody, startEmu, updateBody, type Emu } from "./helpers.js";
+import { demoClient, sspCreateBody, startEmu, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // One retry budget per request, in the HTTP core, counted in the emulator's journal (issue 11):
 // reads and PATCHes at most 6 sends; a create at most 3, and sent again only after a read says it
@@ -130,7 +130,7 @@ describe("a sustained 429 spends no send budget: the run's time limit ends it", 
   it("a create turned away 5 times with Retry-After, then let through: sent 6 times, created once, no read-back", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: "POST", path: "/policy/ssp", times: 5 }] });
     const out = await ssp.create(core, createBody("Patient SSP"));
-    expect(out.recovered).toBe(false);
+    expect(out.kind).toBe("done");
     expect(await sent("POST", SSP)).toBe(6);
     expect(await sent("GET", SSP)).toBe(0);
     expect((await ssp.list(core)).filter((e) => e.compliance_name === "Patient SSP")).toHaveLength(1);
@@ -150,7 +150,7 @@ describe("a create whose outcome is unknown", () => {
   it("answer dropped after commit: read back, found with the fields sent, counted as created; one POST", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 }] });
     const out = await ssp.create(core, createBody("Dropped SSP"));
-    expect(out.recovered).toBe(true);
+    expect(out.kind).toBe("confirmed");
     expect(out.result.compliance_id).toMatch(/^SSP-/);
     expect(await sent("POST", SSP)).toBe(1);
   });
@@ -158,7 +158,7 @@ describe("a create whose outcome is unknown", () => {
   it("answer dropped before commit: the read says it is not there, so it is sent again; two POSTs, one policy", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/policy/ssp", times: 1 }] });
     const out = await ssp.create(core, createBody("Retried SSP"));
-    expect(out.recovered).toBe(false);
+    expect(out.kind).toBe("done");
     expect(await sent("POST", SSP)).toBe(2);
     expect((await ssp.list(core)).filter((e) => e.compliance_name === "Retried SSP")).toHaveLength(1);
   });
@@ -190,7 +190,7 @@ describe("a create whose outcome is unknown", () => {
   it("a 409 for the very policy that was sent (an earlier send landed) is settled by the read-back", async () => {
     await ssp.create(core, createBody("Same SSP"));
     const out = await ssp.create(core, createBody("Same SSP"));
-    expect(out.recovered).toBe(true);
+    expect(out.kind).toBe("confirmed");
   });
 });
 
@@ -208,7 +208,7 @@ describe("2xx answers without a body", () => {
     expect(created.result.compliance_id).toMatch(/^SSP-/);
     const hw = await ssp.get(core, "Hardware SSP");
     const res = await ssp.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1");
-    expect(res.error).toEqual([]);
+    expect(res.result.error).toEqual([]);
     expect((await ssp.batch(core, "Hardware SSP", "FY26-H1"))?.status).toBe("approved");
   });
 });

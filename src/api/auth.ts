@@ -1,7 +1,7 @@
 import { ApiError, UserError } from "../errors.js";
 import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
-import { LOOPBACK } from "./core.js";
+import { LOOPBACK } from "./http.js";
 
 export type Credentials =
   | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }

@@ -1,4 +1,4 @@
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from "./http.js";
+import { Agent, EnvHttpProxyAgent, LOOPBACK, request, type Dispatcher } from "./http.js";
 import { ApiError, UserError } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
@@ -72,8 +72,6 @@ interface Progress {
   mayHaveLanded: boolean;
   last: ApiError | undefined;
 }
-
-export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export function checkUrl(name: string, value: string): URL {
   let url: URL;

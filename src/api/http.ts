@@ -15,6 +15,9 @@ if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.pro
 
 export type { Dispatcher };
 
+/** The hosts that name this machine: the only ones plain http:// may reach (README, Security). */
+export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
 /** A request through a dispatcher (undici's Dispatcher.request, with the URL split as it needs). */
 export function request(url: string, opts: Omit<Dispatcher.RequestOptions, "origin" | "path"> & { dispatcher: Dispatcher }): Promise<Dispatcher.ResponseData> {
   const u = new URL(url);

@@ -1,6 +1,4 @@
 import { ApiError } from "../errors.js";
-import { batchNameOf } from "../plan/model.js";
-import { fieldDiff, normalizeSspFields } from "../plan/normalize.js";
 import type {
   ApprovalActionResult,
   ErrorTransactionFilter,
@@ -15,30 +13,51 @@ import type {
   TenantConfigurationUpdateBody,
   UpdateResult,
 } from "../schema/generated/api.js";
+import { batchNameOf } from "../shared/address.js";
+import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
 import type { ApiCore, ReadBack } from "./core.js";
+import type { Written } from "./outcome.js";
 import { statusFromService } from "./service-choices.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 const enc = encodeURIComponent;
 
-// 4.1, 4.2
+// Tenant configurations: list, update.
 export const tenantConfigurations = {
   list: (core: ApiCore): Promise<TenantConfigurationList> => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
-  update: async (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): Promise<UpdateResult> =>
-    (await core.call<UpdateResult | undefined>({
-      method: "PATCH",
-      path: `${TC}/${enc(id)}`,
-      body,
-      kind: "write",
-      schema: "UpdateResult",
-      ifMatch,
-      emptyOk: true,
-    })) ?? { compliance_id: id, compliance_details: [], error: [] },
+  /** A PATCH whose answer was lost, or a repeat refused after such a send (a 412 for the If-Match it
+   *  moved on), may have landed: it is settled by reading the configuration back, never by sending
+   *  again, and counts as done only when the service holds exactly what was sent. */
+  async update(core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): Promise<Written<UpdateResult>> {
+    const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
+    try {
+      const res = await core.call<UpdateResult | undefined>({
+        method: "PATCH",
+        path: `${TC}/${enc(id)}`,
+        body,
+        kind: "write",
+        schema: "UpdateResult",
+        ifMatch,
+        emptyOk: true,
+      });
+      return { kind: "done", result: res ?? empty };
+    } catch (e) {
+      if (!(e instanceof ApiError) || !e.outcomeUnknown) throw e;
+      let live: Record<string, unknown>;
+      try {
+        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+        live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+      } catch (readErr) {
+        throw ApiError.readBackFailed(e, readErr);
+      }
+      if (Object.entries(body.compliance_spec[0] ?? {}).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v)))
+        return { kind: "confirmed", result: empty };
+      const message = `${e.serviceMessage}; read back: the tenant configuration does not hold the new values`;
+      throw new ApiError({ method: e.method, path: e.path, status: e.status, message, problems: e.problems });
+    }
+  },
 };
-
-/** A create's result; `why` says, when it was read back, what left its outcome unknown. */
-export type CreateOutcome = { result: SspUpdateResult; recovered: false } | { result: SspUpdateResult; recovered: true; why: string };
 
 /** The fields of a create body that identify what was asked for: a policy of the same name that differs
  *  in one of them is another policy, not ours. Fields the service answers as null are unknown, not a difference. */
@@ -67,7 +86,7 @@ function statusesFromService(core: ApiCore, list: SspList): SspList {
   return list;
 }
 
-// 4.3 to 4.7
+// SSP policies: list, one policy, one batch, create, review and approve, download, template.
 export const ssp = {
   list: async (core: ApiCore): Promise<SspList> => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
 
@@ -109,7 +128,7 @@ export const ssp = {
   /** Creates a policy. After an unknown outcome or a 409 the policy is read back by exact name; it counts
    *  as created only when its fields are those that were sent (another policy of the same name is a
    *  conflict), and the POST is sent again only when the read says it is not there. */
-  async create(core: ApiCore, body: SspCreateBody): Promise<CreateOutcome> {
+  async create(core: ApiCore, body: SspCreateBody): Promise<Written<SspUpdateResult>> {
     const name = body.compliance_name;
     const sent = body.compliance_spec[0];
     const readBack = async (): Promise<ReadBack<SspUpdateResult>> => {
@@ -125,31 +144,31 @@ export const ssp = {
           conflict: true,
         });
       }
-      const result: SspUpdateResult = {
-        compliance_id: live.compliance_id ?? "",
-        compliance_details: [{ error: [], message: "created (confirmed by reading it back)", unique_key: name }],
-        error: [],
-      };
+      const result: SspUpdateResult = { compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] };
       return { found: true, result };
     };
     const out = await core.writeOnce<SspUpdateResult>(
       { method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true },
       readBack,
     );
-    if (out.result?.compliance_id) return { ...out, result: out.result };
+    // Read back after a lost or unreadable answer, or after a 409 for the very policy that was sent (an
+    // earlier send landed); `why` says which.
+    const landed = out.recovered ? ({ kind: "confirmed", why: out.why } as const) : ({ kind: "done" } as const);
+    if (out.result?.compliance_id) return { ...landed, result: out.result };
     // A 2xx without a body, or without an id: the id comes from reading the policy back.
     const again = await readBack();
     if (!again.found)
       throw new ApiError({ method: "POST", path: SSP, status: 200, message: `the service accepted ${name} but does not show it`, outcomeUnknown: true });
-    return { ...out, result: again.result };
+    return { ...landed, result: again.result };
   },
 
   /** Review or approve. A repeat of a PATCH that the service had already applied answers 409; then the
-   *  batch is read back (exact names), and reaching the target status counts as done. */
-  async batchAction(core: ApiCore, action: "review" | "approve", policy: { id: string; name: string }, batchName: string): Promise<SspUpdateResult> {
-    const done = (message: string): SspUpdateResult => ({
+   *  batch is read back (exact names), and reaching the target status counts as done: "already" after a
+   *  first send, "confirmed" after a send that may have landed. */
+  async batchAction(core: ApiCore, action: "review" | "approve", policy: { id: string; name: string }, batchName: string): Promise<Written<SspUpdateResult>> {
+    const answer = (status: string): SspUpdateResult => ({
       compliance_id: policy.id,
-      compliance_details: [{ error: [], message, unique_key: policy.name }],
+      compliance_details: [{ error: [], message: status, unique_key: policy.name }],
       error: [],
     });
     try {
@@ -160,7 +179,7 @@ export const ssp = {
         schema: "SspUpdateResult",
         emptyOk: true,
       });
-      return res ?? done(action === "review" ? "reviewed" : "approved");
+      return { kind: "done", result: res ?? answer(action === "review" ? "reviewed" : "approved") };
     } catch (e) {
       // A 409, or a refusal or no answer after a send that may have landed: read the batch's status.
       if (!(e instanceof ApiError) || (e.status !== 409 && !e.outcomeUnknown)) throw e;
@@ -172,7 +191,7 @@ export const ssp = {
         throw ApiError.readBackFailed(e, readErr);
       }
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-      if (status && target.includes(status)) return done(e.outcomeUnknown ? `${status} (confirmed by reading it back)` : `already ${status}`);
+      if (status && target.includes(status)) return { kind: e.outcomeUnknown ? "confirmed" : "already", status, result: answer(status) };
       throw e;
     }
   },
@@ -181,14 +200,14 @@ export const ssp = {
     core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
 
   /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
-   *  parameter by default, or a segment of the path). */
+   *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
   template: (core: ApiCore, batchName?: string): Promise<Buffer> =>
     batchName !== undefined && core.service.templateBatchName === "path"
       ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" })
       : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
 };
 
-// 4.8, 4.9
+// Manual-upload approvals: the pending list, the approve or reject action.
 export const approvals = {
   pending: (core: ApiCore): Promise<PendingApprovals> =>
     core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
@@ -229,7 +248,7 @@ export const approvals = {
   },
 };
 
-// 4.10
+// Error transactions.
 export const errorTransactions = {
   list: (core: ApiCore, filter: ErrorTransactionFilter): Promise<ErrorTransactionsList> =>
     core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" }),

@@ -1,13 +1,14 @@
 import type { ServiceChoicesConfig } from "../schema/generated/policy.js";
 
-/** The batch statuses of policy files, the words revsync thinks in (spec 3.2 observes them). */
+/** The batch statuses of policy files, the words revsync thinks in (the interface only observes them). */
 export const BATCH_STATUSES = ["file uploaded", "reviewed", "approved"] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /** What the service's interface leaves "not shown", as one tenant does it: the literals of the approval
- *  action (spec 4.9 gives only the approve one), where the template request carries batch_name (spec
- *  4.5 declares it a path parameter without a placeholder), and the status texts of batches (spec 3.2
- *  only observes them). Set per environment under `service:` in revsync.yaml. */
+ *  action (the interface gives only the approve one), where the template request carries batch_name
+ *  (declared a path parameter without a place in the path), and the status texts of batches (only
+ *  observed). Set per environment under `service:` in revsync.yaml (docs/decisions.md, "The service's
+ *  own choices"). */
 export interface ServiceChoices {
   approveAction: string;
   rejectAction: string;
@@ -16,7 +17,7 @@ export interface ServiceChoices {
   batchStatus: Record<BatchStatus, string>;
 }
 
-/** revsync's choices where the interface is silent (README, Decisions): the one definition of them. */
+/** revsync's choices where the interface is silent (docs/decisions.md): the one definition of them. */
 export const DEFAULT_SERVICE_CHOICES: ServiceChoices = {
   approveAction: "Approved",
   rejectAction: "Rejected",

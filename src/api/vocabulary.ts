@@ -1,11 +1,11 @@
-/** The value lists the spec documents for fields of its answers. They describe, they do not fence: an
+/** The value lists the service's interface documents for fields of its answers. They describe, they do not fence: an
  *  answer with another value is read as it is, and revsync warns once per value (liberal reads). What
  *  revsync writes is still checked against them (schemas/api.schema.json, the policy file schemas). */
 export const DOCUMENTED_VALUES: Readonly<Record<string, readonly string[]>> = {
-  // 2.2
+  // a tenant configuration
   distribution_method: ["Days in Calendar Period", "Prorate"],
   account_segment_delimiter: ["-", ",", "|", "~", "#", ":", ".", "$"],
-  // 2.3
+  // an SSP policy item
   method: ["upload", "formula", "calculator"],
   operator: [
     "equality",
@@ -27,9 +27,9 @@ export const DOCUMENTED_VALUES: Readonly<Record<string, readonly string[]>> = {
     "null",
     "not null",
   ],
-  // 2.4
+  // SSP values
   value_type: ["Amount", "Percent"],
-  // 2.6
+  // error transactions
   error_warning_type: ["remediable", "discarded"],
 };
 

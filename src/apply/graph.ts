@@ -44,23 +44,24 @@ function policyAddressOf(c: Change): string {
   return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
 }
 
-export type Outcome =
+/** How a step ended: done, failed, or skipped (a step it needs did not succeed, or apply was interrupted). */
+export type StepOutcome =
   { step: Step; status: "done"; message: string } | { step: Step; status: "failed"; message: string } | { step: Step; status: "skipped"; message: string };
 
 export interface ScheduleOptions {
   concurrency: number;
   isStopping: () => boolean;
   onStart?: (step: Step, running: number) => void;
-  onFinish?: (outcome: Outcome) => void;
+  onFinish?: (outcome: StepOutcome) => void;
 }
 
 /** Runs steps as their dependencies allow, at most `concurrency` at once, in list order among the ready.
  *  A failed step skips only what depends on it. Once stopping, nothing new starts. */
-export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>, opts: ScheduleOptions): Promise<Outcome[]> {
-  const outcomes = new Map<number, Outcome>();
+export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>, opts: ScheduleOptions): Promise<StepOutcome[]> {
+  const outcomes = new Map<number, StepOutcome>();
   const running = new Set<number>();
-  return new Promise<Outcome[]>((resolve) => {
-    const settle = (o: Outcome): void => {
+  return new Promise<StepOutcome[]>((resolve) => {
+    const settle = (o: StepOutcome): void => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
     };
@@ -103,7 +104,7 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>
             pump();
           });
       }
-      if (running.size === 0 && outcomes.size === steps.length) resolve(steps.map((s) => outcomes.get(s.id) as Outcome));
+      if (running.size === 0 && outcomes.size === steps.length) resolve(steps.map((s) => outcomes.get(s.id) as StepOutcome));
     };
     pump();
   });

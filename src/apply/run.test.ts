@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Change } from "../plan/model.js";
-import { seenFields, updateBody, versionMoved } from "./run.js";
+import { landedWords, seenFields, updateBody, versionMoved } from "./run.js";
 
 const item = {
   ar_accounting: true,
@@ -62,5 +62,21 @@ describe("what apply checks right before a write", () => {
       unique_key: "uk",
       compliance_spec: [item],
     });
+  });
+});
+
+describe("a write that landed, in the report's words (from what the API layer learned, never from a message)", () => {
+  it.each([
+    ["update", { kind: "done" }, "updated"],
+    ["update", { kind: "confirmed" }, "updated (confirmed by reading it back)"],
+    ["create", { kind: "done" }, "created"],
+    ["create", { kind: "confirmed" }, "created (the answer was lost; confirmed by reading it back)"],
+    ["review", { kind: "done" }, "reviewed"],
+    ["review", { kind: "already", status: "approved" }, "already approved"],
+    ["review", { kind: "confirmed", status: "reviewed" }, "reviewed (confirmed by reading it back)"],
+    ["approve", { kind: "already", status: "approved" }, "already approved"],
+    ["approve", { kind: "confirmed", status: "approved" }, "approved (confirmed by reading it back)"],
+  ] as const)("%s, %j: %s", (action, outcome, words) => {
+    expect(landedWords(action, outcome)).toBe(words);
   });
 });

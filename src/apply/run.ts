@@ -1,17 +1,19 @@
 import type { ApiCore } from "../api/core.js";
+import { settle, type Failed, type Landed } from "../api/outcome.js";
 import type { Clock } from "../api/clock.js";
 import { ssp, tenantConfigurations } from "../api/resources.js";
 import { ApiError, UserError } from "../errors.js";
 import { readBatchValues } from "../live/read.js";
 import { UPDATE_FIELDS } from "../plan/build.js";
-import { batchNameOf, type Change, type Plan } from "../plan/model.js";
-import { valuesChecksum } from "../plan/normalize.js";
+import type { Change, Plan } from "../plan/model.js";
+import { valuesChecksum } from "../plan/values.js";
 import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
-import { buildSteps, schedule, type Outcome, type Step } from "./graph.js";
+import { batchNameOf } from "../shared/address.js";
+import { buildSteps, schedule, type StepOutcome, type Step } from "./graph.js";
 
 export interface ApplyReport {
   environment: string;
-  outcomes: { address: string; action: string; status: Outcome["status"]; message: string }[];
+  outcomes: { address: string; action: string; status: StepOutcome["status"]; message: string }[];
   summary: { done: number; failed: number; skipped: number };
   interrupted: boolean;
 }
@@ -151,7 +153,7 @@ export class Guard {
   }
 }
 
-/** The signed-in user, whom a tenant configuration PATCH names (user_name, spec 4.2): required when the
+/** The signed-in user, whom a tenant configuration PATCH names (user_name): required when the
  *  plan holds an update; checked before anything is sent. */
 export function requireUser(core: ApiCore, plan: Plan): string | undefined {
   const user = core.auth.username;
@@ -164,7 +166,7 @@ export function requireUser(core: ApiCore, plan: Plan): string | undefined {
   return user;
 }
 
-/** The body of a tenant configuration PATCH (spec 4.2): the plan's 14 fields, the signed-in user, and
+/** The body of a tenant configuration PATCH: the plan's 14 fields, the signed-in user, and
  *  the run's clock for current_timestamp (epoch seconds, as text). */
 export function updateBody(p: Extract<NonNullable<Change["payload"]>, { kind: "update" }>, user: string, clock: Clock): TenantConfigurationUpdateBody {
   return {
@@ -177,6 +179,29 @@ export function updateBody(p: Extract<NonNullable<Change["payload"]>, { kind: "u
   };
 }
 
+const DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" } as const;
+
+/** A write that landed, in the apply report's words. */
+export function landedWords(action: keyof typeof DONE, o: Landed): string {
+  if (o.kind === "done") return DONE[action];
+  if (o.kind === "already") return `already ${o.status}`;
+  // A create is read back after a lost answer (or a 409 for the very policy that was sent).
+  if (action === "create") return `created (${o.why ?? "the answer was lost"}; confirmed by reading it back)`;
+  return `${o.status ?? DONE[action]} (confirmed by reading it back)`;
+}
+
+/** A failed write fails its step with the service's words. A refused 412 on a tenant configuration
+ *  PATCH (on a first send, or after a read-back that found other values) is someone else's change
+ *  since the plan. */
+function failure(action: keyof typeof DONE, o: Failed): ApiError {
+  const e = o.error;
+  if (action === "update" && o.kind === "refused" && e.status === 412) {
+    return new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
+  }
+  return e;
+}
+
+/** One step: the check right before its write, the write, and what the API layer learned about it. */
 async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<string, string>, user: string, log: (line: string) => void): Promise<string> {
   const c = step.change;
   const p = c.payload;
@@ -184,50 +209,32 @@ async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<
   if (p.kind === "update") {
     await guard.beforeUpdate(c);
     log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-    try {
-      await tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined);
-      return "updated";
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      const stale = () =>
-        new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
-      // Only a write that may have landed (the core says so) is read back; a 412 on its own is someone else's change.
-      if (!e.outcomeUnknown) throw e.status === 412 ? stale() : e;
-      let live: Record<string, unknown>;
-      try {
-        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === p.compliance_id);
-        live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-      } catch (readErr) {
-        throw ApiError.readBackFailed(e, readErr);
-      }
-      if (Object.entries(p.item).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v))) return "updated (confirmed by reading it back)";
-      if (e.status === 412) throw stale();
-      const message = `${e.serviceMessage}; read back: the tenant configuration does not hold the new values`;
-      throw new ApiError({ method: e.method, path: e.path, status: e.status, message, problems: e.problems });
-    }
+    const o = await settle(tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined));
+    if (o.kind === "unknown" || o.kind === "refused") throw failure("update", o);
+    return landedWords("update", o);
   }
   if (p.kind === "create") {
     await guard.beforeCreate(c);
-    const out = await ssp.create(core, p.body);
-    createdIds.set(p.body.compliance_name, out.result.compliance_id);
-    return out.recovered ? `created (${out.why}; confirmed by reading it back)` : "created";
+    const o = await settle(ssp.create(core, p.body));
+    if (o.kind === "unknown" || o.kind === "refused") throw failure("create", o);
+    createdIds.set(p.body.compliance_name, o.result.compliance_id);
+    return landedWords("create", o);
   }
   await guard.beforeBatch(c);
   let id = p.compliance_id ?? createdIds.get(p.policy);
   if (!id) id = (await ssp.get(core, p.policy))?.compliance_id;
   if (!id) throw new ApiError({ method: "GET", path: "ssp", status: 404, message: `SSP policy ${p.policy} not found` });
   const action = c.action === "review" ? "review" : "approve";
-  const res = await ssp.batchAction(core, action, { id, name: p.policy }, p.batch);
-  const msg = res.compliance_details?.[0]?.message;
-  if (msg && (msg.startsWith("already") || msg.endsWith("(confirmed by reading it back)"))) return msg;
-  return action === "review" ? "reviewed" : "approved";
+  const o = await settle(ssp.batchAction(core, action, { id, name: p.policy }, p.batch));
+  if (o.kind === "unknown" || o.kind === "refused") throw failure(action, o);
+  return landedWords(action, o);
 }
 
 export interface ApplyOptions {
   concurrency: number;
   isStopping: () => boolean;
   onStart?: (step: Step) => void;
-  onFinish?: (o: Outcome, done: number, total: number) => void;
+  onFinish?: (o: StepOutcome, done: number, total: number) => void;
   /** The verbose log. */
   log?: (line: string) => void;
 }
@@ -248,7 +255,7 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
     onStart: opts.onStart,
     onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length),
   });
-  const count = (s: Outcome["status"]): number => outcomes.filter((o) => o.status === s).length;
+  const count = (s: StepOutcome["status"]): number => outcomes.filter((o) => o.status === s).length;
   return {
     environment: plan.environment,
     outcomes: outcomes.map((o) => ({ address: o.step.change.address, action: o.step.change.action, status: o.status, message: o.message })),

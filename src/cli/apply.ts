@@ -3,8 +3,9 @@ import { applyPlan, requireUser } from "../apply/run.js";
 import { UserError } from "../errors.js";
 import type { Plan } from "../plan/model.js";
 import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
+import { applySignals } from "./apply-signals.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress } from "./progress.js";
@@ -26,22 +27,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   }
   if (saved && planFile) checkBinding(saved, env, planFile);
   const core = openClient(env, flags, out);
-  // From here on the first signal never kills apply mid-step: nothing new starts, what is in flight
-  // finishes. A second one stops at once and names what was in flight (like Terraform).
-  let stopping = false;
-  let hardStop: () => void = () => undefined;
-  const hard = new Promise<"hard">((r) => (hardStop = () => r("hard")));
-  const inFlight = new Map<number, string>();
-  const onSignal = (sig: string) => (): void => {
-    if (!stopping) {
-      stopping = true;
-      out.warn(`${sig}: starting nothing new; waiting for the requests in flight (interrupt again to stop at once)`);
-    } else hardStop();
-  };
-  const onInt = onSignal("SIGINT");
-  const onTerm = onSignal("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
+  const signals = applySignals(process, (line) => out.warn(line));
   const work = async (): Promise<number> => {
     // A saved plan is checked resource by resource right before apply's first write to each, after the
     // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
@@ -53,38 +39,35 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       return 0;
     }
     requireUser(core, plan);
-    if (stopping) {
+    if (signals.isStopping()) {
       out.error("apply interrupted before it wrote anything");
       return 130;
     }
     out.info(`Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}.`);
     if (!flags.autoApprove) {
       if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      try {
-        // However long the answer takes, it is not the service's time: it does not count against --timeout.
-        if (!(await core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")))) {
-          out.error("apply cancelled: nothing was written");
-          return 1;
-        }
-      } finally {
-        process.on("SIGINT", onInt);
-        process.on("SIGTERM", onTerm);
+      if (
+        !(await signals.without(() =>
+          // However long the answer takes, it is not the service's time: it does not count against --timeout.
+          core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")),
+        ))
+      ) {
+        out.error("apply cancelled: nothing was written");
+        return 1;
       }
     }
     const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
     try {
       const report = await applyPlan(core, plan, {
         concurrency: concurrencyOf(flags),
-        isStopping: () => stopping,
+        isStopping: signals.isStopping,
         onStart: (s) => {
-          inFlight.set(s.id, `${s.change.action} ${s.change.address}`);
+          signals.started(s.id, `${s.change.action} ${s.change.address}`);
           out.verbose(`start ${s.change.action} ${s.change.address}`);
           progress.update(`Applying: ${s.change.action} ${s.change.address}`);
         },
         onFinish: (o, done, total) => {
-          inFlight.delete(o.step.id);
+          signals.finished(o.step.id);
           progress.update(`Applying: ${done}/${total} finished`);
           out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
         },
@@ -101,20 +84,14 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     }
   };
   try {
-    const first = await Promise.race([work(), hard]);
-    if (first !== "hard") return first;
-    const pending = [...inFlight.values()];
-    out.error(
-      pending.length
-        ? `interrupted again: stopping now. The outcome of these requests in flight is unknown:\n  ${pending.join("\n  ")}\nRun revsync plan to see what landed.`
-        : "interrupted again: stopping now; no write was in flight. Run revsync plan to see what is left.",
-    );
+    const first = await Promise.race([work(), signals.stopNow]);
+    if (first !== "stop now") return first;
+    out.error(signals.stopNowMessage());
     return 130;
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
     // a process whose writes are done without a word.
-    if (!inFlight.size) await core.close();
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    if (!signals.inFlight().length) await core.close();
+    signals.close();
   }
 }

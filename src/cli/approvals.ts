@@ -1,7 +1,7 @@
 import { approvals } from "../api/resources.js";
 import { UserError } from "../errors.js";
 import type { PendingApprovalRecord } from "../schema/generated/api.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { askYes } from "./prompt.js";
 import { plural } from "../words.js";

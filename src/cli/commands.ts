@@ -1,5 +1,5 @@
 import { Argument, type Command } from "commander";
-import { common, formatOption } from "./main.js";
+import { common, formatOption } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(

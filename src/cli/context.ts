@@ -5,7 +5,7 @@ import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
 import { parseDuration } from "../duration.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 /** The environment this run reads: the process environment, under the run's own overrides. */

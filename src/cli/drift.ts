@@ -1,12 +1,14 @@
+import { todayUtc } from "../config/drift-ignore.js";
 import { environmentNames, overridesSet, selectEnv } from "../config/repo.js";
 import { errorObject, UserError } from "../errors.js";
-import { buildDrift } from "../plan/build.js";
-import { applyIgnore, todayUtc } from "../plan/ignore.js";
+import { buildDrift } from "../plan/drift.js";
+import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
 import type { DriftReport } from "../plan/model.js";
 import { driftMarkdown, driftText } from "../report/plan.js";
+import { andList } from "../words.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
@@ -20,7 +22,7 @@ export interface DriftFlags extends GlobalFlags {
 function refuseOverrides(penv: NodeJS.ProcessEnv): void {
   const set = overridesSet(penv);
   if (!set.length) return;
-  const names = set.length === 1 ? (set[0] as string) : `${set.slice(0, -1).join(", ")} and ${set[set.length - 1]}`;
+  const names = andList(set);
   throw new UserError(
     `${names} ${set.length === 1 ? "is" : "are"} set, and --all-envs reads every environment: ${set.length === 1 ? "it" : "they"} would point each of them at the same tenant, so nothing was read`,
     `unset ${names} to check every environment with the URLs of revsync.yaml, or check the one environment ${set.length === 1 ? "it is" : "they are"} for with --env NAME, without --all-envs`,

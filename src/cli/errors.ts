@@ -3,7 +3,7 @@ import { isDate } from "../config/values.js";
 import { UserError } from "../errors.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
 import { formatCsv } from "../ssp/csv.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { table, withClient } from "./service-command.js";
 import { plural } from "../words.js";
@@ -40,7 +40,7 @@ const MISSING_POLICY_SET: Record<string, string> = {
   "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them",
 };
 
-/** The filter of spec 4.10 that the flags ask for, checked: a bad flag is an error naming it. */
+/** The error transactions filter that the flags ask for, checked: a bad flag is an error naming it. */
 export function errorFilter(flags: ErrorsFlags): ErrorTransactionFilter {
   const type = (flags.type ?? "").toLowerCase();
   if (!["order", "invoice", "event", "mje"].includes(type))
@@ -98,7 +98,7 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
       }
       return 0;
     }
-    // total_records is text in the service's answer (spec 4.10); one that is not a number counts as unknown.
+    // total_records is text in the service's answer; one that is not a number counts as unknown.
     const said = Number(list[0]?.total_records);
     const total = list[0]?.total_records !== undefined && Number.isFinite(said) ? said : records.length;
     if (flags.format === "json") out.json({ total_records: total, records });

@@ -5,13 +5,13 @@ import { listYamlFiles } from "../config/walk.js";
 import { readYamlFile } from "../config/yaml-source.js";
 import { placeExport, type GitFile } from "../export/in-place.js";
 import { exportFiles } from "../export/mapping.js";
-import { targeted } from "../plan/model.js";
 import { checkTargets } from "../plan/targets.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
+import { targeted } from "../shared/address.js";
 import { fileError, writeUserFile } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 

@@ -1,71 +1,14 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
 import { createRequire } from "node:module";
+import type { GlobalFlags } from "./flags.js";
 import { Output, Redactor } from "./output.js";
 
 /** The version in package.json (one level above src/ and dist/). */
 const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
-export interface GlobalFlags {
-  env?: string;
-  config?: string;
-  format?: string;
-  target?: string[];
-  concurrency?: string;
-  rateLimit?: string;
-  timeout?: string;
-  quiet?: boolean;
-  verbose?: boolean;
-  color?: boolean;
-  /** Internal (never a flag): variables that take precedence over the process environment for this run
-   *  (revsync demo points the run at its own emulator without writing process.env). */
-  envOverride?: Record<string, string | undefined>;
-}
-
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
   return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false });
-}
-
-/** Other names of a format: `table` was the name of text in some commands, and still works. */
-const FORMAT_ALIASES: Record<string, string> = { table: "text" };
-
-/** --format, one vocabulary for every command: `text` (the default, for people), then the machine ones. */
-export function formatOption(choices: string[]): Option {
-  const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
-  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
-  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value: string) => {
-    const v = FORMAT_ALIASES[value] && choices.includes(FORMAT_ALIASES[value]) ? FORMAT_ALIASES[value] : value;
-    if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
-    return v;
-  });
-  // Shown in --help and offered by shell completion; the parser above also takes the aliases.
-  option.argChoices = choices;
-  return option;
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-/** The flags commands share (design.md 3.2), in one place. `offline` commands (validate, init, test)
- *  leave out what only means something when talking to the service. */
-export function common(cmd: Command, opts: { format?: string[]; target?: boolean; offline?: boolean } = {}): Command {
-  cmd
-    .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
-    .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
-  if (!opts.offline) {
-    cmd
-      .option("--concurrency <n>", "requests in flight at once", "8")
-      .option(
-        "--rate-limit <n>",
-        "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)",
-      )
-      .option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
-  }
-  cmd.option("-q, --quiet", "print results only, no progress or notes");
-  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
-  cmd.option("--no-color", "plain output (also NO_COLOR)");
-  if (opts.format) cmd.addOption(formatOption(opts.format));
-  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
-  return cmd;
 }
 
 export async function runCli(argv: string[]): Promise<number> {

@@ -4,7 +4,7 @@ import { hasApplied, hasChanges, planMarkdown, planText } from "../report/plan.j
 import { writeUserFile } from "../user-files.js";
 import type { Plan } from "../plan/model.js";
 import { openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";

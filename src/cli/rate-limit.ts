@@ -1,7 +1,7 @@
 import type { Governor } from "../api/governor.js";
 import type { ResolvedEnv } from "../config/repo.js";
 import { rateLimitOf } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 const rate = (r: number): string => (r >= 10 ? r.toFixed(0) : r.toFixed(1));

@@ -5,11 +5,11 @@ import { buildPlan } from "../plan/build.js";
 import { checkTargets } from "../plan/targets.js";
 import type { Plan } from "../plan/model.js";
 import { varsFor } from "../config/repo.js";
-import { loadTests } from "../policy-test/load.js";
-import { modelsFromGit, modelsFromLive } from "../policy-test/models.js";
+import { loadTests } from "../config/test-files.js";
+import { modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
 import { impact } from "../policy-test/run.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
 

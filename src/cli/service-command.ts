@@ -1,5 +1,5 @@
 import { openClient, openServiceEnv } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 /** What the service commands (approvals, errors, ssp) share: a table, times, and a client for the run. */

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { impactText } from "../report/policy-test.js";
 import { planMarkdown, planText } from "../report/plan.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readPlanFile } from "./plan-file.js";
 

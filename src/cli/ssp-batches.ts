@@ -2,11 +2,11 @@ import { ssp } from "../api/resources.js";
 import { nearest } from "../did-you-mean.js";
 import { UserError } from "../errors.js";
 import { mapLimit } from "../map-limit.js";
-import { batchNameOf, byCodePoint } from "../plan/model.js";
 import type { SspItem } from "../schema/generated/api.js";
+import { batchNameOf, byCodePoint } from "../shared/address.js";
 import { plural } from "../words.js";
 import { concurrencyOf } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { table, time, withClient } from "./service-command.js";
 
@@ -41,7 +41,7 @@ export async function runSspBatches(flags: GlobalFlags, out: Output, args: strin
     }
     const chosen = (wanted === undefined ? names : [wanted]).sort(byCodePoint);
     const concurrency = concurrencyOf(flags);
-    // The list leaves batches out (spec 4.3): each policy's details give them, each batch its values.
+    // The list leaves batches out (docs/decisions.md, "Which reads"): each policy's details give them, each batch its values.
     const perPolicy = await mapLimit(chosen, concurrency, async (policy) => {
       const batches = (await ssp.get(core, policy))?.compliance_spec?.[0]?.batches ?? [];
       return batches.map((b) => ({ policy, b }));

@@ -1,7 +1,7 @@
 import { ssp } from "../api/resources.js";
 import { ApiError } from "../errors.js";
 import { writeUserFile } from "../user-files.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { withClient } from "./service-command.js";
 

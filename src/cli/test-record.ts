@@ -3,10 +3,10 @@ import { relative, resolve, sep } from "node:path";
 import { Document, isMap, isSeq, type YAMLMap } from "yaml";
 import { errorTransactions } from "../api/resources.js";
 import { UserError } from "../errors.js";
-import { order, outcome, showSsp, type PolicyModel } from "../policy-test/evaluate.js";
-import { testsDir } from "../policy-test/load.js";
+import { matchLine, order, showSsp, type PolicyModel } from "../policy-test/evaluate.js";
+import { testsDir } from "../config/test-files.js";
 import { lineProblems, type Line } from "../policy-test/line.js";
-import { modelsFromLive } from "../policy-test/models.js";
+import { modelsFromLive } from "../plan/policy-models.js";
 import type { ErrorTransactionRecord } from "../schema/generated/api.js";
 import { writeUserFile } from "../user-files.js";
 import { openClient, openEnv, openRepo } from "./context.js";
@@ -69,7 +69,7 @@ function lineOf(
   return line;
 }
 
-/** revsync test record --from-errors: the order lines of error transactions (spec 4.10) as policy test
+/** revsync test record --from-errors: the order lines of error transactions as policy test
  *  cases that pin the routing the service's policies give them today (like revsync test --live), in a
  *  new test file. Read-only against the service. */
 export async function runTestRecord(flags: RecordFlags, out: Output): Promise<number> {
@@ -128,7 +128,7 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
       out.warn(`${id} left out: its ${bad.map((b) => `${b.field} ${b.message}`).join("; ")}`);
       continue;
     }
-    const got = outcome(ordered, line);
+    const got = matchLine(ordered, line);
     if (got.error) {
       out.warn(`${id} left out: its routing cannot be told today (${got.error})`);
       continue;

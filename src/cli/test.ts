@@ -1,12 +1,12 @@
 import { PolicyProblems } from "../errors.js";
-import { modelsFromGitOnly, modelsFromLive } from "../policy-test/models.js";
-import { loadTests, type TestCase } from "../policy-test/load.js";
+import { modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
+import { loadTests } from "../config/test-files.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import { runCases, type CaseResult } from "../policy-test/run.js";
+import { runCases, type CaseResult, type TestCase } from "../policy-test/run.js";
 import { testJson, testJunit, testJunitError, testText } from "../report/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";

@@ -1,6 +1,6 @@
 import { validateRepo } from "../config/validate.js";
 import { printDiagnostics } from "../report/diagnostics.js";
-import type { GlobalFlags } from "./main.js";
+import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 export async function runValidate(flags: GlobalFlags, out: Output): Promise<number> {

@@ -4,7 +4,7 @@ import { PolicyProblems, UserError } from "../errors.js";
 import { interpolateString, type VarSource, type VarValue } from "./interpolate.js";
 import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
-import { runRules, type ParsedValuesByPath } from "./rules.js";
+import { runRules, type ParsedValuesByPath, type PolicyDoc } from "./rules.js";
 import type { SspValueInput } from "../schema/generated/api.js";
 import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
@@ -78,12 +78,6 @@ export interface DesiredSsp {
 export interface DesiredState {
   tenantConfigs: DesiredTenantConfig[];
   ssp: DesiredSsp[];
-}
-
-export interface PolicyDoc {
-  src: SourceDoc;
-  absFile: string;
-  kind: "TenantConfiguration" | "SspPolicy";
 }
 
 /** revsync.yaml: --config, else the working directory and its parents. */

@@ -1,6 +1,6 @@
 import { LineCounter, parseDocument } from "yaml";
 import { describe, expect, it } from "vitest";
-import type { PolicyDoc } from "./repo.js";
+import type { PolicyDoc } from "./rules.js";
 import { duplicateHierarchy, duplicateNames, floorNotAboveCeiling, formulaNeedsExpression, tenantFieldsUpdatable } from "./rules.js";
 
 /** An in-memory policy document, as the loader would produce it. */

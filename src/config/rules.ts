@@ -1,7 +1,6 @@
 import { dirname, join, normalize } from "node:path";
 import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
-import type { PolicyDoc } from "./repo.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { coerceEnvText } from "./interpolate.js";
 import { schemaJson, type SchemaFile } from "../schema/ajv.js";
@@ -11,7 +10,8 @@ import { ExprError, parseExpr } from "../policy-test/expr.js";
 import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
 import { BATCH_STATUSES } from "../api/service-choices.js";
 
-/** The fields of the update body of spec 4.2 that a policy file may set (guid is taken from live). */
+/** The fields of the tenant configuration update body that a policy file may set (guid is taken from
+ *  live; docs/decisions.md, "The tenant configuration update"). */
 export const UPDATABLE_TENANT_FIELDS = [
   "ar_accounting",
   "can_delete",
@@ -28,7 +28,7 @@ export const UPDATABLE_TENANT_FIELDS = [
   "ui_mode",
 ] as const;
 
-/** Fields of spec 2.2 that exist live but that the update body cannot carry. */
+/** Fields of a live tenant configuration that the update body cannot carry. */
 export const READ_ONLY_TENANT_FIELDS = [
   "account_segment_delimiter",
   "augment_currency_rates",
@@ -56,6 +56,13 @@ export const READ_ONLY_TENANT_FIELDS = [
 ];
 
 export const DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
+
+/** One policy document of the repo, as the rules check it. */
+export interface PolicyDoc {
+  src: SourceDoc;
+  absFile: string;
+  kind: "TenantConfiguration" | "SspPolicy";
+}
 
 type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: boolean; rule: string; offset?: number }) => void;
 

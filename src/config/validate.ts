@@ -1,11 +1,8 @@
 import { UserError } from "../errors.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
-import { relative } from "node:path";
-import { address } from "../plan/model.js";
-import { globMatch, inForce, todayUtc } from "../plan/ignore.js";
-import { loadTests } from "../policy-test/load.js";
-import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor, type DesiredState, type Repo } from "./repo.js";
-import { at } from "./schema-diagnostics.js";
+import { ignoreRuleWarnings, todayUtc } from "./drift-ignore.js";
+import { loadTests } from "./test-files.js";
+import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "./repo.js";
 
 export interface ValidateInput {
   /** Where revsync.yaml is looked for, and paths are shown from. */
@@ -16,40 +13,6 @@ export interface ValidateInput {
   env: NodeJS.ProcessEnv;
   /** YYYY-MM-DD that drift.ignore rules' until dates are compared with (default: today, UTC). */
   today?: string;
-}
-
-/** drift.ignore rules that will not do what they say: one that matches no address in git, one past its
- *  until day (it applies no more). Warnings: the repo stays valid. */
-function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: string): Diagnostic[] {
-  const known = [
-    ...desired.tenantConfigs.map((d) => address.tenant(d.name)),
-    ...desired.ssp.flatMap((d) => [address.ssp(d.name), ...d.batches.map((b) => address.batch(d.name, b.name))]),
-  ];
-  const file = relative(repo.cwd, repo.configFile) || "revsync.yaml";
-  const out: Diagnostic[] = [];
-  (repo.config.drift?.ignore ?? []).forEach((rule, i) => {
-    if (!inForce(rule, today)) {
-      out.push({
-        file,
-        ...at(repo.configDoc, `/drift/ignore/${i}/until`),
-        severity: "warning",
-        rule: "drift-ignore",
-        message: `drift.ignore[${i}] (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
-      });
-    }
-    // A rule for unmanaged drift names, by definition, what git does not hold.
-    const aboutUnmanaged = !!rule.classes && rule.classes.every((c) => c === "unmanaged" || c === "unmanaged_batch");
-    if (!aboutUnmanaged && !known.some((a) => globMatch(rule.address, a))) {
-      out.push({
-        file,
-        ...at(repo.configDoc, `/drift/ignore/${i}/address`),
-        severity: "warning",
-        rule: "drift-ignore",
-        message: `drift.ignore[${i}]: ${JSON.stringify(rule.address)} matches no address in git`,
-      });
-    }
-  });
-  return out;
 }
 
 export interface ValidateResult {

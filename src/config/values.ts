@@ -65,77 +65,54 @@ export function readValuesCsv(absPath: string, shownPath: string): ParsedValues 
   return checkValuesText(text, shownPath);
 }
 
-/** A values CSV's text, checked as validate checks a values file (export checks the service's values
- *  this way before it writes them into git). */
-export function checkValuesText(text: string, shownPath: string): ParsedValues {
-  const diagnostics: Diagnostic[] = [];
-  const err = (line: number, column: number, message: string): void => {
-    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
+type Err = (line: number, column: number, message: string) => void;
+type Value = ParsedValues["values"][number];
+
+/** One data row of a values file, checked; undefined when it has a problem (each reported through err).
+ *  `index` maps the template's columns to the file's; a file in the template's order is read as it is. */
+function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number, err: Err): Value | undefined {
+  const raw = row.cells;
+  if (raw.length !== width) {
+    err(row.line, 1, `expected ${width} columns, found ${raw.length}`);
+    return undefined;
+  }
+  const c = inOrder ? raw : index.map((i) => raw[i] ?? "");
+  const [product, currency, valueType, below, mid, above, start, end] = c as [string, string, string, string, string, string, string, string];
+  let ok = true;
+  // Columns count from the file's own order; computed only for a problem.
+  const bad = (i: number, m: string): void => {
+    err(row.line, 1 + raw.slice(0, index[i] ?? 0).reduce((n, x) => n + x.length + 1, 0), m);
+    ok = false;
   };
-  let rows: CsvRow[];
-  try {
-    rows = parseCsv(text);
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    err(e.line, 1, `not valid CSV: ${e.message}`);
-    return { values: [], diagnostics, text };
-  }
-  const header = rows[0];
-  if (!header) {
-    err(1, 1, `the file is empty: it needs the header ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
-    return { values: [], diagnostics, text };
-  }
-  const { index, problems } = valuesColumns(header.cells);
-  if (problems.length) {
-    for (const p of problems) err(header.line, 1, p);
-    return { values: [], diagnostics, text };
-  }
-  const values: ParsedValues["values"] = [];
-  // Files in the template's column order (most) are read as they are; others through the header's map.
-  const inOrder = index.every((v, i) => v === i) && header.cells.length === index.length;
-  const width = header.cells.length;
-  for (let r = 1; r < rows.length; r++) {
-    const row = rows[r] as CsvRow;
-    const raw = row.cells;
-    if (raw.length !== width) {
-      err(row.line, 1, `expected ${width} columns, found ${raw.length}`);
-      continue;
-    }
-    const c = inOrder ? raw : index.map((i) => raw[i] ?? "");
-    const [product, currency, valueType, below, mid, above, start, end] = c as [string, string, string, string, string, string, string, string];
-    let ok = true;
-    // Columns count from the file's own order; computed only for a problem.
-    const bad = (i: number, m: string): void => {
-      err(row.line, 1 + raw.slice(0, index[i] ?? 0).reduce((n, x) => n + x.length + 1, 0), m);
-      ok = false;
-    };
-    if (product.trim() === "") bad(0, "product_id is empty");
-    if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
-    if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
-    const nums = [below, mid, above].map((s, i) => {
-      if (!/^-?\d+$/.test(s.trim())) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
-      return Number(s);
-    });
-    if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
-      bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
-    if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
-    if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
-    if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
-    if (!ok) continue;
-    values.push({
-      line: row.line,
-      product_id: product,
-      currency_code: currency,
-      value_type: valueType as "Amount" | "Percent",
-      below_mid_point: nums[0] ?? 0,
-      mid_point: nums[1] ?? 0,
-      above_mid_point: nums[2] ?? 0,
-      effective_start_date: start,
-      effective_end_date: end,
-    });
-  }
-  // Overlapping effective ranges for one product and currency: sort by start, compare neighbours.
-  const groups = new Map<string, ParsedValues["values"]>();
+  if (product.trim() === "") bad(0, "product_id is empty");
+  if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
+  if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
+  const nums = [below, mid, above].map((s, i) => {
+    if (!/^-?\d+$/.test(s.trim())) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
+    return Number(s);
+  });
+  if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
+    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
+  if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
+  if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
+  if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
+  if (!ok) return undefined;
+  return {
+    line: row.line,
+    product_id: product,
+    currency_code: currency,
+    value_type: valueType as "Amount" | "Percent",
+    below_mid_point: nums[0] ?? 0,
+    mid_point: nums[1] ?? 0,
+    above_mid_point: nums[2] ?? 0,
+    effective_start_date: start,
+    effective_end_date: end,
+  };
+}
+
+/** Overlapping effective ranges for one product and currency: sorted by start, neighbours compared. */
+function checkOverlaps(values: readonly Value[], err: Err): void {
+  const groups = new Map<string, Value[]>();
   for (const v of values) {
     const k = `${v.product_id}\u0000${v.currency_code}`;
     const list = groups.get(k);
@@ -157,5 +134,40 @@ export function checkValuesText(text: string, shownPath: string): ParsedValues {
       }
     }
   }
+}
+
+/** A values CSV's text, checked as validate checks a values file (export checks the service's values
+ *  this way before it writes them into git). */
+export function checkValuesText(text: string, shownPath: string): ParsedValues {
+  const diagnostics: Diagnostic[] = [];
+  const err: Err = (line, column, message) => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
+  };
+  let rows: CsvRow[];
+  try {
+    rows = parseCsv(text);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    err(e.line, 1, `not valid CSV: ${e.message}`);
+    return { values: [], diagnostics, text };
+  }
+  const header = rows[0];
+  if (!header) {
+    err(1, 1, `the file is empty: it needs the header ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
+    return { values: [], diagnostics, text };
+  }
+  const { index, problems } = valuesColumns(header.cells);
+  if (problems.length) {
+    for (const p of problems) err(header.line, 1, p);
+    return { values: [], diagnostics, text };
+  }
+  const values: Value[] = [];
+  // Files in the template's column order (most) are read as they are; others through the header's map.
+  const inOrder = index.every((v, i) => v === i) && header.cells.length === index.length;
+  for (let r = 1; r < rows.length; r++) {
+    const v = checkRow(rows[r] as CsvRow, index, inOrder, header.cells.length, err);
+    if (v) values.push(v);
+  }
+  checkOverlaps(values, err);
   return { values, diagnostics, text };
 }

@@ -1,4 +1,4 @@
-/** Fault injection for the emulator (design.md 3.3): POST /__admin/faults. */
+/** Fault injection for the emulator (README, "The emulator"): POST /__admin/faults. */
 export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status";
 
 export interface Fault {

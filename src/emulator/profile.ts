@@ -3,7 +3,7 @@
  *  our emulator and the spec differ, the emulator grows a profile and the tests run against both):
  *  - null for every field the spec types as null in responses (2.2, 2.3);
  *  - condition operators in their symbol forms where the spec gives them (> < >= <=);
- *  - a refused write answered 200 with an `error` array (spec 7.2) instead of a 4xx;
+ *  - a refused write answered 200 with an `error` array instead of a 4xx;
  *  - undocumented extra fields in answers;
  *  - lists (envelopes, batches, conditions, data identifiers, records) in another order. */
 export type Profile = "default" | "literal";
@@ -11,13 +11,13 @@ export type Profile = "default" | "literal";
 export const PROFILES: Profile[] = ["default", "literal"];
 
 const NULL_FIELDS = new Set([
-  // 2.2 tenant configuration
+  // a tenant configuration
   "account_segment_delimiter",
   "contract_asset_journal_method",
   "contract_asset_segment",
   "cost_practical_expedient",
   "fx_adjustment_method",
-  // 2.3 SSP
+  // an SSP policy item
   "ceiling_percentage",
   "floor_percentage",
   "compliance_percent",
@@ -54,7 +54,7 @@ export function literalAnswer(body: unknown): unknown {
   return walk(body, "(root)");
 }
 
-/** A refused write as the literal profile answers it: 200 with the error array (spec 7.2). */
+/** A refused write as the literal profile answers it: 200 with the error array. */
 export function literalRefusal(message: string, errors: { field?: string; message: string }[]): object {
   return { compliance_id: "", compliance_details: [{ error: errors, message, unique_key: "" }], error: errors, message };
 }

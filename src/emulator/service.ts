@@ -13,7 +13,7 @@ import { apiValidator, describeAjvErrors } from "../schema/ajv.js";
 import { templateCsv, valuesToCsv } from "../ssp/csv.js";
 import { nextId, type EmulatorState, type StoredApproval, type StoredBatch, type StoredSspPolicy, type TenantState } from "./state.js";
 
-/** A refusal with the status of design.md section 5 and the error array the client reads. */
+/** A refusal with its status (docs/decisions.md, "Failure statuses") and the error array the client reads. */
 export class EmuError extends Error {
   constructor(
     readonly status: number,

@@ -1,8 +1,9 @@
 import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
-import { address } from "../plan/model.js";
-import { normalizeSspFields, valuesChecksum } from "../plan/normalize.js";
-import { renderFile, valuesFileFor, type ExportedFile } from "./mapping.js";
+import { valuesChecksum } from "../plan/values.js";
+import { address, valuesFileFor } from "../shared/address.js";
+import { normalizeSspFields } from "../shared/normalize.js";
+import { renderFile, type ExportedFile } from "./mapping.js";
 
 /** A policy file the export folder holds already. */
 export interface GitFile {

@@ -2,7 +2,7 @@ import { posix } from "node:path";
 import { Document } from "yaml";
 import { checkValuesText } from "../config/values.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
-import { address, batchNameOf, byCodePoint, targeted } from "../plan/model.js";
+import { address, batchNameOf, byCodePoint, slug, targeted, valuesFileFor } from "../shared/address.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
 import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
@@ -64,20 +64,7 @@ export const SSP_EXPORT_FIELDS = [
 /** The batch statuses a policy file can hold (revsync moves a batch forward through them). */
 const LISTED_STATUSES = new Set<string>(BATCH_STATUSES);
 
-export function slug(name: string): string {
-  return (
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, "-")
-      .replace(/^-|-$/g, "") || "policy"
-  );
-}
-
 const show = (v: unknown): string => JSON.stringify(v);
-
-/** Where a batch's values file lies, relative to its policy's file: what export writes, and what plan
- *  suggests for a batch git holds no values for. */
-export const valuesFileFor = (policy: string, batch: string): string => `values/${slug(policy)}-${slug(batch)}.csv`;
 
 /** Leaves out of spec each field the policy file format refuses (a value outside a documented list, a
  *  type the format does not take) or that the service shows as null: a field left out keeps its live

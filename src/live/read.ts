@@ -4,8 +4,7 @@ import { ssp, tenantConfigurations } from "../api/resources.js";
 import type { DesiredState } from "../config/repo.js";
 import type { SspEnvelope, SspItem, TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import type { LiveValue } from "../ssp/csv.js";
-import { address, batchNameOf } from "../plan/model.js";
-import { touchedBy } from "../plan/targets.js";
+import { address, batchNameOf, touchedBy } from "../shared/address.js";
 
 export interface LivePolicy {
   envelope: SspEnvelope;

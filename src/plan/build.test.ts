@@ -7,7 +7,8 @@ import { fileValidator } from "../schema/ajv.js";
 import { checkValuesText } from "../config/values.js";
 import { valuesToCsv } from "../ssp/csv.js";
 import { applyInMemory, demoState, desiredFrom, liveOf } from "../testing/builders.js";
-import { buildDrift, buildPlan } from "./build.js";
+import { buildPlan } from "./build.js";
+import { buildDrift } from "./drift.js";
 import type { Plan } from "./model.js";
 
 const META = { environment: "demo", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: "alice", targets: [] };

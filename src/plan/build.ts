@@ -1,36 +1,22 @@
+/** The plan: what apply would do to make the service hold what git says, and every difference it
+ *  cannot act on, each with its reason. Pure. Drift is src/plan/drift.ts; what both compare is
+ *  src/plan/compare.ts; the create request's body is src/plan/create-body.ts. */
 import { posix } from "node:path";
 import { UserError } from "../errors.js";
 import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
 import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
-import { valuesFileFor } from "../export/mapping.js";
-import type { SspCreateBatch, SspCreateBody, SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
+import type { SspCreateItem, SspItem, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
-import { CsvSyntaxError } from "../ssp/csv.js";
+import { address, byCodePoint, targeted, valuesFileFor } from "../shared/address.js";
+import { canonicalConditions, fieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
-import {
-  ACTIONS,
-  address,
-  batchNameOf,
-  byCodePoint,
-  DRIFT_CLASSES,
-  PLAN_FORMAT_VERSION,
-  planChecksum,
-  summarize,
-  targeted,
-  type Change,
-  type DriftItem,
-  type DriftReport,
-  type FieldDiff,
-  type Plan,
-  type ValuesSummary,
-} from "./model.js";
-import { canonicalConditions, compareValues, fieldDiff, keyedValues, normalizeSspFields, valuesChecksum, type HeldValues } from "./normalize.js";
+import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
+import { createBody, createItem } from "./create-body.js";
+import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
+import { valuesChecksum } from "./values.js";
 
-/** The 14 fields of the update body (spec 4.2): the updatable ones and the guid. */
+/** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
-
-/** How many differing rows of a batch's values a plan or drift entry shows, field by field. */
-export const VALUE_ROWS_SHOWN = 20;
 
 export const REASONS = {
   sspUpdate:
@@ -67,78 +53,6 @@ function shown(action: "unsupported" | "blocked" | "not_in_git", address: string
   return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
 }
 
-const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
-const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => batchNameOf(b) === name);
-const isoOf = (epoch: unknown): string | null => (typeof epoch === "number" ? new Date(epoch * 1000).toISOString() : null);
-
-/** What building a plan found that the plan itself cannot carry: problems (nothing may be sent) and
- *  notes (said once). */
-export interface PlanFindings {
-  problems: { file: string; line: number; column: number; message: string }[];
-  /** Per policy, git's fields that were not compared because the service shows them as null. */
-  unknown: Map<string, string[]>;
-}
-
-/** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
- *  out) is unknown, not a change: it is not compared, and the plan says so once. */
-function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, findings?: PlanFindings): FieldDiff[] {
-  const live = lp.item as unknown as Record<string, unknown>;
-  const unknown: string[] = [];
-  const keys = Object.keys(d.spec).filter((k) => {
-    if (live[k] !== null && live[k] !== undefined) return true;
-    unknown.push(k);
-    return false;
-  });
-  if (unknown.length) findings?.unknown.set(d.name, unknown);
-  return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
-}
-
-interface ValuesDiff {
-  diff: FieldDiff[];
-  /** Rows that differ in all (changed, only in git, only in the service); the diff shows the first ones. */
-  total: number;
-  changed: number;
-  added: number;
-  removed: number;
-}
-
-/** git's values file against the values the service holds, row by row and field by field, in key order:
- *  the first VALUE_ROWS_SHOWN differing rows are in the diff, all are counted. In a plan `before` is the
- *  service's value and `after` git's; in drift the other way round. */
-function valuesDiff(git: NonNullable<DesiredBatch["values"]>, held: HeldValues, where: string, side: "plan" | "drift"): ValuesDiff {
-  // The download is the uploaded file: byte-identical to git's file means the same values.
-  if (!Array.isArray(held) && (held as { csv: string }).csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
-  let delta;
-  try {
-    delta = compareValues(keyedValues(git.rows), held);
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    throw new UserError(`the service's values file of ${where} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
-  }
-  const rows: { key: string; diff: FieldDiff[] }[] = [];
-  for (const c of delta.changed) {
-    rows.push({
-      key: c.key,
-      diff: c.fields.map((f) => ({
-        path: `values[${c.key}].${f.field}`,
-        kind: "changed" as const,
-        before: side === "plan" ? f.service : f.git,
-        after: side === "plan" ? f.git : f.service,
-      })),
-    });
-  }
-  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
-  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
-  rows.sort((a, b) => byCodePoint(a.key, b.key));
-  return {
-    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
-    total: rows.length,
-    changed: delta.changed.length,
-    added: delta.added.length,
-    removed: delta.removed.length,
-  };
-}
-
 /** What a review or approve moves forward, for the reviewer: rows, products, currencies, dates. */
 export function valuesSummary(
   file: string,
@@ -153,58 +67,6 @@ export function valuesSummary(
     currencies: [...new Set(rows.map((r) => r.currency_code))].sort(byCodePoint),
     from: starts[0] ?? "",
     to: ends[ends.length - 1] ?? "",
-  };
-}
-
-/** Fields a policy file must set for plan to create the policy (spec 4.6 requires them; the others default). */
-export const CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"] as const;
-
-/** The create body's item for a policy of git, or the fields it lacks for one. */
-export function createItem(d: DesiredSsp): { item: SspCreateItem; missing: [] } | { item?: undefined; missing: string[] } {
-  const s = d.spec;
-  const missing = CREATE_REQUIRED.filter((k) => s[k] === undefined);
-  if (
-    s.active === undefined ||
-    s.hierarchy_no === undefined ||
-    !s.data_identifiers ||
-    s.floor_percentage === undefined ||
-    s.ceiling_percentage === undefined ||
-    missing.length
-  ) {
-    return { missing };
-  }
-  const item: SspCreateItem = {
-    active: s.active,
-    can_delete: s.can_delete ?? true,
-    ceiling_percentage: s.ceiling_percentage,
-    data_identifiers: s.data_identifiers,
-    entity_type: s.entity_type ?? "policy",
-    expression: s.expression ?? "",
-    floor_percentage: s.floor_percentage,
-    hierarchy_no: s.hierarchy_no,
-    is_user_defined: s.is_user_defined ?? true,
-    method: s.method === "formula" ? "formula" : "upload",
-    name: d.name,
-    transaction_above_range: s.transaction_above_range ?? "",
-    transaction_below_range: s.transaction_below_range ?? "",
-    transaction_mid_range: s.transaction_mid_range ?? "",
-    type: s.type ?? "SSP",
-    when: s.when ?? [],
-  };
-  return { item, missing: [] };
-}
-
-function uploadBatch(b: DesiredBatch): SspCreateBatch | undefined {
-  if (!b.values) return undefined;
-  const values = b.values.rows.map(({ line: _line, ...v }) => v);
-  const starts = values.map((v) => v.effective_start_date).sort();
-  const ends = values.map((v) => v.effective_end_date).sort();
-  return {
-    batch_name: b.name,
-    file_name: b.values.file,
-    effective_start_date: b.effective_start_date ?? starts[0] ?? "",
-    effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
-    ssp_values: values,
   };
 }
 
@@ -353,13 +215,7 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
     }
     return out;
   }
-  const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b): b is SspCreateBatch => !!b) : [];
-  const body: SspCreateBody = {
-    compliance_name: d.name,
-    unique_key: d.name,
-    format_type: "JSON",
-    compliance_spec: [uploads.length ? { ...item, batches: uploads } : item],
-  };
+  const { body, uploads } = createBody(d, item);
   out.push({
     address: addr,
     action: "create",
@@ -456,80 +312,6 @@ function sspChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, targe
   return out;
 }
 
-/** Something the service holds that git does not: plan shows it as `not in git`, drift as `unmanaged`
- *  (a policy or a tenant configuration) or `unmanaged_batch` (a batch of a policy git manages). One
- *  list, so that plan and drift classify the same things the same way. */
-interface Unmanaged {
-  address: string;
-  kind: "tenant" | "policy" | "batch";
-  before: Record<string, unknown>;
-  version_id: string | null;
-  last_modified_on: number | null;
-  modified_by: string | null;
-  modified_on: string | null;
-  /** The policy's or tenant configuration's name (of a batch: its policy's). */
-  name: string;
-}
-
-function unmanagedOf(desired: DesiredState, live: LiveState, targets: string[]): Unmanaged[] {
-  const out: Unmanaged[] = [];
-  // A tenant configuration counts when git manages tenant configurations at all.
-  if (desired.tenantConfigs.length) {
-    for (const env of live.tenantConfigs) {
-      const name = env.compliance_name ?? "";
-      if (!targeted(address.tenant(name), targets) || desired.tenantConfigs.some((d) => d.name === name)) continue;
-      out.push({
-        address: address.tenant(name),
-        name,
-        kind: "tenant",
-        before: {},
-        version_id: env.version_id ?? null,
-        last_modified_on: env.last_modified_on ?? null,
-        modified_by: env.last_modified_by ?? null,
-        modified_on: isoOf(env.last_modified_on),
-      });
-    }
-  }
-  const inGit = new Map(desired.ssp.map((d) => [d.name, d]));
-  for (const [name, lp] of live.ssp) {
-    const d = inGit.get(name);
-    const envelope = {
-      version_id: lp.envelope.version_id ?? null,
-      last_modified_on: lp.envelope.last_modified_on ?? null,
-    };
-    if (!d) {
-      if (!targeted(address.ssp(name), targets)) continue;
-      const item = lp.item as unknown as Record<string, unknown>;
-      out.push({
-        address: address.ssp(name),
-        name,
-        kind: "policy",
-        before: pick(item, ["method", "active", "hierarchy_no", "when"]),
-        ...envelope,
-        modified_by: lp.envelope.last_modified_by ?? null,
-        modified_on: isoOf(lp.envelope.last_modified_on),
-      });
-      continue;
-    }
-    // A live batch that git does not list, of a policy git manages.
-    for (const lb of lp.batches ?? []) {
-      const batch = batchNameOf(lb);
-      const baddr = address.batch(name, batch);
-      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batch)) continue;
-      out.push({
-        address: baddr,
-        kind: "batch",
-        before: { status: lb.status ?? null },
-        ...envelope,
-        modified_by: lb.updated_by ?? null,
-        modified_on: isoOf(lb.updated_at),
-        name,
-      });
-    }
-  }
-  return out;
-}
-
 const ORDER: Record<string, number> = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
 
 export interface PlanMeta {
@@ -586,120 +368,5 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes,
     checksum: planChecksum({ environment: meta.environment, base_url: meta.baseUrl, auth_url: meta.authUrl, realm: meta.realm, changes }),
-  };
-}
-
-/** Drift: everything in which live differs from git, including what plan cannot act on. */
-export function buildDrift(desired: DesiredState, live: LiveState, meta: { environment: string; targets: string[]; now?: Date }): DriftReport {
-  const items: DriftItem[] = [];
-  const t = meta.targets;
-  // Who drifted: the thing itself. A policy or tenant configuration names its envelope's last change, a
-  // batch its own (updated_by, updated_at); what the service does not hold names nobody.
-  const policyWho = (name: string): Pick<DriftItem, "modified_by" | "modified_on"> => {
-    const env = live.ssp.get(name)?.envelope;
-    return { modified_by: env?.last_modified_by ?? null, modified_on: isoOf(env?.last_modified_on) };
-  };
-  const batchWho = (lb: SspItem | undefined): Pick<DriftItem, "modified_by" | "modified_on"> => ({
-    modified_by: lb?.updated_by ?? null,
-    modified_on: isoOf(lb?.updated_at),
-  });
-  const nobody = { modified_by: null, modified_on: null };
-  for (const d of desired.tenantConfigs) {
-    const addr = address.tenant(d.name);
-    if (!targeted(addr, t)) continue;
-    const env = live.tenantConfigs.find((e) => e.compliance_name === d.name);
-    const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
-    if (!env || !item) {
-      items.push({ address: addr, class: "missing", diff: [], message: "in git, not in the service", ...nobody });
-      continue;
-    }
-    // In drift, before is what git says and after what the service holds.
-    const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" as const }));
-    if (diff.length)
-      items.push({
-        address: addr,
-        class: "changed",
-        diff,
-        message: `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`,
-        modified_by: env.last_modified_by ?? null,
-        modified_on: isoOf(env.last_modified_on),
-      });
-  }
-  for (const d of desired.ssp) {
-    const addr = address.ssp(d.name);
-    const lp = live.ssp.get(d.name);
-    if (!lp) {
-      if (targeted(addr, t)) items.push({ address: addr, class: "missing", diff: [], message: "in git, not in the service", ...nobody });
-      continue;
-    }
-    if (targeted(addr, t)) {
-      const diff = sspFieldDiff(d, lp).map((x) => ({ ...x, before: x.after, after: x.before }));
-      if (diff.length)
-        items.push({
-          address: addr,
-          class: "changed",
-          diff,
-          message: `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`,
-          ...policyWho(d.name),
-        });
-    }
-    for (const b of d.batches) {
-      const baddr = address.batch(d.name, b.name);
-      if (!targeted(baddr, t)) continue;
-      const lb = liveBatch(lp, b.name);
-      if (!lb) {
-        items.push({ address: baddr, class: "missing", diff: [], message: "batch in git, not in the service", ...nobody });
-        continue;
-      }
-      if (lb.status !== b.status) {
-        items.push({
-          address: baddr,
-          class: "batch_status",
-          diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
-          message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
-          ...batchWho(lb),
-        });
-      }
-      const held = live.values.get(`${d.name}/${b.name}`);
-      if (!b.values || !held) continue;
-      const vd = valuesDiff(b.values, held, baddr, "drift");
-      if (vd.total) {
-        items.push({
-          address: baddr,
-          class: "batch_values",
-          diff: vd.diff,
-          diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
-          message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
-          ...batchWho(lb),
-        });
-      }
-    }
-  }
-  for (const u of unmanagedOf(desired, live, t)) {
-    if (u.kind === "batch") {
-      items.push({
-        address: u.address,
-        class: "unmanaged_batch",
-        diff: [{ path: "status", kind: "removed", before: undefined, after: u.before.status ?? null }],
-        message: `batch in the service (status ${JSON.stringify(u.before.status ?? null)}), not listed in git`,
-        modified_by: u.modified_by,
-        modified_on: u.modified_on,
-      });
-    } else
-      items.push({
-        address: u.address,
-        class: "unmanaged",
-        diff: [],
-        message: "in the service, not in git",
-        modified_by: u.modified_by,
-        modified_on: u.modified_on,
-      });
-  }
-  return {
-    format_version: PLAN_FORMAT_VERSION,
-    environment: meta.environment,
-    created_at: (meta.now ?? new Date()).toISOString(),
-    drift: items,
-    summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
   };
 }

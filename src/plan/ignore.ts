@@ -1,4 +1,6 @@
+import { inForce } from "../config/drift-ignore.js";
 import type { IgnoreRule } from "../schema/generated/policy.js";
+import { globMatch } from "../shared/address.js";
 import { plural } from "../words.js";
 import type { DriftItem, DriftReport } from "./model.js";
 
@@ -7,23 +9,6 @@ export interface IgnoredItem extends DriftItem {
   reason: string;
   rule: string;
 }
-
-/** An address pattern: `*` matches any run of characters; the rest is literal and case-sensitive. */
-export function globMatch(pattern: string, address: string): boolean {
-  const re = new RegExp(
-    `^${pattern
-      .split("*")
-      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-  );
-  return re.test(address);
-}
-
-/** Today (UTC), YYYY-MM-DD: the day drift and validate compare rules' until dates with. */
-export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
-
-/** Whether a rule still applies on `today` (YYYY-MM-DD): up to and including its until day. */
-export const inForce = (rule: IgnoreRule, today: string): boolean => !rule.until || today <= rule.until;
 
 /** The field a difference concerns: its top-level name (values[...] for a batch's values). */
 const fieldOf = (path: string): string => path.split(/[.[]/)[0] ?? path;

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ImpactEntry } from "../policy-test/run.js";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
+import type { FieldDiff } from "../shared/normalize.js";
 
 /** What a plan entry is. The first four are writes apply makes; the rest are shown, never applied:
  *  `blocked` a write revsync refuses to make, `not_in_git` (said "not in git") something the service
@@ -18,14 +19,6 @@ export const actionWords = (a: Action): string => a.replace(/_/g, " ");
 export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
 
 export const PLAN_FORMAT_VERSION = "1";
-
-export interface FieldDiff {
-  /** Dotted path of the field, e.g. "carves_allocation" or "batch.status". */
-  path: string;
-  kind: "changed" | "added" | "removed";
-  before?: unknown;
-  after?: unknown;
-}
 
 /** What apply sends for a change, fixed at plan time so that apply does exactly what was reviewed. */
 export type Payload =
@@ -130,35 +123,4 @@ export function summarize<K extends string>(keys: K[], items: { [k: string]: unk
   const out = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
   for (const i of items) out[i[field] as K] = (out[i[field] as K] ?? 0) + 1;
   return out;
-}
-
-/** A batch item's name: the service fills batch_name, or only name (spec 2.3). The one matcher of
- *  batch names: exact, case-sensitive. */
-export function batchNameOf(item: { batch_name?: string; name?: string }): string {
-  return item.batch_name ?? item.name ?? "";
-}
-
-export const address = {
-  tenant: (name: string): string => `tenant-configuration/${name}`,
-  ssp: (name: string): string => `ssp/${name}`,
-  batch: (policy: string, batch: string): string => `ssp/${policy}/batch/${batch}`,
-};
-
-/** --target: an address selects itself and everything below it (ssp/X selects its batches). */
-export function targeted(addr: string, targets: string[]): boolean {
-  return targets.length === 0 || targets.some((t) => addr === t || addr.startsWith(`${t}/`));
-}
-
-/** Text order by Unicode code point: the same on every machine, whatever its locale (localeCompare is
- *  not), so a plan lists its entries in the same order wherever it is made. */
-export function byCodePoint(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i) as number;
-    const y = b.codePointAt(i) as number;
-    if (x !== y) return x - y;
-    if (x > 0xffff) i++;
-  }
-  return a.length - b.length;
 }

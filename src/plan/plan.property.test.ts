@@ -10,8 +10,9 @@ import { exportFiles } from "../export/mapping.js";
 import type { SspCreateBody, SspValueInput } from "../schema/generated/api.js";
 import { applyInMemory, desiredFrom, liveOf } from "../testing/builders.js";
 import { planText } from "../report/plan.js";
-import { buildDrift, buildPlan, REASONS } from "./build.js";
-import { address } from "./model.js";
+import { buildPlan, REASONS } from "./build.js";
+import { buildDrift } from "./drift.js";
+import { address } from "../shared/address.js";
 
 // Properties of the pure core over random live states (tenant fields, policies of each method,
 // batches of each status, values in any order), in both answer profiles:

@@ -2,13 +2,7 @@ import type { DesiredState } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import type { LiveState } from "../live/read.js";
 import { nearest } from "../did-you-mean.js";
-import { address, batchNameOf } from "./model.js";
-
-/** Whether reads must cover `addr` for these targets: a target at it, below it, or above it (a batch
- *  target needs its policy's detail read). */
-export function touchedBy(addr: string, targets: string[]): boolean {
-  return targets.length === 0 || targets.some((t) => t === addr || t.startsWith(`${addr}/`) || addr.startsWith(`${t}/`));
-}
+import { address, batchNameOf } from "../shared/address.js";
 
 /** Every address known in git or in the service. */
 export function knownAddresses(desired: DesiredState, live: LiveState): Set<string> {

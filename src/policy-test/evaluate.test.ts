@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { holds, outcome, order, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
+import { holds, matchLine, order, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
 import { impact, impactLine, runCases } from "./run.js";
 
@@ -110,10 +110,10 @@ describe("matching and the SSP", () => {
       policy("Big hardware", 10, { when: [c("family", "equality", "Hardware"), c("price", ">", "1000")] }),
     ];
     expect(order(ps).map((p) => p.name)).toEqual(["Big hardware", "Hardware", "Catch-all"]);
-    expect(outcome(order(ps), { family: "Hardware", price: 5000, unit_list_price: 5000 }).policy).toBe("Big hardware");
-    expect(outcome(order(ps), { family: "Hardware", price: 50, unit_list_price: 50 }).policy).toBe("Hardware");
-    expect(outcome(order(ps), { family: "Other", unit_list_price: 7 })).toEqual({ policy: "Catch-all", ssp: 7 });
-    expect(outcome(order([policy("Off", 1, { active: false })]), {})).toEqual({ policy: null, ssp: null });
+    expect(matchLine(order(ps), { family: "Hardware", price: 5000, unit_list_price: 5000 }).policy).toBe("Big hardware");
+    expect(matchLine(order(ps), { family: "Hardware", price: 50, unit_list_price: 50 }).policy).toBe("Hardware");
+    expect(matchLine(order(ps), { family: "Other", unit_list_price: 7 })).toEqual({ policy: "Catch-all", ssp: 7 });
+    expect(matchLine(order([policy("Off", 1, { active: false })]), {})).toEqual({ policy: null, ssp: null });
   });
 
   const row = (mid: number, start: string, end: string, over: Partial<ValueRow> = {}): ValueRow => ({

@@ -1,6 +1,8 @@
-import { byCodePoint } from "../plan/model.js";
 import { ExprError, evaluateText } from "./expr.js";
 import { isNumeric, lineCurrency, lineDate, numericFields, parseDate, text, type Line } from "./line.js";
+import { byCodePoint } from "../shared/address.js";
+import { canonicalOperator, listItems } from "../shared/normalize.js";
+import { andList } from "../words.js";
 
 export type { Line } from "./line.js";
 
@@ -24,8 +26,9 @@ export interface BatchModel {
   /** The batch's own validity, when known (YYYY-MM-DD or MM/DD/YYYY). */
   effective_start_date?: string;
   effective_end_date?: string;
-  /** When it was approved, as an order: the later approved, the greater (see approvalOrder in models.ts).
-   *  Equal values are a tie that cannot be told apart. */
+  /** When it was approved, as an order: the later approved, the greater (docs/decisions.md, "Which
+   *  approved batch was approved last"; src/plan/policy-models.ts sets it). Equal values are a tie that
+   *  cannot be told apart. */
   approved: number;
   /** How `approved` is known, for messages: "updated_at 2026-03-01T10:00:00Z", "listed 2nd in git". */
   approvedShown: string;
@@ -34,14 +37,15 @@ export interface BatchModel {
 export interface ValueRow {
   product_id: string;
   currency_code: string;
-  /** Amount or Percent (spec 2.4). */
+  /** Amount or Percent. */
   value_type: string;
   mid_point: number;
   effective_start_date: string;
   effective_end_date: string;
 }
 
-export interface Outcome {
+/** Which policy an order line meets first, and at what SSP: what a policy test case checks. */
+export interface Match {
   /** The policy met first, or null when none is. */
   policy: string | null;
   /** Its SSP for the line, or null when it has none (no value row, or an error). */
@@ -72,22 +76,21 @@ function compare(field: string, lineValue: unknown, condValue: string): number {
   );
 }
 
-const list = (v: string): string[] => v.split(",").map((s) => s.trim());
-
 /** Whether one condition holds for a line (README, "Policy tests": the rules, as built). Throws for an
  *  operator outside the list or sides that cannot be ordered. */
 export function holds(c: PolicyModel["when"][number], line: Line): boolean {
   const v = line[c.field_name];
   const t = text(v);
-  switch (c.operator) {
+  // One spelling of each operator: the symbols (>, <, >=, <=) are the words' aliases.
+  switch (canonicalOperator(c.operator)) {
     case "equality":
       return t === c.value;
     case "inequality":
       return t !== c.value;
     case "in":
-      return list(c.value).includes(t);
+      return listItems(c.value).includes(t);
     case "not in":
-      return !list(c.value).includes(t);
+      return !listItems(c.value).includes(t);
     case "contains":
       return t.includes(c.value);
     case "not contains":
@@ -97,16 +100,12 @@ export function holds(c: PolicyModel["when"][number], line: Line): boolean {
     case "ends with":
       return t.endsWith(c.value);
     case "greater than":
-    case ">":
       return compare(c.field_name, v, c.value) > 0;
     case "less than":
-    case "<":
       return compare(c.field_name, v, c.value) < 0;
     case "greater or equal":
-    case ">=":
       return compare(c.field_name, v, c.value) >= 0;
     case "less or equal":
-    case "<=":
       return compare(c.field_name, v, c.value) <= 0;
     case "null":
       return t === "";
@@ -180,8 +179,7 @@ export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): { ssp
   const latest = Math.max(...candidates.map((c) => c.batch.approved));
   const winners = candidates.filter((c) => c.batch.approved === latest);
   if (winners.length > 1) {
-    const names = winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`);
-    const named = `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+    const named = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
     return {
       ssp: null,
       error: `${p.name}: batches ${named} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`,
@@ -202,7 +200,7 @@ export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): { ssp
 }
 
 /** The policy a line meets first, and its SSP. */
-export function outcome(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Outcome {
+export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Match {
   for (const p of ordered) {
     let failing: PolicyModel["when"][number] | undefined;
     try {

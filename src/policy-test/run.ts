@@ -1,9 +1,21 @@
-import { firstFailing, order, outcome, sameSsp, showOutcome, showSsp, type Outcome, type PolicyModel } from "./evaluate.js";
-import type { TestCase } from "./load.js";
+import { firstFailing, matchLine, order, sameSsp, showOutcome, showSsp, type Match, type PolicyModel } from "./evaluate.js";
+import type { Line } from "./line.js";
+
+/** A case of a test file, as loaded from the policy repo (src/config/test-files.ts). */
+export interface TestCase {
+  name: string;
+  file: string;
+  line: number;
+  column: number;
+  input: Line;
+  expect: { policy: string | null; ssp?: number };
+  /** The file's date_field: the line field that gives the date for batch values. */
+  dateField?: string;
+}
 
 export interface CaseResult {
   case: TestCase;
-  got: Outcome;
+  got: Match;
   pass: boolean;
   /** Why it failed, in words (empty when it passed). */
   why: string[];
@@ -13,7 +25,7 @@ const show = (p: string | null): string => (p === null ? "no policy" : p);
 
 /** Why the expected policy did not win: missing, inactive, a condition that does not hold, or another
  *  policy earlier in the hierarchy. */
-function explain(c: TestCase, got: Outcome, ordered: PolicyModel[], all: PolicyModel[]): string[] {
+function explain(c: TestCase, got: Match, ordered: PolicyModel[], all: PolicyModel[]): string[] {
   const why: string[] = [];
   if (got.error) return [got.error];
   const winner = ordered.find((p) => p.name === got.policy);
@@ -49,7 +61,7 @@ function explain(c: TestCase, got: Outcome, ordered: PolicyModel[], all: PolicyM
 export function runCases(cases: readonly TestCase[], policies: readonly PolicyModel[]): CaseResult[] {
   const ordered = order(policies);
   return cases.map((c) => {
-    const got = outcome(ordered, c.input, c);
+    const got = matchLine(ordered, c.input, c);
     const pass = !got.error && got.policy === c.expect.policy && (c.expect.ssp === undefined || sameSsp(c.expect.ssp, got.ssp));
     return { case: c, got, pass, why: pass ? [] : explain(c, got, ordered, [...policies]) };
   });
@@ -70,8 +82,8 @@ export function impact(cases: readonly TestCase[], before: readonly PolicyModel[
   const oa = order(after);
   const out: ImpactEntry[] = [];
   for (const c of cases) {
-    const b = outcome(ob, c.input, c);
-    const a = outcome(oa, c.input, c);
+    const b = matchLine(ob, c.input, c);
+    const a = matchLine(oa, c.input, c);
     if (b.policy !== a.policy || !sameSsp(b.ssp, a.ssp)) {
       out.push({ name: c.name, file: c.file, line: c.line, before: { policy: b.policy, ssp: b.ssp }, after: { policy: a.policy, ssp: a.ssp } });
     }

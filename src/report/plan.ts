@@ -1,18 +1,9 @@
 import type { Painter } from "./painter.js";
 import { impactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
-import {
-  actionWords,
-  isApplied,
-  type Action,
-  type DriftClass,
-  type DriftItem,
-  type DriftReport,
-  type FieldDiff,
-  type Plan,
-  type ValuesSummary,
-} from "../plan/model.js";
+import { actionWords, isApplied, type Action, type DriftClass, type DriftItem, type DriftReport, type Plan, type ValuesSummary } from "../plan/model.js";
 import { plural } from "../words.js";
+import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
 const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = {

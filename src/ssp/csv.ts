@@ -2,10 +2,10 @@ import { createRequire } from "node:module";
 import type { parse as ParseSync } from "csv-parse/sync";
 import type { SspValue, SspValueInput } from "../schema/generated/api.js";
 
-/** An SSP value as the service holds it (spec 2.4), without its id: value_type as answered. */
+/** An SSP value as the service holds it, without its id: value_type as answered. */
 export type LiveValue = Omit<SspValue, "ssp_value_id">;
 
-/** Column order of the SSP batch template (spec 4.5) and of downloads (4.4). */
+/** Column order of the SSP batch template and of downloads. */
 export const TEMPLATE_HEADER = [
   "product_id",
   "currency_code",
@@ -103,7 +103,7 @@ export function parseCsv(text: string): CsvRow[] {
   });
 }
 
-/** Where each column of the values format (spec 2.4, without ssp_value_id) sits in a file's header,
+/** Where each column of the values format (an SSP value without ssp_value_id) sits in a file's header,
  *  matched by name in any order; or what is wrong with the header. */
 export function valuesColumns(header: readonly string[]): { index: number[]; problems: string[] } {
   const problems: string[] = [];
@@ -158,7 +158,7 @@ export function templateCsv(): string {
   return formatCsv([TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW]);
 }
 
-/** Values of a downloaded batch file (spec 4.4), columns matched by header name. A liberal read: values
+/** Values of a downloaded batch file, columns matched by header name. A liberal read: values
  *  are taken as they are; a file that is not CSV at all is an error naming the line. */
 export function valuesFromCsv(text: string): LiveValue[] {
   const rows = parseCsv(text);

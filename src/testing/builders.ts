@@ -1,4 +1,4 @@
-/** In-memory builders for unit tests of the pure core (excluded from the build): a live state as the
+/** In-memory builders for unit tests of the pure core: a live state as the
  *  service would answer it (the emulator's own answer functions over a seeded tenant, in either
  *  profile), a desired state from exported files, and the plan's payloads applied to a tenant in memory. */
 import { posix } from "node:path";
@@ -11,8 +11,8 @@ import type { EmulatorState, TenantState } from "../emulator/state.js";
 import type { ExportedFile } from "../export/mapping.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
 import type { Change, Plan } from "../plan/model.js";
-import { batchNameOf } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
+import { batchNameOf } from "../shared/address.js";
 
 export function demoState(): EmulatorState {
   return seedState("demo");

@@ -4,7 +4,7 @@ import { connect, type AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
+import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 const fx = useEmulatorRepo();
 

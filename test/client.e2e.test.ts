@@ -4,7 +4,7 @@ import type { Clock } from "../src/api/clock.js";
 import { approvals, errorTransactions, ssp, tenantConfigurations } from "../src/api/resources.js";
 import { ApiError, UserError } from "../src/errors.js";
 import type { Dispatcher } from "../src/api/http.js";
-import { cli, demoClient, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import { cli, demoClient, DEMO_ENV, startEmu, tempRepo, removeDir, updateBody, type Emu, sspCreateBody } from "../src/testing/helpers.js";
 
 /** Real time for requests, fake time for waits: sleeps are recorded and return at once. */
 function fakeClock(): Clock & { sleeps: number[]; offset: number } {
@@ -61,13 +61,13 @@ describe("all ten operations", () => {
     const tcs = await tenantConfigurations.list(core);
     const env = tcs[0]!;
     const update = await tenantConfigurations.update(core, env.compliance_id!, updateBody(env, { carves_allocation: true }), env.version_id);
-    expect(update.error).toEqual([]);
+    expect(update).toMatchObject({ kind: "done", result: { error: [] } });
     expect((await ssp.list(core)).length).toBe(4);
     expect((await ssp.get(core, "Hardware SSP"))?.compliance_spec?.[0]?.batches).toHaveLength(3);
     expect(await ssp.get(core, "Nope")).toBeUndefined();
     const created = await ssp.create(core, createBody("Client Made"));
-    expect(created.recovered).toBe(false);
-    expect((await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2")).error).toEqual([]);
+    expect(created.kind).toBe("done");
+    expect((await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2")).result.error).toEqual([]);
     expect((await ssp.download(core, "FILE-SSP-HW-1")).toString().split("\n")[0]).toMatch(/^product_id,/);
     expect((await ssp.template(core)).toString()).toMatch(/^product_id,currency_code/);
     expect((await approvals.pending(core)).total_records).toBe(5);
@@ -222,9 +222,9 @@ describe("retries", () => {
       .reply(200, [{ compliance_id: "SSP-9", compliance_name: "Garbled SSP", compliance_spec: [{ ...stamps, ...body.compliance_spec[0] }] }]);
     const mocked = mockedClient(agent);
     const reviewed = await ssp.batchAction(mocked, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2");
-    expect(reviewed.compliance_details?.[0]?.message).toBe("reviewed (confirmed by reading it back)");
+    expect(reviewed).toMatchObject({ kind: "confirmed", status: "reviewed" });
     const created = await ssp.create(mocked, body);
-    expect(created).toMatchObject({ recovered: true, why: "the answer could not be read", result: { compliance_id: "SSP-9" } });
+    expect(created).toMatchObject({ kind: "confirmed", why: "the answer could not be read", result: { compliance_id: "SSP-9" } });
     expect(sends).toEqual({ PATCH: 1, POST: 1 });
     await agent.close();
   });
@@ -239,7 +239,7 @@ describe("retries", () => {
   it("a create whose answer is lost after the commit ends with exactly one policy", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/ssp", after_commit: true, times: 1 }] });
     const out = await ssp.create(core, createBody("Exactly Once"));
-    expect(out).toMatchObject({ recovered: true, why: "the answer was lost" });
+    expect(out).toMatchObject({ kind: "confirmed", why: "the answer was lost" });
     const state: any = await emu.admin("GET", "state");
     expect(state.tenants[0].ssp.filter((p: any) => p.compliance_name === "Exactly Once")).toHaveLength(1);
   });
@@ -247,7 +247,7 @@ describe("retries", () => {
   it("a create dropped before the commit is sent again once the policy is known to be absent", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/ssp", times: 1 }] });
     const out = await ssp.create(core, createBody("Second Try"));
-    expect(out.recovered).toBe(false);
+    expect(out.kind).toBe("done");
     const state: any = await emu.admin("GET", "state");
     expect(state.tenants[0].ssp.filter((p: any) => p.compliance_name === "Second Try")).toHaveLength(1);
     const journal: any[] = await emu.admin("GET", "requests");
@@ -279,7 +279,7 @@ describe("retries", () => {
   it("a review whose answer was lost after its commit: the repeat is refused, the read-back counts it as done", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "PATCH", after_commit: true, times: 1 }] });
     const res = await ssp.batchAction(core, "review", { id: "SSP-HW", name: "Hardware SSP" }, "FY26-H2");
-    expect(res.compliance_details?.[0]?.message).toBe("reviewed (confirmed by reading it back)");
+    expect(res).toMatchObject({ kind: "confirmed", status: "reviewed" });
     const journal: any[] = await emu.admin("GET", "requests");
     // The journal records a dropped answer as status 0.
     expect(journal.filter((j) => j.method === "PATCH").map((j) => j.status)).toEqual([0, 409]);

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "./helpers.js";
+import { ROOT } from "../src/testing/helpers.js";
 
 describe("generated types", () => {
   it("src/schema/generated matches schemas/ (npm run gen:types)", () => {

@@ -1,81 +1,7 @@
 import { createHash } from "node:crypto";
-import deepDiff from "deep-diff";
-import type { Condition, SspItem, SspValue } from "../schema/generated/api.js";
+import type { SspValue } from "../schema/generated/api.js";
 import { parseCsv, valuesColumns } from "../ssp/csv.js";
-import { byCodePoint, type FieldDiff } from "./model.js";
-
-/** Server-managed fields: never a change. */
-export const SERVER_FIELDS = new Set([
-  "compliance_id",
-  "unique_key",
-  "guid",
-  "created_at",
-  "created_by",
-  "created_on",
-  "updated_at",
-  "updated_by",
-  "last_modified_on",
-  "last_modified_by",
-  "version_id",
-  "timestamp",
-  "ssp_value_id",
-  "file_id",
-  "file_name",
-]);
-
-const stable = (v: unknown): string =>
-  JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x,
-  );
-
-/** Lists whose order carries no meaning are compared as sorted sets. */
-export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
-  return [...(list ?? [])].sort((a, b) => byCodePoint(stable(a), stable(b)));
-}
-
-/** The spec names four comparisons twice, in words and as symbols (2.3): one meaning, one spelling. */
-export const OPERATOR_ALIASES: Readonly<Record<string, string>> = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
-
-export const canonicalOperator = (op: string): string => OPERATOR_ALIASES[op] ?? op;
-
-/** Operators whose value is a comma-separated list (spec 2.3). */
-const LIST_OPERATORS = new Set(["in", "not in"]);
-
-/** A condition's value as compared: a list's items trimmed and taken as a set ("US01, DE01" is
- *  "DE01,US01"); any other value as it is. */
-export function canonicalConditionValue(operator: string, value: string): string {
-  if (!LIST_OPERATORS.has(operator) || typeof value !== "string") return value;
-  return value
-    .split(",")
-    .map((v) => v.trim())
-    .sort(byCodePoint)
-    .join(",");
-}
-
-export function canonicalConditions(list: readonly Condition[] | undefined): Condition[] {
-  return canonicalSet(
-    (list ?? []).map((c) => {
-      const operator = canonicalOperator(c.operator);
-      return { field_name: c.field_name, operator, value: canonicalConditionValue(operator, c.value) };
-    }),
-  );
-}
-
-export const SET_FIELDS = new Set(["data_identifiers", "when"]);
-
-/** The comparable fields of an SSP policy item; only the keys the YAML spec sets are compared. */
-export function normalizeSspFields(item: Partial<SspItem> | Record<string, unknown>, keys: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const src = item as Record<string, unknown>;
-  for (const k of keys) {
-    if (SERVER_FIELDS.has(k)) continue;
-    const v = src[k];
-    if (k === "when") out[k] = canonicalConditions(v as Condition[] | undefined);
-    else if (k === "data_identifiers") out[k] = canonicalSet(v as string[] | undefined);
-    else out[k] = v;
-  }
-  return out;
-}
+import { byCodePoint } from "../shared/address.js";
 
 export type ValueKey = string;
 
@@ -176,21 +102,4 @@ export function valuesChecksum(held: HeldValues): string {
   eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
   lines.sort(byCodePoint);
   return `sha256:${createHash("sha256").update(lines.join("\n")).digest("hex")}`;
-}
-
-/** Field-level differences (deep-diff); a difference inside a list is reported for the whole list. */
-export function fieldDiff(before: Record<string, unknown>, after: Record<string, unknown>): FieldDiff[] {
-  const raw = deepDiff.diff(before, after) ?? [];
-  const byField = new Map<string, FieldDiff>();
-  for (const d of raw) {
-    const top = String(d.path?.[0] ?? "");
-    const whole = Array.isArray(before[top]) || Array.isArray(after[top]) || (d.path?.length ?? 0) > 1;
-    const path = whole ? top : (d.path ?? []).join(".");
-    if (byField.has(path)) continue;
-    const b = before[top];
-    const a = after[top];
-    const kind = b === undefined ? "added" : a === undefined ? "removed" : "changed";
-    byField.set(path, { path, kind, before: b, after: a });
-  }
-  return [...byField.values()];
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { npxShim, removeDir, ROOT } from "./helpers.js";
+import { npxShim, removeDir, ROOT } from "../src/testing/helpers.js";
 
 // Every `sh` block of the README runs here as written, in order, in a copy of the project's policy
 // repo. A line marked "(runs until stopped)" is started in the background (through the real npx, on a

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, useEmulatorRepo } from "./helpers.js";
+import { cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Every command with --verbose, through errors and retries: stdout, stderr, the saved plan and every
 // file written are scanned for the password, the client secret and every token the emulator issued.

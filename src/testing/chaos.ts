@@ -1,54 +1,21 @@
-// The chaos scenario, shared by `npm run chaos` (20+ seeds, a table) and test/chaos.test.ts (a few
-// fixed seeds in npm test). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
+// The chaos scenario, shared by `npm run chaos` (20+ seeds, a table; it loads the built dist/testing/)
+// and test/chaos.e2e.test.ts (a few fixed seeds in npm test). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
 // emulator injecting faults; apply at most twice; then, faults off, the plan must show no changes and
 // no policy may exist twice.
-import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { cli, DEMO_ENV, startEmulatorProcess } from "./helpers.js";
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const BIN = join(ROOT, "dist", "bin.js");
-const CREDS = { REVSYNC_CLIENT_ID: "revsync", REVSYNC_CLIENT_SECRET: "demo-secret", REVSYNC_USERNAME: "alice", REVSYNC_PASSWORD: "alice-password" };
+/** The demo sign-in, with real retry waits: chaos is about what the backoff and Retry-After do. */
+const CHAOS_ENV = { ...DEMO_ENV, REVSYNC_MAX_RETRY_WAIT_MS: "" };
 
-/** A token of the emulator's documented sign-in, for direct API calls (benches and tests). */
-export async function token(url, user = "alice", realm = "demo") {
-  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "revsync",
-      client_secret: "demo-secret",
-      username: user,
-      password: `${user}-password`,
-    }).toString(),
-  });
-  return (await res.json()).access_token;
-}
-
-export function cli(args, cwd, extraEnv = {}, signal) {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, NO_COLOR: "1", ...CREDS, ...extraEnv };
-    delete env.REVSYNC_ENV;
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    if (signal) setTimeout(() => child.kill(signal.name), signal.ms);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const FORMULA = (i) => `apiVersion: revsync/v1
+const FORMULA = (i: number): string => `apiVersion: revsync/v1
 kind: SspPolicy
 metadata: { name: Chaos Formula ${i} }
 spec: { method: formula, active: true, hierarchy_no: ${1000 + i}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: "unit_list_price * 0.${(i % 9) + 1}" }
 `;
-const UPLOAD = (i) => `apiVersion: revsync/v1
+const UPLOAD = (i: number): string => `apiVersion: revsync/v1
 kind: SspPolicy
 metadata: { name: Chaos Upload ${i} }
 spec: { method: upload, active: true, hierarchy_no: ${2000 + i}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120 }
@@ -59,7 +26,7 @@ const CSV =
   "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nP-1,USD,Percent,90,100,110,2026-01-01,2026-06-30\n";
 
 /** A repo: the project's policies/ plus `formulas` formula policies and `uploads` upload policies with a batch. */
-export function chaosRepo(url, formulas = 160, uploads = 20) {
+export function chaosRepo(url: string, formulas = 160, uploads = 20): string {
   const dir = mkdtempSync(join(tmpdir(), "revsync-chaos-"));
   writeFileSync(
     join(dir, "revsync.yaml"),
@@ -75,37 +42,7 @@ export function chaosRepo(url, formulas = 160, uploads = 20) {
   return dir;
 }
 
-export async function startEmulatorProcess(args = []) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /^base_url (\S+)$/m.exec(out);
-      if (m) {
-        const url = m[1];
-        const admin = async (method, path, body) => {
-          const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-          if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
-          return res.json();
-        };
-        resolve({
-          url,
-          admin,
-          stop: () =>
-            new Promise((r) => {
-              child.once("close", r);
-              child.kill("SIGTERM");
-            }),
-        });
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
-  });
-}
-
-export function chaosFaults(seed) {
+export function chaosFaults(seed: number): object {
   return {
     seed,
     faults: [
@@ -120,30 +57,47 @@ export function chaosFaults(seed) {
   };
 }
 
+export interface SeedRow {
+  seed: number;
+  resources: number;
+  requests: number;
+  faults: number;
+  applies: number;
+  exit_codes: string;
+  final_plan: string;
+  converged: boolean;
+  duplicates: number;
+  seconds: string;
+  detail: string;
+}
+
 /** One seed. Returns the row of the table. `opts.env`: variables for the applies (tests cap the waits). */
-export async function runSeed(seed, opts = {}) {
+export async function runSeed(
+  seed: number,
+  opts: { formulas?: number; uploads?: number; maxApplies?: number; env?: Record<string, string> } = {},
+): Promise<SeedRow> {
   // The chaos repo holds its own policies only (on the demo seed, the demo's would be "not in git").
   const emu = await startEmulatorProcess(["--seed", "empty"]);
   const dir = chaosRepo(emu.url, opts.formulas ?? 160, opts.uploads ?? 20);
   const started = Date.now();
   try {
-    const planned = JSON.parse((await cli(["plan", "--format", "json", "--quiet"], dir)).stdout);
+    const planned: { changes: unknown[] } = JSON.parse((await cli(["plan", "--format", "json", "--quiet"], { cwd: dir, env: CHAOS_ENV })).stdout);
     const resources = planned.changes.length;
     await emu.admin("POST", "faults", chaosFaults(seed));
-    const runs = [];
+    const runs: (number | null)[] = [];
     // An error array is a definite refusal (never sent again within a run), and a create is sent at most
     // 3 times: under 20% 503s and 3% refusals a chain of create, review and approve can need several
     // applies. Each apply re-sends only what failed; up to 5 (the table reports how many were needed).
     for (let i = 0; i < (opts.maxApplies ?? 5); i++) {
-      const r = await cli(["apply", "--auto-approve", "--quiet"], dir, opts.env);
+      const r = await cli(["apply", "--auto-approve", "--quiet"], { cwd: dir, env: { ...CHAOS_ENV, ...opts.env } });
       runs.push(r.code);
       if (r.code === 0) break;
     }
-    const journal = await emu.admin("GET", "requests");
+    const journal = await emu.admin<{ fault?: unknown }[]>("GET", "requests");
     await emu.admin("DELETE", "faults");
-    const final = await cli(["plan", "--detailed-exitcode", "--quiet"], dir);
-    const state = await emu.admin("GET", "state");
-    const names = state.tenants[0].ssp.map((p) => p.compliance_name);
+    const final = await cli(["plan", "--detailed-exitcode", "--quiet"], { cwd: dir, env: CHAOS_ENV });
+    const state = await emu.admin<{ tenants: { ssp: { compliance_name: string }[] }[] }>("GET", "state");
+    const names = (state.tenants[0]?.ssp ?? []).map((p) => p.compliance_name);
     const duplicates = names.length - new Set(names).size;
     const faults = journal.filter((j) => j.fault).length;
     return {

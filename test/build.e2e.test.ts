@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "./helpers.js";
+import { ROOT } from "../src/testing/helpers.js";
 
 // npm runs `prepare` on the first npx of this folder too, while other CLIs of the suite (or of a user)
 // run from dist/. A prepare that rebuilt dist/ under them broke whichever command loaded a module as it

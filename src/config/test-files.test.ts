@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadRepo, varsFor } from "../config/repo.js";
-import { loadTests } from "./load.js";
+import { loadRepo, varsFor } from "./repo.js";
+import { loadTests } from "./test-files.js";
 
 /** A repo holding one test file of `n` cases, with an optional first line (and a date for case 2). */
 function repoWith(n: number, firstLine = "", date = "02/01/2026"): string {

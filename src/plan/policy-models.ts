@@ -1,9 +1,9 @@
 import type { DesiredState } from "../config/repo.js";
 import type { LiveState } from "../live/read.js";
-import { batchNameOf } from "../plan/model.js";
 import type { SspItem } from "../schema/generated/api.js";
 import { valuesFromCsv } from "../ssp/csv.js";
-import type { BatchModel, PolicyModel, ValueRow } from "./evaluate.js";
+import type { BatchModel, PolicyModel, ValueRow } from "../policy-test/evaluate.js";
+import { batchNameOf } from "../shared/address.js";
 
 type Item = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "./helpers.js";
+import { api, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) are the CI's own; the

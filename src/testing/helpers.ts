@@ -4,15 +4,16 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import { systemClock } from "../src/api/clock.js";
-import { updateBody as revsyncUpdateBody } from "../src/apply/run.js";
-import { UPDATE_FIELDS } from "../src/plan/build.js";
-import { seedState, type SeedName } from "../src/emulator/seed.js";
-import type { Profile } from "../src/emulator/profile.js";
-import { startEmulator } from "../src/emulator/server.js";
-import { ApiCore, type ClientOptions } from "../src/api/core.js";
+import { systemClock } from "../api/clock.js";
+import { updateBody as revsyncUpdateBody } from "../apply/run.js";
+import { UPDATE_FIELDS } from "../plan/build.js";
+import { seedState, type SeedName } from "../emulator/seed.js";
+import type { Profile } from "../emulator/profile.js";
+import { startEmulator } from "../emulator/server.js";
+import { ApiCore, type ClientOptions } from "../api/core.js";
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+// Two levels up from src/testing/ (tests) and from dist/testing/ (benches): the repository.
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN = join(ROOT, "dist", "bin.js");
 
 export const DEMO_ENV = {
@@ -67,6 +68,43 @@ export function demoClient(url: string, extra: Partial<ClientOptions> = {}): Api
   });
 }
 
+export interface EmulatorProcess {
+  url: string;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** `revsync emulator` as a process of its own (the CLI's), on an OS-chosen port. */
+export async function startEmulatorProcess(args: string[] = []): Promise<EmulatorProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d;
+      const m = /^base_url (\S+)$/m.exec(out);
+      if (m) {
+        const url = m[1] as string;
+        const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+          const res = await fetch(`${url}/__admin/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+          if (!res.ok) throw new Error(`admin ${path}: ${res.status}`);
+          return (await res.json()) as T;
+        };
+        resolve({
+          url,
+          admin,
+          stop: () =>
+            new Promise<void>((r) => {
+              child.once("close", () => r());
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
+  });
+}
+
 /** One emulator and one copy of the policy repo aimed at it, for a whole test file; the demo seed is
  *  restored before each test unless `reset` is false. */
 export function useEmulatorRepo(opts: { reset?: boolean } = {}): { emu: Emu; repo: string } {
@@ -96,15 +134,15 @@ export function cli(
     cwd?: string;
     env?: Record<string, string | undefined>;
     input?: string;
-    /** Act once stderr shows this text (send a signal, change the service from outside): driven by what
-     *  the CLI says, not by the clock. */
-    when?: { stderr: string; act: (child: ChildProcess) => unknown };
+    /** Act once stderr shows this text, or once this test of all stderr so far holds (send a signal,
+     *  change the service from outside): driven by what the CLI says, never by the clock. */
+    when?: { stderr: string | ((stderr: string) => boolean); act: (child: ChildProcess) => unknown };
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const env: Record<string, string> = {};
     // Retry waits capped (REVSYNC_MAX_RETRY_WAIT_MS): tests count sends, they do not wait out backoff;
-    // the waits themselves are tested in process with an injected clock (test/client.test.ts).
+    // the waits themselves are tested in process with an injected clock (test/client.e2e.test.ts).
     for (const [k, v] of Object.entries({
       ...process.env,
       NO_COLOR: "1",
@@ -122,9 +160,10 @@ export function cli(
     let acted = false;
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
-      if (opts.when && !acted && stderr.includes(opts.when.stderr)) {
+      const w = opts.when;
+      if (w && !acted && (typeof w.stderr === "string" ? stderr.includes(w.stderr) : w.stderr(stderr))) {
         acted = true;
-        void opts.when.act(child);
+        void w.act(child);
       }
     });
     child.on("error", reject);
@@ -155,7 +194,7 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** The PATCH body of spec 4.2 for a live tenant configuration envelope: its 14 fields, with overrides
+/** The tenant configuration update body for a live envelope: its 14 fields, with overrides
  *  (the body revsync itself sends, through the same function). */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
@@ -164,8 +203,21 @@ export function updateBody(env: any, overrides: Record<string, unknown> = {}, us
   return revsyncUpdateBody({ ...payload, item: { ...fields, ...overrides } as any }, user, systemClock);
 }
 
-/** A token for direct API calls in tests (the benches use the same). */
-export { token } from "../bench/chaos-lib.mjs";
+/** A token of the emulator's documented sign-in, for direct API calls (tests and benches). */
+export async function token(url: string, user = "alice", realm = "demo"): Promise<string> {
+  const res = await fetch(`${url}/auth/realms/${realm}/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "password",
+      client_id: "revsync",
+      client_secret: "demo-secret",
+      username: user,
+      password: `${user}-password`,
+    }).toString(),
+  });
+  return ((await res.json()) as { access_token: string }).access_token;
+}
 
 export async function api(url: string, tok: string, method: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
@@ -206,7 +258,7 @@ export function npxShim(): string {
   return dir;
 }
 
-/** The body of an SSP create (spec 4.6) for a formula policy, with overrides of its item. */
+/** The body of an SSP create for a formula policy, with overrides of its item. */
 export function sspCreateBody(name: string, overrides: Record<string, unknown> = {}): any {
   return {
     compliance_name: name,

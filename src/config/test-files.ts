@@ -3,25 +3,15 @@ import { createRequire } from "node:module";
 import type * as JsYaml from "js-yaml";
 import { fileValidator } from "../schema/ajv.js";
 import { relative, resolve } from "node:path";
-import type { Diagnostic } from "../config/diagnostics.js";
-import type { VarSource } from "../config/interpolate.js";
-import type { Repo } from "../config/repo.js";
-import { at, schemaDiagnostics } from "../config/schema-diagnostics.js";
-import { listYamlFiles } from "../config/walk.js";
-import { MAX_FILE_BYTES, readYamlFile } from "../config/yaml-source.js";
+import type { Diagnostic } from "./diagnostics.js";
+import type { VarSource } from "./interpolate.js";
+import type { Repo } from "./repo.js";
+import { at, schemaDiagnostics } from "./schema-diagnostics.js";
+import { listYamlFiles } from "./walk.js";
+import { MAX_FILE_BYTES, readYamlFile } from "./yaml-source.js";
 import type { SspPolicyTestFile } from "../schema/generated/policy.js";
-import { lineProblems, type Line } from "./line.js";
-
-export interface TestCase {
-  name: string;
-  file: string;
-  line: number;
-  column: number;
-  input: Line;
-  expect: { policy: string | null; ssp?: number };
-  /** The file's date_field: the line field that gives the date for batch values. */
-  dateField?: string;
-}
+import { lineProblems, type Line } from "../policy-test/line.js";
+import type { TestCase } from "../policy-test/run.js";
 
 /** A case of a file as run. */
 function testCase(file: SspPolicyTestFile, c: SspPolicyTestFile["cases"][number], shown: string, where: { line: number; column: number }): TestCase {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
-import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { api, BIN, cli, startEmu, token, updateBody, type Emu, sspCreateBody } from "./helpers.js";
+import { api, cli, startEmu, startEmulatorProcess, token, updateBody, type Emu, sspCreateBody } from "../src/testing/helpers.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
@@ -384,30 +383,8 @@ describe("admin and faults", () => {
 });
 
 describe("revsync emulator as a process", () => {
-  function start(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        const m = /^base_url (\S+)$/m.exec(out);
-        if (m?.[1])
-          resolve({
-            url: m[1],
-            stop: () =>
-              new Promise((r) => {
-                child.on("close", () => r());
-                child.kill("SIGTERM");
-              }),
-          });
-      });
-      child.on("error", reject);
-      child.on("close", (code) => reject(new Error(`emulator exited ${code}: ${out}`)));
-    });
-  }
-
   it("--rate-limit puts a token bucket in front of the API (not the token endpoint); --no-retry-after leaves out the header", async () => {
-    const emu = await start(["--rate-limit", "0.1/s,2", "--no-retry-after"]);
+    const emu = await startEmulatorProcess(["--rate-limit", "0.1/s,2", "--no-retry-after"]);
     try {
       const t = await token(emu.url);
       const answers = [];
@@ -426,7 +403,7 @@ describe("revsync emulator as a process", () => {
   it("prints its URLs, and a restart with --state keeps everything (atomic writes)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-state-"));
     const state = join(dir, "state.json");
-    const first = await start(["--state", state]);
+    const first = await startEmulatorProcess(["--state", state]);
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const t = await token(first.url);
     const env = (await api(first.url, t, "GET", TC)).body[0];
@@ -435,7 +412,7 @@ describe("revsync emulator as a process", () => {
     await first.stop();
     expect(existsSync(state)).toBe(true);
     expect(JSON.parse(readFileSync(state, "utf8")).version).toBe(1);
-    const second = await start(["--state", state]);
+    const second = await startEmulatorProcess(["--state", state]);
     const after = (await api(second.url, t, "GET", TC)).body[0];
     expect(after.compliance_spec[0].ui_mode).toBe("Modern");
     expect((await api(second.url, t, "GET", `${SSP}?policy_name=Persisted`)).status).toBe(200);

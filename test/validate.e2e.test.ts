@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { validateRepo } from "../src/config/validate.js";
 import { readValuesCsv } from "../src/config/values.js";
-import { cli, ROOT, removeDir } from "./helpers.js";
+import { cli, ROOT, removeDir } from "../src/testing/helpers.js";
 
 const FIX = join(ROOT, "test", "fixtures", "invalid");
 

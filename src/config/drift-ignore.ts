@@ -1,0 +1,49 @@
+/** What a drift.ignore rule of revsync.yaml means on its own: the days it is in force, and the warnings
+ *  validate gives for a rule that will not do what it says. Applying rules to a drift report is the
+ *  plan layer's (src/plan/ignore.ts). */
+import { relative } from "node:path";
+import type { IgnoreRule } from "../schema/generated/policy.js";
+import { address, globMatch } from "../shared/address.js";
+import type { Diagnostic } from "./diagnostics.js";
+import type { DesiredState, Repo } from "./repo.js";
+import { at } from "./schema-diagnostics.js";
+
+/** Today (UTC), YYYY-MM-DD: the day drift and validate compare rules' until dates with. */
+export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
+
+/** Whether a rule still applies on `today` (YYYY-MM-DD): up to and including its until day. */
+export const inForce = (rule: IgnoreRule, today: string): boolean => !rule.until || today <= rule.until;
+
+/** drift.ignore rules that will not do what they say: one that matches no address in git, one past its
+ *  until day (it applies no more). Warnings: the repo stays valid. */
+export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: string): Diagnostic[] {
+  const known = [
+    ...desired.tenantConfigs.map((d) => address.tenant(d.name)),
+    ...desired.ssp.flatMap((d) => [address.ssp(d.name), ...d.batches.map((b) => address.batch(d.name, b.name))]),
+  ];
+  const file = relative(repo.cwd, repo.configFile) || "revsync.yaml";
+  const out: Diagnostic[] = [];
+  (repo.config.drift?.ignore ?? []).forEach((rule, i) => {
+    if (!inForce(rule, today)) {
+      out.push({
+        file,
+        ...at(repo.configDoc, `/drift/ignore/${i}/until`),
+        severity: "warning",
+        rule: "drift-ignore",
+        message: `drift.ignore[${i}] (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
+      });
+    }
+    // A rule for unmanaged drift names, by definition, what git does not hold.
+    const aboutUnmanaged = !!rule.classes && rule.classes.every((c) => c === "unmanaged" || c === "unmanaged_batch");
+    if (!aboutUnmanaged && !known.some((a) => globMatch(rule.address, a))) {
+      out.push({
+        file,
+        ...at(repo.configDoc, `/drift/ignore/${i}/address`),
+        severity: "warning",
+        rule: "drift-ignore",
+        message: `drift.ignore[${i}]: ${JSON.stringify(rule.address)} matches no address in git`,
+      });
+    }
+  });
+  return out;
+}

@@ -1,0 +1,64 @@
+/** Addresses and names: how revsync names what it manages, in plans, drift reports, --target and
+ *  drift.ignore rules, and where a batch's values file lies. Matching is exact and case-sensitive. */
+
+export const address = {
+  tenant: (name: string): string => `tenant-configuration/${name}`,
+  ssp: (name: string): string => `ssp/${name}`,
+  batch: (policy: string, batch: string): string => `ssp/${policy}/batch/${batch}`,
+};
+
+/** A batch item's name: the service fills batch_name, or only name. The one matcher of batch names:
+ *  exact, case-sensitive (docs/decisions.md, "Names match exactly"). */
+export function batchNameOf(item: { batch_name?: string; name?: string }): string {
+  return item.batch_name ?? item.name ?? "";
+}
+
+/** --target: an address selects itself and everything below it (ssp/X selects its batches). */
+export function targeted(addr: string, targets: string[]): boolean {
+  return targets.length === 0 || targets.some((t) => addr === t || addr.startsWith(`${t}/`));
+}
+
+/** Whether reads must cover `addr` for these targets: a target at it, below it, or above it (a batch
+ *  target needs its policy's detail read). */
+export function touchedBy(addr: string, targets: string[]): boolean {
+  return targets.length === 0 || targets.some((t) => t === addr || t.startsWith(`${addr}/`) || addr.startsWith(`${t}/`));
+}
+
+/** An address pattern: `*` matches any run of characters; the rest is literal and case-sensitive. */
+export function globMatch(pattern: string, address: string): boolean {
+  const re = new RegExp(
+    `^${pattern
+      .split("*")
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
+  return re.test(address);
+}
+
+/** A name as a file name: lower case, runs of anything but letters and digits as one dash. */
+export function slug(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "policy"
+  );
+}
+
+/** Where a batch's values file lies, relative to its policy's file: what export writes, and what plan
+ *  suggests for a batch git holds no values for. */
+export const valuesFileFor = (policy: string, batch: string): string => `values/${slug(policy)}-${slug(batch)}.csv`;
+
+/** Text order by Unicode code point: the same on every machine, whatever its locale (localeCompare is
+ *  not), so a plan lists its entries in the same order wherever it is made. */
+export function byCodePoint(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(i) as number;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
