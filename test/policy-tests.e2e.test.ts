@@ -396,5 +396,5 @@ describe("against the service", () => {
     } finally {
       writeFileSync(cfg, original);
     }
-  });
+  }, 90_000);
 });
