@@ -30,6 +30,14 @@ describe("adopting an existing tenant", () => {
       ]) {
         expect({ f, exists: existsSync(join(dir, f)) }).toEqual({ f, exists: true });
       }
+      expect(existsSync(join(dir, "package.json"))).toBe(true);
+      // Without recipes there is nothing to install: no package.json, so that `npx revsync` in the repo
+      // never looks for a pinned revsync on the npm registry.
+      const bare = await cli(["init", "bare-repo", "--realm", "demo"], { cwd: parent });
+      expect(bare.code).toBe(0);
+      expect(existsSync(join(parent, "bare-repo", "revsync.yaml"))).toBe(true);
+      expect(existsSync(join(parent, "bare-repo", "package.json"))).toBe(false);
+      expect(bare.stdout).not.toContain("npm install");
       const settings = JSON.parse(readFileSync(join(dir, ".vscode/settings.json"), "utf8"));
       expect(settings["yaml.schemas"]["./.revsync/schemas/policy-file.schema.json"]).toEqual([
         "policies/**/*.yaml",

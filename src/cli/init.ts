@@ -87,25 +87,29 @@ const ownPackage = (): { version: string; repository?: string | { url?: string }
   createRequire(import.meta.url)(join(OWN_ROOT, "package.json")) as { version: string; repository?: string | { url?: string } };
 
 /** The npm dependency spec package.json pins revsync with, as the README documents it: the git
- *  repository revsync came from, at the tag of this version. From --pin, else revsync's package.json
- *  `repository`, else the origin of the clone revsync runs from; else none is known. */
+ *  repository revsync came from, at the tag of this version. From revsync's package.json `repository`,
+ *  else the origin of the clone revsync runs from; else none is known. A clone whose history has no
+ *  such tag (a development clone) is pinned at the commit it runs, which npm can install as well. */
 export function defaultPin(version: string): string | undefined {
-  const tag = `#v${version}`;
+  const git = (...args: string[]): string | undefined => {
+    try {
+      return execFileSync("git", ["-C", OWN_ROOT, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const clone = existsSync(join(OWN_ROOT, ".git"));
+  let ref = `v${version}`;
+  if (clone && git("rev-parse", "-q", "--verify", `refs/tags/${ref}`) === undefined) ref = git("rev-parse", "HEAD") ?? ref;
   const pkg = ownPackage();
   const declared = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
-  let url = declared;
-  if (!url && existsSync(join(OWN_ROOT, ".git"))) {
-    try {
-      url = execFileSync("git", ["-C", OWN_ROOT, "remote", "get-url", "origin"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    } catch {
-      url = undefined;
-    }
-  }
+  const url = declared ?? (clone ? git("remote", "get-url", "origin") : undefined);
   if (!url) return undefined;
-  // npm takes git+https:// and git+ssh://; a clone's scp-like address becomes the ssh form.
+  // npm takes git+https://, git+ssh:// and git+file://; a clone's scp-like address becomes the ssh form,
+  // a path on this machine (a clone of a clone) the file form.
   const scp = /^([^@/]+@[^:/]+):(.+)$/.exec(url);
-  const normal = scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
-  return `${normal.replace(/#.*$/, "")}${tag}`;
+  const normal = url.startsWith("/") ? `git+file://${url}` : scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
+  return `${normal.replace(/#.*$/, "")}#${ref}`;
 }
 
 function packageJson(dir: string, pin: string): string {
@@ -181,7 +185,9 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       2,
     )}\n`,
   );
-  files.set("package.json", packageJson(dir, pin ?? placeholder));
+  // The CI recipes install what package.json pins. Without them it is not written: a package.json that
+  // pins a revsync not yet installed would make `npx revsync` in the repo look for it on the registry.
+  if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin ?? placeholder));
   for (const [from, to] of flags.ci ? (CI_FILES[flags.ci] ?? []) : []) files.set(to, adaptRecipe(readFileSync(join(CI_DIR, from), "utf8"), shape));
 
   const written: string[] = [];
@@ -213,17 +219,18 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   } catch {
     pinned = undefined;
   }
-  if (pinned === placeholder) {
+  const pins = !!(flags.ci || flags.pin);
+  if (pins && pinned === placeholder) {
     out.warn(
       "package.json pins revsync at a placeholder: revsync does not know where it was installed from. Set devDependencies.revsync to your copy's git URL and tag (or run init with --pin SPEC)",
     );
-  } else if (pinned === undefined) {
+  } else if (pins && pinned === undefined) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin ?? placeholder}"`);
   }
   out.out("");
   out.out("Next:");
   if (where !== ".") out.out(`  cd ${where}`);
-  out.out("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
+  if (pins) out.out("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
     out.out(`  export ${setVars.join(" ")}`);
