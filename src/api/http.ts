@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { setFlagsFromString } from "node:v8";
 import type { Dispatcher, Agent as AgentType, EnvHttpProxyAgent as EnvHttpProxyAgentType } from "undici";
 
 // undici's index loads every part it has (fetch, websockets, caches, mocks): about 100 ms of every
@@ -15,8 +16,21 @@ if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.pro
 
 export type { Dispatcher };
 
+let quickParser = false;
+
 /** A request through a dispatcher (undici's Dispatcher.request, with the URL split as it needs). */
 export function request(url: string, opts: Omit<Dispatcher.RequestOptions, "origin" | "path"> & { dispatcher: Dispatcher }): Promise<Dispatcher.ResponseData> {
+  if (!quickParser) {
+    // undici parses HTTP/1 with llhttp compiled to WebAssembly when its first connection opens. V8
+    // compiles it quickly (Liftoff), then, once a function has run enough, again with its optimizing
+    // compiler (TurboFan): a quarter of the CPU of a whole `revsync plan` against a local service, for
+    // parsing that was fast enough. This budget keeps the quick code for any run of a command (V8 still
+    // falls back to TurboFan where it must, unlike with --liftoff-only, a testing flag that aborts the
+    // process instead). Set here, not as the CLI starts: a changed flag makes V8 refuse Node's cached
+    // code for the built-in modules loaded after it, and by now they are loaded.
+    setFlagsFromString("--wasm-tiering-budget=2000000000");
+    quickParser = true;
+  }
   const u = new URL(url);
   const { dispatcher, ...rest } = opts;
   return dispatcher.request({ ...rest, origin: u.origin, path: `${u.pathname}${u.search}` });
