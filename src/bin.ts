@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runCli } from "./cli/main.js";
 import { staleBuildWarning } from "./dev-build.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
 // A reader that goes away (revsync plan | head) ends the output, not the command: an apply finishes
 // what it started and its exit code still tells. What is written after that is dropped.
@@ -12,7 +11,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const stale = await staleBuildWarning(join(dirname(fileURLToPath(import.meta.url)), ".."));
+const stale = await staleBuildWarning(PACKAGE_ROOT);
 if (stale) process.stderr.write(`Warning: ${stale}\n`);
 
 const code = await runCli(process.argv);

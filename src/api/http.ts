@@ -1,18 +1,19 @@
-import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
-import type { Dispatcher, Agent as AgentType, EnvHttpProxyAgent as EnvHttpProxyAgentType } from "undici";
+import type { Dispatcher } from "undici";
+import AgentModule from "undici/lib/dispatcher/agent.js";
+import EnvHttpProxyAgentModule from "undici/lib/dispatcher/env-http-proxy-agent.js";
+import DispatcherClass from "undici/lib/dispatcher/dispatcher.js";
+import requestApi from "undici/lib/api/index.js";
 
 // undici's index loads every part it has (fetch, websockets, caches, mocks): about 100 ms of every
 // command's start on this project's machines, most of a `revsync plan` against a fast service. revsync
-// uses three parts: these modules, loaded directly. test/http-parts.test.ts checks that they are the
-// very classes undici exports, so an upgrade that moves them fails the tests rather than a user.
-const load = createRequire(import.meta.url);
-
-export const Agent = load("undici/lib/dispatcher/agent.js") as typeof AgentType;
-export const EnvHttpProxyAgent = load("undici/lib/dispatcher/env-http-proxy-agent.js") as typeof EnvHttpProxyAgentType;
-const DispatcherClass = load("undici/lib/dispatcher/dispatcher.js") as { prototype: object };
+// uses three parts: these modules, imported directly (plain imports, so that the bundled CLI holds
+// them; their types are in undici-parts.d.ts). src/api/http.test.ts checks that they are the very
+// classes undici exports, so an upgrade that moves them fails the tests rather than a user.
+export const Agent = AgentModule;
+export const EnvHttpProxyAgent = EnvHttpProxyAgentModule;
 // What undici's index does: the request API on every dispatcher (Dispatcher.request, documented).
-if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.prototype, load("undici/lib/api/index.js"));
+if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.prototype, requestApi);
 
 export type { Dispatcher };
 

@@ -1,10 +1,11 @@
 import { Command, CommanderError, Option } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PACKAGE_ROOT } from "../package-root.js";
 import { Output, Redactor } from "./output.js";
 
-/** The version in package.json (one level above src/ and dist/). */
-const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 export interface GlobalFlags {
   env?: string;

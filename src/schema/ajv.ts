@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import { PACKAGE_ROOT } from "../package-root.js";
 
-// schemas/ sits two levels above both src/schema/ and dist/schema/.
-export const schemasDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "schemas");
+export const schemasDir = join(PACKAGE_ROOT, "schemas");
 
 export type SchemaFile =
   | "api.schema.json"
