@@ -27,9 +27,10 @@ export function request(url: string, opts: Omit<Dispatcher.RequestOptions, "orig
     // compiler (TurboFan): a quarter of the CPU of a whole `revsync plan` against a local service, for
     // parsing that was fast enough. This budget keeps the quick code for any run of a command (V8 still
     // falls back to TurboFan where it must, unlike with --liftoff-only, a testing flag that aborts the
-    // process instead). Set here, not as the CLI starts: a changed flag makes V8 refuse Node's cached
-    // code for the built-in modules loaded after it, and by now they are loaded.
-    setFlagsFromString("--wasm-tiering-budget=2000000000");
+    // process instead). Set here, not as the CLI starts: a changed flag makes V8 refuse code cached
+    // with other flags, Node's for the built-in modules loaded after it (by now they are loaded) and
+    // revsync's own (src/load-cli.ts), which the build's run therefore makes without it.
+    if (!process.env.REVSYNC_BUILD_CODE_CACHE) setFlagsFromString("--wasm-tiering-budget=2000000000");
     quickParser = true;
   }
   const u = new URL(url);
