@@ -80,6 +80,11 @@ export async function render() {
     files.set(out, `${banner}\n\n${parts.join("\n")}`);
   }
   files.set(VALIDATORS, await renderValidators());
+  // Its types: src/schema/ajv.ts imports it (so that the bundled CLI holds it, in its code cache).
+  files.set(
+    VALIDATORS.replace(/\.cjs$/, ".d.cts"),
+    `${banner}\nimport type { ValidateFunction } from "ajv";\ndeclare const validators: Record<string, ValidateFunction | undefined>;\nexport = validators;\n`,
+  );
   return files;
 }
 

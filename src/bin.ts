@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { runCli } from "./cli/main.js";
+import { join } from "node:path";
 import { staleBuildWarning } from "./dev-build.js";
+import { loadCli } from "./load-cli.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
 // A reader that goes away (revsync plan | head) ends the output, not the command: an apply finishes
 // what it started and its exit code still tells. What is written after that is dropped.
@@ -12,9 +12,10 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const stale = await staleBuildWarning(join(dirname(fileURLToPath(import.meta.url)), ".."));
+const stale = await staleBuildWarning(PACKAGE_ROOT);
 if (stale) process.stderr.write(`Warning: ${stale}\n`);
 
+const { runCli } = loadCli(join(PACKAGE_ROOT, "dist", "cli.cjs"));
 const code = await runCli(process.argv);
 // 130: interrupted. A second signal leaves requests in flight on purpose (apply says which): exit now,
 // without waiting for their sockets or for a retry's timer.

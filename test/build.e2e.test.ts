@@ -17,4 +17,11 @@ describe("build", () => {
     expect(r.status).toBe(0);
     expect(statSync(join(ROOT, "dist", "bin.js")).mtimeMs).toBe(before);
   });
+
+  it("the CLI starts from the V8 code cache the build made for it (V8 reports reading it)", () => {
+    const cache = readFileSync(join(ROOT, "dist", "cli.cjs.cache"));
+    const r = spawnSync(process.execPath, ["--profile-deserialization", join(ROOT, "dist", "bin.js"), "--version"], { cwd: ROOT, encoding: "utf8" });
+    expect(r.stdout).toContain(`[Deserializing from ${cache.length - cache.indexOf(10) - 1} bytes`);
+    expect(r.stdout.trim().split("\n").at(-1)).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
+  });
 });

@@ -1,18 +1,19 @@
-import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
-import type { Dispatcher, Agent as AgentType, EnvHttpProxyAgent as EnvHttpProxyAgentType } from "undici";
+import type { Dispatcher } from "undici";
+import AgentModule from "undici/lib/dispatcher/agent.js";
+import EnvHttpProxyAgentModule from "undici/lib/dispatcher/env-http-proxy-agent.js";
+import DispatcherClass from "undici/lib/dispatcher/dispatcher.js";
+import requestApi from "undici/lib/api/index.js";
 
 // undici's index loads every part it has (fetch, websockets, caches, mocks): about 100 ms of every
 // command's start on this project's machines, most of a `revsync plan` against a fast service. revsync
-// uses three parts: these modules, loaded directly. test/http-parts.test.ts checks that they are the
-// very classes undici exports, so an upgrade that moves them fails the tests rather than a user.
-const load = createRequire(import.meta.url);
-
-export const Agent = load("undici/lib/dispatcher/agent.js") as typeof AgentType;
-export const EnvHttpProxyAgent = load("undici/lib/dispatcher/env-http-proxy-agent.js") as typeof EnvHttpProxyAgentType;
-const DispatcherClass = load("undici/lib/dispatcher/dispatcher.js") as { prototype: object };
+// uses three parts: these modules, imported directly (plain imports, so that the bundled CLI holds
+// them; their types are in undici-parts.d.ts). src/api/http.test.ts checks that they are the very
+// classes undici exports, so an upgrade that moves them fails the tests rather than a user.
+export const Agent = AgentModule;
+export const EnvHttpProxyAgent = EnvHttpProxyAgentModule;
 // What undici's index does: the request API on every dispatcher (Dispatcher.request, documented).
-if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.prototype, load("undici/lib/api/index.js"));
+if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.prototype, requestApi);
 
 export type { Dispatcher };
 
@@ -29,9 +30,10 @@ export function request(url: string, opts: Omit<Dispatcher.RequestOptions, "orig
     // compiler (TurboFan): a quarter of the CPU of a whole `revsync plan` against a local service, for
     // parsing that was fast enough. This budget keeps the quick code for any run of a command (V8 still
     // falls back to TurboFan where it must, unlike with --liftoff-only, a testing flag that aborts the
-    // process instead). Set here, not as the CLI starts: a changed flag makes V8 refuse Node's cached
-    // code for the built-in modules loaded after it, and by now they are loaded.
-    setFlagsFromString("--wasm-tiering-budget=2000000000");
+    // process instead). Set here, not as the CLI starts: a changed flag makes V8 refuse code cached
+    // with other flags, Node's for the built-in modules loaded after it (by now they are loaded) and
+    // revsync's own (src/load-cli.ts), which the build's run therefore makes without it.
+    if (!process.env.REVSYNC_BUILD_CODE_CACHE) setFlagsFromString("--wasm-tiering-budget=2000000000");
     quickParser = true;
   }
   const u = new URL(url);

@@ -1,11 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
-import { createRequire } from "node:module";
 import type { GlobalFlags } from "./flags.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PACKAGE_ROOT } from "../package-root.js";
 import { Output, Redactor } from "./output.js";
 
-/** The version in package.json (one level above src/ and dist/). */
-const VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
   return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false });

@@ -1,11 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import { PACKAGE_ROOT } from "../package-root.js";
+// The validators precompiled by `npm run gen:types` (ajv standalone code): a plain import, so that the
+// bundled CLI holds them and V8's code cache of it covers them (loaded from schemas/ at run time, they
+// were a tenth of a `revsync validate`).
+import precompiledValidators from "../../schemas/generated/validators.cjs";
 
-// schemas/ sits two levels above both src/schema/ and dist/schema/.
-export const schemasDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "schemas");
+export const schemasDir = join(PACKAGE_ROOT, "schemas");
 
 export type SchemaFile =
   | "api.schema.json"
@@ -52,15 +55,9 @@ const STANDALONE: Partial<Record<SchemaFile, string>> = {
   "policy/ssp-policy-test.schema.json": "sspPolicyTest",
 };
 
-let standaloneModule: Record<string, ValidateFunction | undefined> | undefined;
-
-/** The validators precompiled by `npm run gen:types` (ajv standalone code), when present. */
+/** The precompiled validators: exported as the schema's name (or api_<Definition>). */
 function standalone(): Record<string, ValidateFunction | undefined> {
-  if (!standaloneModule) {
-    const path = join(schemasDir, "generated", "validators.cjs");
-    standaloneModule = existsSync(path) ? (load(path) as Record<string, ValidateFunction | undefined>) : {};
-  }
-  return standaloneModule;
+  return precompiledValidators;
 }
 
 function precompiled(file: SchemaFile): ValidateFunction | undefined {
