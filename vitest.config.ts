@@ -11,11 +11,13 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: "threads",
-    // Most tests wait on child processes (the CLI, the emulator): more workers than the 2 cores, as
-    // threads (no test changes directory or listens for signals in its own process). Measured on the
-    // final suite: threads 59 s, forks 61 s; 4 workers 62 s, 3 workers 66 s (forks); 1 worker took
-    // 114 s on the smaller suite this started from.
+    // Most tests wait on child processes (the CLI, the emulator): more workers than the 2 cores. As
+    // processes, not threads: each of the several hundred child processes is forked from its worker,
+    // and forking copies the page tables of the whole process (threads shared one of some 750 MB, and
+    // stalled one another meanwhile); two runs each on two loaded cores, user+sys of the whole run:
+    // threads 95 s and 105 s, forks 90 s and 96 s. Earlier, on a smaller suite: 4 workers 62 s wall,
+    // 3 workers 66 s; 1 worker took 114 s.
+    pool: "forks",
     maxWorkers: 4,
     // Test files of one worker share loaded modules (no file relies on module state of another).
     isolate: false,

@@ -1,28 +1,27 @@
 // Builds dist/ from src/ and records, in dist/.build-hash, a hash of what it was built from.
 // `node scripts/build.mjs --if-stale` does nothing when dist/ was built from exactly these sources.
 //
-// Three steps. tsc type-checks and writes dist/ file by file (the benches import modules from it).
-// esbuild bundles the CLI, dependencies included, into dist/cli.cjs, and its small loader into
-// dist/bin.js (replacing tsc's): Node then reads one file instead of resolving, reading and compiling
-// some two hundred. Last, `revsync demo` runs once to make dist/cli.cjs.cache, V8's code cache of what
-// a command compiles (src/load-cli.ts says why). Since the bundle holds the dependencies,
-// package-lock.json is one of the hashed inputs (scripts/source-hash.mjs).
+// esbuild writes dist/ file by file (the benches import modules from it) and bundles the CLI,
+// dependencies included, into dist/cli.cjs and its small loader into dist/bin.js: Node then reads one
+// file instead of resolving, reading and compiling some two hundred. Last, `revsync demo` runs once to
+// make dist/cli.cjs.cache, V8's code cache of what a command compiles (src/load-cli.ts says why).
+// Since the bundle holds the dependencies, package-lock.json is one of the hashed inputs
+// (scripts/source-hash.mjs). Type checking is tsc's, apart (npm run typecheck; npm run build and npm
+// test run it): emitting dist/ with tsc took some 10 s of CPU, esbuild takes a fraction of one.
 //
 // Why --if-stale matters: npm runs `prepare` not only on `npm ci` but also the first time npx meets this
 // folder (it installs the folder into its cache as a link and runs its prepare). A rebuild then rewrote
 // dist/ under every CLI running at that moment: a command that loaded a half-written module failed.
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sourceHash } from "./source-hash.mjs";
+import { buildInputs, sourceHash } from "./source-hash.mjs";
 
 const BUILD_ID_MARK = "revsync-build-id="; // as in src/load-cli.ts
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(import.meta.url);
 const STAMP = join(root, "dist", ".build-hash");
 
 const hash = await sourceHash(root);
@@ -35,12 +34,13 @@ if (process.argv.includes("--if-stale") && existsSync(join(root, "dist", "bin.js
 }
 // The stamp goes first: a build that fails half-way leaves dist/ marked as built from nothing.
 rmSync(STAMP, { force: true });
-const tsc = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", join(root, "tsconfig.build.json")], { stdio: "inherit" });
-if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 const { build } = await import("esbuild");
 const id = randomUUID();
 const common = { absWorkingDir: root, bundle: true, platform: "node", target: "node20", sourcemap: true, logLevel: "warning", write: false };
+// The modules of src/, one file each (the benches import dist/testing/): not tests or declarations.
+const modules = buildInputs(root).filter((f) => f.startsWith("src/") && !f.endsWith(".d.ts"));
 const outputs = [
+  ...(await build({ ...common, bundle: false, entryPoints: modules, outbase: "src", outdir: "dist", format: "esm" })).outputFiles,
   ...(
     await build({
       ...common,
@@ -59,6 +59,7 @@ const outputs = [
 ];
 // Each file whole or not at all, for a command that starts meanwhile: written beside, then renamed.
 for (const f of outputs) {
+  mkdirSync(dirname(f.path), { recursive: true });
   writeFileSync(`${f.path}.tmp`, f.contents);
   renameSync(`${f.path}.tmp`, f.path);
 }

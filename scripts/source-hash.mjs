@@ -3,16 +3,16 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** The files tsconfig.build.json compiles (src/**\/*.ts but tests and src/testing), the configs, and
+/** The modules of src/ (but tests; src/testing too, which the benches load from dist/testing/), the TypeScript config (esbuild reads it too), and
  *  what the bundled CLI holds besides: the dependencies (package-lock.json), the precompiled validators,
  *  and how it is built. */
 export function buildInputs(root) {
-  const out = ["package-lock.json", "schemas/generated/validators.cjs", "scripts/build.mjs", "tsconfig.json", "tsconfig.build.json"];
+  const out = ["package-lock.json", "schemas/generated/validators.cjs", "scripts/build.mjs", "tsconfig.json"];
   const walk = (dir) => {
     for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
       const rel = `${dir}/${e.name}`;
       if (e.isDirectory()) {
-        if (rel !== "src/testing") walk(rel);
+        walk(rel);
       } else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) out.push(rel);
     }
   };

@@ -24,21 +24,12 @@ async function clone(): Promise<string> {
   writeFileSync(join(root, "scripts", "build.mjs"), "// builds\n");
   writeFileSync(join(root, "package-lock.json"), "{}");
   writeFileSync(join(root, "tsconfig.json"), "{}");
-  writeFileSync(join(root, "tsconfig.build.json"), "{}");
   writeFileSync(join(root, "src", "cli", "main.ts"), "export const a = 1;\n");
   writeFileSync(join(root, "src", "cli", "main.test.ts"), "// not built\n");
   writeFileSync(join(root, "dist", ".build-hash"), `${await sourceHash(root)}\n`);
   const hourAgo = new Date(Date.now() - 3_600_000);
   utimesSync(join(root, "dist", ".build-hash"), hourAgo, hourAgo);
-  for (const f of [
-    "scripts/build.mjs",
-    "package-lock.json",
-    "schemas/generated/validators.cjs",
-    "tsconfig.json",
-    "tsconfig.build.json",
-    "src/cli/main.ts",
-    "src/cli/main.test.ts",
-  ])
+  for (const f of ["scripts/build.mjs", "package-lock.json", "schemas/generated/validators.cjs", "tsconfig.json", "src/cli/main.ts", "src/cli/main.test.ts"])
     utimesSync(join(root, f), hourAgo, hourAgo);
   return root;
 }
@@ -57,7 +48,7 @@ describe("staleBuildWarning", () => {
   });
 
   it("a changed source, a new one, a changed config or other dependencies (the CLI bundles them): the warning, naming the way out", async () => {
-    for (const change of ["src/cli/main.ts", "src/cli/new.ts", "tsconfig.build.json", "package-lock.json", "schemas/generated/validators.cjs"]) {
+    for (const change of ["src/cli/main.ts", "src/cli/new.ts", "tsconfig.json", "package-lock.json", "schemas/generated/validators.cjs"]) {
       const root = await clone();
       writeFileSync(join(root, change), "export const b = 2;\n");
       expect(await staleBuildWarning(root), change).toMatch(/dist\/ was built from other sources than src\/ holds now: run npm run build \(or npm ci\)/);
