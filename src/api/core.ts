@@ -6,6 +6,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { classify, readBackReason, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
 import { Governor, TimeLimitReached } from "./governor.js";
 import { formatDuration } from "../duration.js";
+import { plural } from "../words.js";
 import type { UnknownValue } from "./vocabulary.js";
 import { DEFAULT_SERVICE_CHOICES, type ServiceChoices } from "./service-choices.js";
 
@@ -118,6 +119,11 @@ export function connectionReason(e: unknown): string {
   if (NOT_TLS.has(code)) return `the server did not answer TLS: is the URL http? (${code})`;
   if (UNTRUSTED.has(code)) {
     return `the server's TLS certificate is not trusted (${code}): check the URL's host, or give your CA bundle in NODE_EXTRA_CA_CERTS; TLS is always verified`;
+  }
+  if (code === "ECONNREFUSED") {
+    const at = (cause as { address?: string; port?: number } | undefined)?.address;
+    const port = (cause as { port?: number } | undefined)?.port;
+    return `connection refused${at ? ` by ${at}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
   }
   const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p): p is string => !!p && p !== "fetch failed");
   return [...new Set(parts)].join(": ") || String(e);
@@ -239,7 +245,7 @@ export class ApiCore {
       }
       const delay = this.backoff(attempt, wait);
       if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) {
-        const message = `no usable answer after ${attempt + 1} attempt(s) (last: ${last})`;
+        const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${last})`;
         throw new ApiError({ method: "POST", path: "token endpoint", status, message, retryable: true });
       }
       this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
