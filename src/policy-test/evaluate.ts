@@ -220,4 +220,13 @@ export function outcome(ordered: readonly PolicyModel[], line: Line, opts: LineO
 /** Two SSPs are the same when they agree to 6 decimals (formulas multiply by decimals). */
 export const sameSsp = (a: number | null, b: number | null): boolean => (a === null || b === null ? a === b : Math.abs(a - b) < 1e-6);
 
-export const showSsp = (v: number | null): string => (v === null ? "no SSP" : Number(v.toFixed(6)).toLocaleString("en-US", { maximumFractionDigits: 6 }));
+/** An SSP as toLocaleString("en-US", { maximumFractionDigits: 6 }) writes it ("1,030.5"). Written here for
+ *  plain numbers: ICU's number formatting costs a command more to start (some 0.1 G instructions) than
+ *  all its policy tests; the shortest decimal form of a number rounded to 6 places has at most 6 of them. */
+export const showSsp = (v: number | null): string => {
+  if (v === null) return "no SSP";
+  const x = Number(v.toFixed(6));
+  const plain = String(x);
+  if (!/^-?\d+(\.\d+)?$/.test(plain) || Object.is(x, -0)) return x.toLocaleString("en-US", { maximumFractionDigits: 6 });
+  return plain.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+$)/g, ","));
+};
