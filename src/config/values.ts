@@ -121,7 +121,8 @@ function checkOverlaps(values: readonly Value[], err: Err): void {
   }
   for (const list of groups.values()) {
     if (list.length < 2) continue;
-    list.sort((a, b) => a.effective_start_date.localeCompare(b.effective_start_date));
+    // Checked dates (YYYY-MM-DD), compared as text, as below (localeCompare would start ICU's collation).
+    list.sort((a, b) => (a.effective_start_date < b.effective_start_date ? -1 : a.effective_start_date > b.effective_start_date ? 1 : 0));
     for (let i = 1; i < list.length; i++) {
       const prev = list[i - 1];
       const cur = list[i];

@@ -6,7 +6,9 @@ import { join } from "node:path";
 export function listYamlFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string): void => {
-    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    // Names in code-unit order, the same on every machine whatever its locale (localeCompare is not, and
+    // starting ICU's collation for it cost each command some 60 M instructions).
+    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (entry.name.startsWith(".")) continue;
       const p = join(d, entry.name);
       if (entry.isDirectory()) walk(p);

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { holds, matchLine, order, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
+import { holds, matchLine, order, showSsp, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
 import { impact, impactLine, runCases } from "./run.js";
 
@@ -233,5 +234,19 @@ describe("matching and the SSP", () => {
     ];
     const entries = impact(cases, before, after);
     expect(entries.map(impactLine)).toEqual(["EU training course: Default SSP at 1,000 -> Training Courses SSP at 960"]);
+  });
+});
+
+describe("showSsp", () => {
+  const icu = (v: number): string => Number(v.toFixed(6)).toLocaleString("en-US", { maximumFractionDigits: 6 });
+
+  it("writes an SSP as en-US number formatting does, without starting it for plain numbers", () => {
+    for (const v of [0, -0, 1030, 1030.5, -1234567.1234567, 4e-7, -4e-7, 1e-6, 999999.9999995, 0.1 + 0.2, 123456789012.12346, 1e21, -1e300, NaN, Infinity])
+      expect(showSsp(v), String(v)).toBe(icu(v));
+    expect(showSsp(null)).toBe("no SSP");
+    fc.assert(
+      fc.property(fc.oneof(fc.double(), fc.double({ min: -1e7, max: 1e7 }), fc.integer()), (v) => showSsp(v) === icu(v)),
+      { numRuns: 2000 },
+    );
   });
 });

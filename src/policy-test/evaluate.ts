@@ -223,4 +223,13 @@ export const sameSsp = (a: number | null, b: number | null): boolean => (a === n
 export const showOutcome = (policy: string | null, ssp?: number | null): string =>
   policy === null ? "no policy" : ssp === undefined ? policy : ssp === null ? `${policy} with no SSP` : `${policy} at ${showSsp(ssp)}`;
 
-export const showSsp = (v: number | null): string => (v === null ? "no SSP" : Number(v.toFixed(6)).toLocaleString("en-US", { maximumFractionDigits: 6 }));
+/** An SSP as toLocaleString("en-US", { maximumFractionDigits: 6 }) writes it ("1,030.5"). Written here for
+ *  plain numbers: ICU's number formatting costs a command more to start (some 0.1 G instructions) than
+ *  all its policy tests; the shortest decimal form of a number rounded to 6 places has at most 6 of them. */
+export const showSsp = (v: number | null): string => {
+  if (v === null) return "no SSP";
+  const x = Number(v.toFixed(6));
+  const plain = String(x);
+  if (!/^-?\d+(\.\d+)?$/.test(plain) || Object.is(x, -0)) return x.toLocaleString("en-US", { maximumFractionDigits: 6 });
+  return plain.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+$)/g, ","));
+};
