@@ -217,12 +217,15 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
     return out;
   }
   const { body, uploads } = createBody(d, item);
+  // The create sends its batches too: the entry lists each one it sends, in file uploaded, with its file
+  // and the number of rows (the values themselves are in the batch's review or approve).
+  const sent = uploads.map((u) => ({ batch_name: u.batch_name, status: "file uploaded", file_name: u.file_name, rows: u.ssp_values.length }));
   out.push({
     address: addr,
     action: "create",
     before: null,
-    after: item,
-    diff,
+    after: sent.length ? { ...item, batches: sent } : item,
+    diff: sent.length ? [...diff, { path: "batches", kind: "added" as const, after: sent }] : diff,
     version_id: null,
     last_modified_on: null,
     source,
@@ -242,7 +245,8 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
       values_checksum: null,
       values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows),
     };
-    out.push(...batchSteps(b, null, ctx, source));
+    // The create uploads it, so it starts in file uploaded.
+    out.push(...batchSteps(b, "file uploaded", ctx, source));
   }
   return out;
 }
