@@ -137,7 +137,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     for (const f of schemas)
       out.out(`${flags.dryRun ? "would write" : "wrote"} ${relative(process.cwd(), join(repo.root, f)) || f} (the schemas the files' first line refers to)`);
     for (const s of plan.skipped) out.warn(s);
-    for (const b of plan.broken) out.error(b);
+    for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
     for (const r of plan.refused) out.error(r);
     // Left out of new files only: in a file git holds, a field the service does not show keeps git's value.
     const created = new Set(writes.filter((w) => w.created).map((w) => w.what));

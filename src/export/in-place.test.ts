@@ -147,7 +147,8 @@ describe("export into a folder that has policy files", () => {
     const good = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Software Subscriptions SSP }\nspec:\n  active: false\n";
     const plan = placeExport(files, [gitFile("bad.yaml", bad, [undefined]), gitFile("sw.yaml", good)], header, () => undefined);
     expect(plan.broken).toHaveLength(1);
-    expect(plan.broken[0]).toMatch(/^bad\.yaml:\d+:\d+: .+: not updated \(fix the YAML, then export again\)$/);
+    expect(plan.broken[0]?.file).toBe("bad.yaml");
+    expect(plan.broken[0]?.message).toMatch(/^6:1: .+: not updated \(fix the YAML, then export again\)$/);
     expect(plan.writes.map((w) => w.file)).toContain("sw.yaml");
     expect(plan.writes.map((w) => w.file)).not.toContain("bad.yaml");
     expect(plan.writes.map((w) => w.file)).not.toContain("ssp/hardware-ssp.yaml");

@@ -31,7 +31,7 @@ export interface ExportPlan {
   skipped: string[];
   /** Files export could not update, each with file:line:col and the reason (a YAML error): export
    *  fails (exit 1) after writing the rest. */
-  broken: string[];
+  broken: { file: string; message: string }[];
   /** Documents git holds that the service does not: address and file. */
   gitOnly: { address: string; file: string }[];
   /** Fields git holds that the service does not show: kept as git has them, never compared. */
@@ -271,7 +271,7 @@ export function placeExport(
   const where = new Map<string, { file: GitFile; index: number }>();
   // A file with a YAML error cannot be written again without losing what it says: it is left as it is,
   // with its first error's place, and so are the policies it may hold.
-  const broken = new Map<string, string>();
+  const broken = new Map<string, { file: string; message: string }>();
   for (const g of git) {
     const docs = parseAllDocuments(g.text);
     if (!Array.isArray(docs)) continue;
@@ -280,7 +280,7 @@ export function placeExport(
     if (err) {
       const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
       const reason = (err.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-      broken.set(g.file, `${g.file}:${pos.line}:${pos.col}: ${reason}: not updated (fix the YAML, then export again)`);
+      broken.set(g.file, { file: g.file, message: `${pos.line}:${pos.col}: ${reason}: not updated (fix the YAML, then export again)` });
     }
     docs.forEach((doc, index) => {
       const v = doc.errors.length ? undefined : (doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null);
