@@ -406,6 +406,13 @@ describe("against the service", () => {
       const fieldsOnly = await run(["drift"]);
       expect(fieldsOnly.code).toBe(2);
       expect(fieldsOnly.stdout).toMatch(/missing +ssp\/Training Courses SSP: in git, not in the service/);
+      writeFileSync(
+        cfg,
+        `${original}drift:\n  ignore:\n    - address: "ssp/*"\n      fields: [active]\n      classes: [missing]\n      reason: never applies\n`,
+      );
+      expect((await run(["validate"])).stdout).toMatch(
+        /revsync\.yaml:\d+:\d+: warning: drift\.ignore\[0\] \(ssp\/\*\) matches nothing: a rule with fields covers field differences/,
+      );
     } finally {
       writeFileSync(cfg, original);
     }

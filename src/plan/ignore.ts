@@ -1,4 +1,4 @@
-import { inForce } from "../config/drift-ignore.js";
+import { FIELD_CLASSES as FIELD_DIFFERENCE_CLASSES, inForce } from "../config/drift-ignore.js";
 import type { IgnoreRule } from "../schema/generated/policy.js";
 import { globMatch } from "../shared/address.js";
 import { plural } from "../words.js";
@@ -6,7 +6,7 @@ import type { DriftItem, DriftReport } from "./model.js";
 
 /** The drift classes whose items are field differences (a `fields` rule may cover them); the others
  *  (missing, unmanaged, unmanaged_batch) are whole items only a rule without `fields` covers. */
-const FIELD_CLASSES = new Set<string>(["changed", "batch_status", "batch_values"]);
+const FIELD_CLASSES = new Set<string>(FIELD_DIFFERENCE_CLASSES);
 
 /** A drift difference the team accepted: what it was, and the rule that covers it. */
 export interface IgnoredItem extends DriftItem {
