@@ -122,6 +122,18 @@ describe("the default profile", () => {
       expect(again.stdout.trim()).toBe("Nothing to export: git's files already hold what the service holds.");
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
 
+      // A variable the process environment sets is no environment's own: the field is refused, named.
+      const cfg = readFileSync(join(repo, "revsync.yaml"), "utf8");
+      writeFileSync(join(repo, "revsync.yaml"), cfg.replace(/ {4}vars:\n {6}contra_account: MJ-CONTRA-000\n/, ""));
+      const tcFile = readFileSync(join(repo, "policies", "tenant-configuration.yaml"), "utf8");
+      const shared = await cli(["export"], { cwd: repo, env: { ...DEMO_ENV, contra_account: "MJ-CONTRA-100" } });
+      expect(shared.code).toBe(1);
+      expect(shared.stderr).toContain(
+        "tenant-configuration/Default Tenant Configuration: manual_journal_contra_account comes from ${contra_account}, which the process environment sets",
+      );
+      expect(readFileSync(join(repo, "policies", "tenant-configuration.yaml"), "utf8")).toBe(tcFile);
+      writeFileSync(join(repo, "revsync.yaml"), cfg);
+
       // A target exported into a folder outside the repo is written there.
       const outside = mkdtempSync(join(tmpdir(), "revsync-outside-"));
       try {

@@ -94,12 +94,18 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
       if (Object.prototype.hasOwnProperty.call(envVars, name)) {
         const raw = envVars[name];
         if (typeof raw === "string" && /\$\{/.test(raw)) {
-          return { kind: "shared", environments: [], where: `environments.${env.name}.vars of revsync.yaml takes from ${raw}` };
+          return { kind: "shared", environments: [], where: `environments.${env.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
         }
         return { kind: "own" };
       }
-      const readers = environmentNames(repo).filter((n) => !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
-      return { kind: "shared", environments: readers, where: `comes from the process environment, not from environments.${env.name}.vars of revsync.yaml` };
+      const others = environmentNames(repo).filter(
+        (n) => n !== env.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name),
+      );
+      return {
+        kind: "shared",
+        environments: others,
+        where: `the process environment sets (environments.${env.name}.vars of revsync.yaml has no entry for it)`,
+      };
     };
     const plan = placeExport(files, git, header, readValues, { varHome });
     // Writes stay inside the policy repo, or inside the folder --dir names when that lies outside it: a
@@ -153,6 +159,11 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
       );
     }
     const failed = plan.broken.length + plan.refused.length + outside.length;
+    const failures = [
+      plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+      plan.refused.length ? plural(plan.refused.length, "field read from a shared variable", "fields read from shared variables") : "",
+      outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : "",
+    ].filter(Boolean);
     const newFiles = writes.filter((w) => w.created).length;
     const updated = writes.length - newFiles;
     const total = writes.length + schemas.length + (configText !== undefined ? 1 : 0);
@@ -169,7 +180,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     }
     if (failed) {
       out.error(
-        `export did not bring ${plural(failed, "file or field", "files or fields")} to what the service holds (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
+        `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
       );
       return 1;
     }

@@ -130,14 +130,14 @@ describe("export into a folder that has policy files", () => {
     const value = { ...parse(text), spec: { manual_journal_contra_account: "MJ-OLD", journals_run_currency: "XXX" } };
     const plan = placeExport(files, [gitFile("tc.yaml", text, [value])], header, () => undefined, {
       varHome: (name) =>
-        name === "contra" ? { kind: "own" } : { kind: "shared", environments: ["sandbox", "production"], where: "comes from the process environment" },
+        name === "contra" ? { kind: "own" } : { kind: "shared", environments: ["sandbox", "production"], where: "the process environment sets" },
     });
     expect(plan.writes.find((w) => w.file === "tc.yaml")).toBeUndefined();
     expect(plan.vars).toEqual([
       { name: "contra", value: tc.manual_journal_contra_account, what: "tenant-configuration/Default Tenant Configuration: manual_journal_contra_account" },
     ]);
     expect(plan.refused).toEqual([
-      `tenant-configuration/Default Tenant Configuration: journals_run_currency comes from \${currency}, which comes from the process environment (read by environments sandbox, production): writing the service's value there would change what the other environments do; the service holds ${JSON.stringify(tc.journals_run_currency)}: not exported, the file and revsync.yaml are left as they are`,
+      `tenant-configuration/Default Tenant Configuration: journals_run_currency comes from \${currency}, which the process environment sets, and environments sandbox, production read it too: export writes no literal over a variable, and cannot set it there; the service holds ${JSON.stringify(tc.journals_run_currency)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
     ]);
   });
 

@@ -145,7 +145,7 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   const whole = typeof rawValue === "string" ? WHOLE_VAR.exec(rawValue) : null;
   const refuse = (why: string): "refused" => {
     ctx.plan.refused.push(
-      `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported, the file and revsync.yaml are left as they are`,
+      `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
     );
     return "refused";
   };
@@ -153,8 +153,9 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   const name = whole[1] as string;
   const home = ctx.varHome?.(name) ?? { kind: "shared" as const, environments: [], where: "outside revsync.yaml" };
   if (home.kind === "shared") {
-    const envs = home.environments.length ? ` (read by environment${home.environments.length === 1 ? "" : "s"} ${home.environments.join(", ")})` : "";
-    return refuse(`comes from \${${name}}, which ${home.where}${envs}: writing the service's value there would change what the other environments do`);
+    const n = home.environments.length;
+    const envs = n ? `, and environment${n === 1 ? "" : "s"} ${home.environments.join(", ")} read${n === 1 ? "s" : ""} it too` : "";
+    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
   if (held && JSON.stringify(held.value) !== JSON.stringify(value)) {
