@@ -80,7 +80,9 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
     if (v === null) {
       f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
       f.leftOutFields.push(k);
-      f.nullFields.push(k);
+      // An SSP policy's field the service does not show keeps git's value (docs/decisions.md, "Nulls are
+      // unknown, not a change"); a tenant configuration's is compared as it is, so it is left out.
+      if (f.value.kind === "SspPolicy") f.nullFields.push(k);
       f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
       continue;
     }
