@@ -1,3 +1,4 @@
+import { realpathSync, statSync } from "node:fs";
 import { UserError } from "./errors.js";
 import { writeFileAtomic } from "./fs-atomic.js";
 
@@ -32,6 +33,25 @@ export function fileError(action: "read" | "write", path: string, e: unknown): U
 export function writeUserFile(path: string, data: string | Uint8Array): void {
   try {
     writeFileAtomic(path, data);
+  } catch (e) {
+    throw fileError("write", path, e);
+  }
+}
+
+/** Edits a file as an editor does (export): through a symbolic link (its target changes, the link
+ *  stays a link), keeping the file's mode; a new file is written as writeUserFile writes one. */
+export function editUserFile(path: string, data: string | Uint8Array): void {
+  let target = path;
+  let mode: number | undefined;
+  try {
+    target = realpathSync(path);
+    mode = statSync(target).mode & 0o7777;
+  } catch {
+    // A new file (or a dangling link, which the write replaces): written as a new file.
+  }
+  try {
+    if (mode === undefined) writeFileAtomic(target, data);
+    else writeFileAtomic(target, data, mode, true);
   } catch (e) {
     throw fileError("write", path, e);
   }

@@ -74,7 +74,9 @@ describe("a saved plan is bound to the tenant it was made for", () => {
     // show checks it as apply does: what it shows is what apply would act on.
     const shownTampered = await cli(["show", file]);
     expect(shownTampered.code).toBe(1);
-    expect(shownTampered.stderr).toMatch(/was changed after revsync wrote it/);
+    expect(shownTampered.stderr).toMatch(/was changed after revsync wrote it \(its checksum does not match\), so apply would refuse it/);
+    // show applies nothing by definition: it never says "nothing was applied".
+    expect(shownTampered.stderr).not.toContain("nothing was applied");
 
     const invalid = structuredClone(saved);
     invalid.changes[0].action = "delete";

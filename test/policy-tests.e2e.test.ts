@@ -235,6 +235,13 @@ describe("against the service", () => {
       const md = (await run(["plan", "--format", "markdown"])).stdout;
       expect(md).toContain("#### Impact: 4 policy test cases change");
       expect(md).toContain("| Support plan for services | Professional Services SSP at 1,840 | Support Renewals SSP at 2,000 |");
+      // --target limits the impact too: only what the targeted changes re-route.
+      const one = await run(["plan", "--target", "ssp/Support Renewals SSP"]);
+      expect(one.stdout).toContain("Support plan for services: Professional Services SSP at 1,840 -> Support Renewals SSP at 2,000");
+      expect(one.stdout).not.toContain("EU training course");
+      const quiet = await run(["plan", "--target", "ssp/Professional Services SSP"]);
+      expect(quiet.stdout).toMatch(/^No changes\./);
+      expect(quiet.stdout).not.toContain("Impact");
     } finally {
       writeFileSync(sr, original);
       removeDir(join(fx.repo, "policy-tests", "swap.yaml"));
@@ -393,6 +400,19 @@ describe("against the service", () => {
       expect(expired.code).toBe(2);
       expect(expired.stdout).toContain("tenant-configuration/Default Tenant Configuration");
       expect((await run(["validate"])).stdout).toMatch(/warning: drift\.ignore\[0\] \(tenant-configuration\/\*\) expired on 2020-01-01: it applies no more/);
+
+      // A rule with fields covers field differences only: a policy git has and the service lacks stays drift.
+      writeFileSync(cfg, `${original}drift:\n  ignore:\n    - address: "ssp/*"\n      fields: [active]\n      reason: pilots toggle active\n`);
+      const fieldsOnly = await run(["drift"]);
+      expect(fieldsOnly.code).toBe(2);
+      expect(fieldsOnly.stdout).toMatch(/missing +ssp\/Training Courses SSP: in git, not in the service/);
+      writeFileSync(
+        cfg,
+        `${original}drift:\n  ignore:\n    - address: "ssp/*"\n      fields: [active]\n      classes: [missing]\n      reason: never applies\n`,
+      );
+      expect((await run(["validate"])).stdout).toMatch(
+        /revsync\.yaml:\d+:\d+: warning: drift\.ignore\[0\] \(ssp\/\*\) matches nothing: a rule with fields covers field differences/,
+      );
     } finally {
       writeFileSync(cfg, original);
     }

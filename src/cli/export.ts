@@ -1,14 +1,16 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { varsFor } from "../config/repo.js";
+import { environmentNames, varsFor } from "../config/repo.js";
 import { listYamlFiles } from "../config/walk.js";
 import { readYamlFile } from "../config/yaml-source.js";
-import { placeExport, type GitFile } from "../export/in-place.js";
+import { setEnvironmentVars } from "../export/config-vars.js";
+import { placeExport, type GitFile, type VarHome } from "../export/in-place.js";
 import { exportFiles } from "../export/mapping.js";
 import { checkTargets } from "../plan/targets.js";
+import { unknownNotes } from "../plan/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
-import { fileError, writeUserFile } from "../user-files.js";
+import { editUserFile, fileError } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -87,35 +89,101 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
         return undefined;
       }
     };
-    const plan = placeExport(files, git, header, readValues);
-    // A values path of git's own that leads out of the repo is validate's to report, never export's to follow.
+    const envVars = repo.config.environments[env.name]?.vars ?? {};
+    const varHome = (name: string): VarHome => {
+      if (Object.prototype.hasOwnProperty.call(envVars, name)) {
+        const raw = envVars[name];
+        if (typeof raw === "string" && /\$\{/.test(raw)) {
+          return { kind: "shared", environments: [], where: `environments.${env.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
+        }
+        return { kind: "own" };
+      }
+      const others = environmentNames(repo).filter(
+        (n) => n !== env.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name),
+      );
+      return {
+        kind: "shared",
+        environments: others,
+        where: `the process environment sets (environments.${env.name}.vars of revsync.yaml has no entry for it)`,
+      };
+    };
+    const plan = placeExport(files, git, header, readValues, { varHome });
+    // Writes stay inside the policy repo, or inside the folder --dir names when that lies outside it: a
+    // values path of git's own that leads out of either is validate's to report, never export's to follow.
+    const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
+    const base = dirInRepo ? repo.root : dir;
     const outside = plan.writes.filter((w) => {
-      const rel = relative(repo.root, join(dir, w.file));
+      const rel = relative(base, join(dir, w.file));
       return rel.startsWith("..") || isAbsolute(rel);
     });
-    for (const w of outside) out.warn(`${shown(w.file)} lies outside the policy repo: not written (${w.what})`);
-    const writes = plan.writes.filter((w) => !outside.includes(w));
+    for (const w of outside) out.warn(`${shown(w.file)} lies outside ${dirInRepo ? "the policy repo" : shown(".")}: not written (${w.what})`);
+    // "updated" only when the bytes change: a write of what the file holds already is no write.
+    const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
     const verb = (w: (typeof writes)[number]): string => (flags.dryRun ? (w.created ? "would write" : "would update") : w.created ? "wrote" : "updated");
+    const schemas = writes.length ? writeRepoSchemas(repo.root, false, true).written : [];
+    const configShown = relative(process.cwd(), repo.configFile) || "revsync.yaml";
+    let configText: string | undefined;
+    if (plan.vars.length) {
+      const before = readFileSync(repo.configFile, "utf8");
+      const after = setEnvironmentVars(before, env.name, plan.vars);
+      if (after !== before) configText = after;
+    }
     if (!flags.dryRun) {
-      for (const w of writes) writeUserFile(join(dir, w.file), w.text);
-      for (const s of writeRepoSchemas(repo.root, false).written) out.info(`wrote ${s} (the schemas the files' first line refers to)`);
+      for (const w of writes) editUserFile(join(dir, w.file), w.text);
+      writeRepoSchemas(repo.root, false);
+      if (configText !== undefined) editUserFile(repo.configFile, configText);
     }
     for (const w of writes) out.out(`${verb(w)} ${shown(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
+    for (const v of plan.vars) {
+      const old = envVars[v.name];
+      out.out(
+        `${flags.dryRun ? "would set" : "set"} environments.${env.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(old)} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`,
+      );
+    }
+    for (const f of schemas)
+      out.out(`${flags.dryRun ? "would write" : "wrote"} ${relative(process.cwd(), join(repo.root, f)) || f} (the schemas the files' first line refers to)`);
     for (const s of plan.skipped) out.warn(s);
-    const leftOut = files.flatMap((f) => f.leftOut);
+    for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
+    for (const r of plan.refused) out.error(r);
+    // Left out of new files only: in a file git holds, a field the service does not show keeps git's value.
+    const created = new Set(writes.filter((w) => w.created).map((w) => w.what));
+    const leftOut = files.flatMap((f) => (created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !l.endsWith("(the service shows null)"))));
     if (leftOut.length) {
       out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):\n  ${leftOut.join("\n  ")}`);
     }
+    for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
     const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
     if (gitOnly.length) {
       out.warn(
         `git has files for what the service does not hold, left as they are (plan shows each):\n  ${gitOnly.map((g) => `${g.address} (${shown(g.file)})`).join("\n  ")}`,
       );
     }
-    const created = writes.filter((w) => w.created).length;
-    const updated = writes.length - created;
-    if (!writes.length) out.out("Nothing to export: git's files already hold what the service holds.");
-    else if (flags.dryRun) out.out(`\nDry run: ${plural(writes.length, "file")} would be written (${created} new, ${updated} updated); nothing was written.`);
+    const failed = plan.broken.length + plan.refused.length + outside.length;
+    const failures = [
+      plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+      plan.refused.length ? plural(plan.refused.length, "field read from a shared variable", "fields read from shared variables") : "",
+      outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : "",
+    ].filter(Boolean);
+    const newFiles = writes.filter((w) => w.created).length;
+    const updated = writes.length - newFiles;
+    const total = writes.length + schemas.length + (configText !== undefined ? 1 : 0);
+    if (!total && !failed) {
+      const caveat = plan.unknown.size
+        ? `, in every field the service shows (${plural([...plan.unknown.values()].flat().length, "field")} it does not show kept as git has ${[...plan.unknown.values()].flat().length === 1 ? "it" : "them"})`
+        : "";
+      out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
+    } else if (!total) out.out("Nothing was exported: see the errors above.");
+    if (flags.dryRun && total) {
+      out.out(
+        `\nDry run: ${plural(total, "file")} would be written (${newFiles} new, ${updated} updated${schemas.length ? `, ${schemas.length} schemas` : ""}${configText !== undefined ? `, ${configShown}` : ""}); nothing was written.`,
+      );
+    }
+    if (failed) {
+      out.error(
+        `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
+      );
+      return 1;
+    }
     return 0;
   } finally {
     await core.close();

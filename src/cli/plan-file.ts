@@ -6,7 +6,10 @@ import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 
 /** A saved plan, checked before anything is sent: JSON, a format this revsync reads, the plan schema,
  *  and its checksum (a plan edited by hand or corrupted is refused). */
-export function readPlanFile(path: string): Plan {
+/** `forApply`: the words say that nothing was applied; `show` applies nothing by definition, so its
+ *  errors say what apply would do with the file instead. */
+export function readPlanFile(path: string, forApply = true): Plan {
+  const outcome = forApply ? "so nothing was applied" : "so apply would refuse it";
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
@@ -27,16 +30,13 @@ export function readPlanFile(path: string): Plan {
   if (!fn(raw)) {
     const problems = describeAjvErrors(fn.errors).slice(0, 5);
     throw new UserError(
-      `${path} is not a valid revsync plan, so nothing was applied:\n  ${problems.map((p) => `${p.field}: ${p.message}`).join("\n  ")}`,
+      `${path} is not a valid revsync plan, ${outcome}:\n  ${problems.map((p) => `${p.field}: ${p.message}`).join("\n  ")}`,
       "make a new plan with revsync plan --out FILE",
     );
   }
   const plan = raw as Plan;
   if (plan.checksum !== planChecksum(plan)) {
-    throw new UserError(
-      `${path} was changed after revsync wrote it (its checksum does not match), so nothing was applied`,
-      "make a new plan with revsync plan --out FILE",
-    );
+    throw new UserError(`${path} was changed after revsync wrote it (its checksum does not match), ${outcome}`, "make a new plan with revsync plan --out FILE");
   }
   return plan;
 }

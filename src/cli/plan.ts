@@ -21,7 +21,6 @@ function printPlan(plan: Plan, format: string, out: Output): void {
     out.out(planText(plan, out));
     if (plan.impact?.length) out.out(`\n${impactText(plan.impact)}`);
   }
-  if (format === "text") for (const n of plan.notes ?? []) out.info(`Note: ${n}`);
 }
 
 export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {

@@ -2,7 +2,7 @@ import type { ApiCore } from "../api/core.js";
 import type { DesiredState, Repo, ResolvedEnv } from "../config/repo.js";
 import { readLive, type LiveState } from "../live/read.js";
 import { buildPlan } from "../plan/build.js";
-import { checkTargets } from "../plan/targets.js";
+import { checkTargets, targetedDesired } from "../plan/targets.js";
 import type { Plan } from "../plan/model.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
@@ -54,6 +54,7 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
     user: core.auth.username ?? null,
     targets: flags.target ?? [],
   });
-  if (cases.length) plan.impact = impact(cases, modelsFromLive(live), modelsFromGit(desired, live));
+  // A targeted plan's impact is its targeted changes' impact (targetedDesired: the one filter).
+  if (cases.length) plan.impact = impact(cases, modelsFromLive(live), modelsFromGit(targetedDesired(desired, live, flags.target ?? []), live));
   return plan;
 }

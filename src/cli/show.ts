@@ -10,7 +10,7 @@ import { readPlanFile } from "./plan-file.js";
  *  it shows is what apply would act on. */
 export async function runShow(flags: GlobalFlags, out: Output, args: string[]): Promise<number> {
   const file = args[0] ?? "";
-  const plan = readPlanFile(resolve(file));
+  const plan = readPlanFile(resolve(file), false);
   const format = flags.format ?? "text";
   if (format === "json") out.out(JSON.stringify(plan, null, 2));
   else if (format === "markdown") out.out(planMarkdown(plan, file));
@@ -18,7 +18,6 @@ export async function runShow(flags: GlobalFlags, out: Output, args: string[]): 
     out.out(`Saved plan ${file}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
     out.out(planText(plan, out));
     if (plan.impact?.length) out.out(`\n${impactText(plan.impact)}`);
-    for (const n of plan.notes ?? []) out.info(`Note: ${n}`);
   }
   return 0;
 }

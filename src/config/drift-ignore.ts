@@ -8,6 +8,9 @@ import type { Diagnostic } from "./diagnostics.js";
 import type { DesiredState, Repo } from "./repo.js";
 import { at } from "./schema-diagnostics.js";
 
+/** The drift classes that are field differences: the only ones a rule with `fields` covers. */
+export const FIELD_CLASSES: readonly string[] = ["changed", "batch_status", "batch_values"];
+
 /** Today (UTC), YYYY-MM-DD: the day drift and validate compare rules' until dates with. */
 export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
 
@@ -31,6 +34,16 @@ export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: str
         severity: "warning",
         rule: "drift-ignore",
         message: `drift.ignore[${i}] (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
+      });
+    }
+    // A rule with fields covers field differences only: limited to whole-entry classes, it covers nothing.
+    if (rule.fields && rule.classes?.length && rule.classes.every((c) => !FIELD_CLASSES.includes(c))) {
+      out.push({
+        file,
+        ...at(repo.configDoc, `/drift/ignore/${i}/fields`),
+        severity: "warning",
+        rule: "drift-ignore",
+        message: `drift.ignore[${i}] (${rule.address}) matches nothing: a rule with fields covers field differences (${FIELD_CLASSES.join(", ")}), never a whole ${rule.classes.join(" or ")} entry; leave out fields to cover those`,
       });
     }
     // A rule for unmanaged drift names, by definition, what git does not hold.

@@ -88,17 +88,23 @@ describe("export into a folder that has policy files", () => {
     expect(plan.gitOnly).toEqual([{ address: "ssp/Training", file: "all.yaml" }]);
   });
 
-  it("a field the service shows as null is taken out of git's file with a comment; run again, nothing more is written", () => {
+  it("a field the service shows as null keeps git's value (unknown, never overwritten), with a note; run again, nothing more is written", () => {
     const { live } = setup();
     const policy = live.ssp.get("Hardware SSP");
     if (!policy) throw new Error("no Hardware SSP");
     (policy.item as unknown as Record<string, unknown>).floor_percentage = null;
+    (policy.item as unknown as Record<string, unknown>).ceiling_percentage = null;
     const withNull = exportFiles(live, []);
-    const text = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Hardware SSP }\nspec:\n  method: upload\n  floor_percentage: 85\n";
+    const text =
+      "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Hardware SSP }\nspec:\n  method: upload\n  floor_percentage: 85\n  ceiling_percentage: 115\n";
     const first = placeExport(withNull, [gitFile("hw.yaml", text)], header, () => undefined);
     const hw = first.writes.find((w) => w.file === "hw.yaml")?.text ?? "";
-    expect(parse(hw).spec).toEqual({ method: "upload" });
-    expect(hw).toContain("# floor_percentage: left out, the service shows null (unknown); it keeps its live value");
+    expect(parse(hw).spec).toEqual({ method: "upload", floor_percentage: 85, ceiling_percentage: 115 });
+    expect(hw).not.toContain("left out");
+    expect(first.unknown).toEqual(new Map([["ssp/Hardware SSP", ["floor_percentage", "ceiling_percentage"]]]));
+    // A new file for a policy git lacks still leaves the field out, with the comment saying why.
+    const created = placeExport(withNull, [], header, () => undefined).writes.find((w) => w.file === "ssp/hardware-ssp.yaml")?.text ?? "";
+    expect(created).toContain("# floor_percentage: left out, the service shows null (unknown); it keeps its live value");
     const written = new Map(first.writes.map((w) => [w.file, w.text]));
     const again = placeExport(
       withNull,
@@ -107,6 +113,46 @@ describe("export into a folder that has policy files", () => {
       (f) => written.get(f),
     );
     expect(again.writes).toEqual([]);
+  });
+
+  it("a value from ${VAR}: this environment's own variable takes the service's value and the file keeps ${VAR}; a shared one refuses the field", () => {
+    const { files, t } = setup();
+    const tc = t.tenantConfigurations[0]?.compliance_spec?.[0] as Record<string, unknown>;
+    const text = [
+      "apiVersion: revsync/v1",
+      "kind: TenantConfiguration",
+      "metadata: { name: Default Tenant Configuration }",
+      "spec:",
+      "  manual_journal_contra_account: ${contra}   # per environment",
+      "  journals_run_currency: ${currency}",
+      "",
+    ].join("\n");
+    const value = { ...parse(text), spec: { manual_journal_contra_account: "MJ-OLD", journals_run_currency: "XXX" } };
+    const plan = placeExport(files, [gitFile("tc.yaml", text, [value])], header, () => undefined, {
+      varHome: (name) =>
+        name === "contra" ? { kind: "own" } : { kind: "shared", environments: ["sandbox", "production"], where: "the process environment sets" },
+    });
+    expect(plan.writes.find((w) => w.file === "tc.yaml")).toBeUndefined();
+    expect(plan.vars).toEqual([
+      { name: "contra", value: tc.manual_journal_contra_account, what: "tenant-configuration/Default Tenant Configuration: manual_journal_contra_account" },
+    ]);
+    expect(plan.refused).toEqual([
+      `tenant-configuration/Default Tenant Configuration: journals_run_currency comes from \${currency}, which the process environment sets, and environments sandbox, production read it too: export writes no literal over a variable, and cannot set it there; the service holds ${JSON.stringify(tc.journals_run_currency)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
+    ]);
+  });
+
+  it("a file with a YAML error is left as it is, with its place and the reason; the rest is exported; its policies get no second file", () => {
+    const { files } = setup();
+    const bad = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Hardware SSP }\nspec:\n  method: [upload\n";
+    const good = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Software Subscriptions SSP }\nspec:\n  active: false\n";
+    const plan = placeExport(files, [gitFile("bad.yaml", bad, [undefined]), gitFile("sw.yaml", good)], header, () => undefined);
+    expect(plan.broken).toHaveLength(1);
+    expect(plan.broken[0]?.file).toBe("bad.yaml");
+    expect(plan.broken[0]?.message).toMatch(/^6:1: .+: not updated \(fix the YAML, then export again\)$/);
+    expect(plan.writes.map((w) => w.file)).toContain("sw.yaml");
+    expect(plan.writes.map((w) => w.file)).not.toContain("bad.yaml");
+    expect(plan.writes.map((w) => w.file)).not.toContain("ssp/hardware-ssp.yaml");
+    expect(plan.skipped).toContain("ssp/Hardware SSP: not written, bad.yaml may hold it and has a YAML error");
   });
 
   it("values equal to the service's in another column order are not rewritten; a file that cannot be read with the variables is left as it is", () => {

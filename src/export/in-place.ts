@@ -1,5 +1,6 @@
 import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
+import type { Unknown } from "../plan/unknown.js";
 import { valuesChecksum } from "../plan/values.js";
 import { address, valuesFileFor } from "../shared/address.js";
 import { normalizeSspFields } from "../shared/normalize.js";
@@ -28,8 +29,28 @@ export interface ExportPlan {
   writes: ExportWrite[];
   /** Problems that left a file as it was. */
   skipped: string[];
+  /** Files export could not update, each with file:line:col and the reason (a YAML error): export
+   *  fails (exit 1) after writing the rest. */
+  broken: { file: string; message: string }[];
   /** Documents git holds that the service does not: address and file. */
   gitOnly: { address: string; file: string }[];
+  /** Fields git holds that the service does not show: kept as git has them, never compared. */
+  unknown: Unknown;
+  /** Variables of this environment's `vars:` (revsync.yaml) that take the service's value, in place
+   *  of the `${VAR}` in a policy file that reads them (which stays). */
+  vars: { name: string; value: unknown; what: string }[];
+  /** Fields whose git value comes from a variable export may not change (other environments read it
+   *  too): left as they are, each with why. Export fails (exit 1). */
+  refused: string[];
+}
+
+/** Where a `${NAME}` of a policy file takes its value in the environment export reads: this
+ *  environment's own `vars:` entry (export may write it there), or somewhere other environments read
+ *  too (the process environment, or a variable of a variable), named for the message. */
+export type VarHome = { kind: "own" } | { kind: "shared"; environments: string[]; where: string };
+
+export interface PlaceOptions {
+  varHome?: (name: string) => VarHome;
 }
 
 const key = (kind: string, name: string): string => `${kind}\u0000${name}`;
@@ -63,7 +84,7 @@ interface FileEdits {
 }
 
 /** A scalar's text in any YAML context: plain when that is unambiguous, else double-quoted. */
-function scalarText(value: unknown): string {
+export function scalarText(value: unknown): string {
   if (typeof value !== "string") return value === null ? "null" : String(value);
   const plain = /^[A-Za-z_][A-Za-z0-9 _./-]*$/.test(value) && !/ $/.test(value) && !/^(true|false|null|yes|no|on|off|y|n|~)$/i.test(value);
   return plain ? value : JSON.stringify(value);
@@ -98,6 +119,52 @@ function addComments(node: { comment?: string | null } | undefined, lines: strin
   return true;
 }
 
+/** A real `${NAME}` (not an escaped `$${`). */
+const VAR_REF = /(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/** What export does with a value git reads from variables, when the service holds another one. */
+interface VarContext {
+  address: string;
+  varHome?: (name: string) => VarHome;
+  plan: ExportPlan;
+}
+
+/** Sets a field to the service's value, unless git's value comes from a variable: then the variable
+ *  keeps its place in the file, and either this environment's `vars:` entry takes the new value, or the
+ *  field is refused (other environments read the variable too). Returns whether the file changed. */
+function setField(doc: Document, path: (string | number)[], value: unknown, edits: FileEdits, ctx: VarContext): "set" | "var" | "refused" {
+  const raw = JSON.stringify(doc.getIn(path) ?? null);
+  const refs = [...raw.matchAll(VAR_REF)].map((m) => m[1] as string);
+  if (!refs.length) {
+    setValue(doc, path, value, edits);
+    return "set";
+  }
+  const field = path.filter((p) => p !== "spec").join(".");
+  const rawValue = doc.getIn(path);
+  const whole = typeof rawValue === "string" ? WHOLE_VAR.exec(rawValue) : null;
+  const refuse = (why: string): "refused" => {
+    ctx.plan.refused.push(
+      `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
+    );
+    return "refused";
+  };
+  if (!whole) return refuse(`is built from ${refs.map((r) => `\${${r}}`).join(", ")} (export cannot split the service's value over them)`);
+  const name = whole[1] as string;
+  const home = ctx.varHome?.(name) ?? { kind: "shared" as const, environments: [], where: "outside revsync.yaml" };
+  if (home.kind === "shared") {
+    const n = home.environments.length;
+    const envs = n ? `, and environment${n === 1 ? "" : "s"} ${home.environments.join(", ")} read${n === 1 ? "s" : ""} it too` : "";
+    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
+  }
+  const held = ctx.plan.vars.find((v) => v.name === name);
+  if (held && JSON.stringify(held.value) !== JSON.stringify(value)) {
+    return refuse(`comes from \${${name}}, which another field sets to ${JSON.stringify(held.value)} in this export`);
+  }
+  if (!held) ctx.plan.vars.push({ name, value, what: `${ctx.address}: ${field}` });
+  return "var";
+}
+
 interface PolicyValue {
   spec?: Record<string, unknown>;
   batches?: { name?: unknown; status?: unknown; values?: unknown }[];
@@ -113,17 +180,26 @@ function updateDoc(
   policyDir: string,
   readValues: (file: string) => string | undefined,
   edits: FileEdits,
+  ctx: VarContext,
 ): { changes: string[]; values: { file: string; text: string; what: string }[] } {
   const changes: string[] = [];
   const values: { file: string; text: string; what: string }[] = [];
   const kind = f.value.kind;
+  const put = (path: (string | number)[], value: unknown, what: string): void => {
+    const how = setField(doc, path, value, edits, ctx);
+    if (how === "set") changes.push(what);
+  };
   // Only the fields git sets: one it leaves out keeps its live value, and stays out.
   for (const [field, live] of Object.entries(f.value.spec)) {
     if (!current.spec || !(field in current.spec) || sameField(kind, field, current.spec[field], live)) continue;
-    setValue(doc, ["spec", field], live, edits);
-    changes.push(field);
+    put(["spec", field], live, field);
   }
   for (const field of f.leftOutFields) {
+    // The service does not show it: git's value stays, unknown, never overwritten (src/plan/unknown.ts).
+    if (f.nullFields.includes(field)) {
+      if (current.spec && field in current.spec) ctx.plan.unknown.set(f.address, [...(ctx.plan.unknown.get(f.address) ?? []), field]);
+      continue;
+    }
     if (current.spec && field in current.spec) {
       doc.deleteIn(["spec", field]);
       edits.structural = true;
@@ -149,10 +225,7 @@ function updateDoc(
       continue;
     }
     const g = gitBatches[i] ?? {};
-    if (g.status !== b.status) {
-      setValue(doc, ["batches", i, "status"], b.status, edits);
-      changes.push(`batch ${b.name} status`);
-    }
+    if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
     if (text === undefined) continue;
     if (typeof g.values === "string" && g.values !== "") {
       // git's own file keeps its name; it gets the service's values when they differ.
@@ -192,14 +265,24 @@ export function placeExport(
   git: GitFile[],
   header: (file: string) => string[],
   readValues: (file: string) => string | undefined,
+  opts: PlaceOptions = {},
 ): ExportPlan {
-  const plan: ExportPlan = { writes: [], skipped: [], gitOnly: [] };
+  const plan: ExportPlan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: new Map(), vars: [], refused: [] };
   const parsed = new Map<string, Document[]>();
   const where = new Map<string, { file: GitFile; index: number }>();
+  // A file with a YAML error cannot be written again without losing what it says: it is left as it is,
+  // with its first error's place, and so are the policies it may hold.
+  const broken = new Map<string, { file: string; message: string }>();
   for (const g of git) {
     const docs = parseAllDocuments(g.text);
     if (!Array.isArray(docs)) continue;
     parsed.set(g.file, docs);
+    const err = docs.flatMap((d) => d.errors)[0];
+    if (err) {
+      const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
+      const reason = (err.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+      broken.set(g.file, { file: g.file, message: `${pos.line}:${pos.col}: ${reason}: not updated (fix the YAML, then export again)` });
+    }
     docs.forEach((doc, index) => {
       const v = doc.errors.length ? undefined : (doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null);
       if (!v || (v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration") || typeof v.metadata?.name !== "string") return;
@@ -214,6 +297,16 @@ export function placeExport(
   for (const f of files) {
     const k = key(f.value.kind, f.value.metadata.name);
     const hit = where.get(k);
+    // A policy a broken file may hold gets no second file.
+    const maybeIn = hit ? undefined : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(f.value.metadata.name));
+    if (maybeIn) {
+      plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
+      continue;
+    }
+    if (hit && broken.has(hit.file.file)) {
+      matched.add(k);
+      continue;
+    }
     if (!hit) {
       plan.writes.push({ file: f.file, text: renderFile(f, header(f.file)), created: true, what: f.address });
       for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
@@ -230,7 +323,8 @@ export function placeExport(
     }
     const fileEdits = edits.get(hit.file.file) ?? { splices: [], structural: false };
     edits.set(hit.file.file, fileEdits);
-    const { changes, values } = updateDoc(doc, current as PolicyValue, f, posix.dirname(hit.file.file), readValues, fileEdits);
+    const ctx: VarContext = { address: f.address, plan, ...(opts.varHome ? { varHome: opts.varHome } : {}) };
+    const { changes, values } = updateDoc(doc, current as PolicyValue, f, posix.dirname(hit.file.file), readValues, fileEdits, ctx);
     if (changes.length) dirty.set(hit.file.file, [...(dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);
     for (const v of values) plan.writes.push({ file: v.file, text: v.text, created: readValues(v.file) === undefined, what: v.what });
   }
@@ -239,6 +333,7 @@ export function placeExport(
     const original = git.find((g) => g.file === file)?.text ?? "";
     plan.writes.push({ file, text: rewrite(original, docs, edits.get(file)), created: false, what: what.join("; ") });
   }
+  plan.broken.push(...broken.values());
   for (const [k, { file }] of where) {
     if (matched.has(k)) continue;
     const [kind, name] = k.split("\u0000") as [string, string];

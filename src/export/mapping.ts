@@ -34,8 +34,12 @@ export interface ExportedFile {
   valuesFiles: { file: string; text: string }[];
   /** Each listed batch's values (CSV text), by batch name: what an existing file's batch is given. */
   batchValues: Map<string, string>;
-  /** The spec fields left out (a comment says why): an existing file loses its own value for them. */
+  /** The spec fields left out (a comment says why): an existing file loses its own value for them,
+   *  except for those the service does not show (nullFields), which keep git's value. */
   leftOutFields: string[];
+  /** The spec fields the service shows as null: unknown, never a value to write over git's
+   *  (src/plan/unknown.ts). */
+  nullFields: string[];
   /** Comments written in place of what was left out: inside spec, and after the batches. */
   specComments: string[];
   batchComments: string[];
@@ -76,6 +80,9 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
     if (v === null) {
       f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
       f.leftOutFields.push(k);
+      // An SSP policy's field the service does not show keeps git's value (docs/decisions.md, "Nulls are
+      // unknown, not a change"); a tenant configuration's is compared as it is, so it is left out.
+      if (f.value.kind === "SspPolicy") f.nullFields.push(k);
       f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
       continue;
     }
@@ -134,6 +141,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       valuesFiles: [],
       batchValues: new Map(),
       leftOutFields: [],
+      nullFields: [],
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -152,6 +160,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       valuesFiles: [],
       batchValues: new Map(),
       leftOutFields: [],
+      nullFields: [],
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: ExportedBatch[] = [];

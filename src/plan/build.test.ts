@@ -10,6 +10,7 @@ import { applyInMemory, demoState, desiredFrom, liveOf } from "../testing/builde
 import { buildPlan } from "./build.js";
 import { buildDrift } from "./drift.js";
 import type { Plan } from "./model.js";
+import { driftMarkdown, planMarkdown } from "../report/plan.js";
 
 const META = { environment: "demo", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: "alice", targets: [] };
 const plan = (desired: DesiredState, live: ReturnType<typeof liveOf>, targets: string[] = []): Plan => buildPlan(desired, live, { ...META, targets });
@@ -79,9 +80,18 @@ describe("buildPlan and buildDrift against export (both answer profiles)", () =>
       desired.ssp.find((d) => d.name === "Hardware SSP")!.spec.floor_percentage = 85;
       const withFloor = plan(desired, live);
       expect(actions(withFloor)).toEqual([]);
-      expect(withFloor.notes).toEqual([
-        "the service shows no value (null) for these fields, so git's values for them were not compared: Hardware SSP (floor_percentage)",
-      ]);
+      const note =
+        "ssp/Hardware SSP: floor_percentage not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed";
+      expect(withFloor.notes).toEqual([note]);
+      // Drift and the markdown of both say it the same way, and never "matches" without it.
+      const drift = buildDrift(desired, live, { environment: "demo", targets: [] });
+      expect(drift.drift).toEqual([]);
+      expect(drift.notes).toEqual([note]);
+      const md = planMarkdown(withFloor);
+      expect(md).toContain(`> Note: ${note}`);
+      expect(md).not.toContain("The service matches the policy repo.");
+      expect(driftMarkdown(drift)).toContain(`> Note: ${note}`);
+      expect(driftMarkdown(drift)).not.toContain("**No drift.**");
     }
   });
 });

@@ -13,6 +13,7 @@ import { plural } from "../words.js";
 import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
+import { unknownNotes } from "./unknown.js";
 import { valuesChecksum } from "./values.js";
 
 /** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
@@ -216,12 +217,15 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
     return out;
   }
   const { body, uploads } = createBody(d, item);
+  // The create sends its batches too: the entry lists each one it sends, in file uploaded, with its file
+  // and the number of rows (the values themselves are in the batch's review or approve).
+  const sent = uploads.map((u) => ({ batch_name: u.batch_name, status: "file uploaded", file_name: u.file_name, rows: u.ssp_values.length }));
   out.push({
     address: addr,
     action: "create",
     before: null,
-    after: item,
-    diff,
+    after: sent.length ? { ...item, batches: sent } : item,
+    diff: sent.length ? [...diff, { path: "batches", kind: "added" as const, after: sent }] : diff,
     version_id: null,
     last_modified_on: null,
     source,
@@ -241,7 +245,8 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
       values_checksum: null,
       values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows),
     };
-    out.push(...batchSteps(b, null, ctx, source));
+    // The create uploads it, so it starts in file uploaded.
+    out.push(...batchSteps(b, "file uploaded", ctx, source));
   }
   return out;
 }
@@ -255,7 +260,7 @@ function sspChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, targe
   const version = { id: lp.envelope.version_id ?? null, on: lp.envelope.last_modified_on ?? null, compliance_id: lp.envelope.compliance_id ?? null };
   const versioned = { version_id: version.id, last_modified_on: version.on, source };
   if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp, findings);
+    const diff = sspFieldDiff(d, lp, findings.unknown);
     if (diff.length) {
       out.push(
         shown("unsupported", addr, REASONS.sspUpdate, {
@@ -347,11 +352,7 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
         : "";
     changes.push(shown("not_in_git", u.address, `${reason}${who}`, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
   }
-  const notes: string[] = [];
-  if (findings.unknown.size) {
-    const names = [...findings.unknown].map(([n, f]) => `${n} (${f.join(", ")})`);
-    notes.push(`the service shows no value (null) for these fields, so git's values for them were not compared: ${names.join("; ")}`);
-  }
+  const notes = unknownNotes(findings.unknown);
   const hierarchy = (c: Change): number => (c.payload?.kind === "create" ? c.payload.hierarchy_no : 0);
   // Code point order: the same plan on every machine, whatever its locale.
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || hierarchy(a) - hierarchy(b) || byCodePoint(a.address, b.address));

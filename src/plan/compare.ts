@@ -7,6 +7,7 @@ import type { SspItem } from "../schema/generated/api.js";
 import { address, batchNameOf, byCodePoint, targeted } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
 import { CsvSyntaxError } from "../ssp/csv.js";
+import { notShown, type Unknown } from "./unknown.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
 
 /** How many differing rows of a batch's values a plan or drift entry shows, field by field. */
@@ -20,21 +21,18 @@ export const isoOf = (epoch: unknown): string | null => (typeof epoch === "numbe
  *  notes (said once). */
 export interface PlanFindings {
   problems: { file: string; line: number; column: number; message: string }[];
-  /** Per policy, git's fields that were not compared because the service shows them as null. */
-  unknown: Map<string, string[]>;
+  /** Per policy address, git's fields that were not compared because the service does not show them. */
+  unknown: Unknown;
 }
 
 /** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
- *  out) is unknown, not a change: it is not compared, and the plan says so once. */
-export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, findings?: PlanFindings): FieldDiff[] {
+ *  out) is unknown, not a change: it is not compared, and the report says so (src/plan/unknown.ts). */
+export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, unknownOut?: Unknown): FieldDiff[] {
   const live = lp.item as unknown as Record<string, unknown>;
-  const unknown: string[] = [];
-  const keys = Object.keys(d.spec).filter((k) => {
-    if (live[k] !== null && live[k] !== undefined) return true;
-    unknown.push(k);
-    return false;
-  });
-  if (unknown.length) findings?.unknown.set(d.name, unknown);
+  const spec = d.spec as unknown as Record<string, unknown>;
+  const unknown = notShown(spec, live);
+  if (unknown.length) unknownOut?.set(address.ssp(d.name), unknown);
+  const keys = Object.keys(spec).filter((k) => !unknown.includes(k));
   return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
 }
 

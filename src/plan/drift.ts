@@ -7,6 +7,7 @@ import { address, targeted } from "../shared/address.js";
 import { fieldDiff, type FieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
 import { isoOf, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
+import { unknownNotes, type Unknown } from "./unknown.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** Who drifted: the thing itself. A policy or tenant configuration names its envelope's last change, a
@@ -73,13 +74,13 @@ function batchDrift(d: DesiredSsp, b: DesiredBatch, lp: LivePolicy, live: LiveSt
   return out;
 }
 
-function sspDrift(d: DesiredSsp, live: LiveState, targets: string[]): DriftItem[] {
+function sspDrift(d: DesiredSsp, live: LiveState, targets: string[], unknown: Unknown): DriftItem[] {
   const addr = address.ssp(d.name);
   const lp = live.ssp.get(d.name);
   if (!lp) return targeted(addr, targets) ? [missing(addr)] : [];
   const out: DriftItem[] = [];
   if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp).map((x) => ({ ...x, before: x.after, after: x.before }));
+    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
     out.push(...changed(addr, diff, envelopeWho(lp.envelope)));
   }
   for (const b of d.batches) if (targeted(address.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live));
@@ -103,9 +104,10 @@ function unmanagedDrift(u: Unmanaged): DriftItem {
 /** Drift: everything in which live differs from git, including what plan cannot act on. */
 export function buildDrift(desired: DesiredState, live: LiveState, meta: { environment: string; targets: string[]; now?: Date }): DriftReport {
   const t = meta.targets;
+  const unknown: Unknown = new Map();
   const items: DriftItem[] = [
     ...desired.tenantConfigs.filter((d) => targeted(address.tenant(d.name), t)).flatMap((d) => tenantDrift(d, live)),
-    ...desired.ssp.flatMap((d) => sspDrift(d, live, t)),
+    ...desired.ssp.flatMap((d) => sspDrift(d, live, t, unknown)),
     ...unmanagedOf(desired, live, t).map(unmanagedDrift),
   ];
   return {
@@ -114,5 +116,6 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
     created_at: (meta.now ?? new Date()).toISOString(),
     drift: items,
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
+    notes: unknownNotes(unknown),
   };
 }

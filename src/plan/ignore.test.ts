@@ -59,3 +59,21 @@ describe("accepted drift (drift.ignore)", () => {
     expect(out.drift).toEqual([unmanaged]);
   });
 });
+
+describe("a fields rule never covers a whole item", () => {
+  it("a missing policy, an unmanaged batch: a `fields: [active]` rule on ssp/* leaves both in drift; a rule without fields covers them", () => {
+    const missing: DriftItem = { address: "ssp/Hardware SSP", class: "missing", diff: [], message: "in git, not in the service" };
+    const extra: DriftItem = {
+      address: "ssp/Hardware SSP/batch/FY27",
+      class: "unmanaged_batch",
+      diff: [{ path: "status", kind: "removed", after: "approved" }],
+      message: "batch in the service, not listed in git",
+    };
+    const fieldsOnly = applyIgnore(report([missing, extra]), [rule({ address: "ssp/*", fields: ["active", "status"] })], "2026-06-01");
+    expect(fieldsOnly.drift).toEqual([missing, extra]);
+    expect(fieldsOnly.ignored).toEqual([]);
+    const whole = applyIgnore(report([missing]), [rule({ address: "ssp/*" })], "2026-06-01");
+    expect(whole.drift).toEqual([]);
+    expect(whole.ignored.map((i) => i.address)).toEqual(["ssp/Hardware SSP"]);
+  });
+});

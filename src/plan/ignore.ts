@@ -1,8 +1,12 @@
-import { inForce } from "../config/drift-ignore.js";
+import { FIELD_CLASSES as FIELD_DIFFERENCE_CLASSES, inForce } from "../config/drift-ignore.js";
 import type { IgnoreRule } from "../schema/generated/policy.js";
 import { globMatch } from "../shared/address.js";
 import { plural } from "../words.js";
 import type { DriftItem, DriftReport } from "./model.js";
+
+/** The drift classes whose items are field differences (a `fields` rule may cover them); the others
+ *  (missing, unmanaged, unmanaged_batch) are whole items only a rule without `fields` covers. */
+const FIELD_CLASSES = new Set<string>(FIELD_DIFFERENCE_CLASSES);
 
 /** A drift difference the team accepted: what it was, and the rule that covers it. */
 export interface IgnoredItem extends DriftItem {
@@ -14,8 +18,8 @@ export interface IgnoredItem extends DriftItem {
 const fieldOf = (path: string): string => path.split(/[.[]/)[0] ?? path;
 
 /** Accepted drift taken out of a report. Every rule in force whose address (and classes, when given)
- *  match applies: a rule without `fields` covers the whole item, one with `fields` the differences in
- *  those fields. An item is ignored when its rules cover all its differences; what they cover moves to
+ *  match applies: a rule without `fields` covers the whole item, one with `fields` only the field
+ *  differences in those fields of an item that has them (never a missing or unmanaged item). An item is ignored when its rules cover all its differences; what they cover moves to
  *  `ignored` with the rules' reasons, the rest stays drift. Ignored items never count in the exit code.
  *  Pure: `today` is given. */
 export function applyIgnore(report: DriftReport, rules: readonly IgnoreRule[], today: string): DriftReport & { ignored: IgnoredItem[] } {
@@ -33,8 +37,14 @@ export function applyIgnore(report: DriftReport, rules: readonly IgnoreRule[], t
       continue;
     }
     const whole = matching.find((r) => !r.fields);
-    if (whole || !item.diff.length) {
-      ignored.push({ ...item, ...tag([whole ?? (matching[0] as IgnoreRule)]) });
+    if (whole) {
+      ignored.push({ ...item, ...tag([whole]) });
+      continue;
+    }
+    // Only rules with `fields` match: they cover field differences, never a whole item (a policy
+    // missing from the service, one not in git): such an item stays drift.
+    if (!item.diff.length || !FIELD_CLASSES.has(item.class)) {
+      drift.push(item);
       continue;
     }
     const rulesOf = (d: DriftItem["diff"][number]): IgnoreRule[] => matching.filter((r) => r.fields?.includes(fieldOf(d.path)));

@@ -112,6 +112,8 @@ export interface DriftReport {
   created_at: string;
   drift: DriftItem[];
   summary: Record<DriftClass, number>;
+  /** What could not be compared (the service does not show it): one note per field and policy. */
+  notes?: string[];
   /** Accepted drift (drift.ignore of revsync.yaml): listed, never in the exit code. */
   ignored?: (DriftItem & { reason: string; rule: string })[];
 }

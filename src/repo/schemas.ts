@@ -44,8 +44,9 @@ export function repoSchemaClashes(root: string): string[] {
 }
 
 /** Copies revsync's schemas into the repo's .revsync/schemas/. A file that exists with other content is
- *  kept unless `overwrite` (init --force; export keeps what a team may have pinned). */
-export function writeRepoSchemas(root: string, overwrite: boolean): WrittenSchemas {
+ *  kept unless `overwrite` (init --force; export keeps what a team may have pinned). With `dryRun`,
+ *  says what it would write and writes nothing. */
+export function writeRepoSchemas(root: string, overwrite: boolean, dryRun = false): WrittenSchemas {
   const out: WrittenSchemas = { written: [], kept: [] };
   for (const f of schemaFiles(root)) {
     if (f.current === f.text) continue;
@@ -53,7 +54,7 @@ export function writeRepoSchemas(root: string, overwrite: boolean): WrittenSchem
       out.kept.push(f.rel);
       continue;
     }
-    writeFileAtomic(f.target, f.text);
+    if (!dryRun) writeFileAtomic(f.target, f.text);
     out.written.push(f.rel);
   }
   return out;

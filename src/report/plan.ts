@@ -2,6 +2,7 @@ import type { Painter } from "./painter.js";
 import { impactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
 import { actionWords, isApplied, type Action, type DriftClass, type DriftItem, type DriftReport, type Plan, type ValuesSummary } from "../plan/model.js";
+import { unknownCaveat } from "../plan/unknown.js";
 import { plural } from "../words.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
@@ -61,10 +62,19 @@ export function hasApplied(plan: Plan): boolean {
   return plan.changes.some(isApplied);
 }
 
+/** "matches the policy repo", or, when some fields could not be compared (src/plan/unknown.ts), the
+ *  same words with that caveat: no report says "matches" about what the service does not show. */
+function matchesWords(notes: readonly string[] | undefined): string {
+  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
+}
+
+/** The notes of a report, one per line, for text. */
+const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${n}`);
+
 export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
   if (!hasChanges(plan)) {
-    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} matches the policy repo.`);
+    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
     return lines.join("\n");
   }
   const where = `environment ${JSON.stringify(plan.environment)} (${plan.base_url}, realm ${plan.realm})`;
@@ -81,7 +91,7 @@ export function planText(plan: Plan, out: Painter): string {
     if (c.values) lines.push(`      values: ${valuesLine(c.values)}`);
     lines.push("");
   }
-  lines.push(summaryLine(plan));
+  lines.push(summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
 
@@ -94,7 +104,10 @@ function cell(v: unknown): string {
 
 export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): string {
   const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
-  if (!hasChanges(plan)) return [...head, "**No changes.** The service matches the policy repo.", ""].join("\n");
+  if (!hasChanges(plan)) {
+    const notes = (plan.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
+    return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", ...notes].join("\n");
+  }
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
   head.push("");
@@ -131,7 +144,8 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
 export function driftText(report: DriftReport, out: Painter): string {
   if (!report.drift.length) {
     const ignored = report.ignored?.length ? ` (${plural(report.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    return `No drift. Environment ${JSON.stringify(report.environment)} matches the policy repo${ignored}.`;
+    const head = report.notes?.length ? "No drift in what the service shows." : "No drift.";
+    return [`${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}.`, ...noteLines(report.notes)].join("\n");
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
@@ -144,7 +158,7 @@ export function driftText(report: DriftReport, out: Painter): string {
     lines.push("", `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report.ignored.length}`);
     for (const d of report.ignored) lines.push(`  ${d.class.padEnd(15)} ${d.address}: ${d.message} (${d.reason})`);
   }
-  lines.push("", driftSummaryLine(report));
+  lines.push("", driftSummaryLine(report), ...noteLines(report.notes));
   return lines.join("\n");
 }
 
@@ -173,7 +187,11 @@ export function attribution(d: DriftItem): string {
 
 export function driftMarkdown(report: DriftReport): string {
   const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
-  if (!report.drift.length) return [...lines, "**No drift.**", ""].join("\n");
+  const notes = (report.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
+  if (!report.drift.length) {
+    const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
+    return [...lines, head, "", ...notes].join("\n");
+  }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|");
   for (const d of report.drift) {
     const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
@@ -198,7 +216,7 @@ export function driftMarkdown(report: DriftReport): string {
     for (const d of report.ignored) lines.push(`| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |`);
     lines.push("", "</details>");
   }
-  lines.push("", driftSummaryLine(report));
+  lines.push("", driftSummaryLine(report), ...(notes.length ? ["", ...notes] : []));
   let text = lines.join("\n") + "\n";
   if (text.length > MARKDOWN_LIMIT) text = text.slice(0, MARKDOWN_LIMIT - 200) + "\n\n_Truncated: see the JSON report._\n";
   return text;

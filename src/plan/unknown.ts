@@ -1,0 +1,27 @@
+/** The one rule for what the service does not say. A field the service answers as null (or leaves out)
+ *  where git holds a value is unknown: plan and drift do not compare it, export never overwrites git's
+ *  value with the service's silence, and every report says so the same way, one note per field and
+ *  policy, so that none of them says "matches" or "no drift" about what it could not see.
+ *  docs/decisions.md, "Nulls are unknown, not a change". Pure. */
+
+/** The fields git sets that the service does not show (null or absent in its answer), in git's order. */
+export function notShown(git: Record<string, unknown>, live: Record<string, unknown>): string[] {
+  return Object.keys(git).filter((k) => live[k] === null || live[k] === undefined);
+}
+
+/** Unknown fields by address ("ssp/Hardware SSP" -> ["floor_percentage"]): what a report found. */
+export type Unknown = Map<string, string[]>;
+
+/** The notes of a report: one per field and policy, in address order then git's field order. */
+export function unknownNotes(unknown: Unknown): string[] {
+  return [...unknown].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([addr, fields]) => fields.map((f) => unknownNote(addr, f)));
+}
+
+export function unknownNote(addr: string, field: string): string {
+  return `${addr}: ${field} not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed`;
+}
+
+/** The words a report uses in place of "matches" when some fields could not be compared. */
+export function unknownCaveat(n: number): string {
+  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
+}
