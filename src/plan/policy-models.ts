@@ -22,6 +22,13 @@ function fromItem(name: string, item: Item, batches: BatchModel[]): PolicyModel 
     expression: typeof item.expression === "string" ? item.expression : "",
     ...(typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {}),
     batches,
+    ...(typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {}),
+    ...(typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {}),
+    rules: {
+      ...(typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {}),
+      ...(typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {}),
+      ...(typeof item.transaction_above_range === "string" ? { above: item.transaction_above_range } : {}),
+    },
   };
 }
 
