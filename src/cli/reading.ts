@@ -6,8 +6,11 @@ import { checkTargets } from "../plan/targets.js";
 import type { Plan } from "../plan/model.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
-import { modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
-import { impact } from "../policy-test/run.js";
+import { carvesGit, carvesLive, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
+import { allocationImpact, impact, movedByCurrency } from "../policy-test/run.js";
+import { ruleReader } from "../policy-test/allocate.js";
+import type { PolicyModel } from "../policy-test/evaluate.js";
+import { address, touchedBy } from "../shared/address.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -43,8 +46,13 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
   const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
   if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   const cases = testProblems.length ? [] : (tests?.cases ?? []);
+  const contracts = testProblems.length ? [] : (tests?.contracts ?? []);
   // Every policy git manages is read in detail: a live batch git does not list is in the plan (not in git).
-  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, approvedValues: cases.length > 0 });
+  const live = await readWithProgress(core, desired, flags, out, {
+    values: true,
+    managedDetails: true,
+    approvedValues: cases.length > 0 || contracts.length > 0,
+  });
   checkTargets(flags.target ?? [], desired, live);
   const plan = buildPlan(desired, live, {
     environment: env.name,
@@ -54,6 +62,30 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
     user: core.auth.username ?? null,
     targets: flags.target ?? [],
   });
-  if (cases.length) plan.impact = impact(cases, modelsFromLive(live), modelsFromGit(desired, live));
+  if (cases.length || contracts.length) {
+    const before = modelsFromLive(live);
+    const after = modelsFromGit(desired, live);
+    const allocation = allocationImpact(
+      contracts,
+      { policies: before, carves: carvesLive(live) },
+      allocationSide(desired, live, before, after, flags.target ?? []),
+      ruleReader(env.service.allocationRules),
+    );
+    plan.impact = { cases: impact(cases, before, after), allocation, moved: Object.fromEntries(movedByCurrency(allocation)) };
+  }
   return plan;
+}
+
+/** The side "after apply" of the allocation impact. With --target, a contract's lines are affected by a
+ *  policy (or the tenant configuration's carves_allocation) only if it is targeted: the others stay as
+ *  the service holds them, and a policy new in git that is not targeted is not there yet. */
+function allocationSide(
+  desired: DesiredState,
+  live: LiveState,
+  before: PolicyModel[],
+  after: PolicyModel[],
+  targets: string[],
+): { policies: PolicyModel[]; carves: boolean } {
+  const policies = targets.length ? after.flatMap((m) => (touchedBy(address.ssp(m.name), targets) ? [m] : before.filter((b) => b.name === m.name))) : after;
+  return { policies, carves: carvesGit(desired, live, (name) => touchedBy(address.tenant(name), targets)) };
 }

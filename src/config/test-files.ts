@@ -57,15 +57,20 @@ function contractProblems(file: SspPolicyTestFile, c: FileContract, i: number): 
   const out: { path: string; message: string }[] = [];
   const here = `contracts.${i}`;
   if (c.date !== undefined && parseDate(c.date) === undefined) {
-    out.push({ path: `/contracts/${i}/date`, message: `${here}.date: ${JSON.stringify(c.date)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)` });
+    out.push({
+      path: `/contracts/${i}/date`,
+      message: `${here}.date: ${JSON.stringify(c.date)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)`,
+    });
   }
   const first = lineCurrency((c.lines[0]?.line ?? {}) as Line);
   const seen = new Set<string>();
   c.lines.forEach((l, j) => {
     const line = l.line as Line;
     const at = `/contracts/${i}/lines/${j}`;
-    for (const p of lineProblems(line, file.date_field)) out.push({ path: `${at}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
-    if (seen.has(l.id)) out.push({ path: `${at}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
+    for (const p of lineProblems(line, file.date_field))
+      out.push({ path: `${at}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
+    if (seen.has(l.id))
+      out.push({ path: `${at}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
     seen.add(l.id);
     if (sellCents(line) === undefined) {
       out.push({
@@ -167,10 +172,7 @@ export function testsDir(repo: Repo): string {
 
 /** Every case and contract of every test file (kind SspPolicyTest), with its file and line; problems
  *  as diagnostics. */
-export function loadTests(
-  repo: Repo,
-  vars: VarSource,
-): { cases: TestCase[]; contracts: Contract[]; diagnostics: Diagnostic[]; dir: string; found: boolean } {
+export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; contracts: Contract[]; diagnostics: Diagnostic[]; dir: string; found: boolean } {
   const dir = testsDir(repo);
   const diagnostics: Diagnostic[] = [];
   const cases: TestCase[] = [];

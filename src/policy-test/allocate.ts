@@ -215,7 +215,9 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
     out.ssp = round6(match.ssp * qty);
     const r = unitRange(policy, found, match.ssp);
     if (!r) {
-      why.push(`${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`);
+      why.push(
+        `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
+      );
       return out;
     }
     const range = { low: round6(r.low * qty), high: round6(r.high * qty) };

@@ -224,11 +224,7 @@ export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: Lin
 }
 
 /** matchLine, with the policy met and where its SSP came from (what an allocation needs). */
-export function matchDetail(
-  ordered: readonly PolicyModel[],
-  line: Line,
-  opts: LineOptions = {},
-): { match: Match; policy?: PolicyModel; found?: SspFound } {
+export function matchDetail(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): { match: Match; policy?: PolicyModel; found?: SspFound } {
   for (const p of ordered) {
     let failing: PolicyModel["when"][number] | undefined;
     try {

@@ -172,7 +172,10 @@ export function allocationImpact(
     if (same) continue;
     const known = b.status !== "cannot allocate" && a.status !== "cannot allocate";
     const moved = known ? Math.round(lines.reduce((s, l) => s + Math.max(0, l.shift ?? 0), 0) * 100) / 100 : null;
-    const why = [...(b.status === "cannot allocate" ? [...b.errors, ...b.why].map((w) => `now: ${w}`) : []), ...(a.status === "cannot allocate" ? [...a.errors, ...a.why].map((w) => `after apply: ${w}`) : [])];
+    const why = [
+      ...(b.status === "cannot allocate" ? [...b.errors, ...b.why].map((w) => `now: ${w}`) : []),
+      ...(a.status === "cannot allocate" ? [...a.errors, ...a.why].map((w) => `after apply: ${w}`) : []),
+    ];
     out.push({
       contract: c.name,
       file: c.file,
@@ -186,4 +189,11 @@ export function allocationImpact(
     });
   }
   return out.sort((x, y) => (y.moved ?? -1) - (x.moved ?? -1));
+}
+
+/** The revenue moved across contracts, per currency (contracts that cannot be compared left out). */
+export function movedByCurrency(entries: AllocationImpact[]): Map<string, number> {
+  const by = new Map<string, number>();
+  for (const e of entries) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
+  return by;
 }
