@@ -233,7 +233,18 @@ export function allocationImpactText(entries: AllocationImpact[]): string {
 
 const sidePolicy = (s: AllocationSide): string => (s.policy === null ? "no policy" : `${s.policy}${s.ssp === null ? " (no SSP)" : ` (SSP ${money(s.ssp)})`}`);
 const contractsMove = (n: number): string => (n === 1 ? "1 contract's allocation changes" : `${n} contracts' allocations change`);
-const statusShift = (e: AllocationImpact): string => (e.before_status === e.after_status ? "" : ` (now ${e.before_status}, after apply ${e.after_status})`);
+const SHORT_STATUS: Record<Allocation["status"], string> = {
+  allocated: "allocated",
+  "not carved": "not reallocated, carves_allocation off",
+  "cannot allocate": "cannot allocate",
+};
+const statusShift = (e: AllocationImpact): string =>
+  e.before_status === e.after_status ? "" : ` (now ${SHORT_STATUS[e.before_status]}; after apply ${SHORT_STATUS[e.after_status]})`;
+/** The policy of a line on both sides, once when it is the same. */
+const policies = (b: AllocationSide, a: AllocationSide): string => {
+  const [x, y] = [sidePolicy(b), sidePolicy(a)];
+  return x === y ? x : `${x} -> ${y}`;
+};
 
 /** The revenue moved across the contracts, per currency: " (USD 1,234.56 moves)". */
 function movedWords(entries: AllocationImpact[]): string {
@@ -248,22 +259,36 @@ export const ALLOCATION_MARKDOWN_BUDGET = 20_000;
 /** Contracts drawn in the chart: the ones that move most. */
 export const CHART_CONTRACTS = 3;
 
-/** A label in a Mermaid chart: its own quotes and brackets would end it. */
-const label = (s: string): string => `"${s.replace(/["\\[\]]/g, "'").slice(0, 40)}"`;
+/** Lines drawn per contract: the ones that move most. */
+export const CHART_LINES = 8;
 
-/** A Mermaid xychart-beta bar chart of one contract: before and after per line (GitHub and GitLab draw
- *  it in a comment). */
+/** A label in a Mermaid chart: its own quotes and brackets would end it; long ones are cut. */
+const label = (s: string, max: number): string => {
+  const t = s.replace(/["\\[\]`]/g, "'");
+  return `"${t.length > max ? `${t.slice(0, max - 1)}…` : t}"`;
+};
+
+/** A Mermaid xychart-beta bar chart of one contract (GitHub and GitLab draw it in a comment): per line
+ *  two bars, allocated now and after apply, side by side; the lines that move most when there are many. */
 export function allocationChart(e: AllocationImpact): string {
-  const vals = (f: (l: AllocationImpact["lines"][number]) => number | null): string => e.lines.map((l) => (f(l) ?? 0).toFixed(2)).join(", ");
-  const max = Math.max(0, ...e.lines.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]));
+  const moving = e.lines
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => Math.abs(b.l.shift ?? 0) - Math.abs(a.l.shift ?? 0) || a.i - b.i)
+    .slice(0, CHART_LINES)
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.l);
+  const bars = moving.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]);
+  const names = moving.flatMap((l) => [label(`${l.id} now`, 24), label(`${l.id} after`, 24)]);
+  const top = Math.max(0, ...bars);
+  const bottom = Math.min(0, ...bars);
+  const some = moving.length < e.lines.length ? ` (${moving.length} of ${e.lines.length} lines)` : "";
   return [
     "```mermaid",
     "xychart-beta",
-    `    title ${label(`${e.contract}: now, then after apply (${e.currency})`)}`,
-    `    x-axis [${e.lines.map((l) => label(l.id)).join(", ")}]`,
-    `    y-axis ${label(`Allocated (${e.currency})`)} 0 --> ${Math.ceil(max * 1.1) || 1}`,
-    `    bar [${vals((l) => l.before.allocated)}]`,
-    `    bar [${vals((l) => l.after.allocated)}]`,
+    `    title ${label(`${e.contract}${some}`, 70)}`,
+    `    x-axis [${names.join(", ")}]`,
+    `    y-axis ${label(`Allocated (${e.currency})`, 30)} ${Math.floor(bottom * 1.1)} --> ${Math.ceil(top * 1.1) || 1}`,
+    `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
     "```",
   ].join("\n");
 }
@@ -277,18 +302,22 @@ export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
   const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}`, ""];
   const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
   for (const e of charts) out.push(allocationChart(e), "");
-  if (charts.length) out.push("_Bars: allocated now (first) and after apply (second), per line._", "");
+  if (charts.length)
+    out.push(
+      `_The ${charts.length === 1 ? "contract" : `${charts.length} contracts`} that move${charts.length === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
+      "",
+    );
   let used = out.join("\n").length;
   let shown = 0;
   for (const e of entries) {
     const block = [
       `**${cell(e.contract)}** (\`${cell(e.file)}:${e.line}\`): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${cell(statusShift(e))}`,
       "",
-      "| Line | Before | After | Shift | Policy now -> after |",
+      "| Line | Before | After | Shift | Policy (SSP) |",
       "|---|--:|--:|--:|---|",
       ...e.lines.map(
         (l) =>
-          `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(`${sidePolicy(l.before)} -> ${sidePolicy(l.after)}`)} |`,
+          `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(policies(l.before, l.after))} |`,
       ),
       ...(e.why ?? []).map((w) => `\n> ${cell(w)}`),
       "",
@@ -300,7 +329,7 @@ export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
   }
   if (shown < entries.length)
     out.push(`_${entries.length - shown} more contract${entries.length - shown === 1 ? "" : "s"} not shown here: see the JSON plan (impact.allocation)._`, "");
-  return out.join("\n");
+  return `${out.join("\n")}\n`;
 }
 
 /** The impact of a plan, in text: the cases, then the contracts ("" when nothing changes). */
