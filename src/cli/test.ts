@@ -121,7 +121,8 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
     const carves = carvesGit(desired);
     const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
-    const key = names.length > 1 ? JSON.stringify([git.models, cases, contracts, carves, rules]) : "";
+    // (Rules and carves_allocation matter only to contracts.)
+    const key = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
     const group = groups.get(key);
     if (group) group.names.push(name ?? "");
     else groups.set(key, { cases, contracts, dir, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
