@@ -223,7 +223,7 @@ export function allocationImpactText(entries: AllocationImpact[]): string {
       l.id,
       `${num(l.before.allocated)} -> ${num(l.after.allocated)}`,
       l.shift === null ? "" : signed(l.shift),
-      `${sidePolicy(l.before)} -> ${sidePolicy(l.after)}`,
+      policies(l.before, l.after),
     ]);
     lines.push(...columns(rows, "      "));
     for (const w of e.why ?? []) lines.push(`      why: ${w}`);
