@@ -287,7 +287,7 @@ export function allocationChart(e: AllocationImpact): string {
     "xychart-beta",
     `    title ${label(`${e.contract}${some}`, 70)}`,
     `    x-axis [${names.join(", ")}]`,
-    `    y-axis ${label(`Allocated (${e.currency})`, 30)} ${Math.floor(bottom * 1.1)} --> ${Math.ceil(top * 1.1) || 1}`,
+    `    y-axis ${label(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
     `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
     "```",
   ].join("\n");
