@@ -464,6 +464,106 @@ spec: { method: formula, active: true, hierarchy_no: 9999, data_identifiers: [pr
   });
 }
 
+// ---- 6b. contracts: revsync test and plan's allocation impact, 10,000 contracts of 3 lines against 500 policies (issue 29)
+const ALLOCATION_RULES = "transaction_below_range: Raise to floor, transaction_mid_range: Use transaction price, transaction_above_range: Cap at ceiling";
+const allocationPolicy = (i) =>
+  `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Policy ${i} }\nspec: { method: formula, active: true, hierarchy_no: ${i + 1}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: "unit_list_price * 0.9 + ${i}", ${ALLOCATION_RULES}, when: [{ field_name: product_family, operator: equality, value: F${i} }] }`;
+
+/** A test file of `n` contracts of 3 lines, each line under one of 500 policies, sold below, inside or above its range. */
+function contractsFile(n) {
+  const out = [];
+  for (let c = 0; c < n; c++) {
+    const lines = [0, 1, 2].map((k) => {
+      const f = (c * 7919 + k * 104729) % 500;
+      const price = 100 + ((c + k * 37) % 900);
+      const sell = (price * [0.5, 0.95, 1.6][(c + k) % 3]).toFixed(2);
+      return `      - id: l${k}\n        line: { product_family: F${f}, product_id: P-${f}, currency_code: USD, unit_list_price: ${price}, order_quantity: ${1 + (k % 2)}, total_sell_price: ${sell} }`;
+    });
+    out.push(`  - name: contract ${c}\n    lines:\n${lines.join("\n")}`);
+  }
+  return `apiVersion: revsync/v1\nkind: SspPolicyTest\ncontracts:\n${out.join("\n")}\n`;
+}
+
+function storedFormula(i) {
+  const p = storedPolicy(i);
+  Object.assign(p.item, {
+    method: "formula",
+    expression: `unit_list_price * 0.9 + ${i}`,
+    when: [{ field_name: "product_family", operator: "equality", value: `F${i}` }],
+    transaction_below_range: "Raise to floor",
+    transaction_mid_range: "Use transaction price",
+    transaction_above_range: "Cap at ceiling",
+  });
+  p.batches = [];
+  return p;
+}
+
+async function allocationBench() {
+  log("allocation: 10,000 contracts of 3 lines against 500 SSP policies…");
+  const n = 500;
+  const files = { "ssp/all.yaml": `${Array.from({ length: n }, (_, i) => allocationPolicy(i)).join("\n---\n")}\n` };
+  // The change: carves_allocation turned on (the service has it off), so every contract moves.
+  files["tenant.yaml"] =
+    "apiVersion: revsync/v1\nkind: TenantConfiguration\nmetadata: { name: Default Tenant Configuration }\nspec: { carves_allocation: true }\n";
+  const sizes = [5_000, 10_000];
+  const testRuns = {};
+  const dirs = {};
+  for (const size of [1, ...sizes]) {
+    const dir = join(work, `allocation-${size}`);
+    repo(dir, "http://127.0.0.1:9", files);
+    writeFileSync(join(dir, "revsync.yaml"), `${readFileSync(join(dir, "revsync.yaml"), "utf8")}tests: tests\n`);
+    mkdirSync(join(dir, "tests"), { recursive: true });
+    writeFileSync(join(dir, "tests", "contracts.yaml"), contractsFile(size));
+    dirs[size] = dir;
+    testRuns[size] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await timed(["test", "--format", "json"], dir);
+      if (r.code !== 0) throw new Error(`revsync test failed: ${r.out.slice(0, 500)}`);
+      testRuns[size].push(r.seconds);
+    }
+  }
+  // Start-up: the same repo with one contract (process start, the 500 policies read and checked).
+  const start = median(testRuns[1]);
+  const net = (size) => median(testRuns[size]) - start;
+  results.push({
+    issue: 29,
+    what: "`revsync test --format json` of 10,000 contracts of 3 lines against 500 SSP policies (formula SSPs, range rules; whole process, 5 runs), net of start-up (the same repo with one contract)",
+    median: `${net(10_000).toFixed(2)} s net (${median(testRuns[10_000]).toFixed(2)} s in all, start-up ${start.toFixed(2)} s); 5,000 contracts: ${net(5_000).toFixed(2)} s net, so 2 x the contracts = ${(net(10_000) / net(5_000)).toFixed(2)} x the time`,
+    aim: "under 1 s net; linear in contracts x lines",
+    met: net(10_000) < 1,
+    runs: `10,000: ${testRuns[10_000].join(", ")}; 5,000: ${testRuns[5_000].join(", ")}; 1: ${testRuns[1].join(", ")}`,
+  });
+
+  const stateFile = join(work, "allocation-state.json");
+  writeFileSync(stateFile, JSON.stringify(stateWith(Array.from({ length: n }, (_, i) => storedFormula(i)))));
+  const emu = await startEmulatorProcess(["--state", stateFile]);
+  try {
+    const planRuns = {};
+    for (const size of [1, 10_000]) {
+      const dir = dirs[size];
+      writeFileSync(join(dir, "revsync.yaml"), readFileSync(join(dir, "revsync.yaml"), "utf8").replace("http://127.0.0.1:9", emu.url));
+      planRuns[size] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await timed(["plan", "--format", "json"], dir);
+        if (r.code !== 0) throw new Error(`plan failed: ${r.out.slice(0, 500)}`);
+        if (size > 1 && JSON.parse(r.out).impact.allocation.length !== size) throw new Error("every contract should move");
+        planRuns[size].push(r.seconds);
+      }
+    }
+    const impactNet = median(planRuns[10_000]) - median(planRuns[1]);
+    results.push({
+      issue: 29,
+      what: "`revsync plan --format json` whose change (carves_allocation turned on) moves all of 10,000 contracts of 3 lines, 500 SSP policies on the service, net of the same plan with one contract (whole process, 5 runs)",
+      median: `${impactNet.toFixed(2)} s net for the allocation impact (${median(planRuns[10_000]).toFixed(2)} s in all, ${median(planRuns[1]).toFixed(2)} s with one contract)`,
+      aim: "under 2 s",
+      met: impactNet < 2,
+      runs: `10,000: ${planRuns[10_000].join(", ")}; 1: ${planRuns[1].join(", ")}`,
+    });
+  } finally {
+    await emu.stop();
+  }
+}
+
 // ---- 7. drift of a batch with 100,000 values against its CSV (issue 5)
 async function driftBench(count, changeOne = false) {
   log(`drift: a batch of ${count} SSP values${changeOne ? ", one of them changed in git" : ""}…`);
@@ -539,6 +639,7 @@ const GROUPS = {
   apply: applyBench,
   ratelimit: rateLimitBench,
   test: policyTestBench,
+  allocation: allocationBench,
   drift: driftBenches,
 };
 const only = process.argv.slice(2);
