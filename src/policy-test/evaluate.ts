@@ -218,6 +218,49 @@ export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): SspFo
   return { ssp: null, note: `${batch.name}'s row for ${what} has value_type ${JSON.stringify(row.value_type)}, neither Amount nor Percent` };
 }
 
+/** Where to look: the policies whose first condition is an `equality`, by that field and value (a line
+ *  whose field holds another value cannot meet them, and that first condition ends their evaluation
+ *  before any other could fail with an error), and the positions of all the others. The same policies
+ *  are tried, in the same order, as when trying each in turn; 10,000 lines over 500 policies no longer
+ *  try 500 each. */
+interface PolicyIndex {
+  fields: Map<string, Map<string, number[]>>;
+  rest: number[];
+}
+
+const INDEXES = new WeakMap<readonly PolicyModel[], PolicyIndex>();
+
+function indexOf(ordered: readonly PolicyModel[]): PolicyIndex {
+  const known = INDEXES.get(ordered);
+  if (known) return known;
+  const ix: PolicyIndex = { fields: new Map(), rest: [] };
+  ordered.forEach((p, i) => {
+    const first = p.when[0];
+    if (!first || canonicalOperator(first.operator) !== "equality") {
+      ix.rest.push(i);
+      return;
+    }
+    const byValue = ix.fields.get(first.field_name) ?? new Map<string, number[]>();
+    ix.fields.set(first.field_name, byValue);
+    const at = byValue.get(first.value) ?? [];
+    byValue.set(first.value, at);
+    at.push(i);
+  });
+  INDEXES.set(ordered, ix);
+  return ix;
+}
+
+/** The positions of the policies a line may meet, in order (each policy is in one list only). */
+function candidates(ix: PolicyIndex, line: Line): number[] {
+  const lists: number[][] = ix.rest.length ? [ix.rest] : [];
+  for (const [field, byValue] of ix.fields) {
+    const at = byValue.get(text(line[field]));
+    if (at) lists.push(at);
+  }
+  if (lists.length <= 1) return lists[0] ?? [];
+  return lists.flat().sort((a, b) => a - b);
+}
+
 /** The policy a line meets first, and its SSP. */
 export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Match {
   return matchDetail(ordered, line, opts).match;
@@ -225,7 +268,8 @@ export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: Lin
 
 /** matchLine, with the policy met and where its SSP came from (what an allocation needs). */
 export function matchDetail(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): { match: Match; policy?: PolicyModel; found?: SspFound } {
-  for (const p of ordered) {
+  for (const i of candidates(indexOf(ordered), line)) {
+    const p = ordered[i] as PolicyModel;
     let failing: PolicyModel["when"][number] | undefined;
     try {
       failing = firstFailing(p, line);
