@@ -172,6 +172,13 @@ describe("plan: allocation impact", () => {
     expect(md.stdout).toContain(
       "| Line | Before | After | Shift | Policy (SSP) |\n|---|--:|--:|--:|---|\n| appliance | 800.00 | 835.71 | +35.71 | Hardware SSP (SSP 1,000.00) |\n",
     );
+    // A plan saved before contracts existed holds the cases alone, as a list: still read and shown.
+    const older = join(fx.repo, "older-plan.json");
+    writeFileSync(older, JSON.stringify({ ...json, impact: json.impact.cases }));
+    const shown = await run(["show", older]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("Impact: 3 policy test cases change:");
+    expect(shown.stdout).not.toContain("Allocation impact");
     expect(await fx.emu.writes()).toEqual([]);
   });
 
