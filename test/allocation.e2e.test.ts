@@ -107,9 +107,11 @@ contracts:
     expect(r.stderr).toContain(
       'tests/more.yaml:9:15: error: contracts.0.lines.1 (b): currency "EUR" differs from the contract\'s first line ("USD"): every line of a contract has one currency',
     );
-    expect(r.stderr).toContain(
-      "tests/more.yaml:11:15: error: contracts.0.lines.2 (c): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers",
-    );
+    const noSell =
+      "tests/more.yaml:11:15: error: contracts.0.lines.2 (c): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers";
+    expect(r.stderr).toContain(noSell);
+    // validate says the same, at the same place.
+    expect((await cli(["validate"], { cwd: dir })).stdout).toContain(noSell);
   });
 });
 
@@ -180,6 +182,18 @@ describe("plan: allocation impact", () => {
     expect(shown.stdout).toContain("Impact: 3 policy test cases change:");
     expect(shown.stdout).not.toContain("Allocation impact");
     expect(await fx.emu.writes()).toEqual([]);
+  });
+
+  it("test --live: the service has carves_allocation off, so nothing is reallocated and the demo's expectation fails, saying why", async () => {
+    const live = await run(["test", "--live", "--format", "json"]);
+    expect(live.code).toBe(1);
+    const c = JSON.parse(live.stdout).contracts[0];
+    expect(c).toMatchObject({ name: "Appliance with installation, December 2025", pass: false, status: "not carved" });
+    expect(c.lines.map((l: any) => [l.id, l.allocated, l.carve])).toEqual([
+      ["appliance", 800, 0],
+      ["installation", 500, 0],
+    ]);
+    expect(c.why).toEqual(["appliance: expected 835.71, got 800.00", "installation: expected 464.29, got 500.00"]);
   });
 
   it("--target: a contract moves only by what is targeted (a policy alone leaves carves_allocation as the service holds it)", async () => {
