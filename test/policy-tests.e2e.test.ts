@@ -37,6 +37,9 @@ describe("revsync test", () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-ptest-"));
     try {
       cpSync(EXAMPLE, dir, { recursive: true });
+      // Cases only: the example's contracts are test/allocation.e2e.test.ts's (and their rule texts are
+      // mapped in the example's one environment only).
+      removeDir(join(dir, "tests", "contracts.yaml"));
       const cfg = join(dir, "revsync.yaml");
       // A second environment: offline, git's policies need no service, so none has to be chosen.
       writeFileSync(
@@ -64,6 +67,9 @@ describe("revsync test", () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-ptest-"));
     try {
       cpSync(EXAMPLE, dir, { recursive: true });
+      // Cases only: the example's contracts are test/allocation.e2e.test.ts's (and their rule texts are
+      // mapped in the example's one environment only).
+      removeDir(join(dir, "tests", "contracts.yaml"));
       writeFileSync(
         join(dir, "tests", "wrong.yaml"),
         `apiVersion: revsync/v1
@@ -157,6 +163,9 @@ cases:
     const dir = mkdtempSync(join(tmpdir(), "revsync-ptest-"));
     try {
       cpSync(EXAMPLE, dir, { recursive: true });
+      // Cases only: the example's contracts are test/allocation.e2e.test.ts's (and their rule texts are
+      // mapped in the example's one environment only).
+      removeDir(join(dir, "tests", "contracts.yaml"));
       writeFileSync(
         join(dir, "revsync.yaml"),
         "version: 1\npolicies: policies\ntests: tests\nenvironments:\n  sandbox:\n    base_url: http://127.0.0.1:9\n    realm: s\n    vars: { kit_rate: 0.5 }\n  staging:\n    base_url: http://127.0.0.1:9\n    realm: t\n    vars: { kit_rate: 0.5 }\n  production:\n    base_url: http://127.0.0.1:9\n    realm: p\n    vars: { kit_rate: 0.6 }\n",
@@ -224,7 +233,7 @@ describe("against the service", () => {
         "  Support plan for services: Professional Services SSP at 1,840 -> Support Renewals SSP at 2,000   (policy-tests/swap.yaml:4)",
       );
       const json = JSON.parse((await run(["plan", "--format", "json"])).stdout);
-      expect(json.impact).toContainEqual({
+      expect(json.impact.cases).toContainEqual({
         name: "Support plan for services",
         file: "policy-tests/swap.yaml",
         line: 4,

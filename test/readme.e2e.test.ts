@@ -112,6 +112,8 @@ describe("npm start", () => {
     // With policy tests in the repo, the plan says what the change does to them.
     expect(r.out).toContain("Impact: 3 policy test cases change:");
     expect(r.out).toContain("EU training course: no policy -> Training Courses SSP at 960");
+    // And how far it moves a bundle's revenue between its lines (carves_allocation turned on).
+    expect(r.out).toContain("Allocation impact: 1 contract's allocation changes (USD 35.71 of revenue moves between lines):");
     expect(r.code).toBe(0);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { fileValidator } from "../schema/ajv.js";
 import { DEFAULT_SERVICE_CHOICES, serviceChoices, statusFromService } from "./service-choices.js";
 
 describe("the tenant's choices where the interface is silent", () => {
@@ -20,5 +21,17 @@ describe("the tenant's choices where the interface is silent", () => {
     expect(statusFromService(s, "file uploaded")).toBe("file uploaded");
     expect(statusFromService(s, "approved")).toBe("approved");
     expect(statusFromService(s, "Archived")).toBe("Archived");
+  });
+
+  it("allocation_rules: the tenant's rule texts, none by default (texts are then read by their words)", () => {
+    expect(DEFAULT_SERVICE_CHOICES.allocationRules).toEqual({});
+    expect(serviceChoices({ allocation_rules: { "Standalone rate": "mid_point" } }, undefined, {}).allocationRules).toEqual({ "Standalone rate": "mid_point" });
+  });
+
+  it("revsync.yaml's schema takes only the four readings", () => {
+    const valid = fileValidator("revsync-config.schema.json");
+    const config = (rules: unknown) => ({ version: 1, environments: { demo: { base_url: "http://x", service: { allocation_rules: rules } } } });
+    expect(valid(config({ "Standalone rate": "mid_point", "Hold at list": "transaction_price" }))).toBe(true);
+    expect(valid(config({ "Standalone rate": "ssp" }))).toBe(false);
   });
 });

@@ -15,6 +15,10 @@ export interface ServiceChoices {
   templateBatchName: "query" | "path";
   /** The service's text for each of revsync's batch statuses. */
   batchStatus: Record<BatchStatus, string>;
+  /** The tenant's allocation rule texts (transaction_*_range of SSP policies) and what each gives a line
+   *  as its basis: transaction_price, range_top, range_bottom or mid_point. A text not listed is read by
+   *  its words (src/policy-test/allocate.ts). */
+  allocationRules: Record<string, string>;
 }
 
 /** revsync's choices where the interface is silent (docs/decisions.md): the one definition of them. */
@@ -23,6 +27,7 @@ export const DEFAULT_SERVICE_CHOICES: ServiceChoices = {
   rejectAction: "Rejected",
   templateBatchName: "query",
   batchStatus: { "file uploaded": "file uploaded", reviewed: "reviewed", approved: "approved" },
+  allocationRules: {},
 };
 
 /** An environment's choices: its `service:` section, over the top-level `approvals:` of revsync.yaml
@@ -44,6 +49,7 @@ export function serviceChoices(
       reviewed: s?.reviewed ?? d.batchStatus.reviewed,
       approved: s?.approved ?? d.batchStatus.approved,
     },
+    allocationRules: { ...d.allocationRules, ...(service?.allocation_rules as Record<string, string> | undefined) },
   };
 }
 

@@ -38,11 +38,13 @@ export function register(program: Command, run: Runner): void {
   common(
     program
       .command("test")
-      .description("policy tests: which SSP policy each test case's order line meets first, at what SSP")
+      .description(
+        "policy tests: which SSP policy each test case's order line meets first, at what SSP, and how each contract's price is allocated over its lines",
+      )
       .option("--live", "evaluate against the service's policies (read-only) instead of git's")
       .addHelpText(
         "after",
-        '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests").\nExit: 0 every case passes (or there are none, with a note), 1 a case fails or a file is invalid.',
+        '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".\nExit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.',
       ),
     { format: ["text", "json", "junit"] },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
-import { impactText } from "../report/policy-test.js";
+import { planImpactText } from "../report/policy-test.js";
 import { hasApplied, hasChanges, planMarkdown, planText } from "../report/plan.js";
 import { writeUserFile } from "../user-files.js";
-import type { Plan } from "../plan/model.js";
+import { impactOf, type Plan } from "../plan/model.js";
 import { openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -19,7 +19,8 @@ function printPlan(plan: Plan, format: string, out: Output): void {
   else if (format === "markdown") out.out(planMarkdown(plan));
   else {
     out.out(planText(plan, out));
-    if (plan.impact?.length) out.out(`\n${impactText(plan.impact)}`);
+    const impact = planImpactText(impactOf(plan));
+    if (impact) out.out(`\n${impact}`);
   }
 }
 

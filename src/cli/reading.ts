@@ -6,8 +6,9 @@ import { checkTargets, targetedDesired } from "../plan/targets.js";
 import type { Plan } from "../plan/model.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
-import { modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
-import { impact } from "../policy-test/run.js";
+import { carvesGit, carvesLive, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
+import { allocationImpact, impact, movedByCurrency } from "../policy-test/run.js";
+import { ruleReader } from "../policy-test/allocate.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -43,8 +44,13 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
   const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
   if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   const cases = testProblems.length ? [] : (tests?.cases ?? []);
+  const contracts = testProblems.length ? [] : (tests?.contracts ?? []);
   // Every policy git manages is read in detail: a live batch git does not list is in the plan (not in git).
-  const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true, approvedValues: cases.length > 0 });
+  const live = await readWithProgress(core, desired, flags, out, {
+    values: true,
+    managedDetails: true,
+    approvedValues: cases.length > 0 || contracts.length > 0,
+  });
   checkTargets(flags.target ?? [], desired, live);
   const plan = buildPlan(desired, live, {
     environment: env.name,
@@ -54,7 +60,20 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
     user: core.auth.username ?? null,
     targets: flags.target ?? [],
   });
-  // A targeted plan's impact is its targeted changes' impact (targetedDesired: the one filter).
-  if (cases.length) plan.impact = impact(cases, modelsFromLive(live), modelsFromGit(targetedDesired(desired, live, flags.target ?? []), live));
+  if (cases.length || contracts.length) {
+    // A targeted plan's impact is its targeted changes' impact (targetedDesired: the one filter), for the
+    // cases and the contracts alike: a policy or tenant configuration outside the targets stays as the
+    // service holds it.
+    const scoped = targetedDesired(desired, live, flags.target ?? []);
+    const before = modelsFromLive(live);
+    const after = modelsFromGit(scoped, live);
+    const allocation = allocationImpact(
+      contracts,
+      { policies: before, carves: carvesLive(live) },
+      { policies: after, carves: carvesGit(scoped, live) },
+      ruleReader(env.service.allocationRules),
+    );
+    plan.impact = { cases: impact(cases, before, after), allocation, moved: Object.fromEntries(movedByCurrency(allocation)) };
+  }
   return plan;
 }

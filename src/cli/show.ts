@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
-import { impactText } from "../report/policy-test.js";
+import { planImpactText } from "../report/policy-test.js";
 import { planMarkdown, planText } from "../report/plan.js";
+import { impactOf } from "../plan/model.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readPlanFile } from "./plan-file.js";
@@ -17,7 +18,8 @@ export async function runShow(flags: GlobalFlags, out: Output, args: string[]): 
   else {
     out.out(`Saved plan ${file}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
     out.out(planText(plan, out));
-    if (plan.impact?.length) out.out(`\n${impactText(plan.impact)}`);
+    const impact = planImpactText(impactOf(plan));
+    if (impact) out.out(`\n${impact}`);
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 import { PolicyProblems } from "../errors.js";
-import { modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
+import { carvesGit, carvesLive, modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
 import { loadTests } from "../config/test-files.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import { runCases, type CaseResult, type TestCase } from "../policy-test/run.js";
+import { runCases, runContracts, type CaseResult, type ContractResult, type TestCase } from "../policy-test/run.js";
+import { ruleReader, type Contract } from "../policy-test/allocate.js";
+import { serviceChoices } from "../api/service-choices.js";
 import { testJson, testJunit, testJunitError, testText } from "../report/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
@@ -18,7 +20,11 @@ export interface TestFlags extends GlobalFlags {
 /** What the cases run against: one set of policies, the cases as that environment's vars read them. */
 interface Run {
   cases: TestCase[];
+  contracts: Contract[];
   policies: PolicyModel[];
+  /** carves_allocation, and the tenant's rule texts as service.allocation_rules maps them. */
+  carves: boolean;
+  rules: Record<string, string>;
   source: string;
   /** The tests folder. */
   dir: string;
@@ -44,8 +50,9 @@ async function testRun(flags: TestFlags, out: Output): Promise<number> {
   const runs = flags.live ? [await liveRun(repo, flags, out)] : offlineRuns(repo, flags, out);
   const shownDir = relative(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results: CaseResult[] = runs.flatMap((r) => runCases(r.cases, r.policies));
+  const contracts: ContractResult[] = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
-  if (!results.length) {
+  if (!results.length && !contracts.length) {
     const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
     if (flags.format === "json") out.out(JSON.stringify({ ...testJson(results, source), note }, null, 2));
     else if (flags.format === "junit") out.raw(testJunit(results));
@@ -53,30 +60,35 @@ async function testRun(flags: TestFlags, out: Output): Promise<number> {
     if (flags.format === "json" || flags.format === "junit") out.info(`Note: ${note}.`);
     return 0;
   }
-  if (flags.format === "json") out.out(JSON.stringify(testJson(results, source), null, 2));
-  else if (flags.format === "junit") out.raw(testJunit(results));
-  else out.out(testText(results, source, out));
-  return results.every((r) => r.pass) ? 0 : 1;
+  if (flags.format === "json") out.out(JSON.stringify(testJson(results, source, contracts), null, 2));
+  else if (flags.format === "junit") out.raw(testJunit(results, contracts));
+  else out.out(testText(results, source, out, contracts));
+  return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
 }
 
 /** Loads the test files with one environment's vars; refuses (exit 1) a file with an error. */
-function casesFor(repo: Repo, vars: Parameters<typeof varsFor>[0], flags: GlobalFlags): { cases: TestCase[]; dir: string } {
-  const { cases, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
+function casesFor(repo: Repo, vars: Parameters<typeof varsFor>[0], flags: GlobalFlags): { cases: TestCase[]; contracts: Contract[]; dir: string } {
+  const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems(`the policy tests in ${relative(repo.cwd, dir) || "."} have errors`, diagnostics);
   }
-  return { cases, dir };
+  return { cases, contracts, dir };
 }
+
+/** An environment's service.allocation_rules (none without an environment). */
+const rulesOf = (repo: Repo, name: string | undefined): Record<string, string> =>
+  (name ? serviceChoices(repo.config.environments[name]?.service, undefined, {}).allocationRules : undefined) ?? {};
 
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
 async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> {
   const env = openEnv(repo, flags);
-  const { cases, dir } = casesFor(repo, env.vars, flags);
-  if (!cases.length) return { cases, dir, policies: [], source: `the service's policies in ${env.name}`, label: env.name };
+  const { cases, contracts, dir } = casesFor(repo, env.vars, flags);
+  const base = { cases, contracts, dir, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
+  if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
   try {
     const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
-    return { cases, dir, policies: modelsFromLive(live), source: `the service's policies in ${env.name}`, label: env.name };
+    return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
   } finally {
     await core.close();
   }
@@ -103,14 +115,17 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
         "run revsync validate",
       );
     }
-    const { cases, dir } = casesFor(repo, vars, flags);
+    const { cases, contracts, dir } = casesFor(repo, vars, flags);
     const git = modelsFromGitOnly(desired);
     for (const s of git.skipped) skipped.add(s);
+    const carves = carvesGit(desired);
+    const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
-    const key = names.length > 1 ? JSON.stringify([git.models, cases]) : "";
+    // (Rules and carves_allocation matter only to contracts.)
+    const key = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
     const group = groups.get(key);
     if (group) group.names.push(name ?? "");
-    else groups.set(key, { cases, dir, policies: git.models, source: "git's policies", names: [name ?? ""] });
+    else groups.set(key, { cases, contracts, dir, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
   }
   if (skipped.size) {
     out.warn(
@@ -122,6 +137,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
     const label = g.names.join(", ");
     // The same case under several environments: each result names its own.
     const cases = all.length > 1 ? g.cases.map((c) => ({ ...c, name: `${c.name} [${label}]` })) : g.cases;
-    return { ...g, cases, label };
+    const contracts = all.length > 1 ? g.contracts.map((c) => ({ ...c, name: `${c.name} [${label}]` })) : g.contracts;
+    return { ...g, cases, contracts, label };
   });
 }

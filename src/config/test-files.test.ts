@@ -27,7 +27,88 @@ const load = (dir: string) => {
   return loadTests(repo, varsFor({}, {}));
 };
 
+/** A repo holding one test file of 2 cases and `n` contracts of 3 lines (the last line of contract 1 in
+ *  `currency`), with an optional first line. */
+function repoWithContracts(n: number, firstLine = "", currency = "USD"): string {
+  const dir = mkdtempSync(join(tmpdir(), "revsync-load-"));
+  mkdirSync(join(dir, "tests"));
+  writeFileSync(join(dir, "revsync.yaml"), "version: 1\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n    realm: demo\n");
+  const contracts = Array.from({ length: n }, (_, i) =>
+    [
+      `  - name: contract ${i}`,
+      "    date: 03/01/2026",
+      "    lines:",
+      `      - id: hw\n        line: { product_family: Hardware, product_id: HW-${i}, currency_code: USD, unit_list_price: 100, order_quantity: 2, unit_sell_price: 45 }`,
+      `      - id: sup\n        line: { product_family: Support, product_id: SUP-${i}, currency_code: USD, order_date: 2026-04-01, total_sell_price: "10.50" }`,
+      `      - id: svc\n        line: { product_family: Services, currency_code: ${i === 1 ? currency : "USD"}, total_sell_price: 5 }`,
+      ...(i % 2 ? ["    expect:", "      allocation: { hw: 90, sup: 10.5, svc: 5 }"] : []),
+    ].join("\n"),
+  );
+  const cases = "cases:\n  - name: a case\n    line: { product_family: F }\n    expect: { policy: null }\n";
+  writeFileSync(join(dir, "tests", "c.yaml"), `${firstLine}apiVersion: revsync/v1\nkind: SspPolicyTest\n${cases}contracts:\n${contracts.join("\n")}\n`);
+  return dir;
+}
+
 describe("loading test files", () => {
+  it("contracts: the fast way gives what the full way gives; a line without a date takes the contract's", () => {
+    const fast = repoWithContracts(200);
+    const full = repoWithContracts(200, "# the full way: !\n");
+    try {
+      const a = load(fast);
+      const b = load(full);
+      expect(a.diagnostics).toEqual([]);
+      expect(b.diagnostics).toEqual([]);
+      expect(a.cases).toHaveLength(1);
+      expect(a.contracts).toHaveLength(200);
+      expect(a.contracts).toEqual(b.contracts.map((c) => ({ ...c, line: c.line - 1 })));
+      expect(a.contracts[1]).toEqual({
+        name: "contract 1",
+        file: "tests/c.yaml",
+        line: 17,
+        column: 5,
+        lines: [
+          {
+            id: "hw",
+            input: {
+              product_family: "Hardware",
+              product_id: "HW-1",
+              currency_code: "USD",
+              unit_list_price: 100,
+              order_quantity: 2,
+              unit_sell_price: 45,
+              date: "03/01/2026",
+            },
+          },
+          { id: "sup", input: { product_family: "Support", product_id: "SUP-1", currency_code: "USD", order_date: "2026-04-01", total_sell_price: "10.50" } },
+          { id: "svc", input: { product_family: "Services", currency_code: "USD", total_sell_price: 5, date: "03/01/2026" } },
+        ],
+        expect: { allocation: { hw: 90, sup: 10.5, svc: 5 } },
+      });
+    } finally {
+      rmSync(fast, { recursive: true, force: true });
+      rmSync(full, { recursive: true, force: true });
+    }
+  });
+
+  it("a contract's second currency, in a file the fast way would take, is an error at the line", () => {
+    const dir = repoWithContracts(200, "", "EUR");
+    try {
+      const { contracts, diagnostics } = load(dir);
+      expect(contracts).toEqual([]);
+      expect(diagnostics).toEqual([
+        {
+          file: "tests/c.yaml",
+          line: 25,
+          column: 15,
+          severity: "error",
+          message: 'contracts.1.lines.2 (svc): currency "EUR" differs from the contract\'s first line ("USD"): every line of a contract has one currency',
+        },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a large plain file read the fast way (js-yaml) gives exactly what the full way (yaml) gives", () => {
     const fast = repoWith(1500);
     // A tag-like character in a comment sends the same content the full way.

@@ -10,11 +10,15 @@ import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { listYamlFiles } from "./walk.js";
 import { MAX_FILE_BYTES, readYamlFile } from "./yaml-source.js";
 import type { SspPolicyTestFile } from "../schema/generated/policy.js";
-import { lineProblems, type Line } from "../policy-test/line.js";
+import { lineCurrency, lineDate, lineProblems, parseDate, type Line } from "../policy-test/line.js";
 import type { TestCase } from "../policy-test/run.js";
+import { sellCents, type Contract } from "../policy-test/allocate.js";
+
+type FileCase = NonNullable<SspPolicyTestFile["cases"]>[number];
+type FileContract = NonNullable<SspPolicyTestFile["contracts"]>[number];
 
 /** A case of a file as run. */
-function testCase(file: SspPolicyTestFile, c: SspPolicyTestFile["cases"][number], shown: string, where: { line: number; column: number }): TestCase {
+function testCase(file: SspPolicyTestFile, c: FileCase, shown: string, where: { line: number; column: number }): TestCase {
   return {
     name: c.name,
     file: shown,
@@ -25,12 +29,80 @@ function testCase(file: SspPolicyTestFile, c: SspPolicyTestFile["cases"][number]
   };
 }
 
+/** A contract's lines as run: a line without a date of its own takes the contract's. */
+function contractOf(file: SspPolicyTestFile, c: FileContract, shown: string, where: { line: number; column: number }): Contract {
+  return {
+    name: c.name,
+    file: shown,
+    ...where,
+    lines: c.lines.map((l) => {
+      const input = { ...(l.line as Line) };
+      if (c.date !== undefined) {
+        const { field, raw } = lineDate(input, file.date_field);
+        if (raw === "") input[field] = c.date;
+      }
+      return { id: l.id, input };
+    }),
+    ...(c.expect ? { expect: { allocation: c.expect.allocation as Record<string, number> } } : {}),
+    ...(file.date_field ? { dateField: file.date_field } : {}),
+  };
+}
+
+const pointer = (s: string): string => s.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** What loading refuses in a contract, each at a JSON pointer into the file: a line's date that is no
+ *  date, a line without a sell price, a currency other than the first line's, a line id used twice, an
+ *  expected line that is not one of the contract's, a contract date that is no date. */
+function contractProblems(file: SspPolicyTestFile, c: FileContract, i: number): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  const here = `contracts.${i}`;
+  if (c.date !== undefined && parseDate(c.date) === undefined) {
+    out.push({
+      path: `/contracts/${i}/date`,
+      message: `${here}.date: ${JSON.stringify(c.date)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)`,
+    });
+  }
+  const first = lineCurrency((c.lines[0]?.line ?? {}) as Line);
+  const seen = new Set<string>();
+  c.lines.forEach((l, j) => {
+    const line = l.line as Line;
+    const at = `/contracts/${i}/lines/${j}`;
+    for (const p of lineProblems(line, file.date_field))
+      out.push({ path: `${at}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
+    if (seen.has(l.id))
+      out.push({ path: `${at}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
+    seen.add(l.id);
+    if (sellCents(line) === undefined) {
+      out.push({
+        path: `${at}/line`,
+        message: `${here}.lines.${j} (${l.id}): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers`,
+      });
+    }
+    const cur = lineCurrency(line);
+    if (j > 0 && cur !== first) {
+      out.push({
+        path: `${at}/line`,
+        message: `${here}.lines.${j} (${l.id}): currency ${JSON.stringify(cur)} differs from the contract's first line (${JSON.stringify(first)}): every line of a contract has one currency`,
+      });
+    }
+  });
+  for (const id of Object.keys(c.expect?.allocation ?? {})) {
+    if (!seen.has(id)) {
+      out.push({
+        path: `/contracts/${i}/expect/allocation/${pointer(id)}`,
+        message: `${here}.expect.allocation: ${JSON.stringify(id)} is not a line of the contract (its lines: ${c.lines.map((l) => l.id).join(", ")})`,
+      });
+    }
+  }
+  return out;
+}
+
 /** Large test files: the `yaml` library (positions for every node) takes about 1 s per MB; js-yaml
  *  (well-kept, no positions but a listener) about 50 ms. A plain file (one document; no tags, aliases,
  *  ${VAR}s or prototype keys) that js-yaml reads and the schema accepts is taken from it, each case's
  *  line from the listener. Anything else, and any file with a problem, goes the full way, which reports
  *  every problem at its line. */
-function fastCases(abs: string, shown: string): TestCase[] | undefined {
+function fastCases(abs: string, shown: string): { cases: TestCase[]; contracts: Contract[] } | undefined {
   let text: string;
   try {
     // Small files go the full way at once: no second read of them.
@@ -43,13 +115,14 @@ function fastCases(abs: string, shown: string): TestCase[] | undefined {
   if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text)) return undefined;
   // Loaded only for such a file: every command that reads policy tests would pay for it otherwise.
   const jsYaml = createRequire(import.meta.url)("js-yaml") as typeof JsYaml;
-  const starts: { line: number; column: number }[] = [];
+  const starts: Record<"cases" | "contracts", { line: number; column: number }[]> = { cases: [], contracts: [] };
   let value: unknown;
   try {
-    // Depth 1: the document's mapping; depth 2: its keys and values; depth 3: the items of `cases`.
+    // Depth 1: the document's mapping; depth 2: its keys and values; depth 3: the items of `cases` and
+    // `contracts`.
     let depth = 0;
-    let inCases = false;
-    let casesNext = false;
+    let inList: "cases" | "contracts" | undefined;
+    let next: "cases" | "contracts" | undefined;
     value = jsYaml.load(text, {
       schema: jsYaml.CORE_SCHEMA,
       json: false,
@@ -57,14 +130,14 @@ function fastCases(abs: string, shown: string): TestCase[] | undefined {
         const st = state as unknown as { line: number; position: number; lineStart: number; result: unknown };
         if (type === "open") {
           depth++;
-          if (depth === 2 && casesNext) {
-            inCases = true;
-            casesNext = false;
-          } else if (depth === 3 && inCases) starts.push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
+          if (depth === 2 && next) {
+            inList = next;
+            next = undefined;
+          } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
         } else {
           if (depth === 2) {
-            if (inCases) inCases = false;
-            else if (st.result === "cases") casesNext = true;
+            if (inList) inList = undefined;
+            else if (st.result === "cases" || st.result === "contracts") next = st.result;
           }
           depth--;
         }
@@ -75,10 +148,21 @@ function fastCases(abs: string, shown: string): TestCase[] | undefined {
   }
   if (!fileValidator("policy/ssp-policy-test.schema.json")(value)) return undefined;
   const file = value as SspPolicyTestFile;
-  if (starts.length !== file.cases.length) return undefined;
+  const cases = file.cases ?? [];
+  const contracts = file.contracts ?? [];
+  if (!cases.length && !contracts.length) return undefined;
+  if (starts.cases.length !== cases.length || starts.contracts.length !== contracts.length) return undefined;
   // A line with a problem goes the full way, which says where it is.
-  if (file.cases.some((c) => lineProblems(c.line as Line, file.date_field).length)) return undefined;
-  return file.cases.map((c, i) => testCase(file, c, shown, { line: starts[i]?.line ?? 1, column: starts[i]?.column ?? 1 }));
+  if (cases.some((c) => lineProblems(c.line as Line, file.date_field).length)) return undefined;
+  if (contracts.some((c, i) => contractProblems(file, c, i).length)) return undefined;
+  const place = (list: { line: number; column: number }[], i: number): { line: number; column: number } => ({
+    line: list[i]?.line ?? 1,
+    column: list[i]?.column ?? 1,
+  });
+  return {
+    cases: cases.map((c, i) => testCase(file, c, shown, place(starts.cases, i))),
+    contracts: contracts.map((c, i) => contractOf(file, c, shown, place(starts.contracts, i))),
+  };
 }
 
 /** The folder of policy tests: `tests:` of revsync.yaml, default tests/. */
@@ -86,17 +170,20 @@ export function testsDir(repo: Repo): string {
   return resolve(repo.root, repo.config.tests ?? "tests");
 }
 
-/** Every case of every test file (kind SspPolicyTest), with its file and line; problems as diagnostics. */
-export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; diagnostics: Diagnostic[]; dir: string; found: boolean } {
+/** Every case and contract of every test file (kind SspPolicyTest), with its file and line; problems
+ *  as diagnostics. */
+export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; contracts: Contract[]; diagnostics: Diagnostic[]; dir: string; found: boolean } {
   const dir = testsDir(repo);
   const diagnostics: Diagnostic[] = [];
   const cases: TestCase[] = [];
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return { cases, diagnostics, dir, found: false };
+  const contracts: Contract[] = [];
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   for (const abs of listYamlFiles(dir)) {
     const shown = relative(repo.cwd, abs) || abs;
     const fast = fastCases(abs, shown);
     if (fast) {
-      cases.push(...fast);
+      cases.push(...fast.cases);
+      contracts.push(...fast.contracts);
       continue;
     }
     for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
@@ -114,18 +201,31 @@ export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; dia
       diagnostics.push(...problems);
       if (problems.length) continue;
       const file = src.value as SspPolicyTestFile;
-      const lineErrors: Diagnostic[] = file.cases.flatMap((c, i) =>
+      if (!file.cases && !file.contracts) {
+        diagnostics.push({
+          file: shown,
+          ...at(src, ""),
+          severity: "error",
+          message: "a policy test file holds cases:, contracts: or both; this one holds neither",
+        });
+        continue;
+      }
+      const lineErrors: Diagnostic[] = (file.cases ?? []).flatMap((c, i) =>
         lineProblems(c.line as Line, file.date_field).map((p) => ({
           file: shown,
-          ...at(src, `/cases/${i}/line/${p.field.replace(/~/g, "~0").replace(/\//g, "~1")}`),
+          ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
           severity: "error" as const,
           message: `cases.${i}.line.${p.field}: ${p.message}`,
         })),
       );
+      (file.contracts ?? []).forEach((c, i) => {
+        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown, ...at(src, p.path), severity: "error", message: p.message });
+      });
       diagnostics.push(...lineErrors);
       if (lineErrors.length) continue;
-      file.cases.forEach((c, i) => cases.push(testCase(file, c, shown, at(src, `/cases/${i}`))));
+      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown, at(src, `/cases/${i}`))));
+      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown, at(src, `/contracts/${i}`))));
     }
   }
-  return { cases, diagnostics, dir, found: true };
+  return { cases, contracts, diagnostics, dir, found: true };
 }

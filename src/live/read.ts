@@ -58,8 +58,11 @@ export async function readLive(core: ApiCore, desired: DesiredState, opts: ReadO
   }
   const wanted = new Map(desired.ssp.map((d) => [d.name, d]));
   const detailNames = [...live.keys()].filter((name) => {
+    // Policy tests: an order line may meet any policy, targeted or not (what is not targeted stays as
+    // the service holds it, and still gives its SSP).
+    if (opts.approvedValues) return true;
     if (!touchedBy(address.ssp(name), opts.targets)) return false;
-    if (opts.allDetails || opts.approvedValues) return true;
+    if (opts.allDetails) return true;
     const d = wanted.get(name);
     return !!d && (d.batches.length > 0 || !!opts.managedDetails);
   });

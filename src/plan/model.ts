@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ImpactEntry } from "../policy-test/run.js";
+import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
@@ -80,10 +80,26 @@ export interface Plan {
   summary: Record<Action, number>;
   /** Things the reader should know that are not changes (said once each). */
   notes: string[];
-  /** With policy tests: the cases whose matched policy or SSP the plan changes (absent without tests). */
-  impact?: ImpactEntry[];
+  /** With policy tests: what the plan does to them (absent without tests). A plan saved by an earlier
+   *  revsync holds the cases alone, as a list. */
+  impact?: PlanImpact | ImpactEntry[];
   /** sha256 of the binding and the changes (planChecksum). */
   checksum: string;
+}
+
+/** What a plan does to the policy tests: the cases whose matched policy or SSP changes, the contracts
+ *  whose allocation changes (most revenue moved first), and the revenue moved across them, per currency. */
+export interface PlanImpact {
+  cases: ImpactEntry[];
+  allocation: AllocationImpact[];
+  moved: Record<string, number>;
+}
+
+/** A plan's impact, whichever revsync saved it. */
+export function impactOf(plan: Pick<Plan, "impact">): PlanImpact | undefined {
+  const i = plan.impact;
+  if (!i) return undefined;
+  return Array.isArray(i) ? { cases: i, allocation: [], moved: {} } : i;
 }
 
 /** The checksum of what apply acts on: the binding and the changes. A saved plan whose checksum does not

@@ -22,6 +22,13 @@ function fromItem(name: string, item: Item, batches: BatchModel[]): PolicyModel 
     expression: typeof item.expression === "string" ? item.expression : "",
     ...(typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {}),
     batches,
+    ...(typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {}),
+    ...(typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {}),
+    rules: {
+      ...(typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {}),
+      ...(typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {}),
+      ...(typeof item.transaction_above_range === "string" ? { above: item.transaction_above_range } : {}),
+    },
   };
 }
 
@@ -106,4 +113,23 @@ export function modelsFromGitOnly(desired: DesiredState): { models: PolicyModel[
   const skipped = desired.ssp.filter((d) => d.spec.when === undefined || d.spec.hierarchy_no === undefined).map((d) => d.name);
   const models = modelsFromGit({ ...desired, ssp: desired.ssp.filter((d) => !skipped.includes(d.name)) });
   return { models, skipped };
+}
+
+/** carves_allocation of one tenant configuration item (true unless it says false). */
+const carvesOf = (item: Record<string, unknown> | undefined): boolean => item?.carves_allocation !== false;
+
+/** Whether the service reallocates (carves_allocation): false when any tenant configuration it holds
+ *  says false. */
+export function carvesLive(live: LiveState): boolean {
+  return live.tenantConfigs.every((e) => carvesOf(e.compliance_spec?.[0] as Record<string, unknown> | undefined));
+}
+
+/** Whether the tenant reallocates as git asks: each of git's tenant configurations over its live self
+ *  (`use`: which of git's it takes, for --target; the others keep their live value), and the live ones
+ *  git does not manage as they are; false when any says false. Offline, git's alone. */
+export function carvesGit(desired: DesiredState, live?: LiveState, use: (name: string) => boolean = () => true): boolean {
+  const values = new Map<string, boolean>();
+  for (const e of live?.tenantConfigs ?? []) values.set(e.compliance_name ?? "", carvesOf(e.compliance_spec?.[0] as Record<string, unknown> | undefined));
+  for (const d of desired.tenantConfigs) if (use(d.name) && d.spec.carves_allocation !== undefined) values.set(d.name, carvesOf(d.spec));
+  return [...values.values()].every(Boolean);
 }

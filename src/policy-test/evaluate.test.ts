@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { holds, matchLine, order, showSsp, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
+import { firstFailing, holds, matchLine, order, showSsp, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
 import { impact, impactLine, runCases } from "./run.js";
 
@@ -247,6 +247,45 @@ describe("showSsp", () => {
     fc.assert(
       fc.property(fc.oneof(fc.double(), fc.double({ min: -1e7, max: 1e7 }), fc.integer()), (v) => showSsp(v) === icu(v)),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe("the policy index", () => {
+  /** Trying each policy in turn: what the index must give, error for error. */
+  function naive(ordered: PolicyModel[], line: Record<string, string | number>): { policy: string | null; error?: string } {
+    for (const p of ordered) {
+      try {
+        if (firstFailing(p, line)) continue;
+      } catch (e) {
+        return { policy: null, error: `${p.name}: ${(e as Error).message}` };
+      }
+      return { policy: p.name };
+    }
+    return { policy: null };
+  }
+  const cond = fc.record({
+    field_name: fc.constantFrom("family", "region", "qty"),
+    operator: fc.constantFrom("equality", "inequality", "in", ">", "null"),
+    value: fc.constantFrom("A", "B", "C", "A,B", "5", ""),
+  });
+  it("meets the same policy (or the same error) as trying each policy in turn", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ when: fc.array(cond, { maxLength: 3 }), hierarchy_no: fc.integer({ min: 1, max: 20 }), active: fc.boolean() }), { maxLength: 12 }),
+        fc.array(fc.record({ family: fc.constantFrom("A", "B", "C", ""), region: fc.constantFrom("A", "B"), qty: fc.constantFrom(1, 9, "x") }), {
+          minLength: 1,
+          maxLength: 10,
+        }),
+        (ps, lines) => {
+          const ordered = order(ps.map((p, i) => ({ ...p, name: `P${i}`, method: "formula", expression: "1", batches: [] })));
+          for (const line of lines) {
+            const got = matchLine(ordered, line);
+            expect({ policy: got.policy, ...(got.error ? { error: got.error } : {}) }).toEqual(naive(ordered, line));
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

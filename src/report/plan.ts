@@ -1,7 +1,17 @@
 import type { Painter } from "./painter.js";
-import { impactMarkdown } from "./policy-test.js";
+import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
-import { actionWords, isApplied, type Action, type DriftClass, type DriftItem, type DriftReport, type Plan, type ValuesSummary } from "../plan/model.js";
+import {
+  actionWords,
+  impactOf,
+  isApplied,
+  type Action,
+  type DriftClass,
+  type DriftItem,
+  type DriftReport,
+  type Plan,
+  type ValuesSummary,
+} from "../plan/model.js";
 import { unknownCaveat } from "../plan/unknown.js";
 import { plural } from "../words.js";
 import type { FieldDiff } from "../shared/normalize.js";
@@ -127,7 +137,8 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     blocks.push(b.join("\n"));
   }
   const notes = (plan.notes ?? []).map((n) => `> Note: ${n}\n`).join("");
-  if (plan.impact?.length) head.push(impactMarkdown(plan.impact));
+  const impact = planImpactMarkdown(impactOf(plan));
+  if (impact) head.push(impact);
   const tail = `\n${summaryLine(plan)}\n${notes ? `\n${notes}` : ""}`;
   let body = head.join("\n");
   let shown = 0;

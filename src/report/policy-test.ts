@@ -1,11 +1,22 @@
 import { showOutcome as side } from "../policy-test/evaluate.js";
-import { impactLine, type CaseResult, type ImpactEntry } from "../policy-test/run.js";
+import {
+  impactLine,
+  movedByCurrency,
+  type AllocationImpact,
+  type AllocationSide,
+  type CaseResult,
+  type ContractResult,
+  type ImpactEntry,
+} from "../policy-test/run.js";
+import { money, signed, type AllocatedLine, type Allocation } from "../policy-test/allocate.js";
 import type { Painter } from "./painter.js";
+import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
 
-export function testText(results: CaseResult[], source: string, out: Painter): string {
+export function testText(results: CaseResult[], source: string, out: Painter, contracts: ContractResult[] = []): string {
   const failed = results.filter((r) => !r.pass);
   const lines: string[] = [];
+  for (const r of contracts) lines.push(...contractText(r, out), "");
   for (const r of failed) {
     lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${r.case.file}:${r.case.line}`)} ${r.case.name}`);
     lines.push(`      expected: ${side(r.case.expect.policy, r.case.expect.ssp)}`);
@@ -13,17 +24,22 @@ export function testText(results: CaseResult[], source: string, out: Painter): s
     for (const w of r.why) lines.push(`      why:      ${w}`);
   }
   if (failed.length) lines.push("");
+  const bad = failed.length + contracts.filter((r) => !r.pass).length;
+  const all = results.length + contracts.length;
   lines.push(
-    `${failed.length ? out.paint("red", "Policy tests failed") : out.paint("green", "Policy tests passed")}: ${results.length - failed.length} passed, ${failed.length} failed (against ${source}).`,
+    `${bad ? out.paint("red", "Policy tests failed") : out.paint("green", "Policy tests passed")}: ${all - bad} passed, ${bad} failed (against ${source})${contractsSummary(contracts)}.`,
   );
   return lines.join("\n");
 }
 
-export function testJson(results: CaseResult[], source: string): object {
+export function testJson(results: CaseResult[], source: string, contracts: ContractResult[] = []): object {
   return {
     format_version: "1",
     source,
-    summary: { passed: results.filter((r) => r.pass).length, failed: results.filter((r) => !r.pass).length },
+    summary: {
+      passed: results.filter((r) => r.pass).length + contracts.filter((r) => r.pass).length,
+      failed: results.filter((r) => !r.pass).length + contracts.filter((r) => !r.pass).length,
+    },
     cases: results.map((r) => ({
       name: r.case.name,
       file: r.case.file,
@@ -33,6 +49,7 @@ export function testJson(results: CaseResult[], source: string): object {
       got: r.got,
       ...(r.pass ? {} : { why: r.why }),
     })),
+    ...(contracts.length ? { contracts: contracts.map(contractJson) } : {}),
   };
 }
 
@@ -47,10 +64,15 @@ const xml = (s: string): string =>
     .replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;");
 
-/** JUnit XML for CI test reports: one test suite per file, one test case per case. */
-export function testJunit(results: CaseResult[]): string {
+/** JUnit XML for CI test reports: one test suite per file, one test case per case and per contract. */
+export function testJunit(results: CaseResult[], contracts: ContractResult[] = []): string {
   const byFile = new Map<string, CaseResult[]>();
   for (const r of results) byFile.set(r.case.file, [...(byFile.get(r.case.file) ?? []), r]);
+  const contractsOf = new Map<string, ContractResult[]>();
+  for (const r of contracts) {
+    contractsOf.set(r.contract.file, [...(contractsOf.get(r.contract.file) ?? []), r]);
+    if (!byFile.has(r.contract.file)) byFile.set(r.contract.file, []);
+  }
   const suites = [...byFile].map(([file, rs]) => {
     const cases = rs.map((r) => {
       const head = `    <testcase classname="${xml(file)}" name="${xml(r.case.name)}" file="${xml(file)}" line="${r.case.line}"`;
@@ -58,10 +80,13 @@ export function testJunit(results: CaseResult[]): string {
       const message = `expected ${side(r.case.expect.policy, r.case.expect.ssp)}; got ${side(r.got.policy, r.got.ssp)}`;
       return `${head}>\n      <failure message="${xml(message)}">${xml(r.why.join("\n"))}</failure>\n    </testcase>`;
     });
-    return `  <testsuite name="${xml(file)}" tests="${rs.length}" failures="${rs.filter((r) => !r.pass).length}">\n${cases.join("\n")}\n  </testsuite>`;
+    const cs = contractsOf.get(file) ?? [];
+    cases.push(...contractTestcases(file, cs));
+    const failed = rs.filter((r) => !r.pass).length + cs.filter((r) => !r.pass).length;
+    return `  <testsuite name="${xml(file)}" tests="${rs.length + cs.length}" failures="${failed}">\n${cases.join("\n")}\n  </testsuite>`;
   });
-  const failures = results.filter((r) => !r.pass).length;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="revsync policy tests" tests="${results.length}" failures="${failures}">\n${suites.join("\n")}\n</testsuites>\n`;
+  const failures = results.filter((r) => !r.pass).length + contracts.filter((r) => !r.pass).length;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="revsync policy tests" tests="${results.length + contracts.length}" failures="${failures}">\n${suites.join("\n")}\n</testsuites>\n`;
 }
 
 /** JUnit XML for a run that could not test anything (a broken test file, a bad flag, no such
@@ -100,4 +125,221 @@ export function impactMarkdown(entries: ImpactEntry[]): string {
     ...entries.map((e) => `| ${cell(e.name)} | ${cell(side(e.before.policy, e.before.ssp))} | ${cell(side(e.after.policy, e.after.ssp))} |`),
     "",
   ].join("\n");
+}
+
+// ---- Contracts: how revsync allocates them (revsync test) and what a change moves (plan) ----
+
+const STATUS_WORDS: Record<Allocation["status"], string> = {
+  allocated: "allocated",
+  "not carved": "not reallocated: carves_allocation is off in the tenant configuration, every line keeps its sell price",
+  "cannot allocate": "cannot allocate",
+};
+
+const PLAIN: Painter = { paint: (_color, text) => text };
+const num = (v: number | null): string => (v === null ? "-" : money(v));
+const range = (l: AllocatedLine): string => (l.range ? `${money(l.range.low)} - ${money(l.range.high)}` : "-");
+const rule = (l: AllocatedLine): string => (l.position ? `${l.position}: ${l.rule === null ? "(not set)" : l.rule}` : "-");
+
+/** Rows as columns padded to their widths (the last one not padded). */
+function columns(rows: string[][], indent: string): string[] {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  "));
+}
+
+/** One contract, as `revsync test` prints it: its status, then per line its policy, SSP, range, rule,
+ *  basis, sell price, allocated and carve. */
+export function contractText(r: ContractResult, out: Painter): string[] {
+  const a = r.allocation;
+  const c = r.contract;
+  const mark = r.pass ? out.paint("green", "PASS") : out.paint("red", "FAIL");
+  const lines = [`${mark} ${out.paint("bold", `${c.file}:${c.line}`)} contract ${c.name}: ${a.currency} ${money(a.total)}, ${STATUS_WORDS[a.status]}`];
+  const head = ["Line", "Policy", "SSP", "Range", "Rule", "Basis", "Sell price", "Allocated", "Carve"];
+  const rows = a.lines.map((l) => [
+    l.id,
+    l.policy ?? "no policy",
+    num(l.ssp),
+    range(l),
+    rule(l),
+    num(l.basis),
+    money(l.sell_price),
+    num(l.allocated),
+    l.carve === null ? "-" : signed(l.carve),
+  ]);
+  lines.push(...columns([head, ...rows], "      "));
+  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${w}`);
+  else for (const w of r.why) lines.push(`      why: ${w}`);
+  if (a.status === "cannot allocate" && r.why.length && !a.errors.length && c.expect) lines.push("      (the contract expects an allocation)");
+  return lines;
+}
+
+/** The contracts' part of the summary: "2 contracts: 1 allocated, 1 cannot allocate". */
+function contractsSummary(rs: ContractResult[]): string {
+  if (!rs.length) return "";
+  const n = (s: Allocation["status"]): number => rs.filter((r) => r.allocation.status === s).length;
+  const parts = [
+    `${n("allocated")} allocated`,
+    n("not carved") ? `${n("not carved")} not reallocated (carves_allocation off)` : "",
+    n("cannot allocate") ? `${n("cannot allocate")} cannot allocate` : "",
+  ];
+  return `; ${rs.length === 1 ? "1 contract" : `${rs.length} contracts`}: ${parts.filter(Boolean).join(", ")}`;
+}
+
+export function contractJson(r: ContractResult): object {
+  const a = r.allocation;
+  return {
+    name: r.contract.name,
+    file: r.contract.file,
+    line: r.contract.line,
+    pass: r.pass,
+    status: a.status,
+    currency: a.currency,
+    total: a.total,
+    ...(r.contract.expect ? { expected: r.contract.expect.allocation } : {}),
+    lines: a.lines,
+    ...(a.status === "cannot allocate" ? { cannot_allocate: [...a.errors, ...a.why] } : {}),
+    ...(r.pass ? {} : { why: r.why }),
+  };
+}
+
+/** JUnit test cases of a file's contracts, one per contract. */
+export function contractTestcases(file: string, rs: ContractResult[]): string[] {
+  return rs.map((r) => {
+    const head = `    <testcase classname="${xml(file)}" name="${xml(`contract ${r.contract.name}`)}" file="${xml(file)}" line="${r.contract.line}"`;
+    const detail = contractText(r, PLAIN).join("\n");
+    if (r.pass) return `${head}>\n      <system-out>${xml(detail)}</system-out>\n    </testcase>`;
+    return `${head}>\n      <failure message="${xml(r.why.join("; "))}">${xml(detail)}</failure>\n    </testcase>`;
+  });
+}
+
+/** The allocation part of a plan's impact, in text: per contract that moves, per line before -> after,
+ *  and the revenue moved across them all. */
+export function allocationImpactText(entries: AllocationImpact[]): string {
+  if (!entries.length) return "";
+  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}:`];
+  for (const e of entries) {
+    lines.push(`  ${e.contract} (${e.file}:${e.line}): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${statusShift(e)}`);
+    const rows = e.lines.map((l) => [
+      l.id,
+      `${num(l.before.allocated)} -> ${num(l.after.allocated)}`,
+      l.shift === null ? "" : signed(l.shift),
+      policies(l.before, l.after),
+    ]);
+    lines.push(...columns(rows, "      "));
+    for (const w of e.why ?? []) lines.push(`      why: ${w}`);
+  }
+  return lines.join("\n");
+}
+
+const sidePolicy = (s: AllocationSide): string => (s.policy === null ? "no policy" : `${s.policy}${s.ssp === null ? " (no SSP)" : ` (SSP ${money(s.ssp)})`}`);
+const contractsMove = (n: number): string => (n === 1 ? "1 contract's allocation changes" : `${n} contracts' allocations change`);
+const SHORT_STATUS: Record<Allocation["status"], string> = {
+  allocated: "allocated",
+  "not carved": "not reallocated, carves_allocation off",
+  "cannot allocate": "cannot allocate",
+};
+const statusShift = (e: AllocationImpact): string =>
+  e.before_status === e.after_status ? "" : ` (now ${SHORT_STATUS[e.before_status]}; after apply ${SHORT_STATUS[e.after_status]})`;
+/** The policy of a line on both sides, once when it is the same. */
+const policies = (b: AllocationSide, a: AllocationSide): string => {
+  const [x, y] = [sidePolicy(b), sidePolicy(a)];
+  return x === y ? x : `${x} -> ${y}`;
+};
+
+/** The revenue moved across the contracts, per currency: " (USD 1,234.56 moves)". */
+function movedWords(entries: AllocationImpact[]): string {
+  const by = movedByCurrency(entries);
+  if (!by.size) return "";
+  return ` (${[...by].map(([c, v]) => `${c} ${money(v)}`).join(", ")} of revenue moves between lines)`;
+}
+
+/** The markdown of a plan's allocation impact stays within this many characters (the chart and the
+ *  table are cut, with a note, before the comment would pass its limit). */
+export const ALLOCATION_MARKDOWN_BUDGET = 20_000;
+/** Contracts drawn in the chart: the ones that move most. */
+export const CHART_CONTRACTS = 3;
+
+/** Lines drawn per contract: the ones that move most. */
+export const CHART_LINES = 8;
+
+/** A label in a Mermaid chart: its own quotes and brackets would end it; long ones are cut. */
+const label = (s: string, max: number): string => {
+  const t = s.replace(/["\\[\]`]/g, "'");
+  return `"${t.length > max ? `${t.slice(0, max - 1)}…` : t}"`;
+};
+
+/** A Mermaid xychart-beta bar chart of one contract (GitHub and GitLab draw it in a comment): per line
+ *  two bars, allocated now and after apply, side by side; the lines that move most when there are many. */
+export function allocationChart(e: AllocationImpact): string {
+  const moving = e.lines
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => Math.abs(b.l.shift ?? 0) - Math.abs(a.l.shift ?? 0) || a.i - b.i)
+    .slice(0, CHART_LINES)
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.l);
+  const bars = moving.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]);
+  const names = moving.flatMap((l) => [label(`${l.id} now`, 24), label(`${l.id} after`, 24)]);
+  const top = Math.max(0, ...bars);
+  const bottom = Math.min(0, ...bars);
+  const some = moving.length < e.lines.length ? ` (${moving.length} of ${e.lines.length} lines)` : "";
+  return [
+    "```mermaid",
+    "xychart-beta",
+    `    title ${label(`${e.contract}${some}`, 70)}`,
+    `    x-axis [${names.join(", ")}]`,
+    `    y-axis ${label(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
+    `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
+    "```",
+  ].join("\n");
+}
+
+/** The allocation part of a plan's impact, in markdown: a table a controller reads (line, before,
+ *  after, shift) per contract, and a chart of the contracts that move most; within
+ *  ALLOCATION_MARKDOWN_BUDGET characters. */
+export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
+  if (!entries.length) return "";
+  const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}`, ""];
+  const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
+  for (const e of charts) out.push(allocationChart(e), "");
+  if (charts.length)
+    out.push(
+      `_The ${charts.length === 1 ? "contract" : `${charts.length} contracts`} that move${charts.length === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
+      "",
+    );
+  let used = out.join("\n").length;
+  let shown = 0;
+  for (const e of entries) {
+    const block = [
+      `**${cell(e.contract)}** (\`${cell(e.file)}:${e.line}\`): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${cell(statusShift(e))}`,
+      "",
+      "| Line | Before | After | Shift | Policy (SSP) |",
+      "|---|--:|--:|--:|---|",
+      ...e.lines.map(
+        (l) =>
+          `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(policies(l.before, l.after))} |`,
+      ),
+      ...(e.why ?? []).map((w) => `\n> ${cell(w)}`),
+      "",
+    ].join("\n");
+    if (used + block.length + 200 > ALLOCATION_MARKDOWN_BUDGET) break;
+    out.push(block);
+    used += block.length + 1;
+    shown++;
+  }
+  if (shown < entries.length)
+    out.push(`_${entries.length - shown} more contract${entries.length - shown === 1 ? "" : "s"} not shown here: see the JSON plan (impact.allocation)._`, "");
+  return `${out.join("\n")}\n`;
+}
+
+/** The impact of a plan, in text: the cases, then the contracts ("" when nothing changes). */
+export function planImpactText(impact: PlanImpact | undefined): string {
+  if (!impact) return "";
+  return [impactText(impact.cases), allocationImpactText(impact.allocation)].filter(Boolean).join("\n\n");
+}
+
+/** The impact of a plan, in markdown. */
+export function planImpactMarkdown(impact: PlanImpact | undefined): string {
+  if (!impact) return "";
+  return [impactMarkdown(impact.cases), allocationImpactMarkdown(impact.allocation)].filter(Boolean).join("\n");
 }

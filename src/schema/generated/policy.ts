@@ -104,6 +104,12 @@ export interface ServiceChoicesConfig {
      */
     approved?: string;
   };
+  /**
+   * How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP
+   */
+  allocation_rules?: {
+    [k: string]: "transaction_price" | "range_top" | "range_bottom" | "mid_point" | undefined;
+  };
 }
 /**
  * This interface was referenced by `RevsyncConfig`'s JSON-Schema
@@ -366,7 +372,7 @@ export interface BatchSpec {
 }
 
 /**
- * revsync policy test file: order lines, and which SSP policy (and SSP) each must meet. revsync test evaluates them; plan lists those whose outcome a change would alter.
+ * revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.
  */
 export interface SspPolicyTestFile {
   apiVersion: "revsync/v1";
@@ -377,9 +383,17 @@ export interface SspPolicyTestFile {
    */
   date_field?: string;
   /**
+   * Order lines and the policy each must meet (a file holds cases, contracts or both)
+   *
    * @minItems 1
    */
-  cases: [SspPolicyTestCase, ...SspPolicyTestCase[]];
+  cases?: [SspPolicyTestCase, ...SspPolicyTestCase[]];
+  /**
+   * Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)
+   *
+   * @minItems 1
+   */
+  contracts?: [SspPolicyTestContract, ...SspPolicyTestContract[]];
 }
 export interface SspPolicyTestMetadata {
   name?: string;
@@ -404,4 +418,36 @@ export interface SspPolicyTestExpect {
    * The SSP it must get (optional)
    */
   ssp?: number;
+}
+export interface SspPolicyTestContract {
+  name: string;
+  /**
+   * The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values
+   */
+  date?: string;
+  /**
+   * @minItems 1
+   */
+  lines: [SspPolicyTestContractLine, ...SspPolicyTestContractLine[]];
+  expect?: SspPolicyTestContractExpect;
+}
+export interface SspPolicyTestContractLine {
+  /**
+   * The line's name in the contract (unique in it), as expect.allocation names it
+   */
+  id: string;
+  /**
+   * The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)
+   */
+  line: {
+    [k: string]: string | number | boolean | undefined;
+  };
+}
+export interface SspPolicyTestContractExpect {
+  /**
+   * The amount each named line must be allocated (within 0.01)
+   */
+  allocation: {
+    [k: string]: number | undefined;
+  };
 }
