@@ -21,28 +21,6 @@ import { buildInputs, sourceHash } from "./source-hash.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const STAMP = join(root, "dist", ".build-hash");
 
-/** esbuild, from this folder's node_modules. `npm install -g <git URL>` prepares the clone with npm's
- *  --global still set: the dependencies go to the global folder, not the clone's node_modules, and
- *  `prepare` (this build) found none of them (ERR_MODULE_NOT_FOUND 'esbuild'; pre-commit and every
- *  global install from git failed). Then they are installed here first, as package-lock.json pins them
- *  (the dependencies only: esbuild is one, and so are those the bundle holds). */
-async function esbuild() {
-  try {
-    return await import("esbuild");
-  } catch (e) {
-    if (e?.code !== "ERR_MODULE_NOT_FOUND") throw e;
-  }
-  console.error("revsync build: its dependencies are not in this folder (npm install -g of a git URL puts them elsewhere): installing them here");
-  const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ["npm", []];
-  const args = [...npm[1], "ci", "--global=false", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"];
-  const r = spawnSync(npm[0], args, { cwd: root, stdio: ["ignore", 2, 2], env: { ...process.env, npm_config_global: "false" } });
-  if (r.status !== 0) {
-    console.error(`revsync build: npm ci --omit=dev failed (exit ${r.status}${r.error ? `, ${r.error.message}` : ""}); dist/ was not built`);
-    process.exit(1);
-  }
-  return await import("esbuild");
-}
-
 const hash = await sourceHash(root);
 if (process.argv.includes("--if-stale") && existsSync(join(root, "dist", "bin.js")) && existsSync(STAMP) && readFileSync(STAMP, "utf8").trim() === hash) {
   // Touched, so that the CLI's check of a clone (src/dev-build.ts) sees the sources as older and hashes nothing.
@@ -53,7 +31,7 @@ if (process.argv.includes("--if-stale") && existsSync(join(root, "dist", "bin.js
 }
 // The stamp goes first: a build that fails half-way leaves dist/ marked as built from nothing.
 rmSync(STAMP, { force: true });
-const { build } = await esbuild();
+const { build } = await import("esbuild");
 const common = { absWorkingDir: root, bundle: true, platform: "node", target: "node20", sourcemap: true, logLevel: "warning", write: false };
 // The modules of src/, one file each (the benches import dist/testing/): not tests or declarations.
 const modules = buildInputs(root).filter((f) => f.startsWith("src/") && !f.endsWith(".d.ts"));
