@@ -310,7 +310,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
       expect(lines, what).toHaveLength(1);
       expect(lines[0], what).toMatch(/^revsync apply \(production\): /);
       expect(lines[0], what).toMatch(reason);
-      expect(r.out, what).not.toMatch(/SyntaxError|    at /);
+      expect(r.out, what).not.toMatch(/SyntaxError| {4}at /);
     }
     await unchanged();
   });
