@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -406,10 +406,43 @@ describe("recipes and the Action in a repo made by init", () => {
       expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
       await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
       expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+      // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
+      // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
+      // fails with its reason in one line, no stack trace, and nothing is applied.
+      expect(spawnSync("rsync", ["--version"]).status, "gitlab-ci-local copies the repo with rsync: apt-get install rsync").toBe(0);
+      await steps(
+        [
+          "git init --quiet -b main",
+          "git add -A",
+          "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies",
+          "git remote add origin https://gitlab.example.com/acme/policies.git",
+        ],
+        dir,
+        env,
+      );
+      const gcl = await sh(
+        [
+          join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
+          "--force-shell-executor --ignore-predefined-vars CI_API_V4_URL --no-color",
+          "--variable GITLAB_API_TOKEN=glpat-test --variable CI_API_V4_URL=http://127.0.0.1:9/api/v4",
+          `--variable SANDBOX_BASE_URL=${emu.url}`,
+          "'apply: [sandbox]'",
+        ].join(" "),
+        env,
+        dir,
+      );
+      expect(gcl.code, gcl.out).toBe(1);
+      const said = gcl.out.split("\n").filter((l) => l.startsWith("apply: [sandbox] > revsync apply"));
+      expect(said, gcl.out).toEqual([
+        expect.stringMatching(
+          /^apply: \[sandbox\] > revsync apply \(sandbox\): could not read the merge requests of commit [0-9a-f]{40} from the GitLab API \(curl: \(7\) [^)]*\): is GITLAB_API_TOKEN valid, with api scope\?$/,
+        ),
+      ]);
+      expect(gcl.out).not.toMatch(/SyntaxError|Applying|planning and applying/);
     } finally {
       removeDir(dir);
     }
-    // init, an npm install and the test job: a few seconds alone, far more on loaded cores.
+    // init, an npm install, the test job and gitlab-ci-local's apply job: a few seconds alone, far more on loaded cores.
   }, 90_000);
 
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
