@@ -1,9 +1,11 @@
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_SCHEMA_FILES, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../src/repo/schemas.js";
 import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
 // The JSON Schemas of schemas/ as standard tools read them, not as revsync registers them: every
@@ -29,9 +31,20 @@ function refs(node: unknown, out: string[] = []): string[] {
 }
 
 describe("schemas/ for standard tools", () => {
-  it("every schema's $id is its file name, and every $ref resolves relative to the file that holds it", () => {
-    const files = schemaFiles(SCHEMAS);
-    expect(files.length).toBeGreaterThanOrEqual(7);
+  it("every schema's $id is its file name, and every $ref resolves relative to the file that holds it: in schemas/ and in the copy init writes", () => {
+    const copy = mkdtempSync(join(tmpdir(), "revsync-schemas-"));
+    try {
+      expect(writeRepoSchemas(copy, false).written.length).toBeGreaterThanOrEqual(5);
+      const copied = schemaFiles(join(copy, REPO_SCHEMAS_DIR));
+      expect(copied.map((f) => relative(join(copy, REPO_SCHEMAS_DIR), f)).sort()).toEqual([...REPO_SCHEMA_FILES].sort());
+      resolvesAll([...schemaFiles(SCHEMAS), ...copied]);
+    } finally {
+      removeDir(copy);
+    }
+  });
+
+  function resolvesAll(files: string[]): void {
+    expect(files.length).toBeGreaterThanOrEqual(12);
     for (const file of files) {
       const schema = JSON.parse(readFileSync(file, "utf8")) as { $id?: string };
       expect(schema.$id, relative(ROOT, file)).toBe(file.split("/").pop());
@@ -47,7 +60,7 @@ describe("schemas/ for standard tools", () => {
         expect(node, `${relative(ROOT, file)}: ${ref}`).toBeTypeOf("object");
       }
     }
-  });
+  }
 
   describe("a real plan", () => {
     let emu: Emu;
