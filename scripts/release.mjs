@@ -36,6 +36,8 @@ try {
   symlinkSync(join(root, "node_modules"), join(dir, "node_modules"), "dir");
   const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   for (const s of ["prepare", "build", "prepack", "preinstall", "install", "postinstall"]) delete pkg.scripts[s];
+  // Nothing to build, so no esbuild to install (it is a dependency only for the build on install).
+  delete pkg.dependencies.esbuild;
   writeFileSync(join(dir, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   const built = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: dir, stdio: "inherit" });
   if (built.status !== 0) throw new Error(`the build failed (exit ${built.status})`);
