@@ -13,13 +13,10 @@
 // folder (it installs the folder into its cache as a link and runs its prepare). A rebuild then rewrote
 // dist/ under every CLI running at that moment: a command that loaded a half-written module failed.
 import { spawnSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildInputs, sourceHash } from "./source-hash.mjs";
-
-const BUILD_ID_MARK = "revsync-build-id="; // as in src/load-cli.ts
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const STAMP = join(root, "dist", ".build-hash");
@@ -35,7 +32,6 @@ if (process.argv.includes("--if-stale") && existsSync(join(root, "dist", "bin.js
 // The stamp goes first: a build that fails half-way leaves dist/ marked as built from nothing.
 rmSync(STAMP, { force: true });
 const { build } = await import("esbuild");
-const id = randomUUID();
 const common = { absWorkingDir: root, bundle: true, platform: "node", target: "node20", sourcemap: true, logLevel: "warning", write: false };
 // The modules of src/, one file each (the benches import dist/testing/): not tests or declarations.
 const modules = buildInputs(root).filter((f) => f.startsWith("src/") && !f.endsWith(".d.ts"));
@@ -51,8 +47,6 @@ const outputs = [
       // find the package's folder.
       define: { "import.meta.url": "__revsyncModuleUrl" },
       banner: { js: 'var __revsyncModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-      // Which build this is: the code cache made for it names it too (src/load-cli.ts).
-      footer: { js: `// ${BUILD_ID_MARK}${id}` },
     })
   ).outputFiles,
   ...(await build({ ...common, entryPoints: ["src/bin.ts"], outfile: "dist/bin.js", format: "esm" })).outputFiles,

@@ -52,10 +52,10 @@ const API_DEFINITIONS = [
 
 async function renderValidators() {
   const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, code: { source: true } });
-  ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", "api.schema.json"), "utf8")), "api");
+  ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", "api.schema.json"), "utf8")));
   for (const file of Object.values(STANDALONE)) ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", file), "utf8")), file);
   const exports = { ...STANDALONE };
-  for (const d of API_DEFINITIONS) exports[`api_${d}`] = `api#/definitions/${d}`;
+  for (const d of API_DEFINITIONS) exports[`api_${d}`] = `api.schema.json#/definitions/${d}`;
   const standalone = standaloneModule.default ?? standaloneModule;
   return `/* eslint-disable */\n${banner}\n${standalone(ajv, exports)}\n`;
 }

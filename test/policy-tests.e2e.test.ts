@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
+import { junitProblems } from "./junit-schema.js";
 import { api, cli, DEMO_ENV, removeDir, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Policy tests, impact in the plan, who drifted, and accepted drift (issue 15), through the real CLI.
@@ -112,9 +113,16 @@ cases:
       expect(out).toContain('(the expression "unit_list_price * 0.9": unknown name "unit_list_price": the line has no numeric field of that name)');
       expect(out).toContain("Policy tests failed: 35 passed, 6 failed (against git's policies).");
       const junit = await cli(["test", "--format", "junit"], { cwd: dir });
-      expect(junit.stdout).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="revsync policy tests" tests="41" failures="6">/);
-      expect(junit.stdout).toContain('<testcase classname="tests/wrong.yaml" name="Wrong SSP" file="tests/wrong.yaml" line="10">');
+      // Five that ran and do not hold, one that could not be evaluated (an error, not a failure).
+      expect(junit.stdout).toMatch(
+        /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="revsync policy tests" tests="41" failures="5" errors="1" time="[\d.]+">/,
+      );
+      expect(junit.stdout).toMatch(/<testcase classname="tests\/wrong.yaml" name="Wrong SSP" file="tests\/wrong.yaml" line="10" time="[\d.]+">/);
+      expect(junit.stdout).toMatch(
+        /name="A quantity that cannot be compared" file="tests\/wrong.yaml" line="13" time="[\d.]+">\n\s*<error message="expected Catch-all SSP; could not be evaluated: Bulk SSP: quantity/,
+      );
       expect(wellFormedXml(junit.stdout)).toBe(true);
+      expect(await junitProblems(junit.stdout)).toEqual([]);
       const json = JSON.parse((await cli(["test", "--format", "json"], { cwd: dir })).stdout);
       expect(json.summary).toEqual({ passed: 35, failed: 6 });
       // A file that is not a valid test file: exit 1, at its line; JUnit still holds the error.
@@ -132,11 +140,16 @@ cases:
       expect(badDate.code).toBe(1);
       expect(badDate.stderr).toContain(problem);
       expect((await cli(["validate"], { cwd: dir })).stdout).toContain(problem);
+      // JUnit: the good files' 41 cases still reported, the broken file an error case of its own; exit 1.
       const junitBad = await cli(["test", "--format", "junit"], { cwd: dir });
       expect(junitBad.code).toBe(1);
+      expect(junitBad.stderr).toContain(problem);
       expect(wellFormedXml(junitBad.stdout)).toBe(true);
+      expect(await junitProblems(junitBad.stdout)).toEqual([]);
+      expect(junitBad.stdout).toMatch(/<testsuites name="revsync policy tests" tests="42" failures="5" errors="2"/);
+      expect(junitBad.stdout).toContain('name="Wrong SSP"');
       expect(junitBad.stdout).toContain(
-        '<error message="tests/bad.yaml:5:48: cases.0.line.order_date: &quot;soon&quot; is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)">the policy tests in tests have errors</error>',
+        '<testcase classname="tests/bad.yaml" name="tests/bad.yaml (the test file)" file="tests/bad.yaml" line="5" time="0.000">\n      <error message="tests/bad.yaml:5:48: cases.0.line.order_date: &quot;soon&quot; is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)">',
       );
       // A bad flag and an environment that does not exist: JUnit holding the error, exit 1.
       for (const [args, message] of [
@@ -146,13 +159,15 @@ cases:
         const r2 = await cli([...args], { cwd: dir });
         expect(r2.code).toBe(1);
         expect(wellFormedXml(r2.stdout)).toBe(true);
+        expect(await junitProblems(r2.stdout)).toEqual([]);
         expect(r2.stdout.replace(/'/g, "&apos;")).toContain(`<error message="${message}`);
       }
       // No cases at all: exit 0, with a note (and a report of no tests).
       removeDir(join(dir, "tests"));
       const none = await cli(["test", "--format", "junit"], { cwd: dir });
       expect(none.code).toBe(0);
-      expect(none.stdout).toContain('<testsuites name="revsync policy tests" tests="0" failures="0">');
+      expect(none.stdout).toContain('<testsuites name="revsync policy tests" tests="0" failures="0" errors="0" time="0.000">');
+      expect(await junitProblems(none.stdout)).toEqual([]);
       expect(none.stderr).toMatch(/Note: no policy test cases in tests: write files of kind SspPolicyTest there/);
     } finally {
       removeDir(dir);

@@ -1,9 +1,11 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) are the CI's own; the
@@ -80,20 +82,21 @@ function outputs(env: string): Record<string, string> {
 }
 
 /** Runs a GitHub job's run steps in order; stops at the first failure, as Actions does. */
-async function runJob(workflow: string, job: string, env: string): Promise<{ code: number; out: string; step?: string }> {
+async function runJob(workflow: string, job: string, env: string, extra: Record<string, string> = {}): Promise<{ code: number; out: string; step?: string }> {
   const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", workflow), "utf8"));
   let out = "";
-  for (const step of wf.jobs[job].steps as { name?: string; run?: string; if?: string }[]) {
+  const expr = (text: string) =>
+    text.replace(/\$\{\{ matrix\.environment \}\}/g, env).replace(/\$\{\{ steps\.\w+\.outputs\.(\w+) \}\}/g, (_m, k: string) => outputs(env)[k] ?? "");
+  for (const step of wf.jobs[job].steps as { name?: string; run?: string; if?: string; env?: Record<string, string> }[]) {
     if (!step.run || INSTALL.test(step.run)) continue;
     if (step.if) {
       const m = /steps\.(\w+)\.outputs\.(\w+) == '(.*)'/.exec(step.if);
       if (m && outputs(env)[m[2] ?? ""] !== m[3]) continue;
     }
-    const script = step.run
-      .replace(/\$\{\{ matrix\.environment \}\}/g, env)
-      .replace(/\$\{\{ steps\.\w+\.outputs\.(\w+) \}\}/g, (_m, k: string) => outputs(env)[k] ?? "");
+    const script = expr(step.run);
     expect(script).not.toMatch(/\$\{\{/);
-    const r = await sh(script, ciEnv(env));
+    const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expr(v)]));
+    const r = await sh(script, { ...ciEnv(env), ...extra, ...stepEnv });
     out += r.out;
     if (r.code !== 0) return { code: r.code, out, step: step.name };
   }
@@ -144,13 +147,32 @@ describe("GitHub Actions recipes", () => {
     await runJob("revsync-plan.yml", "plan", "sandbox");
     mkdirSync(join(work, "reviewed"));
     cpSync(join(work, "plan-sandbox.json"), join(work, "reviewed", "plan-sandbox.json"));
+    // The pull request the merge commit came from (the github-script step's output).
+    writeFileSync(join(work, "output-sandbox"), "result=7\n");
     const ok = await runJob("revsync-apply.yml", "apply", "sandbox");
-    expect(ok.out).toContain("Applying the reviewed plan reviewed/plan-sandbox.json");
+    expect(ok.out).toContain("Applying the plan reviewed on pull request #7");
     expect(ok.out).toContain("Apply complete:");
     expect(ok.code, ok.out).toBe(0);
+    // A merged pull request whose plan was not fetched: the job fails, in one line, and applies nothing.
+    writeFileSync(join(work, "output-production"), "result=8\n");
+    const unfetched = await runJob("revsync-apply.yml", "apply", "production", { REVSYNC_ALLOW_UNREVIEWED: "true" });
+    expect(unfetched.out.trim()).toBe(
+      "::error title=revsync apply (production)::The plan reviewed on pull request #8 was not fetched (reviewed/plan-production.json is missing).",
+    );
+    expect(unfetched.code).toBe(1);
+    // No pull request merged the commit: fails unless REVSYNC_ALLOW_UNREVIEWED is true, and then says so.
+    writeFileSync(join(work, "output-production"), "result=\n");
     const none = await runJob("revsync-apply.yml", "apply", "production");
-    expect(none.out).toContain("::warning title=revsync apply (production)::No reviewed plan found");
-    expect(none.code, none.out).toBe(0);
+    expect(none.out.trim()).toMatch(
+      /^::error title=revsync apply \(production\)::No reviewed plan: no pull request merged this commit\. [^\n]*REVSYNC_ALLOW_UNREVIEWED[^\n]*$/,
+    );
+    expect(none.code).toBe(1);
+    const allowed = await runJob("revsync-apply.yml", "apply", "production", { REVSYNC_ALLOW_UNREVIEWED: "true" });
+    expect(allowed.out).toContain(
+      "::warning title=revsync apply (production)::No pull request merged this commit, so no plan was reviewed; REVSYNC_ALLOW_UNREVIEWED is true",
+    );
+    expect(allowed.out).toContain("Apply complete:");
+    expect(allowed.code, allowed.out).toBe(0);
   });
 
   it("apply refuses a reviewed plan made stale by a change outside git, and says so", async () => {
@@ -158,6 +180,7 @@ describe("GitHub Actions recipes", () => {
     mkdirSync(join(work, "reviewed"));
     cpSync(join(work, "plan-production.json"), join(work, "reviewed", "plan-production.json"));
     await changeOutside("acme");
+    writeFileSync(join(work, "output-production"), "result=9\n");
     const r = await runJob("revsync-apply.yml", "apply", "production");
     expect(r.code, r.out).toBe(1);
     expect(r.step).toBe("Apply");
@@ -184,9 +207,9 @@ describe("GitHub Actions recipes", () => {
 describe("GitLab CI recipe", () => {
   it("validate, plan, apply and drift jobs run as written", async () => {
     const ci = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8"));
-    const job = (name: string, env: string) => {
+    const job = (name: string, env: string, extra: Record<string, string> = {}) => {
       const script = (ci[name].script as string[]).join("\n");
-      return sh(script, { ...ciEnv(env), GITLAB_API_TOKEN: "" });
+      return sh(script, { ...ciEnv(env), GITLAB_API_TOKEN: "", ...extra });
     };
     // The job's output is the message: a failure says what the job printed.
     const exits = async (name: string, env: string, code: number) => {
@@ -197,11 +220,107 @@ describe("GitLab CI recipe", () => {
     await exits("test", "sandbox", 0);
     await exits("plan", "sandbox", 0);
     expect(existsSync(join(work, "plan-sandbox.json"))).toBe(true);
-    await exits("apply", "sandbox", 0);
+    // No GITLAB_API_TOKEN: no reviewed plan, so the job fails in one line and applies nothing...
+    const refused = await job("apply", "sandbox");
+    expect(refused.out.trim()).toMatch(/^revsync apply \(sandbox\): no reviewed plan: GITLAB_API_TOKEN is not set[^\n]*REVSYNC_ALLOW_UNREVIEWED[^\n]*$/);
+    expect(refused.code).toBe(1);
+    // ...unless REVSYNC_ALLOW_UNREVIEWED is true, and then it says so.
+    const allowed = await job("apply", "sandbox", { REVSYNC_ALLOW_UNREVIEWED: "true" });
+    expect(allowed.out).toContain("GITLAB_API_TOKEN is not set and REVSYNC_ALLOW_UNREVIEWED is true: planning and applying now, without a reviewed plan.");
+    expect(allowed.code, allowed.out).toBe(0);
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
     // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.
   }, 90_000);
+});
+
+describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
+  // A stand-in for the GitLab API's few answers the recipe reads; each case sets what it answers.
+  let answer: (path: string) => { status: number; body: string } = () => ({ status: 500, body: "" });
+  let gitlab: Server;
+  let gitlabUrl = "";
+  beforeAll(async () => {
+    gitlab = createServer((req, res) => {
+      const a = answer(req.url ?? "");
+      res.writeHead(a.status, { "content-type": "application/json" }).end(a.body);
+    });
+    await new Promise<void>((r) => gitlab.listen(0, "127.0.0.1", r));
+    gitlabUrl = `http://127.0.0.1:${(gitlab.address() as AddressInfo).port}/api/v4`;
+  });
+  afterAll(() => new Promise<void>((r) => gitlab.close(() => r())));
+
+  // Production: the service differs from git there, so an apply would show.
+  const run = (name: string, apiUrl: string) => {
+    const ci = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8"));
+    const env = {
+      ...ciEnv("production"),
+      GITLAB_API_TOKEN: "glpat-test",
+      CI_API_V4_URL: apiUrl,
+      CI_PROJECT_ID: "42",
+      CI_COMMIT_SHA: "abc123",
+      CI_MERGE_REQUEST_IID: "7",
+      REVSYNC_ALLOW_UNREVIEWED: "true",
+    };
+    return sh((ci[name].script as string[]).join("\n"), env);
+  };
+  const unchanged = async () =>
+    expect((await cli(["plan", "--env", "production", "--detailed-exitcode"], { cwd: work, env: ciEnv("production") })).code).toBe(2);
+
+  it("a reviewed plan that cannot be found or fetched fails the apply job in one line, never a stack trace, and nothing is applied, even where unreviewed applies are allowed", async () => {
+    const cases: [string, string, (path: string) => { status: number; body: string }, RegExp][] = [
+      [
+        "the API unreachable",
+        "http://127.0.0.1:9/api/v4",
+        answer,
+        /could not read the merge requests of commit abc123 from the GitLab API \(curl: \(7\)[^\n]*\): is GITLAB_API_TOKEN valid/,
+      ],
+      ["an empty answer", gitlabUrl, () => ({ status: 200, body: "" }), /the GitLab API's answer for the merge requests of commit abc123 is not a JSON list/],
+      ["a refused token", gitlabUrl, () => ({ status: 401, body: '{"message":"401 Unauthorized"}' }), /could not read the merge requests [^\n]*401/],
+      ["no merged merge request", gitlabUrl, () => ({ status: 200, body: '[{"iid":3,"state":"opened"}]' }), /no merged merge request holds commit abc123/],
+      [
+        "no plan job",
+        gitlabUrl,
+        (p) => ({
+          status: 200,
+          body:
+            p.includes("/merge_requests?") || p.endsWith("/merge_requests") ? '[{"iid":3,"state":"merged"}]' : p.includes("/pipelines/") ? "[]" : '[{"id":11}]',
+        }),
+        /pipeline 11 of merge request !3 has no successful plan job for production/,
+      ],
+      [
+        "the artifact gone",
+        gitlabUrl,
+        (p) => ({
+          status: p.includes("/artifacts/") ? 404 : 200,
+          body:
+            p.includes("/merge_requests?") || p.endsWith("/merge_requests")
+              ? '[{"iid":3,"state":"merged"}]'
+              : p.includes("/pipelines/")
+                ? '[{"id":99,"name":"plan: [production]"}]'
+                : '[{"id":11}]',
+        }),
+        /could not fetch plan-production\.json from job 99 of merge request !3 \(curl: \(22\)[^\n]*404/,
+      ],
+    ];
+    for (const [what, url, answers, reason] of cases) {
+      answer = answers;
+      const r = await run("apply", url);
+      expect(r.code, `${what}: ${r.out}`).toBe(1);
+      const lines = r.out.trim().split("\n");
+      expect(lines, what).toHaveLength(1);
+      expect(lines[0], what).toMatch(/^revsync apply \(production\): /);
+      expect(lines[0], what).toMatch(reason);
+      expect(r.out, what).not.toMatch(/SyntaxError| {4}at /);
+    }
+    await unchanged();
+  });
+
+  it("the plan job's note: an API failure is one line, not a stack trace", async () => {
+    answer = () => ({ status: 200, body: "" });
+    const r = await run("plan", gitlabUrl);
+    expect(r.code, r.out).toBe(1);
+    expect(r.out.trim()).toBe("revsync plan (production): the GitLab API's answer for the merge request's notes is not a JSON list");
+  });
 });
 
 // A repo as a newcomer makes it: init --ci, a policy and a test case. Its recipes' install step runs
@@ -235,7 +354,7 @@ describe("recipes and the Action in a repo made by init", () => {
     return out;
   }
 
-  const junitCase = /<testcase classname="tests\/cases\.yaml" name="a course" file="tests\/cases\.yaml" line="4"\/>/;
+  const junitCase = /<testcase classname="tests\/cases\.yaml" name="a course" file="tests\/cases\.yaml" line="4" time="[\d.]+"\/>/;
 
   it("GitHub: package.json pins revsync; the plan workflow's install and policy test steps run, writing the JUnit the reporter publishes; so do the Action's steps", async () => {
     const { dir, env } = await initRepo("github");
@@ -287,10 +406,43 @@ describe("recipes and the Action in a repo made by init", () => {
       expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
       await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
       expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+      // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
+      // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
+      // fails with its reason in one line, no stack trace, and nothing is applied.
+      expect(spawnSync("rsync", ["--version"]).status, "gitlab-ci-local copies the repo with rsync: apt-get install rsync").toBe(0);
+      await steps(
+        [
+          "git init --quiet -b main",
+          "git add -A",
+          "git -c user.name=ci -c user.email=ci@example.com commit --quiet -m policies",
+          "git remote add origin https://gitlab.example.com/acme/policies.git",
+        ],
+        dir,
+        env,
+      );
+      const gcl = await sh(
+        [
+          join(ROOT, "node_modules", ".bin", "gitlab-ci-local"),
+          "--force-shell-executor --ignore-predefined-vars CI_API_V4_URL --no-color",
+          "--variable GITLAB_API_TOKEN=glpat-test --variable CI_API_V4_URL=http://127.0.0.1:9/api/v4",
+          `--variable SANDBOX_BASE_URL=${emu.url}`,
+          "'apply: [sandbox]'",
+        ].join(" "),
+        env,
+        dir,
+      );
+      expect(gcl.code, gcl.out).toBe(1);
+      const said = gcl.out.split("\n").filter((l) => l.startsWith("apply: [sandbox] > revsync apply"));
+      expect(said, gcl.out).toEqual([
+        expect.stringMatching(
+          /^apply: \[sandbox\] > revsync apply \(sandbox\): could not read the merge requests of commit [0-9a-f]{40} from the GitLab API \(curl: \(7\) [^)]*\): is GITLAB_API_TOKEN valid, with api scope\?$/,
+        ),
+      ]);
+      expect(gcl.out).not.toMatch(/SyntaxError|Applying|planning and applying/);
     } finally {
       removeDir(dir);
     }
-    // init, an npm install and the test job: a few seconds alone, far more on loaded cores.
+    // init, an npm install, the test job and gitlab-ci-local's apply job: a few seconds alone, far more on loaded cores.
   }, 90_000);
 
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {

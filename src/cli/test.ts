@@ -30,7 +30,12 @@ interface Run {
   dir: string;
   /** The environment(s) the run stands for. */
   label: string;
+  /** Test files that could not be read, when the run goes on without them (JUnit). */
+  broken?: PolicyProblems;
 }
+
+/** Errors already written as a JUnit report, with the cases that could run: not written again. */
+const reported = new WeakSet<object>();
 
 /** revsync test: which SSP policy each case's order line meets, at what SSP, against git's policies
  *  (offline) or, with --live, the service's (read-only). Exit 0 all pass (or no cases, with a note), 1 a
@@ -40,7 +45,7 @@ export async function runTest(flags: TestFlags, out: Output): Promise<number> {
     return await testRun(flags, out);
   } catch (e) {
     // A CI test report is read whatever went wrong: the error becomes one, and is said on stderr too.
-    if (flags.format === "junit") out.raw(testJunitError(e));
+    if (flags.format === "junit" && !(e instanceof Object && reported.has(e))) out.raw(testJunitError(e));
     throw e;
   }
 }
@@ -52,6 +57,20 @@ async function testRun(flags: TestFlags, out: Output): Promise<number> {
   const results: CaseResult[] = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts: ContractResult[] = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
+  // A broken test file does not hide the others' cases from a CI report: they run, the file is an
+  // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
+  const broken = runs.find((r) => r.broken)?.broken;
+  if (broken) {
+    out.raw(
+      testJunit(
+        results,
+        contracts,
+        broken.diagnostics.filter((d) => d.severity === "error"),
+      ),
+    );
+    reported.add(broken);
+    throw broken;
+  }
   if (!results.length && !contracts.length) {
     const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
     if (flags.format === "json") out.out(JSON.stringify({ ...testJson(results, source), note }, null, 2));
@@ -66,11 +85,18 @@ async function testRun(flags: TestFlags, out: Output): Promise<number> {
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
 }
 
-/** Loads the test files with one environment's vars; refuses (exit 1) a file with an error. */
-function casesFor(repo: Repo, vars: Parameters<typeof varsFor>[0], flags: GlobalFlags): { cases: TestCase[]; contracts: Contract[]; dir: string } {
+/** Loads the test files with one environment's vars; refuses (exit 1) a file with an error, at once,
+ *  or, for a JUnit report, once the other files' cases have run (`broken`). */
+function casesFor(
+  repo: Repo,
+  vars: Parameters<typeof varsFor>[0],
+  flags: GlobalFlags,
+): { cases: TestCase[]; contracts: Contract[]; dir: string; broken?: PolicyProblems } {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    throw new PolicyProblems(`the policy tests in ${relative(repo.cwd, dir) || "."} have errors`, diagnostics);
+    const problems = new PolicyProblems(`the policy tests in ${relative(repo.cwd, dir) || "."} have errors`, diagnostics);
+    if (flags.format !== "junit") throw problems;
+    return { cases, contracts, dir, broken: problems };
   }
   return { cases, contracts, dir };
 }
@@ -82,8 +108,8 @@ const rulesOf = (repo: Repo, name: string | undefined): Record<string, string> =
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
 async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> {
   const env = openEnv(repo, flags);
-  const { cases, contracts, dir } = casesFor(repo, env.vars, flags);
-  const base = { cases, contracts, dir, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
+  const { cases, contracts, dir, broken } = casesFor(repo, env.vars, flags);
+  const base = { cases, contracts, dir, broken, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
   try {
@@ -115,7 +141,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
         "run revsync validate",
       );
     }
-    const { cases, contracts, dir } = casesFor(repo, vars, flags);
+    const { cases, contracts, dir, broken } = casesFor(repo, vars, flags);
     const git = modelsFromGitOnly(desired);
     for (const s of git.skipped) skipped.add(s);
     const carves = carvesGit(desired);
@@ -125,7 +151,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
     const key = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
     const group = groups.get(key);
     if (group) group.names.push(name ?? "");
-    else groups.set(key, { cases, contracts, dir, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
+    else groups.set(key, { cases, contracts, dir, broken, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
   }
   if (skipped.size) {
     out.warn(

@@ -12,6 +12,7 @@ import { money, signed, type AllocatedLine, type Allocation } from "../policy-te
 import type { Painter } from "./painter.js";
 import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
+import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
 
 export function testText(results: CaseResult[], source: string, out: Painter, contracts: ContractResult[] = []): string {
   const failed = results.filter((r) => !r.pass);
@@ -53,56 +54,77 @@ export function testJson(results: CaseResult[], source: string, contracts: Contr
   };
 }
 
-/** Text as XML 1.0 content or attribute: the five specials escaped, and the characters XML 1.0 cannot
- *  hold at all (most control characters, lone surrogates) replaced, so the report stays well-formed. */
-const xml = (s: string): string =>
-  s
-    // eslint-disable-next-line no-control-regex -- these are exactly the characters XML cannot hold
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
+const TITLE = "revsync policy tests";
 
-/** JUnit XML for CI test reports: one test suite per file, one test case per case and per contract. */
-export function testJunit(results: CaseResult[], contracts: ContractResult[] = []): string {
-  const byFile = new Map<string, CaseResult[]>();
-  for (const r of results) byFile.set(r.case.file, [...(byFile.get(r.case.file) ?? []), r]);
-  const contractsOf = new Map<string, ContractResult[]>();
-  for (const r of contracts) {
-    contractsOf.set(r.contract.file, [...(contractsOf.get(r.contract.file) ?? []), r]);
-    if (!byFile.has(r.contract.file)) byFile.set(r.contract.file, []);
-  }
-  const suites = [...byFile].map(([file, rs]) => {
-    const cases = rs.map((r) => {
-      const head = `    <testcase classname="${xml(file)}" name="${xml(r.case.name)}" file="${xml(file)}" line="${r.case.line}"`;
-      if (r.pass) return `${head}/>`;
-      const message = `expected ${side(r.case.expect.policy, r.case.expect.ssp)}; got ${side(r.got.policy, r.got.ssp)}`;
-      return `${head}>\n      <failure message="${xml(message)}">${xml(r.why.join("\n"))}</failure>\n    </testcase>`;
-    });
-    const cs = contractsOf.get(file) ?? [];
-    cases.push(...contractTestcases(file, cs));
-    const failed = rs.filter((r) => !r.pass).length + cs.filter((r) => !r.pass).length;
-    return `  <testsuite name="${xml(file)}" tests="${rs.length + cs.length}" failures="${failed}">\n${cases.join("\n")}\n  </testsuite>`;
-  });
-  const failures = results.filter((r) => !r.pass).length + contracts.filter((r) => !r.pass).length;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="revsync policy tests" tests="${results.length + contracts.length}" failures="${failures}">\n${suites.join("\n")}\n</testsuites>\n`;
+/** A case that could not be evaluated (a value that cannot be compared, an expression with an unknown
+ *  name) is a JUnit error; one whose outcome differs from what it expects, a failure. */
+function junitCase(r: CaseResult): JunitCase {
+  const c: JunitCase = { classname: r.case.file, name: r.case.name, file: r.case.file, line: r.case.line, seconds: r.seconds };
+  if (r.pass) return c;
+  const expected = `expected ${side(r.case.expect.policy, r.case.expect.ssp)}`;
+  if (r.got.error) return { ...c, error: { message: `${expected}; could not be evaluated: ${r.got.error}`, text: r.why.join("\n") } };
+  return { ...c, failure: { message: `${expected}; got ${side(r.got.policy, r.got.ssp)}`, text: r.why.join("\n") } };
 }
 
-/** JUnit XML for a run that could not test anything (a broken test file, a bad flag, no such
- *  environment…): the error as the report, one test case per problem, so a CI report shows it. */
+/** A test file that could not be read: its own suite of one error case, its problems as the text. */
+function brokenFileSuite(file: string, problems: readonly FileProblem[]): JunitSuite {
+  const first = problems[0];
+  const where = (d: FileProblem) => `${d.file}:${d.line}:${d.column}`;
+  return {
+    name: file,
+    cases: [
+      {
+        classname: file,
+        name: `${file} (the test file)`,
+        file,
+        ...(first ? { line: first.line } : {}),
+        seconds: 0,
+        error: {
+          message: first ? `${where(first)}: ${first.message}` : `${file} could not be read`,
+          text: problems.map((d) => `${where(d)}: ${d.message}`).join("\n"),
+        },
+      },
+    ],
+  };
+}
+
+/** JUnit XML for CI test reports: one test suite per file, one test case per case, and for each test
+ *  contract, and for each test file that could not be read (`broken`: its problems) one error case, the
+ *  good files' cases kept. */
+export function testJunit(results: CaseResult[], contracts: ContractResult[] = [], broken: readonly FileProblem[] = []): string {
+  const byFile = new Map<string, JunitCase[]>();
+  for (const r of results) byFile.set(r.case.file, [...(byFile.get(r.case.file) ?? []), junitCase(r)]);
+  for (const r of contracts) byFile.set(r.contract.file, [...(byFile.get(r.contract.file) ?? []), contractCase(r)]);
+  const brokenByFile = new Map<string, FileProblem[]>();
+  for (const d of broken) brokenByFile.set(d.file, [...(brokenByFile.get(d.file) ?? []), d]);
+  const suites: JunitSuite[] = [
+    ...[...byFile].map(([file, cases]) => ({ name: file, cases })),
+    ...[...brokenByFile].map(([file, problems]) => brokenFileSuite(file, problems)),
+  ];
+  return junitXml(TITLE, suites);
+}
+
+/** JUnit XML for a run that could not test anything (broken policies, a bad flag, no such
+ *  environment…): the error as the report, one error case per problem, so a CI report shows it. */
 export function testJunitError(e: unknown): string {
   const { error } = errorObject(e);
   const message = String(error.message ?? "");
   const diagnostics = (error.diagnostics as FileProblem[] | undefined)?.filter((d) => d.severity === "error") ?? [];
   const hint = typeof error.hint === "string" ? `\nHint: ${error.hint}` : "";
-  const cases = diagnostics.length
+  const cases: JunitCase[] = diagnostics.length
     ? diagnostics.map((d) => {
         const where = `${d.file}:${d.line}:${d.column}`;
-        return `    <testcase classname="${xml(d.file)}" name="${xml(where)}" file="${xml(d.file)}" line="${d.line}">\n      <error message="${xml(`${where}: ${d.message}`)}">${xml(`${message}${hint}`)}</error>\n    </testcase>`;
+        return {
+          classname: d.file,
+          name: where,
+          file: d.file,
+          line: d.line,
+          seconds: 0,
+          error: { message: `${where}: ${d.message}`, text: `${message}${hint}` },
+        };
       })
-    : [`    <testcase classname="revsync" name="revsync test">\n      <error message="${xml(message)}">${xml(`${message}${hint}`)}</error>\n    </testcase>`];
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="revsync policy tests" tests="${cases.length}" failures="0" errors="${cases.length}">\n  <testsuite name="revsync test" tests="${cases.length}" failures="0" errors="${cases.length}">\n${cases.join("\n")}\n  </testsuite>\n</testsuites>\n`;
+    : [{ classname: "revsync", name: "revsync test", seconds: 0, error: { message, text: `${message}${hint}` } }];
+  return junitXml(TITLE, [{ name: "revsync test", cases }]);
 }
 
 const casesChange = (n: number): string => (n === 1 ? "1 policy test case changes" : `${n} policy test cases change`);
@@ -202,14 +224,23 @@ export function contractJson(r: ContractResult): object {
   };
 }
 
-/** JUnit test cases of a file's contracts, one per contract. */
-export function contractTestcases(file: string, rs: ContractResult[]): string[] {
-  return rs.map((r) => {
-    const head = `    <testcase classname="${xml(file)}" name="${xml(`contract ${r.contract.name}`)}" file="${xml(file)}" line="${r.contract.line}"`;
-    const detail = contractText(r, PLAIN).join("\n");
-    if (r.pass) return `${head}>\n      <system-out>${xml(detail)}</system-out>\n    </testcase>`;
-    return `${head}>\n      <failure message="${xml(r.why.join("; "))}">${xml(detail)}</failure>\n    </testcase>`;
-  });
+/** One JUnit case per contract: its allocation per line as the case's output; a rule revsync cannot read
+ *  is an error (the contract could not be evaluated), an allocation that differs from what it expects a
+ *  failure. */
+function contractCase(r: ContractResult): JunitCase {
+  const file = r.contract.file;
+  const c: JunitCase = {
+    classname: file,
+    name: `contract ${r.contract.name}`,
+    file,
+    line: r.contract.line,
+    seconds: 0,
+    output: contractText(r, PLAIN).join("\n"),
+  };
+  if (r.pass) return c;
+  const message = r.why.join("; ");
+  if (r.allocation.errors.length) return { ...c, error: { message, text: r.allocation.errors.join("\n") } };
+  return { ...c, failure: { message, text: r.why.join("\n") } };
 }
 
 /** The allocation part of a plan's impact, in text: per contract that moves, per line before -> after,

@@ -29,14 +29,15 @@ function instance(): Ajv {
     const { Ajv: AjvClass } = load("ajv") as typeof import("ajv");
     ajv = new AjvClass({ allErrors: true, strict: false, allowUnionTypes: true });
     const api = JSON.parse(readFileSync(join(schemasDir, "api.schema.json"), "utf8")) as object;
-    ajv.addSchema(api, "api");
+    // Under its $id, api.schema.json: plan.schema.json's $refs name it so, relative to the file.
+    ajv.addSchema(api);
   }
   return ajv;
 }
 
 /** A validator for a definition of schemas/api.schema.json: precompiled, or compiled once. */
 export function apiValidator(definition: string): ValidateFunction {
-  const key = `api#/definitions/${definition}`;
+  const key = `api.schema.json#/definitions/${definition}`;
   let fn = compiled.get(key);
   if (!fn) {
     const found = standalone()[`api_${definition}`] ?? instance().getSchema(key);

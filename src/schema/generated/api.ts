@@ -17,13 +17,13 @@ export type SspList = SspEnvelope[];
 export type ErrorTransactionsList = ErrorTransactionsEnvelope[];
 
 /**
- * Resources, request bodies and responses of the Revenue Automation Service API 1.0.0 (shared/spec/revenue-automation-api.md). Generated types: src/schema/generated/api.ts (npm run gen:types).
+ * Resources, request bodies and responses of the Revenue Automation Service API 1.0.0. Generated types: src/schema/generated/api.ts (npm run gen:types).
  */
 export interface RevenueAutomationApi {
   [k: string]: unknown | undefined;
 }
 /**
- * Policy envelope (spec 2.1) of a tenant configuration
+ * Policy envelope of a tenant configuration
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "TenantConfigurationEnvelope".
@@ -75,7 +75,7 @@ export interface TenantConfigurationEnvelope {
   version_id?: string;
 }
 /**
- * Tenant configuration policy item of compliance_spec (spec 2.2)
+ * Tenant configuration policy item of compliance_spec
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "TenantConfigurationItem".
@@ -227,7 +227,7 @@ export interface TenantConfigurationItem {
   updated_by?: string;
 }
 /**
- * Policy envelope (spec 2.1) of an SSP policy or batch
+ * Policy envelope of an SSP policy or batch
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "SspEnvelope".
@@ -279,7 +279,7 @@ export interface SspEnvelope {
   version_id?: string;
 }
 /**
- * SSP policy item of compliance_spec (spec 2.3): a policy, a batch or SSP values
+ * SSP policy item of compliance_spec: a policy, a batch or SSP values
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "SspItem".
@@ -443,7 +443,7 @@ export interface Condition {
   value: string;
 }
 /**
- * An SSP value of a batch (spec 2.4)
+ * An SSP value of a batch
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "SspValue".
@@ -487,7 +487,7 @@ export interface SspValue {
   value_type: string;
 }
 /**
- * A condition as revsync writes it (create body, spec 4.6): operator from the documented list.
+ * A condition as revsync writes it (create body): operator from the documented list.
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "ConditionInput".
@@ -525,7 +525,7 @@ export interface ConditionInput {
   value: string;
 }
 /**
- * Pending approval record (spec 2.5)
+ * Pending approval record
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "PendingApprovalRecord".
@@ -605,7 +605,7 @@ export interface PendingApprovalRecord {
   uploaded_by?: string;
 }
 /**
- * Response of GET pending approvals (spec 4.8)
+ * Response of GET pending approvals
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "PendingApprovals".
@@ -626,7 +626,7 @@ export interface PendingApprovals {
   total_records?: number;
 }
 /**
- * Error transaction record (spec 2.6)
+ * Error transaction record
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "ErrorTransactionRecord".
@@ -735,7 +735,7 @@ export interface OrderDocumentDetails {
   usage_bookings?: boolean;
 }
 /**
- * Envelope of the error-transactions response (spec 4.10)
+ * Envelope of the error-transactions response
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "ErrorTransactionsEnvelope".
@@ -792,7 +792,7 @@ export interface SspComplianceDetail {
   unique_key: string;
 }
 /**
- * Update/create result (spec 2.7)
+ * Update/create result
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "UpdateResult".
@@ -809,7 +809,7 @@ export interface UpdateResult {
   error?: unknown[];
 }
 /**
- * Update result of SSP create, review and approve (spec 2.7), with its required fields
+ * Update result of SSP create, review and approve, with its required fields
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "SspUpdateResult".
@@ -826,7 +826,7 @@ export interface SspUpdateResult {
   error: unknown[];
 }
 /**
- * Item of the tenant configuration update body (spec 4.2): all fields required, no others
+ * Item of the tenant configuration update body: all fields required, no others
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "TenantConfigurationUpdateItem".
@@ -890,7 +890,7 @@ export interface TenantConfigurationUpdateItem {
   ui_mode: string;
 }
 /**
- * Body of PATCH tenant configuration (spec 4.2)
+ * Body of PATCH tenant configuration
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "TenantConfigurationUpdateBody".
@@ -922,7 +922,7 @@ export interface TenantConfigurationUpdateBody {
   compliance_spec: [TenantConfigurationUpdateItem, ...TenantConfigurationUpdateItem[]];
 }
 /**
- * Item of the SSP create body (spec 4.6): all fields required
+ * Item of the SSP create body: all fields required
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "SspCreateItem".
@@ -1061,7 +1061,7 @@ export interface SspValueInput {
   value_type: "Amount" | "Percent";
 }
 /**
- * Body of POST SSP policy (spec 4.6)
+ * Body of POST SSP policy
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "SspCreateBody".
@@ -1086,7 +1086,7 @@ export interface SspCreateBody {
   compliance_spec: [SspCreateItem];
 }
 /**
- * Body of POST approval action (spec 4.9)
+ * Body of POST approval action
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "ApprovalActionBody".
@@ -1108,7 +1108,7 @@ export interface ApprovalActionBody {
   approval_ids: [string, ...string[]];
 }
 /**
- * Response of POST approval action (spec 4.9)
+ * Response of POST approval action
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "ApprovalActionResult".
@@ -1128,7 +1128,7 @@ export interface ApprovalActionResult {
   status?: string;
 }
 /**
- * Body of POST error transactions (spec 4.10); every field is a filter
+ * Body of POST error transactions; every field is a filter
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "ErrorTransactionFilter".
@@ -1168,7 +1168,7 @@ export interface ErrorTransactionFilter {
   legal_entity?: string;
 }
 /**
- * Token response (spec 5.4)
+ * Token response
  *
  * This interface was referenced by `RevenueAutomationApi`'s JSON-Schema
  * via the `definition` "TokenResponse".

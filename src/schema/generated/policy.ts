@@ -146,7 +146,7 @@ export interface IgnoreRule {
 }
 
 /**
- * revsync policy file: the desired tenant configuration. Only the fields that the update API (spec 4.2) can write; a field left out keeps its live value.
+ * revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.
  */
 export interface TenantConfigurationPolicy {
   /**
@@ -156,7 +156,7 @@ export interface TenantConfigurationPolicy {
   kind: "TenantConfiguration";
   metadata: PolicyMetadata;
   /**
-   * Updatable tenant configuration fields (spec 4.2), guid excluded
+   * Updatable tenant configuration fields, guid excluded
    */
   spec: {
     /**
@@ -229,7 +229,7 @@ export interface PolicyMetadata {
 }
 
 /**
- * revsync policy file: an SSP policy (spec 4.6) and the desired lifecycle of its batches.
+ * revsync policy file: an SSP policy and the desired lifecycle of its batches.
  */
 export interface SspPolicyFile {
   apiVersion: "revsync/v1";
@@ -252,7 +252,7 @@ export interface SspPolicyMetadata {
   description?: string;
 }
 /**
- * Fields of the SSP create body (spec 4.6). Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
+ * Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".
  */
 export interface SspPolicySpec {
   /**
@@ -272,7 +272,7 @@ export interface SspPolicySpec {
    */
   data_identifiers?: string[];
   /**
-   * Type of record (create body, spec 4.6); default "policy"
+   * Type of record (create body); default "policy"
    */
   entity_type?: string;
   /**
