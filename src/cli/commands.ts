@@ -1,5 +1,5 @@
 import { Argument, type Command } from "commander";
-import { common, formatOption } from "./flags.js";
+import { choiceOption, common, formatOption } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(
@@ -27,7 +27,7 @@ export function register(program: Command, run: Runner): void {
     .option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)")
     .option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)")
     .option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})")
-    .option("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)")
+    .addOption(choiceOption("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)", ["github", "gitlab"]))
     .option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)")
     .option("--force", "overwrite files that exist (revsync.yaml too)")
     .addHelpText(
@@ -84,8 +84,8 @@ function registerTestRecord(test: Command, run: Runner): void {
       .option("--out <file>", "the new test file to write (required; inside the tests folder)")
       .option("--mask <fields>", "replace these fields' values by pseudonyms, e.g. customer_name,customer_id")
       .option("--omit <fields>", "leave these fields out of every line")
-      .option("--type <type>", "transaction type: order (the default, and the only one with order lines)")
-      .option("--kind <kind>", "remediable or discarded")
+      .addOption(choiceOption("--type <type>", "transaction type: order (the default, and the only one with order lines)", ["order"]))
+      .addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"]))
       .option("--code <code>", "error code, e.g. ERR-00015")
       .option("--request-id <id>", "request id of the processed file")
       .option("--financial-id <id>", "order financial id")
@@ -206,8 +206,8 @@ export function registerOps(program: Command, run: Runner): void {
     program
       .command("errors")
       .description("error transactions (spec 4.10), filtered")
-      .option("--type <type>", "order, invoice, event or mje (required)")
-      .option("--kind <kind>", "remediable or discarded")
+      .addOption(choiceOption("--type <type>", "order, invoice, event or mje (required)", ["order", "invoice", "event", "mje"]))
+      .addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"]))
       .option("--code <code>", "error code, e.g. ERR-00015")
       .option("--request-id <id>", "request id of the processed file")
       .option("--financial-id <id>", "order or bill financial id")

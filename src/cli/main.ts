@@ -1,6 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
-import type { GlobalFlags } from "./flags.js";
+import { choiceOption, type GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
@@ -55,13 +55,23 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
-    .option("--seed <name>", "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)", "demo")
+    .addOption(
+      choiceOption(
+        "--seed <name>",
+        "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)",
+        ["demo", "empty", "multi-env"],
+        "demo",
+      ),
+    )
     .option("--access-ttl <seconds>", "access token lifetime", "300")
     .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
-    .option(
-      "--profile <profile>",
-      "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
-      "default",
+    .addOption(
+      choiceOption(
+        "--profile <profile>",
+        "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
+        ["default", "literal"],
+        "default",
+      ),
     )
     .option(
       "--rate-limit <rate>",
