@@ -160,6 +160,18 @@ describe("machine output is pure", () => {
     }
   });
 
+  it("--format json with a wrong command line: the JSON error object on stdout, 'Error: …' on stderr", async () => {
+    for (const args of [
+      ["plan", "--format", "json", "--bogus"],
+      ["plan", "--bogus", "--format=json"],
+    ]) {
+      const r = await run(args);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toEqual({ format_version: "1", error: { kind: "user", message: "unknown option '--bogus'" } });
+      expect(r.stderr).toBe("Error: unknown option '--bogus'\n");
+    }
+  });
+
   it("drift --all-envs --format json: one entry per environment, the failed one with its error; apply's JSON report has format_version", async () => {
     const cfg = join(fx.repo, "revsync.yaml");
     const original = readFileSync(cfg, "utf8");
