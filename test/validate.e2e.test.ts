@@ -80,6 +80,13 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["yaml-not-utf8", "policies/tc.yaml", 4, 33, /file is not UTF-8 text: save it as UTF-8/],
   ["yaml-proto-key", "policies/ssp.yaml", 3, 1, /the key "__proto__" is not allowed/],
   ["yaml-syntax", "policies/ssp.yaml", 6, 11, /YAML syntax: /],
+  [
+    "yaml-flow-variable",
+    "policies/tc.yaml",
+    5,
+    65,
+    /^\$\{contra_account\} inside \{ \} or \[ \] must be quoted, or YAML reads its \{ as a mapping: write "\$\{contra_account\}"$/,
+  ],
   ["yaml-unknown-tag", "policies/ssp.yaml", 7, 11, /the YAML tag !shell is not allowed in policy files/],
   ["yaml-binary-tag", "policies/ssp.yaml", 4, 9, /the YAML tag !!binary is not allowed in policy files: write the value as plain text/],
   ["ssp-values-folder", "policies/ssp.yaml", 10, 13, /values "values\.csv" is a folder: name the CSV file of the batch's values/],
@@ -107,6 +114,11 @@ describe("revsync validate: the invalid corpus", () => {
     expect(first?.severity).toBe("error");
     expect({ file: first?.file, line: first?.line, column: first?.column }).toEqual({ file, line, column });
     expect(first?.message).toMatch(message);
+  });
+
+  it("an unquoted ${VAR} in a flow mapping is one error that says to quote it, not YAML's several", () => {
+    const { diagnostics } = validateRepo({ cwd: join(FIX, "yaml-flow-variable"), env: {} });
+    expect(diagnostics).toHaveLength(1);
   });
 
   it("through the CLI: exit 1, the JSON report on stdout, nothing on stderr", async () => {
