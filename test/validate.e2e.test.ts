@@ -141,6 +141,8 @@ describe("values CSV: columns by name, quoted fields", () => {
         '100,"HW-1000, rack",2026-06-30,USD,Percent,90,110,2026-01-01',
         '100,"HW ""Pro""\nedition",2026-06-30,USD,Percent,90,110,2026-01-01',
         "100,HW-2000,2026-06-30,EUR,Amount,90,110,2026-01-01",
+        // Whole numbers as a spreadsheet may save them.
+        "105.0,HW-3000,2026-06-30,EUR,Amount,90.00,110,2026-01-01",
       ].join("\r\n");
       writeFileSync(join(dir, "policies", "values.csv"), `${csv}\r\n`);
       expect(validateRepo({ cwd: dir, env: {} }).diagnostics).toEqual([]);
@@ -149,7 +151,12 @@ describe("values CSV: columns by name, quoted fields", () => {
         [2, "HW-1000, rack", "USD", 100],
         [3, 'HW "Pro"\nedition', "USD", 100],
         [5, "HW-2000", "EUR", 100],
+        [6, "HW-3000", "EUR", 105],
       ]);
+      expect(parsed.values[3]?.below_mid_point).toBe(90);
+      // A value that is not whole stays refused.
+      writeFileSync(join(dir, "policies", "values.csv"), `${csv.replace("105.0,", "105.5,")}\r\n`);
+      expect(validateRepo({ cwd: dir, env: {} }).diagnostics.map((d) => d.message)).toEqual(['mid_point must be a whole number, got "105.5"']);
     } finally {
       removeDir(dir);
     }
