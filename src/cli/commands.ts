@@ -32,7 +32,7 @@ export function register(program: Command, run: Runner): void {
     .option("--force", "overwrite files that exist (revsync.yaml too)")
     .addHelpText(
       "after",
-      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force.",
+      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it).",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
   common(
