@@ -386,13 +386,13 @@ describe("against the service", () => {
       // plan is not affected by drift.ignore
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(2);
       const validate = await run(["validate"]);
-      expect(validate.stdout).toMatch(/revsync\.yaml:\d+:\d+: warning: drift\.ignore\[2\]: "ssp\/Nope" matches no address in git/);
+      expect(validate.stdout).toMatch(/revsync\.yaml:\d+:\d+: warning: drift\.ignore\.2: "ssp\/Nope" matches no address in git/);
 
       writeFileSync(cfg, rule("2020-01-01"));
       const expired = await run(["drift"]);
       expect(expired.code).toBe(2);
       expect(expired.stdout).toContain("tenant-configuration/Default Tenant Configuration");
-      expect((await run(["validate"])).stdout).toMatch(/warning: drift\.ignore\[0\] \(tenant-configuration\/\*\) expired on 2020-01-01: it applies no more/);
+      expect((await run(["validate"])).stdout).toMatch(/warning: drift\.ignore\.0 \(tenant-configuration\/\*\) expired on 2020-01-01: it applies no more/);
     } finally {
       writeFileSync(cfg, original);
     }

@@ -81,6 +81,13 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["yaml-proto-key", "policies/ssp.yaml", 3, 1, /the key "__proto__" is not allowed/],
   ["yaml-syntax", "policies/ssp.yaml", 6, 11, /YAML syntax: /],
   [
+    "config-batch-status-shared",
+    "revsync.yaml",
+    13,
+    19,
+    /^environments\.demo\.service\.batch_status\.approved: "Pending" is also the text of reviewed: each batch status needs its own text/,
+  ],
+  [
     "yaml-flow-variable",
     "policies/tc.yaml",
     5,

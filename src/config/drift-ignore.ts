@@ -30,7 +30,7 @@ export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: str
         ...at(repo.configDoc, `/drift/ignore/${i}/until`),
         severity: "warning",
         rule: "drift-ignore",
-        message: `drift.ignore[${i}] (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
+        message: `drift.ignore.${i} (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
       });
     }
     // A rule for unmanaged drift names, by definition, what git does not hold.
@@ -41,7 +41,7 @@ export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: str
         ...at(repo.configDoc, `/drift/ignore/${i}/address`),
         severity: "warning",
         rule: "drift-ignore",
-        message: `drift.ignore[${i}]: ${JSON.stringify(rule.address)} matches no address in git`,
+        message: `drift.ignore.${i}: ${JSON.stringify(rule.address)} matches no address in git`,
       });
     }
   });
