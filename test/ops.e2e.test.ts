@@ -106,12 +106,18 @@ describe("approvals", () => {
       const top = await reject();
       expect(top.code).toBe(1);
       expect(top.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+      // Where the literal was set, so the person knows what to fix.
+      expect(top.stderr).toContain(
+        'Hint: the action literal "Declined" was set by approvals.reject_action in revsync.yaml: check it is the text this service accepts for a reject',
+      );
       writeFileSync(
         cfg,
         original.replace("    realm: demo\n", "    realm: demo\n    service:\n      reject_action: Refused\n      template_batch_name: path\n") +
           "approvals:\n  reject_action: Declined\n",
       );
-      expect((await reject()).stderr).toMatch(/unknown action "Refused"/);
+      const bySection = await reject();
+      expect(bySection.stderr).toMatch(/unknown action "Refused"/);
+      expect(bySection.stderr).toContain("was set by service.reject_action of the environment in revsync.yaml");
       // The variable wins, with a revsync.yaml or without one.
       const byVar = await reject({ REVSYNC_REJECT_ACTION: "Rejected" });
       expect(byVar.stdout).toContain("Rejected: APR-0003.");

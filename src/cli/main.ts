@@ -153,7 +153,7 @@ function report(e: unknown, out: Output, format?: string): number {
   }
   if (e instanceof ApiError) {
     out.error(e.message);
-    const advice = adviceFor(e.status);
+    const advice = e.hint ?? adviceFor(e.status);
     if (advice) out.hint(`Hint: ${advice}`);
     return 1;
   }
