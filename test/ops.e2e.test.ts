@@ -197,6 +197,10 @@ describe("errors", () => {
     const sj = JSON.parse((await run(["errors", "--type", "order", "--summary", "--format", "json"])).stdout);
     expect(sj.format_version).toBe("1");
     expect(sj.summary[0]).toMatchObject({ code: "ERR-00015", count: 3 });
+    // The CSV says what the text says, the missing policy set included.
+    const sc = (await run(["errors", "--type", "order", "--summary", "--format", "csv"])).stdout.trim().split("\n");
+    expect(sc[0]).toBe("code,count,message,suggestion,missing_policy_set");
+    expect(sc[1]).toMatch(/^ERR-00015,3,.*,"revenue rules: no valid revenue rule policy is available\. .*"$/);
   });
 
   it("bad dates and types are refused before any call", async () => {
