@@ -37,7 +37,16 @@ export function errorObject(e: unknown): { error: Record<string, unknown> } {
   if (e instanceof UserError) return { error: { kind: "user", message: e.message, hint: e.hint } };
   if (e instanceof ApiError) {
     return {
-      error: { kind: "service", message: e.message, method: e.method, path: e.path, status: e.status, problems: e.problems, outcome_unknown: e.outcomeUnknown },
+      error: {
+        kind: "service",
+        message: e.message,
+        method: e.method,
+        path: e.path,
+        status: e.status,
+        problems: e.problems,
+        outcome_unknown: e.outcomeUnknown,
+        hint: e.hint,
+      },
     };
   }
   return { error: { kind: "internal", message: e instanceof Error ? e.message : String(e) } };
@@ -62,6 +71,8 @@ export interface ApiErrorOptions {
   outcomeUnknown?: boolean;
   /** true when the service holds something else under the same name: never settled by sending again. */
   conflict?: boolean;
+  /** What the person can do about it, when revsync knows better than the status's usual advice. */
+  hint?: string;
 }
 
 /** The service refused or answered something unusable. */
@@ -75,6 +86,7 @@ export class ApiError extends Error {
   readonly retryAfterMs: number | undefined;
   readonly outcomeUnknown: boolean;
   readonly conflict: boolean;
+  readonly hint: string | undefined;
 
   constructor(o: ApiErrorOptions) {
     super(ApiError.describe(o.method, o.path, o.status, o.message, o.problems ?? []));
@@ -88,6 +100,7 @@ export class ApiError extends Error {
     this.retryAfterMs = o.retryAfterMs;
     this.outcomeUnknown = o.outcomeUnknown ?? false;
     this.conflict = o.conflict ?? false;
+    this.hint = o.hint;
   }
 
   /** The same refusal, marked as possibly following an earlier send of the same request that landed. */

@@ -98,11 +98,13 @@ describe("adopting an existing tenant", () => {
       writeFileSync(gitignore, "# ours\n");
       const added = await cli(["init", "policy-repo", "--ci", "github", "--realm", "other"], { cwd: parent });
       expect(added.code).toBe(0);
-      expect(added.stdout).toMatch(/^Added to a revsync policy repo in policy-repo:\n {2}wrote \.github\/workflows\/revsync-plan\.yml\n/);
-      expect(added.stdout).toContain("  kept, as they exist (--force replaces them): .gitignore\n");
+      expect(added.stdout).toMatch(/^Added to a revsync policy repo in policy-repo:\n.*\n {2}wrote \.github\/workflows\/revsync-plan\.yml\n/);
+      // The repo's own .gitignore gets the lines it lacks, under its own.
+      expect(added.stdout).toContain("  added plan.json, plan-*.json, *.plan.json, node_modules/ to .gitignore\n");
+      expect(added.stdout).toContain("  unchanged, already as init writes them: revsync.yaml, .vscode/settings.json, package.json, .revsync/schemas/\n");
       expect(added.stderr).toContain("revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only");
       expect(statSync(config).mtimeMs).toBe(before);
-      expect(readFileSync(gitignore, "utf8")).toBe("# ours\n");
+      expect(readFileSync(gitignore, "utf8")).toMatch(/^# ours\n# Saved plans .*\nplan\.json\nplan-\*\.json\n\*\.plan\.json\nnode_modules\/\n$/);
       const recipe = readFileSync(join(dir, ".github/workflows/revsync-plan.yml"), "utf8");
       expect(recipe).toContain("environment: [production, sandbox]");
       expect(recipe).toContain("PROD_URL: ${{ vars.PROD_URL }}\n      SANDBOX_BASE_URL: ${{ vars.SANDBOX_BASE_URL }}\n");
@@ -114,6 +116,37 @@ describe("adopting an existing tenant", () => {
     // Some fifteen CLI runs in a row (init, export twice, validate, plan, drift, init again): about 14 s
     // alone, over 30 s when the suite shares two loaded cores.
   }, 90_000);
+});
+
+describe("init in a repo that has its own .gitignore and package.json", () => {
+  it("adds the lines and the pin they lack (--pin is honoured), says so, and a second run says what it left unchanged, with no empty Next:", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-init-own-"));
+    try {
+      writeFileSync(join(dir, ".gitignore"), "dist/\n*.plan.json");
+      writeFileSync(join(dir, "package.json"), '{\n    "name": "mine",\n    "devDependencies": { "x": "1" }\n}\n');
+      const pin = "git+https://example.com/org/revsync.git#v9";
+      const first = await cli(["init", ".", "--ci", "github", "--pin", pin, "--realm", "demo"], { cwd: dir });
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain("  added plan.json, plan-*.json, node_modules/ to .gitignore\n");
+      expect(first.stdout).toContain(`  added devDependencies.revsync in package.json: "${pin}"\n`);
+      expect(first.stdout).toContain("  npm install   ");
+      expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(/^dist\/\n\*\.plan\.json\n# Saved plans .*\nplan\.json\nplan-\*\.json\nnode_modules\/\n$/);
+      expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))).toEqual({ name: "mine", devDependencies: { x: "1", revsync: pin } });
+      expect(readFileSync(join(dir, "package.json"), "utf8")).toContain('\n    "name": "mine",');
+      // Another --pin changes it; the same run again changes nothing and says so.
+      const other = await cli(["init", ".", "--ci", "github", "--pin", `${pin}0`], { cwd: dir });
+      expect(other.stdout).toContain(`  changed devDependencies.revsync in package.json: "${pin}0" (was "${pin}")\n`);
+      const again = await cli(["init", ".", "--ci", "github", "--pin", `${pin}0`], { cwd: dir });
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain("  nothing: every file init writes is there\n");
+      expect(again.stdout).toContain(
+        "  unchanged, already as init writes them: revsync.yaml, .gitignore, .vscode/settings.json, package.json, .github/workflows/revsync-plan.yml, .github/workflows/revsync-apply.yml, .github/workflows/revsync-drift.yml, .revsync/schemas/\n",
+      );
+      expect(again.stdout).not.toContain("Next:");
+    } finally {
+      removeDir(dir);
+    }
+  });
 });
 
 describe("targets mean what they say", () => {
@@ -157,6 +190,18 @@ describe("machine output is pure", () => {
       expect(md.stdout).toBe("");
     } finally {
       removeDir(bad);
+    }
+  });
+
+  it("--format json with a wrong command line: the JSON error object on stdout, 'Error: …' on stderr", async () => {
+    for (const args of [
+      ["plan", "--format", "json", "--bogus"],
+      ["plan", "--bogus", "--format=json"],
+    ]) {
+      const r = await run(args);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toEqual({ format_version: "1", error: { kind: "user", message: "unknown option '--bogus'" } });
+      expect(r.stderr).toBe("Error: unknown option '--bogus'\n");
     }
   });
 
@@ -236,13 +281,15 @@ describe("exit codes and small things a user saw", () => {
   });
 
   it("TLS failures in plain words; the verbose log shows query strings; hints are never garbled by the redactor", async () => {
-    const tls = await run(["plan"], {
-      REVSYNC_BASE_URL: fx.emu.url.replace("http:", "https:"),
-      REVSYNC_AUTH_URL: fx.emu.url.replace("http:", "https:"),
-      REVSYNC_MAX_RETRY_WAIT_MS: "1",
-    });
-    expect(tls.code).toBe(1);
-    expect(tls.stderr).toContain("the server did not answer TLS: is the URL http?");
+    // Answered at once: nothing was sent, and sending again cannot help (the sign-in, and a request
+    // made with a given token).
+    const https = { REVSYNC_BASE_URL: fx.emu.url.replace("http:", "https:"), REVSYNC_AUTH_URL: fx.emu.url.replace("http:", "https:") };
+    for (const env of [https, { ...https, REVSYNC_TOKEN: "a-token" }]) {
+      const tls = await run(["plan", "--verbose"], env);
+      expect(tls.code).toBe(1);
+      expect(tls.stderr).toContain("the server did not answer TLS: is the URL http?");
+      expect(tls.stderr).not.toMatch(/retry|attempts/);
+    }
     const verbose = await run(["plan", "--verbose"]);
     expect(verbose.stderr).toMatch(/http GET \/apis\/policy-sets\/v1\/policy\/ssp\?policy_name=Hardware\+SSP 200/);
     // A wrong password that is also a word of revsync's advice: redacted in what the service said, never in the hint.

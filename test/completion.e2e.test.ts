@@ -1,26 +1,134 @@
 import { spawnSync } from "node:child_process";
-import { describe, expect, it } from "vitest";
-import { cli } from "../src/testing/helpers.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ROOT, cli } from "../src/testing/helpers.js";
 
-// The bash script of the real command tree, loaded in a real bash and asked as bash asks at a Tab.
-describe("revsync completion bash", () => {
-  it("completes commands, subcommands, flags and --format values of the real CLI", async () => {
-    const r = await cli(["completion", "bash"]);
+// Each shell's script of the real command tree, loaded in the real shell and asked as it asks at a Tab,
+// in a folder holding a file whose name has a space. CI installs zsh and fish (.ci/run); elsewhere a
+// missing shell is said loudly and its case checks nothing.
+const dir = mkdtempSync(join(tmpdir(), "revsync-completion-"));
+const has = (shell: string): boolean => spawnSync(shell, ["-c", "exit 0"]).status === 0;
+function needs(shell: string): boolean {
+  if (has(shell)) return true;
+  if (process.env.CI) throw new Error(`${shell} is not installed: .ci/run installs it (apt-get install zsh fish)`);
+  console.warn(`\n*** ${shell} is not installed: its completion was NOT tested (apt-get install ${shell}) ***\n`);
+  return false;
+}
+const scripts: Record<string, string> = {};
+
+beforeAll(async () => {
+  writeFileSync(join(dir, "my plan.json"), "{}");
+  writeFileSync(join(dir, "other.json"), "{}");
+  for (const shell of ["bash", "zsh", "fish"]) {
+    const r = await cli(["completion", shell]);
     expect(r.code).toBe(0);
-    const ask = (line: string): string => {
-      const words = line.split(" ");
-      const script = `${r.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _revsync; echo "\${COMPREPLY[*]}"`;
-      const b = spawnSync("bash", ["-c", script], { encoding: "utf8" });
-      expect(b.stderr).toBe("");
-      return b.stdout.trim();
-    };
-    expect(ask("revsync sh")).toBe("show");
-    expect(ask("revsync ssp ")).toBe("batches template download");
-    expect(ask("revsync approvals list --format ")).toBe("text json");
-    expect(ask("revsync plan --format m")).toBe("markdown");
-    expect(ask("revsync test --format ")).toBe("text json junit");
-    expect(ask("revsync completion ")).toBe("bash zsh fish");
-    expect(ask("revsync drift --all")).toBe("--all-envs");
+    scripts[shell] = join(dir, `revsync.${shell}`);
+    writeFileSync(scripts[shell], r.stdout);
+  }
+});
+
+/** Runs a shell once for all the lines; each line's candidates, as a list, in order. */
+function ask(shell: string, args: string[], lines: string[]): string[][] {
+  const r = spawnSync(shell, [...args, ...lines], { cwd: dir, encoding: "utf8", timeout: 30_000 });
+  expect(r.stderr).toBe("");
+  const answers = r.stdout
+    .split("--\n")
+    .slice(0, -1)
+    .map((a) => a.split("\n").filter(Boolean).sort());
+  expect(answers).toHaveLength(lines.length);
+  return answers;
+}
+
+/** The line each test asks, and what every shell must offer (a shell's own quoting or extras apart). */
+const LINES = [
+  "revsync show my",
+  "revsync plan --format ",
+  "revsync init --ci ",
+  "revsync emulator --seed ",
+  "revsync emulator --profile ",
+  "revsync errors --type ",
+  "revsync errors --kind ",
+  "revsync test record --kind ",
+  "revsync approvals list --format ",
+  "revsync plan --env test --det",
+  "revsync test --env test rec",
+  "revsync completion ",
+  "revsync --v",
+];
+const OFFERS = [
+  ["my plan.json"],
+  ["json", "markdown", "text"],
+  ["github", "gitlab"],
+  ["demo", "empty", "multi-env"],
+  ["default", "literal"],
+  ["event", "invoice", "mje", "order"],
+  ["discarded", "remediable"],
+  ["discarded", "remediable"],
+  ["json", "text"],
+  ["--detailed-exitcode"],
+  ["record"],
+  ["bash", "fish", "zsh"],
+  ["--verbose", "--version"].filter((f) => f === "--version"),
+];
+
+describe("revsync completion", () => {
+  it("bash: file names with spaces as one word, every fixed-choice flag's values, --opt=value, option values are not commands", () => {
+    // COMP_WORDS as bash splits the line: at spaces, and at = (COMP_WORDBREAKS), "--format=j" -> --format = j.
+    const split = (line: string): string[] => line.replace(/=/g, " = ").split(/ +(?=[^ ]|$)/);
+    const all = [...LINES, "revsync plan --format=", "revsync plan --format=j", "revsync show my\\ p"];
+    const probe = all
+      .map((line) => {
+        const words = line === "revsync show my\\ p" ? ["revsync", "show", "my\\ p"] : split(line);
+        return `COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; COMPREPLY=(); _revsync; printf '%s\\n' "\${COMPREPLY[@]}"; echo --`;
+      })
+      .join("\n");
+    const r = spawnSync("bash", ["-c", `source '${scripts.bash}'\n${probe}`], { cwd: dir, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    const answers = r.stdout
+      .split("--\n")
+      .slice(0, -1)
+      .map((a) => a.split("\n").filter(Boolean).sort());
+    expect(answers).toEqual([...OFFERS, ["json", "markdown", "text"], ["json"], ["my plan.json"]]);
+  });
+
+  it("zsh (with compinit): the same, through zsh's completion system", () => {
+    if (!needs("zsh")) return;
+    const answers = ask("zsh", ["-f", join(ROOT, "test", "fixtures", "zsh-complete.zsh"), scripts.zsh as string], [...LINES, "revsync plan --format=j"]);
+    // zsh hands compadd the word as it will insert it: the space quoted, one word.
+    expect(answers).toEqual([["my\\ plan.json"], ...OFFERS.slice(1), ["--format=json"]]);
+    // Without compinit the script says what to add instead of failing on compdef.
+    const bare = spawnSync("zsh", ["-f", "-c", `source '${scripts.zsh}'`], { encoding: "utf8" });
+    expect(bare.stderr).toContain("autoload -Uz compinit && compinit");
+  });
+
+  it("fish: the same, through complete -C", () => {
+    if (!needs("fish")) return;
+    const asks = [...LINES, "revsync plan --format=j", "revsync plan --env test --"];
+    const r = spawnSync("fish", ["-N", "-c", `source '${scripts.fish}'; for l in $argv; complete -C"$l"; echo -- --; end`, ...asks], {
+      cwd: dir,
+      encoding: "utf8",
+    });
+    expect(r.stderr).toBe("");
+    const answers = r.stdout
+      .split("--\n")
+      .slice(0, -1)
+      .map((a) =>
+        a
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => l.split("\t")[0] ?? "")
+          .sort(),
+      );
+    expect(answers.slice(0, LINES.length)).toEqual(OFFERS);
+    expect(answers[LINES.length]).toEqual(["--format=json"]);
+    // --env test leaves plan the command: plan's flags, not test's (--live), and --version once at the root.
+    expect(answers[LINES.length + 1]).toContain("--detailed-exitcode");
+    expect(answers[LINES.length + 1]).not.toContain("--live");
+  });
+
+  it("refuses a shell it does not know", async () => {
     const bad = await cli(["completion", "powershell"]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("value 'powershell' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish.");

@@ -106,12 +106,18 @@ describe("approvals", () => {
       const top = await reject();
       expect(top.code).toBe(1);
       expect(top.stderr).toMatch(/400 bad request\): unknown action "Declined"/);
+      // Where the literal was set, so the person knows what to fix.
+      expect(top.stderr).toContain(
+        'Hint: the action literal "Declined" was set by approvals.reject_action in revsync.yaml: check it is the text this service accepts for a reject',
+      );
       writeFileSync(
         cfg,
         original.replace("    realm: demo\n", "    realm: demo\n    service:\n      reject_action: Refused\n      template_batch_name: path\n") +
           "approvals:\n  reject_action: Declined\n",
       );
-      expect((await reject()).stderr).toMatch(/unknown action "Refused"/);
+      const bySection = await reject();
+      expect(bySection.stderr).toMatch(/unknown action "Refused"/);
+      expect(bySection.stderr).toContain("was set by service.reject_action of the environment in revsync.yaml");
       // The variable wins, with a revsync.yaml or without one.
       const byVar = await reject({ REVSYNC_REJECT_ACTION: "Rejected" });
       expect(byVar.stdout).toContain("Rejected: APR-0003.");
@@ -191,6 +197,10 @@ describe("errors", () => {
     const sj = JSON.parse((await run(["errors", "--type", "order", "--summary", "--format", "json"])).stdout);
     expect(sj.format_version).toBe("1");
     expect(sj.summary[0]).toMatchObject({ code: "ERR-00015", count: 3 });
+    // The CSV says what the text says, the missing policy set included.
+    const sc = (await run(["errors", "--type", "order", "--summary", "--format", "csv"])).stdout.trim().split("\n");
+    expect(sc[0]).toBe("code,count,message,suggestion,missing_policy_set");
+    expect(sc[1]).toMatch(/^ERR-00015,3,.*,"revenue rules: no valid revenue rule policy is available\. .*"$/);
   });
 
   it("bad dates and types are refused before any call", async () => {

@@ -417,13 +417,13 @@ describe("against the service", () => {
       // plan is not affected by drift.ignore
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(2);
       const validate = await run(["validate"]);
-      expect(validate.stdout).toMatch(/revsync\.yaml:\d+:\d+: warning: drift\.ignore\[2\]: "ssp\/Nope" matches no address in git/);
+      expect(validate.stdout).toMatch(/revsync\.yaml:\d+:\d+: warning: drift\.ignore\.2: "ssp\/Nope" matches no address in git/);
 
       writeFileSync(cfg, rule("2020-01-01"));
       const expired = await run(["drift"]);
       expect(expired.code).toBe(2);
       expect(expired.stdout).toContain("tenant-configuration/Default Tenant Configuration");
-      expect((await run(["validate"])).stdout).toMatch(/warning: drift\.ignore\[0\] \(tenant-configuration\/\*\) expired on 2020-01-01: it applies no more/);
+      expect((await run(["validate"])).stdout).toMatch(/warning: drift\.ignore\.0 \(tenant-configuration\/\*\) expired on 2020-01-01: it applies no more/);
 
       // A rule with fields covers field differences only: a policy git has and the service lacks stays drift.
       writeFileSync(cfg, `${original}drift:\n  ignore:\n    - address: "ssp/*"\n      fields: [active]\n      reason: pilots toggle active\n`);
@@ -435,7 +435,7 @@ describe("against the service", () => {
         `${original}drift:\n  ignore:\n    - address: "ssp/*"\n      fields: [active]\n      classes: [missing]\n      reason: never applies\n`,
       );
       expect((await run(["validate"])).stdout).toMatch(
-        /revsync\.yaml:\d+:\d+: warning: drift\.ignore\[0\] \(ssp\/\*\) matches nothing: a rule with fields covers field differences/,
+        /revsync\.yaml:\d+:\d+: warning: drift\.ignore\.0 \(ssp\/\*\) matches nothing: a rule with fields covers field differences/,
       );
     } finally {
       writeFileSync(cfg, original);

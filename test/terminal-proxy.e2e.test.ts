@@ -37,6 +37,8 @@ describe("apply on a terminal", () => {
       const r = await applyOnTerminal("no\n", columns);
       expect(r.out.length).toBeLessThan(20_000);
       expect(r.out).toContain("apply cancelled: nothing was written");
+      // NO_COLOR: the prompt is a plain line, no cursor codes around it.
+      expect(r.out.slice(r.out.indexOf("Do you want"))).not.toContain("\u001b[");
       expect(r.code).toBe(1);
       expect(await fx.emu.writes()).toEqual([]);
     },

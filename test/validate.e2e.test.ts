@@ -80,6 +80,20 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["yaml-not-utf8", "policies/tc.yaml", 4, 33, /file is not UTF-8 text: save it as UTF-8/],
   ["yaml-proto-key", "policies/ssp.yaml", 3, 1, /the key "__proto__" is not allowed/],
   ["yaml-syntax", "policies/ssp.yaml", 6, 11, /YAML syntax: /],
+  [
+    "config-batch-status-shared",
+    "revsync.yaml",
+    13,
+    19,
+    /^environments\.demo\.service\.batch_status\.approved: "Pending" is also the text of reviewed: each batch status needs its own text/,
+  ],
+  [
+    "yaml-flow-variable",
+    "policies/tc.yaml",
+    5,
+    65,
+    /^\$\{contra_account\} inside \{ \} or \[ \] must be quoted, or YAML reads its \{ as a mapping: write "\$\{contra_account\}"$/,
+  ],
   ["yaml-unknown-tag", "policies/ssp.yaml", 7, 11, /the YAML tag !shell is not allowed in policy files/],
   ["yaml-binary-tag", "policies/ssp.yaml", 4, 9, /the YAML tag !!binary is not allowed in policy files: write the value as plain text/],
   ["ssp-values-folder", "policies/ssp.yaml", 10, 13, /values "values\.csv" is a folder: name the CSV file of the batch's values/],
@@ -109,6 +123,11 @@ describe("revsync validate: the invalid corpus", () => {
     expect(first?.message).toMatch(message);
   });
 
+  it("an unquoted ${VAR} in a flow mapping is one error that says to quote it, not YAML's several", () => {
+    const { diagnostics } = validateRepo({ cwd: join(FIX, "yaml-flow-variable"), env: {} });
+    expect(diagnostics).toHaveLength(1);
+  });
+
   it("through the CLI: exit 1, the JSON report on stdout, nothing on stderr", async () => {
     const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, "csv-bad-header") });
     expect(r.code).toBe(1);
@@ -129,6 +148,8 @@ describe("values CSV: columns by name, quoted fields", () => {
         '100,"HW-1000, rack",2026-06-30,USD,Percent,90,110,2026-01-01',
         '100,"HW ""Pro""\nedition",2026-06-30,USD,Percent,90,110,2026-01-01',
         "100,HW-2000,2026-06-30,EUR,Amount,90,110,2026-01-01",
+        // Whole numbers as a spreadsheet may save them.
+        "105.0,HW-3000,2026-06-30,EUR,Amount,90.00,110,2026-01-01",
       ].join("\r\n");
       writeFileSync(join(dir, "policies", "values.csv"), `${csv}\r\n`);
       expect(validateRepo({ cwd: dir, env: {} }).diagnostics).toEqual([]);
@@ -137,7 +158,12 @@ describe("values CSV: columns by name, quoted fields", () => {
         [2, "HW-1000, rack", "USD", 100],
         [3, 'HW "Pro"\nedition', "USD", 100],
         [5, "HW-2000", "EUR", 100],
+        [6, "HW-3000", "EUR", 105],
       ]);
+      expect(parsed.values[3]?.below_mid_point).toBe(90);
+      // A value that is not whole stays refused.
+      writeFileSync(join(dir, "policies", "values.csv"), `${csv.replace("105.0,", "105.5,")}\r\n`);
+      expect(validateRepo({ cwd: dir, env: {} }).diagnostics.map((d) => d.message)).toEqual(['mid_point must be a whole number, got "105.5"']);
     } finally {
       removeDir(dir);
     }

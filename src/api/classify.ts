@@ -21,7 +21,8 @@ export interface RequestShape {
 }
 
 /** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
-export type Answer = { status: number; retryAfter?: string; body: Buffer } | { lost: string };
+/** lost: no answer came; unsent: and the request was never sent (the server does not speak TLS). */
+export type Answer = { status: number; retryAfter?: string; body: Buffer } | { lost: string; unsent?: boolean };
 
 /** What came before this send of the request. */
 export interface Attempt {
@@ -109,6 +110,7 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     };
   };
   if ("lost" in answer) {
+    if (answer.unsent) return fail("refused", { status: 0, message: `connection failed: ${answer.lost}` });
     // Sent, perhaps processed: a read is sent again; a PATCH too, and a refusal after it is read back;
     // a write-once is read back before anything else.
     return fail("unknown", { status: 0, message: `connection failed: ${answer.lost}` }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });

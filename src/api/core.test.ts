@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { connectionReason } from "./core.js";
+import { connectionReason, notTls } from "./core.js";
 
 describe("connectionReason", () => {
   it("a refused connection says where and what to check, once", () => {
@@ -11,5 +11,32 @@ describe("connectionReason", () => {
   it("other socket errors keep their message and code, without repeats", () => {
     const cause = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     expect(connectionReason(Object.assign(new Error("other side closed"), { cause }))).toBe("other side closed: ECONNRESET: read ECONNRESET");
+  });
+});
+
+describe("connectionReason of real sockets (undici's request, as the client sends)", () => {
+  it("a refused connection names the host and port; https to an http server is not retryable", async () => {
+    const { request } = await import("undici");
+    const { createServer } = await import("node:net");
+    const { createServer: createHttp } = await import("node:http");
+    // A port nothing listens on: one the OS gave and took back.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const refused = await request(`http://127.0.0.1:${port}/x`).catch((e: unknown) => e);
+    expect(connectionReason(refused)).toBe(
+      `connection refused by 127.0.0.1:${port}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`,
+    );
+    expect(notTls(refused)).toBe(false);
+    const http = createHttp((_q, s) => s.end("plain"));
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    try {
+      const tls = await request(`https://127.0.0.1:${(http.address() as { port: number }).port}/x`).catch((e: unknown) => e);
+      expect(connectionReason(tls)).toMatch(/^the server did not answer TLS: is the URL http\?/);
+      expect(notTls(tls)).toBe(true);
+    } finally {
+      await new Promise((r) => http.close(r));
+    }
   });
 });

@@ -111,18 +111,35 @@ const UNTRUSTED = new Set([
   "ERR_TLS_CERT_ALTNAME_INVALID",
 ]);
 
+type SocketError = Error & { code?: string; address?: string; port?: number; errors?: SocketError[] };
+
+function errorCode(e: unknown): string {
+  const err = e as SocketError & { cause?: SocketError };
+  return err.cause?.code ?? err.code ?? "";
+}
+
+/** Whether a connection failed because the server does not speak TLS (https to an http server): no
+ *  request was sent, and sending it again will not help, so it is answered at once, never retried. */
+export function notTls(e: unknown): boolean {
+  return NOT_TLS.has(errorCode(e));
+}
+
 export function connectionReason(e: unknown): string {
-  const err = e as Error & { code?: string; cause?: Error & { code?: string } };
+  const err = e as SocketError & { cause?: SocketError };
   const cause = err.cause;
-  const code = cause?.code ?? err.code ?? "";
+  const code = errorCode(e);
   // TLS failures in plain words: OpenSSL's own text names no cause a person can act on.
   if (NOT_TLS.has(code)) return `the server did not answer TLS: is the URL http? (${code})`;
   if (UNTRUSTED.has(code)) {
     return `the server's TLS certificate is not trusted (${code}): check the URL's host, or give your CA bundle in NODE_EXTRA_CA_CERTS; TLS is always verified`;
   }
   if (code === "ECONNREFUSED") {
-    const at = (cause as { address?: string; port?: number } | undefined)?.address;
-    const port = (cause as { port?: number } | undefined)?.port;
+    // fetch puts the socket's error in cause, undici's request throws it itself; a host name of
+    // several addresses (localhost) fails with each of them in errors.
+    const refused = cause?.code === "ECONNREFUSED" ? cause : err;
+    const first = refused.address ? refused : refused.errors?.find((x) => x.address);
+    const at = first?.address;
+    const port = first?.port;
     return `connection refused${at ? ` by ${at}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
   }
   const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p): p is string => !!p && p !== "fetch failed");
@@ -242,6 +259,7 @@ export class ApiCore {
         if (e instanceof ApiError) throw e;
         last = connectionReason(e);
         this.log(`POST /auth/realms/…/token failed: ${last}`);
+        if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
       }
       const delay = this.backoff(attempt, wait);
       if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) {
@@ -279,7 +297,7 @@ export class ApiCore {
       } catch (e) {
         const reason = connectionReason(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
-        return { lost: reason };
+        return notTls(e) ? { lost: reason, unsent: true } : { lost: reason };
       }
       const status = res.statusCode;
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);

@@ -100,6 +100,11 @@ export class Governor {
   /** Requests the service turned away (429), and requests sent, in this run. */
   turnedAway = 0;
   sent = 0;
+  /** After the first 429: when it came and the last accepted answer (active time), and the answers
+   *  accepted between them, for the rate the service actually took. */
+  private firstTurnedAwayActive: number | undefined;
+  private lastAcceptedActive = 0;
+  private acceptedAfterFirst = 0;
 
   constructor(o: GovernorOptions) {
     this.clock = o.clock;
@@ -120,6 +125,15 @@ export class Governor {
   /** The rate revsync keeps to (requests/s), or undefined while nothing limits it. */
   get currentRate(): number | undefined {
     return Number.isFinite(this.rate) ? this.rate : undefined;
+  }
+
+  /** Requests/s the service took from its first 429 on: the answers it accepted over the active time
+   *  (Retry-After pauses left out) up to the last of them. What the pacing rate is not: it probes above
+   *  the limit between 429s. undefined before a 429, or with under a second to measure. */
+  get achievedRate(): number | undefined {
+    if (this.firstTurnedAwayActive === undefined) return undefined;
+    const seconds = (this.lastAcceptedActive - this.firstTurnedAwayActive) / 1000;
+    return seconds >= 1 ? this.acceptedAfterFirst / seconds : undefined;
   }
 
   /** The requests revsync lets be in flight at once. */
@@ -172,6 +186,10 @@ export class Governor {
     this.inFlight--;
     const now = this.clock.now();
     if (signal.kind === "accepted") {
+      if (this.firstTurnedAwayActive !== undefined) {
+        this.acceptedAfterFirst++;
+        this.lastAcceptedActive = this.active(now);
+      }
       this.recent.push(now);
       if (this.recent.length > 64 && (this.recent[0] ?? 0) < now - 2000) this.recent = this.recent.filter((t) => t >= now - 2000);
       if (ticket.sentAt > this.decreasedAt || !this.decreases) this.acceptedSince++;
@@ -180,6 +198,7 @@ export class Governor {
       this.grow(now);
     } else if (signal.kind === "turned-away") {
       this.turnedAway++;
+      this.firstTurnedAwayActive ??= this.active(now);
       // One decrease per congestion event: the 429s of requests sent before the last decrease say what
       // that decrease already answered (TCP reduces once per window of data, for the same reason).
       if (ticket.sentAt > this.decreasedAt || !this.decreases) this.decrease(now, ticket);

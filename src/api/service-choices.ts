@@ -19,6 +19,8 @@ export interface ServiceChoices {
    *  as its basis: transaction_price, range_top, range_bottom or mid_point. A text not listed is read by
    *  its words (src/policy-test/allocate.ts). */
   allocationRules: Record<string, string>;
+  /** Where an approval literal other than revsync's default was set, for an error to point at. */
+  actionSource?: { approve?: string; reject?: string };
 }
 
 /** revsync's choices where the interface is silent (docs/decisions.md): the one definition of them. */
@@ -40,6 +42,15 @@ export function serviceChoices(
 ): ServiceChoices {
   const d = DEFAULT_SERVICE_CHOICES;
   const s = service?.batch_status;
+  const source = (which: "approve" | "reject"): string | undefined => {
+    const key = `${which}_action` as const;
+    if (env[`REVSYNC_${which.toUpperCase()}_ACTION`]) return `REVSYNC_${which.toUpperCase()}_ACTION in the environment`;
+    if (service?.[key]) return `service.${key} of the environment in revsync.yaml`;
+    if (approvals?.[key]) return `approvals.${key} in revsync.yaml`;
+    return undefined;
+  };
+  const approve = source("approve");
+  const reject = source("reject");
   return {
     approveAction: env.REVSYNC_APPROVE_ACTION || service?.approve_action || approvals?.approve_action || d.approveAction,
     rejectAction: env.REVSYNC_REJECT_ACTION || service?.reject_action || approvals?.reject_action || d.rejectAction,
@@ -50,6 +61,7 @@ export function serviceChoices(
       approved: s?.approved ?? d.batchStatus.approved,
     },
     allocationRules: { ...d.allocationRules, ...(service?.allocation_rules as Record<string, string> | undefined) },
+    ...(approve || reject ? { actionSource: { ...(approve ? { approve } : {}), ...(reject ? { reject } : {}) } } : {}),
   };
 }
 

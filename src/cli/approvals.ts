@@ -1,5 +1,5 @@
 import { approvals } from "../api/resources.js";
-import { UserError } from "../errors.js";
+import { ApiError, UserError } from "../errors.js";
 import type { PendingApprovalRecord } from "../schema/generated/api.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -108,7 +108,24 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
       }
     }
     const literal = action === "approve" ? env.service.approveAction : env.service.rejectAction;
-    const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend);
+    const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend).catch((e: unknown) => {
+      // A refusal of the action: say where its literal was set, the likely cause when it is not revsync's own.
+      const aboutAction = e instanceof ApiError && (e.problems.some((p) => p.field === "action") || /\baction\b/i.test(e.serviceMessage));
+      if (e instanceof ApiError && aboutAction && !e.outcomeUnknown && e.status >= 400 && e.status < 500 && !e.hint) {
+        const from = env.service.actionSource?.[action];
+        throw new ApiError({
+          method: e.method,
+          path: e.path,
+          status: e.status,
+          message: e.serviceMessage,
+          problems: e.problems,
+          hint: from
+            ? `the action literal ${JSON.stringify(literal)} was set by ${from}: check it is the text this service accepts for a ${action}`
+            : `revsync sent its default action literal ${JSON.stringify(literal)}; if this service uses another text, set service.${action}_action of the environment in revsync.yaml`,
+        });
+      }
+      throw e;
+    });
     // A recovered result is revsync's own reading of the pending list, not the service's words: the list
     // says an upload is no longer pending, not who acted on it nor how.
     const settled = res.status === "success" || (res.recovered === true && res.status === "no longer pending");

@@ -1,5 +1,5 @@
 import { Argument, type Command } from "commander";
-import { common, formatOption } from "./flags.js";
+import { choiceOption, common, formatOption } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
 export type Runner = <F extends object>(
@@ -27,12 +27,12 @@ export function register(program: Command, run: Runner): void {
     .option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)")
     .option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)")
     .option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})")
-    .option("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)")
+    .addOption(choiceOption("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)", ["github", "gitlab"]))
     .option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)")
     .option("--force", "overwrite files that exist (revsync.yaml too)")
     .addHelpText(
       "after",
-      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force.",
+      "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it).",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
   common(
@@ -86,8 +86,8 @@ function registerTestRecord(test: Command, run: Runner): void {
       .option("--out <file>", "the new test file to write (required; inside the tests folder)")
       .option("--mask <fields>", "replace these fields' values by pseudonyms, e.g. customer_name,customer_id")
       .option("--omit <fields>", "leave these fields out of every line")
-      .option("--type <type>", "transaction type: order (the default, and the only one with order lines)")
-      .option("--kind <kind>", "remediable or discarded")
+      .addOption(choiceOption("--type <type>", "transaction type: order (the default, and the only one with order lines)", ["order"]))
+      .addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"]))
       .option("--code <code>", "error code, e.g. ERR-00015")
       .option("--request-id <id>", "request id of the processed file")
       .option("--financial-id <id>", "order financial id")
@@ -208,8 +208,8 @@ export function registerOps(program: Command, run: Runner): void {
     program
       .command("errors")
       .description("error transactions (spec 4.10), filtered")
-      .option("--type <type>", "order, invoice, event or mje (required)")
-      .option("--kind <kind>", "remediable or discarded")
+      .addOption(choiceOption("--type <type>", "order, invoice, event or mje (required)", ["order", "invoice", "event", "mje"]))
+      .addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"]))
       .option("--code <code>", "error code, e.g. ERR-00015")
       .option("--request-id <id>", "request id of the processed file")
       .option("--financial-id <id>", "order or bill financial id")

@@ -24,23 +24,29 @@ describe("shell completion", () => {
       ["--quiet", undefined, false],
       ["-h,--help", undefined, false],
     ]);
+    // --version, which commander keeps among the root's options, once.
+    const root = completionTree(program().version("1.0.0"));
+    expect(root.options.filter((o) => o.flags.includes("--version"))).toHaveLength(1);
     expect(tree.children[1]?.children[0]).toMatchObject({ path: ["beta", "gamma"], fileArgument: true });
   });
 
   it("bash, zsh and fish scripts name every command and flag of the tree, quoting descriptions", () => {
     const bash = completionScript("bash", program());
     expect(bash).toContain(`"beta/gamma") p='beta/gamma' ;;`);
-    expect(bash).toContain(`"alpha --format") COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;`);
-    expect(bash).toContain(`"alpha --out") _revsync_files; return ;;`);
+    expect(bash).toContain(`"alpha --format") _revsync_words 'text' 'json' ;;`);
+    expect(bash).toContain(`"alpha --out") _revsync_files ;;`);
+    // A flag that takes a value skips it when the command path is read.
+    expect(bash).toContain(`"alpha --format"|"alpha --out")`);
     expect(bash).toContain("complete -F _revsync revsync");
     const zsh = completionScript("zsh", program());
     expect(zsh.startsWith("#compdef revsync\n")).toBe(true);
     expect(zsh).toContain(`'alpha:the first '\\''one'\\'''`);
-    expect(zsh).toContain(`("alpha --format") compadd -- 'text' 'json'; return ;;`);
+    expect(zsh).toContain(`("alpha --format") compadd -- 'text' 'json' ;;`);
     const fish = completionScript("fish", program());
-    expect(fish).toContain(`complete -c revsync -n '__fish_use_subcommand' -a 'alpha' -d 'the first '\\''one'\\'''`);
-    expect(fish).toContain(`complete -c revsync -n '__fish_seen_subcommand_from beta; and not __fish_seen_subcommand_from gamma' -a 'gamma' -d 'takes a file'`);
-    expect(fish).toContain(`complete -c revsync -n '__fish_seen_subcommand_from alpha' -l format -x -a 'text json' -d 'output format'`);
+    expect(fish).toContain(`complete -c revsync -n '__revsync_at '\\'''\\''' -a 'alpha' -d 'the first '\\''one'\\'''`);
+    expect(fish).toContain(`complete -c revsync -n '__revsync_at '\\''beta'\\''' -a 'gamma' -d 'takes a file'`);
+    expect(fish).toContain(`complete -c revsync -n '__revsync_at '\\''alpha'\\''' -l format -x -a 'text json' -d 'output format'`);
+    expect(fish).toContain(`            case 'alpha --format' 'alpha --out'`);
     expect(() => completionScript("powershell", program())).toThrow(/must be bash, zsh or fish/);
   });
 });

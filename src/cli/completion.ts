@@ -37,15 +37,14 @@ function optionOf(o: Option): CompletionOption {
 
 export function completionTree(cmd: Command, path: string[] = []): CompletionNode {
   const args = (cmd as unknown as { registeredArguments?: { name(): string; argChoices?: string[] }[] }).registeredArguments ?? [];
+  const options = cmd.options.filter((o) => !o.hidden).map(optionOf);
+  // commander keeps --version (root only) among the options, and --help apart from them.
+  if (!options.some((o) => o.flags.includes("--help"))) options.push({ flags: ["-h", "--help"], description: "show help", file: false });
   return {
     path,
     description: cmd.description(),
     children: cmd.commands.map((c) => completionTree(c, [...path, c.name()])),
-    options: [
-      ...cmd.options.filter((o) => !o.hidden).map(optionOf),
-      { flags: ["-h", "--help"], description: "show help", file: false },
-      ...(path.length === 0 ? [{ flags: ["-V", "--version"], description: "show the version", file: false }] : []),
-    ],
+    options,
     fileArgument: args.some((a) => FILE_ARGUMENTS.has(a.name())),
     argumentValues: args.flatMap((a) => a.argChoices ?? []),
   };
@@ -56,43 +55,62 @@ function all(node: CompletionNode): CompletionNode[] {
 }
 
 const key = (path: string[]): string => path.join("/");
-/** Text inside single quotes, for sh and zsh. */
+const last = (n: CompletionNode): string => n.path[n.path.length - 1] ?? "";
+/** Text inside single quotes, for sh, zsh and fish (fish also takes '\'' inside single quotes). */
 const sq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 /** A pattern of a case statement matching exactly this text. */
 const pat = (s: string): string => `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
+const longFlags = (n: CompletionNode): string[] => n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
+/** "path flag" of every flag that takes a value, for the case statements below. */
+const valueFlagKeys = (nodes: CompletionNode[]): string[] =>
+  nodes.flatMap((n) => n.options.flatMap((o) => (o.values ? o.flags.map((f) => `${key(n.path)} ${f}`) : [])));
 
-/** The function bash and zsh both run: find the command path among the words typed, then offer a
- *  flag's values, or the path's flags, subcommands or files. The shells differ in how they name the
- *  words (and zsh writes a case pattern in parentheses). */
+/** The function bash and zsh both run. It walks the words typed before the one being completed to find
+ *  the command path: a flag that takes a value skips that value (so `--env test` is not the test
+ *  command), and a word naming a subcommand of the path so far extends it. Then it offers the values of
+ *  the flag being given a value (`--format <Tab>`, `--format=<Tab>`), or the path's flags, subcommands,
+ *  argument values or files. The shells differ in how they name the words and offer candidates. */
 function caseFunction(
   nodes: CompletionNode[],
-  shell: { cur: string; prev: string; first: number; count: string; word: string; zsh: boolean },
-  /** What to do after a flag that takes a value; and for a command path, with the word being typed. */
+  shell: {
+    zsh: boolean;
+    /** Lines that set words, cword (the index of the word being completed), first, cur, flag and pre. */
+    setup: string[];
+    /** Where `--flag=` was split by the shell into `--flag` `=` (bash), the value word is one further. */
+    splitsAtEquals: boolean;
+  },
   valueAction: (o: CompletionOption) => string,
   wordAction: (n: CompletionNode) => string,
 ): string[] {
-  const arm = (text: string): string => (shell.zsh ? `(${pat(text)}` : pat(text));
+  const arm = (texts: string[]): string => (shell.zsh ? "(" : "") + texts.map(pat).join("|");
+  const skip = valueFlagKeys(nodes);
   const values = nodes.flatMap((n) =>
-    n.options.flatMap((o) => (o.values ? o.flags.map((f) => `    ${arm(`${key(n.path)} ${f}`)}) ${valueAction(o)}; return ;;`) : [])),
+    n.options.flatMap((o) => (o.values ? [`    ${arm(o.flags.map((f) => `${key(n.path)} ${f}`))}) ${valueAction(o)} ;;`] : [])),
   );
-  const words = nodes.map((n) => `    ${arm(key(n.path))}) ${wordAction(n)} ;;`);
-  // A word that names a subcommand of the path so far extends it; anything else (a flag, a value, an
-  // argument) leaves it.
-  const paths = nodes
-    .filter((n) => n.path.length)
-    .map((n) => `      ${arm(`${key(n.path.slice(0, -1))}/${n.path[n.path.length - 1]}`)}) p=${sq(key(n.path))} ;;`);
+  const words = nodes.map((n) => `    ${arm([key(n.path)])}) ${wordAction(n)} ;;`);
+  const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key(n.path))} ;;`);
   return [
     "_revsync() {",
-    `  local cur="${shell.cur}" prev="${shell.prev}" p="" w i`,
-    `  for ((i = ${shell.first}; i < ${shell.count}; i++)); do`,
-    `    w="${shell.word}"`,
+    '  local p="" w i flag="" pre=""',
+    ...shell.setup,
+    "  for ((i = first; i < cword; i++)); do",
+    '    w="${words[i]}"',
+    '    case "$p $w" in',
+    `      ${arm(skip)})`,
+    ...(shell.splitsAtEquals ? ['        [[ "${words[i+1]}" == "=" ]] && i=$((i + 1))'] : []),
+    '        (( i + 1 >= cword )) && flag="$w"',
+    "        i=$((i + 1)); continue ;;",
+    "    esac",
     '    case "$p/$w" in',
     ...paths,
     "    esac",
     "  done",
-    '  case "$p $prev" in',
+    '  if [[ -n "$flag" ]]; then',
+    '    case "$p $flag" in',
     ...values,
-    "  esac",
+    "    esac",
+    "    return",
+    "  fi",
     '  case "$p" in',
     ...words,
     "  esac",
@@ -101,24 +119,44 @@ function caseFunction(
 }
 
 function bash(root: CompletionNode): string {
-  const words = (list: string[]): string => `COMPREPLY=($(compgen -W ${sq(list.join(" "))} -- "$cur"))`;
+  const words = (list: string[]): string => `_revsync_words ${list.map(sq).join(" ")}`;
   const valueAction = (o: CompletionOption): string => (o.file ? "_revsync_files" : o.values?.length ? words(o.values) : "COMPREPLY=()");
   const wordAction = (n: CompletionNode): string => {
-    const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
-    const subs = [...n.children.map((c) => c.path[c.path.length - 1] ?? ""), ...n.argumentValues];
-    const rest = subs.length ? words(subs) : n.fileArgument ? "_revsync_files" : "";
-    return `if [[ $cur == -* ]]; then ${words(flags)}; ${rest ? `else ${rest}; ` : ""}fi`;
+    const subs = [...n.children.map(last), ...n.argumentValues];
+    const rest = subs.length ? words(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
+    return `if [[ $cur == -* ]]; then ${words(longFlags(n))}; else ${rest}; fi`;
   };
   return [
     "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
     "# Load it in this shell with: source <(revsync completion bash)",
+    "# Candidates that start with the word typed ($cur); $pre (`--flag=` typed as one word) is put back.",
+    "_revsync_words() {",
+    "  local w",
+    "  COMPREPLY=()",
+    '  for w in "$@"; do [[ $w == "$cur"* ]] && COMPREPLY+=("$pre$w"); done',
+    "}",
+    "# File names, one candidate each however many spaces they hold (bash quotes them as it inserts them).",
     "_revsync_files() {",
+    "  local IFS=$'\\n'",
     "  compopt -o filenames 2>/dev/null",
     '  COMPREPLY=($(compgen -f -- "$cur"))',
     "}",
     ...caseFunction(
       all(root),
-      { cur: "${COMP_WORDS[COMP_CWORD]}", prev: "${COMP_WORDS[COMP_CWORD-1]}", first: 1, count: "COMP_CWORD", word: "${COMP_WORDS[i]}", zsh: false },
+      {
+        zsh: false,
+        splitsAtEquals: true,
+        setup: [
+          '  local words=("${COMP_WORDS[@]}") cword=$COMP_CWORD first=1',
+          '  local cur="${words[cword]}"',
+          "  # --flag=value: bash splits it at = (COMP_WORDBREAKS) into --flag = value; the value is what is completed.",
+          '  if [[ $cur == "=" ]]; then cur=""',
+          '  elif [[ $cur == --*=* ]]; then flag="${cur%%=*}"; pre="$flag="; cur="${cur#*=}"',
+          "  fi",
+          "  # A word typed with a quote or backslash before a space: compare its plain text.",
+          '  cur="${cur//\\\\ / }"; cur="${cur#[\\"\\\']}"',
+        ],
+      },
       valueAction,
       wordAction,
     ),
@@ -132,7 +170,7 @@ function zsh(root: CompletionNode): string {
   const valueAction = (o: CompletionOption): string => (o.file ? "_files" : o.values?.length ? `compadd -- ${o.values.map(sq).join(" ")}` : ":");
   const wordAction = (n: CompletionNode): string => {
     const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")).map((f) => desc(f, o.description)));
-    const subs = n.children.map((c) => desc(c.path[c.path.length - 1] ?? "", c.description));
+    const subs = n.children.map((c) => desc(last(c), c.description));
     const rest = subs.length
       ? `local -a c=(${subs.join(" ")}); _describe command c`
       : n.argumentValues.length
@@ -145,36 +183,71 @@ function zsh(root: CompletionNode): string {
   return [
     "#compdef revsync",
     "# revsync completion for zsh, generated from revsync's commands by `revsync completion zsh`.",
+    "# It needs zsh's completion system: `autoload -Uz compinit && compinit` earlier in ~/.zshrc.",
     "# Load it with: source <(revsync completion zsh)   (or save it as _revsync in a folder of $fpath)",
     ...caseFunction(
       all(root),
-      { cur: "${words[CURRENT]}", prev: "${words[CURRENT-1]}", first: 2, count: "CURRENT", word: "${words[i]}", zsh: true },
+      {
+        zsh: true,
+        splitsAtEquals: false,
+        setup: [
+          '  local cword=$CURRENT first=2 cur="${words[CURRENT]}"',
+          "  # --flag=value as one word: complete the value after the =.",
+          '  if [[ $cur == --*=* ]]; then flag="${cur%%=*}"; compset -P "*="; cur="${cur#*=}"; fi',
+        ],
+      },
       valueAction,
       wordAction,
     ),
-    'if [[ "$funcstack[1]" = _revsync ]]; then _revsync "$@"; else compdef _revsync revsync; fi',
+    'if [[ "$funcstack[1]" = _revsync ]]; then',
+    '  _revsync "$@"',
+    "elif (( $+functions[compdef] )); then",
+    "  compdef _revsync revsync",
+    "else",
+    "  print -u2 \"revsync completion: zsh's completion system is not loaded; put 'autoload -Uz compinit && compinit' before this line in ~/.zshrc\"",
+    "fi",
     "",
   ].join("\n");
 }
 
 function fish(root: CompletionNode): string {
   const nodes = all(root);
+  const skip = valueFlagKeys(nodes);
   const lines = [
     "# revsync completion for fish, generated from revsync's commands by `revsync completion fish`.",
     "# Load it with: revsync completion fish | source   (or save it as ~/.config/fish/completions/revsync.fish)",
     "complete -c revsync -f",
+    "# The command path of the words typed so far: a flag that takes a value skips it (so `--env test` is",
+    "# not the test command); a word naming a subcommand of the path so far extends it.",
+    "function __revsync_path",
+    "    set -l words (commandline -opc)",
+    '    set -l p ""',
+    "    set -l skip 0",
+    "    for w in $words[2..-1]",
+    "        if test $skip = 1",
+    "            set skip 0",
+    "            continue",
+    "        end",
+    '        switch "$p $w"',
+    `            case ${skip.map(sq).join(" ")}`,
+    "                set skip 1",
+    "                continue",
+    "        end",
+    '        switch "$p/$w"',
+    ...nodes
+      .filter((n) => n.path.length)
+      .flatMap((n) => [`            case ${sq(`${key(n.path.slice(0, -1))}/${last(n)}`)}`, `                set p ${sq(key(n.path))}`]),
+    "        end",
+    "    end",
+    '    echo "$p"',
+    "end",
+    "function __revsync_at",
+    '    test (__revsync_path) = "$argv[1]"',
+    "end",
   ];
-  /** The condition that the words typed so far are exactly this command path (not one of its children). */
-  const when = (n: CompletionNode): string => {
-    if (!n.path.length) return "__fish_use_subcommand";
-    const parts = n.path.map((w) => `__fish_seen_subcommand_from ${w}`);
-    const children = n.children.map((c) => c.path[c.path.length - 1]);
-    if (children.length) parts.push(`not __fish_seen_subcommand_from ${children.join(" ")}`);
-    return parts.join("; and ");
-  };
   for (const n of nodes) {
-    const cond = sq(when(n));
-    for (const c of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(c.path[c.path.length - 1] ?? "")} -d ${sq(c.description)}`);
+    const cond = sq(`__revsync_at ${sq(key(n.path))}`);
+    for (const c of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(last(c))} -d ${sq(c.description)}`);
     for (const o of n.options) {
       const long = o.flags.find((f) => f.startsWith("--"));
       const short = o.flags.find((f) => !f.startsWith("--"));
@@ -186,7 +259,7 @@ function fish(root: CompletionNode): string {
       lines.push(parts.join(" "));
     }
     if (n.argumentValues.length) lines.push(`complete -c revsync -n ${cond} -a ${sq(n.argumentValues.join(" "))}`);
-    if (n.fileArgument && n.path.length) lines.push(`complete -c revsync -n ${sq(n.path.map((w) => `__fish_seen_subcommand_from ${w}`).join("; and "))} -F`);
+    if (n.fileArgument) lines.push(`complete -c revsync -n ${cond} -F`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -87,7 +87,12 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
         }));
       if (flags.format === "json") out.json({ summary: rows });
       else if (flags.format === "csv")
-        out.raw(formatCsv([["code", "count", "message", "suggestion"], ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion])]));
+        out.raw(
+          formatCsv([
+            ["code", "count", "message", "suggestion", "missing_policy_set"],
+            ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""]),
+          ]),
+        );
       else {
         if (!rows.length) out.out("No error transactions match.");
         for (const r of rows) {

@@ -35,6 +35,15 @@ export function formatOption(choices: string[]): Option {
   return option;
 }
 
+/** An option whose value is one of a fixed list: the list shows in --help and shell completion offers it.
+ *  The command checks the value itself (its own words; some take other spellings, e.g. ORDER). */
+export function choiceOption(flags: string, description: string, choices: string[], defaultValue?: string): Option {
+  const option = new Option(flags, description);
+  if (defaultValue !== undefined) option.default(defaultValue);
+  option.argChoices = choices;
+  return option;
+}
+
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** The flags commands share (README, "Commands"), in one place. `offline` commands (validate, init, test)

@@ -166,7 +166,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   files.set("revsync.yaml", configText);
   const policiesDir = join(dir, shape.policies);
   if (!existsSync(policiesDir) || !readdirSync(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
-  files.set(".gitignore", "# Saved plans: review them in CI, do not commit them.\n*.plan.json\nnode_modules/\n");
+  files.set(".gitignore", `${GITIGNORE_HEADER}\n${GITIGNORE_LINES.join("\n")}\n`);
   files.set(
     ".vscode/settings.json",
     `${JSON.stringify(
@@ -192,10 +192,24 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
 
   const written: string[] = [];
   const kept: string[] = [];
+  const unchanged: string[] = [];
   for (const [name, text] of files) {
     const path = join(dir, name);
     const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
-    if (current === text) continue;
+    if (current === text) {
+      unchanged.push(name);
+      continue;
+    }
+    // A repo's own .gitignore and package.json get what init needs added to them, the rest kept.
+    const merged = current !== undefined && !flags.force ? mergeInto(name, current, flags.pin, pin ?? placeholder) : undefined;
+    if (merged) {
+      if (merged.text === current) unchanged.push(name);
+      else {
+        writeUserFile(path, merged.text);
+        written.push(merged.said);
+      }
+      continue;
+    }
     if (current !== undefined && !flags.force) {
       kept.push(name);
       continue;
@@ -206,10 +220,12 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   const schemas = writeRepoSchemas(dir, !!flags.force);
   written.push(...schemas.written.map((s) => `wrote ${s}`));
   kept.push(...schemas.kept);
+  if (!schemas.written.length && !schemas.kept.length) unchanged.push(`${REPO_SCHEMAS_DIR}/`);
 
   out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
   for (const w of written) out.out(`  ${w}`);
   if (!written.length) out.out("  nothing: every file init writes is there");
+  if (unchanged.length) out.out(`  unchanged, already as init writes them: ${unchanged.join(", ")}`);
   if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
   // What the repo's package.json pins now decides whether the recipes' install step can work.
   let pinned: unknown;
@@ -227,16 +243,22 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   } else if (pins && pinned === undefined) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin ?? placeholder}"`);
   }
-  out.out("");
-  out.out("Next:");
-  if (where !== ".") out.out(`  cd ${where}`);
-  if (pins) out.out("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
+  const next: string[] = [];
+  // npm install when this run wrote the pin; a repo whose package.json was there as it is has run it.
+  if (pins && pinned !== undefined && pinned !== placeholder && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
+    next.push("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
-    out.out(`  export ${setVars.join(" ")}`);
-    out.out(`  npx revsync export                      # the tenant's current policies, as files in ${shape.policies}/`);
-    out.out("  npx revsync validate");
-    out.out("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
+    next.push(`  export ${setVars.join(" ")}`);
+    next.push(`  npx revsync export                      # the tenant's current policies, as files in ${shape.policies}/`);
+    next.push("  npx revsync validate");
+    next.push("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
+  }
+  if (next.length) {
+    out.out("");
+    out.out("Next:");
+    if (where !== ".") out.out(`  cd ${where}`);
+    for (const line of next) out.out(line);
   }
   if (flags.ci) {
     out.out(
@@ -244,6 +266,43 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
     );
   }
   return 0;
+}
+
+const GITIGNORE_HEADER = "# Saved plans (revsync plan --out, the CI recipes' plan files): review them in CI, do not commit them.";
+/** What a policy repo's .gitignore needs: the names the README and the recipes save plans under. */
+const GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "node_modules/"];
+
+/** What init adds to a file of the repo's own: the .gitignore lines it lacks; in package.json the
+ *  revsync pin (added when there is none, changed when --pin names another). undefined: not a file init
+ *  adds to, or one it cannot read (kept, and said). */
+function mergeInto(name: string, current: string, pinFlag: string | undefined, pin: string): { text: string; said: string } | undefined {
+  if (name === ".gitignore") {
+    const has = new Set(current.split(/\r?\n/).map((l) => l.trim()));
+    const missing = GITIGNORE_LINES.filter((l) => !has.has(l));
+    if (!missing.length) return { text: current, said: "" };
+    const sep = current === "" || current.endsWith("\n") ? "" : "\n";
+    return { text: `${current}${sep}${GITIGNORE_HEADER}\n${missing.join("\n")}\n`, said: `added ${missing.join(", ")} to .gitignore` };
+  }
+  if (name === "package.json") {
+    let pkg: { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    try {
+      pkg = JSON.parse(current) as typeof pkg;
+      if (!pkg || typeof pkg !== "object" || Array.isArray(pkg)) return undefined;
+    } catch {
+      return undefined;
+    }
+    const section = pkg.dependencies?.revsync !== undefined ? "dependencies" : "devDependencies";
+    const now = pkg[section]?.revsync;
+    const want = pinFlag ?? now ?? pin;
+    if (now === want) return { text: current, said: "" };
+    pkg[section] = { ...pkg[section], revsync: want };
+    const indent = /^[ \t]+(?=")/m.exec(current)?.[0] ?? "  ";
+    return {
+      text: `${JSON.stringify(pkg, null, indent)}\n`,
+      said: `${now === undefined ? "added" : "changed"} ${section}.revsync in package.json: ${JSON.stringify(want)}${now === undefined ? "" : ` (was ${JSON.stringify(now)})`}`,
+    };
+  }
+  return undefined;
 }
 
 function freshConfig(env: string, prefix: string, flags: InitFlags): string {

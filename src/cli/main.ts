@@ -1,6 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
-import type { GlobalFlags } from "./flags.js";
+import { choiceOption, type GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
@@ -24,7 +24,12 @@ export async function runCli(argv: string[]): Promise<number> {
     )
     .version(VERSION)
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) })
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      writeOut: (s) => process.stdout.write(s),
+      // "Error: …" as every other error of revsync's says it.
+      outputError: (s, write) => write(s.replace(/^error:/, "Error:")),
+    })
     .showSuggestionAfterError(true)
     .addHelpText(
       "after",
@@ -55,13 +60,23 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
-    .option("--seed <name>", "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)", "demo")
+    .addOption(
+      choiceOption(
+        "--seed <name>",
+        "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)",
+        ["demo", "empty", "multi-env"],
+        "demo",
+      ),
+    )
     .option("--access-ttl <seconds>", "access token lifetime", "300")
     .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
-    .option(
-      "--profile <profile>",
-      "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
-      "default",
+    .addOption(
+      choiceOption(
+        "--profile <profile>",
+        "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
+        ["default", "literal"],
+        "default",
+      ),
     )
     .option(
       "--rate-limit <rate>",
@@ -86,21 +101,34 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     return code;
   } catch (e) {
     const out = current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor);
-    if (e instanceof CommanderError && !current && e.exitCode !== 0 && junitWanted(argv)) {
-      // A CI test report is read even when the command line was wrong: the error becomes one.
-      const { testJunitError } = await import("../report/policy-test.js");
-      out.raw(testJunitError(new UserError(e.message.replace(/^error: /, ""))));
+    if (e instanceof CommanderError && !current && e.exitCode !== 0) {
+      const format = formatWanted(argv);
+      const error = new UserError(e.message.replace(/^error: /, ""));
+      // A CI test report is read even when the command line was wrong: the error becomes one; and
+      // --format json promises a JSON error object on stdout, whatever went wrong.
+      if (format === "junit" && testCommand(argv)) out.raw((await import("../report/policy-test.js")).testJunitError(error));
+      if (format === "json") out.json(errorObject(error));
     }
     return report(e, out, current?.flags.format);
   }
 }
 
-/** Whether the command line asks `revsync test` for JUnit XML, read before (or without) commander. */
-function junitWanted(argv: string[]): boolean {
+/** The --format the command line asks for, read before (or without) commander. */
+function formatWanted(argv: string[]): string | undefined {
+  const args = argv.slice(2);
+  for (const [i, a] of args.entries()) {
+    if (a === "--") return undefined;
+    if (a.startsWith("--format=")) return a.slice("--format=".length);
+    if (a === "--format") return args[i + 1];
+  }
+  return undefined;
+}
+
+/** Whether the command line runs `revsync test` (not test record). */
+function testCommand(argv: string[]): boolean {
   const args = argv.slice(2);
   const command = args.findIndex((a) => !a.startsWith("-"));
-  if (args[command] !== "test" || args[command + 1] === "record") return false;
-  return args.some((a, i) => a === "--format=junit" || (a === "--format" && args[i + 1] === "junit"));
+  return args[command] === "test" && args[command + 1] !== "record";
 }
 
 /** The one place errors become words and exit codes. With a machine format (json, markdown), stdout
@@ -125,7 +153,7 @@ function report(e: unknown, out: Output, format?: string): number {
   }
   if (e instanceof ApiError) {
     out.error(e.message);
-    const advice = adviceFor(e.status);
+    const advice = e.hint ?? adviceFor(e.status);
     if (advice) out.hint(`Hint: ${advice}`);
     return 1;
   }

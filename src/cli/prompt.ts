@@ -1,11 +1,14 @@
 import { createInterface } from "node:readline/promises";
 import { Cancelled } from "../errors.js";
-import type { Output } from "./output.js";
+import { colorFor, type Output } from "./output.js";
 
 /** Asks on the terminal; true only for the answer "yes". Ctrl-C, EOF (Ctrl-D) or a SIGINT/SIGTERM sent
  *  while it waits throw Cancelled: nothing was changed, exit 130. */
 export async function askYes(out: Output, question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: out.errStream as NodeJS.WritableStream, terminal: true });
+  // Plain output (--no-color, NO_COLOR) asks as a plain line: the terminal echoes what is typed, and
+  // readline writes none of its cursor codes.
+  const plain = !colorFor(out.errStream, !!out.opts.noColor);
+  const rl = createInterface({ input: process.stdin, output: out.errStream as NodeJS.WritableStream, terminal: !plain });
   const ac = new AbortController();
   const cancel = (): void => ac.abort();
   rl.on("SIGINT", cancel);

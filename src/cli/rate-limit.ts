@@ -19,8 +19,9 @@ export function waitingNote(g: Governor): string {
 /** The closing note of plan, apply and drift when the service turned requests away (undefined when none). */
 export function turnedAwayNote(g: Governor, envName: string, configured: boolean): string | undefined {
   if (!g.turnedAway) return undefined;
-  const r = g.currentRate;
-  const slowed = r === undefined ? "" : `; revsync slowed to ${rate(r)} requests/s`;
+  // What the service took from the first 429 on, measured: not the pacing rate, which probes above it.
+  const r = g.achievedRate;
+  const slowed = r === undefined ? "; revsync slowed down" : `; from then on it took about ${rate(r)} requests/s`;
   const hint = configured ? "" : `. If you know the limit, set rate_limit for environment ${JSON.stringify(envName)} in revsync.yaml (or --rate-limit)`;
   return `the service's rate limit turned away ${requests(g.turnedAway)} of ${g.sent} (429)${slowed}${hint}.`;
 }

@@ -33,7 +33,7 @@ export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: str
         ...at(repo.configDoc, `/drift/ignore/${i}/until`),
         severity: "warning",
         rule: "drift-ignore",
-        message: `drift.ignore[${i}] (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
+        message: `drift.ignore.${i} (${rule.address}) expired on ${rule.until}: it applies no more, and drift reports what it covered`,
       });
     }
     // A rule with fields covers field differences only: limited to whole-entry classes, it covers nothing.
@@ -43,7 +43,7 @@ export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: str
         ...at(repo.configDoc, `/drift/ignore/${i}/fields`),
         severity: "warning",
         rule: "drift-ignore",
-        message: `drift.ignore[${i}] (${rule.address}) matches nothing: a rule with fields covers field differences (${FIELD_CLASSES.join(", ")}), never a whole ${rule.classes.join(" or ")} entry; leave out fields to cover those`,
+        message: `drift.ignore.${i} (${rule.address}) matches nothing: a rule with fields covers field differences (${FIELD_CLASSES.join(", ")}), never a whole ${rule.classes.join(" or ")} entry; leave out fields to cover those`,
       });
     }
     // A rule for unmanaged drift names, by definition, what git does not hold.
@@ -54,7 +54,7 @@ export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: str
         ...at(repo.configDoc, `/drift/ignore/${i}/address`),
         severity: "warning",
         rule: "drift-ignore",
-        message: `drift.ignore[${i}]: ${JSON.stringify(rule.address)} matches no address in git`,
+        message: `drift.ignore.${i}: ${JSON.stringify(rule.address)} matches no address in git`,
       });
     }
   });

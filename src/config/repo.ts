@@ -108,7 +108,35 @@ export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = pr
   diagnostics.push(...problems);
   if (problems.length) return undefined;
   const config = doc.value as RevsyncConfig;
+  const ambiguous = batchStatusProblems(config, doc, shown);
+  diagnostics.push(...ambiguous);
+  if (ambiguous.length) return undefined;
   return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
+}
+
+/** An environment's service.batch_status must give each of revsync's three statuses its own text: a
+ *  text shared by two would read a batch of the service as either. */
+function batchStatusProblems(config: RevsyncConfig, doc: SourceDoc, file: string): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  for (const [name, env] of Object.entries(config.environments ?? {})) {
+    const texts = (env as EnvironmentConfig | null)?.service?.batch_status ?? {};
+    const seen = new Map<string, string>();
+    for (const [status, text] of Object.entries(texts)) {
+      if (typeof text !== "string") continue;
+      const other = seen.get(text);
+      if (other === undefined) {
+        seen.set(text, status);
+        continue;
+      }
+      problems.push({
+        file,
+        ...at(doc, `/environments/${name}/service/batch_status/${status}`),
+        severity: "error",
+        message: `environments.${name}.service.batch_status.${status}: ${JSON.stringify(text)} is also the text of ${other}: each batch status needs its own text, or a batch the service shows with it could be either`,
+      });
+    }
+  }
+  return problems;
 }
 
 export function environmentNames(repo: Repo): string[] {

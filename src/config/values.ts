@@ -88,8 +88,11 @@ function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number,
   if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
   if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
   const nums = [below, mid, above].map((s, i) => {
-    if (!/^-?\d+$/.test(s.trim())) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
-    return Number(s);
+    // A number whose value is whole, however written (105, 105.0 as a spreadsheet saves it); 105.5 is not.
+    const t = s.trim();
+    if (!/^-?(\d+\.?\d*|\.\d+)$/.test(t) || !Number.isSafeInteger(Number(t)))
+      bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
+    return Number(t);
   });
   if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
     bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);

@@ -59,9 +59,17 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
   const docs = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
   const list = Array.isArray(docs) ? docs : [];
   const out: SourceDoc[] = [];
+  const flowVars = anyErrors(list) ? unquotedFlowVariables(text) : [];
   list.forEach((doc, index) => {
     let bad = false;
-    for (const e of [...doc.errors, ...doc.warnings]) {
+    // An unquoted ${VAR} inside { } or [ ] is YAML's own syntax there ({ starts a mapping): one error
+    // that says to quote it, instead of the parser's several.
+    const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
+    for (const v of explained) {
+      const p = position(lines, v.offset);
+      at(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
+    }
+    for (const e of explained.length ? [] : [...doc.errors, ...doc.warnings]) {
       const p = position(lines, e.pos[0]);
       const tag = /Unresolved tag: (\S+)/.exec(e.message);
       const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
@@ -97,6 +105,49 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
     out.push({ file: shownPath, index, doc, lines, value, ...filled });
   });
   return out;
+}
+
+function anyErrors(docs: Document.Parsed[]): boolean {
+  return docs.some((d) => d.errors.length > 0);
+}
+
+/** Each ${…} written unquoted inside a flow collection ({ } or [ ]), with its offset: quotes and
+ *  comments are skipped, and a quote starts a quoted scalar only where a value can start. */
+export function unquotedFlowVariables(text: string): { offset: number; text: string }[] {
+  const found: { offset: number; text: string }[] = [];
+  let depth = 0;
+  let prev = "\n"; // the last character that was not a space or tab
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] ?? "";
+    if (c === "#" && (i === 0 || /\s/.test(text[i - 1] ?? ""))) {
+      while (i < text.length && text[i] !== "\n") i++;
+      prev = "\n";
+      continue;
+    }
+    if ((c === "'" || c === '"') && "\n:,[{-?".includes(prev)) {
+      for (i++; i < text.length; i++) {
+        if (c === '"' && text[i] === "\\") i++;
+        else if (text[i] === c) {
+          if (c === "'" && text[i + 1] === "'") i++;
+          else break;
+        }
+      }
+      prev = c;
+      continue;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if ((c === "}" || c === "]") && depth > 0) depth--;
+    else if (c === "$" && text[i + 1] === "{" && depth > 0 && text[i - 1] !== "$") {
+      const end = text.indexOf("}", i);
+      const var_ = text.slice(i, end < 0 ? i + 2 : end + 1);
+      found.push({ offset: i, text: var_ });
+      i += var_.length - 1;
+      prev = "}";
+      continue;
+    }
+    if (c !== " " && c !== "\t") prev = c;
+  }
+  return found;
 }
 
 /** Offset of the first byte that breaks UTF-8, to point at the line. */
