@@ -60,8 +60,8 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
-  const dir = resolve(flags.dir ?? repo.policiesDir);
-  const shown = (file: string): string => relative(process.cwd(), join(dir, file)) || file;
+  const dir = resolve(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const shown = (file: string): string => relative(out.io.cwd, join(dir, file)) || file;
   try {
     // Every batch's values too: export keeps them in git beside the policy file.
     const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });

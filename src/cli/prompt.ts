@@ -5,13 +5,13 @@ import type { Output } from "./output.js";
 /** Asks on the terminal; true only for the answer "yes". Ctrl-C, EOF (Ctrl-D) or a SIGINT/SIGTERM sent
  *  while it waits throw Cancelled: nothing was changed, exit 130. */
 export async function askYes(out: Output, question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: out.errStream as NodeJS.WritableStream, terminal: true });
+  const rl = createInterface({ input: out.io.stdin, output: out.errStream as NodeJS.WritableStream, terminal: true });
   const ac = new AbortController();
   const cancel = (): void => ac.abort();
   rl.on("SIGINT", cancel);
   rl.on("close", cancel);
-  process.on("SIGINT", cancel);
-  process.on("SIGTERM", cancel);
+  out.io.signals.on("SIGINT", cancel);
+  out.io.signals.on("SIGTERM", cancel);
   try {
     const answer = await rl.question(question, { signal: ac.signal });
     return answer.trim() === "yes";
@@ -23,8 +23,8 @@ export async function askYes(out: Output, question: string): Promise<boolean> {
     throw e;
   } finally {
     rl.off("close", cancel);
-    process.off("SIGINT", cancel);
-    process.off("SIGTERM", cancel);
+    out.io.signals.off("SIGINT", cancel);
+    out.io.signals.off("SIGTERM", cancel);
     rl.close();
   }
 }
