@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "../src/testing/helpers.js";
 
@@ -45,6 +46,6 @@ describe("the command entry in process", () => {
     expect(forced.code).toBe(0);
     expect(plain.stdout).not.toContain("\u001b[");
     expect(forced.stdout).toContain("\u001b[");
-    expect(forced.stdout.replace(/\u001b\[\d+m/g, "")).toBe(plain.stdout);
+    expect(stripVTControlCharacters(forced.stdout)).toBe(plain.stdout);
   });
 });
