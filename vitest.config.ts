@@ -11,9 +11,11 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Most tests wait on child processes (the CLI, the emulator): more workers than the 2 cores. As
-    // processes, not threads: each of the several hundred child processes is forked from its worker,
-    // and forking copies the page tables of the whole process (threads shared one of some 750 MB, and
+    // Many tests wait: on child processes (npm installs, shells running the README and the CI recipes,
+    // the CLI where the process is the point) and on the emulator's injected latency; most commands run
+    // in process (docs/architecture.md). So more workers than the 2 cores. As processes, not threads:
+    // each child process is forked from its worker, and forking copies the page tables of the whole
+    // process (threads shared one of some 750 MB, and
     // stalled one another meanwhile); two runs each on two loaded cores, user+sys of the whole run:
     // threads 95 s and 105 s, forks 90 s and 96 s. Earlier, on a smaller suite: 4 workers 62 s wall,
     // 3 workers 66 s; 1 worker took 114 s.

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
-import { BIN, cli, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpers.js";
+import { BIN, cli, cliProcess, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
 // the witness of what was sent.
@@ -14,6 +14,20 @@ const FAST = { REVSYNC_MAX_RETRY_WAIT_MS: "5" };
 const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...FAST, ...env } });
 const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number; fault?: string }[]>("GET", "requests");
 const SSP = "/apis/policy-sets/v1/policy/ssp";
+
+describe("the process", () => {
+  it("exits with the command's code, as the process sets it: 2 with changes (--detailed-exitcode), 1 on bad input (nothing sent), 0 once applied", async () => {
+    // The other tests run the command entry in process; here the built CLI runs as a process of its own.
+    const opts = { cwd: fx.repo, env: { ...DEMO_ENV, ...FAST } };
+    expect((await cliProcess(["plan", "--detailed-exitcode", "--quiet"], opts)).code).toBe(2);
+    await fx.emu.admin("DELETE", "requests");
+    const bad = await cliProcess(["apply", "--auto-approve", "--concurrency", "0"], opts);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--concurrency must be a whole number from 1 to 64");
+    expect(await fx.emu.writes()).toEqual([]);
+    expect((await cliProcess(["apply", "--auto-approve", "--quiet"], opts)).code).toBe(0);
+  });
+});
 
 describe("a saved plan is bound to the tenant it was made for", () => {
   it("applied with another tenant's URL or realm: refused, both named, zero requests (two-tenant emulator)", async () => {
@@ -129,7 +143,7 @@ describe("the tenant configuration PATCH names the signed-in user", () => {
     expect(none.code).toBe(1);
     expect(none.stderr).toContain("the tenant configuration update names the user who makes it (user_name), and this sign-in gives none");
     expect(none.stderr).toContain("set REVSYNC_USER to your user id in the service");
-    expect((await journal()).filter((j) => j.method !== "GET")).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
     // The emulator marks a PATCH whose body names dana (a fault that only tags the journal entry).
     await fx.emu.admin("POST", "faults", {
       faults: [{ kind: "latency", latency_ms: 0, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"dana"' }],

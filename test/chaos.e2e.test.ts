@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chaosRepo, runSeed } from "../src/testing/chaos.js";
-import { cli, DEMO_ENV, removeDir, startEmulatorProcess, type EmulatorProcess } from "../src/testing/helpers.js";
+import { cli, cliProcess, DEMO_ENV, removeDir, startEmulatorProcess, type EmulatorProcess } from "../src/testing/helpers.js";
 
 // One fixed seed of the chaos suite (npm run chaos runs 20+): 20% 503s, 5% dropped connections
 // (half after the write committed), 429 bursts with Retry-After, tokens expiring every 3 s, and 200
@@ -46,7 +46,8 @@ describe("interruption mid-apply", () => {
       const dir = chaosRepo(emu.url, 40, 6);
       try {
         await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 40, path: "/apis/" }] });
-        const r = await cli(["apply", "--auto-approve", "--concurrency", "4", "--verbose"], {
+        // A signal to the process: the CLI runs as one.
+        const r = await cliProcess(["apply", "--auto-approve", "--concurrency", "4", "--verbose"], {
           cwd: dir,
           env: DEMO_ENV,
           when: { stderr: started(n), act: (child) => child.kill(signal) },

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Profile } from "../src/emulator/profile.js";
-import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, cliProcess, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // One matrix: every engine test runs against the emulator's default profile and against the literal
 // reading of the spec (nulls, operator symbols, refusals as 200 with an error array, extra fields,
@@ -512,7 +512,8 @@ batches:
       // the create is in flight (1.5 s of latency: a wide margin for the signal) and finishes, nothing
       // else starts.
       await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "POST", path: "/policy/ssp" }] });
-      const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
+      // A signal to the process: the CLI runs as one.
+      const r = await cliProcess(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
         cwd: repo,
         env: DEMO_ENV,
         when: { stderr: "start create ssp/Training Courses SSP", act: (child) => child.kill("SIGINT") },

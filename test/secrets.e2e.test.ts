@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
+import { cliProcess, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Every command with --verbose, through errors and retries: stdout, stderr, the saved plan and every
 // file written are scanned for the password, the client secret and every token the emulator issued.
+// The CLI runs as a process here: the sweep covers all the process writes, Node's own words included.
 const fx = useEmulatorRepo({ reset: false });
 
 function filesUnder(dir: string): string[] {
@@ -50,7 +51,7 @@ describe("secrets sweep", () => {
     };
     for (const args of commands) {
       await fx.emu.admin("POST", "faults", chaos);
-      const r = await cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, REVSYNC_MAX_RETRY_WAIT_MS: "20" } });
+      const r = await cliProcess(args, { cwd: fx.repo, env: { ...DEMO_ENV, REVSYNC_MAX_RETRY_WAIT_MS: "20" } });
       output += `$ ${args.join(" ")} (${r.code})\n${r.stdout}${r.stderr}`;
       await collect();
       await fx.emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
@@ -61,11 +62,11 @@ describe("secrets sweep", () => {
       { ...DEMO_ENV, REVSYNC_CLIENT_SECRET: "wrong-secret-5678" },
       { REVSYNC_TOKEN: "at.made-up-bearer-token-9999" },
     ]) {
-      const r = await cli(["plan", "--verbose"], { cwd: fx.repo, env });
+      const r = await cliProcess(["plan", "--verbose"], { cwd: fx.repo, env });
       expect(r.code).toBe(1);
       output += r.stdout + r.stderr;
     }
-    const demo = await cli(["demo", "--verbose"], { cwd: fx.repo });
+    const demo = await cliProcess(["demo", "--verbose"], { cwd: fx.repo });
     output += demo.stdout + demo.stderr;
     expect(output).toMatch(/http GET \/apis\//);
     expect(output).toMatch(/send 2\/6 of /);

@@ -44,6 +44,9 @@ export interface ClientOptions {
   rateLimit?: number;
   /** The run's time limit in ms (--timeout; default 10 minutes): nothing is sent after it. */
   timeoutMs?: number;
+  /** The environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case names) are read from:
+   *  the run's (default: the process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
@@ -88,9 +91,12 @@ export function checkUrl(name: string, value: string): URL {
   return url;
 }
 
-function hasProxyEnv(): boolean {
-  const e = process.env;
-  return !!(e.HTTPS_PROXY || e.https_proxy || e.HTTP_PROXY || e.http_proxy);
+/** undici's EnvHttpProxyAgent options from an environment (it reads the process's when not given). */
+function proxyEnv(e: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy: string; noProxy: string } | undefined {
+  // "" (not undefined) for one that is not set: undici would read the process's then.
+  const httpProxy = e.http_proxy || e.HTTP_PROXY || "";
+  const httpsProxy = e.https_proxy || e.HTTPS_PROXY || "";
+  return httpProxy || httpsProxy ? { httpProxy, httpsProxy, noProxy: e.no_proxy ?? e.NO_PROXY ?? "" } : undefined;
 }
 
 function joinUrl(base: URL, path: string, query?: Record<string, string | undefined>): string {
@@ -180,7 +186,8 @@ export class ApiCore {
       connections: opts.connections ?? 16,
       keepAliveTimeout: 10_000,
     };
-    this.dispatcher = opts.dispatcher ?? (hasProxyEnv() ? new EnvHttpProxyAgent(agentOpts) : new Agent(agentOpts));
+    const proxy = proxyEnv(opts.env ?? process.env);
+    this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
     this.auth = new TokenManager(opts.credentials, (form) => this.postToken(form), this.clock, opts.onSecret ?? (() => undefined), this.log);
     this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
     this.governor = new Governor({

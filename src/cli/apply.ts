@@ -20,14 +20,14 @@ export interface ApplyFlags extends GlobalFlags {
 export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const saved = planFile ? readPlanFile(resolve(planFile)) : undefined;
+  const saved = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
   if (saved && planFile) checkBinding(saved, env, planFile);
   const core = openClient(env, flags, out);
-  const signals = applySignals(process, (line) => out.warn(line));
+  const signals = applySignals(out.io.signals, (line) => out.warn(line));
   const work = async (): Promise<number> => {
     // A saved plan is checked resource by resource right before apply's first write to each, after the
     // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.

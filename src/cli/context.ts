@@ -6,11 +6,23 @@ import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, typ
 import { PolicyProblems, UserError } from "../errors.js";
 import { parseDuration } from "../duration.js";
 import type { GlobalFlags } from "./flags.js";
+import { processIo, type CliIo } from "./io.js";
 import type { Output } from "./output.js";
 
-/** The environment this run reads: the process environment, under the run's own overrides. */
+/** The run's streams, environment, working directory and signals (the process's, unless given). */
+export function ioOf(flags: GlobalFlags): CliIo {
+  return flags.io ?? processIo();
+}
+
+/** The environment this run reads: the run's environment, under the run's own overrides. */
 export function envOf(flags: GlobalFlags): NodeJS.ProcessEnv {
-  return flags.envOverride ? { ...process.env, ...flags.envOverride } : process.env;
+  const env = ioOf(flags).env;
+  return flags.envOverride ? { ...env, ...flags.envOverride } : env;
+}
+
+/** The run's working directory: where relative paths of its command line start. */
+export function cwdOf(flags: GlobalFlags): string {
+  return ioOf(flags).cwd;
 }
 
 export function concurrencyOf(flags: GlobalFlags): number {
@@ -37,7 +49,7 @@ export function timeoutOf(flags: GlobalFlags): number {
 
 export function openRepo(flags: GlobalFlags): Repo {
   const diagnostics: Diagnostic[] = [];
-  const repo = loadRepo(findConfig(process.cwd(), flags.config), diagnostics);
+  const repo = loadRepo(findConfig(cwdOf(flags), flags.config), diagnostics, cwdOf(flags));
   if (!repo) {
     throw new PolicyProblems("revsync.yaml is invalid", sortDiagnostics(diagnostics));
   }
@@ -65,7 +77,7 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   const penv = envOf(flags);
   let configFile: string | undefined;
   try {
-    configFile = findConfig(process.cwd(), flags.config);
+    configFile = findConfig(cwdOf(flags), flags.config);
   } catch (e) {
     if (flags.config || !penv.REVSYNC_BASE_URL) throw e;
   }
@@ -94,6 +106,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
     concurrency: concurrencyOf(flags),
     rateLimit: rateLimitOf(flags, env),
     timeoutMs: timeoutOf(flags),
+    env: penv,
     onSecret: (s) => out.redactor.add(s),
     onUnknownValue: (u, request) => {
       const where = `${u.policy ? `${u.policy}: ` : ""}${request} ${u.pointer}`;

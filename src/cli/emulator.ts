@@ -34,7 +34,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   const limit = flags.rateLimit === undefined ? undefined : parseRateLimit(flags.rateLimit);
   if (flags.rateLimit !== undefined && !limit)
     throw new UserError(`--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got ${JSON.stringify(flags.rateLimit)}`);
-  const statePath = flags.state ? resolve(flags.state) : undefined;
+  const statePath = flags.state ? resolve(out.io.cwd, flags.state) : undefined;
   let state;
   try {
     state = statePath ? loadStateFile(statePath) : undefined;
@@ -67,7 +67,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
     const stop = (): void => {
       void running.close().then(() => done(0));
     };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    out.io.signals.once("SIGINT", stop);
+    out.io.signals.once("SIGTERM", stop);
   });
 }

@@ -62,8 +62,8 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
-  const dir = resolve(flags.dir ?? repo.policiesDir);
-  const shown = (file: string): string => relative(process.cwd(), join(dir, file)) || file;
+  const dir = resolve(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const shown = (file: string): string => relative(out.io.cwd, join(dir, file)) || file;
   try {
     // Every batch's values too: export keeps them in git beside the policy file.
     const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });
@@ -121,7 +121,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
     const verb = (w: (typeof writes)[number]): string => (flags.dryRun ? (w.created ? "would write" : "would update") : w.created ? "wrote" : "updated");
     const schemas = writes.length ? writeRepoSchemas(repo.root, false, true).written : [];
-    const configShown = relative(process.cwd(), repo.configFile) || "revsync.yaml";
+    const configShown = relative(repo.cwd, repo.configFile) || "revsync.yaml";
     let configText: string | undefined;
     if (plan.vars.length) {
       const before = readFileSync(repo.configFile, "utf8");
@@ -141,7 +141,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
       );
     }
     for (const f of schemas)
-      out.out(`${flags.dryRun ? "would write" : "wrote"} ${relative(process.cwd(), join(repo.root, f)) || f} (the schemas the files' first line refers to)`);
+      out.out(`${flags.dryRun ? "would write" : "wrote"} ${relative(repo.cwd, join(repo.root, f)) || f} (the schemas the files' first line refers to)`);
     for (const s of plan.skipped) out.warn(s);
     for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
     for (const r of plan.refused) out.error(r);

@@ -1,6 +1,7 @@
 /** The flags every command shares, and their type: what each command's module needs of the command
  *  line (main.ts registers the commands and runs them). */
 import { InvalidArgumentError, Option, type Command } from "commander";
+import type { CliIo } from "./io.js";
 
 export interface GlobalFlags {
   env?: string;
@@ -16,6 +17,8 @@ export interface GlobalFlags {
   /** Internal (never a flag): variables that take precedence over the process environment for this run
    *  (revsync demo points the run at its own emulator without writing process.env). */
   envOverride?: Record<string, string | undefined>;
+  /** Internal (never a flag): the run's streams, environment, working directory and signals. */
+  io?: CliIo;
 }
 
 /** Other names of a format: `table` was the name of text in some commands, and still works. */

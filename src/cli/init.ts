@@ -135,8 +135,8 @@ function packageJson(dir: string, pin: string): string {
  *  with --ci the CI recipes. An existing file is never touched without --force. */
 export async function runInit(flags: InitFlags, out: Output, args: string[]): Promise<number> {
   const version = ownPackage().version;
-  const dir = resolve(args[0] ?? ".");
-  const where = relative(process.cwd(), dir) || ".";
+  const dir = resolve(out.io.cwd, args[0] ?? ".");
+  const where = relative(out.io.cwd, dir) || ".";
   const envName = flags.env ?? "sandbox";
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
     throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
@@ -150,7 +150,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${relative(process.cwd(), configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${relative(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml",
     );
   }

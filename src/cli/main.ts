@@ -4,17 +4,20 @@ import { choiceOption, type GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { Output, Redactor } from "./output.js";
+import { colorFor, Output, Redactor } from "./output.js";
+import { processIo, type CliIo } from "./io.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
-function makeOutput(flags: GlobalFlags, redactor: Redactor): Output {
-  return new Output(redactor, process.stdout, process.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false });
+function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
+  return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
 
-export async function runCli(argv: string[]): Promise<number> {
+/** The command entry: runs one command line (argv as process.argv has it) with the streams, environment,
+ *  working directory and signals of `io` (the process's own unless given), and returns the exit code. */
+export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
-  for (const name of ["REVSYNC_CLIENT_SECRET", "REVSYNC_PASSWORD", "REVSYNC_TOKEN"]) redactor.add(process.env[name]);
+  for (const name of ["REVSYNC_CLIENT_SECRET", "REVSYNC_PASSWORD", "REVSYNC_TOKEN"]) redactor.add(io.env[name]);
   let code = 0;
   // The command that runs: its flags and output, for the one error report below.
   let current: { flags: GlobalFlags; out: Output } | undefined;
@@ -25,8 +28,13 @@ export async function runCli(argv: string[]): Promise<number> {
     .version(VERSION)
     .exitOverride()
     .configureOutput({
-      writeErr: (s) => process.stderr.write(s),
-      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      writeOut: (s) => io.stdout.write(s),
+      // commander's own default when the width is unknown (not a terminal).
+      getOutHelpWidth: () => (io.stdout.isTTY && io.stdout.columns) || 80,
+      getErrHelpWidth: () => (io.stderr.isTTY && io.stderr.columns) || 80,
+      getOutHasColors: () => colorFor(io.stdout, false, io.env),
+      getErrHasColors: () => colorFor(io.stderr, false, io.env),
       // "Error: …" as every other error of revsync's says it.
       outputError: (s, write) => write(s.replace(/^error:/, "Error:")),
     })
@@ -48,8 +56,8 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     <F extends object>(fn: (flags: F, out: Output, redactor: Redactor, args: string[]) => Promise<number>) =>
     async (...args: unknown[]): Promise<void> => {
       const cmd = args[args.length - 1] as Command;
-      const flags = cmd.optsWithGlobals() as F & GlobalFlags;
-      const out = makeOutput(flags, redactor);
+      const flags = { ...cmd.optsWithGlobals(), io } as F & GlobalFlags;
+      const out = makeOutput(flags, redactor, io);
       current = { flags, out };
       code = await fn(flags, out, redactor, cmd.args);
     };
@@ -100,7 +108,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     await program.parseAsync(argv);
     return code;
   } catch (e) {
-    const out = current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor);
+    const out = current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
     if (e instanceof CommanderError && !current && e.exitCode !== 0) {
       const format = formatWanted(argv);
       const error = new UserError(e.message.replace(/^error: /, ""));

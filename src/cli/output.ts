@@ -1,4 +1,5 @@
 import type { Painter } from "../report/painter.js";
+import { processIo, type CliIo } from "./io.js";
 
 /** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output. */
 export class Redactor {
@@ -18,7 +19,7 @@ export class Redactor {
 }
 
 export interface Stream {
-  write(chunk: string): unknown;
+  write(chunk: string | Uint8Array): unknown;
   isTTY?: boolean;
 }
 
@@ -59,11 +60,15 @@ export class Output implements Painter {
     readonly redactor: Redactor,
     private readonly stdout: Stream = process.stdout,
     private readonly stderr: Stream = process.stderr,
-    readonly opts: { quiet?: boolean; verbose?: boolean; noColor?: boolean } = {},
+    readonly opts: { quiet?: boolean; verbose?: boolean; noColor?: boolean; io?: CliIo } = {},
   ) {
-    this.outPainter = painter(colorFor(stdout, !!opts.noColor));
-    this.err = painter(colorFor(stderr, !!opts.noColor));
+    this.io = opts.io ?? processIo();
+    this.outPainter = painter(colorFor(stdout, !!opts.noColor, this.io.env));
+    this.err = painter(colorFor(stderr, !!opts.noColor, this.io.env));
   }
+
+  /** The run's streams, environment, working directory and signals (the process's, unless given). */
+  readonly io: CliIo;
 
   private said = new Set<string>();
 
@@ -75,7 +80,7 @@ export class Output implements Painter {
   }
 
   get interactive(): boolean {
-    return !!this.stderr.isTTY && !!process.stdin.isTTY;
+    return !!this.stderr.isTTY && !!this.io.stdin.isTTY;
   }
 
   get stderrIsTTY(): boolean {

@@ -33,7 +33,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
     printPlan(plan, flags.format ?? "text", out);
     noteTurnedAway(core.governor, env, flags, out);
     if (flags.out) {
-      writeUserFile(resolve(flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeUserFile(resolve(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
     // 2 only when apply would do something: entries it never applies (blocked, not in git, unsupported)

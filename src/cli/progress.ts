@@ -11,10 +11,10 @@ export interface Progress {
  *  width (script(1) without a size, some CI runners) gets none: ora's line clearing divides by the width
  *  and would write cursor-up codes without end. */
 export async function startProgress(out: Output, text: string, quiet?: boolean, governor?: Governor): Promise<Progress> {
-  const columns = (process.stderr as { columns?: number }).columns ?? 0;
-  if (quiet || !out.stderrIsTTY || process.env.CI || columns <= 0) return { update: () => undefined, stop: () => undefined };
+  const columns = out.io.stderr.columns ?? 0;
+  if (quiet || !out.stderrIsTTY || out.io.env.CI || columns <= 0) return { update: () => undefined, stop: () => undefined };
   const { default: ora } = await import("ora");
-  const spinner = ora({ text, stream: process.stderr, discardStdin: false }).start();
+  const spinner = ora({ text, stream: out.io.stderr as NodeJS.WritableStream, discardStdin: false }).start();
   // The line says when revsync waits on the service's rate limit, as that starts and ends.
   let base = text;
   const render = (): void => {

@@ -7,14 +7,14 @@ import { colorFor, type Output } from "./output.js";
 export async function askYes(out: Output, question: string): Promise<boolean> {
   // Plain output (--no-color, NO_COLOR) asks as a plain line: the terminal echoes what is typed, and
   // readline writes none of its cursor codes.
-  const plain = !colorFor(out.errStream, !!out.opts.noColor);
-  const rl = createInterface({ input: process.stdin, output: out.errStream as NodeJS.WritableStream, terminal: !plain });
+  const plain = !colorFor(out.errStream, !!out.opts.noColor, out.io.env);
+  const rl = createInterface({ input: out.io.stdin, output: out.errStream as NodeJS.WritableStream, terminal: !plain });
   const ac = new AbortController();
   const cancel = (): void => ac.abort();
   rl.on("SIGINT", cancel);
   rl.on("close", cancel);
-  process.on("SIGINT", cancel);
-  process.on("SIGTERM", cancel);
+  out.io.signals.on("SIGINT", cancel);
+  out.io.signals.on("SIGTERM", cancel);
   try {
     const answer = await rl.question(question, { signal: ac.signal });
     return answer.trim() === "yes";
@@ -26,8 +26,8 @@ export async function askYes(out: Output, question: string): Promise<boolean> {
     throw e;
   } finally {
     rl.off("close", cancel);
-    process.off("SIGINT", cancel);
-    process.off("SIGTERM", cancel);
+    out.io.signals.off("SIGINT", cancel);
+    out.io.signals.off("SIGTERM", cancel);
     rl.close();
   }
 }

@@ -11,7 +11,7 @@ import { readPlanFile } from "./plan-file.js";
  *  it shows is what apply would act on. */
 export async function runShow(flags: GlobalFlags, out: Output, args: string[]): Promise<number> {
   const file = args[0] ?? "";
-  const plan = readPlanFile(resolve(file), false);
+  const plan = readPlanFile(resolve(out.io.cwd, file), false);
   const format = flags.format ?? "text";
   if (format === "json") out.out(JSON.stringify(plan, null, 2));
   else if (format === "markdown") out.out(planMarkdown(plan, file));

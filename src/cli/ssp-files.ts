@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { ssp } from "../api/resources.js";
 import { ApiError } from "../errors.js";
 import { writeUserFile } from "../user-files.js";
@@ -16,9 +17,9 @@ export async function runSspFile(
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
-      writeUserFile(flags.output, bytes);
+      writeUserFile(resolve(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
-    } else process.stdout.write(bytes);
+    } else out.io.stdout.write(bytes);
     return 0;
   });
 }

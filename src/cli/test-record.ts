@@ -82,8 +82,8 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
   const omit = new Set(list(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
   const repo = openRepo(flags);
-  const target = resolve(process.cwd(), flags.out);
-  const shown = relative(process.cwd(), target) || flags.out;
+  const target = resolve(out.io.cwd, flags.out);
+  const shown = relative(out.io.cwd, target) || flags.out;
   if (existsSync(target)) throw new UserError(`${shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
@@ -194,7 +194,7 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
 
   const dir = testsDir(repo);
   if (!(target === dir || target.startsWith(dir + sep))) {
-    out.warn(`${shown} is outside the tests folder (${relative(process.cwd(), dir) || "."}): revsync test and plan's impact do not read it there`);
+    out.warn(`${shown} is outside the tests folder (${relative(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   const routes = new Map<string, number>();
   for (const c of cases) routes.set(c.expect.policy ?? "no policy", (routes.get(c.expect.policy ?? "no policy") ?? 0) + 1);

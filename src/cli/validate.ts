@@ -1,10 +1,12 @@
 import { validateRepo } from "../config/validate.js";
 import { printDiagnostics } from "../report/diagnostics.js";
+import { envOf } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 export async function runValidate(flags: GlobalFlags, out: Output): Promise<number> {
-  const { diagnostics, docs } = validateRepo({ cwd: process.cwd(), config: flags.config, envName: flags.env, env: process.env });
-  printDiagnostics(diagnostics, flags.format ?? "text", out, docs);
+  const env = envOf(flags);
+  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env });
+  printDiagnostics(diagnostics, flags.format ?? "text", out, docs, env);
   return diagnostics.some((d) => d.severity === "error") ? 1 : 0;
 }

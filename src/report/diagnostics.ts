@@ -9,8 +9,9 @@ function escapeProp(s: string): string {
   return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
-/** file:line:col: error: message, as compilers print it; or JSON; plus GitHub annotations in Actions. */
-export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, files: number): void {
+/** file:line:col: error: message, as compilers print it; or JSON; plus GitHub annotations in Actions
+ *  (GITHUB_ACTIONS=true in the run's environment, `env`). */
+export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, files: number, env: NodeJS.ProcessEnv = process.env): void {
   const errors = list.filter((d) => d.severity === "error").length;
   if (format === "json") {
     out.json({ valid: errors === 0, files, errors, warnings: list.length - errors, diagnostics: list });
@@ -27,7 +28,7 @@ export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, 
       out.out(`\n${plural(errors, "error")} in ${plural(failed, "file")}${warned ? `, and ${warned}` : ""}.`);
     } else out.out(`${list.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
   }
-  if (process.env.GITHUB_ACTIONS === "true") {
+  if (env.GITHUB_ACTIONS === "true") {
     for (const d of list) {
       out.raw(`::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(d.file)},line=${d.line},col=${d.column}::${escapeData(d.message)}\n`);
     }

@@ -1,4 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { Readable } from "node:stream";
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -127,33 +129,89 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI as a child process. */
-export function cli(
+/** The environment a test's command runs with: this process's, with colour off, no CI or GitHub Actions
+ *  (the suite may run there), no REVSYNC_ENV, retry waits capped, then the test's own (undefined or ""
+ *  removes a variable). */
+function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  // Retry waits capped (REVSYNC_MAX_RETRY_WAIT_MS): tests count sends, they do not wait out backoff;
+  // the waits themselves are tested in process with an injected clock (test/client.e2e.test.ts).
+  for (const [k, v] of Object.entries({
+    ...process.env,
+    NO_COLOR: "1",
+    CI: "",
+    GITHUB_ACTIONS: "",
+    REVSYNC_ENV: "",
+    REVSYNC_MAX_RETRY_WAIT_MS: "20",
+    ...extra,
+  }))
+    if (v !== undefined && v !== "") env[k] = v;
+  return env;
+}
+
+export interface CliOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  input?: string;
+}
+
+/** Runs a command line through the command entry (runCli) in this process, with its own stdout, stderr,
+ *  stdin, environment, working directory and signals: the same code as `revsync` runs, against the
+ *  emulator over real HTTP, without a process of its own (a child process costs some 0.1 s of CPU to
+ *  start). For what the process itself is about (signals, exit as the process sets it, a terminal,
+ *  start-up, the built package) use cliProcess. `when`: act once stderr shows this text, or once this
+ *  test of all stderr so far holds (change the service from outside): driven by what the command says,
+ *  never by the clock. */
+export async function cli(
   args: string[],
-  opts: {
-    cwd?: string;
-    env?: Record<string, string | undefined>;
-    input?: string;
+  opts: CliOptions & { when?: { stderr: string | ((stderr: string) => boolean); act: () => unknown } } = {},
+): Promise<CliResult> {
+  const { runCli } = await import("../cli/main.js");
+  let stdout = "";
+  let stderr = "";
+  let acted = false;
+  const text = (chunk: string | Uint8Array): string => (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString());
+  const io = {
+    stdout: {
+      isTTY: false,
+      write: (chunk: string | Uint8Array) => {
+        stdout += text(chunk);
+        return true;
+      },
+    },
+    stderr: {
+      isTTY: false,
+      write: (chunk: string | Uint8Array) => {
+        stderr += text(chunk);
+        const w = opts.when;
+        if (w && !acted && (typeof w.stderr === "string" ? stderr.includes(w.stderr) : w.stderr(stderr))) {
+          acted = true;
+          void w.act();
+        }
+        return true;
+      },
+    },
+    stdin: Readable.from([opts.input ?? ""]),
+    env: cliEnv(opts.env),
+    cwd: resolve(opts.cwd ?? ROOT),
+    // Nobody signals a command run in process: tests of signals run the CLI as a process.
+    signals: new EventEmitter(),
+  };
+  const code = await runCli([process.execPath, BIN, ...args], io);
+  return { code, stdout, stderr };
+}
+
+/** Runs the built CLI (dist/) as a child process: for tests where the process is the point. */
+export function cliProcess(
+  args: string[],
+  opts: CliOptions & {
     /** Act once stderr shows this text, or once this test of all stderr so far holds (send a signal,
      *  change the service from outside): driven by what the CLI says, never by the clock. */
     when?: { stderr: string | ((stderr: string) => boolean); act: (child: ChildProcess) => unknown };
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const env: Record<string, string> = {};
-    // Retry waits capped (REVSYNC_MAX_RETRY_WAIT_MS): tests count sends, they do not wait out backoff;
-    // the waits themselves are tested in process with an injected clock (test/client.e2e.test.ts).
-    for (const [k, v] of Object.entries({
-      ...process.env,
-      NO_COLOR: "1",
-      CI: "",
-      GITHUB_ACTIONS: "",
-      REVSYNC_ENV: "",
-      REVSYNC_MAX_RETRY_WAIT_MS: "20",
-      ...opts.env,
-    }))
-      if (v !== undefined && v !== "") env[k] = v;
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv(opts.env), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
