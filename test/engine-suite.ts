@@ -443,8 +443,7 @@ batches:
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
-    it("a tenant update and a batch approve whose answers were lost after commit: the repeat is refused, the read-back confirms; two sends each", async () => {
-      // The default profile refuses the repeat with 412 / 409; the literal one with a 200 and an error array.
+    it("a tenant update and a batch approve whose answers were lost after commit: read back before anything else, the read-back confirms; one send each", async () => {
       await emu.admin("POST", "faults", {
         faults: [
           { kind: "drop", after_commit: true, method: "PATCH", path: "/tenant-configurations/", times: 1 },
@@ -452,20 +451,21 @@ batches:
         ],
       });
       const r = await run(["apply", "--auto-approve"]);
-      expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (confirmed by reading it back)");
-      expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (confirmed by reading it back)");
+      expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (the answer was lost; confirmed by reading it back)");
+      expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (the answer was lost; confirmed by reading it back)");
       expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
       expect(r.code).toBe(0);
       const journal: any[] = await emu.admin("GET", "requests");
-      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(2);
-      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/ssp/approve/SSP-SW/"))).toHaveLength(2);
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(1);
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/ssp/approve/SSP-SW/"))).toHaveLength(1);
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
-    it("a tenant update refused because someone else changed it meanwhile: no read-back, no resend, the step fails saying so", async () => {
-      // revsync reads the configuration again right before its PATCH, then sends it; that PATCH (alice's)
-      // waits 1.5 s in the emulator, and bob's change lands in that window (the one round trip the read
-      // cannot close), so its If-Match no longer holds.
+    it("someone else's change during the one round trip of a tenant update: the refusal sends it back to its guard, which reads again, names bob and sends nothing more", async () => {
+      // revsync reads the configuration right before its PATCH, then sends it; that PATCH (alice's) waits
+      // 1.5 s in the emulator, and bob's change lands in that window, so its If-Match no longer holds.
+      // (A service without If-Match would take it: the README says so; the guard before a resend is the
+      // test below.)
       await emu.admin("POST", "faults", {
         faults: [{ kind: "latency", latency_ms: 1500, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"alice"' }],
       });
@@ -475,19 +475,42 @@ batches:
         env: DEMO_ENV,
         when: {
           stderr: "tenant-configuration/Default Tenant Configuration: read again just now, unchanged since the plan; sending the update",
-          act: () => (outside = patchOutside({ carves_allocation: false })),
+          act: () => (outside = patchOutside({ carves_allocation: false, ui_mode: "Modern" })),
         },
       });
       await outside;
+      const journal: any[] = await emu.admin("GET", "requests");
+      const patches = journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"));
+      if (profile === "default") {
+        expect(r.stdout).toMatch(
+          /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2/,
+        );
+        expect(patches).toHaveLength(2); // revsync's (refused) and bob's
+      }
+      expect(r.code).toBe(1);
+      // bob's change survived.
+      expect((await state()).tenants[0].tenantConfigurations[0].compliance_spec[0].ui_mode).toBe("Modern");
+    });
+
+    it("a tenant update turned away with 429 and a Retry-After, and bob's change lands during the wait (a service that ignores If-Match): the guard before the resend blocks it; bob's change survives", async () => {
+      await emu.admin("POST", "settings", { if_match: false });
+      await emu.admin("POST", "faults", {
+        faults: [{ kind: "rate_limit", retry_after: 1, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"alice"', times: 1 }],
+      });
+      let outside: unknown;
+      const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
+        cwd: repo,
+        env: DEMO_ENV,
+        when: { stderr: (e) => /PATCH \S*tenant-configurations\/\S* 429/.test(e), act: () => (outside = patchOutside({ ui_mode: "Modern" })) },
+      });
+      await outside;
       expect(r.stdout).toMatch(
-        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: .*(changed since the plan was made: plan again|precondition failed)/,
+        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern"/,
       );
       expect(r.code).toBe(1);
-      const journal: any[] = await emu.admin("GET", "requests");
-      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(2); // revsync's and bob's
-      // revsync's PATCH is journaled when its answer goes out: no read of the configurations after it.
-      const refused = journal.find((j) => j.method === "PATCH" && j.fault === "latency");
-      expect(journal.filter((j) => j.seq > refused.seq && j.path.endsWith("/tenant-configurations"))).toEqual([]);
+      const alices = (await journal()).filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/") && j.status !== 200);
+      expect(alices.map((j) => j.status)).toEqual([429]);
+      expect((await state()).tenants[0].tenantConfigurations[0].compliance_spec[0].ui_mode).toBe("Modern");
     });
 
     anyProfile("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {

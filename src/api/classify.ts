@@ -21,7 +21,10 @@ export interface RequestShape {
 }
 
 /** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
-export type Answer = { status: number; retryAfter?: string; body: Buffer } | { lost: string };
+export type Answer =
+  | { status: number; retryAfter?: string; body: Buffer }
+  /** No answer: `unsent` when the connection failed before the request could reach the service. */
+  | { lost: string; unsent?: boolean };
 
 /** What came before this send of the request. */
 export interface Attempt {
@@ -109,9 +112,12 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     };
   };
   if ("lost" in answer) {
+    const message = answer.lost.startsWith("no complete answer") ? answer.lost : `connection failed: ${answer.lost}`;
+    // Refused before it was sent (nothing listens, no such host): nothing was processed.
+    if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
     // Sent, perhaps processed: a read is sent again; a PATCH too, and a refusal after it is read back;
     // a write-once is read back before anything else.
-    return fail("unknown", { status: 0, message: `connection failed: ${answer.lost}` }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
+    return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
   }
   const { status } = answer;
   const ok = status >= 200 && status < 300;

@@ -25,9 +25,18 @@ export function buildSteps(plan: Plan): Step[] {
     if (s.change.action === "create") createOf.set(s.change.address, s.id);
     if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
   }
+  // The batch steps of one policy go one after another: each moves the policy's version, which the
+  // next one's If-Match names (sent at once, they would turn each other away with 412).
+  const lastOfPolicy = new Map<string, number>();
   for (const s of steps) {
     if (s.change.action === "update") continue;
     s.after.push(...updates);
+    if (s.change.action === "review" || s.change.action === "approve") {
+      const policy = policyAddressOf(s.change);
+      const prev = lastOfPolicy.get(policy);
+      if (prev !== undefined) s.after.push(prev);
+      lastOfPolicy.set(policy, s.id);
+    }
     if (s.change.action === "review" || s.change.action === "approve") {
       const create = createOf.get(policyAddressOf(s.change));
       if (create !== undefined) s.needs.push(create);

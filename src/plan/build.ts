@@ -14,6 +14,7 @@ import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOW
 import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
 import { valuesChecksum } from "./values.js";
+import { whoWords } from "../shared/who.js";
 
 /** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
@@ -233,12 +234,13 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
       out.push(shown("unsupported", address.batch(d.name, b.name), REASONS.newBatchNoValues, { after: { status: b.status }, source }));
       continue;
     }
-    // The batch goes up with the create, holding git's values: nothing else to bind it to.
+    // The batch goes up with the create, holding git's values: the plan binds them (apply sends the
+    // create only with these values, and moves the batch only while the service holds them).
     const ctx: BatchContext = {
       policy: d.name,
       version: { id: null, on: null, compliance_id: null },
       file_id: null,
-      values_checksum: null,
+      values_checksum: valuesChecksum(b.values.rows),
       values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows),
     };
     out.push(...batchSteps(b, null, ctx, source));
@@ -341,10 +343,7 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
   }
   for (const u of unmanagedOf(desired, live, meta.targets)) {
     const reason = u.kind === "tenant" ? REASONS.notInGitTenant : u.kind === "policy" ? REASONS.notInGitPolicy(u.name) : REASONS.notInGitBatch(u.name);
-    const who =
-      u.modified_by || u.modified_on
-        ? ` (last modified${u.modified_by ? ` by ${u.modified_by}` : ""}${u.modified_on ? ` at ${u.modified_on.replace(".000Z", "Z")}` : ""})`
-        : "";
+    const who = whoWords(u, "last modified");
     changes.push(shown("not_in_git", u.address, `${reason}${who}`, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
   }
   const notes: string[] = [];
