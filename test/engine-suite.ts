@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Profile } from "../src/emulator/profile.js";
+import { planChecksum } from "../src/plan/model.js";
 import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // One matrix: every engine test runs against the emulator's default profile and against the literal
@@ -512,6 +513,72 @@ batches:
       expect(alices.map((j) => j.status)).toEqual([429]);
       expect((await state()).tenants[0].tenantConfigurations[0].compliance_spec[0].ui_mode).toBe("Modern");
     });
+
+    it("bob creates a policy of the same name and rules but other values between apply's guard and its POST: a conflict naming bob, its batch steps skipped, bob's batch stays unreviewed", async () => {
+      writeFileSync(join(repo, "policies", "ssp", "edge.yaml"), EDGE);
+      const plan = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      const create = plan.changes.find((c: any) => c.action === "create" && c.address === "ssp/Edge Devices SSP");
+      const alices = create.payload.body;
+      const bobs = structuredClone(alices);
+      bobs.compliance_spec[0].batches[0].file_name = "bob-upload.csv";
+      bobs.compliance_spec[0].batches[0].ssp_values[0].mid_point += 7;
+      // alice's POST (only hers names her file) waits 1.5 s in the emulator; bob's lands meanwhile.
+      const mine = `"file_name":${JSON.stringify(alices.compliance_spec[0].batches[0].file_name)}`;
+      await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "POST", path: "/policy/ssp", body_contains: mine }] });
+      let outside: Promise<unknown> | undefined;
+      const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose", "--target", "ssp/Edge Devices SSP"], {
+        cwd: repo,
+        env: DEMO_ENV,
+        when: {
+          stderr: "ssp/Edge Devices SSP: read again just now, not in the service; sending the create",
+          act: () => (outside = token(emu.url, "bob").then((t) => api(emu.url, t, "POST", "/apis/policy-sets/v1/policy/ssp", bobs))),
+        },
+      });
+      expect(((await outside) as { status: number }).status).toBe(200);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/failed {2}create {3}ssp\/Edge Devices SSP: .*(exists in the service now \(created by bob at \S+Z\)|already exists)/);
+      expect(r.stdout).not.toMatch(/confirmed by reading it back/);
+      expect(r.stdout).toContain("skipped review   ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
+      expect(r.stdout).toContain("skipped approve  ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
+      const edge = (await state()).tenants[0].ssp.filter((x: any) => x.compliance_name === "Edge Devices SSP");
+      expect(edge).toHaveLength(1);
+      expect(edge[0].batches[0].status).toBe("file uploaded");
+      expect((await journal()).filter((j) => j.method === "PATCH")).toEqual([]);
+    });
+
+    it("what is sent is what was shown: an edited payload with its checksum recomputed, and --target with a saved plan, send nothing; the same saved plan applied twice is 'already applied', exit 0, zero writes", async () => {
+      const file = join(repo, "demo.plan.json");
+      expect((await run(["plan", "--out", file])).code).toBe(0);
+      const saved = JSON.parse(readFileSync(file, "utf8"));
+      const edited = structuredClone(saved);
+      edited.changes.find((c: any) => c.action === "update").payload.item.manual_journal_contra_account = "MJ-EVIL-999";
+      edited.checksum = planChecksum(edited);
+      const editedFile = join(repo, "edited.plan.json");
+      writeFileSync(editedFile, JSON.stringify(edited));
+      const e = await run(["apply", editedFile, "--auto-approve"]);
+      expect(e.code).toBe(1);
+      expect(e.stderr).toContain("the plan's writes are not what it shows, so nothing was sent");
+      expect(e.stderr).toContain('manual_journal_contra_account "MJ-EVIL-999" is not the reviewed "MJ-CONTRA-100"');
+      const t = await run(["apply", file, "--auto-approve", "--target", "ssp/Training Courses SSP"]);
+      expect(t.code).toBe(1);
+      expect(t.stderr).toMatch(/--target cannot narrow a saved plan/);
+      expect(await emu.writes()).toEqual([]);
+
+      expect((await run(["apply", file, "--auto-approve"])).code).toBe(0);
+      await emu.admin("DELETE", "requests");
+      const again = await run(["apply", file, "--auto-approve"]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
+      expect(again.stdout.match(/: already /g)).toHaveLength(7);
+      expect(await emu.writes()).toEqual([]);
+    });
+
+    it("a read whose body trickles in (a byte a second) ends at --timeout 5s: exit 1, naming the request that timed out", async () => {
+      await emu.admin("POST", "faults", { faults: [{ kind: "trickle", latency_ms: 1000, method: "GET", path: "/tenant-configurations" }] });
+      const r = await run(["plan", "--timeout", "5s"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/GET \/apis\/policy-sets\/v1\/policy\/tenant-configurations .*(within the run's time limit \(--timeout 5s\))/);
+    }, 30_000);
 
     anyProfile("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
       // One step at a time; the signal comes as the second step (the create) starts: the update is done,

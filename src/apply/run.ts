@@ -273,26 +273,20 @@ export class Guards {
   /** A review or approve: the batch must still be where the plan saw it (status), the same upload
    *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
    *  the status the write asks for is done already. */
-  batch(c: Change, action: "review" | "approve"): () => Promise<GuardVerdict<{ ifMatch?: string; id: string }>> {
+  batch(c: Change, action: "review" | "approve", created?: () => string | undefined): () => Promise<GuardVerdict<{ ifMatch?: string; id: string }>> {
     return async () => {
       const p = c.payload;
       if (p?.kind !== "batch") throw new TypeError("not a batch step");
       const policyAddr = address.ssp(p.policy);
       const env = await ssp.get(this.core, p.policy);
       if (!env || !env.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
-      if (p.compliance_id !== null) {
-        if (env.compliance_id !== p.compliance_id) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env))}`);
-        if (!this.policyChecked.has(p.policy)) {
-          const moved = versionMoved(c, env);
-          if (moved.length) return blocked(`${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
-          this.policyChecked.add(p.policy);
-        }
-      }
+      // The policy the plan read, or the one this run created (a policy of that name made by someone
+      // else is not ours to move forward, whatever its values).
+      const ours = p.compliance_id ?? created?.();
+      if (ours !== undefined && env.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env))}`);
       const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
       if (!lb) return blocked(`${c.address} no longer exists in the service`);
       const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
-      const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-      const expected = (c.before as { status?: unknown } | null)?.status ?? null;
       if (!p.values_checksum || (p.compliance_id !== null && p.file_id === undefined)) {
         return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
       }
@@ -300,8 +294,17 @@ export class Guards {
       if (p.compliance_id !== null && fileId !== p.file_id)
         return blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
       if ((await this.valuesOf(p.policy, lb)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
-      if (typeof lb.status === "string" && target.includes(lb.status)) return { already: "the service shows it", status: lb.status };
+      const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+      if (typeof lb.status === "string" && target.includes(lb.status))
+        return { already: "the service shows it, with the values the plan showed", status: lb.status };
+      if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
+        // The policy's version, checked before this run's first write to it (its own writes move it after).
+        const moved = versionMoved(c, env);
+        if (moved.length) return blocked(`${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
+        this.policyChecked.add(p.policy);
+      }
       // The plan's own create uploads the batch: its status is the one the create gave it.
+      const expected = (c.before as { status?: unknown } | null)?.status ?? null;
       if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed}: status ${show(expected)} -> ${show(lb.status)}`);
       this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
       return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
@@ -365,7 +368,8 @@ async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Ma
   const action = c.action === "review" ? "review" : "approve";
   // The policy's id comes with the guard's read (a policy this run created has one only now).
   const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
-  return outcomeWords(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guards.batch(c, action)));
+  const guard = guards.batch(c, action, () => createdIds.get(p.policy));
+  return outcomeWords(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard));
 }
 
 export interface ApplyOptions {
