@@ -74,7 +74,7 @@ const ssp = (docs: PolicyDoc[]): PolicyDoc[] => docs.filter((d) => d.kind === "S
  *  resolves away, and control characters no service keeps as they are. */
 export function unsafeName(name: string): string | undefined {
   if (name === "." || name === "..") return `${JSON.stringify(name)} is a dot segment: in a URL path it would name another resource`;
-  if (/[\u0000-\u001f\u007f]/.test(name)) return `${JSON.stringify(name)} holds a control character`;
+  if ([...name].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\u007f")) return `${JSON.stringify(name)} holds a control character`;
   if (name.trim() === "") return "a name of blanks only";
   return undefined;
 }
