@@ -295,9 +295,10 @@ async function applyBench() {
     local.push((await timed(["validate"], dir)).seconds);
     await emu.stop();
   }
-  // Round trips no client can avoid: the token, the one SSP list read before the first create (the token
-  // endpoint has no latency here), then 3 x 200 writes at 8 in flight.
-  const trips = 1 + Math.ceil((3 * n) / concurrency);
+  // Round trips no client can avoid: the token (the token endpoint has no latency here), then 3 x 200
+  // writes at 8 in flight, each right after its guard's read of the resource (every send is guarded:
+  // read, compare with what the plan saw, then write), so two round trips per write.
+  const trips = 1 + 2 * Math.ceil((3 * n) / concurrency);
   const bound = (trips * 20) / 1000;
   const m = median(runs);
   const network = m - median(local);

@@ -141,26 +141,32 @@ export const writes = {
   /** A tenant configuration PATCH. The guard gives the body of each send (rebuilt from its fresh read)
    *  and the If-Match. A send that may have landed is settled by reading the configuration: landed when
    *  it holds every field the last send set, not landed when it holds every such field as before. */
-  update(core: ApiCore, id: string, guard: GuardOf<{ body: TenantConfigurationUpdateBody; ifMatch?: string }>): Promise<WriteOutcome<UpdateResult>> {
+  update(
+    core: ApiCore,
+    id: string,
+    guard: GuardOf<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> }>,
+  ): Promise<WriteOutcome<UpdateResult>> {
     let sent: Record<string, unknown> = {};
+    let before: Record<string, unknown> | undefined;
     const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
-    const read = async (): Promise<Record<string, unknown>> => {
-      const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-      return (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-    };
     const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-    return runWrite(core, {
+    return runWrite<UpdateResult, { body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> }>(core, {
       guard,
       maxSends: core.sendBudget,
-      request: ({ body, ifMatch }) => {
-        sent = (body.compliance_spec[0] ?? {}) as unknown as Record<string, unknown>;
-        return tenantConfigurations.updateRequest(id, body, ifMatch);
+      request: (read) => {
+        sent = (read.body.compliance_spec[0] ?? {}) as unknown as Record<string, unknown>;
+        before = read.before;
+        return tenantConfigurations.updateRequest(id, read.body, read.ifMatch);
       },
       result: (body) => (body as UpdateResult | undefined) ?? empty,
       readBack: async () => {
-        const live = await read();
+        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+        const live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
         if (Object.entries(sent).every(([k, v]) => same(live[k], v))) return { landed: true, result: empty };
-        return { other: "the tenant configuration does not hold the new values" };
+        // As the guard read it right before the send: the write did not land (its guard runs again).
+        const b = before;
+        if (b && Object.keys(sent).every((k) => same(live[k], b[k]))) return { landed: false };
+        return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
       },
       firstRefusal: async (err) =>
         err.status === 412

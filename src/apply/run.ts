@@ -173,7 +173,7 @@ export class Guards {
   /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
    *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
    *  meets a change made since the plan"); a configuration that already holds git's values is done. */
-  update(c: Change): () => Promise<GuardVerdict<{ body: TenantConfigurationUpdateBody; ifMatch?: string }>> {
+  update(c: Change): () => Promise<GuardVerdict<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before: Record<string, unknown> }>> {
     return async () => {
       const p = c.payload;
       if (p?.kind !== "update") throw new TypeError("not an update");
@@ -190,7 +190,7 @@ export class Guards {
       // checked equal to it before anything was sent).
       const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want } as unknown as TenantConfigurationUpdateItem;
       this.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-      return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
+      return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), before: live, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
     };
   }
 
@@ -293,6 +293,12 @@ export class Guards {
       const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
       if (p.compliance_id !== null && fileId !== p.file_id)
         return blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
+      const fileOf = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
+      if (p.compliance_id === null && fileOf && !this.fileSums.has(fileOf) && created?.() === env.compliance_id) {
+        // This run's own create uploaded this batch with the values the plan binds (held to it before
+        // anything was sent): the file it made holds them, with no download to say so.
+        this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
+      }
       if ((await this.valuesOf(p.policy, lb)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
       if (typeof lb.status === "string" && target.includes(lb.status))
