@@ -566,10 +566,12 @@ batches:
 
       expect((await run(["apply", file, "--auto-approve"])).code).toBe(0);
       await emu.admin("DELETE", "requests");
-      const again = await run(["apply", file, "--auto-approve"]);
+      const again = await run(["apply", file, "--auto-approve", "--format", "json"]);
       expect(again.code).toBe(0);
-      expect(again.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
-      expect(again.stdout.match(/: already /g)).toHaveLength(7);
+      const report = JSON.parse(again.stdout);
+      expect(report.summary).toEqual({ done: 7, failed: 0, skipped: 0 });
+      expect(report.outcomes.map((o: any) => o.outcome)).toEqual(Array(7).fill("already"));
+      for (const o of report.outcomes) expect(o.message).toMatch(/^already \S+ \(.*; nothing was sent\)$/);
       expect(await emu.writes()).toEqual([]);
     });
 

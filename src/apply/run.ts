@@ -18,11 +18,13 @@ import type {
 } from "../schema/generated/api.js";
 import { address, batchNameOf } from "../shared/address.js";
 import { batchWho, envelopeWho, isoOf, shortIso, whoWords } from "../shared/who.js";
-import { buildSteps, schedule, type StepOutcome, type Step } from "./graph.js";
+import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } from "./graph.js";
 
 export interface ApplyReport {
   environment: string;
-  outcomes: { address: string; action: string; status: StepOutcome["status"]; message: string }[];
+  /** `outcome`: what became of the write, as data: done, already, confirmed (by reading it back),
+   *  blocked, refused, unknown; skipped; failed (anything else that stopped the step). */
+  outcomes: { address: string; action: string; status: StepOutcome["status"]; outcome: string; message: string }[];
   summary: { done: number; failed: number; skipped: number };
   interrupted: boolean;
 }
@@ -357,25 +359,42 @@ export function outcomeWords(action: keyof typeof DONE, o: WriteOutcome<unknown>
   throw o.error;
 }
 
-/** A step that ended without its write landing, in words. */
-class StepFailed extends Error {}
+/** A step that ended without its write landing, in words, with its outcome's kind. */
+class StepFailed extends Error {
+  constructor(
+    message: string,
+    readonly outcome?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A write's outcome as a step's result: its words and its kind; a write that did not land fails the
+ *  step, with both. */
+function stepResult(action: keyof typeof DONE, o: WriteOutcome<unknown>): StepResult {
+  try {
+    return { message: outcomeWords(action, o), outcome: o.kind };
+  } catch (e) {
+    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
+  }
+}
 
 /** One step: the write unit guards, sends and settles its write; the step reads the outcome. */
-async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Map<string, string>): Promise<string> {
+async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Map<string, string>): Promise<StepResult> {
   const c = step.change;
   const p = c.payload;
   if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-  if (p.kind === "update") return outcomeWords("update", await writes.update(core, p.compliance_id, guards.update(c)));
+  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c)));
   if (p.kind === "create") {
     const o = await writes.create(core, p.body, guards.create(c), (live) => guards.createValues(p, live));
     if (o.kind === "done" || o.kind === "confirmed") createdIds.set(p.body.compliance_name, o.result.compliance_id);
-    return outcomeWords("create", o);
+    return stepResult("create", o);
   }
   const action = c.action === "review" ? "review" : "approve";
   // The policy's id comes with the guard's read (a policy this run created has one only now).
   const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
   const guard = guards.batch(c, action, () => createdIds.get(p.policy));
-  return outcomeWords(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard));
+  return stepResult(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard));
 }
 
 export interface ApplyOptions {
@@ -406,7 +425,13 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const count = (s: StepOutcome["status"]): number => outcomes.filter((o) => o.status === s).length;
   return {
     environment: plan.environment,
-    outcomes: outcomes.map((o) => ({ address: o.step.change.address, action: o.step.change.action, status: o.status, message: o.message })),
+    outcomes: outcomes.map((o) => ({
+      address: o.step.change.address,
+      action: o.step.change.action,
+      status: o.status,
+      outcome: o.outcome ?? (o.status === "skipped" ? "skipped" : "failed"),
+      message: o.message,
+    })),
     summary: { done: count("done"), failed: count("failed"), skipped: count("skipped") },
     interrupted: opts.isStopping(),
   };
