@@ -406,8 +406,9 @@ export interface ApplyOptions {
   log?: (line: string) => void;
 }
 
-/** Applies the plan's writes in dependency order. Each resource is checked right before its first write
- *  (Guard): the plan may have been saved a while ago, or the service changed while the prompt waited. */
+/** Applies the plan's writes in dependency order. Each write is checked right before every send of it
+ *  (Guards): the plan may have been saved a while ago, or the service changed while the prompt, or a
+ *  Retry-After, waited. */
 export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): Promise<ApplyReport> {
   checkPayloads(plan);
   const user = requireUser(core, plan) ?? "";

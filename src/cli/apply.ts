@@ -38,8 +38,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const core = openClient(env, flags, out);
   const signals = applySignals(process, (line) => out.warn(line));
   const work = async (): Promise<number> => {
-    // A saved plan is checked resource by resource right before apply's first write to each, after the
-    // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
+    // A saved plan is checked write by write right before every send of each, after the prompt
+    // (apply/run.ts, Guards): what changed since blocks only that write and its dependents.
     const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
     out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {
