@@ -22,7 +22,8 @@ export interface RequestShape {
 
 /** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
 export type Answer =
-  | { status: number; retryAfter?: string; body: Buffer }
+  /** `reauth`: a write's 401 (not processed); the token was dropped, and the write goes back to its guard. */
+  | { status: number; retryAfter?: string; body: Buffer; reauth?: boolean }
   /** No answer: `unsent` when the connection failed before the request could reach the service. */
   | { lost: string; unsent?: boolean };
 
@@ -120,6 +121,7 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
   }
   const { status } = answer;
+  if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
   if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
   const text = answer.body.toString("utf8");

@@ -68,6 +68,8 @@ export interface Progress {
   waited: number;
   mayHaveLanded: boolean;
   last: ApiError | undefined;
+  /** A write whose token was refused (401) once: signed in again, it goes back to its guard. */
+  reauthed?: boolean;
 }
 
 /** A request's progress before its first send. */
@@ -283,7 +285,8 @@ export class ApiCore {
   /** The transport: one send (plus one re-authentication after a 401, which the service did not
    *  process), and the answer as it came. Never throws for what the service answers; a failed token
    *  request is thrown (an ApiError of the token endpoint). */
-  private async transport(spec: RequestSpec, url: string, shown: string, sends: number): Promise<Answer> {
+  private async transport(spec: RequestSpec, url: string, shown: string, p: Progress): Promise<Answer> {
+    const sends = p.sends;
     for (let reauthed = false; ; reauthed = true) {
       const token = await this.auth.token();
       const t0 = this.clock.now();
@@ -313,10 +316,20 @@ export class ApiCore {
       }
       const status = res.statusCode;
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);
-      if (status === 401 && !reauthed && !this.auth.isStatic) {
-        this.auth.invalidate(token);
-        this.log(`${shown}: token refused, signing in again`);
-        continue;
+      if (status === 401 && !this.auth.isStatic) {
+        // Not processed. A read is sent again at once with a new token; a write goes back to its
+        // write unit, whose guard reads again before the send after the sign-in (once per write).
+        if (spec.kind === "read" && !reauthed) {
+          this.auth.invalidate(token);
+          this.log(`${shown}: token refused, signing in again`);
+          continue;
+        }
+        if (spec.kind !== "read" && !p.reauthed) {
+          this.auth.invalidate(token);
+          p.reauthed = true;
+          this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
+          return { status, body, reauth: true };
+        }
       }
       return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
     }
@@ -340,7 +353,7 @@ export class ApiCore {
     }
     let answer: Answer;
     try {
-      answer = await this.transport(spec, url, shown, p.sends);
+      answer = await this.transport(spec, url, shown, p);
     } catch (e) {
       this.governor.settle(ticket, { kind: "no-answer" });
       throw e;

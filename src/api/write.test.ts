@@ -8,7 +8,8 @@ import { runWrite, type ReadBack, type WriteOutcome } from "./write.js";
 // real classification of answers, with a scripted network underneath (a dispatcher that answers each
 // send as the row says) and virtual time.
 
-type Reply = { status: number; body?: string; headers?: Record<string, string> } | { socket: "before" | "after" } | { unauthorized: true };
+type Reply =
+  { status: number; body?: string; headers?: Record<string, string> } | { socket: "before" | "after" } | { unauthorized: "refresh fails" | "refresh works" };
 
 const OK: Reply = { status: 200, body: JSON.stringify({ compliance_id: "SSP-1", compliance_details: [], error: [] }) };
 const ANSWERS: Record<string, Reply> = {
@@ -20,7 +21,8 @@ const ANSWERS: Record<string, Reply> = {
   "5xx": { status: 500, body: JSON.stringify({ message: "boom" }) },
   "socket before the write": { socket: "before" },
   "socket after the write": { socket: "after" },
-  "401, then the token refresh fails": { unauthorized: true },
+  "401, then the token refresh fails": { unauthorized: "refresh fails" },
+  "401, then a new token": { unauthorized: "refresh works" },
 };
 
 /** One write against a scripted network: `replies` answer its sends in turn (then 200s); `reads` answer
@@ -46,7 +48,7 @@ async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[],
         throw Object.assign(new Error("fetch failed"), { cause: Object.assign(new Error(code), { code }) });
       }
       if ("unauthorized" in r) {
-        refreshFails = true;
+        refreshFails = r.unauthorized === "refresh fails";
         return answer(401, JSON.stringify({ message: "token expired" }));
       }
       return answer(r.status, r.body ?? "", r.headers);
@@ -118,8 +120,10 @@ const FIRST: Row[] = [
     readBacks: 1,
     message: /outcome unknown: .*reading it back failed/,
   },
-  // A 401 is not processed; the new sign-in fails: nothing landed.
-  { answer: "401, then the token refresh fails", kind: "refused", sends: 1, guards: 1, readBacks: 0, message: /sign-in refused/ },
+  // A 401 is not processed: signed in again, the write goes back to its guard before it is sent again;
+  // when the new sign-in fails, nothing landed.
+  { answer: "401, then a new token", kind: "done", sends: 2, guards: 2, readBacks: 0 },
+  { answer: "401, then the token refresh fails", kind: "refused", sends: 1, guards: 2, readBacks: 0, message: /sign-in refused/ },
 ];
 
 // A resend: the first send's answer was lost after the write (it may have landed), a read-back said it
@@ -139,8 +143,9 @@ const RESEND: Row[] = [
   { answer: "socket after the write", reads: ["landed"], kind: "confirmed", sends: 2, guards: 2, readBacks: 2 },
   // After a send that may have landed, a failed token refresh is never "refused" unless a read-back
   // shows the write did not land; when the read fails too, the outcome is unknown.
-  { answer: "401, then the token refresh fails", reads: ["fails"], kind: "unknown", sends: 2, guards: 2, readBacks: 2, message: /outcome unknown/ },
-  { answer: "401, then the token refresh fails", reads: ["not"], kind: "refused", sends: 2, guards: 2, readBacks: 2, message: /read back: it did not land/ },
+  { answer: "401, then a new token", kind: "done", sends: 3, guards: 3, readBacks: 1 },
+  { answer: "401, then the token refresh fails", reads: ["fails"], kind: "unknown", sends: 2, guards: 3, readBacks: 2, message: /outcome unknown/ },
+  { answer: "401, then the token refresh fails", reads: ["not"], kind: "refused", sends: 2, guards: 3, readBacks: 2, message: /read back: it did not land/ },
 ];
 
 describe("the write unit: a first send, by answer", () => {
