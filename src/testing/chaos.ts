@@ -87,12 +87,17 @@ export async function runSeed(
     const resources = planned.changes.length;
     await emu.admin("POST", "faults", chaosFaults(seed, opts.scale));
     const runs: (number | null)[] = [];
+    let lastFailures = "";
     // An error array is a definite refusal (never sent again within a run), and a create is sent at most
     // 3 times: under 20% 503s and 3% refusals a chain of create, review and approve can need several
     // applies. Each apply re-sends only what failed; up to 5 (the table reports how many were needed).
     for (let i = 0; i < (opts.maxApplies ?? 5); i++) {
       const r = await cli(["apply", "--auto-approve", "--quiet"], { cwd: dir, env: { ...CHAOS_ENV, ...opts.env } });
       runs.push(r.code);
+      lastFailures = r.stdout
+        .split("\n")
+        .filter((l) => /^(failed|skipped) /.test(l))
+        .join("\n");
       if (r.code === 0) break;
     }
     const journal = await emu.admin<{ fault?: unknown }[]>("GET", "requests");
@@ -113,7 +118,7 @@ export async function runSeed(
       converged: final.code === 0,
       duplicates,
       seconds: ((Date.now() - started) / 1000).toFixed(1),
-      detail: final.code === 0 ? "" : final.stdout + final.stderr,
+      detail: final.code === 0 ? "" : `${final.stdout}${final.stderr}\nThe last apply's failures:\n${lastFailures}`,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
