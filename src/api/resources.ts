@@ -302,9 +302,19 @@ export const approvals = {
       emptyOk: true,
     };
     let why = "";
+    let guarded = 0;
     const o = await runWrite<ApprovalActionResult, null>(core, {
-      // The action names the uploads by id; the command checked them against the pending list before asking.
-      guard: async () => ({ go: null }),
+      // The first send: the command checked the ids against the pending list right before asking. Each
+      // resend: they must all be pending still (someone else may have acted on one meanwhile).
+      guard: async () => {
+        if (guarded++ === 0) return { go: null };
+        const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+        const gone = ids.filter((id) => {
+          const r = records.get(id);
+          return !r || (r.status !== undefined && r.status !== "Pending Approval");
+        });
+        return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
+      },
       request: () => spec,
       result: (body) => (body as ApprovalActionResult | undefined) ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
       readBack: async () => {
