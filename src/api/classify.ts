@@ -4,10 +4,10 @@ import { unknownValues, type UnknownValue } from "./vocabulary.js";
 
 /** What a request is, for what its answers mean (README, Reliability):
  *  - read: a GET, or a POST that only reads; sending it again changes nothing.
- *  - write: a PATCH; it may be sent again (If-Match, or a read-back, settles a repeat), and a refusal
- *    after a send that may have landed is settled by reading back.
- *  - write-once: a POST that makes something (an SSP policy, an approval action); sent again only
- *    when the service did not process it (429, 503) or a read-back says it did not land. */
+ *  - write: a PATCH (an update, a review or approve), which changes a state in place;
+ *  - write-once: a POST that makes something (an SSP policy, an approval action).
+ *  Both kinds of write go through the write unit (src/api/write.ts), which decides from these verdicts
+ *  whether to read back, guard and send again; the kind sets their budget and how a 5xx reads. */
 export type RequestKind = "read" | "write" | "write-once";
 
 export interface RequestShape {
