@@ -1,13 +1,16 @@
-// npm run chaos [-- --seeds N]: the chaos suite over N seeds (default 20), as a table.
+// npm run chaos [-- --seeds N] [-- --scale X]: the chaos suite over N seeds (default 20), as a table;
+// --scale multiplies every fault's rate (1.5: half as many faults again).
 import { runSeed } from "../dist/testing/chaos.js";
 
 const arg = process.argv.indexOf("--seeds");
 const count = arg > 0 ? Number(process.argv[arg + 1]) : 20;
+const scaleArg = process.argv.indexOf("--scale");
+const scale = scaleArg > 0 ? Number(process.argv[scaleArg + 1]) : 1;
 const rows = [];
 console.log("| seed | resources | requests | faults injected | applies | apply exits | final plan | duplicates | seconds |");
 console.log("|---:|---:|---:|---:|---:|---|---|---:|---:|");
 for (let seed = 1; seed <= count; seed++) {
-  const r = await runSeed(seed);
+  const r = await runSeed(seed, { scale });
   rows.push(r);
   console.log(
     `| ${r.seed} | ${r.resources} | ${r.requests} | ${r.faults} | ${r.applies} | ${r.exit_codes} | ${r.final_plan} | ${r.duplicates} | ${r.seconds} |`,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Profile } from "../src/emulator/profile.js";
+import { planChecksum } from "../src/plan/model.js";
 import { api, cli, cliProcess, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // One matrix: every engine test runs against the emulator's default profile and against the literal
@@ -460,8 +461,7 @@ batches:
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
-    it("a tenant update and a batch approve whose answers were lost after commit: the repeat is refused, the read-back confirms; two sends each", async () => {
-      // The default profile refuses the repeat with 412 / 409; the literal one with a 200 and an error array.
+    it("a tenant update and a batch approve whose answers were lost after commit: read back before anything else, the read-back confirms; one send each", async () => {
       await emu.admin("POST", "faults", {
         faults: [
           { kind: "drop", after_commit: true, method: "PATCH", path: "/tenant-configurations/", times: 1 },
@@ -469,20 +469,21 @@ batches:
         ],
       });
       const r = await run(["apply", "--auto-approve"]);
-      expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (confirmed by reading it back)");
-      expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (confirmed by reading it back)");
+      expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (the answer was lost; confirmed by reading it back)");
+      expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (the answer was lost; confirmed by reading it back)");
       expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
       expect(r.code).toBe(0);
       const journal: any[] = await emu.admin("GET", "requests");
-      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(2);
-      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/ssp/approve/SSP-SW/"))).toHaveLength(2);
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(1);
+      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/ssp/approve/SSP-SW/"))).toHaveLength(1);
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
 
-    it("a tenant update refused because someone else changed it meanwhile: no read-back, no resend, the step fails saying so", async () => {
-      // revsync reads the configuration again right before its PATCH, then sends it; that PATCH (alice's)
-      // waits 1.5 s in the emulator, and bob's change lands in that window (the one round trip the read
-      // cannot close), so its If-Match no longer holds.
+    it("someone else's change during the one round trip of a tenant update: the refusal sends it back to its guard, which reads again, names bob and sends nothing more", async () => {
+      // revsync reads the configuration right before its PATCH, then sends it; that PATCH (alice's) waits
+      // 1.5 s in the emulator, and bob's change lands in that window, so its If-Match no longer holds.
+      // (A service without If-Match would take it: the README says so; the guard before a resend is the
+      // test below.)
       await emu.admin("POST", "faults", {
         faults: [{ kind: "latency", latency_ms: 1500, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"alice"' }],
       });
@@ -492,20 +493,111 @@ batches:
         env: DEMO_ENV,
         when: {
           stderr: "tenant-configuration/Default Tenant Configuration: read again just now, unchanged since the plan; sending the update",
-          act: () => (outside = patchOutside({ carves_allocation: false })),
+          act: () => (outside = patchOutside({ carves_allocation: false, ui_mode: "Modern" })),
         },
       });
       await outside;
+      const journal: any[] = await emu.admin("GET", "requests");
+      const patches = journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"));
+      if (profile === "default") {
+        expect(r.stdout).toMatch(
+          /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2/,
+        );
+        expect(patches).toHaveLength(2); // revsync's (refused) and bob's
+      }
+      expect(r.code).toBe(1);
+      // bob's change survived.
+      expect((await state()).tenants[0].tenantConfigurations[0].compliance_spec[0].ui_mode).toBe("Modern");
+    });
+
+    it("a tenant update turned away with 429 and a Retry-After, and bob's change lands during the wait (a service that ignores If-Match): the guard before the resend blocks it; bob's change survives", async () => {
+      await emu.admin("POST", "settings", { if_match: false });
+      await emu.admin("POST", "faults", {
+        faults: [{ kind: "rate_limit", retry_after: 1, method: "PATCH", path: "/tenant-configurations/", body_contains: '"user_name":"alice"', times: 1 }],
+      });
+      let outside: unknown;
+      const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose"], {
+        cwd: repo,
+        env: DEMO_ENV,
+        when: { stderr: (e) => /PATCH \S*tenant-configurations\/\S* 429/.test(e), act: () => (outside = patchOutside({ ui_mode: "Modern" })) },
+      });
+      await outside;
       expect(r.stdout).toMatch(
-        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: .*(changed since the plan was made: plan again|precondition failed)/,
+        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern"/,
       );
       expect(r.code).toBe(1);
-      const journal: any[] = await emu.admin("GET", "requests");
-      expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(2); // revsync's and bob's
-      // revsync's PATCH is journaled when its answer goes out: no read of the configurations after it.
-      const refused = journal.find((j) => j.method === "PATCH" && j.fault === "latency");
-      expect(journal.filter((j) => j.seq > refused.seq && j.path.endsWith("/tenant-configurations"))).toEqual([]);
+      const alices = (await journal()).filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/") && j.status !== 200);
+      expect(alices.map((j) => j.status)).toEqual([429]);
+      expect((await state()).tenants[0].tenantConfigurations[0].compliance_spec[0].ui_mode).toBe("Modern");
     });
+
+    it("bob creates a policy of the same name and rules but other values between apply's guard and its POST: a conflict naming bob, its batch steps skipped, bob's batch stays unreviewed", async () => {
+      writeFileSync(join(repo, "policies", "ssp", "edge.yaml"), EDGE);
+      const plan = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      const create = plan.changes.find((c: any) => c.action === "create" && c.address === "ssp/Edge Devices SSP");
+      const alices = create.payload.body;
+      const bobs = structuredClone(alices);
+      bobs.compliance_spec[0].batches[0].file_name = "bob-upload.csv";
+      bobs.compliance_spec[0].batches[0].ssp_values[0].mid_point += 7;
+      // alice's POST (only hers names her file) waits 1.5 s in the emulator; bob's lands meanwhile.
+      const mine = `"file_name":${JSON.stringify(alices.compliance_spec[0].batches[0].file_name)}`;
+      await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "POST", path: "/policy/ssp", body_contains: mine }] });
+      let outside: Promise<unknown> | undefined;
+      const r = await cli(["apply", "--auto-approve", "--concurrency", "1", "--verbose", "--target", "ssp/Edge Devices SSP"], {
+        cwd: repo,
+        env: DEMO_ENV,
+        when: {
+          stderr: "ssp/Edge Devices SSP: read again just now, not in the service; sending the create",
+          act: () => (outside = token(emu.url, "bob").then((t) => api(emu.url, t, "POST", "/apis/policy-sets/v1/policy/ssp", bobs))),
+        },
+      });
+      expect(((await outside) as { status: number }).status).toBe(200);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/failed {2}create {3}ssp\/Edge Devices SSP: .*(exists in the service now \(created by bob at \S+Z\)|already exists)/);
+      expect(r.stdout).not.toMatch(/confirmed by reading it back/);
+      expect(r.stdout).toContain("skipped review   ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
+      expect(r.stdout).toContain("skipped approve  ssp/Edge Devices SSP/batch/FY26-H1: skipped: create of ssp/Edge Devices SSP failed");
+      const edge = (await state()).tenants[0].ssp.filter((x: any) => x.compliance_name === "Edge Devices SSP");
+      expect(edge).toHaveLength(1);
+      expect(edge[0].batches[0].status).toBe("file uploaded");
+      expect((await journal()).filter((j) => j.method === "PATCH")).toEqual([]);
+    });
+
+    it("what is sent is what was shown: an edited payload with its checksum recomputed, and --target with a saved plan, send nothing; the same saved plan applied twice is 'already applied', exit 0, zero writes", async () => {
+      const file = join(repo, "demo.plan.json");
+      expect((await run(["plan", "--out", file])).code).toBe(0);
+      const saved = JSON.parse(readFileSync(file, "utf8"));
+      const edited = structuredClone(saved);
+      edited.changes.find((c: any) => c.action === "update").payload.item.manual_journal_contra_account = "MJ-EVIL-999";
+      edited.checksum = planChecksum(edited);
+      const editedFile = join(repo, "edited.plan.json");
+      writeFileSync(editedFile, JSON.stringify(edited));
+      const e = await run(["apply", editedFile, "--auto-approve"]);
+      expect(e.code).toBe(1);
+      expect(e.stderr).toContain("the plan's writes are not what it shows, so nothing was sent");
+      expect(e.stderr).toContain('manual_journal_contra_account "MJ-EVIL-999" is not the reviewed "MJ-CONTRA-100"');
+      const t = await run(["apply", file, "--auto-approve", "--target", "ssp/Training Courses SSP"]);
+      expect(t.code).toBe(1);
+      expect(t.stderr).toMatch(/--target cannot narrow a saved plan/);
+      expect(await emu.writes()).toEqual([]);
+
+      expect((await run(["apply", file, "--auto-approve"])).code).toBe(0);
+      await emu.admin("DELETE", "requests");
+      const again = await run(["apply", file, "--auto-approve", "--format", "json"]);
+      expect(again.code).toBe(0);
+      const report = JSON.parse(again.stdout);
+      expect(report.summary).toEqual({ done: 7, failed: 0, skipped: 0 });
+      expect(report.outcomes.map((o: any) => o.outcome)).toEqual(Array(7).fill("already"));
+      for (const o of report.outcomes) expect(o.message).toMatch(/^already \S+ \(.*; nothing was sent\)$/);
+      expect(await emu.writes()).toEqual([]);
+    });
+
+    it("a read whose body trickles in (a byte a second) ends at --timeout 5s: exit 1, naming the request that timed out", async () => {
+      await emu.admin("POST", "faults", { faults: [{ kind: "trickle", latency_ms: 1000, method: "GET", path: "/tenant-configurations" }] });
+      const r = await run(["plan", "--timeout", "5s"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/GET \/apis\/policy-sets\/v1\/policy\/tenant-configurations .*(within the run's time limit \(--timeout 5s\))/);
+    }, 30_000);
 
     anyProfile("SIGINT: nothing new starts, what is in flight finishes, the report agrees with the service, exit 130", async () => {
       // One step at a time; the signal comes as the second step (the create) starts: the update is done,

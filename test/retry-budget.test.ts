@@ -1,10 +1,10 @@
 import { MockAgent } from "undici";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ApiCore, BUDGET } from "../src/api/core.js";
-import { approvals, ssp, tenantConfigurations } from "../src/api/resources.js";
+import { approvals, ssp, tenantConfigurations, writes } from "../src/api/resources.js";
 import { ApiError } from "../src/errors.js";
 import type { SspCreateBody, TenantConfigurationEnvelope } from "../src/schema/generated/api.js";
-import { demoClient, sspCreateBody, startEmu, updateBody, type Emu } from "../src/testing/helpers.js";
+import { demoClient, landedWrite, sspCreateBody, startEmu, updateBody, updateWrite, type Emu } from "../src/testing/helpers.js";
 
 // One retry budget per request, in the HTTP core, counted in the emulator's journal (issue 11):
 // reads and PATCHes at most 6 sends; a create at most 3, and sent again only after a read says it
@@ -45,10 +45,16 @@ const WRITES: { name: string; method: string; path: string; creates: boolean; pr
     creates: false,
     prepare: async () => {
       const env = await tenantConfig();
-      return () => tenantConfigurations.update(core, env.compliance_id ?? "", updateBody(env, { carves_allocation: true }));
+      return () => updateWrite(core, env.compliance_id ?? "", updateBody(env, { carves_allocation: true }));
     },
   },
-  { name: "SSP create POST", method: "POST", path: "/policy/ssp", creates: true, prepare: async () => () => ssp.create(core, createBody("Budget SSP")) },
+  {
+    name: "SSP create POST",
+    method: "POST",
+    path: "/policy/ssp",
+    creates: true,
+    prepare: async () => () => landedWrite(writes.create(core, createBody("Budget SSP"))),
+  },
   {
     name: "SSP batch approve PATCH",
     method: "PATCH",
@@ -56,7 +62,7 @@ const WRITES: { name: string; method: string; path: string; creates: boolean; pr
     creates: false,
     prepare: async () => {
       const hw = await ssp.get(core, "Hardware SSP");
-      return () => ssp.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1");
+      return () => landedWrite(writes.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1"));
     },
   },
   {
@@ -129,7 +135,7 @@ describe("a sustained 429 spends no send budget: the run's time limit ends it", 
 
   it("a create turned away 5 times with Retry-After, then let through: sent 6 times, created once, no read-back", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "rate_limit", retry_after: 1, method: "POST", path: "/policy/ssp", times: 5 }] });
-    const out = await ssp.create(core, createBody("Patient SSP"));
+    const out = await landedWrite(writes.create(core, createBody("Patient SSP")));
     expect(out.kind).toBe("done");
     expect(await sent("POST", SSP)).toBe(6);
     expect(await sent("GET", SSP)).toBe(0);
@@ -149,7 +155,7 @@ describe("a sustained 429 spends no send budget: the run's time limit ends it", 
 describe("a create whose outcome is unknown", () => {
   it("answer dropped after commit: read back, found with the fields sent, counted as created; one POST", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 }] });
-    const out = await ssp.create(core, createBody("Dropped SSP"));
+    const out = await landedWrite(writes.create(core, createBody("Dropped SSP")));
     expect(out.kind).toBe("confirmed");
     expect(out.result.compliance_id).toMatch(/^SSP-/);
     expect(await sent("POST", SSP)).toBe(1);
@@ -157,7 +163,7 @@ describe("a create whose outcome is unknown", () => {
 
   it("answer dropped before commit: the read says it is not there, so it is sent again; two POSTs, one policy", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/policy/ssp", times: 1 }] });
-    const out = await ssp.create(core, createBody("Retried SSP"));
+    const out = await landedWrite(writes.create(core, createBody("Retried SSP")));
     expect(out.kind).toBe("done");
     expect(await sent("POST", SSP)).toBe(2);
     expect((await ssp.list(core)).filter((e) => e.compliance_name === "Retried SSP")).toHaveLength(1);
@@ -170,7 +176,7 @@ describe("a create whose outcome is unknown", () => {
         { kind: "status", status: 503, method: "GET", path: "/policy/ssp" },
       ],
     });
-    const err = await ssp.create(core, createBody("Unknown SSP")).catch((e: unknown) => e);
+    const err = await landedWrite(writes.create(core, createBody("Unknown SSP"))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).outcomeUnknown).toBe(true);
     expect((err as Error).message).toMatch(/outcome unknown: .*reading it back failed.*nothing was sent again: run revsync plan to see/);
@@ -178,19 +184,16 @@ describe("a create whose outcome is unknown", () => {
     expect(await sent("GET", SSP)).toBe(BUDGET.sends);
   });
 
-  it("a 409 for a policy of the same name with other fields is a conflict, not a success", async () => {
-    await ssp.create(core, createBody("Twin SSP", 77));
-    const err = await ssp.create(core, createBody("Twin SSP", 78)).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).conflict).toBe(true);
-    expect((err as Error).message).toMatch(/exists in the service but differs from the one revsync sent \(hierarchy_no\)/);
-    expect(await sent("POST", SSP)).toBe(2);
-  });
-
-  it("a 409 for the very policy that was sent (an earlier send landed) is settled by the read-back", async () => {
-    await ssp.create(core, createBody("Same SSP"));
-    const out = await ssp.create(core, createBody("Same SSP"));
-    expect(out.kind).toBe("confirmed");
+  it("a 409 to a first send is someone else's policy: a conflict naming who created it, never a success, whatever its fields", async () => {
+    await landedWrite(writes.create(core, createBody("Twin SSP", 77)));
+    for (const hierarchy of [78, 77]) {
+      const out = await writes.create(core, createBody("Twin SSP", hierarchy));
+      expect(out.kind).toBe("refused");
+      if (out.kind !== "refused") continue;
+      expect(out.error.conflict).toBe(true);
+      expect(out.error.message).toMatch(/ssp\/Twin SSP exists in the service now \(created by alice at \S+Z\): someone else's policy, not created by this run/);
+    }
+    expect(await sent("POST", SSP)).toBe(3);
   });
 });
 
@@ -203,11 +206,11 @@ describe("2xx answers without a body", () => {
       ],
     });
     const env = await tenantConfig();
-    await expect(tenantConfigurations.update(core, env.compliance_id ?? "", updateBody(env, { carves_allocation: true }))).resolves.toBeDefined();
-    const created = await ssp.create(core, createBody("Quiet SSP"));
+    await expect(updateWrite(core, env.compliance_id ?? "", updateBody(env, { carves_allocation: true }))).resolves.toBeDefined();
+    const created = await landedWrite(writes.create(core, createBody("Quiet SSP")));
     expect(created.result.compliance_id).toMatch(/^SSP-/);
     const hw = await ssp.get(core, "Hardware SSP");
-    const res = await ssp.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1");
+    const res = await landedWrite(writes.batchAction(core, "approve", { id: hw?.compliance_id ?? "", name: "Hardware SSP" }, "FY26-H1"));
     expect(res.result.error).toEqual([]);
     expect((await ssp.batch(core, "Hardware SSP", "FY26-H1"))?.status).toBe("approved");
   });

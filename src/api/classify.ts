@@ -4,10 +4,10 @@ import { unknownValues, type UnknownValue } from "./vocabulary.js";
 
 /** What a request is, for what its answers mean (README, Reliability):
  *  - read: a GET, or a POST that only reads; sending it again changes nothing.
- *  - write: a PATCH; it may be sent again (If-Match, or a read-back, settles a repeat), and a refusal
- *    after a send that may have landed is settled by reading back.
- *  - write-once: a POST that makes something (an SSP policy, an approval action); sent again only
- *    when the service did not process it (429, 503) or a read-back says it did not land. */
+ *  - write: a PATCH (an update, a review or approve), which changes a state in place;
+ *  - write-once: a POST that makes something (an SSP policy, an approval action).
+ *  Both kinds of write go through the write unit (src/api/write.ts), which decides from these verdicts
+ *  whether to read back, guard and send again; the kind sets their budget and how a 5xx reads. */
 export type RequestKind = "read" | "write" | "write-once";
 
 export interface RequestShape {
@@ -21,8 +21,13 @@ export interface RequestShape {
 }
 
 /** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
-/** lost: no answer came; unsent: and the request was never sent (the server does not speak TLS). */
-export type Answer = { status: number; retryAfter?: string; body: Buffer } | { lost: string; unsent?: boolean };
+export type Answer =
+  /** `reauth`: a write's 401 (not processed); the token was dropped, and the write goes back to its guard. */
+  | { status: number; retryAfter?: string; body: Buffer; reauth?: boolean }
+  /** No answer: `unsent` when the connection failed before the request could reach the service;
+   *  `notTls` when the server does not speak TLS (an https URL for an http server), which sending again
+   *  cannot change. */
+  | { lost: string; unsent?: boolean; notTls?: boolean };
 
 /** What came before this send of the request. */
 export interface Attempt {
@@ -110,12 +115,17 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     };
   };
   if ("lost" in answer) {
-    if (answer.unsent) return fail("refused", { status: 0, message: `connection failed: ${answer.lost}` });
+    const message = answer.lost.startsWith("no complete answer") ? answer.lost : `connection failed: ${answer.lost}`;
+    // The server does not speak TLS: the URL is wrong, and no resend can change that. Nothing was sent.
+    if (answer.notTls) return fail("refused", { status: 0, message });
+    // Refused before it was sent (nothing listens, no such host): nothing was processed.
+    if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
     // Sent, perhaps processed: a read is sent again; a PATCH too, and a refusal after it is read back;
     // a write-once is read back before anything else.
-    return fail("unknown", { status: 0, message: `connection failed: ${answer.lost}` }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
+    return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
   }
   const { status } = answer;
+  if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
   if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
   const text = answer.body.toString("utf8");

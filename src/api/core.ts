@@ -3,7 +3,7 @@ import { ApiError, UserError } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
 import { systemClock, type Clock } from "./clock.js";
-import { classify, readBackReason, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
+import { classify, retryAfterMs, RETRY_STATUS, type Answer, type RequestShape, type Verdict } from "./classify.js";
 import { Governor, TimeLimitReached } from "./governor.js";
 import { formatDuration } from "../duration.js";
 import { plural } from "../words.js";
@@ -30,7 +30,9 @@ export interface ClientOptions {
   random?: () => number;
   log?: (line: string) => void;
   onSecret?: (secret: string) => void;
-  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  /** connect, headers and body are undici's (idle) timers; total caps one request, answer and body whole
+   *  (default: headers + body). Every request also ends at the run's time limit. */
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number; totalMs?: number };
   retry?: Partial<RetryPolicy>;
   connections?: number;
   dispatcher?: Dispatcher;
@@ -58,15 +60,9 @@ export interface RequestSpec extends RequestShape {
   ifMatch?: string;
 }
 
-/** What a write-once's read-back found: nothing, or the result to report (the resource was found). */
-export type ReadBack<T> = { found: false } | { found: true; result: T };
-
-/** A write-once's result: the service's answer, or what the read-back found (`recovered`, with `why` it
- *  was read back, in words: "the answer was lost", "the service answered 500"…). */
-export type WriteOnceOutcome<T> = { result: T | undefined; recovered: false } | { result: T; recovered: true; why: string };
-
-/** Where a request stands between its sends. */
-interface Progress {
+/** Where a request stands between its sends (a read's, in `call`; a write's, in the write unit,
+ *  src/api/write.ts). */
+export interface Progress {
   /** Sends that spend the budget (every send but a 429). */
   sends: number;
   /** 429s in a row, for the backoff when the service gives no Retry-After. */
@@ -75,7 +71,12 @@ interface Progress {
   waited: number;
   mayHaveLanded: boolean;
   last: ApiError | undefined;
+  /** A write whose token was refused (401) once: signed in again, it goes back to its guard. */
+  reauthed?: boolean;
 }
+
+/** A request's progress before its first send. */
+export const freshProgress = (): Progress => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined });
 
 export function checkUrl(name: string, value: string): URL {
   let url: URL;
@@ -162,7 +163,7 @@ export class ApiCore {
   private readonly log: (line: string) => void;
   private readonly retry: RetryPolicy;
   private readonly dispatcher: Dispatcher;
-  private readonly timeouts: { headersMs: number; bodyMs: number };
+  private readonly timeouts: { headersMs: number; bodyMs: number; totalMs: number };
   private readonly onUnknownValue: (u: UnknownValue, request: string) => void;
   readonly service: ServiceChoices;
   private readonly timeoutMs: number;
@@ -180,7 +181,9 @@ export class ApiCore {
     this.log = opts.log ?? (() => undefined);
     this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
     this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
-    this.timeouts = { headersMs: opts.timeouts?.headersMs ?? 30_000, bodyMs: opts.timeouts?.bodyMs ?? 60_000 };
+    const headersMs = opts.timeouts?.headersMs ?? 30_000;
+    const bodyMs = opts.timeouts?.bodyMs ?? 60_000;
+    this.timeouts = { headersMs, bodyMs, totalMs: opts.timeouts?.totalMs ?? headersMs + bodyMs };
     const agentOpts = {
       connect: { timeout: opts.timeouts?.connectMs ?? 10_000 },
       connections: opts.connections ?? 16,
@@ -237,6 +240,7 @@ export class ApiCore {
           dispatcher: this.dispatcher,
           headersTimeout: this.timeouts.headersMs,
           bodyTimeout: this.timeouts.bodyMs,
+          signal: this.requestSignal(),
         });
         status = res.statusCode;
         const text = await res.body.text();
@@ -264,12 +268,16 @@ export class ApiCore {
         last = `status ${status}`;
       } catch (e) {
         if (e instanceof ApiError) throw e;
-        last = connectionReason(e);
+        last = this.abortReason(e) ?? connectionReason(e);
         this.log(`POST /auth/realms/…/token failed: ${last}`);
         if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
       }
       const delay = this.backoff(attempt, wait);
-      if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs) {
+      if (
+        attempt + 1 >= this.retry.maxAttempts ||
+        this.clock.now() - started + delay > this.retry.maxTotalMs ||
+        this.clock.now() + delay >= this.governor.deadline
+      ) {
         const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${last})`;
         throw new ApiError({ method: "POST", path: "token endpoint", status, message, retryable: true });
       }
@@ -278,14 +286,38 @@ export class ApiCore {
     }
   }
 
+  /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
+   *  undici's headers and body timers are idle timers (a body that trickles in never trips them). */
+  private requestSignal(): AbortSignal {
+    const left = Math.max(1, Math.ceil(Math.min(this.timeouts.totalMs, this.governor.deadline - this.clock.now())));
+    const signal = AbortSignal.timeout(left);
+    this.cuts.set(signal, left === this.timeouts.totalMs ? "cap" : "deadline");
+    return signal;
+  }
+
+  private readonly cuts = new WeakMap<AbortSignal, "cap" | "deadline">();
+
+  /** A request that a signal ended, in words; undefined for any other error. */
+  private abortReason(e: unknown, signal?: AbortSignal): string | undefined {
+    const err = e as { name?: string; code?: string };
+    if (err?.name !== "AbortError" && err?.name !== "TimeoutError" && err?.code !== "UND_ERR_ABORTED") return undefined;
+    const cut = signal ? this.cuts.get(signal) : undefined;
+    return cut === "cap"
+      ? `no complete answer within ${formatDuration(this.timeouts.totalMs)} (the cap of one request, REVSYNC_TIMEOUT_MS)`
+      : `no complete answer within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})`;
+  }
+
   /** The transport: one send (plus one re-authentication after a 401, which the service did not
-   *  process), and the answer as it came. Never throws for what the service answers. */
-  private async transport(spec: RequestSpec, url: string, shown: string, sends: number): Promise<Answer> {
+   *  process), and the answer as it came. Never throws for what the service answers; a failed token
+   *  request is thrown (an ApiError of the token endpoint). */
+  private async transport(spec: RequestSpec, url: string, shown: string, p: Progress): Promise<Answer> {
+    const sends = p.sends;
     for (let reauthed = false; ; reauthed = true) {
       const token = await this.auth.token();
       const t0 = this.clock.now();
       let res: Dispatcher.ResponseData;
       let body: Buffer;
+      const signal = this.requestSignal();
       try {
         res = await request(url, {
           method: spec.method,
@@ -299,25 +331,42 @@ export class ApiCore {
           dispatcher: this.dispatcher,
           headersTimeout: this.timeouts.headersMs,
           bodyTimeout: this.timeouts.bodyMs,
+          signal,
         });
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
-        const reason = connectionReason(e);
+        const reason = this.abortReason(e, signal) ?? connectionReason(e);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
-        return notTls(e) ? { lost: reason, unsent: true } : { lost: reason };
+        return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
       }
       const status = res.statusCode;
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);
-      if (status === 401 && !reauthed && !this.auth.isStatic) {
-        this.auth.invalidate(token);
-        this.log(`${shown}: token refused, signing in again`);
-        continue;
+      if (status === 401 && !this.auth.isStatic) {
+        // Not processed. A read is sent again at once with a new token; a write goes back to its
+        // write unit, whose guard reads again before the send after the sign-in (once per write).
+        if (spec.kind === "read" && !reauthed) {
+          this.auth.invalidate(token);
+          this.log(`${shown}: token refused, signing in again`);
+          continue;
+        }
+        if (spec.kind !== "read" && !p.reauthed) {
+          this.auth.invalidate(token);
+          p.reauthed = true;
+          this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
+          return { status, body, reauth: true };
+        }
       }
       return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
     }
   }
 
-  /** One send through the governor, and what its answer means. */
+  /** One send of a request through the governor, and what its answer means: the one place each HTTP
+   *  attempt is sent. `p.sends + p.throttles > 0` says it is a resend. Throws (an ApiError) only when it
+   *  cannot be sent (the run's time limit) or its token cannot be had. */
+  async sendOnce(spec: RequestSpec, p: Progress): Promise<Verdict> {
+    return this.exchange(spec, joinUrl(this.base, spec.path, spec.query), p);
+  }
+
   private async exchange(spec: RequestSpec, url: string, p: Progress): Promise<Verdict> {
     const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
     let ticket;
@@ -329,7 +378,7 @@ export class ApiCore {
     }
     let answer: Answer;
     try {
-      answer = await this.transport(spec, url, shown, p.sends);
+      answer = await this.transport(spec, url, shown, p);
     } catch (e) {
       this.governor.settle(ticket, { kind: "no-answer" });
       throw e;
@@ -349,15 +398,13 @@ export class ApiCore {
     return verdict;
   }
 
-  /** A read or a write: at most BUDGET.sends sends (a 429 is not counted: the service did not process
-   *  it) and BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. A write
-   *  refused after an earlier send of it may have landed is thrown with `outcomeUnknown`: the refusal
-   *  may be the service meeting the first send's effect (a stale If-Match, a status already moved on),
-   *  so the caller settles it by reading back, never by sending again. */
+  /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
+   *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
+   *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
   async call<T>(spec: RequestSpec): Promise<T> {
-    if (spec.kind === "write-once") throw new TypeError("a write-once goes through ApiCore.writeOnce");
+    if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
     const url = joinUrl(this.base, spec.path, spec.query);
-    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined };
+    const p = freshProgress();
     for (;;) {
       const v = await this.exchange(spec, url, p);
       if (v.outcome === "ok") return v.body as T;
@@ -366,43 +413,20 @@ export class ApiCore {
     }
   }
 
-  /** A POST that must not land twice (an SSP create, an approval action). Sent again as it is only
-   *  after a 429 or 503 (turned away unprocessed); after anything that may have landed (a lost answer,
-   *  a 5xx, an unreadable 2xx) or a 409 "already exists", `readBack` decides, and it is sent again
-   *  only when the read says it did not land; at most BUDGET.createSends sends that spend the budget.
-   *  When the read-back itself fails, the outcome stays unknown and nothing is sent again. */
-  async writeOnce<T>(spec: RequestSpec, readBack: (why: string) => Promise<ReadBack<T>>): Promise<WriteOnceOutcome<T>> {
-    const url = joinUrl(this.base, spec.path, spec.query);
-    const once: RequestSpec = { ...spec, kind: "write-once" };
-    const maxSends = Math.min(BUDGET.createSends, this.retry.maxAttempts);
-    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined };
-    for (;;) {
-      const v = await this.exchange(once, url, p);
-      if (v.outcome === "ok") return { result: v.body as T, recovered: false };
-      if (v.outcome === "busy") {
-        await this.again(once, v, p, maxSends);
-        continue;
-      }
-      if (v.outcome === "refused" && v.err.status !== 409) throw v.err;
-      let found: ReadBack<T>;
-      try {
-        found = await readBack(readBackReason(v.err));
-      } catch (e) {
-        if (e instanceof ApiError && e.conflict) throw e;
-        throw ApiError.readBackFailed(v.err, e);
-      }
-      if (found.found) return { result: found.result, recovered: true, why: readBackReason(v.err) };
-      if (v.outcome === "refused") throw v.err; // a 409 for something that does not exist: a real conflict
-      this.log(`${spec.method} ${spec.path}: the read-back says it did not land`);
-      p.mayHaveLanded = false;
-      await this.again(once, v, p, maxSends);
-    }
+  /** The most sends of a write that makes something (a create, an approval action): BUDGET.createSends. */
+  get writeSends(): number {
+    return Math.min(BUDGET.createSends, this.retry.maxAttempts);
+  }
+
+  /** The most sends of a request that changes a state in place (a PATCH) or reads: BUDGET.sends. */
+  get sendBudget(): number {
+    return this.retry.maxAttempts;
   }
 
   /** Waits before the next send of a request, or throws when it may not be sent again: its budget is
    *  spent, or the run's time limit would pass first. After a 429 the governor holds the next send
    *  (with the Retry-After, for every request); without a Retry-After this request also backs off. */
-  private async again(spec: RequestSpec, v: Extract<Verdict, { err: ApiError }>, p: Progress, maxSends: number): Promise<void> {
+  async again(spec: RequestSpec, v: Extract<Verdict, { err: ApiError }>, p: Progress, maxSends: number): Promise<void> {
     const err = p.mayHaveLanded && !v.err.outcomeUnknown ? v.err.withOutcomeUnknown() : v.err;
     let delay: number;
     if (v.throttled) {
@@ -415,7 +439,8 @@ export class ApiCore {
       if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs) throw err;
       p.waited += delay;
     }
-    if (this.clock.now() + delay >= this.governor.deadline) throw this.timeLimit(spec, p);
+    // The service's Retry-After holds every request past the limit: this one cannot go again in time.
+    if (this.clock.now() + Math.max(delay, v.throttled ? this.governor.pausedForMs : 0) >= this.governor.deadline) throw this.timeLimit(spec, p);
     if (delay || !v.throttled)
       this.log(
         `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec.method} ${spec.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`,
@@ -444,6 +469,13 @@ export class ApiCore {
       outcomeUnknown: p.mayHaveLanded,
     });
   }
+}
+
+/** A connection that failed before the request could have reached the service: nothing was processed. */
+const UNSENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+function notSent(e: unknown): boolean {
+  const err = e as { code?: string; cause?: { code?: string } };
+  return UNSENT.has(err?.cause?.code ?? "") || UNSENT.has(err?.code ?? "");
 }
 
 function headerOf(h: string | string[] | undefined): string | undefined {

@@ -15,8 +15,9 @@ import type {
 } from "../schema/generated/api.js";
 import { batchNameOf } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
-import type { ApiCore, ReadBack } from "./core.js";
-import type { Written } from "./outcome.js";
+import type { ApiCore, RequestSpec } from "./core.js";
+import { runWrite, type GuardVerdict, type WriteOutcome } from "./write.js";
+import { envelopeWho, isoOf, whoWords } from "../shared/who.js";
 import { statusFromService } from "./service-choices.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
@@ -26,37 +27,17 @@ const enc = encodeURIComponent;
 // Tenant configurations: list, update.
 export const tenantConfigurations = {
   list: (core: ApiCore): Promise<TenantConfigurationList> => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
-  /** A PATCH whose answer was lost, or a repeat refused after such a send (a 412 for the If-Match it
-   *  moved on), may have landed: it is settled by reading the configuration back, never by sending
-   *  again, and counts as done only when the service holds exactly what was sent. */
-  async update(core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): Promise<Written<UpdateResult>> {
-    const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
-    try {
-      const res = await core.call<UpdateResult | undefined>({
-        method: "PATCH",
-        path: `${TC}/${enc(id)}`,
-        body,
-        kind: "write",
-        schema: "UpdateResult",
-        ifMatch,
-        emptyOk: true,
-      });
-      return { kind: "done", result: res ?? empty };
-    } catch (e) {
-      if (!(e instanceof ApiError) || !e.outcomeUnknown) throw e;
-      let live: Record<string, unknown>;
-      try {
-        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-        live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-      } catch (readErr) {
-        throw ApiError.readBackFailed(e, readErr);
-      }
-      if (Object.entries(body.compliance_spec[0] ?? {}).every(([k, v]) => JSON.stringify(live[k]) === JSON.stringify(v)))
-        return { kind: "confirmed", result: empty };
-      const message = `${e.serviceMessage}; read back: the tenant configuration does not hold the new values`;
-      throw new ApiError({ method: e.method, path: e.path, status: e.status, message, problems: e.problems });
-    }
-  },
+  /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
+   *  sends and settles it. */
+  updateRequest: (id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): RequestSpec => ({
+    method: "PATCH",
+    path: `${TC}/${enc(id)}`,
+    body,
+    kind: "write",
+    schema: "UpdateResult",
+    ...(ifMatch ? { ifMatch } : {}),
+    emptyOk: true,
+  }),
 };
 
 /** The fields of a create body that identify what was asked for: a policy of the same name that differs
@@ -125,76 +106,18 @@ export const ssp = {
     }
   },
 
-  /** Creates a policy. After an unknown outcome or a 409 the policy is read back by exact name; it counts
-   *  as created only when its fields are those that were sent (another policy of the same name is a
-   *  conflict), and the POST is sent again only when the read says it is not there. */
-  async create(core: ApiCore, body: SspCreateBody): Promise<Written<SspUpdateResult>> {
-    const name = body.compliance_name;
-    const sent = body.compliance_spec[0];
-    const readBack = async (): Promise<ReadBack<SspUpdateResult>> => {
-      const live = await ssp.get(core, name);
-      if (!live) return { found: false };
-      const differs = sent ? createMismatch(sent, live.compliance_spec?.[0]) : [];
-      if (differs.length) {
-        throw new ApiError({
-          method: "POST",
-          path: SSP,
-          status: 409,
-          message: `an SSP policy named ${JSON.stringify(name)} exists in the service but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`,
-          conflict: true,
-        });
-      }
-      const result: SspUpdateResult = { compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] };
-      return { found: true, result };
-    };
-    const out = await core.writeOnce<SspUpdateResult>(
-      { method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true },
-      readBack,
-    );
-    // Read back after a lost or unreadable answer, or after a 409 for the very policy that was sent (an
-    // earlier send landed); `why` says which.
-    const landed = out.recovered ? ({ kind: "confirmed", why: out.why } as const) : ({ kind: "done" } as const);
-    if (out.result?.compliance_id) return { ...landed, result: out.result };
-    // A 2xx without a body, or without an id: the id comes from reading the policy back.
-    const again = await readBack();
-    if (!again.found)
-      throw new ApiError({ method: "POST", path: SSP, status: 200, message: `the service accepted ${name} but does not show it`, outcomeUnknown: true });
-    return { ...landed, result: again.result };
-  },
+  /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
+  createRequest: (body: SspCreateBody): RequestSpec => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
 
-  /** Review or approve. A repeat of a PATCH that the service had already applied answers 409; then the
-   *  batch is read back (exact names), and reaching the target status counts as done: "already" after a
-   *  first send, "confirmed" after a send that may have landed. */
-  async batchAction(core: ApiCore, action: "review" | "approve", policy: { id: string; name: string }, batchName: string): Promise<Written<SspUpdateResult>> {
-    const answer = (status: string): SspUpdateResult => ({
-      compliance_id: policy.id,
-      compliance_details: [{ error: [], message: status, unique_key: policy.name }],
-      error: [],
-    });
-    try {
-      const res = await core.call<SspUpdateResult | undefined>({
-        method: "PATCH",
-        path: `${SSP}/${action}/${enc(policy.id)}/${enc(batchName)}`,
-        kind: "write",
-        schema: "SspUpdateResult",
-        emptyOk: true,
-      });
-      return { kind: "done", result: res ?? answer(action === "review" ? "reviewed" : "approved") };
-    } catch (e) {
-      // A 409, or a refusal or no answer after a send that may have landed: read the batch's status.
-      if (!(e instanceof ApiError) || (e.status !== 409 && !e.outcomeUnknown)) throw e;
-      let status: string | undefined;
-      try {
-        status = (await ssp.batch(core, policy.name, batchName))?.status;
-      } catch (readErr) {
-        if (!e.outcomeUnknown) throw e;
-        throw ApiError.readBackFailed(e, readErr);
-      }
-      const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-      if (status && target.includes(status)) return { kind: e.outcomeUnknown ? "confirmed" : "already", status, result: answer(status) };
-      throw e;
-    }
-  },
+  /** The PATCH that reviews or approves a batch (sent by the write unit). */
+  batchActionRequest: (action: "review" | "approve", policyId: string, batchName: string, ifMatch?: string): RequestSpec => ({
+    method: "PATCH",
+    path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
+    kind: "write",
+    schema: "SspUpdateResult",
+    ...(ifMatch ? { ifMatch } : {}),
+    emptyOk: true,
+  }),
 
   download: (core: ApiCore, fileId: string): Promise<Buffer> =>
     core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
@@ -207,6 +130,159 @@ export const ssp = {
       : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
 };
 
+// The writes of apply, each described for the write unit (src/api/write.ts). The caller gives the
+// guard: what the plan saw is apply's to compare.
+
+/** A write's guard: reads the resource right before each send and says go (with what the send needs),
+ *  blocked or already. Without one (a caller outside apply, a test) every send goes as asked. */
+export type GuardOf<R> = () => Promise<GuardVerdict<R>>;
+
+export const writes = {
+  /** A tenant configuration PATCH. The guard gives the body of each send (rebuilt from its fresh read)
+   *  and the If-Match. A send that may have landed is settled by reading the configuration: landed when
+   *  it holds every field the last send set, not landed when it holds every such field as before. */
+  update(
+    core: ApiCore,
+    id: string,
+    guard: GuardOf<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> }>,
+  ): Promise<WriteOutcome<UpdateResult>> {
+    let sent: Record<string, unknown> = {};
+    let before: Record<string, unknown> | undefined;
+    const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
+    const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+    return runWrite<UpdateResult, { body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> }>(core, {
+      guard,
+      maxSends: core.sendBudget,
+      request: (read) => {
+        sent = (read.body.compliance_spec[0] ?? {}) as unknown as Record<string, unknown>;
+        before = read.before;
+        return tenantConfigurations.updateRequest(id, read.body, read.ifMatch);
+      },
+      result: (body) => (body as UpdateResult | undefined) ?? empty,
+      readBack: async () => {
+        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+        const live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+        if (Object.entries(sent).every(([k, v]) => same(live[k], v))) return { landed: true, result: empty };
+        // As the guard read it right before the send: the write did not land (its guard runs again).
+        const b = before;
+        if (b && Object.keys(sent).every((k) => same(live[k], b[k]))) return { landed: false };
+        return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
+      },
+      firstRefusal: async (err) =>
+        err.status === 412
+          ? {
+              kind: "refused",
+              error: new ApiError({
+                method: err.method,
+                path: err.path,
+                status: 412,
+                message: "the tenant configuration changed since the plan was made: plan again",
+              }),
+            }
+          : undefined,
+    });
+  },
+
+  /** An SSP create. After a send that may have landed, the policy is read back by exact name: landed
+   *  only when it equals what was sent on every field the create sets and `verify` (the values of its
+   *  batches) finds nothing amiss; another policy of that name is someone else's. A 409 to a send no
+   *  earlier send of which may have landed is a conflict: someone else's policy, never "created". */
+  create(
+    core: ApiCore,
+    body: SspCreateBody,
+    guard: GuardOf<null> = async () => ({ go: null }),
+    verify: (live: SspEnvelope) => Promise<string[]> = async () => [],
+  ): Promise<WriteOutcome<SspUpdateResult>> {
+    const name = body.compliance_name;
+    const sent = body.compliance_spec[0];
+    const found = (live: SspEnvelope): SspUpdateResult => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
+    return runWrite<SspUpdateResult, null>(core, {
+      guard,
+      request: () => ssp.createRequest(body),
+      result: (b) => {
+        const r = b as SspUpdateResult | undefined;
+        return r?.compliance_id ? r : undefined;
+      },
+      readBack: async () => {
+        const live = await ssp.get(core, name);
+        if (!live) return { landed: false };
+        const differs = [...(sent ? createMismatch(sent, live.compliance_spec?.[0]) : []), ...(await verify(live))];
+        if (differs.length) {
+          return {
+            other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`,
+          };
+        }
+        return { landed: true, result: found(live) };
+      },
+      firstRefusal: async (err) => {
+        if (err.status !== 409) return undefined;
+        const live = await ssp.get(core, name).catch(() => undefined);
+        const who = live
+          ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created")
+          : "";
+        return {
+          kind: "refused",
+          error: new ApiError({
+            method: err.method,
+            path: err.path,
+            status: 409,
+            message: `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`,
+            conflict: true,
+          }),
+        };
+      },
+    });
+  },
+
+  /** A review or approve. A send that may have landed is settled by reading the batch: at the target
+   *  status, landed; at the status before it, not landed. A 409 to a first send reads the batch: at the
+   *  target status (someone else moved it), already; otherwise refused. */
+  batchAction(
+    core: ApiCore,
+    action: "review" | "approve",
+    policy: { id: string; name: string },
+    batchName: string,
+    guard: GuardOf<{ ifMatch?: string; id?: string }> = async () => ({ go: {} }),
+  ): Promise<WriteOutcome<SspUpdateResult>> {
+    // The guard's read may give the policy's id (a policy this run created has one only now).
+    let id = policy.id;
+    const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+    const answer = (status: string): SspUpdateResult => ({
+      compliance_id: id,
+      compliance_details: [{ error: [], message: status, unique_key: policy.name }],
+      error: [],
+    });
+    return runWrite<SspUpdateResult, { ifMatch?: string; id?: string }>(core, {
+      guard,
+      maxSends: core.sendBudget,
+      request: (read) => {
+        id = read.id ?? id;
+        return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
+      },
+      result: (b) => (b as SspUpdateResult | undefined) ?? answer(action === "review" ? "reviewed" : "approved"),
+      readBack: async () => {
+        const status = (await ssp.batch(core, policy.name, batchName))?.status;
+        if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
+        return { landed: false };
+      },
+      firstRefusal: async (err) => {
+        if (err.status !== 409) return undefined;
+        const status = (await ssp.batch(core, policy.name, batchName).catch(() => undefined))?.status;
+        return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : undefined;
+      },
+    });
+  },
+};
+
+/** A write's outcome as the older callers take it: the result when it landed, an ApiError thrown when not. */
+export async function landedOrThrow<T>(o: Promise<WriteOutcome<T>>): Promise<T | undefined> {
+  const out = await o;
+  if (out.kind === "done" || out.kind === "confirmed") return out.result;
+  if (out.kind === "already") return undefined;
+  if (out.kind === "blocked") throw new ApiError({ method: "", path: "", status: 0, message: out.reason });
+  throw out.error;
+}
+
 // Manual-upload approvals: the pending list, the approve or reject action.
 export const approvals = {
   pending: (core: ApiCore): Promise<PendingApprovals> =>
@@ -217,34 +293,50 @@ export const approvals = {
    *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
    *  service says so (the list shows pending uploads only: someone else may have acted on them). */
   async act(core: ApiCore, action: string, comments: string, ids: string[]): Promise<ApprovalActionResult & { recovered?: boolean }> {
-    const readBack = async (why: string): Promise<ReadBack<ApprovalActionResult>> => {
-      const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-      const pending = (id: string): boolean => {
-        const r = records.get(id);
-        return !!r && (r.status === undefined || r.status === "Pending Approval");
-      };
-      const left = ids.filter(pending);
-      if (left.length === ids.length) return { found: false };
-      const gone = ids.filter((id) => !pending(id));
-      // A liberal read: a record the list still holds in another status says what became of it.
-      const said = gone.map((id) => records.get(id)?.status).filter((st): st is string => !!st);
-      const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
-      const message = `${why}; read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
-      return { found: true, result: { message, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
+    const spec: RequestSpec = {
+      method: "POST",
+      path: "/apis/oingest-approval/v1/action",
+      body: { action, comments, approval_ids: ids },
+      kind: "write-once",
+      schema: "ApprovalActionResult",
+      emptyOk: true,
     };
-    const out = await core.writeOnce<ApprovalActionResult>(
-      {
-        method: "POST",
-        path: "/apis/oingest-approval/v1/action",
-        body: { action, comments, approval_ids: ids },
-        kind: "write-once",
-        schema: "ApprovalActionResult",
-        emptyOk: true,
+    let why = "";
+    let guarded = 0;
+    const o = await runWrite<ApprovalActionResult, null>(core, {
+      // The first send: the command checked the ids against the pending list right before asking. Each
+      // resend: they must all be pending still (someone else may have acted on one meanwhile).
+      guard: async () => {
+        if (guarded++ === 0) return { go: null };
+        const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+        const gone = ids.filter((id) => {
+          const r = records.get(id);
+          return !r || (r.status !== undefined && r.status !== "Pending Approval");
+        });
+        return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
       },
-      readBack,
-    );
-    if (out.result) return { ...out.result, ...(out.recovered ? { recovered: true } : {}) };
-    return { message: "accepted (no answer body)", processed_count: ids.length, status: "success" };
+      request: () => spec,
+      result: (body) => (body as ApprovalActionResult | undefined) ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
+      readBack: async () => {
+        const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+        const pending = (id: string): boolean => {
+          const r = records.get(id);
+          return !!r && (r.status === undefined || r.status === "Pending Approval");
+        };
+        const left = ids.filter(pending);
+        if (left.length === ids.length) return { landed: false };
+        const gone = ids.filter((id) => !pending(id));
+        // A liberal read: a record the list still holds in another status says what became of it.
+        const said = gone.map((id) => records.get(id)?.status).filter((st): st is string => !!st);
+        const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
+        why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
+        return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
+      },
+    });
+    if (o.kind === "done") return o.result;
+    if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
+    if (o.kind === "refused" || o.kind === "unknown") throw o.error;
+    throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" ? o.reason : o.why });
   },
 };
 

@@ -36,7 +36,8 @@ describe("buildSteps", () => {
       { id: 0, what: "update tenant-configuration/T", needs: [], after: [] },
       { id: 1, what: "create ssp/A", needs: [], after: [0] },
       { id: 2, what: "review ssp/A/batch/B1", needs: [1], after: [0] },
-      { id: 3, what: "approve ssp/A/batch/B1", needs: [1, 2], after: [0] },
+      // The batch steps of one policy go one after another (each moves the version the next If-Match names).
+      { id: 3, what: "approve ssp/A/batch/B1", needs: [1, 2], after: [0, 2] },
       { id: 4, what: "approve ssp/Z/batch/B9", needs: [], after: [0] },
     ]);
   });

@@ -25,9 +25,18 @@ export function buildSteps(plan: Plan): Step[] {
     if (s.change.action === "create") createOf.set(s.change.address, s.id);
     if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
   }
+  // The batch steps of one policy go one after another: each moves the policy's version, which the
+  // next one's If-Match names (sent at once, they would turn each other away with 412).
+  const lastOfPolicy = new Map<string, number>();
   for (const s of steps) {
     if (s.change.action === "update") continue;
     s.after.push(...updates);
+    if (s.change.action === "review" || s.change.action === "approve") {
+      const policy = policyAddressOf(s.change);
+      const prev = lastOfPolicy.get(policy);
+      if (prev !== undefined) s.after.push(prev);
+      lastOfPolicy.set(policy, s.id);
+    }
     if (s.change.action === "review" || s.change.action === "approve") {
       const create = createOf.get(policyAddressOf(s.change));
       if (create !== undefined) s.needs.push(create);
@@ -45,8 +54,17 @@ function policyAddressOf(c: Change): string {
 }
 
 /** How a step ended: done, failed, or skipped (a step it needs did not succeed, or apply was interrupted). */
-export type StepOutcome =
-  { step: Step; status: "done"; message: string } | { step: Step; status: "failed"; message: string } | { step: Step; status: "skipped"; message: string };
+export type StepOutcome = {
+  step: Step;
+  status: "done" | "failed" | "skipped";
+  message: string;
+  /** What became of the step's write, as data (the write unit's outcome kind), where the step says. */
+  outcome?: string;
+};
+
+/** What a step's run gives: its message, and the kind of its outcome. A step that fails throws; an
+ *  error with an `outcome` property says its kind. */
+export type StepResult = string | { message: string; outcome?: string };
 
 export interface ScheduleOptions {
   concurrency: number;
@@ -57,7 +75,7 @@ export interface ScheduleOptions {
 
 /** Runs steps as their dependencies allow, at most `concurrency` at once, in list order among the ready.
  *  A failed step skips only what depends on it. Once stopping, nothing new starts. */
-export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>, opts: ScheduleOptions): Promise<StepOutcome[]> {
+export async function schedule(steps: Step[], exec: (s: Step) => Promise<StepResult>, opts: ScheduleOptions): Promise<StepOutcome[]> {
   const outcomes = new Map<number, StepOutcome>();
   const running = new Set<number>();
   return new Promise<StepOutcome[]>((resolve) => {
@@ -96,8 +114,11 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<string>
         opts.onStart?.(s, running.size);
         exec(s)
           .then(
-            (message) => settle({ step: s, status: "done", message }),
-            (e: unknown) => settle({ step: s, status: "failed", message: e instanceof Error ? e.message : String(e) }),
+            (r) => settle({ step: s, status: "done", ...(typeof r === "string" ? { message: r } : r) }),
+            (e: unknown) => {
+              const outcome = (e as { outcome?: unknown } | undefined)?.outcome;
+              settle({ step: s, status: "failed", message: e instanceof Error ? e.message : String(e), ...(typeof outcome === "string" ? { outcome } : {}) });
+            },
           )
           .finally(() => {
             running.delete(s.id);

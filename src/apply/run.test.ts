@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Change } from "../plan/model.js";
-import { landedWords, seenFields, updateBody, versionMoved } from "./run.js";
+import { ApiError } from "../errors.js";
+import { outcomeWords, seenFields, updateBody, versionMoved } from "./run.js";
 
 const item = {
   ar_accounting: true,
@@ -65,18 +66,29 @@ describe("what apply checks right before a write", () => {
   });
 });
 
-describe("a write that landed, in the report's words (from what the API layer learned, never from a message)", () => {
+describe("a write's outcome in the report's words (from what the write unit learned, never from a message)", () => {
   it.each([
-    ["update", { kind: "done" }, "updated"],
-    ["update", { kind: "confirmed" }, "updated (confirmed by reading it back)"],
-    ["create", { kind: "done" }, "created"],
-    ["create", { kind: "confirmed" }, "created (the answer was lost; confirmed by reading it back)"],
-    ["review", { kind: "done" }, "reviewed"],
-    ["review", { kind: "already", status: "approved" }, "already approved"],
-    ["review", { kind: "confirmed", status: "reviewed" }, "reviewed (confirmed by reading it back)"],
-    ["approve", { kind: "already", status: "approved" }, "already approved"],
-    ["approve", { kind: "confirmed", status: "approved" }, "approved (confirmed by reading it back)"],
+    ["update", { kind: "done", result: {} }, "updated"],
+    ["update", { kind: "confirmed", why: "the answer was lost", result: {} }, "updated (the answer was lost; confirmed by reading it back)"],
+    ["update", { kind: "already", why: "the service holds git's values" }, "already applied (the service holds git's values; nothing was sent)"],
+    ["create", { kind: "done", result: {} }, "created"],
+    ["create", { kind: "confirmed", why: "the service answered 502", result: {} }, "created (the service answered 502; confirmed by reading it back)"],
+    ["review", { kind: "done", result: {} }, "reviewed"],
+    ["review", { kind: "already", status: "approved", why: "the service shows it" }, "already approved (the service shows it; nothing was sent)"],
+    [
+      "approve",
+      { kind: "confirmed", status: "approved", why: "the answer was lost", result: {} },
+      "approved (the answer was lost; confirmed by reading it back)",
+    ],
   ] as const)("%s, %j: %s", (action, outcome, words) => {
-    expect(landedWords(action, outcome)).toBe(words);
+    expect(outcomeWords(action, outcome)).toBe(words);
+  });
+
+  it("blocked, refused and unknown fail the step with their words", () => {
+    expect(() => outcomeWords("update", { kind: "blocked", reason: "blocked: x changed; nothing was sent for it" })).toThrow(/^blocked: x changed/);
+    const refused = new ApiError({ method: "POST", path: "/p", status: 409, message: "exists in the service now" });
+    expect(() => outcomeWords("create", { kind: "refused", error: refused })).toThrow(refused);
+    const lost = new ApiError({ method: "POST", path: "/p", status: 0, message: "no answer", outcomeUnknown: true });
+    expect(() => outcomeWords("create", { kind: "unknown", error: lost })).toThrow(/^outcome unknown: POST \/p failed/);
   });
 });

@@ -1,40 +1,40 @@
 import type { ApiCore } from "../api/core.js";
-import { settle, type Failed, type Landed } from "../api/outcome.js";
 import type { Clock } from "../api/clock.js";
-import { ssp, tenantConfigurations } from "../api/resources.js";
-import { ApiError, UserError } from "../errors.js";
+import { createMismatch, ssp, tenantConfigurations, writes } from "../api/resources.js";
+import type { GuardVerdict, WriteOutcome } from "../api/write.js";
+import { UserError } from "../errors.js";
 import { readBatchValues } from "../live/read.js";
 import { UPDATE_FIELDS } from "../plan/build.js";
-import type { Change, Plan } from "../plan/model.js";
+import { isApplied, type Change, type Payload, type Plan } from "../plan/model.js";
 import { valuesChecksum } from "../plan/values.js";
-import type { SspEnvelope, SspList, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
-import { batchNameOf } from "../shared/address.js";
-import { buildSteps, schedule, type StepOutcome, type Step } from "./graph.js";
+import type {
+  SspCreateBatch,
+  SspCreateItem,
+  SspEnvelope,
+  SspItem,
+  SspList,
+  TenantConfigurationUpdateBody,
+  TenantConfigurationUpdateItem,
+} from "../schema/generated/api.js";
+import { address, batchNameOf } from "../shared/address.js";
+import { batchWho, envelopeWho, isoOf, shortIso, whoWords } from "../shared/who.js";
+import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } from "./graph.js";
 
 export interface ApplyReport {
   environment: string;
-  outcomes: { address: string; action: string; status: StepOutcome["status"]; message: string }[];
+  /** `outcome`: what became of the write, as data: done, already, confirmed (by reading it back),
+   *  blocked, refused, unknown; skipped; failed (anything else that stopped the step). */
+  outcomes: { address: string; action: string; status: StepOutcome["status"]; outcome: string; message: string }[];
   summary: { done: number; failed: number; skipped: number };
   interrupted: boolean;
 }
 
-/** A write revsync refused right before sending it: the resource is not what the plan saw. Nothing was
- *  sent for it; the steps that depend on it are skipped. */
-export class Blocked extends Error {
-  constructor(what: string) {
-    super(`blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`);
-    this.name = "Blocked";
-  }
-}
-
-const iso = (epoch: unknown): string | undefined => (typeof epoch === "number" ? new Date(epoch * 1000).toISOString().replace(".000Z", "Z") : undefined);
 const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringify(v));
-
-/** Who changed a resource last and when, as the service says: " (last changed by bob at 2026-…Z)". */
-function who(env: { last_modified_by?: string; last_modified_on?: number }): string {
-  const at = iso(env.last_modified_on);
-  return env.last_modified_by || at ? ` (last changed${env.last_modified_by ? ` by ${env.last_modified_by}` : ""}${at ? ` at ${at}` : ""})` : "";
-}
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const iso = (epoch: unknown): string | null => {
+  const t = isoOf(epoch);
+  return t ? shortIso(t) : null;
+};
 
 /** How the live envelope's version moved since the plan read it. version_id is compared where both
  *  sides have one and last_modified_on likewise: a service that shows no version_id is judged by
@@ -62,94 +62,277 @@ export function seenFields(c: Change): Record<string, unknown> {
   return seen;
 }
 
-/** Checks each resource right before apply's first write to it (after the confirmation prompt), against
- *  what the plan saw; a mismatch blocks that resource and what depends on it, with nothing sent for it.
- *  revsync sends If-Match but never relies on it (the interface does not promise it). */
-export class Guard {
-  private sspList: Promise<SspList> | undefined;
-  private readonly policies = new Map<string, Promise<SspEnvelope>>();
-  private readonly batches = new Map<string, Promise<void>>();
+/** The values git's fields take after the update, as the reviewed diff shows them: a field the diff
+ *  names takes the diff's value, every other field git sets keeps the value the plan read. */
+export function shownUpdate(c: Change): Record<string, unknown> {
+  const before = (c.before ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys((c.after ?? {}) as object)) out[k] = before[k];
+  for (const d of c.diff) out[d.path] = d.after;
+  return out;
+}
 
-  constructor(private readonly core: ApiCore) {}
-
-  /** A tenant configuration PATCH carries all 14 fields, 13 of them as the plan read them: read the
-   *  configuration again, and send nothing if any field, version_id or last_modified_on moved. */
-  async beforeUpdate(c: Change): Promise<void> {
+/** What is sent is what was shown: each write's payload is checked against the reviewed diff before
+ *  anything is sent, and a plan whose payload says more or other than its diff is refused whole (its
+ *  checksum is no protection: anyone can compute it). Returns the problems, in words. */
+export function payloadProblems(plan: Plan): string[] {
+  const out: string[] = [];
+  const batchSums = new Map<string, string | null | undefined>();
+  for (const c of plan.changes) if (c.payload?.kind === "batch") batchSums.set(`${c.payload.policy}\u0000${c.payload.batch}`, c.payload.values_checksum);
+  for (const c of plan.changes) {
+    if (!isApplied(c)) continue;
     const p = c.payload;
-    if (p?.kind !== "update") return;
-    const env = (await tenantConfigurations.list(this.core)).find((e) => e.compliance_id === p.compliance_id);
-    if (!env) throw new Blocked(`${c.address} no longer exists in the service`);
-    const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-    const seen = seenFields(c);
-    const fields = UPDATE_FIELDS.filter((k) => JSON.stringify(live[k]) !== JSON.stringify(seen[k])).map((k) => `${k} ${show(seen[k])} -> ${show(live[k])}`);
-    const moved = [...fields, ...versionMoved(c, env)];
-    if (moved.length) throw new Blocked(`${c.address} changed in the service since the plan${who(env)}: ${moved.join(", ")}`);
+    const bad = (what: string): void => void out.push(`${c.address} (${c.action}): ${what}`);
+    if (!p) {
+      bad("no payload");
+      continue;
+    }
+    if (c.action === "update") {
+      if (p.kind !== "update") {
+        bad(`a ${p.kind} payload`);
+        continue;
+      }
+      if (c.address !== address.tenant(p.compliance_name)) bad(`the payload names ${JSON.stringify(p.compliance_name)}`);
+      const after = (c.after ?? {}) as Record<string, unknown>;
+      for (const d of c.diff) if (!(d.path in after) || !same(after[d.path], d.after)) bad(`the diff of ${d.path} is not git's value`);
+      const item = p.item as unknown as Record<string, unknown>;
+      for (const [k, v] of Object.entries(shownUpdate(c))) {
+        if (!UPDATE_FIELDS.includes(k as (typeof UPDATE_FIELDS)[number])) bad(`${k} is not a field of the update`);
+        else if (!same(item[k], v)) bad(`the payload's ${k} ${show(item[k])} is not the reviewed ${show(v)}`);
+      }
+      for (const k of Object.keys(item))
+        if (!UPDATE_FIELDS.includes(k as (typeof UPDATE_FIELDS)[number])) bad(`the payload's ${k} is not a field of the update`);
+    } else if (c.action === "create") {
+      if (p.kind !== "create") {
+        bad(`a ${p.kind} payload`);
+        continue;
+      }
+      const { batches, ...item } = (p.body.compliance_spec[0] ?? {}) as SspCreateItem & { batches?: SspCreateBatch[] };
+      const name = p.body.compliance_name;
+      if (c.address !== address.ssp(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) bad("the payload names another policy");
+      // The entry shows the policy's fields and, under `batches`, each batch the create uploads (its
+      // name, file and number of rows; the values are bound by the batch's own checksum below).
+      const { batches: shownBatches, ...shownItem } = (c.after ?? {}) as Record<string, unknown> & { batches?: unknown };
+      if (!same(canonical(item), canonical(shownItem)) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
+      for (const d of c.diff) {
+        const shownValue = d.path === "batches" ? shownBatches : (item as Record<string, unknown>)[d.path];
+        if (!same(shownValue, d.after)) bad(`the payload's ${d.path} is not the reviewed value`);
+      }
+      // Each batch the create uploads is shown with the checksum of its values: a batch whose values or
+      // file differ, or one the entry does not list, is refused (a plan of an older revsync lists none).
+      const sentBatches = (batches ?? []).map((b) => ({
+        batch_name: b.batch_name,
+        status: "file uploaded",
+        file_name: b.file_name,
+        rows: b.ssp_values.length,
+        values_checksum: valuesChecksum(b.ssp_values),
+      }));
+      if (!same(canonical(shownBatches ?? []), canonical(sentBatches))) bad("the payload's batches are not the ones the plan shows");
+      for (const b of batches ?? []) {
+        // A batch this plan also reviews or approves: the values it shows there are the ones uploaded.
+        const sum = batchSums.get(`${name}\u0000${b.batch_name}`);
+        if (sum && valuesChecksum(b.ssp_values) !== sum) bad(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
+      }
+    } else {
+      if (p.kind !== "batch") {
+        bad(`a ${p.kind} payload`);
+        continue;
+      }
+      if (c.address !== address.batch(p.policy, p.batch)) bad(`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`);
+    }
+  }
+  return out;
+}
+
+/** Refuses, before anything is sent, a plan whose payloads are not what its diff shows. */
+export function checkPayloads(plan: Plan): void {
+  const problems = payloadProblems(plan);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what it shows, so nothing was sent:\n  ${problems.join("\n  ")}`,
+      "a saved plan is applied only as revsync wrote it: run revsync plan again",
+    );
+  }
+}
+
+/** Keys in one order, for comparing two objects as data. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === "object")
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+    );
+  return v;
+}
+
+const blocked = (what: string): { blocked: string } => ({
+  blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`,
+});
+
+/** The guards: each reads the resource right before EVERY send of a write (the first, and each resend
+ *  after a Retry-After, a backoff, a token refresh) and compares it with what the plan saw; the write
+ *  unit (src/api/write.ts) calls them. revsync sends If-Match where the service answers a version, and
+ *  relies on it nowhere (the interface does not promise it). */
+export class Guards {
+  private listing: Promise<SspList> | undefined;
+  /** Policies whose version this run checked against the plan (its own writes move it after). */
+  private readonly policyChecked = new Set<string>();
+  /** Values by file id: an upload's file does not change (a new upload is a new file). */
+  private readonly fileSums = new Map<string, Promise<string>>();
+
+  constructor(
+    private readonly core: ApiCore,
+    private readonly user: string,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
+
+  /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
+   *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
+   *  meets a change made since the plan"); a configuration that already holds git's values is done. */
+  update(c: Change): () => Promise<GuardVerdict<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before: Record<string, unknown> }>> {
+    return async () => {
+      const p = c.payload;
+      if (p?.kind !== "update") throw new TypeError("not an update");
+      const env = (await tenantConfigurations.list(this.core)).find((e) => e.compliance_id === p.compliance_id);
+      if (!env || env.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
+      const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+      const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
+      if (c.diff.length && Object.entries(want).every(([k, v]) => same(live[k], v))) return { already: "the service holds git's values" };
+      const seen = seenFields(c);
+      const fields = UPDATE_FIELDS.filter((k) => !same(live[k], seen[k])).map((k) => `${k} ${show(seen[k])} -> ${show(live[k])}`);
+      const moved = [...fields, ...versionMoved(c, env)];
+      if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
+      // Unchanged since the plan: the body is the fresh read with the reviewed diff on it (the payload,
+      // checked equal to it before anything was sent).
+      const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want } as unknown as TenantConfigurationUpdateItem;
+      this.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
+      return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), before: live, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
+    };
   }
 
-  /** A create: one read of the SSP list before the run's first create, shared by every create. */
-  async beforeCreate(c: Change): Promise<void> {
-    const p = c.payload;
-    if (p?.kind !== "create") return;
-    this.sspList ??= ssp.list(this.core);
-    const list = await this.sspList;
-    const name = p.body.compliance_name;
-    const same = list.find((e) => e.compliance_name === name);
-    if (same) throw new Blocked(`${c.address} exists in the service now${who(same)}; the plan was to create it`);
-    const holder = list.find((e) => {
-      const item = e.compliance_spec?.[0];
-      return item?.hierarchy_no === p.hierarchy_no && item.active !== false;
-    });
-    if (holder)
-      throw new Blocked(
-        `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(holder.compliance_name)}${who(holder)}; two policies in one place of the hierarchy make it undefined which one prices an order line`,
-      );
+  /** The SSP list, read right before a create's send: creates whose guards start while a read is in
+   *  flight share it (one round trip old at most); a failed shared read makes each of them read for
+   *  itself, so a read failing fails only the writes whose own read fails. */
+  private async list(): Promise<SspList> {
+    const shared = this.listing;
+    if (shared) {
+      try {
+        return await shared;
+      } catch {
+        return ssp.list(this.core);
+      }
+    }
+    const mine = ssp.list(this.core);
+    this.listing = mine;
+    const done = (): void => {
+      if (this.listing === mine) this.listing = undefined;
+    };
+    mine.then(done, done);
+    return mine;
+  }
+
+  /** Differences between a live policy's batches and the values git sends with a create. */
+  async createValues(p: Extract<Payload, { kind: "create" }>, live: SspEnvelope): Promise<string[]> {
+    const out: string[] = [];
+    const item = p.body.compliance_spec[0] as (SspCreateItem & { batches?: SspCreateBatch[] }) | undefined;
+    for (const b of item?.batches ?? []) {
+      const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
+      if (!lb) out.push(`batch ${b.batch_name} (missing)`);
+      else if ((await this.valuesOf(p.body.compliance_name, lb)) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+    }
+    return out;
+  }
+
+  /** A create: the policy must not exist (unless it is git's policy already, values and all) and no
+   *  active policy may hold its place in the hierarchy. */
+  create(c: Change): () => Promise<GuardVerdict<null>> {
+    return async () => {
+      const p = c.payload;
+      if (p?.kind !== "create") throw new TypeError("not a create");
+      const name = p.body.compliance_name;
+      const list = await this.list();
+      const existing = list.find((e) => e.compliance_name === name);
+      if (existing) {
+        const sent = p.body.compliance_spec[0];
+        const differs = [...(sent ? createMismatch(sent, existing.compliance_spec?.[0]) : []), ...(await this.createValues(p, existing))];
+        if (!differs.length) return { already: "the service holds git's policy and values" };
+        return blocked(
+          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`,
+        );
+      }
+      const holder = list.find((e) => {
+        const item = e.compliance_spec?.[0];
+        return e.compliance_name !== name && item?.hierarchy_no === p.hierarchy_no && item.active !== false;
+      });
+      if (holder)
+        return blocked(
+          `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(holder.compliance_name)}${whoWords(envelopeWho(holder))}; two policies in one place of the hierarchy make it undefined which one prices an order line`,
+        );
+      this.log(`${c.address}: read again just now, not in the service; sending the create`);
+      return { go: null };
+    };
+  }
+
+  private valuesOf(policy: string, lb: SspItem): Promise<string> {
+    const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
+    const read = (): Promise<string> => readBatchValues(this.core, policy, lb).then((v) => valuesChecksum(v));
+    if (!file) return read();
+    let sum = this.fileSums.get(file);
+    if (!sum) {
+      sum = read();
+      this.fileSums.set(file, sum);
+      sum.catch(() => this.fileSums.delete(file));
+    }
+    return sum;
   }
 
   /** A review or approve: the batch must still be where the plan saw it (status), the same upload
-   *  (file_id) with the same values (checksum), of a policy at the version the plan read. */
-  async beforeBatch(c: Change): Promise<void> {
-    const p = c.payload;
-    // A batch of a policy this plan creates goes up with the create, holding git's values.
-    if (p?.kind !== "batch" || p.compliance_id === null) return;
-    const key = `${p.policy}\u0000${p.batch}`;
-    let check = this.batches.get(key);
-    if (!check) {
-      check = this.checkBatch(c, p);
-      this.batches.set(key, check);
-    }
-    await check;
-  }
-
-  private async checkBatch(c: Change, p: Extract<NonNullable<Change["payload"]>, { kind: "batch" }>): Promise<void> {
-    const policyAddr = `ssp/${p.policy}`;
-    // The policy's version, read once before this run's first write to the policy (its own writes move it).
-    let first = this.policies.get(p.policy);
-    const isFirst = !first;
-    if (!first) {
-      first = ssp.get(this.core, p.policy).then((env) => {
-        if (!env) throw new Blocked(`${policyAddr} no longer exists in the service`);
+   *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
+   *  the status the write asks for is done already. */
+  batch(c: Change, action: "review" | "approve", created?: () => string | undefined): () => Promise<GuardVerdict<{ ifMatch?: string; id: string }>> {
+    return async () => {
+      const p = c.payload;
+      if (p?.kind !== "batch") throw new TypeError("not a batch step");
+      const policyAddr = address.ssp(p.policy);
+      const env = await ssp.get(this.core, p.policy);
+      if (!env || !env.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+      // The policy the plan read, or the one this run created (a policy of that name made by someone
+      // else is not ours to move forward, whatever its values).
+      const ours = p.compliance_id ?? created?.();
+      if (ours !== undefined && env.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env))}`);
+      const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
+      if (!lb) return blocked(`${c.address} no longer exists in the service`);
+      const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
+      if (!p.values_checksum || (p.compliance_id !== null && p.file_id === undefined)) {
+        return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
+      }
+      const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+      if (p.compliance_id !== null && fileId !== p.file_id)
+        return blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
+      const fileOf = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
+      if (p.compliance_id === null && fileOf && !this.fileSums.has(fileOf) && created?.() === env.compliance_id) {
+        // This run's own create uploaded this batch with the values the plan binds (held to it before
+        // anything was sent): the file it made holds them, with no download to say so.
+        this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
+      }
+      if ((await this.valuesOf(p.policy, lb)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+      const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+      if (typeof lb.status === "string" && target.includes(lb.status))
+        return { already: "the service shows it, with the values the plan showed", status: lb.status };
+      if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
+        // The policy's version, checked before this run's first write to it (its own writes move it after).
         const moved = versionMoved(c, env);
-        if (moved.length) throw new Blocked(`${policyAddr} changed in the service since the plan${who(env)}: ${moved.join(", ")}`);
-        return env;
-      });
-      this.policies.set(p.policy, first);
-    }
-    const policy = await first;
-    const env = isFirst ? policy : await ssp.get(this.core, p.policy);
-    if (!env) throw new Blocked(`${policyAddr} no longer exists in the service`);
-    const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
-    if (!lb) throw new Blocked(`${c.address} no longer exists in the service`);
-    const changed = ` changed in the service since the plan (batch last changed${lb.updated_by ? ` by ${lb.updated_by}` : ""}${iso(lb.updated_at) ? ` at ${iso(lb.updated_at)}` : ""})`;
-    const expected = (c.before as { status?: unknown } | null)?.status;
-    if (lb.status !== expected) throw new Blocked(`${c.address}${changed}: status ${show(expected)} -> ${show(lb.status)}`);
-    if (p.file_id === undefined || !p.values_checksum) {
-      throw new Blocked(`${c.address}: the saved plan does not bind this batch to its file and values (it was made by an older revsync)`);
-    }
-    const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
-    if (fileId !== p.file_id) throw new Blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
-    if (valuesChecksum(await readBatchValues(this.core, p.policy, lb)) !== p.values_checksum) {
-      throw new Blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
-    }
+        if (moved.length) return blocked(`${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
+        this.policyChecked.add(p.policy);
+      }
+      // The plan's own create uploads the batch: its status is the one the create gave it.
+      const expected = (c.before as { status?: unknown } | null)?.status ?? null;
+      if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed}: status ${show(expected)} -> ${show(lb.status)}`);
+      this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
+      return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
+    };
   }
 }
 
@@ -181,53 +364,53 @@ export function updateBody(p: Extract<NonNullable<Change["payload"]>, { kind: "u
 
 const DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" } as const;
 
-/** A write that landed, in the apply report's words. */
-export function landedWords(action: keyof typeof DONE, o: Landed): string {
+/** A write's outcome in the apply report's words: a landed write is the message of a done step; any
+ *  other is thrown (the step fails with it). */
+export function outcomeWords(action: keyof typeof DONE, o: WriteOutcome<unknown>): string {
   if (o.kind === "done") return DONE[action];
-  if (o.kind === "already") return `already ${o.status}`;
-  // A create is read back after a lost answer (or a 409 for the very policy that was sent).
-  if (action === "create") return `created (${o.why ?? "the answer was lost"}; confirmed by reading it back)`;
-  return `${o.status ?? DONE[action]} (confirmed by reading it back)`;
+  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "confirmed") return `${action === "create" ? "created" : (o.status ?? DONE[action])} (${o.why}; confirmed by reading it back)`;
+  if (o.kind === "blocked") throw new StepFailed(o.reason);
+  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
+  throw o.error;
 }
 
-/** A failed write fails its step with the service's words. A refused 412 on a tenant configuration
- *  PATCH (on a first send, or after a read-back that found other values) is someone else's change
- *  since the plan. */
-function failure(action: keyof typeof DONE, o: Failed): ApiError {
-  const e = o.error;
-  if (action === "update" && o.kind === "refused" && e.status === 412) {
-    return new ApiError({ method: e.method, path: e.path, status: 412, message: "the tenant configuration changed since the plan was made: plan again" });
+/** A step that ended without its write landing, in words, with its outcome's kind. */
+class StepFailed extends Error {
+  constructor(
+    message: string,
+    readonly outcome?: string,
+  ) {
+    super(message);
   }
-  return e;
 }
 
-/** One step: the check right before its write, the write, and what the API layer learned about it. */
-async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<string, string>, user: string, log: (line: string) => void): Promise<string> {
+/** A write's outcome as a step's result: its words and its kind; a write that did not land fails the
+ *  step, with both. */
+function stepResult(action: keyof typeof DONE, o: WriteOutcome<unknown>): StepResult {
+  try {
+    return { message: outcomeWords(action, o), outcome: o.kind };
+  } catch (e) {
+    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
+  }
+}
+
+/** One step: the write unit guards, sends and settles its write; the step reads the outcome. */
+async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Map<string, string>): Promise<StepResult> {
   const c = step.change;
   const p = c.payload;
   if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-  if (p.kind === "update") {
-    await guard.beforeUpdate(c);
-    log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-    const o = await settle(tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined));
-    if (o.kind === "unknown" || o.kind === "refused") throw failure("update", o);
-    return landedWords("update", o);
-  }
+  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c)));
   if (p.kind === "create") {
-    await guard.beforeCreate(c);
-    const o = await settle(ssp.create(core, p.body));
-    if (o.kind === "unknown" || o.kind === "refused") throw failure("create", o);
-    createdIds.set(p.body.compliance_name, o.result.compliance_id);
-    return landedWords("create", o);
+    const o = await writes.create(core, p.body, guards.create(c), (live) => guards.createValues(p, live));
+    if (o.kind === "done" || o.kind === "confirmed") createdIds.set(p.body.compliance_name, o.result.compliance_id);
+    return stepResult("create", o);
   }
-  await guard.beforeBatch(c);
-  let id = p.compliance_id ?? createdIds.get(p.policy);
-  if (!id) id = (await ssp.get(core, p.policy))?.compliance_id;
-  if (!id) throw new ApiError({ method: "GET", path: "ssp", status: 404, message: `SSP policy ${p.policy} not found` });
   const action = c.action === "review" ? "review" : "approve";
-  const o = await settle(ssp.batchAction(core, action, { id, name: p.policy }, p.batch));
-  if (o.kind === "unknown" || o.kind === "refused") throw failure(action, o);
-  return landedWords(action, o);
+  // The policy's id comes with the guard's read (a policy this run created has one only now).
+  const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
+  const guard = guards.batch(c, action, () => createdIds.get(p.policy));
+  return stepResult(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard));
 }
 
 export interface ApplyOptions {
@@ -239,17 +422,18 @@ export interface ApplyOptions {
   log?: (line: string) => void;
 }
 
-/** Applies the plan's writes in dependency order. Each resource is checked right before its first write
- *  (Guard): the plan may have been saved a while ago, or the service changed while the prompt waited. */
+/** Applies the plan's writes in dependency order. Each write is checked right before every send of it
+ *  (Guards): the plan may have been saved a while ago, or the service changed while the prompt, or a
+ *  Retry-After, waited. */
 export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): Promise<ApplyReport> {
+  checkPayloads(plan);
   const user = requireUser(core, plan) ?? "";
   const steps = buildSteps(plan);
   const created = new Map<string, string>();
-  const guard = new Guard(core);
-  const log = opts.log ?? (() => undefined);
+  const guards = new Guards(core, user, opts.log);
   let finished = 0;
-  // No retry here: each request has one budget, in the HTTP core (README, Reliability).
-  const outcomes = await schedule(steps, (s) => execute(core, guard, s, created, user, log), {
+  // No retry here: each write is one write unit (src/api/write.ts), with one budget.
+  const outcomes = await schedule(steps, (s) => execute(core, guards, s, created), {
     concurrency: opts.concurrency,
     isStopping: opts.isStopping,
     onStart: opts.onStart,
@@ -258,7 +442,13 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const count = (s: StepOutcome["status"]): number => outcomes.filter((o) => o.status === s).length;
   return {
     environment: plan.environment,
-    outcomes: outcomes.map((o) => ({ address: o.step.change.address, action: o.step.change.action, status: o.status, message: o.message })),
+    outcomes: outcomes.map((o) => ({
+      address: o.step.change.address,
+      action: o.step.change.action,
+      status: o.status,
+      outcome: o.outcome ?? (o.status === "skipped" ? "skipped" : "failed"),
+      message: o.message,
+    })),
     summary: { done: count("done"), failed: count("failed"), skipped: count("skipped") },
     interrupted: opts.isStopping(),
   };

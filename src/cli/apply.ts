@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { applyPlan, requireUser } from "../apply/run.js";
+import { applyPlan, checkPayloads, requireUser } from "../apply/run.js";
 import { UserError } from "../errors.js";
 import type { Plan } from "../plan/model.js";
 import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
@@ -21,6 +21,15 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const repo = openRepo(flags);
   const planFile = args[0];
   const saved = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
+  if (saved && flags.target?.length) {
+    // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
+    throw new UserError(
+      `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
+      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${JSON.stringify(t)}`).join(" ")} --out FILE, then apply that file`,
+    );
+  }
+  // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
+  if (saved) checkPayloads(saved);
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
@@ -29,8 +38,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   const core = openClient(env, flags, out);
   const signals = applySignals(out.io.signals, (line) => out.warn(line));
   const work = async (): Promise<number> => {
-    // A saved plan is checked resource by resource right before apply's first write to each, after the
-    // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
+    // A saved plan is checked write by write right before every send of each, after the prompt
+    // (apply/run.ts, Guards): what changed since blocks only that write and its dependents.
     const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
     out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {

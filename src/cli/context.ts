@@ -93,6 +93,16 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   };
 }
 
+/** A numeric setting of the environment, in milliseconds: a whole number, checked before anything is
+ *  sent (a typo would otherwise make every request fail in words that name no setting). */
+export function msSetting(penv: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
+  const raw = penv[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\s*\d+\s*$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw)))
+    throw new UserError(`${name} must be a whole number of milliseconds, at least ${min}; got ${JSON.stringify(raw)}`, `unset ${name} or give it e.g. 30000`);
+  return Number(raw);
+}
+
 export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
   const penv = envOf(flags);
   const credentials = credentialsFromEnv(penv, env.baseUrl);
@@ -116,11 +126,11 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
       out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
     },
     log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
-    retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(penv.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
+    retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: msSetting(penv, "REVSYNC_MAX_RETRY_WAIT_MS", 0, 0) } : undefined,
     timeouts: {
-      connectMs: Number(penv.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),
-      headersMs: Number(penv.REVSYNC_TIMEOUT_MS ?? 30_000),
-      bodyMs: Number(penv.REVSYNC_TIMEOUT_MS ?? 60_000),
+      connectMs: msSetting(penv, "REVSYNC_CONNECT_TIMEOUT_MS", 10_000),
+      headersMs: msSetting(penv, "REVSYNC_TIMEOUT_MS", 30_000),
+      bodyMs: msSetting(penv, "REVSYNC_TIMEOUT_MS", 60_000),
     },
   });
 }

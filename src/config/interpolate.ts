@@ -26,8 +26,9 @@ const WHOLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 function lookup(src: VarSource, name: string): { value: VarValue; fromEnv: boolean } | undefined {
   if (Object.prototype.hasOwnProperty.call(src.vars, name)) return { value: src.vars[name] as VarValue, fromEnv: false };
-  const e = src.env[name];
-  return e === undefined ? undefined : { value: e, fromEnv: true };
+  // Own properties only: `${constructor}` is no variable, whatever Object.prototype holds.
+  const e = Object.prototype.hasOwnProperty.call(src.env, name) ? src.env[name] : undefined;
+  return typeof e !== "string" ? undefined : { value: e, fromEnv: true };
 }
 
 function undefinedProblem(name: string, src: VarSource): string {

@@ -69,11 +69,23 @@ type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: bo
 const spec = <T>(d: PolicyDoc): T => (d.src.value as { spec?: T }).spec ?? ({} as T);
 const ssp = (docs: PolicyDoc[]): PolicyDoc[] => docs.filter((d) => d.kind === "SspPolicy");
 
+/** Why a name cannot travel in a URL path as itself (a batch's name is a segment of the review and
+ *  approve paths, a policy's goes into queries and addresses): "." and ".." are dot segments a URL
+ *  resolves away, and control characters no service keeps as they are. */
+export function unsafeName(name: string): string | undefined {
+  if (name === "." || name === "..") return `${JSON.stringify(name)} is a dot segment: in a URL path it would name another resource`;
+  if ([...name].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\u007f")) return `${JSON.stringify(name)} holds a control character`;
+  if (name.trim() === "") return "a name of blanks only";
+  return undefined;
+}
+
 export function duplicateNames(docs: PolicyDoc[], emit: Emit): void {
   const seen = new Map<string, PolicyDoc>();
   for (const d of docs) {
     const name = (d.src.value as { metadata?: { name?: unknown } }).metadata?.name;
     if (typeof name !== "string") continue;
+    const unsafe = unsafeName(name);
+    if (unsafe) emit(d, "/metadata/name", `the name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
     const key = `${d.kind}\u0000${name}`;
     const first = seen.get(key);
     if (first) {
@@ -192,6 +204,8 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
     batches.forEach((b, i) => {
       if (!b || typeof b !== "object") return;
       if (typeof b.name === "string") {
+        const unsafe = unsafeName(b.name);
+        if (unsafe) emit(d, `/batches/${i}/name`, `the batch name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
         if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
         names.add(b.name);
       }

@@ -1,5 +1,5 @@
 /** Fault injection for the emulator (README, "The emulator"): POST /__admin/faults. */
-export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status";
+export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status" | "trickle";
 
 export interface Fault {
   kind: FaultKind;
@@ -15,7 +15,7 @@ export interface Fault {
   probability?: number;
   /** How many hits before the fault retires (default: unlimited). */
   times?: number;
-  /** latency: added delay. */
+  /** latency: added delay; trickle: the answer's body goes out one byte per latency_ms (default 1000). */
   latency_ms?: number;
   /** status: the status to answer (default 503); success_status: the 2xx to answer after processing
    *  the request as usual (default 204), with no body. */
@@ -37,7 +37,7 @@ export interface Fault {
   include_refresh?: boolean;
 }
 
-const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status"];
+const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle"];
 
 export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; replace: boolean } | string {
   if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";

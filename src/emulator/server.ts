@@ -57,7 +57,29 @@ const MAX_BODY = 1024 * 1024;
 const JOURNAL_MAX = 20_000;
 const API = "/apis/";
 
+/** Writes a body one byte at a time, `ms` apart, until it is out or the client goes away. */
+function trickle(res: ServerResponse, body: Buffer, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    let i = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || i >= body.length) {
+        clearInterval(timer);
+        if (!res.destroyed) res.end();
+        resolve();
+        return;
+      }
+      res.write(body.subarray(i, ++i));
+    }, ms);
+    res.on("close", () => {
+      clearInterval(timer);
+      resolve();
+    });
+  });
+}
+
 class Reply {
+  /** A trickle fault: the body goes out one byte per this many ms. */
+  trickleMs?: number;
   constructor(
     readonly status: number,
     readonly body: unknown,
@@ -159,6 +181,7 @@ export class Emulator {
     }
     const text = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
     res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": Buffer.byteLength(text), ...reply.headers });
+    if (reply.trickleMs !== undefined) return trickle(res, Buffer.from(text), reply.trickleMs);
     res.end(text);
   }
 
@@ -184,9 +207,11 @@ export class Emulator {
     const fired = this.faults.pick(method, path, raw, decodeURIComponent(url.search.replace(/\+/g, " ")));
     let dropAfter = false;
     let success: number | undefined;
+    let trickleMs: number | undefined;
     for (const f of fired) {
       entry.fault = f.kind;
       if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
+      else if (f.kind === "trickle") trickleMs = f.latency_ms ?? 1000;
       else if (f.kind === "drop") {
         if (f.after_commit) dropAfter = true;
         else return "dropped";
@@ -208,6 +233,7 @@ export class Emulator {
     const result = this.route(req, url, method, path, raw, entry);
     if (dropAfter) return "dropped";
     if (success !== undefined && result.status === 200) return new Reply(success, "", "application/json");
+    if (trickleMs !== undefined) result.trickleMs = trickleMs;
     return result;
   }
 

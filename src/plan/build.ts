@@ -15,6 +15,7 @@ import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
 import { unknownNotes } from "./unknown.js";
 import { valuesChecksum } from "./values.js";
+import { whoWords } from "../shared/who.js";
 
 /** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
@@ -217,9 +218,17 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
     return out;
   }
   const { body, uploads } = createBody(d, item);
-  // The create sends its batches too: the entry lists each one it sends, in file uploaded, with its file
-  // and the number of rows (the values themselves are in the batch's review or approve).
-  const sent = uploads.map((u) => ({ batch_name: u.batch_name, status: "file uploaded", file_name: u.file_name, rows: u.ssp_values.length }));
+  // The create sends its batches too: the entry lists each one it sends, in file uploaded, with its file,
+  // the number of rows and the checksum of its values (the values themselves are shown in the batch's
+  // review or approve; a batch git leaves in file uploaded has none, and the checksum binds it to git's
+  // file all the same).
+  const sent = uploads.map((u) => ({
+    batch_name: u.batch_name,
+    status: "file uploaded",
+    file_name: u.file_name,
+    rows: u.ssp_values.length,
+    values_checksum: valuesChecksum(u.ssp_values),
+  }));
   out.push({
     address: addr,
     action: "create",
@@ -237,12 +246,13 @@ function createChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, ta
       out.push(shown("unsupported", address.batch(d.name, b.name), REASONS.newBatchNoValues, { after: { status: b.status }, source }));
       continue;
     }
-    // The batch goes up with the create, holding git's values: nothing else to bind it to.
+    // The batch goes up with the create, holding git's values: the plan binds them (apply sends the
+    // create only with these values, and moves the batch only while the service holds them).
     const ctx: BatchContext = {
       policy: d.name,
       version: { id: null, on: null, compliance_id: null },
       file_id: null,
-      values_checksum: null,
+      values_checksum: valuesChecksum(b.values.rows),
       values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows),
     };
     // The create uploads it, so it starts in file uploaded.
@@ -346,10 +356,7 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
   }
   for (const u of unmanagedOf(desired, live, meta.targets)) {
     const reason = u.kind === "tenant" ? REASONS.notInGitTenant : u.kind === "policy" ? REASONS.notInGitPolicy(u.name) : REASONS.notInGitBatch(u.name);
-    const who =
-      u.modified_by || u.modified_on
-        ? ` (last modified${u.modified_by ? ` by ${u.modified_by}` : ""}${u.modified_on ? ` at ${u.modified_on.replace(".000Z", "Z")}` : ""})`
-        : "";
+    const who = whoWords(u, "last modified");
     changes.push(shown("not_in_git", u.address, `${reason}${who}`, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
   }
   const notes = unknownNotes(findings.unknown);

@@ -9,13 +9,14 @@ import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normali
 import { CsvSyntaxError } from "../ssp/csv.js";
 import { notShown, type Unknown } from "./unknown.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
+import { batchWho, envelopeWho } from "../shared/who.js";
 
 /** How many differing rows of a batch's values a plan or drift entry shows, field by field. */
 export const VALUE_ROWS_SHOWN = 20;
 
 export const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
 export const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => batchNameOf(b) === name);
-export const isoOf = (epoch: unknown): string | null => (typeof epoch === "number" ? new Date(epoch * 1000).toISOString() : null);
+export { isoOf } from "../shared/who.js";
 
 /** What building a plan found that the plan itself cannot carry: problems (nothing may be sent) and
  *  notes (said once). */
@@ -111,8 +112,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
         before: {},
         version_id: env.version_id ?? null,
         last_modified_on: env.last_modified_on ?? null,
-        modified_by: env.last_modified_by ?? null,
-        modified_on: isoOf(env.last_modified_on),
+        ...envelopeWho(env),
       });
     }
   }
@@ -132,8 +132,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
         kind: "policy",
         before: pick(item, ["method", "active", "hierarchy_no", "when"]),
         ...envelope,
-        modified_by: lp.envelope.last_modified_by ?? null,
-        modified_on: isoOf(lp.envelope.last_modified_on),
+        ...envelopeWho(lp.envelope),
       });
       continue;
     }
@@ -147,8 +146,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
         kind: "batch",
         before: { status: lb.status ?? null },
         ...envelope,
-        modified_by: lb.updated_by ?? null,
-        modified_on: isoOf(lb.updated_at),
+        ...batchWho(lb),
         name,
       });
     }

@@ -2,23 +2,17 @@
  *  act on. Pure. */
 import type { DesiredBatch, DesiredSsp, DesiredState, DesiredTenantConfig } from "../config/repo.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
-import type { SspItem } from "../schema/generated/api.js";
 import { address, targeted } from "../shared/address.js";
 import { fieldDiff, type FieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
-import { isoOf, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
+import { batchWho, envelopeWho, type Who } from "../shared/who.js";
+import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
 import { unknownNotes, type Unknown } from "./unknown.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** Who drifted: the thing itself. A policy or tenant configuration names its envelope's last change, a
  *  batch its own (updated_by, updated_at); what the service does not hold names nobody. */
-type Who = Pick<DriftItem, "modified_by" | "modified_on">;
 const nobody: Who = { modified_by: null, modified_on: null };
-const envelopeWho = (env: { last_modified_by?: string; last_modified_on?: number } | undefined): Who => ({
-  modified_by: env?.last_modified_by ?? null,
-  modified_on: isoOf(env?.last_modified_on),
-});
-const batchWho = (lb: SspItem | undefined): Who => ({ modified_by: lb?.updated_by ?? null, modified_on: isoOf(lb?.updated_at) });
 
 const missing = (addr: string, what = "in git"): DriftItem => ({
   address: addr,

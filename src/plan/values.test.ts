@@ -63,3 +63,22 @@ describe("compareValues of the service's download (read without an object per va
     expect(valuesChecksum([])).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
+
+describe("the service's number cells, by git's rule (a whole number)", () => {
+  it.each([
+    ["an empty cell is not git's 0", "", 0, ""],
+    ["0x10 is not git's 16", "0x10", 16, "0x10"],
+    ["1e2 is not git's 100", "1e2", 100, "1e2"],
+    ["16.0 is not git's 16", "16.0", 16, "16.0"],
+  ])("%s", (_name, cell, git, shown) => {
+    const csv = `product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nA,USD,Percent,90,${cell},110,2026-01-01,2026-06-30\n`;
+    const delta = compareValues(keyedValues([v("A", git)]), { csv });
+    expect(delta.changed).toEqual([{ key: "A|USD|2026-01-01", fields: [{ field: "mid_point", service: shown, git }] }]);
+    expect(valuesChecksum({ csv })).not.toBe(valuesChecksum([v("A", git)]));
+  });
+
+  it("a whole number written with a sign, leading zeros or blanks is that number", () => {
+    const csv = `product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nA,USD,Percent, 090,100,110,2026-01-01,2026-06-30\n`;
+    expect(compareValues(keyedValues([v("A")]), { csv })).toEqual({ added: [], removed: [], changed: [] });
+  });
+});

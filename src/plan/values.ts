@@ -28,6 +28,16 @@ export function keyedValues(values: readonly ValueLike[]): Map<ValueKey, string>
   return map;
 }
 
+/** Marks a service cell that is no whole number: it never equals one of git's. */
+const NOT_A_NUMBER = "\u0000";
+
+/** A number cell of the service's CSV, read by the rule git's values files are held to (a whole number,
+ *  optionally negative): "16" is 16; "", "0x10", "1e3" or "16.0" are not numbers and differ from any of git's. */
+function cellNumber(cell: string | undefined): string {
+  const s = (cell ?? "").trim();
+  return /^-?\d+$/.test(s) ? String(Number(s)) : `${NOT_A_NUMBER}${cell ?? ""}`;
+}
+
 /** Each held value as its key and the rest, with no object per value (a batch can hold hundreds of
  *  thousands): a CSV's cells are read straight from its rows. */
 function eachHeld(held: HeldValues, visit: (key: ValueKey, rest: string) => void): void {
@@ -50,7 +60,7 @@ function eachHeld(held: HeldValues, visit: (key: ValueKey, rest: string) => void
     const c = (rows[r] as { cells: string[] }).cells;
     visit(
       `${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`,
-      `${c[vt] ?? ""}${SEP}${Number(c[below])}${SEP}${Number(c[mid])}${SEP}${Number(c[above])}${SEP}${c[end] ?? ""}`,
+      `${c[vt] ?? ""}${SEP}${cellNumber(c[below])}${SEP}${cellNumber(c[mid])}${SEP}${cellNumber(c[above])}${SEP}${c[end] ?? ""}`,
     );
   }
 }
@@ -74,7 +84,8 @@ function changedFields(key: ValueKey, service: string, git: string): ChangedRow 
   VALUE_FIELDS.forEach((field, i) => {
     const a = s[i] ?? "";
     const b = g[i] ?? "";
-    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: Number(a), git: Number(b) } : { field, service: a, git: b });
+    const num = (x: string): string | number => (x.startsWith(NOT_A_NUMBER) ? x.slice(NOT_A_NUMBER.length) : Number(x));
+    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: num(a), git: num(b) } : { field, service: a, git: b });
   });
   return { key, fields };
 }

@@ -42,16 +42,18 @@ export function chaosRepo(url: string, formulas = 160, uploads = 20): string {
   return dir;
 }
 
-export function chaosFaults(seed: number): object {
+/** The chaos faults of a seed; `scale` multiplies every fault's rate (1.5: half as many again). */
+export function chaosFaults(seed: number, scale = 1): object {
+  const p = (x: number): number => Math.min(1, x * scale);
   return {
     seed,
     faults: [
-      { kind: "status", status: 503, probability: 0.2, path: "/apis/" },
-      { kind: "drop", probability: 0.025, path: "/apis/" },
-      { kind: "drop", probability: 0.025, after_commit: true, path: "/apis/" },
-      { kind: "rate_limit", probability: 0.03, retry_after: 1, path: "/apis/" },
-      { kind: "error_array", probability: 0.03, method: "POST", path: "/policy/ssp" },
-      { kind: "error_array", probability: 0.03, method: "PATCH" },
+      { kind: "status", status: 503, probability: p(0.2), path: "/apis/" },
+      { kind: "drop", probability: p(0.025), path: "/apis/" },
+      { kind: "drop", probability: p(0.025), after_commit: true, path: "/apis/" },
+      { kind: "rate_limit", probability: p(0.03), retry_after: 1, path: "/apis/" },
+      { kind: "error_array", probability: p(0.03), method: "POST", path: "/policy/ssp" },
+      { kind: "error_array", probability: p(0.03), method: "PATCH" },
       { kind: "token_expiry", access_ttl_s: 3, expire_now: false },
     ],
   };
@@ -74,7 +76,7 @@ export interface SeedRow {
 /** One seed. Returns the row of the table. `opts.env`: variables for the applies (tests cap the waits). */
 export async function runSeed(
   seed: number,
-  opts: { formulas?: number; uploads?: number; maxApplies?: number; env?: Record<string, string> } = {},
+  opts: { formulas?: number; uploads?: number; maxApplies?: number; env?: Record<string, string>; scale?: number } = {},
 ): Promise<SeedRow> {
   // The chaos repo holds its own policies only (on the demo seed, the demo's would be "not in git").
   const emu = await startEmulatorProcess(["--seed", "empty"]);
@@ -83,14 +85,19 @@ export async function runSeed(
   try {
     const planned: { changes: unknown[] } = JSON.parse((await cli(["plan", "--format", "json", "--quiet"], { cwd: dir, env: CHAOS_ENV })).stdout);
     const resources = planned.changes.length;
-    await emu.admin("POST", "faults", chaosFaults(seed));
+    await emu.admin("POST", "faults", chaosFaults(seed, opts.scale));
     const runs: (number | null)[] = [];
+    let lastFailures = "";
     // An error array is a definite refusal (never sent again within a run), and a create is sent at most
     // 3 times: under 20% 503s and 3% refusals a chain of create, review and approve can need several
     // applies. Each apply re-sends only what failed; up to 5 (the table reports how many were needed).
     for (let i = 0; i < (opts.maxApplies ?? 5); i++) {
       const r = await cli(["apply", "--auto-approve", "--quiet"], { cwd: dir, env: { ...CHAOS_ENV, ...opts.env } });
       runs.push(r.code);
+      lastFailures = r.stdout
+        .split("\n")
+        .filter((l) => /^(failed|skipped) /.test(l))
+        .join("\n");
       if (r.code === 0) break;
     }
     const journal = await emu.admin<{ fault?: unknown }[]>("GET", "requests");
@@ -111,7 +118,7 @@ export async function runSeed(
       converged: final.code === 0,
       duplicates,
       seconds: ((Date.now() - started) / 1000).toFixed(1),
-      detail: final.code === 0 ? "" : final.stdout + final.stderr,
+      detail: final.code === 0 ? "" : `${final.stdout}${final.stderr}\nThe last apply's failures:\n${lastFailures}`,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

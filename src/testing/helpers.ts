@@ -13,6 +13,9 @@ import { seedState, type SeedName } from "../emulator/seed.js";
 import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
+import { writes } from "../api/resources.js";
+import type { WriteOutcome } from "../api/write.js";
+import type { TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 
 // Two levels up from src/testing/ (tests) and from dist/testing/ (benches): the repository.
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -345,3 +348,19 @@ export function sspCreateBody(name: string, overrides: Record<string, unknown> =
     ],
   };
 }
+
+/** A write's outcome as tests of the API layer take it: the outcome when it landed; its error thrown
+ *  when it did not (blocked: an Error with the reason). */
+export async function landedWrite<T>(
+  o: Promise<WriteOutcome<T>>,
+): Promise<{ kind: "done" | "already" | "confirmed"; result: T; status?: string; why?: string }> {
+  const out = await o;
+  if (out.kind === "already") return { ...out, result: undefined as T };
+  if (out.kind === "done" || out.kind === "confirmed") return out;
+  if (out.kind === "blocked") throw new Error(out.reason);
+  throw out.error;
+}
+
+/** A tenant configuration PATCH through the write unit, without apply's guard: the body as given. */
+export const updateWrite = (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string) =>
+  landedWrite(writes.update(core, id, async () => ({ go: { body, ...(ifMatch ? { ifMatch } : {}) } })));

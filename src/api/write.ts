@@ -1,0 +1,188 @@
+import { ApiError } from "../errors.js";
+import { readBackReason, type Verdict } from "./classify.js";
+import { freshProgress, type ApiCore, type RequestSpec } from "./core.js";
+
+/** What one write came to, as data: the apply report and the approvals command put it in words, and
+ *  nothing reads it back out of a message (docs/architecture.md, "One write, one unit"). */
+export type WriteOutcome<T> =
+  /** The service answered that it made the write. */
+  | { kind: "done"; result: T }
+  /** Nothing needed sending, or a first send met the write's effect made by someone else: the service
+   *  holds what the write asks for (`status`: the state found, where the resource has one). */
+  | { kind: "already"; status?: string; why: string }
+  /** An earlier send of this run may have landed and reading back shows that it did (`why`: what left
+   *  the outcome unknown). */
+  | { kind: "confirmed"; status?: string; why: string; result: T }
+  /** The guard found the resource changed since the plan: nothing (more) was sent for it. */
+  | { kind: "blocked"; reason: string }
+  /** A definite refusal, or a conflict: the service did not make this write. */
+  | { kind: "refused"; error: ApiError }
+  /** A send may have landed and reading back could not tell: never sent again. */
+  | { kind: "unknown"; error: ApiError };
+
+/** What the guard found, right before a send: go (with what the send needs of the fresh read: its
+ *  body's live part, the If-Match version), blocked (someone else's change, with who and when), or
+ *  already (the service holds the write's effect). */
+export type GuardVerdict<R> = { go: R } | { blocked: string } | { already: string; status?: string };
+
+/** What a read-back found after a send that may have landed: the write's effect (landed), the state
+ *  before it (not landed: it may be sent again), or something else (`other`, in words: another's work). */
+export type ReadBack<T> = { landed: true; status?: string; result: T } | { landed: false } | { other: string };
+
+/** One write, as its caller describes it: the unit does the rest. */
+export interface Write<T, R> {
+  /** Reads the resource and compares it with what the plan saw. Runs before every send, the first and
+   *  each resend (after a Retry-After, a backoff, a token refresh). */
+  guard(): Promise<GuardVerdict<R>>;
+  /** The request of one send, from what the guard read (the body, the If-Match). */
+  request(read: R): RequestSpec;
+  /** Reads what the service holds after a send that may have landed. */
+  readBack(): Promise<ReadBack<T>>;
+  /** The result of a 2xx answer; undefined when it lacks what the caller needs (a create's id without
+   *  a body): then it is read back. */
+  result(body: unknown): T | undefined;
+  /** What a definite refusal of a send means when no earlier send of this run may have landed, where it
+   *  means more than "refused" (a 409: someone else's work). */
+  firstRefusal?(err: ApiError): Promise<WriteOutcome<T> | undefined>;
+  /** The most sends that spend the budget (default: ApiCore.writeSends). */
+  maxSends?: number;
+}
+
+/** Why the guard's read failed, for the refusal of a write nothing was sent for. */
+function guardFailed(e: ApiError): ApiError {
+  return new ApiError({
+    method: e.method,
+    path: e.path,
+    status: e.status,
+    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
+    problems: e.problems,
+  });
+}
+
+/** The write unit: for one write, the guard before every send, each send, what each answer means,
+ *  whether an earlier send may have landed, the read-back that settles an unknown outcome, and the
+ *  outcome as data. Nothing else parses a write's answers or decides to send it again.
+ *
+ *  - 2xx: done. A 2xx that cannot be read, a lost answer, a 5xx: may have landed; read back before
+ *    anything else, sent again (after the guard) only when the read says it did not land.
+ *  - 429, 503, a connection refused before it was sent: not processed; the guard runs again, then the send.
+ *  - A refusal (409, any 4xx, a 2xx with errors) of a write no earlier send of which may have landed:
+ *    refused (`firstRefusal` says what a 409 means); after one that may have: read back. A 412 (the
+ *    If-Match no longer holds; not processed) sends the write back to its guard, which reads again.
+ *  - Any failure after a send that may have landed (a token refresh, the time limit, a spent budget)
+ *    is read back when possible, and stays "unknown" when not: never "refused". */
+export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<WriteOutcome<T>> {
+  const p = freshProgress();
+  const maxSends = w.maxSends ?? core.writeSends;
+  /** Some send of this write may have landed (its outcome was unknown at some point). */
+  let mayHaveLanded = false;
+  /** The error of the last send that may have landed and that no read-back has settled yet. */
+  let unsettled: ApiError | undefined;
+
+  /** Reads back after a send that may have landed: an outcome, or undefined when it did not land. */
+  const settle = async (err: ApiError): Promise<WriteOutcome<T> | undefined> => {
+    let found: ReadBack<T>;
+    try {
+      found = await w.readBack();
+    } catch (readErr) {
+      return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
+    }
+    const why = readBackReason(err);
+    if ("other" in found) {
+      return {
+        kind: "refused",
+        error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true }),
+      };
+    }
+    if (found.landed) return { kind: "confirmed", why, result: found.result, ...(found.status ? { status: found.status } : {}) };
+    p.mayHaveLanded = false;
+    return undefined;
+  };
+
+  /** The write cannot be sent (again): settled by reading back when a send may have landed. */
+  const stop = async (e: ApiError): Promise<WriteOutcome<T>> => {
+    if (!mayHaveLanded) return { kind: "refused", error: e };
+    const s = await settle(unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
+    // Read back, it did not land: nothing more is sent, so the write failed.
+    return (
+      s ?? {
+        kind: "refused",
+        error: new ApiError({
+          method: e.method,
+          path: e.path,
+          status: e.status,
+          message: `${e.serviceMessage}; read back: it did not land`,
+          problems: e.problems,
+        }),
+      }
+    );
+  };
+
+  for (;;) {
+    if (unsettled) {
+      const s = await settle(unsettled);
+      if (s) return s;
+      unsettled = undefined;
+    }
+    let g: GuardVerdict<R>;
+    try {
+      g = await w.guard();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return mayHaveLanded ? stop(e) : { kind: "refused", error: guardFailed(e) };
+    }
+    if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+    if ("already" in g) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}) };
+    const spec = w.request(g.go);
+    let v: Verdict;
+    try {
+      v = await core.sendOnce(spec, p);
+    } catch (e) {
+      // Not sent (the time limit), or its token could not be had after a 401 (not processed).
+      if (!(e instanceof ApiError)) throw e;
+      return stop(e);
+    }
+    if (v.outcome === "ok") {
+      const r = w.result(v.body);
+      if (r !== undefined) return { kind: "done", result: r };
+      const found = await w.readBack().catch((readErr: unknown) => ({ failed: readErr }) as const);
+      if ("landed" in found && found.landed) return { kind: "done", result: found.result };
+      const accepted = new ApiError({
+        method: spec.method,
+        path: spec.path,
+        status: 200,
+        message: "the service accepted the write but does not show it",
+        outcomeUnknown: true,
+      });
+      return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
+    }
+    if (v.outcome === "refused") {
+      if (mayHaveLanded) {
+        // The refusal may be the service meeting an earlier send's effect (a stale If-Match, a status
+        // already moved on): only reading back tells.
+        const s = await settle(v.err);
+        return s ?? { kind: "refused", error: v.err };
+      }
+      if (v.err.status !== 412) {
+        const meant = w.firstRefusal ? await w.firstRefusal(v.err) : undefined;
+        return meant ?? { kind: "refused", error: v.err };
+      }
+      // 412: the version the guard read moved before the send arrived, and nothing was processed. The
+      // guard reads again and decides (someone else's change blocks it, with who and when).
+    }
+    if (v.outcome === "unknown") {
+      mayHaveLanded = true;
+      unsettled = v.err;
+    }
+    try {
+      await core.again(spec, v, p, maxSends);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return stop(e);
+    }
+  }
+}
+
+/** Whether a write's outcome means the service holds what it asked for. */
+export const landed = <T>(o: WriteOutcome<T>): o is Extract<WriteOutcome<T>, { kind: "done" | "already" | "confirmed" }> =>
+  o.kind === "done" || o.kind === "already" || o.kind === "confirmed";
