@@ -44,6 +44,23 @@ export interface ClientOptions {
   rateLimit?: number;
   /** The run's time limit in ms (--timeout; default 10 minutes): nothing is sent after it. */
   timeoutMs?: number;
+  /** Called once per HTTP attempt (token requests too) when it ends: what was sent and what came of it,
+   *  never a header, a body or a form (apply --evidence records it). */
+  onRequest?: (r: RequestObservation) => void;
+}
+
+/** One HTTP attempt as an observer sees it: no secret, no body. `status` is null when no answer came;
+ *  `resend` says that an earlier attempt of the same request was sent (after a 429, a 5xx, a lost answer,
+ *  a 401's new sign-in). */
+export interface RequestObservation {
+  method: string;
+  path: string;
+  status: number | null;
+  /** Epoch ms, from the client's clock. */
+  started_at: number;
+  duration_ms: number;
+  resend: boolean;
+  error?: string;
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
@@ -72,6 +89,8 @@ interface Progress {
   waited: number;
   mayHaveLanded: boolean;
   last: ApiError | undefined;
+  /** HTTP attempts sent so far, 429s and 401s included (the request observer's `resend`). */
+  attempts: number;
 }
 
 export function checkUrl(name: string, value: string): URL {
@@ -145,6 +164,7 @@ export class ApiCore {
   private readonly timeoutMs: number;
   /** One per client, so one per run: every request to the service goes through it. */
   readonly governor: Governor;
+  private readonly onRequest: ((r: RequestObservation) => void) | undefined;
 
   constructor(opts: ClientOptions) {
     this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
@@ -156,6 +176,7 @@ export class ApiCore {
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? (() => undefined);
     this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
+    this.onRequest = opts.onRequest;
     this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
     this.timeouts = { headersMs: opts.timeouts?.headersMs ?? 30_000, bodyMs: opts.timeouts?.bodyMs ?? 60_000 };
     const agentOpts = {
@@ -205,6 +226,7 @@ export class ApiCore {
     for (let attempt = 0; ; attempt++) {
       let status = 0;
       let wait: number | undefined;
+      const t0 = this.clock.now();
       try {
         const res = await request(this.tokenUrl, {
           method: "POST",
@@ -216,6 +238,7 @@ export class ApiCore {
         });
         status = res.statusCode;
         const text = await res.body.text();
+        this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0);
         this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
         if (!RETRY_STATUS.has(status)) {
           let body: unknown;
@@ -241,6 +264,7 @@ export class ApiCore {
       } catch (e) {
         if (e instanceof ApiError) throw e;
         last = connectionReason(e);
+        this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last);
         this.log(`POST /auth/realms/…/token failed: ${last}`);
       }
       const delay = this.backoff(attempt, wait);
@@ -255,10 +279,13 @@ export class ApiCore {
 
   /** The transport: one send (plus one re-authentication after a 401, which the service did not
    *  process), and the answer as it came. Never throws for what the service answers. */
-  private async transport(spec: RequestSpec, url: string, shown: string, sends: number): Promise<Answer> {
+  private async transport(spec: RequestSpec, url: string, shown: string, p: Progress): Promise<Answer> {
+    const sends = p.sends;
+    const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
     for (let reauthed = false; ; reauthed = true) {
       const token = await this.auth.token();
       const t0 = this.clock.now();
+      const resend = p.attempts++ > 0;
       let res: Dispatcher.ResponseData;
       let body: Buffer;
       try {
@@ -278,10 +305,12 @@ export class ApiCore {
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
         const reason = connectionReason(e);
+        this.observe(spec.method, path, null, t0, resend, reason);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
         return { lost: reason };
       }
       const status = res.statusCode;
+      this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);
       if (status === 401 && !reauthed && !this.auth.isStatic) {
         this.auth.invalidate(token);
@@ -304,7 +333,7 @@ export class ApiCore {
     }
     let answer: Answer;
     try {
-      answer = await this.transport(spec, url, shown, p.sends);
+      answer = await this.transport(spec, url, shown, p);
     } catch (e) {
       this.governor.settle(ticket, { kind: "no-answer" });
       throw e;
@@ -332,7 +361,7 @@ export class ApiCore {
   async call<T>(spec: RequestSpec): Promise<T> {
     if (spec.kind === "write-once") throw new TypeError("a write-once goes through ApiCore.writeOnce");
     const url = joinUrl(this.base, spec.path, spec.query);
-    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined };
+    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined, attempts: 0 };
     for (;;) {
       const v = await this.exchange(spec, url, p);
       if (v.outcome === "ok") return v.body as T;
@@ -350,7 +379,7 @@ export class ApiCore {
     const url = joinUrl(this.base, spec.path, spec.query);
     const once: RequestSpec = { ...spec, kind: "write-once" };
     const maxSends = Math.min(BUDGET.createSends, this.retry.maxAttempts);
-    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined };
+    const p: Progress = { sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined, attempts: 0 };
     for (;;) {
       const v = await this.exchange(once, url, p);
       if (v.outcome === "ok") return { result: v.body as T, recovered: false };
@@ -372,6 +401,14 @@ export class ApiCore {
       p.mayHaveLanded = false;
       await this.again(once, v, p, maxSends);
     }
+  }
+
+  /** Tells the request observer about one attempt that ended. */
+  private observe(method: string, path: string, status: number | null, t0: number, resend: boolean, error?: string): void {
+    if (!this.onRequest) return;
+    const r: RequestObservation = { method, path, status, started_at: t0, duration_ms: this.clock.now() - t0, resend };
+    if (error !== undefined) r.error = error;
+    this.onRequest(r);
   }
 
   /** Waits before the next send of a request, or throws when it may not be sent again: its budget is
