@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApiCore } from "../api/core.js";
 import { settle, type Failed, type Landed } from "../api/outcome.js";
 import type { Clock } from "../api/clock.js";
@@ -16,6 +17,25 @@ export interface ApplyReport {
   outcomes: { address: string; action: string; status: StepOutcome["status"]; message: string }[];
   summary: { done: number; failed: number; skipped: number };
   interrupted: boolean;
+}
+
+/** The step whose work is running, for what observes its requests (apply --evidence): set around each
+ *  step's execution, so that every request the step sends (its read right before the write, the write,
+ *  a read-back) runs inside it. `landed` is what became of a write that landed; `error` what failed it. */
+export interface StepContext {
+  id: number;
+  address: string;
+  action: string;
+  landed?: Landed["kind"];
+  error?: unknown;
+}
+export const stepContext = new AsyncLocalStorage<StepContext>();
+
+/** The landed write's words, noted in the step's context as data first. */
+function noted(action: keyof typeof DONE, o: Landed): string {
+  const ctx = stepContext.getStore();
+  if (ctx) ctx.landed = o.kind;
+  return landedWords(action, o);
 }
 
 /** A write revsync refused right before sending it: the resource is not what the plan saw. Nothing was
@@ -211,14 +231,14 @@ async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<
     log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
     const o = await settle(tenantConfigurations.update(core, p.compliance_id, updateBody(p, user, core.clock), c.version_id ?? undefined));
     if (o.kind === "unknown" || o.kind === "refused") throw failure("update", o);
-    return landedWords("update", o);
+    return noted("update", o);
   }
   if (p.kind === "create") {
     await guard.beforeCreate(c);
     const o = await settle(ssp.create(core, p.body));
     if (o.kind === "unknown" || o.kind === "refused") throw failure("create", o);
     createdIds.set(p.body.compliance_name, o.result.compliance_id);
-    return landedWords("create", o);
+    return noted("create", o);
   }
   await guard.beforeBatch(c);
   let id = p.compliance_id ?? createdIds.get(p.policy);
@@ -227,7 +247,7 @@ async function execute(core: ApiCore, guard: Guard, step: Step, createdIds: Map<
   const action = c.action === "review" ? "review" : "approve";
   const o = await settle(ssp.batchAction(core, action, { id, name: p.policy }, p.batch));
   if (o.kind === "unknown" || o.kind === "refused") throw failure(action, o);
-  return landedWords(action, o);
+  return noted(action, o);
 }
 
 export interface ApplyOptions {
@@ -237,6 +257,8 @@ export interface ApplyOptions {
   onFinish?: (o: StepOutcome, done: number, total: number) => void;
   /** The verbose log. */
   log?: (line: string) => void;
+  /** Each step's context, as its work starts (apply --evidence keeps them). */
+  onStep?: (ctx: StepContext) => void;
 }
 
 /** Applies the plan's writes in dependency order. Each resource is checked right before its first write
@@ -249,7 +271,17 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const log = opts.log ?? (() => undefined);
   let finished = 0;
   // No retry here: each request has one budget, in the HTTP core (README, Reliability).
-  const outcomes = await schedule(steps, (s) => execute(core, guard, s, created, user, log), {
+  const inStep = (s: Step): Promise<string> => {
+    const ctx: StepContext = { id: s.id, address: s.change.address, action: s.change.action };
+    opts.onStep?.(ctx);
+    return stepContext.run(ctx, () =>
+      execute(core, guard, s, created, user, log).catch((e: unknown) => {
+        ctx.error = e;
+        throw e;
+      }),
+    );
+  };
+  const outcomes = await schedule(steps, inStep, {
     concurrency: opts.concurrency,
     isStopping: opts.isStopping,
     onStart: opts.onStart,
