@@ -1,0 +1,184 @@
+import type { RequestObservation } from "../api/core.js";
+import { ApiError } from "../errors.js";
+import { Blocked, stepContext, type ApplyReport, type StepContext } from "../apply/run.js";
+import { isApplied, type Plan } from "../plan/model.js";
+import { gitState } from "./context.js";
+import {
+  EVIDENCE_FORMAT_VERSION,
+  OUTCOMES,
+  type CiContext,
+  type EvidenceChange,
+  type EvidenceOutcome,
+  type EvidenceRecord,
+  type EvidenceRequest,
+} from "./record.js";
+import { appendRecord } from "./store.js";
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const key = (action: string, address: string): string => `${action}\u0000${address}`;
+
+export interface RecorderInit {
+  dir: string;
+  repoRoot: string;
+  environment: string;
+  baseUrl: string;
+  authUrl: string;
+  realm: string;
+  planFile: string | null;
+  revsyncVersion: string;
+  ci: CiContext | null;
+  now: () => number;
+  /** Blanks out every secret the run learned: applied to the record's text before it is hashed, so a
+   *  secret quoted in an error never reaches the folder. */
+  redact: (text: string) => string;
+}
+
+/** Collects one apply run's evidence while it runs (every request through `observe`, each step's context
+ *  and outcome) and writes it as one record at the end. Nothing secret reaches it: requests come as
+ *  method, path, status and times. */
+export class EvidenceRecorder {
+  private readonly started: number;
+  private readonly git: Promise<EvidenceRecord["git"]>;
+  private plan: Plan | undefined;
+  private user: string | null = null;
+  private approval: EvidenceRecord["approval"] = "not asked";
+  private readonly contexts = new Map<string, StepContext>();
+  private readonly requestsOf = new Map<StepContext, EvidenceRequest[]>();
+  private readonly others: EvidenceRequest[] = [];
+  private readonly finished = new Map<string, { status: "done" | "failed" | "skipped"; message: string }>();
+  private readonly running = new Set<string>();
+  private written: { path: string; record: EvidenceRecord } | undefined;
+
+  constructor(private readonly init: RecorderInit) {
+    this.started = init.now();
+    this.git = gitState(init.repoRoot, init.dir);
+  }
+
+  /** The request observer (ClientOptions.onRequest): each attempt goes to the step it was sent for. */
+  readonly observe = (r: RequestObservation): void => {
+    const req: EvidenceRequest = {
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      started_at: iso(r.started_at),
+      duration_ms: r.duration_ms,
+      resend: r.resend,
+      ...(r.error === undefined ? {} : { error: r.error }),
+    };
+    const ctx = stepContext.getStore();
+    if (!ctx) return void this.others.push(req);
+    let list = this.requestsOf.get(ctx);
+    if (!list) this.requestsOf.set(ctx, (list = []));
+    list.push(req);
+  };
+
+  get planned(): boolean {
+    return this.plan !== undefined;
+  }
+
+  setPlan(plan: Plan): void {
+    this.plan = plan;
+  }
+  setUser(user: string | undefined): void {
+    this.user = user ?? null;
+  }
+  setApproval(how: EvidenceRecord["approval"]): void {
+    this.approval = how;
+  }
+  /** ApplyOptions.onStep */
+  readonly onStep = (ctx: StepContext): void => {
+    this.contexts.set(key(ctx.action, ctx.address), ctx);
+    this.running.add(key(ctx.action, ctx.address));
+  };
+  /** ApplyOptions.onFinish */
+  stepFinished(action: string, address: string, status: "done" | "failed" | "skipped", message: string): void {
+    this.finished.set(key(action, address), { status, message });
+    this.running.delete(key(action, address));
+  }
+
+  private changeOutcome(
+    c: Plan["changes"][number],
+    end: { stoppedNow: boolean; declined: boolean; error: string | null },
+  ): { outcome: EvidenceOutcome; why: string } {
+    if (!isApplied(c))
+      return {
+        outcome: c.action === "blocked" ? "blocked" : "skipped",
+        why: `not applied (${c.action.replace(/_/g, " ")}): ${c.reason ?? ""}`.replace(/: $/, ""),
+      };
+    const k = key(c.action, c.address);
+    const done = this.finished.get(k);
+    const ctx = this.contexts.get(k);
+    if (done?.status === "done") return { outcome: ctx?.landed ?? "done", why: done.message };
+    if (done?.status === "skipped") return { outcome: "skipped", why: done.message };
+    if (done?.status === "failed") {
+      const e = ctx?.error;
+      if (e instanceof Blocked) return { outcome: "blocked", why: done.message };
+      if (e instanceof ApiError && e.outcomeUnknown) return { outcome: "unknown", why: done.message };
+      return { outcome: "failed", why: done.message };
+    }
+    if (this.running.has(k))
+      return {
+        outcome: "unknown",
+        why: end.stoppedNow
+          ? "in flight when the run was stopped at once (a second interrupt): whether its write landed is unknown; a request without an answer is not listed"
+          : `in flight when the run ended${end.error ? ` (${end.error})` : ""}: whether its write landed is unknown`,
+      };
+    if (end.declined) return { outcome: "skipped", why: "not applied: the confirmation was answered no" };
+    return { outcome: "skipped", why: end.stoppedNow ? "not started: the run was stopped" : end.error ? `not started: ${end.error}` : "not started" };
+  }
+
+  /** Writes the record (once); returns its path and hash. */
+  async write(end: { exitCode: number; report?: ApplyReport; stoppedNow?: boolean; error?: string }): Promise<{ path: string; record: EvidenceRecord }> {
+    if (this.written) return this.written;
+    const plan = this.plan;
+    if (!plan) throw new Error("an evidence record is written only for a run that planned");
+    const git = await this.git;
+    const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
+    const changes: EvidenceChange[] = plan.changes.map((c) => {
+      const ctx = this.contexts.get(key(c.action, c.address));
+      return {
+        address: c.address,
+        action: c.action,
+        ...this.changeOutcome(c, state),
+        source: c.source ?? null,
+        diff: c.diff,
+        version_id: c.version_id,
+        requests: (ctx && this.requestsOf.get(ctx)) ?? [],
+      };
+    });
+    const summary = Object.fromEntries(OUTCOMES.map((o) => [o, changes.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>;
+    const i = this.init;
+    const content: Omit<EvidenceRecord, "prev" | "hash" | "sequence"> = {
+      format_version: EVIDENCE_FORMAT_VERSION,
+      kind: "revsync-apply-evidence",
+      revsync_version: i.revsyncVersion,
+      environment: i.environment,
+      base_url: i.baseUrl,
+      auth_url: i.authUrl,
+      realm: i.realm,
+      service_user: this.user,
+      started_at: iso(this.started),
+      finished_at: iso(i.now()),
+      git,
+      ci: i.ci,
+      plan: {
+        checksum: plan.checksum,
+        file: i.planFile,
+        created_at: plan.created_at,
+        made_by: plan.user ?? null,
+        targets: plan.targets ?? [],
+        summary: plan.summary,
+      },
+      approval: this.approval,
+      changes,
+      other_requests: this.others,
+      summary,
+      exit_code: end.exitCode,
+      interrupted: end.exitCode === 130 || !!end.report?.interrupted,
+      error: end.error ?? null,
+    };
+    const clean = JSON.parse(i.redact(JSON.stringify(content))) as typeof content;
+    this.written = appendRecord(i.dir, clean);
+    return this.written;
+  }
+}

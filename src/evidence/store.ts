@@ -1,0 +1,80 @@
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { UserError } from "../errors.js";
+import { writeFileExclusive } from "../fs-atomic.js";
+import { recordHash } from "./canonical.js";
+import type { EvidenceRecord } from "./record.js";
+
+/** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
+ *  of its hash, so that the folder lists records in the order they were written and no two share a name. */
+export function recordFileName(r: Pick<EvidenceRecord, "finished_at" | "environment" | "hash">): string {
+  const at = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms: string | undefined) => `${ms ?? ".000"}Z`);
+  const env = r.environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
+  return `${at}-${env}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
+}
+
+/** The evidence folder, checked before apply sends anything: it exists (or is made) and can be written. */
+export function prepareEvidenceDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new UserError(
+      `cannot write evidence records into ${dir} (${code}), so nothing was sent`,
+      "give --evidence (or evidence: in revsync.yaml) a folder revsync can write",
+    );
+  }
+}
+
+export interface StoredRecord {
+  file: string;
+  /** The parsed record, or why it could not be read. */
+  record?: EvidenceRecord;
+  unreadable?: string;
+}
+
+/** The records of a folder in the order of their names (the order they were written). */
+export function readRecords(dir: string): StoredRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw new UserError(`cannot read the evidence folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return names
+    .filter((n) => n.endsWith(".json"))
+    .sort()
+    .map((file) => readRecord(join(dir, file), file));
+}
+
+export function readRecord(path: string, file = path): StoredRecord {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    return { file, unreadable: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+  }
+  try {
+    const record = JSON.parse(text) as EvidenceRecord;
+    if (!record || typeof record !== "object" || record.kind !== "revsync-apply-evidence") return { file, unreadable: "is not a revsync evidence record" };
+    return { file, record };
+  } catch (e) {
+    return { file, unreadable: `is not valid JSON (${(e as Error).message})` };
+  }
+}
+
+/** Links a finished record to the last record of its environment in the folder, hashes it and writes it
+ *  as a new file (never over one). Returns where it went. */
+export function appendRecord(dir: string, content: Omit<EvidenceRecord, "prev" | "hash" | "sequence">): { path: string; record: EvidenceRecord } {
+  const mine = readRecords(dir).filter((s) => s.record?.environment === content.environment);
+  const last = mine.at(-1)?.record;
+  const sequence = (last?.sequence ?? 0) + 1;
+  const { format_version, kind, ...rest } = content;
+  const record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, hash: "" };
+  record.hash = recordHash(record as unknown as Record<string, unknown>);
+  const path = join(dir, recordFileName(record));
+  writeFileExclusive(path, `${JSON.stringify(record, null, 2)}\n`);
+  return { path, record };
+}
