@@ -18,7 +18,8 @@ export interface LiveFinding {
   note?: string;
   modified_by: string | null;
   modified_on: string | null;
-  /** Later records of the folder that applied a change to the same resource. */
+  /** Later changes to the same resource (this record's own, or later records'): the fields they applied
+   *  are theirs to answer for, and are not compared for this one. */
   later: string[];
 }
 
@@ -43,12 +44,21 @@ export async function checkLive(core: ApiCore, records: { file: string; record: 
   const out = new Map<string, LiveFinding[]>();
   for (const [i, { file, record }] of records.entries()) {
     const findings: LiveFinding[] = [];
-    for (const c of record.changes.filter((x) => LANDED.has(x.outcome))) {
-      const later = records
-        .slice(i + 1)
-        .filter((r) => r.record.changes.some((x) => x.address === c.address && LANDED.has(x.outcome)))
-        .map((r) => r.file);
-      findings.push({ ...(await checkChange(c, () => (tenants ??= tenantConfigurations.list(core)), policy)), later });
+    for (const [j, c] of record.changes.entries()) {
+      if (!LANDED.has(c.outcome)) continue;
+      const later: string[] = [];
+      const laterPaths = new Set<string>();
+      const after = [
+        ...record.changes.slice(j + 1).map((x) => ({ x, where: "this record" })),
+        ...records.slice(i + 1).flatMap((r) => r.record.changes.map((x) => ({ x, where: r.file }))),
+      ];
+      for (const { x, where } of after) {
+        if (x.address !== c.address || !LANDED.has(x.outcome)) continue;
+        later.push(`${x.action} in ${where}`);
+        for (const d of x.diff) laterPaths.add(d.path);
+      }
+      const mine = { ...c, diff: c.diff.filter((d) => !laterPaths.has(d.path)) };
+      findings.push({ ...(await checkChange(mine, () => (tenants ??= tenantConfigurations.list(core)), policy)), later });
     }
     out.set(file, findings);
   }

@@ -15,6 +15,7 @@ import {
 import { appendRecord } from "./store.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+const TOKEN_PATH = /\/protocol\/openid-connect\/token$/;
 const key = (action: string, address: string): string => `${action}\u0000${address}`;
 
 export interface RecorderInit {
@@ -65,7 +66,8 @@ export class EvidenceRecorder {
       resend: r.resend,
       ...(r.error === undefined ? {} : { error: r.error }),
     };
-    const ctx = stepContext.getStore();
+    // A sign-in is no change's request, whichever step needed the token first.
+    const ctx = TOKEN_PATH.test(r.path) ? undefined : stepContext.getStore();
     if (!ctx) return void this.others.push(req);
     let list = this.requestsOf.get(ctx);
     if (!list) this.requestsOf.set(ctx, (list = []));

@@ -110,8 +110,8 @@ export function verifyText(report: ChainReport, out: Painter, live?: Map<string,
 export function liveWords(f: LiveFinding): string {
   const who =
     f.modified_by || f.modified_on ? ` (last changed${f.modified_by ? ` by ${f.modified_by}` : ""}${f.modified_on ? ` at ${f.modified_on}` : ""})` : "";
-  if (f.holds) return `live: holds  ${f.action} ${f.address}`;
+  const later = f.later.length ? ` (then ${f.later.join(", ")})` : "";
+  if (f.holds) return `live: holds  ${f.action} ${f.address}${later}`;
   const what = f.note ?? `changed since${who}: ${f.differs.map((d) => `${d.path} ${show(d.applied)} -> ${show(d.now)}`).join(", ")}`;
-  const later = f.later.length ? `; later applied by ${f.later.join(", ")}` : "";
   return `live: CHANGED ${f.action} ${f.address}: ${what}${later}`;
 }
