@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -148,6 +148,9 @@ describe("GitHub Actions recipes", () => {
     expect(ok.out).toContain("Applying the reviewed plan reviewed/plan-sandbox.json");
     expect(ok.out).toContain("Apply complete:");
     expect(ok.code, ok.out).toBe(0);
+    // The run's evidence record, its chain checked in the job log, which keeps the latest hash.
+    expect(ok.out).toMatch(/Evidence: \S+\/evidence\/\S+-sandbox-[0-9a-f]{12}\.json sha256:[0-9a-f]{64}/);
+    expect(ok.out).toMatch(/1 record: every hash and every link holds\.\nLatest of sandbox: sha256:/);
     const none = await runJob("revsync-apply.yml", "apply", "production");
     expect(none.out).toContain("::warning title=revsync apply (production)::No reviewed plan found");
     expect(none.code, none.out).toBe(0);
