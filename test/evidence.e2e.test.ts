@@ -245,6 +245,26 @@ describe("apply --evidence", () => {
     }
   }, 60_000);
 
+  it("evidence: of revsync.yaml, per environment over the top level; a bad value is a validate error with its line", async () => {
+    const yaml = readFileSync(join(fx.repo, "revsync.yaml"), "utf8");
+    try {
+      writeFileSync(
+        join(fx.repo, "revsync.yaml"),
+        yaml.replace("environments:\n  demo:\n", "evidence: all\nenvironments:\n  demo:\n    evidence: audit/demo\n"),
+      );
+      const r = await run(["apply", "--auto-approve", "--target", "tenant-configuration/Default Tenant Configuration"]);
+      expect(r.code).toBe(0);
+      expect(records(join(fx.repo, "audit", "demo")).map((x) => x.record.plan.targets)).toEqual([["tenant-configuration/Default Tenant Configuration"]]);
+      writeFileSync(join(fx.repo, "revsync.yaml"), yaml.replace("environments:", "evidence: 5\nenvironments:"));
+      const bad = await run(["validate"]);
+      expect(bad.code).toBe(1);
+      expect(bad.stdout + bad.stderr).toContain("revsync.yaml:3:11: error: evidence: expected a string, got the number 5");
+    } finally {
+      writeFileSync(join(fx.repo, "revsync.yaml"), yaml);
+      rmSync(join(fx.repo, "audit"), { recursive: true, force: true });
+    }
+  });
+
   it("an evidence folder revsync cannot write stops apply before anything is sent", async () => {
     writeFileSync(join(fx.repo, "not-a-folder"), "");
     await fx.emu.admin("DELETE", "requests");

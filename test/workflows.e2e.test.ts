@@ -201,6 +201,8 @@ describe("GitLab CI recipe", () => {
     await exits("plan", "sandbox", 0);
     expect(existsSync(join(work, "plan-sandbox.json"))).toBe(true);
     await exits("apply", "sandbox", 0);
+    // The apply job's evidence record, in the folder its artifact keeps.
+    expect(readdirSync(join(work, "evidence", "sandbox")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
     // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.

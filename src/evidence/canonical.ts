@@ -5,20 +5,44 @@ import { createHash } from "node:crypto";
  *  whose value is undefined left out. For the records revsync writes (no lone surrogates, no non-finite
  *  numbers) this is the JSON Canonicalization Scheme of RFC 8785, so any JCS library recomputes it. */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value === "boolean" || typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new TypeError(`canonical JSON has no form for ${value}`);
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
-  if (typeof value === "object") {
-    const o = value as Record<string, unknown>;
-    const keys = Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
-  }
-  throw new TypeError(`canonical JSON has no form for a ${typeof value}`);
+  // One accumulator, no intermediate arrays: a record of 200 changes is some 20,000 values.
+  let out = "";
+  const write = (v: unknown): void => {
+    if (v === null || typeof v === "boolean" || typeof v === "string") {
+      out += JSON.stringify(v);
+    } else if (typeof v === "number") {
+      if (!Number.isFinite(v)) throw new TypeError(`canonical JSON has no form for ${v}`);
+      out += JSON.stringify(v);
+    } else if (Array.isArray(v)) {
+      out += "[";
+      for (let i = 0; i < v.length; i++) {
+        if (i) out += ",";
+        const x: unknown = v[i];
+        if (x === undefined) out += "null";
+        else write(x);
+      }
+      out += "]";
+    } else if (typeof v === "object") {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).sort();
+      out += "{";
+      let first = true;
+      for (const k of keys) {
+        const x = o[k];
+        if (x === undefined) continue;
+        if (!first) out += ",";
+        first = false;
+        out += JSON.stringify(k);
+        out += ":";
+        write(x);
+      }
+      out += "}";
+    } else {
+      throw new TypeError(`canonical JSON has no form for a ${typeof v}`);
+    }
+  };
+  write(value);
+  return out;
 }
 
 /** A record's hash: "sha256:" and the hex sha256 of the UTF-8 canonical JSON of the record without its

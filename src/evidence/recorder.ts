@@ -179,7 +179,9 @@ export class EvidenceRecorder {
       interrupted: end.exitCode === 130 || !!end.report?.interrupted,
       error: end.error ?? null,
     };
-    const clean = JSON.parse(i.redact(JSON.stringify(content))) as typeof content;
+    const text = JSON.stringify(content);
+    const redacted = i.redact(text);
+    const clean = redacted === text ? content : (JSON.parse(redacted) as typeof content);
     this.written = appendRecord(i.dir, clean);
     return this.written;
   }

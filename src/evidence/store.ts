@@ -7,10 +7,26 @@ import type { EvidenceRecord } from "./record.js";
 
 /** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
  *  of its hash, so that the folder lists records in the order they were written and no two share a name. */
+const envSlug = (environment: string): string => environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
+
+/** The environment's last readable record in the folder, found from the file names: only the newest
+ *  files of its name are read, not the whole history (two environments whose names differ only in
+ *  characters a file name cannot hold are told apart by the record itself). */
+function lastRecordOf(dir: string, environment: string): EvidenceRecord | undefined {
+  const tag = `-${envSlug(environment)}-`;
+  const names = readdirSync(dir)
+    .filter((n) => n.endsWith(".json") && n.includes(tag))
+    .sort();
+  for (let i = names.length - 1; i >= 0; i--) {
+    const r = readRecord(join(dir, names[i] as string)).record;
+    if (r && r.environment === environment) return r;
+  }
+  return undefined;
+}
+
 export function recordFileName(r: Pick<EvidenceRecord, "finished_at" | "environment" | "hash">): string {
   const at = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms: string | undefined) => `${ms ?? ".000"}Z`);
-  const env = r.environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
-  return `${at}-${env}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
+  return `${at}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
 }
 
 /** The evidence folder, checked before apply sends anything: it exists (or is made) and can be written. */
@@ -68,8 +84,7 @@ export function readRecord(path: string, file = path): StoredRecord {
 /** Links a finished record to the last record of its environment in the folder, hashes it and writes it
  *  as a new file (never over one). Returns where it went. */
 export function appendRecord(dir: string, content: Omit<EvidenceRecord, "prev" | "hash" | "sequence">): { path: string; record: EvidenceRecord } {
-  const mine = readRecords(dir).filter((s) => s.record?.environment === content.environment);
-  const last = mine.at(-1)?.record;
+  const last = lastRecordOf(dir, content.environment);
   const sequence = (last?.sequence ?? 0) + 1;
   const { format_version, kind, ...rest } = content;
   const record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, hash: "" };

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { ciContext } from "./context.js";
+
+describe("the CI run of a record", () => {
+  it("GitHub Actions: run URL with its attempt, the actor who triggered it, the pull request from the ref or the event file", () => {
+    const env = {
+      GITHUB_ACTIONS: "true",
+      GITHUB_SERVER_URL: "https://github.example.com",
+      GITHUB_REPOSITORY: "acme/policies",
+      GITHUB_RUN_ID: "7",
+      GITHUB_RUN_ATTEMPT: "2",
+      GITHUB_ACTOR: "dana",
+      GITHUB_TRIGGERING_ACTOR: "erin",
+      GITHUB_REF: "refs/heads/main",
+      GITHUB_SHA: "abc",
+      GITHUB_EVENT_NAME: "pull_request_target",
+      GITHUB_EVENT_PATH: "/event.json",
+      GITHUB_WORKFLOW: "revsync apply",
+    };
+    expect(ciContext(env, () => ({ pull_request: { number: 12 } }))).toEqual({
+      provider: "github",
+      run_url: "https://github.example.com/acme/policies/actions/runs/7/attempts/2",
+      actor: "erin",
+      pull_request: 12,
+      commit: "abc",
+      ref: "refs/heads/main",
+      workflow: "revsync apply",
+      event: "pull_request_target",
+    });
+    expect(ciContext({ ...env, GITHUB_REF: "refs/pull/5/merge" }, () => undefined)?.pull_request).toBe(5);
+    expect(ciContext({ ...env, GITHUB_EVENT_PATH: undefined }, () => undefined)?.pull_request).toBeNull();
+  });
+
+  it("GitLab CI: the job URL, the user, the merge request IID; elsewhere none", () => {
+    expect(
+      ciContext({
+        GITLAB_CI: "true",
+        CI_JOB_URL: "https://gitlab.example.com/acme/policies/-/jobs/9",
+        CI_PIPELINE_URL: "https://gitlab.example.com/acme/policies/-/pipelines/3",
+        GITLAB_USER_LOGIN: "dana",
+        CI_MERGE_REQUEST_IID: "41",
+        CI_COMMIT_SHA: "def",
+        CI_COMMIT_REF_NAME: "main",
+        CI_PROJECT_PATH: "acme/policies",
+        CI_PIPELINE_SOURCE: "push",
+      }),
+    ).toEqual({
+      provider: "gitlab",
+      run_url: "https://gitlab.example.com/acme/policies/-/jobs/9",
+      actor: "dana",
+      pull_request: 41,
+      commit: "def",
+      ref: "main",
+      workflow: "acme/policies",
+      event: "push",
+    });
+    expect(ciContext({ CI: "true" })).toBeNull();
+  });
+});
