@@ -38,6 +38,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     // prompt (apply/run.ts, Guard): what changed since blocks only that resource and its dependents.
     const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
     evidence?.recorder.setPlan(plan);
+    evidence?.recorder.setUser(core.auth.username);
     out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
@@ -103,8 +104,9 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       throw e;
     }
     if (first !== "stop now") {
-      await evidence?.finish(out, { exitCode: first });
-      return first;
+      // A run asked to leave evidence that could not fails, though its writes went through.
+      const kept = (await evidence?.finish(out, { exitCode: first })) ?? true;
+      return !kept && first === 0 ? 1 : first;
     }
     out.error(signals.stopNowMessage());
     await evidence?.finish(out, { exitCode: 130, stoppedNow: true });

@@ -18,7 +18,8 @@ import type { Output } from "./output.js";
 export interface Evidence {
   recorder: EvidenceRecorder;
   report?: ApplyReport;
-  finish(out: Output, end: { exitCode: number; stoppedNow?: boolean; error?: string }): Promise<void>;
+  /** Writes the record of a run that planned; false when it could not be written (said on stderr). */
+  finish(out: Output, end: { exitCode: number; stoppedNow?: boolean; error?: string }): Promise<boolean>;
 }
 
 const version = (): string => (JSON.parse(readFileSync(resolve(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -26,9 +27,9 @@ const version = (): string => (JSON.parse(readFileSync(resolve(PACKAGE_ROOT, "pa
 /** apply --evidence DIR (or evidence: of revsync.yaml): the folder is checked now, before anything is
  *  sent; the record is written by `finish`, once the run's end is known. */
 export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: Repo, env: ResolvedEnv, planFile: string | undefined): Evidence | undefined {
+  if (flags.evidence !== undefined && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
   const dir = flags.evidence !== undefined ? resolve(flags.evidence) : env.evidence;
   if (dir === undefined) return undefined;
-  if (flags.evidence !== undefined && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
   prepareEvidenceDir(dir);
   const penv = envOf(flags);
   const redactor = { redact: (t: string) => t };
@@ -53,14 +54,15 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
       redact: (t) => redactor.redact(t),
     }),
     async finish(out, end) {
-      if (!ev.recorder.planned) return;
+      if (!ev.recorder.planned) return true;
       redactor.redact = (t) => out.redactor.redact(t);
       try {
         const { path, record } = await ev.recorder.write({ ...end, report: ev.report });
         out.errorLine(`Evidence: ${path} ${record.hash}`);
+        return true;
       } catch (e) {
         out.error(`the evidence record of this run could not be written to ${dir}: ${(e as Error).message}`);
-        if (end.exitCode === 0) process.exitCode = 1;
+        return false;
       }
     },
   };
