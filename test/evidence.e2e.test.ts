@@ -2,7 +2,9 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { Ajv } from "ajv";
+import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { api, cli, DEMO_ENV, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
@@ -57,6 +59,13 @@ describe("apply --evidence", () => {
     expect(all).toHaveLength(1);
     const one = all[0]?.record;
     expect(first.stderr).toContain(`Evidence: ${join(ev, all[0]?.file ?? "")} ${one.hash}`);
+    // An auditor's own check, with an independent RFC 8785 implementation: the hash is the record's.
+    const { hash: _own, ...content } = one;
+    expect(
+      `sha256:${createHash("sha256")
+        .update(canonicalize(content) ?? "", "utf8")
+        .digest("hex")}`,
+    ).toBe(one.hash);
     expect(one).toMatchObject({
       sequence: 1,
       prev: null,

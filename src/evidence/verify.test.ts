@@ -1,3 +1,4 @@
+import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, recordHash } from "./canonical.js";
 import type { EvidenceRecord } from "./record.js";
@@ -12,6 +13,19 @@ describe("canonical JSON", () => {
     );
     expect(canonicalJson([1e21, 0.1, -0, 100])).toBe("[1e+21,0.1,0,100]");
     expect(() => canonicalJson({ x: Number.NaN })).toThrow(/no form/);
+  });
+
+  it("is what an independent RFC 8785 implementation writes (canonicalize), for awkward keys and numbers", () => {
+    const awkward = {
+      "\u20ac": [1e21, 1e-7, 0.1 + 0.2, -0, 2 ** 53, 123456789.123],
+      "\r": "line\u2028break",
+      "\ud83d\ude00": { "\ufb33": null, "\u00e9": true, e: false },
+      nested: [{ b: 1, a: [{ d: 4, c: 3 }] }, "x"],
+      "10": "ten",
+      "9": "nine",
+      "": "empty",
+    };
+    expect(canonicalJson(awkward)).toBe(canonicalize(awkward));
   });
 
   it("a record's hash leaves its own hash out and changes with any other field", () => {
