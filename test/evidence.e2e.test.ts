@@ -243,7 +243,11 @@ describe("apply --evidence", () => {
       expect(second).toMatchObject({ sequence: 2, prev: rec.hash, exit_code: 130, interrupted: true });
       const held = second.changes.find((c: any) => c.action === "update");
       expect(held.outcome).toBe("unknown");
-      expect(held.requests.filter((q: any) => q.method === "PATCH")).toEqual([]);
+      // The PATCH the emulator holds (it answers, and journals, only after 20 s) was sent and never answered:
+      // listed, in flight, without a status.
+      expect(held.requests.filter((q: any) => q.method === "PATCH")).toEqual([
+        expect.objectContaining({ path: expect.stringMatching(/\/tenant-configurations\/TC-/), status: null, in_flight: true, resend: false }),
+      ]);
       // The rest either finished before the interrupt (with the write's answer) or never started.
       for (const c of second.changes.filter((x: any) => x.action !== "update")) {
         if (c.outcome === "done") expect(c.requests.some((q: any) => q.method !== "GET" && q.status === 200)).toBe(true);

@@ -47,6 +47,9 @@ export interface ClientOptions {
   /** Called once per HTTP attempt (token requests too) when it ends: what was sent and what came of it,
    *  never a header, a body or a form (apply --evidence records it). */
   onRequest?: (r: RequestObservation) => void;
+  /** Called as each HTTP attempt is sent (before onRequest tells how it ended): what an observer lists
+   *  as in flight when the process stops before the answer comes. */
+  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend">) => void;
 }
 
 /** One HTTP attempt as an observer sees it: no secret, no body. `status` is null when no answer came;
@@ -165,6 +168,7 @@ export class ApiCore {
   /** One per client, so one per run: every request to the service goes through it. */
   readonly governor: Governor;
   private readonly onRequest: ((r: RequestObservation) => void) | undefined;
+  private readonly onRequestStart: ClientOptions["onRequestStart"];
 
   constructor(opts: ClientOptions) {
     this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
@@ -177,6 +181,7 @@ export class ApiCore {
     this.log = opts.log ?? (() => undefined);
     this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
     this.onRequest = opts.onRequest;
+    this.onRequestStart = opts.onRequestStart;
     this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
     this.timeouts = { headersMs: opts.timeouts?.headersMs ?? 30_000, bodyMs: opts.timeouts?.bodyMs ?? 60_000 };
     const agentOpts = {
@@ -227,6 +232,7 @@ export class ApiCore {
       let status = 0;
       let wait: number | undefined;
       const t0 = this.clock.now();
+      this.onRequestStart?.({ method: "POST", path: new URL(this.tokenUrl).pathname, started_at: t0, resend: attempt > 0 });
       try {
         const res = await request(this.tokenUrl, {
           method: "POST",
@@ -286,6 +292,7 @@ export class ApiCore {
       const token = await this.auth.token();
       const t0 = this.clock.now();
       const resend = p.attempts++ > 0;
+      this.onRequestStart?.({ method: spec.method, path, started_at: t0, resend });
       let res: Dispatcher.ResponseData;
       let body: Buffer;
       try {

@@ -31,7 +31,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   // The evidence folder is checked before anything is sent; the record is written at the end of every
   // run that got as far as a plan, whatever its end.
   const evidence: Evidence | undefined = startEvidence(flags, repo, env, planFile);
-  const core = openClient(env, flags, out, evidence?.recorder.observe);
+  const core = openClient(env, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart });
   const signals = applySignals(process, (line) => out.warn(line));
   const work = async (): Promise<number> => {
     // A saved plan is checked resource by resource right before apply's first write to each, after the

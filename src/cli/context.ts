@@ -1,4 +1,4 @@
-import { ApiCore, type RequestObservation } from "../api/core.js";
+import { ApiCore, type ClientOptions } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
@@ -81,7 +81,8 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   };
 }
 
-export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output, onRequest?: (r: RequestObservation) => void): ApiCore {
+/** `observer`: who watches every request (apply --evidence). */
+export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output, observer?: Pick<ClientOptions, "onRequest" | "onRequestStart">): ApiCore {
   const penv = envOf(flags);
   const credentials = credentialsFromEnv(penv, env.baseUrl);
   return new ApiCore({
@@ -103,7 +104,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output, on
       out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
     },
     log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
-    onRequest,
+    ...observer,
     retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: Number(penv.REVSYNC_MAX_RETRY_WAIT_MS) } : undefined,
     timeouts: {
       connectMs: Number(penv.REVSYNC_CONNECT_TIMEOUT_MS ?? 10_000),

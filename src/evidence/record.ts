@@ -21,6 +21,9 @@ export interface EvidenceRequest {
   /** An earlier attempt of the same request was sent. */
   resend: boolean;
   error?: string;
+  /** Sent, and no answer had come when the record was written (a run stopped at once): status is null
+   *  and duration_ms runs to the record's writing. */
+  in_flight?: boolean;
 }
 
 export interface EvidenceChange {

@@ -46,6 +46,7 @@ export class EvidenceRecorder {
   private readonly contexts = new Map<string, StepContext>();
   private readonly requestsOf = new Map<StepContext, EvidenceRequest[]>();
   private readonly others: EvidenceRequest[] = [];
+  private readonly pending = new Map<string, EvidenceRequest[]>();
   private readonly finished = new Map<string, { status: "done" | "failed" | "skipped"; message: string }>();
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
@@ -55,9 +56,31 @@ export class EvidenceRecorder {
     this.git = gitState(init.repoRoot, init.dir);
   }
 
+  /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
+   *  how it ended, so a run stopped at once still lists the request it was waiting on. */
+  readonly observeStart = (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend">): void => {
+    const req: EvidenceRequest = {
+      method: r.method,
+      path: r.path,
+      status: null,
+      started_at: iso(r.started_at),
+      duration_ms: 0,
+      resend: r.resend,
+      in_flight: true,
+    };
+    this.listFor(r.path).push(req);
+    const k = `${r.method} ${r.path} ${r.started_at}`;
+    const waiting = this.pending.get(k);
+    if (waiting) waiting.push(req);
+    else this.pending.set(k, [req]);
+  };
+
   /** The request observer (ClientOptions.onRequest): each attempt goes to the step it was sent for. */
   readonly observe = (r: RequestObservation): void => {
-    const req: EvidenceRequest = {
+    const k = `${r.method} ${r.path} ${r.started_at}`;
+    const req = this.pending.get(k)?.shift();
+    if (this.pending.get(k)?.length === 0) this.pending.delete(k);
+    const ended: EvidenceRequest = {
       method: r.method,
       path: r.path,
       status: r.status,
@@ -66,13 +89,20 @@ export class EvidenceRecorder {
       resend: r.resend,
       ...(r.error === undefined ? {} : { error: r.error }),
     };
-    // A sign-in is no change's request, whichever step needed the token first.
-    const ctx = TOKEN_PATH.test(r.path) ? undefined : stepContext.getStore();
-    if (!ctx) return void this.others.push(req);
+    if (!req) return void this.listFor(r.path).push(ended);
+    delete req.in_flight;
+    Object.assign(req, ended);
+  };
+
+  /** The list a request goes to: its step's, or (a sign-in, whichever step needed the token first, and
+   *  the plan's reads) the others. */
+  private listFor(path: string): EvidenceRequest[] {
+    const ctx = TOKEN_PATH.test(path) ? undefined : stepContext.getStore();
+    if (!ctx) return this.others;
     let list = this.requestsOf.get(ctx);
     if (!list) this.requestsOf.set(ctx, (list = []));
-    list.push(req);
-  };
+    return list;
+  }
 
   get planned(): boolean {
     return this.plan !== undefined;
@@ -122,7 +152,7 @@ export class EvidenceRecorder {
       return {
         outcome: "unknown",
         why: end.stoppedNow
-          ? "in flight when the run was stopped at once (a second interrupt): whether its write landed is unknown; a request without an answer is not listed"
+          ? "in flight when the run was stopped at once (a second interrupt): whether its write landed is unknown"
           : `in flight when the run ended${end.error ? ` (${end.error})` : ""}: whether its write landed is unknown`,
       };
     if (end.declined) return { outcome: "skipped", why: "not applied: the confirmation was answered no" };
@@ -135,6 +165,8 @@ export class EvidenceRecorder {
     const plan = this.plan;
     if (!plan) throw new Error("an evidence record is written only for a run that planned");
     const git = await this.git;
+    const now = this.init.now();
+    for (const list of this.pending.values()) for (const q of list) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
     const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
     const changes: EvidenceChange[] = plan.changes.map((c) => {
       const ctx = this.contexts.get(key(c.action, c.address));
