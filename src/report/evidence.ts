@@ -27,7 +27,7 @@ function gitWords(r: EvidenceRecord): string {
 }
 
 const requestWords = (q: EvidenceRequest): string =>
-  `${q.method} ${q.path} ${q.status ?? "no answer"}${q.error ? ` (${q.error})` : ""}, ${q.started_at}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}`;
+  `${q.method} ${q.path} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${q.error})` : ""}, ${q.started_at}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}`;
 
 function countLine(r: EvidenceRecord): string {
   const parts = Object.entries(r.summary)
@@ -62,7 +62,9 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter): str
 const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 function changeRows(c: EvidenceChange): string {
-  const sent = c.requests.map((q) => `${q.method} ${q.path} → ${q.status ?? "no answer"}${q.resend ? " (resend)" : ""}`).join("<br>");
+  const sent = c.requests
+    .map((q) => `${q.method} ${q.path} → ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}`)
+    .join("<br>");
   const diff = c.diff.map((d) => `${d.path}: ${show(d.before)} → ${show(d.after)}`).join("<br>");
   return `| \`${cell(c.action)}\` | \`${cell(c.address)}\` | ${cell(diff) || "—"} | ${cell(sent) || "—"} | **${c.outcome}**: ${cell(c.why)} |`;
 }
@@ -73,7 +75,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord): string {
     `### Apply ${r.sequence} of \`${r.environment}\` — ${r.finished_at}`,
     "",
     `- **Record**: \`${file}\`, hash \`${r.hash}\`, prev \`${r.prev ?? "none"}\``,
-    `- **What was approved**: plan \`${r.plan.checksum}\` (${r.plan.file ? `saved plan \`${r.plan.file}\`` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}) at git commit ${r.git.commit ? `\`${r.git.commit}\`` : "unknown"} (${gitWords(r).replace(/^\S+ /, "")})`,
+    `- **What was approved**: plan \`${r.plan.checksum}\` (${r.plan.file ? `saved plan \`${r.plan.file}\`` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}) at git commit ${r.git.commit ? `\`${r.git.commit}\` ${gitWords(r).replace(/^\S+ /, "")}` : gitWords(r)}`,
     `- **By whom**: ${approvedWords(r)}`,
     `- **When**: ${r.started_at} to ${r.finished_at}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${r.base_url}, realm \`${r.realm}\`, as \`${r.service_user ?? "(none)"}\``,
