@@ -1,5 +1,31 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ciContext } from "./context.js";
+import { ciContext, gitState } from "./context.js";
+
+describe("the commit of a record", () => {
+  it("git's commit and a clean tree, the evidence folder left out; a change not committed; no repository: unknown, said why", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-git-"));
+    try {
+      expect(await gitState(dir, join(dir, "evidence"))).toEqual({ commit: null, clean: null, note: "not a git repository" });
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" }).trim();
+      git("init", "-q");
+      writeFileSync(join(dir, "revsync.yaml"), "version: 1\n");
+      expect(await gitState(dir, join(dir, "evidence"))).toEqual({ commit: null, clean: false, note: "the repository has no commit yet" });
+      git("add", "-A");
+      git("-c", "user.email=a@example.com", "-c", "user.name=a", "commit", "-qm", "x");
+      mkdirSync(join(dir, "evidence"));
+      writeFileSync(join(dir, "evidence", "r.json"), "{}");
+      expect(await gitState(dir, join(dir, "evidence"))).toEqual({ commit: git("rev-parse", "HEAD"), clean: true });
+      writeFileSync(join(dir, "revsync.yaml"), "version: 1\n# changed\n");
+      expect((await gitState(dir, join(dir, "evidence"))).clean).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("the CI run of a record", () => {
   it("GitHub Actions: run URL with its attempt, the actor who triggered it, the pull request from the ref or the event file", () => {

@@ -14,21 +14,21 @@ function run(args: string[], cwd: string): Promise<string> {
  *  left out, when it lies inside): git as a child process; "unknown" (null, with a note) when git is
  *  missing or the folder is not a repository. */
 export async function gitState(root: string, evidenceDir: string): Promise<{ commit: string | null; clean: boolean | null; note?: string }> {
-  let commit: string;
-  try {
-    commit = (await run(["rev-parse", "--verify", "HEAD"], root)).trim();
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository (or it has no commit)" };
-  }
   const inside = relative(root, evidenceDir);
   const exclude = inside && !inside.startsWith("..") && !isAbsolute(inside) ? [`:(exclude)${inside}`] : [];
+  // One process: the porcelain v2 header names the commit (branch.oid), the entries what is not committed.
+  let status: string;
   try {
-    const status = await run(["status", "--porcelain", "--", ".", ...exclude], root);
-    return { commit, clean: status.trim() === "" };
-  } catch {
-    return { commit, clean: null, note: "git status failed" };
+    status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
   }
+  const lines = status.split("\n").filter((l) => l);
+  const oid = /^# branch\.oid (\S+)$/m.exec(status)?.[1];
+  const clean = lines.every((l) => l.startsWith("# "));
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet" };
+  return { commit: oid, clean };
 }
 
 const nonEmpty = (v: string | undefined): string | null => (v && v.trim() ? v : null);
