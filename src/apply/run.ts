@@ -272,8 +272,10 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   let finished = 0;
   // No retry here: each request has one budget, in the HTTP core (README, Reliability).
   const inStep = (s: Step): Promise<string> => {
+    // Only when someone watches: an async context has a cost on every promise of the run.
+    if (!opts.onStep) return execute(core, guard, s, created, user, log);
     const ctx: StepContext = { id: s.id, address: s.change.address, action: s.change.action };
-    opts.onStep?.(ctx);
+    opts.onStep(ctx);
     return stepContext.run(ctx, () =>
       execute(core, guard, s, created, user, log).catch((e: unknown) => {
         ctx.error = e;

@@ -12,16 +12,37 @@ const envSlug = (environment: string): string => environment.replace(/[^A-Za-z0-
 /** The environment's last readable record in the folder, found from the file names: only the newest
  *  files of its name are read, not the whole history (two environments whose names differ only in
  *  characters a file name cannot hold are told apart by the record itself). */
-function lastRecordOf(dir: string, environment: string): EvidenceRecord | undefined {
+function lastRecordOf(dir: string, environment: string): Pick<EvidenceRecord, "hash" | "sequence"> | undefined {
   const tag = `-${envSlug(environment)}-`;
   const names = readdirSync(dir)
     .filter((n) => n.endsWith(".json") && n.includes(tag))
     .sort();
   for (let i = names.length - 1; i >= 0; i--) {
-    const r = readRecord(join(dir, names[i] as string)).record;
-    if (r && r.environment === environment) return r;
+    const head = headOf(join(dir, names[i] as string), environment);
+    if (head) return head;
   }
   return undefined;
+}
+
+/** What the next record links to: the hash and sequence of a record of the environment. A record as
+ *  revsync writes it holds both where they always are (its sequence among the first keys, its hash the
+ *  last), so they are read without parsing the whole record; any other layout is parsed. Checking the
+ *  record itself is verify's work. */
+function headOf(path: string, environment: string): Pick<EvidenceRecord, "hash" | "sequence"> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  const start =
+    /^\{\n {2}"format_version": "[^"\\]*",\n {2}"kind": "revsync-apply-evidence",\n {2}"sequence": (\d+),\n {2}"revsync_version": "[^"\\]*",\n {2}"environment": ("(?:[^"\\]|\\.)*"),/.exec(
+      text.slice(0, 4096),
+    );
+  const end = /"hash": "(sha256:[0-9a-f]{64})"\n\}\n?$/.exec(text.slice(-200));
+  if (start && end) return JSON.parse(start[2] as string) === environment ? { sequence: Number(start[1]), hash: end[1] as string } : undefined;
+  const r = readRecord(path).record;
+  return r && r.environment === environment ? r : undefined;
 }
 
 export function recordFileName(r: Pick<EvidenceRecord, "finished_at" | "environment" | "hash">): string {
