@@ -29,8 +29,7 @@ export interface RecorderInit {
   revsyncVersion: string;
   ci: CiContext | null;
   now: () => number;
-  /** Blanks out every secret the run learned: applied to the record's text before it is hashed, so a
-   *  secret quoted in an error never reaches the folder. */
+  /** Blanks out every secret the run learned (appendRecord applies it before the hash is taken). */
   redact: (text: string) => string;
 }
 
@@ -211,10 +210,7 @@ export class EvidenceRecorder {
       interrupted: end.exitCode === 130 || !!end.report?.interrupted,
       error: end.error ?? null,
     };
-    const text = JSON.stringify(content);
-    const redacted = i.redact(text);
-    const clean = redacted === text ? content : (JSON.parse(redacted) as typeof content);
-    this.written = appendRecord(i.dir, clean);
+    this.written = appendRecord(i.dir, content, i.redact);
     return this.written;
   }
 }

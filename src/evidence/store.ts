@@ -2,7 +2,8 @@ import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync }
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { writeFileExclusive } from "../fs-atomic.js";
-import { recordHash } from "./canonical.js";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "./canonical.js";
 import type { EvidenceRecord } from "./record.js";
 
 /** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
@@ -103,13 +104,27 @@ export function readRecord(path: string, file = path): StoredRecord {
 }
 
 /** Links a finished record to the last record of its environment in the folder, hashes it and writes it
- *  as a new file (never over one). Returns where it went. */
-export function appendRecord(dir: string, content: Omit<EvidenceRecord, "prev" | "hash" | "sequence">): { path: string; record: EvidenceRecord } {
+ *  as a new file (never over one). `redact` blanks out secrets: it runs over the record's canonical text,
+ *  before the hash is taken of it, so a secret quoted in an error never reaches the folder. Returns where
+ *  it went. */
+export function appendRecord(
+  dir: string,
+  content: Omit<EvidenceRecord, "prev" | "hash" | "sequence">,
+  redact: (text: string) => string = (t) => t,
+): { path: string; record: EvidenceRecord } {
   const last = lastRecordOf(dir, content.environment);
   const sequence = (last?.sequence ?? 0) + 1;
   const { format_version, kind, ...rest } = content;
-  const record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, hash: "" };
-  record.hash = recordHash(record as unknown as Record<string, unknown>);
+  let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, hash: "" };
+  const { hash: _none, ...unsigned } = record;
+  let text = canonicalJson(unsigned);
+  const redacted = redact(text);
+  if (redacted !== text) {
+    record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
+    const { hash: _again, ...clean } = record;
+    text = canonicalJson(clean);
+  }
+  record.hash = `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
   const path = join(dir, recordFileName(record));
   writeFileExclusive(path, `${JSON.stringify(record, null, 2)}\n`);
   return { path, record };

@@ -102,3 +102,33 @@ describe("the chain check", () => {
     expect(report.records[2]?.problems[0]).toContain(`or ${list[1]?.file} was rewritten`);
   });
 });
+
+describe("appending a record", () => {
+  it("links to the environment's last record, blanks secrets before the hash is taken, never writes over a file", async () => {
+    const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { appendRecord, readRecords } = await import("./store.js");
+    const dir = mkdtempSync(join(tmpdir(), "revsync-append-"));
+    try {
+      const content = (error: string | null) =>
+        ({ format_version: "1", kind: "revsync-apply-evidence", environment: "prod", finished_at: "2026-11-24T06:00:00.000Z", changes: [], error }) as never;
+      const redact = (t: string) => t.replaceAll("s3cret-token", "[redacted]");
+      const first = appendRecord(dir, content(null), redact);
+      const second = appendRecord(
+        dir,
+        { ...(content("sign-in failed: s3cret-token refused") as object), finished_at: "2026-11-24T06:00:01.000Z" } as never,
+        redact,
+      );
+      expect(second.record).toMatchObject({ sequence: 2, prev: first.record.hash, error: "sign-in failed: [redacted] refused" });
+      expect(readFileSync(second.path, "utf8")).not.toContain("s3cret");
+      expect(verifyChain(readRecords(dir)).ok).toBe(true);
+      const { writeFileExclusive } = await import("../fs-atomic.js");
+      const before = readFileSync(first.path, "utf8");
+      expect(() => writeFileExclusive(first.path, "{}")).toThrow(/EEXIST/);
+      expect(readFileSync(first.path, "utf8")).toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
