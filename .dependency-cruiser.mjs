@@ -15,6 +15,7 @@ export const LAYERS = [
   ["plan"],
   ["export"],
   ["apply"],
+  ["evidence"],
   ["report"],
   ["cli"],
   ["entry"],

@@ -1,10 +1,45 @@
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** Writes a file so that a crash leaves either the old or the new content: a temp file beside the
  *  target, fsync, rename. Used for the emulator's state, saved plans and exported policy files. With
  *  `exact`, the file gets exactly `mode` whatever the umask (an edited file keeps its own). */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644, exact = false): void {
+  const tmp = writeTemp(path, data, mode, exact);
+  try {
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Writes a new file atomically and never over another: the temp file is linked to its name, which fails
+ *  (EEXIST) when a file of that name exists, then the temp name is removed. A crash leaves no file or the
+ *  whole one (and, at worst, a stray temp file). Used for apply's evidence records. */
+export function writeFileExclusive(path: string, data: string | Uint8Array, mode = 0o644): void {
+  const tmp = writeTemp(path, data, mode, false);
+  try {
+    linkSync(tmp, path);
+  } catch (e) {
+    // A file system without hard links: an exclusive create still never writes over a file.
+    if (!NO_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
+    const fd = openSync(path, "wx", mode);
+    try {
+      if (typeof data === "string") writeSync(fd, data);
+      else writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+
+function writeTemp(path: string, data: string | Uint8Array, mode: number, exact: boolean): string {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, "w", mode);
@@ -19,10 +54,5 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
     throw e;
   }
   closeSync(fd);
-  try {
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  return tmp;
 }

@@ -3,9 +3,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliProcess, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
-// Every command with --verbose, through errors and retries: stdout, stderr, the saved plan and every
-// file written are scanned for the password, the client secret and every token the emulator issued.
-// The CLI runs as a process here: the sweep covers all the process writes, Node's own words included.
+// Every command with --verbose, through errors and retries: stdout, stderr, the saved plan, the evidence
+// records and every file written are scanned for the password, the client secret and every token the
+// emulator issued. The CLI runs as a process here: the sweep covers all the process writes, Node's own
+// words included.
 const fx = useEmulatorRepo({ reset: false });
 
 function filesUnder(dir: string): string[] {
@@ -32,8 +33,10 @@ describe("secrets sweep", () => {
       ["validate", "--verbose"],
       ["plan", "--verbose", "--out", "out/plan.json"],
       ["plan", "--verbose", "--format", "markdown"],
-      ["apply", "out/plan.json", "--auto-approve", "--verbose"],
-      ["apply", "--auto-approve", "--verbose", "--format", "json"],
+      ["apply", "out/plan.json", "--auto-approve", "--verbose", "--evidence", "out/evidence"],
+      ["apply", "--auto-approve", "--verbose", "--format", "json", "--evidence", "out/evidence"],
+      ["evidence", "verify", "out/evidence", "--live", "--verbose"],
+      ["evidence", "show", "out/evidence", "--format", "markdown"],
       ["drift", "--verbose", "--format", "json"],
       ["export", "--verbose", "--dir", "out/export"],
       ["approvals", "list", "--verbose"],
@@ -72,6 +75,15 @@ describe("secrets sweep", () => {
     expect(output).toMatch(/send 2\/6 of /);
     const files = filesUnder(join(fx.repo, "out")).map((f) => readFileSync(f, "utf8"));
     expect(existsSync(join(fx.repo, "out", "plan.json"))).toBe(true);
+    // Both applies left a record through the faults; they are among the files scanned, and name no header,
+    // form or body: the sign-in is there as a request (method, path, status), nothing more.
+    const records = readdirSync(join(fx.repo, "out", "evidence")).filter((f) => f.endsWith(".json"));
+    expect(records).toHaveLength(2);
+    for (const f of records) {
+      const text = readFileSync(join(fx.repo, "out", "evidence", f), "utf8");
+      expect(text).toContain('"path": "/auth/realms/demo/protocol/openid-connect/token"');
+      expect(text).not.toMatch(/authorization|bearer|password|client_secret|access_token|refresh_token/i);
+    }
     expect(files.length).toBeGreaterThan(3);
     const haystack = [output, ...files].join("\n");
     const secrets = ["alice-password", "demo-secret", "wrong-pass-1234", "wrong-secret-5678", "at.made-up-bearer-token-9999", ...tokens];

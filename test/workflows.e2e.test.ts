@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -153,6 +153,9 @@ describe("GitHub Actions recipes", () => {
     expect(ok.out).toContain("Applying the plan reviewed on pull request #7");
     expect(ok.out).toContain("Apply complete:");
     expect(ok.code, ok.out).toBe(0);
+    // The run's evidence record, its chain checked in the job log, which keeps the latest hash.
+    expect(ok.out).toMatch(/Evidence: \S+\/evidence\/\S+-sandbox-[0-9a-f]{12}\.json sha256:[0-9a-f]{64}/);
+    expect(ok.out).toMatch(/1 record: every hash and every link holds\.\nLatest of sandbox: sha256:/);
     // A merged pull request whose plan was not fetched: the job fails, in one line, and applies nothing.
     writeFileSync(join(work, "output-production"), "result=8\n");
     const unfetched = await runJob("revsync-apply.yml", "apply", "production", { REVSYNC_ALLOW_UNREVIEWED: "true" });
@@ -228,6 +231,8 @@ describe("GitLab CI recipe", () => {
     const allowed = await job("apply", "sandbox", { REVSYNC_ALLOW_UNREVIEWED: "true" });
     expect(allowed.out).toContain("GITLAB_API_TOKEN is not set and REVSYNC_ALLOW_UNREVIEWED is true: planning and applying now, without a reviewed plan.");
     expect(allowed.code, allowed.out).toBe(0);
+    // The apply job's evidence record, in the folder its artifact keeps.
+    expect(readdirSync(join(work, "evidence", "sandbox")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
     // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.

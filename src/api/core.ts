@@ -49,6 +49,29 @@ export interface ClientOptions {
   /** The environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case names) are read from:
    *  the run's (default: the process's). */
   env?: NodeJS.ProcessEnv;
+  /** Called once per HTTP attempt (token requests too) when it ends: what was sent and what came of it,
+   *  never a header, a body or a form (apply --evidence records it). */
+  onRequest?: (r: RequestObservation) => void;
+  /** Called as each HTTP attempt is sent (before onRequest tells how it ended): what an observer lists
+   *  as in flight when the process stops before the answer comes. */
+  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag">) => void;
+}
+
+/** One HTTP attempt as an observer sees it: no secret, no body. `status` is null when no answer came;
+ *  `resend` says that an earlier attempt of the same request was sent (after a 429, a 5xx, a lost answer,
+ *  a 401's new sign-in). */
+export interface RequestObservation {
+  method: string;
+  path: string;
+  status: number | null;
+  /** Epoch ms, from the client's clock. */
+  started_at: number;
+  duration_ms: number;
+  resend: boolean;
+  error?: string;
+  /** The tag of the client view the request was sent through (ApiCore.tagged): apply tags each step's
+   *  requests with the change they were sent for. Absent for the untagged client and token requests. */
+  tag?: string;
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
@@ -169,6 +192,10 @@ export class ApiCore {
   private readonly timeoutMs: number;
   /** One per client, so one per run: every request to the service goes through it. */
   readonly governor: Governor;
+  private readonly onRequest: ((r: RequestObservation) => void) | undefined;
+  private readonly onRequestStart: ClientOptions["onRequestStart"];
+  /** What the request observer is told each request of this client view was sent for (see tagged). */
+  readonly tag: string | undefined;
 
   constructor(opts: ClientOptions) {
     this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
@@ -180,6 +207,8 @@ export class ApiCore {
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? (() => undefined);
     this.onUnknownValue = opts.onUnknownValue ?? (() => undefined);
+    this.onRequest = opts.onRequest;
+    this.onRequestStart = opts.onRequestStart;
     this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 20_000, maxWaitMs: Infinity, ...opts.retry };
     const headersMs = opts.timeouts?.headersMs ?? 30_000;
     const bodyMs = opts.timeouts?.bodyMs ?? 60_000;
@@ -232,6 +261,8 @@ export class ApiCore {
     for (let attempt = 0; ; attempt++) {
       let status = 0;
       let wait: number | undefined;
+      const t0 = this.clock.now();
+      this.onRequestStart?.({ method: "POST", path: new URL(this.tokenUrl).pathname, started_at: t0, resend: attempt > 0 });
       try {
         const res = await request(this.tokenUrl, {
           method: "POST",
@@ -244,6 +275,7 @@ export class ApiCore {
         });
         status = res.statusCode;
         const text = await res.body.text();
+        this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0);
         this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
         if (!RETRY_STATUS.has(status)) {
           let body: unknown;
@@ -269,6 +301,7 @@ export class ApiCore {
       } catch (e) {
         if (e instanceof ApiError) throw e;
         last = this.abortReason(e) ?? connectionReason(e);
+        this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last);
         this.log(`POST /auth/realms/…/token failed: ${last}`);
         if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
       }
@@ -312,9 +345,14 @@ export class ApiCore {
    *  request is thrown (an ApiError of the token endpoint). */
   private async transport(spec: RequestSpec, url: string, shown: string, p: Progress): Promise<Answer> {
     const sends = p.sends;
+    const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
     for (let reauthed = false; ; reauthed = true) {
       const token = await this.auth.token();
       const t0 = this.clock.now();
+      // A resend: the caller (a read's loop, the write unit) sent this request before (its progress
+      // counts the sends and the 429s since), or a read goes again after a 401's new sign-in.
+      const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
+      this.onRequestStart?.({ method: spec.method, path, started_at: t0, resend, ...(this.tag === undefined ? {} : { tag: this.tag }) });
       let res: Dispatcher.ResponseData;
       let body: Buffer;
       const signal = this.requestSignal();
@@ -336,10 +374,12 @@ export class ApiCore {
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
         const reason = this.abortReason(e, signal) ?? connectionReason(e);
+        this.observe(spec.method, path, null, t0, resend, reason);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
         return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
       }
       const status = res.statusCode;
+      this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);
       if (status === 401 && !this.auth.isStatic) {
         // Not processed. A read is sent again at once with a new token; a write goes back to its
@@ -421,6 +461,23 @@ export class ApiCore {
   /** The most sends of a request that changes a state in place (a PATCH) or reads: BUDGET.sends. */
   get sendBudget(): number {
     return this.retry.maxAttempts;
+  }
+
+  /** A view of this client whose requests the observer is told were sent for `tag` (apply: the change a
+   *  step's guard reads, writes and read-backs are for). It shares everything else (the connection
+   *  pool, the sign-in, the governor, the budgets): a prototype over this client, carrying only the tag,
+   *  so no async context has to follow the step's promises. Token requests stay untagged. */
+  tagged(tag: string): ApiCore {
+    return Object.create(this, { tag: { value: tag, enumerable: true } }) as ApiCore;
+  }
+
+  /** Tells the request observer about one attempt that ended. */
+  private observe(method: string, path: string, status: number | null, t0: number, resend: boolean, error?: string): void {
+    if (!this.onRequest) return;
+    const r: RequestObservation = { method, path, status, started_at: t0, duration_ms: this.clock.now() - t0, resend };
+    if (error !== undefined) r.error = error;
+    if (this.tag !== undefined) r.tag = this.tag;
+    this.onRequest(r);
   }
 
   /** Waits before the next send of a request, or throws when it may not be sent again: its budget is

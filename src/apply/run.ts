@@ -191,11 +191,14 @@ export class Guards {
   /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
    *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
    *  meets a change made since the plan"); a configuration that already holds git's values is done. */
-  update(c: Change): () => Promise<GuardVerdict<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before: Record<string, unknown> }>> {
+  update(
+    c: Change,
+    core: ApiCore = this.core,
+  ): () => Promise<GuardVerdict<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before: Record<string, unknown> }>> {
     return async () => {
       const p = c.payload;
       if (p?.kind !== "update") throw new TypeError("not an update");
-      const env = (await tenantConfigurations.list(this.core)).find((e) => e.compliance_id === p.compliance_id);
+      const env = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
       if (!env || env.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
       const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
       const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
@@ -215,16 +218,16 @@ export class Guards {
   /** The SSP list, read right before a create's send: creates whose guards start while a read is in
    *  flight share it (one round trip old at most); a failed shared read makes each of them read for
    *  itself, so a read failing fails only the writes whose own read fails. */
-  private async list(): Promise<SspList> {
+  private async list(core: ApiCore): Promise<SspList> {
     const shared = this.listing;
     if (shared) {
       try {
         return await shared;
       } catch {
-        return ssp.list(this.core);
+        return ssp.list(core);
       }
     }
-    const mine = ssp.list(this.core);
+    const mine = ssp.list(core);
     this.listing = mine;
     const done = (): void => {
       if (this.listing === mine) this.listing = undefined;
@@ -234,29 +237,29 @@ export class Guards {
   }
 
   /** Differences between a live policy's batches and the values git sends with a create. */
-  async createValues(p: Extract<Payload, { kind: "create" }>, live: SspEnvelope): Promise<string[]> {
+  async createValues(p: Extract<Payload, { kind: "create" }>, live: SspEnvelope, core: ApiCore = this.core): Promise<string[]> {
     const out: string[] = [];
     const item = p.body.compliance_spec[0] as (SspCreateItem & { batches?: SspCreateBatch[] }) | undefined;
     for (const b of item?.batches ?? []) {
       const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
       if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-      else if ((await this.valuesOf(p.body.compliance_name, lb)) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+      else if ((await this.valuesOf(p.body.compliance_name, lb, core)) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
     }
     return out;
   }
 
   /** A create: the policy must not exist (unless it is git's policy already, values and all) and no
    *  active policy may hold its place in the hierarchy. */
-  create(c: Change): () => Promise<GuardVerdict<null>> {
+  create(c: Change, core: ApiCore = this.core): () => Promise<GuardVerdict<null>> {
     return async () => {
       const p = c.payload;
       if (p?.kind !== "create") throw new TypeError("not a create");
       const name = p.body.compliance_name;
-      const list = await this.list();
+      const list = await this.list(core);
       const existing = list.find((e) => e.compliance_name === name);
       if (existing) {
         const sent = p.body.compliance_spec[0];
-        const differs = [...(sent ? createMismatch(sent, existing.compliance_spec?.[0]) : []), ...(await this.createValues(p, existing))];
+        const differs = [...(sent ? createMismatch(sent, existing.compliance_spec?.[0]) : []), ...(await this.createValues(p, existing, core))];
         if (!differs.length) return { already: "the service holds git's policy and values" };
         return blocked(
           `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`,
@@ -275,9 +278,9 @@ export class Guards {
     };
   }
 
-  private valuesOf(policy: string, lb: SspItem): Promise<string> {
+  private valuesOf(policy: string, lb: SspItem, core: ApiCore): Promise<string> {
     const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
-    const read = (): Promise<string> => readBatchValues(this.core, policy, lb).then((v) => valuesChecksum(v));
+    const read = (): Promise<string> => readBatchValues(core, policy, lb).then((v) => valuesChecksum(v));
     if (!file) return read();
     let sum = this.fileSums.get(file);
     if (!sum) {
@@ -291,12 +294,17 @@ export class Guards {
   /** A review or approve: the batch must still be where the plan saw it (status), the same upload
    *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
    *  the status the write asks for is done already. */
-  batch(c: Change, action: "review" | "approve", created?: () => string | undefined): () => Promise<GuardVerdict<{ ifMatch?: string; id: string }>> {
+  batch(
+    c: Change,
+    action: "review" | "approve",
+    created?: () => string | undefined,
+    core: ApiCore = this.core,
+  ): () => Promise<GuardVerdict<{ ifMatch?: string; id: string }>> {
     return async () => {
       const p = c.payload;
       if (p?.kind !== "batch") throw new TypeError("not a batch step");
       const policyAddr = address.ssp(p.policy);
-      const env = await ssp.get(this.core, p.policy);
+      const env = await ssp.get(core, p.policy);
       if (!env || !env.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
       // The policy the plan read, or the one this run created (a policy of that name made by someone
       // else is not ours to move forward, whatever its values).
@@ -317,7 +325,8 @@ export class Guards {
         // anything was sent): the file it made holds them, with no download to say so.
         this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
       }
-      if ((await this.valuesOf(p.policy, lb)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+      if ((await this.valuesOf(p.policy, lb, core)) !== p.values_checksum)
+        return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
       if (typeof lb.status === "string" && target.includes(lb.status))
         return { already: "the service shows it, with the values the plan showed", status: lb.status };
@@ -400,16 +409,16 @@ async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Ma
   const c = step.change;
   const p = c.payload;
   if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c)));
+  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c, core)));
   if (p.kind === "create") {
-    const o = await writes.create(core, p.body, guards.create(c), (live) => guards.createValues(p, live));
+    const o = await writes.create(core, p.body, guards.create(c, core), (live) => guards.createValues(p, live, core));
     if (o.kind === "done" || o.kind === "confirmed") createdIds.set(p.body.compliance_name, o.result.compliance_id);
     return stepResult("create", o);
   }
   const action = c.action === "review" ? "review" : "approve";
   // The policy's id comes with the guard's read (a policy this run created has one only now).
   const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
-  const guard = guards.batch(c, action, () => createdIds.get(p.policy));
+  const guard = guards.batch(c, action, () => createdIds.get(p.policy), core);
   return stepResult(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard));
 }
 
@@ -420,7 +429,13 @@ export interface ApplyOptions {
   onFinish?: (o: StepOutcome, done: number, total: number) => void;
   /** The verbose log. */
   log?: (line: string) => void;
+  /** Tag each step's requests (its guard's reads, its sends, its read-backs) with stepTag(its change),
+   *  for the client's request observer (apply --evidence). */
+  tagRequests?: boolean;
 }
+
+/** The tag of a step's requests: the change it applies (a batch's review and approve share an address). */
+export const stepTag = (c: Pick<Change, "action" | "address">): string => `${c.action} ${c.address}`;
 
 /** Applies the plan's writes in dependency order. Each write is checked right before every send of it
  *  (Guards): the plan may have been saved a while ago, or the service changed while the prompt, or a
@@ -433,7 +448,9 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const guards = new Guards(core, user, opts.log);
   let finished = 0;
   // No retry here: each write is one write unit (src/api/write.ts), with one budget.
-  const outcomes = await schedule(steps, (s) => execute(core, guards, s, created), {
+  // Each step's requests are sent through a view of the client that names its change, passed down
+  // explicitly (an async context would tag them too, at a cost on every promise of the run).
+  const outcomes = await schedule(steps, (s) => execute(opts.tagRequests ? core.tagged(stepTag(s.change)) : core, guards, s, created), {
     concurrency: opts.concurrency,
     isStopping: opts.isStopping,
     onStart: opts.onStart,

@@ -12,9 +12,11 @@ import { startProgress } from "./progress.js";
 import { askYes } from "./prompt.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
+import { startEvidence, type Evidence } from "./evidence.js";
 
 export interface ApplyFlags extends GlobalFlags {
   autoApprove?: boolean;
+  evidence?: string;
 }
 
 export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
@@ -35,19 +37,24 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
   if (saved && planFile) checkBinding(saved, env, planFile);
-  const core = openClient(env, flags, out);
+  // The evidence folder is checked before anything is sent; the record is written at the end of every
+  // run that got as far as a plan, whatever its end.
+  const evidence: Evidence | undefined = startEvidence(flags, repo, env, planFile);
+  const core = openClient(env, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart });
   const signals = applySignals(out.io.signals, (line) => out.warn(line));
   const work = async (): Promise<number> => {
     // A saved plan is checked write by write right before every send of each, after the prompt
     // (apply/run.ts, Guards): what changed since blocks only that write and its dependents.
     const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
+    evidence?.recorder.setPlan(plan);
+    evidence?.recorder.setUser(core.auth.username);
     out.info(planText(plan, out.err));
     if (!hasApplied(plan)) {
       out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
       noteTurnedAway(core.governor, env, flags, out);
       return 0;
     }
-    requireUser(core, plan);
+    evidence?.recorder.setUser(requireUser(core, plan));
     if (signals.isStopping()) {
       out.error("apply interrupted before it wrote anything");
       return 130;
@@ -61,21 +68,26 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
           core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")),
         ))
       ) {
+        evidence?.recorder.setApproval("declined");
         out.error("apply cancelled: nothing was written");
         return 1;
       }
     }
+    evidence?.recorder.setApproval(flags.autoApprove ? "auto-approve" : "prompt");
     const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
     try {
       const report = await applyPlan(core, plan, {
         concurrency: concurrencyOf(flags),
         isStopping: signals.isStopping,
         onStart: (s) => {
+          evidence?.recorder.stepStarted(s.change);
           signals.started(s.id, `${s.change.action} ${s.change.address}`);
           out.verbose(`start ${s.change.action} ${s.change.address}`);
           progress.update(`Applying: ${s.change.action} ${s.change.address}`);
         },
+        tagRequests: evidence !== undefined,
         onFinish: (o, done, total) => {
+          evidence?.recorder.stepFinished(o);
           signals.finished(o.step.id);
           progress.update(`Applying: ${done}/${total} finished`);
           out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
@@ -86,16 +98,28 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       if (flags.format === "json") out.json(report);
       else out.out(applyText(report, out));
       noteTurnedAway(core.governor, env, flags, out);
-      if (report.interrupted) return 130;
-      return report.summary.failed ? 1 : 0;
+      const code = report.interrupted ? 130 : report.summary.failed ? 1 : 0;
+      if (evidence) evidence.report = report;
+      return code;
     } finally {
       progress.stop();
     }
   };
   try {
-    const first = await Promise.race([work(), signals.stopNow]);
-    if (first !== "stop now") return first;
+    let first: number | "stop now";
+    try {
+      first = await Promise.race([work(), signals.stopNow]);
+    } catch (e) {
+      await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
+      throw e;
+    }
+    if (first !== "stop now") {
+      // A run asked to leave evidence that could not fails, though its writes went through.
+      const kept = (await evidence?.finish(out, { exitCode: first })) ?? true;
+      return !kept && first === 0 ? 1 : first;
+    }
     out.error(signals.stopNowMessage());
+    await evidence?.finish(out, { exitCode: 130, stoppedNow: true });
     return 130;
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing

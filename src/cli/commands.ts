@@ -134,9 +134,10 @@ export function registerEngine(program: Command, run: Runner): void {
       .argument("[planfile]", "a plan saved with plan --out; without it, apply plans first")
       .description("make the planned changes, in dependency order; asks first unless --auto-approve")
       .option("--auto-approve", "do not ask (required without a terminal)")
+      .option("--evidence <dir>", "also write one hash-chained JSON evidence record of this run into DIR (default: evidence: of revsync.yaml)")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n\nA saved plan is refused when anything it touches changed since it was made.\nExit: 0 done, 1 error, failure or refused, 130 interrupted (SIGINT/SIGTERM).",
+        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n\nA saved plan is refused when anything it touches changed since it was made.\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure or refused, 130 interrupted (SIGINT/SIGTERM).",
       ),
     { format: ["text", "json"], target: true },
   ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
@@ -170,6 +171,7 @@ export function registerEngine(program: Command, run: Runner): void {
 }
 
 export function registerOps(program: Command, run: Runner): void {
+  registerEvidence(program, run);
   const approvalsCmd = program
     .command("approvals")
     .description("manual-upload approvals (spec 4.8, 4.9)")
@@ -254,4 +256,38 @@ export function registerOps(program: Command, run: Runner): void {
       .option("--output <file>", "write to a file instead of stdout")
       .addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("download", f, out, args)));
+}
+
+function registerEvidence(program: Command, run: Runner): void {
+  const evidenceCmd = program
+    .command("evidence")
+    .description("check and print the evidence records apply --evidence writes (for auditors)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --env production\n  revsync evidence show evidence/ --format markdown > change-log.md",
+    );
+  common(
+    evidenceCmd
+      .command("verify")
+      .argument("<dir>", "the folder of evidence records")
+      .description("check every record's hash and each environment's chain; with --live, whether what each record applied still holds")
+      .option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it")
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error.",
+      ),
+    { format: ["text", "json"] },
+  ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceVerify(f, out, args)));
+  common(
+    evidenceCmd
+      .command("show")
+      .argument("<record>", "an evidence record, or a folder of them")
+      .description("print evidence records for an auditor: what was approved, by whom, when, what was sent, what became of it; offline")
+      .option("--last <n>", "only the last N records (of --env, when given)")
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nshow does not check hashes: revsync evidence verify does.",
+      ),
+    { format: ["text", "markdown", "json"], offline: true },
+  ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceShow(f, out, args)));
 }

@@ -1,4 +1,4 @@
-import { ApiCore } from "../api/core.js";
+import { ApiCore, type ClientOptions } from "../api/core.js";
 import { credentialsFromEnv } from "../api/auth.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
@@ -103,7 +103,8 @@ export function msSetting(penv: NodeJS.ProcessEnv, name: string, fallback: numbe
   return Number(raw);
 }
 
-export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): ApiCore {
+/** `observer`: who watches every request (apply --evidence). */
+export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output, observer?: Pick<ClientOptions, "onRequest" | "onRequestStart">): ApiCore {
   const penv = envOf(flags);
   const credentials = credentialsFromEnv(penv, env.baseUrl);
   return new ApiCore({
@@ -126,6 +127,7 @@ export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output): A
       out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
     },
     log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
+    ...observer,
     retry: penv.REVSYNC_MAX_RETRY_WAIT_MS ? { maxWaitMs: msSetting(penv, "REVSYNC_MAX_RETRY_WAIT_MS", 0, 0) } : undefined,
     timeouts: {
       connectMs: msSetting(penv, "REVSYNC_CONNECT_TIMEOUT_MS", 10_000),

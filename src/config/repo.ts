@@ -33,6 +33,8 @@ export interface ResolvedEnv {
   service: ServiceChoices;
   /** Requests per second the service allows, when revsync.yaml says (rate_limit). */
   rateLimit?: number;
+  /** The folder of apply's evidence records (evidence: of the environment, else of revsync.yaml), absolute. */
+  evidence?: string;
 }
 
 export interface SourceRef {
@@ -192,6 +194,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
   const authUrl = env.REVSYNC_AUTH_URL ?? text("auth_url", raw.auth_url) ?? baseUrl;
   const realm = env.REVSYNC_REALM ?? text("realm", raw.realm) ?? "";
   const { vars, problems: varProblems } = environmentVars(repo, name, env);
+  const evidence = raw.evidence ?? repo.config.evidence;
   problems.push(...varProblems);
   if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
   return {
@@ -202,6 +205,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     vars,
     service: serviceChoices(raw.service, repo.config.approvals, env),
     rateLimit: raw.rate_limit,
+    ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
   };
 }
 

@@ -26,6 +26,10 @@ export interface RevsyncConfig {
     approve_action?: string;
   };
   /**
+   * Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). README, "For auditors"
+   */
+  evidence?: string;
+  /**
    * Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)
    */
   tests?: string;
@@ -67,6 +71,10 @@ export interface EnvironmentConfig {
    */
   rate_limit?: number;
   service?: ServiceChoicesConfig;
+  /**
+   * Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). README, "For auditors"
+   */
+  evidence?: string;
 }
 /**
  * What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (README, Decisions)

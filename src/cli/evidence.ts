@@ -1,0 +1,154 @@
+import { readFileSync, statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import type { ApplyReport } from "../apply/run.js";
+import type { Repo, ResolvedEnv } from "../config/repo.js";
+import { UserError } from "../errors.js";
+import { ciContext } from "../evidence/context.js";
+import { checkLive, type LiveFinding } from "../evidence/live.js";
+import type { EvidenceRecord } from "../evidence/record.js";
+import { EvidenceRecorder } from "../evidence/recorder.js";
+import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "../evidence/store.js";
+import { verifyChain } from "../evidence/verify.js";
+import { PACKAGE_ROOT } from "../package-root.js";
+import { evidenceMarkdown, evidenceText, verifyText } from "../report/evidence.js";
+import { cwdOf, envOf, openClient, openEnv, openRepo } from "./context.js";
+import type { GlobalFlags } from "./flags.js";
+import type { Output } from "./output.js";
+
+export interface Evidence {
+  recorder: EvidenceRecorder;
+  report?: ApplyReport;
+  /** Writes the record of a run that planned; false when it could not be written (said on stderr). */
+  finish(out: Output, end: { exitCode: number; stoppedNow?: boolean; error?: string }): Promise<boolean>;
+}
+
+const version = (): string => (JSON.parse(readFileSync(resolve(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
+
+/** apply --evidence DIR (or evidence: of revsync.yaml): the folder is checked now, before anything is
+ *  sent; the record is written by `finish`, once the run's end is known. */
+export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: Repo, env: ResolvedEnv, planFile: string | undefined): Evidence | undefined {
+  if (flags.evidence !== undefined && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
+  const dir = flags.evidence !== undefined ? resolve(cwdOf(flags), flags.evidence) : env.evidence;
+  if (dir === undefined) return undefined;
+  prepareEvidenceDir(dir);
+  const penv = envOf(flags);
+  const redactor = { redact: (t: string) => t };
+  const ev: Evidence = {
+    recorder: new EvidenceRecorder({
+      dir,
+      repoRoot: repo.root,
+      env: penv,
+      environment: env.name,
+      baseUrl: env.baseUrl,
+      authUrl: env.authUrl,
+      realm: env.realm,
+      planFile: planFile ?? null,
+      revsyncVersion: version(),
+      ci: ciContext(penv, (path) => {
+        try {
+          return JSON.parse(readFileSync(path, "utf8")) as unknown;
+        } catch {
+          return undefined;
+        }
+      }),
+      now: () => Date.now(),
+      redact: (t) => redactor.redact(t),
+    }),
+    async finish(out, end) {
+      if (!ev.recorder.planned) return true;
+      redactor.redact = (t) => out.redactor.redact(t);
+      try {
+        const { path, record } = await ev.recorder.write({ ...end, report: ev.report });
+        out.errorLine(`Evidence: ${path} ${record.hash}`);
+        return true;
+      } catch (e) {
+        out.error(`the evidence record of this run could not be written to ${dir}: ${(e as Error).message}`);
+        return false;
+      }
+    },
+  };
+  return ev;
+}
+
+export interface EvidenceFlags extends GlobalFlags {
+  live?: boolean;
+}
+
+function recordsAt(target: string): StoredRecord[] {
+  let dir = false;
+  try {
+    dir = statSync(target).isDirectory();
+  } catch (e) {
+    throw new UserError(`cannot read ${target}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or folder" : (e as Error).message}`);
+  }
+  return dir ? readRecords(target) : [readRecord(target)];
+}
+
+/** revsync evidence verify DIR [--live] */
+export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args: string[]): Promise<number> {
+  const dir = resolve(cwdOf(flags), args[0] ?? "");
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new UserError(`cannot read the evidence folder ${dir}: no such folder`);
+  }
+  if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
+  const stored = readRecords(dir);
+  const report = verifyChain(stored);
+  let live: Map<string, LiveFinding[]> | undefined;
+  if (flags.live) live = await liveFindings(flags, stored, out);
+  if (flags.format === "json") {
+    out.json({
+      folder: dir,
+      ok: report.ok,
+      records: report.records.map((v) => ({ ...v, ...(live ? { live: live.get(v.file) ?? null } : {}) })),
+      heads: report.heads,
+    });
+  } else out.out(verifyText(report, out, live));
+  if (!stored.length) out.info(`No evidence records in ${dir}.`);
+  return report.ok ? 0 : 1;
+}
+
+/** --live: the environment of revsync.yaml (--env, or the records' own when they name one); only its
+ *  records whose tenant is this run's are read against the service. */
+async function liveFindings(flags: EvidenceFlags, stored: StoredRecord[], out: Output): Promise<Map<string, LiveFinding[]>> {
+  const repo = openRepo(flags);
+  const names = [...new Set(stored.map((s) => s.record?.environment).filter((n): n is string => !!n))];
+  const env = openEnv(repo, flags, flags.env ?? (names.length === 1 ? names[0] : undefined));
+  const same = (r: EvidenceRecord): boolean =>
+    r.environment === env.name && r.base_url.replace(/\/+$/, "") === env.baseUrl.replace(/\/+$/, "") && r.realm === env.realm;
+  const mine = stored.filter((s): s is StoredRecord & { record: EvidenceRecord } => !!s.record && Array.isArray(s.record.changes) && same(s.record));
+  const skipped = stored.length - mine.length;
+  if (skipped)
+    out.info(
+      `--live reads environment ${JSON.stringify(env.name)} (${env.baseUrl}, realm ${env.realm}): ${skipped} record(s) of another tenant are not read live.`,
+    );
+  const core = openClient(env, flags, out);
+  try {
+    return await checkLive(core, mine);
+  } finally {
+    await core.close();
+  }
+}
+
+/** revsync evidence show FILE|DIR */
+export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; last?: string }, out: Output, args: string[]): Promise<number> {
+  const target = args[0] ?? "";
+  const path = isAbsolute(target) ? target : resolve(cwdOf(flags), target);
+  let stored = recordsAt(path);
+  if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
+  if (flags.last !== undefined) {
+    const n = Number(flags.last);
+    if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(flags.last)}`);
+    stored = stored.slice(-n);
+  }
+  const bad = stored.find((s) => !s.record);
+  if (bad) throw new UserError(`${bad.file} ${bad.unreadable ?? "cannot be read"}`, "revsync evidence verify checks a whole folder");
+  const records = stored as (StoredRecord & { record: EvidenceRecord })[];
+  if (flags.format === "json") out.json({ records: records.map((s) => ({ file: s.file, ...s.record })) });
+  else if (flags.format === "markdown") out.out(records.map((s) => evidenceMarkdown(s.file, s.record)).join("\n"));
+  else out.out(records.map((s) => evidenceText(s.file, s.record, out)).join("\n\n"));
+  if (!records.length) out.info("No evidence records.");
+  return 0;
+}

@@ -1,0 +1,85 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ciContext, gitState } from "./context.js";
+
+describe("the commit of a record", () => {
+  it("git's commit and a clean tree, the evidence folder left out; a change not committed; no repository: unknown, said why", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-git-"));
+    try {
+      expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: null, clean: null, note: "not a git repository" });
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" }).trim();
+      git("init", "-q");
+      writeFileSync(join(dir, "revsync.yaml"), "version: 1\n");
+      expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: null, clean: false, note: "the repository has no commit yet" });
+      git("add", "-A");
+      git("-c", "user.email=a@example.com", "-c", "user.name=a", "commit", "-qm", "x");
+      mkdirSync(join(dir, "evidence"), process.env);
+      writeFileSync(join(dir, "evidence", "r.json"), "{}");
+      expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: git("rev-parse", "HEAD"), clean: true });
+      writeFileSync(join(dir, "revsync.yaml"), "version: 1\n# changed\n");
+      expect((await gitState(dir, join(dir, "evidence"), process.env)).clean).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the CI run of a record", () => {
+  it("GitHub Actions: run URL with its attempt, the actor who triggered it, the pull request from the ref or the event file", () => {
+    const env = {
+      GITHUB_ACTIONS: "true",
+      GITHUB_SERVER_URL: "https://github.example.com",
+      GITHUB_REPOSITORY: "acme/policies",
+      GITHUB_RUN_ID: "7",
+      GITHUB_RUN_ATTEMPT: "2",
+      GITHUB_ACTOR: "dana",
+      GITHUB_TRIGGERING_ACTOR: "erin",
+      GITHUB_REF: "refs/heads/main",
+      GITHUB_SHA: "abc",
+      GITHUB_EVENT_NAME: "pull_request_target",
+      GITHUB_EVENT_PATH: "/event.json",
+      GITHUB_WORKFLOW: "revsync apply",
+    };
+    expect(ciContext(env, () => ({ pull_request: { number: 12 } }))).toEqual({
+      provider: "github",
+      run_url: "https://github.example.com/acme/policies/actions/runs/7/attempts/2",
+      actor: "erin",
+      pull_request: 12,
+      commit: "abc",
+      ref: "refs/heads/main",
+      workflow: "revsync apply",
+      event: "pull_request_target",
+    });
+    expect(ciContext({ ...env, GITHUB_REF: "refs/pull/5/merge" }, () => undefined)?.pull_request).toBe(5);
+    expect(ciContext({ ...env, GITHUB_EVENT_PATH: undefined }, () => undefined)?.pull_request).toBeNull();
+  });
+
+  it("GitLab CI: the job URL, the user, the merge request IID; elsewhere none", () => {
+    expect(
+      ciContext({
+        GITLAB_CI: "true",
+        CI_JOB_URL: "https://gitlab.example.com/acme/policies/-/jobs/9",
+        CI_PIPELINE_URL: "https://gitlab.example.com/acme/policies/-/pipelines/3",
+        GITLAB_USER_LOGIN: "dana",
+        CI_MERGE_REQUEST_IID: "41",
+        CI_COMMIT_SHA: "def",
+        CI_COMMIT_REF_NAME: "main",
+        CI_PROJECT_PATH: "acme/policies",
+        CI_PIPELINE_SOURCE: "push",
+      }),
+    ).toEqual({
+      provider: "gitlab",
+      run_url: "https://gitlab.example.com/acme/policies/-/jobs/9",
+      actor: "dana",
+      pull_request: 41,
+      commit: "def",
+      ref: "main",
+      workflow: "acme/policies",
+      event: "push",
+    });
+    expect(ciContext({ CI: "true" })).toBeNull();
+  });
+});

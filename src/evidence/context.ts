@@ -1,0 +1,80 @@
+import { execFile } from "node:child_process";
+import { relative, isAbsolute } from "node:path";
+import type { CiContext } from "./record.js";
+
+function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile("git", args, { cwd, timeout: 10_000, maxBuffer: 16 * 1024 * 1024, env: { ...env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    );
+  });
+}
+
+/** The commit the policy repo is at and whether its working tree is clean (the evidence folder itself
+ *  left out, when it lies inside): git as a child process; "unknown" (null, with a note) when git is
+ *  missing or the folder is not a repository. `env`: the run's environment, git's own (PATH, HOME). */
+export async function gitState(
+  root: string,
+  evidenceDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ commit: string | null; clean: boolean | null; note?: string }> {
+  const inside = relative(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !isAbsolute(inside) ? [`:(exclude)${inside}`] : [];
+  // One process: the porcelain v2 header names the commit (branch.oid), the entries what is not committed.
+  let status: string;
+  try {
+    status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
+  }
+  const lines = status.split("\n").filter((l) => l);
+  const oid = /^# branch\.oid (\S+)$/m.exec(status)?.[1];
+  const clean = lines.every((l) => l.startsWith("# "));
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet" };
+  return { commit: oid, clean };
+}
+
+const nonEmpty = (v: string | undefined): string | null => (v && v.trim() ? v : null);
+const number = (v: string | undefined | null): number | null => (v && /^\d+$/.test(v) ? Number(v) : null);
+
+/** The CI run this apply is part of, from the variables GitHub Actions and GitLab CI set; null elsewhere.
+ *  The pull request of a GitHub run is read from its ref (refs/pull/N/merge) or its event file. */
+export function ciContext(env: NodeJS.ProcessEnv, readEvent: (path: string) => unknown = () => undefined): CiContext | null {
+  if (env.GITHUB_ACTIONS === "true") {
+    const server = env.GITHUB_SERVER_URL ?? "https://github.com";
+    const run =
+      env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID
+        ? `${server}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}${env.GITHUB_RUN_ATTEMPT ? `/attempts/${env.GITHUB_RUN_ATTEMPT}` : ""}`
+        : null;
+    let pr = number(/^refs\/pull\/(\d+)\//.exec(env.GITHUB_REF ?? "")?.[1]);
+    if (pr === null && env.GITHUB_EVENT_PATH) {
+      const event = readEvent(env.GITHUB_EVENT_PATH) as { pull_request?: { number?: unknown }; number?: unknown } | undefined;
+      const n = event?.pull_request?.number ?? undefined;
+      pr = typeof n === "number" ? n : null;
+    }
+    return {
+      provider: "github",
+      run_url: run,
+      actor: nonEmpty(env.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env.GITHUB_ACTOR),
+      pull_request: pr,
+      commit: nonEmpty(env.GITHUB_SHA),
+      ref: nonEmpty(env.GITHUB_REF),
+      workflow: nonEmpty(env.GITHUB_WORKFLOW),
+      event: nonEmpty(env.GITHUB_EVENT_NAME),
+    };
+  }
+  if (env.GITLAB_CI === "true") {
+    return {
+      provider: "gitlab",
+      run_url: nonEmpty(env.CI_JOB_URL) ?? nonEmpty(env.CI_PIPELINE_URL),
+      actor: nonEmpty(env.GITLAB_USER_LOGIN),
+      pull_request: number(env.CI_MERGE_REQUEST_IID),
+      commit: nonEmpty(env.CI_COMMIT_SHA),
+      ref: nonEmpty(env.CI_COMMIT_REF_NAME),
+      workflow: nonEmpty(env.CI_PROJECT_PATH),
+      event: nonEmpty(env.CI_PIPELINE_SOURCE),
+    };
+  }
+  return null;
+}

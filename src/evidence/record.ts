@@ -1,0 +1,96 @@
+import type { FieldDiff } from "../shared/normalize.js";
+
+/** The evidence record of one apply run (schemas/evidence-record.schema.json). Major versions are
+ *  refused by older readers, as plans are. */
+export const EVIDENCE_FORMAT_VERSION = "1";
+
+/** What became of one change of the plan in this run. */
+export type EvidenceOutcome = "done" | "already" | "confirmed" | "blocked" | "failed" | "skipped" | "unknown";
+export const OUTCOMES: EvidenceOutcome[] = ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"];
+/** The outcomes that mean the write is in the service. */
+export const LANDED: ReadonlySet<EvidenceOutcome> = new Set(["done", "already", "confirmed"]);
+
+/** One HTTP attempt, as revsync sent it: never a header, a body or a form. */
+export interface EvidenceRequest {
+  method: string;
+  path: string;
+  /** Null when no answer came (the connection failed, the answer was lost). */
+  status: number | null;
+  started_at: string;
+  duration_ms: number;
+  /** An earlier attempt of the same request was sent. */
+  resend: boolean;
+  error?: string;
+  /** Sent, and no answer had come when the record was written (a run stopped at once): status is null
+   *  and duration_ms runs to the record's writing. */
+  in_flight?: boolean;
+}
+
+export interface EvidenceChange {
+  address: string;
+  action: string;
+  outcome: EvidenceOutcome;
+  /** The outcome in words: the apply report's line, or the plan's reason for a change it does not apply. */
+  why: string;
+  /** Where git holds it (file:line), when the plan says. */
+  source: string | null;
+  /** What the plan showed: field by field, before and after. */
+  diff: FieldDiff[];
+  /** The live version the plan computed the change from. */
+  version_id: string | null;
+  requests: EvidenceRequest[];
+}
+
+export interface CiContext {
+  provider: "github" | "gitlab";
+  run_url: string | null;
+  actor: string | null;
+  /** The pull request (GitHub) or merge request (GitLab) number, when the job runs for one. */
+  pull_request: number | null;
+  commit: string | null;
+  ref: string | null;
+  workflow: string | null;
+  event: string | null;
+}
+
+export interface EvidenceRecord {
+  format_version: string;
+  kind: "revsync-apply-evidence";
+  revsync_version: string;
+  /** 1 for the environment's first record in the folder, then one more each run. */
+  sequence: number;
+  environment: string;
+  base_url: string;
+  auth_url: string;
+  realm: string;
+  /** The user revsync signed in as (null when the sign-in names none). */
+  service_user: string | null;
+  started_at: string;
+  finished_at: string;
+  git: { commit: string | null; clean: boolean | null; note?: string };
+  ci: CiContext | null;
+  plan: {
+    checksum: string;
+    /** The saved plan applied (as given), or null when apply planned itself. */
+    file: string | null;
+    created_at: string;
+    /** Who the plan was made as. */
+    made_by: string | null;
+    targets: string[];
+    summary: Record<string, number>;
+  };
+  /** How the writes were confirmed: --auto-approve, a person's "yes" at the prompt, a "no", or no
+   *  question because nothing was to be applied. */
+  approval: "auto-approve" | "prompt" | "declined" | "not asked";
+  changes: EvidenceChange[];
+  /** Requests not made for one change: the reads of the plan, the sign-in. */
+  other_requests: EvidenceRequest[];
+  summary: Record<EvidenceOutcome, number>;
+  exit_code: number;
+  interrupted: boolean;
+  /** The error that ended the run, in words, when one did. */
+  error: string | null;
+  /** The hash of the previous record of this environment in the folder; null for the first. */
+  prev: string | null;
+  hash: string;
+}

@@ -1,0 +1,213 @@
+import type { RequestObservation } from "../api/core.js";
+import { stepTag, type ApplyReport } from "../apply/run.js";
+import type { StepOutcome } from "../apply/graph.js";
+import { isApplied, type Plan } from "../plan/model.js";
+import { gitState } from "./context.js";
+import {
+  EVIDENCE_FORMAT_VERSION,
+  OUTCOMES,
+  type CiContext,
+  type EvidenceChange,
+  type EvidenceOutcome,
+  type EvidenceRecord,
+  type EvidenceRequest,
+} from "./record.js";
+import { appendRecord } from "./store.js";
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The record's outcome of a step that finished, from the apply report's typed outcome (the write
+ *  unit's kind): a refusal is a failed write. */
+function outcomeOf(o: Pick<StepOutcome, "status" | "outcome">): EvidenceOutcome {
+  const kind = o.outcome ?? (o.status === "skipped" ? "skipped" : "failed");
+  return (OUTCOMES as readonly string[]).includes(kind) ? (kind as EvidenceOutcome) : "failed";
+}
+
+export interface RecorderInit {
+  dir: string;
+  repoRoot: string;
+  /** The run's environment (git runs with it). */
+  env: NodeJS.ProcessEnv;
+  environment: string;
+  baseUrl: string;
+  authUrl: string;
+  realm: string;
+  planFile: string | null;
+  revsyncVersion: string;
+  ci: CiContext | null;
+  now: () => number;
+  /** Blanks out every secret the run learned (appendRecord applies it before the hash is taken). */
+  redact: (text: string) => string;
+}
+
+/** Collects one apply run's evidence while it runs (every request through `observe`, each step's context
+ *  and outcome) and writes it as one record at the end. Nothing secret reaches it: requests come as
+ *  method, path, status and times. */
+export class EvidenceRecorder {
+  private readonly started: number;
+  private readonly git: Promise<EvidenceRecord["git"]>;
+  private plan: Plan | undefined;
+  private user: string | null = null;
+  private approval: EvidenceRecord["approval"] = "not asked";
+  /** Each step's requests, by its tag (stepTag). */
+  private readonly requestsOf = new Map<string, EvidenceRequest[]>();
+  private readonly others: EvidenceRequest[] = [];
+  private readonly pending = new Map<string, EvidenceRequest[]>();
+  private readonly finished = new Map<string, { outcome: EvidenceOutcome; message: string }>();
+  private readonly running = new Set<string>();
+  private written: { path: string; record: EvidenceRecord } | undefined;
+
+  constructor(private readonly init: RecorderInit) {
+    this.started = init.now();
+    this.git = gitState(init.repoRoot, init.dir, init.env);
+  }
+
+  /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
+   *  how it ended, so a run stopped at once still lists the request it was waiting on. */
+  readonly observeStart = (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag">): void => {
+    const req: EvidenceRequest = {
+      method: r.method,
+      path: r.path,
+      status: null,
+      started_at: iso(r.started_at),
+      duration_ms: 0,
+      resend: r.resend,
+      in_flight: true,
+    };
+    this.listFor(r.tag).push(req);
+    const k = `${r.method} ${r.path} ${r.started_at}`;
+    const waiting = this.pending.get(k);
+    if (waiting) waiting.push(req);
+    else this.pending.set(k, [req]);
+  };
+
+  /** The request observer (ClientOptions.onRequest): each attempt goes to the step it was sent for. */
+  readonly observe = (r: RequestObservation): void => {
+    const k = `${r.method} ${r.path} ${r.started_at}`;
+    const req = this.pending.get(k)?.shift();
+    if (this.pending.get(k)?.length === 0) this.pending.delete(k);
+    const ended: EvidenceRequest = {
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      started_at: iso(r.started_at),
+      duration_ms: r.duration_ms,
+      resend: r.resend,
+      ...(r.error === undefined ? {} : { error: r.error }),
+    };
+    if (!req) return void this.listFor(r.tag).push(ended);
+    delete req.in_flight;
+    Object.assign(req, ended);
+  };
+
+  /** The list a request goes to: its step's (the client view apply sent it through names the step), or
+   *  (a sign-in, whichever step needed the token first, and the plan's reads) the others. */
+  private listFor(tag: string | undefined): EvidenceRequest[] {
+    if (tag === undefined) return this.others;
+    let list = this.requestsOf.get(tag);
+    if (!list) this.requestsOf.set(tag, (list = []));
+    return list;
+  }
+
+  get planned(): boolean {
+    return this.plan !== undefined;
+  }
+
+  setPlan(plan: Plan): void {
+    this.plan = plan;
+  }
+  setUser(user: string | undefined): void {
+    this.user = user ?? null;
+  }
+  setApproval(how: EvidenceRecord["approval"]): void {
+    this.approval = how;
+  }
+  /** ApplyOptions.onStart: the step's work began. */
+  stepStarted(c: Plan["changes"][number]): void {
+    this.running.add(stepTag(c));
+  }
+  /** ApplyOptions.onFinish: what became of the step, as the apply report has it. */
+  stepFinished(o: Pick<StepOutcome, "step" | "status" | "outcome" | "message">): void {
+    const tag = stepTag(o.step.change);
+    this.finished.set(tag, { outcome: outcomeOf(o), message: o.message });
+    this.running.delete(tag);
+  }
+
+  private changeOutcome(
+    c: Plan["changes"][number],
+    end: { stoppedNow: boolean; declined: boolean; error: string | null },
+  ): { outcome: EvidenceOutcome; why: string } {
+    if (!isApplied(c))
+      return {
+        outcome: c.action === "blocked" ? "blocked" : "skipped",
+        why: `not applied (${c.action.replace(/_/g, " ")}): ${c.reason ?? ""}`.replace(/: $/, ""),
+      };
+    const k = stepTag(c);
+    const done = this.finished.get(k);
+    if (done) return { outcome: done.outcome, why: done.message };
+    if (this.running.has(k))
+      return {
+        outcome: "unknown",
+        why: end.stoppedNow
+          ? "in flight when the run was stopped at once (a second interrupt): whether its write landed is unknown"
+          : `in flight when the run ended${end.error ? ` (${end.error})` : ""}: whether its write landed is unknown`,
+      };
+    if (end.declined) return { outcome: "skipped", why: "not applied: the confirmation was answered no" };
+    return { outcome: "skipped", why: end.stoppedNow ? "not started: the run was stopped" : end.error ? `not started: ${end.error}` : "not started" };
+  }
+
+  /** Writes the record (once); returns its path and hash. */
+  async write(end: { exitCode: number; report?: ApplyReport; stoppedNow?: boolean; error?: string }): Promise<{ path: string; record: EvidenceRecord }> {
+    if (this.written) return this.written;
+    const plan = this.plan;
+    if (!plan) throw new Error("an evidence record is written only for a run that planned");
+    const git = await this.git;
+    const now = this.init.now();
+    for (const list of this.pending.values()) for (const q of list) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
+    const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
+    const changes: EvidenceChange[] = plan.changes.map((c) => {
+      return {
+        address: c.address,
+        action: c.action,
+        ...this.changeOutcome(c, state),
+        source: c.source ?? null,
+        diff: c.diff,
+        version_id: c.version_id,
+        requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
+      };
+    });
+    const summary = Object.fromEntries(OUTCOMES.map((o) => [o, changes.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>;
+    const i = this.init;
+    const content: Omit<EvidenceRecord, "prev" | "hash" | "sequence"> = {
+      format_version: EVIDENCE_FORMAT_VERSION,
+      kind: "revsync-apply-evidence",
+      revsync_version: i.revsyncVersion,
+      environment: i.environment,
+      base_url: i.baseUrl,
+      auth_url: i.authUrl,
+      realm: i.realm,
+      service_user: this.user,
+      started_at: iso(this.started),
+      finished_at: iso(i.now()),
+      git,
+      ci: i.ci,
+      plan: {
+        checksum: plan.checksum,
+        file: i.planFile,
+        created_at: plan.created_at,
+        made_by: plan.user ?? null,
+        targets: plan.targets ?? [],
+        summary: plan.summary,
+      },
+      approval: this.approval,
+      changes,
+      other_requests: this.others,
+      summary,
+      exit_code: end.exitCode,
+      interrupted: end.exitCode === 130 || !!end.report?.interrupted,
+      error: end.error ?? null,
+    };
+    this.written = appendRecord(i.dir, content, i.redact);
+    return this.written;
+  }
+}

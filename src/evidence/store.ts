@@ -1,0 +1,131 @@
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { UserError } from "../errors.js";
+import { writeFileExclusive } from "../fs-atomic.js";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "./canonical.js";
+import type { EvidenceRecord } from "./record.js";
+
+/** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
+ *  of its hash, so that the folder lists records in the order they were written and no two share a name. */
+const envSlug = (environment: string): string => environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
+
+/** The environment's last readable record in the folder, found from the file names: only the newest
+ *  files of its name are read, not the whole history (two environments whose names differ only in
+ *  characters a file name cannot hold are told apart by the record itself). */
+function lastRecordOf(dir: string, environment: string): Pick<EvidenceRecord, "hash" | "sequence"> | undefined {
+  const tag = `-${envSlug(environment)}-`;
+  const names = readdirSync(dir)
+    .filter((n) => n.endsWith(".json") && n.includes(tag))
+    .sort();
+  for (let i = names.length - 1; i >= 0; i--) {
+    const head = headOf(join(dir, names[i] as string), environment);
+    if (head) return head;
+  }
+  return undefined;
+}
+
+/** What the next record links to: the hash and sequence of a record of the environment. A record as
+ *  revsync writes it holds both where they always are (its sequence among the first keys, its hash the
+ *  last), so they are read without parsing the whole record; any other layout is parsed. Checking the
+ *  record itself is verify's work. */
+function headOf(path: string, environment: string): Pick<EvidenceRecord, "hash" | "sequence"> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  const start =
+    /^\{\n {2}"format_version": "[^"\\]*",\n {2}"kind": "revsync-apply-evidence",\n {2}"sequence": (\d+),\n {2}"revsync_version": "[^"\\]*",\n {2}"environment": ("(?:[^"\\]|\\.)*"),/.exec(
+      text.slice(0, 4096),
+    );
+  const end = /"hash": "(sha256:[0-9a-f]{64})"\n\}\n?$/.exec(text.slice(-200));
+  if (start && end) return JSON.parse(start[2] as string) === environment ? { sequence: Number(start[1]), hash: end[1] as string } : undefined;
+  const r = readRecord(path).record;
+  return r && r.environment === environment ? r : undefined;
+}
+
+export function recordFileName(r: Pick<EvidenceRecord, "finished_at" | "environment" | "hash">): string {
+  const at = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms: string | undefined) => `${ms ?? ".000"}Z`);
+  return `${at}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
+}
+
+/** The evidence folder, checked before apply sends anything: it exists (or is made) and can be written. */
+export function prepareEvidenceDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new UserError(
+      `cannot write evidence records into ${dir} (${code}), so nothing was sent`,
+      "give --evidence (or evidence: in revsync.yaml) a folder revsync can write",
+    );
+  }
+}
+
+export interface StoredRecord {
+  file: string;
+  /** The parsed record, or why it could not be read. */
+  record?: EvidenceRecord;
+  unreadable?: string;
+}
+
+/** The records of a folder in the order of their names (the order they were written). */
+export function readRecords(dir: string): StoredRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw new UserError(`cannot read the evidence folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return names
+    .filter((n) => n.endsWith(".json"))
+    .sort()
+    .map((file) => readRecord(join(dir, file), file));
+}
+
+export function readRecord(path: string, file = path): StoredRecord {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    return { file, unreadable: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+  }
+  try {
+    const record = JSON.parse(text) as EvidenceRecord;
+    if (!record || typeof record !== "object" || record.kind !== "revsync-apply-evidence") return { file, unreadable: "is not a revsync evidence record" };
+    return { file, record };
+  } catch (e) {
+    return { file, unreadable: `is not valid JSON (${(e as Error).message})` };
+  }
+}
+
+/** Links a finished record to the last record of its environment in the folder, hashes it and writes it
+ *  as a new file (never over one). `redact` blanks out secrets: it runs over the record's canonical text,
+ *  before the hash is taken of it, so a secret quoted in an error never reaches the folder. Returns where
+ *  it went. */
+export function appendRecord(
+  dir: string,
+  content: Omit<EvidenceRecord, "prev" | "hash" | "sequence">,
+  redact: (text: string) => string = (t) => t,
+): { path: string; record: EvidenceRecord } {
+  const last = lastRecordOf(dir, content.environment);
+  const sequence = (last?.sequence ?? 0) + 1;
+  const { format_version, kind, ...rest } = content;
+  let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, hash: "" };
+  const { hash: _none, ...unsigned } = record;
+  let text = canonicalJson(unsigned);
+  const redacted = redact(text);
+  if (redacted !== text) {
+    record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
+    const { hash: _again, ...clean } = record;
+    text = canonicalJson(clean);
+  }
+  record.hash = `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+  const path = join(dir, recordFileName(record));
+  writeFileExclusive(path, `${JSON.stringify(record, null, 2)}\n`);
+  return { path, record };
+}

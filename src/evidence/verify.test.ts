@@ -1,0 +1,134 @@
+import canonicalize from "canonicalize";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, recordHash } from "./canonical.js";
+import type { EvidenceRecord } from "./record.js";
+import type { StoredRecord } from "./store.js";
+import { recordFileName } from "./store.js";
+import { verifyChain } from "./verify.js";
+
+describe("canonical JSON", () => {
+  it("sorts keys by UTF-16 code units at every depth, keeps array order, leaves out undefined, no whitespace", () => {
+    expect(canonicalJson({ b: [3, { z: 1, a: null }], a: "é\n", "\u20ac": 1, "\ud83d\ude00": 2, c: undefined, B: true })).toBe(
+      '{"B":true,"a":"é\\n","b":[3,{"a":null,"z":1}],"€":1,"😀":2}',
+    );
+    expect(canonicalJson([1e21, 0.1, -0, 100])).toBe("[1e+21,0.1,0,100]");
+    expect(() => canonicalJson({ x: Number.NaN })).toThrow(/no form/);
+  });
+
+  it("is what an independent RFC 8785 implementation writes (canonicalize), for awkward keys and numbers", () => {
+    const awkward = {
+      "\u20ac": [1e21, 1e-7, 0.1 + 0.2, -0, 2 ** 53, 123456789.123],
+      "\r": "line\u2028break",
+      "\ud83d\ude00": { "\ufb33": null, "\u00e9": true, e: false },
+      nested: [{ b: 1, a: [{ d: 4, c: 3 }] }, "x"],
+      "10": "ten",
+      "9": "nine",
+      "": "empty",
+    };
+    expect(canonicalJson(awkward)).toBe(canonicalize(awkward));
+  });
+
+  it("a record's hash leaves its own hash out and changes with any other field", () => {
+    const r = { a: 1, prev: null, hash: "whatever" };
+    expect(recordHash(r)).toBe(recordHash({ ...r, hash: "other" }));
+    expect(recordHash(r)).not.toBe(recordHash({ ...r, a: 2 }));
+    expect(recordHash(r)).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+});
+
+/** A chain of records of one or more environments, in the order given, hashed as apply writes them. */
+function chain(envs: string[]): StoredRecord[] {
+  const last = new Map<string, EvidenceRecord>();
+  return envs.map((environment, i) => {
+    const before = last.get(environment);
+    const r = {
+      format_version: "1",
+      kind: "revsync-apply-evidence",
+      sequence: (before?.sequence ?? 0) + 1,
+      environment,
+      finished_at: new Date(Date.UTC(2026, 10, 24, 6, 0, i)).toISOString(),
+      changes: [],
+      prev: before?.hash ?? null,
+      hash: "",
+    } as unknown as EvidenceRecord;
+    r.hash = recordHash(r as unknown as Record<string, unknown>);
+    last.set(environment, r);
+    return { file: recordFileName(r), record: r };
+  });
+}
+const findings = (list: StoredRecord[]) => verifyChain(list).records.map((v) => v.findings.join("+"));
+
+describe("the chain check", () => {
+  it("file names sort in the order records were written", () => {
+    const list = chain(["prod", "prod", "prod"]);
+    expect(list.map((s) => s.file)).toEqual([...list.map((s) => s.file)].sort());
+    expect(list[0]?.file).toMatch(/^20261124T060000\.000Z-prod-[0-9a-f]{12}\.json$/);
+  });
+
+  it("intact chains of two environments, interleaved, pass and give each one's head", () => {
+    const list = chain(["prod", "sandbox", "prod", "sandbox", "prod"]);
+    const report = verifyChain(list);
+    expect(report.ok).toBe(true);
+    expect(report.heads.prod).toEqual({ file: list[4]?.file, hash: list[4]?.record?.hash, sequence: 3 });
+    expect(report.heads.sandbox?.sequence).toBe(2);
+  });
+
+  it("an edit, a removal from the middle, a reorder, a removed start, an unreadable file: each named", () => {
+    const edited = chain(["prod", "prod", "prod"]);
+    (edited[1]?.record as EvidenceRecord).exit_code = 0;
+    expect(findings(edited)).toEqual(["intact", "edited", "intact"]);
+
+    const removed = chain(["prod", "prod", "prod", "prod"]);
+    removed.splice(1, 2);
+    const r = verifyChain(removed);
+    expect(r.records.map((v) => v.findings[0])).toEqual(["intact", "removed"]);
+    expect(r.records[1]?.problems[0]).toMatch(/\(records 2 to 3 of environment prod are missing\)$/);
+
+    const [a, b, c] = chain(["prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord];
+    expect(findings([a, c, b])).toEqual(["intact", "reordered", "reordered"]);
+    expect(findings([b, c])).toEqual(["removed", "intact"]);
+    expect(verifyChain([b, c]).records[0]?.problems[0]).toMatch(/record 1 of environment prod is missing/);
+
+    expect(findings([a, { file: "x.json", unreadable: "is not valid JSON" }, b])).toEqual(["intact", "unreadable", "intact"]);
+  });
+
+  it("a record rewritten with a fresh hash breaks the next link, which names it", () => {
+    const list = chain(["prod", "prod", "prod"]);
+    const mid = list[1]?.record as EvidenceRecord;
+    mid.exit_code = 1;
+    mid.hash = recordHash(mid as unknown as Record<string, unknown>);
+    const report = verifyChain(list);
+    expect(report.records.map((v) => v.findings[0])).toEqual(["intact", "intact", "removed"]);
+    expect(report.records[2]?.problems[0]).toContain(`or ${list[1]?.file} was rewritten`);
+  });
+});
+
+describe("appending a record", () => {
+  it("links to the environment's last record, blanks secrets before the hash is taken, never writes over a file", async () => {
+    const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { appendRecord, readRecords } = await import("./store.js");
+    const dir = mkdtempSync(join(tmpdir(), "revsync-append-"));
+    try {
+      const content = (error: string | null) =>
+        ({ format_version: "1", kind: "revsync-apply-evidence", environment: "prod", finished_at: "2026-11-24T06:00:00.000Z", changes: [], error }) as never;
+      const redact = (t: string) => t.replaceAll("s3cret-token", "[redacted]");
+      const first = appendRecord(dir, content(null), redact);
+      const second = appendRecord(
+        dir,
+        { ...(content("sign-in failed: s3cret-token refused") as object), finished_at: "2026-11-24T06:00:01.000Z" } as never,
+        redact,
+      );
+      expect(second.record).toMatchObject({ sequence: 2, prev: first.record.hash, error: "sign-in failed: [redacted] refused" });
+      expect(readFileSync(second.path, "utf8")).not.toContain("s3cret");
+      expect(verifyChain(readRecords(dir)).ok).toBe(true);
+      const { writeFileExclusive } = await import("../fs-atomic.js");
+      const before = readFileSync(first.path, "utf8");
+      expect(() => writeFileExclusive(first.path, "{}")).toThrow(/EEXIST/);
+      expect(readFileSync(first.path, "utf8")).toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

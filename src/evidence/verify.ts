@@ -1,0 +1,105 @@
+import { recordHash } from "./canonical.js";
+import { EVIDENCE_FORMAT_VERSION } from "./record.js";
+import type { StoredRecord } from "./store.js";
+
+export type Finding = "intact" | "edited" | "removed" | "reordered" | "unreadable";
+
+export interface VerifiedRecord {
+  file: string;
+  environment: string | null;
+  sequence: number | null;
+  hash: string | null;
+  /** What is wrong with it, or "intact". A record can be edited and out of place at once. */
+  findings: Finding[];
+  problems: string[];
+}
+
+export interface ChainReport {
+  records: VerifiedRecord[];
+  /** Per environment, the hash of its last record in the folder: what to anchor elsewhere. */
+  heads: Record<string, { file: string; hash: string; sequence: number }>;
+  ok: boolean;
+}
+
+const missing = (from: number, to: number, env: string): string =>
+  from === to ? ` (record ${from} of environment ${env} is missing)` : ` (records ${from} to ${to} of environment ${env} are missing)`;
+
+/** Checks every record's hash against its content and each environment's chain, in the order of the
+ *  file names (the order the records were written): each `prev` must be the hash of the record of its
+ *  environment just before it, and its sequence one more. A broken link is told as what explains it: a
+ *  record whose `prev` names one that comes after it was reordered; one whose `prev` names no record of
+ *  the folder follows a removed (or rewritten) record. Pure: the caller reads the folder. */
+export function verifyChain(stored: StoredRecord[]): ChainReport {
+  const out: VerifiedRecord[] = [];
+  const byEnv = new Map<string, { index: number; file: string; hash: string; sequence: number }[]>();
+  for (const s of stored) {
+    const v: VerifiedRecord = { file: s.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
+    out.push(v);
+    const r = s.record;
+    if (!r) {
+      v.findings.push("unreadable");
+      v.problems.push(`it ${s.unreadable ?? "cannot be read"}`);
+      continue;
+    }
+    v.environment = typeof r.environment === "string" ? r.environment : null;
+    v.sequence = typeof r.sequence === "number" ? r.sequence : null;
+    v.hash = typeof r.hash === "string" ? r.hash : null;
+    if (typeof r.format_version !== "string" || r.format_version.split(".")[0] !== EVIDENCE_FORMAT_VERSION) {
+      v.findings.push("unreadable");
+      v.problems.push(`it has evidence format ${JSON.stringify(r.format_version)}; this revsync reads format ${EVIDENCE_FORMAT_VERSION}`);
+      continue;
+    }
+    let actual: string | undefined;
+    try {
+      actual = recordHash(r as unknown as Record<string, unknown>);
+    } catch (e) {
+      v.problems.push(`its content cannot be hashed: ${(e as Error).message}`);
+    }
+    if (actual !== r.hash) {
+      v.findings.push("edited");
+      v.problems.push(`edited: its content does not match its hash (it says ${r.hash ?? "none"}, its content hashes to ${actual ?? "nothing"})`);
+    }
+    if (v.environment === null || v.hash === null) continue;
+    const list = byEnv.get(v.environment) ?? [];
+    list.push({ index: out.length - 1, file: s.file, hash: v.hash, sequence: v.sequence ?? 0 });
+    byEnv.set(v.environment, list);
+  }
+  const heads: ChainReport["heads"] = {};
+  for (const [env, list] of byEnv) {
+    const last = list.at(-1);
+    if (last) heads[env] = { file: last.file, hash: last.hash, sequence: last.sequence };
+    list.forEach((cur, i) => {
+      const v = out[cur.index] as VerifiedRecord;
+      const prev = (stored[cur.index]?.record?.prev ?? null) as string | null;
+      const before = i > 0 ? list[i - 1] : undefined;
+      if ((before?.hash ?? null) === prev && (!before || cur.sequence === before.sequence + 1) && (before || cur.sequence === 1 || prev === null)) return;
+      const later = list.slice(i + 1).find((x) => x.hash === prev);
+      const earlier = list.slice(0, Math.max(0, i - 1)).find((x) => x.hash === prev);
+      if (later) {
+        v.findings.push("reordered");
+        v.problems.push(`reordered: it follows ${later.file}, which comes after it in the folder`);
+      } else if (prev === null && before) {
+        v.findings.push("reordered");
+        v.problems.push(`reordered: it is the first record of environment ${env} (prev none), yet ${before.file} comes before it in the folder`);
+      } else if (earlier) {
+        v.findings.push("reordered");
+        v.problems.push(`out of order: it follows ${earlier.file}, not ${before?.file ?? "nothing"}, which comes just before it in the folder`);
+      } else if (prev !== null && prev === before?.hash) {
+        // The link holds but the sequence skips: a record was removed and the chain re-linked by hand.
+        v.findings.push("removed");
+        v.problems.push(`its sequence is ${cur.sequence}, after ${before.sequence} (${before.file})`);
+      } else {
+        v.findings.push("removed");
+        const gap = before && cur.sequence > before.sequence + 1 ? missing(before.sequence + 1, cur.sequence - 1, env) : "";
+        const none = !before && cur.sequence > 1 ? missing(1, cur.sequence - 1, env) : "";
+        v.problems.push(
+          before
+            ? `the record before it was removed, or ${before.file} was rewritten: its prev ${prev ?? "none"} is the hash of no record in the folder${gap}`
+            : `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`,
+        );
+      }
+    });
+  }
+  for (const v of out) if (!v.findings.length) v.findings.push("intact");
+  return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };
+}

@@ -1,0 +1,295 @@
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { Ajv } from "ajv";
+import canonicalize from "canonicalize";
+import { describe, expect, it } from "vitest";
+import { api, cli, cliProcess, DEMO_ENV, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
+
+// apply --evidence (issue 30) through the real CLI against the emulator: the emulator's request journal
+// is the witness of what was sent, and every record is checked against schemas/evidence-record.schema.json
+// with ajv (a standard JSON Schema validator).
+
+const fx = useEmulatorRepo();
+const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
+const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...env } });
+const journal = () => fx.emu.admin<{ method: string; path: string; query: string; status: number }[]>("GET", "requests");
+
+const validate = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true }).compile(
+  JSON.parse(readFileSync(join(ROOT, "schemas", "evidence-record.schema.json"), "utf8")) as object,
+);
+function records(dir: string): { file: string; record: any }[] {
+  return readdirSync(dir)
+    .filter((n) => n.endsWith(".json"))
+    .sort()
+    .map((file) => {
+      const record = JSON.parse(readFileSync(join(dir, file), "utf8"));
+      expect({ file, errors: validate(record) ? null : validate.errors }).toEqual({ file, errors: null });
+      return { file, record };
+    });
+}
+const requestsOf = (r: any): any[] => [...r.other_requests, ...r.changes.flatMap((c: any) => c.requests)];
+const asSent = (q: { method: string; path: string; status: number | null }) => `${q.method} ${q.path} ${q.status ?? "no answer"}`;
+
+/** Another user changes the tenant configuration (as drift's "who changed it" would name them). */
+async function changeAs(user: string, overrides: Record<string, unknown>): Promise<void> {
+  const tok = await token(fx.emu.url, user);
+  const env = (await api(fx.emu.url, tok, "GET", TC)).body[0];
+  const res = await api(fx.emu.url, tok, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, overrides, user));
+  expect(res.status).toBe(200);
+}
+
+describe("apply --evidence", () => {
+  it("writes one record per run naming the commit, the plan checksum and every request; runs chain; verify names each edited, removed and reordered record; --live names a later change and who made it", async () => {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: fx.repo, encoding: "utf8" }).trim();
+    git("init", "-q");
+    git("add", "-A");
+    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "policies");
+    const head = git("rev-parse", "HEAD");
+    const ev = join(fx.repo, "evidence");
+
+    expect((await run(["plan", "--out", "demo.plan.json"])).code).toBe(0);
+    const plan = JSON.parse(readFileSync(join(fx.repo, "demo.plan.json"), "utf8"));
+    await fx.emu.admin("DELETE", "requests");
+    const first = await run(["apply", "demo.plan.json", "--auto-approve", "--evidence", "evidence"]);
+    expect(first.code).toBe(0);
+    let all = records(ev);
+    expect(all).toHaveLength(1);
+    const one = all[0]?.record;
+    expect(first.stderr).toContain(`Evidence: ${join(ev, all[0]?.file ?? "")} ${one.hash}`);
+    // An auditor's own check, with an independent RFC 8785 implementation: the hash is the record's.
+    const { hash: _own, ...content } = one;
+    expect(
+      `sha256:${createHash("sha256")
+        .update(canonicalize(content) ?? "", "utf8")
+        .digest("hex")}`,
+    ).toBe(one.hash);
+    expect(one).toMatchObject({
+      sequence: 1,
+      prev: null,
+      environment: "demo",
+      base_url: fx.emu.url,
+      realm: "demo",
+      service_user: "alice",
+      git: { commit: head, clean: false }, // demo.plan.json is not committed
+      plan: { checksum: plan.checksum, file: "demo.plan.json", made_by: "alice" },
+      approval: "auto-approve",
+      ci: null,
+      exit_code: 0,
+      summary: { done: 7, failed: 0, unknown: 0 },
+    });
+    // The sign-in is not a change's request: it is among the others, wherever it was needed.
+    expect(one.other_requests.map(asSent)).toContain("POST /auth/realms/demo/protocol/openid-connect/token 200");
+    expect(one.changes.find((c: any) => c.action === "update")).toMatchObject({
+      address: "tenant-configuration/Default Tenant Configuration",
+      outcome: "done",
+      requests: [
+        { method: "GET", path: TC, status: 200, resend: false },
+        { method: "PATCH", path: expect.stringMatching(/^\/apis\/policy-sets\/v1\/policy\/tenant-configurations\/TC-/), status: 200, resend: false },
+      ],
+    });
+    // Each change holds its own requests: its one write, and before it the guard's read (a create's may
+    // be the SSP list another create's guard read at the same moment, held by that create).
+    for (const c of one.changes.filter((x: any) => x.outcome === "done")) {
+      expect([c.address, c.requests.filter((q: any) => q.method !== "GET").length]).toEqual([c.address, 1]);
+      if (c.action !== "create") expect([c.address, c.requests[0]?.method]).toEqual([c.address, "GET"]);
+    }
+    // Every request the emulator saw, and no other, is in the record (the sign-in too).
+    const sent = (await journal()).map((j) => asSent({ method: j.method, path: j.path + j.query, status: j.status }));
+    expect(requestsOf(one).map(asSent).sort()).toEqual(sent.sort());
+    expect(sent.some((s) => s.startsWith("POST /auth/realms/demo/protocol/openid-connect/token"))).toBe(true);
+
+    // A second run, in GitHub Actions for a pull request, chains to the first.
+    await changeAs("carol", { carves_allocation: false });
+    const gh = {
+      GITHUB_ACTIONS: "true",
+      GITHUB_SERVER_URL: "https://github.com",
+      GITHUB_REPOSITORY: "acme/policies",
+      GITHUB_RUN_ID: "42",
+      GITHUB_ACTOR: "dana",
+      GITHUB_REF: "refs/pull/17/merge",
+      GITHUB_SHA: head,
+    };
+    rmSync(join(fx.repo, "demo.plan.json"));
+    const second = await run(["apply", "--auto-approve", "--evidence", "evidence"], gh);
+    expect(second.code).toBe(0);
+    all = records(ev);
+    expect(all).toHaveLength(2);
+    expect(all[1]?.record).toMatchObject({
+      sequence: 2,
+      prev: one.hash,
+      git: { commit: head, clean: true },
+      plan: { file: null },
+      ci: { provider: "github", run_url: "https://github.com/acme/policies/actions/runs/42", actor: "dana", pull_request: 17, commit: head },
+      summary: { done: 1 },
+    });
+    // A run with nothing to apply got as far as a plan: it leaves a record too.
+    expect((await run(["apply", "--auto-approve", "--evidence", "evidence"])).code).toBe(0);
+    all = records(ev);
+    expect(all.map((r) => [r.record.sequence, r.record.approval, r.record.changes.length])).toEqual([
+      [1, "auto-approve", 7],
+      [2, "auto-approve", 1],
+      [3, "not asked", 0],
+    ]);
+    const ok = await run(["evidence", "verify", "evidence"]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`3 records: every hash and every link holds.\nLatest of demo: ${all[2]?.record.hash}`);
+
+    // --live: carol changes what the second run applied; verify names the field, the value and carol.
+    await changeAs("carol", { manual_journal_contra_account: "MJ-CONTRA-999" });
+    const live = await run(["evidence", "verify", "evidence", "--live"]);
+    expect(live.code).toBe(0);
+    expect(live.stdout).toMatch(
+      /live: CHANGED update tenant-configuration\/Default Tenant Configuration: changed since \(last changed by carol at \S+Z\): manual_journal_contra_account "MJ-CONTRA-100" -> "MJ-CONTRA-999"/,
+    );
+    expect(live.stdout).toContain("live: holds  create ssp/Training Courses SSP");
+    expect(live.stdout).toContain("live: holds  approve ssp/Hardware SSP/batch/FY26-H1");
+
+    const names = all.map((r) => r.file);
+    const copy = (): string => {
+      const dir = mkdtempSync(join(tmpdir(), "revsync-evidence-"));
+      cpSync(ev, dir, { recursive: true });
+      return dir;
+    };
+    // An edit: one outcome changed by hand.
+    const edited = copy();
+    const text = readFileSync(join(edited, names[1] as string), "utf8");
+    writeFileSync(join(edited, names[1] as string), text.replace('"outcome": "done"', '"outcome": "skipped"'));
+    const e = await run(["evidence", "verify", edited, "--format", "json"]);
+    expect(e.code).toBe(1);
+    expect(JSON.parse(e.stdout).records.map((v: any) => [v.file, v.findings])).toEqual([
+      [names[0], ["intact"]],
+      [names[1], ["edited"]],
+      [names[2], ["intact"]],
+    ]);
+    // A removal from the middle.
+    const removed = copy();
+    rmSync(join(removed, names[1] as string));
+    const r = await run(["evidence", "verify", removed]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`REMOVED   ${names[2]} (demo #3)\n          the record before it was removed, or ${names[0]} was rewritten`);
+    expect(r.stdout).toContain("(record 2 of environment demo is missing)");
+    // A reorder: the last record renamed to sort just before the second.
+    const reordered = copy();
+    const early = (names[1] as string).replace(/-[0-9a-f]{12}\.json$/, "-000000000000.json");
+    renameSync(join(reordered, names[2] as string), join(reordered, early));
+    const o = await run(["evidence", "verify", reordered]);
+    expect(o.code).toBe(1);
+    expect(o.stdout).toMatch(
+      new RegExp(
+        `REORDERED ${early.replace(/\./g, "\\.")} \\(demo #3\\)\\n {10}reordered: it follows ${names[1]?.replace(/\./g, "\\.")}, which comes after it`,
+      ),
+    );
+    for (const d of [edited, removed, reordered]) rmSync(d, { recursive: true, force: true });
+
+    const md = await run(["evidence", "show", join("evidence", names[1] as string), "--format", "markdown"]);
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain(
+      "- **By whom**: confirmed by --auto-approve; GitHub Actions run https://github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
+    );
+    expect(md.stdout).toMatch(
+      /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves_allocation: false → true \| GET \S+ → 200<br>PATCH \S+ → 200 \| \*\*done\*\*: updated \|/,
+    );
+  }, 60_000);
+
+  it("under faults each request's outcome is told as it was: a lost answer confirmed by reading back, a 429 sent again, a run interrupted at once (exit 130)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-evidence-"));
+    try {
+      await fx.emu.admin("POST", "faults", {
+        faults: [
+          { kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp", times: 1 },
+          { kind: "rate_limit", retry_after: 0, method: "PATCH", path: "/tenant-configurations/", times: 1 },
+        ],
+      });
+      const faulted = await run(["apply", "--auto-approve", "--evidence", dir]);
+      expect(faulted.code).toBe(0);
+      const [rec] = records(dir).map((r) => r.record);
+      const create = rec.changes.find((c: any) => c.action === "create");
+      expect(create.outcome).toBe("confirmed");
+      expect(create.why).toMatch(/confirmed by reading it back/);
+      const posts = create.requests.filter((q: any) => q.method === "POST");
+      expect(posts).toEqual([expect.objectContaining({ status: null, resend: false, error: expect.any(String) })]);
+      expect(create.requests.at(-1)).toMatchObject({ method: "GET", path: expect.stringContaining("policy_name=Training+Courses+SSP"), status: 200 });
+      const update = rec.changes.find((c: any) => c.action === "update");
+      expect(update.outcome).toBe("done");
+      expect(update.requests.filter((q: any) => q.method === "PATCH").map((q: any) => [q.status, q.resend])).toEqual([
+        [429, false],
+        [200, true],
+      ]);
+
+      // Interrupted at once while the PATCH is held: its outcome is unknown, nothing else claims more.
+      await fx.emu.reset();
+      await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20_000, method: "PATCH", path: "/tenant-configurations/" }] });
+      let signals = 0;
+      // Driven by what apply prints: the update has started; then, once the first interrupt is seen, again.
+      const stopped = await cliProcess(["apply", "--auto-approve", "--verbose", "--evidence", dir], {
+        cwd: fx.repo,
+        env: DEMO_ENV,
+        when: {
+          stderr: "start update tenant-configuration/",
+          act: (child) => {
+            let seen = "";
+            child.stderr?.on("data", (d: Buffer) => {
+              seen += d.toString();
+              if (signals !== 1 || !seen.includes("starting nothing new")) return;
+              signals++;
+              child.kill("SIGINT");
+            });
+            child.kill("SIGINT");
+            signals++;
+          },
+        },
+      });
+      expect(signals).toBe(2);
+      expect(stopped.stderr).toContain("interrupted again: stopping now");
+      expect(stopped.code).toBe(130);
+      const second = records(dir)[1]?.record;
+      expect(second).toMatchObject({ sequence: 2, prev: rec.hash, exit_code: 130, interrupted: true });
+      const held = second.changes.find((c: any) => c.action === "update");
+      expect(held.outcome).toBe("unknown");
+      // The PATCH the emulator holds (it answers, and journals, only after 20 s) was sent and never answered:
+      // listed, in flight, without a status.
+      expect(held.requests.filter((q: any) => q.method === "PATCH")).toEqual([
+        expect.objectContaining({ path: expect.stringMatching(/\/tenant-configurations\/TC-/), status: null, in_flight: true, resend: false }),
+      ]);
+      // The rest either finished before the interrupt (with the write's answer) or never started.
+      for (const c of second.changes.filter((x: any) => x.action !== "update")) {
+        if (c.outcome === "done") expect(c.requests.some((q: any) => q.method !== "GET" && q.status === 200)).toBe(true);
+        else expect([c.address, c.outcome, c.why]).toEqual([c.address, "skipped", expect.stringMatching(/^(not started|skipped)/)]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("evidence: of revsync.yaml, per environment over the top level; a bad value is a validate error with its line", async () => {
+    const yaml = readFileSync(join(fx.repo, "revsync.yaml"), "utf8");
+    try {
+      writeFileSync(
+        join(fx.repo, "revsync.yaml"),
+        yaml.replace("environments:\n  demo:\n", "evidence: all\nenvironments:\n  demo:\n    evidence: audit/demo\n"),
+      );
+      const r = await run(["apply", "--auto-approve", "--target", "tenant-configuration/Default Tenant Configuration"]);
+      expect(r.code).toBe(0);
+      expect(records(join(fx.repo, "audit", "demo")).map((x) => x.record.plan.targets)).toEqual([["tenant-configuration/Default Tenant Configuration"]]);
+      writeFileSync(join(fx.repo, "revsync.yaml"), yaml.replace("environments:", "evidence: 5\nenvironments:"));
+      const bad = await run(["validate"]);
+      expect(bad.code).toBe(1);
+      expect(bad.stdout + bad.stderr).toContain("revsync.yaml:3:11: error: evidence: expected a string, got the number 5");
+    } finally {
+      writeFileSync(join(fx.repo, "revsync.yaml"), yaml);
+      rmSync(join(fx.repo, "audit"), { recursive: true, force: true });
+    }
+  });
+
+  it("an evidence folder revsync cannot write stops apply before anything is sent", async () => {
+    writeFileSync(join(fx.repo, "not-a-folder"), "");
+    await fx.emu.admin("DELETE", "requests");
+    const r = await run(["apply", "--auto-approve", "--evidence", "not-a-folder/x"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot write evidence records into .*not-a-folder\/x \(\w+\), so nothing was sent/);
+    expect(await journal()).toEqual([]);
+  });
+});
