@@ -40,8 +40,8 @@ export interface RecorderInit {
   redact: (text: string) => string;
 }
 
-/** Collects one apply run's evidence while it runs (every request through `observe`, each step's context
- *  and outcome) and writes it as one record at the end. Nothing secret reaches it: requests come as
+/** Collects one apply run's evidence while it runs (every request through `observe`, filed under the
+ *  change its tag names; each step's start and typed outcome) and writes it as one record at the end. Nothing secret reaches it: requests come as
  *  method, path, status and times. */
 export class EvidenceRecorder {
   private readonly started: number;
