@@ -206,6 +206,30 @@ describe("retries", () => {
     expect(journal.filter((j) => j.path.endsWith("/tenant-configurations")).map((j) => j.status)).toEqual([500, 200]);
   });
 
+  it("the request observer: each attempt, its tag from the client view it went through, the sign-in untagged, a resend said", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "status", status: 500, path: "/tenant-configurations", times: 1 }] });
+    const seen: { method: string; path: string; status: number | null; resend: boolean; tag?: string }[] = [];
+    const started: (string | undefined)[] = [];
+    const observed = client({
+      onRequest: ({ method, path, status, resend, tag }) => seen.push({ method, path, status, resend, ...(tag === undefined ? {} : { tag }) }),
+      onRequestStart: (r) => started.push(r.tag),
+    });
+    try {
+      expect(await tenantConfigurations.list(observed.tagged("update tenant-configuration/x"))).toHaveLength(1);
+      await ssp.list(observed);
+    } finally {
+      await observed.close();
+    }
+    const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
+    expect(seen).toEqual([
+      { method: "POST", path: "/auth/realms/demo/protocol/openid-connect/token", status: 200, resend: false },
+      { method: "GET", path: TC, status: 500, resend: false, tag: "update tenant-configuration/x" },
+      { method: "GET", path: TC, status: 200, resend: true, tag: "update tenant-configuration/x" },
+      { method: "GET", path: expect.stringContaining("/ssp"), status: 200, resend: false },
+    ]);
+    expect(started).toEqual([undefined, "update tenant-configuration/x", "update tenant-configuration/x", undefined]);
+  });
+
   it("an unreadable 2xx to a write is 'outcome unknown', settled by reading back, never sent again", async () => {
     const { MockAgent } = await import("undici");
     const agent = new MockAgent();
