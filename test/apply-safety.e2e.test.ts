@@ -161,6 +161,23 @@ describe("a saved plan is bound to the tenant it was made for", () => {
   });
 });
 
+describe("a policy's version moved by a change to another batch", () => {
+  it("bob reviews FY26-H2 after the plan: the approve of FY26-H1 is blocked, saying which batch moved, how, by whom", async () => {
+    const file = join(fx.repo, "demo.plan.json");
+    expect((await run(["plan", "--out", file])).code).toBe(0);
+    const bob = await token(fx.emu.url, "bob");
+    const res = await fetch(`${fx.emu.url}${SSP}/review/SSP-HW/FY26-H2`, { method: "PATCH", headers: { authorization: `Bearer ${bob}` } });
+    expect(res.status).toBe(200);
+    const r = await run(["apply", file, "--auto-approve"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /blocked approve {2}ssp\/Hardware SSP\/batch\/FY26-H1: blocked: ssp\/Hardware SSP changed in the service since the plan \(last changed by bob at \S+\): version_id 1 -> 2.* \(batch FY26-H2 file uploaded -> reviewed by bob at \S+Z\)/,
+    );
+    const approves = (await journal()).filter((j) => j.method === "PATCH" && j.path.includes("/approve/SSP-HW/"));
+    expect(approves).toEqual([]);
+  });
+});
+
 describe("no approve of values that differ from git", () => {
   it("one row removed from the values CSV: one blocked entry, no review or approve; apply leaves the batch reviewed", async () => {
     const csv = join(fx.repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
