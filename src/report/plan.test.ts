@@ -146,6 +146,10 @@ describe("apply's text report", () => {
     );
     expect(text).toContain("blocked update   ssp/P3: m3");
     expect(text).not.toMatch(/^failed/m);
+    // A blocked write is not finished by applying the same plan again: it needs a new plan.
+    expect(text.split("\n").at(-1)).toBe(
+      "Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.",
+    );
     expect(text).toContain("Apply finished with blocked writes: 2 done (1 confirmed by reading it back), 1 already applied, 1 blocked, 0 failed, 1 skipped.");
     const failed = applyText(
       report([

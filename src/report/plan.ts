@@ -264,6 +264,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
           .filter(Boolean)
           .join(", ");
   lines.push("", `Apply ${head}: ${counts}.`);
-  if (failed || blocked || skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  if (blocked) lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if (failed || skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
