@@ -118,6 +118,22 @@ export class ApiError extends Error {
     });
   }
 
+  /** The same error, its message said otherwise (e.g. with the number of attempts it took). */
+  withMessage(message: string): ApiError {
+    return new ApiError({
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      message,
+      problems: this.problems,
+      retryable: this.retryable,
+      retryAfterMs: this.retryAfterMs,
+      outcomeUnknown: this.outcomeUnknown,
+      conflict: this.conflict,
+      hint: this.hint,
+    });
+  }
+
   /** A write that may have landed, whose read-back failed too: the step ends here, nothing is sent again. */
   static readBackFailed(e: ApiError, readErr: unknown): ApiError {
     const why = readErr instanceof Error ? readErr.message : String(readErr);

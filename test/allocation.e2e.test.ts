@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { legacyPlanChecksum, planChecksum } from "../src/plan/model.js";
 import { cli, DEMO_ENV, removeDir, ROOT, useEmulatorRepo } from "../src/testing/helpers.js";
 import { junitProblems } from "./junit-schema.js";
 
@@ -177,13 +178,20 @@ describe("plan: allocation impact", () => {
     expect(md.stdout).toContain(
       "| Line | Before | After | Shift | Policy (SSP) |\n|---|--:|--:|--:|---|\n| appliance | 800.00 | 835.71 | +35.71 | Hardware SSP (SSP 1,000.00) |\n",
     );
-    // A plan saved before contracts existed holds the cases alone, as a list: still read and shown.
+    // A plan's impact may hold the cases alone, as a list (the form before contracts existed): read and
+    // shown, its checksum covering it as it covers the rest.
     const older = join(fx.repo, "older-plan.json");
-    writeFileSync(older, JSON.stringify({ ...json, impact: json.impact.cases }));
+    const listed = { ...json, impact: json.impact.cases };
+    writeFileSync(older, JSON.stringify({ ...listed, checksum: planChecksum(listed) }));
     const shown = await run(["show", older]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("Impact: 3 policy test cases change:");
     expect(shown.stdout).not.toContain("Allocation impact");
+    // As an older revsync saved it (its checksum of the tenant and the changes alone): plan again.
+    writeFileSync(older, JSON.stringify({ ...listed, checksum: legacyPlanChecksum(listed) }));
+    const refused = await run(["show", older]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/was made by an older revsync.*: run plan again/);
     expect(await fx.emu.writes()).toEqual([]);
   });
 

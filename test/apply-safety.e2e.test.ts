@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seedState } from "../src/emulator/seed.js";
+import { legacyPlanChecksum, planChecksum } from "../src/plan/model.js";
 import { BIN, cli, cliProcess, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Apply never writes the wrong thing (issue 11), through the real CLI, with the emulator's journal as
@@ -99,11 +100,81 @@ describe("a saved plan is bound to the tenant it was made for", () => {
     const bad = await run(["apply", file, "--auto-approve"]);
     expect(bad.stderr).toMatch(/is not a valid revsync plan, so nothing was applied:\n {2}changes\.0\.action: must be one of "create", "update"/);
 
-    for (const r of [cut, tampered, bad]) {
+    // Everything the reviewer is shown is under the checksum: a zeroed summary with no impact, another
+    // user or time, each without the checksum computed again, is refused by apply and show alike.
+    const forged: string[] = [];
+    for (const edit of [
+      (p: any) => {
+        for (const k of Object.keys(p.summary)) p.summary[k] = 0;
+        delete p.impact;
+      },
+      (p: any) => (p.user = "carol"),
+      (p: any) => (p.created_at = "2020-01-01T00:00:00.000Z"),
+      (p: any) => p.notes.push("reviewed by the auditors"),
+      (p: any) => (p.targets = ["ssp/Hardware SSP"]),
+    ]) {
+      const copy = structuredClone(saved);
+      edit(copy);
+      writeFileSync(file, JSON.stringify(copy));
+      const applied = await run(["apply", file, "--auto-approve"]);
+      const shown = await cli(["show", file]);
+      forged.push(`${applied.code} ${shown.code} ${/checksum does not match/.test(applied.stderr)} ${/checksum does not match/.test(shown.stderr)}`);
+      expect(applied.stdout).not.toMatch(/Plan: 0 to create/);
+      expect(shown.stdout).not.toContain("carol");
+    }
+    expect(forged).toEqual(Array(5).fill("1 1 true true"));
+
+    // The checksum computed again over a forged summary: the summary is the changes counted, so it is
+    // refused all the same.
+    const recounted = structuredClone(saved);
+    for (const k of Object.keys(recounted.summary)) recounted.summary[k] = 0;
+    recounted.checksum = planChecksum(recounted);
+    writeFileSync(file, JSON.stringify(recounted));
+    const zeroed = await run(["apply", file, "--auto-approve"]);
+    expect(zeroed.code).toBe(1);
+    expect(zeroed.stderr).toMatch(
+      /says its changes are 0 create, 0 update, 0 review, 0 approve, but they are \d+ create, \d+ update, \d+ review, \d+ approve, so nothing was applied/,
+    );
+
+    // A plan saved by an older revsync (its checksum of the binding and the changes alone): refused with
+    // words that say so, not as an edited file.
+    const older = structuredClone(saved);
+    older.checksum = legacyPlanChecksum(older);
+    writeFileSync(file, JSON.stringify(older));
+    const old = await run(["apply", file, "--auto-approve"]);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toMatch(/was made by an older revsync, .*so nothing was applied: run plan again/);
+    expect(old.stderr).not.toContain("checksum does not match");
+    const oldShown = await cli(["show", file]);
+    expect(oldShown.stderr).toMatch(/was made by an older revsync, .*so apply would refuse it: run plan again/);
+
+    // The plan as saved, keys in another order: still the same plan.
+    const reordered = Object.fromEntries(Object.entries(saved).reverse());
+    writeFileSync(file, JSON.stringify(reordered));
+    expect((await cli(["show", file])).code).toBe(0);
+
+    for (const r of [cut, tampered, bad, zeroed, old]) {
       expect(r.code).toBe(1);
       expect(r.stderr).not.toMatch(/internal error|at .*\.js:\d+/);
     }
     expect(await journal()).toEqual([]);
+  });
+});
+
+describe("a policy's version moved by a change to another batch", () => {
+  it("bob reviews FY26-H2 after the plan: the approve of FY26-H1 is blocked, saying which batch moved, how, by whom", async () => {
+    const file = join(fx.repo, "demo.plan.json");
+    expect((await run(["plan", "--out", file])).code).toBe(0);
+    const bob = await token(fx.emu.url, "bob");
+    const res = await fetch(`${fx.emu.url}${SSP}/review/SSP-HW/FY26-H2`, { method: "PATCH", headers: { authorization: `Bearer ${bob}` } });
+    expect(res.status).toBe(200);
+    const r = await run(["apply", file, "--auto-approve"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /blocked approve {2}ssp\/Hardware SSP\/batch\/FY26-H1: blocked: ssp\/Hardware SSP changed in the service since the plan \(last changed by bob at \S+\): version_id 1 -> 2.* \(batch FY26-H2 file uploaded -> reviewed by bob at \S+Z\)/,
+    );
+    const approves = (await journal()).filter((j) => j.method === "PATCH" && j.path.includes("/approve/SSP-HW/"));
+    expect(approves).toEqual([]);
   });
 });
 

@@ -68,6 +68,22 @@ afterEach(async () => core.close());
 
 const createBody = (name: string) => sspCreateBody(name, { hierarchy_no: 90, expression: "x * 1" });
 
+describe("a service slower than the answer timeout (REVSYNC_TIMEOUT_MS)", () => {
+  it("says there was no answer within the time set, after how many attempts, never that the connection failed", async () => {
+    await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 1500, method: "GET", path: "/tenant-configurations" }] });
+    const slow = client({ timeouts: { headersMs: 200, bodyMs: 5000 }, retry: { maxAttempts: 2 } });
+    try {
+      const e = await tenantConfigurations.list(slow).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ApiError);
+      const message = (e as ApiError).message;
+      expect(message).toMatch(/^GET \S*tenant-configurations\S* failed \(no answer\): no answer within 200 ms \(REVSYNC_TIMEOUT_MS\), after 2 attempts$/);
+      expect(message).not.toMatch(/connection failed|UND_ERR|Headers Timeout/);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 describe("all ten operations", () => {
   it("reads, writes and downloads through the typed resources", async () => {
     const tcs = await tenantConfigurations.list(core);

@@ -303,15 +303,15 @@ export function engineSuite(profile: Profile): void {
       await emu.admin("POST", "settings", { if_match: false });
       const r = await run(["apply", file, "--auto-approve"]);
       expect(r.stdout).toMatch(
-        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2(, last_modified_on \S+ -> \S+)?; nothing was sent for it/,
+        /blocked update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2(, last_modified_on \S+ -> \S+)?; nothing was sent for it/,
       );
       expect(r.stdout).toMatch(
-        /failed {2}review {3}ssp\/Software Subscriptions SSP\/batch\/FY26-Q1: blocked: ssp\/Software Subscriptions SSP\/batch\/FY26-Q1 changed in the service since the plan \(batch last changed by carol at \S+\): (file_id "FILE-SSP-SW-1" -> "FILE-SW-REUPLOAD", a new upload nobody reviewed|its values are not the ones the plan showed)/,
+        /blocked review {3}ssp\/Software Subscriptions SSP\/batch\/FY26-Q1: blocked: ssp\/Software Subscriptions SSP\/batch\/FY26-Q1 changed in the service since the plan \(batch last changed by carol at \S+\): (file_id "FILE-SSP-SW-1" -> "FILE-SW-REUPLOAD", a new upload nobody reviewed|its values are not the ones the plan showed)/,
       );
       expect(r.stdout).toContain(
         "skipped approve  ssp/Software Subscriptions SSP/batch/FY26-Q1: skipped: review of ssp/Software Subscriptions SSP/batch/FY26-Q1 failed",
       );
-      expect(r.stdout).toContain("Apply finished with failures: 4 done, 2 failed, 1 skipped.");
+      expect(r.stdout).toContain("Apply finished with blocked writes: 4 done, 2 blocked, 0 failed, 1 skipped.");
       expect(r.code).toBe(1);
       const writes = (await journal()).filter((j) => j.method !== "GET" && j.path.startsWith("/apis/")).map((j) => j.path);
       expect(writes.filter((w) => w.includes("/tenant-configurations/") || w.includes("FY26-Q1"))).toEqual([]);
@@ -471,7 +471,7 @@ batches:
       const r = await run(["apply", "--auto-approve"]);
       expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (the answer was lost; confirmed by reading it back)");
       expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (the answer was lost; confirmed by reading it back)");
-      expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");
+      expect(r.stdout).toContain("Apply complete: 7 done (2 confirmed by reading it back), 0 failed, 0 skipped.");
       expect(r.code).toBe(0);
       const journal: any[] = await emu.admin("GET", "requests");
       expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(1);
@@ -501,7 +501,7 @@ batches:
       const patches = journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"));
       if (profile === "default") {
         expect(r.stdout).toMatch(
-          /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2/,
+          /blocked update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern", version_id 1 -> 2/,
         );
         expect(patches).toHaveLength(2); // revsync's (refused) and bob's
       }
@@ -523,7 +523,7 @@ batches:
       });
       await outside;
       expect(r.stdout).toMatch(
-        /failed {2}update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern"/,
+        /blocked update {3}tenant-configuration\/Default Tenant Configuration: blocked: tenant-configuration\/Default Tenant Configuration changed in the service since the plan \(last changed by bob at \S+Z\): ui_mode "Classic" -> "Modern"/,
       );
       expect(r.code).toBe(1);
       const alices = (await journal()).filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/") && j.status !== 200);
@@ -589,6 +589,11 @@ batches:
       expect(report.summary).toEqual({ done: 7, failed: 0, skipped: 0 });
       expect(report.outcomes.map((o: any) => o.outcome)).toEqual(Array(7).fill("already"));
       for (const o of report.outcomes) expect(o.message).toMatch(/^already \S+ \(.*; nothing was sent\)$/);
+      // In words: nothing was sent, and the closing line says so rather than "7 done".
+      const words = await run(["apply", file, "--auto-approve"]);
+      expect(words.stdout).toMatch(/^already update {3}tenant-configuration\/Default Tenant Configuration: already/m);
+      expect(words.stdout).toContain("Apply complete: nothing to send, 7 already applied.");
+      expect(words.stdout).not.toContain("7 done");
       expect(await emu.writes()).toEqual([]);
     });
 

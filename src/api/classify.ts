@@ -115,7 +115,9 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     };
   };
   if ("lost" in answer) {
-    const message = answer.lost.startsWith("no complete answer") ? answer.lost : `connection failed: ${answer.lost}`;
+    // "connection failed" only where the connection did: a timer that ran out waiting for an answer
+    // says so in its own words ("no answer within …", "no complete answer …").
+    const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
     // The server does not speak TLS: the URL is wrong, and no resend can change that. Nothing was sent.
     if (answer.notTls) return fail("refused", { status: 0, message });
     // Refused before it was sent (nothing listens, no such host): nothing was processed.

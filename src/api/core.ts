@@ -300,7 +300,7 @@ export class ApiCore {
         last = `status ${status}`;
       } catch (e) {
         if (e instanceof ApiError) throw e;
-        last = this.abortReason(e) ?? connectionReason(e);
+        last = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
         this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last);
         this.log(`POST /auth/realms/…/token failed: ${last}`);
         if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
@@ -329,6 +329,15 @@ export class ApiCore {
   }
 
   private readonly cuts = new WeakMap<AbortSignal, "cap" | "deadline">();
+
+  /** A request undici's own timers ended, in words: the connection worked, the answer did not come in
+   *  time (REVSYNC_TIMEOUT_MS sets both timers, in ms); undefined for any other error. */
+  private timerReason(e: unknown): string | undefined {
+    const code = errorCode(e);
+    if (code === "UND_ERR_HEADERS_TIMEOUT") return `no answer within ${this.timeouts.headersMs} ms (REVSYNC_TIMEOUT_MS)`;
+    if (code === "UND_ERR_BODY_TIMEOUT") return `no complete answer: its body stopped coming for ${this.timeouts.bodyMs} ms (REVSYNC_TIMEOUT_MS)`;
+    return undefined;
+  }
 
   /** A request that a signal ended, in words; undefined for any other error. */
   private abortReason(e: unknown, signal?: AbortSignal): string | undefined {
@@ -373,7 +382,7 @@ export class ApiCore {
         });
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
-        const reason = this.abortReason(e, signal) ?? connectionReason(e);
+        const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
         this.observe(spec.method, path, null, t0, resend, reason);
         this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
         return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
@@ -493,7 +502,9 @@ export class ApiCore {
       p.throttles = 0;
       p.sends++;
       delay = this.backoff(p.sends - 1, v.waitMs);
-      if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs) throw err;
+      if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs)
+        // With no answer, say how many times it was sent: "no answer within 500 ms …, after 6 attempts".
+        throw err.status === 0 && p.sends > 1 ? err.withMessage(`${err.serviceMessage}, after ${plural(p.sends, "attempt")}`) : err;
       p.waited += delay;
     }
     // The service's Retry-After holds every request past the limit: this one cannot go again in time.

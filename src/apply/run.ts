@@ -186,6 +186,8 @@ export class Guards {
     private readonly core: ApiCore,
     private readonly user: string,
     private readonly log: (line: string) => void = () => undefined,
+    /** The plan's entries: what it saw of each batch, to say what moved a policy's version. */
+    private readonly changes: readonly Change[] = [],
   ) {}
 
   /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
@@ -333,7 +335,10 @@ export class Guards {
       if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
         // The policy's version, checked before this run's first write to it (its own writes move it after).
         const moved = versionMoved(c, env);
-        if (moved.length) return blocked(`${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
+        if (moved.length)
+          return blocked(
+            `${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}${policyMoves(p.policy, c, env, this.changes)}`,
+          );
         this.policyChecked.add(p.policy);
       }
       // The plan's own create uploads the batch: its status is the one the create gave it.
@@ -343,6 +348,39 @@ export class Guards {
       return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
     };
   }
+}
+
+/** What moved a policy's version, where its batches show it: each batch whose status or upload differs
+ *  from what the plan saw of it, and each batch changed after the plan's read of the policy, with who
+ *  and when (" (batch FY26-H2 file uploaded -> reviewed by bob at …)"). Says so when none shows it. */
+export function policyMoves(policy: string, c: Change, env: SspEnvelope, changes: readonly Change[]): string {
+  const seen = new Map<string, { status?: unknown; file_id?: string | null }>();
+  for (const x of changes) {
+    if (x.payload?.kind !== "batch" || x.payload.policy !== policy) continue;
+    const before = (x.before ?? {}) as { status?: unknown };
+    const prior = seen.get(x.payload.batch) ?? {};
+    seen.set(x.payload.batch, { status: prior.status ?? before.status, file_id: prior.file_id ?? x.payload.file_id });
+  }
+  const since = c.last_modified_on;
+  const out: string[] = [];
+  const liveNames = new Set<string>();
+  for (const lb of env.compliance_spec?.[0]?.batches ?? []) {
+    const name = batchNameOf(lb);
+    if (!name) continue;
+    liveNames.add(name);
+    const was = seen.get(name);
+    const parts: string[] = [];
+    if (was?.status !== undefined && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
+    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
+    const later = since != null && typeof lb.updated_at === "number" && lb.updated_at > since;
+    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
+    if (!parts.length) continue;
+    const who = batchWho(lb);
+    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
+  }
+  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
+  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
 }
 
 /** The signed-in user, whom a tenant configuration PATCH names (user_name): required when the
@@ -445,7 +483,7 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const user = requireUser(core, plan) ?? "";
   const steps = buildSteps(plan);
   const created = new Map<string, string>();
-  const guards = new Guards(core, user, opts.log);
+  const guards = new Guards(core, user, opts.log, plan.changes);
   let finished = 0;
   // No retry here: each write is one write unit (src/api/write.ts), with one budget.
   // Each step's requests are sent through a view of the client that names its change, passed down

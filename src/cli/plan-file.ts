@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import type { ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
-import { PLAN_FORMAT_VERSION, planChecksum, type Plan } from "../plan/model.js";
+import { ACTIONS, actionWords, legacyPlanChecksum, PLAN_FORMAT_VERSION, planChecksum, summarize, type Action, type Plan } from "../plan/model.js";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 
 /** A saved plan, checked before anything is sent: JSON, a format this revsync reads, the plan schema,
- *  and its checksum (a plan edited by hand or corrupted is refused). */
+ *  its checksum (a plan edited by hand or corrupted is refused; one of an older revsync's checksum is
+ *  refused with words that say so) and its summary, counted again from its changes. */
 /** `forApply`: the words say that nothing was applied; `show` applies nothing by definition, so its
  *  errors say what apply would do with the file instead. */
 export function readPlanFile(path: string, forApply = true): Plan {
@@ -36,7 +37,23 @@ export function readPlanFile(path: string, forApply = true): Plan {
   }
   const plan = raw as Plan;
   if (plan.checksum !== planChecksum(plan)) {
+    if (plan.checksum === legacyPlanChecksum(plan)) {
+      throw new UserError(
+        `${path} was made by an older revsync, whose checksum covered only the tenant and the changes (not the summary, impact, notes, user or time the reviewer reads), ${outcome}: run plan again`,
+        "make a new plan with revsync plan --out FILE",
+      );
+    }
     throw new UserError(`${path} was changed after revsync wrote it (its checksum does not match), ${outcome}`, "make a new plan with revsync plan --out FILE");
+  }
+  // The summary is the changes counted: a file whose counts say otherwise is not what revsync wrote.
+  const counted = summarize(ACTIONS, plan.changes as unknown as { [k: string]: unknown }[], "action");
+  const keys = new Set([...Object.keys(counted), ...Object.keys(plan.summary)]) as Set<Action>;
+  const wrong = [...keys].filter((k) => (plan.summary[k] ?? 0) !== (counted[k] ?? 0));
+  if (wrong.length) {
+    throw new UserError(
+      `${path} says its changes are ${wrong.map((k) => `${plan.summary[k] ?? 0} ${actionWords(k)}`).join(", ")}, but they are ${wrong.map((k) => `${counted[k] ?? 0} ${actionWords(k)}`).join(", ")}, ${outcome}`,
+      "make a new plan with revsync plan --out FILE",
+    );
   }
   return plan;
 }

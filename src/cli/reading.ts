@@ -3,7 +3,7 @@ import type { DesiredState, Repo, ResolvedEnv } from "../config/repo.js";
 import { readLive, type LiveState } from "../live/read.js";
 import { buildPlan } from "../plan/build.js";
 import { checkTargets, targetedDesired } from "../plan/targets.js";
-import type { Plan } from "../plan/model.js";
+import { planChecksum, type Plan } from "../plan/model.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
 import { carvesGit, carvesLive, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
@@ -74,6 +74,8 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
       ruleReader(env.service.allocationRules),
     );
     plan.impact = { cases: impact(cases, before, after), allocation, moved: Object.fromEntries(movedByCurrency(allocation)) };
+    // The checksum covers everything the reviewer is shown, the impact too.
+    plan.checksum = planChecksum(plan);
   }
   return plan;
 }

@@ -363,7 +363,7 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
   const hierarchy = (c: Change): number => (c.payload?.kind === "create" ? c.payload.hierarchy_no : 0);
   // Code point order: the same plan on every machine, whatever its locale.
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || hierarchy(a) - hierarchy(b) || byCodePoint(a.address, b.address));
-  return {
+  const plan: Omit<Plan, "checksum"> = {
     format_version: "1",
     environment: meta.environment,
     created_at: (meta.now ?? new Date()).toISOString(),
@@ -375,6 +375,6 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     changes,
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes,
-    checksum: planChecksum({ environment: meta.environment, base_url: meta.baseUrl, auth_url: meta.authUrl, realm: meta.realm, changes }),
   };
+  return { ...plan, checksum: planChecksum(plan) };
 }

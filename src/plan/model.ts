@@ -83,7 +83,7 @@ export interface Plan {
   /** With policy tests: what the plan does to them (absent without tests). A plan saved by an earlier
    *  revsync holds the cases alone, as a list. */
   impact?: PlanImpact | ImpactEntry[];
-  /** sha256 of the binding and the changes (planChecksum). */
+  /** sha256 of every other field of the plan (planChecksum). */
   checksum: string;
 }
 
@@ -102,9 +102,31 @@ export function impactOf(plan: Pick<Plan, "impact">): PlanImpact | undefined {
   return Array.isArray(i) ? { cases: i, allocation: [], moved: {} } : i;
 }
 
-/** The checksum of what apply acts on: the binding and the changes. A saved plan whose checksum does not
- *  match was edited or corrupted, and is refused. */
-export function planChecksum(plan: Pick<Plan, "environment" | "base_url" | "auth_url" | "realm" | "changes">): string {
+/** JSON with object keys in code point order, what JSON.stringify would write otherwise (undefined
+ *  members left out): the same plan gives the same text whatever order its file lists keys in. */
+function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? "null" : canonicalJson(x))).join(",")}]`;
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined && typeof obj[k] !== "function")
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+
+/** The checksum of everything a reviewer is shown: every field of the plan but the checksum itself (the
+ *  binding, the changes, the summary, the impact, the notes, who made it and when, the targets). A saved
+ *  plan whose checksum does not match was edited or corrupted, and is refused. It is no signature: anyone
+ *  can compute it again; what holds an edited payload to the reviewed diff is apply's own check. */
+export function planChecksum(plan: Omit<Plan, "checksum"> & { checksum?: string }): string {
+  const { checksum: _omit, ...rest } = plan;
+  const text = canonicalJson({ revsync_plan_checksum: 2, plan: rest });
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+}
+
+/** The checksum an older revsync wrote: of the binding and the changes alone. A plan that carries it was
+ *  made before the checksum covered the rest, and is refused with words that say so. */
+export function legacyPlanChecksum(plan: Pick<Plan, "environment" | "base_url" | "auth_url" | "realm" | "changes">): string {
   const text = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
   return `sha256:${createHash("sha256").update(text).digest("hex")}`;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import { changeOf } from "../testing/builders.js";
-import { driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
+import { applyText, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
 
 function plan(changes: Change[]): Plan {
   return {
@@ -110,5 +110,55 @@ describe("drift's closing line", () => {
     expect(driftSummaryLine({ ...report, summary: { ...report.summary, unmanaged_batch: 1, batch_status: 1, batch_values: 2 } })).toBe(
       "Drift: 1 changed, 2 unmanaged, 1 unmanaged batch, 1 batch status, 2 batches' values.",
     );
+  });
+});
+
+describe("apply's text report", () => {
+  const plainPaint = { paint: (_c: string, t: string) => t } as const;
+  type Row = { status: "done" | "failed" | "skipped"; outcome: string; action?: string };
+  const report = (rows: Row[]) => ({
+    environment: "demo",
+    outcomes: rows.map((r, i) => ({ address: `ssp/P${i}`, action: r.action ?? "approve", status: r.status, outcome: r.outcome, message: `m${i}` })),
+    summary: {
+      done: rows.filter((r) => r.status === "done").length,
+      failed: rows.filter((r) => r.status === "failed").length,
+      skipped: rows.filter((r) => r.status === "skipped").length,
+    },
+    interrupted: false,
+  });
+
+  it("a saved plan applied again, every entry already there: nothing to send, counted as already applied", () => {
+    const text = applyText(report(Array(7).fill({ status: "done", outcome: "already" })), plainPaint);
+    expect(text).toContain("already approve  ssp/P0: m0");
+    expect(text.split("\n").at(-1)).toBe("Apply complete: nothing to send, 7 already applied.");
+  });
+
+  it("a blocked write is marked blocked and counted apart from failures; confirmed and already are counted apart from done", () => {
+    const text = applyText(
+      report([
+        { status: "done", outcome: "done" },
+        { status: "done", outcome: "confirmed" },
+        { status: "done", outcome: "already" },
+        { status: "failed", outcome: "blocked", action: "update" },
+        { status: "skipped", outcome: "skipped" },
+      ]),
+      plainPaint,
+    );
+    expect(text).toContain("blocked update   ssp/P3: m3");
+    expect(text).not.toMatch(/^failed/m);
+    // A blocked write is not finished by applying the same plan again: it needs a new plan.
+    expect(text.split("\n").at(-1)).toBe(
+      "Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.",
+    );
+    expect(text).toContain("Apply finished with blocked writes: 2 done (1 confirmed by reading it back), 1 already applied, 1 blocked, 0 failed, 1 skipped.");
+    const failed = applyText(
+      report([
+        { status: "failed", outcome: "refused" },
+        { status: "failed", outcome: "blocked" },
+      ]),
+      plainPaint,
+    );
+    expect(failed).toContain("failed  approve  ssp/P0: m0");
+    expect(failed).toContain("Apply finished with failures: 0 done, 1 blocked, 1 failed, 0 skipped.");
   });
 });

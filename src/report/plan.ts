@@ -233,14 +233,38 @@ export function driftMarkdown(report: DriftReport): string {
   return text;
 }
 
+/** Apply's report in text: each step marked by what became of it (a write revsync refused to make is
+ *  "blocked", one the service already showed "already"), and a closing line that counts what was sent
+ *  apart from what was already there, confirmed by reading it back, blocked, failed or skipped. */
 export function applyText(report: ApplyReport, out: Painter): string {
-  const mark = { done: out.paint("green", "done   "), failed: out.paint("red", "failed "), skipped: out.paint("yellow", "skipped") };
-  const lines = report.outcomes.map((o) => `${mark[o.status]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
-  const s = report.summary;
-  lines.push(
-    "",
-    `Apply ${report.interrupted ? "interrupted" : s.failed ? "finished with failures" : "complete"}: ${s.done} done, ${s.failed} failed, ${s.skipped} skipped.`,
-  );
-  if (s.failed || s.skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  const mark = {
+    done: out.paint("green", "done   "),
+    already: out.paint("green", "already"),
+    blocked: out.paint("red", "blocked"),
+    failed: out.paint("red", "failed "),
+    skipped: out.paint("yellow", "skipped"),
+  };
+  const kind = (o: ApplyReport["outcomes"][number]): keyof typeof mark =>
+    o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
+  const lines = report.outcomes.map((o) => `${mark[kind(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
+  const n = (k: keyof typeof mark): number => report.outcomes.filter((o) => kind(o) === k).length;
+  const [done, already, blocked, failed, skipped] = [n("done"), n("already"), n("blocked"), n("failed"), n("skipped")];
+  const confirmed = report.outcomes.filter((o) => kind(o) === "done" && o.outcome === "confirmed").length;
+  const head = report.interrupted ? "interrupted" : failed ? "finished with failures" : blocked ? "finished with blocked writes" : "complete";
+  const counts =
+    !done && already && !blocked && !failed && !skipped
+      ? `nothing to send, ${already} already applied`
+      : [
+          `${done} done${confirmed ? ` (${confirmed} confirmed by reading it back)` : ""}`,
+          already ? `${already} already applied` : "",
+          blocked ? `${blocked} blocked` : "",
+          `${failed} failed`,
+          `${skipped} skipped`,
+        ]
+          .filter(Boolean)
+          .join(", ");
+  lines.push("", `Apply ${head}: ${counts}.`);
+  if (blocked) lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if (failed || skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
