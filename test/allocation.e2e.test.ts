@@ -272,10 +272,15 @@ describe("plan and test --live on the literal profile (floor/ceiling answered nu
       expect(text.stdout).toContain(`Note: ${NOTE("ssp/Professional Services SSP")}`);
       expect(text.stdout).not.toContain("cannot");
 
-      const json = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      const saved = join(repo, "plan.json");
+      const json = JSON.parse((await run(["plan", "--format", "json", "--out", saved])).stdout);
       expect(json.impact.moved).toEqual({ USD: 35.71 });
       expect(json.impact.allocation.map((e: any) => [e.before_status, e.after_status, e.moved])).toEqual([["allocated", "not carved", 35.71]]);
       expect(json.impact.notes).toEqual([NOTE("ssp/Hardware SSP"), NOTE("ssp/Professional Services SSP")]);
+      // The saved plan passes the plan schema with its notes, and show says them again.
+      const shown = await run(["show", saved]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`Note: ${NOTE("ssp/Professional Services SSP")}`);
 
       const md = await run(["plan", "--format", "markdown"]);
       expect(md.stdout).toContain("#### Allocation impact: 1 contract's allocation changes (USD 35.71 of revenue moves between lines)\n");
