@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { legacyPlanChecksum, planChecksum } from "../src/plan/model.js";
-import { cli, DEMO_ENV, removeDir, ROOT, useEmulatorRepo } from "../src/testing/helpers.js";
+import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, useEmulatorRepo, type Emu } from "../src/testing/helpers.js";
 import { junitProblems } from "./junit-schema.js";
 
 // Contracts (issue 29): how revsync test allocates them, and what plan's impact says a change moves,
@@ -212,5 +212,89 @@ describe("plan: allocation impact", () => {
     expect(policyOnly.impact.allocation).toEqual([]);
     const tenant = JSON.parse((await run(["plan", "--format", "json", "--target", "tenant-configuration/Default Tenant Configuration"])).stdout);
     expect(tenant.impact.allocation.map((e: any) => [e.contract, e.moved])).toEqual([["Appliance with installation, December 2025", 35.71]]);
+  });
+});
+
+// The literal profile answers floor_percentage / ceiling_percentage as null. What the service does not
+// show is not compared, so it is taken as unchanged: the impact's two sides both use git's value, differ
+// only by what the plan changes, and say so; "No changes" shows no impact at all.
+describe("plan and test --live on the literal profile (floor/ceiling answered null)", () => {
+  let emu: Emu;
+  let repo = "";
+  const run = (args: string[]) => cli(args, { cwd: repo, env: DEMO_ENV });
+  const NOTE = (p: string) =>
+    `${p}: floor_percentage and ceiling_percentage are git's on both sides of this impact: the service does not show them (null), so they are taken as unchanged`;
+  const NO_RANGE =
+    "installation: the service does not show floor_percentage/ceiling_percentage of policy Professional Services SSP (null), which the line's range needs";
+  beforeAll(async () => {
+    emu = await startEmu("demo", { profile: "literal" });
+    repo = tempRepo(emu.url);
+    cpSync(join(ROOT, "policy-tests"), join(repo, "policy-tests"), { recursive: true });
+    const cfg = join(repo, "revsync.yaml");
+    writeFileSync(cfg, `${readFileSync(cfg, "utf8")}tests: policy-tests\n`);
+  });
+  afterAll(async () => {
+    removeDir(repo);
+    await emu.close();
+  });
+
+  it("after a full apply: no changes and no impact (text, JSON, markdown); test --live says which fields the service does not show", async () => {
+    expect((await run(["apply", "--auto-approve"])).code).toBe(0);
+    const applied = (await emu.writes()).length;
+    const text = await run(["plan", "--detailed-exitcode"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^No changes\. /);
+    expect(text.stdout).not.toMatch(/Impact|cannot compare/);
+    const json = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+    expect(json.changes).toEqual([]);
+    expect(json.impact).toEqual({ cases: [], allocation: [], moved: {} });
+    const md = await run(["plan", "--format", "markdown"]);
+    expect(md.stdout).toContain("**No changes.**");
+    expect(md.stdout).not.toMatch(/Impact|cannot compare/);
+
+    // The service's policies alone: a range that needs floor/ceiling says plainly the service does not show them.
+    const live = await run(["test", "--live"]);
+    expect(live.code).toBe(1);
+    expect(live.stdout).toContain("FAIL policy-tests/demo.yaml:27 contract Appliance with installation, December 2025: USD 1,300.00, cannot allocate\n");
+    expect(live.stdout).toContain(`      why: ${NO_RANGE}\n`);
+    const liveJson = JSON.parse((await run(["test", "--live", "--format", "json"])).stdout);
+    const c = liveJson.contracts[0];
+    expect(c).toMatchObject({ name: "Appliance with installation, December 2025", pass: false, status: "cannot allocate" });
+    expect(c.cannot_allocate).toEqual([NO_RANGE]);
+    expect(await emu.writes()).toHaveLength(applied);
+  });
+
+  it("a change that moves the allocation: both sides allocate with git's floor/ceiling, and the impact says they are git's", async () => {
+    const tc = join(repo, "policies", "tenant-configuration.yaml");
+    const before = readFileSync(tc, "utf8");
+    writeFileSync(tc, before.replace(/carves_allocation: true.*/, "carves_allocation: false"));
+    try {
+      const text = await run(["plan"]);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain("Allocation impact: 1 contract's allocation changes (USD 35.71 of revenue moves between lines):\n");
+      expect(text.stdout).toContain(
+        "  Appliance with installation, December 2025 (policy-tests/demo.yaml:27): USD 35.71 moves (now allocated; after apply not reallocated, carves_allocation off)\n",
+      );
+      expect(text.stdout).toMatch(/ {6}appliance {5}835\.71 -> 800\.00 {2}-35\.71 {2}Hardware SSP \(SSP 1,000\.00\)\n/);
+      expect(text.stdout).toContain(`Note: ${NOTE("ssp/Hardware SSP")}\n`);
+      expect(text.stdout).toContain(`Note: ${NOTE("ssp/Professional Services SSP")}`);
+      expect(text.stdout).not.toContain("cannot");
+
+      const saved = join(repo, "plan.json");
+      const json = JSON.parse((await run(["plan", "--format", "json", "--out", saved])).stdout);
+      expect(json.impact.moved).toEqual({ USD: 35.71 });
+      expect(json.impact.allocation.map((e: any) => [e.before_status, e.after_status, e.moved])).toEqual([["allocated", "not carved", 35.71]]);
+      expect(json.impact.notes).toEqual([NOTE("ssp/Hardware SSP"), NOTE("ssp/Professional Services SSP")]);
+      // The saved plan passes the plan schema with its notes, and show says them again.
+      const shown = await run(["show", saved]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`Note: ${NOTE("ssp/Professional Services SSP")}`);
+
+      const md = await run(["plan", "--format", "markdown"]);
+      expect(md.stdout).toContain("#### Allocation impact: 1 contract's allocation changes (USD 35.71 of revenue moves between lines)\n");
+      expect(md.stdout).toContain(`> Note: ${NOTE("ssp/Hardware SSP")}\n`);
+    } finally {
+      writeFileSync(tc, before);
+    }
   });
 });

@@ -6,8 +6,10 @@ import { checkTargets, targetedDesired } from "../plan/targets.js";
 import { planChecksum, type Plan } from "../plan/model.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
-import { carvesGit, carvesLive, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
+import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
 import { allocationImpact, impact, movedByCurrency } from "../policy-test/run.js";
+import { impactNotes } from "../plan/unknown.js";
+import { hasChanges } from "../report/plan.js";
 import { ruleReader } from "../policy-test/allocate.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -61,19 +63,31 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
     targets: flags.target ?? [],
   });
   if (cases.length || contracts.length) {
+    // "No changes" means exactly that: nothing to apply moves a case or a contract.
+    if (!hasChanges(plan)) {
+      plan.impact = { cases: [], allocation: [], moved: {} };
+      plan.checksum = planChecksum(plan);
+      return plan;
+    }
+    // The two sides differ only by what the plan changes: a field of git's policy that the service does
+    // not show is not compared (src/plan/unknown.ts), so it is taken as unchanged, git's value on both
+    // sides, and the impact says so.
+    const { live: known, fromGit } = liveWithGitsUnknowns(desired, live);
     // A targeted plan's impact is its targeted changes' impact (targetedDesired: the one filter), for the
     // cases and the contracts alike: a policy or tenant configuration outside the targets stays as the
     // service holds it.
-    const scoped = targetedDesired(desired, live, flags.target ?? []);
-    const before = modelsFromLive(live);
-    const after = modelsFromGit(scoped, live);
+    const scoped = targetedDesired(desired, known, flags.target ?? []);
+    const before = modelsFromLive(known);
+    const after = modelsFromGit(scoped, known);
     const allocation = allocationImpact(
       contracts,
-      { policies: before, carves: carvesLive(live) },
-      { policies: after, carves: carvesGit(scoped, live) },
+      { policies: before, carves: carvesLive(known) },
+      { policies: after, carves: carvesGit(scoped, known) },
       ruleReader(env.service.allocationRules),
     );
-    plan.impact = { cases: impact(cases, before, after), allocation, moved: Object.fromEntries(movedByCurrency(allocation)) };
+    const caseImpact = impact(cases, before, after);
+    const notes = impactNotes(caseImpact, allocation, fromGit);
+    plan.impact = { cases: caseImpact, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...(notes.length ? { notes } : {}) };
     // The checksum covers everything the reviewer is shown, the impact too.
     plan.checksum = planChecksum(plan);
   }

@@ -93,6 +93,9 @@ export interface PlanImpact {
   cases: ImpactEntry[];
   allocation: AllocationImpact[];
   moved: Record<string, number>;
+  /** Fields of a policy the impact meets that the service does not show: taken from git on both sides
+   *  (one note per policy). */
+  notes?: string[];
 }
 
 /** A plan's impact, whichever revsync saved it. */

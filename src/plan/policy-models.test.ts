@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { DesiredState } from "../config/repo.js";
 import type { LiveState } from "../live/read.js";
-import { carvesGit, carvesLive } from "./policy-models.js";
+import { ruleReader, type Contract } from "../policy-test/allocate.js";
+import { allocationImpact } from "../policy-test/run.js";
+import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "./policy-models.js";
+import { impactNotes } from "./unknown.js";
 
 const tenant = (name: string, carves: boolean): LiveState["tenantConfigs"][number] =>
   ({ compliance_name: name, compliance_spec: [{ carves_allocation: carves }] }) as unknown as LiveState["tenantConfigs"][number];
@@ -25,5 +28,79 @@ describe("carves_allocation, as the allocation reads it", () => {
     expect(carvesGit(git())).toBe(true);
     const notTargeted = (): boolean => false;
     expect(carvesGit(git(["Default", { carves_allocation: true }]), live(tenant("Default", false)), notTargeted)).toBe(false);
+  });
+});
+
+describe("a field the service does not show, in the impact's models", () => {
+  const spec = {
+    method: "formula",
+    active: true,
+    hierarchy_no: 30,
+    expression: "unit_list_price * 0.92",
+    floor_percentage: 90,
+    ceiling_percentage: 110,
+    transaction_below_range: "Raise to floor",
+    transaction_mid_range: "Use transaction price",
+    transaction_above_range: "Cap at ceiling",
+    when: [{ field_name: "product_family", operator: "equality", value: "Services" }],
+  };
+  // The service as the literal profile answers: floor and ceiling null.
+  const served = (): LiveState => ({
+    tenantConfigs: [],
+    values: new Map(),
+    ssp: new Map([
+      ["Services SSP", { envelope: {}, item: { ...spec, floor_percentage: null, ceiling_percentage: null }, batches: [] }],
+    ]) as unknown as LiveState["ssp"],
+  });
+  const desired: DesiredState = {
+    tenantConfigs: [],
+    ssp: [{ name: "Services SSP", spec, batches: [], source: { file: "policies/ssp/s.yaml", line: 1, column: 1 } }] as unknown as DesiredState["ssp"],
+  };
+  const line = (price: number) => ({ product_family: "Services", currency_code: "USD", unit_list_price: 500, order_quantity: 1, total_sell_price: price });
+  const contract: Contract = {
+    name: "Two services",
+    file: "tests/c.yaml",
+    line: 1,
+    column: 1,
+    lines: [
+      { id: "a", input: line(400) },
+      { id: "b", input: line(500) },
+    ],
+  };
+  const readRule = ruleReader();
+
+  it("the service's models alone say which range fields it does not show; a line whose range needs them cannot allocate, saying so", () => {
+    const [m] = modelsFromLive(served());
+    expect(m?.notShown).toEqual(["floor_percentage", "ceiling_percentage"]);
+    expect(m?.floorPercentage).toBeUndefined();
+    const same = allocationImpact(
+      [contract],
+      { policies: modelsFromLive(served()), carves: true },
+      { policies: modelsFromLive(served()), carves: false },
+      readRule,
+    );
+    expect(same[0]?.why?.[0]).toBe(
+      "now: a: the service does not show floor_percentage/ceiling_percentage of policy Services SSP (null), which the line's range needs",
+    );
+  });
+
+  it("git's value on both sides: no change, no impact; a change moves only what it changes, and the note names the fields", () => {
+    const { live, fromGit } = liveWithGitsUnknowns(desired, served());
+    expect(fromGit).toEqual(new Map([["ssp/Services SSP", ["floor_percentage", "ceiling_percentage"]]]));
+    const before = modelsFromLive(live);
+    expect(before[0]).toMatchObject({ floorPercentage: 90, ceilingPercentage: 110 });
+    expect(before[0]?.notShown).toBeUndefined();
+    // Nothing changes: the two sides allocate alike.
+    expect(allocationImpact([contract], { policies: before, carves: true }, { policies: modelsFromGit(desired, live), carves: true }, readRule)).toEqual([]);
+    // The service itself is left as it answered.
+    expect(served().ssp.get("Services SSP")?.item.floor_percentage).toBeNull();
+    // carves_allocation turned off: both sides allocate (a: basis 414, the floor of 460; b: 500), the shift is the carve.
+    const moved = allocationImpact([contract], { policies: before, carves: true }, { policies: modelsFromGit(desired, live), carves: false }, readRule);
+    expect(moved.map((e) => [e.before_status, e.after_status, e.moved])).toEqual([["allocated", "not carved", 7.66]]);
+    expect(impactNotes([], moved, fromGit)).toEqual([
+      "ssp/Services SSP: floor_percentage and ceiling_percentage are git's on both sides of this impact: the service does not show them (null), so they are taken as unchanged",
+    ]);
+    // A policy no listed line meets gets no note.
+    expect(impactNotes([], [], fromGit)).toEqual([]);
   });
 });

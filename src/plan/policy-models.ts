@@ -1,9 +1,10 @@
 import type { DesiredState } from "../config/repo.js";
-import type { LiveState } from "../live/read.js";
+import type { LivePolicy, LiveState } from "../live/read.js";
 import type { SspItem } from "../schema/generated/api.js";
 import { valuesFromCsv } from "../ssp/csv.js";
 import type { BatchModel, PolicyModel, ValueRow } from "../policy-test/evaluate.js";
-import { batchNameOf } from "../shared/address.js";
+import { address, batchNameOf } from "../shared/address.js";
+import { notShown, type Unknown } from "./unknown.js";
 
 type Item = Record<string, unknown>;
 
@@ -12,7 +13,11 @@ function rowsOf(held: LiveState["values"] extends Map<string, infer V> ? V | und
   return Array.isArray(held) ? held : valuesFromCsv(held.csv);
 }
 
-function fromItem(name: string, item: Item, batches: BatchModel[]): PolicyModel {
+/** The range fields an allocation needs when a value row gives no range of its own. */
+const RANGE_FIELDS = ["floor_percentage", "ceiling_percentage"] as const;
+
+function fromItem(name: string, item: Item, batches: BatchModel[], fromService = false): PolicyModel {
+  const hidden = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
   return {
     name,
     active: item.active !== false,
@@ -24,6 +29,7 @@ function fromItem(name: string, item: Item, batches: BatchModel[]): PolicyModel 
     batches,
     ...(typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {}),
     ...(typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {}),
+    ...(hidden.length ? { notShown: hidden } : {}),
     rules: {
       ...(typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {}),
       ...(typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {}),
@@ -69,8 +75,30 @@ export function modelsFromLive(live: LiveState): PolicyModel[] {
       name,
       lp.item as unknown as Item,
       (lp.batches ?? []).map((b) => liveBatch(name, b, live)),
+      true,
     ),
   );
+}
+
+/** The service's state with git's value in each field of git's policies that the service does not show
+ *  (null or left out): the one rule for what the service does not say (src/plan/unknown.ts) applied to
+ *  the impact. Such a field is not compared, so the plan treats it as unchanged; the impact's two sides
+ *  (the service now, and as git asks) then both hold git's value, and differ only by what the plan
+ *  changes. `fromGit` says which fields were taken from git, by address, for the impact's notes. */
+export function liveWithGitsUnknowns(desired: DesiredState, live: LiveState): { live: LiveState; fromGit: Unknown } {
+  const fromGit: Unknown = new Map();
+  const ssp = new Map(live.ssp);
+  for (const d of desired.ssp) {
+    const lp = live.ssp.get(d.name);
+    if (!lp) continue;
+    const spec = d.spec as unknown as Item;
+    const fields = notShown(spec, lp.item as unknown as Item);
+    if (!fields.length) continue;
+    fromGit.set(address.ssp(d.name), fields);
+    const item = { ...(lp.item as unknown as Item), ...Object.fromEntries(fields.map((k) => [k, spec[k]])) };
+    ssp.set(d.name, { ...lp, item: item as unknown as LivePolicy["item"] });
+  }
+  return { live: { ...live, ssp }, fromGit };
 }
 
 /** The policies as git asks for them: each of git's policies over its live self (a field git leaves out

@@ -4,6 +4,8 @@
  *  policy, so that none of them says "matches" or "no drift" about what it could not see.
  *  docs/decisions.md, "Nulls are unknown, not a change". Pure. */
 
+import { address } from "../shared/address.js";
+
 /** The fields git sets that the service does not show (null or absent in its answer), in git's order. */
 export function notShown(git: Record<string, unknown>, live: Record<string, unknown>): string[] {
   return Object.keys(git).filter((k) => live[k] === null || live[k] === undefined);
@@ -24,4 +26,24 @@ export function unknownNote(addr: string, field: string): string {
 /** The words a report uses in place of "matches" when some fields could not be compared. */
 export function unknownCaveat(n: number): string {
   return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
+}
+
+/** The notes of a plan's impact: for each policy a listed case or contract line meets (either side)
+ *  whose fields the service does not show, that the impact took git's value for them on both sides. */
+export function impactNotes(
+  cases: readonly { before: { policy: string | null }; after: { policy: string | null } }[],
+  contracts: readonly { lines: readonly { before: { policy: string | null }; after: { policy: string | null } }[] }[],
+  fromGit: Unknown,
+): string[] {
+  const met = new Set<string>();
+  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
+  return [...fromGit]
+    .filter(([addr]) => met.has(addr))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([addr, fields]) => impactNote(addr, fields));
+}
+
+export function impactNote(addr: string, fields: readonly string[]): string {
+  const one = fields.length === 1;
+  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (null), so ${one ? "it is" : "they are"} taken as unchanged`;
 }

@@ -216,7 +216,9 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
     const r = unitRange(policy, found, match.ssp);
     if (!r) {
       why.push(
-        `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
+        policy.notShown?.length
+          ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (null), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
+          : `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
       );
       return out;
     }

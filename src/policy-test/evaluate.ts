@@ -21,6 +21,9 @@ export interface PolicyModel {
    *  not known, as the service may answer null). */
   floorPercentage?: number;
   ceilingPercentage?: number;
+  /** Of floor_percentage / ceiling_percentage, those the service does not show (it answers null):
+   *  set only on a model of the service's policies, so that a range that needs one says why. */
+  notShown?: string[];
   /** transaction_below_range / _mid_range / _above_range: the tenant's texts of the allocation rules. */
   rules?: { below?: string; mid?: string; above?: string };
 }

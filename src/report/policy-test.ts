@@ -366,11 +366,15 @@ export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
 /** The impact of a plan, in text: the cases, then the contracts ("" when nothing changes). */
 export function planImpactText(impact: PlanImpact | undefined): string {
   if (!impact) return "";
-  return [impactText(impact.cases), allocationImpactText(impact.allocation)].filter(Boolean).join("\n\n");
+  const shown = [impactText(impact.cases), allocationImpactText(impact.allocation)].filter(Boolean);
+  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `Note: ${n}`).join("\n"));
+  return shown.join("\n\n");
 }
 
 /** The impact of a plan, in markdown. */
 export function planImpactMarkdown(impact: PlanImpact | undefined): string {
   if (!impact) return "";
-  return [impactMarkdown(impact.cases), allocationImpactMarkdown(impact.allocation)].filter(Boolean).join("\n");
+  const shown = [impactMarkdown(impact.cases), allocationImpactMarkdown(impact.allocation)].filter(Boolean);
+  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `> Note: ${n}\n`).join("\n"));
+  return shown.join("\n");
 }
