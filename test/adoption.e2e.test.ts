@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, cli, DEMO_ENV, removeDir, useEmulatorRepo } from "../src/testing/helpers.js";
+import { BIN, cli, DEMO_ENV, removeDir, ROOT, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // From an existing tenant to a reviewed repo (issue 13), through the real CLI.
 const fx = useEmulatorRepo();
@@ -132,7 +132,8 @@ describe("init in a repo that has its own .gitignore and package.json", () => {
       expect(first.stdout).toContain("  npm install   ");
       expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(/^dist\/\n\*\.plan\.json\n# Saved plans .*\nplan\.json\nplan-\*\.json\nnode_modules\/\n$/);
       expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))).toEqual({ name: "mine", devDependencies: { x: "1", revsync: pin } });
-      expect(readFileSync(join(dir, "package.json"), "utf8")).toContain('\n    "name": "mine",');
+      // Only the pin is added: the file's own layout (four spaces, a one-line object) is kept.
+      expect(readFileSync(join(dir, "package.json"), "utf8")).toBe(`{\n    "name": "mine",\n    "devDependencies": { "revsync": "${pin}", "x": "1" }\n}\n`);
       // Another --pin changes it; the same run again changes nothing and says so.
       const other = await cli(["init", ".", "--ci", "github", "--pin", `${pin}0`], { cwd: dir });
       expect(other.stdout).toContain(`  changed devDependencies.revsync in package.json: "${pin}0" (was "${pin}")\n`);
@@ -143,6 +144,30 @@ describe("init in a repo that has its own .gitignore and package.json", () => {
         "  unchanged, already as init writes them: revsync.yaml, .gitignore, .vscode/settings.json, package.json, .github/workflows/revsync-plan.yml, .github/workflows/revsync-apply.yml, .github/workflows/revsync-drift.yml, .revsync/schemas/\n",
       );
       expect(again.stdout).not.toContain("Next:");
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe("init --ci, run from a clone whose origin is a path on this machine", () => {
+  it("pins a placeholder and says why: a git+file pin would install here and never in CI", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-init-local-"));
+    try {
+      // A revsync as a clone of a clone: its files, a git repository whose origin is a path.
+      const own = join(dir, "revsync");
+      for (const f of ["dist/bin.js", "dist/cli.cjs", "package.json"]) cpSync(join(ROOT, f), join(own, f));
+      for (const d of ["schemas", "examples/ci"]) cpSync(join(ROOT, d), join(own, d), { recursive: true });
+      execFileSync("git", ["init", "-q", own]);
+      execFileSync("git", ["-C", own, "remote", "add", "origin", "/srv/git/revsync"]);
+      const r = spawnSync(process.execPath, [join(own, "dist", "bin.js"), "init", "repo", "--ci", "github", "--realm", "demo"], { cwd: dir, encoding: "utf8" });
+      expect(r.status, r.stderr).toBe(0);
+      const pin = JSON.parse(readFileSync(join(dir, "repo", "package.json"), "utf8")).devDependencies.revsync;
+      expect(pin).toBe("git+https://<git host>/<org>/revsync.git#<release tag or full commit id>");
+      expect(r.stderr).toContain(
+        "package.json pins revsync at a placeholder: revsync runs from a clone whose origin is a path on this machine (/srv/git/revsync), and a pin to it would install only here, never in CI.",
+      );
+      expect(r.stdout).not.toContain("npm install ");
     } finally {
       removeDir(dir);
     }

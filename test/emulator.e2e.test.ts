@@ -320,6 +320,10 @@ describe("admin and faults", () => {
   it("uploads add a pending approval and, for SSP, a batch", async () => {
     const r: any = await emu.admin("POST", "uploads", { type: "ssp", policy_name: "Hardware SSP", batch_name: "FY27-H1", uploaded_by: "carol", values: [] });
     expect(r.batch.status).toBe("file uploaded");
+    // As the README documents: the same batch name again is 409, a missing required field 400.
+    const post = (body: object) => fetch(`${emu.url}/__admin/uploads`, { method: "POST", body: JSON.stringify(body) });
+    expect((await post({ type: "ssp", policy_name: "Hardware SSP", batch_name: "FY27-H1" })).status).toBe(409);
+    expect((await post({ type: "ssp", policy_name: "Hardware SSP" })).status).toBe(400);
     const p = await api(emu.url, alice, "GET", "/apis/oingest-approval/v1/pending");
     expect(p.body.records.map((x: any) => x.approval_id)).toContain(r.approval.approval_id);
     await emu.admin("POST", "uploads", { type: "order", file_name: "o.csv", uploaded_by: "alice", rows: 3 });
@@ -379,6 +383,10 @@ describe("admin and faults", () => {
   it("the admin endpoints refuse a bad fault", async () => {
     const res = await fetch(`${emu.url}/__admin/faults`, { method: "POST", body: JSON.stringify({ faults: [{ kind: "meteor" }] }) });
     expect(res.status).toBe(400);
+    // The type is named by `kind`, as the README says: `type` is not read.
+    const typed = await fetch(`${emu.url}/__admin/faults`, { method: "POST", body: JSON.stringify({ faults: [{ type: "latency" }] }) });
+    expect(typed.status).toBe(400);
+    expect(((await typed.json()) as { message: string }).message).toMatch(/^faults\[0\]\.kind must be one of latency, /);
   });
 });
 

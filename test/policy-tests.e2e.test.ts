@@ -407,9 +407,11 @@ describe("against the service", () => {
       writeFileSync(cfg, rule("2999-12-31"));
       const ok = await run(["drift"]);
       expect(ok.code).toBe(0);
+      // The accepted drift is listed under "Ignored", as it is beside other drift.
       expect(ok.stdout.trim()).toMatch(
-        /^No drift\. Environment "demo" matches the policy repo \(\d+ accepted differences? ignored, drift\.ignore of revsync\.yaml\)\.$/,
+        /^No drift\. Environment "demo" matches the policy repo \((\d+) accepted differences? ignored, drift\.ignore of revsync\.yaml\)\.\n\nIgnored \(accepted drift, drift\.ignore of revsync\.yaml\): \1\n {2}changed {9}tenant-configuration\/Default Tenant Configuration: .*\(the UI team pilots Modern\)(\n {2}.*\(batches move in the UI this quarter\))*$/,
       );
+      expect((await run(["drift", "--format", "markdown"])).stdout).toContain("<details><summary>Ignored (accepted drift): ");
       const ignored = JSON.parse((await run(["drift", "--format", "json"])).stdout).ignored;
       const tc = ignored.find((i: any) => i.address.startsWith("tenant-configuration/"));
       expect(tc.reason).toBe("the UI team pilots Modern");

@@ -121,6 +121,15 @@ describe("every recipe", () => {
       for (const call of calls) expect(call, f).toMatch(/^npx --no -- revsync /);
     }
   });
+
+  it("comments the saved plan (show of the plan file apply applies), never a second read of the tenant", () => {
+    for (const f of ["github/revsync-plan.yml", "gitlab/.gitlab-ci.yml"]) {
+      const text = readFileSync(join(ROOT, "examples", "ci", f), "utf8");
+      expect(text.match(/revsync plan --env "\$ENVIRONMENT"/g), f).toHaveLength(f.startsWith("gitlab") ? 2 : 1);
+      expect(text, f).toContain('npx --no -- revsync show "plan-$ENVIRONMENT.json" --format markdown > "plan-$ENVIRONMENT.md"');
+      expect(text, f).not.toMatch(/revsync plan [^\n]*--format markdown/);
+    }
+  });
 });
 
 describe("GitHub Actions recipes", () => {
@@ -137,7 +146,10 @@ describe("GitHub Actions recipes", () => {
       expect(plan.environment).toBe(env);
       expect(plan.realm).toBe(env === "sandbox" ? "acme-sandbox" : "acme");
       expect(plan.summary).toMatchObject({ create: 1, update: 1 });
-      expect(readFileSync(join(work, `plan-${env}.md`), "utf8").startsWith(`<!-- revsync-plan:${env} -->`)).toBe(true);
+      const md = readFileSync(join(work, `plan-${env}.md`), "utf8");
+      expect(md.startsWith(`<!-- revsync-plan:${env} -->`)).toBe(true);
+      // The comment is the saved plan's markdown: what apply later applies, not a second read.
+      expect(md).toBe((await cli(["show", join(work, `plan-${env}.json`), "--format", "markdown"], { cwd: work })).stdout);
       expect(readFileSync(join(work, `summary-${env}`), "utf8")).toContain(`### revsync plan for \`${env}\``);
       expect(outputs(env).changes).toBe("true");
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adaptRecipe, repoShape } from "./init.js";
+import { adaptRecipe, editPin, pinFrom, repoShape } from "./init.js";
 
 describe("init fits its files to the repo's revsync.yaml", () => {
   it("reads the environments, folders and the variables CI must set (not $${…} literals, nor the environment's own vars)", () => {
@@ -46,5 +46,33 @@ describe("init fits its files to the repo's revsync.yaml", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("pins revsync at its git origin, but never at a path on this machine, which CI cannot install from", () => {
+    expect(pinFrom("git@github.com:acme/revsync.git", "v1")).toEqual({ spec: "git+ssh://git@github.com/acme/revsync.git#v1" });
+    expect(pinFrom("https://example.com/acme/revsync.git", "abc")).toEqual({ spec: "git+https://example.com/acme/revsync.git#abc" });
+    for (const local of ["/work/main", "file:///work/main", "git+file:///work/main", "../revsync", "C:\\src\\revsync"])
+      expect(pinFrom(local, "v1"), local).toEqual({ local });
+  });
+
+  it("changes only the pin in a package.json, its formatting kept", () => {
+    const edit = (text: string, section = "devDependencies") => {
+      const pkg = JSON.parse(text);
+      const wanted = { ...pkg, [section]: { ...pkg[section], revsync: "R" } };
+      return editPin(text, section, "R", wanted);
+    };
+    const scripts = '{\n\t"name": "mine",\n\t"scripts": {"x": "echo"},\n';
+    expect(edit(`${scripts}\t"devDependencies": { "x": "1" }\n}\n`)).toBe(`${scripts}\t"devDependencies": { "revsync": "R", "x": "1" }\n}\n`);
+    expect(edit(`${scripts}\t"devDependencies": {\n\t\t"x": "1"\n\t}\n}\n`)).toBe(
+      `${scripts}\t"devDependencies": {\n\t\t"revsync": "R",\n\t\t"x": "1"\n\t}\n}\n`,
+    );
+    expect(edit(`${scripts}\t"devDependencies": {\n\t}\n}\n`)).toBe(`${scripts}\t"devDependencies": {\n\t\t"revsync": "R"\n\t}\n}\n`);
+    expect(edit(`${scripts}\t"devDependencies": { "revsync": "old" }\n}\n`)).toBe(`${scripts}\t"devDependencies": { "revsync": "R" }\n}\n`);
+    // A script named revsync is not the pin.
+    expect(edit('{ "scripts": { "revsync": "revsync plan" }, "dependencies": { "revsync": "old" } }', "dependencies")).toBe(
+      '{ "scripts": { "revsync": "revsync plan" }, "dependencies": { "revsync": "R" } }',
+    );
+    expect(edit(`${scripts}\t"private": true\n}\n`)).toBe(`${scripts}\t"private": true,\n\t"devDependencies": {\n\t\t"revsync": "R"\n\t}\n}\n`);
+    expect(edit('{"name":"x"}')).toBe('{"name":"x", "devDependencies": { "revsync": "R" }}');
   });
 });

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { createRequire } from "node:module";
+import { isDeepStrictEqual } from "node:util";
 import { parse } from "yaml";
 import { UserError } from "../errors.js";
 import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
@@ -89,8 +90,9 @@ const ownPackage = (): { version: string; repository?: string | { url?: string }
 /** The npm dependency spec package.json pins revsync with, as the README documents it: the git
  *  repository revsync came from, at the tag of this version. From revsync's package.json `repository`,
  *  else the origin of the clone revsync runs from; else none is known. A clone whose history has no
- *  such tag (a development clone) is pinned at the commit it runs, which npm can install as well. */
-export function defaultPin(version: string): string | undefined {
+ *  such tag (a development clone) is pinned at the commit it runs, which npm can install as well. An
+ *  origin that is a path on this machine gives no spec, only `local`: CI cannot install from it. */
+export function defaultPin(version: string): { spec?: string; local?: string } {
   const git = (...args: string[]): string | undefined => {
     try {
       return execFileSync("git", ["-C", OWN_ROOT, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -104,12 +106,17 @@ export function defaultPin(version: string): string | undefined {
   const pkg = ownPackage();
   const declared = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
   const url = declared ?? (clone ? git("remote", "get-url", "origin") : undefined);
-  if (!url) return undefined;
-  // npm takes git+https://, git+ssh:// and git+file://; a clone's scp-like address becomes the ssh form,
-  // a path on this machine (a clone of a clone) the file form.
+  return url ? pinFrom(url, ref) : {};
+}
+
+/** The npm spec of a git address at a ref: an scp-like address becomes the ssh form. A path or file://
+ *  address (a clone of a clone on this machine) is returned as `local`: a pin to it installs only here,
+ *  never in CI, so init writes a placeholder instead and says why. */
+export function pinFrom(url: string, ref: string): { spec?: string; local?: string } {
+  if (/^(git\+)?file:/.test(url) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(url)) return { local: url };
   const scp = /^([^@/]+@[^:/]+):(.+)$/.exec(url);
-  const normal = url.startsWith("/") ? `git+file://${url}` : scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
-  return `${normal.replace(/#.*$/, "")}#${ref}`;
+  const normal = scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
+  return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
 }
 
 function packageJson(dir: string, pin: string): string {
@@ -160,8 +167,9 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
     );
   }
 
-  const pin = flags.pin ?? defaultPin(version);
-  const placeholder = `git+https://<git host>/<org>/revsync.git#v${version}`;
+  const found = flags.pin ? {} : defaultPin(version);
+  const pin = flags.pin ?? found.spec;
+  const placeholder = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
   const files = new Map<string, string>();
   files.set("revsync.yaml", configText);
   const policiesDir = join(dir, shape.policies);
@@ -237,8 +245,11 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   }
   const pins = !!(flags.ci || flags.pin);
   if (pins && pinned === placeholder) {
+    const why = found.local
+      ? `revsync runs from a clone whose origin is a path on this machine (${found.local}), and a pin to it would install only here, never in CI`
+      : "revsync does not know where it was installed from";
     out.warn(
-      "package.json pins revsync at a placeholder: revsync does not know where it was installed from. Set devDependencies.revsync to your copy's git URL and tag (or run init with --pin SPEC)",
+      `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`,
     );
   } else if (pins && pinned === undefined) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin ?? placeholder}"`);
@@ -295,14 +306,60 @@ function mergeInto(name: string, current: string, pinFlag: string | undefined, p
     const now = pkg[section]?.revsync;
     const want = pinFlag ?? now ?? pin;
     if (now === want) return { text: current, said: "" };
-    pkg[section] = { ...pkg[section], revsync: want };
+    const wanted = { ...pkg, [section]: { ...pkg[section], revsync: want } };
+    const said = `${now === undefined ? "added" : "changed"} ${section}.revsync in package.json: ${JSON.stringify(want)}${now === undefined ? "" : ` (was ${JSON.stringify(now)})`}`;
+    const edited = editPin(current, section, want, wanted);
+    if (edited !== undefined) return { text: edited, said };
+    // No edit in place gave the file wanted (a layout these edits do not read): written again as JSON.
     const indent = /^[ \t]+(?=")/m.exec(current)?.[0] ?? "  ";
-    return {
-      text: `${JSON.stringify(pkg, null, indent)}\n`,
-      said: `${now === undefined ? "added" : "changed"} ${section}.revsync in package.json: ${JSON.stringify(want)}${now === undefined ? "" : ` (was ${JSON.stringify(now)})`}`,
-    };
+    return { text: `${JSON.stringify(wanted, null, indent)}\n`, said: `${said}; the file rewritten as JSON` };
   }
   return undefined;
+}
+
+/** package.json with only the revsync pin of `section` changed or added, the rest of the text as it
+ *  was (its indentation, its one-line objects): the value replaced, or the entry put first in the
+ *  section, or the section added last. Each candidate edit is kept only if the file then parses to
+ *  exactly `wanted`; undefined when none does. */
+export function editPin(current: string, section: string, want: string, wanted: unknown): string | undefined {
+  const ok = (text: string): boolean => {
+    try {
+      return isDeepStrictEqual(JSON.parse(text), wanted);
+    } catch {
+      return false;
+    }
+  };
+  const value = JSON.stringify(want);
+  const unit = /^[ \t]+(?=")/m.exec(current)?.[0] ?? "  ";
+  const candidates: string[] = [];
+  // The value of an existing pin.
+  for (const m of current.matchAll(/("revsync"\s*:\s*)"(?:[^"\\]|\\.)*"/g))
+    candidates.push(current.slice(0, m.index) + m[1] + value + current.slice(m.index + m[0].length));
+  // A new entry, first in the section, spaced as the entry after it.
+  for (const m of current.matchAll(new RegExp(`"${section}"\\s*:\\s*\\{(\\s*)`, "g"))) {
+    const at = m.index + m[0].length;
+    const ws = m[1] ?? "";
+    if (current[at] !== "}" || !ws.includes("\n")) {
+      // Before the first entry, spaced as it is; in an empty one-line section, between the braces.
+      const insert = current[at] === "}" ? `"revsync": ${value}${ws}` : `"revsync": ${value},${ws}`;
+      candidates.push(current.slice(0, at) + insert + current.slice(at));
+    } else {
+      const keyIndent = /[ \t]*$/.exec(current.slice(0, m.index))?.[0] ?? "";
+      candidates.push(`${current.slice(0, at - ws.length)}\n${keyIndent}${unit}"revsync": ${value}\n${keyIndent}${current.slice(at)}`);
+    }
+  }
+  // A new section, last in the file.
+  const end = current.lastIndexOf("}");
+  if (end > 0) {
+    const before = current.slice(0, end).trimEnd();
+    const comma = before.endsWith("{") ? "" : ",";
+    const multiline = before.includes("\n");
+    const added = multiline
+      ? `${comma}\n${unit}"${section}": {\n${unit}${unit}"revsync": ${value}\n${unit}}\n`
+      : `${comma} "${section}": { "revsync": ${value} }`;
+    candidates.push(`${before}${added}${multiline ? "" : current.slice(before.length, end)}${current.slice(end)}`);
+  }
+  return candidates.find(ok);
 }
 
 function freshConfig(env: string, prefix: string, flags: InitFlags): string {

@@ -109,6 +109,31 @@ describe("loading test files", () => {
     }
   });
 
+  it("a contract line's negative sell price is an error at its field: a return or credit is no contract line", () => {
+    const dir = repoWithContracts(2);
+    const file = join(dir, "tests", "c.yaml");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace("total_sell_price: 5 }", "total_sell_price: -100 }").replace("order_quantity: 2,", "order_quantity: -2,"),
+    );
+    try {
+      const { contracts, diagnostics } = load(dir);
+      expect(contracts).toEqual([]);
+      expect(diagnostics.map((d) => [d.line, d.message])).toEqual([
+        [
+          12,
+          "contracts.0.lines.0 (hw): the sell price is negative (order_quantity: -2): a contract's lines are sold, at 0 or more; a return or a credit is not a line of one",
+        ],
+        [
+          16,
+          "contracts.0.lines.2 (svc): the sell price is negative (total_sell_price: -100): a contract's lines are sold, at 0 or more; a return or a credit is not a line of one",
+        ],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a large plain file read the fast way (js-yaml) gives exactly what the full way (yaml) gives", () => {
     const fast = repoWith(1500);
     // A tag-like character in a comment sends the same content the full way.

@@ -51,7 +51,7 @@ function contractOf(file: SspPolicyTestFile, c: FileContract, shown: string, whe
 const pointer = (s: string): string => s.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /** What loading refuses in a contract, each at a JSON pointer into the file: a line's date that is no
- *  date, a line without a sell price, a currency other than the first line's, a line id used twice, an
+ *  date, a line without a sell price or with a negative one, a currency other than the first line's, a line id used twice, an
  *  expected line that is not one of the contract's, a contract date that is no date. */
 function contractProblems(file: SspPolicyTestFile, c: FileContract, i: number): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
@@ -72,10 +72,23 @@ function contractProblems(file: SspPolicyTestFile, c: FileContract, i: number): 
     if (seen.has(l.id))
       out.push({ path: `${at}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
     seen.add(l.id);
-    if (sellCents(line) === undefined) {
+    const sell = sellCents(line);
+    if (sell === undefined) {
       out.push({
         path: `${at}/line`,
         message: `${here}.lines.${j} (${l.id}): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers`,
+      });
+    } else if (sell < 0n) {
+      // A contract allocates what its lines sell for; a return or credit is no line of one (docs/decisions.md).
+      const field =
+        sellCents({ total_sell_price: line.total_sell_price } as Line) !== undefined
+          ? "total_sell_price"
+          : Number(line.unit_sell_price) < 0
+            ? "unit_sell_price"
+            : "order_quantity";
+      out.push({
+        path: `${at}/line/${field}`,
+        message: `${here}.lines.${j} (${l.id}): the sell price is negative (${field}: ${String(line[field])}): a contract's lines are sold, at 0 or more; a return or a credit is not a line of one`,
       });
     }
     const cur = lineCurrency(line);

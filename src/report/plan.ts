@@ -156,7 +156,11 @@ export function driftText(report: DriftReport, out: Painter): string {
   if (!report.drift.length) {
     const ignored = report.ignored?.length ? ` (${plural(report.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
     const head = report.notes?.length ? "No drift in what the service shows." : "No drift.";
-    return [`${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}.`, ...noteLines(report.notes)].join("\n");
+    return [
+      `${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}.`,
+      ...ignoredText(report),
+      ...noteLines(report.notes),
+    ].join("\n");
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
@@ -165,12 +169,32 @@ export function driftText(report: DriftReport, out: Painter): string {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", who)}`);
   }
-  if (report.ignored?.length) {
-    lines.push("", `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report.ignored.length}`);
-    for (const d of report.ignored) lines.push(`  ${d.class.padEnd(15)} ${d.address}: ${d.message} (${d.reason})`);
-  }
-  lines.push("", driftSummaryLine(report), ...noteLines(report.notes));
+  lines.push(...ignoredText(report), "", driftSummaryLine(report), ...noteLines(report.notes));
   return lines.join("\n");
+}
+
+/** The accepted drift, listed apart, whether or not other drift is found. */
+function ignoredText(report: DriftReport): string[] {
+  if (!report.ignored?.length) return [];
+  return [
+    "",
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report.ignored.length}`,
+    ...report.ignored.map((d) => `  ${d.class.padEnd(15)} ${d.address}: ${d.message} (${d.reason})`),
+  ];
+}
+
+function ignoredMarkdown(report: DriftReport): string[] {
+  if (!report.ignored?.length) return [];
+  return [
+    "",
+    `<details><summary>Ignored (accepted drift): ${report.ignored.length}</summary>`,
+    "",
+    "| Class | Address | What | Reason |",
+    "|---|---|---|---|",
+    ...report.ignored.map((d) => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |`),
+    "",
+    "</details>",
+  ];
 }
 
 /** A count of one drift class in words: "1 changed", "2 unmanaged batches", "4 batch statuses". */
@@ -201,7 +225,7 @@ export function driftMarkdown(report: DriftReport): string {
   const notes = (report.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
   if (!report.drift.length) {
     const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
-    return [...lines, head, "", ...notes].join("\n");
+    return [...lines, head, ...ignoredMarkdown(report), "", ...notes].join("\n");
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|");
   for (const d of report.drift) {
@@ -216,18 +240,7 @@ export function driftMarkdown(report: DriftReport): string {
     const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
     if (rest > 0) lines.push(`| | | | | … and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
   }
-  if (report.ignored?.length) {
-    lines.push(
-      "",
-      `<details><summary>Ignored (accepted drift): ${report.ignored.length}</summary>`,
-      "",
-      "| Class | Address | What | Reason |",
-      "|---|---|---|---|",
-    );
-    for (const d of report.ignored) lines.push(`| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |`);
-    lines.push("", "</details>");
-  }
-  lines.push("", driftSummaryLine(report), ...(notes.length ? ["", ...notes] : []));
+  lines.push(...ignoredMarkdown(report), "", driftSummaryLine(report), ...(notes.length ? ["", ...notes] : []));
   let text = lines.join("\n") + "\n";
   if (text.length > MARKDOWN_LIMIT) text = text.slice(0, MARKDOWN_LIMIT - 200) + "\n\n_Truncated: see the JSON report._\n";
   return text;
