@@ -94,9 +94,9 @@ export async function runSeed(
     for (let i = 0; i < (opts.maxApplies ?? 5); i++) {
       const r = await cli(["apply", "--auto-approve", "--quiet"], { cwd: dir, env: { ...CHAOS_ENV, ...opts.env } });
       runs.push(r.code);
-      lastFailures = r.stdout
+      lastFailures = `${r.stdout}\n${r.stderr}`
         .split("\n")
-        .filter((l) => /^(failed|skipped) /.test(l))
+        .filter((l) => /^(failed|blocked|skipped) |^Error/.test(l))
         .join("\n");
       if (r.code === 0) break;
     }
