@@ -69,6 +69,7 @@ describe("apply --evidence", () => {
     expect(one).toMatchObject({
       sequence: 1,
       prev: null,
+      chain_note: "there was no earlier record of environment demo in the folder",
       environment: "demo",
       base_url: fx.emu.url,
       realm: "demo",
@@ -125,9 +126,28 @@ describe("apply --evidence", () => {
       ci: { provider: "github", run_url: "https://github.com/acme/policies/actions/runs/42", actor: "dana", pull_request: 17, commit: head },
       summary: { done: 1 },
     });
-    // A run with nothing to apply got as far as a plan: it leaves a record too.
-    expect((await run(["apply", "--auto-approve", "--evidence", "evidence"])).code).toBe(0);
+    expect(all[1]?.record).not.toHaveProperty("chain_note");
+    // A run with nothing to apply got as far as a plan: it leaves a record too. An apply on merge runs
+    // for a push, which names no merge request: the recipe's REVSYNC_PULL_REQUEST names it.
+    const gl = { GITLAB_CI: "true", CI_PIPELINE_SOURCE: "push", CI_COMMIT_SHA: head, CI_COMMIT_REF_NAME: "main", REVSYNC_PULL_REQUEST: "23" };
+    expect((await run(["apply", "--auto-approve", "--evidence", "evidence"], gl)).code).toBe(0);
     all = records(ev);
+    expect(all[2]?.record.ci).toMatchObject({ provider: "gitlab", pull_request: 23, event: "push", ref: "main" });
+    const shown = await run(["evidence", "show", join("evidence", all[2]?.file ?? "")]);
+    expect(shown.stdout).toContain("GitLab CI run, merge request !23");
+    // Earlier evidence that could not be fetched: the record that starts the new chain says why, and so
+    // do show and verify.
+    const lost = await run(["apply", "--auto-approve", "--evidence", "evidence-lost"], {
+      REVSYNC_EVIDENCE_UNAVAILABLE: "no artifact evidence-demo could be fetched",
+    });
+    expect(lost.code).toBe(0);
+    expect(records(join(fx.repo, "evidence-lost"))[0]?.record.chain_note).toBe(
+      "the earlier evidence of environment demo could not be fetched: no artifact evidence-demo could be fetched",
+    );
+    const lostVerify = await run(["evidence", "verify", "evidence-lost"]);
+    expect(lostVerify.stdout).toContain(
+      "this record starts a new chain because the earlier evidence of environment demo could not be fetched: no artifact evidence-demo could be fetched",
+    );
     expect(all.map((r) => [r.record.sequence, r.record.approval, r.record.changes.length])).toEqual([
       [1, "auto-approve", 7],
       [2, "auto-approve", 1],

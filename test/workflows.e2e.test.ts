@@ -29,6 +29,7 @@ beforeEach(async () => {
   const production = structuredClone(demo.tenants[0]);
   production.realm = "acme";
   await emu.admin("POST", "reset", { state: { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] } });
+  outcomes = {};
   if (work) removeDir(work);
   work = join(ROOT, ".revsync-tmp", `wf-${process.pid}-${Date.now()}`);
   mkdirSync(work, { recursive: true });
@@ -52,6 +53,7 @@ function ciEnv(env: string): Record<string, string> {
     REVSYNC_PASSWORD: "alice-password",
     GITHUB_OUTPUT: join(work, `output-${env}`),
     GITHUB_STEP_SUMMARY: join(work, `summary-${env}`),
+    GITHUB_ENV: join(work, `github-env-${env}`),
   };
 }
 
@@ -82,6 +84,20 @@ function outputs(env: string): Record<string, string> {
 }
 
 /** Runs a GitHub job's run steps in order; stops at the first failure, as Actions does. */
+/** What the `uses:` steps (not run here) ended as, by step id: success unless a test says otherwise. */
+let outcomes: Record<string, string> = {};
+/** What earlier steps of the job wrote to GITHUB_ENV, as Actions passes it to the later steps. */
+function githubEnv(env: string): Record<string, string> {
+  const file = join(work, `github-env-${env}`);
+  if (!existsSync(file)) return {};
+  return Object.fromEntries(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+}
+
 async function runJob(workflow: string, job: string, env: string, extra: Record<string, string> = {}): Promise<{ code: number; out: string; step?: string }> {
   const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", workflow), "utf8"));
   let out = "";
@@ -92,11 +108,13 @@ async function runJob(workflow: string, job: string, env: string, extra: Record<
     if (step.if) {
       const m = /steps\.(\w+)\.outputs\.(\w+) == '(.*)'/.exec(step.if);
       if (m && outputs(env)[m[2] ?? ""] !== m[3]) continue;
+      const o = /steps\.(\w+)\.outcome != 'success'/.exec(step.if);
+      if (o && (outcomes[o[1] ?? ""] ?? "success") === "success") continue;
     }
     const script = expr(step.run);
     expect(script).not.toMatch(/\$\{\{/);
     const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expr(v)]));
-    const r = await sh(script, { ...ciEnv(env), ...extra, ...stepEnv });
+    const r = await sh(script, { ...ciEnv(env), ...githubEnv(env), ...extra, ...stepEnv });
     out += r.out;
     if (r.code !== 0) return { code: r.code, out, step: step.name };
   }
@@ -149,13 +167,30 @@ describe("GitHub Actions recipes", () => {
     cpSync(join(work, "plan-sandbox.json"), join(work, "reviewed", "plan-sandbox.json"));
     // The pull request the merge commit came from (the github-script step's output).
     writeFileSync(join(work, "output-sandbox"), "result=7\n");
-    const ok = await runJob("revsync-apply.yml", "apply", "sandbox");
+    // A push to main, in GitHub Actions.
+    const pushed = { GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "push", GITHUB_REF: "refs/heads/main", GITHUB_SHA: "abc123" };
+    const ok = await runJob("revsync-apply.yml", "apply", "sandbox", pushed);
     expect(ok.out).toContain("Applying the plan reviewed on pull request #7");
     expect(ok.out).toContain("Apply complete:");
     expect(ok.code, ok.out).toBe(0);
     // The run's evidence record, its chain checked in the job log, which keeps the latest hash.
     expect(ok.out).toMatch(/Evidence: \S+\/evidence\/\S+-sandbox-[0-9a-f]{12}\.json sha256:[0-9a-f]{64}/);
     expect(ok.out).toMatch(/1 record: every hash and every link holds\.\nLatest of sandbox: sha256:/);
+    // The record names the merged pull request, though the run is a push's.
+    const folder = join(work, "evidence");
+    const recordOf = (name: string) => JSON.parse(readFileSync(join(folder, name), "utf8"));
+    const [firstName] = readdirSync(folder).filter((f) => f.endsWith(".json"));
+    expect(recordOf(firstName ?? "").ci).toMatchObject({ provider: "github", event: "push", pull_request: 7 });
+    // The earlier evidence not fetched: the job log warns and the new record says why it starts a chain.
+    outcomes = { earlier: "failure" };
+    removeDir(folder);
+    writeFileSync(join(work, "output-sandbox"), "result=\n");
+    const lost = await runJob("revsync-apply.yml", "apply", "sandbox", { ...pushed, REVSYNC_ALLOW_UNREVIEWED: "true" });
+    expect(lost.out).toContain("::warning title=revsync evidence (sandbox)::This run's record starts a new evidence chain: no artifact evidence-sandbox");
+    expect(lost.out).toMatch(
+      /this record starts a new chain because the earlier evidence of environment sandbox could not be fetched: no artifact evidence-sandbox/,
+    );
+    outcomes = {};
     // A merged pull request whose plan was not fetched: the job fails, in one line, and applies nothing.
     writeFileSync(join(work, "output-production"), "result=8\n");
     const unfetched = await runJob("revsync-apply.yml", "apply", "production", { REVSYNC_ALLOW_UNREVIEWED: "true" });
@@ -232,7 +267,13 @@ describe("GitLab CI recipe", () => {
     expect(allowed.out).toContain("GITLAB_API_TOKEN is not set and REVSYNC_ALLOW_UNREVIEWED is true: planning and applying now, without a reviewed plan.");
     expect(allowed.code, allowed.out).toBe(0);
     // The apply job's evidence record, in the folder its artifact keeps.
-    expect(readdirSync(join(work, "evidence", "sandbox")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+    const kept = readdirSync(join(work, "evidence", "sandbox")).filter((f) => f.endsWith(".json"));
+    expect(kept).toHaveLength(1);
+    // Without the token no earlier evidence can be fetched: said in the log and in the record.
+    expect(allowed.out).toContain("WARNING: this run's evidence record starts a new chain: GITLAB_API_TOKEN is not set");
+    expect(JSON.parse(readFileSync(join(work, "evidence", "sandbox", kept[0] ?? ""), "utf8")).chain_note).toMatch(
+      /could not be fetched: GITLAB_API_TOKEN is not set/,
+    );
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
     // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.

@@ -52,6 +52,7 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
         }
       }),
       now: () => Date.now(),
+      unavailable: penv.REVSYNC_EVIDENCE_UNAVAILABLE?.trim() || null,
       redact: (t) => redactor.redact(t),
     }),
     async finish(out, end) {

@@ -39,8 +39,17 @@ const nonEmpty = (v: string | undefined): string | null => (v && v.trim() ? v : 
 const number = (v: string | undefined | null): number | null => (v && /^\d+$/.test(v) ? Number(v) : null);
 
 /** The CI run this apply is part of, from the variables GitHub Actions and GitLab CI set; null elsewhere.
- *  The pull request of a GitHub run is read from its ref (refs/pull/N/merge) or its event file. */
+ *  The pull request of a GitHub run is read from its ref (refs/pull/N/merge) or its event file. An
+ *  apply on merge runs for a push, which names no pull request: REVSYNC_PULL_REQUEST, set by the CI
+ *  recipes to the pull (merge) request that was merged, names it then, and wins over what the run's own
+ *  variables say. */
 export function ciContext(env: NodeJS.ProcessEnv, readEvent: (path: string) => unknown = () => undefined): CiContext | null {
+  const ctx = ciOwnContext(env, readEvent);
+  const given = number(env.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
+  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
+}
+
+function ciOwnContext(env: NodeJS.ProcessEnv, readEvent: (path: string) => unknown): CiContext | null {
   if (env.GITHUB_ACTIONS === "true") {
     const server = env.GITHUB_SERVER_URL ?? "https://github.com";
     const run =

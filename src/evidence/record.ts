@@ -80,8 +80,8 @@ export interface EvidenceRecord {
     summary: Record<string, number>;
   };
   /** How the writes were confirmed: --auto-approve, a person's "yes" at the prompt, a "no", or no
-   *  question because nothing was to be applied. */
-  approval: "auto-approve" | "prompt" | "declined" | "not asked";
+   *  question because nothing was to be applied; "cancelled": the prompt was left (Ctrl-C, end of input). */
+  approval: "auto-approve" | "prompt" | "declined" | "cancelled" | "not asked";
   changes: EvidenceChange[];
   /** Requests not made for one change: the reads of the plan, the sign-in. */
   other_requests: EvidenceRequest[];
@@ -92,5 +92,9 @@ export interface EvidenceRecord {
   error: string | null;
   /** The hash of the previous record of this environment in the folder; null for the first. */
   prev: string | null;
+  /** Why the record starts a chain (prev null): the first record of the environment in the folder, or
+   *  the earlier evidence could not be fetched (REVSYNC_EVIDENCE_UNAVAILABLE, set by the CI recipes).
+   *  Absent when prev names a record. */
+  chain_note?: string;
   hash: string;
 }

@@ -36,6 +36,8 @@ export interface RecorderInit {
   revsyncVersion: string;
   ci: CiContext | null;
   now: () => number;
+  /** Why the earlier evidence could not be fetched (REVSYNC_EVIDENCE_UNAVAILABLE), or null. */
+  unavailable: string | null;
   /** Blanks out every secret the run learned (appendRecord applies it before the hash is taken). */
   redact: (text: string) => string;
 }
@@ -153,6 +155,7 @@ export class EvidenceRecorder {
           : `in flight when the run ended${end.error ? ` (${end.error})` : ""}: whether its write landed is unknown`,
       };
     if (end.declined) return { outcome: "skipped", why: "not applied: the confirmation was answered no" };
+    if (this.approval === "cancelled") return { outcome: "skipped", why: "not applied: the confirmation was cancelled (Ctrl-C or end of input)" };
     return { outcome: "skipped", why: end.stoppedNow ? "not started: the run was stopped" : end.error ? `not started: ${end.error}` : "not started" };
   }
 
@@ -207,7 +210,7 @@ export class EvidenceRecorder {
       interrupted: end.exitCode === 130 || !!end.report?.interrupted,
       error: end.error ?? null,
     };
-    this.written = appendRecord(i.dir, content, i.redact);
+    this.written = appendRecord(i.dir, content, i.redact, i.unavailable);
     return this.written;
   }
 }

@@ -12,6 +12,8 @@ export interface VerifiedRecord {
   /** What is wrong with it, or "intact". A record can be edited and out of place at once. */
   findings: Finding[];
   problems: string[];
+  /** Why it starts a chain (prev none), as the record says: said by verify, never silently. */
+  note?: string;
 }
 
 export interface ChainReport {
@@ -44,6 +46,8 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
     v.environment = typeof r.environment === "string" ? r.environment : null;
     v.sequence = typeof r.sequence === "number" ? r.sequence : null;
     v.hash = typeof r.hash === "string" ? r.hash : null;
+    if (r.prev === null)
+      v.note = `this record starts a new chain because ${typeof r.chain_note === "string" ? r.chain_note : "it is the first record of its environment"}`;
     if (typeof r.format_version !== "string" || r.format_version.split(".")[0] !== EVIDENCE_FORMAT_VERSION) {
       v.findings.push("unreadable");
       v.problems.push(`it has evidence format ${JSON.stringify(r.format_version)}; this revsync reads format ${EVIDENCE_FORMAT_VERSION}`);

@@ -12,6 +12,7 @@ function approvedWords(r: EvidenceRecord): string {
     "auto-approve": "confirmed by --auto-approve",
     prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${r.service_user})` : ""}`,
     declined: "declined at the prompt: nothing was applied",
+    cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
     "not asked": "not asked: nothing was to be applied",
   }[r.approval];
   const ci = r.ci;
@@ -41,7 +42,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter): str
   const lines = [
     out.paint("bold", `Evidence ${file}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
     `  hash        ${r.hash}`,
-    `  prev        ${r.prev ?? "none (the first record of this environment)"}`,
+    `  prev        ${r.prev ?? `none: this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"}`}`,
     `  when        ${r.started_at} to ${r.finished_at} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
     `  where       ${r.base_url}, realm ${r.realm}, as ${r.service_user ?? "(no user named)"}`,
     `  plan        ${r.plan.checksum}, ${r.plan.file ? `saved plan ${r.plan.file}` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}`,
@@ -74,7 +75,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord): string {
   return [
     `### Apply ${r.sequence} of \`${r.environment}\` — ${r.finished_at}`,
     "",
-    `- **Record**: \`${file}\`, hash \`${r.hash}\`, prev \`${r.prev ?? "none"}\``,
+    `- **Record**: \`${file}\`, hash \`${r.hash}\`, prev \`${r.prev ?? "none"}\`${r.prev === null ? ` (this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"})` : ""}`,
     `- **What was approved**: plan \`${r.plan.checksum}\` (${r.plan.file ? `saved plan \`${r.plan.file}\`` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}) at git commit ${r.git.commit ? `\`${r.git.commit}\` ${gitWords(r).replace(/^\S+ /, "")}` : gitWords(r)}`,
     `- **By whom**: ${approvedWords(r)}`,
     `- **When**: ${r.started_at} to ${r.finished_at}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
@@ -95,6 +96,7 @@ export function verifyText(report: ChainReport, out: Painter, live?: Map<string,
     const ok = v.findings[0] === "intact";
     const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v.findings.join("+").toUpperCase().padEnd(9));
     lines.push(`${tag} ${v.file}${v.environment ? ` (${v.environment} #${v.sequence ?? "?"})` : ""}`);
+    if (v.note) lines.push(`          ${/could not be fetched/.test(v.note) ? out.paint("yellow", v.note) : v.note}`);
     for (const p of v.problems) lines.push(`          ${p}`);
     for (const f of live?.get(v.file) ?? []) lines.push(`          ${liveWords(f)}`);
   }
