@@ -184,6 +184,17 @@ describe("apply --evidence", () => {
       [names[1], ["edited"]],
       [names[2], ["intact"]],
     ]);
+    // show checks the hash too: the edited record is flagged in every format, and show exits 1.
+    const editedFile = join(edited, names[1] as string);
+    const showText = await run(["evidence", "show", editedFile]);
+    expect(showText.code).toBe(1);
+    expect(showText.stdout).toContain("EDITED: this record was changed after it was written");
+    expect(showText.stderr).toContain("1 record was edited after it was written");
+    const showMd = await run(["evidence", "show", editedFile, "--format", "markdown"]);
+    expect(showMd.stdout).toContain("> **EDITED**: this record was changed after it was written");
+    const showJson = await run(["evidence", "show", edited, "--format", "json"]);
+    expect(showJson.code).toBe(1);
+    expect(JSON.parse(showJson.stdout).records.map((r: any) => r.edited === null)).toEqual(names.map((n) => n !== names[1]));
     // A removal from the middle.
     const removed = copy();
     rmSync(join(removed, names[1] as string));

@@ -38,9 +38,10 @@ function countLine(r: EvidenceRecord): string {
 }
 
 /** One record for a reader: what was approved, by whom, when, what was sent, and what became of it. */
-export function evidenceText(file: string, r: EvidenceRecord, out: Painter): string {
+export function evidenceText(file: string, r: EvidenceRecord, out: Painter, edited: string | null = null): string {
   const lines = [
     out.paint("bold", `Evidence ${file}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
+    ...(edited ? [out.paint("red", `  EDITED: this record was changed after it was written (${edited}); what follows is not what revsync recorded`)] : []),
     `  hash        ${r.hash}`,
     `  prev        ${r.prev ?? `none: this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"}`}`,
     `  when        ${r.started_at} to ${r.finished_at} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
@@ -71,10 +72,11 @@ function changeRows(c: EvidenceChange): string {
 }
 
 /** One record as markdown, for an audit file or a ticket. */
-export function evidenceMarkdown(file: string, r: EvidenceRecord): string {
+export function evidenceMarkdown(file: string, r: EvidenceRecord, edited: string | null = null): string {
   return [
     `### Apply ${r.sequence} of \`${r.environment}\` — ${r.finished_at}`,
     "",
+    ...(edited ? [`> **EDITED**: this record was changed after it was written (${cell(edited)}); what follows is not what revsync recorded.`, ""] : []),
     `- **Record**: \`${file}\`, hash \`${r.hash}\`, prev \`${r.prev ?? "none"}\`${r.prev === null ? ` (this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"})` : ""}`,
     `- **What was approved**: plan \`${r.plan.checksum}\` (${r.plan.file ? `saved plan \`${r.plan.file}\`` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}) at git commit ${r.git.commit ? `\`${r.git.commit}\` ${gitWords(r).replace(/^\S+ /, "")}` : gitWords(r)}`,
     `- **By whom**: ${approvedWords(r)}`,
