@@ -102,6 +102,14 @@ describe("apply --evidence", () => {
     expect(requestsOf(one).map(asSent).sort()).toEqual(sent.sort());
     expect(sent.some((s) => s.startsWith("POST /auth/realms/demo/protocol/openid-connect/token"))).toBe(true);
 
+    // A review or approve names the values it moved forward, as the plan summed them up.
+    for (const action of ["review", "approve"]) {
+      const planned = plan.changes.find((c: any) => c.action === action);
+      const recorded = one.changes.find((c: any) => c.address === planned.address && c.action === action);
+      expect(recorded.values).toEqual({ checksum: planned.payload.values_checksum ?? null, file: planned.values.file, rows: planned.values.rows });
+      expect(recorded.values.rows).toBeGreaterThan(0);
+    }
+    expect(one.changes.filter((c: any) => c.values).every((c: any) => ["review", "approve"].includes(c.action))).toBe(true);
     // A second run, in GitHub Actions for a pull request, chains to the first.
     await changeAs("carol", { carves_allocation: false });
     const gh = {

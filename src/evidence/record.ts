@@ -38,6 +38,9 @@ export interface EvidenceChange {
   diff: FieldDiff[];
   /** The live version the plan computed the change from. */
   version_id: string | null;
+  /** A review or approve: the values it moved forward, as the plan summed them up (git's file, its rows)
+   *  and the checksum of those values that apply held the batch to. Absent for other changes. */
+  values?: { checksum: string | null; file: string; rows: number };
   requests: EvidenceRequest[];
 }
 

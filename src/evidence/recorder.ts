@@ -23,6 +23,13 @@ function outcomeOf(o: Pick<StepOutcome, "status" | "outcome">): EvidenceOutcome 
   return (OUTCOMES as readonly string[]).includes(kind) ? (kind as EvidenceOutcome) : "failed";
 }
 
+/** What a review or approve moved forward: the plan's summary of the values and their checksum. */
+function valuesOf(c: Plan["changes"][number]): Pick<EvidenceChange, "values"> {
+  if (!c.values) return {};
+  const checksum = c.payload?.kind === "batch" ? (c.payload.values_checksum ?? null) : null;
+  return { values: { checksum, file: c.values.file, rows: c.values.rows } };
+}
+
 export interface RecorderInit {
   dir: string;
   repoRoot: string;
@@ -176,6 +183,7 @@ export class EvidenceRecorder {
         source: c.source ?? null,
         diff: c.diff,
         version_id: c.version_id,
+        ...valuesOf(c),
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });

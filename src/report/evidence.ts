@@ -54,6 +54,8 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, edit
   if (r.changes.length) lines.push("", "  changes:");
   for (const c of r.changes) {
     lines.push(`    ${c.outcome.padEnd(9)} ${c.action} ${c.address}: ${c.why}`);
+    if (c.values)
+      lines.push(`                values: ${c.values.file}, ${plural(c.values.rows, "row")}, checksum ${c.values.checksum ?? "(none: uploaded by this plan)"}`);
     for (const d of c.diff) lines.push(`                ${d.path}: ${show(d.before)} -> ${show(d.after)}`);
     for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -67,7 +69,8 @@ function changeRows(c: EvidenceChange): string {
   const sent = c.requests
     .map((q) => `${q.method} ${q.path} → ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}`)
     .join("<br>");
-  const diff = c.diff.map((d) => `${d.path}: ${show(d.before)} → ${show(d.after)}`).join("<br>");
+  const values = c.values ? [`values: ${c.values.file}, ${plural(c.values.rows, "row")}, checksum ${c.values.checksum ?? "none"}`] : [];
+  const diff = [...values, ...c.diff.map((d) => `${d.path}: ${show(d.before)} → ${show(d.after)}`)].join("<br>");
   return `| \`${cell(c.action)}\` | \`${cell(c.address)}\` | ${cell(diff) || "—"} | ${cell(sent) || "—"} | **${c.outcome}**: ${cell(c.why)} |`;
 }
 
