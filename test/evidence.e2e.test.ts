@@ -218,10 +218,15 @@ describe("apply --evidence", () => {
     expect(o.code).toBe(1);
     expect(o.stdout).toMatch(
       new RegExp(
-        `REORDERED ${early.replace(/\./g, "\\.")} \\(demo #3\\)\\n {10}reordered: it follows ${names[1]?.replace(/\./g, "\\.")}, which comes after it`,
+        `RENAMED\\+REORDERED ${early.replace(/\./g, "\\.")} \\(demo #3\\)\\n {10}renamed: [^\\n]*\\n {10}reordered: it follows ${names[1]?.replace(/\./g, "\\.")}, which comes after it`,
       ),
     );
-    for (const d of [edited, removed, reordered]) rmSync(d, { recursive: true, force: true });
+    // An empty folder is an error, never a chain that holds.
+    const empty = mkdtempSync(join(tmpdir(), "revsync-evidence-"));
+    const none = await run(["evidence", "verify", empty]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`no evidence records in ${empty}`);
+    for (const d of [edited, removed, reordered, empty]) rmSync(d, { recursive: true, force: true });
 
     const md = await run(["evidence", "show", join("evidence", names[1] as string), "--format", "markdown"]);
     expect(md.code).toBe(0);

@@ -97,6 +97,8 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
   }
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
+  // An empty folder proves nothing: a chain that was never fetched must not pass as one that holds.
+  if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
   const report = verifyChain(stored);
   let live: Map<string, LiveFinding[]> | undefined;
   if (flags.live) live = await liveFindings(flags, stored, out);
@@ -108,7 +110,6 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
       heads: report.heads,
     });
   } else out.out(verifyText(report, out, live));
-  if (!stored.length) out.info(`No evidence records in ${dir}.`);
   return report.ok ? 0 : 1;
 }
 
