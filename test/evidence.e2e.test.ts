@@ -258,6 +258,10 @@ describe("apply --evidence", () => {
       expect(create.requests.at(-1)).toMatchObject({ method: "GET", path: expect.stringContaining("policy_name=Training+Courses+SSP"), status: 200 });
       const update = rec.changes.find((c: any) => c.action === "update");
       expect(update.outcome).toBe("done");
+      // The record counts what the terminal counts: apply's "done" is done, already and confirmed here.
+      const s = rec.summary;
+      expect(faulted.stdout + faulted.stderr).toContain(`Apply complete: ${s.done + s.already + s.confirmed} done,`);
+      expect(s.skipped).toBe(0);
       expect(update.requests.filter((q: any) => q.method === "PATCH").map((q: any) => [q.status, q.resend])).toEqual([
         [429, false],
         [200, true],

@@ -88,7 +88,11 @@ export interface EvidenceRecord {
   changes: EvidenceChange[];
   /** Requests not made for one change: the reads of the plan, the sign-in. */
   other_requests: EvidenceRequest[];
-  summary: Record<EvidenceOutcome, number>;
+  /** Each outcome's count over the changes apply acted on (creates, updates, reviews, approves), as its
+   *  own outcome data has them (apply's "done" is done, already and confirmed here); the plan's entries
+   *  apply never acts on (not in git, unsupported, blocked by the plan) are counted apart in not_applied
+   *  (absent in records written before it was counted). */
+  summary: Record<EvidenceOutcome, number> & { not_applied?: number };
   exit_code: number;
   interrupted: boolean;
   /** The error that ended the run, in words, when one did. */

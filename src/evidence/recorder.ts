@@ -187,7 +187,12 @@ export class EvidenceRecorder {
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
-    const summary = Object.fromEntries(OUTCOMES.map((o) => [o, changes.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>;
+    // What apply acted on, counted as its outcome data has it; the plan's entries it never acts on apart.
+    const acted = changes.filter((_, n) => isApplied(plan.changes[n] as Plan["changes"][number]));
+    const summary: EvidenceRecord["summary"] = {
+      ...(Object.fromEntries(OUTCOMES.map((o) => [o, acted.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>),
+      not_applied: changes.length - acted.length,
+    };
     const i = this.init;
     const content: Omit<EvidenceRecord, "prev" | "hash" | "sequence"> = {
       format_version: EVIDENCE_FORMAT_VERSION,

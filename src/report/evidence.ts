@@ -33,7 +33,7 @@ const requestWords = (q: EvidenceRequest): string =>
 function countLine(r: EvidenceRecord): string {
   const parts = Object.entries(r.summary)
     .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${n} ${k}`);
+    .map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
   return parts.length ? parts.join(", ") : "no changes";
 }
 
