@@ -236,6 +236,22 @@ describe("apply --evidence", () => {
     expect(md.stdout).toMatch(
       /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves_allocation: false → true \| GET \S+ → 200<br>PATCH \S+ → 200 \| \*\*done\*\*: updated \|/,
     );
+
+    // A policy file git ignores is not in the commit, though the tree is clean to `git status`: the
+    // record says not clean, and names it.
+    const tenantFile = (all[1]?.record.changes[0].source as string).replace(/:\d+$/, "");
+    git("rm", "-q", "--cached", tenantFile);
+    writeFileSync(join(fx.repo, ".gitignore"), `${tenantFile}\nevidence*/\n*.plan.json\n`);
+    git("add", ".gitignore");
+    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "ignore the tenant file");
+    expect(git("status", "--porcelain")).toBe("");
+    await changeAs("carol", { carves_allocation: false });
+    expect((await run(["apply", "--auto-approve", "--evidence", "evidence-ignored"])).code).toBe(0);
+    expect(records(join(fx.repo, "evidence-ignored"))[0]?.record.git).toEqual({
+      commit: git("rev-parse", "HEAD"),
+      clean: false,
+      note: `policy files the plan used are not in the commit: ${tenantFile} (ignored by git)`,
+    });
   }, 60_000);
 
   it("under faults each request's outcome is told as it was: a lost answer confirmed by reading back, a 429 sent again, a run interrupted at once (exit 130)", async () => {

@@ -38,6 +38,7 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
     recorder: new EvidenceRecorder({
       dir,
       repoRoot: repo.root,
+      cwd: cwdOf(flags),
       env: penv,
       environment: env.name,
       baseUrl: env.baseUrl,

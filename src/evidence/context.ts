@@ -35,6 +35,29 @@ export async function gitState(
   return { commit: oid, clean };
 }
 
+/** The files among `files` (paths from `cwd`) that git does not hold: untracked, or ignored (which
+ *  `git status` leaves out of a clean tree). Files that do not exist are not named. Empty when git
+ *  cannot tell (no git, not a repository). */
+export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
+  if (!files.length) return [];
+  let status: string;
+  try {
+    status = await run(
+      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f) => `:(literal)${f}`)],
+      cwd,
+      env,
+    );
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const entry of status.split("\0")) {
+    const m = /^([?!]) (.+)$/.exec(entry);
+    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
+  }
+  return out;
+}
+
 const nonEmpty = (v: string | undefined): string | null => (v && v.trim() ? v : null);
 const number = (v: string | undefined | null): number | null => (v && /^\d+$/.test(v) ? Number(v) : null);
 

@@ -23,6 +23,7 @@ describe("the record's summary", () => {
       const rec = new EvidenceRecorder({
         dir,
         repoRoot: dir,
+        cwd: dir,
         env: { PATH: process.env.PATH },
         environment: "prod",
         baseUrl: "http://127.0.0.1:1",

@@ -2,7 +2,7 @@ import type { RequestObservation } from "../api/core.js";
 import { stepTag, type ApplyReport } from "../apply/run.js";
 import type { StepOutcome } from "../apply/graph.js";
 import { isApplied, type Plan } from "../plan/model.js";
-import { gitState } from "./context.js";
+import { gitState, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
   OUTCOMES,
@@ -33,6 +33,8 @@ function valuesOf(c: Plan["changes"][number]): Pick<EvidenceChange, "values"> {
 export interface RecorderInit {
   dir: string;
   repoRoot: string;
+  /** The working directory the plan's file paths are shown from. */
+  cwd: string;
   /** The run's environment (git runs with it). */
   env: NodeJS.ProcessEnv;
   environment: string;
@@ -166,12 +168,26 @@ export class EvidenceRecorder {
     return { outcome: "skipped", why: end.stoppedNow ? "not started: the run was stopped" : end.error ? `not started: ${end.error}` : "not started" };
   }
 
+  /** A clean tree is not enough: a policy file the plan used that git ignores (or that is untracked)
+   *  is not in the commit the record names, so the record says the tree was not clean and names it. */
+  private async policyFilesCommitted(plan: Plan, git: EvidenceRecord["git"]): Promise<EvidenceRecord["git"]> {
+    if (git.commit === null) return git;
+    const files = new Set<string>();
+    for (const c of plan.changes) {
+      if (c.source) files.add(c.source.replace(/:\d+$/, ""));
+      if (c.values?.file) files.add(c.values.file);
+    }
+    const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
+    if (!outside.length) return git;
+    return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
+  }
+
   /** Writes the record (once); returns its path and hash. */
   async write(end: { exitCode: number; report?: ApplyReport; stoppedNow?: boolean; error?: string }): Promise<{ path: string; record: EvidenceRecord }> {
     if (this.written) return this.written;
     const plan = this.plan;
     if (!plan) throw new Error("an evidence record is written only for a run that planned");
-    const git = await this.git;
+    const git = await this.policyFilesCommitted(plan, await this.git);
     const now = this.init.now();
     for (const list of this.pending.values()) for (const q of list) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
     const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
