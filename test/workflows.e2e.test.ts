@@ -282,13 +282,13 @@ describe("GitLab CI recipe", () => {
 
 describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
   // A stand-in for the GitLab API's few answers the recipe reads; each case sets what it answers.
-  let answer: (path: string) => { status: number; body: string } = () => ({ status: 500, body: "" });
+  let answer: (path: string) => { status: number; body: string | Buffer; location?: string } = () => ({ status: 500, body: "" });
   let gitlab: Server;
   let gitlabUrl = "";
   beforeAll(async () => {
     gitlab = createServer((req, res) => {
       const a = answer(req.url ?? "");
-      res.writeHead(a.status, { "content-type": "application/json" }).end(a.body);
+      res.writeHead(a.status, { "content-type": "application/json", ...(a.location ? { location: a.location } : {}) }).end(a.body);
     });
     await new Promise<void>((r) => gitlab.listen(0, "127.0.0.1", r));
     gitlabUrl = `http://127.0.0.1:${(gitlab.address() as AddressInfo).port}/api/v4`;
@@ -296,7 +296,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
   afterAll(() => new Promise<void>((r) => gitlab.close(() => r())));
 
   // Production: the service differs from git there, so an apply would show.
-  const run = (name: string, apiUrl: string) => {
+  const run = (name: string, apiUrl: string, extra: Record<string, string> = {}) => {
     const ci = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8"));
     const env = {
       ...ciEnv("production"),
@@ -306,6 +306,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
       CI_COMMIT_SHA: "abc123",
       CI_MERGE_REQUEST_IID: "7",
       REVSYNC_ALLOW_UNREVIEWED: "true",
+      ...extra,
     };
     return sh((ci[name].script as string[]).join("\n"), env);
   };
@@ -359,6 +360,62 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
       expect(r.out, what).not.toMatch(/SyntaxError| {4}at /);
     }
     await unchanged();
+  });
+
+  it("apply on merge: the evidence of the latest earlier apply job with an artifact, a failed one included, is fetched through a redirect; the record names the merge request", async () => {
+    // An earlier apply's record, kept as its job's artifact (evidence/production/ in a zip).
+    const env = ciEnv("production");
+    expect((await cli(["apply", "--env", "production", "--auto-approve", "--evidence", "evidence/production"], { cwd: work, env })).code).toBe(0);
+    const [earlier] = readdirSync(join(work, "evidence", "production"));
+    const earlierHash = JSON.parse(readFileSync(join(work, "evidence", "production", earlier ?? ""), "utf8")).hash;
+    expect(spawnSync("python3", ["-m", "zipfile", "-c", "earlier.zip", "evidence"], { cwd: work }).status).toBe(0);
+    const zip = readFileSync(join(work, "earlier.zip"));
+    removeDir(join(work, "evidence"));
+    expect((await cli(["plan", "--env", "production", "--out", "reviewed.json"], { cwd: work, env })).code).toBe(0);
+    const reviewed = readFileSync(join(work, "reviewed.json"));
+    const seen: string[] = [];
+    answer = (p) => {
+      seen.push(p);
+      if (p.includes("/repository/commits/")) return { status: 200, body: '[{"iid":3,"state":"merged"}]' };
+      if (p.endsWith("/merge_requests/3/pipelines")) return { status: 200, body: '[{"id":11}]' };
+      if (p.includes("/pipelines/11/jobs")) return { status: 200, body: '[{"id":99,"name":"plan: [production]"}]' };
+      if (p.endsWith("/jobs/99/artifacts/plan-production.json")) return { status: 200, body: reviewed };
+      if (p.includes("/projects/42/jobs?")) {
+        const job = (id: number, status: string, artifacts: boolean) => ({
+          id,
+          name: "apply: [production]",
+          ref: "main",
+          status,
+          artifacts: artifacts ? [{ file_type: "archive" }] : [],
+        });
+        return { status: 200, body: JSON.stringify([job(130, "running", false), job(120, "failed", true), job(110, "success", true)]) };
+      }
+      if (p.endsWith("/jobs/120/artifacts")) return { status: 302, body: "", location: "/download/evidence.zip" };
+      if (p === "/download/evidence.zip") return { status: 200, body: zip };
+      return { status: 404, body: "{}" };
+    };
+    const r = await run("apply", gitlabUrl, { CI_COMMIT_REF_NAME: "main", CI_JOB_ID: "130", GITLAB_CI: "true", CI_PIPELINE_SOURCE: "push" });
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).not.toMatch(/WARNING|could not be fetched/);
+    expect(seen).toContain("/download/evidence.zip");
+    const names = readdirSync(join(work, "evidence", "production")).sort();
+    expect(names).toHaveLength(2);
+    const latest = JSON.parse(readFileSync(join(work, "evidence", "production", names[1] ?? ""), "utf8"));
+    expect(latest).toMatchObject({ sequence: 2, prev: earlierHash, ci: { provider: "gitlab", pull_request: 3, event: "push" } });
+    expect(latest).not.toHaveProperty("chain_note");
+    // The artifact gone: the job log warns, and the new chain's first record says why.
+    removeDir(join(work, "evidence"));
+    const fetched = answer;
+    answer = (p) => (p.endsWith("/jobs/120/artifacts") ? { status: 404, body: "{}" } : fetched(p));
+    const lost = await run("apply", gitlabUrl, { CI_COMMIT_REF_NAME: "main", CI_JOB_ID: "131", GITLAB_CI: "true", CI_PIPELINE_SOURCE: "push" });
+    expect(lost.code, lost.out).toBe(0);
+    expect(lost.out).toMatch(
+      /WARNING: this run's evidence record starts a new chain: the artifact of apply job 120 could not be fetched \(curl: \(22\)[^\n]*404/,
+    );
+    const [only] = readdirSync(join(work, "evidence", "production"));
+    expect(JSON.parse(readFileSync(join(work, "evidence", "production", only ?? ""), "utf8")).chain_note).toMatch(
+      /^the earlier evidence of environment production could not be fetched: the artifact of apply job 120 could not be fetched/,
+    );
   });
 
   it("the plan job's note: an API failure is one line, not a stack trace", async () => {
