@@ -314,7 +314,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     expect((await cli(["plan", "--env", "production", "--detailed-exitcode"], { cwd: work, env: ciEnv("production") })).code).toBe(2);
 
   it("a reviewed plan that cannot be found or fetched fails the apply job in one line, never a stack trace, and nothing is applied, even where unreviewed applies are allowed", async () => {
-    const cases: [string, string, (path: string) => { status: number; body: string }, RegExp][] = [
+    const cases: [string, string, typeof answer, RegExp][] = [
       [
         "the API unreachable",
         "http://127.0.0.1:9/api/v4",
