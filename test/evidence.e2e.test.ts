@@ -69,6 +69,7 @@ describe("apply --evidence", () => {
     expect(one).toMatchObject({
       sequence: 1,
       prev: null,
+      chain_note: "there was no earlier record of environment demo in the folder",
       environment: "demo",
       base_url: fx.emu.url,
       realm: "demo",
@@ -101,6 +102,14 @@ describe("apply --evidence", () => {
     expect(requestsOf(one).map(asSent).sort()).toEqual(sent.sort());
     expect(sent.some((s) => s.startsWith("POST /auth/realms/demo/protocol/openid-connect/token"))).toBe(true);
 
+    // A review or approve names the values it moved forward, as the plan summed them up.
+    for (const action of ["review", "approve"]) {
+      const planned = plan.changes.find((c: any) => c.action === action);
+      const recorded = one.changes.find((c: any) => c.address === planned.address && c.action === action);
+      expect(recorded.values).toEqual({ checksum: planned.payload.values_checksum ?? null, file: planned.values.file, rows: planned.values.rows });
+      expect(recorded.values.rows).toBeGreaterThan(0);
+    }
+    expect(one.changes.filter((c: any) => c.values).every((c: any) => ["review", "approve"].includes(c.action))).toBe(true);
     // A second run, in GitHub Actions for a pull request, chains to the first.
     await changeAs("carol", { carves_allocation: false });
     const gh = {
@@ -125,9 +134,28 @@ describe("apply --evidence", () => {
       ci: { provider: "github", run_url: "https://github.com/acme/policies/actions/runs/42", actor: "dana", pull_request: 17, commit: head },
       summary: { done: 1 },
     });
-    // A run with nothing to apply got as far as a plan: it leaves a record too.
-    expect((await run(["apply", "--auto-approve", "--evidence", "evidence"])).code).toBe(0);
+    expect(all[1]?.record).not.toHaveProperty("chain_note");
+    // A run with nothing to apply got as far as a plan: it leaves a record too. An apply on merge runs
+    // for a push, which names no merge request: the recipe's REVSYNC_PULL_REQUEST names it.
+    const gl = { GITLAB_CI: "true", CI_PIPELINE_SOURCE: "push", CI_COMMIT_SHA: head, CI_COMMIT_REF_NAME: "main", REVSYNC_PULL_REQUEST: "23" };
+    expect((await run(["apply", "--auto-approve", "--evidence", "evidence"], gl)).code).toBe(0);
     all = records(ev);
+    expect(all[2]?.record.ci).toMatchObject({ provider: "gitlab", pull_request: 23, event: "push", ref: "main" });
+    const shown = await run(["evidence", "show", join("evidence", all[2]?.file ?? "")]);
+    expect(shown.stdout).toContain("GitLab CI run, merge request !23");
+    // Earlier evidence that could not be fetched: the record that starts the new chain says why, and so
+    // do show and verify.
+    const lost = await run(["apply", "--auto-approve", "--evidence", "evidence-lost"], {
+      REVSYNC_EVIDENCE_UNAVAILABLE: "no artifact evidence-demo could be fetched",
+    });
+    expect(lost.code).toBe(0);
+    expect(records(join(fx.repo, "evidence-lost"))[0]?.record.chain_note).toBe(
+      "the earlier evidence of environment demo could not be fetched: no artifact evidence-demo could be fetched",
+    );
+    const lostVerify = await run(["evidence", "verify", "evidence-lost"]);
+    expect(lostVerify.stdout).toContain(
+      "this record starts a new chain because the earlier evidence of environment demo could not be fetched: no artifact evidence-demo could be fetched",
+    );
     expect(all.map((r) => [r.record.sequence, r.record.approval, r.record.changes.length])).toEqual([
       [1, "auto-approve", 7],
       [2, "auto-approve", 1],
@@ -164,6 +192,17 @@ describe("apply --evidence", () => {
       [names[1], ["edited"]],
       [names[2], ["intact"]],
     ]);
+    // show checks the hash too: the edited record is flagged in every format, and show exits 1.
+    const editedFile = join(edited, names[1] as string);
+    const showText = await run(["evidence", "show", editedFile]);
+    expect(showText.code).toBe(1);
+    expect(showText.stdout).toContain("EDITED: this record was changed after it was written");
+    expect(showText.stderr).toContain("1 record was edited after it was written");
+    const showMd = await run(["evidence", "show", editedFile, "--format", "markdown"]);
+    expect(showMd.stdout).toContain("> **EDITED**: this record was changed after it was written");
+    const showJson = await run(["evidence", "show", edited, "--format", "json"]);
+    expect(showJson.code).toBe(1);
+    expect(JSON.parse(showJson.stdout).records.map((r: any) => r.edited === null)).toEqual(names.map((n) => n !== names[1]));
     // A removal from the middle.
     const removed = copy();
     rmSync(join(removed, names[1] as string));
@@ -179,10 +218,15 @@ describe("apply --evidence", () => {
     expect(o.code).toBe(1);
     expect(o.stdout).toMatch(
       new RegExp(
-        `REORDERED ${early.replace(/\./g, "\\.")} \\(demo #3\\)\\n {10}reordered: it follows ${names[1]?.replace(/\./g, "\\.")}, which comes after it`,
+        `RENAMED\\+REORDERED ${early.replace(/\./g, "\\.")} \\(demo #3\\)\\n {10}renamed: [^\\n]*\\n {10}reordered: it follows ${names[1]?.replace(/\./g, "\\.")}, which comes after it`,
       ),
     );
-    for (const d of [edited, removed, reordered]) rmSync(d, { recursive: true, force: true });
+    // An empty folder is an error, never a chain that holds.
+    const empty = mkdtempSync(join(tmpdir(), "revsync-evidence-"));
+    const none = await run(["evidence", "verify", empty]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`no evidence records in ${empty}`);
+    for (const d of [edited, removed, reordered, empty]) rmSync(d, { recursive: true, force: true });
 
     const md = await run(["evidence", "show", join("evidence", names[1] as string), "--format", "markdown"]);
     expect(md.code).toBe(0);
@@ -192,6 +236,22 @@ describe("apply --evidence", () => {
     expect(md.stdout).toMatch(
       /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves_allocation: false → true \| GET \S+ → 200<br>PATCH \S+ → 200 \| \*\*done\*\*: updated \|/,
     );
+
+    // A policy file git ignores is not in the commit, though the tree is clean to `git status`: the
+    // record says not clean, and names it.
+    const tenantFile = (all[1]?.record.changes[0].source as string).replace(/:\d+$/, "");
+    git("rm", "-q", "--cached", tenantFile);
+    writeFileSync(join(fx.repo, ".gitignore"), `${tenantFile}\nevidence*/\n*.plan.json\n`);
+    git("add", ".gitignore");
+    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "ignore the tenant file");
+    expect(git("status", "--porcelain")).toBe("");
+    await changeAs("carol", { carves_allocation: false });
+    expect((await run(["apply", "--auto-approve", "--evidence", "evidence-ignored"])).code).toBe(0);
+    expect(records(join(fx.repo, "evidence-ignored"))[0]?.record.git).toEqual({
+      commit: git("rev-parse", "HEAD"),
+      clean: false,
+      note: `policy files the plan used are not in the commit: ${tenantFile} (ignored by git)`,
+    });
   }, 60_000);
 
   it("under faults each request's outcome is told as it was: a lost answer confirmed by reading back, a 429 sent again, a run interrupted at once (exit 130)", async () => {
@@ -214,6 +274,10 @@ describe("apply --evidence", () => {
       expect(create.requests.at(-1)).toMatchObject({ method: "GET", path: expect.stringContaining("policy_name=Training+Courses+SSP"), status: 200 });
       const update = rec.changes.find((c: any) => c.action === "update");
       expect(update.outcome).toBe("done");
+      // The record counts what the terminal counts: apply's "done" is done, already and confirmed here.
+      const s = rec.summary;
+      expect(faulted.stdout + faulted.stderr).toContain(`Apply complete: ${s.done + s.already + s.confirmed} done,`);
+      expect(s.skipped).toBe(0);
       expect(update.requests.filter((q: any) => q.method === "PATCH").map((q: any) => [q.status, q.resend])).toEqual([
         [429, false],
         [200, true],

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
@@ -60,12 +60,19 @@ describe("cancelling at a prompt", () => {
     ["EOF (Ctrl-D)", "\u0004"],
   ])(
     "%s at apply's prompt: 'Cancelled, nothing was changed', exit 130, zero writes",
-    async (_name, key) => {
-      const r = await applyOnTerminal(key, 100);
+    async (name, key) => {
+      const folder = `evidence-cancel-${name.length}`;
+      const r = await applyOnTerminal(key, 100, `apply --evidence ${folder}`);
       expect(r.out).toContain("Cancelled, nothing was changed.");
       expect(r.out).not.toMatch(/internal error/);
       expect(r.code).toBe(130);
       expect(await fx.emu.writes()).toEqual([]);
+      // The evidence record says what the process did: cancelled at the prompt, exit 130.
+      const dir = join(fx.repo, folder);
+      const [file] = readdirSync(dir).filter((f) => f.endsWith(".json"));
+      const record = JSON.parse(readFileSync(join(dir, file ?? ""), "utf8"));
+      expect(record).toMatchObject({ approval: "cancelled", exit_code: 130, interrupted: true });
+      expect(new Set(record.changes.map((c: { outcome: string }) => c.outcome))).not.toContain("done");
     },
     40_000,
   );

@@ -29,6 +29,7 @@ beforeEach(async () => {
   const production = structuredClone(demo.tenants[0]);
   production.realm = "acme";
   await emu.admin("POST", "reset", { state: { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] } });
+  outcomes = {};
   if (work) removeDir(work);
   work = join(ROOT, ".revsync-tmp", `wf-${process.pid}-${Date.now()}`);
   mkdirSync(work, { recursive: true });
@@ -52,6 +53,7 @@ function ciEnv(env: string): Record<string, string> {
     REVSYNC_PASSWORD: "alice-password",
     GITHUB_OUTPUT: join(work, `output-${env}`),
     GITHUB_STEP_SUMMARY: join(work, `summary-${env}`),
+    GITHUB_ENV: join(work, `github-env-${env}`),
   };
 }
 
@@ -82,6 +84,20 @@ function outputs(env: string): Record<string, string> {
 }
 
 /** Runs a GitHub job's run steps in order; stops at the first failure, as Actions does. */
+/** What the `uses:` steps (not run here) ended as, by step id: success unless a test says otherwise. */
+let outcomes: Record<string, string> = {};
+/** What earlier steps of the job wrote to GITHUB_ENV, as Actions passes it to the later steps. */
+function githubEnv(env: string): Record<string, string> {
+  const file = join(work, `github-env-${env}`);
+  if (!existsSync(file)) return {};
+  return Object.fromEntries(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+}
+
 async function runJob(workflow: string, job: string, env: string, extra: Record<string, string> = {}): Promise<{ code: number; out: string; step?: string }> {
   const wf = parse(readFileSync(join(ROOT, "examples", "ci", "github", workflow), "utf8"));
   let out = "";
@@ -92,11 +108,13 @@ async function runJob(workflow: string, job: string, env: string, extra: Record<
     if (step.if) {
       const m = /steps\.(\w+)\.outputs\.(\w+) == '(.*)'/.exec(step.if);
       if (m && outputs(env)[m[2] ?? ""] !== m[3]) continue;
+      const o = /steps\.(\w+)\.outcome != 'success'/.exec(step.if);
+      if (o && (outcomes[o[1] ?? ""] ?? "success") === "success") continue;
     }
     const script = expr(step.run);
     expect(script).not.toMatch(/\$\{\{/);
     const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expr(v)]));
-    const r = await sh(script, { ...ciEnv(env), ...extra, ...stepEnv });
+    const r = await sh(script, { ...ciEnv(env), ...githubEnv(env), ...extra, ...stepEnv });
     out += r.out;
     if (r.code !== 0) return { code: r.code, out, step: step.name };
   }
@@ -161,13 +179,30 @@ describe("GitHub Actions recipes", () => {
     cpSync(join(work, "plan-sandbox.json"), join(work, "reviewed", "plan-sandbox.json"));
     // The pull request the merge commit came from (the github-script step's output).
     writeFileSync(join(work, "output-sandbox"), "result=7\n");
-    const ok = await runJob("revsync-apply.yml", "apply", "sandbox");
+    // A push to main, in GitHub Actions.
+    const pushed = { GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "push", GITHUB_REF: "refs/heads/main", GITHUB_SHA: "abc123" };
+    const ok = await runJob("revsync-apply.yml", "apply", "sandbox", pushed);
     expect(ok.out).toContain("Applying the plan reviewed on pull request #7");
     expect(ok.out).toContain("Apply complete:");
     expect(ok.code, ok.out).toBe(0);
     // The run's evidence record, its chain checked in the job log, which keeps the latest hash.
     expect(ok.out).toMatch(/Evidence: \S+\/evidence\/\S+-sandbox-[0-9a-f]{12}\.json sha256:[0-9a-f]{64}/);
     expect(ok.out).toMatch(/1 record: every hash and every link holds\.\nLatest of sandbox: sha256:/);
+    // The record names the merged pull request, though the run is a push's.
+    const folder = join(work, "evidence");
+    const recordOf = (name: string) => JSON.parse(readFileSync(join(folder, name), "utf8"));
+    const [firstName] = readdirSync(folder).filter((f) => f.endsWith(".json"));
+    expect(recordOf(firstName ?? "").ci).toMatchObject({ provider: "github", event: "push", pull_request: 7 });
+    // The earlier evidence not fetched: the job log warns and the new record says why it starts a chain.
+    outcomes = { earlier: "failure" };
+    removeDir(folder);
+    writeFileSync(join(work, "output-sandbox"), "result=\n");
+    const lost = await runJob("revsync-apply.yml", "apply", "sandbox", { ...pushed, REVSYNC_ALLOW_UNREVIEWED: "true" });
+    expect(lost.out).toContain("::warning title=revsync evidence (sandbox)::This run's record starts a new evidence chain: no artifact evidence-sandbox");
+    expect(lost.out).toMatch(
+      /this record starts a new chain because the earlier evidence of environment sandbox could not be fetched: no artifact evidence-sandbox/,
+    );
+    outcomes = {};
     // A merged pull request whose plan was not fetched: the job fails, in one line, and applies nothing.
     writeFileSync(join(work, "output-production"), "result=8\n");
     const unfetched = await runJob("revsync-apply.yml", "apply", "production", { REVSYNC_ALLOW_UNREVIEWED: "true" });
@@ -244,7 +279,13 @@ describe("GitLab CI recipe", () => {
     expect(allowed.out).toContain("GITLAB_API_TOKEN is not set and REVSYNC_ALLOW_UNREVIEWED is true: planning and applying now, without a reviewed plan.");
     expect(allowed.code, allowed.out).toBe(0);
     // The apply job's evidence record, in the folder its artifact keeps.
-    expect(readdirSync(join(work, "evidence", "sandbox")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+    const kept = readdirSync(join(work, "evidence", "sandbox")).filter((f) => f.endsWith(".json"));
+    expect(kept).toHaveLength(1);
+    // Without the token no earlier evidence can be fetched: said in the log and in the record.
+    expect(allowed.out).toContain("WARNING: this run's evidence record starts a new chain: GITLAB_API_TOKEN is not set");
+    expect(JSON.parse(readFileSync(join(work, "evidence", "sandbox", kept[0] ?? ""), "utf8")).chain_note).toMatch(
+      /could not be fetched: GITLAB_API_TOKEN is not set/,
+    );
     await exits("drift", "sandbox", 0);
     await exits("drift", "production", 2);
     // five jobs of CLI runs, the apply job's now looking for the reviewed plan first: about 9 s alone, over 30 s on loaded cores.
@@ -253,13 +294,13 @@ describe("GitLab CI recipe", () => {
 
 describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
   // A stand-in for the GitLab API's few answers the recipe reads; each case sets what it answers.
-  let answer: (path: string) => { status: number; body: string } = () => ({ status: 500, body: "" });
+  let answer: (path: string) => { status: number; body: string | Buffer; location?: string } = () => ({ status: 500, body: "" });
   let gitlab: Server;
   let gitlabUrl = "";
   beforeAll(async () => {
     gitlab = createServer((req, res) => {
       const a = answer(req.url ?? "");
-      res.writeHead(a.status, { "content-type": "application/json" }).end(a.body);
+      res.writeHead(a.status, { "content-type": "application/json", ...(a.location ? { location: a.location } : {}) }).end(a.body);
     });
     await new Promise<void>((r) => gitlab.listen(0, "127.0.0.1", r));
     gitlabUrl = `http://127.0.0.1:${(gitlab.address() as AddressInfo).port}/api/v4`;
@@ -267,7 +308,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
   afterAll(() => new Promise<void>((r) => gitlab.close(() => r())));
 
   // Production: the service differs from git there, so an apply would show.
-  const run = (name: string, apiUrl: string) => {
+  const run = (name: string, apiUrl: string, extra: Record<string, string> = {}) => {
     const ci = parse(readFileSync(join(ROOT, "examples", "ci", "gitlab", ".gitlab-ci.yml"), "utf8"));
     const env = {
       ...ciEnv("production"),
@@ -277,6 +318,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
       CI_COMMIT_SHA: "abc123",
       CI_MERGE_REQUEST_IID: "7",
       REVSYNC_ALLOW_UNREVIEWED: "true",
+      ...extra,
     };
     return sh((ci[name].script as string[]).join("\n"), env);
   };
@@ -284,7 +326,7 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     expect((await cli(["plan", "--env", "production", "--detailed-exitcode"], { cwd: work, env: ciEnv("production") })).code).toBe(2);
 
   it("a reviewed plan that cannot be found or fetched fails the apply job in one line, never a stack trace, and nothing is applied, even where unreviewed applies are allowed", async () => {
-    const cases: [string, string, (path: string) => { status: number; body: string }, RegExp][] = [
+    const cases: [string, string, typeof answer, RegExp][] = [
       [
         "the API unreachable",
         "http://127.0.0.1:9/api/v4",
@@ -330,6 +372,62 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
       expect(r.out, what).not.toMatch(/SyntaxError| {4}at /);
     }
     await unchanged();
+  });
+
+  it("apply on merge: the evidence of the latest earlier apply job with an artifact, a failed one included, is fetched through a redirect; the record names the merge request", async () => {
+    // An earlier apply's record, kept as its job's artifact (evidence/production/ in a zip).
+    const env = ciEnv("production");
+    expect((await cli(["apply", "--env", "production", "--auto-approve", "--evidence", "evidence/production"], { cwd: work, env })).code).toBe(0);
+    const [earlier] = readdirSync(join(work, "evidence", "production"));
+    const earlierHash = JSON.parse(readFileSync(join(work, "evidence", "production", earlier ?? ""), "utf8")).hash;
+    expect(spawnSync("python3", ["-m", "zipfile", "-c", "earlier.zip", "evidence"], { cwd: work }).status).toBe(0);
+    const zip = readFileSync(join(work, "earlier.zip"));
+    removeDir(join(work, "evidence"));
+    expect((await cli(["plan", "--env", "production", "--out", "reviewed.json"], { cwd: work, env })).code).toBe(0);
+    const reviewed = readFileSync(join(work, "reviewed.json"));
+    const seen: string[] = [];
+    answer = (p) => {
+      seen.push(p);
+      if (p.includes("/repository/commits/")) return { status: 200, body: '[{"iid":3,"state":"merged"}]' };
+      if (p.endsWith("/merge_requests/3/pipelines")) return { status: 200, body: '[{"id":11}]' };
+      if (p.includes("/pipelines/11/jobs")) return { status: 200, body: '[{"id":99,"name":"plan: [production]"}]' };
+      if (p.endsWith("/jobs/99/artifacts/plan-production.json")) return { status: 200, body: reviewed };
+      if (p.includes("/projects/42/jobs?")) {
+        const job = (id: number, status: string, artifacts: boolean) => ({
+          id,
+          name: "apply: [production]",
+          ref: "main",
+          status,
+          artifacts: artifacts ? [{ file_type: "archive" }] : [],
+        });
+        return { status: 200, body: JSON.stringify([job(130, "running", false), job(120, "failed", true), job(110, "success", true)]) };
+      }
+      if (p.endsWith("/jobs/120/artifacts")) return { status: 302, body: "", location: "/download/evidence.zip" };
+      if (p === "/download/evidence.zip") return { status: 200, body: zip };
+      return { status: 404, body: "{}" };
+    };
+    const r = await run("apply", gitlabUrl, { CI_COMMIT_REF_NAME: "main", CI_JOB_ID: "130", GITLAB_CI: "true", CI_PIPELINE_SOURCE: "push" });
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).not.toMatch(/WARNING|could not be fetched/);
+    expect(seen).toContain("/download/evidence.zip");
+    const names = readdirSync(join(work, "evidence", "production")).sort();
+    expect(names).toHaveLength(2);
+    const latest = JSON.parse(readFileSync(join(work, "evidence", "production", names[1] ?? ""), "utf8"));
+    expect(latest).toMatchObject({ sequence: 2, prev: earlierHash, ci: { provider: "gitlab", pull_request: 3, event: "push" } });
+    expect(latest).not.toHaveProperty("chain_note");
+    // The artifact gone: the job log warns, and the new chain's first record says why.
+    removeDir(join(work, "evidence"));
+    const fetched = answer;
+    answer = (p) => (p.endsWith("/jobs/120/artifacts") ? { status: 404, body: "{}" } : fetched(p));
+    const lost = await run("apply", gitlabUrl, { CI_COMMIT_REF_NAME: "main", CI_JOB_ID: "131", GITLAB_CI: "true", CI_PIPELINE_SOURCE: "push" });
+    expect(lost.code, lost.out).toBe(0);
+    expect(lost.out).toMatch(
+      /WARNING: this run's evidence record starts a new chain: the artifact of apply job 120 could not be fetched \(curl: \(22\)[^\n]*404/,
+    );
+    const [only] = readdirSync(join(work, "evidence", "production"));
+    expect(JSON.parse(readFileSync(join(work, "evidence", "production", only ?? ""), "utf8")).chain_note).toMatch(
+      /^the earlier evidence of environment production could not be fetched: the artifact of apply job 120 could not be fetched/,
+    );
   });
 
   it("the plan job's note: an API failure is one line, not a stack trace", async () => {

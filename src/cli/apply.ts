@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { applyPlan, checkPayloads, requireUser } from "../apply/run.js";
-import { UserError } from "../errors.js";
+import { Cancelled, UserError } from "../errors.js";
 import type { Plan } from "../plan/model.js";
 import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { applySignals } from "./apply-signals.js";
@@ -110,6 +110,12 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     try {
       first = await Promise.race([work(), signals.stopNow]);
     } catch (e) {
+      // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
+      if (e instanceof Cancelled) {
+        evidence?.recorder.setApproval("cancelled");
+        await evidence?.finish(out, { exitCode: 130, error: e.message });
+        throw e;
+      }
       await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
       throw e;
     }

@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { ApplyReport } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
+import { recordHash } from "../evidence/canonical.js";
 import { ciContext } from "../evidence/context.js";
 import { checkLive, type LiveFinding } from "../evidence/live.js";
 import type { EvidenceRecord } from "../evidence/record.js";
@@ -37,6 +38,7 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
     recorder: new EvidenceRecorder({
       dir,
       repoRoot: repo.root,
+      cwd: cwdOf(flags),
       env: penv,
       environment: env.name,
       baseUrl: env.baseUrl,
@@ -52,6 +54,7 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
         }
       }),
       now: () => Date.now(),
+      unavailable: penv.REVSYNC_EVIDENCE_UNAVAILABLE?.trim() || null,
       redact: (t) => redactor.redact(t),
     }),
     async finish(out, end) {
@@ -95,6 +98,8 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
   }
   if (!st.isDirectory()) throw new UserError(`${dir} is a file: evidence verify checks a folder of records (evidence show prints one)`);
   const stored = readRecords(dir);
+  // An empty folder proves nothing: a chain that was never fetched must not pass as one that holds.
+  if (!stored.length) throw new UserError(`no evidence records in ${dir}`, "evidence verify checks a folder that apply --evidence wrote records into");
   const report = verifyChain(stored);
   let live: Map<string, LiveFinding[]> | undefined;
   if (flags.live) live = await liveFindings(flags, stored, out);
@@ -106,7 +111,6 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
       heads: report.heads,
     });
   } else out.out(verifyText(report, out, live));
-  if (!stored.length) out.info(`No evidence records in ${dir}.`);
   return report.ok ? 0 : 1;
 }
 
@@ -145,10 +149,24 @@ export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; la
   }
   const bad = stored.find((s) => !s.record);
   if (bad) throw new UserError(`${bad.file} ${bad.unreadable ?? "cannot be read"}`, "revsync evidence verify checks a whole folder");
-  const records = stored as (StoredRecord & { record: EvidenceRecord })[];
-  if (flags.format === "json") out.json({ records: records.map((s) => ({ file: s.file, ...s.record })) });
-  else if (flags.format === "markdown") out.out(records.map((s) => evidenceMarkdown(s.file, s.record)).join("\n"));
-  else out.out(records.map((s) => evidenceText(s.file, s.record, out)).join("\n\n"));
+  // Each record's hash is checked as it is shown: an edited record is never printed as if it were fine.
+  const records = (stored as (StoredRecord & { record: EvidenceRecord })[]).map((s) => ({ ...s, edited: editedWords(s.record) }));
+  if (flags.format === "json") out.json({ records: records.map((s) => ({ file: s.file, edited: s.edited, ...s.record })) });
+  else if (flags.format === "markdown") out.out(records.map((s) => evidenceMarkdown(s.file, s.record, s.edited)).join("\n"));
+  else out.out(records.map((s) => evidenceText(s.file, s.record, out, s.edited)).join("\n\n"));
   if (!records.length) out.info("No evidence records.");
-  return 0;
+  const edited = records.filter((s) => s.edited).length;
+  if (edited) out.error(`${edited === 1 ? "1 record was" : `${edited} records were`} edited after it was written: its content does not match its hash`);
+  return edited ? 1 : 0;
+}
+
+/** Why a record's content does not match its hash, or null when it does. */
+function editedWords(r: EvidenceRecord): string | null {
+  let actual: string | undefined;
+  try {
+    actual = recordHash(r as unknown as Record<string, unknown>);
+  } catch (e) {
+    return `its content cannot be hashed (${(e as Error).message})`;
+  }
+  return actual === r.hash ? null : `it says ${r.hash ?? "no hash"}, its content hashes to ${actual}`;
 }

@@ -35,12 +35,44 @@ export async function gitState(
   return { commit: oid, clean };
 }
 
+/** The files among `files` (paths from `cwd`) that git does not hold: untracked, or ignored (which
+ *  `git status` leaves out of a clean tree). Files that do not exist are not named. Empty when git
+ *  cannot tell (no git, not a repository). */
+export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
+  if (!files.length) return [];
+  let status: string;
+  try {
+    status = await run(
+      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f) => `:(literal)${f}`)],
+      cwd,
+      env,
+    );
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const entry of status.split("\0")) {
+    const m = /^([?!]) (.+)$/.exec(entry);
+    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
+  }
+  return out;
+}
+
 const nonEmpty = (v: string | undefined): string | null => (v && v.trim() ? v : null);
 const number = (v: string | undefined | null): number | null => (v && /^\d+$/.test(v) ? Number(v) : null);
 
 /** The CI run this apply is part of, from the variables GitHub Actions and GitLab CI set; null elsewhere.
- *  The pull request of a GitHub run is read from its ref (refs/pull/N/merge) or its event file. */
+ *  The pull request of a GitHub run is read from its ref (refs/pull/N/merge) or its event file. An
+ *  apply on merge runs for a push, which names no pull request: REVSYNC_PULL_REQUEST, set by the CI
+ *  recipes to the pull (merge) request that was merged, names it then, and wins over what the run's own
+ *  variables say. */
 export function ciContext(env: NodeJS.ProcessEnv, readEvent: (path: string) => unknown = () => undefined): CiContext | null {
+  const ctx = ciOwnContext(env, readEvent);
+  const given = number(env.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
+  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
+}
+
+function ciOwnContext(env: NodeJS.ProcessEnv, readEvent: (path: string) => unknown): CiContext | null {
   if (env.GITHUB_ACTIONS === "true") {
     const server = env.GITHUB_SERVER_URL ?? "https://github.com";
     const run =

@@ -38,6 +38,9 @@ export interface EvidenceChange {
   diff: FieldDiff[];
   /** The live version the plan computed the change from. */
   version_id: string | null;
+  /** A review or approve: the values it moved forward, as the plan summed them up (git's file, its rows)
+   *  and the checksum of those values that apply held the batch to. Absent for other changes. */
+  values?: { checksum: string | null; file: string; rows: number };
   requests: EvidenceRequest[];
 }
 
@@ -80,17 +83,25 @@ export interface EvidenceRecord {
     summary: Record<string, number>;
   };
   /** How the writes were confirmed: --auto-approve, a person's "yes" at the prompt, a "no", or no
-   *  question because nothing was to be applied. */
-  approval: "auto-approve" | "prompt" | "declined" | "not asked";
+   *  question because nothing was to be applied; "cancelled": the prompt was left (Ctrl-C, end of input). */
+  approval: "auto-approve" | "prompt" | "declined" | "cancelled" | "not asked";
   changes: EvidenceChange[];
   /** Requests not made for one change: the reads of the plan, the sign-in. */
   other_requests: EvidenceRequest[];
-  summary: Record<EvidenceOutcome, number>;
+  /** Each outcome's count over the changes apply acted on (creates, updates, reviews, approves), as its
+   *  own outcome data has them (apply's "done" is done, already and confirmed here); the plan's entries
+   *  apply never acts on (not in git, unsupported, blocked by the plan) are counted apart in not_applied
+   *  (absent in records written before it was counted). */
+  summary: Record<EvidenceOutcome, number> & { not_applied?: number };
   exit_code: number;
   interrupted: boolean;
   /** The error that ended the run, in words, when one did. */
   error: string | null;
   /** The hash of the previous record of this environment in the folder; null for the first. */
   prev: string | null;
+  /** Why the record starts a chain (prev null): the first record of the environment in the folder, or
+   *  the earlier evidence could not be fetched (REVSYNC_EVIDENCE_UNAVAILABLE, set by the CI recipes).
+   *  Absent when prev names a record. */
+  chain_note?: string;
   hash: string;
 }

@@ -2,7 +2,7 @@ import type { RequestObservation } from "../api/core.js";
 import { stepTag, type ApplyReport } from "../apply/run.js";
 import type { StepOutcome } from "../apply/graph.js";
 import { isApplied, type Plan } from "../plan/model.js";
-import { gitState } from "./context.js";
+import { gitState, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
   OUTCOMES,
@@ -23,9 +23,18 @@ function outcomeOf(o: Pick<StepOutcome, "status" | "outcome">): EvidenceOutcome 
   return (OUTCOMES as readonly string[]).includes(kind) ? (kind as EvidenceOutcome) : "failed";
 }
 
+/** What a review or approve moved forward: the plan's summary of the values and their checksum. */
+function valuesOf(c: Plan["changes"][number]): Pick<EvidenceChange, "values"> {
+  if (!c.values) return {};
+  const checksum = c.payload?.kind === "batch" ? (c.payload.values_checksum ?? null) : null;
+  return { values: { checksum, file: c.values.file, rows: c.values.rows } };
+}
+
 export interface RecorderInit {
   dir: string;
   repoRoot: string;
+  /** The working directory the plan's file paths are shown from. */
+  cwd: string;
   /** The run's environment (git runs with it). */
   env: NodeJS.ProcessEnv;
   environment: string;
@@ -36,6 +45,8 @@ export interface RecorderInit {
   revsyncVersion: string;
   ci: CiContext | null;
   now: () => number;
+  /** Why the earlier evidence could not be fetched (REVSYNC_EVIDENCE_UNAVAILABLE), or null. */
+  unavailable: string | null;
   /** Blanks out every secret the run learned (appendRecord applies it before the hash is taken). */
   redact: (text: string) => string;
 }
@@ -153,7 +164,22 @@ export class EvidenceRecorder {
           : `in flight when the run ended${end.error ? ` (${end.error})` : ""}: whether its write landed is unknown`,
       };
     if (end.declined) return { outcome: "skipped", why: "not applied: the confirmation was answered no" };
+    if (this.approval === "cancelled") return { outcome: "skipped", why: "not applied: the confirmation was cancelled (Ctrl-C or end of input)" };
     return { outcome: "skipped", why: end.stoppedNow ? "not started: the run was stopped" : end.error ? `not started: ${end.error}` : "not started" };
+  }
+
+  /** A clean tree is not enough: a policy file the plan used that git ignores (or that is untracked)
+   *  is not in the commit the record names, so the record says the tree was not clean and names it. */
+  private async policyFilesCommitted(plan: Plan, git: EvidenceRecord["git"]): Promise<EvidenceRecord["git"]> {
+    if (git.commit === null) return git;
+    const files = new Set<string>();
+    for (const c of plan.changes) {
+      if (c.source) files.add(c.source.replace(/:\d+$/, ""));
+      if (c.values?.file) files.add(c.values.file);
+    }
+    const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
+    if (!outside.length) return git;
+    return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
   }
 
   /** Writes the record (once); returns its path and hash. */
@@ -161,7 +187,7 @@ export class EvidenceRecorder {
     if (this.written) return this.written;
     const plan = this.plan;
     if (!plan) throw new Error("an evidence record is written only for a run that planned");
-    const git = await this.git;
+    const git = await this.policyFilesCommitted(plan, await this.git);
     const now = this.init.now();
     for (const list of this.pending.values()) for (const q of list) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
     const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
@@ -173,10 +199,16 @@ export class EvidenceRecorder {
         source: c.source ?? null,
         diff: c.diff,
         version_id: c.version_id,
+        ...valuesOf(c),
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
-    const summary = Object.fromEntries(OUTCOMES.map((o) => [o, changes.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>;
+    // What apply acted on, counted as its outcome data has it; the plan's entries it never acts on apart.
+    const acted = changes.filter((_, n) => isApplied(plan.changes[n] as Plan["changes"][number]));
+    const summary: EvidenceRecord["summary"] = {
+      ...(Object.fromEntries(OUTCOMES.map((o) => [o, acted.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>),
+      not_applied: changes.length - acted.length,
+    };
     const i = this.init;
     const content: Omit<EvidenceRecord, "prev" | "hash" | "sequence"> = {
       format_version: EVIDENCE_FORMAT_VERSION,
@@ -207,7 +239,7 @@ export class EvidenceRecorder {
       interrupted: end.exitCode === 130 || !!end.report?.interrupted,
       error: end.error ?? null,
     };
-    this.written = appendRecord(i.dir, content, i.redact);
+    this.written = appendRecord(i.dir, content, i.redact, i.unavailable);
     return this.written;
   }
 }

@@ -105,17 +105,25 @@ export function readRecord(path: string, file = path): StoredRecord {
 
 /** Links a finished record to the last record of its environment in the folder, hashes it and writes it
  *  as a new file (never over one). `redact` blanks out secrets: it runs over the record's canonical text,
- *  before the hash is taken of it, so a secret quoted in an error never reaches the folder. Returns where
- *  it went. */
+ *  before the hash is taken of it, so a secret quoted in an error never reaches the folder. `unavailable`:
+ *  why earlier evidence could not be fetched (said in the chain_note of a record that starts a chain).
+ *  Returns where it went. */
 export function appendRecord(
   dir: string,
   content: Omit<EvidenceRecord, "prev" | "hash" | "sequence">,
   redact: (text: string) => string = (t) => t,
+  unavailable: string | null = null,
 ): { path: string; record: EvidenceRecord } {
   const last = lastRecordOf(dir, content.environment);
   const sequence = (last?.sequence ?? 0) + 1;
   const { format_version, kind, ...rest } = content;
-  let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, hash: "" };
+  // A record that starts a chain says why: an auditor tells a first apply from evidence that was lost.
+  const chain_note = last
+    ? undefined
+    : unavailable
+      ? `the earlier evidence of environment ${content.environment} could not be fetched: ${unavailable}`
+      : `there was no earlier record of environment ${content.environment} in the folder`;
+  let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, ...(chain_note ? { chain_note } : {}), hash: "" };
   const { hash: _none, ...unsigned } = record;
   let text = canonicalJson(unsigned);
   const redacted = redact(text);

@@ -98,8 +98,39 @@ describe("the chain check", () => {
     mid.exit_code = 1;
     mid.hash = recordHash(mid as unknown as Record<string, unknown>);
     const report = verifyChain(list);
-    expect(report.records.map((v) => v.findings[0])).toEqual(["intact", "intact", "removed"]);
+    // Its file name still carries the old hash: that shows too.
+    expect(report.records.map((v) => v.findings[0])).toEqual(["intact", "renamed", "removed"]);
     expect(report.records[2]?.problems[0]).toContain(`or ${list[1]?.file} was rewritten`);
+  });
+});
+
+describe("a duplicate, a fork, a rename", () => {
+  it("a copied record is a duplicate, not a reorder", () => {
+    const [a, b, c] = chain(["prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord];
+    const copy = { ...b, file: b.file.replace(/^20261124T06/, "20261124T07") };
+    const report = verifyChain([a, b, c, copy]);
+    expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "intact", "duplicate"]);
+    expect(report.records[3]?.problems).toEqual([`duplicate: a copy of ${b.file} (the same hash)`]);
+  });
+
+  it("a forged record inserted with the same prev as a genuine one is a fork, both named", () => {
+    const [a, b, c, d] = chain(["prod", "prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord, StoredRecord];
+    const forged = { ...(c.record as EvidenceRecord), exit_code: 0, error: "forged" } as EvidenceRecord;
+    forged.hash = recordHash({ ...forged, hash: undefined } as unknown as Record<string, unknown>);
+    const f = { file: recordFileName({ ...forged, finished_at: "2026-11-24T06:00:01.500Z" }), record: forged };
+    const report = verifyChain([a, b, f, c, d]);
+    const words = `fork: two records follow #2 (${b.file}): ${f.file} and ${c.file}`;
+    expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "forked", "forked", "intact"]);
+    expect(report.records[2]?.problems).toEqual([words]);
+    expect(report.records[3]?.problems).toEqual([words]);
+    expect(report.ok).toBe(false);
+  });
+
+  it("a file whose name's hash is not its content's is named", () => {
+    const [a, b] = chain(["prod", "prod"]) as [StoredRecord, StoredRecord];
+    const report = verifyChain([a, { ...b, file: b.file.replace(/-[0-9a-f]{12}\.json$/, "-0123456789ab.json") }]);
+    expect(report.records[1]?.findings).toEqual(["renamed"]);
+    expect(report.records[1]?.problems[0]).toMatch(/^renamed: its file name does not end with its hash's first 12 digits/);
   });
 });
 

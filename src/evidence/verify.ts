@@ -1,8 +1,9 @@
 import { recordHash } from "./canonical.js";
 import { EVIDENCE_FORMAT_VERSION } from "./record.js";
+import { basename } from "node:path";
 import type { StoredRecord } from "./store.js";
 
-export type Finding = "intact" | "edited" | "removed" | "reordered" | "unreadable";
+export type Finding = "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable";
 
 export interface VerifiedRecord {
   file: string;
@@ -12,6 +13,8 @@ export interface VerifiedRecord {
   /** What is wrong with it, or "intact". A record can be edited and out of place at once. */
   findings: Finding[];
   problems: string[];
+  /** Why it starts a chain (prev none), as the record says: said by verify, never silently. */
+  note?: string;
 }
 
 export interface ChainReport {
@@ -44,6 +47,8 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
     v.environment = typeof r.environment === "string" ? r.environment : null;
     v.sequence = typeof r.sequence === "number" ? r.sequence : null;
     v.hash = typeof r.hash === "string" ? r.hash : null;
+    if (r.prev === null)
+      v.note = `this record starts a new chain because ${typeof r.chain_note === "string" ? r.chain_note : "it is the first record of its environment"}`;
     if (typeof r.format_version !== "string" || r.format_version.split(".")[0] !== EVIDENCE_FORMAT_VERSION) {
       v.findings.push("unreadable");
       v.problems.push(`it has evidence format ${JSON.stringify(r.format_version)}; this revsync reads format ${EVIDENCE_FORMAT_VERSION}`);
@@ -59,6 +64,12 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
       v.findings.push("edited");
       v.problems.push(`edited: its content does not match its hash (it says ${r.hash ?? "none"}, its content hashes to ${actual ?? "nothing"})`);
     }
+    // The file name ends with the first 12 hex digits of the record's hash: a name that does not is a rename.
+    const named = /-([0-9a-f]{12})\.json$/.exec(basename(s.file))?.[1];
+    if (typeof r.hash === "string" && named !== r.hash.replace(/^sha256:/, "").slice(0, 12)) {
+      v.findings.push("renamed");
+      v.problems.push(`renamed: its file name does not end with its hash's first 12 digits (${r.hash.replace(/^sha256:/, "").slice(0, 12)})`);
+    }
     if (v.environment === null || v.hash === null) continue;
     const list = byEnv.get(v.environment) ?? [];
     list.push({ index: out.length - 1, file: s.file, hash: v.hash, sequence: v.sequence ?? 0 });
@@ -72,6 +83,26 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
       const v = out[cur.index] as VerifiedRecord;
       const prev = (stored[cur.index]?.record?.prev ?? null) as string | null;
       const before = i > 0 ? list[i - 1] : undefined;
+      const copyOf = list.slice(0, i).find((x) => x.hash === cur.hash);
+      if (copyOf) {
+        v.findings.push("duplicate");
+        v.problems.push(`duplicate: a copy of ${copyOf.file} (the same hash)`);
+        return;
+      }
+      // Two records that follow the same one: a fork (one of them inserted, or two runs at once).
+      const sibling = prev === null ? undefined : list.slice(0, i).find((x) => x.hash !== cur.hash && stored[x.index]?.record?.prev === prev);
+      const parent = sibling && list.find((x) => x.hash === prev);
+      if (sibling && parent) {
+        const words = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
+        v.findings.push("forked");
+        v.problems.push(words);
+        const other = out[sibling.index] as VerifiedRecord;
+        if (!other.findings.includes("forked")) {
+          other.findings.push("forked");
+          other.problems.push(words);
+        }
+        return;
+      }
       if ((before?.hash ?? null) === prev && (!before || cur.sequence === before.sequence + 1) && (before || cur.sequence === 1 || prev === null)) return;
       const later = list.slice(i + 1).find((x) => x.hash === prev);
       const earlier = list.slice(0, Math.max(0, i - 1)).find((x) => x.hash === prev);

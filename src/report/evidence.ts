@@ -12,6 +12,7 @@ function approvedWords(r: EvidenceRecord): string {
     "auto-approve": "confirmed by --auto-approve",
     prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${r.service_user})` : ""}`,
     declined: "declined at the prompt: nothing was applied",
+    cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
     "not asked": "not asked: nothing was to be applied",
   }[r.approval];
   const ci = r.ci;
@@ -32,16 +33,17 @@ const requestWords = (q: EvidenceRequest): string =>
 function countLine(r: EvidenceRecord): string {
   const parts = Object.entries(r.summary)
     .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${n} ${k}`);
+    .map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
   return parts.length ? parts.join(", ") : "no changes";
 }
 
 /** One record for a reader: what was approved, by whom, when, what was sent, and what became of it. */
-export function evidenceText(file: string, r: EvidenceRecord, out: Painter): string {
+export function evidenceText(file: string, r: EvidenceRecord, out: Painter, edited: string | null = null): string {
   const lines = [
     out.paint("bold", `Evidence ${file}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
+    ...(edited ? [out.paint("red", `  EDITED: this record was changed after it was written (${edited}); what follows is not what revsync recorded`)] : []),
     `  hash        ${r.hash}`,
-    `  prev        ${r.prev ?? "none (the first record of this environment)"}`,
+    `  prev        ${r.prev ?? `none: this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"}`}`,
     `  when        ${r.started_at} to ${r.finished_at} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
     `  where       ${r.base_url}, realm ${r.realm}, as ${r.service_user ?? "(no user named)"}`,
     `  plan        ${r.plan.checksum}, ${r.plan.file ? `saved plan ${r.plan.file}` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}`,
@@ -52,6 +54,8 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter): str
   if (r.changes.length) lines.push("", "  changes:");
   for (const c of r.changes) {
     lines.push(`    ${c.outcome.padEnd(9)} ${c.action} ${c.address}: ${c.why}`);
+    if (c.values)
+      lines.push(`                values: ${c.values.file}, ${plural(c.values.rows, "row")}, checksum ${c.values.checksum ?? "(none: uploaded by this plan)"}`);
     for (const d of c.diff) lines.push(`                ${d.path}: ${show(d.before)} -> ${show(d.after)}`);
     for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -65,16 +69,18 @@ function changeRows(c: EvidenceChange): string {
   const sent = c.requests
     .map((q) => `${q.method} ${q.path} → ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}`)
     .join("<br>");
-  const diff = c.diff.map((d) => `${d.path}: ${show(d.before)} → ${show(d.after)}`).join("<br>");
+  const values = c.values ? [`values: ${c.values.file}, ${plural(c.values.rows, "row")}, checksum ${c.values.checksum ?? "none"}`] : [];
+  const diff = [...values, ...c.diff.map((d) => `${d.path}: ${show(d.before)} → ${show(d.after)}`)].join("<br>");
   return `| \`${cell(c.action)}\` | \`${cell(c.address)}\` | ${cell(diff) || "—"} | ${cell(sent) || "—"} | **${c.outcome}**: ${cell(c.why)} |`;
 }
 
 /** One record as markdown, for an audit file or a ticket. */
-export function evidenceMarkdown(file: string, r: EvidenceRecord): string {
+export function evidenceMarkdown(file: string, r: EvidenceRecord, edited: string | null = null): string {
   return [
     `### Apply ${r.sequence} of \`${r.environment}\` — ${r.finished_at}`,
     "",
-    `- **Record**: \`${file}\`, hash \`${r.hash}\`, prev \`${r.prev ?? "none"}\``,
+    ...(edited ? [`> **EDITED**: this record was changed after it was written (${cell(edited)}); what follows is not what revsync recorded.`, ""] : []),
+    `- **Record**: \`${file}\`, hash \`${r.hash}\`, prev \`${r.prev ?? "none"}\`${r.prev === null ? ` (this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"})` : ""}`,
     `- **What was approved**: plan \`${r.plan.checksum}\` (${r.plan.file ? `saved plan \`${r.plan.file}\`` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}) at git commit ${r.git.commit ? `\`${r.git.commit}\` ${gitWords(r).replace(/^\S+ /, "")}` : gitWords(r)}`,
     `- **By whom**: ${approvedWords(r)}`,
     `- **When**: ${r.started_at} to ${r.finished_at}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
@@ -95,6 +101,7 @@ export function verifyText(report: ChainReport, out: Painter, live?: Map<string,
     const ok = v.findings[0] === "intact";
     const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v.findings.join("+").toUpperCase().padEnd(9));
     lines.push(`${tag} ${v.file}${v.environment ? ` (${v.environment} #${v.sequence ?? "?"})` : ""}`);
+    if (v.note) lines.push(`          ${/could not be fetched/.test(v.note) ? out.paint("yellow", v.note) : v.note}`);
     for (const p of v.problems) lines.push(`          ${p}`);
     for (const f of live?.get(v.file) ?? []) lines.push(`          ${liveWords(f)}`);
   }
