@@ -276,7 +276,10 @@ describe("apply --evidence", () => {
       expect(update.outcome).toBe("done");
       // The record counts what the terminal counts: apply's "done" is done, already and confirmed here.
       const s = rec.summary;
-      expect(faulted.stdout + faulted.stderr).toContain(`Apply complete: ${s.done + s.already + s.confirmed} done,`);
+      // Apply's closing line counts what the record counts: its done holds the record's done, already and
+      // confirmed, and names the confirmed apart.
+      const confirmedWords = s.confirmed ? ` (${s.confirmed} confirmed by reading it back)` : "";
+      expect(faulted.stdout + faulted.stderr).toContain(`Apply complete: ${s.done + s.already + s.confirmed} done${confirmedWords},`);
       expect(s.skipped).toBe(0);
       expect(update.requests.filter((q: any) => q.method === "PATCH").map((q: any) => [q.status, q.resend])).toEqual([
         [429, false],
