@@ -220,4 +220,27 @@ describe("examples/multi-env", () => {
     expect((await run(["plan", "--env", "production", "--detailed-exitcode"])).code).toBe(0);
     expect((await run(["plan", "--env", "sandbox", "--detailed-exitcode"])).code).toBe(0);
   }, 90_000);
+
+  it("a literal value of the shared files that one environment's service changed is refused, named, never written: the other environment's plan stays", async () => {
+    // Both environments applied (the test above); now someone turns carves_allocation off in production.
+    const t = await token(emu.url, "bob", "acme");
+    const base = `${emu.url}/tenants/acme`;
+    const tc = (await api(base, t, "GET", TC)).body[0];
+    expect((await api(base, t, "PATCH", `${TC}/${tc.compliance_id}`, updateBody(tc, { carves_allocation: false }, "bob"))).status).toBe(200);
+    const before = readFileSync(join(work, "policies", "tenant-configuration.yaml"), "utf8");
+    const sandboxPlan = (await run(["plan", "--env", "sandbox", "--format", "json"])).stdout;
+
+    const dry = await run(["export", "--env", "production", "--dry-run"]);
+    expect(dry.code).toBe(1);
+    const e = await run(["export", "--env", "production"]);
+    expect(e.code).toBe(1);
+    expect(e.stderr).toMatch(
+      /tenant-configuration\/Default Tenant Configuration: carves_allocation is true in git, the service holds false; environment sandbox reads this file too, so export would change its plan: not exported/,
+    );
+    expect(readFileSync(join(work, "policies", "tenant-configuration.yaml"), "utf8")).toBe(before);
+    // Sandbox's plan is what it was; production's still shows the change made outside git.
+    const strip = (p: string) => JSON.stringify({ ...JSON.parse(p), created_at: "", checksum: "" });
+    expect(strip((await run(["plan", "--env", "sandbox", "--format", "json"])).stdout)).toBe(strip(sandboxPlan));
+    expect((await run(["plan", "--env", "production", "--detailed-exitcode"])).code).toBe(2);
+  }, 90_000);
 });

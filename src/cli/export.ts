@@ -107,7 +107,11 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
         where: `the process environment sets (environments.${env.name}.vars of revsync.yaml has no entry for it)`,
       };
     };
-    const plan = placeExport(files, git, header, readValues, { varHome });
+    // The policies folder is read by every environment of revsync.yaml: what export writes there must not
+    // change another environment's plan. A folder --dir names apart from it is this export's alone.
+    const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
+    const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
+    const plan = placeExport(files, git, header, readValues, { varHome, sharedWith });
     // Writes stay inside the policy repo, or inside the folder --dir names when that lies outside it: a
     // values path of git's own that leads out of either is validate's to report, never export's to follow.
     const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
@@ -161,7 +165,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     const failed = plan.broken.length + plan.refused.length + outside.length;
     const failures = [
       plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-      plan.refused.length ? plural(plan.refused.length, "field read from a shared variable", "fields read from shared variables") : "",
+      plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
       outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : "",
     ].filter(Boolean);
     const newFiles = writes.filter((w) => w.created).length;

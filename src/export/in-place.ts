@@ -39,8 +39,8 @@ export interface ExportPlan {
   /** Variables of this environment's `vars:` (revsync.yaml) that take the service's value, in place
    *  of the `${VAR}` in a policy file that reads them (which stays). */
   vars: { name: string; value: unknown; what: string }[];
-  /** Fields whose git value comes from a variable export may not change (other environments read it
-   *  too): left as they are, each with why. Export fails (exit 1). */
+  /** Differences export may not write (git's value comes from a variable other environments read too,
+   *  or lies in a file other environments read): left as they are, each with why. Export fails (exit 1). */
   refused: string[];
 }
 
@@ -51,6 +51,12 @@ export type VarHome = { kind: "own" } | { kind: "shared"; environments: string[]
 
 export interface PlaceOptions {
   varHome?: (name: string) => VarHome;
+  /** The other environments of revsync.yaml that read the files of this folder. A literal value there
+   *  is git's for every one of them: export never changes it from one environment's service (their
+   *  plans would change), nor adds a file, a batch or values to them; each such difference is refused,
+   *  named, and left for a reviewed change (docs/decisions.md, "Export never changes what another
+   *  environment would do"). */
+  sharedWith?: readonly string[];
 }
 
 const key = (kind: string, name: string): string => `${kind}\u0000${name}`;
@@ -127,7 +133,21 @@ const WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 interface VarContext {
   address: string;
   varHome?: (name: string) => VarHome;
+  sharedWith?: readonly string[];
   plan: ExportPlan;
+}
+
+/** The words of a refusal for a file other environments read: what differs, and what to do. */
+function sharedWords(sharedWith: readonly string[]): string {
+  const n = sharedWith.length;
+  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml, and export again)`;
+}
+
+/** A difference export may not write because other environments read the file: refused, named. */
+function refuseShared(ctx: VarContext, what: string): boolean {
+  if (!ctx.sharedWith?.length) return false;
+  ctx.plan.refused.push(`${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`);
+  return true;
 }
 
 /** Sets a field to the service's value, unless git's value comes from a variable: then the variable
@@ -136,11 +156,12 @@ interface VarContext {
 function setField(doc: Document, path: (string | number)[], value: unknown, edits: FileEdits, ctx: VarContext): "set" | "var" | "refused" {
   const raw = JSON.stringify(doc.getIn(path) ?? null);
   const refs = [...raw.matchAll(VAR_REF)].map((m) => m[1] as string);
+  const field = path.filter((p) => p !== "spec").join(".");
   if (!refs.length) {
+    if (refuseShared(ctx, `${field} is ${raw} in git, the service holds ${JSON.stringify(value)}`)) return "refused";
     setValue(doc, path, value, edits);
     return "set";
   }
-  const field = path.filter((p) => p !== "spec").join(".");
   const rawValue = doc.getIn(path);
   const whole = typeof rawValue === "string" ? WHOLE_VAR.exec(rawValue) : null;
   const refuse = (why: string): "refused" => {
@@ -201,6 +222,7 @@ function updateDoc(
       continue;
     }
     if (current.spec && field in current.spec) {
+      if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
       doc.deleteIn(["spec", field]);
       edits.structural = true;
       changes.push(`${field} (left out: it keeps its live value)`);
@@ -215,6 +237,7 @@ function updateDoc(
     const text = f.batchValues.get(b.name);
     const newValues = valuesFileFor(f.value.metadata.name, b.name);
     if (i < 0) {
+      if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) continue;
       const entry = { name: b.name, status: b.status, ...(text !== undefined ? { values: newValues } : {}) };
       const seq = doc.get("batches", true);
       if (isSeq(seq)) seq.add(doc.createNode(entry));
@@ -230,8 +253,10 @@ function updateDoc(
     if (typeof g.values === "string" && g.values !== "") {
       // git's own file keeps its name; it gets the service's values when they differ.
       const file = posix.normalize(posix.join(policyDir, g.values));
-      if (!sameValues(readValues(file), text)) values.push({ file, text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
+      if (!sameValues(readValues(file), text) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file}`))
+        values.push({ file, text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
     } else {
+      if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) continue;
       setValue(doc, ["batches", i, "values"], newValues, edits);
       changes.push(`batch ${b.name} values`);
       values.push({ file: posix.join(policyDir, newValues), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
@@ -308,6 +333,10 @@ export function placeExport(
       continue;
     }
     if (!hit) {
+      if (opts.sharedWith?.length) {
+        plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
+        continue;
+      }
       plan.writes.push({ file: f.file, text: renderFile(f, header(f.file)), created: true, what: f.address });
       for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
       continue;
@@ -323,7 +352,12 @@ export function placeExport(
     }
     const fileEdits = edits.get(hit.file.file) ?? { splices: [], structural: false };
     edits.set(hit.file.file, fileEdits);
-    const ctx: VarContext = { address: f.address, plan, ...(opts.varHome ? { varHome: opts.varHome } : {}) };
+    const ctx: VarContext = {
+      address: f.address,
+      plan,
+      ...(opts.varHome ? { varHome: opts.varHome } : {}),
+      ...(opts.sharedWith ? { sharedWith: opts.sharedWith } : {}),
+    };
     const { changes, values } = updateDoc(doc, current as PolicyValue, f, posix.dirname(hit.file.file), readValues, fileEdits, ctx);
     if (changes.length) dirty.set(hit.file.file, [...(dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);
     for (const v of values) plan.writes.push({ file: v.file, text: v.text, created: readValues(v.file) === undefined, what: v.what });
