@@ -165,7 +165,7 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     }
     return fail("refused", err);
   }
-  // A 2xx answer with an error array is a definite refusal (spec 7.2): never sent again.
+  // A 2xx answer with an error array is a definite refusal (the interface reports problems in the error array, whatever the status): never sent again.
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
   const fn = apiValidator(req.schema);
   if (!fn(body)) {
