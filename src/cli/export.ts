@@ -124,7 +124,14 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     // "updated" only when the bytes change: a write of what the file holds already is no write.
     const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
     const verb = (w: (typeof writes)[number]): string => (flags.dryRun ? (w.created ? "would write" : "would update") : w.created ? "wrote" : "updated");
-    const schemas = writes.length ? writeRepoSchemas(repo.root, false, true).written : [];
+    // The schemas are written only when a file export writes names them in its first line (a new file
+    // does; a file git holds keeps its own reference, say to a schemas folder of its own).
+    const refersToSchemas = (w: (typeof writes)[number]): boolean => {
+      const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
+      return !!m && resolve(dirname(join(dir, w.file)), m[1] as string) === schemaFile;
+    };
+    const needsSchemas = writes.some(refersToSchemas);
+    const schemas = needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     const configShown = relative(repo.cwd, repo.configFile) || "revsync.yaml";
     let configText: string | undefined;
     if (plan.vars.length) {
@@ -134,7 +141,7 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     }
     if (!flags.dryRun) {
       for (const w of writes) editUserFile(join(dir, w.file), w.text);
-      writeRepoSchemas(repo.root, false);
+      if (needsSchemas) writeRepoSchemas(repo.root, false);
       if (configText !== undefined) editUserFile(repo.configFile, configText);
     }
     for (const w of writes) out.out(`${verb(w)} ${shown(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
