@@ -74,6 +74,14 @@ export function approverFromEnv(env: NodeJS.ProcessEnv): Credentials | undefined
   };
 }
 
+/** Who the approver identity is, as far as the environment names it, without its secret (plan: a pull
+ *  request's plan job need not hold the approver's password to say who will approve). */
+export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; user: string | null } {
+  if (env.REVSYNC_APPROVER_TOKEN) return { configured: true, user: tokenUser(env.REVSYNC_APPROVER_TOKEN) ?? (env.REVSYNC_APPROVER_USER || null) };
+  if (env.REVSYNC_APPROVER_USERNAME) return { configured: true, user: env.REVSYNC_APPROVER_USERNAME };
+  return { configured: false, user: null };
+}
+
 /** The user a bearer token names, read without verifying it (the service verifies it; revsync only
  *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
  *  that is not a JWT, or names nobody, gives undefined. */

@@ -27,7 +27,7 @@ function printPlan(plan: Plan, format: string, out: Output): void {
 export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
-  const core = openClient(env, flags, out, undefined, { approver: true });
+  const core = openClient(env, flags, out);
   try {
     const plan = await makePlan(repo, env, core, flags, out, { impact: true });
     printPlan(plan, flags.format ?? "text", out);

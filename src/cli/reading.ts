@@ -10,6 +10,7 @@ import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromL
 import { allocationImpact, impact, movedByCurrency } from "../policy-test/run.js";
 import { impactNotes } from "../plan/unknown.js";
 import { fourEyesOfPlan } from "../plan/four-eyes.js";
+import { approverNamed } from "../api/auth.js";
 import { hasChanges } from "../report/plan.js";
 import { ruleReader } from "../policy-test/allocate.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
@@ -65,11 +66,9 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
   });
   if (env.fourEyes) {
     // Who prepared each approve's batch, and who the approves would go as: the plan says it above them.
-    plan.four_eyes = fourEyesOfPlan(plan, live, {
-      signIn: core.auth.username ?? null,
-      approver: core.approverAuth?.username ?? null,
-      approverConfigured: !!core.approverAuth,
-    });
+    // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret).
+    const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+    plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: core.auth.username ?? null, approver: named.user, approverConfigured: named.configured });
     plan.checksum = planChecksum(plan);
   }
   if (cases.length || contracts.length) {
