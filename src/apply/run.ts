@@ -443,12 +443,15 @@ export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean
   return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
 }
 
-/** The service's refusal of an approve sent as the batch's reviewer or its policy's creator, explained:
- *  a service that holds four eyes refuses exactly that, whatever status it gives. */
+/** The service's refusal of an approve sent as the batch's reviewer or its policy's creator, explained: a
+ *  service that holds four eyes refuses exactly that, as a permission (403) or in its answer's error array
+ *  (the interface's way of refusing, whatever the status). Other refusals (a conflict, a stale version,
+ *  an unknown batch) are not the rule's and keep their own words. */
 function fourEyesRefusal(facts: FourEyesFacts, approverConfigured: boolean, error: ApiError): string | undefined {
   const as = facts.approved_by;
   const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : undefined;
-  if (!as || !who) return undefined;
+  const permission = error.status === 403 || (error.status >= 200 && error.status < 300);
+  if (!as || !who || !permission) return undefined;
   const fix = approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
   const said = `${error.status && error.status !== 200 ? `${error.status}: ` : ""}${error.serviceMessage}`;
   return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
