@@ -53,7 +53,10 @@ function pullRequestWords(r: EvidenceRecord): string {
   const approvals = pr.approvals.length
     ? pr.approvals.map((a) => `${a.user}${a.at ? ` at ${a.at}` : ""} on ${a.commit ? a.commit.slice(0, 12) : "an unnamed commit"}`).join("; ")
     : "none";
-  return `${name} by ${named(pr.author)}, head ${pr.head_commit?.slice(0, 12) ?? "unknown"}, applied ${pr.applied_commit?.slice(0, 12) ?? "unknown"}; approvals: ${approvals}; ${pr.holds ? `independent approval by ${pr.independent.join(", ")}` : `NO independent approval: ${pr.problem ?? ""}`}`;
+  // Nothing read (no token, the API unreachable): the reason alone.
+  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${pr.problem ?? "no answer"})`;
+  const verdict = pr.holds ? `independent approval by ${pr.independent.join(", ")}` : `no independent approval: ${pr.problem ?? ""}`;
+  return `${name} by ${named(pr.author)}, head ${pr.head_commit?.slice(0, 12) ?? "unknown"}, applied ${pr.applied_commit?.slice(0, 12) ?? "unknown"}; approvals: ${approvals}; ${verdict}`;
 }
 
 /** The record's four-eyes lines for text: the rule, who prepared and approved, the pull request. */
