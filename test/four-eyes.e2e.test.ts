@@ -184,6 +184,10 @@ describe("four eyes: the approver identity and the plan", () => {
       ["ssp/Software Subscriptions SSP/batch/FY26-Q1", null, true, false],
       ["ssp/Support Renewals SSP/batch/FY26-CALC", "alice", false, false],
     ]);
+    // A plan job need not hold the approver's password to say who will approve.
+    const named = await run(["plan"], { REVSYNC_APPROVER_USERNAME: "bob" });
+    expect(named.stdout).toContain("approves go as the approver identity, bob; everything else as alice.");
+    expect(named.stdout).toContain("four eyes: reviewed by alice, policy created by alice; approve as bob\n");
     const md = (await run(["plan", "--format", "markdown"], APPROVER)).stdout;
     expect(md).toContain("approves go as the approver identity, bob; everything else as alice.");
   });
