@@ -4,7 +4,19 @@ import { createHash } from "node:crypto";
 import { Ajv } from "ajv";
 import canonicalize from "canonicalize";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
+import {
+  api,
+  cli,
+  DEMO_ENV,
+  removeDir,
+  ROOT,
+  startEmu,
+  startEmulatorProcess,
+  tempRepo,
+  token,
+  type Emu,
+  type EmulatorProcess,
+} from "../src/testing/helpers.js";
 
 // Four eyes (issue 37) end to end, in process, against `revsync emulator --four-eyes` in both answer
 // profiles: the emulator's request journal (which names the user of every request) and its state are the
@@ -152,17 +164,17 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
   });
 });
 
-describe("four eyes: the approver identity and the plan", () => {
-  let emu: Emu;
+describe("four eyes: the approver identity and the plan, against `revsync emulator --four-eyes` as a process", () => {
+  let emu: EmulatorProcess;
   let repo: string;
   beforeAll(async () => {
-    emu = await startEmu("demo", { fourEyes: true });
+    emu = await startEmulatorProcess(["--four-eyes"]);
     repo = tempRepo(emu.url);
     appendFileSync(join(repo, "revsync.yaml"), "four_eyes: true\n");
   });
   afterAll(async () => {
     removeDir(repo);
-    await emu.close();
+    await emu.stop();
   });
   const run = (args: string[], env: Record<string, string | undefined> = {}) => cli(args, { cwd: repo, env: { ...DEMO_ENV, ...env } });
 
@@ -204,7 +216,12 @@ describe("four eyes: the approver identity and the plan", () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("the approver identity could not sign in");
     expect(wrong.stdout + wrong.stderr).not.toContain("not-bobs-9876");
-    const writes = (await emu.writes()).length;
-    expect(writes).toBe(0);
+    const journal = await emu.admin<Entry[]>("GET", "requests");
+    expect(journal.filter((e) => e.method !== "GET" && e.path.startsWith("/apis/"))).toEqual([]);
+    // The emulator's --four-eyes itself: the batch's reviewer is refused its approve, another user is not.
+    const approve = "/apis/policy-sets/v1/policy/ssp/approve/SSP-HW/FY26-H1";
+    const refused = await api(emu.url, await token(emu.url, "alice"), "PATCH", approve);
+    expect([refused.status, refused.body.message]).toEqual([403, "four eyes: alice reviewed batch FY26-H1 and cannot approve it; another user must"]);
+    expect((await api(emu.url, await token(emu.url, "bob"), "PATCH", approve)).status).toBe(200);
   });
 });
