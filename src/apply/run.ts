@@ -420,6 +420,10 @@ export function policyMoves(policy: string, c: Change, env: SspEnvelope, changes
   return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
 }
 
+/** The fix of an approve that would go (or went) as its preparer: an approver identity, or another one. */
+const approverFix = (as: string, approverConfigured: boolean): string =>
+  approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
+
 /** Why four eyes forbids an approve that would go as `facts.approved_by`, in words that start "blocked:
  *  four eyes:" and give the fix; undefined when it may go. Who cannot be named cannot be shown to be
  *  another person: an approve whose reviewer or approver is unknown is blocked too. */
@@ -435,11 +439,7 @@ export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean
           ? `${facts.policy_created_by} created its policy and the approve would go as ${as}`
           : undefined;
   if (!why) return undefined;
-  const fix = !as
-    ? `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`
-    : approverConfigured
-      ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`)
-      : APPROVER_FIX;
+  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
   return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
 }
 
@@ -452,7 +452,7 @@ function fourEyesRefusal(facts: FourEyesFacts, approverConfigured: boolean, erro
   const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : undefined;
   const permission = error.status === 403 || (error.status >= 200 && error.status < 300);
   if (!as || !who || !permission) return undefined;
-  const fix = approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
+  const fix = approverFix(as, approverConfigured);
   const said = `${error.status && error.status !== 200 ? `${error.status}: ` : ""}${error.serviceMessage}`;
   return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
 }
