@@ -361,14 +361,8 @@ export class Guards {
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
       if (typeof lb.status === "string" && target.includes(lb.status))
         return { already: "the service shows it, with the values the plan showed", status: lb.status };
-      if (action === "approve" && facts) {
+      if (action === "approve" && facts)
         Object.assign(facts, this.preparers(c, env, lb, created?.() === env.compliance_id), { approved_by: core.auth.username ?? null });
-        const broken = this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : undefined;
-        if (broken) {
-          facts.rule = "blocked";
-          return { blocked: broken };
-        }
-      }
       if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
         // The policy's version, checked before this run's first write to it (its own writes move it after).
         const moved = versionMoved(c, env);
@@ -381,6 +375,12 @@ export class Guards {
       // The plan's own create uploads the batch: its status is the one the create gave it.
       const expected = (c.before as { status?: unknown } | null)?.status ?? null;
       if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed}: status ${show(expected)} -> ${show(lb.status)}`);
+      // Four eyes, last: a batch changed since the plan is blocked for that, in its own words.
+      const broken = action === "approve" && facts && this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : undefined;
+      if (broken && facts) {
+        facts.rule = "blocked";
+        return { blocked: broken };
+      }
       this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
       return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
     };
