@@ -234,7 +234,7 @@ describe("apply --evidence", () => {
       "- **By whom**: confirmed by --auto-approve; GitHub Actions run https://github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
     );
     expect(md.stdout).toMatch(
-      /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves_allocation: false → true \| GET \S+ → 200<br>PATCH \S+ → 200 \| \*\*done\*\*: updated \|/,
+      /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves_allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
     );
 
     // A policy file git ignores is not in the commit, though the tree is clean to `git status`: the

@@ -4,10 +4,11 @@ import { describe, expect, it } from "vitest";
 import { cliProcess, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // Every command with --verbose, through errors and retries: stdout, stderr, the saved plan, the evidence
-// records and every file written are scanned for the password, the client secret and every token the
-// emulator issued. The CLI runs as a process here: the sweep covers all the process writes, Node's own
+// records and every file written are scanned for the password, the client secret, the approver identity's
+// password and token (four eyes) and every token the emulator issued. The CLI runs as a process here: the sweep covers all the process writes, Node's own
 // words included.
 const fx = useEmulatorRepo({ reset: false });
+const APPROVER = { REVSYNC_APPROVER_USERNAME: "bob", REVSYNC_APPROVER_PASSWORD: "bob-password" };
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -54,7 +55,8 @@ describe("secrets sweep", () => {
     };
     for (const args of commands) {
       await fx.emu.admin("POST", "faults", chaos);
-      const r = await cliProcess(args, { cwd: fx.repo, env: { ...DEMO_ENV, REVSYNC_MAX_RETRY_WAIT_MS: "20" } });
+      // The approver identity is given to every command: apply signs it in and sends the approves as bob.
+      const r = await cliProcess(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...APPROVER, REVSYNC_MAX_RETRY_WAIT_MS: "20" } });
       output += `$ ${args.join(" ")} (${r.code})\n${r.stdout}${r.stderr}`;
       await collect();
       await fx.emu.admin("POST", "faults", { faults: [{ kind: "token_expiry", include_refresh: true }] });
@@ -69,10 +71,20 @@ describe("secrets sweep", () => {
       expect(r.code).toBe(1);
       output += r.stdout + r.stderr;
     }
+    // A bearer token given as the approver's, which the service refuses: through errors. (A refused
+    // approver password is swept in process: test/four-eyes.e2e.test.ts.)
+    await fx.emu.admin("POST", "reset", { seed: "demo" });
+    const approverToken = await cliProcess(["apply", "--auto-approve", "--verbose"], {
+      cwd: fx.repo,
+      env: { ...DEMO_ENV, REVSYNC_APPROVER_TOKEN: "at.made-up-approver-token-1357" },
+    });
+    expect(approverToken.code).toBe(1);
+    output += approverToken.stdout + approverToken.stderr;
     const demo = await cliProcess(["demo", "--verbose"], { cwd: fx.repo });
     output += demo.stdout + demo.stderr;
     expect(output).toMatch(/http GET \/apis\//);
     expect(output).toMatch(/send 2\/6 of /);
+    expect(output).toMatch(/PATCH \/apis\/policy-sets\/v1\/policy\/ssp\/approve\/[^\n]*\(as bob\)/);
     const files = filesUnder(join(fx.repo, "out")).map((f) => readFileSync(f, "utf8"));
     expect(existsSync(join(fx.repo, "out", "plan.json"))).toBe(true);
     // Both applies left a record through the faults; they are among the files scanned, and name no header,
@@ -86,7 +98,16 @@ describe("secrets sweep", () => {
     }
     expect(files.length).toBeGreaterThan(3);
     const haystack = [output, ...files].join("\n");
-    const secrets = ["alice-password", "demo-secret", "wrong-pass-1234", "wrong-secret-5678", "at.made-up-bearer-token-9999", ...tokens];
+    const secrets = [
+      "alice-password",
+      "demo-secret",
+      "wrong-pass-1234",
+      "wrong-secret-5678",
+      "at.made-up-bearer-token-9999",
+      "bob-password",
+      "at.made-up-approver-token-1357",
+      ...tokens,
+    ];
     for (const s of secrets) expect({ secret: s, found: haystack.includes(s) }).toEqual({ secret: s, found: false });
     expect(tokens.size).toBeGreaterThan(20);
   }, 120_000);

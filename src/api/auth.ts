@@ -40,6 +40,48 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv, baseUrl?: string): Cr
   };
 }
 
+/** The variables of the approver identity (four eyes). A policy file never reads them, nor revsync's own
+ *  credentials, as ${VAR}s. */
+export const APPROVER_VARS = ["REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD", "REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USER"] as const;
+
+/** The approver identity, from the environment only: REVSYNC_APPROVER_USERNAME and
+ *  REVSYNC_APPROVER_PASSWORD (a password grant with revsync's own client id and secret), or
+ *  REVSYNC_APPROVER_TOKEN (a bearer token; REVSYNC_APPROVER_USER names its user when the token names
+ *  none). Undefined when none is set; half of a password grant is an error, before anything is sent. */
+export function approverFromEnv(env: NodeJS.ProcessEnv): Credentials | undefined {
+  if (env.REVSYNC_APPROVER_TOKEN)
+    return { kind: "token", token: env.REVSYNC_APPROVER_TOKEN, ...(env.REVSYNC_APPROVER_USER ? { user: env.REVSYNC_APPROVER_USER } : {}) };
+  const username = env.REVSYNC_APPROVER_USERNAME;
+  const password = env.REVSYNC_APPROVER_PASSWORD;
+  if (!username && !password) return undefined;
+  const missing = [
+    ...(username ? [] : ["REVSYNC_APPROVER_USERNAME"]),
+    ...(password ? [] : ["REVSYNC_APPROVER_PASSWORD"]),
+    ...(env.REVSYNC_CLIENT_ID ? [] : ["REVSYNC_CLIENT_ID"]),
+    ...(env.REVSYNC_CLIENT_SECRET ? [] : ["REVSYNC_CLIENT_SECRET"]),
+  ];
+  if (missing.length)
+    throw new UserError(
+      `the approver identity is incomplete: set ${missing.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
+      "four eyes: approves are sent as the approver, everything else as revsync's own sign-in",
+    );
+  return {
+    kind: "password",
+    clientId: env.REVSYNC_CLIENT_ID ?? "",
+    clientSecret: env.REVSYNC_CLIENT_SECRET ?? "",
+    username: username ?? "",
+    password: password ?? "",
+  };
+}
+
+/** Who the approver identity is, as far as the environment names it, without its secret (plan: a pull
+ *  request's plan job need not hold the approver's password to say who will approve). */
+export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; user: string | null } {
+  if (env.REVSYNC_APPROVER_TOKEN) return { configured: true, user: tokenUser(env.REVSYNC_APPROVER_TOKEN) ?? (env.REVSYNC_APPROVER_USER || null) };
+  if (env.REVSYNC_APPROVER_USERNAME) return { configured: true, user: env.REVSYNC_APPROVER_USERNAME };
+  return { configured: false, user: null };
+}
+
 /** The user a bearer token names, read without verifying it (the service verifies it; revsync only
  *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
  *  that is not a JWT, or names nobody, gives undefined. */

@@ -26,6 +26,9 @@ export interface ClientOptions {
   authUrl: string;
   realm: string;
   credentials: Credentials;
+  /** The approver identity (four eyes): a second sign-in of the same client, whose view (asApprover)
+   *  sends the approves. Absent: approves go as `credentials`. */
+  approver?: Credentials;
   clock?: Clock;
   random?: () => number;
   log?: (line: string) => void;
@@ -54,7 +57,7 @@ export interface ClientOptions {
   onRequest?: (r: RequestObservation) => void;
   /** Called as each HTTP attempt is sent (before onRequest tells how it ended): what an observer lists
    *  as in flight when the process stops before the answer comes. */
-  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag">) => void;
+  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "user">) => void;
 }
 
 /** One HTTP attempt as an observer sees it: no secret, no body. `status` is null when no answer came;
@@ -72,6 +75,9 @@ export interface RequestObservation {
   /** The tag of the client view the request was sent through (ApiCore.tagged): apply tags each step's
    *  requests with the change they were sent for. Absent for the untagged client and token requests. */
   tag?: string;
+  /** The user the request was sent as (its token's user; a token request's, the user signing in); null
+   *  when the sign-in names none. */
+  user: string | null;
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
@@ -116,7 +122,7 @@ export function checkUrl(name: string, value: string): URL {
 }
 
 /** undici's EnvHttpProxyAgent options from an environment (it reads the process's when not given). */
-function proxyEnv(e: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy: string; noProxy: string } | undefined {
+export function proxyEnv(e: NodeJS.ProcessEnv): { httpProxy: string; httpsProxy: string; noProxy: string } | undefined {
   // "" (not undefined) for one that is not set: undici would read the process's then.
   const httpProxy = e.http_proxy || e.HTTP_PROXY || "";
   const httpsProxy = e.https_proxy || e.HTTPS_PROXY || "";
@@ -179,7 +185,10 @@ export function connectionReason(e: unknown): string {
 /** The one HTTP core: token, refresh, retries, timeouts, JSON, schema checks of answers. */
 export class ApiCore {
   readonly base: URL;
+  /** The sign-in this view sends as: revsync's own, or on the approver's view (asApprover) the approver's. */
   readonly auth: TokenManager;
+  /** The approver identity's sign-in (four eyes), when one is given. */
+  readonly approverAuth: TokenManager | undefined;
   private readonly tokenUrl: string;
   readonly clock: Clock;
   private readonly random: () => number;
@@ -220,7 +229,19 @@ export class ApiCore {
     };
     const proxy = proxyEnv(opts.env ?? process.env);
     this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
-    this.auth = new TokenManager(opts.credentials, (form) => this.postToken(form), this.clock, opts.onSecret ?? (() => undefined), this.log);
+    const onSecret = opts.onSecret ?? (() => undefined);
+    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log);
+    this.auth = own;
+    const approver: TokenManager | undefined = opts.approver
+      ? new TokenManager(
+          opts.approver,
+          (form) => this.postToken(form, approver?.username),
+          this.clock,
+          onSecret,
+          (line) => this.log(`${line} (approver)`),
+        )
+      : undefined;
+    this.approverAuth = approver;
     this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
     this.governor = new Governor({
       clock: this.clock,
@@ -255,14 +276,14 @@ export class ApiCore {
 
   /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the
    *  form. Not paced by the governor: it is another host, and every request waits on it. */
-  private async postToken(form: URLSearchParams): Promise<{ status: number; body: unknown }> {
+  private async postToken(form: URLSearchParams, user: string | undefined): Promise<{ status: number; body: unknown }> {
     const started = this.clock.now();
     let last = "";
     for (let attempt = 0; ; attempt++) {
       let status = 0;
       let wait: number | undefined;
       const t0 = this.clock.now();
-      this.onRequestStart?.({ method: "POST", path: new URL(this.tokenUrl).pathname, started_at: t0, resend: attempt > 0 });
+      this.onRequestStart?.({ method: "POST", path: new URL(this.tokenUrl).pathname, started_at: t0, resend: attempt > 0, user: user ?? null });
       try {
         const res = await request(this.tokenUrl, {
           method: "POST",
@@ -275,7 +296,7 @@ export class ApiCore {
         });
         status = res.statusCode;
         const text = await res.body.text();
-        this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0);
+        this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0, undefined, user);
         this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
         if (!RETRY_STATUS.has(status)) {
           let body: unknown;
@@ -301,7 +322,7 @@ export class ApiCore {
       } catch (e) {
         if (e instanceof ApiError) throw e;
         last = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
-        this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last);
+        this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last, user);
         this.log(`POST /auth/realms/…/token failed: ${last}`);
         if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
       }
@@ -361,7 +382,14 @@ export class ApiCore {
       // A resend: the caller (a read's loop, the write unit) sent this request before (its progress
       // counts the sends and the 429s since), or a read goes again after a 401's new sign-in.
       const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
-      this.onRequestStart?.({ method: spec.method, path, started_at: t0, resend, ...(this.tag === undefined ? {} : { tag: this.tag }) });
+      this.onRequestStart?.({
+        method: spec.method,
+        path,
+        started_at: t0,
+        resend,
+        user: this.auth.username ?? null,
+        ...(this.tag === undefined ? {} : { tag: this.tag }),
+      });
       let res: Dispatcher.ResponseData;
       let body: Buffer;
       const signal = this.requestSignal();
@@ -384,12 +412,12 @@ export class ApiCore {
       } catch (e) {
         const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
         this.observe(spec.method, path, null, t0, resend, reason);
-        this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}`);
+        this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
         return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
       }
       const status = res.statusCode;
       this.observe(spec.method, path, status, t0, resend);
-      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}`);
+      this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
       if (status === 401 && !this.auth.isStatic) {
         // Not processed. A read is sent again at once with a new token; a write goes back to its
         // write unit, whose guard reads again before the send after the sign-in (once per write).
@@ -480,10 +508,23 @@ export class ApiCore {
     return Object.create(this, { tag: { value: tag, enumerable: true } }) as ApiCore;
   }
 
+  /** The view of this client that sends as the approver identity (four eyes): it shares everything but
+   *  the sign-in (the connection pool, the governor, the budgets, the observer, its tag). Without an
+   *  approver identity, this client itself. */
+  asApprover(): ApiCore {
+    if (!this.approverAuth || this.auth === this.approverAuth) return this;
+    return Object.create(this, { auth: { value: this.approverAuth, enumerable: true } }) as ApiCore;
+  }
+
+  /** " (as bob)" in the verbose log, once the run has two identities: who sent what. */
+  private asWhom(): string {
+    return this.approverAuth ? ` (as ${this.auth.username ?? "a user the token does not name"})` : "";
+  }
+
   /** Tells the request observer about one attempt that ended. */
-  private observe(method: string, path: string, status: number | null, t0: number, resend: boolean, error?: string): void {
+  private observe(method: string, path: string, status: number | null, t0: number, resend: boolean, error?: string, user = this.auth.username): void {
     if (!this.onRequest) return;
-    const r: RequestObservation = { method, path, status, started_at: t0, duration_ms: this.clock.now() - t0, resend };
+    const r: RequestObservation = { method, path, status, started_at: t0, duration_ms: this.clock.now() - t0, resend, user: user ?? null };
     if (error !== undefined) r.error = error;
     if (this.tag !== undefined) r.tag = this.tag;
     this.onRequest(r);

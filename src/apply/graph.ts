@@ -53,6 +53,18 @@ function policyAddressOf(c: Change): string {
   return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
 }
 
+/** Who prepared and who approved an approve's batch (four eyes), as the step found them right before its
+ *  send: the batch's reviewer and its policy's creator (the service's fields, or this run's own review and
+ *  create), and the user the approve was sent as. */
+export interface FourEyesFacts {
+  reviewed_by: string | null;
+  policy_created_by: string | null;
+  approved_by: string | null;
+  /** What the four-eyes rule did to the approve: blocked by revsync before it was sent, or refused by the
+   *  service (sent as its preparer); absent when it did neither. */
+  rule?: "blocked" | "refused";
+}
+
 /** How a step ended: done, failed, or skipped (a step it needs did not succeed, or apply was interrupted). */
 export type StepOutcome = {
   step: Step;
@@ -60,11 +72,13 @@ export type StepOutcome = {
   message: string;
   /** What became of the step's write, as data (the write unit's outcome kind), where the step says. */
   outcome?: string;
+  /** An approve's preparers and approver, where its step read them. */
+  four_eyes?: FourEyesFacts;
 };
 
 /** What a step's run gives: its message, and the kind of its outcome. A step that fails throws; an
- *  error with an `outcome` property says its kind. */
-export type StepResult = string | { message: string; outcome?: string };
+ *  error with an `outcome` property says its kind, and one with `four_eyes` an approve's people. */
+export type StepResult = string | { message: string; outcome?: string; four_eyes?: FourEyesFacts };
 
 export interface ScheduleOptions {
   concurrency: number;
@@ -116,8 +130,14 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<StepRes
           .then(
             (r) => settle({ step: s, status: "done", ...(typeof r === "string" ? { message: r } : r) }),
             (e: unknown) => {
-              const outcome = (e as { outcome?: unknown } | undefined)?.outcome;
-              settle({ step: s, status: "failed", message: e instanceof Error ? e.message : String(e), ...(typeof outcome === "string" ? { outcome } : {}) });
+              const { outcome, four_eyes } = (e ?? {}) as { outcome?: unknown; four_eyes?: FourEyesFacts };
+              settle({
+                step: s,
+                status: "failed",
+                message: e instanceof Error ? e.message : String(e),
+                ...(typeof outcome === "string" ? { outcome } : {}),
+                ...(four_eyes ? { four_eyes } : {}),
+              });
             },
           )
           .finally(() => {

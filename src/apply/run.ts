@@ -2,7 +2,7 @@ import type { ApiCore } from "../api/core.js";
 import type { Clock } from "../api/clock.js";
 import { createMismatch, ssp, tenantConfigurations, writes } from "../api/resources.js";
 import type { GuardVerdict, WriteOutcome } from "../api/write.js";
-import { UserError } from "../errors.js";
+import { ApiError, UserError } from "../errors.js";
 import { readBatchValues } from "../live/read.js";
 import { UPDATE_FIELDS } from "../plan/build.js";
 import { isApplied, type Change, type Payload, type Plan } from "../plan/model.js";
@@ -17,14 +17,23 @@ import type {
   TenantConfigurationUpdateItem,
 } from "../schema/generated/api.js";
 import { address, batchNameOf } from "../shared/address.js";
-import { batchWho, envelopeWho, isoOf, shortIso, whoWords } from "../shared/who.js";
-import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } from "./graph.js";
+import { batchWho, envelopeWho, isoOf, sameUser, shortIso, whoWords } from "../shared/who.js";
+import { APPROVER_FIX } from "../plan/four-eyes.js";
+import { buildSteps, schedule, type FourEyesFacts, type StepOutcome, type StepResult, type Step } from "./graph.js";
 
 export interface ApplyReport {
   environment: string;
   /** `outcome`: what became of the write, as data: done, already, confirmed (by reading it back),
    *  blocked, refused, unknown; skipped; failed (anything else that stopped the step). */
-  outcomes: { address: string; action: string; status: StepOutcome["status"]; outcome: string; message: string }[];
+  outcomes: {
+    address: string;
+    action: string;
+    status: StepOutcome["status"];
+    outcome: string;
+    message: string;
+    /** An approve: who reviewed its batch, who created its policy, and who it was sent as. */
+    four_eyes?: FourEyesFacts;
+  }[];
   summary: { done: number; failed: number; skipped: number };
   interrupted: boolean;
 }
@@ -182,12 +191,17 @@ export class Guards {
   /** Values by file id: an upload's file does not change (a new upload is a new file). */
   private readonly fileSums = new Map<string, Promise<string>>();
 
+  /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
+  readonly reviewedHere = new Set<string>();
+
   constructor(
     private readonly core: ApiCore,
     private readonly user: string,
     private readonly log: (line: string) => void = () => undefined,
     /** The plan's entries: what it saw of each batch, to say what moved a policy's version. */
     private readonly changes: readonly Change[] = [],
+    /** four_eyes: an approve is blocked when it would go as its batch's reviewer or its policy's creator. */
+    readonly fourEyes = false,
   ) {}
 
   /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
@@ -280,6 +294,19 @@ export class Guards {
     };
   }
 
+  /** Who prepared the batch an approve moves forward (docs/decisions.md, "Four eyes"): its reviewer is the
+   *  service's updated_by of a batch it shows reviewed (nothing else changes a reviewed batch), or this
+   *  run's sign-in when this run reviewed it; its policy's creator is the envelope's created_by, or this
+   *  run's sign-in when this run created it. */
+  private preparers(c: Change, env: SspEnvelope, lb: SspItem, createdHere: boolean): Omit<FourEyesFacts, "approved_by"> {
+    const named = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
+    const reviewed = lb.status === "reviewed" ? named(lb.updated_by) : null;
+    return {
+      reviewed_by: this.reviewedHere.has(c.address) ? this.user || reviewed : reviewed,
+      policy_created_by: createdHere ? this.user || named(env.created_by) : named(env.created_by),
+    };
+  }
+
   private valuesOf(policy: string, lb: SspItem, core: ApiCore): Promise<string> {
     const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
     const read = (): Promise<string> => readBatchValues(core, policy, lb).then((v) => valuesChecksum(v));
@@ -301,6 +328,8 @@ export class Guards {
     action: "review" | "approve",
     created?: () => string | undefined,
     core: ApiCore = this.core,
+    /** An approve's people, filled in at each read (four eyes). */
+    facts?: FourEyesFacts,
   ): () => Promise<GuardVerdict<{ ifMatch?: string; id: string }>> {
     return async () => {
       const p = c.payload;
@@ -332,6 +361,8 @@ export class Guards {
       const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
       if (typeof lb.status === "string" && target.includes(lb.status))
         return { already: "the service shows it, with the values the plan showed", status: lb.status };
+      if (action === "approve" && facts)
+        Object.assign(facts, this.preparers(c, env, lb, created?.() === env.compliance_id), { approved_by: core.auth.username ?? null });
       if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
         // The policy's version, checked before this run's first write to it (its own writes move it after).
         const moved = versionMoved(c, env);
@@ -344,6 +375,12 @@ export class Guards {
       // The plan's own create uploads the batch: its status is the one the create gave it.
       const expected = (c.before as { status?: unknown } | null)?.status ?? null;
       if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed}: status ${show(expected)} -> ${show(lb.status)}`);
+      // Four eyes, last: a batch changed since the plan is blocked for that, in its own words.
+      const broken = action === "approve" && facts && this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : undefined;
+      if (broken && facts) {
+        facts.rule = "blocked";
+        return { blocked: broken };
+      }
       this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
       return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
     };
@@ -381,6 +418,63 @@ export function policyMoves(policy: string, c: Change, env: SspEnvelope, changes
   }
   for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
   return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
+}
+
+/** The fix of an approve that would go (or went) as its preparer: an approver identity, or another one. */
+const approverFix = (as: string, approverConfigured: boolean): string =>
+  approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
+
+/** Why four eyes forbids an approve that would go as `facts.approved_by`, in words that start "blocked:
+ *  four eyes:" and give the fix; undefined when it may go. Who cannot be named cannot be shown to be
+ *  another person: an approve whose reviewer or approver is unknown is blocked too. */
+export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean): string | undefined {
+  const as = facts.approved_by;
+  const why = !as
+    ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer`
+    : !facts.reviewed_by
+      ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}`
+      : sameUser(as, facts.reviewed_by)
+        ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}`
+        : sameUser(as, facts.policy_created_by)
+          ? `${facts.policy_created_by} created its policy and the approve would go as ${as}`
+          : undefined;
+  if (!why) return undefined;
+  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
+  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
+}
+
+/** The service's refusal of an approve sent as the batch's reviewer or its policy's creator, explained: a
+ *  service that holds four eyes refuses exactly that, as a permission (403) or in its answer's error array
+ *  (the interface's way of refusing, whatever the status). Other refusals (a conflict, a stale version,
+ *  an unknown batch) are not the rule's and keep their own words. */
+function fourEyesRefusal(facts: FourEyesFacts, approverConfigured: boolean, error: ApiError): string | undefined {
+  const as = facts.approved_by;
+  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : undefined;
+  const permission = error.status === 403 || (error.status >= 200 && error.status < 300);
+  if (!as || !who || !permission) return undefined;
+  const fix = approverFix(as, approverConfigured);
+  const said = `${error.status && error.status !== 200 ? `${error.status}: ` : ""}${error.serviceMessage}`;
+  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+}
+
+/** Before anything is sent: the approver identity is another user than revsync's sign-in (an approver
+ *  that is the same user would approve what that user prepared), and under four eyes a user whose name
+ *  can be told. */
+export function checkApprover(core: ApiCore, plan: Plan, fourEyes: boolean): void {
+  const approver = core.approverAuth;
+  if (!approver) return;
+  if (sameUser(approver.username, core.auth.username)) {
+    throw new UserError(
+      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them",
+    );
+  }
+  if (fourEyes && !approver.username && plan.changes.some((c) => c.action === "approve")) {
+    throw new UserError(
+      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
+      "set REVSYNC_APPROVER_USER to the approver's user id in the service",
+    );
+  }
 }
 
 /** The signed-in user, whom a tenant configuration PATCH names (user_name): required when the
@@ -442,7 +536,8 @@ function stepResult(action: keyof typeof DONE, o: WriteOutcome<unknown>): StepRe
   }
 }
 
-/** One step: the write unit guards, sends and settles its write; the step reads the outcome. */
+/** One step: the write unit guards, sends and settles its write; the step reads the outcome. An approve
+ *  goes as the approver identity (four eyes), everything else as revsync's sign-in. */
 async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Map<string, string>): Promise<StepResult> {
   const c = step.change;
   const p = c.payload;
@@ -456,8 +551,31 @@ async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Ma
   const action = c.action === "review" ? "review" : "approve";
   // The policy's id comes with the guard's read (a policy this run created has one only now).
   const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
-  const guard = guards.batch(c, action, () => createdIds.get(p.policy), core);
-  return stepResult(action, await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard));
+  if (action === "review") {
+    const guard = guards.batch(c, action, () => createdIds.get(p.policy), core);
+    const o = await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard);
+    if (o.kind === "done" || o.kind === "confirmed") guards.reviewedHere.add(c.address);
+    return stepResult(action, o);
+  }
+  const approver = core.asApprover();
+  const facts: FourEyesFacts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
+  const guard = guards.batch(c, action, () => createdIds.get(p.policy), approver, facts);
+  const o = await writes.batchAction(approver, action, { id, name: p.policy }, p.batch, guard);
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : undefined;
+  if (refused) facts.rule = "refused";
+  try {
+    if (refused) throw new StepFailed(refused, o.kind);
+    const r = stepResult(action, o);
+    const r2 = typeof r === "string" ? { message: r } : r;
+    // Who sent it, once there are two identities or the rule to keep: "approved as bob (reviewed by alice)".
+    const who =
+      (core.approverAuth || guards.fourEyes) && (o.kind === "done" || o.kind === "confirmed")
+        ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})`
+        : "";
+    return { ...r2, message: `${r2.message}${who}`, four_eyes: facts };
+  } catch (e) {
+    throw Object.assign(e instanceof StepFailed ? e : new StepFailed(e instanceof Error ? e.message : String(e)), { four_eyes: facts });
+  }
 }
 
 export interface ApplyOptions {
@@ -470,6 +588,8 @@ export interface ApplyOptions {
   /** Tag each step's requests (its guard's reads, its sends, its read-backs) with stepTag(its change),
    *  for the client's request observer (apply --evidence). */
   tagRequests?: boolean;
+  /** four_eyes of revsync.yaml: no batch is approved by its reviewer or its policy's creator. */
+  fourEyes?: boolean;
 }
 
 /** The tag of a step's requests: the change it applies (a batch's review and approve share an address). */
@@ -481,9 +601,10 @@ export const stepTag = (c: Pick<Change, "action" | "address">): string => `${c.a
 export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): Promise<ApplyReport> {
   checkPayloads(plan);
   const user = requireUser(core, plan) ?? "";
+  checkApprover(core, plan, !!opts.fourEyes);
   const steps = buildSteps(plan);
   const created = new Map<string, string>();
-  const guards = new Guards(core, user, opts.log, plan.changes);
+  const guards = new Guards(core, user, opts.log, plan.changes, !!opts.fourEyes);
   let finished = 0;
   // No retry here: each write is one write unit (src/api/write.ts), with one budget.
   // Each step's requests are sent through a view of the client that names its change, passed down
@@ -503,6 +624,7 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
       status: o.status,
       outcome: o.outcome ?? (o.status === "skipped" ? "skipped" : "failed"),
       message: o.message,
+      ...(o.four_eyes ? { four_eyes: o.four_eyes } : {}),
     })),
     summary: { done: count("done"), failed: count("failed"), skipped: count("skipped") },
     interrupted: opts.isStopping(),

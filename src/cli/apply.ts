@@ -13,6 +13,7 @@ import { askYes } from "./prompt.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
 import { startEvidence, type Evidence } from "./evidence.js";
+import { fourEyesBeforeWriting } from "./four-eyes.js";
 
 export interface ApplyFlags extends GlobalFlags {
   autoApprove?: boolean;
@@ -40,7 +41,9 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
   // The evidence folder is checked before anything is sent; the record is written at the end of every
   // run that got as far as a plan, whatever its end.
   const evidence: Evidence | undefined = startEvidence(flags, repo, env, planFile);
-  const core = openClient(env, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart });
+  const core = openClient(env, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart }, {
+    approver: true,
+  });
   const signals = applySignals(out.io.signals, (line) => out.warn(line));
   const work = async (): Promise<number> => {
     // A saved plan is checked write by write right before every send of each, after the prompt
@@ -55,11 +58,25 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       return 0;
     }
     evidence?.recorder.setUser(requireUser(core, plan));
+    // Four eyes: the environment's rule, or the one the saved plan was made under.
+    const fourEyes = env.fourEyes || !!plan.four_eyes;
+    evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
+    await fourEyesBeforeWriting(core, plan, {
+      flags,
+      out,
+      repo,
+      env,
+      fourEyes,
+      ...(evidence ? { record: (a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a) } : {}),
+    });
     if (signals.isStopping()) {
       out.error("apply interrupted before it wrote anything");
       return 130;
     }
-    out.info(`Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}.`);
+    const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
+    out.info(
+      `Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`,
+    );
     if (!flags.autoApprove) {
       if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
       if (
@@ -93,6 +110,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
           out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
         },
         log: (line) => out.verbose(line),
+        fourEyes,
       });
       progress.stop();
       if (flags.format === "json") out.json(report);

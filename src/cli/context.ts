@@ -1,5 +1,5 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
-import { credentialsFromEnv } from "../api/auth.js";
+import { approverFromEnv, credentialsFromEnv } from "../api/auth.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
@@ -90,6 +90,7 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
     realm: penv.REVSYNC_REALM ?? "",
     vars: {},
     service: serviceChoices(undefined, undefined, penv),
+    fourEyes: false,
   };
 }
 
@@ -103,11 +104,21 @@ export function msSetting(penv: NodeJS.ProcessEnv, name: string, fallback: numbe
   return Number(raw);
 }
 
-/** `observer`: who watches every request (apply --evidence). */
-export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output, observer?: Pick<ClientOptions, "onRequest" | "onRequestStart">): ApiCore {
+/** `observer`: who watches every request (apply --evidence). `approver` (plan and apply): the client also
+ *  holds the approver identity of REVSYNC_APPROVER_* (four eyes), when one is given; it signs in only to
+ *  send approves. */
+export function openClient(
+  env: ResolvedEnv,
+  flags: GlobalFlags,
+  out: Output,
+  observer?: Pick<ClientOptions, "onRequest" | "onRequestStart">,
+  opts: { approver?: boolean } = {},
+): ApiCore {
   const penv = envOf(flags);
   const credentials = credentialsFromEnv(penv, env.baseUrl);
+  const approver = opts.approver ? approverFromEnv(penv) : undefined;
   return new ApiCore({
+    ...(approver ? { approver } : {}),
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
     realm: env.realm,

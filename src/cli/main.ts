@@ -17,7 +17,16 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
  *  working directory and signals of `io` (the process's own unless given), and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
-  for (const name of ["REVSYNC_CLIENT_SECRET", "REVSYNC_PASSWORD", "REVSYNC_TOKEN"]) redactor.add(io.env[name]);
+  for (const name of [
+    "REVSYNC_CLIENT_SECRET",
+    "REVSYNC_PASSWORD",
+    "REVSYNC_TOKEN",
+    "REVSYNC_APPROVER_PASSWORD",
+    "REVSYNC_APPROVER_TOKEN",
+    "GITHUB_TOKEN",
+    "GITLAB_API_TOKEN",
+  ])
+    redactor.add(io.env[name]);
   let code = 0;
   // The command that runs: its flags and output, for the one error report below.
   let current: { flags: GlobalFlags; out: Output } | undefined;
@@ -94,6 +103,10 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     .option(
       "--ignore-if-match",
       "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
+    )
+    .option(
+      "--four-eyes",
+      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them",
     )
     .addHelpText(
       "after",

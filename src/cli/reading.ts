@@ -9,6 +9,8 @@ import { loadTests } from "../config/test-files.js";
 import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
 import { allocationImpact, impact, movedByCurrency } from "../policy-test/run.js";
 import { impactNotes } from "../plan/unknown.js";
+import { fourEyesOfPlan } from "../plan/four-eyes.js";
+import { approverNamed } from "../api/auth.js";
 import { hasChanges } from "../report/plan.js";
 import { ruleReader } from "../policy-test/allocate.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
@@ -62,6 +64,13 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
     user: core.auth.username ?? null,
     targets: flags.target ?? [],
   });
+  if (env.fourEyes) {
+    // Who prepared each approve's batch, and who the approves would go as: the plan says it above them.
+    // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret).
+    const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+    plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: core.auth.username ?? null, approver: named.user, approverConfigured: named.configured });
+    plan.checksum = planChecksum(plan);
+  }
   if (cases.length || contracts.length) {
     // "No changes" means exactly that: nothing to apply moves a case or a contract.
     if (!hasChanges(plan)) {

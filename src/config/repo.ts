@@ -35,6 +35,9 @@ export interface ResolvedEnv {
   rateLimit?: number;
   /** The folder of apply's evidence records (evidence: of the environment, else of revsync.yaml), absolute. */
   evidence?: string;
+  /** four_eyes: of the environment, else of revsync.yaml (default false): no batch is approved by the
+   *  user who reviewed it or created its policy, and in CI the pull request needs an independent approval. */
+  fourEyes: boolean;
 }
 
 export interface SourceRef {
@@ -205,6 +208,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     vars,
     service: serviceChoices(raw.service, repo.config.approvals, env),
     rateLimit: raw.rate_limit,
+    fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
     ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
   };
 }

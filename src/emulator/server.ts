@@ -21,6 +21,9 @@ export interface EmulatorOptions {
   /** Check a write's If-Match against the resource's version_id (default true). false: accept writes
    *  whatever their If-Match says, as a service that does not honour it would. */
   honourIfMatch?: boolean;
+  /** Refuse an approve of an SSP batch by the user who reviewed it (403), as the rule that the uploader
+   *  cannot approve their own file refuses them (default false). */
+  fourEyes?: boolean;
 }
 
 export interface RateLimitOptions {
@@ -33,6 +36,8 @@ export interface RateLimitOptions {
  *  the ones it started with. */
 export interface EmulatorSettings {
   if_match: boolean;
+  /** --four-eyes: the user who reviewed a batch cannot approve it. */
+  four_eyes: boolean;
 }
 
 export interface JournalEntry {
@@ -139,7 +144,7 @@ export class Emulator {
     accessTtlS = 300,
     refreshTtlS = 1800,
     readonly profile: Profile = "default",
-    private readonly startSettings: EmulatorSettings = { if_match: true },
+    private readonly startSettings: EmulatorSettings = { if_match: true, four_eyes: false },
     rateLimit?: RateLimitOptions,
   ) {
     this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
@@ -308,7 +313,7 @@ export class Emulator {
     }
     if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
       allow("PATCH");
-      return json(svc.batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch));
+      return json(svc.batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, this.settings.four_eyes));
     }
     if (path === "/apis/oingest-approval/v1/pending") {
       allow("GET");
@@ -482,7 +487,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     opts.accessTtlS,
     opts.refreshTtlS,
     opts.profile,
-    { if_match: opts.honourIfMatch !== false },
+    { if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
     opts.rateLimit,
   );
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);

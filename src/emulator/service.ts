@@ -257,7 +257,17 @@ export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): 
   return { approval: record, batch };
 }
 
-export function batchAction(t: TenantState, caller: Caller, action: string, id: string, batchName: string, ifMatch: string | undefined): unknown {
+/** `fourEyes`: the user who reviewed a batch cannot approve it. Who reviewed it is what the batch says: a
+ *  reviewed batch's updated_by is its reviewer (nothing else changes a reviewed batch). */
+export function batchAction(
+  t: TenantState,
+  caller: Caller,
+  action: string,
+  id: string,
+  batchName: string,
+  ifMatch: string | undefined,
+  fourEyes = false,
+): unknown {
   if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
   const p = t.ssp.find((x) => x.compliance_id === id);
   if (!p) throw new EmuError(404, `no SSP policy with compliance_id ${id}`);
@@ -272,6 +282,11 @@ export function batchAction(t: TenantState, caller: Caller, action: string, id: 
   if (b.status !== from) {
     throw new EmuError(409, `cannot ${action} batch ${batchName}: its status is ${JSON.stringify(b.status)}, expected ${JSON.stringify(from)}`, [
       { field: "status", message: `is ${b.status}` },
+    ]);
+  }
+  if (fourEyes && action === "approve" && b.updated_by === caller.user) {
+    throw new EmuError(403, `four eyes: ${caller.user} reviewed batch ${batchName} and cannot approve it; another user must`, [
+      { field: "user", message: `${caller.user} reviewed this batch` },
     ]);
   }
   const now = epoch();

@@ -24,6 +24,41 @@ export interface EvidenceRequest {
   /** Sent, and no answer had come when the record was written (a run stopped at once): status is null
    *  and duration_ms runs to the record's writing. */
   in_flight?: boolean;
+  /** The user it was sent as (a sign-in's: the user signing in); null when the sign-in names none.
+   *  Absent in records written before it was recorded. */
+  user?: string | null;
+}
+
+/** An approve's people (four eyes): who reviewed the batch, who created its policy (the service's fields,
+ *  or this run's own review and create), who the approve was sent as, and what the rule did to it. */
+export interface EvidenceFourEyes {
+  reviewed_by: string | null;
+  policy_created_by: string | null;
+  approved_by: string | null;
+  /** blocked: revsync did not send it (it would have gone as its preparer); refused: the service refused
+   *  it, sent as its preparer. */
+  rule?: "blocked" | "refused";
+}
+
+/** The pull (merge) request's approval as the forge's API gave it, judged against the commit applied. */
+export interface PullRequestApproval {
+  provider: "github" | "gitlab";
+  number: number | null;
+  author: string | null;
+  /** The commit approved: the head of the pull request. */
+  head_commit: string | null;
+  /** The commit(s) its merge made (GitHub merge_commit_sha; GitLab merge_commit_sha, squash_commit_sha). */
+  merge_commits: string[];
+  /** The commit this run applied (git HEAD, else the CI's commit). */
+  applied_commit: string | null;
+  /** Each approval: who, when, and the commit approved (null where the forge does not say). */
+  approvals: { user: string; at: string | null; commit: string | null }[];
+  /** The users whose approval stands at the head commit and who are not its author. */
+  independent: string[];
+  /** An independent approval of the commit applied (or of the commit its merge was made from). */
+  holds: boolean;
+  /** Why it does not hold (or could not be read), in words; null when it holds. */
+  problem: string | null;
 }
 
 export interface EvidenceChange {
@@ -41,6 +76,8 @@ export interface EvidenceChange {
   /** A review or approve: the values it moved forward, as the plan summed them up (git's file, its rows)
    *  and the checksum of those values that apply held the batch to. Absent for other changes. */
   values?: { checksum: string | null; file: string; rows: number };
+  /** An approve apply acted on: who prepared the batch and who approved it. */
+  four_eyes?: EvidenceFourEyes;
   requests: EvidenceRequest[];
 }
 
@@ -68,6 +105,13 @@ export interface EvidenceRecord {
   realm: string;
   /** The user revsync signed in as (null when the sign-in names none). */
   service_user: string | null;
+  /** four_eyes of the environment at this run (absent in records written before it was recorded). */
+  four_eyes?: boolean;
+  /** The approver identity approves were sent as (REVSYNC_APPROVER_*); null when none was configured. */
+  approver_user?: string | null;
+  /** In CI: the pull (merge) request's author and approvals, read from the forge's API, and whether an
+   *  independent approval covers the commit applied. */
+  pull_request_approval?: PullRequestApproval;
   started_at: string;
   finished_at: string;
   git: { commit: string | null; clean: boolean | null; note?: string };

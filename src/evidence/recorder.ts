@@ -8,9 +8,11 @@ import {
   OUTCOMES,
   type CiContext,
   type EvidenceChange,
+  type EvidenceFourEyes,
   type EvidenceOutcome,
   type EvidenceRecord,
   type EvidenceRequest,
+  type PullRequestApproval,
 } from "./record.js";
 import { appendRecord } from "./store.js";
 
@@ -64,7 +66,9 @@ export class EvidenceRecorder {
   private readonly requestsOf = new Map<string, EvidenceRequest[]>();
   private readonly others: EvidenceRequest[] = [];
   private readonly pending = new Map<string, EvidenceRequest[]>();
-  private readonly finished = new Map<string, { outcome: EvidenceOutcome; message: string }>();
+  private readonly finished = new Map<string, { outcome: EvidenceOutcome; message: string; four_eyes?: EvidenceFourEyes }>();
+  private fourEyes: { required: boolean; approver: string | null } | undefined;
+  private pullRequest: PullRequestApproval | undefined;
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
 
@@ -75,7 +79,7 @@ export class EvidenceRecorder {
 
   /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
    *  how it ended, so a run stopped at once still lists the request it was waiting on. */
-  readonly observeStart = (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag">): void => {
+  readonly observeStart = (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "user">): void => {
     const req: EvidenceRequest = {
       method: r.method,
       path: r.path,
@@ -84,6 +88,7 @@ export class EvidenceRecorder {
       duration_ms: 0,
       resend: r.resend,
       in_flight: true,
+      user: r.user,
     };
     this.listFor(r.tag).push(req);
     const k = `${r.method} ${r.path} ${r.started_at}`;
@@ -105,6 +110,7 @@ export class EvidenceRecorder {
       duration_ms: r.duration_ms,
       resend: r.resend,
       ...(r.error === undefined ? {} : { error: r.error }),
+      user: r.user,
     };
     if (!req) return void this.listFor(r.tag).push(ended);
     delete req.in_flight;
@@ -133,14 +139,22 @@ export class EvidenceRecorder {
   setApproval(how: EvidenceRecord["approval"]): void {
     this.approval = how;
   }
+  /** four_eyes of the environment, and the approver identity's user (null: none configured). */
+  setFourEyes(required: boolean, approver: string | null): void {
+    this.fourEyes = { required, approver };
+  }
+  /** The pull (merge) request's approval, as read from the forge. */
+  setPullRequestApproval(a: PullRequestApproval): void {
+    this.pullRequest = a;
+  }
   /** ApplyOptions.onStart: the step's work began. */
   stepStarted(c: Plan["changes"][number]): void {
     this.running.add(stepTag(c));
   }
   /** ApplyOptions.onFinish: what became of the step, as the apply report has it. */
-  stepFinished(o: Pick<StepOutcome, "step" | "status" | "outcome" | "message">): void {
+  stepFinished(o: Pick<StepOutcome, "step" | "status" | "outcome" | "message" | "four_eyes">): void {
     const tag = stepTag(o.step.change);
-    this.finished.set(tag, { outcome: outcomeOf(o), message: o.message });
+    this.finished.set(tag, { outcome: outcomeOf(o), message: o.message, ...(o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {}) });
     this.running.delete(tag);
   }
 
@@ -200,6 +214,7 @@ export class EvidenceRecorder {
         diff: c.diff,
         version_id: c.version_id,
         ...valuesOf(c),
+        ...(isApplied(c) && this.finished.get(stepTag(c))?.four_eyes ? { four_eyes: this.finished.get(stepTag(c))?.four_eyes } : {}),
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
@@ -219,6 +234,8 @@ export class EvidenceRecorder {
       auth_url: i.authUrl,
       realm: i.realm,
       service_user: this.user,
+      ...(this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {}),
+      ...(this.pullRequest ? { pull_request_approval: this.pullRequest } : {}),
       started_at: iso(this.started),
       finished_at: iso(i.now()),
       git,

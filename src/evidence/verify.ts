@@ -1,9 +1,10 @@
 import { recordHash } from "./canonical.js";
+import { fourEyesFindings } from "./four-eyes.js";
 import { EVIDENCE_FORMAT_VERSION } from "./record.js";
 import { basename } from "node:path";
 import type { StoredRecord } from "./store.js";
 
-export type Finding = "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable";
+export type Finding = "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable" | "four-eyes";
 
 export interface VerifiedRecord {
   file: string;
@@ -70,6 +71,13 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
       v.findings.push("renamed");
       v.problems.push(`renamed: its file name does not end with its hash's first 12 digits (${r.hash.replace(/^sha256:/, "").slice(0, 12)})`);
     }
+    // A record of a four_eyes environment must show the rule kept (a hash proves no edit, not the rule).
+    const eyes = fourEyesFindings(r);
+    if (eyes.problems.length) {
+      v.findings.push("four-eyes");
+      v.problems.push(...eyes.problems);
+    }
+    if (eyes.notes.length) v.note = [v.note, ...eyes.notes].filter(Boolean).join("; ");
     if (v.environment === null || v.hash === null) continue;
     const list = byEnv.get(v.environment) ?? [];
     list.push({ index: out.length - 1, file: s.file, hash: v.hash, sequence: v.sequence ?? 0 });

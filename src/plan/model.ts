@@ -83,6 +83,9 @@ export interface Plan {
   /** With policy tests: what the plan does to them (absent without tests). A plan saved by an earlier
    *  revsync holds the cases alone, as a list. */
   impact?: PlanImpact | ImpactEntry[];
+  /** With four_eyes (revsync.yaml): who prepared each approve's batch and who the approves would be sent
+   *  as (absent without four_eyes). */
+  four_eyes?: PlanFourEyes;
   /** sha256 of every other field of the plan (planChecksum). */
   checksum: string;
 }
@@ -96,6 +99,32 @@ export interface PlanImpact {
   /** Fields of a policy the impact meets that the service does not show: taken from git on both sides
    *  (one note per policy). */
   notes?: string[];
+}
+
+/** One approve under four eyes: who prepared its batch, and whether the rule would block it as the plan
+ *  sees things (the approver identity at apply decides). */
+export interface FourEyesApprove {
+  address: string;
+  /** The service's reviewer of the batch (updated_by of a batch it shows reviewed); null when this
+   *  plan's own review makes it (reviewed_in_plan) or the service names nobody. */
+  reviewed_by: string | null;
+  reviewed_in_plan: boolean;
+  /** The policy's creator (the envelope's created_by); null when this plan creates the policy
+   *  (created_in_plan) or the service names nobody. */
+  policy_created_by: string | null;
+  created_in_plan: boolean;
+  /** The approve would be sent as its batch's reviewer or its policy's creator, or as a user nobody can
+   *  name: apply would block it. */
+  blocked: boolean;
+}
+
+/** A plan's four-eyes view (four_eyes: true): the sign-in (creates, updates, reviews), the approver
+ *  identity (approves) when one is configured, and each approve. */
+export interface PlanFourEyes {
+  sign_in: string | null;
+  approver: string | null;
+  approver_configured: boolean;
+  approves: FourEyesApprove[];
 }
 
 /** A plan's impact, whichever revsync saved it. */

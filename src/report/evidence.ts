@@ -28,7 +28,67 @@ function gitWords(r: EvidenceRecord): string {
 }
 
 const requestWords = (q: EvidenceRequest): string =>
-  `${q.method} ${q.path} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${q.error})` : ""}, ${q.started_at}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}`;
+  `${q.method} ${q.path} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${q.error})` : ""}, ${q.started_at}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === undefined ? "" : `, as ${q.user ?? "(no user named)"}`}`;
+
+const named = (u: string | null | undefined): string => u ?? "(not named)";
+
+/** An approve's people in words: "reviewed by alice, policy created by alice, approved by bob". */
+function peopleWords(c: EvidenceChange): string | undefined {
+  const f = c.four_eyes;
+  if (!f) return undefined;
+  const rule =
+    f.rule === "blocked"
+      ? "; blocked by revsync: it would have gone as its preparer"
+      : f.rule === "refused"
+        ? "; refused by the service: it went as its preparer"
+        : "";
+  return `reviewed by ${named(f.reviewed_by)}, policy created by ${named(f.policy_created_by)}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${named(f.approved_by)}${rule}`;
+}
+
+/** The pull (merge) request's approval in words. */
+function pullRequestWords(r: EvidenceRecord): string {
+  const pr = r.pull_request_approval;
+  if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
+  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${pr.number}`;
+  const approvals = pr.approvals.length
+    ? pr.approvals.map((a) => `${a.user}${a.at ? ` at ${a.at}` : ""} on ${a.commit ? a.commit.slice(0, 12) : "an unnamed commit"}`).join("; ")
+    : "none";
+  // Nothing read (no token, the API unreachable): the reason alone.
+  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${pr.problem ?? "no answer"})`;
+  const verdict = pr.holds ? `independent approval by ${pr.independent.join(", ")}` : `no independent approval: ${pr.problem ?? ""}`;
+  return `${name} by ${named(pr.author)}, head ${pr.head_commit?.slice(0, 12) ?? "unknown"}, applied ${pr.applied_commit?.slice(0, 12) ?? "unknown"}; approvals: ${approvals}; ${verdict}`;
+}
+
+/** The record's four-eyes lines for text: the rule, who prepared and approved, the pull request. */
+function fourEyesText(r: EvidenceRecord): string[] {
+  if (r.four_eyes === undefined) return [];
+  return [
+    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${named(r.service_user)}, approves as ${r.approver_user ?? `${named(r.service_user)} (no approver identity)`}`,
+    `  pull req.   ${pullRequestWords(r)}`,
+  ];
+}
+
+/** The "Four eyes" section of a record in markdown: what an auditor pastes into a control test. */
+function fourEyesMarkdown(r: EvidenceRecord): string[] {
+  if (r.four_eyes === undefined) return [];
+  const approves = r.changes.filter((c) => c.action === "approve");
+  const rows = approves.map(
+    (c) =>
+      `| \`${cell(c.address)}\` | ${cell(named(c.four_eyes?.reviewed_by))} | ${cell(named(c.four_eyes?.policy_created_by))} | ${cell(named(c.four_eyes?.approved_by))} | **${c.outcome}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`,
+  );
+  return [
+    "#### Four eyes",
+    "",
+    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Prepared as**: \`${cell(named(r.service_user))}\` (creates, updates, reviews); **approves sent as**: \`${cell(r.approver_user ?? named(r.service_user))}\`${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
+    `- **Pull request**: ${cell(pullRequestWords(r))}.`,
+    "",
+    ...(rows.length
+      ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows]
+      : ["No batch was to be approved."]),
+    "",
+  ];
+}
 
 function countLine(r: EvidenceRecord): string {
   const parts = Object.entries(r.summary)
@@ -50,12 +110,15 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, edit
     `  approved    ${approvedWords(r)}`,
     `  git         ${gitWords(r)}`,
     `  outcome     ${countLine(r)}${r.error ? `; error: ${r.error}` : ""}`,
+    ...fourEyesText(r),
   ];
   if (r.changes.length) lines.push("", "  changes:");
   for (const c of r.changes) {
     lines.push(`    ${c.outcome.padEnd(9)} ${c.action} ${c.address}: ${c.why}`);
     if (c.values)
       lines.push(`                values: ${c.values.file}, ${plural(c.values.rows, "row")}, checksum ${c.values.checksum ?? "(none: uploaded by this plan)"}`);
+    const people = peopleWords(c);
+    if (people) lines.push(`                four eyes: ${people}`);
     for (const d of c.diff) lines.push(`                ${d.path}: ${show(d.before)} -> ${show(d.after)}`);
     for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -67,7 +130,9 @@ const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 function changeRows(c: EvidenceChange): string {
   const sent = c.requests
-    .map((q) => `${q.method} ${q.path} → ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}`)
+    .map(
+      (q) => `${q.method} ${q.path} → ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${q.user}` : ""}`,
+    )
     .join("<br>");
   const values = c.values ? [`values: ${c.values.file}, ${plural(c.values.rows, "row")}, checksum ${c.values.checksum ?? "none"}`] : [];
   const diff = [...values, ...c.diff.map((d) => `${d.path}: ${show(d.before)} → ${show(d.after)}`)].join("<br>");
@@ -91,6 +156,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, edited: string
       ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows)]
       : ["No changes were applied."]),
     "",
+    ...fourEyesMarkdown(r),
   ].join("\n");
 }
 

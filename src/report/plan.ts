@@ -10,9 +10,11 @@ import {
   type DriftItem,
   type DriftReport,
   type Plan,
+  type PlanFourEyes,
   type ValuesSummary,
 } from "../plan/model.js";
 import { unknownCaveat } from "../plan/unknown.js";
+import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
@@ -78,6 +80,28 @@ function matchesWords(notes: readonly string[] | undefined): string {
   return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
 }
 
+/** What four eyes asks of the approves, said once above them: the rule, and who they would go as. */
+export function fourEyesHead(f: PlanFourEyes): string[] {
+  const who = f.approver_configured
+    ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.`
+    : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
+}
+
+/** One approve's four-eyes line: who prepared its batch, and whether apply would block it. */
+export function fourEyesLine(f: PlanFourEyes, address: string): string | undefined {
+  const a = f.approves.find((x) => x.address === address);
+  if (!a) return undefined;
+  const reviewer = a.reviewed_in_plan
+    ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})`
+    : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const creator = a.created_in_plan
+    ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})`
+    : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
+  const as = f.approver_configured ? f.approver : f.sign_in;
+  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
+}
+
 /** The notes of a report, one per line, for text. */
 const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${n}`);
 
@@ -93,12 +117,20 @@ export function planText(plan: Plan, out: Painter): string {
     hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
     "",
   );
+  const fourEyes = plan.four_eyes;
+  let approves = false;
   for (const c of plan.changes) {
+    if (fourEyes && c.action === "approve" && !approves) {
+      approves = true;
+      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
+    }
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
     lines.push(`${sym} ${out.paint("bold", c.address)} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${c.reason ?? ""}`);
     lines.push(...entryDiffLines(c, "      ", 40));
     if (c.values) lines.push(`      values: ${valuesLine(c.values)}`);
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
+    if (eyes) lines.push(`      ${eyes}`);
     lines.push("");
   }
   lines.push(summaryLine(plan), ...noteLines(plan.notes));
@@ -122,10 +154,17 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
   head.push("");
   const blocks: string[] = [];
+  let approves = false;
   for (const c of plan.changes) {
-    const b = [`<details><summary><code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code></summary>`, ""];
+    const fourEyes = plan.four_eyes;
+    // Said once, above the first approve (in the same block, so the size limit never parts them).
+    const head = fourEyes && c.action === "approve" && !approves ? [`> **${esc(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
+    if (head.length) approves = true;
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
+    const b = [...head, `<details><summary><code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code></summary>`, ""];
     if (c.reason) b.push(`> ${c.reason}`, "");
     if (c.values) b.push(`Values: ${valuesLine(c.values)}.`, "");
+    if (eyes) b.push(`${esc(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
       for (const d of c.diff.slice(0, 100)) b.push(`| \`${esc(d.path)}\` | ${cell(d.before)} | ${cell(d.after)} |`);
@@ -277,7 +316,14 @@ export function applyText(report: ApplyReport, out: Painter): string {
           .filter(Boolean)
           .join(", ");
   lines.push("", `Apply ${head}: ${counts}.`);
-  if (blocked) lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (failed || skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
+  const eyes = report.outcomes.filter((o) => o.four_eyes?.rule).length;
+  if (eyes)
+    lines.push(
+      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
+    );
+  if (blocked > report.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if ((failed || skipped) && !eyes) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }

@@ -31,3 +31,9 @@ export function whoWords(w: Who, verb = "last changed"): string {
   if (!w.modified_by && !w.modified_on) return "";
   return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
 }
+
+/** Whether two user ids name the same user (four eyes): compared without case and surrounding space, as
+ *  an identity provider's user names are; an unknown user (null, empty) is nobody's equal. */
+export function sameUser(a: string | null | undefined, b: string | null | undefined): boolean {
+  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+}

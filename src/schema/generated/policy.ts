@@ -26,6 +26,10 @@ export interface RevsyncConfig {
     approve_action?: string;
   };
   /**
+   * Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. README, "Four eyes"
+   */
+  four_eyes?: boolean;
+  /**
    * Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). README, "For auditors"
    */
   evidence?: string;
@@ -71,6 +75,10 @@ export interface EnvironmentConfig {
    */
   rate_limit?: number;
   service?: ServiceChoicesConfig;
+  /**
+   * Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. README, "Four eyes"
+   */
+  four_eyes?: boolean;
   /**
    * Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). README, "For auditors"
    */

@@ -1,0 +1,119 @@
+import { readFileSync } from "node:fs";
+import { checkUrl, proxyEnv, type ApiCore } from "../api/core.js";
+import { Agent, EnvHttpProxyAgent, request } from "../api/http.js";
+import { checkApprover } from "../apply/run.js";
+import type { ResolvedEnv, Repo } from "../config/repo.js";
+import { ApiError, UserError } from "../errors.js";
+import { ciContext, gitState } from "../evidence/context.js";
+import { pullRequestApproval, type ForgeGet } from "../evidence/pull-request.js";
+import type { CiContext, PullRequestApproval } from "../evidence/record.js";
+import type { Plan } from "../plan/model.js";
+import { isApplied } from "../plan/model.js";
+import { envOf } from "./context.js";
+import type { GlobalFlags } from "./flags.js";
+import type { Output } from "./output.js";
+
+/** The CI run this command is part of (GitHub Actions, GitLab CI), from the run's environment. */
+export function ciOf(flags: GlobalFlags): CiContext | null {
+  return ciContext(envOf(flags), (path) => {
+    try {
+      return JSON.parse(readFileSync(path, "utf8")) as unknown;
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+/** GETs of the forge's API (GitHub, GitLab): JSON, through the run's proxy, TLS verified, http:// only to
+ *  loopback, each bounded in time. */
+function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Promise<void> } {
+  const agentOpts = { connect: { timeout: 10_000 } };
+  const proxy = proxyEnv(penv);
+  const dispatcher = proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts);
+  const get: ForgeGet = async (url, headers) => {
+    checkUrl("the forge's API URL", url);
+    let res;
+    try {
+      res = await request(url, { method: "GET", headers, dispatcher, headersTimeout: 30_000, bodyTimeout: 30_000, signal: AbortSignal.timeout(60_000) });
+    } catch (e) {
+      throw new Error(`GET ${new URL(url).pathname} failed: ${(e as Error).message}`);
+    }
+    const text = await res.body.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text) as unknown;
+    } catch {
+      body = undefined;
+    }
+    const link = res.headers.link;
+    return { status: res.statusCode, body, ...(typeof link === "string" ? { link } : {}) };
+  };
+  return { get, close: () => dispatcher.close() };
+}
+
+/** What apply checks before it writes anything, for the four-eyes rule and its evidence:
+ *  - the approver identity is another user than the sign-in, and it signs in now when the plan holds an
+ *    approve (a wrong approver password stops the run before its first write, not at its first approve);
+ *  - in CI (with four_eyes, or to keep the evidence), the pull (merge) request's approval, read from the
+ *    forge: with four_eyes, apply refuses when no approval by someone other than its author covers the
+ *    commit applied; outside CI it says the rule could not be checked.
+ *  Returns the approval read, for the evidence. */
+export async function fourEyesBeforeWriting(
+  core: ApiCore,
+  plan: Plan,
+  ctx: {
+    flags: GlobalFlags;
+    out: Output;
+    repo: Repo;
+    env: ResolvedEnv;
+    fourEyes: boolean;
+    /** The run keeps evidence: the approval read goes to it, whether or not it holds. */
+    record?: (a: PullRequestApproval) => void;
+  },
+): Promise<PullRequestApproval | undefined> {
+  const { flags, out, fourEyes } = ctx;
+  checkApprover(core, plan, fourEyes);
+  const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
+  if (approves && core.approverAuth) {
+    try {
+      await core.approverAuth.token();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      throw new UserError(
+        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
+      );
+    }
+  }
+  const ci = ciOf(flags);
+  if (!ci) {
+    if (fourEyes)
+      out.warn(
+        "four eyes: the pull request's approval could not be checked: this run is not in CI (GitHub Actions or GitLab CI); apply still keeps every batch from being approved by the user who prepared it",
+      );
+    return undefined;
+  }
+  if (!fourEyes && !ctx.record) return undefined;
+  const penv = envOf(flags);
+  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
+  const forge = forgeClient(penv);
+  let approval: PullRequestApproval;
+  try {
+    approval = await pullRequestApproval(ci, penv, applied, forge.get);
+  } finally {
+    await forge.close();
+  }
+  ctx.record?.(approval);
+  const name = ci.provider === "gitlab" ? "merge request" : "pull request";
+  if (approval.holds)
+    out.info(
+      `Four eyes: ${name} ${ci.provider === "gitlab" ? "!" : "#"}${approval.number} by ${approval.author} is approved by ${approval.independent.join(", ")} at ${approval.head_commit?.slice(0, 12)}.`,
+    );
+  else if (fourEyes)
+    throw new UserError(
+      `four eyes: ${approval.problem ?? "no independent approval"}; nothing was sent`,
+      `apply only what someone other than its author approved`,
+    );
+  else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
+  return approval;
+}

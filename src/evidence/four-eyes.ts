@@ -1,0 +1,42 @@
+import { sameUser } from "../shared/who.js";
+import { LANDED, type EvidenceRecord } from "./record.js";
+
+/** What a record of a four_eyes environment shows against the rule (evidence verify): each approve that
+ *  this run landed must name its batch's reviewer and its policy's creator, and the user it went as
+ *  (its own requests say who sent them) must be neither; a run in CI that landed a write must hold an
+ *  independent approval of its pull (merge) request. `problems` fail the check; `notes` are said (a run
+ *  outside CI, where no pull request could be checked). Pure. */
+export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes: string[] } {
+  const problems: string[] = [];
+  const notes: string[] = [];
+  if (r.four_eyes !== true) return { problems, notes };
+  const changes = Array.isArray(r.changes) ? r.changes : [];
+  for (const c of changes) {
+    if (c.action !== "approve" || c.outcome === "already" || !LANDED.has(c.outcome)) continue;
+    const f = c.four_eyes;
+    if (!f) {
+      problems.push(`four eyes: ${c.address} was approved, and the record does not say who reviewed and who approved it`);
+      continue;
+    }
+    // The approve's own requests name the users they went as: the write itself (a 2xx PATCH of the approve).
+    const sentAs = (c.requests ?? [])
+      .filter((q) => q.method === "PATCH" && /\/approve\//.test(q.path) && q.status !== null && q.status < 300)
+      .map((q) => q.user);
+    for (const as of new Set([f.approved_by, ...sentAs])) {
+      if (!as) problems.push(`four eyes: ${c.address} was approved as a user the record does not name`);
+      else if (sameUser(as, f.reviewed_by)) problems.push(`four eyes: ${c.address} was reviewed and approved by the same user, ${as}`);
+      else if (sameUser(as, f.policy_created_by)) problems.push(`four eyes: ${c.address} was approved by ${as}, who created its policy`);
+    }
+    if (!f.reviewed_by) problems.push(`four eyes: the record does not say who reviewed ${c.address}`);
+  }
+  const wrote = changes.some((c) => LANDED.has(c.outcome) && c.outcome !== "already");
+  const pr = r.pull_request_approval;
+  if (r.ci === null) {
+    if (wrote) notes.push("four eyes: applied outside CI, so no pull request's approval was checked");
+  } else if (wrote && !pr) problems.push("four eyes: applied in CI, and the record holds no approval of the pull request");
+  else if (wrote && pr && !pr.holds)
+    problems.push(`four eyes: the pull request lacks an independent approval (${pr.problem ?? "no approval by someone other than its author"})`);
+  else if (wrote && pr && !(pr.independent ?? []).some((u) => !sameUser(u, pr.author)))
+    problems.push(`four eyes: the pull request's approval names no approver other than its author, ${pr.author ?? "(unnamed)"}`);
+  return { problems, notes };
+}

@@ -1,0 +1,181 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { appendFileSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
+
+// Four eyes in CI (issue 37): with four_eyes, apply reads the pull (merge) request's approval from the
+// forge's API with the token the CI recipes pass, and refuses (exit 1, nothing written) unless someone
+// other than its author approved the commit applied. GitHub's reviews API and GitLab's approvals API are
+// stood in for by a server written here, at the base URL the CIs set (GITHUB_API_URL, CI_API_V4_URL).
+
+const HEAD = "1111111111111111111111111111111111111111";
+const OLDER = "0000000000000000000000000000000000000000";
+const MERGE = "2222222222222222222222222222222222222222";
+const GH_TOKEN = "ghs_standin-token-4821";
+const GL_TOKEN = "glpat-standin-token-7734";
+
+type Scenario = { approvals: { user: string; commit: string }[]; resetOnPush?: boolean };
+let scenario: Scenario = { approvals: [] };
+let seen: { path: string; headers: IncomingHttpHeaders }[] = [];
+let forge: Server;
+let forgeUrl = "";
+
+/** The stand-in's answers: GitHub's pull and its reviews, GitLab's merge request, its approvals and the
+ *  project's approval settings, for a change by carol whose head is HEAD and whose merge made MERGE. */
+function answer(path: string): { status: number; body: unknown } {
+  const s = scenario;
+  if (path === "/repos/acme/policies/pulls/12")
+    return { status: 200, body: { number: 12, user: { login: "carol" }, head: { sha: HEAD }, merge_commit_sha: MERGE } };
+  if (path.startsWith("/repos/acme/policies/pulls/12/reviews"))
+    return {
+      status: 200,
+      body: [
+        { id: 1, user: { login: "erin" }, state: "COMMENTED", submitted_at: "2026-03-01T09:00:00Z", commit_id: HEAD },
+        ...s.approvals.map((a, i) => ({ id: i + 2, user: { login: a.user }, state: "APPROVED", submitted_at: `2026-03-02T1${i}:00:00Z`, commit_id: a.commit })),
+      ],
+    };
+  if (path === "/api/v4/projects/42/merge_requests/12")
+    return { status: 200, body: { iid: 12, author: { username: "carol" }, sha: HEAD, merge_commit_sha: MERGE, squash_commit_sha: null, state: "merged" } };
+  if (path === "/api/v4/projects/42/merge_requests/12/approvals")
+    return {
+      status: 200,
+      body: { approved: s.approvals.length > 0, approved_by: s.approvals.map((a) => ({ user: { username: a.user }, approved_at: "2026-03-02T10:00:00Z" })) },
+    };
+  if (path === "/api/v4/projects/42/approvals") return { status: 200, body: { reset_approvals_on_push: s.resetOnPush !== false } };
+  return { status: 404, body: { message: "404 Not Found" } };
+}
+
+let emu: Emu;
+let repo: string;
+beforeAll(async () => {
+  emu = await startEmu();
+  forge = createServer((req, res) => {
+    seen.push({ path: req.url ?? "", headers: req.headers });
+    const a = answer(req.url ?? "");
+    res.writeHead(a.status, { "content-type": "application/json" }).end(JSON.stringify(a.body));
+  });
+  await new Promise<void>((r) => forge.listen(0, "127.0.0.1", r));
+  forgeUrl = `http://127.0.0.1:${(forge.address() as AddressInfo).port}`;
+  // One tenant configuration change to apply: a small plan, the same in every case.
+  repo = tempRepo(emu.url, { "policies/tenant-configuration.yaml": readFileSync(join(ROOT, "policies", "tenant-configuration.yaml"), "utf8") });
+  appendFileSync(join(repo, "revsync.yaml"), "four_eyes: true\n");
+});
+afterAll(async () => {
+  removeDir(repo);
+  await new Promise<void>((r) => forge.close(() => r()));
+  await emu.close();
+});
+beforeEach(async () => {
+  await emu.reset();
+  seen = [];
+});
+
+const CI = {
+  github: (applied: string) => ({
+    GITHUB_ACTIONS: "true",
+    GITHUB_API_URL: forgeUrl,
+    GITHUB_REPOSITORY: "acme/policies",
+    GITHUB_TOKEN: GH_TOKEN,
+    GITHUB_SHA: applied,
+    GITHUB_REF: "refs/heads/main",
+    GITHUB_EVENT_NAME: "push",
+    REVSYNC_PULL_REQUEST: "12",
+  }),
+  gitlab: (applied: string) => ({
+    GITLAB_CI: "true",
+    CI_API_V4_URL: `${forgeUrl}/api/v4`,
+    CI_PROJECT_ID: "42",
+    GITLAB_API_TOKEN: GL_TOKEN,
+    CI_COMMIT_SHA: applied,
+    CI_PIPELINE_SOURCE: "push",
+    REVSYNC_PULL_REQUEST: "12",
+  }),
+};
+
+describe.each(["github", "gitlab"] as const)("the pull request's approval in CI (%s)", (provider) => {
+  const apply = (applied: string) =>
+    cli(["apply", "--auto-approve", "--evidence", `ev-${provider}`], { cwd: repo, env: { ...DEMO_ENV, ...CI[provider](applied) } });
+  const refused = async (s: Scenario, applied: string, reason: RegExp) => {
+    scenario = s;
+    const r = await apply(applied);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/Error: four eyes: /);
+    expect(r.stderr).toMatch(reason);
+    expect(r.stderr).toContain("nothing was sent");
+    expect(await emu.writes()).toEqual([]);
+    return r;
+  };
+
+  it("refuses, writing nothing, with no approval, an approval by the author only, or one at an older commit; applies what someone else approved, and the record names the author and each approval", async () => {
+    const pr = provider === "gitlab" ? "merge request !12" : "pull request #12";
+    await refused({ approvals: [] }, MERGE, new RegExp(`${pr} has no approval: it needs one by someone other than its author, carol`));
+    await refused({ approvals: [{ user: "carol", commit: HEAD }] }, MERGE, new RegExp(`${pr} is approved only by its author, carol`));
+    if (provider === "github")
+      await refused(
+        { approvals: [{ user: "dave", commit: OLDER }] },
+        MERGE,
+        /pull request #12 was approved by dave at an older commit \(000000000000\), not at its head 111111111111: the change applied is not the one approved/,
+      );
+    // GitLab does not say which commit an approval is of: only a project that drops approvals on a push
+    // makes a standing approval one of the head.
+    else
+      await refused(
+        { approvals: [{ user: "dave", commit: HEAD }], resetOnPush: false },
+        MERGE,
+        /merge request !12 is approved by dave, but the project keeps approvals/,
+      );
+    // The commit applied is neither the approved head nor the merge made of it.
+    await refused(
+      { approvals: [{ user: "dave", commit: HEAD }] },
+      "9".repeat(40),
+      /the commit applied, 999999999999, is neither the approved head 111111111111/,
+    );
+
+    scenario = {
+      approvals: [
+        { user: "carol", commit: HEAD },
+        { user: "dave", commit: HEAD },
+      ],
+    };
+    const ok = await apply(MERGE);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stderr).toContain(`Four eyes: ${pr} by carol is approved by dave at 111111111111.`);
+    expect((await emu.writes()).map((w) => w.method)).toEqual(["PATCH"]);
+    // The token went to the forge as the forge wants it, and nowhere in the output.
+    const auth = seen.map((s) => (provider === "github" ? s.headers.authorization : s.headers["private-token"]));
+    expect(new Set(auth)).toEqual(new Set([provider === "github" ? `Bearer ${GH_TOKEN}` : GL_TOKEN]));
+    const dir = join(repo, `ev-${provider}`);
+    const records = readdirSync(dir)
+      .sort()
+      .map((f) => readFileSync(join(dir, f), "utf8"));
+    for (const text of records) expect(text).not.toContain(provider === "github" ? GH_TOKEN : GL_TOKEN);
+    const last = JSON.parse(records.at(-1) ?? "{}");
+    expect(last.pull_request_approval).toMatchObject({
+      provider,
+      number: 12,
+      author: "carol",
+      head_commit: HEAD,
+      applied_commit: MERGE,
+      independent: ["dave"],
+      holds: true,
+      problem: null,
+    });
+    expect(last.pull_request_approval.approvals.map((a: any) => [a.user, a.commit])).toEqual([
+      ["carol", HEAD],
+      ["dave", HEAD],
+    ]);
+    // The refused runs left records too, each saying why.
+    expect(JSON.parse(records[0] ?? "{}").pull_request_approval).toMatchObject({ holds: false, independent: [] });
+    const verify = await cli(["evidence", "verify", `ev-${provider}`], { cwd: repo });
+    expect(verify.code, verify.stdout).toBe(0);
+  });
+});
+
+it("four_eyes outside CI: apply says the pull request's approval could not be checked, and applies", async () => {
+  const r = await cli(["apply", "--auto-approve"], { cwd: repo, env: DEMO_ENV });
+  expect(r.code).toBe(0);
+  expect(r.stderr).toContain("Warning: four eyes: the pull request's approval could not be checked: this run is not in CI");
+  expect(seen).toEqual([]);
+});
