@@ -17,6 +17,21 @@ function isLocal(url: string | undefined): boolean {
   }
 }
 
+/** The variables revsync signs in with (the service's client and user, a token, the approver's): what
+ *  makes revsync somebody at the service. No file ever reads them as a ${VAR}: a policy file or
+ *  revsync.yaml that names one is an error (docs/decisions.md, "What a policy file may read"). */
+export const SIGN_IN_VARIABLES: ReadonlySet<string> = new Set([
+  "REVSYNC_CLIENT_ID",
+  "REVSYNC_CLIENT_SECRET",
+  "REVSYNC_USERNAME",
+  "REVSYNC_PASSWORD",
+  "REVSYNC_TOKEN",
+  "REVSYNC_USER",
+  "REVSYNC_APPROVER_USERNAME",
+  "REVSYNC_APPROVER_PASSWORD",
+  "REVSYNC_APPROVER_TOKEN",
+]);
+
 /** Reads credentials from the environment only (README, Security): never from files. `baseUrl` is the
  *  service they are for: the emulator's demo sign-in is suggested only for a local one. */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv, baseUrl?: string): Credentials {
