@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmulatorState, TenantState } from "../src/emulator/state.js";
-import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type CliResult, type Emu } from "../src/testing/helpers.js";
 
 // Text from outside is data, never an instruction (issue 33): what the service holds is written to git
 // so that it reads back as the same text, a policy file reads only the variables its repo declares and
@@ -19,6 +19,25 @@ async function changeService(emu: Emu, change: (t: TenantState) => void): Promis
   if (!t) throw new Error("no tenant");
   change(t);
   await emu.admin("POST", "reset", { state });
+}
+
+/** export, validate, then plan --detailed-exitcode in the repo: each clean, the plan "No changes". */
+async function exportThenPlan(run: (args: string[]) => Promise<CliResult>): Promise<CliResult> {
+  const e = await run(["export"]);
+  expect(e.stderr).not.toMatch(/internal error/);
+  expect(e.code).toBe(0);
+  expect((await run(["validate"])).code).toBe(0);
+  const p = await run(["plan", "--detailed-exitcode"]);
+  expect(p.stdout).toMatch(/^No changes\./);
+  expect(p.code).toBe(0);
+  return p;
+}
+
+/** A folder outside any repo, holding one file that must stay untouched. */
+function outsideFile(name: string): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), "revsync-outside-"));
+  writeFileSync(join(dir, name), "untouched\n");
+  return { dir, file: join(dir, name) };
 }
 
 const contraOf = async (emu: Emu): Promise<unknown> =>
@@ -53,13 +72,7 @@ for (const profile of ["default", "literal"] as const) {
       try {
         for (const repo of [viaVars, literal, empty]) {
           const run = (args: string[]) => cli(args, { cwd: repo, env: DEMO_ENV });
-          const e = await run(["export"]);
-          expect(e.stderr).not.toMatch(/internal error/);
-          expect(e.code).toBe(0);
-          expect((await run(["validate"])).code).toBe(0);
-          const p = await run(["plan", "--detailed-exitcode"]);
-          expect(p.stdout).toMatch(/^No changes\./);
-          expect(p.code).toBe(0);
+          const p = await exportThenPlan(run);
           expect(p.stdout + p.stderr).not.toMatch(/redacted|alice-password/);
           if (repo !== viaVars) continue;
           const a = await run(["apply", "--auto-approve"]);
@@ -116,13 +129,7 @@ for (const profile of ["default", "literal"] as const) {
       const repo = tempRepo(emu.url, {});
       const run = (args: string[]) => cli(args, { cwd: repo, env: { ...DEMO_ENV, HOME: "/home/someone" } });
       try {
-        const e = await run(["export"]);
-        expect(e.stderr).not.toMatch(/internal error/);
-        expect(e.code).toBe(0);
-        expect((await run(["validate"])).code).toBe(0);
-        const p = await run(["plan", "--detailed-exitcode"]);
-        expect(p.stdout).toMatch(/^No changes\./);
-        expect(p.code).toBe(0);
+        const p = await exportThenPlan(run);
         expect(p.stdout).not.toContain("/home/someone");
         const again = await run(["export"]);
         expect(again.stdout).toMatch(/^Nothing to export/m);
@@ -234,13 +241,11 @@ describe("what a file may read, where a URL may point, where a file may be writt
   it("a values CSV linked outside the repo: export refuses it naming the link and writes nothing through it; the rest is written", async () => {
     await emu.reset();
     const repo = tempRepo(emu.url);
-    const outsideDir = mkdtempSync(join(tmpdir(), "revsync-outside-"));
-    const outside = join(outsideDir, "outside.csv");
-    writeFileSync(outside, "untouched\n");
+    const { dir: outsideDir, file: outside } = outsideFile("outside.csv");
     const link = join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv");
     rmSync(link);
     symlinkSync(outside, link);
-    // The service's training batch differs from git's too: that file is written.
+    // The service's contra account differs from git's vars too: revsync.yaml is written.
     const cfg = readFileSync(join(repo, "revsync.yaml"), "utf8");
     try {
       const e = await cli(["export"], { cwd: repo, env: DEMO_ENV });
@@ -262,9 +267,7 @@ describe("what a file may read, where a URL may point, where a file may be writt
   it("plan --out, init and evidence: of revsync.yaml never write through a link that leads out of their folder", async () => {
     await emu.reset();
     const repo = tempRepo(emu.url);
-    const outsideDir = mkdtempSync(join(tmpdir(), "revsync-outside-"));
-    const outside = join(outsideDir, "target.json");
-    writeFileSync(outside, "untouched\n");
+    const { dir: outsideDir, file: outside } = outsideFile("target.json");
     const run = (args: string[], cwd = repo) => cli(args, { cwd, env: DEMO_ENV });
     try {
       // A plan file named by the user: wherever it is named, but not through a link out of its folder.
