@@ -30,6 +30,7 @@ export const SIGN_IN_VARIABLES: ReadonlySet<string> = new Set([
   "REVSYNC_APPROVER_USERNAME",
   "REVSYNC_APPROVER_PASSWORD",
   "REVSYNC_APPROVER_TOKEN",
+  "REVSYNC_APPROVER_USER",
 ]);
 
 /** Reads credentials from the environment only (README, Security): never from files. `baseUrl` is the
