@@ -42,7 +42,9 @@ const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 function writeTemp(path: string, data: string | Uint8Array, mode: number, exact: boolean): string {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", mode);
+  // A new file of its own: whatever holds the temp name (a stray file, a link) is removed, never written through.
+  rmSync(tmp, { force: true });
+  const fd = openSync(tmp, "wx", mode);
   try {
     if (exact) fchmodSync(fd, mode);
     if (typeof data === "string") writeSync(fd, data);

@@ -130,14 +130,15 @@ describe("the default profile", () => {
       expect(again.stdout.trim()).toBe("Nothing to export: git's files already hold what the service holds.");
       expect((await run(["plan", "--detailed-exitcode"])).code).toBe(0);
 
-      // A variable the process environment sets is no environment's own: the field is refused, named.
+      // A variable that this environment's vars take from the process environment is no environment's
+      // own: the field is refused, named.
       const cfg = readFileSync(join(repo, "revsync.yaml"), "utf8");
-      writeFileSync(join(repo, "revsync.yaml"), cfg.replace(/ {4}vars:\n {6}contra_account: MJ-CONTRA-000\n/, ""));
+      writeFileSync(join(repo, "revsync.yaml"), cfg.replace("contra_account: MJ-CONTRA-000", "contra_account: ${CONTRA}"));
       const tcFile = readFileSync(join(repo, "policies", "tenant-configuration.yaml"), "utf8");
-      const shared = await cli(["export"], { cwd: repo, env: { ...DEMO_ENV, contra_account: "MJ-CONTRA-100" } });
+      const shared = await cli(["export"], { cwd: repo, env: { ...DEMO_ENV, CONTRA: "MJ-CONTRA-100" } });
       expect(shared.code).toBe(1);
       expect(shared.stderr).toContain(
-        "tenant-configuration/Default Tenant Configuration: manual_journal_contra_account comes from ${contra_account}, which the process environment sets",
+        "tenant-configuration/Default Tenant Configuration: manual_journal_contra_account comes from ${contra_account}, which environments.demo.vars of revsync.yaml takes from ${CONTRA} of the process environment",
       );
       expect(readFileSync(join(repo, "policies", "tenant-configuration.yaml"), "utf8")).toBe(tcFile);
       writeFileSync(join(repo, "revsync.yaml"), cfg);

@@ -302,7 +302,7 @@ describe("variables (one set of rules for every file)", () => {
     try {
       const d = validateRepo({ cwd: dir, env: { hardware_floor: "80" } }).diagnostics;
       expect(d.map((x) => `${x.line}:${x.column} ${x.message}`)).toEqual([
-        "7:17 undefined variable ${hardware_flor} (did you mean ${hardware_floor}?): define it under the environment's vars in revsync.yaml or in the process environment",
+        "7:17 undefined variable ${hardware_flor}: define it under the environment's vars in revsync.yaml",
         '8:11 spec.active: expected a boolean (true or false), got the string "yes-please"',
       ]);
     } finally {
@@ -310,14 +310,27 @@ describe("variables (one set of rules for every file)", () => {
     }
   });
 
-  it("a whole-value variable from the process environment becomes a number or boolean where the schema wants one", () => {
+  it("a whole-value variable from the process environment (through vars) becomes a number or boolean where the schema wants one", () => {
     const dir = repoWith(
       ssp("  method: upload\n  hierarchy_no: ${hw_rank}\n  floor_percentage: ${hardware_floor}\n  active: ${hw_active}\n  type: ${hw_type}\n"),
+      "version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars:\n      hw_rank: ${HW_RANK}\n      hardware_floor: ${HW_FLOOR}\n      hw_active: ${HW_ACTIVE}\n      hw_type: '${HW_TYPE}'\n",
     );
     try {
-      expect(validateRepo({ cwd: dir, env: { hw_rank: "10", hardware_floor: "80", hw_active: "true", hw_type: "42" } }).diagnostics).toEqual([]);
-      const bad = validateRepo({ cwd: dir, env: { hw_rank: "ten", hardware_floor: "80", hw_active: "true", hw_type: "42" } }).diagnostics;
+      expect(validateRepo({ cwd: dir, env: { HW_RANK: "10", HW_FLOOR: "80", HW_ACTIVE: "true", HW_TYPE: "42" } }).diagnostics).toEqual([]);
+      const bad = validateRepo({ cwd: dir, env: { HW_RANK: "ten", HW_FLOOR: "80", HW_ACTIVE: "true", HW_TYPE: "42" } }).diagnostics;
       expect(bad.map((x) => x.message)).toEqual(['spec.hierarchy_no: expected a whole number, got the string "ten"']);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a policy file reads only the vars revsync.yaml declares: a process variable it names directly is an error that says how to declare it", () => {
+    const dir = repoWith(ssp("  method: upload\n  floor_percentage: ${hardware_floor}\n"));
+    try {
+      const d = validateRepo({ cwd: dir, env: { hardware_floor: "80" } }).diagnostics;
+      expect(d.map((x) => `${x.file}:${x.line}:${x.column} ${x.message}`)).toEqual([
+        "policies/p.yaml:7:21 ${hardware_floor} is not one of the environment's vars: a policy file reads only the vars revsync.yaml declares, not the process environment; to read the process variable hardware_floor, declare it under the environment's vars in revsync.yaml (hardware_floor: ${hardware_floor})",
+      ]);
     } finally {
       removeDir(dir);
     }

@@ -17,6 +17,31 @@ function isLocal(url: string | undefined): boolean {
   }
 }
 
+/** The secrets revsync reads from the environment: the service's client secret, the passwords and
+ *  tokens of both identities, and the CI tokens read for four eyes. Every output redacts their values. */
+export const SECRET_VARIABLES = [
+  "REVSYNC_CLIENT_SECRET",
+  "REVSYNC_PASSWORD",
+  "REVSYNC_TOKEN",
+  "REVSYNC_APPROVER_PASSWORD",
+  "REVSYNC_APPROVER_TOKEN",
+  "GITHUB_TOKEN",
+  "GITLAB_API_TOKEN",
+] as const;
+
+/** The variables that make revsync somebody: the service's client and user, a token, the approver's,
+ *  and the CI tokens it reads a pull request's approvals with. No file ever reads them as a ${VAR}: a
+ *  policy file or revsync.yaml that names one is an error (docs/decisions.md, "What a policy file may
+ *  read"). */
+export const SIGN_IN_VARIABLES: ReadonlySet<string> = new Set([
+  "REVSYNC_CLIENT_ID",
+  "REVSYNC_USERNAME",
+  "REVSYNC_USER",
+  "REVSYNC_APPROVER_USERNAME",
+  "REVSYNC_APPROVER_USER",
+  ...SECRET_VARIABLES,
+]);
+
 /** Reads credentials from the environment only (README, Security): never from files. `baseUrl` is the
  *  service they are for: the emulator's demo sign-in is suggested only for a local one. */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv, baseUrl?: string): Credentials {
@@ -39,10 +64,6 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv, baseUrl?: string): Cr
     password: env.REVSYNC_PASSWORD ?? "",
   };
 }
-
-/** The variables of the approver identity (four eyes). A policy file never reads them, nor revsync's own
- *  credentials, as ${VAR}s. */
-export const APPROVER_VARS = ["REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD", "REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USER"] as const;
 
 /** The approver identity, from the environment only: REVSYNC_APPROVER_USERNAME and
  *  REVSYNC_APPROVER_PASSWORD (a password grant with revsync's own client id and secret), or

@@ -1,4 +1,4 @@
-import { Agent, EnvHttpProxyAgent, LOOPBACK, request, type Dispatcher } from "./http.js";
+import { Agent, EnvHttpProxyAgent, LOOPBACK, request, urlCredentials, type Dispatcher } from "./http.js";
 import { ApiError, UserError } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
@@ -108,6 +108,8 @@ export interface Progress {
 export const freshProgress = (): Progress => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined });
 
 export function checkUrl(name: string, value: string): URL {
+  const credentials = urlCredentials(value);
+  if (credentials) throw new UserError(`${name}: ${credentials}`);
   let url: URL;
   try {
     url = new URL(value);

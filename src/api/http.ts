@@ -20,6 +20,21 @@ export type { Dispatcher };
 /** The hosts that name this machine: the only ones plain http:// may reach (README, Security). */
 export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
+/** Why a URL may not be used because it holds credentials (user info: `https://user:password@host`),
+ *  in words that show neither; undefined when it holds none. revsync signs in only with the sign-in
+ *  variables, so a URL that carries a user or password is refused wherever it comes from (a file, a
+ *  variable) before anything is sent or shown. Text that no URL parser reads counts when it has an @. */
+export function urlCredentials(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return text.includes("@") ? "it holds an @ and is not a URL revsync can read (a user name or password would not be shown)" : undefined;
+  }
+  if (url.username === "" && url.password === "") return undefined;
+  return `it holds a ${url.password !== "" ? "user name and password" : "user name"} (${url.protocol}//[credentials]@${url.host}): credentials never go in a URL; revsync signs in with REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME and REVSYNC_PASSWORD (or REVSYNC_TOKEN) from the environment`;
+}
+
 let quickParser = false;
 
 /** A request through a dispatcher (undici's Dispatcher.request, with the URL split as it needs). */

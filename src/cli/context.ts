@@ -1,5 +1,6 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import { approverFromEnv, credentialsFromEnv } from "../api/auth.js";
+import { urlCredentials } from "../api/http.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
@@ -58,7 +59,7 @@ export function openRepo(flags: GlobalFlags): Repo {
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
 export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars">, out: Output, flags: GlobalFlags): DesiredState {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env.vars, envOf(flags)));
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
@@ -83,6 +84,10 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   }
   if (configFile) return openEnv(openRepo(flags), flags);
   const baseUrl = penv.REVSYNC_BASE_URL ?? "";
+  for (const name of ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL"]) {
+    const credentials = urlCredentials(penv[name] ?? "");
+    if (credentials) throw new UserError(`${name}: ${credentials}`);
+  }
   return {
     name: penv.REVSYNC_ENV ?? "default",
     baseUrl,

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import type { ApplyReport } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
@@ -11,6 +11,7 @@ import { EvidenceRecorder } from "../evidence/recorder.js";
 import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "../evidence/store.js";
 import { verifyChain } from "../evidence/verify.js";
 import { PACKAGE_ROOT } from "../package-root.js";
+import { realPathInside } from "../user-files.js";
 import { evidenceMarkdown, evidenceText, verifyText } from "../report/evidence.js";
 import { cwdOf, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -31,6 +32,18 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
   if (flags.evidence !== undefined && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
   const dir = flags.evidence !== undefined ? resolve(cwdOf(flags), flags.evidence) : env.evidence;
   if (dir === undefined) return undefined;
+  // A folder revsync.yaml names is a path from a file: it stays inside the repo, links followed
+  // (realPathInside). One the command line names is the user's own choice, wherever it is.
+  if (flags.evidence === undefined) {
+    try {
+      realPathInside(repo.root, dir, { show: (p) => relative(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+    } catch (e) {
+      throw new UserError(
+        `evidence: of revsync.yaml: ${(e as Error).message}; nothing was sent`,
+        "name a folder inside the repo, or give any folder with --evidence DIR",
+      );
+    }
+  }
   prepareEvidenceDir(dir);
   const penv = envOf(flags);
   const redactor = { redact: (t: string) => t };

@@ -10,7 +10,7 @@ import { checkTargets } from "../plan/targets.js";
 import { unknownNotes } from "../plan/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
-import { editUserFile, fileError } from "../user-files.js";
+import { editUserFile, fileError, realPathInside } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -72,11 +72,12 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     let git: GitFile[];
     try {
       taken = filesUnder(dir);
-      git = gitFiles(dir, varsFor(env.vars, envOf(flags)));
+      git = gitFiles(dir, varsFor(env, envOf(flags)));
     } catch (e) {
       throw fileError("read", shown("."), e);
     }
-    const files = exportFiles(live, flags.target ?? [], taken);
+    const unnamed: string[] = [];
+    const files = exportFiles(live, flags.target ?? [], taken, unnamed);
     const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
     const header = (file: string): string[] => [
       `yaml-language-server: $schema=${posixOf(relative(dirname(join(dir, file)), schemaFile))}`,
@@ -112,15 +113,21 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
     const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
     const plan = placeExport(files, git, header, readValues, { varHome, sharedWith });
-    // Writes stay inside the policy repo, or inside the folder --dir names when that lies outside it: a
-    // values path of git's own that leads out of either is validate's to report, never export's to follow.
+    // Writes stay inside the policy repo, or inside the folder --dir names when that lies outside it
+    // (realPathInside, symbolic links followed): a values path of git's own, or a link, that leads out of
+    // either is refused, named, and nothing is written through it.
     const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
     const base = dirInRepo ? repo.root : dir;
+    const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${shown(".")}` };
     const outside = plan.writes.filter((w) => {
-      const rel = relative(base, join(dir, w.file));
-      return rel.startsWith("..") || isAbsolute(rel);
+      try {
+        realPathInside(base, join(dir, w.file), words);
+        return false;
+      } catch (e) {
+        out.error(`${(e as Error).message} (${w.what})`);
+        return true;
+      }
     });
-    for (const w of outside) out.warn(`${shown(w.file)} lies outside ${dirInRepo ? "the policy repo" : shown(".")}: not written (${w.what})`);
     // "updated" only when the bytes change: a write of what the file holds already is no write.
     const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
     const verb = (w: (typeof writes)[number]): string => (flags.dryRun ? (w.created ? "would write" : "would update") : w.created ? "wrote" : "updated");
@@ -140,9 +147,9 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
       if (after !== before) configText = after;
     }
     if (!flags.dryRun) {
-      for (const w of writes) editUserFile(join(dir, w.file), w.text);
+      for (const w of writes) editUserFile(join(dir, w.file), w.text, base, words);
       if (needsSchemas) writeRepoSchemas(repo.root, false);
-      if (configText !== undefined) editUserFile(repo.configFile, configText);
+      if (configText !== undefined) editUserFile(repo.configFile, configText, repo.root, { ...words, folderName: "the policy repo" });
     }
     for (const w of writes) out.out(`${verb(w)} ${shown(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
     for (const v of plan.vars) {
@@ -159,6 +166,9 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     // Left out of new files only: in a file git holds, a field the service does not show keeps git's value.
     const created = new Set(writes.filter((w) => w.created).map((w) => w.what));
     const leftOut = files.flatMap((f) => (created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !l.endsWith("(the service shows null)"))));
+    if (unnamed.length) {
+      out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):\n  ${unnamed.join("\n  ")}`);
+    }
     if (leftOut.length) {
       out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):\n  ${leftOut.join("\n  ")}`);
     }

@@ -5,9 +5,10 @@ import { createRequire } from "node:module";
 import { isDeepStrictEqual } from "node:util";
 import { parse } from "yaml";
 import { UserError } from "../errors.js";
+import { urlCredentials } from "../api/http.js";
 import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
-import { writeUserFile } from "../user-files.js";
+import { realPathInside, writeUserFile } from "../user-files.js";
 import type { Output } from "./output.js";
 
 export interface InitFlags {
@@ -148,6 +149,8 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
     throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
   if (flags.ci && !CI_FILES[flags.ci]) throw new UserError(`--ci must be github or gitlab, got ${JSON.stringify(flags.ci)}`);
+  const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : undefined;
+  if (credentials) throw new UserError(`--base-url: ${credentials}`);
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
   const prefix = envName.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
@@ -198,6 +201,9 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin ?? placeholder));
   for (const [from, to] of flags.ci ? (CI_FILES[flags.ci] ?? []) : []) files.set(to, adaptRecipe(readFileSync(join(CI_DIR, from), "utf8"), shape));
 
+  // Every file init writes lies inside DIR: a link that leads out is refused before anything is written.
+  const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
+  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, join(dir, name), words);
   const written: string[] = [];
   const kept: string[] = [];
   const unchanged: string[] = [];
@@ -213,7 +219,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
     if (merged) {
       if (merged.text === current) unchanged.push(name);
       else {
-        writeUserFile(path, merged.text);
+        writeUserFile(path, merged.text, dir, words);
         written.push(merged.said);
       }
       continue;
@@ -222,7 +228,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       kept.push(name);
       continue;
     }
-    writeUserFile(path, text);
+    writeUserFile(path, text, dir, words);
     written.push(current === undefined ? `wrote ${name}` : `replaced ${name}`);
   }
   const schemas = writeRepoSchemas(dir, !!flags.force);

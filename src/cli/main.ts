@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { colorFor, Output, Redactor } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
+import { SECRET_VARIABLES } from "../api/auth.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
@@ -17,16 +18,7 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
  *  working directory and signals of `io` (the process's own unless given), and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
-  for (const name of [
-    "REVSYNC_CLIENT_SECRET",
-    "REVSYNC_PASSWORD",
-    "REVSYNC_TOKEN",
-    "REVSYNC_APPROVER_PASSWORD",
-    "REVSYNC_APPROVER_TOKEN",
-    "GITHUB_TOKEN",
-    "GITLAB_API_TOKEN",
-  ])
-    redactor.add(io.env[name]);
+  for (const name of SECRET_VARIABLES) redactor.add(io.env[name]);
   let code = 0;
   // The command that runs: its flags and output, for the one error report below.
   let current: { flags: GlobalFlags; out: Output } | undefined;

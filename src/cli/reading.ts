@@ -44,7 +44,7 @@ export async function readWithProgress(
  *  so it reads nothing for it. */
 export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output, opts: { impact: boolean }): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
-  const tests = opts.impact ? loadTests(repo, varsFor(env.vars, envOf(flags))) : undefined;
+  const tests = opts.impact ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
   const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
   if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   const cases = testProblems.length ? [] : (tests?.cases ?? []);

@@ -108,7 +108,7 @@ const rulesOf = (repo: Repo, name: string | undefined): Record<string, string> =
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
 async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> {
   const env = openEnv(repo, flags);
-  const { cases, contracts, dir, broken } = casesFor(repo, env.vars, flags);
+  const { cases, contracts, dir, broken } = casesFor(repo, env, flags);
   const base = { cases, contracts, dir, broken, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
@@ -131,9 +131,10 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
   const groups = new Map<string, Omit<Run, "label"> & { names: string[] }>();
   const skipped = new Set<string>();
   for (const name of names.length ? names : [undefined]) {
-    const { vars, problems } = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
+    const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
+    const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(vars, penv));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv));
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -141,7 +142,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
         "run revsync validate",
       );
     }
-    const { cases, contracts, dir, broken } = casesFor(repo, vars, flags);
+    const { cases, contracts, dir, broken } = casesFor(repo, own, flags);
     const git = modelsFromGitOnly(desired);
     for (const s of git.skipped) skipped.add(s);
     const carves = carvesGit(desired);

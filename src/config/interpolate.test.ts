@@ -1,16 +1,64 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { interpolateString } from "./interpolate.js";
+import { SIGN_IN_VARIABLES } from "../api/auth.js";
+import { interpolateString, literalText, variablesIn } from "./interpolate.js";
 import { unsafeName } from "./rules.js";
 
 describe("${VAR} takes only the environment's and vars' own properties", () => {
   it.each(["constructor", "toString", "__proto__", "hasOwnProperty"])("${%s} is undefined", (name) => {
-    const out = interpolateString(`\${${name}}`, { vars: {}, env: { HOME: "/root" } });
+    const out = interpolateString(`\${${name}}`, { vars: {}, env: { HOME: "/root" }, process: true });
     expect(out.problems).toEqual([expect.stringMatching(new RegExp(`^undefined variable \\$\\{${name}\\}`))]);
   });
 
-  it("a defined variable still resolves, from vars first", () => {
-    expect(interpolateString("${A}-${B}", { vars: { A: "x" }, env: { A: "no", B: "y" } })).toEqual({ value: "x-y", problems: [] });
+  it("in revsync.yaml a defined variable still resolves, from vars first, then the process environment", () => {
+    expect(interpolateString("${A}-${B}", { vars: { A: "x" }, env: { A: "no", B: "y" }, process: true })).toEqual({ value: "x-y", problems: [] });
   });
+
+  it("in a policy file only vars resolve: the process environment is never read", () => {
+    const out = interpolateString("${A}-${HOME}", { vars: { A: "x" }, env: { HOME: "/root" } });
+    expect(out.value).toBe("x-${HOME}");
+    expect(out.problems).toEqual([
+      expect.stringMatching(
+        /^\$\{HOME\} is not one of the environment's vars: .* declare it under the environment's vars in revsync.yaml \(HOME: \$\{HOME\}\)$/,
+      ),
+    ]);
+  });
+});
+
+describe("revsync's own sign-in variables are read by no file", () => {
+  it.each([...SIGN_IN_VARIABLES])("${%s} is a problem, whole or inside a text, declared or not, in revsync.yaml or a policy file", (name) => {
+    for (const process of [true, false]) {
+      const src = { vars: { [name]: "declared" }, env: { [name]: "the-secret" }, process };
+      for (const text of [`\${${name}}`, `MJ-\${${name}}`]) {
+        const out = interpolateString(text, src);
+        expect(out.value).not.toContain("the-secret");
+        expect(out.value).not.toContain("declared");
+        expect(out.problems).toEqual([
+          `\${${name}} is one of revsync's own sign-in variables, which no file may read: credentials go only to the service's sign-in, never into a value revsync shows or sends`,
+        ]);
+      }
+    }
+  });
+});
+
+describe("literalText: text from outside reads back as itself, never as a variable", () => {
+  const text = fc.string({ unit: fc.constantFrom("$", "{", "}", "$$", "${", "$${", "A", "_", "HOME", "REVSYNC_PASSWORD", " ", "\n", "é", "\u202e") });
+  it("for any text, whatever the vars and the environment hold", () => {
+    fc.assert(
+      fc.property(text, fc.boolean(), (s, process) => {
+        const out = interpolateString(literalText(s), { vars: { A: 1, HOME: "h" }, env: { HOME: "/root", REVSYNC_PASSWORD: "pw" }, process });
+        expect(out).toEqual({ value: s, problems: [] });
+        expect(variablesIn(literalText(s))).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+  it.each([
+    ["MJ-${REVSYNC_PASSWORD}", "MJ-$${REVSYNC_PASSWORD}"],
+    ["$${", "$$${"],
+    ["${HOME}", "$${HOME}"],
+    ["no dollar", "no dollar"],
+  ])("%j is written %j", (s, written) => expect(literalText(s)).toBe(written));
 });
 
 describe("names that cannot travel in a URL path as themselves", () => {

@@ -1,17 +1,29 @@
+import { SIGN_IN_VARIABLES } from "../api/auth.js";
 import { nearest } from "../did-you-mean.js";
 
 /** ${VAR} in revsync.yaml and in policy files, with one set of rules:
- *  - `${NAME}` (letters, digits, _) takes the environment's `vars`, then the process environment;
- *  - `$${` writes a literal `${`;
+ *  - `${NAME}` (letters, digits, _) in a policy file (and a policy test file) takes the environment's
+ *    `vars` of revsync.yaml, and nothing else: a process variable reaches a policy file only through a
+ *    `vars:` entry that names it (`vars: { floor: ${HW_FLOOR} }`), so what a policy file can read is
+ *    what revsync.yaml declares;
+ *  - revsync.yaml's own values (URLs, realm, `vars:` entries) take the process environment;
+ *  - revsync's own sign-in variables (SIGN_IN_VARIABLES) are read by no file: naming one is a problem;
+ *  - `$${` writes a literal `${`, and `literalText` is how text from outside (the service) is written so
+ *    that reading it gives the same text back;
  *  - a value that is exactly one `${NAME}` takes the variable's own type (a number in `vars` stays a
- *    number); one from the process environment is text, which the schema may turn into a number or a
- *    boolean where it wants one (see coerceEnvText);
+ *    number); one whose text comes from the process environment is text, which the schema may turn into
+ *    a number or a boolean where it wants one (see coerceEnvText);
  *  - an undefined or malformed variable is a problem, with "did you mean" for a name one edit away. */
 export type VarValue = string | number | boolean;
 
 export interface VarSource {
   vars: Record<string, VarValue>;
+  /** The process environment. Read only where `process` is set (revsync.yaml's own values); for a
+   *  policy file it only lets a problem say how to declare a variable the environment sets. */
   env: NodeJS.ProcessEnv;
+  process?: boolean;
+  /** The `vars` whose value is the whole text of a process variable (typed as one read from there). */
+  envTexts?: ReadonlySet<string>;
 }
 
 export interface Interpolated {
@@ -24,24 +36,34 @@ export interface Interpolated {
 const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{([^}]*)\}?/g;
 const WHOLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
+const own = (o: object, name: string): boolean => Object.prototype.hasOwnProperty.call(o, name);
+
 function lookup(src: VarSource, name: string): { value: VarValue; fromEnv: boolean } | undefined {
-  if (Object.prototype.hasOwnProperty.call(src.vars, name)) return { value: src.vars[name] as VarValue, fromEnv: false };
   // Own properties only: `${constructor}` is no variable, whatever Object.prototype holds.
-  const e = Object.prototype.hasOwnProperty.call(src.env, name) ? src.env[name] : undefined;
+  if (own(src.vars, name)) return { value: src.vars[name] as VarValue, fromEnv: !!src.envTexts?.has(name) };
+  if (!src.process) return undefined;
+  const e = own(src.env, name) ? src.env[name] : undefined;
   return typeof e !== "string" ? undefined : { value: e, fromEnv: true };
 }
 
 function undefinedProblem(name: string, src: VarSource): string {
-  const names = [...Object.keys(src.vars), ...Object.keys(src.env)];
+  if (!src.process && typeof (own(src.env, name) ? src.env[name] : undefined) === "string") {
+    return `\${${name}} is not one of the environment's vars: a policy file reads only the vars revsync.yaml declares, not the process environment; to read the process variable ${name}, declare it under the environment's vars in revsync.yaml (${name}: \${${name}})`;
+  }
+  const names = [...Object.keys(src.vars), ...(src.process ? Object.keys(src.env) : [])];
   const near = nearest(name, names, { max: 1, within: 1 }).filter((n) => n !== name);
   const mean = near.length ? ` (did you mean \${${near[0]}}?)` : "";
-  return `undefined variable \${${name}}${mean}: define it under the environment's vars in revsync.yaml or in the process environment`;
+  return `undefined variable \${${name}}${mean}: define it under the environment's vars in revsync.yaml${src.process ? " or in the process environment" : ""}`;
 }
+
+/** Why a file may not name one of revsync's sign-in variables. */
+export const signInProblem = (name: string): string =>
+  `\${${name}} is one of revsync's own sign-in variables, which no file may read: credentials go only to the service's sign-in, never into a value revsync shows or sends`;
 
 export function interpolateString(text: string, src: VarSource): Interpolated {
   if (!text.includes("$")) return { value: text, problems: [] };
   const whole = WHOLE.exec(text);
-  if (whole) {
+  if (whole && !SIGN_IN_VARIABLES.has(whole[1] ?? "")) {
     const got = lookup(src, whole[1] ?? "");
     if (got) return { value: got.value, problems: [], ...(got.fromEnv ? { envText: String(got.value) } : {}) };
   }
@@ -52,6 +74,10 @@ export function interpolateString(text: string, src: VarSource): Interpolated {
       problems.push(`malformed variable ${JSON.stringify(m)}: use \${NAME} with letters, digits and _ (or $\${ for a literal \${)`);
       return m;
     }
+    if (SIGN_IN_VARIABLES.has(name)) {
+      problems.push(signInProblem(name));
+      return m;
+    }
     const got = lookup(src, name);
     if (!got) {
       problems.push(undefinedProblem(name, src));
@@ -60,6 +86,30 @@ export function interpolateString(text: string, src: VarSource): Interpolated {
     return String(got.value);
   });
   return { value, problems };
+}
+
+/** The names of the variables a text reads (each `${NAME}` the rules above would fill; `$${` is none). */
+export function variablesIn(text: string): string[] {
+  return [...text.matchAll(VAR)].flatMap((m) => (m[0] !== "$${" && m[1] !== undefined ? [m[1]] : []));
+}
+
+/** Text from outside (what the service holds), as a file writes it so that reading the file gives
+ *  exactly this text back, never a variable: each `${` becomes `$${`. Reading turns `$${` into `${`
+ *  and a `${` always follows the `$` added here, so nothing else of the text changes. */
+export function literalText(text: string): string {
+  // A function, not a replacement string: in one, `$$` would mean a single `$`.
+  return text.replaceAll("${", () => "$${");
+}
+
+/** A value from outside as a file writes it: literalText for every string in it (keys are never read
+ *  for variables, and stay). */
+export function literalValue<T>(value: T): T {
+  if (typeof value === "string") return literalText(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => literalValue(v)) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, literalValue(v)])) as T;
+  }
+  return value;
 }
 
 /** A whole-value variable's text from the process environment, as the type the schema wants there:

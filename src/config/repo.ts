@@ -1,7 +1,9 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { PolicyProblems, UserError } from "../errors.js";
-import { interpolateString, type VarSource, type VarValue } from "./interpolate.js";
+import { interpolateString, signInProblem, variablesIn, type Interpolated, type VarSource, type VarValue } from "./interpolate.js";
+import { SIGN_IN_VARIABLES } from "../api/auth.js";
+import { urlCredentials } from "../api/http.js";
 import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { runRules, type ParsedValuesByPath, type PolicyDoc } from "./rules.js";
@@ -29,6 +31,8 @@ export interface ResolvedEnv {
   authUrl: string;
   realm: string;
   vars: Record<string, VarValue>;
+  /** The vars whose value is the whole text of a process variable (see config/interpolate.ts). */
+  envTexts?: ReadonlySet<string>;
   /** The tenant's choices where the interface is silent (service: of the environment). */
   service: ServiceChoices;
   /** Requests per second the service allows, when revsync.yaml says (rate_limit). */
@@ -113,7 +117,7 @@ export function loadRepo(configFile: string, diagnostics: Diagnostic[], cwd = pr
   diagnostics.push(...problems);
   if (problems.length) return undefined;
   const config = doc.value as RevsyncConfig;
-  const ambiguous = batchStatusProblems(config, doc, shown);
+  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return undefined;
   return { cwd, root, configFile, policiesDir: resolve(root, config.policies ?? "policies"), config, configDoc: doc };
@@ -144,6 +148,28 @@ function batchStatusProblems(config: RevsyncConfig, doc: SourceDoc, file: string
   return problems;
 }
 
+/** The fields of an environment that say where and as whom revsync connects, filled from the process
+ *  environment (the vars are checked as they are filled, by environmentVars). */
+const CONNECTION_FIELDS = ["base_url", "auth_url", "realm"] as const;
+
+/** What revsync.yaml says as written (before any variable is filled, so validate sees it offline): a
+ *  URL with a user or password in it, and a sign-in variable named, are errors at their place. */
+function connectionProblems(config: RevsyncConfig, doc: SourceDoc, file: string): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  for (const [name, env] of Object.entries(config.environments ?? {})) {
+    for (const field of CONNECTION_FIELDS) {
+      const text = (env as EnvironmentConfig | null)?.[field];
+      if (typeof text !== "string") continue;
+      const where = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" as const };
+      const named = variablesIn(text).filter((v) => SIGN_IN_VARIABLES.has(v));
+      for (const v of named) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
+      const credentials = field === "realm" || variablesIn(text).length ? undefined : urlCredentials(text);
+      if (credentials) problems.push({ ...where, message: `environments.${name}.${field}: ${credentials}` });
+    }
+  }
+  return problems;
+}
+
 export function environmentNames(repo: Repo): string[] {
   return Object.keys(repo.config.environments);
 }
@@ -159,24 +185,36 @@ export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.Pr
 
 /** A string of revsync.yaml's environment with ${VAR} filled from the process environment (the rules
  *  of config/interpolate.ts); problems are diagnostics at the field's place. */
-function fill(repo: Repo, name: string, field: string, value: string, env: NodeJS.ProcessEnv, problems: Diagnostic[]): VarValue {
-  const r = interpolateString(value, { vars: {}, env });
+function fill(repo: Repo, name: string, field: string, value: string, env: NodeJS.ProcessEnv, problems: Diagnostic[]): Interpolated {
+  const r = interpolateString(value, { vars: {}, env, process: true });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
   const file = relative(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
     problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
   }
-  return r.value;
+  return r;
 }
 
-/** The environment's vars for policy files, and the problems filling them (what validate reports). */
-export function environmentVars(repo: Repo, name: string, env: NodeJS.ProcessEnv): { vars: Record<string, VarValue>; problems: Diagnostic[] } {
+/** The environment's vars for policy files, and the problems filling them (what validate reports).
+ *  `envTexts`: the vars whose value is the whole text of one process variable. */
+export function environmentVars(
+  repo: Repo,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): { vars: Record<string, VarValue>; envTexts: Set<string>; problems: Diagnostic[] } {
   const vars: Record<string, VarValue> = {};
+  const envTexts = new Set<string>();
   const problems: Diagnostic[] = [];
   for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
-    vars[k] = typeof v === "string" ? fill(repo, name, `vars/${k}`, v, env, problems) : (v ?? "");
+    if (typeof v !== "string") {
+      vars[k] = v ?? "";
+      continue;
+    }
+    const r = fill(repo, name, `vars/${k}`, v, env, problems);
+    vars[k] = r.value;
+    if (r.envText !== undefined) envTexts.add(k);
   }
-  return { vars, problems };
+  return { vars, envTexts, problems };
 }
 
 /** Variables that override the URLs and realm of the environment a command works on. */
@@ -192,11 +230,31 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
   const raw = repo.config.environments[name] as EnvironmentConfig;
   const problems: Diagnostic[] = [];
   const text = (field: string, value: string | undefined): string | undefined =>
-    value === undefined ? undefined : String(fill(repo, name, field, value, env, problems));
+    value === undefined ? undefined : String(fill(repo, name, field, value, env, problems).value);
   const baseUrl = env.REVSYNC_BASE_URL ?? text("base_url", raw.base_url) ?? "";
   const authUrl = env.REVSYNC_AUTH_URL ?? text("auth_url", raw.auth_url) ?? baseUrl;
+  // A URL that a variable gave a user or password: refused before it is used or shown anywhere.
+  for (const [field, value] of [
+    ["base_url", baseUrl],
+    ["auth_url", authUrl],
+  ] as const) {
+    const credentials = urlCredentials(value);
+    if (!credentials) continue;
+    const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
+    if (env[override] !== undefined) throw new UserError(`${override}: ${credentials}`);
+    const from = field === "auth_url" && raw.auth_url === undefined ? "base_url" : field;
+    const reads = variablesIn(String(raw[from] ?? ""));
+    throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
+      {
+        file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
+        ...at(repo.configDoc, `/environments/${name}/${from}`),
+        severity: "error",
+        message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`,
+      },
+    ]);
+  }
   const realm = env.REVSYNC_REALM ?? text("realm", raw.realm) ?? "";
-  const { vars, problems: varProblems } = environmentVars(repo, name, env);
+  const { vars, envTexts, problems: varProblems } = environmentVars(repo, name, env);
   const evidence = raw.evidence ?? repo.config.evidence;
   problems.push(...varProblems);
   if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
@@ -206,6 +264,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     authUrl,
     realm,
     vars,
+    envTexts,
     service: serviceChoices(raw.service, repo.config.approvals, env),
     rateLimit: raw.rate_limit,
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
@@ -286,7 +345,8 @@ export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredSta
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
 
-/** ${VAR} values for policy files: the environment's vars, then the process environment. */
-export function varsFor(vars: Record<string, VarValue>, env: NodeJS.ProcessEnv = process.env): VarSource {
-  return { vars, env };
+/** ${VAR} values for policy files: the environment's vars, and only they (config/interpolate.ts); `env`
+ *  only lets a problem say how to declare a variable the process environment sets. */
+export function varsFor(from: { vars: Record<string, VarValue>; envTexts?: ReadonlySet<string> }, env: NodeJS.ProcessEnv = process.env): VarSource {
+  return { vars: from.vars, env, ...(from.envTexts ? { envTexts: from.envTexts } : {}) };
 }

@@ -24,7 +24,7 @@ function repoWith(n: number, firstLine = "", date = "02/01/2026"): string {
 const load = (dir: string) => {
   const repo = loadRepo(join(dir, "revsync.yaml"), [], dir);
   if (!repo) throw new Error("no repo");
-  return loadTests(repo, varsFor({}, {}));
+  return loadTests(repo, varsFor({ vars: {} }, {}));
 };
 
 /** A repo holding one test file of 2 cases and `n` contracts of 3 lines (the last line of contract 1 in

@@ -35,15 +35,16 @@ export function validateRepo(input: ValidateInput): ValidateResult {
         throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
       }
       // Only the policy vars: the URLs may use ${VAR}s that only CI defines.
-      const { vars, problems } = environmentVars(repo, name, input.env);
-      const loaded = loadPolicies(repo, varsFor(vars, input.env));
+      const own = environmentVars(repo, name, input.env);
+      const problems = own.problems;
+      const loaded = loadPolicies(repo, varsFor(own, input.env));
       // A problem that one environment's variables cause names that environment.
       const named = [...problems, ...loaded.diagnostics].map((d) =>
         d.rule === "variables" && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,
       );
       diagnostics.push(...named);
       docs = Math.max(docs, loaded.docs.length);
-      const tests = loadTests(repo, varsFor(vars, input.env));
+      const tests = loadTests(repo, varsFor(own, input.env));
       diagnostics.push(...tests.diagnostics);
       if (name === names[0]) diagnostics.push(...ignoreRuleWarnings(repo, loaded.desired, input.today ?? todayUtc()));
     }

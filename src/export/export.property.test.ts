@@ -7,7 +7,9 @@ import type { Diagnostic } from "../config/diagnostics.js";
 import { environmentVars, loadPolicies, loadRepo, varsFor } from "../config/repo.js";
 import { listYamlFiles } from "../config/walk.js";
 import { readYamlFile } from "../config/yaml-source.js";
+import { unsafeName } from "../config/rules.js";
 import { PROFILES, type Profile } from "../emulator/profile.js";
+import type { TenantState } from "../emulator/state.js";
 import { seedState } from "../emulator/seed.js";
 import { buildPlan } from "../plan/build.js";
 import { buildDrift } from "../plan/drift.js";
@@ -74,7 +76,7 @@ const posixOf = (p: string): string => p.split(sep).join("/");
 function gitFiles(dir: string, vars: Record<string, string | number | boolean>): GitFile[] {
   return listYamlFiles(dir).map((abs) => {
     const values: unknown[] = [];
-    for (const src of readYamlFile(abs, abs, [], varsFor(vars, {}))) if (!src.unresolved?.size) values[src.index] = src.value;
+    for (const src of readYamlFile(abs, abs, [], varsFor({ vars }, {}))) if (!src.unresolved?.size) values[src.index] = src.value;
     return { file: posixOf(relative(dir, abs)), text: readFileSync(abs, "utf8"), values };
   });
 }
@@ -115,16 +117,45 @@ function exportInto(root: string, files: ReturnType<typeof exportFiles>): string
   return written;
 }
 
-function check(profile: Profile, service: Side, gitSide: Side, e: Edits): void {
-  // The repo: the export of another state of the same tenant, then edited as a team would.
-  const before = exportFiles(liveOf(tenant(gitSide), profile), []);
+/** A new policy repo with one environment p whose vars give contra. */
+function newRepo(contra: string): string {
   const root = mkdtempSync(join(tmpdir(), "revsync-prop-"));
   dirs.push(root);
-  const contra = gitSide.contra;
   writeFileSync(
     join(root, "revsync.yaml"),
     `version: 1\npolicies: policies\nenvironments:\n  p:\n    base_url: http://127.0.0.1:1\n    auth_url: http://127.0.0.1:1\n    realm: demo\n    vars:\n      contra: ${contra}\n`,
   );
+  mkdirSync(join(root, "policies"));
+  return root;
+}
+
+/** An exported file, with `value` in place of its own, and its values files, put into git. */
+function putInGit(root: string, f: ReturnType<typeof exportFiles>[number], value: typeof f.value): void {
+  const abs = join(root, "policies", f.file);
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileSync(abs, renderFile({ ...f, value, specComments: [], batchComments: [] }, []));
+  for (const v of f.valuesFiles) {
+    mkdirSync(dirname(join(root, "policies", v.file)), { recursive: true });
+    writeFileSync(join(root, "policies", v.file), v.text);
+  }
+}
+
+/** `revsync validate` of the repo, in process: git's desired state, every error failing the test. */
+function validated(root: string): ReturnType<typeof loadPolicies>["desired"] {
+  const diagnostics: Diagnostic[] = [];
+  const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
+  if (!repo) throw new Error("no repo");
+  const { vars, problems } = environmentVars(repo, "p", {});
+  const loaded = loadPolicies(repo, varsFor({ vars }, {}));
+  const errors = [...diagnostics, ...problems, ...loaded.diagnostics].filter((d) => d.severity === "error");
+  expect(errors.map((d) => `${d.file}:${d.line} ${d.message}`)).toEqual([]);
+  return loaded.desired;
+}
+
+function check(profile: Profile, service: Side, gitSide: Side, e: Edits): void {
+  // The repo: the export of another state of the same tenant, then edited as a team would.
+  const before = exportFiles(liveOf(tenant(gitSide), profile), []);
+  const root = newRepo(gitSide.contra);
   const inGit: string[] = [];
   before.forEach((f, i) => {
     if (f.value.kind === "SspPolicy" && e.dropPolicy[i % e.dropPolicy.length]) return;
@@ -139,35 +170,22 @@ function check(profile: Profile, service: Side, gitSide: Side, e: Edits): void {
       value.batches = value.batches?.filter((_b, j) => !e.dropBatch[j % e.dropBatch.length]);
       if (!value.batches?.length) delete value.batches;
     }
-    const kept = { ...f, value, specComments: [], batchComments: [] };
-    const abs = join(root, "policies", f.file);
-    mkdirSync(dirname(abs), { recursive: true });
-    writeFileSync(abs, renderFile(kept, []));
-    for (const v of f.valuesFiles) {
-      mkdirSync(dirname(join(root, "policies", v.file)), { recursive: true });
-      writeFileSync(join(root, "policies", v.file), v.text);
-    }
+    putInGit(root, f, value);
   });
 
   const t = tenant(service);
   const live = liveOf(t, profile);
   exportInto(root, exportFiles(live, []));
 
-  // validate
-  const diagnostics: Diagnostic[] = [];
-  const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
-  if (!repo) throw new Error("no repo");
-  const { vars, problems } = environmentVars(repo, "p", {});
-  const loaded = loadPolicies(repo, varsFor(vars, {}));
-  expect([...diagnostics, ...problems, ...loaded.diagnostics].filter((d) => d.severity === "error")).toEqual([]);
+  const desired = validated(root);
   // git's floor and ceiling stay, whatever the service shows (the literal profile shows null).
-  for (const d of loaded.desired.ssp.filter((x) => inGit.includes(x.name))) {
+  for (const d of desired.ssp.filter((x) => inGit.includes(x.name))) {
     expect([d.spec.floor_percentage, d.spec.ceiling_percentage].map((v) => typeof v)).toEqual(["number", "number"]);
   }
   // plan --detailed-exitcode 0, drift 0
-  const plan = buildPlan(loaded.desired, live, META);
+  const plan = buildPlan(desired, live, META);
   expect(plan.changes.filter(isApplied)).toEqual([]);
-  expect(buildDrift(loaded.desired, live, { environment: "p", targets: [] }).drift).toEqual([]);
+  expect(buildDrift(desired, live, { environment: "p", targets: [] }).drift).toEqual([]);
   // a second export writes nothing
   expect(exportInto(root, exportFiles(live, []))).toEqual([]);
 }
@@ -177,6 +195,157 @@ describe("export properties over random repos and service states", () => {
     it(`${profile}: after export, validate, plan --detailed-exitcode and drift exit 0, and a second export writes nothing (${RUNS} cases)`, () => {
       fc.assert(
         fc.property(side, side, gitEdits, (service, gitSide, e) => check(profile, service, gitSide, e)),
+        { numRuns: RUNS },
+      );
+    });
+  }
+});
+
+// Text from outside is data (issue 33): whatever text the service holds in names, batch names and
+// string fields (variables and their escape, markup, table pipes, backticks, control characters,
+// right-to-left marks, `__proto__`, line breaks, quotes, YAML's own syntax, words YAML 1.1 read as
+// booleans or null, numbers as text), export writes it so that git reads back the same text: the repo
+// validates, plan has nothing apply would do, and a second export writes nothing. Into an empty
+// repo (new files) and into a repo that holds the tenant before the change (scalars spliced in place,
+// batches added, revsync.yaml's vars set). A name git cannot hold (unsafeName: a control character, a
+// dot segment, blanks only) is left out, and plan shows it as not in git, nothing else.
+const FRAGMENTS = [
+  "${",
+  "$${",
+  "}",
+  "$",
+  "HOME",
+  "REVSYNC_PASSWORD",
+  "<!--",
+  "-->",
+  "</details>",
+  "<b>",
+  "|",
+  "`",
+  "```",
+  "\u0000",
+  "\u0007",
+  "\u001b[31m",
+  "\u007f",
+  "\u0085",
+  "\u2028",
+  "\u202e",
+  "\u200f",
+  "\ufeff",
+  "\ud800",
+  "__proto__",
+  "\n",
+  "\r\n",
+  "\t",
+  "'",
+  '"',
+  "\\",
+  ": ",
+  " #",
+  "#",
+  "- ",
+  " ",
+  "null",
+  "yes",
+  "No",
+  "~",
+  "123",
+  "0x1F",
+  "1e3",
+  "&a",
+  "*a",
+  "!tag",
+  "%",
+  "@",
+  "?",
+  "[",
+  "{",
+  ".",
+  "..",
+  "é",
+  "𝒳",
+  "x",
+];
+const outsideText = fc.oneof(fc.constantFrom(...FRAGMENTS), fc.string({ unit: fc.constantFrom(...FRAGMENTS), maxLength: 6 }));
+const texts = fc.record({
+  tenant: fc.array(outsideText, { minLength: 4, maxLength: 4 }),
+  names: fc.array(outsideText, { minLength: 4, maxLength: 4 }),
+  batches: fc.array(outsideText, { minLength: 6, maxLength: 6 }),
+  fields: fc.array(outsideText, { minLength: 4, maxLength: 4 }),
+  intoEmpty: fc.boolean(),
+  contraVar: fc.boolean(),
+});
+type Texts = { tenant: string[]; names: string[]; batches: string[]; fields: string[]; intoEmpty: boolean; contraVar: boolean };
+
+/** The demo tenant with the service's text in its string fields, new policies (copies of its own, each
+ *  in a place of the hierarchy of its own) named with it, and new batches of its first policy. */
+function oddTenant(x: Texts): TenantState {
+  const t = seedState("demo").tenants[0] as TenantState;
+  const spec = t.tenantConfigurations[0]?.compliance_spec?.[0] ?? {};
+  ["manual_journal_contra_account", "journals_run_currency", "prorate_method", "ui_mode"].forEach((f, i) => Object.assign(spec, { [f]: x.tenant[i] }));
+  t.ssp.forEach((p, i) => {
+    p.item.type = x.fields[i % x.fields.length] ?? "";
+    const cond = p.item.when?.[0];
+    if (cond) cond.value = x.fields[(i + 1) % x.fields.length] ?? "";
+  });
+  const first = t.ssp[0];
+  if (!first) throw new Error("no policy");
+  // One of a name: a suffix keeps them apart, a bare name stays bare where it is the only one.
+  x.names.forEach((text, i) => {
+    const name = i === 0 ? text : `${text} ${i}`;
+    const copy = structuredClone(t.ssp[i % t.ssp.length] ?? first);
+    Object.assign(copy, { compliance_name: name, compliance_id: `SSP-ODD-${i}` });
+    copy.item.name = name;
+    copy.item.hierarchy_no = 100 + i;
+    copy.batches.forEach((b) => (b.policy_name = name));
+    t.ssp.push(copy);
+  });
+  x.batches.forEach((text, j) => {
+    const b = structuredClone(first.batches[j % first.batches.length]);
+    if (!b) return;
+    b.name = b.batch_name = j === 0 ? text : `${text} ${j}`;
+    first.batches.push(b);
+  });
+  return t;
+}
+
+function checkText(profile: Profile, x: Texts): void {
+  const root = newRepo("MJ-100");
+  if (!x.intoEmpty) {
+    // git holds the tenant as it was before the service's text came in.
+    for (const f of exportFiles(liveOf(tenant({ carves: true, contra: "MJ-100", policies: [] }), profile), [])) {
+      const value = structuredClone(f.value);
+      if (value.kind === "TenantConfiguration" && x.contraVar) value.spec.manual_journal_contra_account = "${contra}";
+      if (value.kind === "SspPolicy") {
+        value.spec.floor_percentage ??= 80;
+        value.spec.ceiling_percentage ??= 120;
+      }
+      putInGit(root, f, value);
+    }
+  }
+  const live = liveOf(oddTenant(x), profile);
+  exportInto(root, exportFiles(live, []));
+
+  const plan = buildPlan(validated(root), live, META);
+  expect(plan.changes.filter(isApplied)).toEqual([]);
+  // Only what git cannot hold remains: a policy or batch whose name revsync refuses in a policy file.
+  for (const c of plan.changes) {
+    expect(c.action).toBe("not_in_git");
+    expect(
+      c.address
+        .replace(/^ssp\//, "")
+        .split("/batch/")
+        .some((n) => unsafeName(n) !== undefined),
+    ).toBe(true);
+  }
+  expect(exportInto(root, exportFiles(live, []))).toEqual([]);
+}
+
+describe("export properties over the service's text", () => {
+  for (const profile of PROFILES) {
+    it(`${profile}: any text in names, batch names and string fields reads back as itself: validate is clean, plan has nothing to apply, a second export writes nothing (${RUNS} cases)`, () => {
+      fc.assert(
+        fc.property(texts, (x) => checkText(profile, x)),
         { numRuns: RUNS },
       );
     });

@@ -4,7 +4,8 @@ import type { Unknown } from "../plan/unknown.js";
 import { valuesChecksum } from "../plan/values.js";
 import { address, valuesFileFor } from "../shared/address.js";
 import { normalizeSspFields } from "../shared/normalize.js";
-import { renderFile, type ExportedFile } from "./mapping.js";
+import { quotedWhereNeeded, renderFile, type ExportedFile } from "./mapping.js";
+import { literalText, literalValue, variablesIn } from "../config/interpolate.js";
 
 /** A policy file the export folder holds already. */
 export interface GitFile {
@@ -96,18 +97,21 @@ export function scalarText(value: unknown): string {
   return plain ? value : JSON.stringify(value);
 }
 
-/** Sets a value keeping what the file says around it: a scalar changes in place (its comment stays), a
- *  collection is replaced by a new node that takes over the old one's comments. */
-function setValue(doc: Document, path: (string | number)[], value: unknown, edits: FileEdits): void {
+/** Sets a value of the service keeping what the file says around it: a scalar changes in place (its
+ *  comment stays), a collection is replaced by a new node that takes over the old one's comments. The
+ *  value is written as literal text (literalValue: a `${` of the service never reads as a variable). */
+function setValue(doc: Document, path: (string | number)[], serviceValue: unknown, edits: FileEdits): void {
+  const value = literalValue(serviceValue);
   const old = doc.getIn(path, true) as Node | undefined;
   if (old && isScalar(old) && (value === null || typeof value !== "object")) {
     old.value = value;
+    quotedWhereNeeded(old);
     if (old.range) edits.splices.push({ start: old.range[0], end: old.range[1], text: scalarText(value) });
     else edits.structural = true;
     return;
   }
   edits.structural = true;
-  const node = doc.createNode(value) as Node;
+  const node = quotedWhereNeeded(doc.createNode(value) as Node);
   if (old) {
     node.comment = old.comment;
     node.commentBefore = old.commentBefore;
@@ -125,13 +129,13 @@ function addComments(node: { comment?: string | null } | undefined, lines: strin
   return true;
 }
 
-/** A real `${NAME}` (not an escaped `$${`). */
-const VAR_REF = /(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 /** What export does with a value git reads from variables, when the service holds another one. */
 interface VarContext {
   address: string;
+  /** A values file name (relative to the policy file's folder) that no file and no other write holds. */
+  claimValues: (policyDir: string, file: string) => string;
   varHome?: (name: string) => VarHome;
   sharedWith?: readonly string[];
   plan: ExportPlan;
@@ -155,7 +159,7 @@ function refuseShared(ctx: VarContext, what: string): boolean {
  *  field is refused (other environments read the variable too). Returns whether the file changed. */
 function setField(doc: Document, path: (string | number)[], value: unknown, edits: FileEdits, ctx: VarContext): "set" | "var" | "refused" {
   const raw = JSON.stringify(doc.getIn(path) ?? null);
-  const refs = [...raw.matchAll(VAR_REF)].map((m) => m[1] as string);
+  const refs = variablesIn(raw);
   const field = path.filter((p) => p !== "spec").join(".");
   if (!refs.length) {
     if (refuseShared(ctx, `${field} is ${raw} in git, the service holds ${JSON.stringify(value)}`)) return "refused";
@@ -235,16 +239,19 @@ function updateDoc(
   for (const b of f.value.batches ?? []) {
     const i = gitBatches.findIndex((g) => g?.name === b.name);
     const text = f.batchValues.get(b.name);
-    const newValues = valuesFileFor(f.value.metadata.name, b.name);
+    // A values file of its own: two batches whose names read alike in a file name never share one.
+    const newValues = (): string => ctx.claimValues(policyDir, valuesFileFor(f.value.metadata.name, b.name));
     if (i < 0) {
       if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) continue;
-      const entry = { name: b.name, status: b.status, ...(text !== undefined ? { values: newValues } : {}) };
+      const file = text !== undefined ? newValues() : undefined;
+      const entry = literalValue({ name: b.name, status: b.status, ...(file !== undefined ? { values: file } : {}) });
       const seq = doc.get("batches", true);
-      if (isSeq(seq)) seq.add(doc.createNode(entry));
-      else doc.set("batches", doc.createNode([entry]));
+      if (isSeq(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+      else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
       edits.structural = true;
       changes.push(`batch ${b.name} added`);
-      if (text !== undefined) values.push({ file: posix.join(policyDir, newValues), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
+      if (file !== undefined && text !== undefined)
+        values.push({ file: posix.join(policyDir, file), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
       continue;
     }
     const g = gitBatches[i] ?? {};
@@ -257,9 +264,10 @@ function updateDoc(
         values.push({ file, text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
     } else {
       if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) continue;
-      setValue(doc, ["batches", i, "values"], newValues, edits);
+      const file = newValues();
+      setValue(doc, ["batches", i, "values"], file, edits);
       changes.push(`batch ${b.name} values`);
-      values.push({ file: posix.join(policyDir, newValues), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
+      values.push({ file: posix.join(policyDir, file), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
     }
   }
   const batchesNode = (doc.get("batches", true) as Node | undefined) ?? (doc as unknown as { comment?: string | null });
@@ -309,13 +317,23 @@ export function placeExport(
       broken.set(g.file, { file: g.file, message: `${pos.line}:${pos.col}: ${reason}: not updated (fix the YAML, then export again)` });
     }
     docs.forEach((doc, index) => {
-      const v = doc.errors.length ? undefined : (doc.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null);
+      // What the document means (its ${VAR}s filled, `$${` read as `${`), to match the service's names.
+      const v = (g.values[index] ?? (doc.errors.length ? undefined : doc.toJS())) as { kind?: unknown; metadata?: { name?: unknown } } | null | undefined;
       if (!v || (v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration") || typeof v.metadata?.name !== "string") return;
       const k = key(v.kind, v.metadata.name);
       // The first file that names a policy is its file (validate reports the second as a duplicate).
       if (!where.has(k)) where.set(k, { file: g, index });
     });
   }
+  // Values files this export writes, or may write (a new policy file's), and those the folder holds.
+  const claimed = new Set(files.flatMap((f) => f.valuesFiles.map((v) => v.file)));
+  const claimValues = (policyDir: string, file: string): string => {
+    let path = file;
+    for (let i = 2; claimed.has(posix.join(policyDir, path)) || readValues(posix.join(policyDir, path)) !== undefined; i++)
+      path = file.replace(/\.csv$/, `-${i}.csv`);
+    claimed.add(posix.join(policyDir, path));
+    return path;
+  };
   const matched = new Set<string>();
   const dirty = new Map<string, string[]>();
   const edits = new Map<string, FileEdits>();
@@ -323,7 +341,7 @@ export function placeExport(
     const k = key(f.value.kind, f.value.metadata.name);
     const hit = where.get(k);
     // A policy a broken file may hold gets no second file.
-    const maybeIn = hit ? undefined : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(f.value.metadata.name));
+    const maybeIn = hit ? undefined : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
     if (maybeIn) {
       plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
       continue;
@@ -354,6 +372,7 @@ export function placeExport(
     edits.set(hit.file.file, fileEdits);
     const ctx: VarContext = {
       address: f.address,
+      claimValues,
       plan,
       ...(opts.varHome ? { varHome: opts.varHome } : {}),
       ...(opts.sharedWith ? { sharedWith: opts.sharedWith } : {}),

@@ -1,7 +1,8 @@
 import { posix } from "node:path";
-import { Document } from "yaml";
+import { Document, visit, type Node } from "yaml";
 import { checkValuesText } from "../config/values.js";
-import { UPDATABLE_TENANT_FIELDS } from "../config/rules.js";
+import { literalValue } from "../config/interpolate.js";
+import { UPDATABLE_TENANT_FIELDS, unsafeName } from "../config/rules.js";
 import { address, batchNameOf, byCodePoint, slug, targeted, valuesFileFor } from "../shared/address.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
 import { fileValidator, type SchemaFile } from "../schema/ajv.js";
@@ -68,7 +69,18 @@ export const SSP_EXPORT_FIELDS = [
 /** The batch statuses a policy file can hold (revsync moves a batch forward through them). */
 const LISTED_STATUSES = new Set<string>(BATCH_STATUSES);
 
-const show = (v: unknown): string => JSON.stringify(v);
+const show = (v: unknown): string => JSON.stringify(v) ?? "undefined";
+
+/** A comment export writes (and a line it prints), with every character escaped as \uXXXX that a reader
+ *  or YAML could take for a line break, or that turns text around (the C0 and C1 controls, NEL, the line
+ *  and paragraph separators, bidirectional marks, BOM): the service's text quoted in it stays on its one
+ *  line and reads back as written, so exporting again adds nothing. */
+const oneLine = (text: string): string =>
+  text.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 
 /** Leaves out of spec each field the policy file format refuses (a value outside a documented list, a
  *  type the format does not take) or that the service shows as null: a field left out keeps its live
@@ -116,8 +128,10 @@ function describeOutside(field: string, value: unknown, pointer: string): string
 }
 
 /** The live state as policy files: pure, so `plan` right after export finds no change. `taken`: paths
- *  (relative to the export folder) that hold something already; a new file gets another name. */
-export function exportFiles(src: ExportSource, targets: string[], taken: ReadonlySet<string> = new Set()): ExportedFile[] {
+ *  (relative to the export folder) that hold something already; a new file gets another name.
+ *  `unnamed`: gets one line for each policy left out because git cannot hold its name (unsafeName: a
+ *  name that cannot travel in a URL path as itself); plan shows such a policy as not in git. */
+export function exportFiles(src: ExportSource, targets: string[], taken: ReadonlySet<string> = new Set(), unnamed: string[] = []): ExportedFile[] {
   const files: ExportedFile[] = [];
   const used = new Set<string>(taken);
   const unique = (file: string): string => {
@@ -130,6 +144,11 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
     const name = e.compliance_name ?? "";
     const addr = address.tenant(name);
     if (!targeted(addr, targets)) continue;
+    const bad = unsafeName(name);
+    if (bad) {
+      unnamed.push(`tenant configuration ${show(name)} (its name cannot be used in a policy file: ${bad})`);
+      continue;
+    }
     const f: ExportedFile = {
       file: unique(`${slug(name || "tenant-configuration")}.yaml`),
       address: addr,
@@ -149,6 +168,11 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
   for (const [name, lp] of src.ssp) {
     const addr = address.ssp(name);
     if (!targeted(addr, targets)) continue;
+    const bad = unsafeName(name);
+    if (bad) {
+      unnamed.push(`SSP policy ${show(name)} (its name cannot be used in a policy file: ${bad})`);
+      continue;
+    }
     const f: ExportedFile = {
       file: unique(`ssp/${slug(name)}.yaml`),
       address: addr,
@@ -169,6 +193,12 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       const batchName = batchNameOf(b);
       const baddr = address.batch(name, batchName);
       if (!targeted(baddr, targets)) continue;
+      const badName = unsafeName(batchName);
+      if (badName) {
+        f.batchComments.push(` batch ${show(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
+        f.leftOut.push(`${addr}: batch ${show(batchName)} (its name cannot be used in a policy file: ${badName})`);
+        continue;
+      }
       if (!b.status || !LISTED_STATUSES.has(b.status)) {
         f.batchComments.push(
           ` batch ${show(batchName)}: not listed, its status in the service is ${show(b.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`,
@@ -200,12 +230,29 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
     if (batches.length) f.value.batches = batches;
     files.push(f);
   }
+  for (const f of files) for (const list of [f.specComments, f.batchComments, f.leftOut]) list.forEach((l, i) => (list[i] = oneLine(l)));
+  unnamed.forEach((l, i) => (unnamed[i] = oneLine(l)));
   return files;
 }
 
-/** A file's text: the header comment lines, then the YAML with the comments in place. */
+/** A node export made from the service's values, with every text that holds a line break or a control
+ *  character written double-quoted (escaped): YAML's block styles cannot carry every such text exactly
+ *  (a line of blanks before a line break is lost), a double-quoted scalar carries any. */
+export function quotedWhereNeeded<T>(node: T): T {
+  visit(node as Node, {
+    Scalar(_, s) {
+      // eslint-disable-next-line no-control-regex
+      if (typeof s.value === "string" && /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s.value)) s.type = "QUOTE_DOUBLE";
+    },
+  });
+  return node;
+}
+
+/** A file's text: the header comment lines, then the YAML with the comments in place. Every text of the
+ *  service is written as literal text (literalText: a `${` of the service never reads as a variable). */
 export function renderFile(f: ExportedFile, header: string[]): string {
-  const doc = new Document(f.value);
+  const doc = new Document(literalValue(f.value));
+  quotedWhereNeeded(doc.contents);
   const spec = doc.get("spec", true) as { comment?: string | null } | undefined;
   if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
   if (f.batchComments.length) {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../fs-atomic.js";
+import { writeUserFile } from "../user-files.js";
 import { schemasDir } from "../schema/ajv.js";
 
 /** Where a policy repo keeps the JSON Schemas its editors and the exported files refer to. */
@@ -54,7 +54,8 @@ export function writeRepoSchemas(root: string, overwrite: boolean, dryRun = fals
       out.kept.push(f.rel);
       continue;
     }
-    if (!dryRun) writeFileAtomic(f.target, f.text);
+    // Inside the repo only: a .revsync that is a link out of it is refused, named (realPathInside).
+    if (!dryRun) writeUserFile(f.target, f.text, root, { folderName: "the policy repo" });
     out.written.push(f.rel);
   }
   return out;
