@@ -383,8 +383,19 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     expect(spawnSync("python3", ["-m", "zipfile", "-c", "earlier.zip", "evidence"], { cwd: work }).status).toBe(0);
     const zip = readFileSync(join(work, "earlier.zip"));
     removeDir(join(work, "evidence"));
+    removeDir(join(work, "earlier.zip"));
     expect((await cli(["plan", "--env", "production", "--out", "reviewed.json"], { cwd: work, env })).code).toBe(0);
     const reviewed = readFileSync(join(work, "reviewed.json"));
+    removeDir(join(work, "reviewed.json"));
+    // The policy repo as CI checks it out: its own git repository, with the .gitignore init writes.
+    expect((await cli(["init", "."], { cwd: work })).code).toBe(0);
+    const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=ci", "-c", "user.email=ci@example.com", ...args], { cwd: work, encoding: "utf8" });
+    for (const args of [
+      ["init", "--quiet", "-b", "main"],
+      ["add", "-A"],
+      ["commit", "--quiet", "-m", "policies"],
+    ])
+      expect(git(...args).status).toBe(0);
     const seen: string[] = [];
     answer = (p) => {
       seen.push(p);
@@ -415,6 +426,10 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     const latest = JSON.parse(readFileSync(join(work, "evidence", "production", names[1] ?? ""), "utf8"));
     expect(latest).toMatchObject({ sequence: 2, prev: earlierHash, ci: { provider: "gitlab", pull_request: 3, event: "push" } });
     expect(latest).not.toHaveProperty("chain_note");
+    // The reviewed plan the job fetched (reviewed/plan-production.json) is one the .gitignore leaves out:
+    // the record finds the tree the commit holds.
+    expect(existsSync(join(work, "reviewed", "plan-production.json"))).toBe(true);
+    expect(latest.git).toEqual({ commit: git("rev-parse", "HEAD").stdout.trim(), clean: true });
     // The artifact gone: the job log warns, and the new chain's first record says why.
     removeDir(join(work, "evidence"));
     const fetched = answer;
@@ -521,6 +536,9 @@ describe("recipes and the Action in a repo made by init", () => {
       expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
       await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
       expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+      // What the jobs write is left out of git by the .gitignore init wrote.
+      for (const f of ["policy-tests.xml", "plan-sandbox.json", "plan-sandbox.md", "drift-sandbox.md", "reviewed/plan-sandbox.json"])
+        expect(spawnSync("git", ["check-ignore", "--no-index", "-q", f], { cwd: dir }).status, f).toBe(0);
       // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
       // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
       // fails with its reason in one line, no stack trace, and nothing is applied. gitlab-ci-local copies
