@@ -60,7 +60,7 @@ const TITLE = "revsync policy tests";
 /** A case that could not be evaluated (a value that cannot be compared, an expression with an unknown
  *  name) is a JUnit error; one whose outcome differs from what it expects, a failure. */
 function junitCase(r: CaseResult): JunitCase {
-  const c: JunitCase = { classname: r.case.file, name: r.case.name, file: r.case.file, line: r.case.line, seconds: r.seconds };
+  const c: JunitCase = { classname: r.case.file, name: r.case.name, where: { file: r.case.file, line: r.case.line }, seconds: r.seconds };
   if (r.pass) return c;
   const expected = `expected ${side(r.case.expect.policy, r.case.expect.ssp)}`;
   if (r.got.error) return { ...c, error: { message: `${expected}; could not be evaluated: ${r.got.error}`, text: r.why.join("\n") } };
@@ -77,8 +77,6 @@ function brokenFileSuite(file: string, problems: readonly FileProblem[]): JunitS
       {
         classname: file,
         name: `${file} (the test file)`,
-        file,
-        ...(first ? { line: first.line } : {}),
         seconds: 0,
         error: {
           message: first ? `${where(first)}: ${first.message}` : `${file} could not be read`,
@@ -118,8 +116,6 @@ export function testJunitError(e: unknown): string {
         return {
           classname: d.file,
           name: where,
-          file: d.file,
-          line: d.line,
           seconds: 0,
           error: { message: `${where}: ${d.message}`, text: `${message}${hint}` },
         };
@@ -237,8 +233,7 @@ function contractCase(r: ContractResult): JunitCase {
   const c: JunitCase = {
     classname: file,
     name: `contract ${r.contract.name}`,
-    file,
-    line: r.contract.line,
+    where: { file, line: r.contract.line },
     seconds: 0,
     output: contractText(r, PLAIN).join("\n"),
   };
