@@ -12,6 +12,8 @@ export type VarValue = string | number | boolean;
 export interface VarSource {
   vars: Record<string, VarValue>;
   env: NodeJS.ProcessEnv;
+  /** Where an undefined variable should be defined, when not in vars or the process environment. */
+  hint?: string;
 }
 
 export interface Interpolated {
@@ -35,7 +37,7 @@ function undefinedProblem(name: string, src: VarSource): string {
   const names = [...Object.keys(src.vars), ...Object.keys(src.env)];
   const near = nearest(name, names, { max: 1, within: 1 }).filter((n) => n !== name);
   const mean = near.length ? ` (did you mean \${${near[0]}}?)` : "";
-  return `undefined variable \${${name}}${mean}: define it under the environment's vars in revsync.yaml or in the process environment`;
+  return `undefined variable \${${name}}${mean}: ${src.hint ?? "define it under the environment's vars in revsync.yaml or in the process environment"}`;
 }
 
 export function interpolateString(text: string, src: VarSource): Interpolated {
