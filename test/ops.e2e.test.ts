@@ -298,6 +298,11 @@ describe("plain errors for 401 and 403", () => {
     const away = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "https://acme.example.com", REVSYNC_REALM: "acme" } });
     expect(away.code).toBe(1);
     expect(away.stderr).toContain("Hint: the tenant's onboarding gives them");
+    // Nor for another realm served on this machine (a tenant of the emulator, a tunnel to a real one).
+    const other = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "http://127.0.0.1:4010", REVSYNC_REALM: "acme-sandbox" } });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("Hint: the tenant's onboarding gives them");
+    expect(other.stderr).not.toContain("demo-secret");
     expect(away.stderr).not.toMatch(/demo-secret|alice/);
   });
 });

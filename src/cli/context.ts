@@ -106,7 +106,7 @@ export function msSetting(penv: NodeJS.ProcessEnv, name: string, fallback: numbe
 /** `observer`: who watches every request (apply --evidence). */
 export function openClient(env: ResolvedEnv, flags: GlobalFlags, out: Output, observer?: Pick<ClientOptions, "onRequest" | "onRequestStart">): ApiCore {
   const penv = envOf(flags);
-  const credentials = credentialsFromEnv(penv, env.baseUrl);
+  const credentials = credentialsFromEnv(penv, env);
   return new ApiCore({
     baseUrl: env.baseUrl,
     authUrl: env.authUrl,
