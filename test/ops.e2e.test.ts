@@ -284,6 +284,13 @@ describe("plain errors for 401 and 403", () => {
     expect(r.stderr).toMatch(/403 permission denied\): carol holds none of the approval roles/);
   });
 
+  it("a realm the service does not have: the error says realm, names it and where it was looked for", async () => {
+    const r = await run(["approvals", "list"], { REVSYNC_REALM: "acme" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`sign-in refused: no realm "acme" at ${fx.emu.url}`);
+    expect(r.stderr).toContain("Hint: check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)");
+  });
+
   it("no credentials at all: says which variables to set", async () => {
     const r = await run(["approvals", "list"], {
       REVSYNC_CLIENT_ID: undefined,
