@@ -26,6 +26,13 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["csv-quote-inside-field", "policies/values.csv", 3, 1, /not valid CSV: a quote inside an unquoted field/],
   ["csv-repeated-column", "policies/values.csv", 1, 1, /column "mid_point" is repeated \(columns 5 and 9\)/],
   ["csv-semicolons", "policies/values.csv", 1, 1, /the file looks semicolon-separated; revsync reads comma-separated values/],
+  [
+    "csv-no-header",
+    "policies/values.csv",
+    1,
+    1,
+    /^the first line looks like data, not a header: a values file starts with the header line product_id,currency_code,/,
+  ],
   ["csv-start-after-end", "policies/values.csv", 3, 32, /effective_start_date 2026-07-01 is after effective_end_date 2026-06-30/],
   ["csv-value-type", "policies/values.csv", 3, 13, /value_type must be Amount or Percent, got "Ratio"/],
   ["duplicate-hierarchy", "policies/b.yaml", 8, 17, /hierarchy_no 10 is already used by "Hardware SSP" \(policies\/a\.yaml\)/],
@@ -121,6 +128,10 @@ describe("revsync validate: the invalid corpus", () => {
     expect(first?.severity).toBe("error");
     expect({ file: first?.file, line: first?.line, column: first?.column }).toEqual({ file, line, column });
     expect(first?.message).toMatch(message);
+  });
+
+  it("a values file without its header line is one error, not one per cell", () => {
+    expect(validateRepo({ cwd: join(FIX, "csv-no-header"), env: { REVSYNC_BASE_URL: "http://127.0.0.1:9" } }).diagnostics).toHaveLength(1);
   });
 
   it("an unquoted ${VAR} in a flow mapping is one error that says to quote it, not YAML's several", () => {
