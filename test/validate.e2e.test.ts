@@ -26,6 +26,7 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["csv-quote-inside-field", "policies/values.csv", 3, 1, /not valid CSV: a quote inside an unquoted field/],
   ["csv-repeated-column", "policies/values.csv", 1, 1, /column "mid_point" is repeated \(columns 5 and 9\)/],
   ["csv-semicolons", "policies/values.csv", 1, 1, /the file looks semicolon-separated; revsync reads comma-separated values/],
+  ["csv-negative-below", "policies/values.csv", 3, 20, /^below_mid_point must be 0 or more \(an amount or a percent of the list price\), got -5$/],
   [
     "csv-no-header",
     "policies/values.csv",
