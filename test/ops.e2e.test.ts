@@ -2,6 +2,7 @@ import { readFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { displayWidth } from "../src/display-width.js";
 import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "../src/testing/helpers.js";
 
 const fx = useEmulatorRepo();
@@ -267,6 +268,20 @@ describe("ssp template and download", () => {
     const near = await run(["ssp", "batches", "hardware ssp"]);
     expect(near.code).toBe(1);
     expect(near.stderr).toContain('no SSP policy named "hardware ssp" in the service (names are exact and case-sensitive); did you mean "Hardware SSP"?');
+  });
+
+  it("batches: names in CJK or with emoji keep the columns lined up on the screen", async () => {
+    const state: any = await fx.emu.admin("GET", "state");
+    const hw = state.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP");
+    hw.compliance_name = "硬件 SSP 🚀";
+    await fx.emu.admin("POST", "reset", { state });
+    const r = await run(["ssp", "batches"]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n").filter((l) => /^(POLICY|硬件|Software)/.test(l));
+    expect(lines.length).toBeGreaterThan(3);
+    // Each BATCH starts at the terminal column of its heading: the CJK name takes two columns a character.
+    const col = (l: string): number => displayWidth(l.slice(0, l.search(/FY\d\d-|BATCH/)));
+    expect(new Set(lines.map(col)).size).toBe(1);
   });
 });
 

@@ -14,6 +14,7 @@ import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
 import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
 import { fitPieces, SECTION_BUDGET } from "./budget.js";
+import { displayWidth, padDisplay } from "../display-width.js";
 
 export function testText(results: CaseResult[], source: string, out: Painter, contracts: ContractResult[] = []): string {
   const failed = results.filter((r) => !r.pass);
@@ -166,8 +167,8 @@ const rule = (l: AllocatedLine): string => (l.position ? `${l.position}: ${l.rul
 /** Rows as columns padded to their widths (the last one not padded). */
 function columns(rows: string[][], indent: string): string[] {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  "));
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(c))));
+  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : padDisplay(c, widths[i] ?? 0))).join("  "));
 }
 
 /** One contract, as `revsync test` prints it: its status, then per line its policy, SSP, range, rule,
