@@ -317,18 +317,30 @@ export function driftMarkdown(report: DriftReport, whole = "the JSON report (`re
 /** Apply's report in text: each step marked by what became of it (a write revsync refused to make is
  *  "blocked", one the service already showed "already"), and a closing line that counts what was sent
  *  apart from what was already there, confirmed by reading it back, blocked, failed or skipped. */
-export function applyText(report: ApplyReport, out: Painter): string {
-  const mark = {
+type ApplyEntry = ApplyReport["outcomes"][number];
+type Mark = "done" | "already" | "blocked" | "failed" | "skipped";
+
+/** What became of a step, in the report's words: a write revsync refused to make is "blocked", one the
+ *  service already showed "already". */
+const markOf = (o: ApplyEntry): Mark =>
+  o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
+
+/** One step of apply's report in text: its mark, action, address and message. */
+export function applyLine(o: ApplyEntry, out: Painter): string {
+  const mark: Record<Mark, string> = {
     done: out.paint("green", "done   "),
     already: out.paint("green", "already"),
     blocked: out.paint("red", "blocked"),
     failed: out.paint("red", "failed "),
     skipped: out.paint("yellow", "skipped"),
   };
-  const kind = (o: ApplyReport["outcomes"][number]): keyof typeof mark =>
-    o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
-  const lines = report.outcomes.map((o) => `${mark[kind(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
-  const n = (k: keyof typeof mark): number => report.outcomes.filter((o) => kind(o) === k).length;
+  return `${mark[markOf(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`;
+}
+
+export function applyText(report: ApplyReport, out: Painter): string {
+  const kind = markOf;
+  const lines = report.outcomes.map((o) => applyLine(o, out));
+  const n = (k: Mark): number => report.outcomes.filter((o) => kind(o) === k).length;
   const [done, already, blocked, failed, skipped] = [n("done"), n("already"), n("blocked"), n("failed"), n("skipped")];
   const confirmed = report.outcomes.filter((o) => kind(o) === "done" && o.outcome === "confirmed").length;
   const head = report.interrupted ? "interrupted" : failed ? "finished with failures" : blocked ? "finished with blocked writes" : "complete";
