@@ -393,7 +393,7 @@ describe("against the service", () => {
     const policies = Array.from(
       { length: 500 },
       (_, i) =>
-        `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bundle Item ${i} SSP }\nspec:\n  method: formula\n  active: true\n  hierarchy_no: ${1000 + i}\n  data_identifiers: [product_id]\n  floor_percentage: 90\n  ceiling_percentage: 110\n  expression: unit_list_price * 0.9\n  transaction_above_range: Cap at ceiling\n  transaction_below_range: Raise to floor\n  transaction_mid_range: Use transaction price\n  when:\n    - { field_name: product_family, operator: equality, value: Bundles }\n    - { field_name: product_name, operator: equality, value: Item ${i} }\n`,
+        `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bundle Item ${i} SSP }\nspec:\n  method: formula\n  active: true\n  hierarchy_no: ${1000 + i}\n  data_identifiers: [product_id]\n  floor_percentage: 90\n  ceiling_percentage: 110\n  expression: unit_list_price * 0.9\n  transaction_above_range: Cap at ceiling\n  transaction_below_range: Raise to floor\n  transaction_mid_range: Use transaction price\n  when:\n    - { field_name: product_name, operator: equality, value: Item ${i} }\n    - { field_name: product_family, operator: equality, value: Bundles }\n`,
     );
     const cases = Array.from(
       { length: 1000 },
