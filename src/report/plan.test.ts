@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTIONS, summarize, type Change, type DriftItem, type DriftReport, type Plan } from "../plan/model.js";
 import { changeOf } from "../testing/builders.js";
+import { sspCreateBody } from "../testing/helpers.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
 import { MARKDOWN_LIMIT } from "./budget.js";
 import { applyText, driftMarkdown, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
@@ -34,27 +35,16 @@ const create = (i: number): Change => ({
 
 /** A create as plan makes one from a policy file: every field of the new policy, one row each. */
 const realisticCreate = (i: number): Change => {
-  const after: Record<string, unknown> = {
-    active: true,
-    can_delete: true,
-    ceiling_percentage: 110,
-    data_identifiers: ["product_id"],
-    entity_type: "policy",
-    expression: "unit_list_price * 0.9",
-    floor_percentage: 90,
+  const after = sspCreateBody(`Generated Bundle Item ${i} SSP`, {
     hierarchy_no: 1000 + i,
-    is_user_defined: true,
-    method: "formula",
-    name: `Generated Bundle Item ${i} SSP`,
     transaction_above_range: "Cap at ceiling",
     transaction_below_range: "Raise to floor",
     transaction_mid_range: "Use transaction price",
-    type: "SSP",
     when: [
       { field_name: "product_family", operator: "equality", value: "Bundles" },
       { field_name: "product_name", operator: "equality", value: `Item ${i}` },
     ],
-  };
+  }).compliance_spec[0] as Record<string, unknown>;
   return changeOf("create", `ssp/Generated Bundle Item ${i} SSP`, {
     after,
     diff: Object.entries(after).map(([path, v]) => ({ path, kind: "added" as const, after: v })),

@@ -163,17 +163,21 @@ function changesMarkdown(changes: readonly Change[], budget: number, whole: stri
   return fitTiers({ full, line, bare }, budget, between, leftOut);
 }
 
+/** A report's notes in markdown, within their budget (SECTION_BUDGET.notes). */
+const notesMarkdown = (notes: readonly string[] | undefined, whole: string): string =>
+  fitPieces(
+    (notes ?? []).map((n) => `> Note: ${n}\n\n`),
+    SECTION_BUDGET.notes,
+    (n) => `_${plural(n, "more note")} in ${whole} (notes)._\n`,
+  ).text;
+
 /** The plan in markdown, for a pull request's comment: never over MARKDOWN_LIMIT characters. The changes
  *  come first and each is listed (in less detail when there are many); the impact on the policy tests
  *  follows, each of its sections within its own budget, and gives way to the changes when they need the
  *  room; `whole` names where the whole plan is (the JSON plan file, or how to get it). */
 export function planMarkdown(plan: Plan, whole = "the JSON plan (`revsync plan --format json`)"): string {
   const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
-  const notes = fitPieces(
-    (plan.notes ?? []).map((n) => `> Note: ${n}\n\n`),
-    SECTION_BUDGET.notes,
-    (n) => `_${plural(n, "more note")} in ${whole} (notes)._\n`,
-  ).text;
+  const notes = notesMarkdown(plan.notes, whole);
   if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
@@ -270,11 +274,7 @@ export function attribution(d: DriftItem): string {
  *  follow, each within its own budget; `whole` names where the whole report is. */
 export function driftMarkdown(report: DriftReport, whole = "the JSON report (`revsync drift --format json`)"): string {
   const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
-  const notes = fitPieces(
-    (report.notes ?? []).map((n) => `> Note: ${n}\n\n`),
-    SECTION_BUDGET.notes,
-    (n) => `_${plural(n, "more note")} in ${whole} (notes)._\n`,
-  ).text;
+  const notes = notesMarkdown(report.notes, whole);
   const ignored = ignoredMarkdown(report, whole);
   if (!report.drift.length) {
     const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
