@@ -100,11 +100,13 @@ describe("adopting an existing tenant", () => {
       expect(added.code).toBe(0);
       expect(added.stdout).toMatch(/^Added to a revsync policy repo in policy-repo:\n.*\n {2}wrote \.github\/workflows\/revsync-plan\.yml\n/);
       // The repo's own .gitignore gets the lines it lacks, under its own.
-      expect(added.stdout).toContain("  added plan.json, plan-*.json, *.plan.json, node_modules/ to .gitignore\n");
+      expect(added.stdout).toContain("  added plan.json, plan-*.json, *.plan.json, plan-*.md, drift-*.md, policy-tests.xml, node_modules/ to .gitignore\n");
       expect(added.stdout).toContain("  unchanged, already as init writes them: revsync.yaml, .vscode/settings.json, package.json, .revsync/schemas/\n");
       expect(added.stderr).toContain("revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only");
       expect(statSync(config).mtimeMs).toBe(before);
-      expect(readFileSync(gitignore, "utf8")).toMatch(/^# ours\n# Saved plans .*\nplan\.json\nplan-\*\.json\n\*\.plan\.json\nnode_modules\/\n$/);
+      expect(readFileSync(gitignore, "utf8")).toMatch(
+        /^# ours\n# Saved plans .*\nplan\.json\nplan-\*\.json\n\*\.plan\.json\nplan-\*\.md\ndrift-\*\.md\npolicy-tests\.xml\nnode_modules\/\n$/,
+      );
       const recipe = readFileSync(join(dir, ".github/workflows/revsync-plan.yml"), "utf8");
       expect(recipe).toContain("environment: [production, sandbox]");
       expect(recipe).toContain("PROD_URL: ${{ vars.PROD_URL }}\n      SANDBOX_BASE_URL: ${{ vars.SANDBOX_BASE_URL }}\n");
@@ -127,10 +129,12 @@ describe("init in a repo that has its own .gitignore and package.json", () => {
       const pin = "git+https://example.com/org/revsync.git#v9";
       const first = await cli(["init", ".", "--ci", "github", "--pin", pin, "--realm", "demo"], { cwd: dir });
       expect(first.code).toBe(0);
-      expect(first.stdout).toContain("  added plan.json, plan-*.json, node_modules/ to .gitignore\n");
+      expect(first.stdout).toContain("  added plan.json, plan-*.json, plan-*.md, drift-*.md, policy-tests.xml, node_modules/ to .gitignore\n");
       expect(first.stdout).toContain(`  added devDependencies.revsync in package.json: "${pin}"\n`);
       expect(first.stdout).toContain("  npm install   ");
-      expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(/^dist\/\n\*\.plan\.json\n# Saved plans .*\nplan\.json\nplan-\*\.json\nnode_modules\/\n$/);
+      expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(
+        /^dist\/\n\*\.plan\.json\n# Saved plans .*\nplan\.json\nplan-\*\.json\nplan-\*\.md\ndrift-\*\.md\npolicy-tests\.xml\nnode_modules\/\n$/,
+      );
       expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))).toEqual({ name: "mine", devDependencies: { x: "1", revsync: pin } });
       // Only the pin is added: the file's own layout (four spaces, a one-line object) is kept.
       expect(readFileSync(join(dir, "package.json"), "utf8")).toBe(`{\n    "name": "mine",\n    "devDependencies": { "revsync": "${pin}", "x": "1" }\n}\n`);

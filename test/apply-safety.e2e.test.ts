@@ -295,8 +295,9 @@ describe("one retry budget, through apply", () => {
 });
 
 describe("interrupts", () => {
-  it("a second SIGINT during apply stops at once and names the requests in flight", async () => {
-    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20_000, method: "PATCH" }] });
+  it("a second SIGINT during apply stops at once: it lists the steps already finished and names the requests in flight", async () => {
+    // The batches' reviews and approves are slow; the tenant configuration's update and the create are not.
+    await fx.emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20_000, method: "PATCH", path: "/policy/ssp" }] });
     const child = spawn(process.execPath, [BIN, "apply", "--auto-approve", "--verbose"], {
       cwd: fx.repo,
       env: { ...process.env, ...DEMO_ENV, NO_COLOR: "1", CI: "" },
@@ -307,8 +308,9 @@ describe("interrupts", () => {
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
-      // Driven by what apply prints, not by timing: the write has started; then the first interrupt is seen.
-      if (signals === 0 && stderr.includes("start update tenant-configuration/Default Tenant Configuration")) {
+      // Driven by what apply prints, not by timing: two steps have finished and a slow one has started;
+      // then the first interrupt is seen.
+      if (signals === 0 && stderr.includes("done create ssp/Training Courses SSP") && stderr.includes("start review ssp/Hardware SSP/batch/FY26-H2")) {
         signals++;
         child.kill("SIGINT");
       } else if (signals === 1 && stderr.includes("starting nothing new")) {
@@ -318,9 +320,12 @@ describe("interrupts", () => {
     });
     const code = await new Promise<number | null>((r) => child.on("close", r));
     expect(code).toBe(130);
-    expect(stderr).toMatch(
-      /interrupted again: stopping now\. The outcome of these requests in flight is unknown:\n {2}update tenant-configuration\/Default Tenant Configuration/,
+    const said = stderr.slice(stderr.indexOf("interrupted again"));
+    expect(said).toMatch(
+      /^interrupted again: stopping now\.\nFinished before the stop:\n {2}done {4}update {3}tenant-configuration\/Default Tenant Configuration: updated\n {2}done {4}create {3}ssp\/Training Courses SSP: created\nThe outcome of these requests in flight is unknown:\n/,
     );
+    expect(said).toContain("\n  review ssp/Hardware SSP/batch/FY26-H2\n");
+    expect(said).toContain("Run revsync plan to see what landed.");
     expect(stdout).not.toContain("Apply complete");
   }, 15_000);
 });

@@ -41,11 +41,15 @@ describe("the command entry in process", () => {
 
   it("colour follows the run's environment and streams, not the process's", async () => {
     const plain = await cli(["plan"], { cwd: fx.repo, env: DEMO_ENV });
-    const forced = await cli(["plan"], { cwd: fx.repo, env: { ...DEMO_ENV, NO_COLOR: "", FORCE_COLOR: "1" } });
+    // FORCE_COLOR wins over NO_COLOR when both are set (as Node, supports-color and force-color.org
+    // have it); --no-color, said for this one run, wins over both.
+    const forced = await cli(["plan"], { cwd: fx.repo, env: { ...DEMO_ENV, NO_COLOR: "1", FORCE_COLOR: "1" } });
+    const flag = await cli(["plan", "--no-color"], { cwd: fx.repo, env: { ...DEMO_ENV, NO_COLOR: "1", FORCE_COLOR: "1" } });
     expect(plain.code).toBe(0);
     expect(forced.code).toBe(0);
     expect(plain.stdout).not.toContain("\u001b[");
     expect(forced.stdout).toContain("\u001b[");
     expect(stripVTControlCharacters(forced.stdout)).toBe(plain.stdout);
+    expect(flag.stdout).toBe(plain.stdout);
   });
 });

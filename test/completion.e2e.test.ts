@@ -3,19 +3,13 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ROOT, cli } from "../src/testing/helpers.js";
+import { ROOT, cli, needsTool } from "../src/testing/helpers.js";
 
 // Each shell's script of the real command tree, loaded in the real shell and asked as it asks at a Tab,
 // in a folder holding a file whose name has a space. CI installs zsh and fish (.ci/run); elsewhere a
 // missing shell is said loudly and its case checks nothing.
 const dir = mkdtempSync(join(tmpdir(), "revsync-completion-"));
-const has = (shell: string): boolean => spawnSync(shell, ["-c", "exit 0"]).status === 0;
-function needs(shell: string): boolean {
-  if (has(shell)) return true;
-  if (process.env.CI) throw new Error(`${shell} is not installed: .ci/run installs it (apt-get install zsh fish)`);
-  console.warn(`\n*** ${shell} is not installed: its completion was NOT tested (apt-get install ${shell}) ***\n`);
-  return false;
-}
+const needs = (shell: string): boolean => needsTool(shell, ["-c", "exit 0"], `apt-get install ${shell}`, "its completion");
 const scripts: Record<string, string> = {};
 
 beforeAll(async () => {

@@ -2,6 +2,7 @@ import { readFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { displayWidth } from "../src/display-width.js";
 import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "../src/testing/helpers.js";
 
 const fx = useEmulatorRepo();
@@ -268,6 +269,20 @@ describe("ssp template and download", () => {
     expect(near.code).toBe(1);
     expect(near.stderr).toContain('no SSP policy named "hardware ssp" in the service (names are exact and case-sensitive); did you mean "Hardware SSP"?');
   });
+
+  it("batches: names in CJK or with emoji keep the columns lined up on the screen", async () => {
+    const state: any = await fx.emu.admin("GET", "state");
+    const hw = state.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP");
+    hw.compliance_name = "硬件 SSP 🚀";
+    await fx.emu.admin("POST", "reset", { state });
+    const r = await run(["ssp", "batches"]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n").filter((l) => /^(POLICY|硬件|Software)/.test(l));
+    expect(lines.length).toBeGreaterThan(3);
+    // Each BATCH starts at the terminal column of its heading: the CJK name takes two columns a character.
+    const col = (l: string): number => displayWidth(l.slice(0, l.search(/FY\d\d-|BATCH/)));
+    expect(new Set(lines.map(col)).size).toBe(1);
+  });
 });
 
 describe("plain errors for 401 and 403", () => {
@@ -284,6 +299,13 @@ describe("plain errors for 401 and 403", () => {
     expect(r.stderr).toMatch(/403 permission denied\): carol holds none of the approval roles/);
   });
 
+  it("a realm the service does not have: the error says realm, names it and where it was looked for", async () => {
+    const r = await run(["approvals", "list"], { REVSYNC_REALM: "acme" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`sign-in refused: no realm "acme" at ${fx.emu.url}`);
+    expect(r.stderr).toContain("Hint: check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)");
+  });
+
   it("no credentials at all: says which variables to set", async () => {
     const r = await run(["approvals", "list"], {
       REVSYNC_CLIENT_ID: undefined,
@@ -298,6 +320,11 @@ describe("plain errors for 401 and 403", () => {
     const away = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "https://acme.example.com", REVSYNC_REALM: "acme" } });
     expect(away.code).toBe(1);
     expect(away.stderr).toContain("Hint: the tenant's onboarding gives them");
+    // Nor for another realm served on this machine (a tenant of the emulator, a tunnel to a real one).
+    const other = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "http://127.0.0.1:4010", REVSYNC_REALM: "acme-sandbox" } });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("Hint: the tenant's onboarding gives them");
+    expect(other.stderr).not.toContain("demo-secret");
     expect(away.stderr).not.toMatch(/demo-secret|alice/);
   });
 });

@@ -117,9 +117,9 @@ cases:
       expect(junit.stdout).toMatch(
         /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="revsync policy tests" tests="41" failures="5" errors="1" time="[\d.]+">/,
       );
-      expect(junit.stdout).toMatch(/<testcase classname="tests\/wrong.yaml" name="Wrong SSP" file="tests\/wrong.yaml" line="10" time="[\d.]+">/);
+      expect(junit.stdout).toMatch(/<testcase classname="tests\/wrong.yaml" name="Wrong SSP" time="[\d.]+">\n\s*<failure message="tests\/wrong\.yaml:10: /);
       expect(junit.stdout).toMatch(
-        /name="A quantity that cannot be compared" file="tests\/wrong.yaml" line="13" time="[\d.]+">\n\s*<error message="expected Catch-all SSP; could not be evaluated: Bulk SSP: quantity/,
+        /name="A quantity that cannot be compared" time="[\d.]+">\n\s*<error message="tests\/wrong\.yaml:13: expected Catch-all SSP; could not be evaluated: Bulk SSP: quantity/,
       );
       expect(wellFormedXml(junit.stdout)).toBe(true);
       expect(await junitProblems(junit.stdout)).toEqual([]);
@@ -149,7 +149,7 @@ cases:
       expect(junitBad.stdout).toMatch(/<testsuites name="revsync policy tests" tests="42" failures="5" errors="2"/);
       expect(junitBad.stdout).toContain('name="Wrong SSP"');
       expect(junitBad.stdout).toContain(
-        '<testcase classname="tests/bad.yaml" name="tests/bad.yaml (the test file)" file="tests/bad.yaml" line="5" time="0.000">\n      <error message="tests/bad.yaml:5:48: cases.0.line.order_date: &quot;soon&quot; is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)">',
+        '<testcase classname="tests/bad.yaml" name="tests/bad.yaml (the test file)" time="0.000">\n      <error message="tests/bad.yaml:5:48: cases.0.line.order_date: &quot;soon&quot; is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)">',
       );
       // A bad flag and an environment that does not exist: JUnit holding the error, exit 1.
       for (const [args, message] of [
@@ -383,6 +383,52 @@ describe("against the service", () => {
       ]);
     } finally {
       removeDir(file);
+    }
+  });
+
+  it("500 creates, 1,000 re-routed cases and 2,000 moved contracts: the saved plan's comment stays under 60,000 characters and lists every change", async () => {
+    withTests();
+    // One file of 500 new policies, one of 1,000 cases and 2,000 contracts that each new policy re-routes:
+    // before each impact section had its own budget, this comment was 114,701 characters without a change.
+    const policies = Array.from(
+      { length: 500 },
+      (_, i) =>
+        `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Bundle Item ${i} SSP }\nspec:\n  method: formula\n  active: true\n  hierarchy_no: ${1000 + i}\n  data_identifiers: [product_id]\n  floor_percentage: 90\n  ceiling_percentage: 110\n  expression: unit_list_price * 0.9\n  transaction_above_range: Cap at ceiling\n  transaction_below_range: Raise to floor\n  transaction_mid_range: Use transaction price\n  when:\n    - { field_name: product_name, operator: equality, value: Item ${i} }\n    - { field_name: product_family, operator: equality, value: Bundles }\n`,
+    );
+    const cases = Array.from(
+      { length: 1000 },
+      (_, i) =>
+        `  - name: Bundle item ${i % 500}, order line ${i}\n    line: { product_family: Bundles, product_name: Item ${i % 500}, product_id: B-${i}, currency_code: USD, date: 2026-03-01, unit_list_price: 1000 }\n    expect: { policy: Bundle Item ${i % 500} SSP, ssp: 900 }`,
+    );
+    const contracts = Array.from(
+      { length: 2000 },
+      (_, i) =>
+        `  - name: Bundle contract ${i}\n    date: 2026-03-01\n    lines:\n      - id: appliance\n        line: { product_family: Hardware, legal_entity: US01, product_id: HW-1000, currency_code: USD, unit_list_price: 1000, order_quantity: 1, total_sell_price: 800 }\n      - id: item\n        line: { product_family: Bundles, product_name: Item ${i % 500}, product_id: B-${i}, currency_code: USD, unit_list_price: ${1000 + i}, order_quantity: 1, total_sell_price: 500 }`,
+    );
+    const gen = join(fx.repo, "policies", "ssp", "bundles.yaml");
+    const tests = join(fx.repo, "policy-tests", "bundles.yaml");
+    writeFileSync(gen, policies.join("---\n"));
+    writeFileSync(tests, `apiVersion: revsync/v1\nkind: SspPolicyTest\ncases:\n${cases.join("\n")}\ncontracts:\n${contracts.join("\n")}\n`);
+    try {
+      expect((await run(["plan", "--out", "plan-demo.json", "--quiet"])).code).toBe(0);
+      const shown = await run(["show", "plan-demo.json", "--format", "markdown"]);
+      expect(shown.code).toBe(0);
+      const md = shown.stdout;
+      expect(md.length).toBeLessThan(60_000);
+      const plan = JSON.parse(readFileSync(join(fx.repo, "plan-demo.json"), "utf8"));
+      expect(plan.changes.length).toBeGreaterThan(500);
+      expect(plan.impact.cases.length).toBeGreaterThanOrEqual(1000);
+      expect(plan.impact.allocation.length).toBeGreaterThanOrEqual(2000);
+      for (const c of plan.changes) expect(md).toMatch(new RegExp(`<code>${c.address}</code>|\`${c.address}\``));
+      expect(md).toMatch(
+        /_In full, the changes would pass the comment's 60,000 characters: the first \d+ are in full above, every change in full is in plan-demo\.json\._/,
+      );
+      expect(md).toMatch(/_\d+ more cases not shown here \(this table's share of the comment is full\): every case is in plan-demo\.json \(impact\.cases\)\._/);
+      expect(md).toMatch(
+        /_\d+ more contracts not shown here \(the contracts' share of the comment is full\): every contract is in plan-demo\.json \(impact\.allocation\)\._/,
+      );
+    } finally {
+      for (const f of [gen, tests, join(fx.repo, "plan-demo.json")]) removeDir(f);
     }
   });
 

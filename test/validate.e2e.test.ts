@@ -26,6 +26,14 @@ const CASES: [string, string, number, number, RegExp][] = [
   ["csv-quote-inside-field", "policies/values.csv", 3, 1, /not valid CSV: a quote inside an unquoted field/],
   ["csv-repeated-column", "policies/values.csv", 1, 1, /column "mid_point" is repeated \(columns 5 and 9\)/],
   ["csv-semicolons", "policies/values.csv", 1, 1, /the file looks semicolon-separated; revsync reads comma-separated values/],
+  ["csv-negative-below", "policies/values.csv", 3, 20, /^below_mid_point must be 0 or more \(an amount or a percent of the list price\), got -5$/],
+  [
+    "csv-no-header",
+    "policies/values.csv",
+    1,
+    1,
+    /^the first line looks like data, not a header: a values file starts with the header line product_id,currency_code,/,
+  ],
   ["csv-start-after-end", "policies/values.csv", 3, 32, /effective_start_date 2026-07-01 is after effective_end_date 2026-06-30/],
   ["csv-value-type", "policies/values.csv", 3, 13, /value_type must be Amount or Percent, got "Ratio"/],
   ["duplicate-hierarchy", "policies/b.yaml", 8, 17, /hierarchy_no 10 is already used by "Hardware SSP" \(policies\/a\.yaml\)/],
@@ -121,6 +129,10 @@ describe("revsync validate: the invalid corpus", () => {
     expect(first?.severity).toBe("error");
     expect({ file: first?.file, line: first?.line, column: first?.column }).toEqual({ file, line, column });
     expect(first?.message).toMatch(message);
+  });
+
+  it("a values file without its header line is one error, not one per cell", () => {
+    expect(validateRepo({ cwd: join(FIX, "csv-no-header"), env: { REVSYNC_BASE_URL: "http://127.0.0.1:9" } }).diagnostics).toHaveLength(1);
   });
 
   it("an unquoted ${VAR} in a flow mapping is one error that says to quote it, not YAML's several", () => {
@@ -336,7 +348,7 @@ describe("variables (one set of rules for every file)", () => {
     }
   });
 
-  it("every environment is checked unless --env, and a problem of one environment's vars names it", () => {
+  it("every environment is checked unless --env, and a problem of one environment's vars names it", async () => {
     const config =
       "version: 1\npolicies: policies\nenvironments:\n  sandbox:\n    base_url: http://127.0.0.1:9\n    realm: a\n    vars: { contra: MJ-1 }\n  production:\n    base_url: ${PROD_URL}\n    realm: b\n    vars: { contra: '${PROD_CONTRA}' }\n";
     const dir = repoWith(
@@ -345,11 +357,23 @@ describe("variables (one set of rules for every file)", () => {
     );
     try {
       const all = validateRepo({ cwd: dir, env: {} }).diagnostics;
-      expect(all.map((x) => `${x.file}:${x.line} ${x.message}`)).toEqual([
-        "revsync.yaml:11 environments.production.vars.contra: undefined variable ${PROD_CONTRA}: define it under the environment's vars in revsync.yaml or in the process environment (environment production)",
+      expect(all.map((x) => `${x.file}:${x.line}:${x.column} ${x.severity} ${x.message}`)).toEqual([
+        // A URL's variable that only CI sets: a warning naming it and where, never a failed validate.
+        "revsync.yaml:9:15 warning environments.production.base_url: undefined variable ${PROD_URL}: set it in the process environment (a CI variable, say); plan, apply and drift of environment production need it where they run (validate and test read no URL)",
+        "revsync.yaml:11:21 error environments.production.vars.contra: undefined variable ${PROD_CONTRA}: set it in the process environment (a CI variable, say) (environment production)",
       ]);
       expect(validateRepo({ cwd: dir, env: {}, envName: "sandbox" }).diagnostics).toEqual([]);
-      expect(validateRepo({ cwd: dir, env: { PROD_CONTRA: "MJ-2" } }).diagnostics).toEqual([]);
+      expect(validateRepo({ cwd: dir, env: { PROD_CONTRA: "MJ-2", PROD_URL: "https://api.example.com" } }).diagnostics).toEqual([]);
+      // REVSYNC_BASE_URL stands for every environment's base_url, as it does in plan.
+      expect(validateRepo({ cwd: dir, env: { PROD_CONTRA: "MJ-2", REVSYNC_BASE_URL: "https://api.example.com" } }).diagnostics).toEqual([]);
+      // The command: the warning, and exit 0; plan of that environment refuses, naming the same place.
+      const validated = await cli(["validate"], { cwd: dir, env: { PROD_CONTRA: "MJ-2", PROD_URL: undefined } });
+      expect(validated.code).toBe(0);
+      expect(validated.stdout).toContain("revsync.yaml:9:15: warning: environments.production.base_url: undefined variable ${PROD_URL}");
+      expect(validated.stdout).toContain("Valid: 1 policy document, 1 warning.");
+      const planned = await cli(["plan", "--env", "production"], { cwd: dir, env: { PROD_CONTRA: "MJ-2", PROD_URL: undefined } });
+      expect(planned.code).toBe(1);
+      expect(planned.stderr).toContain("revsync.yaml:9:15: error: environments.production.base_url: undefined variable ${PROD_URL}");
     } finally {
       removeDir(dir);
     }

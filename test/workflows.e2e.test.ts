@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, cli, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, needsTool, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) are the CI's own; the
@@ -383,8 +383,19 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     expect(spawnSync("python3", ["-m", "zipfile", "-c", "earlier.zip", "evidence"], { cwd: work }).status).toBe(0);
     const zip = readFileSync(join(work, "earlier.zip"));
     removeDir(join(work, "evidence"));
+    removeDir(join(work, "earlier.zip"));
     expect((await cli(["plan", "--env", "production", "--out", "reviewed.json"], { cwd: work, env })).code).toBe(0);
     const reviewed = readFileSync(join(work, "reviewed.json"));
+    removeDir(join(work, "reviewed.json"));
+    // The policy repo as CI checks it out: its own git repository, with the .gitignore init writes.
+    expect((await cli(["init", "."], { cwd: work })).code).toBe(0);
+    const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=ci", "-c", "user.email=ci@example.com", ...args], { cwd: work, encoding: "utf8" });
+    for (const args of [
+      ["init", "--quiet", "-b", "main"],
+      ["add", "-A"],
+      ["commit", "--quiet", "-m", "policies"],
+    ])
+      expect(git(...args).status).toBe(0);
     const seen: string[] = [];
     answer = (p) => {
       seen.push(p);
@@ -415,6 +426,10 @@ describe("GitLab CI recipe, with GITLAB_API_TOKEN set", () => {
     const latest = JSON.parse(readFileSync(join(work, "evidence", "production", names[1] ?? ""), "utf8"));
     expect(latest).toMatchObject({ sequence: 2, prev: earlierHash, ci: { provider: "gitlab", pull_request: 3, event: "push" } });
     expect(latest).not.toHaveProperty("chain_note");
+    // The reviewed plan the job fetched (reviewed/plan-production.json) is one the .gitignore leaves out:
+    // the record finds the tree the commit holds.
+    expect(existsSync(join(work, "reviewed", "plan-production.json"))).toBe(true);
+    expect(latest.git).toEqual({ commit: git("rev-parse", "HEAD").stdout.trim(), clean: true });
     // The artifact gone: the job log warns, and the new chain's first record says why.
     removeDir(join(work, "evidence"));
     const fetched = answer;
@@ -469,7 +484,7 @@ describe("recipes and the Action in a repo made by init", () => {
     return out;
   }
 
-  const junitCase = /<testcase classname="tests\/cases\.yaml" name="a course" file="tests\/cases\.yaml" line="4" time="[\d.]+"\/>/;
+  const junitCase = /<testcase classname="tests\/cases\.yaml" name="a course" time="[\d.]+"\/>/;
 
   it("GitHub: package.json pins revsync; the plan workflow's install and policy test steps run, writing the JUnit the reporter publishes; so do the Action's steps", async () => {
     const { dir, env } = await initRepo("github");
@@ -521,10 +536,18 @@ describe("recipes and the Action in a repo made by init", () => {
       expect(ci.test.artifacts.reports.junit).toBe("policy-tests.xml");
       await steps([...(ci[".install"].before_script as string[]), ...(ci.test.script as string[])], dir, env);
       expect(readFileSync(join(dir, "policy-tests.xml"), "utf8")).toMatch(junitCase);
+      // What the jobs write is left out of git by the .gitignore init wrote.
+      for (const f of ["policy-tests.xml", "plan-sandbox.json", "plan-sandbox.md", "drift-sandbox.md", "reviewed/plan-sandbox.json"])
+        expect(spawnSync("git", ["check-ignore", "--no-index", "-q", f], { cwd: dir }).status, f).toBe(0);
       // The apply job as GitLab runs it (gitlab-ci-local, shell executor: rules, the matrix, the
       // before_script, the multi-line script), with GITLAB_API_TOKEN set and the API unreachable: the job
-      // fails with its reason in one line, no stack trace, and nothing is applied.
-      expect(spawnSync("rsync", ["--version"]).status, "gitlab-ci-local copies the repo with rsync: apt-get install rsync").toBe(0);
+      // fails with its reason in one line, no stack trace, and nothing is applied. gitlab-ci-local copies
+      // the repo with rsync before any job, whatever the executor: CI installs it (.ci/run) and fails
+      // without it; a machine without it runs the rest of this case and says loudly what it did not run
+      // (the job's script itself runs through bash in "GitLab CI recipe, with GITLAB_API_TOKEN set").
+      // No stand-in for rsync: what is tested here is the real tool's reading of the recipe.
+      if (!needsTool("rsync", ["--version"], "apt-get install rsync", "the GitLab apply job through gitlab-ci-local, which copies the repo with rsync,"))
+        return;
       await steps(
         [
           "git init --quiet -b main",

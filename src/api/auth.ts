@@ -8,7 +8,7 @@ export type Credentials =
   /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
   | { kind: "token"; token: string; user?: string };
 
-/** Whether a URL names this machine: only then is the local emulator's demo sign-in worth suggesting. */
+/** Whether a URL names this machine: with realm demo, the local emulator's demo tenant. */
 function isLocal(url: string | undefined): boolean {
   try {
     return !!url && LOOPBACK.test(new URL(url).hostname);
@@ -42,16 +42,17 @@ export const SIGN_IN_VARIABLES: ReadonlySet<string> = new Set([
   ...SECRET_VARIABLES,
 ]);
 
-/** Reads credentials from the environment only (README, Security): never from files. `baseUrl` is the
- *  service they are for: the emulator's demo sign-in is suggested only for a local one. */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv, baseUrl?: string): Credentials {
+/** Reads credentials from the environment only (README, Security): never from files. `target` is the
+ *  service and realm they are for: the emulator's demo sign-in is suggested only for its demo tenant (a
+ *  local URL and realm demo), never for another environment, whose users it would not sign in. */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv, target?: { baseUrl: string; realm: string }): Credentials {
   if (env.REVSYNC_TOKEN) return { kind: "token", token: env.REVSYNC_TOKEN, ...(env.REVSYNC_USER ? { user: env.REVSYNC_USER } : {}) };
   const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
   const missing = names.filter((n) => !env[n]);
   if (missing.length) {
     throw new UserError(
       `no credentials: set ${missing.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
-      isLocal(baseUrl)
+      isLocal(target?.baseUrl) && target?.realm === "demo"
         ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password"
         : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store",
     );

@@ -192,6 +192,8 @@ export class ApiCore {
   /** The approver identity's sign-in (four eyes), when one is given. */
   readonly approverAuth: TokenManager | undefined;
   private readonly tokenUrl: string;
+  /** The realm signed in to, and the auth URL it is served under: what a 404 of the token endpoint names. */
+  private readonly realm: { name: string; authBase: string };
   readonly clock: Clock;
   private readonly random: () => number;
   private readonly log: (line: string) => void;
@@ -214,6 +216,8 @@ export class ApiCore {
     const authBase = checkUrl("auth_url", opts.authUrl);
     if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
     this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
+    // Never a user or password the URL may hold: only where it points.
+    this.realm = { name: opts.realm, authBase: `${authBase.origin}${authBase.pathname.replace(/\/$/, "")}` };
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? (() => undefined);
@@ -300,6 +304,16 @@ export class ApiCore {
         const text = await res.body.text();
         this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0, undefined, user);
         this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
+        // No token endpoint at this path, whatever the answer's body: the realm is not served at this
+        // auth URL (a realm the service does not have, or the wrong auth_url).
+        if (status === 404)
+          throw new ApiError({
+            method: "POST",
+            path: "token endpoint",
+            status,
+            message: `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
+            hint: "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)",
+          });
         if (!RETRY_STATUS.has(status)) {
           let body: unknown;
           try {

@@ -592,6 +592,18 @@ export interface ApplyOptions {
   fourEyes?: boolean;
 }
 
+/** A step's outcome as the report lists it. */
+export function reportEntry(o: StepOutcome): ApplyReport["outcomes"][number] {
+  return {
+    address: o.step.change.address,
+    action: o.step.change.action,
+    status: o.status,
+    outcome: o.outcome ?? (o.status === "skipped" ? "skipped" : "failed"),
+    message: o.message,
+    ...(o.four_eyes ? { four_eyes: o.four_eyes } : {}),
+  };
+}
+
 /** The tag of a step's requests: the change it applies (a batch's review and approve share an address). */
 export const stepTag = (c: Pick<Change, "action" | "address">): string => `${c.action} ${c.address}`;
 
@@ -618,14 +630,7 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
   const count = (s: StepOutcome["status"]): number => outcomes.filter((o) => o.status === s).length;
   return {
     environment: plan.environment,
-    outcomes: outcomes.map((o) => ({
-      address: o.step.change.address,
-      action: o.step.change.action,
-      status: o.status,
-      outcome: o.outcome ?? (o.status === "skipped" ? "skipped" : "failed"),
-      message: o.message,
-      ...(o.four_eyes ? { four_eyes: o.four_eyes } : {}),
-    })),
+    outcomes: outcomes.map(reportEntry),
     summary: { done: count("done"), failed: count("failed"), skipped: count("skipped") },
     interrupted: opts.isStopping(),
   };

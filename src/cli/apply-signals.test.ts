@@ -30,15 +30,25 @@ describe("apply's signals", () => {
     expect(warnings).toHaveLength(1);
   });
 
-  it("a stop at once names the steps in flight, or says none was", () => {
+  it("a stop at once lists the steps already finished, with what became of each, and names the steps in flight", () => {
     const s = applySignals(source(), () => undefined);
-    expect(s.stopNowMessage()).toBe("interrupted again: stopping now; no write was in flight. Run revsync plan to see what is left.");
+    expect(s.stopNowMessage()).toBe("interrupted again: stopping now; no write was in flight.\nNo step had finished.\nRun revsync plan to see what is left.");
     s.started(1, "create ssp/A");
     s.started(2, "approve ssp/B/batch/X");
-    s.finished(1);
+    s.started(3, "review ssp/C/batch/Y");
+    s.finished(1, "done    create   ssp/A: created");
+    s.finished(3, "failed  review   ssp/C/batch/Y: 409 conflict");
     expect(s.inFlight()).toEqual(["approve ssp/B/batch/X"]);
     expect(s.stopNowMessage()).toBe(
-      "interrupted again: stopping now. The outcome of these requests in flight is unknown:\n  approve ssp/B/batch/X\nRun revsync plan to see what landed.",
+      [
+        "interrupted again: stopping now.",
+        "Finished before the stop:",
+        "  done    create   ssp/A: created",
+        "  failed  review   ssp/C/batch/Y: 409 conflict",
+        "The outcome of these requests in flight is unknown:",
+        "  approve ssp/B/batch/X",
+        "Run revsync plan to see what landed.",
+      ].join("\n"),
     );
   });
 

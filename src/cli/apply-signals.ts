@@ -1,6 +1,7 @@
 /** Signals during apply: the first SIGINT or SIGTERM never kills apply mid-step (nothing new starts,
- *  what is in flight finishes); a second one stops at once and names what was in flight (like
- *  Terraform). While the confirmation prompt waits, Ctrl-C belongs to the prompt (it cancels). */
+ *  what is in flight finishes); a second one stops at once and says what became of each step that
+ *  finished and names what was in flight (like Terraform). While the confirmation prompt waits, Ctrl-C
+ *  belongs to the prompt (it cancels). */
 
 type Signal = "SIGINT" | "SIGTERM";
 
@@ -17,9 +18,9 @@ export interface ApplySignals {
   readonly stopNow: Promise<"stop now">;
   /** Runs `fn` with the handlers off (the prompt handles Ctrl-C itself), then puts them back. */
   without<T>(fn: () => Promise<T>): Promise<T>;
-  /** A step started or finished: what a stop at once names as in flight. */
+  /** A step started or finished (`outcome`: its line in apply's report): what a stop at once lists. */
   started(id: number, what: string): void;
-  finished(id: number): void;
+  finished(id: number, outcome: string): void;
   inFlight(): string[];
   /** What a stop at once says. */
   stopNowMessage(): string;
@@ -32,6 +33,7 @@ export function applySignals(source: SignalSource, warn: (line: string) => void)
   let stop: () => void = () => undefined;
   const stopNow = new Promise<"stop now">((resolve) => (stop = () => resolve("stop now")));
   const running = new Map<number, string>();
+  const done: string[] = [];
   const handler = (signal: Signal) => (): void => {
     if (stopping) return stop();
     stopping = true;
@@ -56,12 +58,18 @@ export function applySignals(source: SignalSource, warn: (line: string) => void)
       }
     },
     started: (id, what) => void running.set(id, what),
-    finished: (id) => void running.delete(id),
+    finished: (id, outcome) => {
+      running.delete(id);
+      done.push(outcome);
+    },
     inFlight: () => [...running.values()],
     stopNowMessage: () =>
-      running.size
-        ? `interrupted again: stopping now. The outcome of these requests in flight is unknown:\n  ${[...running.values()].join("\n  ")}\nRun revsync plan to see what landed.`
-        : "interrupted again: stopping now; no write was in flight. Run revsync plan to see what is left.",
+      [
+        running.size ? "interrupted again: stopping now." : "interrupted again: stopping now; no write was in flight.",
+        ...(done.length ? ["Finished before the stop:", ...done.map((l) => `  ${l}`)] : ["No step had finished."]),
+        ...(running.size ? ["The outcome of these requests in flight is unknown:", ...[...running.values()].map((l) => `  ${l}`)] : []),
+        running.size ? "Run revsync plan to see what landed." : "Run revsync plan to see what is left.",
+      ].join("\n"),
     close: off,
   };
 }

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
-import { applyPlan, checkPayloads, requireUser } from "../apply/run.js";
+import { applyPlan, checkPayloads, reportEntry, requireUser } from "../apply/run.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { Plan } from "../plan/model.js";
-import { applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
+import { applyLine, applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { applySignals } from "./apply-signals.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -105,7 +105,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
         tagRequests: evidence !== undefined,
         onFinish: (o, done, total) => {
           evidence?.recorder.stepFinished(o);
-          signals.finished(o.step.id);
+          signals.finished(o.step.id, applyLine(reportEntry(o), out.err));
           progress.update(`Applying: ${done}/${total} finished`);
           out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
         },

@@ -120,7 +120,7 @@ export function openClient(
   opts: { approver?: boolean } = {},
 ): ApiCore {
   const penv = envOf(flags);
-  const credentials = credentialsFromEnv(penv, env.baseUrl);
+  const credentials = credentialsFromEnv(penv, env);
   const approver = opts.approver ? approverFromEnv(penv) : undefined;
   return new ApiCore({
     ...(approver ? { approver } : {}),

@@ -285,9 +285,12 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   return 0;
 }
 
-const GITIGNORE_HEADER = "# Saved plans (revsync plan --out, the CI recipes' plan files): review them in CI, do not commit them.";
-/** What a policy repo's .gitignore needs: the names the README and the recipes save plans under. */
-const GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "node_modules/"];
+const GITIGNORE_HEADER =
+  "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
+/** What a policy repo's .gitignore needs: the names the README and the recipes save plans and reports
+ *  under (a reviewed plan the apply jobs fetch is reviewed/plan-ENV.json), so that an evidence record
+ *  made in CI finds the working tree clean. */
+const GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
 
 /** What init adds to a file of the repo's own: the .gitignore lines it lacks; in package.json the
  *  revsync pin (added when there is none, changed when --pin names another). undefined: not a file init

@@ -26,7 +26,8 @@ export interface Stream {
 type Colour = "red" | "green" | "yellow" | "cyan" | "bold" | "dim";
 
 /** Whether text bound for one stream gets colour: --no-color never; FORCE_COLOR (other than 0 or
- *  false) always; NO_COLOR never; else only when that stream is a terminal. Decided per stream, so
+ *  false) always, NO_COLOR set or not (Node's rule, and force-color.org's: forcing colour is the more
+ *  specific wish); NO_COLOR never; else only when that stream is a terminal. Decided per stream, so
  *  `revsync plan 2>err.txt` on a terminal colours the plan and leaves err.txt plain. */
 export function colorFor(stream: Stream, noColorFlag: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
   if (noColorFlag) return false;

@@ -14,9 +14,10 @@ export interface PlanFlags extends GlobalFlags {
   detailedExitcode?: boolean;
 }
 
-function printPlan(plan: Plan, format: string, out: Output): void {
+function printPlan(plan: Plan, format: string, out: Output, file: string | undefined): void {
   if (format === "json") out.out(JSON.stringify(plan, null, 2));
-  else if (format === "markdown") out.out(planMarkdown(plan));
+  // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
+  else if (format === "markdown") out.out(file ? planMarkdown(plan, file) : planMarkdown(plan));
   else {
     out.out(planText(plan, out));
     const impact = planImpactText(impactOf(plan));
@@ -30,7 +31,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   const core = openClient(env, flags, out);
   try {
     const plan = await makePlan(repo, env, core, flags, out, { impact: true });
-    printPlan(plan, flags.format ?? "text", out);
+    printPlan(plan, flags.format ?? "text", out, flags.out);
     noteTurnedAway(core.governor, env, flags, out);
     if (flags.out) {
       writeUserFile(resolve(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");

@@ -1,14 +1,16 @@
+import { displayWidth, padDisplay } from "../display-width.js";
 import { openClient, openServiceEnv } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 /** What the service commands (approvals, errors, ssp) share: a table, times, and a client for the run. */
 export function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  // Widths in terminal columns: names in CJK or with emoji take two a character.
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => displayWidth(r[i] ?? "")))) ?? [];
   return rows
     .map((r) =>
       r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .map((c, i) => padDisplay(c, widths[i] ?? 0))
         .join("  ")
         .trimEnd(),
     )

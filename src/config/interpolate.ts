@@ -24,6 +24,8 @@ export interface VarSource {
   process?: boolean;
   /** The `vars` whose value is the whole text of a process variable (typed as one read from there). */
   envTexts?: ReadonlySet<string>;
+  /** Where an undefined variable should be defined, when the default words do not fit. */
+  hint?: string;
 }
 
 export interface Interpolated {
@@ -53,7 +55,7 @@ function undefinedProblem(name: string, src: VarSource): string {
   const names = [...Object.keys(src.vars), ...(src.process ? Object.keys(src.env) : [])];
   const near = nearest(name, names, { max: 1, within: 1 }).filter((n) => n !== name);
   const mean = near.length ? ` (did you mean \${${near[0]}}?)` : "";
-  return `undefined variable \${${name}}${mean}: define it under the environment's vars in revsync.yaml${src.process ? " or in the process environment" : ""}`;
+  return `undefined variable \${${name}}${mean}: ${src.hint ?? (src.process ? "set it in the process environment" : "define it under the environment's vars in revsync.yaml")}`;
 }
 
 /** Why a file may not name one of revsync's sign-in variables. */

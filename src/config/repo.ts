@@ -186,7 +186,8 @@ export function selectEnv(repo: Repo, wanted: string | undefined, env: NodeJS.Pr
 /** A string of revsync.yaml's environment with ${VAR} filled from the process environment (the rules
  *  of config/interpolate.ts); problems are diagnostics at the field's place. */
 function fill(repo: Repo, name: string, field: string, value: string, env: NodeJS.ProcessEnv, problems: Diagnostic[]): Interpolated {
-  const r = interpolateString(value, { vars: {}, env, process: true });
+  // revsync.yaml's own fields read the process environment only: vars are for policy files.
+  const r = interpolateString(value, { vars: {}, env, process: true, hint: "set it in the process environment (a CI variable, say)" });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
   const file = relative(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
@@ -228,11 +229,7 @@ export const overridesSet = (env: NodeJS.ProcessEnv): string[] => OVERRIDE_VARS.
  *  command over several environments refuses them (see overridesSet) rather than aim them all at it. */
 export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
   const raw = repo.config.environments[name] as EnvironmentConfig;
-  const problems: Diagnostic[] = [];
-  const text = (field: string, value: string | undefined): string | undefined =>
-    value === undefined ? undefined : String(fill(repo, name, field, value, env, problems).value);
-  const baseUrl = env.REVSYNC_BASE_URL ?? text("base_url", raw.base_url) ?? "";
-  const authUrl = env.REVSYNC_AUTH_URL ?? text("auth_url", raw.auth_url) ?? baseUrl;
+  const { baseUrl, authUrl, realm, problems } = endpoints(repo, name, env);
   // A URL that a variable gave a user or password: refused before it is used or shown anywhere.
   for (const [field, value] of [
     ["base_url", baseUrl],
@@ -253,7 +250,6 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
       },
     ]);
   }
-  const realm = env.REVSYNC_REALM ?? text("realm", raw.realm) ?? "";
   const { vars, envTexts, problems: varProblems } = environmentVars(repo, name, env);
   const evidence = raw.evidence ?? repo.config.evidence;
   problems.push(...varProblems);
@@ -270,6 +266,31 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
     ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
   };
+}
+
+/** The environment's URLs and realm with ${VAR} filled from the process environment, after the
+ *  overrides; the problems filling them, at their places in revsync.yaml. */
+function endpoints(repo: Repo, name: string, env: NodeJS.ProcessEnv): { baseUrl: string; authUrl: string; realm: string; problems: Diagnostic[] } {
+  const raw = repo.config.environments[name] as EnvironmentConfig;
+  const problems: Diagnostic[] = [];
+  const text = (field: string, value: string | undefined): string | undefined =>
+    value === undefined ? undefined : String(fill(repo, name, field, value, env, problems).value);
+  const baseUrl = env.REVSYNC_BASE_URL ?? text("base_url", raw.base_url) ?? "";
+  const authUrl = env.REVSYNC_AUTH_URL ?? text("auth_url", raw.auth_url) ?? baseUrl;
+  const realm = env.REVSYNC_REALM ?? text("realm", raw.realm) ?? "";
+  return { baseUrl, authUrl, realm, problems };
+}
+
+/** What validate says of an environment's URLs and realm: a variable they use that is not set here is
+ *  a warning, not an error. Validate reads no URL and runs where CI's variables are absent (a laptop, a
+ *  pre-commit hook), as `revsync test` does; plan, apply and drift refuse to run without it. */
+export function endpointWarnings(repo: Repo, name: string, env: NodeJS.ProcessEnv): Diagnostic[] {
+  return endpoints(repo, name, env).problems.map((d) => ({
+    ...d,
+    severity: "warning",
+    rule: "url-variables",
+    message: `${d.message}; plan, apply and drift of environment ${name} need it where they run (validate and test read no URL)`,
+  }));
 }
 
 /** Parses and checks every policy file; returns the desired state and every problem found. */

@@ -2,7 +2,7 @@ import { UserError } from "../errors.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { ignoreRuleWarnings, todayUtc } from "./drift-ignore.js";
 import { loadTests } from "./test-files.js";
-import { environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "./repo.js";
+import { endpointWarnings, environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "./repo.js";
 
 export interface ValidateInput {
   /** Where revsync.yaml is looked for, and paths are shown from. */
@@ -34,7 +34,8 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       if (!repo.config.environments[name]) {
         throw new UserError(`no environment ${JSON.stringify(name)} in revsync.yaml; it has: ${environmentNames(repo).join(", ")}`);
       }
-      // Only the policy vars: the URLs may use ${VAR}s that only CI defines.
+      // The URLs may use ${VAR}s that only CI defines: one not set here is a warning (see endpointWarnings).
+      diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own = environmentVars(repo, name, input.env);
       const problems = own.problems;
       const loaded = loadPolicies(repo, varsFor(own, input.env));

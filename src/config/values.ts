@@ -96,6 +96,8 @@ function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number,
   });
   if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
     bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
+  // In order, the lowest is below_mid_point: an amount or a percent of the list price, never below zero.
+  else if (ok && (nums[0] ?? 0) < 0) bad(3, `below_mid_point must be 0 or more (an amount or a percent of the list price), got ${below}`);
   if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
   if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
   if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);

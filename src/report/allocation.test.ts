@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AllocationImpact } from "../policy-test/run.js";
-import { ALLOCATION_MARKDOWN_BUDGET, allocationChart, allocationImpactMarkdown, CHART_CONTRACTS, CHART_LINES } from "./policy-test.js";
+import { SECTION_BUDGET } from "./budget.js";
+import { allocationChart, allocationImpactMarkdown, CHART_CONTRACTS, CHART_LINES } from "./policy-test.js";
 
 /** A contract whose `n` lines each move `shift` (alternately up and down). */
 function entry(i: number, n: number, shift: number): AllocationImpact {
@@ -28,11 +29,15 @@ function entry(i: number, n: number, shift: number): AllocationImpact {
 describe("the allocation impact in markdown", () => {
   it("stays within its budget however many contracts move: charts for the few that move most, the rest in the JSON plan", () => {
     const entries = Array.from({ length: 2000 }, (_, i) => entry(i, 3, 2000 - i));
-    const md = allocationImpactMarkdown(entries);
-    expect(md.length).toBeLessThanOrEqual(ALLOCATION_MARKDOWN_BUDGET);
+    const md = allocationImpactMarkdown(entries, "plan-production.json");
+    expect(md.length).toBeLessThanOrEqual(SECTION_BUDGET.charts + SECTION_BUDGET.contracts + 200);
     expect(md.match(/```mermaid/g)?.length).toBe(CHART_CONTRACTS);
     expect(md).toContain('title "Contract 0"');
-    expect(md).toMatch(/_\d+ more contracts not shown here: see the JSON plan \(impact\.allocation\)\._/);
+    const shown = md.match(/^\*\*Contract \d+\*\*/gm)?.length ?? 0;
+    expect(shown).toBeGreaterThan(10);
+    expect(md).toContain(
+      `_${2000 - shown} more contracts not shown here (the contracts' share of the comment is full): every contract is in plan-production.json (impact.allocation)._`,
+    );
     expect(md).toContain("#### Allocation impact: 2000 contracts' allocations change (USD ");
   });
 

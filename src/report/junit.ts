@@ -1,16 +1,17 @@
 /** JUnit XML as CI reporters read it (Jenkins, GitLab, dorny/test-reporter): the writer every
- *  `--format junit` report goes through. A report is suites of cases; a case passed, failed (it ran
- *  and what it checks does not hold: `<failure>`) or is an error (it could not be evaluated, or its
- *  file could not be read: `<error>`). Every suite and case has a `time` in seconds (reporters show
- *  "NaN" without one); names are unique within a suite (a second "x" becomes "x (2)"). The one
- *  addition to the Jenkins schema: a case may carry `file` and `line`, which GitHub and GitLab use to
- *  point at the source. */
+ *  `--format junit` report goes through, valid against Jenkins' JUnit schema with nothing added. A
+ *  report is suites of cases; a case passed, failed (it ran and what it checks does not hold:
+ *  `<failure>`) or is an error (it could not be evaluated, or its file could not be read: `<error>`).
+ *  Every suite and case has a `time` in seconds (reporters show "NaN" without one); names are unique
+ *  within a suite (a second "x" becomes "x (2)"). The schema has no place for a case's file and line
+ *  (`file` and `line` attributes, which some reporters read, fail it): a suite is named for its file,
+ *  a case's class is its file, and a failure or error message starts with `file:line: `. */
 export interface JunitCase {
   /** Shown as the case's class: the file it comes from, say. */
   classname: string;
   name: string;
-  file?: string;
-  line?: number;
+  /** Where the case is: the start of its failure or error message (`tests/a.yaml:4: …`). */
+  where?: { file: string; line: number };
   /** Seconds this case took. */
   seconds: number;
   /** A case that ran and does not hold. */
@@ -50,13 +51,13 @@ const count = (cases: readonly JunitCase[]) => ({
 const totals = (n: ReturnType<typeof count>): string => `tests="${n.tests}" failures="${n.failures}" errors="${n.errors}" time="${time(n.seconds)}"`;
 
 function caseXml(c: JunitCase, name: string): string {
-  const where = `${c.file !== undefined ? ` file="${xml(c.file)}"` : ""}${c.line !== undefined ? ` line="${c.line}"` : ""}`;
-  const head = `    <testcase classname="${xml(c.classname)}" name="${xml(name)}"${where} time="${time(c.seconds)}"`;
+  const head = `    <testcase classname="${xml(c.classname)}" name="${xml(name)}" time="${time(c.seconds)}"`;
   const outcome = c.error ? ["error", c.error] : c.failure ? ["failure", c.failure] : undefined;
   const inner: string[] = [];
   if (outcome) {
     const [tag, { message, text }] = outcome as [string, { message: string; text: string }];
-    inner.push(`      <${tag} message="${xml(message)}">${xml(text)}</${tag}>`);
+    const at = c.where ? `${c.where.file}:${c.where.line}: ` : "";
+    inner.push(`      <${tag} message="${xml(at + message)}">${xml(text)}</${tag}>`);
   }
   if (c.output !== undefined) inner.push(`      <system-out>${xml(c.output)}</system-out>`);
   if (!inner.length) return `${head}/>`;

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
+import { ACTIONS, summarize, type Change, type DriftItem, type DriftReport, type Plan } from "../plan/model.js";
 import { changeOf } from "../testing/builders.js";
-import { applyText, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
+import { sspCreateBody } from "../testing/helpers.js";
+import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
+import { MARKDOWN_LIMIT } from "./budget.js";
+import { applyText, driftMarkdown, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
 
 function plan(changes: Change[]): Plan {
   return {
@@ -30,6 +33,25 @@ const create = (i: number): Change => ({
   last_modified_on: null,
 });
 
+/** A create as plan makes one from a policy file: every field of the new policy, one row each. */
+const realisticCreate = (i: number): Change => {
+  const after = sspCreateBody(`Generated Bundle Item ${i} SSP`, {
+    hierarchy_no: 1000 + i,
+    transaction_above_range: "Cap at ceiling",
+    transaction_below_range: "Raise to floor",
+    transaction_mid_range: "Use transaction price",
+    when: [
+      { field_name: "product_family", operator: "equality", value: "Bundles" },
+      { field_name: "product_name", operator: "equality", value: `Item ${i}` },
+    ],
+  }).compliance_spec[0] as Record<string, unknown>;
+  return changeOf("create", `ssp/Generated Bundle Item ${i} SSP`, {
+    after,
+    diff: Object.entries(after).map(([path, v]) => ({ path, kind: "added" as const, after: v })),
+    source: `policies/gen/generated.yaml:${4 + 19 * i}`,
+  });
+};
+
 describe("markdown plan", () => {
   it("starts with the hidden marker and names the environment", () => {
     const md = planMarkdown(plan([create(1)]));
@@ -38,11 +60,103 @@ describe("markdown plan", () => {
     expect(md).toContain("| + create | 1 |");
   });
 
-  it("never passes 60,000 characters: past that, a pointer to the JSON plan", () => {
-    const md = planMarkdown(plan(Array.from({ length: 2000 }, (_, i) => create(i))));
-    expect(md.length).toBeLessThanOrEqual(60_000);
-    expect(md).toMatch(/_\d+ more changes not shown: the comment would pass 60,000 characters\. See the JSON plan artifact for the whole plan\._/);
-    expect(md.trimEnd().endsWith("Plan: 2000 to create, 0 to update, 0 to review, 0 to approve.")).toBe(true);
+  it("never passes 60,000 characters: 1,000 changes are each listed, the first in full and the rest one line each", () => {
+    const md = planMarkdown(plan(Array.from({ length: 1000 }, (_, i) => create(i))), "plan-production.json");
+    expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    const full = md.match(/<details>/g)?.length ?? 0;
+    expect(full).toBeGreaterThan(5);
+    for (let i = 0; i < full; i++) expect(md).toContain(`<code>ssp/Policy ${i}</code></summary>`);
+    for (let i = full; i < 1000; i++) expect(md).toContain(`\n- \`+\` create \`ssp/Policy ${i}\`\n`);
+    expect(md).toContain(`#### The other ${1000 - full} changes, one line each\n`);
+    expect(md).toContain(
+      `_In full, the changes would pass the comment's 60,000 characters: the first ${full} are in full above, every change in full is in plan-production.json._`,
+    );
+    expect(md.trimEnd().endsWith("Plan: 1000 to create, 0 to update, 0 to review, 0 to approve.")).toBe(true);
+  });
+
+  it("past one line each, a change is listed without its reason; only past that does it count the ones it cannot list", () => {
+    const why = "the service's values differ from git's in many rows, so revsync will not move this batch to approved ".repeat(3);
+    const many = (n: number, name: string) => Array.from({ length: n }, (_, i) => changeOf("blocked", `ssp/${name} ${i}/batch/FY26`, { reason: why }));
+    const bare = planMarkdown(plan(many(600, "Blocked policy")));
+    expect(bare.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    const full = bare.match(/<details>/g)?.length ?? 0;
+    expect(bare).toContain(`#### The other ${600 - full} changes, one line each, without their reasons\n`);
+    expect(bare).toContain("every change in full is in the JSON plan (`revsync plan --format json`)._");
+    for (let i = full; i < 600; i++) expect(bare).toContain(`\n- \`x\` \`ssp/Blocked policy ${i}/batch/FY26\`\n`);
+    const cut = planMarkdown(plan(many(3000, "A policy with a rather long name to fill the comment")));
+    expect(cut.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(cut).toContain("#### Changes, one line each, without their reasons\n");
+    const listed = cut.match(/^- `x`/gm)?.length ?? 0;
+    expect(listed).toBeGreaterThan(500);
+    expect(cut).toContain(
+      `_${3000 - listed} more changes not listed: even one line each, the changes pass the comment's 60,000 characters. Every change is in the JSON plan (\`revsync plan --format json\`)._`,
+    );
+  });
+
+  it("500 creates, 1,000 changed cases and 2,000 contracts: one comment under 60,000 characters that lists every change first, each impact section cut to its share and saying where the whole is", () => {
+    const changes = Array.from({ length: 500 }, (_, i) => realisticCreate(i));
+    const cases: ImpactEntry[] = Array.from({ length: 1000 }, (_, i) => ({
+      name: `Bundle item ${i % 500} order line number ${i}`,
+      file: "policy-tests/gen.yaml",
+      line: 5 + 3 * i,
+      before: { policy: null, ssp: null },
+      after: { policy: `Generated Bundle Item ${i % 500} SSP`, ssp: 900 },
+    }));
+    const allocation: AllocationImpact[] = Array.from({ length: 2000 }, (_, i) => ({
+      contract: `Bundle contract number ${i}`,
+      file: "policy-tests/gen.yaml",
+      line: 3000 + 7 * i,
+      currency: "USD",
+      before_status: "not carved",
+      after_status: "allocated",
+      lines: [
+        {
+          id: "appliance",
+          before: { policy: "Hardware SSP", ssp: null, basis: null, allocated: 800 },
+          after: { policy: "Hardware SSP", ssp: 1030, basis: 900, allocated: 363.77 },
+          shift: -436.23,
+        },
+        {
+          id: "item",
+          before: { policy: null, ssp: null, basis: null, allocated: 500 },
+          after: { policy: `Generated Bundle Item ${i % 500} SSP`, ssp: 2659.5, basis: 2659.5, allocated: 936.23 },
+          shift: 436.23,
+        },
+      ],
+      moved: 436.23,
+    }));
+    const p = { ...plan(changes), impact: { cases, allocation, moved: { USD: 872_460 } } };
+    // Before each section had a budget, this plan made 114,701 characters and left out all 500 changes.
+    const md = planMarkdown(p, "plan-production.json");
+    expect(md.length).toBeLessThan(MARKDOWN_LIMIT);
+    for (let i = 0; i < 500; i++) expect(md).toMatch(new RegExp(`<code>ssp/Generated Bundle Item ${i} SSP</code>|\`ssp/Generated Bundle Item ${i} SSP\``));
+    // The changes first, then the impact, then the summary.
+    const at = (s: string) => md.indexOf(s);
+    expect(at("ssp/Generated Bundle Item 499 SSP")).toBeLessThan(at("#### Impact: 1000 policy test cases change"));
+    expect(at("#### Impact: 1000 policy test cases change")).toBeLessThan(at("#### Allocation impact: 2000 contracts' allocations change"));
+    expect(md.trimEnd().endsWith("Plan: 500 to create, 0 to update, 0 to review, 0 to approve.")).toBe(true);
+    const cases_ = md.match(/^\| Bundle item /gm)?.length ?? 0;
+    expect(cases_).toBeGreaterThan(50);
+    expect(md).toContain(
+      `_${1000 - cases_} more cases not shown here (this table's share of the comment is full): every case is in plan-production.json (impact.cases)._`,
+    );
+    const contracts = md.match(/^\*\*Bundle contract number \d+\*\*/gm)?.length ?? 0;
+    expect(contracts).toBeGreaterThan(20);
+    expect(md).toContain(
+      `_${2000 - contracts} more contracts not shown here (the contracts' share of the comment is full): every contract is in plan-production.json (impact.allocation)._`,
+    );
+    expect(md.match(/```mermaid/g)?.length).toBe(3);
+  });
+
+  it("the impact gives way when the changes need the whole comment", () => {
+    const changes = Array.from({ length: 2500 }, (_, i) => changeOf("create", `ssp/A policy named at some length, number ${i}`));
+    const cases: ImpactEntry[] = [{ name: "A case", file: "tests/a.yaml", line: 3, before: { policy: null, ssp: null }, after: { policy: "P", ssp: 1 } }];
+    const md = planMarkdown({ ...plan(changes), impact: { cases, allocation: [], moved: {} } }, "plan-production.json");
+    expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(md).not.toContain("| A case |");
+    expect(md).toContain(
+      "_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in plan-production.json (impact)._",
+    );
   });
 
   it("a plan without changes says so", () => {
@@ -94,6 +208,62 @@ describe("the plan's classes in text and markdown", () => {
     expect(md).toContain("Values: 8 rows, 4 products, currencies EUR, USD, 2026-01-01 to 2026-03-31, as in policies/ssp/values/sw-q1.csv.");
     expect(md).toContain("| `values[SW-1000\\|USD\\|2026-01-01].mid_point` | `100` | `105` |");
     expect(md).toContain("| … and 22 more rows (23 in all) | | |");
+  });
+});
+
+describe("drift in markdown", () => {
+  const item = (i: number, fields: number): DriftItem => ({
+    address: `ssp/Drifted policy ${i}/batch/FY26-Q1`,
+    class: "batch_values",
+    message: "the service's values differ from git's",
+    modified_by: "alice",
+    modified_on: "2026-11-20T10:00:00.000Z",
+    diff: Array.from({ length: fields }, (_, k) => ({
+      path: `values[SW-${k}|USD|2026-01-01].mid_point`,
+      kind: "changed" as const,
+      before: 100 + k,
+      after: 105 + k,
+    })),
+    diff_rows: { shown: fields, total: fields + 7 },
+  });
+  const report = (drift: DriftItem[], ignored: DriftReport["ignored"] = []): DriftReport => ({
+    format_version: "1",
+    environment: "production",
+    created_at: "2026-11-21T00:00:00.000Z",
+    drift,
+    summary: { changed: 0, unmanaged: 0, unmanaged_batch: 0, missing: 0, batch_status: 0, batch_values: drift.length },
+    ignored,
+  });
+
+  it("never passes 60,000 characters: every drifted resource has its row, its fields while they fit, the accepted drift its own share", () => {
+    const ignored = Array.from({ length: 400 }, (_, i) => ({
+      ...item(10_000 + i, 1),
+      reason: "a known difference, accepted until the next release",
+      rule: "r",
+    }));
+    const md = driftMarkdown(
+      report(
+        Array.from({ length: 300 }, (_, i) => item(i, 10)),
+        ignored,
+      ),
+    );
+    expect(md.length).toBeLessThan(MARKDOWN_LIMIT);
+    for (let i = 0; i < 300; i++)
+      expect(md).toContain(
+        `| batch_values | \`ssp/Drifted policy ${i}/batch/FY26-Q1\` | the service's values differ from git's | by alice at 2026-11-20T10:00:00Z |`,
+      );
+    const withFields = new Set(md.match(/^\| batch_values \| `ssp\/Drifted policy \d+\/batch\/FY26-Q1` .* \| `values\[SW-0/gm)).size;
+    expect(withFields).toBeGreaterThan(3);
+    expect(md).toContain("| by alice at 2026-11-20T10:00:00Z | 17 fields differ | | |");
+    expect(md).toContain(
+      `_With every field that differs, the drift would pass the comment's 60,000 characters: the first ${withFields} are shown with their fields, the rest in one row. Every field is in the JSON report (\`revsync drift --format json\`)._`,
+    );
+    const accepted = md.match(/^\| batch_values \| `ssp\/Drifted policy 1\d{4}\//gm)?.length ?? 0;
+    expect(accepted).toBeGreaterThan(10);
+    expect(md).toContain(
+      `_${400 - accepted} more accepted differences not shown here: every one is in the JSON report (\`revsync drift --format json\`) (ignored)._`,
+    );
+    expect(md.trimEnd().endsWith("Drift: 300 batches' values; 400 ignored (accepted).")).toBe(true);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   impactOf,
   isApplied,
   type Action,
+  type Change,
   type DriftClass,
   type DriftItem,
   type DriftReport,
@@ -16,6 +17,7 @@ import {
 import { unknownCaveat } from "../plan/unknown.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
+import { fitPieces, fitTiers, MARKDOWN_LIMIT, SECTION_BUDGET, type Fitted } from "./budget.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
@@ -28,7 +30,6 @@ const COLOR: Record<Action, "green" | "yellow" | "cyan" | "red"> = {
   not_in_git: "yellow",
   unsupported: "red",
 };
-const MARKDOWN_LIMIT = 60_000;
 
 const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringify(v));
 
@@ -144,24 +145,31 @@ function cell(v: unknown): string {
   return (v === undefined ? "" : `\`${JSON.stringify(v)}\``).replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
-export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): string {
-  const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
-  if (!hasChanges(plan)) {
-    const notes = (plan.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
-    return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", ...notes].join("\n");
-  }
-  head.push("| Action | Count |", "|---|---|");
-  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
-  head.push("");
-  const blocks: string[] = [];
-  let approves = false;
-  for (const c of plan.changes) {
-    const fourEyes = plan.four_eyes;
-    // Said once, above the first approve (in the same block, so the size limit never parts them).
-    const head = fourEyes && c.action === "approve" && !approves ? [`> **${esc(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
-    if (head.length) approves = true;
+/** A change's title in markdown: its symbol, its action and its address. */
+const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code>`;
+
+/** A reason in one line, cut when long (the change in full holds it whole). */
+const shortReason = (r: string): string => (r.length > 200 ? `${r.slice(0, 199)}…` : r).replace(/\n/g, " ");
+
+/** Text as a markdown code span outside a table, on one line: fenced by more backticks than it holds in
+ *  a row, padded when it starts or ends with one. */
+function codeSpan(t: string): string {
+  const text = t.replace(/\n/g, " ");
+  const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((r) => r.length)) + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/** The changes of a plan in markdown within `budget` characters, each listed: in full (a details block
+ *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
+ *  each without reasons; only past that, as many lines as fit and the count of the rest. With four eyes,
+ *  the rule is said once above the first approve, in its block, so that the size limit never parts them. */
+function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes?: Plan["four_eyes"]): Fitted {
+  const firstApprove = changes.findIndex((c) => c.action === "approve");
+  const full = changes.map((c, i) => {
+    const head = fourEyes && i === firstApprove ? [`> **${esc(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
-    const b = [...head, `<details><summary><code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code></summary>`, ""];
+    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
     if (c.reason) b.push(`> ${c.reason}`, "");
     if (c.values) b.push(`Values: ${valuesLine(c.values)}.`, "");
     if (eyes) b.push(`${esc(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
@@ -173,22 +181,56 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
       if (rest > 0) b.push(`| … and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
     }
     b.push("", "</details>", "");
-    blocks.push(b.join("\n"));
-  }
-  const notes = (plan.notes ?? []).map((n) => `> Note: ${n}\n`).join("");
-  const impact = planImpactMarkdown(impactOf(plan));
-  if (impact) head.push(impact);
+    return b.join("\n");
+  });
+  const line = changes.map(
+    (c) =>
+      `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${codeSpan(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${valuesLine(c.values)}` : ""}\n`,
+  );
+  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${codeSpan(c.address)}\n`);
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const between = (rest: "line" | "bare", shown: number): string => {
+    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
+    return shown
+      ? `\n#### The other ${plural(changes.length - shown, "change")}, ${what}\n\n_In full, the changes would pass the comment's ${limit} characters: the first ${shown} are in full above, every change in full is in ${whole}._\n\n`
+      : `#### Changes, ${what}\n\n_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._\n\n`;
+  };
+  const leftOut = (n: number): string =>
+    `\n_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._\n`;
+  return fitTiers({ full, line, bare }, budget, between, leftOut);
+}
+
+/** A report's notes in markdown, within their budget (SECTION_BUDGET.notes). */
+const notesMarkdown = (notes: readonly string[] | undefined, whole: string): string =>
+  fitPieces(
+    (notes ?? []).map((n) => `> Note: ${n}\n\n`),
+    SECTION_BUDGET.notes,
+    (n) => `_${plural(n, "more note")} in ${whole} (notes)._\n`,
+  ).text;
+
+/** The plan in markdown, for a pull request's comment: never over MARKDOWN_LIMIT characters. The changes
+ *  come first and each is listed (in less detail when there are many); the impact on the policy tests
+ *  follows, each of its sections within its own budget, and gives way to the changes when they need the
+ *  room; `whole` names where the whole plan is (the JSON plan file, or how to get it). */
+export function planMarkdown(plan: Plan, whole = "the JSON plan (`revsync plan --format json`)"): string {
+  const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
+  const notes = notesMarkdown(plan.notes, whole);
+  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
+  head.push("| Action | Count |", "|---|---|");
+  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
+  head.push("", "");
+  const top = head.join("\n");
   const tail = `\n${summaryLine(plan)}\n${notes ? `\n${notes}` : ""}`;
-  let body = head.join("\n");
-  let shown = 0;
-  for (const block of blocks) {
-    if (body.length + block.length + tail.length + 300 > MARKDOWN_LIMIT) break;
-    body += block;
-    shown++;
+  // One character short of the limit: the line's end that prints it.
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  let impact = planImpactMarkdown(impactOf(plan), whole);
+  let changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes);
+  if (changes.listed < plan.changes.length && impact) {
+    // The changes are never left out for the impact: it gives way, and says where it is.
+    impact = `\n#### Impact\n\n_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._\n`;
+    changes = changesMarkdown(plan.changes, room - impact.length, whole, plan.four_eyes);
   }
-  if (shown < blocks.length)
-    body += `\n_${plural(blocks.length - shown, "more change")} not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
-  return body + tail;
+  return top + changes.text + (impact ? `\n${impact}` : "") + tail;
 }
 
 export function driftText(report: DriftReport, out: Painter): string {
@@ -222,18 +264,23 @@ function ignoredText(report: DriftReport): string[] {
   ];
 }
 
-function ignoredMarkdown(report: DriftReport): string[] {
-  if (!report.ignored?.length) return [];
+/** The accepted drift, in markdown, within its budget (SECTION_BUDGET.ignored). */
+function ignoredMarkdown(report: DriftReport, whole: string): string {
+  if (!report.ignored?.length) return "";
+  const rows = fitPieces(
+    report.ignored.map((d) => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |\n`),
+    SECTION_BUDGET.ignored - 300,
+    (n) => `\n_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._\n`,
+  );
   return [
     "",
     `<details><summary>Ignored (accepted drift): ${report.ignored.length}</summary>`,
     "",
     "| Class | Address | What | Reason |",
     "|---|---|---|---|",
-    ...report.ignored.map((d) => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |`),
-    "",
+    rows.text,
     "</details>",
-  ];
+  ].join("\n");
 }
 
 /** A count of one drift class in words: "1 changed", "2 unmanaged batches", "4 batch statuses". */
@@ -259,47 +306,78 @@ export function attribution(d: DriftItem): string {
   return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
 }
 
-export function driftMarkdown(report: DriftReport): string {
+/** The drift report in markdown: never over MARKDOWN_LIMIT characters. Each drifted resource is listed
+ *  (with its fields that differ while they fit, else one row each); the accepted drift and the notes
+ *  follow, each within its own budget; `whole` names where the whole report is. */
+export function driftMarkdown(report: DriftReport, whole = "the JSON report (`revsync drift --format json`)"): string {
   const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
-  const notes = (report.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
+  const notes = notesMarkdown(report.notes, whole);
+  const ignored = ignoredMarkdown(report, whole);
   if (!report.drift.length) {
     const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignoredMarkdown(report), "", ...notes].join("\n");
+    return [...lines, head, ...(ignored ? [ignored] : []), "", notes].join("\n");
   }
-  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|");
-  for (const d of report.drift) {
-    const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
-    if (!d.diff.length) lines.push(`${head} | | |`);
+  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
+  const top = lines.join("\n");
+  const row = (d: DriftItem): string => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
+  const full = report.drift.map((d) => {
+    const head = row(d);
+    const out: string[] = [];
+    if (!d.diff.length) out.push(`${head} | | |`);
     const limit = d.diff_rows ? Infinity : 20;
     d.diff.slice(0, limit).forEach((x, i) => {
-      const row = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
-      lines.push(i === 0 ? `${head} ${row}` : `| | | | | ${row}`);
+      const r = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
+      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
     });
-    if (d.diff.length > limit) lines.push(`| | | | | … ${d.diff.length - limit} more | | |`);
+    if (d.diff.length > limit) out.push(`| | | | | … ${d.diff.length - limit} more | | |`);
     const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
-    if (rest > 0) lines.push(`| | | | | … and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
-  }
-  lines.push(...ignoredMarkdown(report), "", driftSummaryLine(report), ...(notes.length ? ["", ...notes] : []));
-  let text = lines.join("\n") + "\n";
-  if (text.length > MARKDOWN_LIMIT) text = text.slice(0, MARKDOWN_LIMIT - 200) + "\n\n_Truncated: see the JSON report._\n";
-  return text;
+    if (rest > 0) out.push(`| | | | | … and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
+    return out.join("\n") + "\n";
+  });
+  const fields = (d: DriftItem): string => (d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "");
+  const line = report.drift.map((d) => `${row(d)} ${fields(d)} | | |\n`);
+  const bare = report.drift.map((d) => `| ${d.class} | \`${esc(d.address)}\` | | | | | |\n`);
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const leftOut = (n: number): string =>
+    `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
+  // The shorter rows stay in the same table; what they leave out is said below it.
+  const said = (f: Pick<Fitted, "full" | "rest" | "listed">): string =>
+    f.rest === null || f.listed < report.drift.length
+      ? ""
+      : `\n_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._\n`;
+  const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${notes ? `\n${notes}` : ""}`;
+  const reserve = said({ full: report.drift.length, rest: "bare", listed: report.drift.length }).length;
+  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
+  return top + fitted.text + said(fitted) + tail;
 }
 
 /** Apply's report in text: each step marked by what became of it (a write revsync refused to make is
  *  "blocked", one the service already showed "already"), and a closing line that counts what was sent
  *  apart from what was already there, confirmed by reading it back, blocked, failed or skipped. */
-export function applyText(report: ApplyReport, out: Painter): string {
-  const mark = {
+type ApplyEntry = ApplyReport["outcomes"][number];
+type Mark = "done" | "already" | "blocked" | "failed" | "skipped";
+
+/** What became of a step, in the report's words: a write revsync refused to make is "blocked", one the
+ *  service already showed "already". */
+const markOf = (o: ApplyEntry): Mark =>
+  o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
+
+/** One step of apply's report in text: its mark, action, address and message. */
+export function applyLine(o: ApplyEntry, out: Painter): string {
+  const mark: Record<Mark, string> = {
     done: out.paint("green", "done   "),
     already: out.paint("green", "already"),
     blocked: out.paint("red", "blocked"),
     failed: out.paint("red", "failed "),
     skipped: out.paint("yellow", "skipped"),
   };
-  const kind = (o: ApplyReport["outcomes"][number]): keyof typeof mark =>
-    o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
-  const lines = report.outcomes.map((o) => `${mark[kind(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
-  const n = (k: keyof typeof mark): number => report.outcomes.filter((o) => kind(o) === k).length;
+  return `${mark[markOf(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`;
+}
+
+export function applyText(report: ApplyReport, out: Painter): string {
+  const kind = markOf;
+  const lines = report.outcomes.map((o) => applyLine(o, out));
+  const n = (k: Mark): number => report.outcomes.filter((o) => kind(o) === k).length;
   const [done, already, blocked, failed, skipped] = [n("done"), n("already"), n("blocked"), n("failed"), n("skipped")];
   const confirmed = report.outcomes.filter((o) => kind(o) === "done" && o.outcome === "confirmed").length;
   const head = report.interrupted ? "interrupted" : failed ? "finished with failures" : blocked ? "finished with blocked writes" : "complete";

@@ -13,6 +13,8 @@ import type { Painter } from "./painter.js";
 import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
 import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
+import { fitPieces, SECTION_BUDGET } from "./budget.js";
+import { displayWidth, padDisplay } from "../display-width.js";
 
 export function testText(results: CaseResult[], source: string, out: Painter, contracts: ContractResult[] = []): string {
   const failed = results.filter((r) => !r.pass);
@@ -59,7 +61,7 @@ const TITLE = "revsync policy tests";
 /** A case that could not be evaluated (a value that cannot be compared, an expression with an unknown
  *  name) is a JUnit error; one whose outcome differs from what it expects, a failure. */
 function junitCase(r: CaseResult): JunitCase {
-  const c: JunitCase = { classname: r.case.file, name: r.case.name, file: r.case.file, line: r.case.line, seconds: r.seconds };
+  const c: JunitCase = { classname: r.case.file, name: r.case.name, where: { file: r.case.file, line: r.case.line }, seconds: r.seconds };
   if (r.pass) return c;
   const expected = `expected ${side(r.case.expect.policy, r.case.expect.ssp)}`;
   if (r.got.error) return { ...c, error: { message: `${expected}; could not be evaluated: ${r.got.error}`, text: r.why.join("\n") } };
@@ -76,8 +78,6 @@ function brokenFileSuite(file: string, problems: readonly FileProblem[]): JunitS
       {
         classname: file,
         name: `${file} (the test file)`,
-        file,
-        ...(first ? { line: first.line } : {}),
         seconds: 0,
         error: {
           message: first ? `${where(first)}: ${first.message}` : `${file} could not be read`,
@@ -117,8 +117,6 @@ export function testJunitError(e: unknown): string {
         return {
           classname: d.file,
           name: where,
-          file: d.file,
-          line: d.line,
           seconds: 0,
           error: { message: `${where}: ${d.message}`, text: `${message}${hint}` },
         };
@@ -135,18 +133,22 @@ export function impactText(entries: ImpactEntry[]): string {
   return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${impactLine(e)}   (${e.file}:${e.line})`)].join("\n");
 }
 
-/** The impact section of a plan, in markdown. */
-export function impactMarkdown(entries: ImpactEntry[]): string {
+/** Where the whole impact is, for a section that leaves something out: "the JSON plan" by default. */
+const WHOLE_PLAN = "the JSON plan";
+
+/** The impact section of a plan, in markdown: the cases' table within its budget (SECTION_BUDGET.cases);
+ *  the cases left out are counted, and `whole` names where every one is. */
+export function impactMarkdown(entries: ImpactEntry[], whole = WHOLE_PLAN): string {
   if (!entries.length) return "";
   const cell = (s: string): string => s.replace(/\|/g, "\\|");
-  return [
-    `#### Impact: ${casesChange(entries.length)}`,
-    "",
-    "| Case | Now | After apply |",
-    "|---|---|---|",
-    ...entries.map((e) => `| ${cell(e.name)} | ${cell(side(e.before.policy, e.before.ssp))} | ${cell(side(e.after.policy, e.after.ssp))} |`),
-    "",
-  ].join("\n");
+  const head = [`#### Impact: ${casesChange(entries.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
+  const rows = entries.map((e) => `| ${cell(e.name)} | ${cell(side(e.before.policy, e.before.ssp))} | ${cell(side(e.after.policy, e.after.ssp))} |\n`);
+  const { text } = fitPieces(rows, SECTION_BUDGET.cases - head.length - 1, (n) =>
+    n
+      ? `\n_${n === 1 ? "1 more case" : `${n} more cases`} not shown here (this table's share of the comment is full): every case is in ${whole} (impact.cases)._\n`
+      : "",
+  );
+  return `${head}${text}\n`;
 }
 
 // ---- Contracts: how revsync allocates them (revsync test) and what a change moves (plan) ----
@@ -165,8 +167,8 @@ const rule = (l: AllocatedLine): string => (l.position ? `${l.position}: ${l.rul
 /** Rows as columns padded to their widths (the last one not padded). */
 function columns(rows: string[][], indent: string): string[] {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  "));
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(c))));
+  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : padDisplay(c, widths[i] ?? 0))).join("  "));
 }
 
 /** One contract, as `revsync test` prints it: its status, then per line its policy, SSP, range, rule,
@@ -232,8 +234,7 @@ function contractCase(r: ContractResult): JunitCase {
   const c: JunitCase = {
     classname: file,
     name: `contract ${r.contract.name}`,
-    file,
-    line: r.contract.line,
+    where: { file, line: r.contract.line },
     seconds: 0,
     output: contractText(r, PLAIN).join("\n"),
   };
@@ -284,9 +285,6 @@ function movedWords(entries: AllocationImpact[]): string {
   return ` (${[...by].map(([c, v]) => `${c} ${money(v)}`).join(", ")} of revenue moves between lines)`;
 }
 
-/** The markdown of a plan's allocation impact stays within this many characters (the chart and the
- *  table are cut, with a note, before the comment would pass its limit). */
-export const ALLOCATION_MARKDOWN_BUDGET = 20_000;
 /** Contracts drawn in the chart: the ones that move most. */
 export const CHART_CONTRACTS = 3;
 
@@ -324,42 +322,46 @@ export function allocationChart(e: AllocationImpact): string {
   ].join("\n");
 }
 
-/** The allocation part of a plan's impact, in markdown: a table a controller reads (line, before,
- *  after, shift) per contract, and a chart of the contracts that move most; within
- *  ALLOCATION_MARKDOWN_BUDGET characters. */
-export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
+/** The allocation part of a plan's impact, in markdown: a chart of the contracts that move most, and a
+ *  table a controller reads (line, before, after, shift) per contract; the charts and the tables each
+ *  within their own budget (SECTION_BUDGET), the contracts left out counted, and `whole` named as where
+ *  every one is. */
+export function allocationImpactMarkdown(entries: AllocationImpact[], whole = WHOLE_PLAN): string {
   if (!entries.length) return "";
   const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
   const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}`, ""];
   const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
-  for (const e of charts) out.push(allocationChart(e), "");
-  if (charts.length)
+  const drawn = fitPieces(
+    charts.map((e) => `${allocationChart(e)}\n\n`),
+    SECTION_BUDGET.charts - 200,
+    (n) => (n ? `_${n === 1 ? "1 more chart" : `${n} more charts`} not drawn (the charts' share of the comment is full)._\n\n` : ""),
+  );
+  if (drawn.shown)
     out.push(
-      `_The ${charts.length === 1 ? "contract" : `${charts.length} contracts`} that move${charts.length === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
+      `${drawn.text}_The ${drawn.shown === 1 ? "contract" : `${drawn.shown} contracts`} that move${drawn.shown === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
       "",
     );
-  let used = out.join("\n").length;
-  let shown = 0;
-  for (const e of entries) {
-    const block = [
-      `**${cell(e.contract)}** (\`${cell(e.file)}:${e.line}\`): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${cell(statusShift(e))}`,
-      "",
-      "| Line | Before | After | Shift | Policy (SSP) |",
-      "|---|--:|--:|--:|---|",
-      ...e.lines.map(
-        (l) =>
-          `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(policies(l.before, l.after))} |`,
-      ),
-      ...(e.why ?? []).map((w) => `\n> ${cell(w)}`),
-      "",
-    ].join("\n");
-    if (used + block.length + 200 > ALLOCATION_MARKDOWN_BUDGET) break;
-    out.push(block);
-    used += block.length + 1;
-    shown++;
-  }
-  if (shown < entries.length)
-    out.push(`_${entries.length - shown} more contract${entries.length - shown === 1 ? "" : "s"} not shown here: see the JSON plan (impact.allocation)._`, "");
+  const blocks = entries.map(
+    (e) =>
+      [
+        `**${cell(e.contract)}** (\`${cell(e.file)}:${e.line}\`): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${cell(statusShift(e))}`,
+        "",
+        "| Line | Before | After | Shift | Policy (SSP) |",
+        "|---|--:|--:|--:|---|",
+        ...e.lines.map(
+          (l) =>
+            `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(policies(l.before, l.after))} |`,
+        ),
+        ...(e.why ?? []).map((w) => `\n> ${cell(w)}`),
+        "",
+      ].join("\n") + "\n",
+  );
+  const tables = fitPieces(blocks, SECTION_BUDGET.contracts, (n) =>
+    n
+      ? `_${n === 1 ? "1 more contract" : `${n} more contracts`} not shown here (the contracts' share of the comment is full): every contract is in ${whole} (impact.allocation)._\n`
+      : "",
+  );
+  out.push(tables.text);
   return `${out.join("\n")}\n`;
 }
 
@@ -371,10 +373,18 @@ export function planImpactText(impact: PlanImpact | undefined): string {
   return shown.join("\n\n");
 }
 
-/** The impact of a plan, in markdown. */
-export function planImpactMarkdown(impact: PlanImpact | undefined): string {
+/** The impact of a plan, in markdown: each section within its own budget; `whole` names where the
+ *  whole impact is (the JSON plan). */
+export function planImpactMarkdown(impact: PlanImpact | undefined, whole = WHOLE_PLAN): string {
   if (!impact) return "";
-  const shown = [impactMarkdown(impact.cases), allocationImpactMarkdown(impact.allocation)].filter(Boolean);
-  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `> Note: ${n}\n`).join("\n"));
+  const shown = [impactMarkdown(impact.cases, whole), allocationImpactMarkdown(impact.allocation, whole)].filter(Boolean);
+  if (shown.length && impact.notes?.length)
+    shown.push(
+      fitPieces(
+        impact.notes.map((n) => `> Note: ${n}\n\n`),
+        SECTION_BUDGET.impactNotes,
+        (n) => `_${n === 1 ? "1 more note" : `${n} more notes`} in ${whole} (impact.notes)._\n`,
+      ).text,
+    );
   return shown.join("\n");
 }

@@ -77,6 +77,16 @@ describe("valuesColumns", () => {
     ["unknown", [...all, "ssp_value_id"], [expect.stringMatching(/^unknown column "ssp_value_id" \(column 9\)/)]],
     ["repeated", [...all, "mid_point"], ['column "mid_point" is repeated (columns 5 and 9)']],
     ["semicolons", [all.join(";")], [expect.stringMatching(/looks semicolon-separated/)]],
+    [
+      "no header line: one problem, not one per cell",
+      ["HW-1000", "USD", "Percent", "90", "100", "110", "2026-01-01", "2026-06-30"],
+      [`the first line looks like data, not a header: a values file starts with the header line ${all.join(",")} (revsync ssp template prints it)`],
+    ],
+    [
+      "a header of other names",
+      ["produkt", "währung"],
+      [expect.stringMatching(/^the first line names none of the columns: a values file starts with the header line/)],
+    ],
   ])("%s", (_name, header, problems) => {
     expect(valuesColumns(header).problems).toEqual(problems);
   });

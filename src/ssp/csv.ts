@@ -116,6 +116,17 @@ export function valuesColumns(header: readonly string[]): { index: number[]; pro
       ],
     };
   }
+  // No column revsync knows: the file lacks its header line. One problem, not one per cell; "looks like
+  // data" when a cell is a number or a date, as a values row's are.
+  if (!names.some((n) => (TEMPLATE_HEADER as readonly string[]).includes(n))) {
+    const data = names.some((n) => /^-?\d+(\.\d+)?$/.test(n) || /^\d{4}-\d{2}-\d{2}$/.test(n));
+    return {
+      index: [],
+      problems: [
+        `${data ? "the first line looks like data, not a header" : "the first line names none of the columns"}: a values file starts with the header line ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`,
+      ],
+    };
+  }
   const seen = new Map<string, number>();
   names.forEach((n, i) => {
     if (seen.has(n)) problems.push(`column ${JSON.stringify(n)} is repeated (columns ${(seen.get(n) ?? 0) + 1} and ${i + 1})`);

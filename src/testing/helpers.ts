@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
@@ -320,6 +320,16 @@ export function npxShim(): string {
     { mode: 0o755 },
   );
   return dir;
+}
+
+/** Whether a tool the tests drive for real (a shell, rsync) is installed here. CI installs every one
+ *  (.ci/run), and there a missing one fails the test; elsewhere it says so loudly, once per case, and
+ *  the case skips only the part that needs it. `probe` runs the tool; `install` says how to get it. */
+export function needsTool(tool: string, probe: string[], install: string, what: string): boolean {
+  if (spawnSync(tool, probe, { stdio: "ignore" }).status === 0) return true;
+  if (process.env.CI) throw new Error(`${tool} is not installed: .ci/run installs it (${install})`);
+  console.warn(`\n*** ${tool} is not installed: ${what} was NOT tested (${install}) ***\n`);
+  return false;
 }
 
 /** The body of an SSP create for a formula policy, with overrides of its item. */
