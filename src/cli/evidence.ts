@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { ApplyReport } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
-import { recordHash } from "../evidence/canonical.js";
+import { recordHash } from "../evidence/record.js";
 import { ciContext } from "../evidence/context.js";
 import { checkLive, type LiveFinding } from "../evidence/live.js";
 import type { EvidenceRecord } from "../evidence/record.js";

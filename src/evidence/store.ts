@@ -2,9 +2,8 @@ import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync }
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { writeFileExclusive } from "../fs-atomic.js";
-import { createHash } from "node:crypto";
-import { canonicalJson } from "./canonical.js";
-import type { EvidenceRecord } from "./record.js";
+import { canonicalJson } from "../canonical-json.js";
+import { recordHash, type EvidenceRecord } from "./record.js";
 
 /** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
  *  of its hash, so that the folder lists records in the order they were written and no two share a name. */
@@ -125,14 +124,10 @@ export function appendRecord(
       : `there was no earlier record of environment ${content.environment} in the folder`;
   let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, ...(chain_note ? { chain_note } : {}), hash: "" };
   const { hash: _none, ...unsigned } = record;
-  let text = canonicalJson(unsigned);
+  const text = canonicalJson(unsigned);
   const redacted = redact(text);
-  if (redacted !== text) {
-    record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
-    const { hash: _again, ...clean } = record;
-    text = canonicalJson(clean);
-  }
-  record.hash = `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+  if (redacted !== text) record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
+  record.hash = recordHash(record as unknown as Record<string, unknown>);
   const path = join(dir, recordFileName(record));
   writeFileExclusive(path, `${JSON.stringify(record, null, 2)}\n`);
   return { path, record };

@@ -1,5 +1,4 @@
-import { recordHash } from "./canonical.js";
-import { EVIDENCE_FORMAT_VERSION } from "./record.js";
+import { EVIDENCE_FORMAT_VERSION, recordHash } from "./record.js";
 import { basename } from "node:path";
 import type { StoredRecord } from "./store.js";
 
