@@ -1,9 +1,12 @@
+import { terminalText } from "../report/escape.js";
 import { openClient, openServiceEnv } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
 /** What the service commands (approvals, errors, ssp) share: a table, times, and a client for the run. */
-export function table(rows: string[][]): string {
+export function table(cells: string[][]): string {
+  // Each cell is the service's text: one line, shown as text (no control character acts or breaks a row).
+  const rows = cells.map((r) => r.map(terminalText));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   return rows
     .map((r) =>

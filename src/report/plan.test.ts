@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import { changeOf } from "../testing/builders.js";
+import { markdownCode } from "./escape.js";
 import { applyText, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
 
 function plan(changes: Change[]): Plan {
@@ -34,7 +35,7 @@ describe("markdown plan", () => {
   it("starts with the hidden marker and names the environment", () => {
     const md = planMarkdown(plan([create(1)]));
     expect(md.split("\n")[0]).toBe("<!-- revsync-plan:production -->");
-    expect(md).toContain("### revsync plan for `production`");
+    expect(md).toContain("### revsync plan for <code>production</code>");
     expect(md).toContain("| + create | 1 |");
   });
 
@@ -92,7 +93,7 @@ describe("the plan's classes in text and markdown", () => {
   it("markdown: what an approve moves forward, and the count of differing rows not shown", () => {
     const md = planMarkdown(plan([approve, blocked]));
     expect(md).toContain("Values: 8 rows, 4 products, currencies EUR, USD, 2026-01-01 to 2026-03-31, as in policies/ssp/values/sw-q1.csv.");
-    expect(md).toContain("| `values[SW-1000\\|USD\\|2026-01-01].mid_point` | `100` | `105` |");
+    expect(md).toContain(`| ${markdownCode("values[SW-1000|USD|2026-01-01].mid_point")} | <code>100</code> | <code>105</code> |`);
     expect(md).toContain("| … and 22 more rows (23 in all) | | |");
   });
 });

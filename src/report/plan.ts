@@ -1,4 +1,5 @@
 import type { Painter } from "./painter.js";
+import { markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
 import {
@@ -33,9 +34,9 @@ const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringi
 function diffLines(diff: FieldDiff[], indent: string, limit = 40): string[] {
   const lines = diff.slice(0, limit).map((d) => {
     if (d.before === undefined && d.after === undefined)
-      return `${indent}${d.path}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
-    if (d.kind === "added" && d.before === undefined) return `${indent}${d.path}: ${show(d.after)}`;
-    return `${indent}${d.path}: ${show(d.before)} -> ${show(d.after)}`;
+      return `${indent}${t(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.kind === "added" && d.before === undefined) return `${indent}${t(d.path)}: ${show(d.after)}`;
+    return `${indent}${t(d.path)}: ${show(d.before)} -> ${show(d.after)}`;
   });
   if (diff.length > limit) lines.push(`${indent}… and ${diff.length - limit} more`);
   return lines;
@@ -79,7 +80,7 @@ function matchesWords(notes: readonly string[] | undefined): string {
 }
 
 /** The notes of a report, one per line, for text. */
-const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${n}`);
+const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${t(n)}`);
 
 export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
@@ -87,7 +88,7 @@ export function planText(plan: Plan, out: Painter): string {
     lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
     return lines.join("\n");
   }
-  const where = `environment ${JSON.stringify(plan.environment)} (${plan.base_url}, realm ${plan.realm})`;
+  const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
   // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
   lines.push(
     hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
@@ -95,27 +96,23 @@ export function planText(plan: Plan, out: Painter): string {
   );
   for (const c of plan.changes) {
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", c.address)} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
-    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${c.reason ?? ""}`);
+    lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
     lines.push(...entryDiffLines(c, "      ", 40));
-    if (c.values) lines.push(`      values: ${valuesLine(c.values)}`);
+    if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     lines.push("");
   }
   lines.push(summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
 
-/** Text in a markdown table cell: a | would end the cell. */
-const esc = (t: string): string => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
-
-function cell(v: unknown): string {
-  return (v === undefined ? "" : `\`${JSON.stringify(v)}\``).replace(/\|/g, "\\|").replace(/\n/g, " ");
-}
+/** A value in a markdown table cell: its JSON, as code. */
+const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.stringify(v)));
 
 export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): string {
-  const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
+  const head = [`<!-- revsync-plan:${md(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   if (!hasChanges(plan)) {
-    const notes = (plan.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
+    const notes = (plan.notes ?? []).flatMap((n) => [`> Note: ${md(n)}`, ""]);
     return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", ...notes].join("\n");
   }
   head.push("| Action | Count |", "|---|---|");
@@ -123,12 +120,12 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
   head.push("");
   const blocks: string[] = [];
   for (const c of plan.changes) {
-    const b = [`<details><summary><code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code></summary>`, ""];
-    if (c.reason) b.push(`> ${c.reason}`, "");
-    if (c.values) b.push(`Values: ${valuesLine(c.values)}.`, "");
+    const b = [`<details><summary><code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}</summary>`, ""];
+    if (c.reason) b.push(`> ${md(c.reason)}`, "");
+    if (c.values) b.push(`Values: ${md(valuesLine(c.values))}.`, "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| \`${esc(d.path)}\` | ${cell(d.before)} | ${cell(d.after)} |`);
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
       if (c.diff.length > 100) b.push(`| … ${c.diff.length - 100} more | | |`);
       const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
       if (rest > 0) b.push(`| … and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
@@ -136,7 +133,7 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     b.push("", "</details>", "");
     blocks.push(b.join("\n"));
   }
-  const notes = (plan.notes ?? []).map((n) => `> Note: ${n}\n`).join("");
+  const notes = (plan.notes ?? []).map((n) => `> Note: ${md(n)}\n`).join("");
   const impact = planImpactMarkdown(impactOf(plan));
   if (impact) head.push(impact);
   const tail = `\n${summaryLine(plan)}\n${notes ? `\n${notes}` : ""}`;
@@ -148,7 +145,7 @@ export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): s
     shown++;
   }
   if (shown < blocks.length)
-    body += `\n_${plural(blocks.length - shown, "more change")} not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${jsonHint} for the whole plan._\n`;
+    body += `\n_${plural(blocks.length - shown, "more change")} not shown: the comment would pass ${MARKDOWN_LIMIT.toLocaleString("en")} characters. See ${md(jsonHint)} for the whole plan._\n`;
   return body + tail;
 }
 
@@ -164,10 +161,10 @@ export function driftText(report: DriftReport, out: Painter): string {
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
-    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", d.address)}: ${d.message}`);
+    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", t(d.address))}: ${t(d.message)}`);
     lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
     const who = attribution(d);
-    if (who) lines.push(`      ${out.paint("dim", who)}`);
+    if (who) lines.push(`      ${out.paint("dim", t(who))}`);
   }
   lines.push(...ignoredText(report), "", driftSummaryLine(report), ...noteLines(report.notes));
   return lines.join("\n");
@@ -179,7 +176,7 @@ function ignoredText(report: DriftReport): string[] {
   return [
     "",
     `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report.ignored.length}`,
-    ...report.ignored.map((d) => `  ${d.class.padEnd(15)} ${d.address}: ${d.message} (${d.reason})`),
+    ...report.ignored.map((d) => `  ${d.class.padEnd(15)} ${t(d.address)}: ${t(d.message)} (${t(d.reason)})`),
   ];
 }
 
@@ -191,7 +188,7 @@ function ignoredMarkdown(report: DriftReport): string[] {
     "",
     "| Class | Address | What | Reason |",
     "|---|---|---|---|",
-    ...report.ignored.map((d) => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |`),
+    ...report.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(d.reason)} |`),
     "",
     "</details>",
   ];
@@ -221,19 +218,19 @@ export function attribution(d: DriftItem): string {
 }
 
 export function driftMarkdown(report: DriftReport): string {
-  const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
-  const notes = (report.notes ?? []).flatMap((n) => [`> Note: ${n}`, ""]);
+  const lines = [`<!-- revsync-drift:${md(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
+  const notes = (report.notes ?? []).flatMap((n) => [`> Note: ${md(n)}`, ""]);
   if (!report.drift.length) {
     const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
     return [...lines, head, ...ignoredMarkdown(report), "", ...notes].join("\n");
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|");
   for (const d of report.drift) {
-    const head = `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
+    const head = `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(attribution(d).replace(/^last modified /, ""))} |`;
     if (!d.diff.length) lines.push(`${head} | | |`);
     const limit = d.diff_rows ? Infinity : 20;
     d.diff.slice(0, limit).forEach((x, i) => {
-      const row = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
+      const row = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
       lines.push(i === 0 ? `${head} ${row}` : `| | | | | ${row}`);
     });
     if (d.diff.length > limit) lines.push(`| | | | | … ${d.diff.length - limit} more | | |`);
@@ -259,7 +256,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
   };
   const kind = (o: ApplyReport["outcomes"][number]): keyof typeof mark =>
     o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
-  const lines = report.outcomes.map((o) => `${mark[kind(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
+  const lines = report.outcomes.map((o) => `${mark[kind(o)]} ${o.action.padEnd(8)} ${t(o.address)}: ${t(o.message)}`);
   const n = (k: keyof typeof mark): number => report.outcomes.filter((o) => kind(o) === k).length;
   const [done, already, blocked, failed, skipped] = [n("done"), n("already"), n("blocked"), n("failed"), n("skipped")];
   const confirmed = report.outcomes.filter((o) => kind(o) === "done" && o.outcome === "confirmed").length;

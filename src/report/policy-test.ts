@@ -12,6 +12,7 @@ import { money, signed, type AllocatedLine, type Allocation } from "../policy-te
 import type { Painter } from "./painter.js";
 import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
+import { markdownCode, markdownText as md, mermaidLabel, terminalText as t } from "./escape.js";
 import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
 
 export function testText(results: CaseResult[], source: string, out: Painter, contracts: ContractResult[] = []): string {
@@ -19,10 +20,10 @@ export function testText(results: CaseResult[], source: string, out: Painter, co
   const lines: string[] = [];
   for (const r of contracts) lines.push(...contractText(r, out), "");
   for (const r of failed) {
-    lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${r.case.file}:${r.case.line}`)} ${r.case.name}`);
-    lines.push(`      expected: ${side(r.case.expect.policy, r.case.expect.ssp)}`);
-    lines.push(`      got:      ${r.got.error ? "an error" : side(r.got.policy, r.case.expect.ssp === undefined ? undefined : r.got.ssp)}`);
-    for (const w of r.why) lines.push(`      why:      ${w}`);
+    lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${t(r.case.file)}:${r.case.line}`)} ${t(r.case.name)}`);
+    lines.push(`      expected: ${t(side(r.case.expect.policy, r.case.expect.ssp))}`);
+    lines.push(`      got:      ${r.got.error ? "an error" : t(side(r.got.policy, r.case.expect.ssp === undefined ? undefined : r.got.ssp))}`);
+    for (const w of r.why) lines.push(`      why:      ${t(w)}`);
   }
   if (failed.length) lines.push("");
   const bad = failed.length + contracts.filter((r) => !r.pass).length;
@@ -132,19 +133,18 @@ const casesChange = (n: number): string => (n === 1 ? "1 policy test case change
 /** The impact section of a plan, in text. */
 export function impactText(entries: ImpactEntry[]): string {
   if (!entries.length) return "";
-  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${impactLine(e)}   (${e.file}:${e.line})`)].join("\n");
+  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${t(impactLine(e))}   (${t(e.file)}:${e.line})`)].join("\n");
 }
 
 /** The impact section of a plan, in markdown. */
 export function impactMarkdown(entries: ImpactEntry[]): string {
   if (!entries.length) return "";
-  const cell = (s: string): string => s.replace(/\|/g, "\\|");
   return [
     `#### Impact: ${casesChange(entries.length)}`,
     "",
     "| Case | Now | After apply |",
     "|---|---|---|",
-    ...entries.map((e) => `| ${cell(e.name)} | ${cell(side(e.before.policy, e.before.ssp))} | ${cell(side(e.after.policy, e.after.ssp))} |`),
+    ...entries.map((e) => `| ${md(e.name)} | ${md(side(e.before.policy, e.before.ssp))} | ${md(side(e.after.policy, e.after.ssp))} |`),
     "",
   ].join("\n");
 }
@@ -175,11 +175,11 @@ export function contractText(r: ContractResult, out: Painter): string[] {
   const a = r.allocation;
   const c = r.contract;
   const mark = r.pass ? out.paint("green", "PASS") : out.paint("red", "FAIL");
-  const lines = [`${mark} ${out.paint("bold", `${c.file}:${c.line}`)} contract ${c.name}: ${a.currency} ${money(a.total)}, ${STATUS_WORDS[a.status]}`];
+  const lines = [`${mark} ${out.paint("bold", `${t(c.file)}:${c.line}`)} contract ${t(c.name)}: ${t(a.currency)} ${money(a.total)}, ${STATUS_WORDS[a.status]}`];
   const head = ["Line", "Policy", "SSP", "Range", "Rule", "Basis", "Sell price", "Allocated", "Carve"];
   const rows = a.lines.map((l) => [
-    l.id,
-    l.policy ?? "no policy",
+    t(l.id),
+    t(l.policy ?? "no policy"),
     num(l.ssp),
     range(l),
     rule(l),
@@ -189,8 +189,8 @@ export function contractText(r: ContractResult, out: Painter): string[] {
     l.carve === null ? "-" : signed(l.carve),
   ]);
   lines.push(...columns([head, ...rows], "      "));
-  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${w}`);
-  else for (const w of r.why) lines.push(`      why: ${w}`);
+  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${t(w)}`);
+  else for (const w of r.why) lines.push(`      why: ${t(w)}`);
   if (a.status === "cannot allocate" && r.why.length && !a.errors.length && c.expect) lines.push("      (the contract expects an allocation)");
   return lines;
 }
@@ -247,17 +247,19 @@ function contractCase(r: ContractResult): JunitCase {
  *  and the revenue moved across them all. */
 export function allocationImpactText(entries: AllocationImpact[]): string {
   if (!entries.length) return "";
-  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}:`];
+  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, t)}:`];
   for (const e of entries) {
-    lines.push(`  ${e.contract} (${e.file}:${e.line}): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${statusShift(e)}`);
+    lines.push(
+      `  ${t(e.contract)} (${t(e.file)}:${e.line}): ${e.moved === null ? "cannot compare" : `${t(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
+    );
     const rows = e.lines.map((l) => [
-      l.id,
+      t(l.id),
       `${num(l.before.allocated)} -> ${num(l.after.allocated)}`,
       l.shift === null ? "" : signed(l.shift),
-      policies(l.before, l.after),
+      t(policies(l.before, l.after)),
     ]);
     lines.push(...columns(rows, "      "));
-    for (const w of e.why ?? []) lines.push(`      why: ${w}`);
+    for (const w of e.why ?? []) lines.push(`      why: ${t(w)}`);
   }
   return lines.join("\n");
 }
@@ -278,10 +280,10 @@ const policies = (b: AllocationSide, a: AllocationSide): string => {
 };
 
 /** The revenue moved across the contracts, per currency: " (USD 1,234.56 moves)". */
-function movedWords(entries: AllocationImpact[]): string {
+function movedWords(entries: AllocationImpact[], esc: (text: string) => string): string {
   const by = movedByCurrency(entries);
   if (!by.size) return "";
-  return ` (${[...by].map(([c, v]) => `${c} ${money(v)}`).join(", ")} of revenue moves between lines)`;
+  return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
 }
 
 /** The markdown of a plan's allocation impact stays within this many characters (the chart and the
@@ -293,12 +295,6 @@ export const CHART_CONTRACTS = 3;
 /** Lines drawn per contract: the ones that move most. */
 export const CHART_LINES = 8;
 
-/** A label in a Mermaid chart: its own quotes and brackets would end it; long ones are cut. */
-const label = (s: string, max: number): string => {
-  const t = s.replace(/["\\[\]`]/g, "'");
-  return `"${t.length > max ? `${t.slice(0, max - 1)}…` : t}"`;
-};
-
 /** A Mermaid xychart-beta bar chart of one contract (GitHub and GitLab draw it in a comment): per line
  *  two bars, allocated now and after apply, side by side; the lines that move most when there are many. */
 export function allocationChart(e: AllocationImpact): string {
@@ -309,16 +305,16 @@ export function allocationChart(e: AllocationImpact): string {
     .sort((a, b) => a.i - b.i)
     .map((x) => x.l);
   const bars = moving.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]);
-  const names = moving.flatMap((l) => [label(`${l.id} now`, 24), label(`${l.id} after`, 24)]);
+  const names = moving.flatMap((l) => [mermaidLabel(`${l.id} now`, 24), mermaidLabel(`${l.id} after`, 24)]);
   const top = Math.max(0, ...bars);
   const bottom = Math.min(0, ...bars);
   const some = moving.length < e.lines.length ? ` (${moving.length} of ${e.lines.length} lines)` : "";
   return [
     "```mermaid",
     "xychart-beta",
-    `    title ${label(`${e.contract}${some}`, 70)}`,
+    `    title ${mermaidLabel(`${e.contract}${some}`, 70)}`,
     `    x-axis [${names.join(", ")}]`,
-    `    y-axis ${label(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
+    `    y-axis ${mermaidLabel(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
     `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
     "```",
   ].join("\n");
@@ -329,8 +325,7 @@ export function allocationChart(e: AllocationImpact): string {
  *  ALLOCATION_MARKDOWN_BUDGET characters. */
 export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
   if (!entries.length) return "";
-  const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
-  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}`, ""];
+  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, md)}`, ""];
   const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
   for (const e of charts) out.push(allocationChart(e), "");
   if (charts.length)
@@ -342,15 +337,15 @@ export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
   let shown = 0;
   for (const e of entries) {
     const block = [
-      `**${cell(e.contract)}** (\`${cell(e.file)}:${e.line}\`): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${cell(statusShift(e))}`,
+      `**${md(e.contract)}** (${markdownCode(`${e.file}:${e.line}`)}): ${e.moved === null ? "cannot compare" : `${md(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
       "",
       "| Line | Before | After | Shift | Policy (SSP) |",
       "|---|--:|--:|--:|---|",
       ...e.lines.map(
         (l) =>
-          `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(policies(l.before, l.after))} |`,
+          `| ${md(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${md(policies(l.before, l.after))} |`,
       ),
-      ...(e.why ?? []).map((w) => `\n> ${cell(w)}`),
+      ...(e.why ?? []).map((w) => `\n> ${md(w)}`),
       "",
     ].join("\n");
     if (used + block.length + 200 > ALLOCATION_MARKDOWN_BUDGET) break;
@@ -367,7 +362,7 @@ export function allocationImpactMarkdown(entries: AllocationImpact[]): string {
 export function planImpactText(impact: PlanImpact | undefined): string {
   if (!impact) return "";
   const shown = [impactText(impact.cases), allocationImpactText(impact.allocation)].filter(Boolean);
-  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `Note: ${n}`).join("\n"));
+  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `Note: ${t(n)}`).join("\n"));
   return shown.join("\n\n");
 }
 
@@ -375,6 +370,6 @@ export function planImpactText(impact: PlanImpact | undefined): string {
 export function planImpactMarkdown(impact: PlanImpact | undefined): string {
   if (!impact) return "";
   const shown = [impactMarkdown(impact.cases), allocationImpactMarkdown(impact.allocation)].filter(Boolean);
-  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `> Note: ${n}\n`).join("\n"));
+  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `> Note: ${md(n)}\n`).join("\n"));
   return shown.join("\n");
 }
