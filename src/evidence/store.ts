@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { writeFileExclusive } from "../fs-atomic.js";
@@ -72,18 +72,24 @@ export interface StoredRecord {
   unreadable?: string;
 }
 
-/** The records of a folder in the order of their names (the order they were written). */
+/** Every file of a folder, in the order of their names (the order the records were written): each
+ *  record, and everything else as what it is (a folder, a file that is not a record), so that nothing in
+ *  the folder goes unaccounted for. */
 export function readRecords(dir: string): StoredRecord[] {
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = readdirSync(dir);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return names
-    .filter((n) => n.endsWith(".json"))
-    .sort()
-    .map((file) => readRecord(join(dir, file), file));
+  return entries
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((e) => {
+      if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
+      if (!e.name.endsWith(".json"))
+        return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
+      return readRecord(join(dir, e.name), e.name);
+    });
 }
 
 export function readRecord(path: string, file = path): StoredRecord {
