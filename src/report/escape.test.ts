@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ACTIONS, DRIFT_CLASSES, summarize, type Change, type DriftItem, type DriftReport, type Plan } from "../plan/model.js";
+import { ACTIONS, DRIFT_CLASSES, summarize, type Change, type DriftItem, type DriftReport } from "../plan/model.js";
+import { planOf } from "../testing/builders.js";
 import type { AllocationImpact } from "../policy-test/run.js";
 import { elementsOf, renderGfm, tagsOf, textOf } from "../testing/gfm.js";
 import { markdownText, mermaidLabel, terminalText } from "./escape.js";
@@ -82,23 +83,6 @@ const PIECES = [
 const adversarial = fc
   .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ unit: "binary", maxLength: 3 })), { minLength: 1, maxLength: 8 })
   .map((p) => p.join(""));
-
-function planOf(changes: Change[], notes: string[] = []): Plan {
-  return {
-    format_version: "1",
-    environment: "production",
-    created_at: "2026-11-21T00:00:00.000Z",
-    base_url: "https://api.example.com",
-    auth_url: "https://auth.example.com",
-    realm: "acme",
-    user: null,
-    targets: [],
-    changes,
-    summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
-    notes,
-    checksum: "sha256:0",
-  };
-}
 
 interface Entry {
   name: string;

@@ -1,25 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
-import { changeOf } from "../testing/builders.js";
+import type { Change, Plan } from "../plan/model.js";
+import { changeOf, planOf } from "../testing/builders.js";
 import { markdownCode } from "./escape.js";
 import { applyText, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
 
-function plan(changes: Change[]): Plan {
-  return {
-    format_version: "1",
-    environment: "production",
-    created_at: "2026-11-21T00:00:00.000Z",
-    base_url: "https://api.example.com",
-    auth_url: "https://auth.example.com",
-    realm: "acme",
-    user: null,
-    targets: [],
-    changes,
-    summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
-    notes: [],
-    checksum: "sha256:0",
-  };
-}
+const plan = (changes: Change[]): Plan => planOf(changes);
 
 const create = (i: number): Change => ({
   address: `ssp/Policy ${i}`,
