@@ -82,4 +82,18 @@ describe("names from the service in the plan and drift", () => {
     expect(dtext.stdout).not.toMatch(CONTROLS);
     expect(readFileSync(join(fx.repo, "named.plan.json"), "utf8")).toContain("\\u001b[31mRED");
   });
+
+  it("the service commands' text: an upload named with a newline and escape codes stays on its one line, shown as text", async () => {
+    const file = "evil\u001b[2J.csv\nAPR-9999  fake.csv  (order, 1 rows, uploaded by bob)";
+    await fx.emu.admin("POST", "uploads", { type: "order", file_name: file, uploaded_by: "mallory\u202e", rows: 3 });
+    const shown = "evil\\u001B[2J.csv\\nAPR-9999  fake.csv  (order, 1 rows, uploaded by bob)";
+    const list = await run(["approvals", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toMatch(CONTROLS);
+    expect(list.stdout.split("\n").filter((l) => l.includes(shown))).toEqual([expect.stringContaining("mallory\\u202E")]);
+    const dry = await run(["approvals", "approve", "--all", "--comment", "x", "--dry-run"]);
+    expect(dry.stdout).not.toMatch(CONTROLS);
+    expect(dry.stdout.split("\n").filter((l) => l.includes("APR-9999"))).toEqual([expect.stringMatching(/^ {2}APR-\d+ {2}/)]);
+    expect(dry.stdout).toContain(`  ${shown}  (ORDER, 3 rows, uploaded by mallory\\u202E)\n`);
+  });
 });
