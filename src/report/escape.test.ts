@@ -140,6 +140,13 @@ describe("markdownText", () => {
 });
 
 describe("the markdown plan and drift, rendered by a GFM renderer, whatever the text", () => {
+  it("the hidden marker holds the environment's name as the CI recipes write it, and no name can end the comment", () => {
+    expect(planMarkdown({ ...planOf([]), environment: "prod_eu-1" }).split("\n")[0]).toBe("<!-- revsync-plan:prod_eu-1 -->");
+    const html = renderGfm(planMarkdown({ ...planOf([]), environment: "x --> <b>y</b> --!> z\n\nw" }));
+    expect(tagsOf(html)).toEqual(["<h3>", "<code>", "</code>", "</h3>", "<p>", "<strong>", "</strong>", "</p>"]);
+    expect(html.split("\n")[0]).toBe("<!-- revsync-plan:x --&gt; &lt;b&gt;y&lt;/b&gt; --!&gt; z\\n\\nw -->");
+  });
+
   it("a plan of N entries renders N <details>, each summary the entry's name as text, and no tag a plain plan lacks", () => {
     fc.assert(
       fc.property(fc.array(entry, { minLength: 1, maxLength: 5 }), fc.array(adversarial, { maxLength: 2 }), (entries, notes) => {

@@ -1,8 +1,9 @@
 /** Text revsync did not write, as each report shows it. Names, values, messages and notes come from the
  *  service (anyone who can name a policy), from pull requests and from files: in a report they are data,
- *  never markup and never terminal codes. Three contexts, one function each, and every report calls them
+ *  never markup and never terminal codes. One function for each context, and every report calls them
  *  where such text enters it:
- *  - markdown (a PR comment, a job summary, an audit file): `markdownText`;
+ *  - markdown (a PR comment, a job summary, an audit file): `markdownText`, and `commentText` inside its
+ *    hidden marker;
  *  - the terminal (every text report, and the last step of all that revsync prints): `terminalText`;
  *  - a label of a Mermaid chart: `mermaidLabel`.
  *  (JUnit XML has its own, `xml` of junit.ts.) */
@@ -61,6 +62,11 @@ export function markdownText(text: string): string {
 /** Outside text as code: `<code>` with the text escaped as `markdownText` does. (A markdown code span
  *  cannot hold every text: a backtick ends it, and in a table a `|` ends the cell.) */
 export const markdownCode = (text: string): string => `<code>${markdownText(text)}</code>`;
+
+/** Outside text inside an HTML comment (the hidden marker a CI recipe finds the comment by, which it
+ *  writes with the plain name): kept as it is but for control characters (shown), `>`, the one
+ *  character that could end the comment (`-->`, `--!>`), and `<`. Nothing else in a comment is read. */
+export const commentText = (text: string): string => terminalText(text).replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** A label of a Mermaid chart, in its double quotes: letters, digits, marks, currency signs, spaces and
  *  plain punctuation kept; a quote, a bracket, a backtick or a backslash (which would end it) become

@@ -1,5 +1,5 @@
 import type { Painter } from "./painter.js";
-import { markdownCode, markdownText as md, terminalText as t } from "./escape.js";
+import { commentText, markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
 import {
@@ -110,7 +110,7 @@ export function planText(plan: Plan, out: Painter): string {
 const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.stringify(v)));
 
 export function planMarkdown(plan: Plan, jsonHint = "the JSON plan artifact"): string {
-  const head = [`<!-- revsync-plan:${md(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
+  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   if (!hasChanges(plan)) {
     const notes = (plan.notes ?? []).flatMap((n) => [`> Note: ${md(n)}`, ""]);
     return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", ...notes].join("\n");
@@ -218,7 +218,7 @@ export function attribution(d: DriftItem): string {
 }
 
 export function driftMarkdown(report: DriftReport): string {
-  const lines = [`<!-- revsync-drift:${md(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
+  const lines = [`<!-- revsync-drift:${commentText(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
   const notes = (report.notes ?? []).flatMap((n) => [`> Note: ${md(n)}`, ""]);
   if (!report.drift.length) {
     const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
