@@ -52,7 +52,7 @@ describe("canonical JSON (RFC 8785)", () => {
     const key = fc.oneof(fc.constant("__proto__"), fc.constant("constructor"), fc.string({ unit: "binary", maxLength: 6 }));
     const { value } = fc.letrec((tie) => ({
       value: fc.oneof(
-        { depthSize: "small" },
+        { depthSize: "small", maxDepth: 3 },
         fc.string({ unit: "binary", maxLength: 12 }),
         fc.double({ noNaN: true, noDefaultInfinity: true }),
         fc.integer(),
@@ -64,10 +64,9 @@ describe("canonical JSON (RFC 8785)", () => {
       ),
     }));
     fc.assert(
-      fc.property(value, (v) => {
-        expect(canonicalJson(v)).toBe(secondJcs(v));
-      }),
-      { numRuns: 150 },
+      // A boolean, not expect(): fast-check names the value that differs, at a fraction of the cost.
+      fc.property(value, (v) => canonicalJson(v) === secondJcs(v)),
+      { numRuns: 100 },
     );
   });
 });
