@@ -174,7 +174,7 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
         const cells = elementsOf(html, "td").map(textOf);
         for (const e of entries) expect(cells).toContain(terminalText(JSON.stringify(e.before)));
       }),
-      { numRuns: 120 },
+      { numRuns: 80 },
     );
   });
 
