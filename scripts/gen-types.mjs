@@ -31,6 +31,7 @@ const STANDALONE = {
   sspPolicy: "policy/ssp-policy.schema.json",
   plan: "plan.schema.json",
   sspPolicyTest: "policy/ssp-policy-test.schema.json",
+  evidenceRecord: "evidence-record.schema.json",
 };
 
 // Definitions of schemas/api.schema.json that the client checks answers against and the emulator

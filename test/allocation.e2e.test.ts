@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { legacyPlanChecksum, planChecksum } from "../src/plan/model.js";
 import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, useEmulatorRepo, type Emu } from "../src/testing/helpers.js";
 import { junitProblems } from "./junit-schema.js";
+import { markdownText } from "../src/report/escape.js";
 
 // Contracts (issue 29): how revsync test allocates them, and what plan's impact says a change moves,
 // through the real CLI, in every format.
@@ -292,7 +293,7 @@ describe("plan and test --live on the literal profile (floor/ceiling answered nu
 
       const md = await run(["plan", "--format", "markdown"]);
       expect(md.stdout).toContain("#### Allocation impact: 1 contract's allocation changes (USD 35.71 of revenue moves between lines)\n");
-      expect(md.stdout).toContain(`> Note: ${NOTE("ssp/Hardware SSP")}\n`);
+      expect(md.stdout).toContain(`> Note: ${markdownText(NOTE("ssp/Hardware SSP"))}\n`);
     } finally {
       writeFileSync(tc, before);
     }

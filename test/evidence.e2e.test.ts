@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { Ajv } from "ajv";
-import canonicalize from "canonicalize";
+import { canonicalize } from "json-canonicalize";
 import { describe, expect, it } from "vitest";
 import { api, cli, cliProcess, DEMO_ENV, ROOT, token, updateBody, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // apply --evidence (issue 30) through the real CLI against the emulator: the emulator's request journal
 // is the witness of what was sent, and every record is checked against schemas/evidence-record.schema.json
-// with ajv (a standard JSON Schema validator).
+// with ajv (a standard JSON Schema validator). Hashes are recomputed with a JCS library other than the one
+// revsync uses (json-canonicalize).
 
 const fx = useEmulatorRepo();
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
@@ -30,6 +31,7 @@ function records(dir: string): { file: string; record: any }[] {
       return { file, record };
     });
 }
+const sha256 = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
 const requestsOf = (r: any): any[] => [...r.other_requests, ...r.changes.flatMap((c: any) => c.requests)];
 const asSent = (q: { method: string; path: string; status: number | null }) => `${q.method} ${q.path} ${q.status ?? "no answer"}`;
 
@@ -59,13 +61,12 @@ describe("apply --evidence", () => {
     expect(all).toHaveLength(1);
     const one = all[0]?.record;
     expect(first.stderr).toContain(`Evidence: ${join(ev, all[0]?.file ?? "")} ${one.hash}`);
-    // An auditor's own check, with an independent RFC 8785 implementation: the hash is the record's.
+    // An auditor's own check, with an independent RFC 8785 implementation: the hash is the record's, and
+    // the plan's checksum is the saved plan's.
     const { hash: _own, ...content } = one;
-    expect(
-      `sha256:${createHash("sha256")
-        .update(canonicalize(content) ?? "", "utf8")
-        .digest("hex")}`,
-    ).toBe(one.hash);
+    expect(`sha256:${createHash("sha256").update(canonicalize(content), "utf8").digest("hex")}`).toBe(one.hash);
+    const { checksum, ...planContent } = plan;
+    expect(sha256(canonicalize({ revsync_plan_checksum: 2, plan: planContent }))).toBe(checksum);
     expect(one).toMatchObject({
       sequence: 1,
       prev: null,
@@ -234,7 +235,7 @@ describe("apply --evidence", () => {
       "- **By whom**: confirmed by --auto-approve; GitHub Actions run https://github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
     );
     expect(md.stdout).toMatch(
-      /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves_allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
+      /\| <code>update<\/code> \| <code>tenant-configuration\/Default Tenant Configuration<\/code> \| carves&#95;allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
     );
 
     // A policy file git ignores is not in the commit, though the tree is clean to `git status`: the
@@ -358,5 +359,99 @@ describe("apply --evidence", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot write evidence records into .*not-a-folder\/x \(\w+\), so nothing was sent/);
     expect(await journal()).toEqual([]);
+  });
+  it("verify accounts for every file: a forged record with a recomputed hash, no environment or a __proto__ key, a copy, a stray file are named (exit 1); the head is the chain's; show never prints a forged record as fine", async () => {
+    const ev = join(fx.repo, "evidence-forged");
+    for (let i = 0; i < 3; i++) expect((await run(["apply", "--auto-approve", "--evidence", "evidence-forged"])).code).toBe(0);
+    const [a, b, c] = records(ev) as [{ file: string; record: any }, { file: string; record: any }, { file: string; record: any }];
+    const fresh = (): string => {
+      const dir = mkdtempSync(join(tmpdir(), "revsync-evidence-"));
+      cpSync(ev, dir, { recursive: true });
+      return dir;
+    };
+    /** Writes a forged copy of a record, its hash recomputed (by any JCS library), named as revsync names
+     *  records, to sort just after `after`. */
+    const forge = (dir: string, from: any, after: { record: any }, edit: (r: any) => void): string => {
+      const r = structuredClone(from);
+      edit(r);
+      r.finished_at = new Date(Date.parse(after.record.finished_at) + 1).toISOString();
+      const { hash: _old, ...content } = r;
+      r.hash = sha256(canonicalize(content));
+      const file = `${r.finished_at.replace(/[-:]/g, "")}-demo-${r.hash.slice(7, 19)}.json`;
+      writeFileSync(join(dir, file), `${JSON.stringify(r, null, 2)}\n`);
+      return file;
+    };
+    const dirs: string[] = [];
+    try {
+      // A copy of record 2 in no environment, "approved at the prompt by mallory", placed mid-chain.
+      const unplaced = fresh();
+      dirs.push(unplaced);
+      const mallory = forge(unplaced, b.record, b, (r) => Object.assign(r, { environment: null, service_user: "mallory", approval: "prompt" }));
+      const v = await run(["evidence", "verify", unplaced]);
+      expect(v.code).toBe(1);
+      expect(v.stdout).toContain(
+        `UNPLACED  ${mallory}\n          not a record revsync writes, so it belongs to no environment's chain: environment must be string`,
+      );
+      expect(v.stdout).toContain(`Latest of demo: ${c.record.hash} (${c.file})`);
+      for (const target of [unplaced, join(unplaced, mallory)]) {
+        const shown = await run(["evidence", "show", target]);
+        expect(shown.code).toBe(1);
+        expect(shown.stderr).toContain(`${mallory} is not a record revsync writes, so it belongs to no environment's chain`);
+        expect(shown.stdout).not.toContain("mallory");
+      }
+
+      // The same forgery in environment demo: it follows record 1 as record 2 does, a fork; show prints it
+      // only under verify's words, and exits 1.
+      const forked = fresh();
+      dirs.push(forked);
+      const twin = forge(forked, b.record, b, (r) => Object.assign(r, { service_user: "mallory", approval: "prompt" }));
+      const f = await run(["evidence", "verify", forked, "--format", "json"]);
+      expect(f.code).toBe(1);
+      expect(JSON.parse(f.stdout).records.map((x: any) => [x.file, x.findings])).toEqual([
+        [a.file, ["intact"]],
+        [b.file, ["forked"]],
+        [twin, ["forked"]],
+        [c.file, ["reordered"]], // it follows record 2, not the forgery just before it
+      ]);
+      expect(JSON.parse(f.stdout).heads.demo.hash).toBe(c.record.hash);
+      const shown = await run(["evidence", "show", forked]);
+      expect(shown.code).toBe(1);
+      const block = shown.stdout.split("\n\n").find((x) => x.includes("signed in as mallory")) ?? "";
+      expect(block.split("\n")[1]).toMatch(/^ {2}FORKED: evidence verify does not hold this record in its chain \(fork: two records follow #1/);
+      const one = await run(["evidence", "show", join(forked, twin), "--format", "markdown"]);
+      expect(one.code).toBe(1);
+      expect(one.stdout).toMatch(/^### Apply 2 of <code>demo<\/code> — \S+\n\n> \*\*FORKED\*\*: evidence verify does not hold this record/);
+
+      // Content under a `__proto__` key of record 1, its hash left as it was: edited (the hash covers it).
+      const proto = fresh();
+      dirs.push(proto);
+      const r1 = structuredClone(a.record);
+      r1.changes[0].diff[0].__marker__ = 1;
+      writeFileSync(join(proto, a.file), `${JSON.stringify(r1, null, 2).replace('"__marker__": 1', '"__proto__": { "approved_by": "mallory" }')}\n`);
+      const withProto = JSON.parse(readFileSync(join(proto, a.file), "utf8"));
+      const { hash: _h, ...protoContent } = withProto;
+      expect(sha256(canonicalize(protoContent))).not.toBe(a.record.hash);
+      const p = await run(["evidence", "verify", proto]);
+      expect(p.code).toBe(1);
+      expect(p.stdout).toContain(`EDITED    ${a.file}`);
+      expect((await run(["evidence", "show", join(proto, a.file)])).code).toBe(1);
+
+      // A copy of record 1 after the last, and a stray file: named; the head is still record 3.
+      const copied = fresh();
+      dirs.push(copied);
+      const later = a.file.replace(/^(\d{8}T)\d{2}/, "$199");
+      writeFileSync(join(copied, later), readFileSync(join(ev, a.file)));
+      writeFileSync(join(copied, "notes.txt"), "not a record\n");
+      const d = await run(["evidence", "verify", copied]);
+      expect(d.code).toBe(1);
+      expect(d.stdout).toContain(`RENAMED+DUPLICATE ${later}`);
+      expect(d.stdout).toContain(`duplicate: a copy of ${a.file} (the same hash)`);
+      expect(d.stdout).toContain("UNREADABLE notes.txt\n          it is not an evidence record (revsync writes records as .json files)");
+      expect(d.stdout).toContain(`Latest of demo: ${c.record.hash} (${c.file})`);
+      expect(d.stdout).not.toContain(`Latest of demo: ${a.record.hash}`);
+    } finally {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      rmSync(ev, { recursive: true, force: true });
+    }
   });
 });

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { markdownText } from "../src/report/escape.js";
 
 // What export writes into git, and what plan, drift and markdown report, keep the truth (issue 27):
 // through the real CLI against the emulator, on both answer profiles where the profile is the point.
@@ -56,14 +57,14 @@ describe("the literal profile (the service answers floor/ceiling as null)", () =
     // git's floor changes: the service cannot show it, so nothing says "matches" without naming it.
     writeFileSync(join(repo, "policies", "ssp", "hardware.yaml"), hw.replace("floor_percentage: 85", "floor_percentage: 80"));
     const md = await run(["plan", "--format", "markdown"]);
-    expect(md.stdout).toContain(`> Note: ${NOTE("floor_percentage")}`);
+    expect(md.stdout).toContain(`> Note: ${markdownText(NOTE("floor_percentage"))}`);
     expect(md.stdout).not.toContain("The service matches the policy repo.");
     const d = await run(["drift"]);
     expect(d.code).toBe(0);
     expect(d.stdout).toMatch(/^No drift in what the service shows\./);
     expect(d.stdout).toContain(`Note: ${NOTE("floor_percentage")}`);
     const dmd = await run(["drift", "--format", "markdown"]);
-    expect(dmd.stdout).toContain(`> Note: ${NOTE("floor_percentage")}`);
+    expect(dmd.stdout).toContain(`> Note: ${markdownText(NOTE("floor_percentage"))}`);
     expect(dmd.stdout).not.toContain("**No drift.**");
     expect(JSON.parse((await run(["drift", "--format", "json"])).stdout).notes).toContain(
       `${NOTE("floor_percentage")}, so git's value could be neither checked nor changed`,

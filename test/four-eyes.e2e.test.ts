@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { Ajv } from "ajv";
 import canonicalize from "canonicalize";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { recordFileName } from "../src/evidence/store.js";
 import {
   api,
   cli,
@@ -111,7 +112,7 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
     expect(verify.stdout).toContain("four eyes: applied outside CI, so no pull request's approval was checked");
     const md = await run(["evidence", "show", files[1] ? join("ev", files[1]) : "", "--format", "markdown"]);
     expect(md.stdout).toContain("#### Four eyes");
-    expect(md.stdout).toContain("| `ssp/Hardware SSP/batch/FY26-H1` | alice | alice | bob | **done** |");
+    expect(md.stdout).toContain("| <code>ssp/Hardware SSP/batch/FY26-H1</code> | alice | alice | bob | **done** |");
 
     if (profile !== "default") return;
     // A record edited so that the reviewer approved, its hash recomputed (a forger's work, not a slip):
@@ -132,7 +133,7 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
       .update(canonicalize(again) ?? "", "utf8")
       .digest("hex")}`;
     mkdirSync(join(repo, "forged"));
-    writeFileSync(join(repo, "forged", `20260101T000000.000Z-demo-${forged.hash.slice(7, 19)}.json`), `${JSON.stringify(forged, null, 2)}\n`);
+    writeFileSync(join(repo, "forged", recordFileName(forged)), `${JSON.stringify(forged, null, 2)}\n`);
     const flagged = await run(["evidence", "verify", "forged"]);
     expect(flagged.code).toBe(1);
     expect(flagged.stdout).toMatch(/^FOUR-EYES /m);

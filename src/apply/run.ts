@@ -2,6 +2,7 @@ import type { ApiCore } from "../api/core.js";
 import type { Clock } from "../api/clock.js";
 import { createMismatch, ssp, tenantConfigurations, writes } from "../api/resources.js";
 import type { GuardVerdict, WriteOutcome } from "../api/write.js";
+import { sameJson } from "../canonical-json.js";
 import { ApiError, UserError } from "../errors.js";
 import { readBatchValues } from "../live/read.js";
 import { UPDATE_FIELDS } from "../plan/build.js";
@@ -122,7 +123,7 @@ export function payloadProblems(plan: Plan): string[] {
       // The entry shows the policy's fields and, under `batches`, each batch the create uploads (its
       // name, file and number of rows; the values are bound by the batch's own checksum below).
       const { batches: shownBatches, ...shownItem } = (c.after ?? {}) as Record<string, unknown> & { batches?: unknown };
-      if (!same(canonical(item), canonical(shownItem)) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
+      if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
       for (const d of c.diff) {
         const shownValue = d.path === "batches" ? shownBatches : (item as Record<string, unknown>)[d.path];
         if (!same(shownValue, d.after)) bad(`the payload's ${d.path} is not the reviewed value`);
@@ -136,7 +137,7 @@ export function payloadProblems(plan: Plan): string[] {
         rows: b.ssp_values.length,
         values_checksum: valuesChecksum(b.ssp_values),
       }));
-      if (!same(canonical(shownBatches ?? []), canonical(sentBatches))) bad("the payload's batches are not the ones the plan shows");
+      if (!sameJson(shownBatches ?? [], sentBatches)) bad("the payload's batches are not the ones the plan shows");
       for (const b of batches ?? []) {
         // A batch this plan also reviews or approves: the values it shows there are the ones uploaded.
         const sum = batchSums.get(`${name}\u0000${b.batch_name}`);
@@ -162,18 +163,6 @@ export function checkPayloads(plan: Plan): void {
       "a saved plan is applied only as revsync wrote it: run revsync plan again",
     );
   }
-}
-
-/** Keys in one order, for comparing two objects as data. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === "object")
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-    );
-  return v;
 }
 
 const blocked = (what: string): { blocked: string } => ({

@@ -6,6 +6,7 @@ import type { Output } from "./output.js";
 import { askYes } from "./prompt.js";
 import { plural } from "../words.js";
 import { table, time, withClient } from "./service-command.js";
+import { terminalText } from "../report/escape.js";
 
 // ---- approvals (4.8, 4.9)
 
@@ -89,8 +90,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     const idsToSend = chosen.map((r) => r.approval_id ?? "");
     if (flags.dryRun) {
       out.out(`Would ${action} ${plural(idsToSend.length, "upload")}:`);
-      for (const r of chosen)
-        out.out(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
+      for (const r of chosen) out.out(uploadLine(r));
       return 0;
     }
     if ((flags.all || idsToSend.length > 1) && !flags.yes) {
@@ -100,8 +100,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
         );
       }
       out.info(`revsync will ${action} ${plural(idsToSend.length, "upload")} in ${env.name} (${env.baseUrl}, realm ${env.realm}):`);
-      for (const r of chosen)
-        out.info(`  ${r.approval_id}  ${r.file_name}  (${r.ingested_transaction_type}, ${r.total_rows_received} rows, uploaded by ${r.uploaded_by})`);
+      for (const r of chosen) out.info(uploadLine(r));
       if (!(await askYes(out, `\nDo you want to ${action} these uploads? Only 'yes' will be accepted: `))) {
         out.error(`${action} cancelled: nothing was sent`);
         return 1;
@@ -146,3 +145,7 @@ export async function runApprovalsAct(action: "approve" | "reject", flags: ActFl
     return settled ? 0 : 1;
   });
 }
+
+/** One upload, on one line: its fields are the service's text. */
+const uploadLine = (r: PendingApprovalRecord): string =>
+  `  ${terminalText(String(r.approval_id))}  ${terminalText(String(r.file_name))}  (${terminalText(String(r.ingested_transaction_type))}, ${r.total_rows_received} rows, uploaded by ${terminalText(String(r.uploaded_by))})`;

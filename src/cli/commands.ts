@@ -286,7 +286,7 @@ function registerEvidence(program: Command, run: Runner): void {
       .option("--last <n>", "only the last N records (of --env, when given)")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nshow does not check hashes: revsync evidence verify does.",
+        "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nEach record is checked as evidence verify checks it in its folder: one verify does not hold is flagged, and show exits 1.",
       ),
     { format: ["text", "markdown", "json"], offline: true },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceShow(f, out, args)));

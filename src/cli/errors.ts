@@ -7,6 +7,7 @@ import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { table, withClient } from "./service-command.js";
 import { plural } from "../words.js";
+import { terminalText } from "../report/escape.js";
 
 /** The columns of `errors`: every one in CSV (named as the spec's fields), those with a heading in the table. */
 const COLUMNS: { csv: string; heading?: string; get: (r: ErrorTransactionRecord) => string | null | undefined }[] = [
@@ -96,8 +97,8 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
       else {
         if (!rows.length) out.out("No error transactions match.");
         for (const r of rows) {
-          out.out(`${out.paint("bold", r.code)}  ${plural(r.count, "transaction")}: ${r.message}`);
-          out.out(`    suggestion: ${r.suggestion}`);
+          out.out(`${out.paint("bold", terminalText(r.code))}  ${plural(r.count, "transaction")}: ${terminalText(r.message)}`);
+          out.out(`    suggestion: ${terminalText(r.suggestion)}`);
           if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
         }
       }

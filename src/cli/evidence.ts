@@ -1,18 +1,18 @@
 import { readFileSync, statSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, relative, resolve } from "node:path";
 import type { ApplyReport } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
-import { recordHash } from "../evidence/canonical.js";
 import { ciContext } from "../evidence/context.js";
 import { checkLive, type LiveFinding } from "../evidence/live.js";
 import type { EvidenceRecord } from "../evidence/record.js";
 import { EvidenceRecorder } from "../evidence/recorder.js";
 import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "../evidence/store.js";
-import { verifyChain } from "../evidence/verify.js";
+import { verifyChain, type VerifiedRecord } from "../evidence/verify.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { realPathInside } from "../user-files.js";
-import { evidenceMarkdown, evidenceText, verifyText } from "../report/evidence.js";
+import { evidenceMarkdown, evidenceText, verifyText, type Doubt } from "../report/evidence.js";
+import { plural } from "../words.js";
 import { cwdOf, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -90,14 +90,23 @@ export interface EvidenceFlags extends GlobalFlags {
   live?: boolean;
 }
 
-function recordsAt(target: string): StoredRecord[] {
+/** The records `show` prints, each with what evidence verify says of it in the folder it lies in (a
+ *  FILE is checked among the records beside it): show never prints a record as fine that verify would
+ *  not hold. */
+function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<string, VerifiedRecord> } {
   let dir = false;
   try {
     dir = statSync(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or folder" : (e as Error).message}`);
   }
-  return dir ? readRecords(target) : [readRecord(target)];
+  const folder = dir ? target : dirname(target);
+  const all = readRecords(folder);
+  const verdicts = new Map(verifyChain(all).records.map((v) => [v.file, v]));
+  if (dir) return { stored: all, verdicts };
+  const own = all.find((s) => s.file === basename(target)) ?? readRecord(target);
+  const verdict = verdicts.get(own.file);
+  return { stored: [{ ...own, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 
 /** revsync evidence verify DIR [--live] */
@@ -153,33 +162,53 @@ async function liveFindings(flags: EvidenceFlags, stored: StoredRecord[], out: O
 export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; last?: string }, out: Output, args: string[]): Promise<number> {
   const target = args[0] ?? "";
   const path = isAbsolute(target) ? target : resolve(cwdOf(flags), target);
-  let stored = recordsAt(path);
+  const { stored: all, verdicts } = recordsAt(path);
+  let stored = all;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
   if (flags.last !== undefined) {
     const n = Number(flags.last);
     if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(flags.last)}`);
     stored = stored.slice(-n);
   }
-  const bad = stored.find((s) => !s.record);
-  if (bad) throw new UserError(`${bad.file} ${bad.unreadable ?? "cannot be read"}`, "revsync evidence verify checks a whole folder");
-  // Each record's hash is checked as it is shown: an edited record is never printed as if it were fine.
-  const records = (stored as (StoredRecord & { record: EvidenceRecord })[]).map((s) => ({ ...s, edited: editedWords(s.record) }));
-  if (flags.format === "json") out.json({ records: records.map((s) => ({ file: s.file, edited: s.edited, ...s.record })) });
-  else if (flags.format === "markdown") out.out(records.map((s) => evidenceMarkdown(s.file, s.record, s.edited)).join("\n"));
-  else out.out(records.map((s) => evidenceText(s.file, s.record, out, s.edited)).join("\n\n"));
+  // A file that is not a record revsync writes (no environment, a field of another type) is never
+  // printed: only what its schema holds is, and this is not it.
+  const bad = stored.find((s) => !s.record || verdicts.get(s.file)?.findings.includes("unplaced"));
+  if (bad)
+    throw new UserError(
+      `${bad.file} ${bad.unreadable ?? `is ${verdicts.get(bad.file)?.problems[0] ?? "not a record revsync writes"}`}`,
+      "revsync evidence verify checks a whole folder",
+    );
+  // Each record is checked as verify checks it as it is shown: an edited, forked, copied, renamed or
+  // misplaced record is never printed as if it were fine.
+  const records = (stored as (StoredRecord & { record: EvidenceRecord })[]).map((s) => ({ ...s, verdict: verdicts.get(s.file) }));
+  const doubts = records.map((s) => doubtOf(s.verdict));
+  if (flags.format === "json")
+    out.json({
+      records: records.map((s, i) => ({
+        file: s.file,
+        edited: s.verdict?.findings.includes("edited") ? (s.verdict.problems.find((p) => p.startsWith("edited")) ?? "edited") : null,
+        verify: { findings: s.verdict?.findings ?? [], problems: s.verdict?.problems ?? [] },
+        doubt: doubts[i] ?? null,
+        ...s.record,
+      })),
+    });
+  else if (flags.format === "markdown") out.out(records.map((s, i) => evidenceMarkdown(s.file, s.record, doubts[i])).join("\n"));
+  else out.out(records.map((s, i) => evidenceText(s.file, s.record, out, doubts[i])).join("\n\n"));
   if (!records.length) out.info("No evidence records.");
-  const edited = records.filter((s) => s.edited).length;
+  const edited = records.filter((s) => s.verdict?.findings.includes("edited")).length;
+  const doubted = doubts.filter(Boolean).length;
   if (edited) out.error(`${edited === 1 ? "1 record was" : `${edited} records were`} edited after it was written: its content does not match its hash`);
-  return edited ? 1 : 0;
+  if (doubted > edited)
+    out.error(`${plural(doubted - edited, "record")} ${doubted - edited === 1 ? "fails" : "fail"} evidence verify's check of the folder: see each`);
+  return doubted ? 1 : 0;
 }
 
-/** Why a record's content does not match its hash, or null when it does. */
-function editedWords(r: EvidenceRecord): string | null {
-  let actual: string | undefined;
-  try {
-    actual = recordHash(r as unknown as Record<string, unknown>);
-  } catch (e) {
-    return `its content cannot be hashed (${(e as Error).message})`;
-  }
-  return actual === r.hash ? null : `it says ${r.hash ?? "no hash"}, its content hashes to ${actual}`;
+/** What show says above a record verify does not hold, or null for an intact one. */
+function doubtOf(v: VerifiedRecord | undefined): Doubt | null {
+  if (!v) return { tag: "UNCHECKED", words: "evidence verify could not check this record; what follows may not be what revsync recorded" };
+  if (v.findings[0] === "intact") return null;
+  const tag = v.findings.join("+").toUpperCase();
+  if (v.findings.includes("edited"))
+    return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
+  return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { processIo } from "./io.js";
 import { colorFor, Output, Redactor } from "./output.js";
 
 const tty = { write: () => true, isTTY: true };
@@ -37,5 +38,23 @@ describe("colour, decided per stream", () => {
     } finally {
       process.env = env;
     }
+  });
+
+  it("outside text reaches a terminal as text: its escape sequences, C1 controls and bidi marks are shown, revsync's own colours kept", () => {
+    const written = { out: "", err: "" };
+    const out = new Output(
+      new Redactor(),
+      { write: (s: string) => (written.out += s), isTTY: true },
+      { write: (s: string) => (written.err += s), isTTY: false },
+      { io: { ...processIo(), env: {} } },
+    );
+    // A name that clears the screen, sets the title, uses the one-byte CSI and reverses the line, and one
+    // that imitates the mark revsync colours with (it cannot know the run's key).
+    const name = "ssp/x\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202etxt.exe";
+    const mimic = "\ue000deadbeef\ue00131m";
+    out.out(`${out.paint("bold", name)} ${mimic}`);
+    out.warn(`careful with ${name}`);
+    expect(written.out).toBe(`\u001b[1mssp/x\\u001B[2J\\u001B]0;pwned\\u0007\\u009B31m\\u202Etxt.exe\u001b[22m ${mimic}\n`);
+    expect(written.err).toBe("Warning: careful with ssp/x\\u001B[2J\\u001B]0;pwned\\u0007\\u009B31m\\u202Etxt.exe\n");
   });
 });

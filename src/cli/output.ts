@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { terminalLines } from "../report/escape.js";
 import type { Painter } from "../report/painter.js";
 import { processIo, type CliIo } from "./io.js";
 
@@ -37,15 +39,21 @@ export function colorFor(stream: Stream, noColorFlag: boolean, env: NodeJS.Proce
   return !!stream.isTTY && env.TERM !== "dumb";
 }
 
-function painter(on: boolean): Painter {
+/** A painter marks its colour codes with the run's key (private-use characters and a random key no
+ *  outside text can know) instead of writing them: Output turns every other control character into
+ *  visible text, then the marks into the terminal's codes, so the only codes that reach a terminal are
+ *  revsync's own colours. */
+function painter(on: boolean, key: string): Painter {
   return {
     paint: (color, text) => {
       if (!on) return text;
       const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], bold: [1, 22], dim: [2, 22] }[color];
-      return `\u001b[${codes[0]}m${text}\u001b[${codes[1]}m`;
+      return `${key}${codes[0]}m${text}${key}${codes[1]}m`;
     },
   };
 }
+
+const MARK = "\uE000";
 
 /** The version of the shape of every JSON output (a saved plan's is PLAN_FORMAT_VERSION, also "1").
  *  Consumers ignore unknown keys; a new major version is a change they must not read as the old one. */
@@ -57,6 +65,9 @@ export class Output implements Painter {
   /** Paints text that goes to stderr (a plan apply shows before asking, a log line). */
   readonly err: Painter;
   private readonly outPainter: Painter;
+  /** The mark of this run's colour codes, and where they stand in a text. */
+  private readonly key = `${MARK}${randomBytes(8).toString("hex")}\uE001`;
+  private readonly marks: RegExp;
   constructor(
     readonly redactor: Redactor,
     private readonly stdout: Stream = process.stdout,
@@ -64,8 +75,17 @@ export class Output implements Painter {
     readonly opts: { quiet?: boolean; verbose?: boolean; noColor?: boolean; io?: CliIo } = {},
   ) {
     this.io = opts.io ?? processIo();
-    this.outPainter = painter(colorFor(stdout, !!opts.noColor, this.io.env));
-    this.err = painter(colorFor(stderr, !!opts.noColor, this.io.env));
+    this.marks = new RegExp(`${this.key}(\\d+)m`, "g");
+    this.outPainter = painter(colorFor(stdout, !!opts.noColor, this.io.env), this.key);
+    this.err = painter(colorFor(stderr, !!opts.noColor, this.io.env), this.key);
+  }
+
+  /** Text as it reaches a stream: secrets blanked out, then every control character that came with it
+   *  shown as text (terminalLines: an ESC sequence of a policy name cannot colour, move the cursor or
+   *  clear the screen), then revsync's own colours written as the terminal's codes. Every text revsync
+   *  prints goes through here (`raw`, the bytes of a file or a completion script, does not). */
+  terminal(text: string): string {
+    return terminalLines(this.redactor.redact(text)).replace(this.marks, "\u001b[$1m");
   }
 
   /** The run's streams, environment, working directory and signals (the process's, unless given). */
@@ -93,7 +113,7 @@ export class Output implements Painter {
   }
 
   out(text: string): void {
-    this.stdout.write(this.redactor.redact(text.endsWith("\n") ? text : `${text}\n`));
+    this.stdout.write(this.terminal(text.endsWith("\n") ? text : `${text}\n`));
   }
 
   /** A JSON result on stdout, with format_version first. */
@@ -106,30 +126,30 @@ export class Output implements Painter {
   }
 
   info(text: string): void {
-    if (!this.opts.quiet) this.stderr.write(this.redactor.redact(`${text}\n`));
+    if (!this.opts.quiet) this.stderr.write(this.terminal(`${text}\n`));
   }
 
   warn(text: string): void {
-    this.stderr.write(this.redactor.redact(`${this.err.paint("yellow", "Warning:")} ${text}\n`));
+    this.stderr.write(this.terminal(`${this.err.paint("yellow", "Warning:")} ${text}\n`));
   }
 
   error(text: string): void {
-    this.stderr.write(this.redactor.redact(`${this.err.paint("red", "Error:")} ${text}\n`));
+    this.stderr.write(this.terminal(`${this.err.paint("red", "Error:")} ${text}\n`));
   }
 
   /** A line of an error report on stderr (a diagnostic), redacted. */
   errorLine(text: string): void {
-    this.stderr.write(this.redactor.redact(`${text}\n`));
+    this.stderr.write(this.terminal(`${text}\n`));
   }
 
   /** revsync's own advice: fixed text, never redacted (a secret that happens to be a word of it would
-   *  garble it), and said even with --quiet. */
+   *  garble it), and said even with --quiet. What it quotes is still shown as text. */
   hint(text: string): void {
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(terminalLines(`${text}\n`).replace(this.marks, "\u001b[$1m"));
   }
 
   verbose(text: string): void {
-    if (this.opts.verbose) this.stderr.write(this.redactor.redact(`${text}\n`));
+    if (this.opts.verbose) this.stderr.write(this.terminal(`${text}\n`));
   }
 
   /** Paints text that goes to stdout. */

@@ -14,11 +14,11 @@ export async function startProgress(out: Output, text: string, quiet?: boolean, 
   const columns = out.io.stderr.columns ?? 0;
   if (quiet || !out.stderrIsTTY || out.io.env.CI || columns <= 0) return { update: () => undefined, stop: () => undefined };
   const { default: ora } = await import("ora");
-  const spinner = ora({ text, stream: out.io.stderr as NodeJS.WritableStream, discardStdin: false }).start();
+  const spinner = ora({ text: out.terminal(text), stream: out.io.stderr as NodeJS.WritableStream, discardStdin: false }).start();
   // The line says when revsync waits on the service's rate limit, as that starts and ends.
   let base = text;
   const render = (): void => {
-    spinner.text = out.redactor.redact(base + (governor ? waitingNote(governor) : ""));
+    spinner.text = out.terminal(base + (governor ? waitingNote(governor) : ""));
   };
   const unwatch = governor?.watch(render);
   return {

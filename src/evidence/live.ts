@@ -3,7 +3,7 @@ import { ssp, tenantConfigurations } from "../api/resources.js";
 import type { SspEnvelope, TenantConfigurationList } from "../schema/generated/api.js";
 import { batchNameOf } from "../shared/address.js";
 import { normalizeSspFields } from "../shared/normalize.js";
-import { canonicalJson } from "./canonical.js";
+import { sameJson } from "../canonical-json.js";
 import { LANDED, type EvidenceChange, type EvidenceRecord } from "./record.js";
 
 /** Whether one change a record applied still holds in the service, and if not, what differs now and
@@ -24,7 +24,6 @@ export interface LiveFinding {
 }
 
 const isoOf = (epoch: unknown): string | null => (typeof epoch === "number" ? new Date(epoch * 1000).toISOString() : null);
-const same = (a: unknown, b: unknown): boolean => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 
 function at(o: unknown, path: string): unknown {
   let cur: unknown = o;
@@ -76,7 +75,7 @@ async function checkChange(
     const env = (await tenants()).find((e) => e.compliance_name === name);
     if (!env) return { ...base, holds: false, note: "it is no longer in the service" };
     const item = env.compliance_spec?.[0] ?? {};
-    const differs = c.diff.filter((d) => !same(at(item, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at(item, d.path) }));
+    const differs = c.diff.filter((d) => !sameJson(at(item, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at(item, d.path) }));
     return { ...base, holds: !differs.length, differs, modified_by: env.last_modified_by ?? null, modified_on: isoOf(env.last_modified_on) };
   }
   if (!c.address.startsWith("ssp/")) return { ...base, holds: false, note: "revsync does not know this kind of address" };
@@ -92,7 +91,7 @@ async function checkChange(
     const batch = item?.batches?.find((b) => batchNameOf(b) === batchName);
     if (!batch) return { ...base, ...who, holds: false, note: "the batch is no longer in the service" };
     const byBatch = { modified_by: batch.updated_by ?? who.modified_by, modified_on: isoOf(batch.updated_at) ?? who.modified_on };
-    const differs = c.diff.filter((d) => !same(at(batch, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at(batch, d.path) }));
+    const differs = c.diff.filter((d) => !sameJson(at(batch, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at(batch, d.path) }));
     return { ...base, ...byBatch, holds: !differs.length, differs };
   }
   // An SSP policy revsync created: the fields it sent, compared as plan compares them.
@@ -100,7 +99,7 @@ async function checkChange(
   const now = normalizeSspFields(item ?? {}, fields);
   const applied = normalizeSspFields(Object.fromEntries(c.diff.map((d) => [d.path.split(".")[0], d.after])), fields);
   const differs = Object.keys(applied)
-    .filter((k) => !same(now[k], applied[k]))
+    .filter((k) => !sameJson(now[k], applied[k]))
     .map((k) => ({ path: k, applied: applied[k], now: now[k] }));
   return { ...base, ...who, holds: !differs.length, differs };
 }

@@ -1,3 +1,4 @@
+import { canonicalHash } from "../canonical-json.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 /** The evidence record of one apply run (schemas/evidence-record.schema.json). Major versions are
@@ -148,4 +149,12 @@ export interface EvidenceRecord {
    *  Absent when prev names a record. */
   chain_note?: string;
   hash: string;
+}
+
+/** A record's hash: "sha256:" and the hex sha256 of the UTF-8 canonical JSON (RFC 8785) of the record
+ *  without its own `hash` field (`prev` is inside it, which chains the records). Every key is in it, one
+ *  named `__proto__` too. */
+export function recordHash(record: Record<string, unknown>): string {
+  const { hash: _own, ...content } = record;
+  return canonicalHash(content);
 }

@@ -1,10 +1,9 @@
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { writeFileExclusive } from "../fs-atomic.js";
-import { createHash } from "node:crypto";
-import { canonicalJson } from "./canonical.js";
-import type { EvidenceRecord } from "./record.js";
+import { canonicalJson } from "../canonical-json.js";
+import { recordHash, type EvidenceRecord } from "./record.js";
 
 /** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
  *  of its hash, so that the folder lists records in the order they were written and no two share a name. */
@@ -73,18 +72,24 @@ export interface StoredRecord {
   unreadable?: string;
 }
 
-/** The records of a folder in the order of their names (the order they were written). */
+/** Every file of a folder, in the order of their names (the order the records were written): each
+ *  record, and everything else as what it is (a folder, a file that is not a record), so that nothing in
+ *  the folder goes unaccounted for. */
 export function readRecords(dir: string): StoredRecord[] {
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = readdirSync(dir);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return names
-    .filter((n) => n.endsWith(".json"))
-    .sort()
-    .map((file) => readRecord(join(dir, file), file));
+  return entries
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((e) => {
+      if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
+      if (!e.name.endsWith(".json"))
+        return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
+      return readRecord(join(dir, e.name), e.name);
+    });
 }
 
 export function readRecord(path: string, file = path): StoredRecord {
@@ -125,14 +130,10 @@ export function appendRecord(
       : `there was no earlier record of environment ${content.environment} in the folder`;
   let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, ...(chain_note ? { chain_note } : {}), hash: "" };
   const { hash: _none, ...unsigned } = record;
-  let text = canonicalJson(unsigned);
+  const text = canonicalJson(unsigned);
   const redacted = redact(text);
-  if (redacted !== text) {
-    record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
-    const { hash: _again, ...clean } = record;
-    text = canonicalJson(clean);
-  }
-  record.hash = `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+  if (redacted !== text) record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
+  record.hash = recordHash(record as unknown as Record<string, unknown>);
   const path = join(dir, recordFileName(record));
   writeFileExclusive(path, `${JSON.stringify(record, null, 2)}\n`);
   return { path, record };

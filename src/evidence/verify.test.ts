@@ -1,56 +1,50 @@
-import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, recordHash } from "./canonical.js";
-import type { EvidenceRecord } from "./record.js";
+import { recordHash, type EvidenceRecord } from "./record.js";
 import type { StoredRecord } from "./store.js";
 import { recordFileName } from "./store.js";
 import { verifyChain } from "./verify.js";
 
-describe("canonical JSON", () => {
-  it("sorts keys by UTF-16 code units at every depth, keeps array order, leaves out undefined, no whitespace", () => {
-    expect(canonicalJson({ b: [3, { z: 1, a: null }], a: "é\n", "\u20ac": 1, "\ud83d\ude00": 2, c: undefined, B: true })).toBe(
-      '{"B":true,"a":"é\\n","b":[3,{"a":null,"z":1}],"€":1,"😀":2}',
-    );
-    expect(canonicalJson([1e21, 0.1, -0, 100])).toBe("[1e+21,0.1,0,100]");
-    expect(() => canonicalJson({ x: Number.NaN })).toThrow(/no form/);
-  });
-
-  it("is what an independent RFC 8785 implementation writes (canonicalize), for awkward keys and numbers", () => {
-    const awkward = {
-      "\u20ac": [1e21, 1e-7, 0.1 + 0.2, -0, 2 ** 53, 123456789.123],
-      "\r": "line\u2028break",
-      "\ud83d\ude00": { "\ufb33": null, "\u00e9": true, e: false },
-      nested: [{ b: 1, a: [{ d: 4, c: 3 }] }, "x"],
-      "10": "ten",
-      "9": "nine",
-      "": "empty",
-    };
-    expect(canonicalJson(awkward)).toBe(canonicalize(awkward));
-  });
-
-  it("a record's hash leaves its own hash out and changes with any other field", () => {
-    const r = { a: 1, prev: null, hash: "whatever" };
-    expect(recordHash(r)).toBe(recordHash({ ...r, hash: "other" }));
-    expect(recordHash(r)).not.toBe(recordHash({ ...r, a: 2 }));
-    expect(recordHash(r)).toMatch(/^sha256:[0-9a-f]{64}$/);
-  });
-});
+/** A record as apply writes it (valid against its schema), with overrides; not yet hashed. */
+export function recordOf(o: Partial<EvidenceRecord> = {}): EvidenceRecord {
+  return {
+    format_version: "1",
+    kind: "revsync-apply-evidence",
+    sequence: 1,
+    revsync_version: "0.1.0",
+    environment: "prod",
+    base_url: "https://ras.example.com",
+    auth_url: "https://auth.example.com",
+    realm: "acme",
+    service_user: "alice",
+    started_at: "2026-11-24T06:00:00.000Z",
+    finished_at: "2026-11-24T06:00:00.000Z",
+    git: { commit: null, clean: null, note: "not a git repository" },
+    ci: null,
+    plan: { checksum: `sha256:${"0".repeat(64)}`, file: null, created_at: "2026-11-24T06:00:00.000Z", made_by: "alice", targets: [], summary: {} },
+    approval: "auto-approve",
+    changes: [],
+    other_requests: [],
+    summary: { done: 0, already: 0, confirmed: 0, blocked: 0, failed: 0, skipped: 0, unknown: 0 },
+    exit_code: 0,
+    interrupted: false,
+    error: null,
+    prev: null,
+    hash: "",
+    ...o,
+  };
+}
 
 /** A chain of records of one or more environments, in the order given, hashed as apply writes them. */
 function chain(envs: string[]): StoredRecord[] {
   const last = new Map<string, EvidenceRecord>();
   return envs.map((environment, i) => {
     const before = last.get(environment);
-    const r = {
-      format_version: "1",
-      kind: "revsync-apply-evidence",
+    const r = recordOf({
       sequence: (before?.sequence ?? 0) + 1,
       environment,
       finished_at: new Date(Date.UTC(2026, 10, 24, 6, 0, i)).toISOString(),
-      changes: [],
       prev: before?.hash ?? null,
-      hash: "",
-    } as unknown as EvidenceRecord;
+    });
     r.hash = recordHash(r as unknown as Record<string, unknown>);
     last.set(environment, r);
     return { file: recordFileName(r), record: r };
@@ -75,7 +69,7 @@ describe("the chain check", () => {
 
   it("an edit, a removal from the middle, a reorder, a removed start, an unreadable file: each named", () => {
     const edited = chain(["prod", "prod", "prod"]);
-    (edited[1]?.record as EvidenceRecord).exit_code = 0;
+    (edited[1]?.record as EvidenceRecord).exit_code = 1;
     expect(findings(edited)).toEqual(["intact", "edited", "intact"]);
 
     const removed = chain(["prod", "prod", "prod", "prod"]);
@@ -105,25 +99,54 @@ describe("the chain check", () => {
 });
 
 describe("a duplicate, a fork, a rename", () => {
-  it("a copied record is a duplicate, not a reorder", () => {
+  it("a copied record is a duplicate, not a reorder, and not the head: the chain's last record is", () => {
     const [a, b, c] = chain(["prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord];
     const copy = { ...b, file: b.file.replace(/^20261124T06/, "20261124T07") };
     const report = verifyChain([a, b, c, copy]);
-    expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "intact", "duplicate"]);
-    expect(report.records[3]?.problems).toEqual([`duplicate: a copy of ${b.file} (the same hash)`]);
+    expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "intact", "renamed+duplicate"]);
+    expect(report.records[3]?.problems).toEqual([
+      `renamed: its file name is not the one revsync gave it (${b.file}: when it finished, its environment, its hash)`,
+      `duplicate: a copy of ${b.file} (the same hash)`,
+    ]);
+    expect(report.heads.prod).toEqual({ file: c.file, hash: c.record?.hash, sequence: 3 });
   });
 
   it("a forged record inserted with the same prev as a genuine one is a fork, both named", () => {
     const [a, b, c, d] = chain(["prod", "prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord, StoredRecord];
-    const forged = { ...(c.record as EvidenceRecord), exit_code: 0, error: "forged" } as EvidenceRecord;
+    const forged = { ...(c.record as EvidenceRecord), exit_code: 1, error: "forged", finished_at: "2026-11-24T06:00:01.500Z" } as EvidenceRecord;
     forged.hash = recordHash({ ...forged, hash: undefined } as unknown as Record<string, unknown>);
-    const f = { file: recordFileName({ ...forged, finished_at: "2026-11-24T06:00:01.500Z" }), record: forged };
+    const f = { file: recordFileName(forged), record: forged };
     const report = verifyChain([a, b, f, c, d]);
     const words = `fork: two records follow #2 (${b.file}): ${f.file} and ${c.file}`;
     expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "forked", "forked", "intact"]);
     expect(report.records[2]?.problems).toEqual([words]);
     expect(report.records[3]?.problems).toEqual([words]);
     expect(report.ok).toBe(false);
+  });
+
+  it("a record revsync does not write (no environment, its hash recomputed) is unplaced: named, in no chain, never the head", () => {
+    const [a, b, c] = chain(["prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord];
+    const forged = { ...(b.record as EvidenceRecord), environment: null, service_user: "mallory", approval: "prompt" } as unknown as EvidenceRecord;
+    forged.hash = recordHash({ ...forged, hash: undefined } as unknown as Record<string, unknown>);
+    const f = { file: b.file.replace(/-[0-9a-f]{12}\.json$/, `-${forged.hash.slice(7, 19)}.json`).replace("T060001", "T060001.5"), record: forged };
+    const report = verifyChain([a, b, f, c]);
+    expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "unplaced", "intact"]);
+    expect(report.records[2]?.problems).toEqual(["not a record revsync writes, so it belongs to no environment's chain: environment must be string"]);
+    expect(report.ok).toBe(false);
+    expect(report.heads).toEqual({ prod: { file: c.file, hash: c.record?.hash, sequence: 3 } });
+    // A field revsync never writes, and a field of another type, are named the same way.
+    const extra = verifyChain([a, { ...b, record: { ...(b.record as EvidenceRecord), signed_by: "mallory" } as EvidenceRecord }]);
+    expect(extra.records[1]?.findings).toEqual(["unplaced"]);
+    expect(extra.records[1]?.problems[0]).toContain("signed_by is not an allowed field");
+  });
+
+  it("two records that follow the last one: neither is the head, the record they follow is", () => {
+    const [a, b, c] = chain(["prod", "prod", "prod"]) as [StoredRecord, StoredRecord, StoredRecord];
+    const twin = { ...(c.record as EvidenceRecord), exit_code: 1, finished_at: "2026-11-24T06:00:03.000Z" } as EvidenceRecord;
+    twin.hash = recordHash({ ...twin, hash: undefined } as unknown as Record<string, unknown>);
+    const report = verifyChain([a, b, c, { file: recordFileName(twin), record: twin }]);
+    expect(report.records.map((v) => v.findings.join("+"))).toEqual(["intact", "intact", "forked", "forked"]);
+    expect(report.heads.prod).toEqual({ file: b.file, hash: b.record?.hash, sequence: 2 });
   });
 
   it("a file whose name's hash is not its content's is named", () => {
@@ -142,8 +165,10 @@ describe("appending a record", () => {
     const { appendRecord, readRecords } = await import("./store.js");
     const dir = mkdtempSync(join(tmpdir(), "revsync-append-"));
     try {
-      const content = (error: string | null) =>
-        ({ format_version: "1", kind: "revsync-apply-evidence", environment: "prod", finished_at: "2026-11-24T06:00:00.000Z", changes: [], error }) as never;
+      const content = (error: string | null) => {
+        const { prev: _p, hash: _h, sequence: _s, ...rest } = recordOf({ error });
+        return rest as never;
+      };
       const redact = (t: string) => t.replaceAll("s3cret-token", "[redacted]");
       const first = appendRecord(dir, content(null), redact);
       const second = appendRecord(

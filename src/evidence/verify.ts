@@ -1,10 +1,16 @@
-import { recordHash } from "./canonical.js";
 import { fourEyesFindings } from "./four-eyes.js";
-import { EVIDENCE_FORMAT_VERSION } from "./record.js";
 import { basename } from "node:path";
-import type { StoredRecord } from "./store.js";
+import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
+import { EVIDENCE_FORMAT_VERSION, recordHash } from "./record.js";
+import { recordFileName, type StoredRecord } from "./store.js";
 
-export type Finding = "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable" | "four-eyes";
+/** What verify finds of a file of the folder. `unreadable`: not a record at all (not JSON, another kind
+ *  of file, a folder); `unplaced`: a record that is not one revsync writes (not valid against the
+ *  record's schema: no environment, a field of the wrong type, a field revsync never writes), which
+ *  verify cannot place in an environment's chain. Both fail the check: the folder holds records only.
+ *  `four-eyes`: a record of a four_eyes environment whose batch was approved by its preparer, or whose
+ *  pull request lacks an independent approval. */
+export type Finding = "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable" | "unplaced" | "four-eyes";
 
 export interface VerifiedRecord {
   file: string;
@@ -20,7 +26,9 @@ export interface VerifiedRecord {
 
 export interface ChainReport {
   records: VerifiedRecord[];
-  /** Per environment, the hash of its last record in the folder: what to anchor elsewhere. */
+  /** Per environment, the hash of its last record in the folder: what to anchor elsewhere. A copy of an
+   *  earlier record or one of two records that follow the same one is not the head: the last record
+   *  before them, or after them, is. */
   heads: Record<string, { file: string; hash: string; sequence: number }>;
   ok: boolean;
 }
@@ -28,7 +36,9 @@ export interface ChainReport {
 const missing = (from: number, to: number, env: string): string =>
   from === to ? ` (record ${from} of environment ${env} is missing)` : ` (records ${from} to ${to} of environment ${env} are missing)`;
 
-/** Checks every record's hash against its content and each environment's chain, in the order of the
+/** Accounts for every file of the folder: each must be a record revsync writes (its schema), whose hash is
+ *  its content's and whose file name is the one revsync gave it, in exactly one environment's chain (the
+ *  environment it names). Checks each chain in the order of the
  *  file names (the order the records were written): each `prev` must be the hash of the record of its
  *  environment just before it, and its sequence one more. A broken link is told as what explains it: a
  *  record whose `prev` names one that comes after it was reordered; one whose `prev` names no record of
@@ -55,6 +65,18 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
       v.problems.push(`it has evidence format ${JSON.stringify(r.format_version)}; this revsync reads format ${EVIDENCE_FORMAT_VERSION}`);
       continue;
     }
+    // A record revsync did not write (no environment, a field of another type, one it never writes) is
+    // in no chain: it is named, never passed over. Only what the schema holds is read further.
+    const valid = fileValidator("evidence-record.schema.json");
+    if (!valid(r)) {
+      const why = describeAjvErrors(valid.errors)
+        .slice(0, 3)
+        .map((p) => `${p.field} ${p.message}`)
+        .join("; ");
+      v.findings.push("unplaced");
+      v.problems.push(`not a record revsync writes, so it belongs to no environment's chain: ${why}`);
+      continue;
+    }
     let actual: string | undefined;
     try {
       actual = recordHash(r as unknown as Record<string, unknown>);
@@ -65,11 +87,16 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
       v.findings.push("edited");
       v.problems.push(`edited: its content does not match its hash (it says ${r.hash ?? "none"}, its content hashes to ${actual ?? "nothing"})`);
     }
-    // The file name ends with the first 12 hex digits of the record's hash: a name that does not is a rename.
+    // The file name is when the record was finished, its environment and the first 12 hex digits of its
+    // hash: a name that says otherwise is a rename (the name sets the record's place in the folder).
     const named = /-([0-9a-f]{12})\.json$/.exec(basename(s.file))?.[1];
-    if (typeof r.hash === "string" && named !== r.hash.replace(/^sha256:/, "").slice(0, 12)) {
+    const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
+    if (named !== hash12) {
       v.findings.push("renamed");
-      v.problems.push(`renamed: its file name does not end with its hash's first 12 digits (${r.hash.replace(/^sha256:/, "").slice(0, 12)})`);
+      v.problems.push(`renamed: its file name does not end with its hash's first 12 digits (${hash12})`);
+    } else if (basename(s.file) !== recordFileName(r)) {
+      v.findings.push("renamed");
+      v.problems.push(`renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`);
     }
     // A record of a four_eyes environment must show the rule kept (a hash proves no edit, not the rule).
     const eyes = fourEyesFindings(r);
@@ -83,10 +110,7 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
     list.push({ index: out.length - 1, file: s.file, hash: v.hash, sequence: v.sequence ?? 0 });
     byEnv.set(v.environment, list);
   }
-  const heads: ChainReport["heads"] = {};
   for (const [env, list] of byEnv) {
-    const last = list.at(-1);
-    if (last) heads[env] = { file: last.file, hash: last.hash, sequence: last.sequence };
     list.forEach((cur, i) => {
       const v = out[cur.index] as VerifiedRecord;
       const prev = (stored[cur.index]?.record?.prev ?? null) as string | null;
@@ -138,6 +162,12 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
         );
       }
     });
+  }
+  // The head: the last record of the chain, not a copy of an earlier one nor one of a fork.
+  const heads: ChainReport["heads"] = {};
+  for (const [env, list] of byEnv) {
+    const last = [...list].reverse().find((x) => !(out[x.index] as VerifiedRecord).findings.some((f) => f === "duplicate" || f === "forked"));
+    if (last) heads[env] = { file: last.file, hash: last.hash, sequence: last.sequence };
   }
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
   return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };

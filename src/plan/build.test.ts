@@ -10,6 +10,7 @@ import { applyInMemory, demoState, desiredFrom, liveOf } from "../testing/builde
 import { buildPlan } from "./build.js";
 import { buildDrift } from "./drift.js";
 import type { Plan } from "./model.js";
+import { markdownText } from "../report/escape.js";
 import { driftMarkdown, planMarkdown } from "../report/plan.js";
 
 const META = { environment: "demo", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: "alice", targets: [] };
@@ -88,9 +89,9 @@ describe("buildPlan and buildDrift against export (both answer profiles)", () =>
       expect(drift.drift).toEqual([]);
       expect(drift.notes).toEqual([note]);
       const md = planMarkdown(withFloor);
-      expect(md).toContain(`> Note: ${note}`);
+      expect(md).toContain(`> Note: ${markdownText(note)}`);
       expect(md).not.toContain("The service matches the policy repo.");
-      expect(driftMarkdown(drift)).toContain(`> Note: ${note}`);
+      expect(driftMarkdown(drift)).toContain(`> Note: ${markdownText(note)}`);
       expect(driftMarkdown(drift)).not.toContain("**No drift.**");
     }
   });

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
 import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
 import type { FieldDiff } from "../shared/normalize.js";
@@ -134,26 +135,13 @@ export function impactOf(plan: Pick<Plan, "impact">): PlanImpact | undefined {
   return Array.isArray(i) ? { cases: i, allocation: [], moved: {} } : i;
 }
 
-/** JSON with object keys in code point order, what JSON.stringify would write otherwise (undefined
- *  members left out): the same plan gives the same text whatever order its file lists keys in. */
-function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? "null" : canonicalJson(x))).join(",")}]`;
-  const obj = v as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined && typeof obj[k] !== "function")
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
-}
-
 /** The checksum of everything a reviewer is shown: every field of the plan but the checksum itself (the
  *  binding, the changes, the summary, the impact, the notes, who made it and when, the targets). A saved
  *  plan whose checksum does not match was edited or corrupted, and is refused. It is no signature: anyone
  *  can compute it again; what holds an edited payload to the reviewed diff is apply's own check. */
 export function planChecksum(plan: Omit<Plan, "checksum"> & { checksum?: string }): string {
   const { checksum: _omit, ...rest } = plan;
-  const text = canonicalJson({ revsync_plan_checksum: 2, plan: rest });
-  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+  return canonicalHash({ revsync_plan_checksum: 2, plan: rest });
 }
 
 /** The checksum an older revsync wrote: of the binding and the changes alone. A plan that carries it was

@@ -1,6 +1,7 @@
 import type { Diagnostic } from "../config/diagnostics.js";
 import type { Sink } from "./painter.js";
 import { plural } from "../words.js";
+import { terminalLines, terminalText } from "./escape.js";
 
 function escapeData(s: string): string {
   return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
@@ -30,7 +31,10 @@ export function printDiagnostics(list: Diagnostic[], format: string, out: Sink, 
   }
   if (env.GITHUB_ACTIONS === "true") {
     for (const d of list) {
-      out.raw(`::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(d.file)},line=${d.line},col=${d.column}::${escapeData(d.message)}\n`);
+      // The runner's log shows terminal codes: the file's text in a message is shown as text.
+      out.raw(
+        `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}\n`,
+      );
     }
   }
 }

@@ -1,3 +1,4 @@
+import { commentText, markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport } from "../apply/run.js";
@@ -36,9 +37,9 @@ const show = (v: unknown): string => (v === undefined ? "(unset)" : JSON.stringi
 function diffLines(diff: FieldDiff[], indent: string, limit = 40): string[] {
   const lines = diff.slice(0, limit).map((d) => {
     if (d.before === undefined && d.after === undefined)
-      return `${indent}${d.path}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
-    if (d.kind === "added" && d.before === undefined) return `${indent}${d.path}: ${show(d.after)}`;
-    return `${indent}${d.path}: ${show(d.before)} -> ${show(d.after)}`;
+      return `${indent}${t(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.kind === "added" && d.before === undefined) return `${indent}${t(d.path)}: ${show(d.after)}`;
+    return `${indent}${t(d.path)}: ${show(d.before)} -> ${show(d.after)}`;
   });
   if (diff.length > limit) lines.push(`${indent}… and ${diff.length - limit} more`);
   return lines;
@@ -104,7 +105,7 @@ export function fourEyesLine(f: PlanFourEyes, address: string): string | undefin
 }
 
 /** The notes of a report, one per line, for text. */
-const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${n}`);
+const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${t(n)}`);
 
 export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
@@ -112,7 +113,7 @@ export function planText(plan: Plan, out: Painter): string {
     lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
     return lines.join("\n");
   }
-  const where = `environment ${JSON.stringify(plan.environment)} (${plan.base_url}, realm ${plan.realm})`;
+  const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
   // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
   lines.push(
     hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
@@ -126,39 +127,26 @@ export function planText(plan: Plan, out: Painter): string {
       lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
     }
     const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", c.address)} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
-    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${c.reason ?? ""}`);
+    lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
     lines.push(...entryDiffLines(c, "      ", 40));
-    if (c.values) lines.push(`      values: ${valuesLine(c.values)}`);
+    if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
-    if (eyes) lines.push(`      ${eyes}`);
+    if (eyes) lines.push(`      ${t(eyes)}`);
     lines.push("");
   }
   lines.push(summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
 
-/** Text in a markdown table cell: a | would end the cell. */
-const esc = (t: string): string => t.replace(/\|/g, "\\|").replace(/\n/g, " ");
-
-function cell(v: unknown): string {
-  return (v === undefined ? "" : `\`${JSON.stringify(v)}\``).replace(/\|/g, "\\|").replace(/\n/g, " ");
-}
+/** A value in a markdown table cell: its JSON, as code. */
+const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.stringify(v)));
 
 /** A change's title in markdown: its symbol, its action and its address. */
-const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> <code>${c.address}</code>`;
+const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
 
 /** A reason in one line, cut when long (the change in full holds it whole). */
-const shortReason = (r: string): string => (r.length > 200 ? `${r.slice(0, 199)}…` : r).replace(/\n/g, " ");
-
-/** Text as a markdown code span outside a table, on one line: fenced by more backticks than it holds in
- *  a row, padded when it starts or ends with one. */
-function codeSpan(t: string): string {
-  const text = t.replace(/\n/g, " ");
-  const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((r) => r.length)) + 1);
-  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
-  return `${fence}${pad}${text}${pad}${fence}`;
-}
+const shortReason = (r: string): string => md(r.length > 200 ? `${r.slice(0, 199)}…` : r);
 
 /** The changes of a plan in markdown within `budget` characters, each listed: in full (a details block
  *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
@@ -167,15 +155,15 @@ function codeSpan(t: string): string {
 function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes?: Plan["four_eyes"]): Fitted {
   const firstApprove = changes.findIndex((c) => c.action === "approve");
   const full = changes.map((c, i) => {
-    const head = fourEyes && i === firstApprove ? [`> **${esc(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
+    const head = fourEyes && i === firstApprove ? [`> **${md(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
-    if (c.reason) b.push(`> ${c.reason}`, "");
-    if (c.values) b.push(`Values: ${valuesLine(c.values)}.`, "");
-    if (eyes) b.push(`${esc(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
+    if (c.reason) b.push(`> ${md(c.reason)}`, "");
+    if (c.values) b.push(`Values: ${md(valuesLine(c.values))}.`, "");
+    if (eyes) b.push(`${md(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| \`${esc(d.path)}\` | ${cell(d.before)} | ${cell(d.after)} |`);
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
       if (c.diff.length > 100) b.push(`| … ${c.diff.length - 100} more | | |`);
       const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
       if (rest > 0) b.push(`| … and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
@@ -185,9 +173,9 @@ function changesMarkdown(changes: readonly Change[], budget: number, whole: stri
   });
   const line = changes.map(
     (c) =>
-      `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${codeSpan(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${valuesLine(c.values)}` : ""}\n`,
+      `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${md(valuesLine(c.values))}` : ""}\n`,
   );
-  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${codeSpan(c.address)}\n`);
+  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}\n`);
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
   const between = (rest: "line" | "bare", shown: number): string => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
@@ -203,7 +191,7 @@ function changesMarkdown(changes: readonly Change[], budget: number, whole: stri
 /** A report's notes in markdown, within their budget (SECTION_BUDGET.notes). */
 const notesMarkdown = (notes: readonly string[] | undefined, whole: string): string =>
   fitPieces(
-    (notes ?? []).map((n) => `> Note: ${n}\n\n`),
+    (notes ?? []).map((n) => `> Note: ${md(n)}\n\n`),
     SECTION_BUDGET.notes,
     (n) => `_${plural(n, "more note")} in ${whole} (notes)._\n`,
   ).text;
@@ -211,9 +199,10 @@ const notesMarkdown = (notes: readonly string[] | undefined, whole: string): str
 /** The plan in markdown, for a pull request's comment: never over MARKDOWN_LIMIT characters. The changes
  *  come first and each is listed (in less detail when there are many); the impact on the policy tests
  *  follows, each of its sections within its own budget, and gives way to the changes when they need the
- *  room; `whole` names where the whole plan is (the JSON plan file, or how to get it). */
-export function planMarkdown(plan: Plan, whole = "the JSON plan (`revsync plan --format json`)"): string {
-  const head = [`<!-- revsync-plan:${plan.environment} -->`, `### revsync plan for \`${plan.environment}\``, ""];
+ *  room; `file` names where the whole plan is (the JSON plan file; else how to get it). */
+export function planMarkdown(plan: Plan, file?: string): string {
+  const whole = file === undefined ? "the JSON plan (`revsync plan --format json`)" : md(file);
+  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = notesMarkdown(plan.notes, whole);
   if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
   head.push("| Action | Count |", "|---|---|");
@@ -245,10 +234,10 @@ export function driftText(report: DriftReport, out: Painter): string {
   }
   const lines = [`Drift in environment ${JSON.stringify(report.environment)}:`, ""];
   for (const d of report.drift) {
-    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", d.address)}: ${d.message}`);
+    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", t(d.address))}: ${t(d.message)}`);
     lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
     const who = attribution(d);
-    if (who) lines.push(`      ${out.paint("dim", who)}`);
+    if (who) lines.push(`      ${out.paint("dim", t(who))}`);
   }
   lines.push(...ignoredText(report), "", driftSummaryLine(report), ...noteLines(report.notes));
   return lines.join("\n");
@@ -260,7 +249,7 @@ function ignoredText(report: DriftReport): string[] {
   return [
     "",
     `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report.ignored.length}`,
-    ...report.ignored.map((d) => `  ${d.class.padEnd(15)} ${d.address}: ${d.message} (${d.reason})`),
+    ...report.ignored.map((d) => `  ${d.class.padEnd(15)} ${t(d.address)}: ${t(d.message)} (${t(d.reason)})`),
   ];
 }
 
@@ -268,7 +257,7 @@ function ignoredText(report: DriftReport): string[] {
 function ignoredMarkdown(report: DriftReport, whole: string): string {
   if (!report.ignored?.length) return "";
   const rows = fitPieces(
-    report.ignored.map((d) => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(d.reason)} |\n`),
+    report.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(d.reason)} |\n`),
     SECTION_BUDGET.ignored - 300,
     (n) => `\n_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._\n`,
   );
@@ -308,9 +297,10 @@ export function attribution(d: DriftItem): string {
 
 /** The drift report in markdown: never over MARKDOWN_LIMIT characters. Each drifted resource is listed
  *  (with its fields that differ while they fit, else one row each); the accepted drift and the notes
- *  follow, each within its own budget; `whole` names where the whole report is. */
-export function driftMarkdown(report: DriftReport, whole = "the JSON report (`revsync drift --format json`)"): string {
-  const lines = [`<!-- revsync-drift:${report.environment} -->`, `### revsync drift in \`${report.environment}\``, ""];
+ *  follow, each within its own budget; `file` names where the whole report is (else how to get it). */
+export function driftMarkdown(report: DriftReport, file?: string): string {
+  const whole = file === undefined ? "the JSON report (`revsync drift --format json`)" : md(file);
+  const lines = [`<!-- revsync-drift:${commentText(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
   const notes = notesMarkdown(report.notes, whole);
   const ignored = ignoredMarkdown(report, whole);
   if (!report.drift.length) {
@@ -319,14 +309,14 @@ export function driftMarkdown(report: DriftReport, whole = "the JSON report (`re
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
-  const row = (d: DriftItem): string => `| ${d.class} | \`${esc(d.address)}\` | ${esc(d.message)} | ${esc(attribution(d).replace(/^last modified /, ""))} |`;
+  const row = (d: DriftItem): string => `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(attribution(d).replace(/^last modified /, ""))} |`;
   const full = report.drift.map((d) => {
     const head = row(d);
     const out: string[] = [];
     if (!d.diff.length) out.push(`${head} | | |`);
     const limit = d.diff_rows ? Infinity : 20;
     d.diff.slice(0, limit).forEach((x, i) => {
-      const r = `\`${esc(x.path)}\` | ${cell(x.before)} | ${cell(x.after)} |`;
+      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
       out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
     });
     if (d.diff.length > limit) out.push(`| | | | | … ${d.diff.length - limit} more | | |`);
@@ -336,7 +326,7 @@ export function driftMarkdown(report: DriftReport, whole = "the JSON report (`re
   });
   const fields = (d: DriftItem): string => (d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "");
   const line = report.drift.map((d) => `${row(d)} ${fields(d)} | | |\n`);
-  const bare = report.drift.map((d) => `| ${d.class} | \`${esc(d.address)}\` | | | | | |\n`);
+  const bare = report.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |\n`);
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
   const leftOut = (n: number): string =>
     `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
@@ -371,7 +361,7 @@ export function applyLine(o: ApplyEntry, out: Painter): string {
     failed: out.paint("red", "failed "),
     skipped: out.paint("yellow", "skipped"),
   };
-  return `${mark[markOf(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`;
+  return `${mark[markOf(o)]} ${o.action.padEnd(8)} ${t(o.address)}: ${t(o.message)}`;
 }
 
 export function applyText(report: ApplyReport, out: Painter): string {

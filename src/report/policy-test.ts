@@ -12,6 +12,7 @@ import { money, signed, type AllocatedLine, type Allocation } from "../policy-te
 import type { Painter } from "./painter.js";
 import type { PlanImpact } from "../plan/model.js";
 import { errorObject, type FileProblem } from "../errors.js";
+import { markdownCode, markdownText as md, mermaidLabel, terminalText as t } from "./escape.js";
 import { junitXml, type JunitCase, type JunitSuite } from "./junit.js";
 import { fitPieces, SECTION_BUDGET } from "./budget.js";
 import { displayWidth, padDisplay } from "../display-width.js";
@@ -21,10 +22,10 @@ export function testText(results: CaseResult[], source: string, out: Painter, co
   const lines: string[] = [];
   for (const r of contracts) lines.push(...contractText(r, out), "");
   for (const r of failed) {
-    lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${r.case.file}:${r.case.line}`)} ${r.case.name}`);
-    lines.push(`      expected: ${side(r.case.expect.policy, r.case.expect.ssp)}`);
-    lines.push(`      got:      ${r.got.error ? "an error" : side(r.got.policy, r.case.expect.ssp === undefined ? undefined : r.got.ssp)}`);
-    for (const w of r.why) lines.push(`      why:      ${w}`);
+    lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${t(r.case.file)}:${r.case.line}`)} ${t(r.case.name)}`);
+    lines.push(`      expected: ${t(side(r.case.expect.policy, r.case.expect.ssp))}`);
+    lines.push(`      got:      ${r.got.error ? "an error" : t(side(r.got.policy, r.case.expect.ssp === undefined ? undefined : r.got.ssp))}`);
+    for (const w of r.why) lines.push(`      why:      ${t(w)}`);
   }
   if (failed.length) lines.push("");
   const bad = failed.length + contracts.filter((r) => !r.pass).length;
@@ -130,7 +131,7 @@ const casesChange = (n: number): string => (n === 1 ? "1 policy test case change
 /** The impact section of a plan, in text. */
 export function impactText(entries: ImpactEntry[]): string {
   if (!entries.length) return "";
-  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${impactLine(e)}   (${e.file}:${e.line})`)].join("\n");
+  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${t(impactLine(e))}   (${t(e.file)}:${e.line})`)].join("\n");
 }
 
 /** Where the whole impact is, for a section that leaves something out: "the JSON plan" by default. */
@@ -140,9 +141,8 @@ const WHOLE_PLAN = "the JSON plan";
  *  the cases left out are counted, and `whole` names where every one is. */
 export function impactMarkdown(entries: ImpactEntry[], whole = WHOLE_PLAN): string {
   if (!entries.length) return "";
-  const cell = (s: string): string => s.replace(/\|/g, "\\|");
   const head = [`#### Impact: ${casesChange(entries.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
-  const rows = entries.map((e) => `| ${cell(e.name)} | ${cell(side(e.before.policy, e.before.ssp))} | ${cell(side(e.after.policy, e.after.ssp))} |\n`);
+  const rows = entries.map((e) => `| ${md(e.name)} | ${md(side(e.before.policy, e.before.ssp))} | ${md(side(e.after.policy, e.after.ssp))} |\n`);
   const { text } = fitPieces(rows, SECTION_BUDGET.cases - head.length - 1, (n) =>
     n
       ? `\n_${n === 1 ? "1 more case" : `${n} more cases`} not shown here (this table's share of the comment is full): every case is in ${whole} (impact.cases)._\n`
@@ -177,11 +177,11 @@ export function contractText(r: ContractResult, out: Painter): string[] {
   const a = r.allocation;
   const c = r.contract;
   const mark = r.pass ? out.paint("green", "PASS") : out.paint("red", "FAIL");
-  const lines = [`${mark} ${out.paint("bold", `${c.file}:${c.line}`)} contract ${c.name}: ${a.currency} ${money(a.total)}, ${STATUS_WORDS[a.status]}`];
+  const lines = [`${mark} ${out.paint("bold", `${t(c.file)}:${c.line}`)} contract ${t(c.name)}: ${t(a.currency)} ${money(a.total)}, ${STATUS_WORDS[a.status]}`];
   const head = ["Line", "Policy", "SSP", "Range", "Rule", "Basis", "Sell price", "Allocated", "Carve"];
   const rows = a.lines.map((l) => [
-    l.id,
-    l.policy ?? "no policy",
+    t(l.id),
+    t(l.policy ?? "no policy"),
     num(l.ssp),
     range(l),
     rule(l),
@@ -191,8 +191,8 @@ export function contractText(r: ContractResult, out: Painter): string[] {
     l.carve === null ? "-" : signed(l.carve),
   ]);
   lines.push(...columns([head, ...rows], "      "));
-  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${w}`);
-  else for (const w of r.why) lines.push(`      why: ${w}`);
+  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${t(w)}`);
+  else for (const w of r.why) lines.push(`      why: ${t(w)}`);
   if (a.status === "cannot allocate" && r.why.length && !a.errors.length && c.expect) lines.push("      (the contract expects an allocation)");
   return lines;
 }
@@ -248,17 +248,19 @@ function contractCase(r: ContractResult): JunitCase {
  *  and the revenue moved across them all. */
 export function allocationImpactText(entries: AllocationImpact[]): string {
   if (!entries.length) return "";
-  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}:`];
+  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, t)}:`];
   for (const e of entries) {
-    lines.push(`  ${e.contract} (${e.file}:${e.line}): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${statusShift(e)}`);
+    lines.push(
+      `  ${t(e.contract)} (${t(e.file)}:${e.line}): ${e.moved === null ? "cannot compare" : `${t(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
+    );
     const rows = e.lines.map((l) => [
-      l.id,
+      t(l.id),
       `${num(l.before.allocated)} -> ${num(l.after.allocated)}`,
       l.shift === null ? "" : signed(l.shift),
-      policies(l.before, l.after),
+      t(policies(l.before, l.after)),
     ]);
     lines.push(...columns(rows, "      "));
-    for (const w of e.why ?? []) lines.push(`      why: ${w}`);
+    for (const w of e.why ?? []) lines.push(`      why: ${t(w)}`);
   }
   return lines.join("\n");
 }
@@ -279,10 +281,10 @@ const policies = (b: AllocationSide, a: AllocationSide): string => {
 };
 
 /** The revenue moved across the contracts, per currency: " (USD 1,234.56 moves)". */
-function movedWords(entries: AllocationImpact[]): string {
+function movedWords(entries: AllocationImpact[], esc: (text: string) => string): string {
   const by = movedByCurrency(entries);
   if (!by.size) return "";
-  return ` (${[...by].map(([c, v]) => `${c} ${money(v)}`).join(", ")} of revenue moves between lines)`;
+  return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
 }
 
 /** Contracts drawn in the chart: the ones that move most. */
@@ -290,12 +292,6 @@ export const CHART_CONTRACTS = 3;
 
 /** Lines drawn per contract: the ones that move most. */
 export const CHART_LINES = 8;
-
-/** A label in a Mermaid chart: its own quotes and brackets would end it; long ones are cut. */
-const label = (s: string, max: number): string => {
-  const t = s.replace(/["\\[\]`]/g, "'");
-  return `"${t.length > max ? `${t.slice(0, max - 1)}…` : t}"`;
-};
 
 /** A Mermaid xychart-beta bar chart of one contract (GitHub and GitLab draw it in a comment): per line
  *  two bars, allocated now and after apply, side by side; the lines that move most when there are many. */
@@ -307,16 +303,16 @@ export function allocationChart(e: AllocationImpact): string {
     .sort((a, b) => a.i - b.i)
     .map((x) => x.l);
   const bars = moving.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]);
-  const names = moving.flatMap((l) => [label(`${l.id} now`, 24), label(`${l.id} after`, 24)]);
+  const names = moving.flatMap((l) => [mermaidLabel(`${l.id} now`, 24), mermaidLabel(`${l.id} after`, 24)]);
   const top = Math.max(0, ...bars);
   const bottom = Math.min(0, ...bars);
   const some = moving.length < e.lines.length ? ` (${moving.length} of ${e.lines.length} lines)` : "";
   return [
     "```mermaid",
     "xychart-beta",
-    `    title ${label(`${e.contract}${some}`, 70)}`,
+    `    title ${mermaidLabel(`${e.contract}${some}`, 70)}`,
     `    x-axis [${names.join(", ")}]`,
-    `    y-axis ${label(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
+    `    y-axis ${mermaidLabel(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
     `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
     "```",
   ].join("\n");
@@ -328,8 +324,7 @@ export function allocationChart(e: AllocationImpact): string {
  *  every one is. */
 export function allocationImpactMarkdown(entries: AllocationImpact[], whole = WHOLE_PLAN): string {
   if (!entries.length) return "";
-  const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
-  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries)}`, ""];
+  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, md)}`, ""];
   const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
   const drawn = fitPieces(
     charts.map((e) => `${allocationChart(e)}\n\n`),
@@ -344,15 +339,15 @@ export function allocationImpactMarkdown(entries: AllocationImpact[], whole = WH
   const blocks = entries.map(
     (e) =>
       [
-        `**${cell(e.contract)}** (\`${cell(e.file)}:${e.line}\`): ${e.moved === null ? "cannot compare" : `${e.currency} ${money(e.moved)} moves`}${cell(statusShift(e))}`,
+        `**${md(e.contract)}** (${markdownCode(`${e.file}:${e.line}`)}): ${e.moved === null ? "cannot compare" : `${md(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
         "",
         "| Line | Before | After | Shift | Policy (SSP) |",
         "|---|--:|--:|--:|---|",
         ...e.lines.map(
           (l) =>
-            `| ${cell(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${cell(policies(l.before, l.after))} |`,
+            `| ${md(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${md(policies(l.before, l.after))} |`,
         ),
-        ...(e.why ?? []).map((w) => `\n> ${cell(w)}`),
+        ...(e.why ?? []).map((w) => `\n> ${md(w)}`),
         "",
       ].join("\n") + "\n",
   );
@@ -369,7 +364,7 @@ export function allocationImpactMarkdown(entries: AllocationImpact[], whole = WH
 export function planImpactText(impact: PlanImpact | undefined): string {
   if (!impact) return "";
   const shown = [impactText(impact.cases), allocationImpactText(impact.allocation)].filter(Boolean);
-  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `Note: ${n}`).join("\n"));
+  if (shown.length && impact.notes?.length) shown.push(impact.notes.map((n) => `Note: ${t(n)}`).join("\n"));
   return shown.join("\n\n");
 }
 
@@ -381,7 +376,7 @@ export function planImpactMarkdown(impact: PlanImpact | undefined, whole = WHOLE
   if (shown.length && impact.notes?.length)
     shown.push(
       fitPieces(
-        impact.notes.map((n) => `> Note: ${n}\n\n`),
+        impact.notes.map((n) => `> Note: ${md(n)}\n\n`),
         SECTION_BUDGET.impactNotes,
         (n) => `_${n === 1 ? "1 more note" : `${n} more notes`} in ${whole} (impact.notes)._\n`,
       ).text,

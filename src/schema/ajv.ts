@@ -16,7 +16,8 @@ export type SchemaFile =
   | "policy/tenant-configuration.schema.json"
   | "policy/ssp-policy.schema.json"
   | "policy/ssp-policy-test.schema.json"
-  | "plan.schema.json";
+  | "plan.schema.json"
+  | "evidence-record.schema.json";
 
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
@@ -54,6 +55,7 @@ const STANDALONE: Partial<Record<SchemaFile, string>> = {
   "policy/ssp-policy.schema.json": "sspPolicy",
   "plan.schema.json": "plan",
   "policy/ssp-policy-test.schema.json": "sspPolicyTest",
+  "evidence-record.schema.json": "evidenceRecord",
 };
 
 /** The precompiled validators: exported as the schema's name (or api_<Definition>). */

@@ -10,7 +10,7 @@ import * as svc from "../emulator/service.js";
 import type { EmulatorState, TenantState } from "../emulator/state.js";
 import type { ExportedFile } from "../export/mapping.js";
 import type { LivePolicy, LiveState } from "../live/read.js";
-import type { Change, Plan } from "../plan/model.js";
+import { ACTIONS, summarize, type Change, type Plan } from "../plan/model.js";
 import type { SspEnvelope, SspList, TenantConfigurationList } from "../schema/generated/api.js";
 import { batchNameOf } from "../shared/address.js";
 
@@ -41,6 +41,24 @@ export function liveOf(t: TenantState, profile: Profile = "default"): LiveState 
 /** A plan entry with empty defaults, for tests of what consumes plans (rendering, apply order). */
 export function changeOf(action: Change["action"], address: string, o: Partial<Change> = {}): Change {
   return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, ...o };
+}
+
+/** A plan of environment "production" holding these entries (and notes), counted, for rendering tests. */
+export function planOf(changes: Change[], notes: string[] = []): Plan {
+  return {
+    format_version: "1",
+    environment: "production",
+    created_at: "2026-11-21T00:00:00.000Z",
+    base_url: "https://api.example.com",
+    auth_url: "https://auth.example.com",
+    realm: "acme",
+    user: null,
+    targets: [],
+    changes,
+    summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
+    notes,
+    checksum: "sha256:0",
+  };
 }
 
 /** The desired state a repo of exactly these exported files (and their values files) would load. */
