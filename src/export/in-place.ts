@@ -1,6 +1,6 @@
 import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
-import type { Unknown } from "../plan/unknown.js";
+import { addUnknown, type Unknown } from "../plan/unknown.js";
 import { valuesChecksum } from "../plan/values.js";
 import { address, valuesFileFor } from "../shared/address.js";
 import { normalizeSspFields } from "../shared/normalize.js";
@@ -218,7 +218,10 @@ function updateDoc(
   for (const field of f.leftOutFields) {
     // The service does not show it: git's value stays, unknown, never overwritten (src/plan/unknown.ts).
     if (f.nullFields.includes(field)) {
-      if (current.spec && field in current.spec) ctx.plan.unknown.set(f.address, [...(ctx.plan.unknown.get(f.address) ?? []), field]);
+      if (current.spec && field in current.spec) {
+        const inexact = f.notComparable.get(field);
+        addUnknown(ctx.plan.unknown, f.address, [inexact === undefined ? { field } : { field, inexact }]);
+      }
       continue;
     }
     if (current.spec && field in current.spec) {

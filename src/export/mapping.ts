@@ -8,6 +8,7 @@ import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import { valuesToCsv } from "../ssp/csv.js";
 import { BATCH_STATUSES } from "../api/service-choices.js";
+import { isInexact } from "../number.js";
 
 /** What export turns into files: the tenant configurations, the SSP policies with their details, and
  *  the values of their batches (keyed "policy/batch"). */
@@ -37,9 +38,11 @@ export interface ExportedFile {
   /** The spec fields left out (a comment says why): an existing file loses its own value for them,
    *  except for those the service does not show (nullFields), which keep git's value. */
   leftOutFields: string[];
-  /** The spec fields the service shows as null: unknown, never a value to write over git's
-   *  (src/plan/unknown.ts). */
+  /** The spec fields the service shows as null, or as a number a double cannot hold exactly: unknown,
+   *  never a value to write over git's (src/plan/unknown.ts). */
   nullFields: string[];
+  /** Of those, the ones the service answers with a number that is not exact: the service's text. */
+  notComparable: Map<string, string>;
   /** Comments written in place of what was left out: inside spec, and after the batches. */
   specComments: string[];
   batchComments: string[];
@@ -84,6 +87,18 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
       // unknown, not a change"); a tenant configuration's is compared as it is, so it is left out.
       if (f.value.kind === "SspPolicy") f.nullFields.push(k);
       f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    if (isInexact(v)) {
+      // A number a double cannot hold exactly is not comparable (the one number rule): never written into
+      // git, where it would read as another number, and git's own value stays, as for a null.
+      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (f.value.kind === "SspPolicy") {
+        f.nullFields.push(k);
+        f.notComparable.set(k, v.text);
+      }
+      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
       continue;
     }
     f.value.spec[k] = v;
@@ -142,6 +157,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       batchValues: new Map(),
       leftOutFields: [],
       nullFields: [],
+      notComparable: new Map(),
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -161,6 +177,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       batchValues: new Map(),
       leftOutFields: [],
       nullFields: [],
+      notComparable: new Map(),
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: ExportedBatch[] = [];

@@ -7,7 +7,7 @@ import type { SspItem } from "../schema/generated/api.js";
 import { address, batchNameOf, byCodePoint, targeted } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
 import { CsvSyntaxError } from "../ssp/csv.js";
-import { notShown, type Unknown } from "./unknown.js";
+import { addUnknown, notShown, type Unknown } from "./unknown.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
 import { batchWho, envelopeWho } from "../shared/who.js";
 
@@ -27,13 +27,14 @@ export interface PlanFindings {
 }
 
 /** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
- *  out) is unknown, not a change: it is not compared, and the report says so (src/plan/unknown.ts). */
+ *  out), or as a number a double cannot hold exactly, is unknown, not a change: it is not compared, and
+ *  the report says so (src/plan/unknown.ts). */
 export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, unknownOut?: Unknown): FieldDiff[] {
   const live = lp.item as unknown as Record<string, unknown>;
   const spec = d.spec as unknown as Record<string, unknown>;
   const unknown = notShown(spec, live);
-  if (unknown.length) unknownOut?.set(address.ssp(d.name), unknown);
-  const keys = Object.keys(spec).filter((k) => !unknown.includes(k));
+  addUnknown(unknownOut, address.ssp(d.name), unknown);
+  const keys = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
   return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
 }
 

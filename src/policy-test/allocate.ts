@@ -1,5 +1,6 @@
 import { matchDetail, type PolicyModel, type SspFound } from "./evaluate.js";
 import { isNumeric, text, type Line } from "./line.js";
+import { numberOf } from "../number.js";
 
 /** What a policy's allocation rule gives a line as its basis (docs/decisions.md, "How revsync allocates
  *  a contract"): its sell price, the top or the bottom of its SSP range, or its SSP. */
@@ -113,7 +114,7 @@ function numberText(n: number): string {
 
 /** A line's quantity: order_quantity, or 1 when the line does not give one. */
 export function quantityOf(line: Line): number {
-  return isNumeric(line.order_quantity) ? Number(line.order_quantity) : 1;
+  return numberOf(line.order_quantity) ?? 1;
 }
 
 /** A line's sell price in cents: total_sell_price, or unit_sell_price x order_quantity (exact, then to
@@ -217,7 +218,7 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
     if (!r) {
       why.push(
         policy.notShown?.length
-          ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (null), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
+          ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (${policy.notComparable?.length ? `null, or ${policy.notComparable.join("/")} as a number a double cannot hold exactly` : "null"}), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
           : `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
       );
       return out;

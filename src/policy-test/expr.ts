@@ -4,6 +4,8 @@
  *  Anything outside this grammar (a call, a dot, a comma, a string) is an error naming it.
  *  Whatever the input, the only thing it throws is an ExprError: nesting is bounded (MAX_DEPTH), so a
  *  long run of parentheses or minus signs cannot exhaust the stack. */
+import { readNumber } from "../number.js";
+
 export type Expr = { k: "num"; v: number } | { k: "name"; n: string } | { k: "neg"; e: Expr } | { k: "bin"; op: "+" | "-" | "*" | "/"; l: Expr; r: Expr };
 
 export class ExprError extends Error {
@@ -42,7 +44,10 @@ function tokenize(src: string): Token[] {
     }
     const num = match(NUMBER, src, i);
     if (num) {
-      out.push({ t: "num", v: Number(num), at: i });
+      // The one number rule: a number a double cannot hold exactly is refused, never rounded.
+      const read = readNumber(num);
+      if (!read.ok) throw new ExprError(`${num} at column ${i + 1}: ${read.problem}`, i);
+      out.push({ t: "num", v: read.value, at: i });
       i += num.length;
       continue;
     }
