@@ -112,6 +112,69 @@ describe("the worked example of docs/decisions.md", () => {
   });
 });
 
+describe("the worked example of an SSP per unit or for the line (docs/decisions.md)", () => {
+  it("recomputes its table: a formula over a total is not extended by the quantity again", () => {
+    const doc = readFileSync(new URL("../../docs/decisions.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("### An SSP per unit or for the line"));
+    const table = section.slice(section.indexOf("| Line | Expression |")).split("\n\n")[0] as string;
+    const rows = table
+      .split("\n")
+      .slice(2)
+      .map((l) =>
+        l
+          .split("|")
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
+    expect(rows.length).toBe(2);
+    const policies: PolicyModel[] = [];
+    const c: Contract = { name: "c", file: "tests/c.yaml", line: 1, column: 1, lines: [] };
+    for (const [id, expression, gives] of rows as string[][]) {
+      policies.push(formulaPolicy(`P-${id}`, `SKU-${id}`, (expression as string).replace(/`/g, ""), 90, 110));
+      const fields = Object.fromEntries(
+        (gives as string)
+          .split(", ")
+          .map((f) => f.split(" ") as [string, string])
+          .map(([k, v]) => [k, Number(v)]),
+      );
+      c.lines.push({ id: id as string, input: { product_id: `SKU-${id}`, currency_code: "USD", order_quantity: 10, ...fields } });
+    }
+    const got = allocate(c, order(policies), { readRule: ruleReader(), carves: true });
+    expect(got.status).toBe("allocated");
+    rows.forEach(([id, , , ssp, range, sell, basis, allocated], i) => {
+      const [low, high] = (range as string).split(" - ").map(amount);
+      expect(got.lines[i]).toMatchObject({
+        id,
+        ssp: amount(ssp as string),
+        range: { low, high },
+        sell_price: amount(sell as string),
+        basis: amount(basis as string),
+        allocated: amount(allocated as string),
+      });
+    });
+    // The same SSP written per unit gives the same allocation.
+    const perUnit = order(policies.map((p) => ({ ...p, expression: p.expression.replace("total_list_price", "(total_list_price / order_quantity)") })));
+    expect(allocate(c, perUnit, { readRule: ruleReader(), carves: true }).lines.map((l) => l.allocated)).toEqual([727.66, 222.34]);
+    // Extended again (the support's 200 taken per unit): the figures the page gives for the mistake.
+    const tenTimes = order(policies.map((p) => (p.expression.startsWith("total_") ? { ...p, expression: "200" } : p)));
+    const wrong = allocate(c, tenTimes, { readRule: ruleReader(), carves: true });
+    expect(wrong.lines.map((l) => l.allocated)).toEqual([271.43, 678.57]);
+    const words = section.replace(/\s+/g, " ");
+    expect(words).toContain("would split 271.43 / 678.57: USD 456.23 moved onto the support line");
+    expect(Math.round(((wrong.lines[1]?.allocated ?? 0) - (got.lines[1]?.allocated ?? 0)) * 100) / 100).toBe(456.23);
+  });
+
+  it("a formula that is neither per unit nor for the line cannot be allocated, naming it", () => {
+    const c = contract([{ id: "a", product: "A", sell: "100", qty: 2 }]);
+    c.lines[0]!.input.total_list_price = 100;
+    const got = allocate(c, order([formulaPolicy("P", "A", "total_list_price * order_quantity", 90, 110)]), { readRule: ruleReader(), carves: true });
+    expect(got.status).toBe("cannot allocate");
+    expect(got.errors).toEqual([
+      "a: P's expression \"total_list_price * order_quantity\" gives an SSP neither per unit nor for the whole line (it counts the line's quantity 2 times (per unit and for the line are the two an SSP can be)), so what to allocate by cannot be told",
+    ]);
+  });
+});
+
 describe("largest remainder", () => {
   it("gives the cents left over to the largest remainders, ties to the earlier line, and sums exactly", () => {
     expect(largestRemainder(100n, [1n, 1n, 1n])).toEqual([34n, 33n, 33n]);

@@ -1,6 +1,7 @@
 import { matchDetail, type PolicyModel, type SspFound } from "./evaluate.js";
 import { isNumeric, text, type Line } from "./line.js";
 import { numberOf } from "../number.js";
+import { sspScope } from "./expr.js";
 
 /** What a policy's allocation rule gives a line as its basis (docs/decisions.md, "How revsync allocates
  *  a contract"): its sell price, the top or the bottom of its SSP range, or its SSP. */
@@ -55,7 +56,8 @@ export type Position = "inside" | "above" | "below";
 export interface AllocatedLine {
   id: string;
   policy: string | null;
-  /** The SSP extended by the quantity (null: none). */
+  /** The line's SSP: an SSP per unit extended by the quantity, one for the whole line as it is (null:
+   *  none). */
   ssp: number | null;
   range: { low: number; high: number } | null;
   position: Position | null;
@@ -161,7 +163,7 @@ export function largestRemainder(total: bigint, weights: readonly bigint[]): big
   return negative ? shares.map((s) => -s) : shares;
 }
 
-/** The range of a line's SSP, per unit: the value row's below_mid_point / above_mid_point (same value
+/** The range of the SSP a policy gives (per unit, or for the line when its formula reads totals): the value row's below_mid_point / above_mid_point (same value
  *  type as its mid_point) when the SSP comes from one that gives a range, else floor_percentage /
  *  ceiling_percentage of the SSP; null when neither is known. */
 function unitRange(p: PolicyModel, found: SspFound, ssp: number): { low: number; high: number } | null {
@@ -212,7 +214,17 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
       why.push(`${l.id}: ${match.policy === null ? "no policy's conditions all hold" : `${match.policy} gives no SSP${match.note ? ` (${match.note})` : ""}`}`);
       return out;
     }
-    const qty = quantityOf(l.input);
+    // A value row's SSP is per unit, and so is a formula's unless it reads the line's totals
+    // (docs/decisions.md, "An SSP per unit or for the line"): only an SSP per unit is extended by the
+    // quantity.
+    const scope = policy.method === "formula" ? sspScope(policy.expression) : ({ per: "unit" } as const);
+    if ("error" in scope) {
+      errors.push(
+        `${l.id}: ${policy.name}'s expression ${JSON.stringify(policy.expression)} gives an SSP neither per unit nor for the whole line (${scope.error}), so what to allocate by cannot be told`,
+      );
+      return out;
+    }
+    const qty = scope.per === "line" ? 1 : quantityOf(l.input);
     out.ssp = round6(match.ssp * qty);
     const r = unitRange(policy, found, match.ssp);
     if (!r) {
