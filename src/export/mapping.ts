@@ -9,6 +9,8 @@ import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import { valuesToCsv } from "../ssp/csv.js";
 import { BATCH_STATUSES } from "../api/service-choices.js";
 import { isInexact } from "../number.js";
+import { BATCH_DATES, serviceDate } from "../plan/compare.js";
+import type { UnknownField } from "../plan/unknown.js";
 
 /** What export turns into files: the tenant configurations, the SSP policies with their details, and
  *  the values of their batches (keyed "policy/batch"). */
@@ -23,6 +25,9 @@ export interface ExportedBatch {
   status: string;
   /** The values file, relative to the policy file. */
   values?: string;
+  /** The batch's dates as the service holds them (YYYY-MM-DD), where it shows them as dates. */
+  effective_start_date?: string;
+  effective_end_date?: string;
 }
 
 export interface ExportedFile {
@@ -48,6 +53,9 @@ export interface ExportedFile {
   batchComments: string[];
   /** One line per thing left out, for export to print. */
   leftOut: string[];
+  /** Per batch, the dates the service does not show as dates (null, or text that is no date): git's
+   *  stay, not compared (src/plan/unknown.ts). */
+  batchDatesUnknown: Map<string, UnknownField[]>;
 }
 
 export const SSP_EXPORT_FIELDS = [
@@ -158,6 +166,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       leftOutFields: [],
       nullFields: [],
       notComparable: new Map(),
+      batchDatesUnknown: new Map(),
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -178,6 +187,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       leftOutFields: [],
       nullFields: [],
       notComparable: new Map(),
+      batchDatesUnknown: new Map(),
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: ExportedBatch[] = [];
@@ -194,6 +204,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
         continue;
       }
       const entry: ExportedBatch = { name: batchName, status: b.status };
+
       // The values the batch holds, kept in git beside the policy file: what a reviewer reads before a
       // review or approve, and what plan compares with the service.
       const held = src.values?.get(`${name}/${batchName}`);
@@ -211,6 +222,19 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
           f.valuesFiles.push({ file, text });
           f.batchValues.set(batchName, text);
         }
+      }
+      // The batch's dates, as plan compares them: written where the service shows a date.
+      for (const k of BATCH_DATES) {
+        const held = serviceDate((b as unknown as Record<string, unknown>)[k]);
+        if ("date" in held) {
+          entry[k] = held.date;
+          continue;
+        }
+        f.batchDatesUnknown.set(batchName, [...(f.batchDatesUnknown.get(batchName) ?? []), { field: k, ...held.unknown }]);
+        // None shown is no date to write; text that is no date is named where it would stand.
+        if (held.unknown.unreadable === undefined) continue;
+        f.batchComments.push(` batch ${show(batchName)}: ${k} left out, the service shows ${show(held.unknown.unreadable)}, which is no date`);
+        f.leftOut.push(`${baddr}: ${k} (the service shows ${show(held.unknown.unreadable)}, not comparable)`);
       }
       batches.push(entry);
     }

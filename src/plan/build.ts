@@ -10,7 +10,7 @@ import type { LivePolicy, LiveState } from "../live/read.js";
 import { address, byCodePoint, targeted, valuesFileFor } from "../shared/address.js";
 import { canonicalConditions, fieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
-import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
+import { batchDatesDiff, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
 import { unknownNotes } from "./unknown.js";
@@ -31,6 +31,10 @@ export const REASONS = {
   batchNoValues: (status: string, how: string) =>
     `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
   batchValuesUnread: (status: string) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
+  batchDates:
+    "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
+  batchDatesBlocked: (status: string) =>
+    `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
   calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
   noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
   newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
@@ -295,6 +299,22 @@ function sspChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, targe
     const steps = batchSteps(b, from, ctx, source);
     const moving = steps.some((s) => s.action === "review" || s.action === "approve");
     const status = { before: { status: from }, after: { status: b.status } };
+    // Every value git sets is compared: the batch's dates too. The interface cannot change them, so a
+    // difference is shown with what to do, and a batch is never moved forward over it.
+    const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
+    if (dates.length) {
+      const onDates = {
+        before: { ...status.before, ...Object.fromEntries(dates.map((x) => [x.path, x.before])) },
+        after: { ...status.after, ...Object.fromEntries(dates.map((x) => [x.path, x.after])) },
+        diff: dates,
+        ...versioned,
+      };
+      if (moving) {
+        out.push(shown("blocked", baddr, REASONS.batchDatesBlocked(b.status), onDates));
+        continue;
+      }
+      out.push(shown("unsupported", baddr, REASONS.batchDates, onDates));
+    }
     // Values nobody reviewed are never reviewed or approved: a batch moves only when git holds its values
     // and they equal the service's.
     if (!b.values) {

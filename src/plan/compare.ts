@@ -7,7 +7,8 @@ import type { SspItem } from "../schema/generated/api.js";
 import { address, batchNameOf, byCodePoint, targeted } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
 import { CsvSyntaxError } from "../ssp/csv.js";
-import { addUnknown, notShown, type Unknown } from "./unknown.js";
+import { addUnknown, notShown, type Unknown, type UnknownField } from "./unknown.js";
+import { parseDate } from "../policy-test/line.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
 import { batchWho, envelopeWho } from "../shared/who.js";
 
@@ -36,6 +37,34 @@ export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, unknownOut?: Unknown
   addUnknown(unknownOut, address.ssp(d.name), unknown);
   const keys = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
   return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
+}
+
+/** A batch's dates: git may set them, the service holds them, and the interface has no call to change
+ *  them on a batch that exists. */
+export const BATCH_DATES = ["effective_start_date", "effective_end_date"] as const;
+
+/** The service's date of a batch as revsync compares it (YYYY-MM-DD, from that form or MM/DD/YYYY), or
+ *  why it cannot be compared: the service shows none (null, or leaves it out), or text that is no date. */
+export function serviceDate(v: unknown): { date: string } | { unknown: Omit<UnknownField, "field"> } {
+  if (v === null || v === undefined) return { unknown: {} };
+  const date = typeof v === "string" ? parseDate(v) : undefined;
+  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
+}
+
+/** git's dates of a batch against the service's, for each date git sets (`before` the service's, `after`
+ *  git's, as a plan shows them). A date the service does not show, or shows as no date, is not compared
+ *  and is noted at the batch's address (src/plan/unknown.ts). */
+export function batchDatesDiff(b: DesiredBatch, lb: SspItem, addr: string, unknownOut?: Unknown): FieldDiff[] {
+  const diff: FieldDiff[] = [];
+  const live = lb as unknown as Record<string, unknown>;
+  for (const k of BATCH_DATES) {
+    const git = b[k];
+    if (git === undefined) continue;
+    const held = serviceDate(live[k]);
+    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
+    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
+  }
+  return diff;
 }
 
 export interface ValuesDiff {

@@ -124,8 +124,12 @@ export function modelsFromGit(desired: DesiredState, live?: LiveState): PolicyMo
       const before = batches.get(b.name);
       // Approved in the service already: its approval time stands.
       const keeps = b.status === "approved" && before?.status === "approved";
-      const start = b.effective_start_date ?? before?.effective_start_date;
-      const end = b.effective_end_date ?? before?.effective_end_date;
+      // A batch the service holds keeps the service's dates: the interface cannot change them, so no
+      // change of git's moves them (the plan shows git's other dates as unsupported). git's dates are the
+      // batch's only where the service does not hold it (a batch a create uploads, or offline).
+      const inService = live?.ssp.get(d.name)?.batches?.some((lb) => batchNameOf(lb) === b.name) ?? false;
+      const start = inService ? before?.effective_start_date : (b.effective_start_date ?? before?.effective_start_date);
+      const end = inService ? before?.effective_end_date : (b.effective_end_date ?? before?.effective_end_date);
       batches.set(b.name, {
         name: b.name,
         status: b.status,
