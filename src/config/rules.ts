@@ -213,7 +213,9 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
       const dates = (["effective_start_date", "effective_end_date"] as const).filter((k) => typeof b[k] === "string");
       for (const k of dates) {
         if (!isDate(b[k] as string))
-          emit(d, `/batches/${i}/${k}`, `${k} must be a date YYYY-MM-DD (a day that exists), got ${JSON.stringify(b[k])}`, { rule: "batch-dates" });
+          emit(d, `/batches/${i}/${k}`, `batches.${i}.${k}: ${JSON.stringify(b[k])} is not a date: write YYYY-MM-DD (a day that exists)`, {
+            rule: "batch-dates",
+          });
       }
       if (
         dates.length === 2 &&
@@ -221,9 +223,14 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         isDate(b.effective_end_date ?? "") &&
         (b.effective_start_date ?? "") > (b.effective_end_date ?? "")
       ) {
-        emit(d, `/batches/${i}/effective_start_date`, `effective_start_date ${b.effective_start_date} is after effective_end_date ${b.effective_end_date}`, {
-          rule: "batch-dates",
-        });
+        emit(
+          d,
+          `/batches/${i}/effective_start_date`,
+          `batches.${i}: effective_start_date ${b.effective_start_date} is after effective_end_date ${b.effective_end_date}`,
+          {
+            rule: "batch-dates",
+          },
+        );
       }
       if (typeof b.status === "string" && !(BATCH_STATUSES as readonly string[]).includes(b.status)) {
         return; // the schema's enum reports it
