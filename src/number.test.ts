@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { exactness, InexactNumber, isExact, MAX_EXACT_WHOLE, numberOf, parseJson, readNumber, readWhole } from "./number.js";
+import { exactness, InexactNumber, isExact, MAX_EXACT_WHOLE, numberOf, numberOrNull, parseJson, plainData, readNumber, readWhole } from "./number.js";
 
 const LIMIT = BigInt(MAX_EXACT_WHOLE);
 
@@ -149,5 +149,19 @@ describe("JSON answers", () => {
         });
       }),
     );
+  });
+});
+
+describe("plain data", () => {
+  it("writes each number that is not comparable as its text, and leaves the rest as it is", () => {
+    const same = { a: 1, b: ["x", { c: null }] };
+    expect(plainData(same)).toBe(same);
+    expect(plainData({ a: new InexactNumber("1e300"), b: [1, new InexactNumber("12345678901234567890")], c: same })).toEqual({
+      a: "1e300",
+      b: [1, "12345678901234567890"],
+      c: same,
+    });
+    expect(numberOrNull(new InexactNumber("1e300"))).toBeNull();
+    expect(numberOrNull(1_700_000_000)).toBe(1_700_000_000);
   });
 });

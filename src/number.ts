@@ -246,3 +246,27 @@ function parseMarking(text: string, marks: Mark[]): unknown[] {
   if (i !== text.length) fail();
   return root;
 }
+
+/** A number of the service's answer where revsync keeps one (an epoch a plan binds to): the number, or
+ *  null when the answer gave none or one that is not comparable (which then equals nothing a later read
+ *  gives). */
+export const numberOrNull = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** Data that may hold the service's values as plain JSON data: each InexactNumber as its text, what
+ *  JSON writes for it, so that a plan or report reads back as it was made (and its checksum with it). */
+export function plainData<T>(v: T): T {
+  if (isInexact(v)) return v.text as T;
+  if (Array.isArray(v)) {
+    const items = v.map(plainData);
+    return (items.some((y, i) => y !== v[i]) ? items : v) as T;
+  }
+  if (v === null || typeof v !== "object") return v;
+  let copy: Record<string, unknown> | undefined;
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const y = plainData(x);
+    if (y === x) continue;
+    copy ??= { ...(v as Record<string, unknown>) };
+    Object.defineProperty(copy, k, { value: y, writable: true, enumerable: true, configurable: true });
+  }
+  return (copy ?? v) as T;
+}

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -104,6 +104,11 @@ describe.each(PROFILES)("profile %s", (profile) => {
     // Held as the double nearest to it, and answered as 12345678901234567000: a literal no double holds.
     hw.item.hierarchy_no = Number("12345678901234567890");
     hw.item.floor_percentage = 1e300;
+    // A policy git has no file for, whose number the plan shows as the service wrote it.
+    const ps = state.tenants[0]?.ssp.find((p) => p.compliance_name === "Professional Services SSP");
+    if (!ps) throw new Error("no Professional Services SSP in the seed");
+    ps.item.hierarchy_no = 2 ** 60;
+    rmSync(join(repo, "policies", "ssp", "professional-services.yaml"));
     await emu.admin("POST", "reset", { state });
     const note = "ssp/Hardware SSP: hierarchy_no not comparable: the service answers 12345678901234567000, a number a double cannot hold exactly";
     const floorNote =
@@ -118,6 +123,15 @@ describe.each(PROFILES)("profile %s", (profile) => {
     expect(json.changes.filter((c: any) => c.address === "ssp/Hardware SSP")).toEqual([]);
     const text = await run(["plan"]);
     expect(text.stdout).toContain(`Note: ${note}, so git's value could be neither checked nor changed`);
+    // A saved plan holds the service's number as its text, and reads back as it was made.
+    const notInGit = json.changes.find((c: any) => c.address === "ssp/Professional Services SSP");
+    expect(notInGit).toMatchObject({ action: "not_in_git", before: { hierarchy_no: "1152921504606847000" } });
+    const saved = join(repo, "plan.json");
+    expect((await run(["plan", "--out", saved])).code).toBe(0);
+    expect(JSON.parse(readFileSync(saved, "utf8")).changes).toEqual(json.changes);
+    const shown = await run(["show", saved]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(" ? ssp/Professional Services SSP (not in git)\n");
 
     const drift = await run(["drift", "--target", "ssp/Hardware SSP"]);
     expect(drift.stdout).not.toMatch(/^changed +ssp\/Hardware SSP:/m);

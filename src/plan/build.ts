@@ -16,6 +16,7 @@ import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSu
 import { unknownNotes } from "./unknown.js";
 import { valuesChecksum } from "./values.js";
 import { whoWords } from "../shared/who.js";
+import { numberOrNull, plainData } from "../number.js";
 
 /** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
@@ -97,7 +98,7 @@ function tenantChange(d: DesiredTenantConfig, live: LiveState): Change | undefin
     after: d.spec,
     diff,
     version_id: env.version_id ?? null,
-    last_modified_on: env.last_modified_on ?? null,
+    last_modified_on: numberOrNull(env.last_modified_on),
     source: `${d.source.file}:${d.source.line}`,
     payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: env.unique_key ?? "", item: merged },
   };
@@ -271,7 +272,7 @@ function sspChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, targe
   const out: Change[] = [];
   const addr = address.ssp(d.name);
   const source = `${d.source.file}:${d.source.line}`;
-  const version = { id: lp.envelope.version_id ?? null, on: lp.envelope.last_modified_on ?? null, compliance_id: lp.envelope.compliance_id ?? null };
+  const version = { id: lp.envelope.version_id ?? null, on: numberOrNull(lp.envelope.last_modified_on), compliance_id: lp.envelope.compliance_id ?? null };
   const versioned = { version_id: version.id, last_modified_on: version.on, source };
   if (targeted(addr, targets)) {
     const diff = sspFieldDiff(d, lp, findings.unknown);
@@ -392,7 +393,9 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     realm: meta.realm,
     user: meta.user,
     targets: meta.targets,
-    changes,
+    // The service's values as plain data (a number it gave that is not comparable, as its text): the
+    // plan reads back from its file as it was made.
+    changes: plainData(changes),
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes,
   };

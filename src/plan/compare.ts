@@ -9,6 +9,7 @@ import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normali
 import { CsvSyntaxError } from "../ssp/csv.js";
 import { addUnknown, notShown, type Unknown, type UnknownField } from "./unknown.js";
 import { parseDate } from "../policy-test/line.js";
+import { numberOrNull } from "../number.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
 import { batchWho, envelopeWho } from "../shared/who.js";
 
@@ -141,7 +142,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
         kind: "tenant",
         before: {},
         version_id: env.version_id ?? null,
-        last_modified_on: env.last_modified_on ?? null,
+        last_modified_on: numberOrNull(env.last_modified_on),
         ...envelopeWho(env),
       });
     }
@@ -151,7 +152,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
     const d = inGit.get(name);
     const envelope = {
       version_id: lp.envelope.version_id ?? null,
-      last_modified_on: lp.envelope.last_modified_on ?? null,
+      last_modified_on: numberOrNull(lp.envelope.last_modified_on),
     };
     if (!d) {
       if (!targeted(address.ssp(name), targets)) continue;

@@ -8,6 +8,7 @@ import { plural } from "../words.js";
 import { batchWho, envelopeWho, type Who } from "../shared/who.js";
 import { batchDatesDiff, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
 import { unknownNotes, type Unknown } from "./unknown.js";
+import { plainData } from "../number.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** Who drifted: the thing itself. A policy or tenant configuration names its envelope's last change, a
@@ -119,7 +120,7 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
     created_at: (meta.now ?? new Date()).toISOString(),
-    drift: items,
+    drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
     notes: unknownNotes(unknown),
   };
