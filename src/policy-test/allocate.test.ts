@@ -374,3 +374,11 @@ describe("allocation properties", () => {
     );
   });
 });
+
+describe("sell prices in the one number rule's notation", () => {
+  it("105. and .5 are numbers, as the rule reads them, exactly to the cent", () => {
+    expect(sellCents({ total_sell_price: "105." })).toBe(10500n);
+    expect(sellCents({ unit_sell_price: ".5", order_quantity: "3" })).toBe(150n);
+    expect(sellCents({ total_sell_price: "1,000" })).toBeUndefined();
+  });
+});

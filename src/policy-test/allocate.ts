@@ -91,9 +91,10 @@ export interface AllocateOptions {
 /** A decimal number, exactly, as an integer of units of 10^-scale. */
 function scaled(v: string | number | boolean, scale: number): bigint | undefined {
   const t = typeof v === "number" ? numberText(v) : text(v).trim();
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(t);
-  if (!m) return undefined;
-  const [, sign, whole, frac = ""] = m;
+  // The one number rule's notation (src/number.ts): 105., .5 and 105.0 included.
+  const m = /^(-?)(\d*)(?:\.(\d*))?$/.exec(t);
+  if (!m || (!m[2] && !m[3])) return undefined;
+  const [, sign, whole = "", frac = ""] = m;
   const digits = BigInt(`${whole}${frac}`);
   const shift = scale - frac.length;
   let n: bigint;
