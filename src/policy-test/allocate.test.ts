@@ -67,22 +67,28 @@ const contract = (lines: { id: string; product: string; sell: string; qty?: numb
 
 const amount = (s: string): number => Number(s.replace(/[,+]/g, ""));
 
+/** A section of docs/decisions.md and the cells of the table in it whose header starts so (the table
+ *  runs to the first blank line; the page has other tables after it). */
+function decisionTable(heading: string, header: string): { section: string; rows: string[][] } {
+  const doc = readFileSync(new URL("../../docs/decisions.md", import.meta.url), "utf8");
+  const section = doc.slice(doc.indexOf(heading));
+  const table = section.slice(section.indexOf(header)).split("\n\n")[0] as string;
+  const rows = table
+    .split("\n")
+    .slice(2)
+    .filter((l) => l.startsWith("|"))
+    .map((l) =>
+      l
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
+  return { section, rows };
+}
+
 describe("the worked example of docs/decisions.md", () => {
   it("recomputes every figure of its table", () => {
-    const doc = readFileSync(new URL("../../docs/decisions.md", import.meta.url), "utf8");
-    const section = doc.slice(doc.indexOf("### How revsync allocates a contract"));
-    // The table runs to the first blank line; the page has other tables after it.
-    const table = section.slice(section.indexOf("| Line | SSP |")).split("\n\n")[0] as string;
-    const rows = table
-      .split("\n")
-      .slice(2)
-      .filter((l) => l.startsWith("|"))
-      .map((l) =>
-        l
-          .split("|")
-          .slice(1, -1)
-          .map((c) => c.trim()),
-      );
+    const { section, rows } = decisionTable("### How revsync allocates a contract", "| Line | SSP |");
     expect(rows.length).toBe(3);
     const policies: PolicyModel[] = [];
     const lines: { id: string; product: string; sell: string }[] = [];
@@ -114,18 +120,7 @@ describe("the worked example of docs/decisions.md", () => {
 
 describe("the worked example of an SSP per unit or for the line (docs/decisions.md)", () => {
   it("recomputes its table: a formula over a total is not extended by the quantity again", () => {
-    const doc = readFileSync(new URL("../../docs/decisions.md", import.meta.url), "utf8");
-    const section = doc.slice(doc.indexOf("### An SSP per unit or for the line"));
-    const table = section.slice(section.indexOf("| Line | Expression |")).split("\n\n")[0] as string;
-    const rows = table
-      .split("\n")
-      .slice(2)
-      .map((l) =>
-        l
-          .split("|")
-          .slice(1, -1)
-          .map((c) => c.trim()),
-      );
+    const { section, rows } = decisionTable("### An SSP per unit or for the line", "| Line | Expression |");
     expect(rows.length).toBe(2);
     const policies: PolicyModel[] = [];
     const c: Contract = { name: "c", file: "tests/c.yaml", line: 1, column: 1, lines: [] };
