@@ -1,5 +1,6 @@
 import { ApiError, type ServiceProblem } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
+import { parseJson } from "../number.js";
 import { unknownValues, type UnknownValue } from "./vocabulary.js";
 
 /** What a request is, for what its answers mean (README, Reliability):
@@ -140,8 +141,13 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
   }
   let body: unknown = text;
   let json = true;
+  // The one number rule (src/number.ts): a number the answer writes that a double cannot hold exactly is
+  // kept as its text, not comparable, once the answer's shape is checked.
+  let marked = (): unknown => body;
   try {
-    body = text === "" ? undefined : JSON.parse(text);
+    const parsed = text === "" ? undefined : parseJson(text);
+    body = parsed?.value;
+    if (parsed?.inexact) marked = parsed.marked;
   } catch {
     json = false;
   }
@@ -173,5 +179,6 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
     return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
   }
+  body = marked();
   return { outcome: "ok", body, unknownValues: unknownValues(body) };
 }

@@ -8,6 +8,7 @@ import type { Output } from "./output.js";
 import { table, withClient } from "./service-command.js";
 import { plural } from "../words.js";
 import { terminalText } from "../report/escape.js";
+import { numberOf } from "../number.js";
 
 /** The columns of `errors`: every one in CSV (named as the spec's fields), those with a heading in the table. */
 const COLUMNS: { csv: string; heading?: string; get: (r: ErrorTransactionRecord) => string | null | undefined }[] = [
@@ -104,9 +105,9 @@ export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number
       }
       return 0;
     }
-    // total_records is text in the service's answer; one that is not a number counts as unknown.
-    const said = Number(list[0]?.total_records);
-    const total = list[0]?.total_records !== undefined && Number.isFinite(said) ? said : records.length;
+    // total_records is text in the service's answer; one that is not a number by the one number rule
+    // (src/number.ts), an empty one included, counts as unknown.
+    const total = numberOf(list[0]?.total_records) ?? records.length;
     if (flags.format === "json") out.json({ total_records: total, records });
     else if (flags.format === "csv") {
       out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));

@@ -163,9 +163,11 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     for (const s of plan.skipped) out.warn(s);
     for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
     for (const r of plan.refused) out.error(r);
-    // Left out of new files only: in a file git holds, a field the service does not show keeps git's value.
+    // Left out of new files only: in a file git holds, a field the service does not show (or shows as a
+    // number that is not comparable) keeps git's value.
     const created = new Set(writes.filter((w) => w.created).map((w) => w.what));
-    const leftOut = files.flatMap((f) => (created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !l.endsWith("(the service shows null)"))));
+    const keptInGit = (l: string): boolean => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
+    const leftOut = files.flatMap((f) => (created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l))));
     if (unnamed.length) {
       out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):\n  ${unnamed.join("\n  ")}`);
     }

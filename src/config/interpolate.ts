@@ -1,5 +1,6 @@
 import { SIGN_IN_VARIABLES } from "../api/auth.js";
 import { nearest } from "../did-you-mean.js";
+import { readNumber } from "../number.js";
 
 /** ${VAR} in revsync.yaml and in policy files, with one set of rules:
  *  - `${NAME}` (letters, digits, _) in a policy file (and a policy test file) takes the environment's
@@ -118,7 +119,10 @@ export function literalValue<T>(value: T): T {
  *  a number for integer/number fields, a boolean for boolean fields, when the text is such a literal. */
 export function coerceEnvText(text: string, type: unknown): VarValue {
   const types = Array.isArray(type) ? type : [type];
-  if ((types.includes("integer") && /^-?\d+$/.test(text)) || (types.includes("number") && /^-?\d+(\.\d+)?$/.test(text))) return Number(text);
+  // The one number rule (src/number.ts): text that is not an exact number stays text, which the schema
+  // then refuses at the field.
+  const n = readNumber(text);
+  if (n.ok && (types.includes("number") || (types.includes("integer") && Number.isInteger(n.value)))) return n.value;
   if (types.includes("boolean") && (text === "true" || text === "false")) return text === "true";
   return text;
 }

@@ -7,7 +7,7 @@ import { schemaJson, type SchemaFile } from "../schema/ajv.js";
 import { nodeAt, type SourceDoc } from "./yaml-source.js";
 import { isScalar, type Document } from "yaml";
 import { ExprError, parseExpr } from "../policy-test/expr.js";
-import { readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
+import { isDate, readValuesCsv, resolveValuesPath, type ParsedValues } from "./values.js";
 import { BATCH_STATUSES } from "../api/service-choices.js";
 
 /** The fields of the tenant configuration update body that a policy file may set (guid is taken from
@@ -208,6 +208,29 @@ export function batchRules(root: string, docs: PolicyDoc[], emit: Emit, extra: D
         if (unsafe) emit(d, `/batches/${i}/name`, `the batch name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
         if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
         names.add(b.name);
+      }
+      // A batch's dates are compared with the service's (plan, drift, export): each a day that exists.
+      const dates = (["effective_start_date", "effective_end_date"] as const).filter((k) => typeof b[k] === "string");
+      for (const k of dates) {
+        if (!isDate(b[k] as string))
+          emit(d, `/batches/${i}/${k}`, `batches.${i}.${k}: ${JSON.stringify(b[k])} is not a date: write YYYY-MM-DD (a day that exists)`, {
+            rule: "batch-dates",
+          });
+      }
+      if (
+        dates.length === 2 &&
+        isDate(b.effective_start_date ?? "") &&
+        isDate(b.effective_end_date ?? "") &&
+        (b.effective_start_date ?? "") > (b.effective_end_date ?? "")
+      ) {
+        emit(
+          d,
+          `/batches/${i}/effective_start_date`,
+          `batches.${i}: effective_start_date ${b.effective_start_date} is after effective_end_date ${b.effective_end_date}`,
+          {
+            rule: "batch-dates",
+          },
+        );
       }
       if (typeof b.status === "string" && !(BATCH_STATUSES as readonly string[]).includes(b.status)) {
         return; // the schema's enum reports it

@@ -122,11 +122,11 @@ describe("loading test files", () => {
       expect(diagnostics.map((d) => [d.line, d.message])).toEqual([
         [
           12,
-          "contracts.0.lines.0 (hw): the sell price is negative (order_quantity: -2): a contract's lines are sold, at 0 or more; a return or a credit is not a line of one",
+          "contracts.0.lines.0.line.order_quantity: -2 is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)",
         ],
         [
           16,
-          "contracts.0.lines.2 (svc): the sell price is negative (total_sell_price: -100): a contract's lines are sold, at 0 or more; a return or a credit is not a line of one",
+          "contracts.0.lines.2.line.total_sell_price: -100 is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)",
         ],
       ]);
     } finally {

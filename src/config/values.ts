@@ -4,6 +4,7 @@ import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
 import { CsvSyntaxError, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
 import type { Diagnostic } from "./diagnostics.js";
+import { readWhole } from "../number.js";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -88,11 +89,11 @@ function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number,
   if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
   if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
   const nums = [below, mid, above].map((s, i) => {
-    // A number whose value is whole, however written (105, 105.0 as a spreadsheet saves it); 105.5 is not.
-    const t = s.trim();
-    if (!/^-?(\d+\.?\d*|\.\d+)$/.test(t) || !Number.isSafeInteger(Number(t)))
-      bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}`);
-    return Number(t);
+    // A whole number by the one number rule, however written (105, 105.0 as a spreadsheet saves it);
+    // 105.5, 1e3 and a number beyond 2^53 - 1 are not.
+    const r = readWhole(s);
+    if (!r.ok) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}${r.kind === "not exact" ? `: ${r.problem}` : ""}`);
+    return r.ok ? r.value : 0;
   });
   if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
     bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);

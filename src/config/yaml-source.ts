@@ -3,6 +3,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, 
 import type { Diagnostic } from "./diagnostics.js";
 import { plainReason } from "../user-files.js";
 import { interpolateString, type VarSource } from "./interpolate.js";
+import { exactness } from "../number.js";
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -87,6 +88,18 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
           at(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
           bad = true;
         }
+      },
+      // The one number rule (src/number.ts): a number the file writes that a double cannot hold exactly
+      // is an error at its place; YAML would round it, and revsync would send and compare another number.
+      Scalar(_, node, path) {
+        if (typeof node.value !== "number" || node.source === undefined) return;
+        const parent = path[path.length - 1];
+        if (isPair(parent) && parent.key === node) return;
+        const e = exactness(node.source);
+        if (e.exact) return;
+        const p = position(lines, node.range?.[0]);
+        const where = pointerOf(path, node).slice(1).split("/").join(".");
+        at(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
       },
     });
     if (bad) return;

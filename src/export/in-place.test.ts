@@ -101,7 +101,7 @@ describe("export into a folder that has policy files", () => {
     const hw = first.writes.find((w) => w.file === "hw.yaml")?.text ?? "";
     expect(parse(hw).spec).toEqual({ method: "upload", floor_percentage: 85, ceiling_percentage: 115 });
     expect(hw).not.toContain("left out");
-    expect(first.unknown).toEqual(new Map([["ssp/Hardware SSP", ["floor_percentage", "ceiling_percentage"]]]));
+    expect(first.unknown).toEqual(new Map([["ssp/Hardware SSP", [{ field: "floor_percentage" }, { field: "ceiling_percentage" }]]]));
     // A new file for a policy git lacks still leaves the field out, with the comment saying why.
     const created = placeExport(withNull, [], header, () => undefined).writes.find((w) => w.file === "ssp/hardware-ssp.yaml")?.text ?? "";
     expect(created).toContain("# floor_percentage: left out, the service shows null (unknown); it keeps its live value");

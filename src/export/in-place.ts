@@ -1,6 +1,7 @@
 import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
-import type { Unknown } from "../plan/unknown.js";
+import { addUnknown, type Unknown } from "../plan/unknown.js";
+import { BATCH_DATES } from "../plan/compare.js";
 import { valuesChecksum } from "../plan/values.js";
 import { address, valuesFileFor } from "../shared/address.js";
 import { normalizeSspFields } from "../shared/normalize.js";
@@ -192,7 +193,7 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
 
 interface PolicyValue {
   spec?: Record<string, unknown>;
-  batches?: { name?: unknown; status?: unknown; values?: unknown }[];
+  batches?: { name?: unknown; status?: unknown; values?: unknown; effective_start_date?: unknown; effective_end_date?: unknown }[];
 }
 
 /** One document of git brought to what the service holds, in place: only what differs is touched, so
@@ -222,7 +223,10 @@ function updateDoc(
   for (const field of f.leftOutFields) {
     // The service does not show it: git's value stays, unknown, never overwritten (src/plan/unknown.ts).
     if (f.nullFields.includes(field)) {
-      if (current.spec && field in current.spec) ctx.plan.unknown.set(f.address, [...(ctx.plan.unknown.get(f.address) ?? []), field]);
+      if (current.spec && field in current.spec) {
+        const inexact = f.notComparable.get(field);
+        addUnknown(ctx.plan.unknown, f.address, [inexact === undefined ? { field } : { field, inexact }]);
+      }
       continue;
     }
     if (current.spec && field in current.spec) {
@@ -244,7 +248,7 @@ function updateDoc(
     if (i < 0) {
       if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) continue;
       const file = text !== undefined ? newValues() : undefined;
-      const entry = literalValue({ name: b.name, status: b.status, ...(file !== undefined ? { values: file } : {}) });
+      const entry = literalValue({ ...b, ...(file !== undefined ? { values: file } : {}) });
       const seq = doc.get("batches", true);
       if (isSeq(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
       else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
@@ -256,6 +260,14 @@ function updateDoc(
     }
     const g = gitBatches[i] ?? {};
     if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
+    // The dates git sets take the service's, compared as plan compares them; one the service does not
+    // show as a date keeps git's, noted (src/plan/unknown.ts). A date git leaves out stays out.
+    for (const k of BATCH_DATES) {
+      if (g[k] === undefined) continue;
+      const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
+      if (unknown) addUnknown(ctx.plan.unknown, address.batch(f.value.metadata.name, b.name), [unknown]);
+      else if (b[k] !== undefined && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
+    }
     if (text === undefined) continue;
     if (typeof g.values === "string" && g.values !== "") {
       // git's own file keeps its name; it gets the service's values when they differ.

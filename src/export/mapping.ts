@@ -9,6 +9,9 @@ import { fileValidator, type SchemaFile } from "../schema/ajv.js";
 import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
 import { valuesToCsv } from "../ssp/csv.js";
 import { BATCH_STATUSES } from "../api/service-choices.js";
+import { isInexact } from "../number.js";
+import { BATCH_DATES, serviceDate } from "../plan/compare.js";
+import type { UnknownField } from "../plan/unknown.js";
 
 /** What export turns into files: the tenant configurations, the SSP policies with their details, and
  *  the values of their batches (keyed "policy/batch"). */
@@ -23,6 +26,9 @@ export interface ExportedBatch {
   status: string;
   /** The values file, relative to the policy file. */
   values?: string;
+  /** The batch's dates as the service holds them (YYYY-MM-DD), where it shows them as dates. */
+  effective_start_date?: string;
+  effective_end_date?: string;
 }
 
 export interface ExportedFile {
@@ -38,14 +44,19 @@ export interface ExportedFile {
   /** The spec fields left out (a comment says why): an existing file loses its own value for them,
    *  except for those the service does not show (nullFields), which keep git's value. */
   leftOutFields: string[];
-  /** The spec fields the service shows as null: unknown, never a value to write over git's
-   *  (src/plan/unknown.ts). */
+  /** The spec fields the service shows as null, or as a number a double cannot hold exactly: unknown,
+   *  never a value to write over git's (src/plan/unknown.ts). */
   nullFields: string[];
+  /** Of those, the ones the service answers with a number that is not exact: the service's text. */
+  notComparable: Map<string, string>;
   /** Comments written in place of what was left out: inside spec, and after the batches. */
   specComments: string[];
   batchComments: string[];
   /** One line per thing left out, for export to print. */
   leftOut: string[];
+  /** Per batch, the dates the service does not show as dates (null, or text that is no date): git's
+   *  stay, not compared (src/plan/unknown.ts). */
+  batchDatesUnknown: Map<string, UnknownField[]>;
 }
 
 export const SSP_EXPORT_FIELDS = [
@@ -96,6 +107,18 @@ function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonl
       // unknown, not a change"); a tenant configuration's is compared as it is, so it is left out.
       if (f.value.kind === "SspPolicy") f.nullFields.push(k);
       f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    if (isInexact(v)) {
+      // A number a double cannot hold exactly is not comparable (the one number rule): never written into
+      // git, where it would read as another number, and git's own value stays, as for a null.
+      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (f.value.kind === "SspPolicy") {
+        f.nullFields.push(k);
+        f.notComparable.set(k, v.text);
+      }
+      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
       continue;
     }
     f.value.spec[k] = v;
@@ -161,6 +184,8 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       batchValues: new Map(),
       leftOutFields: [],
       nullFields: [],
+      notComparable: new Map(),
+      batchDatesUnknown: new Map(),
     };
     fitSpec(f, (e.compliance_spec?.[0] ?? {}) as Record<string, unknown>, UPDATABLE_TENANT_FIELDS);
     files.push(f);
@@ -185,6 +210,8 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
       batchValues: new Map(),
       leftOutFields: [],
       nullFields: [],
+      notComparable: new Map(),
+      batchDatesUnknown: new Map(),
     };
     fitSpec(f, lp.item as unknown as Record<string, unknown>, SSP_EXPORT_FIELDS);
     const batches: ExportedBatch[] = [];
@@ -207,6 +234,7 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
         continue;
       }
       const entry: ExportedBatch = { name: batchName, status: b.status };
+
       // The values the batch holds, kept in git beside the policy file: what a reviewer reads before a
       // review or approve, and what plan compares with the service.
       const held = src.values?.get(`${name}/${batchName}`);
@@ -224,6 +252,19 @@ export function exportFiles(src: ExportSource, targets: string[], taken: Readonl
           f.valuesFiles.push({ file, text });
           f.batchValues.set(batchName, text);
         }
+      }
+      // The batch's dates, as plan compares them: written where the service shows a date.
+      for (const k of BATCH_DATES) {
+        const held = serviceDate((b as unknown as Record<string, unknown>)[k]);
+        if ("date" in held) {
+          entry[k] = held.date;
+          continue;
+        }
+        f.batchDatesUnknown.set(batchName, [...(f.batchDatesUnknown.get(batchName) ?? []), { field: k, ...held.unknown }]);
+        // None shown is no date to write; text that is no date is named where it would stand.
+        if (held.unknown.unreadable === undefined) continue;
+        f.batchComments.push(` batch ${show(batchName)}: ${k} left out, the service shows ${show(held.unknown.unreadable)}, which is no date`);
+        f.leftOut.push(`${baddr}: ${k} (the service shows ${show(held.unknown.unreadable)}, not comparable)`);
       }
       batches.push(entry);
     }

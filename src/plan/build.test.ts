@@ -54,12 +54,14 @@ describe("buildPlan and buildDrift against export (both answer profiles)", () =>
       expect({ file: f.file, valid: validate(f.value), errors: validate.errors ?? null }).toEqual({ file: f.file, valid: true, errors: null });
       for (const v of f.valuesFiles) expect({ file: v.file, problems: checkValuesText(v.text, v.file).diagnostics }).toEqual({ file: v.file, problems: [] });
     }
-    // Every batch is listed with its live status, file uploaded included, and its values beside the file.
+    // Every batch is listed with its live status, file uploaded included, its values beside the file, and
+    // its dates.
     const hw = files.find((f) => f.address === "ssp/Hardware SSP");
+    const dates = (start: string, end: string) => ({ effective_start_date: start, effective_end_date: end });
     expect(hw?.value.batches).toEqual([
-      { name: "FY25-H2", status: "approved", values: "values/hardware-ssp-fy25-h2.csv" },
-      { name: "FY26-H1", status: "reviewed", values: "values/hardware-ssp-fy26-h1.csv" },
-      { name: "FY26-H2", status: "file uploaded", values: "values/hardware-ssp-fy26-h2.csv" },
+      { name: "FY25-H2", status: "approved", values: "values/hardware-ssp-fy25-h2.csv", ...dates("2025-07-01", "2025-12-31") },
+      { name: "FY26-H1", status: "reviewed", values: "values/hardware-ssp-fy26-h1.csv", ...dates("2026-01-01", "2026-06-30") },
+      { name: "FY26-H2", status: "file uploaded", values: "values/hardware-ssp-fy26-h2.csv", ...dates("2026-07-01", "2026-12-31") },
     ]);
     expect(hw?.valuesFiles.map((v) => v.file)).toEqual([
       "ssp/values/hardware-ssp-fy25-h2.csv",
@@ -68,7 +70,7 @@ describe("buildPlan and buildDrift against export (both answer profiles)", () =>
     ]);
     // A calculator batch has no file: its values are written from the batch read.
     expect(files.find((f) => f.address === "ssp/Support Renewals SSP")?.value.batches).toEqual([
-      { name: "FY26-CALC", status: "reviewed", values: "values/support-renewals-ssp-fy26-calc.csv" },
+      { name: "FY26-CALC", status: "reviewed", ...dates("2026-01-01", "2026-12-31"), values: "values/support-renewals-ssp-fy26-calc.csv" },
     ]);
     const p = plan(desiredFrom(files), live);
     expect(actions(p)).toEqual([]);

@@ -10,12 +10,13 @@ import type { LivePolicy, LiveState } from "../live/read.js";
 import { address, byCodePoint, targeted, valuesFileFor } from "../shared/address.js";
 import { canonicalConditions, fieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
-import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
+import { batchDatesDiff, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
 import { unknownNotes } from "./unknown.js";
 import { valuesChecksum } from "./values.js";
 import { whoWords } from "../shared/who.js";
+import { numberOrNull, plainData } from "../number.js";
 
 /** The 14 fields of the tenant configuration update body: the updatable ones and the guid. */
 export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
@@ -31,6 +32,10 @@ export const REASONS = {
   batchNoValues: (status: string, how: string) =>
     `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
   batchValuesUnread: (status: string) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
+  batchDates:
+    "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
+  batchDatesBlocked: (status: string) =>
+    `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
   calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
   noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
   newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
@@ -93,7 +98,7 @@ function tenantChange(d: DesiredTenantConfig, live: LiveState): Change | undefin
     after: d.spec,
     diff,
     version_id: env.version_id ?? null,
-    last_modified_on: env.last_modified_on ?? null,
+    last_modified_on: numberOrNull(env.last_modified_on),
     source: `${d.source.file}:${d.source.line}`,
     payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: env.unique_key ?? "", item: merged },
   };
@@ -267,7 +272,7 @@ function sspChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, targe
   const out: Change[] = [];
   const addr = address.ssp(d.name);
   const source = `${d.source.file}:${d.source.line}`;
-  const version = { id: lp.envelope.version_id ?? null, on: lp.envelope.last_modified_on ?? null, compliance_id: lp.envelope.compliance_id ?? null };
+  const version = { id: lp.envelope.version_id ?? null, on: numberOrNull(lp.envelope.last_modified_on), compliance_id: lp.envelope.compliance_id ?? null };
   const versioned = { version_id: version.id, last_modified_on: version.on, source };
   if (targeted(addr, targets)) {
     const diff = sspFieldDiff(d, lp, findings.unknown);
@@ -295,6 +300,22 @@ function sspChanges(d: DesiredSsp, desired: DesiredState, live: LiveState, targe
     const steps = batchSteps(b, from, ctx, source);
     const moving = steps.some((s) => s.action === "review" || s.action === "approve");
     const status = { before: { status: from }, after: { status: b.status } };
+    // Every value git sets is compared: the batch's dates too. The interface cannot change them, so a
+    // difference is shown with what to do, and a batch is never moved forward over it.
+    const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
+    if (dates.length) {
+      const onDates = {
+        before: { ...status.before, ...Object.fromEntries(dates.map((x) => [x.path, x.before])) },
+        after: { ...status.after, ...Object.fromEntries(dates.map((x) => [x.path, x.after])) },
+        diff: dates,
+        ...versioned,
+      };
+      if (moving) {
+        out.push(shown("blocked", baddr, REASONS.batchDatesBlocked(b.status), onDates));
+        continue;
+      }
+      out.push(shown("unsupported", baddr, REASONS.batchDates, onDates));
+    }
     // Values nobody reviewed are never reviewed or approved: a batch moves only when git holds its values
     // and they equal the service's.
     if (!b.values) {
@@ -372,7 +393,9 @@ export function buildPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     realm: meta.realm,
     user: meta.user,
     targets: meta.targets,
-    changes,
+    // The service's values as plain data (a number it gave that is not comparable, as its text): the
+    // plan reads back from its file as it was made.
+    changes: plainData(changes),
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes,
   };

@@ -7,7 +7,9 @@ import type { SspItem } from "../schema/generated/api.js";
 import { address, batchNameOf, byCodePoint, targeted } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
 import { CsvSyntaxError } from "../ssp/csv.js";
-import { notShown, type Unknown } from "./unknown.js";
+import { addUnknown, notShown, type Unknown, type UnknownField } from "./unknown.js";
+import { parseDate } from "../policy-test/line.js";
+import { numberOrNull } from "../number.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
 import { batchWho, envelopeWho } from "../shared/who.js";
 
@@ -27,14 +29,43 @@ export interface PlanFindings {
 }
 
 /** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
- *  out) is unknown, not a change: it is not compared, and the report says so (src/plan/unknown.ts). */
+ *  out), or as a number a double cannot hold exactly, is unknown, not a change: it is not compared, and
+ *  the report says so (src/plan/unknown.ts). */
 export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, unknownOut?: Unknown): FieldDiff[] {
   const live = lp.item as unknown as Record<string, unknown>;
   const spec = d.spec as unknown as Record<string, unknown>;
   const unknown = notShown(spec, live);
-  if (unknown.length) unknownOut?.set(address.ssp(d.name), unknown);
-  const keys = Object.keys(spec).filter((k) => !unknown.includes(k));
+  addUnknown(unknownOut, address.ssp(d.name), unknown);
+  const keys = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
   return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
+}
+
+/** A batch's dates: git may set them, the service holds them, and the interface has no call to change
+ *  them on a batch that exists. */
+export const BATCH_DATES = ["effective_start_date", "effective_end_date"] as const;
+
+/** The service's date of a batch as revsync compares it (YYYY-MM-DD, from that form or MM/DD/YYYY), or
+ *  why it cannot be compared: the service shows none (null, or leaves it out), or text that is no date. */
+export function serviceDate(v: unknown): { date: string } | { unknown: Omit<UnknownField, "field"> } {
+  if (v === null || v === undefined) return { unknown: {} };
+  const date = typeof v === "string" ? parseDate(v) : undefined;
+  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
+}
+
+/** git's dates of a batch against the service's, for each date git sets (`before` the service's, `after`
+ *  git's, as a plan shows them). A date the service does not show, or shows as no date, is not compared
+ *  and is noted at the batch's address (src/plan/unknown.ts). */
+export function batchDatesDiff(b: DesiredBatch, lb: SspItem, addr: string, unknownOut?: Unknown): FieldDiff[] {
+  const diff: FieldDiff[] = [];
+  const live = lb as unknown as Record<string, unknown>;
+  for (const k of BATCH_DATES) {
+    const git = b[k];
+    if (git === undefined) continue;
+    const held = serviceDate(live[k]);
+    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
+    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
+  }
+  return diff;
 }
 
 export interface ValuesDiff {
@@ -111,7 +142,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
         kind: "tenant",
         before: {},
         version_id: env.version_id ?? null,
-        last_modified_on: env.last_modified_on ?? null,
+        last_modified_on: numberOrNull(env.last_modified_on),
         ...envelopeWho(env),
       });
     }
@@ -121,7 +152,7 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
     const d = inGit.get(name);
     const envelope = {
       version_id: lp.envelope.version_id ?? null,
-      last_modified_on: lp.envelope.last_modified_on ?? null,
+      last_modified_on: numberOrNull(lp.envelope.last_modified_on),
     };
     if (!d) {
       if (!targeted(address.ssp(name), targets)) continue;

@@ -6,8 +6,9 @@ import { address, targeted } from "../shared/address.js";
 import { fieldDiff, type FieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
 import { batchWho, envelopeWho, type Who } from "../shared/who.js";
-import { liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
+import { batchDatesDiff, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
 import { unknownNotes, type Unknown } from "./unknown.js";
+import { plainData } from "../number.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** Who drifted: the thing itself. A policy or tenant configuration names its envelope's last change, a
@@ -38,11 +39,22 @@ function tenantDrift(d: DesiredTenantConfig, live: LiveState): DriftItem[] {
   return changed(addr, diff, envelopeWho(env));
 }
 
-function batchDrift(d: DesiredSsp, b: DesiredBatch, lp: LivePolicy, live: LiveState): DriftItem[] {
+function batchDrift(d: DesiredSsp, b: DesiredBatch, lp: LivePolicy, live: LiveState, unknown: Unknown): DriftItem[] {
   const baddr = address.batch(d.name, b.name);
   const lb = liveBatch(lp, b.name);
   if (!lb) return [missing(baddr, "batch in git")];
   const out: DriftItem[] = [];
+  // The batch's dates git sets, as plan compares them: git's value before, the service's after.
+  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+  if (dates.length) {
+    out.push({
+      address: baddr,
+      class: "changed",
+      diff: dates,
+      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
+      ...batchWho(lb),
+    });
+  }
   if (lb.status !== b.status) {
     out.push({
       address: baddr,
@@ -77,7 +89,7 @@ function sspDrift(d: DesiredSsp, live: LiveState, targets: string[], unknown: Un
     const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
     out.push(...changed(addr, diff, envelopeWho(lp.envelope)));
   }
-  for (const b of d.batches) if (targeted(address.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live));
+  for (const b of d.batches) if (targeted(address.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
   return out;
 }
 
@@ -108,7 +120,7 @@ export function buildDrift(desired: DesiredState, live: LiveState, meta: { envir
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
     created_at: (meta.now ?? new Date()).toISOString(),
-    drift: items,
+    drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
     notes: unknownNotes(unknown),
   };

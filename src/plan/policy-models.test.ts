@@ -86,7 +86,7 @@ describe("a field the service does not show, in the impact's models", () => {
 
   it("git's value on both sides: no change, no impact; a change moves only what it changes, and the note names the fields", () => {
     const { live, fromGit } = liveWithGitsUnknowns(desired, served());
-    expect(fromGit).toEqual(new Map([["ssp/Services SSP", ["floor_percentage", "ceiling_percentage"]]]));
+    expect(fromGit).toEqual(new Map([["ssp/Services SSP", [{ field: "floor_percentage" }, { field: "ceiling_percentage" }]]]));
     const before = modelsFromLive(live);
     expect(before[0]).toMatchObject({ floorPercentage: 90, ceilingPercentage: 110 });
     expect(before[0]?.notShown).toBeUndefined();

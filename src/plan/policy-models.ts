@@ -5,6 +5,7 @@ import { valuesFromCsv } from "../ssp/csv.js";
 import type { BatchModel, PolicyModel, ValueRow } from "../policy-test/evaluate.js";
 import { address, batchNameOf } from "../shared/address.js";
 import { notShown, type Unknown } from "./unknown.js";
+import { isInexact } from "../number.js";
 
 type Item = Record<string, unknown>;
 
@@ -18,10 +19,16 @@ const RANGE_FIELDS = ["floor_percentage", "ceiling_percentage"] as const;
 
 function fromItem(name: string, item: Item, batches: BatchModel[], fromService = false): PolicyModel {
   const hidden = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
+  const inexact = hidden.filter((k) => isInexact(item[k]));
+  const place = item.hierarchy_no;
   return {
     name,
     active: item.active !== false,
-    hierarchy_no: typeof item.hierarchy_no === "number" ? item.hierarchy_no : Number.MAX_SAFE_INTEGER,
+    // A hierarchy_no that is not comparable (the one number rule) orders the policy by the double it reads
+    // as, and marks its place unknown: a line it may price is an error, never a guess.
+    hierarchy_no: typeof place === "number" ? place : isInexact(place) ? Number(place.text) : Number.MAX_SAFE_INTEGER,
+    ...(isInexact(place) ? { placeUnknown: place.text } : {}),
+    ...(inexact.length ? { notComparable: inexact } : {}),
     method: typeof item.method === "string" ? item.method : "",
     when: Array.isArray(item.when) ? (item.when as PolicyModel["when"]) : [],
     expression: typeof item.expression === "string" ? item.expression : "",
@@ -95,7 +102,7 @@ export function liveWithGitsUnknowns(desired: DesiredState, live: LiveState): { 
     const fields = notShown(spec, lp.item as unknown as Item);
     if (!fields.length) continue;
     fromGit.set(address.ssp(d.name), fields);
-    const item = { ...(lp.item as unknown as Item), ...Object.fromEntries(fields.map((k) => [k, spec[k]])) };
+    const item = { ...(lp.item as unknown as Item), ...Object.fromEntries(fields.map((u) => [u.field, spec[u.field]])) };
     ssp.set(d.name, { ...lp, item: item as unknown as LivePolicy["item"] });
   }
   return { live: { ...live, ssp }, fromGit };
@@ -117,8 +124,12 @@ export function modelsFromGit(desired: DesiredState, live?: LiveState): PolicyMo
       const before = batches.get(b.name);
       // Approved in the service already: its approval time stands.
       const keeps = b.status === "approved" && before?.status === "approved";
-      const start = b.effective_start_date ?? before?.effective_start_date;
-      const end = b.effective_end_date ?? before?.effective_end_date;
+      // A batch the service holds keeps the service's dates: the interface cannot change them, so no
+      // change of git's moves them (the plan shows git's other dates as unsupported). git's dates are the
+      // batch's only where the service does not hold it (a batch a create uploads, or offline).
+      const inService = live?.ssp.get(d.name)?.batches?.some((lb) => batchNameOf(lb) === b.name) ?? false;
+      const start = inService ? before?.effective_start_date : (b.effective_start_date ?? before?.effective_start_date);
+      const end = inService ? before?.effective_end_date : (b.effective_end_date ?? before?.effective_end_date);
       batches.set(b.name, {
         name: b.name,
         status: b.status,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { valuesToCsv } from "../ssp/csv.js";
 import { compareValues, keyedValues, valuesChecksum } from "./values.js";
+import { InexactNumber } from "../number.js";
 
 const v = (product_id: string, mid_point = 100, currency_code = "USD") => ({
   product_id,
@@ -69,12 +70,25 @@ describe("the service's number cells, by git's rule (a whole number)", () => {
     ["an empty cell is not git's 0", "", 0, ""],
     ["0x10 is not git's 16", "0x10", 16, "0x10"],
     ["1e2 is not git's 100", "1e2", 100, "1e2"],
-    ["16.0 is not git's 16", "16.0", 16, "16.0"],
+    ["1,000 is not git's 1000", '"1,000"', 1000, "1,000"],
+    ["a number beyond 2^53 - 1 is not comparable, not the double it rounds to", "9007199254740993", 9007199254740992, "9007199254740993"],
   ])("%s", (_name, cell, git, shown) => {
     const csv = `product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nA,USD,Percent,90,${cell},110,2026-01-01,2026-06-30\n`;
     const delta = compareValues(keyedValues([v("A", git)]), { csv });
     expect(delta.changed).toEqual([{ key: "A|USD|2026-01-01", fields: [{ field: "mid_point", service: shown, git }] }]);
     expect(valuesChecksum({ csv })).not.toBe(valuesChecksum([v("A", git)]));
+  });
+
+  it("16.0 is 16, as git's values files read it (one number rule on both sides)", () => {
+    const csv = `product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nA,USD,Percent,90,16.0,110,2026-01-01,2026-06-30\n`;
+    expect(compareValues(keyedValues([v("A", 16)]), { csv })).toEqual({ added: [], removed: [], changed: [] });
+  });
+
+  it("the service's values read as JSON: a number that is not exact equals none of git's", () => {
+    const live = [{ ...v("A"), mid_point: new InexactNumber("12345678901234567890") as unknown as number }];
+    expect(compareValues(keyedValues([v("A", 12345678901234567000)]), live).changed).toEqual([
+      { key: "A|USD|2026-01-01", fields: [{ field: "mid_point", service: "12345678901234567890", git: 12345678901234567000 }] },
+    ]);
   });
 
   it("a whole number written with a sign, leading zeros or blanks is that number", () => {

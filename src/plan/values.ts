@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { SspValue } from "../schema/generated/api.js";
 import { parseCsv, valuesColumns } from "../ssp/csv.js";
 import { byCodePoint } from "../shared/address.js";
+import { readWhole } from "../number.js";
 
 export type ValueKey = string;
 
@@ -16,10 +17,17 @@ export type HeldValues = readonly ValueLike[] | { csv: string };
 /** What a value row holds besides its key, in this order (joined by a separator no value holds). */
 export const VALUE_FIELDS = ["value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_end_date"] as const;
 const SEP = "\u001f";
+/** Marks a number that is not one revsync can compare (a service cell that is no whole number): it
+ *  never equals one of git's. */
+const NOT_A_NUMBER = "\u0000";
 const NUMERIC = new Set(["below_mid_point", "mid_point", "above_mid_point"]);
 
 const keyOf = (v: ValueLike): ValueKey => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
-const restOf = (v: ValueLike): string => `${v.value_type}${SEP}${v.below_mid_point}${SEP}${v.mid_point}${SEP}${v.above_mid_point}${SEP}${v.effective_end_date}`;
+/** A number of a value as compared: a number as it is; anything else (the service's number that is not
+ *  exact, a value of another type) marked, so that it equals none of git's. */
+const point = (n: unknown): string => (typeof n === "number" ? String(n) : `${NOT_A_NUMBER}${String(n)}`);
+const restOf = (v: ValueLike): string =>
+  `${v.value_type}${SEP}${point(v.below_mid_point)}${SEP}${point(v.mid_point)}${SEP}${point(v.above_mid_point)}${SEP}${v.effective_end_date}`;
 
 /** SSP values keyed by product, currency and start date; what remains is compared. */
 export function keyedValues(values: readonly ValueLike[]): Map<ValueKey, string> {
@@ -28,14 +36,12 @@ export function keyedValues(values: readonly ValueLike[]): Map<ValueKey, string>
   return map;
 }
 
-/** Marks a service cell that is no whole number: it never equals one of git's. */
-const NOT_A_NUMBER = "\u0000";
-
-/** A number cell of the service's CSV, read by the rule git's values files are held to (a whole number,
- *  optionally negative): "16" is 16; "", "0x10", "1e3" or "16.0" are not numbers and differ from any of git's. */
+/** A number cell of the service's CSV, read by the rule git's values files are held to (the one number
+ *  rule, a whole number): "16" and "16.0" are 16; "", "0x10", "1e3" or a number beyond 2^53 - 1 are
+ *  not numbers revsync can compare, and differ from any of git's. */
 function cellNumber(cell: string | undefined): string {
-  const s = (cell ?? "").trim();
-  return /^-?\d+$/.test(s) ? String(Number(s)) : `${NOT_A_NUMBER}${cell ?? ""}`;
+  const r = readWhole(cell ?? "");
+  return r.ok ? String(r.value) : `${NOT_A_NUMBER}${cell ?? ""}`;
 }
 
 /** Each held value as its key and the rest, with no object per value (a batch can hold hundreds of

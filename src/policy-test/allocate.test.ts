@@ -67,22 +67,28 @@ const contract = (lines: { id: string; product: string; sell: string; qty?: numb
 
 const amount = (s: string): number => Number(s.replace(/[,+]/g, ""));
 
+/** A section of docs/decisions.md and the cells of the table in it whose header starts so (the table
+ *  runs to the first blank line; the page has other tables after it). */
+function decisionTable(heading: string, header: string): { section: string; rows: string[][] } {
+  const doc = readFileSync(new URL("../../docs/decisions.md", import.meta.url), "utf8");
+  const section = doc.slice(doc.indexOf(heading));
+  const table = section.slice(section.indexOf(header)).split("\n\n")[0] as string;
+  const rows = table
+    .split("\n")
+    .slice(2)
+    .filter((l) => l.startsWith("|"))
+    .map((l) =>
+      l
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
+  return { section, rows };
+}
+
 describe("the worked example of docs/decisions.md", () => {
   it("recomputes every figure of its table", () => {
-    const doc = readFileSync(new URL("../../docs/decisions.md", import.meta.url), "utf8");
-    const section = doc.slice(doc.indexOf("### How revsync allocates a contract"));
-    // The table runs to the first blank line; the page has other tables after it.
-    const table = section.slice(section.indexOf("| Line | SSP |")).split("\n\n")[0] as string;
-    const rows = table
-      .split("\n")
-      .slice(2)
-      .filter((l) => l.startsWith("|"))
-      .map((l) =>
-        l
-          .split("|")
-          .slice(1, -1)
-          .map((c) => c.trim()),
-      );
+    const { section, rows } = decisionTable("### How revsync allocates a contract", "| Line | SSP |");
     expect(rows.length).toBe(3);
     const policies: PolicyModel[] = [];
     const lines: { id: string; product: string; sell: string }[] = [];
@@ -109,6 +115,58 @@ describe("the worked example of docs/decisions.md", () => {
     });
     expect(section).toContain(`The bases sum to 9,850.00`);
     expect(got.lines.reduce((s, l) => s + (l.basis ?? 0), 0)).toBe(9850);
+  });
+});
+
+describe("the worked example of an SSP per unit or for the line (docs/decisions.md)", () => {
+  it("recomputes its table: a formula over a total is not extended by the quantity again", () => {
+    const { section, rows } = decisionTable("### An SSP per unit or for the line", "| Line | Expression |");
+    expect(rows.length).toBe(2);
+    const policies: PolicyModel[] = [];
+    const c: Contract = { name: "c", file: "tests/c.yaml", line: 1, column: 1, lines: [] };
+    for (const [id, expression, gives] of rows as string[][]) {
+      policies.push(formulaPolicy(`P-${id}`, `SKU-${id}`, (expression as string).replace(/`/g, ""), 90, 110));
+      const fields = Object.fromEntries(
+        (gives as string)
+          .split(", ")
+          .map((f) => f.split(" ") as [string, string])
+          .map(([k, v]) => [k, Number(v)]),
+      );
+      c.lines.push({ id: id as string, input: { product_id: `SKU-${id}`, currency_code: "USD", order_quantity: 10, ...fields } });
+    }
+    const got = allocate(c, order(policies), { readRule: ruleReader(), carves: true });
+    expect(got.status).toBe("allocated");
+    rows.forEach(([id, , , ssp, range, sell, basis, allocated], i) => {
+      const [low, high] = (range as string).split(" - ").map(amount);
+      expect(got.lines[i]).toMatchObject({
+        id,
+        ssp: amount(ssp as string),
+        range: { low, high },
+        sell_price: amount(sell as string),
+        basis: amount(basis as string),
+        allocated: amount(allocated as string),
+      });
+    });
+    // The same SSP written per unit gives the same allocation.
+    const perUnit = order(policies.map((p) => ({ ...p, expression: p.expression.replace("total_list_price", "(total_list_price / order_quantity)") })));
+    expect(allocate(c, perUnit, { readRule: ruleReader(), carves: true }).lines.map((l) => l.allocated)).toEqual([727.66, 222.34]);
+    // Extended again (the support's 200 taken per unit): the figures the page gives for the mistake.
+    const tenTimes = order(policies.map((p) => (p.expression.startsWith("total_") ? { ...p, expression: "200" } : p)));
+    const wrong = allocate(c, tenTimes, { readRule: ruleReader(), carves: true });
+    expect(wrong.lines.map((l) => l.allocated)).toEqual([271.43, 678.57]);
+    const words = section.replace(/\s+/g, " ");
+    expect(words).toContain("would split 271.43 / 678.57: USD 456.23 moved onto the support line");
+    expect(Math.round(((wrong.lines[1]?.allocated ?? 0) - (got.lines[1]?.allocated ?? 0)) * 100) / 100).toBe(456.23);
+  });
+
+  it("a formula that is neither per unit nor for the line cannot be allocated, naming it", () => {
+    const c = contract([{ id: "a", product: "A", sell: "100", qty: 2 }]);
+    c.lines[0]!.input.total_list_price = 100;
+    const got = allocate(c, order([formulaPolicy("P", "A", "total_list_price * order_quantity", 90, 110)]), { readRule: ruleReader(), carves: true });
+    expect(got.status).toBe("cannot allocate");
+    expect(got.errors).toEqual([
+      "a: P's expression \"total_list_price * order_quantity\" gives an SSP neither per unit nor for the whole line (it counts the line's quantity 2 times (per unit and for the line are the two an SSP can be)), so what to allocate by cannot be told",
+    ]);
   });
 });
 
@@ -309,5 +367,13 @@ describe("allocation properties", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("sell prices in the one number rule's notation", () => {
+  it("105. and .5 are numbers, as the rule reads them, exactly to the cent", () => {
+    expect(sellCents({ total_sell_price: "105." })).toBe(10500n);
+    expect(sellCents({ unit_sell_price: ".5", order_quantity: "3" })).toBe(150n);
+    expect(sellCents({ total_sell_price: "1,000" })).toBeUndefined();
   });
 });

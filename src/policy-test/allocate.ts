@@ -1,5 +1,7 @@
 import { matchDetail, type PolicyModel, type SspFound } from "./evaluate.js";
 import { isNumeric, text, type Line } from "./line.js";
+import { numberOf } from "../number.js";
+import { sspScope } from "./expr.js";
 
 /** What a policy's allocation rule gives a line as its basis (docs/decisions.md, "How revsync allocates
  *  a contract"): its sell price, the top or the bottom of its SSP range, or its SSP. */
@@ -54,7 +56,8 @@ export type Position = "inside" | "above" | "below";
 export interface AllocatedLine {
   id: string;
   policy: string | null;
-  /** The SSP extended by the quantity (null: none). */
+  /** The line's SSP: an SSP per unit extended by the quantity, one for the whole line as it is (null:
+   *  none). */
   ssp: number | null;
   range: { low: number; high: number } | null;
   position: Position | null;
@@ -88,9 +91,10 @@ export interface AllocateOptions {
 /** A decimal number, exactly, as an integer of units of 10^-scale. */
 function scaled(v: string | number | boolean, scale: number): bigint | undefined {
   const t = typeof v === "number" ? numberText(v) : text(v).trim();
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(t);
-  if (!m) return undefined;
-  const [, sign, whole, frac = ""] = m;
+  // The one number rule's notation (src/number.ts): 105., .5 and 105.0 included.
+  const m = /^(-?)(\d*)(?:\.(\d*))?$/.exec(t);
+  if (!m || (!m[2] && !m[3])) return undefined;
+  const [, sign, whole = "", frac = ""] = m;
   const digits = BigInt(`${whole}${frac}`);
   const shift = scale - frac.length;
   let n: bigint;
@@ -113,7 +117,7 @@ function numberText(n: number): string {
 
 /** A line's quantity: order_quantity, or 1 when the line does not give one. */
 export function quantityOf(line: Line): number {
-  return isNumeric(line.order_quantity) ? Number(line.order_quantity) : 1;
+  return numberOf(line.order_quantity) ?? 1;
 }
 
 /** A line's sell price in cents: total_sell_price, or unit_sell_price x order_quantity (exact, then to
@@ -160,7 +164,7 @@ export function largestRemainder(total: bigint, weights: readonly bigint[]): big
   return negative ? shares.map((s) => -s) : shares;
 }
 
-/** The range of a line's SSP, per unit: the value row's below_mid_point / above_mid_point (same value
+/** The range of the SSP a policy gives (per unit, or for the line when its formula reads totals): the value row's below_mid_point / above_mid_point (same value
  *  type as its mid_point) when the SSP comes from one that gives a range, else floor_percentage /
  *  ceiling_percentage of the SSP; null when neither is known. */
 function unitRange(p: PolicyModel, found: SspFound, ssp: number): { low: number; high: number } | null {
@@ -211,13 +215,23 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
       why.push(`${l.id}: ${match.policy === null ? "no policy's conditions all hold" : `${match.policy} gives no SSP${match.note ? ` (${match.note})` : ""}`}`);
       return out;
     }
-    const qty = quantityOf(l.input);
+    // A value row's SSP is per unit, and so is a formula's unless it reads the line's totals
+    // (docs/decisions.md, "An SSP per unit or for the line"): only an SSP per unit is extended by the
+    // quantity.
+    const scope = policy.method === "formula" ? sspScope(policy.expression) : ({ per: "unit" } as const);
+    if ("error" in scope) {
+      errors.push(
+        `${l.id}: ${policy.name}'s expression ${JSON.stringify(policy.expression)} gives an SSP neither per unit nor for the whole line (${scope.error}), so what to allocate by cannot be told`,
+      );
+      return out;
+    }
+    const qty = scope.per === "line" ? 1 : quantityOf(l.input);
     out.ssp = round6(match.ssp * qty);
     const r = unitRange(policy, found, match.ssp);
     if (!r) {
       why.push(
         policy.notShown?.length
-          ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (null), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
+          ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (${policy.notComparable?.length ? `null, or ${policy.notComparable.join("/")} as a number a double cannot hold exactly` : "null"}), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
           : `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
       );
       return out;

@@ -1,5 +1,6 @@
 import { ExprError, evaluateText } from "./expr.js";
-import { isNumeric, lineCurrency, lineDate, numericFields, parseDate, text, type Line } from "./line.js";
+import { lineCurrency, lineDate, numericFields, parseDate, text, type Line } from "./line.js";
+import { numberOf } from "../number.js";
 import { byCodePoint } from "../shared/address.js";
 import { canonicalOperator, listItems } from "../shared/normalize.js";
 import { andList } from "../words.js";
@@ -24,6 +25,11 @@ export interface PolicyModel {
   /** Of floor_percentage / ceiling_percentage, those the service does not show (it answers null):
    *  set only on a model of the service's policies, so that a range that needs one says why. */
   notShown?: string[];
+  /** Of those, the ones the service answers with a number a double cannot hold exactly. */
+  notComparable?: string[];
+  /** The service's hierarchy_no, when it is a number a double cannot hold exactly: where the policy
+   *  stands among the others is not known, so a line it may price cannot be evaluated. */
+  placeUnknown?: string;
   /** transaction_below_range / _mid_range / _above_range: the tenant's texts of the allocation rules. */
   rules?: { below?: string; mid?: string; above?: string };
 }
@@ -79,7 +85,9 @@ const asDate = (v: unknown): string | undefined => (typeof v === "string" ? pars
 
 /** Ordering of two sides: numeric when both are numbers, else by date when both are dates. */
 function compare(field: string, lineValue: unknown, condValue: string): number {
-  if (isNumeric(lineValue) && isNumeric(condValue)) return Number(lineValue) - Number(condValue);
+  const x = numberOf(lineValue);
+  const y = numberOf(condValue);
+  if (x !== undefined && y !== undefined) return x - y;
   const a = asDate(lineValue);
   const b = asDate(condValue);
   if (a && b) return a < b ? -1 : a > b ? 1 : 0;
@@ -209,14 +217,18 @@ export function sspOf(p: PolicyModel, line: Line, opts: LineOptions = {}): SspFo
   }
   const { row, batch } = winners[0] as { batch: BatchModel; row: ValueRow };
   const type = text(row.value_type).trim().toLowerCase();
+  // A point the service gave that is no number by the one number rule (an empty cell, a number a double
+  // cannot hold exactly) gives no SSP: never a guess.
+  if (typeof row.mid_point !== "number" || !Number.isFinite(row.mid_point))
+    return { ssp: null, note: `${batch.name}'s row for ${what} has no mid_point revsync can read as a number` };
   if (type === "amount") return { ssp: row.mid_point, row };
   if (type === "percent") {
     const base = percentBase(p);
     if (!base) return { ssp: null, note: `${p.name} applies its percentages on ${JSON.stringify(p.percentOn)}, a price revsync cannot find on a line` };
-    const price = line[base];
-    if (!isNumeric(price))
+    const price = numberOf(line[base]);
+    if (price === undefined)
       return { ssp: null, note: `${batch.name}'s row for ${what} is ${row.mid_point} percent of ${base}, which the line does not give as a number` };
-    return { ssp: (Number(price) * row.mid_point) / 100, row, percentOf: Number(price) };
+    return { ssp: (price * row.mid_point) / 100, row, percentOf: price };
   }
   return { ssp: null, note: `${batch.name}'s row for ${what} has value_type ${JSON.stringify(row.value_type)}, neither Amount nor Percent` };
 }
@@ -264,6 +276,31 @@ function candidates(ix: PolicyIndex, line: Line): number[] {
   return lists.flat().sort((a, b) => a - b);
 }
 
+const UNPLACED = new WeakMap<readonly PolicyModel[], PolicyModel[]>();
+
+/** Why a line cannot be given a policy because one it meets has a place in the hierarchy that is not
+ *  known (the service's hierarchy_no is not comparable): the one met, or another whose conditions hold
+ *  too, could come first. Undefined when no such policy meets the line. */
+function unplacedMeeting(ordered: readonly PolicyModel[], line: Line, met: PolicyModel): string | undefined {
+  let unplaced = UNPLACED.get(ordered);
+  if (!unplaced) {
+    unplaced = ordered.filter((p) => p.placeUnknown !== undefined);
+    UNPLACED.set(ordered, unplaced);
+  }
+  for (const q of met.placeUnknown !== undefined ? [met] : unplaced) {
+    let holds = q === met;
+    try {
+      holds ||= firstFailing(q, line) === undefined;
+    } catch {
+      holds = true;
+    }
+    if (holds) {
+      return `${q.name}'s hierarchy_no is ${q.placeUnknown}, a number a double cannot hold exactly (not comparable), so where it stands among the policies is not known: ${q === met ? "it" : `it or ${met.name}`} may price the line, which cannot be told`;
+    }
+  }
+  return undefined;
+}
+
 /** The policy a line meets first, and its SSP. */
 export function matchLine(ordered: readonly PolicyModel[], line: Line, opts: LineOptions = {}): Match {
   return matchDetail(ordered, line, opts).match;
@@ -280,6 +317,8 @@ export function matchDetail(ordered: readonly PolicyModel[], line: Line, opts: L
       return { match: { policy: null, ssp: null, error: `${p.name}: ${(e as Error).message}` } };
     }
     if (failing) continue;
+    const unplaced = unplacedMeeting(ordered, line, p);
+    if (unplaced) return { match: { policy: null, ssp: null, error: unplaced } };
     const found = sspOf(p, line, opts);
     const { ssp, note, error } = found;
     return { match: { policy: p.name, ssp, ...(note ? { note } : {}), ...(error ? { error } : {}) }, policy: p, found };

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evaluateText, ExprError, MAX_DEPTH, parseExpr } from "./expr.js";
+import { evaluateText, ExprError, MAX_DEPTH, parseExpr, sspScope } from "./expr.js";
 
 const fields = new Map([
   ["unit_list_price", 1200],
@@ -50,5 +50,40 @@ describe("the expression evaluator on any input", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("numbers in an expression, by the one number rule", () => {
+  it("a number a double cannot hold exactly is an error naming it, never rounded", () => {
+    expect(() => evaluateText("unit_list_price * 12345678901234567890", fields)).toThrow(
+      /^12345678901234567890 at column 19: 12345678901234567890 is beyond 9007199254740991/,
+    );
+    expect(() => evaluateText("unit_list_price * 0.1234567890123456789", fields)).toThrow(/has more significant digits than a double keeps/);
+    expect(evaluateText("unit_list_price * 0.5", fields)).toBe(600);
+  });
+});
+
+describe("an SSP per unit or for the line, told by the fields a formula reads", () => {
+  it.each([
+    ["unit_list_price * 0.8", { per: "unit" }],
+    ["(unit_list_price - discount) * 0.9", { per: "unit" }],
+    ["100", { per: "unit" }],
+    ["total_list_price * 1", { per: "line" }],
+    ["total_list_price - discount_amount", { per: "line" }],
+    ["unit_list_price * order_quantity", { per: "line" }],
+    ["total_list_price / order_quantity", { per: "unit" }],
+    ["total_sell_price * 0.2 + 5", { per: "line" }],
+  ])("%s is %o", (src, scope) => {
+    expect(sspScope(src)).toEqual(scope);
+  });
+
+  it("a formula that mixes the two, or counts the quantity twice, cannot be told", () => {
+    expect(sspScope("unit_list_price + total_list_price")).toEqual({
+      error: "unit_list_price + total_list_price adds an amount per unit to one for the whole line",
+    });
+    expect(sspScope("total_list_price * order_quantity")).toEqual({
+      error: "it counts the line's quantity 2 times (per unit and for the line are the two an SSP can be)",
+    });
+    expect(sspScope("1 / order_quantity")).toEqual({ error: "it counts the line's quantity negatively (per unit and for the line are the two an SSP can be)" });
   });
 });

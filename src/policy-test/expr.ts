@@ -4,6 +4,8 @@
  *  Anything outside this grammar (a call, a dot, a comma, a string) is an error naming it.
  *  Whatever the input, the only thing it throws is an ExprError: nesting is bounded (MAX_DEPTH), so a
  *  long run of parentheses or minus signs cannot exhaust the stack. */
+import { readNumber } from "../number.js";
+
 export type Expr = { k: "num"; v: number } | { k: "name"; n: string } | { k: "neg"; e: Expr } | { k: "bin"; op: "+" | "-" | "*" | "/"; l: Expr; r: Expr };
 
 export class ExprError extends Error {
@@ -42,7 +44,10 @@ function tokenize(src: string): Token[] {
     }
     const num = match(NUMBER, src, i);
     if (num) {
-      out.push({ t: "num", v: Number(num), at: i });
+      // The one number rule: a number a double cannot hold exactly is refused, never rounded.
+      const read = readNumber(num);
+      if (!read.ok) throw new ExprError(`${num} at column ${i + 1}: ${read.problem}`, i);
+      out.push({ t: "num", v: read.value, at: i });
       i += num.length;
       continue;
     }
@@ -167,4 +172,69 @@ function value(e: Expr, fields: ReadonlyMap<string, number>): number {
 /** Parses and evaluates: a finite number or an ExprError, whatever `src` holds. */
 export function evaluateText(src: string, fields: ReadonlyMap<string, number>): number {
   return evaluate(parseExpr(src), fields);
+}
+
+/** Whether a formula's SSP is per unit or for the whole line, told by the fields it reads (docs/decisions.md,
+ *  "An SSP per unit or for the line"): each field counts the order's units. A `unit_…` field is per unit
+ *  (0), a `total_…` field and `order_quantity` are for the line (1); numbers and other fields (a rate, a
+ *  percent) count none of their own and take the unit of what they stand beside. Products add the counts,
+ *  quotients subtract them, sums and differences need one count on both sides. The formula's SSP is per
+ *  unit at 0 (or with no count at all, a constant), for the line at 1; anything else (unit_list_price +
+ *  total_list_price, a square of the quantity) cannot be told, and says why. */
+export type SspScope = { per: "unit" | "line" } | { error: string };
+
+type Count = number | "free";
+
+export function sspScope(src: string): SspScope {
+  let tree: Expr;
+  try {
+    tree = parseExpr(src);
+  } catch (e) {
+    if (e instanceof ExprError) return { error: e.message };
+    throw e;
+  }
+  const mixed: string[] = [];
+  const count = (e: Expr): Count => {
+    switch (e.k) {
+      case "num":
+        return "free";
+      case "name":
+        return e.n === "order_quantity" || e.n.startsWith("total_") ? 1 : e.n.startsWith("unit_") ? 0 : "free";
+      case "neg":
+        return count(e.e);
+      case "bin": {
+        const l = count(e.l);
+        const r = count(e.r);
+        if (e.op === "+" || e.op === "-") {
+          if (l === "free") return r;
+          if (r === "free" || l === r) return l;
+          mixed.push(`${show(e.l)} ${e.op} ${show(e.r)}`);
+          return l;
+        }
+        if (l === "free" && r === "free") return "free";
+        const a = l === "free" ? 0 : l;
+        const b = r === "free" ? 0 : r;
+        return e.op === "*" ? a + b : a - b;
+      }
+    }
+  };
+  const c = count(tree);
+  if (mixed.length) return { error: `${mixed[0]} adds an amount per unit to one for the whole line` };
+  if (c === "free" || c === 0) return { per: "unit" };
+  if (c === 1) return { per: "line" };
+  return { error: `it counts the line's quantity ${c > 1 ? `${c} times` : "negatively"} (per unit and for the line are the two an SSP can be)` };
+}
+
+/** An expression written back, for messages. */
+function show(e: Expr): string {
+  switch (e.k) {
+    case "num":
+      return String(e.v);
+    case "name":
+      return e.n;
+    case "neg":
+      return `-${show(e.e)}`;
+    case "bin":
+      return `(${show(e.l)} ${e.op} ${show(e.r)})`;
+  }
 }

@@ -1,3 +1,5 @@
+import { isNumber, numberOf, readNumber } from "../number.js";
+
 /** What a test line means, whether written the way the examples write it or the way the service writes
  *  an order's document_details (dates MM/DD/YYYY, numbers as text, transaction_currency): one reading,
  *  shared by loading (which refuses what cannot be read, at its line) and by the evaluator. */
@@ -5,7 +7,6 @@ export type Line = Record<string, string | number | boolean>;
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})$/;
 const US = /^(\d{2})\/(\d{2})\/(\d{4})$/;
-const NUMBER = /^-?\d+(\.\d+)?$/;
 
 /** The fields, in order, whose first non-empty value gives a line's date for batch values, unless the
  *  test file names one with date_field. */
@@ -30,12 +31,17 @@ export const isDateField = (name: string, dateField?: string): boolean => name =
 
 export const text = (v: unknown): string => (v === undefined || v === null ? "" : String(v));
 
-export const isNumeric = (v: unknown): boolean => (typeof v === "number" && Number.isFinite(v)) || (typeof v === "string" && NUMBER.test(v.trim()));
+/** Whether a line's value is a number, by the one number rule (src/number.ts): a number, or text in
+ *  plain decimal notation ("1200.00"), exact. */
+export const isNumeric = isNumber;
 
-/** The line's numbers, for formulas: numbers, and text that is a plain decimal number ("1200.00"). */
+/** The line's numbers, for formulas: numbers, and text that is a number by the one number rule. */
 export function numericFields(line: Line): Map<string, number> {
   const m = new Map<string, number>();
-  for (const [k, v] of Object.entries(line)) if (isNumeric(v)) m.set(k, Number(v));
+  for (const [k, v] of Object.entries(line)) {
+    const n = numberOf(v);
+    if (n !== undefined) m.set(k, n);
+  }
   return m;
 }
 
@@ -50,14 +56,40 @@ export function lineDate(line: Line, dateField?: string): { field: string; date:
 /** The line's currency for batch values: currency_code, else the order document's transaction_currency. */
 export const lineCurrency = (line: Line): string => text(line.currency_code) || text(line.transaction_currency);
 
-/** Problems of a line that loading reports at the field's place: a date field that holds no date. */
+/** The fields revsync computes with: the quantity and the prices. A line that gives one gives a number
+ *  (by the one number rule), 0 or more: an unreadable one is never taken for a default, as a quantity
+ *  of "1,000" read as 1 moves money between a contract's lines. */
+export const NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"] as const;
+
+/** Problems of a line that loading reports at the field's place: a date field that holds no date, a
+ *  quantity or price that is no number, or a negative one. */
 export function lineProblems(line: Line, dateField?: string): { field: string; message: string }[] {
   const out: { field: string; message: string }[] = [];
   for (const [k, v] of Object.entries(line)) {
+    if ((NUMBER_FIELDS as readonly string[]).includes(k)) {
+      const problem = numberProblem(v);
+      if (problem) out.push({ field: k, message: problem });
+      continue;
+    }
     if (!isDateField(k, dateField) || text(v) === "") continue;
     if (typeof v !== "string" || parseDate(v) === undefined) {
       out.push({ field: k, message: `${JSON.stringify(v)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)` });
     }
   }
   return out;
+}
+
+const negative = (shown: string): string =>
+  `${shown} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+
+/** Why a quantity or price cannot be read (undefined: it can). */
+function numberProblem(v: unknown): string | undefined {
+  if (typeof v !== "number" && typeof v !== "string") return `${JSON.stringify(v ?? null)} is not a number`;
+  if (typeof v === "number") {
+    // A YAML number: its literal is checked where the file is read; here, what it means.
+    return v < 0 ? negative(String(v)) : undefined;
+  }
+  const r = readNumber(v);
+  if (!r.ok) return r.problem;
+  return r.value < 0 ? negative(JSON.stringify(v)) : undefined;
 }

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { parse as ParseSync } from "csv-parse/sync";
 import type { SspValue, SspValueInput } from "../schema/generated/api.js";
+import { readWhole } from "../number.js";
 
 /** An SSP value as the service holds it, without its id: value_type as answered. */
 export type LiveValue = Omit<SspValue, "ssp_value_id">;
@@ -170,19 +171,25 @@ export function templateCsv(): string {
 }
 
 /** Values of a downloaded batch file, columns matched by header name. A liberal read: values
- *  are taken as they are; a file that is not CSV at all is an error naming the line. */
+ *  are taken as they are, a number cell by the one number rule (a whole number; one that is not, an
+ *  empty cell included, is NaN: no number at all); a file that is not CSV at all is an error naming the
+ *  line. */
 export function valuesFromCsv(text: string): LiveValue[] {
   const rows = parseCsv(text);
   const cols = valuesColumns(rows[0]?.cells ?? []).index;
   return rows.slice(1).map((r) => {
     const c = (i: number): string => r.cells[cols[i] ?? -1] ?? "";
+    const n = (i: number): number => {
+      const read = readWhole(c(i));
+      return read.ok ? read.value : Number.NaN;
+    };
     return {
       product_id: c(0),
       currency_code: c(1),
       value_type: c(2),
-      below_mid_point: Number(c(3)),
-      mid_point: Number(c(4)),
-      above_mid_point: Number(c(5)),
+      below_mid_point: n(3),
+      mid_point: n(4),
+      above_mid_point: n(5),
       effective_start_date: c(6),
       effective_end_date: c(7),
     };
