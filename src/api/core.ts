@@ -54,10 +54,10 @@ export interface ClientOptions {
   onRequest?: (r: RequestObservation) => void;
   /** Called as each HTTP attempt is sent (before onRequest tells how it ended): what an observer lists
    *  as in flight when the process stops before the answer comes. */
-  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag">) => void;
+  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "body">) => void;
 }
 
-/** One HTTP attempt as an observer sees it: no secret, no body. `status` is null when no answer came;
+/** One HTTP attempt as an observer sees it: no secret; a write's body only. `status` is null when no answer came;
  *  `resend` says that an earlier attempt of the same request was sent (after a 429, a 5xx, a lost answer,
  *  a 401's new sign-in). */
 export interface RequestObservation {
@@ -72,6 +72,8 @@ export interface RequestObservation {
   /** The tag of the client view the request was sent through (ApiCore.tagged): apply tags each step's
    *  requests with the change they were sent for. Absent for the untagged client and token requests. */
   tag?: string;
+  /** A write's JSON body as sent (onRequestStart only; never a read's, never the token request's form). */
+  body?: unknown;
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
@@ -361,7 +363,14 @@ export class ApiCore {
       // A resend: the caller (a read's loop, the write unit) sent this request before (its progress
       // counts the sends and the 429s since), or a read goes again after a 401's new sign-in.
       const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
-      this.onRequestStart?.({ method: spec.method, path, started_at: t0, resend, ...(this.tag === undefined ? {} : { tag: this.tag }) });
+      this.onRequestStart?.({
+        method: spec.method,
+        path,
+        started_at: t0,
+        resend,
+        ...(this.tag === undefined ? {} : { tag: this.tag }),
+        ...(spec.kind !== "read" && spec.body !== undefined ? { body: spec.body } : {}),
+      });
       let res: Dispatcher.ResponseData;
       let body: Buffer;
       const signal = this.requestSignal();

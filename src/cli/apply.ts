@@ -98,7 +98,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       if (flags.format === "json") out.json(report);
       else out.out(applyText(report, out));
       noteTurnedAway(core.governor, env, flags, out);
-      const code = report.interrupted ? 130 : report.summary.failed ? 1 : 0;
+      // Any step that did not succeed (failed, blocked, unknown, overwritten) fails the run.
+      const code = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
       if (evidence) evidence.report = report;
       return code;
     } finally {

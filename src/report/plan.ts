@@ -1,6 +1,6 @@
 import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
-import type { ApplyReport } from "../apply/run.js";
+import { OUTCOMES, type ApplyReport, type Outcome } from "../apply/run.js";
 import {
   actionWords,
   impactOf,
@@ -246,38 +246,24 @@ export function driftMarkdown(report: DriftReport): string {
   return text;
 }
 
-/** Apply's report in text: each step marked by what became of it (a write revsync refused to make is
- *  "blocked", one the service already showed "already"), and a closing line that counts what was sent
- *  apart from what was already there, confirmed by reading it back, blocked, failed or skipped. */
+/** Apply's report in text: each step marked by what became of its write, and a closing line that counts
+ *  the outcomes by the names the JSON report and the evidence record count them by (report.summary:
+ *  one count for all three). */
 export function applyText(report: ApplyReport, out: Painter): string {
-  const mark = {
-    done: out.paint("green", "done   "),
-    already: out.paint("green", "already"),
-    blocked: out.paint("red", "blocked"),
-    failed: out.paint("red", "failed "),
-    skipped: out.paint("yellow", "skipped"),
-  };
-  const kind = (o: ApplyReport["outcomes"][number]): keyof typeof mark =>
-    o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
-  const lines = report.outcomes.map((o) => `${mark[kind(o)]} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
-  const n = (k: keyof typeof mark): number => report.outcomes.filter((o) => kind(o) === k).length;
-  const [done, already, blocked, failed, skipped] = [n("done"), n("already"), n("blocked"), n("failed"), n("skipped")];
-  const confirmed = report.outcomes.filter((o) => kind(o) === "done" && o.outcome === "confirmed").length;
-  const head = report.interrupted ? "interrupted" : failed ? "finished with failures" : blocked ? "finished with blocked writes" : "complete";
-  const counts =
-    !done && already && !blocked && !failed && !skipped
-      ? `nothing to send, ${already} already applied`
-      : [
-          `${done} done${confirmed ? ` (${confirmed} confirmed by reading it back)` : ""}`,
-          already ? `${already} already applied` : "",
-          blocked ? `${blocked} blocked` : "",
-          `${failed} failed`,
-          `${skipped} skipped`,
-        ]
-          .filter(Boolean)
-          .join(", ");
-  lines.push("", `Apply ${head}: ${counts}.`);
-  if (blocked) lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (failed || skipped) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  const color = (o: Outcome): "green" | "red" | "yellow" =>
+    o === "done" || o === "already" || o === "confirmed" ? "green" : o === "skipped" ? "yellow" : "red";
+  const lines = report.outcomes.map((o) => `${out.paint(color(o.outcome), o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${o.address}: ${o.message}`);
+  const s = report.summary;
+  const undone = s.failed + s.unknown + s.overwritten;
+  const head = report.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
+  // done, failed and skipped always; the other outcomes where some change has them.
+  const counts = OUTCOMES.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const sent = OUTCOMES.some((o) => o !== "already" && s[o]);
+  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
+  if (s.overwritten)
+    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+  if (s.blocked) lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if (!s.overwritten && (s.failed || s.unknown || s.skipped))
+    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
