@@ -367,6 +367,58 @@ async function evidenceBench() {
   });
 }
 
+// ---- 4c. the environment's lock (issue 34): the same apply of 200 creates with the lock as a ref of a
+// git remote (a bare repository on this disk, reached through file://, as a team's remote would be but
+// for the network), as a file of this machine (the default for the emulator on loopback), and with
+// --lock=false, runs alternating, the service reset to empty between runs, 20 ms added to every API request.
+async function lockBench() {
+  log("lock: apply of 200 creates with the git lock, the local lock and --lock=false…");
+  const n = 200;
+  const RUNS_EACH = 7;
+  const emu = await startEmulatorProcess(["--seed", "empty"]);
+  const dir = join(work, "lock");
+  const files = {};
+  for (let j = 0; j < n; j++) files[`ssp/p${j}.yaml`] = sspYaml(j);
+  repo(dir, emu.url, files);
+  const remote = join(work, "lock-remote.git");
+  execFileSync("git", ["init", "-q", "--bare", remote]);
+  execFileSync("git", ["init", "-q"], { cwd: dir });
+  execFileSync("git", ["remote", "add", "origin", `file://${remote}`], { cwd: dir });
+  const config = readFileSync(join(dir, "revsync.yaml"), "utf8");
+  const planned = await cli(["plan", "--out", "saved.plan.json", "--quiet", "--format", "json"], { cwd: dir, env: DEMO_ENV });
+  if (JSON.parse(planned.stdout).summary.create !== n) throw new Error(`unexpected plan: ${planned.stdout.slice(0, 300)}`);
+  const modes = ["git", "local", "off"];
+  const runs = { git: [], local: [], off: [] };
+  try {
+    for (let i = 0; i < RUNS_EACH; i++) {
+      for (const mode of i % 2 ? [...modes].reverse() : modes) {
+        // lock: git is set only for its runs (a revsync.yaml change is no change to the saved plan).
+        writeFileSync(join(dir, "revsync.yaml"), mode === "git" ? config.replace("    realm: demo\n", "    realm: demo\n    lock: git\n") : config);
+        await emu.admin("POST", "reset", { seed: "empty" });
+        await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 20, path: "/apis/" }] });
+        const r = await timed(["apply", "saved.plan.json", "--auto-approve", "--quiet", ...(mode === "off" ? ["--lock=false"] : [])], dir);
+        if (r.code !== 0) throw new Error(`apply failed: ${r.out}`);
+        runs[mode].push(r);
+      }
+    }
+  } finally {
+    await emu.stop();
+  }
+  const wall = (m) => median(runs[m].map((r) => r.seconds));
+  const cpu = (m) => median(runs[m].map((r) => r.cpu));
+  const cost = (m) => (wall(m) - wall("off")) / wall("off");
+  for (const mode of ["git", "local"]) {
+    results.push({
+      issue: 34,
+      what: `\`revsync apply PLANFILE\` of a saved plan of ${n} creates with the environment's lock ${mode === "git" ? "as a ref of a git remote (a bare repository on this disk, through file://)" : "as a file of this machine (the default for a service on loopback)"}, against the same apply with --lock=false: 20 ms added to every API request (whole process, ${RUNS_EACH} runs each, alternating)`,
+      median: `${wall(mode).toFixed(2)} s with, ${wall("off").toFixed(2)} s without: the lock adds ${((wall(mode) - wall("off")) * 1000).toFixed(0)} ms, ${(cost(mode) * 100).toFixed(1)}%; CPU (git's processes included) ${cpu(mode).toFixed(2)} s with, ${cpu("off").toFixed(2)} s without`,
+      aim: "the lock adds under 5% to the apply",
+      met: cost(mode) < 0.05,
+      runs: `with: ${runs[mode].map((r) => r.seconds).join(", ")} s; without: ${runs.off.map((r) => r.seconds).join(", ")} s`,
+    });
+  }
+}
+
 // ---- 5. behind a rate limit nobody told revsync about (issue 20): the emulator's gateway of 25
 // requests/s, burst 10 (an empty bucket answers 429 at once), 10 ms added to every API request.
 const LIMIT = { rate: 25, burst: 10 };
@@ -701,6 +753,7 @@ const GROUPS = {
   plan: planBench,
   apply: applyBench,
   evidence: evidenceBench,
+  lock: lockBench,
   ratelimit: rateLimitBench,
   test: policyTestBench,
   allocation: allocationBench,

@@ -17,8 +17,7 @@ if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.pro
 
 export type { Dispatcher };
 
-/** The hosts that name this machine: the only ones plain http:// may reach (README, Security). */
-export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+export { LOOPBACK } from "../loopback.js";
 
 let quickParser = false;
 
