@@ -153,6 +153,9 @@ describe("a write that knows when it was undone", () => {
       requests: expect.arrayContaining([expect.objectContaining({ method: "PATCH", body: expect.objectContaining({ user_name: "alice" }) })]),
     });
     expect(rec.lock).toMatchObject({ backend: "local", released: true });
+    expect((await run(dir, ["evidence", "show", "evidence"])).stdout).toContain(
+      `  lock        ${rec.lock.where}, id ${rec.lock.id}, taken ${rec.lock.acquired_at}\n`,
+    );
     expect((await liveTc()).ui_mode).toBe("Classic");
   });
 
@@ -365,9 +368,11 @@ describe("one writer per environment", () => {
     expect(over.stderr).toContain(`took over the lock of an apply on this machine that is no longer running: carol on host ${hostname()} (pid ${dead})`);
     expect(over.code).toBe(0);
 
-    const off = await run(dir, ["apply", "p.json", "--auto-approve", "--lock=false", "--evidence", "evidence"], { env });
+    const off = await run(dir, ["apply", "p.json", "--auto-approve", "--lock=false", "--evidence", "evidence", "--format", "json"], { env });
     expect(off.stderr).toContain("--lock=false: this apply takes no lock");
-    expect(evidenceOf(dir).lock).toEqual({ disabled: true, note: "--lock=false: applied without the environment's lock" });
+    const none = { disabled: true, note: "--lock=false: applied without the environment's lock" };
+    expect(evidenceOf(dir).lock).toEqual(none);
+    expect(reportOf(off.stdout).lock).toEqual(none);
   });
 });
 

@@ -16,6 +16,9 @@ import { noteTurnedAway } from "./rate-limit.js";
 import { startEvidence, type Evidence } from "./evidence.js";
 import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./lock.js";
 
+/** What the evidence record and --format json say of a run told --lock=false. */
+const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
+
 export interface ApplyFlags extends GlobalFlags, ApplyLockFlags {
   autoApprove?: boolean;
   evidence?: string;
@@ -86,7 +89,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     // explicitly, none.
     if (!backend) {
       out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env.name)}; another apply at the same time may undo its writes unseen`);
-      evidence?.recorder.setLock({ disabled: true, note: "--lock=false: applied without the environment's lock" });
+      evidence?.recorder.setLock(NO_LOCK);
     } else {
       const taking = takeEnvLock(backend, env, {
         planChecksum: plan.checksum,
@@ -126,7 +129,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       progress.stop();
       // After the last write: the lock goes before the report is printed.
       await releaseLock();
-      if (flags.format === "json") out.json({ ...report, ...(evidenceLock() ? { lock: evidenceLock() } : {}) });
+      if (flags.format === "json") out.json({ ...report, lock: backend ? lock?.evidence() : NO_LOCK });
       else out.out(applyText(report, out));
       noteTurnedAway(core.governor, env, flags, out);
       // Any step that did not succeed (failed, blocked, unknown, overwritten) fails the run.
@@ -150,7 +153,6 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     await lock.release(out);
     evidence?.recorder.setLock(lock.evidence());
   };
-  const evidenceLock = () => lock?.evidence();
   try {
     let first: number | "stop now";
     try {

@@ -30,6 +30,15 @@ function gitWords(r: EvidenceRecord): string {
 const requestWords = (q: EvidenceRequest): string =>
   `${q.method} ${q.path} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${q.error})` : ""}, ${q.started_at}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}`;
 
+/** The environment's lock the run held, in words; undefined for a record without one. */
+function lockWords(r: EvidenceRecord): string | undefined {
+  const l = r.lock;
+  if (!l) return undefined;
+  if ("disabled" in l) return `none: ${l.note}`;
+  const waited = l.waited_ms >= 1000 ? `, after waiting ${(l.waited_ms / 1000).toFixed(1)}s` : "";
+  return `${l.where}, id ${l.id}, taken ${l.acquired_at}${waited}${l.released ? "" : ", not released"}${l.note ? `; ${l.note}` : ""}`;
+}
+
 function countLine(r: EvidenceRecord): string {
   const parts = Object.entries(r.summary)
     .filter(([, n]) => n > 0)
@@ -46,6 +55,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, edit
     `  prev        ${r.prev ?? `none: this record starts a new chain because ${r.chain_note ?? "it is the first record of this environment"}`}`,
     `  when        ${r.started_at} to ${r.finished_at} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
     `  where       ${r.base_url}, realm ${r.realm}, as ${r.service_user ?? "(no user named)"}`,
+    ...(lockWords(r) ? [`  lock        ${lockWords(r)}`] : []),
     `  plan        ${r.plan.checksum}, ${r.plan.file ? `saved plan ${r.plan.file}` : "planned in this run"}, made ${r.plan.created_at}${r.plan.made_by ? ` as ${r.plan.made_by}` : ""}`,
     `  approved    ${approvedWords(r)}`,
     `  git         ${gitWords(r)}`,
@@ -85,6 +95,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, edited: string
     `- **By whom**: ${approvedWords(r)}`,
     `- **When**: ${r.started_at} to ${r.finished_at}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${r.base_url}, realm \`${r.realm}\`, as \`${r.service_user ?? "(none)"}\``,
+    ...(lockWords(r) ? [`- **Lock**: ${cell(lockWords(r) ?? "")}`] : []),
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${r.error}` : ""}`,
     "",
     ...(r.changes.length
