@@ -158,8 +158,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     try {
       first = await Promise.race([work(), signals.stopNow]);
     } catch (e) {
-      // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
       await releaseLock();
+      // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
       if (e instanceof Cancelled) {
         evidence?.recorder.setApproval("cancelled");
         await evidence?.finish(out, { exitCode: 130, error: e.message });
