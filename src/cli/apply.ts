@@ -140,11 +140,12 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       progress.stop();
     }
   };
-  /** Releases the lock unless a write may still be in flight (a stop at once): then it is kept, and the
-   *  unlock command named, as a waiter must not read the service before that write lands. */
+  /** Releases the lock unless a write may still be in flight (a stop at once): then a git lock is kept,
+   *  and the unlock command named, as a waiter must not read the service before that write lands (a
+   *  file of this machine is taken over once this process is gone, a moment later: it goes now). */
   const releaseLock = async (): Promise<void> => {
     if (!lock || lock.released) return;
-    if (signals.inFlight().length) {
+    if (signals.inFlight().length && backend?.kind === "git") {
       out.warn(
         `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env.name} ${lock.holder.id}`,
       );
