@@ -9,7 +9,7 @@ export const LAYERS = [
   ["root"],
   ["schema"],
   ["shared", "ssp", "repo"],
-  ["api", "emulator", "policy-test"],
+  ["api", "emulator", "policy-test", "lock"],
   ["config"],
   ["live"],
   ["plan"],

@@ -242,7 +242,7 @@ describe("one retry budget, through apply", () => {
     });
     const first = await run(["apply", "--auto-approve"]);
     expect(first.code).toBe(1);
-    expect(first.stdout).toMatch(/failed\s+create\s+ssp\/Training Courses SSP: .*outcome unknown: .*run revsync plan to see/);
+    expect(first.stdout).toMatch(/unknown\s+create\s+ssp\/Training Courses SSP: .*outcome unknown: .*run revsync plan to see/);
     const second = await run(["apply", "--auto-approve"]);
     expect(second.code).toBe(0);
     const posts = (await journal()).filter((j) => j.method === "POST" && j.path === SSP);

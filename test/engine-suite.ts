@@ -471,7 +471,7 @@ batches:
       const r = await run(["apply", "--auto-approve"]);
       expect(r.stdout).toContain("tenant-configuration/Default Tenant Configuration: updated (the answer was lost; confirmed by reading it back)");
       expect(r.stdout).toContain("ssp/Software Subscriptions SSP/batch/FY26-Q1: approved (the answer was lost; confirmed by reading it back)");
-      expect(r.stdout).toContain("Apply complete: 7 done (2 confirmed by reading it back), 0 failed, 0 skipped.");
+      expect(r.stdout).toContain("Apply complete: 5 done, 2 confirmed, 0 failed, 0 skipped.");
       expect(r.code).toBe(0);
       const journal: any[] = await emu.admin("GET", "requests");
       expect(journal.filter((j) => j.method === "PATCH" && j.path.includes("/tenant-configurations/"))).toHaveLength(1);
@@ -586,13 +586,13 @@ batches:
       const again = await run(["apply", file, "--auto-approve", "--format", "json"]);
       expect(again.code).toBe(0);
       const report = JSON.parse(again.stdout);
-      expect(report.summary).toEqual({ done: 7, failed: 0, skipped: 0 });
+      expect(report.summary).toEqual({ done: 0, already: 7, confirmed: 0, blocked: 0, failed: 0, unknown: 0, skipped: 0, overwritten: 0 });
       expect(report.outcomes.map((o: any) => o.outcome)).toEqual(Array(7).fill("already"));
       for (const o of report.outcomes) expect(o.message).toMatch(/^already \S+ \(.*; nothing was sent\)$/);
       // In words: nothing was sent, and the closing line says so rather than "7 done".
       const words = await run(["apply", file, "--auto-approve"]);
       expect(words.stdout).toMatch(/^already update {3}tenant-configuration\/Default Tenant Configuration: already/m);
-      expect(words.stdout).toContain("Apply complete: nothing to send, 7 already applied.");
+      expect(words.stdout).toContain("Apply complete: 0 done, 7 already, 0 failed, 0 skipped; nothing was sent.");
       expect(words.stdout).not.toContain("7 done");
       expect(await emu.writes()).toEqual([]);
     });

@@ -87,9 +87,18 @@ describe("apply --evidence", () => {
     expect(one.changes.find((c: any) => c.action === "update")).toMatchObject({
       address: "tenant-configuration/Default Tenant Configuration",
       outcome: "done",
+      // The guard's read, the PATCH (with the body it sent), and the read right after it that would see
+      // someone else's write undo it.
       requests: [
         { method: "GET", path: TC, status: 200, resend: false },
-        { method: "PATCH", path: expect.stringMatching(/^\/apis\/policy-sets\/v1\/policy\/tenant-configurations\/TC-/), status: 200, resend: false },
+        {
+          method: "PATCH",
+          path: expect.stringMatching(/^\/apis\/policy-sets\/v1\/policy\/tenant-configurations\/TC-/),
+          status: 200,
+          resend: false,
+          body: expect.objectContaining({ user_name: "alice", compliance_spec: [expect.objectContaining({ carves_allocation: true })] }),
+        },
+        { method: "GET", path: TC, status: 200, resend: false },
       ],
     });
     // Each change holds its own requests: its one write, and before it the guard's read (a create's may
@@ -235,7 +244,7 @@ describe("apply --evidence", () => {
       "- **By whom**: confirmed by --auto-approve; GitHub Actions run https://github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
     );
     expect(md.stdout).toMatch(
-      /\| <code>update<\/code> \| <code>tenant-configuration\/Default Tenant Configuration<\/code> \| carves&#95;allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
+      /\| <code>update<\/code> \| <code>tenant-configuration\/Default Tenant Configuration<\/code> \| carves&#95;allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice<br>GET \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
     );
 
     // A policy file git ignores is not in the commit, though the tree is clean to `git status`: the
@@ -273,14 +282,16 @@ describe("apply --evidence", () => {
       const posts = create.requests.filter((q: any) => q.method === "POST");
       expect(posts).toEqual([expect.objectContaining({ status: null, resend: false, error: expect.any(String) })]);
       expect(create.requests.at(-1)).toMatchObject({ method: "GET", path: expect.stringContaining("policy_name=Training+Courses+SSP"), status: 200 });
+      // Each write's body as it was sent.
+      expect(posts[0].body).toMatchObject({ compliance_name: "Training Courses SSP" });
       const update = rec.changes.find((c: any) => c.action === "update");
       expect(update.outcome).toBe("done");
-      // The record counts what the terminal counts: apply's "done" is done, already and confirmed here.
+      // The record counts what the terminal counts, by the same names.
       const s = rec.summary;
-      // Apply's closing line counts what the record counts: its done holds the record's done, already and
-      // confirmed, and names the confirmed apart.
-      const confirmedWords = s.confirmed ? ` (${s.confirmed} confirmed by reading it back)` : "";
-      expect(faulted.stdout + faulted.stderr).toContain(`Apply complete: ${s.done + s.already + s.confirmed} done${confirmedWords},`);
+      const named = (["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"] as const)
+        .filter((o) => s[o] || ["done", "failed", "skipped"].includes(o))
+        .map((o) => `${s[o]} ${o}`);
+      expect(faulted.stdout + faulted.stderr).toContain(`Apply complete: ${named.join(", ")}.`);
       expect(s.skipped).toBe(0);
       expect(update.requests.filter((q: any) => q.method === "PATCH").map((q: any) => [q.status, q.resend])).toEqual([
         [429, false],

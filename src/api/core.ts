@@ -57,10 +57,10 @@ export interface ClientOptions {
   onRequest?: (r: RequestObservation) => void;
   /** Called as each HTTP attempt is sent (before onRequest tells how it ended): what an observer lists
    *  as in flight when the process stops before the answer comes. */
-  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "user">) => void;
+  onRequestStart?: (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "user" | "body">) => void;
 }
 
-/** One HTTP attempt as an observer sees it: no secret, no body. `status` is null when no answer came;
+/** One HTTP attempt as an observer sees it: no secret; a write's body only. `status` is null when no answer came;
  *  `resend` says that an earlier attempt of the same request was sent (after a 429, a 5xx, a lost answer,
  *  a 401's new sign-in). */
 export interface RequestObservation {
@@ -78,6 +78,8 @@ export interface RequestObservation {
   /** The user the request was sent as (its token's user; a token request's, the user signing in); null
    *  when the sign-in names none. */
   user: string | null;
+  /** A write's JSON body as sent (onRequestStart only; never a read's, never the token request's form). */
+  body?: unknown;
 }
 
 /** The retry budget of one request, counting every send but a 429 (README, Reliability). */
@@ -405,6 +407,7 @@ export class ApiCore {
         resend,
         user: this.auth.username ?? null,
         ...(this.tag === undefined ? {} : { tag: this.tag }),
+        ...(spec.kind !== "read" && spec.body !== undefined ? { body: spec.body } : {}),
       });
       let res: Dispatcher.ResponseData;
       let body: Buffer;

@@ -17,8 +17,7 @@ if (!("request" in DispatcherClass.prototype)) Object.assign(DispatcherClass.pro
 
 export type { Dispatcher };
 
-/** The hosts that name this machine: the only ones plain http:// may reach (README, Security). */
-export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+export { LOOPBACK } from "../loopback.js";
 
 /** Why a URL may not be used because it holds credentials (user info: `https://user:password@host`),
  *  in words that show neither; undefined when it holds none. revsync signs in only with the sign-in

@@ -17,7 +17,7 @@ import { batchNameOf } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
 import type { ApiCore, RequestSpec } from "./core.js";
 import { runWrite, type GuardVerdict, type WriteOutcome } from "./write.js";
-import { envelopeWho, isoOf, whoWords } from "../shared/who.js";
+import { envelopeWho, isoOf, shortIso, whoWords, type Who } from "../shared/who.js";
 import { statusFromService } from "./service-choices.js";
 
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
@@ -51,6 +51,12 @@ export function createMismatch(sent: SspCreateBody["compliance_spec"][number], l
   const l = live as unknown as Record<string, unknown>;
   const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== undefined);
   return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent as unknown as Record<string, unknown>, keys)).map((d) => d.path);
+}
+
+/** "overwritten after revsync's write by bob at …: what differs", the words of a write someone else's
+ *  write undid (WriteOutcome "overwritten"). */
+export function overwrittenWords(who: Who, what: string[]): string {
+  return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
 }
 
 const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
@@ -168,6 +174,17 @@ export const writes = {
         if (b && Object.keys(sent).every((k) => same(live[k], b[k]))) return { landed: false };
         return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
       },
+      // Read again right after the write: a field the service holds otherwise than sent was written over
+      // since, by someone else (a null the service answers tells nothing, as the interface allows it).
+      check: async () => {
+        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+        if (!env) return `the tenant configuration is no longer in the service after revsync's write`;
+        const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+        const moved = Object.entries(sent)
+          .filter(([k, v]) => live[k] !== null && live[k] !== undefined && !same(live[k], v))
+          .map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
+        return moved.length ? overwrittenWords(envelopeWho(env), moved) : undefined;
+      },
       firstRefusal: async (err) =>
         err.status === 412
           ? {
@@ -279,7 +296,7 @@ export async function landedOrThrow<T>(o: Promise<WriteOutcome<T>>): Promise<T |
   const out = await o;
   if (out.kind === "done" || out.kind === "confirmed") return out.result;
   if (out.kind === "already") return undefined;
-  if (out.kind === "blocked") throw new ApiError({ method: "", path: "", status: 0, message: out.reason });
+  if (out.kind === "blocked" || out.kind === "overwritten") throw new ApiError({ method: "", path: "", status: 0, message: out.reason });
   throw out.error;
 }
 
@@ -336,7 +353,7 @@ export const approvals = {
     if (o.kind === "done") return o.result;
     if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
     if (o.kind === "refused" || o.kind === "unknown") throw o.error;
-    throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" ? o.reason : o.why });
+    throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
   },
 };
 

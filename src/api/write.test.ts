@@ -27,7 +27,7 @@ const ANSWERS: Record<string, Reply> = {
 
 /** One write against a scripted network: `replies` answer its sends in turn (then 200s); `reads` answer
  *  its read-backs in turn ("landed", "not", or "fails"). */
-async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[], blockAt?: number) {
+async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[], blockAt?: number, check?: "holds" | "undone" | "fails") {
   let t = 1_000_000;
   let tokenRequests = 0;
   let refreshFails = false;
@@ -67,6 +67,7 @@ async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[],
   });
   let guards = 0;
   let readBacks = 0;
+  let checks = 0;
   const outcome: WriteOutcome<unknown> = await runWrite<unknown, null>(core, {
     guard: async () => {
       guards++;
@@ -80,8 +81,17 @@ async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[],
       return r === "landed" ? { landed: true, result: { compliance_id: "SSP-1" } } : { landed: false };
     },
     maxSends: 6,
+    ...(check
+      ? {
+          check: async () => {
+            checks++;
+            if (check === "fails") throw new ApiError({ method: "GET", path: "/apis/policy-sets/v1/policy/ssp", status: 503, message: "unavailable" });
+            return check === "undone" ? 'overwritten after revsync\'s write by bob at 2026-11-25T12:00:00Z: ui_mode "Modern" -> "Classic"' : undefined;
+          },
+        }
+      : {}),
   });
-  return { outcome, sends: sends.length, guards, readBacks };
+  return { outcome, sends: sends.length, guards, readBacks, checks };
 }
 
 interface Row {
@@ -176,5 +186,24 @@ describe("the write unit: a resend after a send that may have landed, by answer"
   it("the guard before a resend finds someone else's change: blocked, nothing more sent", async () => {
     const s = await scenario([ANSWERS["429"] as Reply], [], 2);
     expect({ kind: s.outcome.kind, sends: s.sends, guards: s.guards }).toEqual({ kind: "blocked", sends: 1, guards: 2 });
+  });
+});
+
+describe("the write unit: the check after a write that landed", () => {
+  it("what the write set still holds: done; undone by someone else's write: overwritten, never done; a check that cannot read: done, saying so", async () => {
+    expect((await scenario([OK], [], undefined, "holds")).outcome.kind).toBe("done");
+    const undone = await scenario([OK], [], undefined, "undone");
+    expect(undone.outcome).toMatchObject({ kind: "overwritten", reason: expect.stringMatching(/^overwritten after revsync's write by bob/) });
+    expect(await scenario([OK], [], undefined, "fails")).toMatchObject({
+      checks: 1,
+      outcome: { kind: "done", unchecked: expect.stringMatching(/^not read again after the write: .*unavailable/) },
+    });
+  });
+
+  it("a write confirmed by reading back is checked too; one that did not land is not", async () => {
+    const confirmed = await scenario([{ socket: "after" }], ["landed"], undefined, "undone");
+    expect({ kind: confirmed.outcome.kind, sends: confirmed.sends, checks: confirmed.checks }).toEqual({ kind: "overwritten", sends: 1, checks: 1 });
+    const refused = await scenario([ANSWERS["409"] as Reply], [], undefined, "undone");
+    expect({ kind: refused.outcome.kind, checks: refused.checks }).toEqual({ kind: "refused", checks: 0 });
   });
 });

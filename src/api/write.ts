@@ -5,14 +5,18 @@ import { freshProgress, type ApiCore, type RequestSpec } from "./core.js";
 /** What one write came to, as data: the apply report and the approvals command put it in words, and
  *  nothing reads it back out of a message (docs/architecture.md, "One write, one unit"). */
 export type WriteOutcome<T> =
-  /** The service answered that it made the write. */
-  | { kind: "done"; result: T }
+  /** The service answered that it made the write (`unchecked`: why what it holds could not be read
+   *  again after it, when the write has a check). */
+  | { kind: "done"; result: T; unchecked?: string }
   /** Nothing needed sending, or a first send met the write's effect made by someone else: the service
    *  holds what the write asks for (`status`: the state found, where the resource has one). */
   | { kind: "already"; status?: string; why: string }
   /** An earlier send of this run may have landed and reading back shows that it did (`why`: what left
    *  the outcome unknown). */
-  | { kind: "confirmed"; status?: string; why: string; result: T }
+  | { kind: "confirmed"; status?: string; why: string; result: T; unchecked?: string }
+  /** The write landed, and reading the service right after it shows that someone else's write has
+   *  undone it (`reason`: what differs, who changed it and when). Never "done". */
+  | { kind: "overwritten"; reason: string; result: T }
   /** The guard found the resource changed since the plan: nothing (more) was sent for it. */
   | { kind: "blocked"; reason: string }
   /** A definite refusal, or a conflict: the service did not make this write. */
@@ -46,6 +50,10 @@ export interface Write<T, R> {
   firstRefusal?(err: ApiError): Promise<WriteOutcome<T> | undefined>;
   /** The most sends that spend the budget (default: ApiCore.writeSends). */
   maxSends?: number;
+  /** After the write landed (done, or confirmed by reading back): reads what the service holds now and
+   *  says, in words, what undid it (someone else's write since, with who and when), or undefined when
+   *  what it set still holds. A read that fails leaves the write done, saying it was not checked. */
+  check?(result: T): Promise<string | undefined>;
 }
 
 /** Why the guard's read failed, for the refusal of a write nothing was sent for. */
@@ -79,6 +87,18 @@ export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<Wri
   /** The error of the last send that may have landed and that no read-back has settled yet. */
   let unsettled: ApiError | undefined;
 
+  /** A landed write, checked against what the service holds right after it (Write.check). */
+  const checked = async (o: Extract<WriteOutcome<T>, { kind: "done" | "confirmed" }>): Promise<WriteOutcome<T>> => {
+    if (!w.check) return o;
+    try {
+      const undone = await w.check(o.result);
+      return undone === undefined ? o : { kind: "overwritten", reason: undone, result: o.result };
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return { ...o, unchecked: `not read again after the write: ${e.message}` };
+    }
+  };
+
   /** Reads back after a send that may have landed: an outcome, or undefined when it did not land. */
   const settle = async (err: ApiError): Promise<WriteOutcome<T> | undefined> => {
     let found: ReadBack<T>;
@@ -94,7 +114,7 @@ export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<Wri
         error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true }),
       };
     }
-    if (found.landed) return { kind: "confirmed", why, result: found.result, ...(found.status ? { status: found.status } : {}) };
+    if (found.landed) return checked({ kind: "confirmed", why, result: found.result, ...(found.status ? { status: found.status } : {}) });
     p.mayHaveLanded = false;
     return undefined;
   };
@@ -144,9 +164,9 @@ export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<Wri
     }
     if (v.outcome === "ok") {
       const r = w.result(v.body);
-      if (r !== undefined) return { kind: "done", result: r };
+      if (r !== undefined) return checked({ kind: "done", result: r });
       const found = await w.readBack().catch((readErr: unknown) => ({ failed: readErr }) as const);
-      if ("landed" in found && found.landed) return { kind: "done", result: found.result };
+      if ("landed" in found && found.landed) return checked({ kind: "done", result: found.result });
       const accepted = new ApiError({
         method: spec.method,
         path: spec.path,
@@ -183,6 +203,6 @@ export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<Wri
   }
 }
 
-/** Whether a write's outcome means the service holds what it asked for. */
+/** Whether a write's outcome means the service holds what it asked for (an overwritten one does not). */
 export const landed = <T>(o: WriteOutcome<T>): o is Extract<WriteOutcome<T>, { kind: "done" | "already" | "confirmed" }> =>
   o.kind === "done" || o.kind === "already" || o.kind === "confirmed";

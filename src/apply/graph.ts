@@ -10,7 +10,8 @@ export interface Step {
 }
 
 /** The apply order (README, "Apply order"): tenant configuration updates; SSP creates in hierarchy_no order;
- *  a batch's review after its policy exists; approve after review. Entries apply does not act on
+ *  a batch's review after its policy exists (a policy this run creates: after every create of the run);
+ *  approve after review. Entries apply does not act on
  *  (blocked, not in git, unsupported) are not steps. */
 export function buildSteps(plan: Plan): Step[] {
   const steps: Step[] = [];
@@ -28,6 +29,9 @@ export function buildSteps(plan: Plan): Step[] {
   // The batch steps of one policy go one after another: each moves the policy's version, which the
   // next one's If-Match names (sent at once, they would turn each other away with 412).
   const lastOfPolicy = new Map<string, number>();
+  // A policy this run creates moves its batches forward only after every create of the run has ended:
+  // the one read after them says whether another policy took its place in the hierarchy meanwhile.
+  const creates = [...createOf.values()];
   for (const s of steps) {
     if (s.change.action === "update") continue;
     s.after.push(...updates);
@@ -39,7 +43,10 @@ export function buildSteps(plan: Plan): Step[] {
     }
     if (s.change.action === "review" || s.change.action === "approve") {
       const create = createOf.get(policyAddressOf(s.change));
-      if (create !== undefined) s.needs.push(create);
+      if (create !== undefined) {
+        s.needs.push(create);
+        s.after.push(...creates.filter((id) => id !== create));
+      }
       if (s.change.action === "approve") {
         const review = reviewOf.get(s.change.address);
         if (review !== undefined) s.needs.push(review);

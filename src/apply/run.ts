@@ -1,6 +1,6 @@
 import type { ApiCore } from "../api/core.js";
 import type { Clock } from "../api/clock.js";
-import { createMismatch, ssp, tenantConfigurations, writes } from "../api/resources.js";
+import { createMismatch, overwrittenWords, ssp, tenantConfigurations, writes } from "../api/resources.js";
 import type { GuardVerdict, WriteOutcome } from "../api/write.js";
 import { sameJson } from "../canonical-json.js";
 import { ApiError, UserError } from "../errors.js";
@@ -22,20 +22,43 @@ import { batchWho, envelopeWho, isoOf, sameUser, shortIso, whoWords } from "../s
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { buildSteps, schedule, type FourEyesFacts, type StepOutcome, type StepResult, type Step } from "./graph.js";
 
+/** What became of each change apply acted on, by one set of names that the closing line, the JSON
+ *  report and the evidence record all count by: done, already (nothing needed sending), confirmed (by
+ *  reading it back after an unknown outcome), blocked (changed since the plan), failed (refused, or
+ *  anything else that stopped the step), unknown (may have landed; reading back could not tell),
+ *  skipped (not attempted), overwritten (landed, and someone else's write undid it right after). */
+export const OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** A step's outcome by those names: the write unit's kind where the step has one (a refusal is failed). */
+export function outcomeOf(o: Pick<StepOutcome, "status" | "outcome">): Outcome {
+  if (o.status === "skipped") return "skipped";
+  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
+  return (OUTCOMES as readonly string[]).includes(kind) ? (kind as Outcome) : "failed";
+}
+
+/** Each outcome's count, every name present (0 where none). */
+export function countOutcomes(outcomes: readonly { outcome: Outcome }[]): Record<Outcome, number> {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const o of outcomes) counts[o.outcome]++;
+  return counts;
+}
+
 export interface ApplyReport {
   environment: string;
-  /** `outcome`: what became of the write, as data: done, already, confirmed (by reading it back),
-   *  blocked, refused, unknown; skipped; failed (anything else that stopped the step). */
+  /** `status`: whether the step succeeded (done), failed or was skipped; `outcome`: what became of its
+   *  write, by the names of OUTCOMES. */
   outcomes: {
     address: string;
     action: string;
     status: StepOutcome["status"];
-    outcome: string;
+    outcome: Outcome;
     message: string;
     /** An approve: who reviewed its batch, who created its policy, and who it was sent as. */
     four_eyes?: FourEyesFacts;
   }[];
-  summary: { done: number; failed: number; skipped: number };
+  /** Each outcome's count over `outcomes`: the one count the closing line and the evidence record show. */
+  summary: Record<Outcome, number>;
   interrupted: boolean;
 }
 
@@ -232,6 +255,10 @@ export class Guards {
         return ssp.list(core);
       }
     }
+    return this.startList(core);
+  }
+
+  private startList(core: ApiCore): Promise<SspList> {
     const mine = ssp.list(core);
     this.listing = mine;
     const done = (): void => {
@@ -261,23 +288,26 @@ export class Guards {
       if (p?.kind !== "create") throw new TypeError("not a create");
       const name = p.body.compliance_name;
       const list = await this.list(core);
-      const existing = list.find((e) => e.compliance_name === name);
-      if (existing) {
-        const sent = p.body.compliance_spec[0];
-        const differs = [...(sent ? createMismatch(sent, existing.compliance_spec?.[0]) : []), ...(await this.createValues(p, existing, core))];
-        if (!differs.length) return { already: "the service holds git's policy and values" };
-        return blocked(
-          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`,
-        );
+      const holder = hierarchyHolder(list, name, p.hierarchy_no);
+      const clash = (h: SspEnvelope): string =>
+        `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
+      if (list.some((e) => e.compliance_name === name)) {
+        // The list carries no batches: what is compared with git's is the policy's own read, batches
+        // and all (a retry of a create that landed finds it so, and goes on as "already").
+        const existing = await ssp.get(core, name);
+        if (existing) {
+          const sent = p.body.compliance_spec[0];
+          const differs = [...(sent ? createMismatch(sent, existing.compliance_spec?.[0]) : []), ...(await this.createValues(p, existing, core))];
+          if (differs.length)
+            return blocked(
+              `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`,
+            );
+          // git's policy, but not alone in its place of the hierarchy: never "already applied".
+          if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
+          return { already: "the service holds git's policy and values" };
+        }
       }
-      const holder = list.find((e) => {
-        const item = e.compliance_spec?.[0];
-        return e.compliance_name !== name && item?.hierarchy_no === p.hierarchy_no && item.active !== false;
-      });
-      if (holder)
-        return blocked(
-          `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(holder.compliance_name)}${whoWords(envelopeWho(holder))}; two policies in one place of the hierarchy make it undefined which one prices an order line`,
-        );
+      if (holder) return blocked(clash(holder));
       this.log(`${c.address}: read again just now, not in the service; sending the create`);
       return { go: null };
     };
@@ -294,6 +324,51 @@ export class Guards {
       reviewed_by: this.reviewedHere.has(c.address) ? this.user || reviewed : reviewed,
       policy_created_by: createdHere ? this.user || named(env.created_by) : named(env.created_by),
     };
+  }
+
+  /** The creates of this run that landed, for the one check after the last of them. */
+  private readonly landedCreates: Change[] = [];
+  private creationsChecked: Promise<Map<string, string> | { failed: string }> | undefined;
+
+  /** A create landed (done, or confirmed by reading back). */
+  created(c: Change): void {
+    this.landedCreates.push(c);
+  }
+
+  /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
+   *  landed, finds each created policy that another active policy shares its hierarchy_no with now
+   *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
+   *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
+  checkCreations(core: ApiCore = this.core): Promise<Map<string, string> | { failed: string }> {
+    if (!this.creationsChecked) {
+      const creates = [...this.landedCreates];
+      this.creationsChecked = creates.length
+        ? ssp.list(core).then(
+            (list) => {
+              const clashes = new Map<string, string>();
+              for (const c of creates) {
+                const p = c.payload;
+                if (p?.kind !== "create") continue;
+                const holder = hierarchyHolder(list, p.body.compliance_name, p.hierarchy_no);
+                if (!holder) continue;
+                const who = {
+                  modified_by: holder.created_by ?? holder.last_modified_by ?? null,
+                  modified_on: isoOf(holder.created_on ?? holder.last_modified_on),
+                };
+                clashes.set(
+                  c.address,
+                  overwrittenWords(who, [
+                    `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`,
+                  ]),
+                );
+              }
+              return clashes;
+            },
+            (e: unknown) => ({ failed: e instanceof Error ? e.message : String(e) }),
+          )
+        : Promise.resolve(new Map());
+    }
+    return this.creationsChecked;
   }
 
   private valuesOf(policy: string, lb: SspItem, core: ApiCore): Promise<string> {
@@ -328,6 +403,13 @@ export class Guards {
       if (!env || !env.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
       // The policy the plan read, or the one this run created (a policy of that name made by someone
       // else is not ours to move forward, whatever its values).
+      if (p.compliance_id === null) {
+        // The run's own create: the batch moves on only while its policy holds its place alone (the
+        // graph starts it after every create of the run, so the one check after them has its answer).
+        const checked = await this.checkCreations(core);
+        const clash = "failed" in checked ? undefined : checked.get(policyAddr);
+        if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
+      }
       const ours = p.compliance_id ?? created?.();
       if (ours !== undefined && env.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env))}`);
       const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
@@ -374,6 +456,14 @@ export class Guards {
       return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
     };
   }
+}
+
+/** Another active policy that holds `hierarchy_no`, of a name other than `name`. */
+function hierarchyHolder(list: SspList, name: string, hierarchyNo: number): SspEnvelope | undefined {
+  return list.find((e) => {
+    const item = e.compliance_spec?.[0];
+    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
+  });
 }
 
 /** What moved a policy's version, where its batches show it: each batch whose status or upload differs
@@ -497,10 +587,11 @@ const DONE = { update: "updated", create: "created", review: "reviewed", approve
 /** A write's outcome in the apply report's words: a landed write is the message of a done step; any
  *  other is thrown (the step fails with it). */
 export function outcomeWords(action: keyof typeof DONE, o: WriteOutcome<unknown>): string {
-  if (o.kind === "done") return DONE[action];
+  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
   if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
-  if (o.kind === "confirmed") return `${action === "create" ? "created" : (o.status ?? DONE[action])} (${o.why}; confirmed by reading it back)`;
-  if (o.kind === "blocked") throw new StepFailed(o.reason);
+  if (o.kind === "confirmed")
+    return `${action === "create" ? "created" : (o.status ?? DONE[action])} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
+  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
   if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
   throw o.error;
 }
@@ -534,7 +625,10 @@ async function execute(core: ApiCore, guards: Guards, step: Step, createdIds: Ma
   if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c, core)));
   if (p.kind === "create") {
     const o = await writes.create(core, p.body, guards.create(c, core), (live) => guards.createValues(p, live, core));
-    if (o.kind === "done" || o.kind === "confirmed") createdIds.set(p.body.compliance_name, o.result.compliance_id);
+    if (o.kind === "done" || o.kind === "confirmed") {
+      createdIds.set(p.body.compliance_name, o.result.compliance_id);
+      guards.created(c);
+    }
     return stepResult("create", o);
   }
   const action = c.action === "review" ? "review" : "approve";
@@ -587,7 +681,7 @@ export function reportEntry(o: StepOutcome): ApplyReport["outcomes"][number] {
     address: o.step.change.address,
     action: o.step.change.action,
     status: o.status,
-    outcome: o.outcome ?? (o.status === "skipped" ? "skipped" : "failed"),
+    outcome: outcomeOf(o),
     message: o.message,
     ...(o.four_eyes ? { four_eyes: o.four_eyes } : {}),
   };
@@ -616,11 +710,17 @@ export async function applyPlan(core: ApiCore, plan: Plan, opts: ApplyOptions): 
     onStart: opts.onStart,
     onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length),
   });
-  const count = (s: StepOutcome["status"]): number => outcomes.filter((o) => o.status === s).length;
-  return {
-    environment: plan.environment,
-    outcomes: outcomes.map(reportEntry),
-    summary: { done: count("done"), failed: count("failed"), skipped: count("skipped") },
-    interrupted: opts.isStopping(),
-  };
+  // The one check after the run's creates (Guards.checkCreations; done already when a batch step of a
+  // created policy asked): a create that shares its place in the hierarchy now was undone, not done.
+  const checked = await guards.checkCreations(core);
+  for (const o of outcomes) {
+    if (o.step.change.action !== "create" || o.status !== "done") continue;
+    if ("failed" in checked) o.message = `${o.message} (not read again after the run's creates: ${checked.failed})`;
+    else {
+      const clash = checked.get(o.step.change.address);
+      if (clash) Object.assign(o, { status: "failed", outcome: "overwritten", message: clash });
+    }
+  }
+  const entries = outcomes.map(reportEntry);
+  return { environment: plan.environment, outcomes: entries, summary: countOutcomes(entries), interrupted: opts.isStopping() };
 }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { applyPlan, checkPayloads, reportEntry, requireUser } from "../apply/run.js";
 import { Cancelled, UserError } from "../errors.js";
+import { LockHeld } from "../lock/lock.js";
 import type { Plan } from "../plan/model.js";
 import { applyLine, applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { applySignals } from "./apply-signals.js";
@@ -14,8 +15,12 @@ import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
 import { startEvidence, type Evidence } from "./evidence.js";
 import { fourEyesBeforeWriting } from "./four-eyes.js";
+import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./lock.js";
 
-export interface ApplyFlags extends GlobalFlags {
+/** What the evidence record and --format json say of a run told --lock=false. */
+const NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" } as const;
+
+export interface ApplyFlags extends GlobalFlags, ApplyLockFlags {
   autoApprove?: boolean;
   evidence?: string;
 }
@@ -38,6 +43,10 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
   if (saved && planFile) checkBinding(saved, env, planFile);
+  // The lock's flags and where it is kept are checked before anything is read or sent.
+  const noLock = lockDisabled(flags);
+  lockTimeoutOf(flags);
+  const backend = noLock ? undefined : lockBackend(repo, env, flags);
   // The evidence folder is checked before anything is sent; the record is written at the end of every
   // run that got as far as a plan, whatever its end.
   const evidence: Evidence | undefined = startEvidence(flags, repo, env, planFile);
@@ -45,6 +54,8 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     approver: true,
   });
   const signals = applySignals(out.io.signals, (line) => out.warn(line));
+  /** The environment's lock, held from before the first write to after the last. */
+  let lock: EnvLock | undefined;
   const work = async (): Promise<number> => {
     // A saved plan is checked write by write right before every send of each, after the prompt
     // (apply/run.ts, Guards): what changed since blocks only that write and its dependents.
@@ -91,6 +102,27 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       }
     }
     evidence?.recorder.setApproval(flags.autoApprove ? "auto-approve" : "prompt");
+    // One writer per environment: the lock before the first write (the sign-in meanwhile), or, told
+    // explicitly, none.
+    if (!backend) {
+      out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env.name)}; another apply at the same time may undo its writes unseen`);
+      evidence?.recorder.setLock(NO_LOCK);
+    } else {
+      const taking = takeEnvLock(backend, env, {
+        planChecksum: plan.checksum,
+        serviceUser: core.auth.username ?? null,
+        flags,
+        out,
+        isStopping: signals.isStopping,
+      });
+      const [taken] = await Promise.all([taking, core.auth.token().catch(() => undefined)]);
+      lock = taken;
+      evidence?.recorder.setLock(taken.evidence());
+      if (signals.isStopping()) {
+        out.error("apply interrupted before it wrote anything");
+        return 130;
+      }
+    }
     const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
     try {
       const report = await applyPlan(core, plan, {
@@ -113,30 +145,55 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
         fourEyes,
       });
       progress.stop();
-      if (flags.format === "json") out.json(report);
+      // After the last write: the lock goes before the report is printed.
+      await releaseLock();
+      if (flags.format === "json") out.json({ ...report, lock: backend ? lock?.evidence() : NO_LOCK });
       else out.out(applyText(report, out));
       noteTurnedAway(core.governor, env, flags, out);
-      const code = report.interrupted ? 130 : report.summary.failed ? 1 : 0;
+      // Any step that did not succeed (failed, blocked, unknown, overwritten) fails the run.
+      const code = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
       if (evidence) evidence.report = report;
       return code;
     } finally {
       progress.stop();
     }
   };
+  /** Releases the lock unless a write may still be in flight (a stop at once): then a git lock is kept,
+   *  and the unlock command named, as a waiter must not read the service before that write lands (a
+   *  file of this machine is taken over once this process is gone, a moment later: it goes now). */
+  const releaseLock = async (): Promise<void> => {
+    if (!lock || lock.released) return;
+    if (signals.inFlight().length && backend?.kind === "git") {
+      out.warn(
+        `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env.name} ${lock.holder.id}`,
+      );
+      return;
+    }
+    await lock.release(out);
+    evidence?.recorder.setLock(lock.evidence());
+  };
   try {
     let first: number | "stop now";
     try {
       first = await Promise.race([work(), signals.stopNow]);
     } catch (e) {
+      await releaseLock();
       // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
       if (e instanceof Cancelled) {
         evidence?.recorder.setApproval("cancelled");
         await evidence?.finish(out, { exitCode: 130, error: e.message });
         throw e;
       }
+      // Interrupted while waiting for another apply's lock: nothing was written.
+      if (e instanceof LockHeld && signals.isStopping()) {
+        out.error("apply interrupted while it waited for the lock: nothing was written");
+        await evidence?.finish(out, { exitCode: 130, error: e.message });
+        return 130;
+      }
       await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
       throw e;
     }
+    await releaseLock();
     if (first !== "stop now") {
       // A run asked to leave evidence that could not fails, though its writes went through.
       const kept = (await evidence?.finish(out, { exitCode: first })) ?? true;

@@ -135,9 +135,13 @@ export function registerEngine(program: Command, run: Runner): void {
       .description("make the planned changes, in dependency order; asks first unless --auto-approve")
       .option("--auto-approve", "do not ask (required without a terminal)")
       .option("--evidence <dir>", "also write one hash-chained JSON evidence record of this run into DIR (default: evidence: of revsync.yaml)")
+      .option("--lock-timeout <duration>", "wait up to this long (30s, 10m) for another apply's lock of the environment (default: fail at once, naming it)")
+      .addOption(
+        choiceOption("--lock <bool>", "--lock=false: apply without the environment's lock (said in the evidence record); only explicitly", ["true", "false"]),
+      )
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n\nA saved plan is refused when anything it touches changed since it was made.\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure or refused, 130 interrupted (SIGINT/SIGTERM).",
+        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
       ),
     { format: ["text", "json"], target: true },
   ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
@@ -172,6 +176,7 @@ export function registerEngine(program: Command, run: Runner): void {
 
 export function registerOps(program: Command, run: Runner): void {
   registerEvidence(program, run);
+  registerLock(program, run);
   const approvalsCmd = program
     .command("approvals")
     .description("manual-upload approvals (spec 4.8, 4.9)")
@@ -256,6 +261,34 @@ export function registerOps(program: Command, run: Runner): void {
       .option("--output <file>", "write to a file instead of stdout")
       .addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"),
   ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("download", f, out, args)));
+}
+
+/** revsync lock status, revsync unlock: who holds an environment's lock, and releasing a dead holder's. */
+function registerLock(program: Command, run: Runner): void {
+  const lockCmd = program
+    .command("lock")
+    .description("the environment's lock that apply holds while it writes (one writer per environment)")
+    .addHelpText("after", "\nExamples:\n  revsync lock status --env production\n  revsync unlock --env production 8dbd59891142");
+  common(
+    lockCmd
+      .command("status")
+      .description("who holds the environment's lock: user, host, CI run, since when, the plan's checksum, the lock id; read-only")
+      .addHelpText(
+        "after",
+        "\nExamples:\n  revsync lock status --env production\n  revsync lock status --env production --format json\n\nExit: 0 (locked or not), 1 when the lock cannot be read.",
+      ),
+    { format: ["text", "json"] },
+  ).action(run(async (f, out) => (await import("./lock.js")).runLockStatus(f, out)));
+  common(
+    program
+      .command("unlock")
+      .argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)")
+      .description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock")
+      .addHelpText(
+        "after",
+        "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error.",
+      ),
+  ).action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
 }
 
 function registerEvidence(program: Command, run: Runner): void {

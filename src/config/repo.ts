@@ -12,6 +12,7 @@ import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
 import { serviceChoices, type BatchStatus, type ServiceChoices } from "../api/service-choices.js";
+import { isLoopbackHttp } from "../loopback.js";
 
 export const CONFIG_FILE = "revsync.yaml";
 
@@ -42,7 +43,14 @@ export interface ResolvedEnv {
   /** four_eyes: of the environment, else of revsync.yaml (default false): no batch is approved by the
    *  user who reviewed it or created its policy, and in CI the pull request needs an independent approval. */
   fourEyes: boolean;
+  /** Where apply keeps the environment's lock (lock: of the environment, else of revsync.yaml, else by
+   *  its URLs: a file of this machine for a service on loopback, the git remote origin otherwise).
+   *  Absent for the operations commands' environment without revsync.yaml, which never lock. */
+  lock?: LockSetting;
 }
+
+/** Where an environment's lock is kept: a ref of a git remote (a name or a URL), or a file of this machine. */
+export type LockSetting = { kind: "git"; remote: string } | { kind: "local" };
 
 export interface SourceRef {
   file: string;
@@ -252,8 +260,13 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
   }
   const { vars, envTexts, problems: varProblems } = environmentVars(repo, name, env);
   const evidence = raw.evidence ?? repo.config.evidence;
+  const lockRaw = raw.lock ?? repo.config.lock;
+  const lockField = raw.lock !== undefined ? "lock/remote" : undefined;
+  const text = (field: string, value: string): string => String(fill(repo, name, field, value, env, problems).value);
+  const remote = typeof lockRaw === "object" ? (lockField ? text(lockField, lockRaw.remote) : text("lock", lockRaw.remote)) : undefined;
   problems.push(...varProblems);
   if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
+  const lock = lockSetting(name, lockRaw, remote, baseUrl, authUrl);
   return {
     name,
     baseUrl,
@@ -265,6 +278,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     rateLimit: raw.rate_limit,
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
     ...(evidence === undefined ? {} : { evidence: resolve(repo.root, evidence) }),
+    lock,
   };
 }
 
@@ -291,6 +305,30 @@ export function endpointWarnings(repo: Repo, name: string, env: NodeJS.ProcessEn
     rule: "url-variables",
     message: `${d.message}; plan, apply and drift of environment ${name} need it where they run (validate and test read no URL)`,
   }));
+}
+
+/** The lock an environment resolves to (docs/decisions.md, "One writer per environment"). A service on
+ *  loopback is reached from this machine alone, so a file of this machine is its lock; any other is
+ *  reached from CI runners and laptops, so its lock is a ref of a git remote they all reach, and a
+ *  file of one machine is refused for it. */
+function lockSetting(name: string, raw: EnvironmentConfig["lock"], remote: string | undefined, baseUrl: string, authUrl: string): LockSetting {
+  const loopback = isLoopbackHttp(baseUrl) && isLoopbackHttp(authUrl);
+  if (raw === "local" && !loopback)
+    throw new UserError(
+      `environment ${JSON.stringify(name)}: lock: local keeps the lock in a file of this machine, which a CI runner or another laptop applying to ${baseUrl} never sees`,
+      "remove lock: local (the default for a service not on loopback is a ref of the git remote origin), or name a remote every machine that applies reaches: lock: { remote: NAME }",
+    );
+  if (remote !== undefined) {
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(remote))
+      throw new UserError(
+        `environment ${JSON.stringify(name)}: lock.remote holds a password in its URL; credentials never live in files`,
+        "name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives",
+      );
+    return { kind: "git", remote };
+  }
+  if (raw === "git") return { kind: "git", remote: "origin" };
+  if (raw === "local" || (raw === undefined && loopback)) return { kind: "local" };
+  return { kind: "git", remote: "origin" };
 }
 
 /** Parses and checks every policy file; returns the desired state and every problem found. */

@@ -1,13 +1,15 @@
 import { canonicalHash } from "../canonical-json.js";
+import { OUTCOMES, type Outcome } from "../apply/run.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 /** The evidence record of one apply run (schemas/evidence-record.schema.json). Major versions are
  *  refused by older readers, as plans are. */
 export const EVIDENCE_FORMAT_VERSION = "1";
 
-/** What became of one change of the plan in this run. */
-export type EvidenceOutcome = "done" | "already" | "confirmed" | "blocked" | "failed" | "skipped" | "unknown";
-export const OUTCOMES: EvidenceOutcome[] = ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"];
+/** What became of one change of the plan in this run: apply's outcome names, which the closing line
+ *  and `apply --format json` count by too. */
+export type EvidenceOutcome = Outcome;
+export { OUTCOMES };
 /** The outcomes that mean the write is in the service. */
 export const LANDED: ReadonlySet<EvidenceOutcome> = new Set(["done", "already", "confirmed"]);
 
@@ -28,6 +30,8 @@ export interface EvidenceRequest {
   /** The user it was sent as (a sign-in's: the user signing in); null when the sign-in names none.
    *  Absent in records written before it was recorded. */
   user?: string | null;
+  /** A write's body, as sent (the record passes through the redactor, as all output does). */
+  body?: unknown;
 }
 
 /** An approve's people (four eyes): who reviewed the batch, who created its policy (the service's fields,
@@ -61,6 +65,23 @@ export interface PullRequestApproval {
   /** Why it does not hold (or could not be read), in words; null when it holds. */
   problem: string | null;
 }
+
+/** The environment's lock, as this run held it (absent: the run wrote nothing, so it took none). */
+export type EvidenceLock =
+  | {
+      /** Where the lock is kept, in words: a ref of a git remote, or a file of this machine. */
+      backend: "git" | "local";
+      where: string;
+      id: string;
+      acquired_at: string;
+      /** How long the run waited for another holder (--lock-timeout), in ms. */
+      waited_ms: number;
+      /** Whether it was released at the end, and if not, why. */
+      released: boolean;
+      note?: string;
+    }
+  /** --lock=false: the run took no lock, as it was told. */
+  | { disabled: true; note: string };
 
 export interface EvidenceChange {
   address: string;
@@ -142,6 +163,9 @@ export interface EvidenceRecord {
   interrupted: boolean;
   /** The error that ended the run, in words, when one did. */
   error: string | null;
+  /** The environment's lock the run held while it wrote (absent in records written before revsync
+   *  locked, and when the run got no further than the plan). */
+  lock?: EvidenceLock;
   /** The hash of the previous record of this environment in the folder; null for the first. */
   prev: string | null;
   /** Why the record starts a chain (prev null): the first record of the environment in the folder, or

@@ -38,11 +38,11 @@ describe("the record's summary", () => {
       });
       rec.setPlan(plan);
       rec.setApproval("auto-approve");
-      // Apply's outcome data: two steps "done" (the terminal's "2 done"), one of them confirmed by reading back.
+      // Apply's outcome data: two steps that succeeded, one of them confirmed by reading back.
       rec.stepFinished({ step: { change: update } as never, status: "done", outcome: "done", message: "updated" });
       rec.stepFinished({ step: { change: create } as never, status: "done", outcome: "confirmed", message: "confirmed by reading it back" });
       const { record } = await rec.write({ exitCode: 0 });
-      expect(record.summary).toEqual({ done: 1, already: 0, confirmed: 1, blocked: 0, failed: 0, skipped: 0, unknown: 0, not_applied: 2 });
+      expect(record.summary).toEqual({ done: 1, already: 0, confirmed: 1, blocked: 0, failed: 0, skipped: 0, unknown: 0, overwritten: 0, not_applied: 2 });
       expect(record.changes.map((c) => c.outcome)).toEqual(["done", "confirmed", "skipped", "skipped"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

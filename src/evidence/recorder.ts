@@ -1,14 +1,14 @@
 import type { RequestObservation } from "../api/core.js";
-import { stepTag, type ApplyReport } from "../apply/run.js";
+import { countOutcomes, outcomeOf, stepTag, type ApplyReport } from "../apply/run.js";
 import type { StepOutcome } from "../apply/graph.js";
 import { isApplied, type Plan } from "../plan/model.js";
 import { gitState, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
-  OUTCOMES,
   type CiContext,
   type EvidenceChange,
   type EvidenceFourEyes,
+  type EvidenceLock,
   type EvidenceOutcome,
   type EvidenceRecord,
   type EvidenceRequest,
@@ -17,13 +17,6 @@ import {
 import { appendRecord } from "./store.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-/** The record's outcome of a step that finished, from the apply report's typed outcome (the write
- *  unit's kind): a refusal is a failed write. */
-function outcomeOf(o: Pick<StepOutcome, "status" | "outcome">): EvidenceOutcome {
-  const kind = o.outcome ?? (o.status === "skipped" ? "skipped" : "failed");
-  return (OUTCOMES as readonly string[]).includes(kind) ? (kind as EvidenceOutcome) : "failed";
-}
 
 /** What a review or approve moved forward: the plan's summary of the values and their checksum. */
 function valuesOf(c: Plan["changes"][number]): Pick<EvidenceChange, "values"> {
@@ -54,14 +47,16 @@ export interface RecorderInit {
 }
 
 /** Collects one apply run's evidence while it runs (every request through `observe`, filed under the
- *  change its tag names; each step's start and typed outcome) and writes it as one record at the end. Nothing secret reaches it: requests come as
- *  method, path, status and times. */
+ *  change its tag names; each step's start and typed outcome) and writes it as one record at the end.
+ *  Nothing secret reaches it: requests come as method, path, status and times, and a write's body (which
+ *  never holds revsync's credentials: the token goes in a header, a policy file cannot read them). */
 export class EvidenceRecorder {
   private readonly started: number;
   private readonly git: Promise<EvidenceRecord["git"]>;
   private plan: Plan | undefined;
   private user: string | null = null;
   private approval: EvidenceRecord["approval"] = "not asked";
+  private lock: EvidenceLock | undefined;
   /** Each step's requests, by its tag (stepTag). */
   private readonly requestsOf = new Map<string, EvidenceRequest[]>();
   private readonly others: EvidenceRequest[] = [];
@@ -79,7 +74,7 @@ export class EvidenceRecorder {
 
   /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
    *  how it ended, so a run stopped at once still lists the request it was waiting on. */
-  readonly observeStart = (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "user">): void => {
+  readonly observeStart = (r: Pick<RequestObservation, "method" | "path" | "started_at" | "resend" | "tag" | "user" | "body">): void => {
     const req: EvidenceRequest = {
       method: r.method,
       path: r.path,
@@ -89,6 +84,8 @@ export class EvidenceRecorder {
       resend: r.resend,
       in_flight: true,
       user: r.user,
+      // A write's body as sent: what the service was asked to hold.
+      ...(r.body === undefined ? {} : { body: r.body }),
     };
     this.listFor(r.tag).push(req);
     const k = `${r.method} ${r.path} ${r.started_at}`;
@@ -147,6 +144,10 @@ export class EvidenceRecorder {
   setPullRequestApproval(a: PullRequestApproval): void {
     this.pullRequest = a;
   }
+  /** The environment's lock as the run took it (or --lock=false), and later whether it was released. */
+  setLock(lock: EvidenceLock): void {
+    this.lock = lock;
+  }
   /** ApplyOptions.onStart: the step's work began. */
   stepStarted(c: Plan["changes"][number]): void {
     this.running.add(stepTag(c));
@@ -204,6 +205,10 @@ export class EvidenceRecorder {
     const git = await this.policyFilesCommitted(plan, await this.git);
     const now = this.init.now();
     for (const list of this.pending.values()) for (const q of list) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
+    // The apply report, when the run made one, is the outcome of each step: the one count the closing
+    // line and --format json give (its last word on a create included: the check after the run's creates).
+    for (const o of end.report?.outcomes ?? [])
+      this.finished.set(`${o.action} ${o.address}`, { outcome: o.outcome, message: o.message, ...(o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {}) });
     const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
     const changes: EvidenceChange[] = plan.changes.map((c) => {
       return {
@@ -218,12 +223,10 @@ export class EvidenceRecorder {
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
-    // What apply acted on, counted as its outcome data has it; the plan's entries it never acts on apart.
+    // What apply acted on, counted as the apply report counts it (one function, the same outcome of each
+    // step); the plan's entries it never acts on apart.
     const acted = changes.filter((_, n) => isApplied(plan.changes[n] as Plan["changes"][number]));
-    const summary: EvidenceRecord["summary"] = {
-      ...(Object.fromEntries(OUTCOMES.map((o) => [o, acted.filter((c) => c.outcome === o).length])) as Record<EvidenceOutcome, number>),
-      not_applied: changes.length - acted.length,
-    };
+    const summary: EvidenceRecord["summary"] = { ...countOutcomes(acted), not_applied: changes.length - acted.length };
     const i = this.init;
     const content: Omit<EvidenceRecord, "prev" | "hash" | "sequence"> = {
       format_version: EVIDENCE_FORMAT_VERSION,
@@ -255,6 +258,7 @@ export class EvidenceRecorder {
       exit_code: end.exitCode,
       interrupted: end.exitCode === 130 || !!end.report?.interrupted,
       error: end.error ?? null,
+      ...(this.lock ? { lock: this.lock } : {}),
     };
     this.written = appendRecord(i.dir, content, i.redact, i.unavailable);
     return this.written;

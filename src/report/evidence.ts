@@ -100,6 +100,15 @@ function fourEyesMarkdown(r: EvidenceRecord): string[] {
   ];
 }
 
+/** The environment's lock the run held, in words; undefined for a record without one. */
+function lockWords(r: EvidenceRecord): string | undefined {
+  const l = r.lock;
+  if (!l) return undefined;
+  if ("disabled" in l) return `none: ${l.note}`;
+  const waited = l.waited_ms >= 1000 ? `, after waiting ${(l.waited_ms / 1000).toFixed(1)}s` : "";
+  return `${l.where}, id ${l.id}, taken ${l.acquired_at}${waited}${l.released ? "" : ", not released"}${l.note ? `; ${l.note}` : ""}`;
+}
+
 /** The counts of a record (its keys are its schema's: fixed words). */
 function countLine(r: EvidenceRecord): string {
   const parts = Object.entries(r.summary)
@@ -119,6 +128,7 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
     `  prev        ${r.prev !== null ? t(r.prev) : `none: this record starts a new chain because ${t(r.chain_note ?? "it is the first record of this environment")}`}`,
     `  when        ${t(r.started_at)} to ${t(r.finished_at)} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
     `  where       ${t(r.base_url)}, realm ${t(r.realm)}, as ${t(r.service_user ?? "(no user named)")}`,
+    ...(lockWords(r) ? [`  lock        ${t(lockWords(r) ?? "")}`] : []),
     `  plan        ${t(r.plan.checksum)}, ${r.plan.file ? `saved plan ${t(r.plan.file)}` : "planned in this run"}, made ${t(r.plan.created_at)}${r.plan.made_by ? ` as ${t(r.plan.made_by)}` : ""}`,
     `  approved    ${approvedWords(r, t)}`,
     `  git         ${gitWords(r, t)}`,
@@ -165,6 +175,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, doubt: Doubt |
     `- **By whom**: ${approvedWords(r, md)}`,
     `- **When**: ${md(r.started_at)} to ${md(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${md(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
+    ...(lockWords(r) ? [`- **Lock**: ${md(lockWords(r) ?? "")}`] : []),
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${md(r.error)}` : ""}`,
     "",
     ...(r.changes.length

@@ -3,6 +3,7 @@ import type { Change, DriftItem, DriftReport, Plan } from "../plan/model.js";
 import { changeOf, planOf } from "../testing/builders.js";
 import { sspCreateBody } from "../testing/helpers.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
+import { countOutcomes, outcomeOf, type ApplyReport } from "../apply/run.js";
 import { MARKDOWN_LIMIT } from "./budget.js";
 import { markdownCode } from "./escape.js";
 import { applyText, driftMarkdown, driftSummaryLine, planMarkdown, planText, summaryLine } from "./plan.js";
@@ -272,49 +273,54 @@ describe("drift's closing line", () => {
 describe("apply's text report", () => {
   const plainPaint = { paint: (_c: string, t: string) => t } as const;
   type Row = { status: "done" | "failed" | "skipped"; outcome: string; action?: string };
-  const report = (rows: Row[]) => ({
-    environment: "demo",
-    outcomes: rows.map((r, i) => ({ address: `ssp/P${i}`, action: r.action ?? "approve", status: r.status, outcome: r.outcome, message: `m${i}` })),
-    summary: {
-      done: rows.filter((r) => r.status === "done").length,
-      failed: rows.filter((r) => r.status === "failed").length,
-      skipped: rows.filter((r) => r.status === "skipped").length,
-    },
-    interrupted: false,
-  });
+  const report = (rows: Row[]): ApplyReport => {
+    const outcomes = rows.map((r, i) => ({
+      address: `ssp/P${i}`,
+      action: r.action ?? "approve",
+      status: r.status,
+      outcome: outcomeOf(r),
+      message: `m${i}`,
+    }));
+    return { environment: "demo", outcomes, summary: countOutcomes(outcomes), interrupted: false };
+  };
 
-  it("a saved plan applied again, every entry already there: nothing to send, counted as already applied", () => {
+  it("a saved plan applied again, every entry already there: counted as already, nothing sent", () => {
     const text = applyText(report(Array(7).fill({ status: "done", outcome: "already" })), plainPaint);
     expect(text).toContain("already approve  ssp/P0: m0");
-    expect(text.split("\n").at(-1)).toBe("Apply complete: nothing to send, 7 already applied.");
+    expect(text.split("\n").at(-1)).toBe("Apply complete: 0 done, 7 already, 0 failed, 0 skipped; nothing was sent.");
   });
 
-  it("a blocked write is marked blocked and counted apart from failures; confirmed and already are counted apart from done", () => {
-    const text = applyText(
-      report([
-        { status: "done", outcome: "done" },
-        { status: "done", outcome: "confirmed" },
-        { status: "done", outcome: "already" },
-        { status: "failed", outcome: "blocked", action: "update" },
-        { status: "skipped", outcome: "skipped" },
-      ]),
-      plainPaint,
-    );
+  it("each step is marked, and the closing line counted, by its outcome's name: the names of the JSON report's summary", () => {
+    const r = report([
+      { status: "done", outcome: "done" },
+      { status: "done", outcome: "confirmed" },
+      { status: "done", outcome: "already" },
+      { status: "failed", outcome: "blocked", action: "update" },
+      { status: "skipped", outcome: "skipped" },
+    ]);
+    const text = applyText(r, plainPaint);
     expect(text).toContain("blocked update   ssp/P3: m3");
+    expect(text).toContain("confirmed approve  ssp/P1: m1");
     expect(text).not.toMatch(/^failed/m);
     // A blocked write is not finished by applying the same plan again: it needs a new plan.
     expect(text.split("\n").at(-1)).toBe(
       "Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.",
     );
-    expect(text).toContain("Apply finished with blocked writes: 2 done (1 confirmed by reading it back), 1 already applied, 1 blocked, 0 failed, 1 skipped.");
+    expect(text).toContain("Apply finished with blocked writes: 1 done, 1 already, 1 confirmed, 1 blocked, 0 failed, 1 skipped.");
+    expect(r.summary).toEqual({ done: 1, already: 1, confirmed: 1, blocked: 1, failed: 0, unknown: 0, skipped: 1, overwritten: 0 });
     const failed = applyText(
       report([
         { status: "failed", outcome: "refused" },
         { status: "failed", outcome: "blocked" },
+        { status: "failed", outcome: "unknown" },
+        { status: "failed", outcome: "overwritten", action: "update" },
       ]),
       plainPaint,
     );
     expect(failed).toContain("failed  approve  ssp/P0: m0");
-    expect(failed).toContain("Apply finished with failures: 0 done, 1 blocked, 1 failed, 0 skipped.");
+    expect(failed).toContain("unknown approve  ssp/P2: m2");
+    expect(failed).toContain("overwritten update   ssp/P3: m3");
+    expect(failed).toContain("Apply finished with failures: 0 done, 1 blocked, 1 failed, 1 unknown, 0 skipped, 1 overwritten.");
+    expect(failed).toContain("Someone else's write undid a write of this apply right after it");
   });
 });

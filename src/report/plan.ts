@@ -1,7 +1,7 @@
 import { commentText, markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
-import type { ApplyReport } from "../apply/run.js";
+import { OUTCOMES, type ApplyReport } from "../apply/run.js";
 import {
   actionWords,
   impactOf,
@@ -341,57 +341,38 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
   return top + fitted.text + said(fitted) + tail;
 }
 
-/** Apply's report in text: each step marked by what became of it (a write revsync refused to make is
- *  "blocked", one the service already showed "already"), and a closing line that counts what was sent
- *  apart from what was already there, confirmed by reading it back, blocked, failed or skipped. */
 type ApplyEntry = ApplyReport["outcomes"][number];
-type Mark = "done" | "already" | "blocked" | "failed" | "skipped";
 
-/** What became of a step, in the report's words: a write revsync refused to make is "blocked", one the
- *  service already showed "already". */
-const markOf = (o: ApplyEntry): Mark =>
-  o.status === "failed" && o.outcome === "blocked" ? "blocked" : o.status === "done" && o.outcome === "already" ? "already" : o.status;
-
-/** One step of apply's report in text: its mark, action, address and message. */
+/** One step of apply's report in text: what became of its write (by the names of OUTCOMES), its action,
+ *  address and message. */
 export function applyLine(o: ApplyEntry, out: Painter): string {
-  const mark: Record<Mark, string> = {
-    done: out.paint("green", "done   "),
-    already: out.paint("green", "already"),
-    blocked: out.paint("red", "blocked"),
-    failed: out.paint("red", "failed "),
-    skipped: out.paint("yellow", "skipped"),
-  };
-  return `${mark[markOf(o)]} ${o.action.padEnd(8)} ${t(o.address)}: ${t(o.message)}`;
+  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
+  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${t(o.address)}: ${t(o.message)}`;
 }
 
+/** Apply's report in text: each step marked by what became of its write, and a closing line that counts
+ *  the outcomes by the names the JSON report and the evidence record count them by (report.summary:
+ *  one count for all three). */
 export function applyText(report: ApplyReport, out: Painter): string {
-  const kind = markOf;
   const lines = report.outcomes.map((o) => applyLine(o, out));
-  const n = (k: Mark): number => report.outcomes.filter((o) => kind(o) === k).length;
-  const [done, already, blocked, failed, skipped] = [n("done"), n("already"), n("blocked"), n("failed"), n("skipped")];
-  const confirmed = report.outcomes.filter((o) => kind(o) === "done" && o.outcome === "confirmed").length;
-  const head = report.interrupted ? "interrupted" : failed ? "finished with failures" : blocked ? "finished with blocked writes" : "complete";
-  const counts =
-    !done && already && !blocked && !failed && !skipped
-      ? `nothing to send, ${already} already applied`
-      : [
-          `${done} done${confirmed ? ` (${confirmed} confirmed by reading it back)` : ""}`,
-          already ? `${already} already applied` : "",
-          blocked ? `${blocked} blocked` : "",
-          `${failed} failed`,
-          `${skipped} skipped`,
-        ]
-          .filter(Boolean)
-          .join(", ");
-  lines.push("", `Apply ${head}: ${counts}.`);
+  const s = report.summary;
+  const undone = s.failed + s.unknown + s.overwritten;
+  const head = report.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
+  // done, failed and skipped always; the other outcomes where some change has them.
+  const counts = OUTCOMES.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const sent = OUTCOMES.some((o) => o !== "already" && s[o]);
+  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
   const eyes = report.outcomes.filter((o) => o.four_eyes?.rule).length;
   if (eyes)
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
     );
-  if (blocked > report.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+  if (s.overwritten)
+    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+  if (s.blocked > report.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if ((failed || skipped) && !eyes) lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
+    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }

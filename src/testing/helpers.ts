@@ -39,7 +39,7 @@ export interface Emu {
 /** The emulator on 127.0.0.1 with an OS-chosen port, spoken to over real HTTP. */
 export async function startEmu(
   seed: SeedName = "demo",
-  opts: { accessTtlS?: number; refreshTtlS?: number; profile?: Profile; fourEyes?: boolean } = {},
+  opts: { accessTtlS?: number; refreshTtlS?: number; profile?: Profile; fourEyes?: boolean; honourIfMatch?: boolean } = {},
 ): Promise<Emu> {
   const running = await startEmulator({ state: seedState(seed), host: "127.0.0.1", port: 0, ...opts });
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -370,7 +370,7 @@ export async function landedWrite<T>(
   const out = await o;
   if (out.kind === "already") return { ...out, result: undefined as T };
   if (out.kind === "done" || out.kind === "confirmed") return out;
-  if (out.kind === "blocked") throw new Error(out.reason);
+  if (out.kind === "blocked" || out.kind === "overwritten") throw new Error(out.reason);
   throw out.error;
 }
 

@@ -1,0 +1,188 @@
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, linkSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { LockUnavailable, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+
+/** Which running system a process belongs to, where the system says (Linux): the boot and the pid
+ *  namespace. A holder of this host, boot and namespace whose pid no longer runs is certainly gone. */
+export interface ProcessSpace {
+  host: string;
+  boot_id: string | null;
+  pid_ns: string | null;
+}
+
+export function thisProcessSpace(): ProcessSpace {
+  const read = (f: () => string): string | null => {
+    try {
+      return f().trim() || null;
+    } catch {
+      return null;
+    }
+  };
+  return {
+    host: hostname(),
+    boot_id: read(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8")),
+    pid_ns: read(() => readlinkSync("/proc/self/ns/pid")),
+  };
+}
+
+type Stored = LockHolder & Partial<ProcessSpace>;
+
+const running = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it runs, as another user.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/** The lock as a file of this machine, for a service on loopback (the emulator): nothing but this machine
+ *  reaches it, so every writer to it can see this file. Taking it is an atomic link of a complete record
+ *  to the lock's name, which fails when the name exists; the file is named by the service (base URL and
+ *  realm), so two policy repos aimed at one emulator share it. Like an operating system's file lock, it
+ *  does not outlive its holder: a holder of this machine whose process is gone (its pid not running, in
+ *  the same boot and pid namespace) is replaced, and the take says so. */
+export class LocalLock implements LockBackend {
+  readonly kind = "local";
+  readonly path: string;
+  readonly where: string;
+
+  constructor(
+    private readonly dir: string,
+    service: { baseUrl: string; realm: string },
+    private readonly space: ProcessSpace = thisProcessSpace(),
+    private readonly isRunning: (pid: number) => boolean = running,
+  ) {
+    const key = createHash("sha256").update(`${service.baseUrl}\n${service.realm}`).digest("hex").slice(0, 32);
+    this.path = join(dir, `${key}.json`);
+    this.where = `file ${this.path} of this machine`;
+  }
+
+  private read(): Stored | undefined {
+    let text: string;
+    try {
+      text = readFileSync(this.path, "utf8");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw new LockUnavailable(`cannot read the lock ${this.path}: ${(e as Error).message}`);
+    }
+    try {
+      return JSON.parse(text) as Stored;
+    } catch {
+      throw new LockUnavailable(
+        `the lock ${this.path} is not a lock record revsync wrote`,
+        `remove the file if no apply to this service runs, or run apply with --lock=false`,
+      );
+    }
+  }
+
+  /** Certainly gone: a holder of this host, boot and pid namespace whose pid no longer runs. */
+  private gone(h: Stored): boolean {
+    const s = this.space;
+    if (h.host !== s.host || h.pid <= 0) return false;
+    if (s.boot_id && h.boot_id && h.boot_id !== s.boot_id) return true;
+    if ((h.boot_id ?? null) !== s.boot_id || (h.pid_ns ?? null) !== s.pid_ns) return false;
+    return !this.isRunning(h.pid);
+  }
+
+  private place(record: Stored): boolean {
+    const tmp = `${this.path}.${record.id}.tmp`;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      // Every user of this machine may take a lock of a service on it; none may remove another's file.
+      try {
+        chmodSync(this.dir, 0o1777);
+      } catch {
+        // Not ours to change: creating the file below says whether we may.
+      }
+      writeFileSync(tmp, JSON.stringify(record), { mode: 0o644 });
+      linkSync(tmp, this.path);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw new LockUnavailable(`cannot take the lock ${this.path}: ${(e as Error).message}`);
+    } finally {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // Never written.
+      }
+    }
+  }
+
+  /** Removes a gone holder's lock, once, however many takers found it gone at the same moment. */
+  private removeGone(h: Stored): void {
+    const guard = `${this.path}.takeover`;
+    try {
+      mkdirSync(guard);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${(e as Error).message}`);
+      // Another taker is removing it; a guard left by a process killed in between is old.
+      try {
+        if (Date.now() - statSync(guard).mtimeMs > 10_000) rmdirSync(guard);
+      } catch {
+        // Gone already.
+      }
+      return;
+    }
+    try {
+      if (this.read()?.id === h.id) unlinkSync(this.path);
+    } finally {
+      rmdirSync(guard);
+    }
+  }
+
+  async take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }> {
+    const id = randomBytes(20).toString("hex");
+    const record: Stored = { id, ...request, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
+    let tookOver: LockHolder | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.place(record)) return { taken: holderOf(record), ...(tookOver ? { tookOver } : {}) };
+      const h = this.read();
+      if (!h) continue;
+      if (!this.gone(h)) return { held: holderOf(h) };
+      tookOver = holderOf(h);
+      this.removeGone(h);
+    }
+    const h = this.read();
+    if (h) return { held: holderOf(h) };
+    throw new LockUnavailable(`cannot take the lock ${this.path}: it changed hands three times while revsync tried`);
+  }
+
+  async holder(): Promise<LockHolder | undefined> {
+    const h = this.read();
+    return h && holderOf(h);
+  }
+
+  async release(id: string): Promise<"released" | "free" | { other: LockHolder }> {
+    const h = this.read();
+    if (!h) return "free";
+    if (h.id !== id) return { other: holderOf(h) };
+    try {
+      unlinkSync(this.path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return "free";
+      throw new LockUnavailable(`cannot release the lock ${this.path}: ${(e as Error).message}`);
+    }
+    return "released";
+  }
+}
+
+/** The holder as every waiter is shown it (the process space stays in the file). */
+function holderOf(s: Stored): LockHolder {
+  return {
+    id: s.id,
+    environment: s.environment,
+    user: s.user ?? null,
+    service_user: s.service_user ?? null,
+    host: s.host,
+    pid: s.pid,
+    ci_run_url: s.ci_run_url ?? null,
+    since: s.since,
+    plan_checksum: s.plan_checksum ?? null,
+    revsync_version: s.revsync_version,
+  };
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { lockRef, withoutCredentials } from "./git-lock.js";
+import { LocalLock, type ProcessSpace } from "./local-lock.js";
+import { acquireLock, LockHeld, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+
+const request = (over: Partial<LockRequest> = {}): LockRequest => ({
+  environment: "production",
+  user: "alice",
+  service_user: "ci-bot",
+  host: "runner-7",
+  pid: 4242,
+  ci_run_url: "https://ci.example/runs/9",
+  since: "2026-11-25T12:00:00.000Z",
+  plan_checksum: "sha256:abc",
+  revsync_version: "0.1.0",
+  ...over,
+});
+
+/** A backend held by `holders` in turn (one per take), then free. */
+function scripted(holders: LockHolder[]): LockBackend & { takes: number } {
+  const b = {
+    kind: "git" as const,
+    where: "test",
+    takes: 0,
+    async take(r: LockRequest) {
+      const h = holders[b.takes++];
+      return h ? { held: h } : { taken: { id: "mine", ...r } };
+    },
+    holder: async () => undefined,
+    release: async () => "released" as const,
+  };
+  return b;
+}
+
+describe("acquireLock: one writer, a bounded wait", () => {
+  const other = { id: "8dbd5989", ...request({ user: "bob", host: "laptop", pid: 7 }) };
+
+  it("without --lock-timeout fails at once, naming the holder (user, host, CI run, since, plan, id) and the unlock command", async () => {
+    let t = Date.parse("2026-11-25T12:03:00.000Z");
+    const sleeps: number[] = [];
+    const err = await acquireLock(scripted([other, other]), request(), {
+      timeoutMs: 0,
+      now: () => t,
+      sleep: async (ms) => void sleeps.push((t += ms)),
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LockHeld);
+    expect((err as LockHeld).message).toBe(
+      'environment "production" is locked by another apply: bob (CI run https://ci.example/runs/9) on host laptop (pid 7), since 2026-11-25T12:00:00Z (3m ago), applying plan sha256:abc as service user ci-bot, lock id 8dbd5989; nothing was written',
+    );
+    expect((err as LockHeld).hint).toContain("revsync unlock --env production 8dbd5989");
+    expect(sleeps).toEqual([]);
+  });
+
+  it("with a timeout polls from 0.5 s, doubling to 5 s, never past the deadline; says each holder once; takes it when free", async () => {
+    let t = 0;
+    const pauses: number[] = [];
+    const told: string[] = [];
+    const held = await acquireLock(scripted([other, other, other, other, other, { ...other, id: "second" }]), request(), {
+      timeoutMs: 60_000,
+      now: () => t,
+      sleep: async (ms) => {
+        pauses.push(ms);
+        t += ms;
+      },
+      onWait: (h) => told.push(h.id),
+    });
+    expect(pauses).toEqual([500, 1000, 2000, 4000, 5000, 5000]);
+    expect(told).toEqual(["8dbd5989", "second"]);
+    expect(held).toMatchObject({ holder: { id: "mine", user: "alice" }, waitedMs: 17_500 });
+
+    t = 0;
+    const short: number[] = [];
+    const err = await acquireLock(scripted(Array(10).fill(other)), request(), {
+      timeoutMs: 2_200,
+      now: () => t,
+      sleep: async (ms) => {
+        short.push(ms);
+        t += ms;
+      },
+    }).catch((e: unknown) => e);
+    expect(short).toEqual([500, 1000, 700]);
+    expect((err as Error).message).toContain("; waited 2.2s; nothing was written");
+  });
+});
+
+describe("LocalLock: a file of this machine", () => {
+  const space: ProcessSpace = { host: hostname(), boot_id: "boot-1", pid_ns: "pid:[1]" };
+
+  it("one taker at a time; release by id only; a holder of this machine whose process is gone is replaced, and said", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-lock-"));
+    try {
+      const alive = new Set([100, 200]);
+      const lock = (s: ProcessSpace = space) => new LocalLock(join(dir, "locks"), { baseUrl: "http://127.0.0.1:4010", realm: "demo" }, s, (p) => alive.has(p));
+      const a = await lock().take(request({ host: space.host, pid: 100 }));
+      if (!("taken" in a)) throw new Error("not taken");
+      const b = await lock().take(request({ host: space.host, pid: 200 }));
+      expect(b).toEqual({ held: a.taken });
+      // Another service (another base URL) is another lock.
+      const other = new LocalLock(join(dir, "locks"), { baseUrl: "http://127.0.0.1:4011", realm: "demo" }, space);
+      expect("taken" in (await other.take(request({ host: space.host })))).toBe(true);
+      expect(await lock().release("not-it")).toEqual({ other: a.taken });
+      expect(await lock().holder()).toEqual(a.taken);
+      // The holder's process is gone (same host, boot and pid namespace): the next take replaces it.
+      alive.delete(100);
+      const c = await lock().take(request({ host: space.host, pid: 200 }));
+      expect(c).toMatchObject({ taken: { pid: 200 }, tookOver: { id: a.taken.id } });
+      // A holder of another pid namespace (a container) may be alive for all this machine can tell.
+      alive.delete(200);
+      const inContainer = await lock({ ...space, pid_ns: "pid:[2]" }).take(request({ host: space.host, pid: 300 }));
+      expect("held" in inContainer).toBe(true);
+      // After a reboot, every holder of the boot before is gone.
+      const rebooted = await lock({ ...space, boot_id: "boot-2" }).take(request({ host: space.host, pid: 300 }));
+      expect("taken" in rebooted).toBe(true);
+      if (!("taken" in rebooted)) return;
+      expect(await lock().release(rebooted.taken.id)).toBe("released");
+      expect(await lock().holder()).toBeUndefined();
+      expect(await lock().release(rebooted.taken.id)).toBe("free");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the git lock's names", () => {
+  it("a ref per environment, hex where the name cannot be a ref; credentials in URLs never shown", () => {
+    expect(lockRef("production")).toBe("refs/revsync/locks/production");
+    expect(lockRef("eu west")).toBe(`refs/revsync/locks/x-${Buffer.from("eu west").toString("hex")}`);
+    expect(lockRef("a..b")).toMatch(/^refs\/revsync\/locks\/x-/);
+    expect(withoutCredentials("fatal: unable to access 'https://gitlab-ci-token:glcbt-secret@gitlab.example/g/p.git/': 403")).toBe(
+      "fatal: unable to access 'https://***@gitlab.example/g/p.git/': 403",
+    );
+  });
+});

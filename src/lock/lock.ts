@@ -1,0 +1,119 @@
+import { formatDuration } from "../duration.js";
+import { UserError } from "../errors.js";
+
+/** Who holds an environment's lock, as every waiter is shown it: never a secret (no token, no password,
+ *  no URL with credentials), so that it can be printed, stored in a git remote and kept in evidence. */
+export interface LockHolder {
+  /** The lock's id: what `revsync unlock` takes (git: the lock commit; local: a random id). */
+  id: string;
+  environment: string;
+  /** Who runs the apply: the CI run's actor, else the machine's user. */
+  user: string | null;
+  /** The user revsync signs in to the service as. */
+  service_user: string | null;
+  host: string;
+  pid: number;
+  /** The CI run that applies, when there is one. */
+  ci_run_url: string | null;
+  /** When the lock was taken (ISO, UTC). */
+  since: string;
+  /** The checksum of the plan being applied. */
+  plan_checksum: string | null;
+  revsync_version: string;
+}
+
+/** What a lock record holds before it has an id. */
+export type LockRequest = Omit<LockHolder, "id">;
+
+/** One place an environment's lock is kept. Taking it is one atomic test-and-set: of two takers at the
+ *  same moment exactly one gets it; releasing it removes only the lock of that id. */
+export interface LockBackend {
+  readonly kind: "git" | "local";
+  /** Where, in words: "git remote origin, ref refs/revsync/locks/production", "file /tmp/…". */
+  readonly where: string;
+  /** Takes the lock, or says who holds it. `tookOver`: a holder on this machine whose process is gone,
+   *  whose lock this take replaced. Throws LockUnavailable when it can neither take nor read it. */
+  take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }>;
+  /** The holder now, or undefined when the lock is free. */
+  holder(): Promise<LockHolder | undefined>;
+  /** Releases the lock of `id`: "released", "free" (nobody holds it), or the holder of another lock. */
+  release(id: string): Promise<"released" | "free" | { other: LockHolder }>;
+}
+
+/** The lock could not be taken or checked (no remote, no permission to push, git missing): apply stops
+ *  before it writes anything, unless --lock=false says to go on without one. */
+export class LockUnavailable extends UserError {
+  constructor(message: string, hint?: string) {
+    super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
+    this.name = "LockUnavailable";
+  }
+}
+
+const ago = (ms: number): string => (ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))}s` : formatDuration(Math.round(ms / 60_000) * 60_000));
+
+/** The holder in words: "alice (CI run URL) on host runner-7 (pid 4242), since 2026-… (3m ago), applying plan
+ *  sha256:… as service user ci-bot; lock id 8dbd…". */
+export function holderWords(h: LockHolder, now: number): string {
+  const since = Date.parse(h.since);
+  return [
+    `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
+    `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
+    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
+    `lock id ${h.id}`,
+  ].join(", ");
+}
+
+export interface AcquireOptions {
+  /** How long to wait for another holder (--lock-timeout); 0: fail at once. */
+  timeoutMs: number;
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  /** Told once per holder met while waiting. */
+  onWait?: (holder: LockHolder, remainingMs: number) => void;
+  /** Stop waiting (an interrupt): nothing was written. */
+  isStopping?: () => boolean;
+}
+
+/** The lock this run holds. */
+export interface HeldLock {
+  holder: LockHolder;
+  waitedMs: number;
+  tookOver?: LockHolder;
+}
+
+/** Held by another apply past --lock-timeout: the waiter names the holder, writes nothing, exits 1. */
+export class LockHeld extends UserError {
+  constructor(
+    readonly environment: string,
+    readonly holder: LockHolder,
+    waitedMs: number,
+    now: number,
+  ) {
+    super(
+      `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
+      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`,
+    );
+    this.name = "LockHeld";
+  }
+}
+
+/** Takes the lock, waiting up to `timeoutMs` for another holder with a bounded poll (from 0.5 s, growing
+ *  to 5 s between tries, never past the deadline). */
+export async function acquireLock(backend: LockBackend, request: LockRequest, opts: AcquireOptions): Promise<HeldLock> {
+  const start = opts.now();
+  const deadline = start + opts.timeoutMs;
+  let pause = 500;
+  const told = new Set<string>();
+  for (;;) {
+    const r = await backend.take({ ...request, since: new Date(opts.now()).toISOString() });
+    if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...(r.tookOver ? { tookOver: r.tookOver } : {}) };
+    const left = deadline - opts.now();
+    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
+    if (!told.has(r.held.id)) {
+      told.add(r.held.id);
+      opts.onWait?.(r.held, left);
+    }
+    await opts.sleep(Math.min(pause, left));
+    pause = Math.min(pause * 2, 5000);
+  }
+}
