@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildInputs, sourceHash } from "./source-hash.mjs";
+import { sourceHash, srcModules } from "./source-hash.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(root, "dist");
@@ -67,7 +67,7 @@ const common = { absWorkingDir: root, bundle: true, platform: "node", target: "n
 if (process.argv.includes("--modules")) {
   // The modules of src/, one file each, in a folder beside src/ (so that the package's folder is one
   // level above each module, as from src/): not tests or declarations.
-  const modules = buildInputs(root).filter((f) => f.startsWith("src/") && !f.endsWith(".d.ts"));
+  const modules = srcModules(root).filter((f) => !f.endsWith(".d.ts"));
   const out = await build({ ...common, bundle: false, sourcemap: true, entryPoints: modules, outbase: "src", outdir: "build", format: "esm" });
   rmSync(join(root, "build"), { recursive: true, force: true });
   for (const f of out.outputFiles) {

@@ -4,21 +4,26 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** The modules of src/ (but tests; src/testing too, which the benches load from build/testing/), the
- *  TypeScript config (esbuild reads it too), and what the bundled CLI holds besides: the dependencies
- *  (package-lock.json), the precompiled validators, and how it is built. */
-export function buildInputs(root) {
-  const out = ["package-lock.json", "schemas/generated/validators.cjs", "scripts/build.mjs", "tsconfig.json"];
+/** The modules of src/, tests left out, as posix paths relative to root, sorted. */
+export function srcModules(root) {
+  const out = [];
   const walk = (dir) => {
     for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
       const rel = `${dir}/${e.name}`;
-      if (e.isDirectory()) {
-        walk(rel);
-      } else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) out.push(rel);
+      if (e.isDirectory()) walk(rel);
+      else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) out.push(rel);
     }
   };
   walk("src");
   return out.sort();
+}
+
+/** The modules of src/ but the tests' and benches' helpers (src/testing/, which no module of revsync
+ *  imports), the TypeScript config (esbuild reads it too), and what the bundled CLI holds besides: the
+ *  dependencies (package-lock.json), the precompiled validators, and how it is built. */
+export function buildInputs(root) {
+  const own = srcModules(root).filter((f) => !f.startsWith("src/testing/"));
+  return ["package-lock.json", "schemas/generated/validators.cjs", "scripts/build.mjs", "tsconfig.json", ...own].sort();
 }
 
 export async function sourceHash(root) {
