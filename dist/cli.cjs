@@ -4593,7 +4593,6 @@ var require_validators = __commonJS({
     "use strict";
     exports2.config = validate10;
     var schema14 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
-    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). README, "For auditors"` } }, "title": "EnvironmentConfig" };
     var schema13 = { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (README, Decisions)`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } };
     var func2 = require_ucs2length().default;
     var pattern0 = new RegExp("\\S", "u");
@@ -4659,8 +4658,11 @@ var require_validators = __commonJS({
           if (data3 && typeof data3 == "object" && !Array.isArray(data3)) {
             for (const key1 in data3) {
               let data4 = data3[key1];
-              if (typeof data4 !== "string" && !(typeof data4 == "number") && typeof data4 !== "boolean") {
-                const err5 = { instancePath: instancePath + "/vars/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/vars/additionalProperties/type", keyword: "type", params: { type: schema12.properties.vars.additionalProperties.type }, message: "must be string,number,boolean" };
+              const _errs12 = errors;
+              let valid2 = false;
+              const _errs13 = errors;
+              if (typeof data4 !== "string") {
+                const err5 = { instancePath: instancePath + "/vars/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/vars/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err5];
                 } else {
@@ -4668,13 +4670,61 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
+              var _valid0 = _errs13 === errors;
+              valid2 = valid2 || _valid0;
+              if (!valid2) {
+                const _errs15 = errors;
+                if (!(typeof data4 == "number")) {
+                  const err6 = { instancePath: instancePath + "/vars/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/vars/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                  if (vErrors === null) {
+                    vErrors = [err6];
+                  } else {
+                    vErrors.push(err6);
+                  }
+                  errors++;
+                }
+                var _valid0 = _errs15 === errors;
+                valid2 = valid2 || _valid0;
+                if (!valid2) {
+                  const _errs17 = errors;
+                  if (typeof data4 !== "boolean") {
+                    const err7 = { instancePath: instancePath + "/vars/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/vars/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (vErrors === null) {
+                      vErrors = [err7];
+                    } else {
+                      vErrors.push(err7);
+                    }
+                    errors++;
+                  }
+                  var _valid0 = _errs17 === errors;
+                  valid2 = valid2 || _valid0;
+                }
+              }
+              if (!valid2) {
+                const err8 = { instancePath: instancePath + "/vars/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/vars/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                if (vErrors === null) {
+                  vErrors = [err8];
+                } else {
+                  vErrors.push(err8);
+                }
+                errors++;
+              } else {
+                errors = _errs12;
+                if (vErrors !== null) {
+                  if (_errs12) {
+                    vErrors.length = _errs12;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
             }
           } else {
-            const err6 = { instancePath: instancePath + "/vars", schemaPath: "#/properties/vars/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err9 = { instancePath: instancePath + "/vars", schemaPath: "#/properties/vars/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err6];
+              vErrors = [err9];
             } else {
-              vErrors.push(err6);
+              vErrors.push(err9);
             }
             errors++;
           }
@@ -4683,29 +4733,29 @@ var require_validators = __commonJS({
           let data5 = data.rate_limit;
           if (typeof data5 == "number") {
             if (data5 > 1e4 || isNaN(data5)) {
-              const err7 = { instancePath: instancePath + "/rate_limit", schemaPath: "#/properties/rate_limit/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e4 }, message: "must be <= 10000" };
+              const err10 = { instancePath: instancePath + "/rate_limit", schemaPath: "#/properties/rate_limit/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e4 }, message: "must be <= 10000" };
               if (vErrors === null) {
-                vErrors = [err7];
+                vErrors = [err10];
               } else {
-                vErrors.push(err7);
+                vErrors.push(err10);
               }
               errors++;
             }
             if (data5 <= 0 || isNaN(data5)) {
-              const err8 = { instancePath: instancePath + "/rate_limit", schemaPath: "#/properties/rate_limit/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" };
+              const err11 = { instancePath: instancePath + "/rate_limit", schemaPath: "#/properties/rate_limit/exclusiveMinimum", keyword: "exclusiveMinimum", params: { comparison: ">", limit: 0 }, message: "must be > 0" };
               if (vErrors === null) {
-                vErrors = [err8];
+                vErrors = [err11];
               } else {
-                vErrors.push(err8);
+                vErrors.push(err11);
               }
               errors++;
             }
           } else {
-            const err9 = { instancePath: instancePath + "/rate_limit", schemaPath: "#/properties/rate_limit/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+            const err12 = { instancePath: instancePath + "/rate_limit", schemaPath: "#/properties/rate_limit/type", keyword: "type", params: { type: "number" }, message: "must be number" };
             if (vErrors === null) {
-              vErrors = [err9];
+              vErrors = [err12];
             } else {
-              vErrors.push(err9);
+              vErrors.push(err12);
             }
             errors++;
           }
@@ -4715,11 +4765,11 @@ var require_validators = __commonJS({
           if (data6 && typeof data6 == "object" && !Array.isArray(data6)) {
             for (const key22 in data6) {
               if (!(key22 === "approve_action" || key22 === "reject_action" || key22 === "template_batch_name" || key22 === "batch_status" || key22 === "allocation_rules")) {
-                const err10 = { instancePath: instancePath + "/service", schemaPath: "#/definitions/ServiceChoices/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+                const err13 = { instancePath: instancePath + "/service", schemaPath: "#/definitions/ServiceChoices/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err10];
+                  vErrors = [err13];
                 } else {
-                  vErrors.push(err10);
+                  vErrors.push(err13);
                 }
                 errors++;
               }
@@ -4728,20 +4778,20 @@ var require_validators = __commonJS({
               let data7 = data6.approve_action;
               if (typeof data7 === "string") {
                 if (func2(data7) < 1) {
-                  const err11 = { instancePath: instancePath + "/service/approve_action", schemaPath: "#/definitions/ServiceChoices/properties/approve_action/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  const err14 = { instancePath: instancePath + "/service/approve_action", schemaPath: "#/definitions/ServiceChoices/properties/approve_action/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                   if (vErrors === null) {
-                    vErrors = [err11];
+                    vErrors = [err14];
                   } else {
-                    vErrors.push(err11);
+                    vErrors.push(err14);
                   }
                   errors++;
                 }
               } else {
-                const err12 = { instancePath: instancePath + "/service/approve_action", schemaPath: "#/definitions/ServiceChoices/properties/approve_action/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err15 = { instancePath: instancePath + "/service/approve_action", schemaPath: "#/definitions/ServiceChoices/properties/approve_action/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err12];
+                  vErrors = [err15];
                 } else {
-                  vErrors.push(err12);
+                  vErrors.push(err15);
                 }
                 errors++;
               }
@@ -4750,20 +4800,20 @@ var require_validators = __commonJS({
               let data8 = data6.reject_action;
               if (typeof data8 === "string") {
                 if (func2(data8) < 1) {
-                  const err13 = { instancePath: instancePath + "/service/reject_action", schemaPath: "#/definitions/ServiceChoices/properties/reject_action/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  const err16 = { instancePath: instancePath + "/service/reject_action", schemaPath: "#/definitions/ServiceChoices/properties/reject_action/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                   if (vErrors === null) {
-                    vErrors = [err13];
+                    vErrors = [err16];
                   } else {
-                    vErrors.push(err13);
+                    vErrors.push(err16);
                   }
                   errors++;
                 }
               } else {
-                const err14 = { instancePath: instancePath + "/service/reject_action", schemaPath: "#/definitions/ServiceChoices/properties/reject_action/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err17 = { instancePath: instancePath + "/service/reject_action", schemaPath: "#/definitions/ServiceChoices/properties/reject_action/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err14];
+                  vErrors = [err17];
                 } else {
-                  vErrors.push(err14);
+                  vErrors.push(err17);
                 }
                 errors++;
               }
@@ -4771,11 +4821,11 @@ var require_validators = __commonJS({
             if (data6.template_batch_name !== void 0) {
               let data9 = data6.template_batch_name;
               if (!(data9 === "query" || data9 === "path")) {
-                const err15 = { instancePath: instancePath + "/service/template_batch_name", schemaPath: "#/definitions/ServiceChoices/properties/template_batch_name/enum", keyword: "enum", params: { allowedValues: schema13.properties.template_batch_name.enum }, message: "must be equal to one of the allowed values" };
+                const err18 = { instancePath: instancePath + "/service/template_batch_name", schemaPath: "#/definitions/ServiceChoices/properties/template_batch_name/enum", keyword: "enum", params: { allowedValues: schema13.properties.template_batch_name.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
-                  vErrors = [err15];
+                  vErrors = [err18];
                 } else {
-                  vErrors.push(err15);
+                  vErrors.push(err18);
                 }
                 errors++;
               }
@@ -4785,11 +4835,11 @@ var require_validators = __commonJS({
               if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
                 for (const key3 in data10) {
                   if (!(key3 === "file_uploaded" || key3 === "reviewed" || key3 === "approved")) {
-                    const err16 = { instancePath: instancePath + "/service/batch_status", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+                    const err19 = { instancePath: instancePath + "/service/batch_status", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err16];
+                      vErrors = [err19];
                     } else {
-                      vErrors.push(err16);
+                      vErrors.push(err19);
                     }
                     errors++;
                   }
@@ -4798,20 +4848,20 @@ var require_validators = __commonJS({
                   let data11 = data10.file_uploaded;
                   if (typeof data11 === "string") {
                     if (func2(data11) < 1) {
-                      const err17 = { instancePath: instancePath + "/service/batch_status/file_uploaded", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/file_uploaded/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err20 = { instancePath: instancePath + "/service/batch_status/file_uploaded", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/file_uploaded/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err17];
+                        vErrors = [err20];
                       } else {
-                        vErrors.push(err17);
+                        vErrors.push(err20);
                       }
                       errors++;
                     }
                   } else {
-                    const err18 = { instancePath: instancePath + "/service/batch_status/file_uploaded", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/file_uploaded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err21 = { instancePath: instancePath + "/service/batch_status/file_uploaded", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/file_uploaded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err18];
+                      vErrors = [err21];
                     } else {
-                      vErrors.push(err18);
+                      vErrors.push(err21);
                     }
                     errors++;
                   }
@@ -4820,20 +4870,20 @@ var require_validators = __commonJS({
                   let data12 = data10.reviewed;
                   if (typeof data12 === "string") {
                     if (func2(data12) < 1) {
-                      const err19 = { instancePath: instancePath + "/service/batch_status/reviewed", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/reviewed/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err22 = { instancePath: instancePath + "/service/batch_status/reviewed", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/reviewed/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err19];
+                        vErrors = [err22];
                       } else {
-                        vErrors.push(err19);
+                        vErrors.push(err22);
                       }
                       errors++;
                     }
                   } else {
-                    const err20 = { instancePath: instancePath + "/service/batch_status/reviewed", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/reviewed/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err23 = { instancePath: instancePath + "/service/batch_status/reviewed", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/reviewed/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err20];
+                      vErrors = [err23];
                     } else {
-                      vErrors.push(err20);
+                      vErrors.push(err23);
                     }
                     errors++;
                   }
@@ -4842,30 +4892,30 @@ var require_validators = __commonJS({
                   let data13 = data10.approved;
                   if (typeof data13 === "string") {
                     if (func2(data13) < 1) {
-                      const err21 = { instancePath: instancePath + "/service/batch_status/approved", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/approved/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err24 = { instancePath: instancePath + "/service/batch_status/approved", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/approved/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err21];
+                        vErrors = [err24];
                       } else {
-                        vErrors.push(err21);
+                        vErrors.push(err24);
                       }
                       errors++;
                     }
                   } else {
-                    const err22 = { instancePath: instancePath + "/service/batch_status/approved", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/approved/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err25 = { instancePath: instancePath + "/service/batch_status/approved", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/properties/approved/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err22];
+                      vErrors = [err25];
                     } else {
-                      vErrors.push(err22);
+                      vErrors.push(err25);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err23 = { instancePath: instancePath + "/service/batch_status", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err26 = { instancePath: instancePath + "/service/batch_status", schemaPath: "#/definitions/ServiceChoices/properties/batch_status/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err23];
+                  vErrors = [err26];
                 } else {
-                  vErrors.push(err23);
+                  vErrors.push(err26);
                 }
                 errors++;
               }
@@ -4876,58 +4926,27 @@ var require_validators = __commonJS({
                 for (const key4 in data14) {
                   let data15 = data14[key4];
                   if (!(data15 === "transaction_price" || data15 === "range_top" || data15 === "range_bottom" || data15 === "mid_point")) {
-                    const err24 = { instancePath: instancePath + "/service/allocation_rules/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/definitions/ServiceChoices/properties/allocation_rules/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema13.properties.allocation_rules.additionalProperties.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/service/allocation_rules/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/definitions/ServiceChoices/properties/allocation_rules/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema13.properties.allocation_rules.additionalProperties.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
-                      vErrors = [err24];
+                      vErrors = [err27];
                     } else {
-                      vErrors.push(err24);
+                      vErrors.push(err27);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err25 = { instancePath: instancePath + "/service/allocation_rules", schemaPath: "#/definitions/ServiceChoices/properties/allocation_rules/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err28 = { instancePath: instancePath + "/service/allocation_rules", schemaPath: "#/definitions/ServiceChoices/properties/allocation_rules/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err25];
+                  vErrors = [err28];
                 } else {
-                  vErrors.push(err25);
+                  vErrors.push(err28);
                 }
                 errors++;
               }
             }
           } else {
-            const err26 = { instancePath: instancePath + "/service", schemaPath: "#/definitions/ServiceChoices/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err26];
-            } else {
-              vErrors.push(err26);
-            }
-            errors++;
-          }
-        }
-        if (data.evidence !== void 0) {
-          let data16 = data.evidence;
-          if (typeof data16 === "string") {
-            if (func2(data16) < 1) {
-              const err27 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-              if (vErrors === null) {
-                vErrors = [err27];
-              } else {
-                vErrors.push(err27);
-              }
-              errors++;
-            }
-            if (!pattern0.test(data16)) {
-              const err28 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
-              if (vErrors === null) {
-                vErrors = [err28];
-              } else {
-                vErrors.push(err28);
-              }
-              errors++;
-            }
-          } else {
-            const err29 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err29 = { instancePath: instancePath + "/service", schemaPath: "#/definitions/ServiceChoices/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err29];
             } else {
@@ -4936,12 +4955,43 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.evidence !== void 0) {
+          let data16 = data.evidence;
+          if (typeof data16 === "string") {
+            if (func2(data16) < 1) {
+              const err30 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+              if (vErrors === null) {
+                vErrors = [err30];
+              } else {
+                vErrors.push(err30);
+              }
+              errors++;
+            }
+            if (!pattern0.test(data16)) {
+              const err31 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+              if (vErrors === null) {
+                vErrors = [err31];
+              } else {
+                vErrors.push(err31);
+              }
+              errors++;
+            }
+          } else {
+            const err32 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err32];
+            } else {
+              vErrors.push(err32);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err30 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err33 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err30];
+          vErrors = [err33];
         } else {
-          vErrors.push(err30);
+          vErrors.push(err33);
         }
         errors++;
       }
@@ -4950,7 +5000,6 @@ var require_validators = __commonJS({
     }
     var pattern2 = new RegExp("^\\d{4}-\\d{2}-\\d{2}$", "u");
     function validate10(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-      ;
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5360,10 +5409,9 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.tenantConfiguration = validate13;
-    var schema15 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "tenant-configuration.schema.json", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name", "minLength": 1 }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
+    var schema15 = { "$schema": "http://json-schema.org/draft-07/schema#", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name", "minLength": 1 }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
     var func13 = Object.prototype.hasOwnProperty;
     function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-      ;
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -5692,9 +5740,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicy = validate14;
-    var schema17 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "ssp-policy.schema.json", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy", "minLength": 1 }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name", "minLength": 1 }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)" } } } } } };
+    var schema17 = { "$schema": "http://json-schema.org/draft-07/schema#", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy", "minLength": 1 }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name", "minLength": 1 }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)" } } } } } };
     function validate14(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-      ;
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6324,18 +6371,18 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate15;
-    var schema18 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "plan.schema.json", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "api.schema.json#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "api.schema.json#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] } } };
+    var schema18 = { "$schema": "http://json-schema.org/draft-07/schema#", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": "revsync/emulator extension: batches uploaded with an upload-method policy (see README, decisions)", "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var pattern3 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern5 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema19 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "properties": { "kind": { "const": "batch" } } } } } }] };
+    var schema19 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
     var schema20 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var pattern4 = new RegExp("^(tenant-configuration|ssp)/", "u");
-    var schema21 = { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "api.schema.json#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "api.schema.json#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] };
-    var schema23 = { "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
-    var schema25 = { "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": "revsync/emulator extension: batches uploaded with an upload-method policy (see README, decisions)", "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
-    var schema26 = { "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
-    var schema28 = { "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
-    function validate21(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+    var schema21 = { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] };
+    var schema22 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
+    var schema24 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": "revsync/emulator extension: batches uploaded with an upload-method policy (see README, decisions)", "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
+    var schema25 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
+    var schema27 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
+    function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6623,7 +6670,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data13 === "Amount" || data13 === "Percent")) {
-                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema28.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema27.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -6661,10 +6708,10 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      validate21.errors = vErrors;
+      validate20.errors = vErrors;
       return errors === 0;
     }
-    function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+    function validate19(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -6940,7 +6987,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data10 === "upload" || data10 === "formula")) {
-            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema25.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema24.properties.method.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err27];
             } else {
@@ -7061,7 +7108,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data19 === "equality" || data19 === "inequality" || data19 === "greater than" || data19 === "less than" || data19 === "greater or equal" || data19 === "less or equal" || data19 === ">" || data19 === "<" || data19 === ">=" || data19 === "<=" || data19 === "in" || data19 === "not in" || data19 === "contains" || data19 === "not contains" || data19 === "starts with" || data19 === "ends with" || data19 === "null" || data19 === "not null")) {
-                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema26.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema25.properties.operator.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err38];
                     } else {
@@ -7106,8 +7153,8 @@ var require_validators = __commonJS({
           if (Array.isArray(data21)) {
             const len2 = data21.length;
             for (let i2 = 0; i2 < len2; i2++) {
-              if (!validate21(data21[i2], { instancePath: instancePath + "/batches/" + i2, parentData: data21, parentDataProperty: i2, rootData })) {
-                vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+              if (!validate20(data21[i2], { instancePath: instancePath + "/batches/" + i2, parentData: data21, parentDataProperty: i2, rootData })) {
+                vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
                 errors = vErrors.length;
               }
             }
@@ -7130,10 +7177,10 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      validate20.errors = vErrors;
+      validate19.errors = vErrors;
       return errors === 0;
     }
-    function validate19(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+    function validate18(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -7251,8 +7298,8 @@ var require_validators = __commonJS({
             }
             const len0 = data3.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (!validate20(data3[i0], { instancePath: instancePath + "/compliance_spec/" + i0, parentData: data3, parentDataProperty: i0, rootData })) {
-                vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+              if (!validate19(data3[i0], { instancePath: instancePath + "/compliance_spec/" + i0, parentData: data3, parentDataProperty: i0, rootData })) {
+                vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
                 errors = vErrors.length;
               }
             }
@@ -7275,7 +7322,7 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      validate19.errors = vErrors;
+      validate18.errors = vErrors;
       return errors === 0;
     }
     function validate17(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
@@ -7424,7 +7471,7 @@ var require_validators = __commonJS({
             let data5 = data.item;
             if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
               if (data5.ar_accounting === void 0) {
-                const err12 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "ar_accounting" }, message: "must have required property 'ar_accounting'" };
+                const err12 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "ar_accounting" }, message: "must have required property 'ar_accounting'" };
                 if (vErrors === null) {
                   vErrors = [err12];
                 } else {
@@ -7433,7 +7480,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.can_delete === void 0) {
-                const err13 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "can_delete" }, message: "must have required property 'can_delete'" };
+                const err13 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "can_delete" }, message: "must have required property 'can_delete'" };
                 if (vErrors === null) {
                   vErrors = [err13];
                 } else {
@@ -7442,7 +7489,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.carves_allocation === void 0) {
-                const err14 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "carves_allocation" }, message: "must have required property 'carves_allocation'" };
+                const err14 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "carves_allocation" }, message: "must have required property 'carves_allocation'" };
                 if (vErrors === null) {
                   vErrors = [err14];
                 } else {
@@ -7451,7 +7498,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.create_revenue_schedules === void 0) {
-                const err15 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "create_revenue_schedules" }, message: "must have required property 'create_revenue_schedules'" };
+                const err15 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "create_revenue_schedules" }, message: "must have required property 'create_revenue_schedules'" };
                 if (vErrors === null) {
                   vErrors = [err15];
                 } else {
@@ -7460,7 +7507,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.distribution_method === void 0) {
-                const err16 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "distribution_method" }, message: "must have required property 'distribution_method'" };
+                const err16 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "distribution_method" }, message: "must have required property 'distribution_method'" };
                 if (vErrors === null) {
                   vErrors = [err16];
                 } else {
@@ -7469,7 +7516,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.guid === void 0) {
-                const err17 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "guid" }, message: "must have required property 'guid'" };
+                const err17 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "guid" }, message: "must have required property 'guid'" };
                 if (vErrors === null) {
                   vErrors = [err17];
                 } else {
@@ -7478,7 +7525,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.is_user_defined === void 0) {
-                const err18 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "is_user_defined" }, message: "must have required property 'is_user_defined'" };
+                const err18 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "is_user_defined" }, message: "must have required property 'is_user_defined'" };
                 if (vErrors === null) {
                   vErrors = [err18];
                 } else {
@@ -7487,7 +7534,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.journals_run_currency === void 0) {
-                const err19 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "journals_run_currency" }, message: "must have required property 'journals_run_currency'" };
+                const err19 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "journals_run_currency" }, message: "must have required property 'journals_run_currency'" };
                 if (vErrors === null) {
                   vErrors = [err19];
                 } else {
@@ -7496,7 +7543,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.lt_st_accounting === void 0) {
-                const err20 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "lt_st_accounting" }, message: "must have required property 'lt_st_accounting'" };
+                const err20 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "lt_st_accounting" }, message: "must have required property 'lt_st_accounting'" };
                 if (vErrors === null) {
                   vErrors = [err20];
                 } else {
@@ -7505,7 +7552,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.manual_journal === void 0) {
-                const err21 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "manual_journal" }, message: "must have required property 'manual_journal'" };
+                const err21 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "manual_journal" }, message: "must have required property 'manual_journal'" };
                 if (vErrors === null) {
                   vErrors = [err21];
                 } else {
@@ -7514,7 +7561,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.manual_journal_contra_account === void 0) {
-                const err22 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "manual_journal_contra_account" }, message: "must have required property 'manual_journal_contra_account'" };
+                const err22 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "manual_journal_contra_account" }, message: "must have required property 'manual_journal_contra_account'" };
                 if (vErrors === null) {
                   vErrors = [err22];
                 } else {
@@ -7523,7 +7570,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.multi_currency_revenue_contracts === void 0) {
-                const err23 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "multi_currency_revenue_contracts" }, message: "must have required property 'multi_currency_revenue_contracts'" };
+                const err23 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "multi_currency_revenue_contracts" }, message: "must have required property 'multi_currency_revenue_contracts'" };
                 if (vErrors === null) {
                   vErrors = [err23];
                 } else {
@@ -7532,7 +7579,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.prorate_method === void 0) {
-                const err24 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "prorate_method" }, message: "must have required property 'prorate_method'" };
+                const err24 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "prorate_method" }, message: "must have required property 'prorate_method'" };
                 if (vErrors === null) {
                   vErrors = [err24];
                 } else {
@@ -7541,7 +7588,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (data5.ui_mode === void 0) {
-                const err25 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "ui_mode" }, message: "must have required property 'ui_mode'" };
+                const err25 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/required", keyword: "required", params: { missingProperty: "ui_mode" }, message: "must have required property 'ui_mode'" };
                 if (vErrors === null) {
                   vErrors = [err25];
                 } else {
@@ -7550,8 +7597,8 @@ var require_validators = __commonJS({
                 errors++;
               }
               for (const key1 in data5) {
-                if (!func13.call(schema23.properties, key1)) {
-                  const err26 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
+                if (!func13.call(schema22.properties, key1)) {
+                  const err26 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                   if (vErrors === null) {
                     vErrors = [err26];
                   } else {
@@ -7562,7 +7609,7 @@ var require_validators = __commonJS({
               }
               if (data5.ar_accounting !== void 0) {
                 if (typeof data5.ar_accounting !== "boolean") {
-                  const err27 = { instancePath: instancePath + "/item/ar_accounting", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/ar_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err27 = { instancePath: instancePath + "/item/ar_accounting", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/ar_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err27];
                   } else {
@@ -7573,7 +7620,7 @@ var require_validators = __commonJS({
               }
               if (data5.can_delete !== void 0) {
                 if (typeof data5.can_delete !== "boolean") {
-                  const err28 = { instancePath: instancePath + "/item/can_delete", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err28 = { instancePath: instancePath + "/item/can_delete", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err28];
                   } else {
@@ -7584,7 +7631,7 @@ var require_validators = __commonJS({
               }
               if (data5.carves_allocation !== void 0) {
                 if (typeof data5.carves_allocation !== "boolean") {
-                  const err29 = { instancePath: instancePath + "/item/carves_allocation", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/carves_allocation/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err29 = { instancePath: instancePath + "/item/carves_allocation", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/carves_allocation/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err29];
                   } else {
@@ -7595,7 +7642,7 @@ var require_validators = __commonJS({
               }
               if (data5.create_revenue_schedules !== void 0) {
                 if (typeof data5.create_revenue_schedules !== "boolean") {
-                  const err30 = { instancePath: instancePath + "/item/create_revenue_schedules", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/create_revenue_schedules/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err30 = { instancePath: instancePath + "/item/create_revenue_schedules", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/create_revenue_schedules/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err30];
                   } else {
@@ -7606,7 +7653,7 @@ var require_validators = __commonJS({
               }
               if (data5.distribution_method !== void 0) {
                 if (typeof data5.distribution_method !== "string") {
-                  const err31 = { instancePath: instancePath + "/item/distribution_method", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  const err31 = { instancePath: instancePath + "/item/distribution_method", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                   if (vErrors === null) {
                     vErrors = [err31];
                   } else {
@@ -7617,7 +7664,7 @@ var require_validators = __commonJS({
               }
               if (data5.guid !== void 0) {
                 if (typeof data5.guid !== "string") {
-                  const err32 = { instancePath: instancePath + "/item/guid", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/guid/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  const err32 = { instancePath: instancePath + "/item/guid", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/guid/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                   if (vErrors === null) {
                     vErrors = [err32];
                   } else {
@@ -7628,7 +7675,7 @@ var require_validators = __commonJS({
               }
               if (data5.is_user_defined !== void 0) {
                 if (typeof data5.is_user_defined !== "boolean") {
-                  const err33 = { instancePath: instancePath + "/item/is_user_defined", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err33 = { instancePath: instancePath + "/item/is_user_defined", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err33];
                   } else {
@@ -7639,7 +7686,7 @@ var require_validators = __commonJS({
               }
               if (data5.journals_run_currency !== void 0) {
                 if (typeof data5.journals_run_currency !== "string") {
-                  const err34 = { instancePath: instancePath + "/item/journals_run_currency", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  const err34 = { instancePath: instancePath + "/item/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                   if (vErrors === null) {
                     vErrors = [err34];
                   } else {
@@ -7650,7 +7697,7 @@ var require_validators = __commonJS({
               }
               if (data5.lt_st_accounting !== void 0) {
                 if (typeof data5.lt_st_accounting !== "boolean") {
-                  const err35 = { instancePath: instancePath + "/item/lt_st_accounting", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/lt_st_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err35 = { instancePath: instancePath + "/item/lt_st_accounting", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/lt_st_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err35];
                   } else {
@@ -7661,7 +7708,7 @@ var require_validators = __commonJS({
               }
               if (data5.manual_journal !== void 0) {
                 if (typeof data5.manual_journal !== "boolean") {
-                  const err36 = { instancePath: instancePath + "/item/manual_journal", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/manual_journal/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err36 = { instancePath: instancePath + "/item/manual_journal", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/manual_journal/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err36];
                   } else {
@@ -7672,7 +7719,7 @@ var require_validators = __commonJS({
               }
               if (data5.manual_journal_contra_account !== void 0) {
                 if (typeof data5.manual_journal_contra_account !== "string") {
-                  const err37 = { instancePath: instancePath + "/item/manual_journal_contra_account", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  const err37 = { instancePath: instancePath + "/item/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                   if (vErrors === null) {
                     vErrors = [err37];
                   } else {
@@ -7683,7 +7730,7 @@ var require_validators = __commonJS({
               }
               if (data5.multi_currency_revenue_contracts !== void 0) {
                 if (typeof data5.multi_currency_revenue_contracts !== "boolean") {
-                  const err38 = { instancePath: instancePath + "/item/multi_currency_revenue_contracts", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/multi_currency_revenue_contracts/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                  const err38 = { instancePath: instancePath + "/item/multi_currency_revenue_contracts", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/multi_currency_revenue_contracts/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                   if (vErrors === null) {
                     vErrors = [err38];
                   } else {
@@ -7694,7 +7741,7 @@ var require_validators = __commonJS({
               }
               if (data5.prorate_method !== void 0) {
                 if (typeof data5.prorate_method !== "string") {
-                  const err39 = { instancePath: instancePath + "/item/prorate_method", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  const err39 = { instancePath: instancePath + "/item/prorate_method", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                   if (vErrors === null) {
                     vErrors = [err39];
                   } else {
@@ -7705,7 +7752,7 @@ var require_validators = __commonJS({
               }
               if (data5.ui_mode !== void 0) {
                 if (typeof data5.ui_mode !== "string") {
-                  const err40 = { instancePath: instancePath + "/item/ui_mode", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  const err40 = { instancePath: instancePath + "/item/ui_mode", schemaPath: "#/definitions/TenantConfigurationUpdateItem/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                   if (vErrors === null) {
                     vErrors = [err40];
                   } else {
@@ -7715,7 +7762,7 @@ var require_validators = __commonJS({
                 }
               }
             } else {
-              const err41 = { instancePath: instancePath + "/item", schemaPath: "api.schema.json#/definitions/TenantConfigurationUpdateItem/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+              const err41 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/type", keyword: "type", params: { type: "object" }, message: "must be object" };
               if (vErrors === null) {
                 vErrors = [err41];
               } else {
@@ -7737,9 +7784,9 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      const _errs47 = errors;
-      let valid6 = true;
       const _errs48 = errors;
+      let valid6 = true;
+      const _errs49 = errors;
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.kind !== void 0) {
           if ("create" !== data.kind) {
@@ -7753,17 +7800,17 @@ var require_validators = __commonJS({
           }
         }
       }
-      var _valid1 = _errs48 === errors;
-      errors = _errs47;
+      var _valid1 = _errs49 === errors;
+      errors = _errs48;
       if (vErrors !== null) {
-        if (_errs47) {
-          vErrors.length = _errs47;
+        if (_errs48) {
+          vErrors.length = _errs48;
         } else {
           vErrors = null;
         }
       }
       if (_valid1) {
-        const _errs50 = errors;
+        const _errs51 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           if (data.kind === void 0) {
             const err44 = { instancePath, schemaPath: "#/allOf/1/then/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
@@ -7815,8 +7862,8 @@ var require_validators = __commonJS({
             }
           }
           if (data.body !== void 0) {
-            if (!validate19(data.body, { instancePath: instancePath + "/body", parentData: data, parentDataProperty: "body", rootData })) {
-              vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+            if (!validate18(data.body, { instancePath: instancePath + "/body", parentData: data, parentDataProperty: "body", rootData })) {
+              vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
               errors = vErrors.length;
             }
           }
@@ -7833,7 +7880,7 @@ var require_validators = __commonJS({
             }
           }
         }
-        var _valid1 = _errs50 === errors;
+        var _valid1 = _errs51 === errors;
         valid6 = _valid1;
       }
       if (!valid6) {
@@ -7845,9 +7892,9 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      const _errs57 = errors;
-      let valid9 = true;
       const _errs58 = errors;
+      let valid9 = true;
+      const _errs59 = errors;
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.kind !== void 0) {
           if ("batch" !== data.kind) {
@@ -7861,17 +7908,17 @@ var require_validators = __commonJS({
           }
         }
       }
-      var _valid2 = _errs58 === errors;
-      errors = _errs57;
+      var _valid2 = _errs59 === errors;
+      errors = _errs58;
       if (vErrors !== null) {
-        if (_errs57) {
-          vErrors.length = _errs57;
+        if (_errs58) {
+          vErrors.length = _errs58;
         } else {
           vErrors = null;
         }
       }
       if (_valid2) {
-        const _errs60 = errors;
+        const _errs61 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           if (data.kind === void 0) {
             const err52 = { instancePath, schemaPath: "#/allOf/2/then/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
@@ -8023,7 +8070,7 @@ var require_validators = __commonJS({
             }
           }
         }
-        var _valid2 = _errs60 === errors;
+        var _valid2 = _errs61 === errors;
         valid9 = _valid2;
       }
       if (!valid9) {
@@ -8165,6 +8212,14 @@ var require_validators = __commonJS({
                   errors++;
                 }
               }
+            } else {
+              const err5 = { instancePath: instancePath + "/payload", schemaPath: "#/allOf/1/then/properties/payload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+              if (vErrors === null) {
+                vErrors = [err5];
+              } else {
+                vErrors.push(err5);
+              }
+              errors++;
             }
           }
         }
@@ -8172,159 +8227,148 @@ var require_validators = __commonJS({
         valid3 = _valid1;
       }
       if (!valid3) {
-        const err5 = { instancePath, schemaPath: "#/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        const err6 = { instancePath, schemaPath: "#/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
         if (vErrors === null) {
-          vErrors = [err5];
+          vErrors = [err6];
         } else {
-          vErrors.push(err5);
+          vErrors.push(err6);
         }
         errors++;
       }
-      const _errs14 = errors;
-      let valid7 = true;
       const _errs15 = errors;
+      let valid7 = true;
+      const _errs16 = errors;
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.action !== void 0) {
           if ("update" !== data.action) {
-            const err6 = {};
+            const err7 = {};
             if (vErrors === null) {
-              vErrors = [err6];
+              vErrors = [err7];
             } else {
-              vErrors.push(err6);
+              vErrors.push(err7);
             }
             errors++;
           }
         }
       }
-      var _valid2 = _errs15 === errors;
-      errors = _errs14;
+      var _valid2 = _errs16 === errors;
+      errors = _errs15;
       if (vErrors !== null) {
-        if (_errs14) {
-          vErrors.length = _errs14;
+        if (_errs15) {
+          vErrors.length = _errs15;
         } else {
           vErrors = null;
         }
       }
       if (_valid2) {
-        const _errs17 = errors;
+        const _errs18 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           if (data.payload !== void 0) {
             let data5 = data.payload;
             if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
               if (data5.kind !== void 0) {
                 if ("update" !== data5.kind) {
-                  const err7 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/allOf/2/then/properties/payload/properties/kind/const", keyword: "const", params: { allowedValue: "update" }, message: "must be equal to constant" };
+                  const err8 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/allOf/2/then/properties/payload/properties/kind/const", keyword: "const", params: { allowedValue: "update" }, message: "must be equal to constant" };
                   if (vErrors === null) {
-                    vErrors = [err7];
+                    vErrors = [err8];
                   } else {
-                    vErrors.push(err7);
+                    vErrors.push(err8);
                   }
                   errors++;
                 }
               }
+            } else {
+              const err9 = { instancePath: instancePath + "/payload", schemaPath: "#/allOf/2/then/properties/payload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+              if (vErrors === null) {
+                vErrors = [err9];
+              } else {
+                vErrors.push(err9);
+              }
+              errors++;
             }
           }
         }
-        var _valid2 = _errs17 === errors;
+        var _valid2 = _errs18 === errors;
         valid7 = _valid2;
       }
       if (!valid7) {
-        const err8 = { instancePath, schemaPath: "#/allOf/2/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        const err10 = { instancePath, schemaPath: "#/allOf/2/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
         if (vErrors === null) {
-          vErrors = [err8];
+          vErrors = [err10];
         } else {
-          vErrors.push(err8);
+          vErrors.push(err10);
         }
         errors++;
       }
-      const _errs21 = errors;
+      const _errs23 = errors;
       let valid11 = true;
-      const _errs22 = errors;
+      const _errs24 = errors;
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.action !== void 0) {
           let data7 = data.action;
           if (!(data7 === "review" || data7 === "approve")) {
-            const err9 = {};
+            const err11 = {};
             if (vErrors === null) {
-              vErrors = [err9];
+              vErrors = [err11];
             } else {
-              vErrors.push(err9);
+              vErrors.push(err11);
             }
             errors++;
           }
         }
       }
-      var _valid3 = _errs22 === errors;
-      errors = _errs21;
+      var _valid3 = _errs24 === errors;
+      errors = _errs23;
       if (vErrors !== null) {
-        if (_errs21) {
-          vErrors.length = _errs21;
+        if (_errs23) {
+          vErrors.length = _errs23;
         } else {
           vErrors = null;
         }
       }
       if (_valid3) {
-        const _errs24 = errors;
+        const _errs26 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           if (data.payload !== void 0) {
             let data8 = data.payload;
             if (data8 && typeof data8 == "object" && !Array.isArray(data8)) {
               if (data8.kind !== void 0) {
                 if ("batch" !== data8.kind) {
-                  const err10 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/allOf/3/then/properties/payload/properties/kind/const", keyword: "const", params: { allowedValue: "batch" }, message: "must be equal to constant" };
+                  const err12 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/allOf/3/then/properties/payload/properties/kind/const", keyword: "const", params: { allowedValue: "batch" }, message: "must be equal to constant" };
                   if (vErrors === null) {
-                    vErrors = [err10];
+                    vErrors = [err12];
                   } else {
-                    vErrors.push(err10);
+                    vErrors.push(err12);
                   }
                   errors++;
                 }
               }
+            } else {
+              const err13 = { instancePath: instancePath + "/payload", schemaPath: "#/allOf/3/then/properties/payload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
             }
           }
         }
-        var _valid3 = _errs24 === errors;
+        var _valid3 = _errs26 === errors;
         valid11 = _valid3;
       }
       if (!valid11) {
-        const err11 = { instancePath, schemaPath: "#/allOf/3/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        const err14 = { instancePath, schemaPath: "#/allOf/3/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
         if (vErrors === null) {
-          vErrors = [err11];
+          vErrors = [err14];
         } else {
-          vErrors.push(err11);
+          vErrors.push(err14);
         }
         errors++;
       }
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.address === void 0) {
-          const err12 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
-          if (vErrors === null) {
-            vErrors = [err12];
-          } else {
-            vErrors.push(err12);
-          }
-          errors++;
-        }
-        if (data.action === void 0) {
-          const err13 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
-          if (vErrors === null) {
-            vErrors = [err13];
-          } else {
-            vErrors.push(err13);
-          }
-          errors++;
-        }
-        if (data.diff === void 0) {
-          const err14 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "diff" }, message: "must have required property 'diff'" };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-        if (data.version_id === void 0) {
-          const err15 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "version_id" }, message: "must have required property 'version_id'" };
+          const err15 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
           if (vErrors === null) {
             vErrors = [err15];
           } else {
@@ -8332,8 +8376,8 @@ var require_validators = __commonJS({
           }
           errors++;
         }
-        if (data.last_modified_on === void 0) {
-          const err16 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "last_modified_on" }, message: "must have required property 'last_modified_on'" };
+        if (data.action === void 0) {
+          const err16 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
           if (vErrors === null) {
             vErrors = [err16];
           } else {
@@ -8341,24 +8385,51 @@ var require_validators = __commonJS({
           }
           errors++;
         }
+        if (data.diff === void 0) {
+          const err17 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "diff" }, message: "must have required property 'diff'" };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+        if (data.version_id === void 0) {
+          const err18 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "version_id" }, message: "must have required property 'version_id'" };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
+          }
+          errors++;
+        }
+        if (data.last_modified_on === void 0) {
+          const err19 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "last_modified_on" }, message: "must have required property 'last_modified_on'" };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
         if (data.address !== void 0) {
           let data10 = data.address;
           if (typeof data10 === "string") {
             if (!pattern4.test(data10)) {
-              const err17 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/pattern", keyword: "pattern", params: { pattern: "^(tenant-configuration|ssp)/" }, message: 'must match pattern "^(tenant-configuration|ssp)/"' };
+              const err20 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/pattern", keyword: "pattern", params: { pattern: "^(tenant-configuration|ssp)/" }, message: 'must match pattern "^(tenant-configuration|ssp)/"' };
               if (vErrors === null) {
-                vErrors = [err17];
+                vErrors = [err20];
               } else {
-                vErrors.push(err17);
+                vErrors.push(err20);
               }
               errors++;
             }
           } else {
-            const err18 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err21 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err18];
+              vErrors = [err21];
             } else {
-              vErrors.push(err18);
+              vErrors.push(err21);
             }
             errors++;
           }
@@ -8366,11 +8437,11 @@ var require_validators = __commonJS({
         if (data.action !== void 0) {
           let data11 = data.action;
           if (!(data11 === "create" || data11 === "update" || data11 === "review" || data11 === "approve" || data11 === "blocked" || data11 === "not_in_git" || data11 === "unsupported")) {
-            const err19 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema19.properties.action.enum }, message: "must be equal to one of the allowed values" };
+            const err22 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema19.properties.action.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
-              vErrors = [err19];
+              vErrors = [err22];
             } else {
-              vErrors.push(err19);
+              vErrors.push(err22);
             }
             errors++;
           }
@@ -8383,30 +8454,30 @@ var require_validators = __commonJS({
               let data13 = data12[i0];
               if (data13 && typeof data13 == "object" && !Array.isArray(data13)) {
                 if (data13.path === void 0) {
-                  const err20 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
+                  const err23 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
                   if (vErrors === null) {
-                    vErrors = [err20];
+                    vErrors = [err23];
                   } else {
-                    vErrors.push(err20);
+                    vErrors.push(err23);
                   }
                   errors++;
                 }
                 if (data13.kind === void 0) {
-                  const err21 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
+                  const err24 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
                   if (vErrors === null) {
-                    vErrors = [err21];
+                    vErrors = [err24];
                   } else {
-                    vErrors.push(err21);
+                    vErrors.push(err24);
                   }
                   errors++;
                 }
                 if (data13.path !== void 0) {
                   if (typeof data13.path !== "string") {
-                    const err22 = { instancePath: instancePath + "/diff/" + i0 + "/path", schemaPath: "#/definitions/FieldDiff/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err25 = { instancePath: instancePath + "/diff/" + i0 + "/path", schemaPath: "#/definitions/FieldDiff/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err22];
+                      vErrors = [err25];
                     } else {
-                      vErrors.push(err22);
+                      vErrors.push(err25);
                     }
                     errors++;
                   }
@@ -8414,62 +8485,27 @@ var require_validators = __commonJS({
                 if (data13.kind !== void 0) {
                   let data15 = data13.kind;
                   if (!(data15 === "changed" || data15 === "added" || data15 === "removed")) {
-                    const err23 = { instancePath: instancePath + "/diff/" + i0 + "/kind", schemaPath: "#/definitions/FieldDiff/properties/kind/enum", keyword: "enum", params: { allowedValues: schema20.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                    const err26 = { instancePath: instancePath + "/diff/" + i0 + "/kind", schemaPath: "#/definitions/FieldDiff/properties/kind/enum", keyword: "enum", params: { allowedValues: schema20.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
-                      vErrors = [err23];
+                      vErrors = [err26];
                     } else {
-                      vErrors.push(err23);
+                      vErrors.push(err26);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err24 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err27 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err24];
+                  vErrors = [err27];
                 } else {
-                  vErrors.push(err24);
+                  vErrors.push(err27);
                 }
                 errors++;
               }
             }
           } else {
-            const err25 = { instancePath: instancePath + "/diff", schemaPath: "#/properties/diff/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err25];
-            } else {
-              vErrors.push(err25);
-            }
-            errors++;
-          }
-        }
-        if (data.version_id !== void 0) {
-          let data16 = data.version_id;
-          if (typeof data16 !== "string" && data16 !== null) {
-            const err26 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema19.properties.version_id.type }, message: "must be string,null" };
-            if (vErrors === null) {
-              vErrors = [err26];
-            } else {
-              vErrors.push(err26);
-            }
-            errors++;
-          }
-        }
-        if (data.last_modified_on !== void 0) {
-          let data17 = data.last_modified_on;
-          if (!(typeof data17 == "number" && (!(data17 % 1) && !isNaN(data17))) && data17 !== null) {
-            const err27 = { instancePath: instancePath + "/last_modified_on", schemaPath: "#/properties/last_modified_on/type", keyword: "type", params: { type: schema19.properties.last_modified_on.type }, message: "must be integer,null" };
-            if (vErrors === null) {
-              vErrors = [err27];
-            } else {
-              vErrors.push(err27);
-            }
-            errors++;
-          }
-        }
-        if (data.reason !== void 0) {
-          if (typeof data.reason !== "string") {
-            const err28 = { instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err28 = { instancePath: instancePath + "/diff", schemaPath: "#/properties/diff/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
               vErrors = [err28];
             } else {
@@ -8478,13 +8514,48 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.source !== void 0) {
-          if (typeof data.source !== "string") {
-            const err29 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.version_id !== void 0) {
+          let data16 = data.version_id;
+          if (typeof data16 !== "string" && data16 !== null) {
+            const err29 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema19.properties.version_id.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err29];
             } else {
               vErrors.push(err29);
+            }
+            errors++;
+          }
+        }
+        if (data.last_modified_on !== void 0) {
+          let data17 = data.last_modified_on;
+          if (!(typeof data17 == "number" && (!(data17 % 1) && !isNaN(data17))) && data17 !== null) {
+            const err30 = { instancePath: instancePath + "/last_modified_on", schemaPath: "#/properties/last_modified_on/type", keyword: "type", params: { type: schema19.properties.last_modified_on.type }, message: "must be integer,null" };
+            if (vErrors === null) {
+              vErrors = [err30];
+            } else {
+              vErrors.push(err30);
+            }
+            errors++;
+          }
+        }
+        if (data.reason !== void 0) {
+          if (typeof data.reason !== "string") {
+            const err31 = { instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err31];
+            } else {
+              vErrors.push(err31);
+            }
+            errors++;
+          }
+        }
+        if (data.source !== void 0) {
+          if (typeof data.source !== "string") {
+            const err32 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err32];
+            } else {
+              vErrors.push(err32);
             }
             errors++;
           }
@@ -8499,34 +8570,7 @@ var require_validators = __commonJS({
           let data21 = data.values;
           if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
             if (data21.file === void 0) {
-              const err30 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-              if (vErrors === null) {
-                vErrors = [err30];
-              } else {
-                vErrors.push(err30);
-              }
-              errors++;
-            }
-            if (data21.rows === void 0) {
-              const err31 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "rows" }, message: "must have required property 'rows'" };
-              if (vErrors === null) {
-                vErrors = [err31];
-              } else {
-                vErrors.push(err31);
-              }
-              errors++;
-            }
-            if (data21.products === void 0) {
-              const err32 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "products" }, message: "must have required property 'products'" };
-              if (vErrors === null) {
-                vErrors = [err32];
-              } else {
-                vErrors.push(err32);
-              }
-              errors++;
-            }
-            if (data21.currencies === void 0) {
-              const err33 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "currencies" }, message: "must have required property 'currencies'" };
+              const err33 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
               if (vErrors === null) {
                 vErrors = [err33];
               } else {
@@ -8534,8 +8578,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data21.from === void 0) {
-              const err34 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+            if (data21.rows === void 0) {
+              const err34 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "rows" }, message: "must have required property 'rows'" };
               if (vErrors === null) {
                 vErrors = [err34];
               } else {
@@ -8543,8 +8587,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data21.to === void 0) {
-              const err35 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "to" }, message: "must have required property 'to'" };
+            if (data21.products === void 0) {
+              const err35 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "products" }, message: "must have required property 'products'" };
               if (vErrors === null) {
                 vErrors = [err35];
               } else {
@@ -8552,13 +8596,40 @@ var require_validators = __commonJS({
               }
               errors++;
             }
+            if (data21.currencies === void 0) {
+              const err36 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "currencies" }, message: "must have required property 'currencies'" };
+              if (vErrors === null) {
+                vErrors = [err36];
+              } else {
+                vErrors.push(err36);
+              }
+              errors++;
+            }
+            if (data21.from === void 0) {
+              const err37 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err37];
+              } else {
+                vErrors.push(err37);
+              }
+              errors++;
+            }
+            if (data21.to === void 0) {
+              const err38 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "to" }, message: "must have required property 'to'" };
+              if (vErrors === null) {
+                vErrors = [err38];
+              } else {
+                vErrors.push(err38);
+              }
+              errors++;
+            }
             if (data21.file !== void 0) {
               if (typeof data21.file !== "string") {
-                const err36 = { instancePath: instancePath + "/values/file", schemaPath: "#/properties/values/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err39 = { instancePath: instancePath + "/values/file", schemaPath: "#/properties/values/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err36];
+                  vErrors = [err39];
                 } else {
-                  vErrors.push(err36);
+                  vErrors.push(err39);
                 }
                 errors++;
               }
@@ -8566,21 +8637,21 @@ var require_validators = __commonJS({
             if (data21.rows !== void 0) {
               let data23 = data21.rows;
               if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)))) {
-                const err37 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err40 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err37];
+                  vErrors = [err40];
                 } else {
-                  vErrors.push(err37);
+                  vErrors.push(err40);
                 }
                 errors++;
               }
               if (typeof data23 == "number") {
                 if (data23 < 0 || isNaN(data23)) {
-                  const err38 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err41 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err38];
+                    vErrors = [err41];
                   } else {
-                    vErrors.push(err38);
+                    vErrors.push(err41);
                   }
                   errors++;
                 }
@@ -8589,21 +8660,21 @@ var require_validators = __commonJS({
             if (data21.products !== void 0) {
               let data24 = data21.products;
               if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24)))) {
-                const err39 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err42 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err39];
+                  vErrors = [err42];
                 } else {
-                  vErrors.push(err39);
+                  vErrors.push(err42);
                 }
                 errors++;
               }
               if (typeof data24 == "number") {
                 if (data24 < 0 || isNaN(data24)) {
-                  const err40 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err43 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err40];
+                    vErrors = [err43];
                   } else {
-                    vErrors.push(err40);
+                    vErrors.push(err43);
                   }
                   errors++;
                 }
@@ -8615,53 +8686,53 @@ var require_validators = __commonJS({
                 const len1 = data25.length;
                 for (let i1 = 0; i1 < len1; i1++) {
                   if (typeof data25[i1] !== "string") {
-                    const err41 = { instancePath: instancePath + "/values/currencies/" + i1, schemaPath: "#/properties/values/properties/currencies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err44 = { instancePath: instancePath + "/values/currencies/" + i1, schemaPath: "#/properties/values/properties/currencies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err41];
+                      vErrors = [err44];
                     } else {
-                      vErrors.push(err41);
+                      vErrors.push(err44);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err42 = { instancePath: instancePath + "/values/currencies", schemaPath: "#/properties/values/properties/currencies/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err45 = { instancePath: instancePath + "/values/currencies", schemaPath: "#/properties/values/properties/currencies/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err42];
+                  vErrors = [err45];
                 } else {
-                  vErrors.push(err42);
+                  vErrors.push(err45);
                 }
                 errors++;
               }
             }
             if (data21.from !== void 0) {
               if (typeof data21.from !== "string") {
-                const err43 = { instancePath: instancePath + "/values/from", schemaPath: "#/properties/values/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err46 = { instancePath: instancePath + "/values/from", schemaPath: "#/properties/values/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err43];
+                  vErrors = [err46];
                 } else {
-                  vErrors.push(err43);
+                  vErrors.push(err46);
                 }
                 errors++;
               }
             }
             if (data21.to !== void 0) {
               if (typeof data21.to !== "string") {
-                const err44 = { instancePath: instancePath + "/values/to", schemaPath: "#/properties/values/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err47 = { instancePath: instancePath + "/values/to", schemaPath: "#/properties/values/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err44];
+                  vErrors = [err47];
                 } else {
-                  vErrors.push(err44);
+                  vErrors.push(err47);
                 }
                 errors++;
               }
             }
           } else {
-            const err45 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err48 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err45];
+              vErrors = [err48];
             } else {
-              vErrors.push(err45);
+              vErrors.push(err48);
             }
             errors++;
           }
@@ -8670,41 +8741,41 @@ var require_validators = __commonJS({
           let data29 = data.diff_rows;
           if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
             if (data29.shown === void 0) {
-              const err46 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "shown" }, message: "must have required property 'shown'" };
+              const err49 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "shown" }, message: "must have required property 'shown'" };
               if (vErrors === null) {
-                vErrors = [err46];
+                vErrors = [err49];
               } else {
-                vErrors.push(err46);
+                vErrors.push(err49);
               }
               errors++;
             }
             if (data29.total === void 0) {
-              const err47 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "total" }, message: "must have required property 'total'" };
+              const err50 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "total" }, message: "must have required property 'total'" };
               if (vErrors === null) {
-                vErrors = [err47];
+                vErrors = [err50];
               } else {
-                vErrors.push(err47);
+                vErrors.push(err50);
               }
               errors++;
             }
             if (data29.shown !== void 0) {
               let data30 = data29.shown;
               if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)))) {
-                const err48 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err51 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err48];
+                  vErrors = [err51];
                 } else {
-                  vErrors.push(err48);
+                  vErrors.push(err51);
                 }
                 errors++;
               }
               if (typeof data30 == "number") {
                 if (data30 < 0 || isNaN(data30)) {
-                  const err49 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err52 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err49];
+                    vErrors = [err52];
                   } else {
-                    vErrors.push(err49);
+                    vErrors.push(err52);
                   }
                   errors++;
                 }
@@ -8713,42 +8784,42 @@ var require_validators = __commonJS({
             if (data29.total !== void 0) {
               let data31 = data29.total;
               if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)))) {
-                const err50 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err53 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err50];
+                  vErrors = [err53];
                 } else {
-                  vErrors.push(err50);
+                  vErrors.push(err53);
                 }
                 errors++;
               }
               if (typeof data31 == "number") {
                 if (data31 < 0 || isNaN(data31)) {
-                  const err51 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err54 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err51];
+                    vErrors = [err54];
                   } else {
-                    vErrors.push(err51);
+                    vErrors.push(err54);
                   }
                   errors++;
                 }
               }
             }
           } else {
-            const err52 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err55 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err52];
+              vErrors = [err55];
             } else {
-              vErrors.push(err52);
+              vErrors.push(err55);
             }
             errors++;
           }
         }
       } else {
-        const err53 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err56 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err53];
+          vErrors = [err56];
         } else {
-          vErrors.push(err53);
+          vErrors.push(err56);
         }
         errors++;
       }
@@ -8756,7 +8827,6 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     function validate15(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-      ;
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10155,11 +10225,10 @@ var require_validators = __commonJS({
       validate15.errors = vErrors;
       return errors === 0;
     }
-    exports2.sspPolicyTest = validate27;
-    var schema29 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "ssp-policy-test.schema.json", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "type": ["string", "number", "boolean"] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)" } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "type": ["string", "number", "boolean"] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number" } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
+    exports2.sspPolicyTest = validate26;
+    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)" } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number" } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
     var pattern7 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-    function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-      ;
+    function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -10363,8 +10432,11 @@ var require_validators = __commonJS({
                   if (data9 && typeof data9 == "object" && !Array.isArray(data9)) {
                     for (const key3 in data9) {
                       let data10 = data9[key3];
-                      if (typeof data10 !== "string" && !(typeof data10 == "number") && typeof data10 !== "boolean") {
-                        const err18 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/type", keyword: "type", params: { type: schema29.properties.cases.items.properties.line.additionalProperties.type }, message: "must be string,number,boolean" };
+                      const _errs24 = errors;
+                      let valid6 = false;
+                      const _errs25 = errors;
+                      if (typeof data10 !== "string") {
+                        const err18 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err18];
                         } else {
@@ -10372,13 +10444,61 @@ var require_validators = __commonJS({
                         }
                         errors++;
                       }
+                      var _valid0 = _errs25 === errors;
+                      valid6 = valid6 || _valid0;
+                      if (!valid6) {
+                        const _errs27 = errors;
+                        if (!(typeof data10 == "number")) {
+                          const err19 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                          if (vErrors === null) {
+                            vErrors = [err19];
+                          } else {
+                            vErrors.push(err19);
+                          }
+                          errors++;
+                        }
+                        var _valid0 = _errs27 === errors;
+                        valid6 = valid6 || _valid0;
+                        if (!valid6) {
+                          const _errs29 = errors;
+                          if (typeof data10 !== "boolean") {
+                            const err20 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                            if (vErrors === null) {
+                              vErrors = [err20];
+                            } else {
+                              vErrors.push(err20);
+                            }
+                            errors++;
+                          }
+                          var _valid0 = _errs29 === errors;
+                          valid6 = valid6 || _valid0;
+                        }
+                      }
+                      if (!valid6) {
+                        const err21 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                        if (vErrors === null) {
+                          vErrors = [err21];
+                        } else {
+                          vErrors.push(err21);
+                        }
+                        errors++;
+                      } else {
+                        errors = _errs24;
+                        if (vErrors !== null) {
+                          if (_errs24) {
+                            vErrors.length = _errs24;
+                          } else {
+                            vErrors = null;
+                          }
+                        }
+                      }
                     }
                   } else {
-                    const err19 = { instancePath: instancePath + "/cases/" + i0 + "/line", schemaPath: "#/properties/cases/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err22 = { instancePath: instancePath + "/cases/" + i0 + "/line", schemaPath: "#/properties/cases/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err19];
+                      vErrors = [err22];
                     } else {
-                      vErrors.push(err19);
+                      vErrors.push(err22);
                     }
                     errors++;
                   }
@@ -10387,21 +10507,21 @@ var require_validators = __commonJS({
                   let data11 = data7.expect;
                   if (data11 && typeof data11 == "object" && !Array.isArray(data11)) {
                     if (data11.policy === void 0) {
-                      const err20 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      const err23 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                       if (vErrors === null) {
-                        vErrors = [err20];
+                        vErrors = [err23];
                       } else {
-                        vErrors.push(err20);
+                        vErrors.push(err23);
                       }
                       errors++;
                     }
                     for (const key4 in data11) {
                       if (!(key4 === "policy" || key4 === "ssp")) {
-                        const err21 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                        const err24 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err21];
+                          vErrors = [err24];
                         } else {
-                          vErrors.push(err21);
+                          vErrors.push(err24);
                         }
                         errors++;
                       }
@@ -10409,52 +10529,52 @@ var require_validators = __commonJS({
                     if (data11.policy !== void 0) {
                       let data12 = data11.policy;
                       if (typeof data12 !== "string" && data12 !== null) {
-                        const err22 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema29.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
+                        const err25 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema28.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
-                          vErrors = [err22];
+                          vErrors = [err25];
                         } else {
-                          vErrors.push(err22);
+                          vErrors.push(err25);
                         }
                         errors++;
                       }
                     }
                     if (data11.ssp !== void 0) {
                       if (!(typeof data11.ssp == "number")) {
-                        const err23 = { instancePath: instancePath + "/cases/" + i0 + "/expect/ssp", schemaPath: "#/properties/cases/items/properties/expect/properties/ssp/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                        const err26 = { instancePath: instancePath + "/cases/" + i0 + "/expect/ssp", schemaPath: "#/properties/cases/items/properties/expect/properties/ssp/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                         if (vErrors === null) {
-                          vErrors = [err23];
+                          vErrors = [err26];
                         } else {
-                          vErrors.push(err23);
+                          vErrors.push(err26);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err24 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err24];
+                      vErrors = [err27];
                     } else {
-                      vErrors.push(err24);
+                      vErrors.push(err27);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err25 = { instancePath: instancePath + "/cases/" + i0, schemaPath: "#/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err28 = { instancePath: instancePath + "/cases/" + i0, schemaPath: "#/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err25];
+                  vErrors = [err28];
                 } else {
-                  vErrors.push(err25);
+                  vErrors.push(err28);
                 }
                 errors++;
               }
             }
           } else {
-            const err26 = { instancePath: instancePath + "/cases", schemaPath: "#/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err29 = { instancePath: instancePath + "/cases", schemaPath: "#/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err26];
+              vErrors = [err29];
             } else {
-              vErrors.push(err26);
+              vErrors.push(err29);
             }
             errors++;
           }
@@ -10463,11 +10583,11 @@ var require_validators = __commonJS({
           let data14 = data.contracts;
           if (Array.isArray(data14)) {
             if (data14.length < 1) {
-              const err27 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+              const err30 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
               if (vErrors === null) {
-                vErrors = [err27];
+                vErrors = [err30];
               } else {
-                vErrors.push(err27);
+                vErrors.push(err30);
               }
               errors++;
             }
@@ -10476,59 +10596,26 @@ var require_validators = __commonJS({
               let data15 = data14[i1];
               if (data15 && typeof data15 == "object" && !Array.isArray(data15)) {
                 if (data15.name === void 0) {
-                  const err28 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  const err31 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err28];
+                    vErrors = [err31];
                   } else {
-                    vErrors.push(err28);
+                    vErrors.push(err31);
                   }
                   errors++;
                 }
                 if (data15.lines === void 0) {
-                  const err29 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                  const err32 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
                   if (vErrors === null) {
-                    vErrors = [err29];
+                    vErrors = [err32];
                   } else {
-                    vErrors.push(err29);
+                    vErrors.push(err32);
                   }
                   errors++;
                 }
                 for (const key5 in data15) {
                   if (!(key5 === "name" || key5 === "date" || key5 === "lines" || key5 === "expect")) {
-                    const err30 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                    if (vErrors === null) {
-                      vErrors = [err30];
-                    } else {
-                      vErrors.push(err30);
-                    }
-                    errors++;
-                  }
-                }
-                if (data15.name !== void 0) {
-                  let data16 = data15.name;
-                  if (typeof data16 === "string") {
-                    if (func2(data16) < 1) {
-                      const err31 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err31];
-                      } else {
-                        vErrors.push(err31);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err32 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err32];
-                    } else {
-                      vErrors.push(err32);
-                    }
-                    errors++;
-                  }
-                }
-                if (data15.date !== void 0) {
-                  if (typeof data15.date !== "string") {
-                    const err33 = { instancePath: instancePath + "/contracts/" + i1 + "/date", schemaPath: "#/properties/contracts/items/properties/date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err33 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err33];
                     } else {
@@ -10537,15 +10624,48 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data15.lines !== void 0) {
-                  let data18 = data15.lines;
-                  if (Array.isArray(data18)) {
-                    if (data18.length < 1) {
-                      const err34 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                if (data15.name !== void 0) {
+                  let data16 = data15.name;
+                  if (typeof data16 === "string") {
+                    if (func2(data16) < 1) {
+                      const err34 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err34];
                       } else {
                         vErrors.push(err34);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err35 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err35];
+                    } else {
+                      vErrors.push(err35);
+                    }
+                    errors++;
+                  }
+                }
+                if (data15.date !== void 0) {
+                  if (typeof data15.date !== "string") {
+                    const err36 = { instancePath: instancePath + "/contracts/" + i1 + "/date", schemaPath: "#/properties/contracts/items/properties/date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err36];
+                    } else {
+                      vErrors.push(err36);
+                    }
+                    errors++;
+                  }
+                }
+                if (data15.lines !== void 0) {
+                  let data18 = data15.lines;
+                  if (Array.isArray(data18)) {
+                    if (data18.length < 1) {
+                      const err37 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      if (vErrors === null) {
+                        vErrors = [err37];
+                      } else {
+                        vErrors.push(err37);
                       }
                       errors++;
                     }
@@ -10554,30 +10674,30 @@ var require_validators = __commonJS({
                       let data19 = data18[i2];
                       if (data19 && typeof data19 == "object" && !Array.isArray(data19)) {
                         if (data19.id === void 0) {
-                          const err35 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
+                          const err38 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
                           if (vErrors === null) {
-                            vErrors = [err35];
+                            vErrors = [err38];
                           } else {
-                            vErrors.push(err35);
+                            vErrors.push(err38);
                           }
                           errors++;
                         }
                         if (data19.line === void 0) {
-                          const err36 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                          const err39 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                           if (vErrors === null) {
-                            vErrors = [err36];
+                            vErrors = [err39];
                           } else {
-                            vErrors.push(err36);
+                            vErrors.push(err39);
                           }
                           errors++;
                         }
                         for (const key6 in data19) {
                           if (!(key6 === "id" || key6 === "line")) {
-                            const err37 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                            const err40 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                             if (vErrors === null) {
-                              vErrors = [err37];
+                              vErrors = [err40];
                             } else {
-                              vErrors.push(err37);
+                              vErrors.push(err40);
                             }
                             errors++;
                           }
@@ -10586,20 +10706,20 @@ var require_validators = __commonJS({
                           let data20 = data19.id;
                           if (typeof data20 === "string") {
                             if (func2(data20) < 1) {
-                              const err38 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                              const err41 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                               if (vErrors === null) {
-                                vErrors = [err38];
+                                vErrors = [err41];
                               } else {
-                                vErrors.push(err38);
+                                vErrors.push(err41);
                               }
                               errors++;
                             }
                           } else {
-                            const err39 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            const err42 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err39];
+                              vErrors = [err42];
                             } else {
-                              vErrors.push(err39);
+                              vErrors.push(err42);
                             }
                             errors++;
                           }
@@ -10609,42 +10729,93 @@ var require_validators = __commonJS({
                           if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
                             for (const key7 in data21) {
                               let data22 = data21[key7];
-                              if (typeof data22 !== "string" && !(typeof data22 == "number") && typeof data22 !== "boolean") {
-                                const err40 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/type", keyword: "type", params: { type: schema29.properties.contracts.items.properties.lines.items.properties.line.additionalProperties.type }, message: "must be string,number,boolean" };
+                              const _errs58 = errors;
+                              let valid15 = false;
+                              const _errs59 = errors;
+                              if (typeof data22 !== "string") {
+                                const err43 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                 if (vErrors === null) {
-                                  vErrors = [err40];
+                                  vErrors = [err43];
                                 } else {
-                                  vErrors.push(err40);
+                                  vErrors.push(err43);
                                 }
                                 errors++;
                               }
+                              var _valid1 = _errs59 === errors;
+                              valid15 = valid15 || _valid1;
+                              if (!valid15) {
+                                const _errs61 = errors;
+                                if (!(typeof data22 == "number")) {
+                                  const err44 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                                  if (vErrors === null) {
+                                    vErrors = [err44];
+                                  } else {
+                                    vErrors.push(err44);
+                                  }
+                                  errors++;
+                                }
+                                var _valid1 = _errs61 === errors;
+                                valid15 = valid15 || _valid1;
+                                if (!valid15) {
+                                  const _errs63 = errors;
+                                  if (typeof data22 !== "boolean") {
+                                    const err45 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                                    if (vErrors === null) {
+                                      vErrors = [err45];
+                                    } else {
+                                      vErrors.push(err45);
+                                    }
+                                    errors++;
+                                  }
+                                  var _valid1 = _errs63 === errors;
+                                  valid15 = valid15 || _valid1;
+                                }
+                              }
+                              if (!valid15) {
+                                const err46 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                if (vErrors === null) {
+                                  vErrors = [err46];
+                                } else {
+                                  vErrors.push(err46);
+                                }
+                                errors++;
+                              } else {
+                                errors = _errs58;
+                                if (vErrors !== null) {
+                                  if (_errs58) {
+                                    vErrors.length = _errs58;
+                                  } else {
+                                    vErrors = null;
+                                  }
+                                }
+                              }
                             }
                           } else {
-                            const err41 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                            const err47 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                             if (vErrors === null) {
-                              vErrors = [err41];
+                              vErrors = [err47];
                             } else {
-                              vErrors.push(err41);
+                              vErrors.push(err47);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err42 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err48 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err42];
+                          vErrors = [err48];
                         } else {
-                          vErrors.push(err42);
+                          vErrors.push(err48);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err43 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    const err49 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                     if (vErrors === null) {
-                      vErrors = [err43];
+                      vErrors = [err49];
                     } else {
-                      vErrors.push(err43);
+                      vErrors.push(err49);
                     }
                     errors++;
                   }
@@ -10653,21 +10824,21 @@ var require_validators = __commonJS({
                   let data23 = data15.expect;
                   if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
                     if (data23.allocation === void 0) {
-                      const err44 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
+                      const err50 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
                       if (vErrors === null) {
-                        vErrors = [err44];
+                        vErrors = [err50];
                       } else {
-                        vErrors.push(err44);
+                        vErrors.push(err50);
                       }
                       errors++;
                     }
                     for (const key8 in data23) {
                       if (!(key8 === "allocation")) {
-                        const err45 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                        const err51 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err45];
+                          vErrors = [err51];
                         } else {
-                          vErrors.push(err45);
+                          vErrors.push(err51);
                         }
                         errors++;
                       }
@@ -10677,65 +10848,65 @@ var require_validators = __commonJS({
                       if (data24 && typeof data24 == "object" && !Array.isArray(data24)) {
                         for (const key9 in data24) {
                           if (!(typeof data24[key9] == "number")) {
-                            const err46 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                            const err52 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                             if (vErrors === null) {
-                              vErrors = [err46];
+                              vErrors = [err52];
                             } else {
-                              vErrors.push(err46);
+                              vErrors.push(err52);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err47 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation", schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err53 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation", schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err47];
+                          vErrors = [err53];
                         } else {
-                          vErrors.push(err47);
+                          vErrors.push(err53);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err48 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err54 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err48];
+                      vErrors = [err54];
                     } else {
-                      vErrors.push(err48);
+                      vErrors.push(err54);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err49 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err55 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err49];
+                  vErrors = [err55];
                 } else {
-                  vErrors.push(err49);
+                  vErrors.push(err55);
                 }
                 errors++;
               }
             }
           } else {
-            const err50 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err56 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err50];
+              vErrors = [err56];
             } else {
-              vErrors.push(err50);
+              vErrors.push(err56);
             }
             errors++;
           }
         }
       } else {
-        const err51 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err57 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err51];
+          vErrors = [err57];
         } else {
-          vErrors.push(err51);
+          vErrors.push(err57);
         }
         errors++;
       }
-      validate27.errors = vErrors;
+      validate26.errors = vErrors;
       return errors === 0;
     }
     exports2.api_TenantConfigurationList = validate28;
@@ -13519,6 +13690,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationUpdateBody = validate46;
+    var schema51 = { "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
     var pattern8 = new RegExp("^[0-9]+$", "u");
     function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
@@ -13798,7 +13970,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
                 for (const key1 in data6) {
-                  if (!func13.call(schema23.properties, key1)) {
+                  if (!func13.call(schema51.properties, key1)) {
                     const err28 = { instancePath: instancePath + "/compliance_spec/" + i0, schemaPath: "#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err28];
@@ -13995,6 +14167,807 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_SspCreateBody = validate47;
+    var schema53 = { "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": "revsync/emulator extension: batches uploaded with an upload-method policy (see README, decisions)", "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
+    var schema54 = { "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
+    var schema56 = { "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
+    function validate49(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+      let vErrors = null;
+      let errors = 0;
+      if (data && typeof data == "object" && !Array.isArray(data)) {
+        if (data.batch_name === void 0) {
+          const err0 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "batch_name" }, message: "must have required property 'batch_name'" };
+          if (vErrors === null) {
+            vErrors = [err0];
+          } else {
+            vErrors.push(err0);
+          }
+          errors++;
+        }
+        if (data.effective_start_date === void 0) {
+          const err1 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "effective_start_date" }, message: "must have required property 'effective_start_date'" };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+        if (data.effective_end_date === void 0) {
+          const err2 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "effective_end_date" }, message: "must have required property 'effective_end_date'" };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (data.ssp_values === void 0) {
+          const err3 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "ssp_values" }, message: "must have required property 'ssp_values'" };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        for (const key0 in data) {
+          if (!(key0 === "batch_name" || key0 === "file_name" || key0 === "effective_start_date" || key0 === "effective_end_date" || key0 === "ssp_values")) {
+            const err4 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
+            if (vErrors === null) {
+              vErrors = [err4];
+            } else {
+              vErrors.push(err4);
+            }
+            errors++;
+          }
+        }
+        if (data.batch_name !== void 0) {
+          let data0 = data.batch_name;
+          if (typeof data0 === "string") {
+            if (func2(data0) < 1) {
+              const err5 = { instancePath: instancePath + "/batch_name", schemaPath: "#/properties/batch_name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+              if (vErrors === null) {
+                vErrors = [err5];
+              } else {
+                vErrors.push(err5);
+              }
+              errors++;
+            }
+          } else {
+            const err6 = { instancePath: instancePath + "/batch_name", schemaPath: "#/properties/batch_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err6];
+            } else {
+              vErrors.push(err6);
+            }
+            errors++;
+          }
+        }
+        if (data.file_name !== void 0) {
+          if (typeof data.file_name !== "string") {
+            const err7 = { instancePath: instancePath + "/file_name", schemaPath: "#/properties/file_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err7];
+            } else {
+              vErrors.push(err7);
+            }
+            errors++;
+          }
+        }
+        if (data.effective_start_date !== void 0) {
+          if (typeof data.effective_start_date !== "string") {
+            const err8 = { instancePath: instancePath + "/effective_start_date", schemaPath: "#/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err8];
+            } else {
+              vErrors.push(err8);
+            }
+            errors++;
+          }
+        }
+        if (data.effective_end_date !== void 0) {
+          if (typeof data.effective_end_date !== "string") {
+            const err9 = { instancePath: instancePath + "/effective_end_date", schemaPath: "#/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err9];
+            } else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+        if (data.ssp_values !== void 0) {
+          let data4 = data.ssp_values;
+          if (Array.isArray(data4)) {
+            const len0 = data4.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              let data5 = data4[i0];
+              if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
+                if (data5.above_mid_point === void 0) {
+                  const err10 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "above_mid_point" }, message: "must have required property 'above_mid_point'" };
+                  if (vErrors === null) {
+                    vErrors = [err10];
+                  } else {
+                    vErrors.push(err10);
+                  }
+                  errors++;
+                }
+                if (data5.below_mid_point === void 0) {
+                  const err11 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "below_mid_point" }, message: "must have required property 'below_mid_point'" };
+                  if (vErrors === null) {
+                    vErrors = [err11];
+                  } else {
+                    vErrors.push(err11);
+                  }
+                  errors++;
+                }
+                if (data5.mid_point === void 0) {
+                  const err12 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "mid_point" }, message: "must have required property 'mid_point'" };
+                  if (vErrors === null) {
+                    vErrors = [err12];
+                  } else {
+                    vErrors.push(err12);
+                  }
+                  errors++;
+                }
+                if (data5.currency_code === void 0) {
+                  const err13 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "currency_code" }, message: "must have required property 'currency_code'" };
+                  if (vErrors === null) {
+                    vErrors = [err13];
+                  } else {
+                    vErrors.push(err13);
+                  }
+                  errors++;
+                }
+                if (data5.effective_start_date === void 0) {
+                  const err14 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "effective_start_date" }, message: "must have required property 'effective_start_date'" };
+                  if (vErrors === null) {
+                    vErrors = [err14];
+                  } else {
+                    vErrors.push(err14);
+                  }
+                  errors++;
+                }
+                if (data5.effective_end_date === void 0) {
+                  const err15 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "effective_end_date" }, message: "must have required property 'effective_end_date'" };
+                  if (vErrors === null) {
+                    vErrors = [err15];
+                  } else {
+                    vErrors.push(err15);
+                  }
+                  errors++;
+                }
+                if (data5.product_id === void 0) {
+                  const err16 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "product_id" }, message: "must have required property 'product_id'" };
+                  if (vErrors === null) {
+                    vErrors = [err16];
+                  } else {
+                    vErrors.push(err16);
+                  }
+                  errors++;
+                }
+                if (data5.value_type === void 0) {
+                  const err17 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/required", keyword: "required", params: { missingProperty: "value_type" }, message: "must have required property 'value_type'" };
+                  if (vErrors === null) {
+                    vErrors = [err17];
+                  } else {
+                    vErrors.push(err17);
+                  }
+                  errors++;
+                }
+                for (const key1 in data5) {
+                  if (!(key1 === "above_mid_point" || key1 === "below_mid_point" || key1 === "mid_point" || key1 === "currency_code" || key1 === "effective_start_date" || key1 === "effective_end_date" || key1 === "product_id" || key1 === "value_type")) {
+                    const err18 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err18];
+                    } else {
+                      vErrors.push(err18);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.above_mid_point !== void 0) {
+                  let data6 = data5.above_mid_point;
+                  if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)))) {
+                    const err19 = { instancePath: instancePath + "/ssp_values/" + i0 + "/above_mid_point", schemaPath: "#/definitions/SspValueInput/properties/above_mid_point/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err19];
+                    } else {
+                      vErrors.push(err19);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.below_mid_point !== void 0) {
+                  let data7 = data5.below_mid_point;
+                  if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)))) {
+                    const err20 = { instancePath: instancePath + "/ssp_values/" + i0 + "/below_mid_point", schemaPath: "#/definitions/SspValueInput/properties/below_mid_point/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err20];
+                    } else {
+                      vErrors.push(err20);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.mid_point !== void 0) {
+                  let data8 = data5.mid_point;
+                  if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)))) {
+                    const err21 = { instancePath: instancePath + "/ssp_values/" + i0 + "/mid_point", schemaPath: "#/definitions/SspValueInput/properties/mid_point/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err21];
+                    } else {
+                      vErrors.push(err21);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.currency_code !== void 0) {
+                  if (typeof data5.currency_code !== "string") {
+                    const err22 = { instancePath: instancePath + "/ssp_values/" + i0 + "/currency_code", schemaPath: "#/definitions/SspValueInput/properties/currency_code/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err22];
+                    } else {
+                      vErrors.push(err22);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.effective_start_date !== void 0) {
+                  if (typeof data5.effective_start_date !== "string") {
+                    const err23 = { instancePath: instancePath + "/ssp_values/" + i0 + "/effective_start_date", schemaPath: "#/definitions/SspValueInput/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err23];
+                    } else {
+                      vErrors.push(err23);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.effective_end_date !== void 0) {
+                  if (typeof data5.effective_end_date !== "string") {
+                    const err24 = { instancePath: instancePath + "/ssp_values/" + i0 + "/effective_end_date", schemaPath: "#/definitions/SspValueInput/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err24];
+                    } else {
+                      vErrors.push(err24);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.product_id !== void 0) {
+                  if (typeof data5.product_id !== "string") {
+                    const err25 = { instancePath: instancePath + "/ssp_values/" + i0 + "/product_id", schemaPath: "#/definitions/SspValueInput/properties/product_id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err25];
+                    } else {
+                      vErrors.push(err25);
+                    }
+                    errors++;
+                  }
+                }
+                if (data5.value_type !== void 0) {
+                  let data13 = data5.value_type;
+                  if (typeof data13 !== "string") {
+                    const err26 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err26];
+                    } else {
+                      vErrors.push(err26);
+                    }
+                    errors++;
+                  }
+                  if (!(data13 === "Amount" || data13 === "Percent")) {
+                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema56.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
+                    if (vErrors === null) {
+                      vErrors = [err27];
+                    } else {
+                      vErrors.push(err27);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err28 = { instancePath: instancePath + "/ssp_values/" + i0, schemaPath: "#/definitions/SspValueInput/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err29 = { instancePath: instancePath + "/ssp_values", schemaPath: "#/properties/ssp_values/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err30 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
+      }
+      validate49.errors = vErrors;
+      return errors === 0;
+    }
+    function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+      let vErrors = null;
+      let errors = 0;
+      if (data && typeof data == "object" && !Array.isArray(data)) {
+        if (data.active === void 0) {
+          const err0 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "active" }, message: "must have required property 'active'" };
+          if (vErrors === null) {
+            vErrors = [err0];
+          } else {
+            vErrors.push(err0);
+          }
+          errors++;
+        }
+        if (data.can_delete === void 0) {
+          const err1 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "can_delete" }, message: "must have required property 'can_delete'" };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+        if (data.ceiling_percentage === void 0) {
+          const err2 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "ceiling_percentage" }, message: "must have required property 'ceiling_percentage'" };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        if (data.data_identifiers === void 0) {
+          const err3 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "data_identifiers" }, message: "must have required property 'data_identifiers'" };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+        if (data.entity_type === void 0) {
+          const err4 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "entity_type" }, message: "must have required property 'entity_type'" };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (data.expression === void 0) {
+          const err5 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "expression" }, message: "must have required property 'expression'" };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (data.floor_percentage === void 0) {
+          const err6 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "floor_percentage" }, message: "must have required property 'floor_percentage'" };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (data.hierarchy_no === void 0) {
+          const err7 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "hierarchy_no" }, message: "must have required property 'hierarchy_no'" };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (data.is_user_defined === void 0) {
+          const err8 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "is_user_defined" }, message: "must have required property 'is_user_defined'" };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (data.method === void 0) {
+          const err9 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "method" }, message: "must have required property 'method'" };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (data.name === void 0) {
+          const err10 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (data.transaction_above_range === void 0) {
+          const err11 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "transaction_above_range" }, message: "must have required property 'transaction_above_range'" };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (data.transaction_below_range === void 0) {
+          const err12 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "transaction_below_range" }, message: "must have required property 'transaction_below_range'" };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        if (data.transaction_mid_range === void 0) {
+          const err13 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "transaction_mid_range" }, message: "must have required property 'transaction_mid_range'" };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (data.type === void 0) {
+          const err14 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "type" }, message: "must have required property 'type'" };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        if (data.when === void 0) {
+          const err15 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "when" }, message: "must have required property 'when'" };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+        if (data.active !== void 0) {
+          if (typeof data.active !== "boolean") {
+            const err16 = { instancePath: instancePath + "/active", schemaPath: "#/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+        }
+        if (data.can_delete !== void 0) {
+          if (typeof data.can_delete !== "boolean") {
+            const err17 = { instancePath: instancePath + "/can_delete", schemaPath: "#/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (vErrors === null) {
+              vErrors = [err17];
+            } else {
+              vErrors.push(err17);
+            }
+            errors++;
+          }
+        }
+        if (data.ceiling_percentage !== void 0) {
+          let data2 = data.ceiling_percentage;
+          if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)))) {
+            const err18 = { instancePath: instancePath + "/ceiling_percentage", schemaPath: "#/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
+            }
+            errors++;
+          }
+        }
+        if (data.data_identifiers !== void 0) {
+          let data3 = data.data_identifiers;
+          if (Array.isArray(data3)) {
+            const len0 = data3.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data3[i0] !== "string") {
+                const err19 = { instancePath: instancePath + "/data_identifiers/" + i0, schemaPath: "#/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err20 = { instancePath: instancePath + "/data_identifiers", schemaPath: "#/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err20];
+            } else {
+              vErrors.push(err20);
+            }
+            errors++;
+          }
+        }
+        if (data.entity_type !== void 0) {
+          if (typeof data.entity_type !== "string") {
+            const err21 = { instancePath: instancePath + "/entity_type", schemaPath: "#/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
+          }
+        }
+        if (data.expression !== void 0) {
+          if (typeof data.expression !== "string") {
+            const err22 = { instancePath: instancePath + "/expression", schemaPath: "#/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err22];
+            } else {
+              vErrors.push(err22);
+            }
+            errors++;
+          }
+        }
+        if (data.floor_percentage !== void 0) {
+          let data7 = data.floor_percentage;
+          if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)))) {
+            const err23 = { instancePath: instancePath + "/floor_percentage", schemaPath: "#/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (vErrors === null) {
+              vErrors = [err23];
+            } else {
+              vErrors.push(err23);
+            }
+            errors++;
+          }
+        }
+        if (data.hierarchy_no !== void 0) {
+          let data8 = data.hierarchy_no;
+          if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)))) {
+            const err24 = { instancePath: instancePath + "/hierarchy_no", schemaPath: "#/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (vErrors === null) {
+              vErrors = [err24];
+            } else {
+              vErrors.push(err24);
+            }
+            errors++;
+          }
+        }
+        if (data.is_user_defined !== void 0) {
+          if (typeof data.is_user_defined !== "boolean") {
+            const err25 = { instancePath: instancePath + "/is_user_defined", schemaPath: "#/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (vErrors === null) {
+              vErrors = [err25];
+            } else {
+              vErrors.push(err25);
+            }
+            errors++;
+          }
+        }
+        if (data.method !== void 0) {
+          let data10 = data.method;
+          if (typeof data10 !== "string") {
+            const err26 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err26];
+            } else {
+              vErrors.push(err26);
+            }
+            errors++;
+          }
+          if (!(data10 === "upload" || data10 === "formula")) {
+            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema53.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            if (vErrors === null) {
+              vErrors = [err27];
+            } else {
+              vErrors.push(err27);
+            }
+            errors++;
+          }
+        }
+        if (data.name !== void 0) {
+          if (typeof data.name !== "string") {
+            const err28 = { instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err28];
+            } else {
+              vErrors.push(err28);
+            }
+            errors++;
+          }
+        }
+        if (data.transaction_above_range !== void 0) {
+          if (typeof data.transaction_above_range !== "string") {
+            const err29 = { instancePath: instancePath + "/transaction_above_range", schemaPath: "#/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
+            }
+            errors++;
+          }
+        }
+        if (data.transaction_below_range !== void 0) {
+          if (typeof data.transaction_below_range !== "string") {
+            const err30 = { instancePath: instancePath + "/transaction_below_range", schemaPath: "#/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err30];
+            } else {
+              vErrors.push(err30);
+            }
+            errors++;
+          }
+        }
+        if (data.transaction_mid_range !== void 0) {
+          if (typeof data.transaction_mid_range !== "string") {
+            const err31 = { instancePath: instancePath + "/transaction_mid_range", schemaPath: "#/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err31];
+            } else {
+              vErrors.push(err31);
+            }
+            errors++;
+          }
+        }
+        if (data.type !== void 0) {
+          if (typeof data.type !== "string") {
+            const err32 = { instancePath: instancePath + "/type", schemaPath: "#/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err32];
+            } else {
+              vErrors.push(err32);
+            }
+            errors++;
+          }
+        }
+        if (data.when !== void 0) {
+          let data16 = data.when;
+          if (Array.isArray(data16)) {
+            const len1 = data16.length;
+            for (let i1 = 0; i1 < len1; i1++) {
+              let data17 = data16[i1];
+              if (data17 && typeof data17 == "object" && !Array.isArray(data17)) {
+                if (data17.field_name === void 0) {
+                  const err33 = { instancePath: instancePath + "/when/" + i1, schemaPath: "#/definitions/ConditionInput/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
+                  if (vErrors === null) {
+                    vErrors = [err33];
+                  } else {
+                    vErrors.push(err33);
+                  }
+                  errors++;
+                }
+                if (data17.operator === void 0) {
+                  const err34 = { instancePath: instancePath + "/when/" + i1, schemaPath: "#/definitions/ConditionInput/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
+                  if (vErrors === null) {
+                    vErrors = [err34];
+                  } else {
+                    vErrors.push(err34);
+                  }
+                  errors++;
+                }
+                if (data17.value === void 0) {
+                  const err35 = { instancePath: instancePath + "/when/" + i1, schemaPath: "#/definitions/ConditionInput/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
+                  if (vErrors === null) {
+                    vErrors = [err35];
+                  } else {
+                    vErrors.push(err35);
+                  }
+                  errors++;
+                }
+                if (data17.field_name !== void 0) {
+                  if (typeof data17.field_name !== "string") {
+                    const err36 = { instancePath: instancePath + "/when/" + i1 + "/field_name", schemaPath: "#/definitions/ConditionInput/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err36];
+                    } else {
+                      vErrors.push(err36);
+                    }
+                    errors++;
+                  }
+                }
+                if (data17.operator !== void 0) {
+                  let data19 = data17.operator;
+                  if (typeof data19 !== "string") {
+                    const err37 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err37];
+                    } else {
+                      vErrors.push(err37);
+                    }
+                    errors++;
+                  }
+                  if (!(data19 === "equality" || data19 === "inequality" || data19 === "greater than" || data19 === "less than" || data19 === "greater or equal" || data19 === "less or equal" || data19 === ">" || data19 === "<" || data19 === ">=" || data19 === "<=" || data19 === "in" || data19 === "not in" || data19 === "contains" || data19 === "not contains" || data19 === "starts with" || data19 === "ends with" || data19 === "null" || data19 === "not null")) {
+                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema54.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                    if (vErrors === null) {
+                      vErrors = [err38];
+                    } else {
+                      vErrors.push(err38);
+                    }
+                    errors++;
+                  }
+                }
+                if (data17.value !== void 0) {
+                  if (typeof data17.value !== "string") {
+                    const err39 = { instancePath: instancePath + "/when/" + i1 + "/value", schemaPath: "#/definitions/ConditionInput/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err39];
+                    } else {
+                      vErrors.push(err39);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err40 = { instancePath: instancePath + "/when/" + i1, schemaPath: "#/definitions/ConditionInput/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err41 = { instancePath: instancePath + "/when", schemaPath: "#/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+        if (data.batches !== void 0) {
+          let data21 = data.batches;
+          if (Array.isArray(data21)) {
+            const len2 = data21.length;
+            for (let i2 = 0; i2 < len2; i2++) {
+              if (!validate49(data21[i2], { instancePath: instancePath + "/batches/" + i2, parentData: data21, parentDataProperty: i2, rootData })) {
+                vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err42 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err42];
+            } else {
+              vErrors.push(err42);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err43 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        if (vErrors === null) {
+          vErrors = [err43];
+        } else {
+          vErrors.push(err43);
+        }
+        errors++;
+      }
+      validate48.errors = vErrors;
+      return errors === 0;
+    }
     function validate47(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -14113,8 +15086,8 @@ var require_validators = __commonJS({
             }
             const len0 = data3.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (!validate20(data3[i0], { instancePath: instancePath + "/compliance_spec/" + i0, parentData: data3, parentDataProperty: i0, rootData })) {
-                vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+              if (!validate48(data3[i0], { instancePath: instancePath + "/compliance_spec/" + i0, parentData: data3, parentDataProperty: i0, rootData })) {
+                vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
                 errors = vErrors.length;
               }
             }
@@ -14140,8 +15113,8 @@ var require_validators = __commonJS({
       validate47.errors = vErrors;
       return errors === 0;
     }
-    exports2.api_ApprovalActionBody = validate49;
-    function validate49(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+    exports2.api_ApprovalActionBody = validate52;
+    function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14248,12 +15221,12 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      validate49.errors = vErrors;
+      validate52.errors = vErrors;
       return errors === 0;
     }
-    exports2.api_ErrorTransactionFilter = validate50;
-    var schema54 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
-    function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+    exports2.api_ErrorTransactionFilter = validate53;
+    var schema58 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
+    function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
       if (data && typeof data == "object" && !Array.isArray(data)) {
@@ -14289,7 +15262,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data0 === "order" || data0 === "invoice" || data0 === "event" || data0 === "mje")) {
-            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema54.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
+            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema58.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err3];
             } else {
@@ -14310,7 +15283,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data1 === "remediable" || data1 === "discarded")) {
-            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema54.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
+            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema58.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err5];
             } else {
@@ -14416,7 +15389,7 @@ var require_validators = __commonJS({
         }
         errors++;
       }
-      validate50.errors = vErrors;
+      validate53.errors = vErrors;
       return errors === 0;
     }
   }
@@ -14428,7 +15401,7 @@ function instance() {
     const { Ajv: AjvClass } = load("ajv");
     ajv = new AjvClass({ allErrors: true, strict: false, allowUnionTypes: true });
     const api = JSON.parse((0, import_node_fs.readFileSync)((0, import_node_path2.join)(schemasDir, "api.schema.json"), "utf8"));
-    ajv.addSchema(api);
+    ajv.addSchema(api, "api.schema.json");
   }
   return ajv;
 }
@@ -23290,6 +24263,22 @@ function sentence(e, value2, schemaRoot) {
       return { message: e.message ?? "is invalid" };
   }
 }
+function mergeAnyOf(errors) {
+  const out = [];
+  for (const e of errors) {
+    const branches = e.keyword === "anyOf" ? out.filter((b) => b.instancePath === e.instancePath && b.schemaPath.startsWith(`${e.schemaPath}/`)) : [];
+    if (!branches.length) {
+      out.push(e);
+      continue;
+    }
+    if (!branches.every((b) => b.keyword === "type")) continue;
+    const at3 = out.indexOf(branches[0]);
+    const types = branches.map((b) => String(b.params.type));
+    const rest = out.filter((b) => !branches.includes(b));
+    out.splice(0, out.length, ...rest.slice(0, at3), { ...e, keyword: "type", params: { type: types.join(",") } }, ...rest.slice(at3));
+  }
+  return out;
+}
 function fieldName(pointer2) {
   return pathOf(pointer2).join(".") || "(document)";
 }
@@ -23298,7 +24287,7 @@ function schemaDiagnostics(src, schema, skip = () => false) {
   if (fn(src.value)) return [];
   const root = schemaJson(schema);
   const out = [];
-  for (const e of fn.errors ?? []) {
+  for (const e of mergeAnyOf(fn.errors ?? [])) {
     const path = pathOf(e.instancePath);
     const value2 = valueAt(src.value, path);
     const { message, key: key3 } = sentence(e, value2, root);
@@ -38601,13 +39590,7 @@ var init_schemas = __esm({
     REPO_SCHEMAS_DIR = ".revsync/schemas";
     POLICY_FILE_SCHEMA = "policy-file.schema.json";
     CONFIG_SCHEMA = "revsync-config.schema.json";
-    REPO_SCHEMA_FILES = [
-      POLICY_FILE_SCHEMA,
-      "policy/tenant-configuration.schema.json",
-      "policy/ssp-policy.schema.json",
-      "policy/ssp-policy-test.schema.json",
-      CONFIG_SCHEMA
-    ];
+    REPO_SCHEMA_FILES = [POLICY_FILE_SCHEMA, CONFIG_SCHEMA];
   }
 });
 
