@@ -62,7 +62,9 @@ if (process.argv.includes("--check")) {
 }
 
 const { build } = await import("esbuild");
-const common = { absWorkingDir: root, bundle: true, platform: "node", target: "node20", logLevel: "warning", write: false };
+// preserveSymlinks: paths in the bundle stay under the repository when node_modules is a link to another
+// clone's (npm run test:install builds so), and the bytes are the same.
+const common = { absWorkingDir: root, bundle: true, platform: "node", target: "node20", preserveSymlinks: true, logLevel: "warning", write: false };
 
 if (process.argv.includes("--modules")) {
   // The modules of src/, one file each, in a folder beside src/ (so that the package's folder is one
