@@ -4,7 +4,7 @@
 // nothing to build (docs/decisions.md, "How revsync is installed"), and dist/.build-hash records what it
 // was built from and what it holds. The build is deterministic: the same sources give the same bytes.
 //
-//   node scripts/build.mjs            builds dist/ (npm run build: gen:types and the type check first)
+//   node scripts/build.mjs            builds dist/ (npm run dist: gen:types and the type check first)
 //   node scripts/build.mjs --check    builds nothing; exits 1 unless dist/ is what the build makes from
 //                                     the sources as they are (npm test runs it first)
 //   node scripts/build.mjs --modules  each module of src/ as its own file in build/ (not committed), with
@@ -21,7 +21,7 @@ import { sourceHash, srcModules } from "./source-hash.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(root, "dist");
 const STAMP = join(DIST, ".build-hash");
-const FIX = "run `npm run build` and commit dist/";
+const FIX = "run `npm run dist` and commit dist/";
 
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 /** Every file under dir, as posix paths relative to the repository, sorted. */

@@ -6,9 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliProcess, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
 describe("build", () => {
-  it("package.json runs nothing on install: every commit holds dist/, so a git install has nothing to build", () => {
+  it("package.json has no script npm runs or prepares for on install: every commit holds dist/, so a git install has nothing to build", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-    for (const s of ["prepare", "prepack", "preinstall", "install", "postinstall", "build:install"]) expect(pkg.scripts[s], s).toBeUndefined();
+    // A git dependency with any of these is prepared (npm install in its clone): with --global still
+    // set, npm then links the global package to the clone it deletes. "build" counts: hence npm run dist.
+    for (const s of ["prepare", "prepack", "preinstall", "install", "postinstall", "build"]) expect(pkg.scripts[s], s).toBeUndefined();
+    expect(pkg.scripts.dist).toMatch(/node scripts\/build\.mjs$/);
     expect(readFileSync(join(ROOT, "dist", ".build-hash"), "utf8")).toMatch(
       /^sources [0-9a-f]{64}\ndist\/cli\.cjs [0-9a-f]{64}\ndist\/bin\.js [0-9a-f]{64}\n$/,
     );
@@ -26,7 +29,7 @@ describe("build", () => {
       const fails = (what: RegExp) => {
         const r = check();
         expect(r.status).toBe(1);
-        expect(r.stderr).toMatch(/^dist\/ is not what the build makes from these sources: run `npm run build` and commit dist\/\.\n/);
+        expect(r.stderr).toMatch(/^dist\/ is not what the build makes from these sources: run `npm run dist` and commit dist\/\.\n/);
         expect(r.stderr).toMatch(what);
       };
       appendFileSync(join(copy, "src", "errors.ts"), "\n// changed\n");
