@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -8,9 +9,9 @@ import { REPO_SCHEMA_FILES, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../src/re
 import { cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
 
 // The JSON Schemas of schemas/ as standard tools read them, not as revsync registers them: each stands
-// alone (no $id, which a validator may resolve against the folder it runs in; every $ref within the
-// file), and a policy file's schema takes a ${VAR} wherever revsync does. Each real validator, run as
-// a user runs it, passes every example and every file revsync writes, and finds a typo in each kind.
+// alone (an absolute $id that names it and is never fetched, every $ref within the file), and a policy
+// file's schema takes a ${VAR} wherever revsync does. Each real validator, run as a user runs it,
+// passes every example and every file revsync writes, and finds a typo in each kind.
 // (Python's jsonschema, read as check-jsonschema reads, needs a venv: npm run test:install runs it.)
 const SCHEMAS = join(ROOT, "schemas");
 const schemaFiles = (dir: string): string[] =>
@@ -55,7 +56,7 @@ describe("schemas/ for standard tools", () => {
     await emu.close();
   });
 
-  it("each schema stands alone: no $id, every $ref within the file and found there; in schemas/ and in the copy init writes", () => {
+  it("each schema stands alone: an absolute $id of its own, every $ref within the file and found there; in schemas/ and in the copy init writes", () => {
     const copy = mkdtempSync(join(tmpdir(), "revsync-schemas-"));
     try {
       expect(writeRepoSchemas(copy, false).written).toEqual(REPO_SCHEMA_FILES.map((f) => `${REPO_SCHEMAS_DIR}/${f}`));
@@ -63,7 +64,11 @@ describe("schemas/ for standard tools", () => {
       expect(files.length).toBe(8 + REPO_SCHEMA_FILES.length);
       for (const file of files) {
         const schema = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
-        expect(schema.$id, relative(ROOT, file)).toBeUndefined();
+        const name = relative(SCHEMAS, file)
+          .replace(/^.*\.revsync\/schemas\//, "")
+          .replace(/\.schema\.json$/, "")
+          .replace("/", ":");
+        expect(schema.$id, relative(ROOT, file)).toBe(`urn:revsync:schema:${name}`);
         for (const ref of refs(schema)) {
           expect(ref, relative(ROOT, file)).toMatch(/^#\//);
           let node: unknown = schema;
@@ -89,6 +94,22 @@ describe("schemas/ for standard tools", () => {
     // ${VAR} where a number goes: the issue's example among the passing.
     expect(readFileSync(join(ROOT, "examples/multi-env/policies/ssp/edge-devices.yaml"), "utf8")).toContain("floor_percentage: ${hardware_floor}");
     expect(results.find((r) => r.file.endsWith("edge-devices.yaml"))?.passed).toBe(true);
+    // The schemas of each kind given too, as users gave them when policy-file.schema.json referred to them.
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, "node_modules", "ajv-cli", "dist", "index.js"),
+        "validate",
+        "-s",
+        "schemas/policy-file.schema.json",
+        "-r",
+        "schemas/policy/*.json",
+        "-d",
+        "examples/multi-env/policies/ssp/edge-devices.yaml",
+      ],
+      { cwd: ROOT, encoding: "utf8" },
+    );
+    expect(`${r.stdout}${r.stderr}`).toBe("examples/multi-env/policies/ssp/edge-devices.yaml valid\n");
   });
 
   it("yaml-language-server, as an editor drives it: the files' first lines and the editor settings init writes find the schemas; no diagnostic but on a typo", async () => {

@@ -29,7 +29,7 @@ function instance(): Ajv {
     const { Ajv: AjvClass } = load("ajv") as typeof import("ajv");
     ajv = new AjvClass({ allErrors: true, strict: false, allowUnionTypes: true });
     const api = JSON.parse(readFileSync(join(schemasDir, "api.schema.json"), "utf8")) as object;
-    // Under its file name (the schemas have no $id: each stands alone), for apiValidator's definitions.
+    // Under its file name, as apiValidator names its definitions.
     ajv.addSchema(api, "api.schema.json");
   }
   return ajv;
