@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { compile } from "json-schema-to-typescript";
 import { Ajv } from "ajv";
 import standaloneModule from "ajv/dist/standalone/index.js";
+import { applyEdits, modify } from "jsonc-parser";
 import * as prettier from "prettier";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -165,9 +166,11 @@ async function renderPolicyFile() {
 }
 
 /** plan.schema.json with its copies of api.schema.json's definitions made again: those it names and
- *  does not define itself, and those these name in turn. */
+ *  does not define itself, and those these name in turn. Edited in place (jsonc-parser, as editors
+ *  edit JSON): the rest of the file keeps its text, its one-line objects included. */
 async function renderPlan() {
-  const plan = await readJson(PLAN);
+  const text = await readFile(join(root, PLAN), "utf8");
+  const plan = JSON.parse(text);
   const api = await readJson(API);
   const own = Object.fromEntries(Object.entries(plan.definitions ?? {}).filter(([, d]) => d.$comment !== COPIED));
   const copies = {};
@@ -183,12 +186,13 @@ async function renderPlan() {
     copies[name] = { $comment: COPIED, ...def };
     wanted.push(...refsOf(def));
   }
-  const sorted = Object.fromEntries(
-    Object.keys(copies)
-      .sort()
-      .map((k) => [k, copies[k]]),
-  );
-  return formatJson(PLAN, { ...plan, definitions: { ...own, ...sorted } });
+  const formattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
+  let out = text;
+  // Copies first gone (in the order they stand), then written again in name order, after the file's own.
+  for (const name of Object.keys(plan.definitions ?? {}).filter((n) => !own[n]))
+    out = applyEdits(out, modify(out, ["definitions", name], undefined, { formattingOptions }));
+  for (const name of Object.keys(copies).sort()) out = applyEdits(out, modify(out, ["definitions", name], copies[name], { formattingOptions }));
+  return prettier.format(out, { ...(await prettier.resolveConfig(join(root, PLAN))), filepath: join(root, PLAN) });
 }
 
 export async function render() {
