@@ -35,6 +35,15 @@ describe("build", () => {
       appendFileSync(join(copy, "src", "errors.ts"), "\n// changed\n");
       fails(/it was built from other sources/);
       cpSync(join(ROOT, "src", "errors.ts"), join(copy, "src", "errors.ts"));
+      // A devDependency the bundle never holds leaves it as it is; another version of a dependency does not.
+      const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { version?: string; dev?: boolean }> };
+      lock.packages["node_modules/some-dev-tool"] = { version: "1.0.0", dev: true };
+      writeFileSync(join(copy, "package-lock.json"), JSON.stringify(lock, null, 2));
+      expect(check().status).toBe(0);
+      (lock.packages["node_modules/yaml"] as { version: string }).version = "2.0.0";
+      writeFileSync(join(copy, "package-lock.json"), JSON.stringify(lock, null, 2));
+      fails(/it was built from other sources/);
+      cpSync(join(ROOT, "package-lock.json"), join(copy, "package-lock.json"));
       appendFileSync(join(copy, "dist", "cli.cjs"), "\n");
       fails(/dist\/cli\.cjs differs from what the build wrote/);
       cpSync(join(ROOT, "dist", "cli.cjs"), join(copy, "dist", "cli.cjs"));
