@@ -3,8 +3,7 @@
 //
 // Bottom to top. A module may import its own folder and any folder of a lower layer; folders that share
 // a layer never import each other; nothing imports against the order, and no import makes a cycle.
-// "root" is the small utilities at src/*.ts; "entry" is bin.ts, the check of a clone's dist/ it runs and
-// the loader of the bundled CLI.
+// "root" is the small utilities at src/*.ts; "entry" is bin.ts and the loader of the bundled CLI.
 export const LAYERS = [
   ["root"],
   ["schema"],
@@ -21,7 +20,7 @@ export const LAYERS = [
   ["entry"],
 ];
 
-const ENTRY = "^src/(bin|dev-build|load-cli)[.]ts$";
+const ENTRY = "^src/(bin|load-cli)[.]ts$";
 const pathOf = (folder) => (folder === "root" ? "^src/[^/]+[.]ts$" : folder === "entry" ? ENTRY : `^src/${folder}/`);
 // Unit tests sit beside the code and may use the test helpers (src/testing/), which use every layer:
 // neither is part of the order, and no module of the order may import them.

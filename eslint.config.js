@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "src/schema/generated/**", "schemas/generated/**", "coverage/**", ".revsync-tmp/**"] },
+  { ignores: ["dist/**", "build/**", "node_modules/**", "src/schema/generated/**", "schemas/generated/**", "coverage/**", ".revsync-tmp/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,6 @@
 // npm run chaos [-- --seeds N] [-- --scale X]: the chaos suite over N seeds (default 20), as a table;
 // --scale multiplies every fault's rate (1.5: half as many faults again).
-import { runSeed } from "../dist/testing/chaos.js";
+import { runSeed } from "../build/testing/chaos.js";
 
 const arg = process.argv.indexOf("--seeds");
 const count = arg > 0 ? Number(process.argv[arg + 1]) : 20;

@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cli, cliProcess, DEMO_ENV, startEmulatorProcess } from "../dist/testing/helpers.js";
+import { cli, cliProcess, DEMO_ENV, startEmulatorProcess } from "../build/testing/helpers.js";
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const work = mkdtempSync(join(tmpdir(), "revsync-race-"));

@@ -6,10 +6,10 @@ import http from "node:http";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-// The test helpers, as built (npm run build compiles src/testing/): one module for tests and benches.
-import { DEMO_ENV, ROOT, cli, startEmulatorProcess, token } from "../dist/testing/helpers.js";
-import { seedState } from "../dist/emulator/seed.js";
-import { valuesToCsv } from "../dist/ssp/csv.js";
+// The test helpers, as built (scripts/build.mjs --modules writes build/): one module for tests and benches.
+import { DEMO_ENV, ROOT, cli, startEmulatorProcess, token } from "../build/testing/helpers.js";
+import { seedState } from "../build/emulator/seed.js";
+import { valuesToCsv } from "../build/ssp/csv.js";
 
 const BIN = join(ROOT, "dist", "bin.js");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -1,11 +1,21 @@
-// Writes TypeScript types for every JSON Schema in schemas/ with json-schema-to-typescript.
+// Writes what schemas/ implies, for every committed file that follows from another:
+// - schemas/policy-file.schema.json, a policy document of any kind as written, from the three kinds'
+//   schemas in schemas/policy/ (what revsync checks once ${VAR}s are filled), each value also allowed
+//   to be a ${VAR}: what editors and JSON Schema validators read;
+// - the definitions of schemas/api.schema.json that schemas/plan.schema.json names (#/definitions/X,
+//   X not its own), copied into it, and likewise those of schemas/evidence-record.schema.json that
+//   schemas/apply-report.schema.json names, so that each stands alone for every validator;
+// - TypeScript types for the schemas, with json-schema-to-typescript, and the precompiled validators.
 // `node scripts/gen-types.mjs --check` writes nothing and exits 1 when a committed file is stale.
+import { readFileSync } from "node:fs";
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compile } from "json-schema-to-typescript";
 import { Ajv } from "ajv";
 import standaloneModule from "ajv/dist/standalone/index.js";
+import { applyEdits, modify } from "jsonc-parser";
+import * as prettier from "prettier";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outputs = [
@@ -51,18 +61,153 @@ const API_DEFINITIONS = [
   "ErrorTransactionFilter",
 ];
 
-async function renderValidators() {
+async function renderValidators(schemaText) {
   const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, code: { source: true } });
-  ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", "api.schema.json"), "utf8")));
-  for (const file of Object.values(STANDALONE)) ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", file), "utf8")), file);
+  ajv.addSchema(JSON.parse(await readFile(join(root, "schemas", "api.schema.json"), "utf8")), "api.schema.json");
+  for (const file of Object.values(STANDALONE)) ajv.addSchema(JSON.parse(schemaText(`schemas/${file}`)), file);
   const exports = { ...STANDALONE };
   for (const d of API_DEFINITIONS) exports[`api_${d}`] = `api.schema.json#/definitions/${d}`;
   const standalone = standaloneModule.default ?? standaloneModule;
   return `/* eslint-disable */\n${banner}\n${standalone(ajv, exports)}\n`;
 }
 
+// The kinds of policy document, each with its schema (a document once its ${VAR}s are filled).
+const KINDS = {
+  TenantConfiguration: "schemas/policy/tenant-configuration.schema.json",
+  SspPolicy: "schemas/policy/ssp-policy.schema.json",
+  SspPolicyTest: "schemas/policy/ssp-policy-test.schema.json",
+};
+const POLICY_FILE = "schemas/policy-file.schema.json";
+const PLAN = "schemas/plan.schema.json";
+const API = "schemas/api.schema.json";
+/** Schemas that hold copies of another's definitions, and where each copies them from. */
+const COPIES = [
+  { target: PLAN, source: API },
+  { target: "schemas/apply-report.schema.json", source: "schemas/evidence-record.schema.json" },
+];
+/** The mark of a definition gen:types copied into a schema from another. */
+const copiedMark = (source) => `Copied from ${source.replace(/^schemas\//, "")} by npm run gen:types: edit it there.`;
+// The form of a variable, as revsync reads it (src/config/interpolate.ts).
+const NAME = "\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}";
+
+const readJson = async (path) => JSON.parse(await readFile(join(root, path), "utf8"));
+/** JSON as Prettier writes it (npm run format), so that the check and format:check agree. */
+const formatJson = async (path, value) =>
+  prettier.format(JSON.stringify(value, null, 2), { ...(await prettier.resolveConfig(join(root, path))), filepath: join(root, path) });
+
+/** Every "$ref" in a schema, rewritten by fn. */
+function mapRefs(node, fn) {
+  if (Array.isArray(node)) return node.map((n) => mapRefs(n, fn));
+  if (!node || typeof node !== "object") return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === "$ref" && typeof v === "string" ? fn(v) : mapRefs(v, fn)]));
+}
+const refsOf = (node, out = new Set()) => {
+  mapRefs(node, (r) => (out.add(r), r));
+  return out;
+};
+
+const SCALAR = new Set(["string", "integer", "number", "boolean", "null"]);
+// What describes a value rather than constraining it: stays on the outer schema when a value is wrapped.
+const ANNOTATIONS = ["title", "description", "default", "examples"];
+/** A schema of a document as written: wherever a value may stand (a property, an item, a definition, a
+ *  branch of allOf/anyOf/oneOf or a then), a scalar value may also be a whole ${VAR}, and a constrained
+ *  text (an enum, a pattern) text with ${VAR}s in it. Conditions (if, not) are left as they are: a
+ *  ${VAR} meets none of their constants, so a rule that depends on a value is not applied to a variable. */
+function asWritten(node) {
+  if (Array.isArray(node) || !node || typeof node !== "object") return node;
+  const out = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (["properties", "patternProperties", "definitions"].includes(k)) out[k] = Object.fromEntries(Object.entries(v).map(([p, s]) => [p, asWritten(s)]));
+    else if (["items", "additionalProperties", "then", "else"].includes(k)) out[k] = asWritten(v);
+    else if (["allOf", "anyOf", "oneOf"].includes(k)) out[k] = v.map(asWritten);
+    else out[k] = v;
+  }
+  const types = node.type === undefined ? [] : [node.type].flat();
+  const values = [...(node.enum ?? []), ...("const" in node ? [node.const] : [])];
+  const scalar = types.length ? types.every((t) => SCALAR.has(t)) : values.length > 0;
+  if (!scalar) return out;
+  const text = types.length ? types.every((t) => t === "string" || t === "null") : values.every((v) => typeof v === "string");
+  // Any text is allowed already: nothing to add.
+  if (text && !["enum", "const", "pattern", "format", "maxLength"].some((k) => k in node)) return out;
+  const inner = Object.fromEntries(Object.entries(out).filter(([k]) => !ANNOTATIONS.includes(k)));
+  const outer = Object.fromEntries(Object.entries(out).filter(([k]) => ANNOTATIONS.includes(k)));
+  return { ...outer, anyOf: [inner, { $ref: text ? "#/definitions/TextWithVariables" : "#/definitions/Variable" }] };
+}
+
+async function renderPolicyFile() {
+  const definitions = {
+    Variable: {
+      description: "${NAME}: the value of the variable NAME, of its own type (the environment's vars in revsync.yaml, or the process environment)",
+      type: "string",
+      pattern: `^${NAME}$`,
+    },
+    TextWithVariables: {
+      description: "Text with ${NAME}s in it, each filled with the value of the variable NAME",
+      type: "string",
+      pattern: NAME,
+    },
+  };
+  for (const [kind, path] of Object.entries(KINDS)) {
+    const { $schema: _schema, $id: _id, definitions: own = {}, ...schema } = await readJson(path);
+    const local = (ref) => (ref === "#" ? `#/definitions/${kind}` : ref.replace(/^#\/definitions\//, `#/definitions/${kind}.`));
+    definitions[kind] = asWritten(mapRefs(schema, local));
+    for (const [name, def] of Object.entries(own)) definitions[`${kind}.${name}`] = asWritten(mapRefs(def, local));
+  }
+  const kinds = Object.keys(KINDS);
+  return formatJson(POLICY_FILE, {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    $id: "urn:revsync:schema:policy-file",
+    $comment: "Generated by npm run gen:types from schemas/policy/: edit those.",
+    title: "RevsyncPolicyFile",
+    description:
+      "Any document of a revsync policy repo as written, whatever its kind, ${VAR}s and all: the schema that editors map to policies/** (revsync init writes it into .revsync/schemas/). It stands alone: no reference to another file.",
+    type: "object",
+    required: ["kind"],
+    properties: { kind: asWritten({ enum: kinds }) },
+    allOf: kinds.map((kind) => ({
+      if: { type: "object", required: ["kind"], properties: { kind: { const: kind } } },
+      then: { $ref: `#/definitions/${kind}` },
+    })),
+    definitions,
+  });
+}
+
+/** A schema with its copies of another schema's definitions made again: those it names and does not
+ *  define itself, and those these name in turn. Edited in place (jsonc-parser, as editors edit JSON):
+ *  the rest of the file keeps its text, its one-line objects included. */
+async function renderCopies({ target, source }) {
+  const COPIED = copiedMark(source);
+  const text = await readFile(join(root, target), "utf8");
+  const schema = JSON.parse(text);
+  const from = await readJson(source);
+  const own = Object.fromEntries(Object.entries(schema.definitions ?? {}).filter(([, d]) => d.$comment !== COPIED));
+  const copies = {};
+  const wanted = [...refsOf({ ...schema, definitions: own })];
+  while (wanted.length) {
+    const ref = wanted.shift();
+    const name = /^#\/definitions\/([^/]+)$/.exec(ref)?.[1];
+    if (ref.startsWith("#/") && !name) continue;
+    if (!name)
+      throw new Error(`${target}: $ref ${ref} names another file: name a definition of ${source} as #/definitions/<name>, and npm run gen:types copies it`);
+    if (own[name] || copies[name]) continue;
+    const def = from.definitions?.[name];
+    if (!def) throw new Error(`${target}: #/definitions/${name} is neither its own definition nor one of ${source}`);
+    copies[name] = { $comment: COPIED, ...def };
+    wanted.push(...refsOf(def));
+  }
+  const formattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" };
+  let out = text;
+  // Copies first gone (in the order they stand), then written again in name order, after the file's own.
+  for (const name of Object.keys(schema.definitions ?? {}).filter((n) => !own[n]))
+    out = applyEdits(out, modify(out, ["definitions", name], undefined, { formattingOptions }));
+  for (const name of Object.keys(copies).sort()) out = applyEdits(out, modify(out, ["definitions", name], copies[name], { formattingOptions }));
+  return prettier.format(out, { ...(await prettier.resolveConfig(join(root, target))), filepath: join(root, target) });
+}
+
 export async function render() {
   const files = new Map();
+  files.set(POLICY_FILE, await renderPolicyFile());
+  for (const c of COPIES) files.set(c.target, await renderCopies(c));
   for (const { out, schemas } of outputs) {
     const parts = [];
     for (const path of schemas) {
@@ -80,7 +225,8 @@ export async function render() {
     }
     files.set(out, `${banner}\n\n${parts.join("\n")}`);
   }
-  files.set(VALIDATORS, await renderValidators());
+  const schemaText = (path) => files.get(path) ?? readFileSync(join(root, path), "utf8");
+  files.set(VALIDATORS, await renderValidators(schemaText));
   // Its types: src/schema/ajv.ts imports it (so that the bundled CLI holds it, in its code cache).
   files.set(
     VALIDATORS.replace(/\.cjs$/, ".d.cts"),

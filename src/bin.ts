@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { join } from "node:path";
-import { staleBuildWarning } from "./dev-build.js";
 import { loadCli } from "./load-cli.js";
 import { PACKAGE_ROOT } from "./package-root.js";
 
@@ -11,9 +10,6 @@ for (const stream of [process.stdout, process.stderr]) {
     if (e.code !== "EPIPE") throw e;
   });
 }
-
-const stale = await staleBuildWarning(PACKAGE_ROOT);
-if (stale) process.stderr.write(`Warning: ${stale}\n`);
 
 const { runCli } = loadCli(join(PACKAGE_ROOT, "dist", "cli.cjs"));
 const code = await runCli(process.argv);

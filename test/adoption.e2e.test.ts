@@ -25,7 +25,6 @@ describe("adopting an existing tenant", () => {
         ".vscode/settings.json",
         ".gitlab-ci.yml",
         ".revsync/schemas/policy-file.schema.json",
-        ".revsync/schemas/policy/ssp-policy.schema.json",
         ".revsync/schemas/revsync-config.schema.json",
       ]) {
         expect({ f, exists: existsSync(join(dir, f)) }).toEqual({ f, exists: true });

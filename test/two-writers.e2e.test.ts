@@ -114,7 +114,7 @@ function evidenceOf(dir: string): any {
   const folder = join(dir, "evidence");
   const [file] = readdirSync(folder).filter((f) => f.endsWith(".json"));
   const record = JSON.parse(readFileSync(join(folder, file ?? ""), "utf8"));
-  const valid = ajv.getSchema("evidence-record.schema.json");
+  const valid = ajv.getSchema("urn:revsync:schema:evidence-record");
   expect(valid?.(record) ? null : valid?.errors).toBeNull();
   return record;
 }

@@ -11,6 +11,13 @@ const FIX = join(ROOT, "test", "fixtures", "invalid");
 // [fixture, file, line, column, message] : one mistake each, the first diagnostic asserted.
 const CASES: [string, string, number, number, RegExp][] = [
   ["config-bad-rate-limit", "revsync.yaml", 7, 17, /environments\.demo\.rate_limit: expected a number, got the string "fast"/],
+  [
+    "config-bad-var-type",
+    "revsync.yaml",
+    8,
+    23,
+    /environments\.demo\.vars\.contra_account: expected a string or a number or a boolean \(true or false\), got a mapping$/,
+  ],
   ["config-bad-version", "revsync.yaml", 1, 10, /version: expected 1, got the number 2/],
   ["config-unknown-env-field", "revsync.yaml", 5, 5, /environments\.demo: missing required field "base_url"/],
   ["csv-bad-date", "policies/values.csv", 2, 32, /effective_start_date must be a date YYYY-MM-DD, got "2026-02-30"/],

@@ -46,8 +46,10 @@ export function request(url: string, opts: Omit<Dispatcher.RequestOptions, "orig
     // falls back to TurboFan where it must, unlike with --liftoff-only, a testing flag that aborts the
     // process instead). Set here, not as the CLI starts: a changed flag makes V8 refuse code cached
     // with other flags, Node's for the built-in modules loaded after it (by now they are loaded) and
-    // revsync's own (src/load-cli.ts), which the build's run therefore makes without it.
-    if (!process.env.REVSYNC_BUILD_CODE_CACHE) setFlagsFromString("--wasm-tiering-budget=2000000000");
+    // revsync's own (src/load-cli.ts), which a run that makes it therefore takes first.
+    const beforeFlagsChange = (globalThis as Record<symbol, unknown>)[Symbol.for("revsync.beforeV8FlagsChange")];
+    if (typeof beforeFlagsChange === "function") beforeFlagsChange();
+    setFlagsFromString("--wasm-tiering-budget=2000000000");
     quickParser = true;
   }
   const u = new URL(url);

@@ -59,6 +59,26 @@ function sentence(e: ErrorObject, value: unknown, schemaRoot: object): { message
   }
 }
 
+/** ajv reports an anyOf that no branch meets as each branch's errors, then "must match a schema in
+ *  anyOf". Where every branch only wants another type (text, a number or true/false), one type error
+ *  names them all, as a list of types in one "type" does; otherwise the branches' errors stand alone. */
+function mergeAnyOf(errors: ErrorObject[]): ErrorObject[] {
+  const out: ErrorObject[] = [];
+  for (const e of errors) {
+    const branches = e.keyword === "anyOf" ? out.filter((b) => b.instancePath === e.instancePath && b.schemaPath.startsWith(`${e.schemaPath}/`)) : [];
+    if (!branches.length) {
+      out.push(e);
+      continue;
+    }
+    if (!branches.every((b) => b.keyword === "type")) continue;
+    const at = out.indexOf(branches[0] as ErrorObject);
+    const types = branches.map((b) => String((b.params as { type: unknown }).type));
+    const rest = out.filter((b) => !branches.includes(b));
+    out.splice(0, out.length, ...rest.slice(0, at), { ...e, keyword: "type", params: { type: types.join(",") } }, ...rest.slice(at));
+  }
+  return out;
+}
+
 export function fieldName(pointer: string): string {
   return pathOf(pointer).join(".") || "(document)";
 }
@@ -70,7 +90,7 @@ export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (poi
   const root = schemaJson(schema);
   const out: Diagnostic[] = [];
   // ajv reports a failed "type" and the keywords below it; keep the most useful one per place.
-  for (const e of fn.errors ?? []) {
+  for (const e of mergeAnyOf(fn.errors ?? [])) {
     const path = pathOf(e.instancePath);
     const value = valueAt(src.value, path);
     const { message, key } = sentence(e, value, root);

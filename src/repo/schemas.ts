@@ -6,17 +6,12 @@ import { schemasDir } from "../schema/ajv.js";
 /** Where a policy repo keeps the JSON Schemas its editors and the exported files refer to. */
 export const REPO_SCHEMAS_DIR = ".revsync/schemas";
 
-/** The schema editors map to every policy file; it refers to the others, copied beside it. */
+/** The schema editors map to every policy file, a document of any kind as written, ${VAR}s and all. It
+ *  stands alone, as the config's does: each file is whole, with no reference to another. */
 export const POLICY_FILE_SCHEMA = "policy-file.schema.json";
 export const CONFIG_SCHEMA = "revsync-config.schema.json";
 
-export const REPO_SCHEMA_FILES = [
-  POLICY_FILE_SCHEMA,
-  "policy/tenant-configuration.schema.json",
-  "policy/ssp-policy.schema.json",
-  "policy/ssp-policy-test.schema.json",
-  CONFIG_SCHEMA,
-];
+export const REPO_SCHEMA_FILES = [POLICY_FILE_SCHEMA, CONFIG_SCHEMA];
 
 export interface WrittenSchemas {
   written: string[];

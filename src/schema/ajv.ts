@@ -30,8 +30,8 @@ function instance(): Ajv {
     const { Ajv: AjvClass } = load("ajv") as typeof import("ajv");
     ajv = new AjvClass({ allErrors: true, strict: false, allowUnionTypes: true });
     const api = JSON.parse(readFileSync(join(schemasDir, "api.schema.json"), "utf8")) as object;
-    // Under its $id, api.schema.json: plan.schema.json's $refs name it so, relative to the file.
-    ajv.addSchema(api);
+    // Under its file name, as apiValidator names its definitions.
+    ajv.addSchema(api, "api.schema.json");
   }
   return ajv;
 }

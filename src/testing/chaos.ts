@@ -1,4 +1,4 @@
-// The chaos scenario, shared by `npm run chaos` (20+ seeds, a table; it loads the built dist/testing/)
+// The chaos scenario, shared by `npm run chaos` (20+ seeds, a table; it loads the built build/testing/)
 // and test/chaos.e2e.test.ts (a few fixed seeds in npm test). One seed: a fresh emulator, a policy repo of ~200 resources to apply, the
 // emulator injecting faults; apply at most twice; then, faults off, the plan must show no changes and
 // no policy may exist twice.

@@ -17,7 +17,7 @@ import { writes } from "../api/resources.js";
 import type { WriteOutcome } from "../api/write.js";
 import type { TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 
-// Two levels up from src/testing/ (tests) and from dist/testing/ (benches): the repository.
+// Two levels up from src/testing/ (tests) and from build/testing/ (benches): the repository.
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN = join(ROOT, "dist", "bin.js");
 
