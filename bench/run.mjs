@@ -829,7 +829,7 @@ const HAND = "\n## Measured by hand";
 let hand = "";
 try {
   const text = readFileSync(FILE, "utf8");
-  if (text.includes(HAND)) hand = text.slice(text.indexOf(HAND) + 1);
+  if (text.includes(HAND)) hand = text.slice(text.indexOf(HAND));
 } catch {
   // no BENCHMARKS.md yet
 }
