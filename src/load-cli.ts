@@ -102,7 +102,7 @@ function saveCodeCache(file: string, cache: Buffer): void {
 
 /** The CLI, from the bundle scripts/build.mjs writes (dist/cli.cjs), with V8's code cache of it: V8
  *  then starts from bytecode instead of parsing and compiling the code a command needs, about a fifth of
- *  a command's CPU (docs/decisions.md has the figures). Node 20 caches no code of modules
+ *  a command's CPU (BENCHMARKS.md has the figures). Node 20 caches no code of modules
  *  (module.enableCompileCache came with Node 22), hence one CommonJS bundle run through node:vm. The
  *  cache is made on the user's machine (codeCacheFile says where), as a run exits: the first run, and
  *  the first of each command after it, write what they compiled, which includes what they took from the

@@ -1,18 +1,21 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { npxShim, removeDir, ROOT } from "../src/testing/helpers.js";
+import { BIN, npxShim, removeDir, ROOT } from "../src/testing/helpers.js";
 
-// Every `sh` block of the README runs here as written, in order, in a copy of the project's policy
-// repo. A line marked "(runs until stopped)" is started in the background (through the real npx, on a
-// port the OS picks, so that a quick-start emulator on 4010 never breaks npm test) and stopped at the
-// end; the lines after it reach it through REVSYNC_BASE_URL/REVSYNC_AUTH_URL, the documented overrides,
-// and a literal http://127.0.0.1:4010 in a line is its URL. The other `npx revsync` lines run the built
-// CLI directly (npxShim). `console` blocks (npm ci, npm start, npm test) are what CI and the npm start
-// test run.
-const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+// Every `sh` block of the README and of the docs pages runs here as written, page after page in the
+// order of PAGES (a reader's order: the quick start starts the emulator and signs in, the pages after
+// it say "against the demo emulator of the quick start"), in a copy of the project's policy repo. A line
+// marked "(runs until stopped)" is started in the background (through the real npx, on a port the OS
+// picks, so that a quick-start emulator on 4010 never breaks npm test) and stopped at the end; the lines
+// after it reach it through REVSYNC_BASE_URL/REVSYNC_AUTH_URL, the documented overrides, and a literal
+// http://127.0.0.1:4010 in a line is its URL. The other `npx revsync` lines run the built CLI directly
+// (npxShim), and so does a plain `revsync` (shell completion needs one on the PATH, as a global install
+// gives). `console` blocks (npm ci, npm start, npm test) are what CI and the npm start test run.
+const PAGES = ["README.md", "docs/adopting.md", "docs/commands.md", "docs/emulator.md"];
+const shBlocks = (page: string): string[] => [...readFileSync(join(ROOT, page), "utf8").matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+const blocks = PAGES.flatMap(shBlocks);
 const work = join(ROOT, ".revsync-tmp", `readme-${process.pid}`);
 const background: ChildProcess[] = [];
 
@@ -56,9 +59,11 @@ function startBackground(cmd: string, env: Record<string, string>): Promise<stri
   });
 }
 
-describe("README", () => {
-  it("has sh blocks to run", () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(3);
+describe("README and docs pages", () => {
+  it("has sh blocks to run on every page it runs, and runs every page that has one", () => {
+    for (const page of PAGES) expect(shBlocks(page).length, page).toBeGreaterThan(0);
+    const withBlocks = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`)].filter((p) => p.endsWith(".md") && shBlocks(p).length > 0);
+    expect(withBlocks.sort()).toEqual([...PAGES].sort());
   });
 
   it("every command in its sh blocks runs as written and succeeds", async () => {
@@ -67,6 +72,7 @@ describe("README", () => {
     cpSync(join(ROOT, "policies"), join(work, "policies"), { recursive: true });
     cpSync(join(ROOT, "policy-tests"), join(work, "policy-tests"), { recursive: true });
     const shim = npxShim();
+    writeFileSync(join(shim, "revsync"), `#!/usr/bin/env bash\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
     const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1", PATH: `${shim}:${process.env.PATH ?? ""}` };
     let url = "";
     for (const k of ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD", "REVSYNC_TOKEN", "REVSYNC_BASE_URL", "REVSYNC_ENV"])

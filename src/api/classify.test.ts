@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classify, readBackReason, retryAfterMs, type Answer, type RequestKind, type Verdict } from "./classify.js";
 
-// Every row of the README's Reliability table, for the three kinds of request: what an answer means
+// Every row of the table of docs/reliability.md, for the three kinds of request: what an answer means
 // (ok, refused, busy, unknown), whether the request may be sent again as it is, whether a write may
 // have landed (then it is settled by reading back), and whether the governor hears a 429.
 

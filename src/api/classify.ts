@@ -93,8 +93,8 @@ export function readBackReason(err: ApiError): string {
   return `the service answered ${err.status}`;
 }
 
-/** Decides what one answer means for this kind of request (the table of the README's Reliability
- *  section; src/api/classify.test.ts holds every row). `now` reads a Retry-After given as a date. */
+/** Decides what one answer means for this kind of request (the table of docs/reliability.md, "What
+ *  each answer means"; src/api/classify.test.ts holds every row). `now` reads a Retry-After given as a date. */
 export function classify(answer: Answer, req: RequestShape, attempt: Attempt, now: number): Verdict {
   const at = { method: req.method, path: req.path };
   const writes = req.kind !== "read";

@@ -164,7 +164,7 @@ describe("the rate governor", () => {
 });
 
 describe("through a token-bucket gateway of 25 requests/s, burst 10 (10 ms a request, 302 requests, 8 workers)", () => {
-  // What the issue measured with the gateway in front of the emulator, in virtual time: the requests
+  // The gateway `npm run bench -- ratelimit` puts in front of the emulator, in virtual time: the requests
   // take at least (302 - 10) / 25 s.
   const gateway = { rate: 25, burst: 10, latencyMs: 10, requests: 302, workers: 8 };
   const bound = gateway.requests / gateway.rate;

@@ -9,7 +9,7 @@ export interface Step {
   after: number[];
 }
 
-/** The apply order (README, "Apply order"): tenant configuration updates; SSP creates in hierarchy_no order;
+/** The apply order (docs/concepts.md, "Apply order"): tenant configuration updates; SSP creates in hierarchy_no order;
  *  a batch's review after its policy exists (a policy this run creates: after every create of the run);
  *  approve after review. Entries apply does not act on
  *  (blocked, not in git, unsupported) are not steps. */

@@ -88,7 +88,7 @@ export function adaptRecipe(text: string, shape: RepoShape): string {
 const ownPackage = (): { version: string; repository?: string | { url?: string } } =>
   createRequire(import.meta.url)(join(OWN_ROOT, "package.json")) as { version: string; repository?: string | { url?: string } };
 
-/** The npm dependency spec package.json pins revsync with, as the README documents it: the git
+/** The npm dependency spec package.json pins revsync with, as docs/install.md documents it: the git
  *  repository revsync came from, at the tag of this version. From revsync's package.json `repository`,
  *  else the origin of the clone revsync runs from; else none is known. A clone whose history has no
  *  such tag (a development clone) is pinned at the commit it runs, which npm can install as well. An
@@ -287,7 +287,7 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
 
 const GITIGNORE_HEADER =
   "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
-/** What a policy repo's .gitignore needs: the names the README and the recipes save plans and reports
+/** What a policy repo's .gitignore needs: the names the docs and the recipes save plans and reports
  *  under (a reviewed plan the apply jobs fetch is reviewed/plan-ENV.json), so that an evidence record
  *  made in CI finds the working tree clean. */
 const GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];

@@ -993,7 +993,7 @@ export interface SspCreateItem {
    */
   when: ConditionInput[];
   /**
-   * revsync/emulator extension: batches uploaded with an upload-method policy (see README, decisions)
+   * revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")
    */
   batches?: SspCreateBatch[];
 }
