@@ -1,4 +1,14 @@
 import { Argument, type Command } from "commander";
+import { applyViews } from "../report/views/apply.js";
+import { approvalsActViews, approvalsListViews } from "../report/views/approvals.js";
+import { driftViews } from "../report/views/drift.js";
+import { errorsViews } from "../report/views/errors.js";
+import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
+import { lockStatusViews } from "../report/views/lock.js";
+import { planViews, showViews } from "../report/views/plan.js";
+import { testViews } from "../report/views/policy-test.js";
+import { sspBatchesViews } from "../report/views/ssp.js";
+import { validateViews } from "../report/views/validate.js";
 import { choiceOption, common, formatOption } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
@@ -16,7 +26,7 @@ export function register(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync validate\n  revsync validate --format json\n  revsync validate --env production\n\nEvery environment of revsync.yaml is checked unless --env names one.\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations.",
       ),
-    { format: ["text", "json"], offline: true },
+    { views: validateViews, offline: true },
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
   program
     .command("init")
@@ -46,7 +56,7 @@ export function register(program: Command, run: Runner): void {
         "after",
         '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".\nExit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.',
       ),
-    { format: ["text", "json", "junit"] },
+    { views: testViews },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
   registerEngine(program, run);
@@ -70,7 +80,7 @@ export function register(program: Command, run: Runner): void {
       .command("demo")
       .description("start a demo emulator in this process and plan policies/ against it (what npm start runs)")
       .addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
-    { format: ["text", "json", "markdown"], target: true },
+    { views: planViews, target: true },
   ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
 }
 
@@ -112,14 +122,14 @@ export function registerEngine(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",
       ),
-    { format: ["text", "json", "markdown"], target: true },
+    { views: planViews, target: true },
   ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
 
   program
     .command("show")
     .argument("<planfile>", "a plan saved with plan --out")
     .description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request")
-    .addOption(formatOption(["text", "json", "markdown"]))
+    .addOption(formatOption(showViews))
     .option("-q, --quiet", "print the plan only, no notes")
     .option("--no-color", "plain output (also NO_COLOR)")
     .addHelpText(
@@ -143,7 +153,7 @@ export function registerEngine(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
       ),
-    { format: ["text", "json"], target: true },
+    { views: applyViews, target: true },
   ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
 
   common(
@@ -155,7 +165,7 @@ export function registerEngine(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted).",
       ),
-    { format: ["text", "json", "markdown"], target: true },
+    { views: driftViews, target: true },
   ).action(run(async (f, out) => (await import("./drift.js")).runDrift(f, out)));
 
   common(
@@ -185,7 +195,7 @@ export function registerOps(program: Command, run: Runner): void {
       '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run',
     );
   common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
-    format: ["text", "json"],
+    views: approvalsListViews,
   }).action(run(async (f, out) => (await import("./approvals.js")).runApprovalsList(f, out)));
   for (const action of ["approve", "reject"] as const) {
     common(
@@ -208,7 +218,7 @@ export function registerOps(program: Command, run: Runner): void {
           "after",
           `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --yes\n\nMore than one upload (or --all): asks first on a terminal; without one, --yes is required.`,
         ),
-      { format: ["text", "json"] },
+      { views: approvalsActViews },
     ).action(run(async (f, out, _r, args) => (await import("./approvals.js")).runApprovalsAct(action, f, out, args)));
   }
   common(
@@ -228,7 +238,7 @@ export function registerOps(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv",
       ),
-    { format: ["text", "json", "csv"] },
+    { views: errorsViews },
   ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
   const sspCmd = program
     .command("ssp")
@@ -243,7 +253,7 @@ export function registerOps(program: Command, run: Runner): void {
       .argument("[policy]", "only this SSP policy (its exact name)")
       .description("list SSP batches: status, file id (what ssp download takes), rows and dates; read-only")
       .addHelpText("after", "\nExamples:\n  revsync ssp batches\n  revsync ssp batches 'Hardware SSP' --format json"),
-    { format: ["text", "json"] },
+    { views: sspBatchesViews },
   ).action(run(async (f, out, _r, args) => (await import("./ssp-batches.js")).runSspBatches(f, out, args)));
   common(
     sspCmd
@@ -277,7 +287,7 @@ function registerLock(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync lock status --env production\n  revsync lock status --env production --format json\n\nExit: 0 (locked or not), 1 when the lock cannot be read.",
       ),
-    { format: ["text", "json"] },
+    { views: lockStatusViews },
   ).action(run(async (f, out) => (await import("./lock.js")).runLockStatus(f, out)));
   common(
     program
@@ -309,7 +319,7 @@ function registerEvidence(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error.",
       ),
-    { format: ["text", "json"] },
+    { views: evidenceVerifyViews },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceVerify(f, out, args)));
   common(
     evidenceCmd
@@ -321,6 +331,6 @@ function registerEvidence(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nEach record is checked as evidence verify checks it in its folder: one verify does not hold is flagged, and show exits 1.",
       ),
-    { format: ["text", "markdown", "json"], offline: true },
+    { views: evidenceShowViews, offline: true },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceShow(f, out, args)));
 }

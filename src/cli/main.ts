@@ -7,6 +7,7 @@ import { PACKAGE_ROOT } from "../package-root.js";
 import { colorFor, Output, Redactor } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
+import { viewNamed } from "../report/view.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
@@ -119,7 +120,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       const error = new UserError(e.message.replace(/^error: /, ""));
       // A CI test report is read even when the command line was wrong: the error becomes one; and
       // --format json promises a JSON error object on stdout, whatever went wrong.
-      if (format === "junit" && testCommand(argv)) out.raw((await import("../report/policy-test.js")).testJunitError(error));
+      if (testCommand(argv)) (await viewNamed((await import("../report/views/policy-test.js")).testViews, format))?.error?.(error, out);
       if (format === "json") out.json(errorObject(error));
     }
     return report(e, out, current?.flags.format);
