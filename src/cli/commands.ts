@@ -16,8 +16,78 @@ export type Runner = <F extends object>(
   fn: (flags: F, out: Output, redactor: Redactor, args: string[]) => Promise<number>,
 ) => (...args: unknown[]) => Promise<void>;
 
-/** Registers the commands; each loads its implementation only when it runs (validate stays fast). */
+/** Registers the commands, in the order help lists them; each loads its implementation only when it
+ *  runs (validate stays fast). */
 export function register(program: Command, run: Runner): void {
+  for (const add of [
+    registerEmulator,
+    registerValidate,
+    registerInit,
+    registerTest,
+    registerPlan,
+    registerShow,
+    registerApply,
+    registerDrift,
+    registerExport,
+    registerEvidence,
+    registerLock,
+    registerApprovals,
+    registerErrors,
+    registerSsp,
+    registerCompletion,
+    registerDemo,
+  ])
+    add(program, run);
+}
+
+/** revsync emulator: the local service, in this process. */
+function registerEmulator(program: Command, run: Runner): void {
+  program
+    .command("emulator")
+    .description("run the local Revenue Automation Service (every endpoint, OAuth, the state rules)")
+    .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
+    .addOption(
+      choiceOption(
+        "--seed <name>",
+        "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)",
+        ["demo", "empty", "multi-env"],
+        "demo",
+      ),
+    )
+    .option("--access-ttl <seconds>", "access token lifetime", "300")
+    .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
+    .addOption(
+      choiceOption(
+        "--profile <profile>",
+        "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
+        ["default", "literal"],
+        "default",
+      ),
+    )
+    .option(
+      "--rate-limit <rate>",
+      "a rate limit in front of the API: a token bucket of N requests per second and its burst (default: one second's worth), e.g. 25/s or 25/s,10; an empty bucket answers 429 at once",
+    )
+    .option("--no-retry-after", "the rate limit's 429 answers carry no Retry-After")
+    .option(
+      "--ignore-if-match",
+      "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
+    )
+    .option(
+      "--four-eyes",
+      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
+    )
+    .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
+}
+
+/** revsync validate: the policy repo checked offline. */
+function registerValidate(program: Command, run: Runner): void {
   common(
     program
       .command("validate")
@@ -28,6 +98,10 @@ export function register(program: Command, run: Runner): void {
       ),
     { views: validateViews, offline: true },
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
+}
+
+/** revsync init: a policy repo scaffolded, or what one lacks added. */
+function registerInit(program: Command, run: Runner): void {
   program
     .command("init")
     .argument("[dir]", "folder to scaffold (default: this one)")
@@ -45,6 +119,10 @@ export function register(program: Command, run: Runner): void {
       "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it).",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
+}
+
+/** revsync test, and test record under it. */
+function registerTest(program: Command, run: Runner): void {
   common(
     program
       .command("test")
@@ -59,29 +137,6 @@ export function register(program: Command, run: Runner): void {
     { views: testViews },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
-  registerEngine(program, run);
-  registerOps(program, run);
-  program
-    .command("completion")
-    .addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"]))
-    .description("print a shell completion script for revsync's commands and flags")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish",
-    )
-    .action(
-      run(async (_f, out, _r, args) => {
-        out.raw((await import("./completion.js")).completionScript(args[0] ?? "", program));
-        return 0;
-      }),
-    );
-  common(
-    program
-      .command("demo")
-      .description("start a demo emulator in this process and plan policies/ against it (what npm start runs)")
-      .addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
-    { views: planViews, target: true },
-  ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
 }
 
 /** revsync test record: cases from real orders. One source today, named by a flag (--from-errors) so
@@ -111,7 +166,8 @@ function registerTestRecord(test: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./test-record.js")).runTestRecord(f, out)));
 }
 
-export function registerEngine(program: Command, run: Runner): void {
+/** revsync plan. */
+function registerPlan(program: Command, run: Runner): void {
   common(
     program
       .command("plan")
@@ -124,7 +180,10 @@ export function registerEngine(program: Command, run: Runner): void {
       ),
     { views: planViews, target: true },
   ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
+}
 
+/** revsync show: a saved plan, offline. */
+function registerShow(program: Command, run: Runner): void {
   program
     .command("show")
     .argument("<planfile>", "a plan saved with plan --out")
@@ -137,7 +196,10 @@ export function registerEngine(program: Command, run: Runner): void {
       "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1).",
     )
     .action(run(async (f, out, _r, args) => (await import("./show.js")).runShow(f, out, args)));
+}
 
+/** revsync apply. */
+function registerApply(program: Command, run: Runner): void {
   common(
     program
       .command("apply")
@@ -155,7 +217,10 @@ export function registerEngine(program: Command, run: Runner): void {
       ),
     { views: applyViews, target: true },
   ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
+}
 
+/** revsync drift. */
+function registerDrift(program: Command, run: Runner): void {
   common(
     program
       .command("drift")
@@ -167,7 +232,10 @@ export function registerEngine(program: Command, run: Runner): void {
       ),
     { views: driftViews, target: true },
   ).action(run(async (f, out) => (await import("./drift.js")).runDrift(f, out)));
+}
 
+/** revsync export. */
+function registerExport(program: Command, run: Runner): void {
   common(
     program
       .command("export")
@@ -184,9 +252,8 @@ export function registerEngine(program: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
 }
 
-export function registerOps(program: Command, run: Runner): void {
-  registerEvidence(program, run);
-  registerLock(program, run);
+/** revsync approvals list, approve and reject. */
+function registerApprovals(program: Command, run: Runner): void {
   const approvalsCmd = program
     .command("approvals")
     .description("manual-upload approvals (spec 4.8, 4.9)")
@@ -221,6 +288,10 @@ export function registerOps(program: Command, run: Runner): void {
       { views: approvalsActViews },
     ).action(run(async (f, out, _r, args) => (await import("./approvals.js")).runApprovalsAct(action, f, out, args)));
   }
+}
+
+/** revsync errors. */
+function registerErrors(program: Command, run: Runner): void {
   common(
     program
       .command("errors")
@@ -240,6 +311,10 @@ export function registerOps(program: Command, run: Runner): void {
       ),
     { views: errorsViews },
   ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
+}
+
+/** revsync ssp batches, template and download. */
+function registerSsp(program: Command, run: Runner): void {
   const sspCmd = program
     .command("ssp")
     .description("SSP batches and their files (spec 4.3, 4.4, 4.5)")
@@ -273,6 +348,35 @@ export function registerOps(program: Command, run: Runner): void {
   ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("download", f, out, args)));
 }
 
+/** revsync completion: a shell's completion script, read from the command tree. */
+function registerCompletion(program: Command, run: Runner): void {
+  program
+    .command("completion")
+    .addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .description("print a shell completion script for revsync's commands and flags")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish",
+    )
+    .action(
+      run(async (_f, out, _r, args) => {
+        out.raw((await import("./completion.js")).completionScript(args[0] ?? "", program));
+        return 0;
+      }),
+    );
+}
+
+/** revsync demo (npm start). */
+function registerDemo(program: Command, run: Runner): void {
+  common(
+    program
+      .command("demo")
+      .description("start a demo emulator in this process and plan policies/ against it (what npm start runs)")
+      .addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
+    { views: planViews, target: true },
+  ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
+}
+
 /** revsync lock status, revsync unlock: who holds an environment's lock, and releasing a dead holder's. */
 function registerLock(program: Command, run: Runner): void {
   const lockCmd = program
@@ -301,6 +405,7 @@ function registerLock(program: Command, run: Runner): void {
   ).action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
 }
 
+/** revsync evidence verify and show. */
 function registerEvidence(program: Command, run: Runner): void {
   const evidenceCmd = program
     .command("evidence")
