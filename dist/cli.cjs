@@ -3649,49 +3649,6 @@ var init_errors = __esm({
   }
 });
 
-// src/cli/flags.ts
-function formatOption(choices) {
-  const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
-  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
-  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value2) => {
-    const v = FORMAT_ALIASES[value2] && choices.includes(FORMAT_ALIASES[value2]) ? FORMAT_ALIASES[value2] : value2;
-    if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
-    return v;
-  });
-  option.argChoices = choices;
-  return option;
-}
-function choiceOption(flags, description, choices, defaultValue) {
-  const option = new Option(flags, description);
-  if (defaultValue !== void 0) option.default(defaultValue);
-  option.argChoices = choices;
-  return option;
-}
-function common(cmd, opts = {}) {
-  cmd.option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)").option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
-  if (!opts.offline) {
-    cmd.option("--concurrency <n>", "requests in flight at once", "8").option(
-      "--rate-limit <n>",
-      "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)"
-    ).option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
-  }
-  cmd.option("-q, --quiet", "print results only, no progress or notes");
-  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
-  cmd.option("--no-color", "plain output (also NO_COLOR)");
-  if (opts.format) cmd.addOption(formatOption(opts.format));
-  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
-  return cmd;
-}
-var FORMAT_ALIASES, collect;
-var init_flags = __esm({
-  "src/cli/flags.ts"() {
-    "use strict";
-    init_esm();
-    FORMAT_ALIASES = { table: "text" };
-    collect = (value2, previous = []) => [...previous, value2];
-  }
-});
-
 // src/package-root.ts
 var import_node_path, import_node_url, PACKAGE_ROOT;
 var init_package_root = __esm({
@@ -3704,6 +3661,15 @@ var init_package_root = __esm({
 });
 
 // src/report/escape.ts
+var escape_exports = {};
+__export(escape_exports, {
+  commentText: () => commentText,
+  markdownCode: () => markdownCode,
+  markdownText: () => markdownText,
+  mermaidLabel: () => mermaidLabel,
+  terminalLines: () => terminalLines,
+  terminalText: () => terminalText
+});
 function markdownText(text3) {
   let safe = terminalText(text3).replace(SPECIAL, reference);
   if (LAST_SPACE.test(safe)) safe = `${safe.slice(0, -1)}&#${safe.charCodeAt(safe.length - 1)};`;
@@ -16045,6 +16011,26 @@ var init_auth = __esm({
   }
 });
 
+// src/report/view.ts
+async function viewNamed(views, format2) {
+  const load3 = format2 !== void 0 && Object.hasOwn(views, format2) ? views[format2] : void 0;
+  return load3?.();
+}
+async function pickView(views, format2) {
+  const name = format2 ?? formatsOf(views)[0];
+  const view = await viewNamed(views, name);
+  if (view === void 0) throw new InternalError(`this report has no ${JSON.stringify(name)} view (its formats: ${formatsOf(views).join(", ")})`);
+  return view;
+}
+var formatsOf;
+var init_view = __esm({
+  "src/report/view.ts"() {
+    "use strict";
+    init_errors();
+    formatsOf = (views) => Object.keys(views);
+  }
+});
+
 // src/number.ts
 function decimalOf(literal) {
   const m = LITERAL.exec(literal);
@@ -16130,79 +16116,16 @@ function parseJson(text3) {
   };
 }
 function parseMarking(text3, marks) {
-  let i = 0;
-  const space = () => {
-    while (i < text3.length && " 	\n\r".includes(text3[i])) i++;
-  };
-  const fail = () => {
-    throw new SyntaxError(`unexpected JSON at position ${i}`);
-  };
-  const str4 = () => {
-    const m = /"(?:[^"\\]|\\.)*"/y;
-    m.lastIndex = i;
-    const hit = m.exec(text3) ?? fail();
-    i += hit[0].length;
-    return JSON.parse(hit[0]);
-  };
-  const put = (holder, key3, v) => {
-    if (Array.isArray(holder)) holder[key3] = v;
-    else Object.defineProperty(holder, key3, { value: v, writable: true, enumerable: true, configurable: true });
-  };
-  const value2 = (holder, key3) => {
-    space();
-    const c = text3[i];
-    if (c === "{") {
-      i++;
-      const o = {};
-      put(holder, key3, o);
-      space();
-      if (text3[i] === "}") {
-        i++;
-        return;
-      }
-      for (; ; ) {
-        space();
-        const k = str4();
-        space();
-        if (text3[i++] !== ":") fail();
-        value2(o, k);
-        space();
-        const sep5 = text3[i++];
-        if (sep5 === "}") return;
-        if (sep5 !== ",") fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      const a = [];
-      put(holder, key3, a);
-      space();
-      if (text3[i] === "]") {
-        i++;
-        return;
-      }
-      for (let n = 0; ; n++) {
-        value2(a, n);
-        space();
-        const sep5 = text3[i++];
-        if (sep5 === "]") return;
-        if (sep5 !== ",") fail();
-      }
-    }
-    if (c === '"') return put(holder, key3, str4());
-    const lit = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null/y;
-    lit.lastIndex = i;
-    const hit = lit.exec(text3) ?? fail();
-    i += hit[0].length;
-    const v = JSON.parse(hit[0]);
-    put(holder, key3, v);
-    if (typeof v === "number" && !isExact(hit[0])) marks.push({ holder, key: key3, text: hit[0] });
-  };
+  const parser = new MarkingParser(text3, marks);
   const root = [];
-  value2(root, 0);
-  space();
-  if (i !== text3.length) fail();
+  parser.value(root, 0);
+  parser.space();
+  if (parser.i !== text3.length) parser.fail();
   return root;
+}
+function put(holder, key3, v) {
+  if (Array.isArray(holder)) holder[key3] = v;
+  else Object.defineProperty(holder, key3, { value: v, writable: true, enumerable: true, configurable: true });
 }
 function plainData(v) {
   if (isInexact(v)) return v.text;
@@ -16220,7 +16143,7 @@ function plainData(v) {
   }
   return copy ?? v;
 }
-var MAX_EXACT_WHOLE, DECIMAL, LITERAL, RADIX, isExact, readsAs, beyond, InexactNumber, isInexact, MAYBE_INEXACT, TOKENS, numberOrNull;
+var MAX_EXACT_WHOLE, DECIMAL, LITERAL, RADIX, isExact, readsAs, beyond, InexactNumber, isInexact, MAYBE_INEXACT, TOKENS, MarkingParser, numberOrNull;
 var init_number = __esm({
   "src/number.ts"() {
     "use strict";
@@ -16246,11 +16169,2984 @@ var init_number = __esm({
     isInexact = (v) => v instanceof InexactNumber;
     MAYBE_INEXACT = /\d[\d.]{15}|\d[eE][-+]?\d/;
     TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g;
+    MarkingParser = class {
+      constructor(text3, marks) {
+        this.text = text3;
+        this.marks = marks;
+      }
+      text;
+      marks;
+      i = 0;
+      space() {
+        while (this.i < this.text.length && " 	\n\r".includes(this.text[this.i])) this.i++;
+      }
+      fail() {
+        throw new SyntaxError(`unexpected JSON at position ${this.i}`);
+      }
+      /** The value at `i`, put at `key` of `holder`. */
+      value(holder, key3) {
+        this.space();
+        const c = this.text[this.i];
+        if (c === "{") return this.object(holder, key3);
+        if (c === "[") return this.array(holder, key3);
+        if (c === '"') return put(holder, key3, this.string());
+        this.literal(holder, key3);
+      }
+      object(holder, key3) {
+        this.i++;
+        const o = {};
+        put(holder, key3, o);
+        this.space();
+        if (this.text[this.i] === "}") {
+          this.i++;
+          return;
+        }
+        for (; ; ) {
+          this.space();
+          const k = this.string();
+          this.space();
+          if (this.text[this.i++] !== ":") this.fail();
+          this.value(o, k);
+          if (this.closes("}")) return;
+        }
+      }
+      array(holder, key3) {
+        this.i++;
+        const a = [];
+        put(holder, key3, a);
+        this.space();
+        if (this.text[this.i] === "]") {
+          this.i++;
+          return;
+        }
+        for (let n = 0; ; n++) {
+          this.value(a, n);
+          if (this.closes("]")) return;
+        }
+      }
+      /** After an item: the end of its object or array (true), or a comma before the next. */
+      closes(end) {
+        this.space();
+        const sep5 = this.text[this.i++];
+        if (sep5 === end) return true;
+        if (sep5 !== ",") this.fail();
+        return false;
+      }
+      string() {
+        const m = /"(?:[^"\\]|\\.)*"/y;
+        m.lastIndex = this.i;
+        const hit = m.exec(this.text) ?? this.fail();
+        this.i += hit[0].length;
+        return JSON.parse(hit[0]);
+      }
+      /** A number, true, false or null; a number that is not exact is marked where it stands. */
+      literal(holder, key3) {
+        const lit = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null/y;
+        lit.lastIndex = this.i;
+        const hit = lit.exec(this.text) ?? this.fail();
+        this.i += hit[0].length;
+        const v = JSON.parse(hit[0]);
+        put(holder, key3, v);
+        if (typeof v === "number" && !isExact(hit[0])) this.marks.push({ holder, key: key3, text: hit[0] });
+      }
+    };
     numberOrNull = (v) => typeof v === "number" && Number.isFinite(v) ? v : null;
   }
 });
 
+// src/policy-test/expr.ts
+function match(re, src, i) {
+  re.lastIndex = i;
+  return re.exec(src)?.[0];
+}
+function tokenize(src) {
+  const out = [];
+  let i = 0;
+  while (i < src.length) {
+    const space = match(SPACE, src, i);
+    if (space) {
+      i += space.length;
+      continue;
+    }
+    const num3 = match(NUMBER, src, i);
+    if (num3) {
+      const read = readNumber(num3);
+      if (!read.ok) throw new ExprError(`${num3} at column ${i + 1}: ${read.problem}`, i);
+      out.push({ t: "num", v: read.value, at: i });
+      i += num3.length;
+      continue;
+    }
+    const name = match(NAME, src, i);
+    if (name) {
+      out.push({ t: "name", v: name, at: i });
+      i += name.length;
+      continue;
+    }
+    const c = String.fromCodePoint(src.codePointAt(i) ?? 0);
+    if ("+-*/()".includes(c)) {
+      out.push({ t: "op", v: c, at: i });
+      i++;
+      continue;
+    }
+    throw new ExprError(`${JSON.stringify(c)} at column ${i + 1} is not allowed in an expression (numbers, field names, + - * / and parentheses only)`, i);
+  }
+  return out;
+}
+function parseExpr(src) {
+  const hit = cache.get(src);
+  if (hit) return hit;
+  const tree = new ExprParser(src, tokenize(src)).whole();
+  if (cache.size < 1e4) cache.set(src, tree);
+  return tree;
+}
+function evaluate(e, fields) {
+  const v = value(e, fields);
+  if (!Number.isFinite(v)) throw new ExprError(`the result is not a finite number (${v})`);
+  return v;
+}
+function value(e, fields) {
+  switch (e.k) {
+    case "num":
+      return e.v;
+    case "name": {
+      const v = fields.get(e.n);
+      if (v === void 0) throw new ExprError(`unknown name ${JSON.stringify(e.n)}: the line has no numeric field of that name`);
+      return v;
+    }
+    case "neg":
+      return -value(e.e, fields);
+    case "bin": {
+      const l = value(e.l, fields);
+      const r = value(e.r, fields);
+      if (e.op === "/" && r === 0) throw new ExprError("division by zero");
+      return e.op === "+" ? l + r : e.op === "-" ? l - r : e.op === "*" ? l * r : l / r;
+    }
+  }
+}
+function evaluateText(src, fields) {
+  return evaluate(parseExpr(src), fields);
+}
+function sspScope(src) {
+  let tree;
+  try {
+    tree = parseExpr(src);
+  } catch (e) {
+    if (e instanceof ExprError) return { error: e.message };
+    throw e;
+  }
+  const mixed = [];
+  const count2 = (e) => {
+    switch (e.k) {
+      case "num":
+        return "free";
+      case "name":
+        return e.n === "order_quantity" || e.n.startsWith("total_") ? 1 : e.n.startsWith("unit_") ? 0 : "free";
+      case "neg":
+        return count2(e.e);
+      case "bin": {
+        const l = count2(e.l);
+        const r = count2(e.r);
+        if (e.op === "+" || e.op === "-") {
+          if (l === "free") return r;
+          if (r === "free" || l === r) return l;
+          mixed.push(`${show(e.l)} ${e.op} ${show(e.r)}`);
+          return l;
+        }
+        if (l === "free" && r === "free") return "free";
+        const a = l === "free" ? 0 : l;
+        const b = r === "free" ? 0 : r;
+        return e.op === "*" ? a + b : a - b;
+      }
+    }
+  };
+  const c = count2(tree);
+  if (mixed.length) return { error: `${mixed[0]} adds an amount per unit to one for the whole line` };
+  if (c === "free" || c === 0) return { per: "unit" };
+  if (c === 1) return { per: "line" };
+  return { error: `it counts the line's quantity ${c > 1 ? `${c} times` : "negatively"} (per unit and for the line are the two an SSP can be)` };
+}
+function show(e) {
+  switch (e.k) {
+    case "num":
+      return String(e.v);
+    case "name":
+      return e.n;
+    case "neg":
+      return `-${show(e.e)}`;
+    case "bin":
+      return `(${show(e.l)} ${e.op} ${show(e.r)})`;
+  }
+}
+var ExprError, MAX_DEPTH, SPACE, NUMBER, NAME, cache, ExprParser;
+var init_expr = __esm({
+  "src/policy-test/expr.ts"() {
+    "use strict";
+    init_number();
+    ExprError = class extends Error {
+      /** Where in the expression the problem is (0-based), when it is at one place. */
+      index;
+      constructor(message, index) {
+        super(message);
+        this.name = "ExprError";
+        this.index = index;
+      }
+    };
+    MAX_DEPTH = 200;
+    SPACE = /\s+/y;
+    NUMBER = /\d+(\.\d+)?/y;
+    NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+    cache = /* @__PURE__ */ new Map();
+    ExprParser = class {
+      constructor(src, tokens) {
+        this.src = src;
+        this.tokens = tokens;
+      }
+      src;
+      tokens;
+      pos = 0;
+      depth = 0;
+      /** The whole expression: nothing may follow it. */
+      whole() {
+        const tree = this.expr();
+        const rest = this.peek();
+        if (rest) this.fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`, rest.at);
+        return tree;
+      }
+      peek() {
+        return this.tokens[this.pos];
+      }
+      fail(what, at3) {
+        throw new ExprError(what, at3);
+      }
+      deeper(at3) {
+        if (++this.depth > MAX_DEPTH)
+          this.fail(`the expression nests too deeply at column ${at3 + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at3);
+      }
+      expr() {
+        return this.chain(["+", "-"], () => this.term());
+      }
+      term() {
+        return this.chain(["*", "/"], () => this.factor());
+      }
+      /** Operands joined by these operators, left to right. */
+      chain(ops, operand) {
+        const start = this.depth;
+        let left = operand();
+        for (let t = this.peek(); t && t.t === "op" && ops.includes(t.v); t = this.peek()) {
+          this.pos++;
+          this.deeper(t.at);
+          left = { k: "bin", op: t.v, l: left, r: operand() };
+        }
+        this.depth = start;
+        return left;
+      }
+      factor() {
+        const t = this.peek();
+        if (!t) return this.fail("the expression ends too early", this.src.length);
+        this.pos++;
+        if (t.t === "num") return { k: "num", v: t.v };
+        if (t.t === "name") {
+          const next = this.peek();
+          if (next?.t === "op" && next.v === "(") this.fail(`${t.v}( at column ${t.at + 1}: function calls are not allowed`, t.at);
+          return { k: "name", n: t.v };
+        }
+        const start = this.depth;
+        if (t.v === "-") {
+          this.deeper(t.at);
+          const e = { k: "neg", e: this.factor() };
+          this.depth = start;
+          return e;
+        }
+        if (t.v === "(") {
+          this.deeper(t.at);
+          const inner = this.expr();
+          const close = this.peek();
+          if (!close || close.t !== "op" || close.v !== ")") this.fail(`a parenthesis opened at column ${t.at + 1} is not closed`, t.at);
+          this.pos++;
+          this.depth = start;
+          return inner;
+        }
+        return this.fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`, t.at);
+      }
+    };
+  }
+});
+
+// src/policy-test/line.ts
+function parseDate(text3) {
+  const t = text3.trim();
+  const iso4 = ISO.exec(t);
+  const us = iso4 ? void 0 : US.exec(t);
+  const [y, m, d] = iso4 ? [iso4[1], iso4[2], iso4[3]] : us ? [us[3], us[1], us[2]] : [];
+  if (!y || !m || !d) return void 0;
+  const day = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  if (day.getUTCFullYear() !== Number(y) || day.getUTCMonth() !== Number(m) - 1 || day.getUTCDate() !== Number(d)) return void 0;
+  return `${y}-${m}-${d}`;
+}
+function numericFields(line) {
+  const m = /* @__PURE__ */ new Map();
+  for (const [k, v] of Object.entries(line)) {
+    const n = numberOf(v);
+    if (n !== void 0) m.set(k, n);
+  }
+  return m;
+}
+function lineDate(line, dateField) {
+  const field = dateField ?? DATE_FIELDS.find((f) => text(line[f]) !== "") ?? DATE_FIELDS[0];
+  const raw = text(line[field]);
+  return { field, date: raw === "" ? void 0 : parseDate(raw), raw };
+}
+function lineProblems(line, dateField) {
+  const out = [];
+  for (const [k, v] of Object.entries(line)) {
+    if (NUMBER_FIELDS.includes(k)) {
+      const problem = numberProblem(v);
+      if (problem) out.push({ field: k, message: problem });
+      continue;
+    }
+    if (!isDateField(k, dateField) || text(v) === "") continue;
+    if (typeof v !== "string" || parseDate(v) === void 0) {
+      out.push({ field: k, message: `${JSON.stringify(v)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)` });
+    }
+  }
+  return out;
+}
+function numberProblem(v) {
+  if (typeof v !== "number" && typeof v !== "string") return `${JSON.stringify(v ?? null)} is not a number`;
+  if (typeof v === "number") {
+    return v < 0 ? negative(String(v)) : void 0;
+  }
+  const r = readNumber(v);
+  if (!r.ok) return r.problem;
+  return r.value < 0 ? negative(JSON.stringify(v)) : void 0;
+}
+var ISO, US, DATE_FIELDS, isDateField, text, isNumeric, lineCurrency, NUMBER_FIELDS, negative;
+var init_line = __esm({
+  "src/policy-test/line.ts"() {
+    "use strict";
+    init_number();
+    ISO = /^(\d{4})-(\d{2})-(\d{2})$/;
+    US = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+    DATE_FIELDS = ["date", "ssp_date", "order_date"];
+    isDateField = (name, dateField) => name === "date" || name.endsWith("_date") || name === dateField;
+    text = (v) => v === void 0 || v === null ? "" : String(v);
+    isNumeric = isNumber;
+    lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
+    NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
+    negative = (shown2) => `${shown2} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+  }
+});
+
+// src/shared/address.ts
+function batchNameOf(item) {
+  return item.batch_name ?? item.name ?? "";
+}
+function targeted(addr, targets) {
+  return targets.length === 0 || targets.some((t) => addr === t || addr.startsWith(`${t}/`));
+}
+function touchedBy(addr, targets) {
+  return targets.length === 0 || targets.some((t) => t === addr || t.startsWith(`${addr}/`) || addr.startsWith(`${t}/`));
+}
+function globMatch(pattern2, address2) {
+  const re = new RegExp(
+    `^${pattern2.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`
+  );
+  return re.test(address2);
+}
+function slug(name) {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
+}
+function byCodePoint(a, b) {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i);
+    const y = b.codePointAt(i);
+    if (x !== y) return x - y;
+    if (x > 65535) i++;
+  }
+  return a.length - b.length;
+}
+var address, valuesFileFor;
+var init_address = __esm({
+  "src/shared/address.ts"() {
+    "use strict";
+    address = {
+      tenant: (name) => `tenant-configuration/${name}`,
+      ssp: (name) => `ssp/${name}`,
+      batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
+    };
+    valuesFileFor = (policy2, batch) => `values/${slug(policy2)}-${slug(batch)}.csv`;
+  }
+});
+
+// node_modules/deep-diff/index.js
+var require_deep_diff = __commonJS({
+  "node_modules/deep-diff/index.js"(exports2, module2) {
+    (function(root, factory) {
+      var deepDiff2 = factory(root);
+      if (typeof define === "function" && define.amd) {
+        define("DeepDiff", function() {
+          return deepDiff2;
+        });
+      } else if (typeof exports2 === "object" || typeof navigator === "object" && navigator.product.match(/ReactNative/i)) {
+        module2.exports = deepDiff2;
+      } else {
+        var _deepdiff = root.DeepDiff;
+        deepDiff2.noConflict = function() {
+          if (root.DeepDiff === deepDiff2) {
+            root.DeepDiff = _deepdiff;
+          }
+          return deepDiff2;
+        };
+        root.DeepDiff = deepDiff2;
+      }
+    })(exports2, function(root) {
+      var validKinds = ["N", "E", "A", "D"];
+      function inherits(ctor, superCtor) {
+        ctor.super_ = superCtor;
+        ctor.prototype = Object.create(superCtor.prototype, {
+          constructor: {
+            value: ctor,
+            enumerable: false,
+            writable: true,
+            configurable: true
+          }
+        });
+      }
+      function Diff(kind, path) {
+        Object.defineProperty(this, "kind", {
+          value: kind,
+          enumerable: true
+        });
+        if (path && path.length) {
+          Object.defineProperty(this, "path", {
+            value: path,
+            enumerable: true
+          });
+        }
+      }
+      function DiffEdit(path, origin, value2) {
+        DiffEdit.super_.call(this, "E", path);
+        Object.defineProperty(this, "lhs", {
+          value: origin,
+          enumerable: true
+        });
+        Object.defineProperty(this, "rhs", {
+          value: value2,
+          enumerable: true
+        });
+      }
+      inherits(DiffEdit, Diff);
+      function DiffNew(path, value2) {
+        DiffNew.super_.call(this, "N", path);
+        Object.defineProperty(this, "rhs", {
+          value: value2,
+          enumerable: true
+        });
+      }
+      inherits(DiffNew, Diff);
+      function DiffDeleted(path, value2) {
+        DiffDeleted.super_.call(this, "D", path);
+        Object.defineProperty(this, "lhs", {
+          value: value2,
+          enumerable: true
+        });
+      }
+      inherits(DiffDeleted, Diff);
+      function DiffArray(path, index, item) {
+        DiffArray.super_.call(this, "A", path);
+        Object.defineProperty(this, "index", {
+          value: index,
+          enumerable: true
+        });
+        Object.defineProperty(this, "item", {
+          value: item,
+          enumerable: true
+        });
+      }
+      inherits(DiffArray, Diff);
+      function arrayRemove(arr, from, to) {
+        var rest = arr.slice((to || from) + 1 || arr.length);
+        arr.length = from < 0 ? arr.length + from : from;
+        arr.push.apply(arr, rest);
+        return arr;
+      }
+      function realTypeOf(subject) {
+        var type = typeof subject;
+        if (type !== "object") {
+          return type;
+        }
+        if (subject === Math) {
+          return "math";
+        } else if (subject === null) {
+          return "null";
+        } else if (Array.isArray(subject)) {
+          return "array";
+        } else if (Object.prototype.toString.call(subject) === "[object Date]") {
+          return "date";
+        } else if (typeof subject.toString === "function" && /^\/.*\//.test(subject.toString())) {
+          return "regexp";
+        }
+        return "object";
+      }
+      function hashThisString(string) {
+        var hash = 0;
+        if (string.length === 0) {
+          return hash;
+        }
+        for (var i = 0; i < string.length; i++) {
+          var char = string.charCodeAt(i);
+          hash = (hash << 5) - hash + char;
+          hash = hash & hash;
+        }
+        return hash;
+      }
+      function getOrderIndependentHash(object) {
+        var accum = 0;
+        var type = realTypeOf(object);
+        if (type === "array") {
+          object.forEach(function(item) {
+            accum += getOrderIndependentHash(item);
+          });
+          var arrayString = "[type: array, hash: " + accum + "]";
+          return accum + hashThisString(arrayString);
+        }
+        if (type === "object") {
+          for (var key3 in object) {
+            if (object.hasOwnProperty(key3)) {
+              var keyValueString = "[ type: object, key: " + key3 + ", value hash: " + getOrderIndependentHash(object[key3]) + "]";
+              accum += hashThisString(keyValueString);
+            }
+          }
+          return accum;
+        }
+        var stringToHash = "[ type: " + type + " ; value: " + object + "]";
+        return accum + hashThisString(stringToHash);
+      }
+      function deepDiff2(lhs, rhs, changes, prefilter, path, key3, stack, orderIndependent) {
+        changes = changes || [];
+        path = path || [];
+        stack = stack || [];
+        var currentPath = path.slice(0);
+        if (typeof key3 !== "undefined" && key3 !== null) {
+          if (prefilter) {
+            if (typeof prefilter === "function" && prefilter(currentPath, key3)) {
+              return;
+            } else if (typeof prefilter === "object") {
+              if (prefilter.prefilter && prefilter.prefilter(currentPath, key3)) {
+                return;
+              }
+              if (prefilter.normalize) {
+                var alt = prefilter.normalize(currentPath, key3, lhs, rhs);
+                if (alt) {
+                  lhs = alt[0];
+                  rhs = alt[1];
+                }
+              }
+            }
+          }
+          currentPath.push(key3);
+        }
+        if (realTypeOf(lhs) === "regexp" && realTypeOf(rhs) === "regexp") {
+          lhs = lhs.toString();
+          rhs = rhs.toString();
+        }
+        var ltype = typeof lhs;
+        var rtype = typeof rhs;
+        var i, j, k, other;
+        var ldefined = ltype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].lhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].lhs, key3);
+        var rdefined = rtype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].rhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].rhs, key3);
+        if (!ldefined && rdefined) {
+          changes.push(new DiffNew(currentPath, rhs));
+        } else if (!rdefined && ldefined) {
+          changes.push(new DiffDeleted(currentPath, lhs));
+        } else if (realTypeOf(lhs) !== realTypeOf(rhs)) {
+          changes.push(new DiffEdit(currentPath, lhs, rhs));
+        } else if (realTypeOf(lhs) === "date" && lhs - rhs !== 0) {
+          changes.push(new DiffEdit(currentPath, lhs, rhs));
+        } else if (ltype === "object" && lhs !== null && rhs !== null) {
+          for (i = stack.length - 1; i > -1; --i) {
+            if (stack[i].lhs === lhs) {
+              other = true;
+              break;
+            }
+          }
+          if (!other) {
+            stack.push({ lhs, rhs });
+            if (Array.isArray(lhs)) {
+              if (orderIndependent) {
+                lhs.sort(function(a, b) {
+                  return getOrderIndependentHash(a) - getOrderIndependentHash(b);
+                });
+                rhs.sort(function(a, b) {
+                  return getOrderIndependentHash(a) - getOrderIndependentHash(b);
+                });
+              }
+              i = rhs.length - 1;
+              j = lhs.length - 1;
+              while (i > j) {
+                changes.push(new DiffArray(currentPath, i, new DiffNew(void 0, rhs[i--])));
+              }
+              while (j > i) {
+                changes.push(new DiffArray(currentPath, j, new DiffDeleted(void 0, lhs[j--])));
+              }
+              for (; i >= 0; --i) {
+                deepDiff2(lhs[i], rhs[i], changes, prefilter, currentPath, i, stack, orderIndependent);
+              }
+            } else {
+              var akeys = Object.keys(lhs);
+              var pkeys = Object.keys(rhs);
+              for (i = 0; i < akeys.length; ++i) {
+                k = akeys[i];
+                other = pkeys.indexOf(k);
+                if (other >= 0) {
+                  deepDiff2(lhs[k], rhs[k], changes, prefilter, currentPath, k, stack, orderIndependent);
+                  pkeys[other] = null;
+                } else {
+                  deepDiff2(lhs[k], void 0, changes, prefilter, currentPath, k, stack, orderIndependent);
+                }
+              }
+              for (i = 0; i < pkeys.length; ++i) {
+                k = pkeys[i];
+                if (k) {
+                  deepDiff2(void 0, rhs[k], changes, prefilter, currentPath, k, stack, orderIndependent);
+                }
+              }
+            }
+            stack.length = stack.length - 1;
+          } else if (lhs !== rhs) {
+            changes.push(new DiffEdit(currentPath, lhs, rhs));
+          }
+        } else if (lhs !== rhs) {
+          if (!(ltype === "number" && isNaN(lhs) && isNaN(rhs))) {
+            changes.push(new DiffEdit(currentPath, lhs, rhs));
+          }
+        }
+      }
+      function observableDiff(lhs, rhs, observer, prefilter, orderIndependent) {
+        var changes = [];
+        deepDiff2(lhs, rhs, changes, prefilter, null, null, null, orderIndependent);
+        if (observer) {
+          for (var i = 0; i < changes.length; ++i) {
+            observer(changes[i]);
+          }
+        }
+        return changes;
+      }
+      function orderIndependentDeepDiff(lhs, rhs, changes, prefilter, path, key3, stack) {
+        return deepDiff2(lhs, rhs, changes, prefilter, path, key3, stack, true);
+      }
+      function accumulateDiff(lhs, rhs, prefilter, accum) {
+        var observer = accum ? function(difference) {
+          if (difference) {
+            accum.push(difference);
+          }
+        } : void 0;
+        var changes = observableDiff(lhs, rhs, observer, prefilter);
+        return accum ? accum : changes.length ? changes : void 0;
+      }
+      function accumulateOrderIndependentDiff(lhs, rhs, prefilter, accum) {
+        var observer = accum ? function(difference) {
+          if (difference) {
+            accum.push(difference);
+          }
+        } : void 0;
+        var changes = observableDiff(lhs, rhs, observer, prefilter, true);
+        return accum ? accum : changes.length ? changes : void 0;
+      }
+      function applyArrayChange(arr, index, change) {
+        if (change.path && change.path.length) {
+          var it = arr[index], i, u = change.path.length - 1;
+          for (i = 0; i < u; i++) {
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              applyArrayChange(it[change.path[i]], change.index, change.item);
+              break;
+            case "D":
+              delete it[change.path[i]];
+              break;
+            case "E":
+            case "N":
+              it[change.path[i]] = change.rhs;
+              break;
+          }
+        } else {
+          switch (change.kind) {
+            case "A":
+              applyArrayChange(arr[index], change.index, change.item);
+              break;
+            case "D":
+              arr = arrayRemove(arr, index);
+              break;
+            case "E":
+            case "N":
+              arr[index] = change.rhs;
+              break;
+          }
+        }
+        return arr;
+      }
+      function applyChange(target, source, change) {
+        if (typeof change === "undefined" && source && ~validKinds.indexOf(source.kind)) {
+          change = source;
+        }
+        if (target && change && change.kind) {
+          var it = target, i = -1, last2 = change.path ? change.path.length - 1 : 0;
+          while (++i < last2) {
+            if (typeof it[change.path[i]] === "undefined") {
+              it[change.path[i]] = typeof change.path[i + 1] !== "undefined" && typeof change.path[i + 1] === "number" ? [] : {};
+            }
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              if (change.path && typeof it[change.path[i]] === "undefined") {
+                it[change.path[i]] = [];
+              }
+              applyArrayChange(change.path ? it[change.path[i]] : it, change.index, change.item);
+              break;
+            case "D":
+              delete it[change.path[i]];
+              break;
+            case "E":
+            case "N":
+              it[change.path[i]] = change.rhs;
+              break;
+          }
+        }
+      }
+      function revertArrayChange(arr, index, change) {
+        if (change.path && change.path.length) {
+          var it = arr[index], i, u = change.path.length - 1;
+          for (i = 0; i < u; i++) {
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              revertArrayChange(it[change.path[i]], change.index, change.item);
+              break;
+            case "D":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "E":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "N":
+              delete it[change.path[i]];
+              break;
+          }
+        } else {
+          switch (change.kind) {
+            case "A":
+              revertArrayChange(arr[index], change.index, change.item);
+              break;
+            case "D":
+              arr[index] = change.lhs;
+              break;
+            case "E":
+              arr[index] = change.lhs;
+              break;
+            case "N":
+              arr = arrayRemove(arr, index);
+              break;
+          }
+        }
+        return arr;
+      }
+      function revertChange(target, source, change) {
+        if (target && source && change && change.kind) {
+          var it = target, i, u;
+          u = change.path.length - 1;
+          for (i = 0; i < u; i++) {
+            if (typeof it[change.path[i]] === "undefined") {
+              it[change.path[i]] = {};
+            }
+            it = it[change.path[i]];
+          }
+          switch (change.kind) {
+            case "A":
+              revertArrayChange(it[change.path[i]], change.index, change.item);
+              break;
+            case "D":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "E":
+              it[change.path[i]] = change.lhs;
+              break;
+            case "N":
+              delete it[change.path[i]];
+              break;
+          }
+        }
+      }
+      function applyDiff(target, source, filter) {
+        if (target && source) {
+          var onChange = function(change) {
+            if (!filter || filter(target, source, change)) {
+              applyChange(target, source, change);
+            }
+          };
+          observableDiff(target, source, onChange);
+        }
+      }
+      Object.defineProperties(accumulateDiff, {
+        diff: {
+          value: accumulateDiff,
+          enumerable: true
+        },
+        orderIndependentDiff: {
+          value: accumulateOrderIndependentDiff,
+          enumerable: true
+        },
+        observableDiff: {
+          value: observableDiff,
+          enumerable: true
+        },
+        orderIndependentObservableDiff: {
+          value: orderIndependentDeepDiff,
+          enumerable: true
+        },
+        orderIndepHash: {
+          value: getOrderIndependentHash,
+          enumerable: true
+        },
+        applyDiff: {
+          value: applyDiff,
+          enumerable: true
+        },
+        applyChange: {
+          value: applyChange,
+          enumerable: true
+        },
+        revertChange: {
+          value: revertChange,
+          enumerable: true
+        },
+        isConflict: {
+          value: function() {
+            return typeof $conflict !== "undefined";
+          },
+          enumerable: true
+        }
+      });
+      accumulateDiff.DeepDiff = accumulateDiff;
+      if (root) {
+        root.DeepDiff = accumulateDiff;
+      }
+      return accumulateDiff;
+    });
+  }
+});
+
+// src/shared/normalize.ts
+function canonicalSet(list3) {
+  return [...list3 ?? []].sort((a, b) => byCodePoint(stable(a), stable(b)));
+}
+function canonicalConditionValue(operator, value2) {
+  if (!LIST_OPERATORS.has(operator) || typeof value2 !== "string") return value2;
+  return listItems(value2).sort(byCodePoint).join(",");
+}
+function canonicalConditions(list3) {
+  return canonicalSet(
+    (list3 ?? []).map((c) => {
+      const operator = canonicalOperator(c.operator);
+      return { field_name: c.field_name, operator, value: canonicalConditionValue(operator, c.value) };
+    })
+  );
+}
+function normalizeSspFields(item, keys) {
+  const out = {};
+  const src = item;
+  for (const k of keys) {
+    if (SERVER_FIELDS.has(k)) continue;
+    const v = src[k];
+    if (k === "when") out[k] = canonicalConditions(v);
+    else if (k === "data_identifiers") out[k] = canonicalSet(v);
+    else out[k] = v;
+  }
+  return out;
+}
+function fieldDiff(before, after) {
+  const raw = import_deep_diff.default.diff(before, after) ?? [];
+  const byField = /* @__PURE__ */ new Map();
+  for (const d of raw) {
+    const top = String(d.path?.[0] ?? "");
+    const whole = Array.isArray(before[top]) || Array.isArray(after[top]) || (d.path?.length ?? 0) > 1;
+    const path = whole ? top : (d.path ?? []).join(".");
+    if (byField.has(path)) continue;
+    const b = before[top];
+    const a = after[top];
+    const kind = b === void 0 ? "added" : a === void 0 ? "removed" : "changed";
+    byField.set(path, { path, kind, before: b, after: a });
+  }
+  return [...byField.values()];
+}
+var import_deep_diff, SERVER_FIELDS, stable, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
+var init_normalize = __esm({
+  "src/shared/normalize.ts"() {
+    "use strict";
+    import_deep_diff = __toESM(require_deep_diff(), 1);
+    init_address();
+    SERVER_FIELDS = /* @__PURE__ */ new Set([
+      "compliance_id",
+      "unique_key",
+      "guid",
+      "created_at",
+      "created_by",
+      "created_on",
+      "updated_at",
+      "updated_by",
+      "last_modified_on",
+      "last_modified_by",
+      "version_id",
+      "timestamp",
+      "ssp_value_id",
+      "file_id",
+      "file_name"
+    ]);
+    stable = (v) => JSON.stringify(
+      v,
+      (_k, x) => x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x
+    );
+    OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
+    canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
+    LIST_OPERATORS = /* @__PURE__ */ new Set(["in", "not in"]);
+    listItems = (value2) => value2.split(",").map((v) => v.trim());
+  }
+});
+
+// src/words.ts
+var words_exports = {};
+__export(words_exports, {
+  andList: () => andList,
+  plural: () => plural
+});
+function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+function andList(items) {
+  return items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}` : items[0] ?? "";
+}
+var init_words = __esm({
+  "src/words.ts"() {
+    "use strict";
+  }
+});
+
+// src/policy-test/evaluate.ts
+function compare(field, lineValue, condValue) {
+  const x = numberOf(lineValue);
+  const y = numberOf(condValue);
+  if (x !== void 0 && y !== void 0) return x - y;
+  const a = asDate(lineValue);
+  const b = asDate(condValue);
+  if (a && b) return a < b ? -1 : a > b ? 1 : 0;
+  throw new Error(
+    `${field} ${JSON.stringify(text(lineValue))} and ${JSON.stringify(condValue)} cannot be ordered: both must be numbers, or both dates (YYYY-MM-DD or MM/DD/YYYY)`
+  );
+}
+function holds(c, line) {
+  const v = line[c.field_name];
+  const t = text(v);
+  switch (canonicalOperator(c.operator)) {
+    case "equality":
+      return t === c.value;
+    case "inequality":
+      return t !== c.value;
+    case "in":
+      return listItems(c.value).includes(t);
+    case "not in":
+      return !listItems(c.value).includes(t);
+    case "contains":
+      return t.includes(c.value);
+    case "not contains":
+      return !t.includes(c.value);
+    case "starts with":
+      return t.startsWith(c.value);
+    case "ends with":
+      return t.endsWith(c.value);
+    case "greater than":
+      return compare(c.field_name, v, c.value) > 0;
+    case "less than":
+      return compare(c.field_name, v, c.value) < 0;
+    case "greater or equal":
+      return compare(c.field_name, v, c.value) >= 0;
+    case "less or equal":
+      return compare(c.field_name, v, c.value) <= 0;
+    case "null":
+      return t === "";
+    case "not null":
+      return t !== "";
+    default:
+      throw new Error(`operator ${JSON.stringify(c.operator)} of ${c.field_name} is not one revsync can evaluate (see the README's policy tests)`);
+  }
+}
+function firstFailing(p, line) {
+  return p.when.find((c) => !holds(c, line));
+}
+function order(policies2) {
+  return policies2.filter((p) => p.active).sort((a, b) => a.hierarchy_no - b.hierarchy_no || byCodePoint(a.name, b.name));
+}
+function batchHolds(b, date) {
+  const s = b.effective_start_date ? parseDate(b.effective_start_date) : void 0;
+  const e = b.effective_end_date ? parseDate(b.effective_end_date) : void 0;
+  return (!s || s <= date) && (!e || date <= e);
+}
+function rowHolds(v, date) {
+  const s = parseDate(text(v.effective_start_date));
+  const e = parseDate(text(v.effective_end_date));
+  return !!s && !!e && s <= date && date <= e;
+}
+function percentBase(p) {
+  const on = (p.percentOn ?? "").trim().toLowerCase();
+  if (on === "" || /\blist\b/.test(on)) return "unit_list_price";
+  if (/\bsell(ing)?\b/.test(on)) return "unit_sell_price";
+  return void 0;
+}
+function sspOf(p, line, opts = {}) {
+  if (p.method === "formula") {
+    try {
+      return { ssp: evaluateText(p.expression, numericFields(line)) };
+    } catch (e) {
+      if (e instanceof ExprError) return { ssp: null, note: `the expression ${JSON.stringify(p.expression)}: ${e.message}` };
+      throw e;
+    }
+  }
+  const product = text(line.product_id);
+  const currency = lineCurrency(line);
+  const { field, date, raw } = lineDate(line, opts.dateField);
+  const what = `${product || "(no product_id)"} ${currency || "(no currency_code)"} on ${date ?? (raw || `(no ${field})`)}`;
+  if (!date) return { ssp: null, note: `the line has no date in ${field}, so no batch row can be chosen` };
+  const candidates2 = [];
+  for (const b of p.batches) {
+    if (b.status !== "approved" || !batchHolds(b, date)) continue;
+    const row2 = b.values.find((v) => v.product_id === product && v.currency_code === currency && rowHolds(v, date));
+    if (row2) candidates2.push({ batch: b, row: row2 });
+  }
+  if (!candidates2.length) return { ssp: null, note: `no approved batch of ${p.name} holds a row for ${what}` };
+  const latest = Math.max(...candidates2.map((c) => c.batch.approved));
+  const winners = candidates2.filter((c) => c.batch.approved === latest);
+  if (winners.length > 1) {
+    const named2 = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
+    return {
+      ssp: null,
+      error: `${p.name}: batches ${named2} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
+    };
+  }
+  const { row, batch } = winners[0];
+  const type = text(row.value_type).trim().toLowerCase();
+  if (typeof row.mid_point !== "number" || !Number.isFinite(row.mid_point))
+    return { ssp: null, note: `${batch.name}'s row for ${what} has no mid_point revsync can read as a number` };
+  if (type === "amount") return { ssp: row.mid_point, row };
+  if (type === "percent") {
+    const base = percentBase(p);
+    if (!base) return { ssp: null, note: `${p.name} applies its percentages on ${JSON.stringify(p.percentOn)}, a price revsync cannot find on a line` };
+    const price = numberOf(line[base]);
+    if (price === void 0)
+      return { ssp: null, note: `${batch.name}'s row for ${what} is ${row.mid_point} percent of ${base}, which the line does not give as a number` };
+    return { ssp: price * row.mid_point / 100, row, percentOf: price };
+  }
+  return { ssp: null, note: `${batch.name}'s row for ${what} has value_type ${JSON.stringify(row.value_type)}, neither Amount nor Percent` };
+}
+function indexOf(ordered) {
+  const known = INDEXES.get(ordered);
+  if (known) return known;
+  const ix = { fields: /* @__PURE__ */ new Map(), rest: [] };
+  ordered.forEach((p, i) => {
+    const first = p.when[0];
+    if (!first || canonicalOperator(first.operator) !== "equality") {
+      ix.rest.push(i);
+      return;
+    }
+    const byValue = ix.fields.get(first.field_name) ?? /* @__PURE__ */ new Map();
+    ix.fields.set(first.field_name, byValue);
+    const at3 = byValue.get(first.value) ?? [];
+    byValue.set(first.value, at3);
+    at3.push(i);
+  });
+  INDEXES.set(ordered, ix);
+  return ix;
+}
+function candidates(ix, line) {
+  const lists = ix.rest.length ? [ix.rest] : [];
+  for (const [field, byValue] of ix.fields) {
+    const at3 = byValue.get(text(line[field]));
+    if (at3) lists.push(at3);
+  }
+  if (lists.length <= 1) return lists[0] ?? [];
+  return lists.flat().sort((a, b) => a - b);
+}
+function unplacedMeeting(ordered, line, met) {
+  let unplaced = UNPLACED.get(ordered);
+  if (!unplaced) {
+    unplaced = ordered.filter((p) => p.placeUnknown !== void 0);
+    UNPLACED.set(ordered, unplaced);
+  }
+  for (const q of met.placeUnknown !== void 0 ? [met] : unplaced) {
+    let holds2 = q === met;
+    try {
+      holds2 ||= firstFailing(q, line) === void 0;
+    } catch {
+      holds2 = true;
+    }
+    if (holds2) {
+      return `${q.name}'s hierarchy_no is ${q.placeUnknown}, a number a double cannot hold exactly (not comparable), so where it stands among the policies is not known: ${q === met ? "it" : `it or ${met.name}`} may price the line, which cannot be told`;
+    }
+  }
+  return void 0;
+}
+function matchLine(ordered, line, opts = {}) {
+  return matchDetail(ordered, line, opts).match;
+}
+function matchDetail(ordered, line, opts = {}) {
+  for (const i of candidates(indexOf(ordered), line)) {
+    const p = ordered[i];
+    let failing2;
+    try {
+      failing2 = firstFailing(p, line);
+    } catch (e) {
+      return { match: { policy: null, ssp: null, error: `${p.name}: ${e.message}` } };
+    }
+    if (failing2) continue;
+    const unplaced = unplacedMeeting(ordered, line, p);
+    if (unplaced) return { match: { policy: null, ssp: null, error: unplaced } };
+    const found = sspOf(p, line, opts);
+    const { ssp: ssp3, note, error: error2 } = found;
+    return { match: { policy: p.name, ssp: ssp3, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
+  }
+  return { match: { policy: null, ssp: null } };
+}
+var asDate, INDEXES, UNPLACED, sameSsp, showOutcome, showSsp;
+var init_evaluate = __esm({
+  "src/policy-test/evaluate.ts"() {
+    "use strict";
+    init_expr();
+    init_line();
+    init_number();
+    init_address();
+    init_normalize();
+    init_words();
+    asDate = (v) => typeof v === "string" ? parseDate(v) : void 0;
+    INDEXES = /* @__PURE__ */ new WeakMap();
+    UNPLACED = /* @__PURE__ */ new WeakMap();
+    sameSsp = (a, b) => a === null || b === null ? a === b : Math.abs(a - b) < 1e-6;
+    showOutcome = (policy2, ssp3) => policy2 === null ? "no policy" : ssp3 === void 0 ? policy2 : ssp3 === null ? `${policy2} with no SSP` : `${policy2} at ${showSsp(ssp3)}`;
+    showSsp = (v) => {
+      if (v === null) return "no SSP";
+      const x = Number(v.toFixed(6));
+      const plain = String(x);
+      if (!/^-?\d+(\.\d+)?$/.test(plain) || Object.is(x, -0)) return x.toLocaleString("en-US", { maximumFractionDigits: 6 });
+      return plain.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+$)/g, ","));
+    };
+  }
+});
+
+// src/policy-test/allocate.ts
+function ruleReader(mapped = {}) {
+  const exact = /* @__PURE__ */ new Map();
+  for (const [k, v] of Object.entries(mapped)) exact.set(k.trim().toLowerCase(), v);
+  return (t) => {
+    const key3 = t.trim().toLowerCase();
+    const hit = exact.get(key3);
+    if (hit) return hit;
+    const kinds = WORDS.filter(([, re]) => re.test(key3)).map(([k]) => k);
+    return kinds.length === 1 ? kinds[0] : void 0;
+  };
+}
+function scaled(v, scale) {
+  const t = typeof v === "number" ? numberText(v) : text(v).trim();
+  const m = /^(-?)(\d*)(?:\.(\d*))?$/.exec(t);
+  if (!m || !m[2] && !m[3]) return void 0;
+  const [, sign, whole = "", frac = ""] = m;
+  const digits = BigInt(`${whole}${frac}`);
+  const shift = scale - frac.length;
+  let n;
+  if (shift >= 0) n = digits * 10n ** BigInt(shift);
+  else {
+    const d = 10n ** BigInt(-shift);
+    n = (digits + d / 2n) / d;
+  }
+  return sign === "-" ? -n : n;
+}
+function numberText(n) {
+  if (!Number.isFinite(n)) return "NaN";
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  return n.toFixed(20).replace(/\.?0+$/, "");
+}
+function quantityOf(line) {
+  return numberOf(line.order_quantity) ?? 1;
+}
+function sellCents(line) {
+  if (isNumeric(line.total_sell_price)) return scaled(line.total_sell_price, 2);
+  if (isNumeric(line.unit_sell_price) && isNumeric(line.order_quantity)) {
+    const u = text(line.unit_sell_price).trim();
+    const q = text(line.order_quantity).trim();
+    const places = (s) => (s.split(".")[1] ?? "").length;
+    const exact = scaled(u, places(u)) * scaled(q, places(q));
+    return scaled(`${exact < 0n ? "-" : ""}${digitsAt(exact < 0n ? -exact : exact, places(u) + places(q))}`, 2);
+  }
+  return void 0;
+}
+function largestRemainder(total, weights) {
+  const sum = weights.reduce((a, b) => a + b, 0n);
+  const negative2 = total < 0n;
+  const t = negative2 ? -total : total;
+  const shares = weights.map((w) => t * w / sum);
+  const rest = weights.map((w, i) => ({ i, r: t * w % sum }));
+  let left = t - shares.reduce((a, b) => a + b, 0n);
+  rest.sort((a, b) => a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1);
+  for (const { i } of rest) {
+    if (left <= 0n) break;
+    shares[i] = shares[i] + 1n;
+    left--;
+  }
+  return negative2 ? shares.map((s) => -s) : shares;
+}
+function unitRange(p, found, ssp3) {
+  const row = found.row;
+  if (row) {
+    const lo = row.below_mid_point;
+    const hi = row.above_mid_point;
+    if (typeof lo === "number" && typeof hi === "number" && Number.isFinite(lo) && Number.isFinite(hi) && hi > 0 && lo <= hi) {
+      const k = found.percentOf === void 0 ? 1 : found.percentOf / 100;
+      return { low: lo * k, high: hi * k };
+    }
+  }
+  if (p.floorPercentage === void 0 || p.ceilingPercentage === void 0) return null;
+  return { low: ssp3 * p.floorPercentage / 100, high: ssp3 * p.ceilingPercentage / 100 };
+}
+function allocate(c, ordered, opts) {
+  const notes = { why: [], errors: [] };
+  const sells = c.lines.map((l) => sellCents(l.input) ?? 0n);
+  const total = sells.reduce((a, b) => a + b, 0n);
+  const lines = c.lines.map((l, i) => allocatedLine(l, sells[i], c, ordered, opts, notes));
+  const currency = text(c.lines[0]?.input.currency_code) || text(c.lines[0]?.input.transaction_currency);
+  const base = { currency, total: cents(total), lines, ...notes };
+  if (!opts.carves) {
+    for (const [i, l] of lines.entries()) {
+      l.allocated = cents(sells[i]);
+      l.carve = 0;
+    }
+    return { status: "not carved", ...base };
+  }
+  if (notes.errors.length || notes.why.length) return { status: "cannot allocate", ...base };
+  const weights = lines.map((l) => BigInt(Math.round(l.basis * MICRO)));
+  if (weights.every((w) => w === 0n)) return { status: "cannot allocate", ...base, why: ["every line's basis is zero"] };
+  const shares = largestRemainder(total, weights);
+  for (const [i, l] of lines.entries()) {
+    const a = shares[i];
+    l.allocated = cents(a);
+    l.carve = cents(a - sells[i]);
+  }
+  return { status: "allocated", ...base };
+}
+function allocatedLine(l, sell, c, ordered, opts, notes) {
+  const out = {
+    id: l.id,
+    policy: null,
+    ssp: null,
+    range: null,
+    position: null,
+    rule: null,
+    rule_reads: null,
+    basis: null,
+    sell_price: cents(sell),
+    allocated: null,
+    carve: null
+  };
+  const priced = priceLine(l, c, ordered, out, notes);
+  if (!priced) return out;
+  const { policy: policy2, range: range2, ssp: ssp3 } = priced;
+  const s = cents(sell);
+  const position2 = s > range2.high + 1e-9 ? "above" : s < range2.low - 1e-9 ? "below" : "inside";
+  out.position = position2;
+  const ruleText = policy2.rules?.[RULE_FIELD[position2]];
+  out.rule = ruleText ?? null;
+  const kind = ruleText === void 0 ? void 0 : opts.readRule(ruleText);
+  if (!kind) {
+    notes.errors.push(
+      `${l.id}: ${policy2.name}'s ${FIELD_NAME[position2]} ${ruleText === void 0 ? "is not set" : JSON.stringify(ruleText)} is not a rule revsync can read: map it in service.allocation_rules of revsync.yaml (to transaction_price, range_top, range_bottom or mid_point)`
+    );
+    return out;
+  }
+  out.rule_reads = kind;
+  out.basis = kind === "transaction_price" ? s : kind === "range_top" ? range2.high : kind === "range_bottom" ? range2.low : ssp3;
+  if (out.basis < 0) {
+    notes.why.push(`${l.id}: its basis ${out.basis} is negative`);
+    out.basis = null;
+  }
+  return out;
+}
+function priceLine(l, c, ordered, out, notes) {
+  const { match: match2, policy: policy2, found } = matchDetail(ordered, l.input, c);
+  out.policy = match2.policy;
+  if (match2.error) {
+    notes.errors.push(`${l.id}: ${match2.error}`);
+    return void 0;
+  }
+  if (!policy2 || !found || match2.ssp === null) {
+    notes.why.push(
+      `${l.id}: ${match2.policy === null ? "no policy's conditions all hold" : `${match2.policy} gives no SSP${match2.note ? ` (${match2.note})` : ""}`}`
+    );
+    return void 0;
+  }
+  const scope = policy2.method === "formula" ? sspScope(policy2.expression) : { per: "unit" };
+  if ("error" in scope) {
+    notes.errors.push(
+      `${l.id}: ${policy2.name}'s expression ${JSON.stringify(policy2.expression)} gives an SSP neither per unit nor for the whole line (${scope.error}), so what to allocate by cannot be told`
+    );
+    return void 0;
+  }
+  const qty = scope.per === "line" ? 1 : quantityOf(l.input);
+  const ssp3 = round6(match2.ssp * qty);
+  out.ssp = ssp3;
+  const r = unitRange(policy2, found, match2.ssp);
+  if (!r) {
+    notes.why.push(
+      policy2.notShown?.length ? `${l.id}: the service does not show ${policy2.notShown.join("/")} of policy ${policy2.name} (${policy2.notComparable?.length ? `null, or ${policy2.notComparable.join("/")} as a number a double cannot hold exactly` : "null"}), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}` : `${l.id}: ${policy2.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`
+    );
+    return void 0;
+  }
+  out.range = { low: round6(r.low * qty), high: round6(r.high * qty) };
+  return { policy: policy2, ssp: ssp3, range: out.range };
+}
+function expectDiffers(c, a) {
+  const out = [];
+  if (!c.expect) return out;
+  for (const [id, want] of Object.entries(c.expect.allocation)) {
+    const got = a.lines.find((l) => l.id === id)?.allocated ?? null;
+    if (got === null) out.push(`${id}: expected ${money(want)}, got no allocation`);
+    else if (Math.abs(got - want) > 0.01 + 1e-9) out.push(`${id}: expected ${money(want)}, got ${money(got)}`);
+  }
+  return out;
+}
+function money(v) {
+  if (v === null) return "-";
+  const neg = v < 0;
+  const [whole, frac] = Math.abs(v).toFixed(2).split(".");
+  return `${neg ? "-" : ""}${whole.replace(/\B(?=(\d{3})+$)/g, ",")}.${frac}`;
+}
+var WORDS, digitsAt, cents, MICRO, round6, RULE_FIELD, FIELD_NAME, signed;
+var init_allocate = __esm({
+  "src/policy-test/allocate.ts"() {
+    "use strict";
+    init_evaluate();
+    init_line();
+    init_number();
+    init_expr();
+    WORDS = [
+      ["transaction_price", /\b(transaction|sell(ing)?)\b/],
+      ["range_top", /\b(ceiling|cap|capped|upper|top|maximum)\b/],
+      ["range_bottom", /\b(floor|raise|raised|lower|bottom|minimum)\b/],
+      ["mid_point", /\b(mid|midpoint|mid[ _-]point|ssp)\b/]
+    ];
+    digitsAt = (n, places) => {
+      const s = n.toString().padStart(places + 1, "0");
+      return places ? `${s.slice(0, -places)}.${s.slice(-places)}` : s;
+    };
+    cents = (c) => Number(c) / 100;
+    MICRO = 1e6;
+    round6 = (x) => Math.round(x * MICRO) / MICRO;
+    RULE_FIELD = { below: "below", inside: "mid", above: "above" };
+    FIELD_NAME = { below: "transaction_below_range", inside: "transaction_mid_range", above: "transaction_above_range" };
+    signed = (v) => v > 0 ? `+${money(v)}` : money(v);
+  }
+});
+
+// src/policy-test/run.ts
+function explain(c, got, ordered, all2) {
+  const why = [];
+  if (got.error) return [got.error];
+  const winner = ordered.find((p) => p.name === got.policy);
+  if (c.expect.policy !== got.policy) {
+    why.push(got.policy === null ? "no active policy's conditions all hold" : `${got.policy} matched first (hierarchy_no ${winner?.hierarchy_no})`);
+    const expected = all2.find((p) => p.name === c.expect.policy);
+    if (c.expect.policy !== null) {
+      if (!expected) why.push(`${c.expect.policy} is not a policy here`);
+      else if (!expected.active) why.push(`${c.expect.policy} is not active`);
+      else {
+        let failing2;
+        try {
+          failing2 = firstFailing(expected, c.input);
+        } catch (e) {
+          why.push(`${c.expect.policy}: ${e.message}`);
+        }
+        if (failing2) {
+          why.push(
+            `${c.expect.policy}'s condition ${failing2.field_name} ${failing2.operator} ${JSON.stringify(failing2.value)} does not hold (the line has ${failing2.field_name} ${JSON.stringify(c.input[failing2.field_name] ?? null)})`
+          );
+        } else if (winner)
+          why.push(`${c.expect.policy}'s conditions hold too, but ${winner.name} comes first (hierarchy_no ${winner.hierarchy_no} < ${expected.hierarchy_no})`);
+      }
+    }
+  } else if (c.expect.ssp !== void 0 && !sameSsp(c.expect.ssp, got.ssp)) {
+    const gives = got.ssp === null ? "no SSP" : `SSP ${showSsp(got.ssp)}`;
+    why.push(`${show2(got.policy)} gives ${gives}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
+  }
+  return why;
+}
+function runCases(cases, policies2) {
+  const ordered = order(policies2);
+  return cases.map((c) => {
+    const start = performance.now();
+    const got = matchLine(ordered, c.input, c);
+    const pass = !got.error && got.policy === c.expect.policy && (c.expect.ssp === void 0 || sameSsp(c.expect.ssp, got.ssp));
+    const why = pass ? [] : explain(c, got, ordered, [...policies2]);
+    return { case: c, got, pass, why, seconds: (performance.now() - start) / 1e3 };
+  });
+}
+function impact(cases, before, after) {
+  const ob = order(before);
+  const oa = order(after);
+  const out = [];
+  for (const c of cases) {
+    const b = matchLine(ob, c.input, c);
+    const a = matchLine(oa, c.input, c);
+    if (b.policy !== a.policy || !sameSsp(b.ssp, a.ssp)) {
+      out.push({ name: c.name, file: c.file, line: c.line, before: { policy: b.policy, ssp: b.ssp }, after: { policy: a.policy, ssp: a.ssp } });
+    }
+  }
+  return out;
+}
+function impactLine(e) {
+  return `${e.name}: ${showOutcome(e.before.policy, e.before.ssp)} -> ${showOutcome(e.after.policy, e.after.ssp)}`;
+}
+function runContracts(contracts, policies2, opts) {
+  const ordered = order(policies2);
+  return contracts.map((contract) => {
+    const allocation = allocate(contract, ordered, opts);
+    const why = [...allocation.errors];
+    if (contract.expect) {
+      if (allocation.status === "cannot allocate" && !allocation.errors.length) why.push(...allocation.why.map((w) => `cannot allocate: ${w}`));
+      else if (!allocation.errors.length) why.push(...expectDiffers(contract, allocation));
+    }
+    return { contract, allocation, pass: why.length === 0, why };
+  });
+}
+function allocationImpact(contracts, before, after, readRule) {
+  const ob = order(before.policies);
+  const oa = order(after.policies);
+  const out = [];
+  for (const c of contracts) {
+    const b = allocate(c, ob, { readRule, carves: before.carves });
+    const a = allocate(c, oa, { readRule, carves: after.carves });
+    const lines = c.lines.map((l, i) => {
+      const lb = b.lines[i];
+      const la = a.lines[i];
+      const shift = lb.allocated === null || la.allocated === null ? null : Math.round((la.allocated - lb.allocated) * 100) / 100;
+      return { id: l.id, before: side(lb), after: side(la), shift };
+    });
+    const same2 = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
+    if (same2) continue;
+    const known = b.status !== "cannot allocate" && a.status !== "cannot allocate";
+    const moved = known ? Math.round(lines.reduce((s, l) => s + Math.max(0, l.shift ?? 0), 0) * 100) / 100 : null;
+    const why = [
+      ...b.status === "cannot allocate" ? [...b.errors, ...b.why].map((w) => `now: ${w}`) : [],
+      ...a.status === "cannot allocate" ? [...a.errors, ...a.why].map((w) => `after apply: ${w}`) : []
+    ];
+    out.push({
+      contract: c.name,
+      file: c.file,
+      line: c.line,
+      currency: a.currency,
+      before_status: b.status,
+      after_status: a.status,
+      ...why.length ? { why } : {},
+      lines,
+      moved
+    });
+  }
+  return out.sort((x, y) => (y.moved ?? -1) - (x.moved ?? -1));
+}
+function movedByCurrency(entries) {
+  const by = /* @__PURE__ */ new Map();
+  for (const e of entries) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
+  return by;
+}
+var show2, side;
+var init_run = __esm({
+  "src/policy-test/run.ts"() {
+    "use strict";
+    init_evaluate();
+    init_allocate();
+    show2 = (p) => p === null ? "no policy" : p;
+    side = (l) => ({ policy: l.policy, ssp: l.ssp, basis: l.basis, allocated: l.allocated });
+  }
+});
+
+// src/report/junit.ts
+function caseXml(c, name) {
+  const head = `    <testcase classname="${xml(c.classname)}" name="${xml(name)}" time="${time(c.seconds)}"`;
+  const outcome = c.error ? ["error", c.error] : c.failure ? ["failure", c.failure] : void 0;
+  const inner = [];
+  if (outcome) {
+    const [tag, { message, text: text3 }] = outcome;
+    const at3 = c.where ? `${c.where.file}:${c.where.line}: ` : "";
+    inner.push(`      <${tag} message="${xml(at3 + message)}">${xml(text3)}</${tag}>`);
+  }
+  if (c.output !== void 0) inner.push(`      <system-out>${xml(c.output)}</system-out>`);
+  if (!inner.length) return `${head}/>`;
+  return `${head}>
+${inner.join("\n")}
+    </testcase>`;
+}
+function junitXml(title, suites) {
+  const body = suites.map((s) => {
+    const taken = /* @__PURE__ */ new Set();
+    const cases = s.cases.map((c) => {
+      let name = c.name;
+      for (let n = 2; taken.has(name); n++) name = `${c.name} (${n})`;
+      taken.add(name);
+      return caseXml(c, name);
+    });
+    return `  <testsuite name="${xml(s.name)}" ${totals(count(s.cases))}>
+${cases.map((c) => `${c}
+`).join("")}  </testsuite>
+`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="${xml(title)}" ${totals(count(suites.flatMap((s) => s.cases)))}>
+${body.join("")}</testsuites>
+`;
+}
+var xml, time, count, totals;
+var init_junit = __esm({
+  "src/report/junit.ts"() {
+    "use strict";
+    xml = (s) => s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    time = (seconds2) => (Math.max(0, seconds2) || 0).toFixed(3);
+    count = (cases) => ({
+      tests: cases.length,
+      failures: cases.filter((c) => c.failure && !c.error).length,
+      errors: cases.filter((c) => c.error).length,
+      seconds: cases.reduce((s, c) => s + c.seconds, 0)
+    });
+    totals = (n) => `tests="${n.tests}" failures="${n.failures}" errors="${n.errors}" time="${time(n.seconds)}"`;
+  }
+});
+
+// src/report/budget.ts
+function fitPieces(pieces, budget, leftOut) {
+  const all2 = pieces.reduce((n, p) => n + p.length, 0);
+  if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
+  const room = budget - leftOut(pieces.length).length;
+  let used = 0;
+  let shown2 = 0;
+  for (const p of pieces) {
+    if (used + p.length > room) break;
+    used += p.length;
+    shown2++;
+  }
+  return { text: pieces.slice(0, shown2).join("") + leftOut(pieces.length - shown2), shown: shown2 };
+}
+function fitTiers(t, budget, between, leftOut) {
+  const n = t.full.length;
+  const full = t.full.join("");
+  if (full.length <= budget) return { full: n, rest: null, listed: n, text: full };
+  for (const rest of ["line", "bare"]) {
+    const short = t[rest];
+    const after = new Array(n + 1).fill(0);
+    for (let k = n - 1; k >= 0; k--) after[k] = (after[k + 1] ?? 0) + (short[k]?.length ?? 0);
+    let best = -1;
+    let before = 0;
+    for (let k = 0; k < n; k++) {
+      if (before + between(rest, k).length + (after[k] ?? 0) <= budget) best = k;
+      before += t.full[k]?.length ?? 0;
+    }
+    if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
+  }
+  const head = between("bare", 0);
+  const { text: text3, shown: shown2 } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown2, text: head + text3 };
+}
+var MARKDOWN_LIMIT, SECTION_BUDGET;
+var init_budget = __esm({
+  "src/report/budget.ts"() {
+    "use strict";
+    MARKDOWN_LIMIT = 6e4;
+    SECTION_BUDGET = {
+      /** The policy test cases whose policy or SSP changes (a table). */
+      cases: 1e4,
+      /** The Mermaid charts of the contracts that move most. */
+      charts: 6e3,
+      /** The contracts whose allocation changes (a table each). */
+      contracts: 12e3,
+      /** The notes of the plan's impact. */
+      impactNotes: 2e3,
+      /** The notes of a plan or a drift report (fields the service does not show). */
+      notes: 4e3,
+      /** Drift accepted by drift.ignore, listed apart. */
+      ignored: 6e3
+    };
+  }
+});
+
+// node_modules/ansi-regex/index.js
+function ansiRegex({ onlyFirst = false } = {}) {
+  return new RegExp(pattern, onlyFirst ? void 0 : "g");
+}
+var ST, stringControls, osc, controlString, linuxPalette, csi, escape, pattern;
+var init_ansi_regex = __esm({
+  "node_modules/ansi-regex/index.js"() {
+    ST = String.raw`(?:\u001B\u005C|\u009C)`;
+    stringControls = String.raw`\u0018\u001A\u001B\u0080-\u009F`;
+    osc = String.raw`(?:\u001B\]|\u009D)[^\u0007${stringControls}]*(?:\u0007|${ST})`;
+    controlString = String.raw`(?:\u001B[PX^_k]|[\u0090\u0098\u009E\u009F])[^${stringControls}]*${ST}`;
+    linuxPalette = String.raw`\u001B\](?:P[\dA-Fa-f]{7}|R)(?:\u0007|${ST})?`;
+    csi = String.raw`(?:\u001B\[|\u009B)[\u0030-\u003F]*[\u0020-\u002F]*[\u0040-\u007E]`;
+    escape = String.raw`\u001B(?:[\u0020-\u002F]+[\u0030-\u007E]|[\dA-PR-TZcf-oq-uy=><~|}])`;
+    pattern = `${linuxPalette}|${osc}|${controlString}|${csi}|${escape}`;
+  }
+});
+
+// node_modules/strip-ansi/index.js
+function stripAnsi(string) {
+  if (typeof string !== "string") {
+    throw new TypeError(`Expected a \`string\`, got \`${typeof string}\``);
+  }
+  if (!string.includes("\x1B") && !string.includes("\x9B")) {
+    return string;
+  }
+  return string.replace(regex, "");
+}
+var regex;
+var init_strip_ansi = __esm({
+  "node_modules/strip-ansi/index.js"() {
+    init_ansi_regex();
+    regex = ansiRegex();
+  }
+});
+
+// node_modules/get-east-asian-width/lookup-data.js
+var ambiguousMinimalCodePoint, ambiguousMaximumCodePoint, ambiguousRanges, fullwidthMinimalCodePoint, fullwidthMaximumCodePoint, fullwidthRanges, wideMinimalCodePoint, wideMaximumCodePoint, wideRanges;
+var init_lookup_data = __esm({
+  "node_modules/get-east-asian-width/lookup-data.js"() {
+    ambiguousMinimalCodePoint = 161;
+    ambiguousMaximumCodePoint = 1114109;
+    ambiguousRanges = [161, 161, 164, 164, 167, 168, 170, 170, 173, 174, 176, 180, 182, 186, 188, 191, 198, 198, 208, 208, 215, 216, 222, 225, 230, 230, 232, 234, 236, 237, 240, 240, 242, 243, 247, 250, 252, 252, 254, 254, 257, 257, 273, 273, 275, 275, 283, 283, 294, 295, 299, 299, 305, 307, 312, 312, 319, 322, 324, 324, 328, 331, 333, 333, 338, 339, 358, 359, 363, 363, 462, 462, 464, 464, 466, 466, 468, 468, 470, 470, 472, 472, 474, 474, 476, 476, 593, 593, 609, 609, 708, 708, 711, 711, 713, 715, 717, 717, 720, 720, 728, 731, 733, 733, 735, 735, 768, 879, 913, 929, 931, 937, 945, 961, 963, 969, 1025, 1025, 1040, 1103, 1105, 1105, 8208, 8208, 8211, 8214, 8216, 8217, 8220, 8221, 8224, 8226, 8228, 8231, 8240, 8240, 8242, 8243, 8245, 8245, 8251, 8251, 8254, 8254, 8308, 8308, 8319, 8319, 8321, 8324, 8364, 8364, 8451, 8451, 8453, 8453, 8457, 8457, 8467, 8467, 8470, 8470, 8481, 8482, 8486, 8486, 8491, 8491, 8531, 8532, 8539, 8542, 8544, 8555, 8560, 8569, 8585, 8585, 8592, 8601, 8632, 8633, 8658, 8658, 8660, 8660, 8679, 8679, 8704, 8704, 8706, 8707, 8711, 8712, 8715, 8715, 8719, 8719, 8721, 8721, 8725, 8725, 8730, 8730, 8733, 8736, 8739, 8739, 8741, 8741, 8743, 8748, 8750, 8750, 8756, 8759, 8764, 8765, 8776, 8776, 8780, 8780, 8786, 8786, 8800, 8801, 8804, 8807, 8810, 8811, 8814, 8815, 8834, 8835, 8838, 8839, 8853, 8853, 8857, 8857, 8869, 8869, 8895, 8895, 8978, 8978, 9312, 9449, 9451, 9547, 9552, 9587, 9600, 9615, 9618, 9621, 9632, 9633, 9635, 9641, 9650, 9651, 9654, 9655, 9660, 9661, 9664, 9665, 9670, 9672, 9675, 9675, 9678, 9681, 9698, 9701, 9711, 9711, 9733, 9734, 9737, 9737, 9742, 9743, 9756, 9756, 9758, 9758, 9792, 9792, 9794, 9794, 9824, 9825, 9827, 9829, 9831, 9834, 9836, 9837, 9839, 9839, 9886, 9887, 9919, 9919, 9926, 9933, 9935, 9939, 9941, 9953, 9955, 9955, 9960, 9961, 9963, 9969, 9972, 9972, 9974, 9977, 9979, 9980, 9982, 9983, 10045, 10045, 10102, 10111, 11094, 11097, 12872, 12879, 57344, 63743, 65024, 65039, 65533, 65533, 127232, 127242, 127248, 127277, 127280, 127337, 127344, 127373, 127375, 127376, 127387, 127404, 917760, 917999, 983040, 1048573, 1048576, 1114109];
+    fullwidthMinimalCodePoint = 12288;
+    fullwidthMaximumCodePoint = 65510;
+    fullwidthRanges = [12288, 12288, 65281, 65376, 65504, 65510];
+    wideMinimalCodePoint = 4352;
+    wideMaximumCodePoint = 262141;
+    wideRanges = [4352, 4447, 8986, 8987, 9001, 9002, 9193, 9196, 9200, 9200, 9203, 9203, 9725, 9726, 9748, 9749, 9776, 9783, 9800, 9811, 9855, 9855, 9866, 9871, 9875, 9875, 9889, 9889, 9898, 9899, 9917, 9918, 9924, 9925, 9934, 9934, 9940, 9940, 9962, 9962, 9970, 9971, 9973, 9973, 9978, 9978, 9981, 9981, 9989, 9989, 9994, 9995, 10024, 10024, 10060, 10060, 10062, 10062, 10067, 10069, 10071, 10071, 10133, 10135, 10160, 10160, 10175, 10175, 11035, 11036, 11088, 11088, 11093, 11093, 11904, 11929, 11931, 12019, 12032, 12245, 12272, 12287, 12289, 12350, 12353, 12438, 12441, 12543, 12549, 12591, 12593, 12686, 12688, 12773, 12783, 12830, 12832, 12871, 12880, 42124, 42128, 42182, 43360, 43388, 44032, 55203, 63744, 64255, 65040, 65049, 65072, 65106, 65108, 65126, 65128, 65131, 94176, 94180, 94192, 94198, 94208, 101594, 101631, 101664, 101760, 101874, 101888, 102801, 102816, 102866, 110576, 110579, 110581, 110587, 110589, 110590, 110592, 110888, 110898, 110898, 110928, 110930, 110933, 110933, 110948, 110952, 110960, 111355, 119552, 119638, 119648, 119670, 126980, 126980, 127183, 127183, 127374, 127374, 127377, 127386, 127406, 127406, 127488, 127490, 127504, 127547, 127552, 127560, 127568, 127569, 127584, 127589, 127744, 127776, 127789, 127797, 127799, 127868, 127870, 127891, 127904, 127946, 127951, 127955, 127968, 127984, 127988, 127988, 127992, 128062, 128064, 128064, 128066, 128252, 128255, 128317, 128331, 128334, 128336, 128359, 128378, 128378, 128405, 128406, 128420, 128420, 128507, 128591, 128640, 128709, 128716, 128716, 128720, 128722, 128725, 128729, 128732, 128735, 128747, 128748, 128756, 128764, 128986, 128986, 128992, 129003, 129008, 129008, 129292, 129338, 129340, 129349, 129351, 129535, 129648, 129660, 129664, 129734, 129736, 129736, 129740, 129757, 129759, 129771, 129775, 129786, 131072, 196605, 196608, 262141];
+  }
+});
+
+// node_modules/get-east-asian-width/utilities.js
+var isInRange;
+var init_utilities = __esm({
+  "node_modules/get-east-asian-width/utilities.js"() {
+    isInRange = (ranges, codePoint) => {
+      let low = 0;
+      let high = Math.floor(ranges.length / 2) - 1;
+      while (low <= high) {
+        const mid = Math.floor((low + high) / 2);
+        const i = mid * 2;
+        if (codePoint < ranges[i]) {
+          high = mid - 1;
+        } else if (codePoint > ranges[i + 1]) {
+          low = mid + 1;
+        } else {
+          return true;
+        }
+      }
+      return false;
+    };
+  }
+});
+
+// node_modules/get-east-asian-width/lookup.js
+function findWideFastPathRange(ranges) {
+  let fastPathStart = ranges[0];
+  let fastPathEnd = ranges[1];
+  for (let index = 0; index < ranges.length; index += 2) {
+    const start = ranges[index];
+    const end = ranges[index + 1];
+    if (commonCjkCodePoint >= start && commonCjkCodePoint <= end) {
+      return [start, end];
+    }
+    if (end - start > fastPathEnd - fastPathStart) {
+      fastPathStart = start;
+      fastPathEnd = end;
+    }
+  }
+  return [fastPathStart, fastPathEnd];
+}
+var commonCjkCodePoint, wideFastPathStart, wideFastPathEnd, isAmbiguous, isFullwidth, isWide;
+var init_lookup = __esm({
+  "node_modules/get-east-asian-width/lookup.js"() {
+    init_lookup_data();
+    init_utilities();
+    commonCjkCodePoint = 19968;
+    [wideFastPathStart, wideFastPathEnd] = /* @__PURE__ */ findWideFastPathRange(wideRanges);
+    isAmbiguous = (codePoint) => {
+      if (codePoint < ambiguousMinimalCodePoint || codePoint > ambiguousMaximumCodePoint) {
+        return false;
+      }
+      return isInRange(ambiguousRanges, codePoint);
+    };
+    isFullwidth = (codePoint) => {
+      if (codePoint < fullwidthMinimalCodePoint || codePoint > fullwidthMaximumCodePoint) {
+        return false;
+      }
+      return isInRange(fullwidthRanges, codePoint);
+    };
+    isWide = (codePoint) => {
+      if (codePoint >= wideFastPathStart && codePoint <= wideFastPathEnd) {
+        return true;
+      }
+      if (codePoint < wideMinimalCodePoint || codePoint > wideMaximumCodePoint) {
+        return false;
+      }
+      return isInRange(wideRanges, codePoint);
+    };
+  }
+});
+
+// node_modules/get-east-asian-width/index.js
+function validate(codePoint) {
+  if (!Number.isSafeInteger(codePoint)) {
+    throw new TypeError(`Expected a code point, got \`${typeof codePoint}\`.`);
+  }
+}
+function eastAsianWidth(codePoint, { ambiguousAsWide = false } = {}) {
+  validate(codePoint);
+  if (isFullwidth(codePoint) || isWide(codePoint) || ambiguousAsWide && isAmbiguous(codePoint)) {
+    return 2;
+  }
+  return 1;
+}
+var init_get_east_asian_width = __esm({
+  "node_modules/get-east-asian-width/index.js"() {
+    init_lookup();
+  }
+});
+
+// node_modules/string-width/index.js
+function isDoubleWidthNonRgiEmojiSequence(segment) {
+  if (segment.length > 50) {
+    return false;
+  }
+  if (unqualifiedKeycapRegex.test(segment)) {
+    return true;
+  }
+  if (segment.includes("\u200D")) {
+    const pictographics = segment.match(extendedPictographicRegex);
+    return pictographics !== null && pictographics.length >= 2;
+  }
+  return false;
+}
+function baseVisible(segment) {
+  const index = segment.search(visibleCharacterRegex);
+  return index === -1 ? void 0 : segment.slice(index);
+}
+function isHangulLeadingJamo(codePoint) {
+  return codePoint >= 4352 && codePoint <= 4447 || codePoint >= 43360 && codePoint <= 43388;
+}
+function isHangulVowelJamo(codePoint) {
+  return codePoint >= 4448 && codePoint <= 4519 || codePoint >= 55216 && codePoint <= 55238;
+}
+function isHangulTrailingJamo(codePoint) {
+  return codePoint >= 4520 && codePoint <= 4607 || codePoint >= 55243 && codePoint <= 55291;
+}
+function isHangulJamo(codePoint) {
+  return isHangulLeadingJamo(codePoint) || isHangulVowelJamo(codePoint) || isHangulTrailingJamo(codePoint);
+}
+function hangulClusterWidth(visibleSegment, eastAsianWidthOptions) {
+  const codePoints = [];
+  for (const character of visibleSegment) {
+    if (!visibleCharacterRegex.test(character)) {
+      continue;
+    }
+    codePoints.push(character.codePointAt(0));
+  }
+  if (codePoints.length === 0) {
+    return void 0;
+  }
+  let width = 0;
+  for (let index = 0; index < codePoints.length; index++) {
+    const codePoint = codePoints[index];
+    if (!isHangulJamo(codePoint)) {
+      if (width === 0) {
+        return void 0;
+      }
+      for (let remaining = index; remaining < codePoints.length; remaining++) {
+        width += eastAsianWidth(codePoints[remaining], eastAsianWidthOptions);
+      }
+      return width;
+    }
+    if (isHangulLeadingJamo(codePoint) && isHangulVowelJamo(codePoints[index + 1])) {
+      width += 2;
+      index += isHangulTrailingJamo(codePoints[index + 2]) ? 2 : 1;
+      continue;
+    }
+    width += eastAsianWidth(codePoint, eastAsianWidthOptions);
+  }
+  return width;
+}
+function trailingWidth(visibleSegment, eastAsianWidthOptions) {
+  let extra = 0;
+  let first = true;
+  for (const character of visibleSegment) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    if (spacingMarkRegex.test(character) || character >= "\uFF00" && character <= "\uFFEF") {
+      extra += eastAsianWidth(character.codePointAt(0), eastAsianWidthOptions);
+    }
+  }
+  return extra;
+}
+function stringWidth(input, options = {}) {
+  if (typeof input !== "string" || input.length === 0) {
+    return 0;
+  }
+  const {
+    ambiguousIsNarrow = true,
+    countAnsiEscapeCodes = false
+  } = options;
+  let string = input;
+  if (!countAnsiEscapeCodes && (string.includes("\x1B") || string.includes("\x9B"))) {
+    string = stripAnsi(string);
+  }
+  if (string.length === 0) {
+    return 0;
+  }
+  if (/^[\u0020-\u007E]*$/.test(string)) {
+    return string.length;
+  }
+  let width = 0;
+  const eastAsianWidthOptions = { ambiguousAsWide: !ambiguousIsNarrow };
+  for (const { segment } of segmenter.segment(string)) {
+    const visibleSegment = baseVisible(segment);
+    if (visibleSegment === void 0) {
+      continue;
+    }
+    if (rgiEmojiRegex.test(segment) || isDoubleWidthNonRgiEmojiSequence(segment)) {
+      width += 2;
+      continue;
+    }
+    const hangulWidth = hangulClusterWidth(visibleSegment, eastAsianWidthOptions);
+    if (hangulWidth !== void 0) {
+      width += hangulWidth;
+      continue;
+    }
+    const codePoint = visibleSegment.codePointAt(0);
+    width += eastAsianWidth(codePoint, eastAsianWidthOptions);
+    width += trailingWidth(visibleSegment, eastAsianWidthOptions);
+  }
+  return width;
+}
+var segmenter, visibleCharacterRegex, spacingMarkRegex, rgiEmojiRegex, unqualifiedKeycapRegex, extendedPictographicRegex;
+var init_string_width = __esm({
+  "node_modules/string-width/index.js"() {
+    init_strip_ansi();
+    init_get_east_asian_width();
+    segmenter = new Intl.Segmenter();
+    visibleCharacterRegex = new RegExp("[^\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}]", "v");
+    spacingMarkRegex = new RegExp("\\p{Spacing_Mark}", "v");
+    rgiEmojiRegex = new RegExp("^\\p{RGI_Emoji}$", "v");
+    unqualifiedKeycapRegex = /^[\d#*]\u20E3$/;
+    extendedPictographicRegex = new RegExp("\\p{Extended_Pictographic}", "gu");
+  }
+});
+
+// src/display-width.ts
+function padDisplay(text3, width) {
+  return text3 + " ".repeat(Math.max(0, width - stringWidth(text3)));
+}
+function displayWidth(text3) {
+  return stringWidth(text3);
+}
+var init_display_width = __esm({
+  "src/display-width.ts"() {
+    "use strict";
+    init_string_width();
+  }
+});
+
+// src/report/policy-test.ts
+var policy_test_exports = {};
+__export(policy_test_exports, {
+  CHART_CONTRACTS: () => CHART_CONTRACTS,
+  CHART_LINES: () => CHART_LINES,
+  allocationChart: () => allocationChart,
+  allocationImpactMarkdown: () => allocationImpactMarkdown,
+  allocationImpactText: () => allocationImpactText,
+  contractJson: () => contractJson,
+  contractText: () => contractText,
+  impactMarkdown: () => impactMarkdown,
+  impactText: () => impactText,
+  planImpactMarkdown: () => planImpactMarkdown,
+  planImpactText: () => planImpactText,
+  testJson: () => testJson,
+  testJunit: () => testJunit,
+  testJunitError: () => testJunitError,
+  testText: () => testText
+});
+function testText(results, source, out, contracts = []) {
+  const failed = results.filter((r) => !r.pass);
+  const lines = [];
+  for (const r of contracts) lines.push(...contractText(r, out), "");
+  for (const r of failed) {
+    lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${terminalText(r.case.file)}:${r.case.line}`)} ${terminalText(r.case.name)}`);
+    lines.push(`      expected: ${terminalText(showOutcome(r.case.expect.policy, r.case.expect.ssp))}`);
+    lines.push(`      got:      ${r.got.error ? "an error" : terminalText(showOutcome(r.got.policy, r.case.expect.ssp === void 0 ? void 0 : r.got.ssp))}`);
+    for (const w of r.why) lines.push(`      why:      ${terminalText(w)}`);
+  }
+  if (failed.length) lines.push("");
+  const bad = failed.length + contracts.filter((r) => !r.pass).length;
+  const all2 = results.length + contracts.length;
+  lines.push(
+    `${bad ? out.paint("red", "Policy tests failed") : out.paint("green", "Policy tests passed")}: ${all2 - bad} passed, ${bad} failed (against ${source})${contractsSummary(contracts)}.`
+  );
+  return lines.join("\n");
+}
+function testJson(results, source, contracts = []) {
+  return {
+    format_version: "1",
+    source,
+    summary: {
+      passed: results.filter((r) => r.pass).length + contracts.filter((r) => r.pass).length,
+      failed: results.filter((r) => !r.pass).length + contracts.filter((r) => !r.pass).length
+    },
+    cases: results.map((r) => ({
+      name: r.case.name,
+      file: r.case.file,
+      line: r.case.line,
+      pass: r.pass,
+      expected: r.case.expect,
+      got: r.got,
+      ...r.pass ? {} : { why: r.why }
+    })),
+    ...contracts.length ? { contracts: contracts.map(contractJson) } : {}
+  };
+}
+function junitCase(r) {
+  const c = { classname: r.case.file, name: r.case.name, where: { file: r.case.file, line: r.case.line }, seconds: r.seconds };
+  if (r.pass) return c;
+  const expected = `expected ${showOutcome(r.case.expect.policy, r.case.expect.ssp)}`;
+  if (r.got.error) return { ...c, error: { message: `${expected}; could not be evaluated: ${r.got.error}`, text: r.why.join("\n") } };
+  return { ...c, failure: { message: `${expected}; got ${showOutcome(r.got.policy, r.got.ssp)}`, text: r.why.join("\n") } };
+}
+function brokenFileSuite(file, problems) {
+  const first = problems[0];
+  const where = (d) => `${d.file}:${d.line}:${d.column}`;
+  return {
+    name: file,
+    cases: [
+      {
+        classname: file,
+        name: `${file} (the test file)`,
+        seconds: 0,
+        error: {
+          message: first ? `${where(first)}: ${first.message}` : `${file} could not be read`,
+          text: problems.map((d) => `${where(d)}: ${d.message}`).join("\n")
+        }
+      }
+    ]
+  };
+}
+function testJunit(results, contracts = [], broken = []) {
+  const byFile = /* @__PURE__ */ new Map();
+  for (const r of results) byFile.set(r.case.file, [...byFile.get(r.case.file) ?? [], junitCase(r)]);
+  for (const r of contracts) byFile.set(r.contract.file, [...byFile.get(r.contract.file) ?? [], contractCase(r)]);
+  const brokenByFile = /* @__PURE__ */ new Map();
+  for (const d of broken) brokenByFile.set(d.file, [...brokenByFile.get(d.file) ?? [], d]);
+  const suites = [
+    ...[...byFile].map(([file, cases]) => ({ name: file, cases })),
+    ...[...brokenByFile].map(([file, problems]) => brokenFileSuite(file, problems))
+  ];
+  return junitXml(TITLE, suites);
+}
+function testJunitError(e) {
+  const { error: error2 } = errorObject(e);
+  const message = String(error2.message ?? "");
+  const diagnostics = error2.diagnostics?.filter((d) => d.severity === "error") ?? [];
+  const hint = typeof error2.hint === "string" ? `
+Hint: ${error2.hint}` : "";
+  const cases = diagnostics.length ? diagnostics.map((d) => {
+    const where = `${d.file}:${d.line}:${d.column}`;
+    return {
+      classname: d.file,
+      name: where,
+      seconds: 0,
+      error: { message: `${where}: ${d.message}`, text: `${message}${hint}` }
+    };
+  }) : [{ classname: "revsync", name: "revsync test", seconds: 0, error: { message, text: `${message}${hint}` } }];
+  return junitXml(TITLE, [{ name: "revsync test", cases }]);
+}
+function impactText(entries) {
+  if (!entries.length) return "";
+  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${terminalText(impactLine(e))}   (${terminalText(e.file)}:${e.line})`)].join("\n");
+}
+function impactMarkdown(entries, whole = WHOLE_PLAN) {
+  if (!entries.length) return "";
+  const head = [`#### Impact: ${casesChange(entries.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
+  const rows = entries.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
+`);
+  const { text: text3 } = fitPieces(
+    rows,
+    SECTION_BUDGET.cases - head.length - 1,
+    (n) => n ? `
+_${n === 1 ? "1 more case" : `${n} more cases`} not shown here (this table's share of the comment is full): every case is in ${whole} (impact.cases)._
+` : ""
+  );
+  return `${head}${text3}
+`;
+}
+function columns(rows, indent) {
+  const widths = [];
+  for (const r of rows) r.forEach((c, i) => widths[i] = Math.max(widths[i] ?? 0, displayWidth(c)));
+  return rows.map((r) => indent + r.map((c, i) => i === r.length - 1 ? c : padDisplay(c, widths[i] ?? 0)).join("  "));
+}
+function contractText(r, out) {
+  const a = r.allocation;
+  const c = r.contract;
+  const mark = r.pass ? out.paint("green", "PASS") : out.paint("red", "FAIL");
+  const lines = [`${mark} ${out.paint("bold", `${terminalText(c.file)}:${c.line}`)} contract ${terminalText(c.name)}: ${terminalText(a.currency)} ${money(a.total)}, ${STATUS_WORDS2[a.status]}`];
+  const head = ["Line", "Policy", "SSP", "Range", "Rule", "Basis", "Sell price", "Allocated", "Carve"];
+  const rows = a.lines.map((l) => [
+    terminalText(l.id),
+    terminalText(l.policy ?? "no policy"),
+    num(l.ssp),
+    range(l),
+    rule(l),
+    num(l.basis),
+    money(l.sell_price),
+    num(l.allocated),
+    l.carve === null ? "-" : signed(l.carve)
+  ]);
+  lines.push(...columns([head, ...rows], "      "));
+  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${terminalText(w)}`);
+  else for (const w of r.why) lines.push(`      why: ${terminalText(w)}`);
+  if (a.status === "cannot allocate" && r.why.length && !a.errors.length && c.expect) lines.push("      (the contract expects an allocation)");
+  return lines;
+}
+function contractsSummary(rs) {
+  if (!rs.length) return "";
+  const n = (s) => rs.filter((r) => r.allocation.status === s).length;
+  const parts = [
+    `${n("allocated")} allocated`,
+    n("not carved") ? `${n("not carved")} not reallocated (carves_allocation off)` : "",
+    n("cannot allocate") ? `${n("cannot allocate")} cannot allocate` : ""
+  ];
+  return `; ${rs.length === 1 ? "1 contract" : `${rs.length} contracts`}: ${parts.filter(Boolean).join(", ")}`;
+}
+function contractJson(r) {
+  const a = r.allocation;
+  return {
+    name: r.contract.name,
+    file: r.contract.file,
+    line: r.contract.line,
+    pass: r.pass,
+    status: a.status,
+    currency: a.currency,
+    total: a.total,
+    ...r.contract.expect ? { expected: r.contract.expect.allocation } : {},
+    lines: a.lines,
+    ...a.status === "cannot allocate" ? { cannot_allocate: [...a.errors, ...a.why] } : {},
+    ...r.pass ? {} : { why: r.why }
+  };
+}
+function contractCase(r) {
+  const file = r.contract.file;
+  const c = {
+    classname: file,
+    name: `contract ${r.contract.name}`,
+    where: { file, line: r.contract.line },
+    seconds: 0,
+    output: contractText(r, PLAIN).join("\n")
+  };
+  if (r.pass) return c;
+  const message = r.why.join("; ");
+  if (r.allocation.errors.length) return { ...c, error: { message, text: r.allocation.errors.join("\n") } };
+  return { ...c, failure: { message, text: r.why.join("\n") } };
+}
+function allocationImpactText(entries) {
+  if (!entries.length) return "";
+  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, terminalText)}:`];
+  for (const e of entries) {
+    lines.push(
+      `  ${terminalText(e.contract)} (${terminalText(e.file)}:${e.line}): ${e.moved === null ? "cannot compare" : `${terminalText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`
+    );
+    const rows = e.lines.map((l) => [
+      terminalText(l.id),
+      `${num(l.before.allocated)} -> ${num(l.after.allocated)}`,
+      l.shift === null ? "" : signed(l.shift),
+      terminalText(policies(l.before, l.after))
+    ]);
+    lines.push(...columns(rows, "      "));
+    for (const w of e.why ?? []) lines.push(`      why: ${terminalText(w)}`);
+  }
+  return lines.join("\n");
+}
+function movedWords(entries, esc) {
+  const by = movedByCurrency(entries);
+  if (!by.size) return "";
+  return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
+}
+function allocationChart(e) {
+  const moving = e.lines.map((l, i) => ({ l, i })).sort((a, b) => Math.abs(b.l.shift ?? 0) - Math.abs(a.l.shift ?? 0) || a.i - b.i).slice(0, CHART_LINES).sort((a, b) => a.i - b.i).map((x) => x.l);
+  const bars = moving.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]);
+  const names = moving.flatMap((l) => [mermaidLabel(`${l.id} now`, 24), mermaidLabel(`${l.id} after`, 24)]);
+  const top = Math.max(0, ...bars);
+  const bottom = Math.min(0, ...bars);
+  const some = moving.length < e.lines.length ? ` (${moving.length} of ${e.lines.length} lines)` : "";
+  return [
+    "```mermaid",
+    "xychart-beta",
+    `    title ${mermaidLabel(`${e.contract}${some}`, 70)}`,
+    `    x-axis [${names.join(", ")}]`,
+    `    y-axis ${mermaidLabel(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
+    `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
+    "```"
+  ].join("\n");
+}
+function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
+  if (!entries.length) return "";
+  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, markdownText)}`, ""];
+  const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
+  const drawn = fitPieces(
+    charts.map((e) => `${allocationChart(e)}
+
+`),
+    SECTION_BUDGET.charts - 200,
+    (n) => n ? `_${n === 1 ? "1 more chart" : `${n} more charts`} not drawn (the charts' share of the comment is full)._
+
+` : ""
+  );
+  if (drawn.shown)
+    out.push(
+      `${drawn.text}_The ${drawn.shown === 1 ? "contract" : `${drawn.shown} contracts`} that move${drawn.shown === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
+      ""
+    );
+  const blocks = entries.map(
+    (e) => [
+      `**${markdownText(e.contract)}** (${markdownCode(`${e.file}:${e.line}`)}): ${e.moved === null ? "cannot compare" : `${markdownText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
+      "",
+      "| Line | Before | After | Shift | Policy (SSP) |",
+      "|---|--:|--:|--:|---|",
+      ...e.lines.map(
+        (l) => `| ${markdownText(l.id)} | ${num(l.before.allocated)} | ${num(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${markdownText(policies(l.before, l.after))} |`
+      ),
+      ...(e.why ?? []).map((w) => `
+> ${markdownText(w)}`),
+      ""
+    ].join("\n") + "\n"
+  );
+  const tables = fitPieces(
+    blocks,
+    SECTION_BUDGET.contracts,
+    (n) => n ? `_${n === 1 ? "1 more contract" : `${n} more contracts`} not shown here (the contracts' share of the comment is full): every contract is in ${whole} (impact.allocation)._
+` : ""
+  );
+  out.push(tables.text);
+  return `${out.join("\n")}
+`;
+}
+function planImpactText(impact2) {
+  if (!impact2) return "";
+  const shown2 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
+  if (shown2.length && impact2.notes?.length) shown2.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
+  return shown2.join("\n\n");
+}
+function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
+  if (!impact2) return "";
+  const shown2 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
+  if (shown2.length && impact2.notes?.length)
+    shown2.push(
+      fitPieces(
+        impact2.notes.map((n) => `> Note: ${markdownText(n)}
+
+`),
+        SECTION_BUDGET.impactNotes,
+        (n) => `_${n === 1 ? "1 more note" : `${n} more notes`} in ${whole} (impact.notes)._
+`
+      ).text
+    );
+  return shown2.join("\n");
+}
+var TITLE, casesChange, WHOLE_PLAN, STATUS_WORDS2, PLAIN, num, range, rule, sidePolicy, contractsMove, SHORT_STATUS, statusShift, policies, CHART_CONTRACTS, CHART_LINES;
+var init_policy_test = __esm({
+  "src/report/policy-test.ts"() {
+    "use strict";
+    init_evaluate();
+    init_run();
+    init_allocate();
+    init_errors();
+    init_escape();
+    init_junit();
+    init_budget();
+    init_display_width();
+    TITLE = "revsync policy tests";
+    casesChange = (n) => n === 1 ? "1 policy test case changes" : `${n} policy test cases change`;
+    WHOLE_PLAN = "the JSON plan";
+    STATUS_WORDS2 = {
+      allocated: "allocated",
+      "not carved": "not reallocated: carves_allocation is off in the tenant configuration, every line keeps its sell price",
+      "cannot allocate": "cannot allocate"
+    };
+    PLAIN = { paint: (_color, text3) => text3 };
+    num = (v) => v === null ? "-" : money(v);
+    range = (l) => l.range ? `${money(l.range.low)} - ${money(l.range.high)}` : "-";
+    rule = (l) => l.position ? `${l.position}: ${l.rule === null ? "(not set)" : l.rule}` : "-";
+    sidePolicy = (s) => s.policy === null ? "no policy" : `${s.policy}${s.ssp === null ? " (no SSP)" : ` (SSP ${money(s.ssp)})`}`;
+    contractsMove = (n) => n === 1 ? "1 contract's allocation changes" : `${n} contracts' allocations change`;
+    SHORT_STATUS = {
+      allocated: "allocated",
+      "not carved": "not reallocated, carves_allocation off",
+      "cannot allocate": "cannot allocate"
+    };
+    statusShift = (e) => e.before_status === e.after_status ? "" : ` (now ${SHORT_STATUS[e.before_status]}; after apply ${SHORT_STATUS[e.after_status]})`;
+    policies = (b, a) => {
+      const [x, y] = [sidePolicy(b), sidePolicy(a)];
+      return x === y ? x : `${x} -> ${y}`;
+    };
+    CHART_CONTRACTS = 3;
+    CHART_LINES = 8;
+  }
+});
+
+// node_modules/canonicalize/lib/canonicalize.js
+function hasLoneSurrogate(value2) {
+  for (let i = 0; i < value2.length; i++) {
+    const code = value2.charCodeAt(i);
+    if (code >= 55296 && code <= 56319) {
+      if (i === value2.length - 1) {
+        return true;
+      }
+      const next = value2.charCodeAt(i + 1);
+      if (!(next >= 56320 && next <= 57343)) {
+        return true;
+      }
+      i++;
+    } else if (code >= 56320 && code <= 57343) {
+      return true;
+    }
+  }
+  return false;
+}
+function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
+  if (typeof object === "number" && isNaN(object)) {
+    throw new Error("NaN is not allowed");
+  }
+  if (typeof object === "number" && !isFinite(object)) {
+    throw new Error("Infinity is not allowed");
+  }
+  if (typeof object === "string" && hasLoneSurrogate(object)) {
+    throw new Error("Lone surrogate is not allowed");
+  }
+  if (object === null || typeof object !== "object") {
+    return JSON.stringify(object);
+  }
+  if (typeof object.toJSON === "function") {
+    if (seen.has(object)) {
+      throw new Error("Circular reference detected");
+    }
+    seen.add(object);
+    const result2 = canonicalize(object.toJSON(), seen);
+    seen.delete(object);
+    return result2;
+  }
+  if (seen.has(object)) {
+    throw new Error("Circular reference detected");
+  }
+  seen.add(object);
+  let result;
+  if (Array.isArray(object)) {
+    const values2 = object.map((cv) => {
+      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
+      return canonicalize(value2, seen);
+    });
+    result = `[${values2.join(",")}]`;
+  } else {
+    const parts = [];
+    for (const key3 of Object.keys(object).sort()) {
+      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
+        continue;
+      }
+      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
+    }
+    result = `{${parts.join(",")}}`;
+  }
+  seen.delete(object);
+  return result;
+}
+var init_canonicalize = __esm({
+  "node_modules/canonicalize/lib/canonicalize.js"() {
+  }
+});
+
+// src/canonical-json.ts
+function canonicalJson(value2) {
+  let text3;
+  try {
+    text3 = canonicalize(value2);
+  } catch (e) {
+    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
+  }
+  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
+  return text3;
+}
+function canonicalHash(value2) {
+  return `sha256:${(0, import_node_crypto2.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
+}
+function unwritable(v, at3) {
+  const where = at3 || "/";
+  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
+  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
+  if (v === null || typeof v !== "object") return void 0;
+  for (const [k, x] of Object.entries(v)) {
+    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at3}/${key3}`;
+    const found = unwritable(x, `${at3}/${key3}`);
+    if (found) return found;
+  }
+  return void 0;
+}
+var import_node_crypto2, sameJson, LONE_SURROGATE;
+var init_canonical_json = __esm({
+  "src/canonical-json.ts"() {
+    "use strict";
+    import_node_crypto2 = require("node:crypto");
+    init_canonicalize();
+    init_errors();
+    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  }
+});
+
+// src/plan/model.ts
+var model_exports = {};
+__export(model_exports, {
+  ACTIONS: () => ACTIONS,
+  APPLIED_ACTIONS: () => APPLIED_ACTIONS,
+  DRIFT_CLASSES: () => DRIFT_CLASSES,
+  PLAN_FORMAT_VERSION: () => PLAN_FORMAT_VERSION,
+  actionWords: () => actionWords,
+  impactOf: () => impactOf,
+  isApplied: () => isApplied,
+  legacyPlanChecksum: () => legacyPlanChecksum,
+  planChecksum: () => planChecksum,
+  summarize: () => summarize
+});
+function impactOf(plan) {
+  const i = plan.impact;
+  if (!i) return void 0;
+  return Array.isArray(i) ? { cases: i, allocation: [], moved: {} } : i;
+}
+function planChecksum(plan) {
+  const { checksum: _omit, ...rest } = plan;
+  return canonicalHash({ revsync_plan_checksum: 2, plan: rest });
+}
+function legacyPlanChecksum(plan) {
+  const text3 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
+  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(text3).digest("hex")}`;
+}
+function summarize(keys, items, field) {
+  const out = Object.fromEntries(keys.map((k) => [k, 0]));
+  for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
+  return out;
+}
+var import_node_crypto3, APPLIED_ACTIONS, isApplied, actionWords, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
+var init_model = __esm({
+  "src/plan/model.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    init_canonical_json();
+    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
+    isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
+    actionWords = (a) => a.replace(/_/g, " ");
+    PLAN_FORMAT_VERSION = "1";
+    ACTIONS = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
+    DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
+  }
+});
+
+// src/plan/unknown.ts
+function notShown(git, live) {
+  return Object.keys(git).filter((k) => live[k] === null || live[k] === void 0 || isInexact(live[k])).map((k) => {
+    const v = live[k];
+    return isInexact(v) ? { field: k, inexact: v.text } : { field: k };
+  });
+}
+function addUnknown(unknown, addr, fields) {
+  if (!unknown || !fields.length) return;
+  unknown.set(addr, [...unknown.get(addr) ?? [], ...fields]);
+}
+function unknownNotes(unknown) {
+  return [...unknown].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).flatMap(([addr, fields]) => fields.map((f) => unknownNote(addr, f)));
+}
+function unknownNote(addr, f) {
+  const u = typeof f === "string" ? { field: f } : f;
+  if (u.inexact !== void 0) {
+    return `${addr}: ${u.field} not comparable: the service answers ${u.inexact}, a number a double cannot hold exactly, so git's value could be neither checked nor changed`;
+  }
+  if (u.unreadable !== void 0) {
+    return `${addr}: ${u.field} not comparable: the service answers ${JSON.stringify(u.unreadable)}, which revsync cannot read as a date, so git's value could be neither checked nor changed`;
+  }
+  return `${addr}: ${u.field} not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed`;
+}
+function unknownCaveat(n) {
+  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
+}
+function impactNotes(cases, contracts, fromGit) {
+  const met = /* @__PURE__ */ new Set();
+  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
+  return [...fromGit].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
+}
+function impactNote(addr, unknown) {
+  const fields = unknown.map((f) => typeof f === "string" ? f : f.field);
+  const one = fields.length === 1;
+  const how = unknown.some((f) => typeof f !== "string" && f.inexact !== void 0) ? "null, or a number it cannot hold exactly" : "null";
+  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
+}
+var init_unknown = __esm({
+  "src/plan/unknown.ts"() {
+    "use strict";
+    init_number();
+    init_address();
+  }
+});
+
+// src/shared/who.ts
+function isoOf(epoch2) {
+  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
+}
+function whoWords(w, verb = "last changed") {
+  if (!w.modified_by && !w.modified_on) return "";
+  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
+}
+function sameUser(a, b) {
+  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+var shortIso, envelopeWho, batchWho;
+var init_who = __esm({
+  "src/shared/who.ts"() {
+    "use strict";
+    shortIso = (iso4) => iso4.replace(".000Z", "Z");
+    envelopeWho = (env2) => ({
+      modified_by: env2?.last_modified_by ?? null,
+      modified_on: isoOf(env2?.last_modified_on)
+    });
+    batchWho = (b) => ({
+      modified_by: b?.updated_by ?? null,
+      modified_on: isoOf(b?.updated_at)
+    });
+  }
+});
+
+// src/plan/four-eyes.ts
+function preparers(plan, live, address2, policy2, batch) {
+  const inPlan = (action, addr) => plan.changes.some((c) => c.action === action && c.address === addr);
+  const lp = live.ssp.get(policy2);
+  const lb = lp?.batches?.find((b) => batchNameOf(b) === batch);
+  const reviewedInPlan = inPlan("review", address2);
+  const createdInPlan = inPlan("create", `ssp/${policy2}`);
+  return {
+    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
+    reviewed_in_plan: reviewedInPlan,
+    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
+    created_in_plan: createdInPlan
+  };
+}
+function fourEyesOfPlan(plan, live, who) {
+  const sentAs = who.approverConfigured ? who.approver : who.signIn;
+  const approves = [];
+  for (const c of plan.changes) {
+    if (c.action !== "approve" || c.payload?.kind !== "batch") continue;
+    const p = preparers(plan, live, c.address, c.payload.policy, c.payload.batch);
+    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
+    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
+    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
+    approves.push({ address: c.address, ...p, blocked: blocked2 });
+  }
+  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
+}
+var APPROVER_FIX;
+var init_four_eyes = __esm({
+  "src/plan/four-eyes.ts"() {
+    "use strict";
+    init_address();
+    init_who();
+    APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
+  }
+});
+
+// src/report/plan.ts
+var plan_exports = {};
+__export(plan_exports, {
+  SYMBOL: () => SYMBOL,
+  applyLine: () => applyLine,
+  applyText: () => applyText,
+  attribution: () => attribution,
+  driftMarkdown: () => driftMarkdown,
+  driftSummaryLine: () => driftSummaryLine,
+  driftText: () => driftText,
+  fourEyesHead: () => fourEyesHead,
+  fourEyesLine: () => fourEyesLine,
+  hasApplied: () => hasApplied,
+  hasChanges: () => hasChanges,
+  planMarkdown: () => planMarkdown,
+  planText: () => planText,
+  summaryLine: () => summaryLine,
+  valuesLine: () => valuesLine
+});
+function diffLines(diff, indent, limit = 40) {
+  const lines = diff.slice(0, limit).map((d) => {
+    if (d.before === void 0 && d.after === void 0)
+      return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show3(d.after)}`;
+    return `${indent}${terminalText(d.path)}: ${show3(d.before)} -> ${show3(d.after)}`;
+  });
+  if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
+  return lines;
+}
+function entryDiffLines(e, indent, limit) {
+  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
+  const lines = diffLines(e.diff, indent, Infinity);
+  const rest = e.diff_rows.total - e.diff_rows.shown;
+  if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
+  return lines;
+}
+function valuesLine(v) {
+  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
+}
+function summaryLine(plan) {
+  const s = plan.summary;
+  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
+  const shownOnly = ["blocked", "not_in_git", "unsupported"].filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
+  const total = ["blocked", "not_in_git", "unsupported"].reduce((n, a) => n + (s[a] ?? 0), 0);
+  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+}
+function hasChanges(plan) {
+  return plan.changes.length > 0;
+}
+function hasApplied(plan) {
+  return plan.changes.some(isApplied);
+}
+function matchesWords(notes) {
+  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
+}
+function fourEyesHead(f) {
+  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
+}
+function fourEyesLine(f, address2) {
+  const a = f.approves.find((x) => x.address === address2);
+  if (!a) return void 0;
+  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
+  const as = f.approver_configured ? f.approver : f.sign_in;
+  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
+}
+function planText(plan, out) {
+  const lines = [];
+  if (!hasChanges(plan)) {
+    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
+    return lines.join("\n");
+  }
+  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
+  lines.push(
+    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
+    ""
+  );
+  const fourEyes = plan.four_eyes;
+  let approves = false;
+  for (const c of plan.changes) {
+    if (fourEyes && c.action === "approve" && !approves) {
+      approves = true;
+      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
+    }
+    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
+    lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
+    lines.push(...entryDiffLines(c, "      ", 40));
+    if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
+    if (eyes) lines.push(`      ${terminalText(eyes)}`);
+    lines.push("");
+  }
+  lines.push(summaryLine(plan), ...noteLines(plan.notes));
+  return lines.join("\n");
+}
+function changesMarkdown(changes, budget, whole, fourEyes) {
+  const firstApprove = changes.findIndex((c) => c.action === "approve");
+  const full = changes.map((c, i) => {
+    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
+    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
+    if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
+    if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
+    if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
+    if (c.diff.length) {
+      b.push("| Field | Before | After |", "|---|---|---|");
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
+      if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
+      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
+      if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
+    }
+    b.push("", "</details>", "");
+    return b.join("\n");
+  });
+  const line = changes.map(
+    (c) => `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${markdownText(valuesLine(c.values))}` : ""}
+`
+  );
+  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}
+`);
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const between = (rest, shown2) => {
+    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
+    return shown2 ? `
+#### The other ${plural(changes.length - shown2, "change")}, ${what}
+
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._
+
+` : `#### Changes, ${what}
+
+_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._
+
+`;
+  };
+  const leftOut = (n) => `
+_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
+`;
+  return fitTiers({ full, line, bare }, budget, between, leftOut);
+}
+function planMarkdown(plan, file) {
+  const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
+  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
+  const notes = notesMarkdown(plan.notes, whole);
+  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
+  head.push("| Action | Count |", "|---|---|");
+  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
+  head.push("", "");
+  const top = head.join("\n");
+  const tail = `
+${summaryLine(plan)}
+${notes ? `
+${notes}` : ""}`;
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  let impact2 = planImpactMarkdown(impactOf(plan), whole);
+  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  if (changes.listed < plan.changes.length && impact2) {
+    impact2 = `
+#### Impact
+
+_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
+`;
+    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  }
+  return top + changes.text + (impact2 ? `
+${impact2}` : "") + tail;
+}
+function driftText(report2, out) {
+  if (!report2.drift.length) {
+    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
+    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
+    return [
+      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
+      ...ignoredText(report2),
+      ...noteLines(report2.notes)
+    ].join("\n");
+  }
+  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
+  for (const d of report2.drift) {
+    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
+    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
+    const who = attribution(d);
+    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
+  }
+  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
+  return lines.join("\n");
+}
+function ignoredText(report2) {
+  if (!report2.ignored?.length) return [];
+  return [
+    "",
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
+    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
+  ];
+}
+function ignoredMarkdown(report2, whole) {
+  if (!report2.ignored?.length) return "";
+  const rows = fitPieces(
+    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+`),
+    SECTION_BUDGET.ignored - 300,
+    (n) => `
+_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._
+`
+  );
+  return [
+    "",
+    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
+    "",
+    "| Class | Address | What | Reason |",
+    "|---|---|---|---|",
+    rows.text,
+    "</details>"
+  ].join("\n");
+}
+function driftSummaryLine(report2) {
+  const parts = Object.entries(report2.summary).filter(([, v]) => v).map(([k, v]) => plural(v, ...DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")]));
+  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
+}
+function attribution(d) {
+  if (!d.modified_by && !d.modified_on) return "";
+  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
+}
+function driftMarkdown(report2, file) {
+  const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
+  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
+  const notes = notesMarkdown(report2.notes, whole);
+  const ignored = ignoredMarkdown(report2, whole);
+  if (!report2.drift.length) {
+    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
+    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
+  }
+  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
+  const top = lines.join("\n");
+  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
+  const full = report2.drift.map((d) => {
+    const head = row(d);
+    const out = [];
+    if (!d.diff.length) out.push(`${head} | | |`);
+    const limit2 = d.diff_rows ? Infinity : 20;
+    d.diff.slice(0, limit2).forEach((x, i) => {
+      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
+      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
+    });
+    if (d.diff.length > limit2) out.push(`| | | | | \u2026 ${d.diff.length - limit2} more | | |`);
+    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
+    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
+    return out.join("\n") + "\n";
+  });
+  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
+  const line = report2.drift.map((d) => `${row(d)} ${fields(d)} | | |
+`);
+  const bare = report2.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |
+`);
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const leftOut = (n) => `
+_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
+`;
+  const said = (f) => f.rest === null || f.listed < report2.drift.length ? "" : `
+_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._
+`;
+  const tail = `${ignored}
+
+${driftSummaryLine(report2)}
+${notes ? `
+${notes}` : ""}`;
+  const reserve = said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }).length;
+  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
+  return top + fitted.text + said(fitted) + tail;
+}
+function applyLine(o, out) {
+  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
+  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
+}
+function applyText(report2, out) {
+  const lines = report2.outcomes.map((o) => applyLine(o, out));
+  const s = report2.summary;
+  const undone = s.failed + s.unknown + s.overwritten;
+  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
+  const names = Object.keys(s);
+  const counts = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const sent = names.some((o) => o !== "already" && s[o]);
+  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
+  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
+  if (eyes)
+    lines.push(
+      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
+    );
+  if (s.overwritten)
+    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+  if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
+    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  return lines.join("\n");
+}
+var SYMBOL, COLOR, show3, noteLines, cell, changeTitle, shortReason, notesMarkdown, DRIFT_WORDS;
+var init_plan = __esm({
+  "src/report/plan.ts"() {
+    "use strict";
+    init_escape();
+    init_policy_test();
+    init_model();
+    init_unknown();
+    init_four_eyes();
+    init_words();
+    init_budget();
+    SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
+    COLOR = {
+      create: "green",
+      update: "yellow",
+      review: "cyan",
+      approve: "cyan",
+      blocked: "red",
+      not_in_git: "yellow",
+      unsupported: "red"
+    };
+    show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
+    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
+    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
+    shortReason = (r) => markdownText(r.length > 200 ? `${r.slice(0, 199)}\u2026` : r);
+    notesMarkdown = (notes, whole) => fitPieces(
+      (notes ?? []).map((n) => `> Note: ${markdownText(n)}
+
+`),
+      SECTION_BUDGET.notes,
+      (n) => `_${plural(n, "more note")} in ${whole} (notes)._
+`
+    ).text;
+    DRIFT_WORDS = {
+      changed: ["changed", "changed"],
+      unmanaged: ["unmanaged", "unmanaged"],
+      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+      missing: ["missing", "missing"],
+      batch_status: ["batch status", "batch statuses"],
+      batch_values: ["batch's values", "batches' values"]
+    };
+  }
+});
+
+// src/report/views/apply.ts
+var applyViews;
+var init_apply = __esm({
+  "src/report/views/apply.ts"() {
+    "use strict";
+    applyViews = {
+      text: async () => {
+        const { applyText: applyText2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
+        return ({ report: report2 }, out) => out.out(applyText2(report2, out));
+      },
+      json: async () => ({ report: report2, lock }, out) => out.json({ ...report2, lock })
+    };
+  }
+});
+
+// src/report/table.ts
+var table_exports = {};
+__export(table_exports, {
+  table: () => table,
+  time: () => time2
+});
+function table(cells) {
+  const rows = cells.map((r) => r.map(terminalText));
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => displayWidth(r[i] ?? "")))) ?? [];
+  return rows.map(
+    (r) => r.map((c, i) => padDisplay(c, widths[i] ?? 0)).join("  ").trimEnd()
+  ).join("\n");
+}
+var time2;
+var init_table = __esm({
+  "src/report/table.ts"() {
+    "use strict";
+    init_display_width();
+    init_escape();
+    time2 = (epoch2) => epoch2 ? new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z") : "";
+  }
+});
+
+// src/report/views/approvals.ts
+var approvalsListViews, approvalsActViews;
+var init_approvals = __esm({
+  "src/report/views/approvals.ts"() {
+    "use strict";
+    approvalsListViews = {
+      text: async () => {
+        const { table: table2, time: time3 } = await Promise.resolve().then(() => (init_table(), table_exports));
+        return (p, out) => {
+          out.out(
+            `Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`
+          );
+          const records = p.records ?? [];
+          if (!records.length) {
+            out.out("No uploads are pending approval.");
+            return;
+          }
+          out.out("");
+          out.out(
+            table2([
+              ["APPROVAL ID", "FILE", "TYPE", "ROWS", "UPLOADED BY", "UPLOADED AT", "OWN UPLOAD"],
+              ...records.map((r) => [
+                r.approval_id ?? "",
+                r.file_name ?? "",
+                r.ingested_transaction_type ?? "",
+                String(r.total_rows_received ?? ""),
+                r.uploaded_by ?? "",
+                time3(r.upload_time),
+                r.is_own_upload ? "yes" : "no"
+              ])
+            ])
+          );
+          out.out(`
+${p.total_records ?? records.length} pending.`);
+        };
+      },
+      json: async () => (p, out) => out.json(p)
+    };
+    approvalsActViews = {
+      text: async () => ({ action, ids, result: res, settled }, out) => {
+        const done = action === "approve" ? "approved" : "rejected";
+        const head = res.status === "success" ? action === "approve" ? "Approved" : "Rejected" : settled ? `No longer pending (whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)` : `Not all ${done} (status ${res.status})`;
+        const said = res.recovered ? res.message : `the service said: ${res.message}`;
+        out.out(`${head}: ${ids.join(", ")}. processed_count ${res.processed_count}; ${said}`);
+      },
+      json: async () => ({ action, ids, result }, out) => out.json({ action, approval_ids: ids, ...result })
+    };
+  }
+});
+
+// src/report/views/drift.ts
+var nothing, driftViews;
+var init_drift = __esm({
+  "src/report/views/drift.ts"() {
+    "use strict";
+    nothing = () => void 0;
+    driftViews = {
+      text: async () => {
+        const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
+        return { environment: (report2, out) => out.out(driftText2(report2, out)), end: nothing };
+      },
+      json: async () => ({
+        environment: nothing,
+        // One report has its own format_version; several are one object with a list, so the output has one too.
+        end: ({ entries, allEnvs }, out) => allEnvs ? out.json({ environments: entries }) : out.out(JSON.stringify(entries[0], null, 2))
+      }),
+      markdown: async () => {
+        const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
+        return { environment: (report2, out) => out.out(driftMarkdown2(report2)), end: nothing };
+      }
+    };
+  }
+});
+
 // src/ssp/csv.ts
+var csv_exports = {};
+__export(csv_exports, {
+  CsvSyntaxError: () => CsvSyntaxError,
+  TEMPLATE_EXAMPLE_ROW: () => TEMPLATE_EXAMPLE_ROW,
+  TEMPLATE_HEADER: () => TEMPLATE_HEADER,
+  formatCsv: () => formatCsv,
+  parseCsv: () => parseCsv,
+  templateCsv: () => templateCsv,
+  valuesColumns: () => valuesColumns,
+  valuesFromCsv: () => valuesFromCsv,
+  valuesToCsv: () => valuesToCsv
+});
 function openingQuoteLine(body) {
   let line = 1;
   let quoted = false;
@@ -16413,6 +19309,614 @@ var init_csv = __esm({
       }
       line;
     };
+  }
+});
+
+// src/report/views/errors.ts
+var COLUMNS, NONE, errorsViews;
+var init_errors2 = __esm({
+  "src/report/views/errors.ts"() {
+    "use strict";
+    COLUMNS = [
+      { csv: "error_id", heading: "ERROR ID", get: (r) => r.error_id },
+      { csv: "error_date", heading: "DATE", get: (r) => r.error_date },
+      { csv: "error_warning_code", heading: "CODE", get: (r) => r.error_warning_code },
+      { csv: "error_warning_type", heading: "KIND", get: (r) => r.error_warning_type },
+      { csv: "document_identifier", heading: "DOCUMENT", get: (r) => r.document_identifier },
+      { csv: "request_id", get: (r) => r.request_id },
+      { csv: "legal_entity", heading: "ENTITY", get: (r) => r.document_details?.legal_entity },
+      { csv: "error_warning_field", heading: "FIELD", get: (r) => r.error_warning_field },
+      { csv: "error_warning_message", heading: "MESSAGE", get: (r) => r.error_warning_message },
+      { csv: "suggestions", get: (r) => r.suggestions }
+    ];
+    NONE = "No error transactions match.";
+    errorsViews = {
+      text: async () => {
+        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        return {
+          summary: (rows, out) => {
+            if (!rows.length) out.out(NONE);
+            for (const r of rows) {
+              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural3(r.count, "transaction")}: ${terminalText2(r.message)}`);
+              out.out(`    suggestion: ${terminalText2(r.suggestion)}`);
+              if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
+            }
+          },
+          records: ({ total, records }, out) => {
+            if (!records.length) return out.out(NONE);
+            const shown2 = COLUMNS.filter((c) => c.heading);
+            out.out(table2([shown2.map((c) => c.heading ?? ""), ...records.map((r) => shown2.map((c) => c.get(r) ?? ""))]));
+            out.out(`
+${plural3(total, "error transaction")}.`);
+          }
+        };
+      },
+      json: async () => ({
+        summary: (rows, out) => out.json({ summary: rows }),
+        records: ({ total, records }, out) => out.json({ total_records: total, records })
+      }),
+      csv: async () => {
+        const { formatCsv: formatCsv2 } = await Promise.resolve().then(() => (init_csv(), csv_exports));
+        return {
+          summary: (rows, out) => out.raw(
+            formatCsv2([
+              ["code", "count", "message", "suggestion", "missing_policy_set"],
+              ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""])
+            ])
+          ),
+          records: ({ records }, out) => out.raw(formatCsv2([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]))
+        };
+      }
+    };
+  }
+});
+
+// src/report/evidence.ts
+var evidence_exports = {};
+__export(evidence_exports, {
+  evidenceMarkdown: () => evidenceMarkdown,
+  evidenceText: () => evidenceText,
+  liveWords: () => liveWords,
+  verifyText: () => verifyText
+});
+function approvedWords(r, esc) {
+  const how = {
+    "auto-approve": "confirmed by --auto-approve",
+    prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${esc(r.service_user)})` : ""}`,
+    declined: "declined at the prompt: nothing was applied",
+    cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
+    "not asked": "not asked: nothing was to be applied"
+  }[r.approval];
+  const ci = r.ci;
+  if (!ci) return how;
+  const pr = ci.pull_request !== null ? `, ${ci.provider === "gitlab" ? "merge request !" : "pull request #"}${ci.pull_request}` : "";
+  return `${how}; ${ci.provider === "gitlab" ? "GitLab CI" : "GitHub Actions"} run${ci.run_url ? ` ${esc(ci.run_url)}` : ""}${ci.actor ? ` started by ${esc(ci.actor)}` : ""}${pr}`;
+}
+function gitWords(r, esc) {
+  if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
+  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
+  return `${r.git.commit} (${tree})`;
+}
+function peopleWords(c, esc) {
+  const f = c.four_eyes;
+  if (!f) return void 0;
+  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : "";
+  return `reviewed by ${esc(named(f.reviewed_by))}, policy created by ${esc(named(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${rule2}`;
+}
+function pullRequestWords(r, esc) {
+  const pr = r.pull_request_approval;
+  if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
+  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc(String(pr.number))}`;
+  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc(a.user)}${a.at ? ` at ${esc(a.at)}` : ""} on ${a.commit ? esc(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
+  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc(pr.problem ?? "no answer")})`;
+  const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc).join(", ")}` : `no independent approval: ${esc(pr.problem ?? "")}`;
+  return `${name} by ${esc(named(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
+}
+function fourEyesText(r) {
+  if (r.four_eyes === void 0) return [];
+  return [
+    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named(r.service_user))} (no approver identity)`}`,
+    `  pull req.   ${pullRequestWords(r, terminalText)}`
+  ];
+}
+function fourEyesMarkdown(r) {
+  if (r.four_eyes === void 0) return [];
+  const approves = r.changes.filter((c) => c.action === "approve");
+  const rows = approves.map(
+    (c) => `| ${markdownCode(c.address)} | ${markdownText(named(c.four_eyes?.reviewed_by))} | ${markdownText(named(c.four_eyes?.policy_created_by))} | ${markdownText(named(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
+  );
+  return [
+    "#### Four eyes",
+    "",
+    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Prepared as**: ${markdownCode(named(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
+    `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
+    "",
+    ...rows.length ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
+    ""
+  ];
+}
+function lockWords(r) {
+  const l = r.lock;
+  if (!l) return void 0;
+  if ("disabled" in l) return `none: ${l.note}`;
+  const waited = l.waited_ms >= 1e3 ? `, after waiting ${(l.waited_ms / 1e3).toFixed(1)}s` : "";
+  return `${l.where}, id ${l.id}, taken ${l.acquired_at}${waited}${l.released ? "" : ", not released"}${l.note ? `; ${l.note}` : ""}`;
+}
+function countLine(r) {
+  const parts = Object.entries(r.summary).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
+  return parts.length ? parts.join(", ") : "no changes";
+}
+function evidenceText(file, r, out, doubt = null) {
+  const lines = [
+    out.paint("bold", `Evidence ${terminalText(file)}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
+    ...doubt ? [out.paint("red", `  ${doubt.tag}: ${terminalText(doubt.words)}`)] : [],
+    `  hash        ${terminalText(r.hash)}`,
+    `  prev        ${r.prev !== null ? terminalText(r.prev) : `none: this record starts a new chain because ${terminalText(r.chain_note ?? "it is the first record of this environment")}`}`,
+    `  when        ${terminalText(r.started_at)} to ${terminalText(r.finished_at)} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
+    `  where       ${terminalText(r.base_url)}, realm ${terminalText(r.realm)}, as ${terminalText(r.service_user ?? "(no user named)")}`,
+    ...lockWords(r) ? [`  lock        ${terminalText(lockWords(r) ?? "")}`] : [],
+    `  plan        ${terminalText(r.plan.checksum)}, ${r.plan.file ? `saved plan ${terminalText(r.plan.file)}` : "planned in this run"}, made ${terminalText(r.plan.created_at)}${r.plan.made_by ? ` as ${terminalText(r.plan.made_by)}` : ""}`,
+    `  approved    ${approvedWords(r, terminalText)}`,
+    `  git         ${gitWords(r, terminalText)}`,
+    `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
+    ...fourEyesText(r)
+  ];
+  if (r.changes.length) lines.push("", "  changes:");
+  for (const c of r.changes) {
+    lines.push(`    ${c.outcome.padEnd(9)} ${terminalText(c.action)} ${terminalText(c.address)}: ${terminalText(c.why)}`);
+    if (c.values)
+      lines.push(
+        `                values: ${terminalText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${terminalText(c.values.checksum ?? "(none: uploaded by this plan)")}`
+      );
+    const people = peopleWords(c, terminalText);
+    if (people) lines.push(`                four eyes: ${people}`);
+    for (const d of c.diff) lines.push(`                ${terminalText(d.path)}: ${show4(d.before)} -> ${show4(d.after)}`);
+    for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
+  }
+  lines.push("", `  other requests: ${plural(r.other_requests.length, "request")} (the plan's reads, the sign-in)`);
+  return lines.join("\n");
+}
+function changeRows(c) {
+  const sent = c.requests.map(
+    (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
+  ).join("<br>");
+  const values2 = c.values ? [`values: ${markdownText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${markdownText(c.values.checksum ?? "none")}`] : [];
+  const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show4(d.before))} \u2192 ${markdownText(show4(d.after))}`)].join("<br>");
+  return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
+}
+function evidenceMarkdown(file, r, doubt = null) {
+  return [
+    `### Apply ${r.sequence} of ${markdownCode(r.environment)} \u2014 ${markdownText(r.finished_at)}`,
+    "",
+    ...doubt ? [`> **${doubt.tag}**: ${markdownText(doubt.words)}.`, ""] : [],
+    `- **Record**: ${markdownCode(file)}, hash ${markdownCode(r.hash)}, prev ${markdownCode(r.prev ?? "none")}${r.prev === null ? ` (this record starts a new chain because ${markdownText(r.chain_note ?? "it is the first record of this environment")})` : ""}`,
+    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${markdownText(r.plan.created_at)}${r.plan.made_by ? ` as ${markdownText(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, markdownText).replace(/^\S+ /, "")}` : gitWords(r, markdownText)}`,
+    `- **By whom**: ${approvedWords(r, markdownText)}`,
+    `- **When**: ${markdownText(r.started_at)} to ${markdownText(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
+    `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
+    ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
+    `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
+    "",
+    ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows)] : ["No changes were applied."],
+    "",
+    ...fourEyesMarkdown(r)
+  ].join("\n");
+}
+function verifyText(report2, out, live) {
+  const lines = [];
+  for (const v of report2.records) {
+    const ok = v.findings[0] === "intact";
+    const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v.findings.join("+").toUpperCase().padEnd(9));
+    lines.push(`${tag} ${terminalText(v.file)}${v.environment ? ` (${terminalText(v.environment)} #${v.sequence ?? "?"})` : ""}`);
+    if (v.note) lines.push(`          ${/could not be fetched/.test(v.note) ? out.paint("yellow", terminalText(v.note)) : terminalText(v.note)}`);
+    for (const p of v.problems) lines.push(`          ${terminalText(p)}`);
+    for (const f of live?.get(v.file) ?? []) lines.push(`          ${liveWords(f)}`);
+  }
+  const bad = report2.records.filter((v) => v.findings[0] !== "intact").length;
+  lines.push(
+    "",
+    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
+  );
+  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  return lines.join("\n");
+}
+function liveWords(f) {
+  const who = f.modified_by || f.modified_on ? ` (last changed${f.modified_by ? ` by ${terminalText(f.modified_by)}` : ""}${f.modified_on ? ` at ${terminalText(f.modified_on)}` : ""})` : "";
+  const later = f.later.length ? ` (then ${terminalText(f.later.join(", "))})` : "";
+  if (f.holds) return `live: holds  ${terminalText(f.action)} ${terminalText(f.address)}${later}`;
+  const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show4(d.applied)} -> ${show4(d.now)}`).join(", ")}`;
+  return `live: CHANGED ${terminalText(f.action)} ${terminalText(f.address)}: ${what}${later}`;
+}
+var seconds, show4, requestWords, named;
+var init_evidence = __esm({
+  "src/report/evidence.ts"() {
+    "use strict";
+    init_words();
+    init_escape();
+    seconds = (a, b) => `${((Date.parse(b) - Date.parse(a)) / 1e3).toFixed(1)}s`;
+    show4 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
+    named = (u) => u ?? "(not named)";
+  }
+});
+
+// src/report/views/evidence.ts
+var evidenceShowViews, evidenceVerifyViews;
+var init_evidence2 = __esm({
+  "src/report/views/evidence.ts"() {
+    "use strict";
+    evidenceShowViews = {
+      text: async () => {
+        const { evidenceText: evidenceText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return (records, out) => out.out(records.map((s) => evidenceText2(s.file, s.record, out, s.doubt)).join("\n\n"));
+      },
+      markdown: async () => {
+        const { evidenceMarkdown: evidenceMarkdown2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return (records, out) => out.out(records.map((s) => evidenceMarkdown2(s.file, s.record, s.doubt)).join("\n"));
+      },
+      json: async () => (records, out) => out.json({
+        records: records.map((s) => ({
+          file: s.file,
+          edited: s.verdict?.findings.includes("edited") ? s.verdict.problems.find((p) => p.startsWith("edited")) ?? "edited" : null,
+          verify: { findings: s.verdict?.findings ?? [], problems: s.verdict?.problems ?? [] },
+          doubt: s.doubt ?? null,
+          ...s.record
+        }))
+      })
+    };
+    evidenceVerifyViews = {
+      text: async () => {
+        const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
+      },
+      json: async () => ({ folder, report: report2, live }, out) => out.json({
+        folder,
+        ok: report2.ok,
+        records: report2.records.map((v) => ({ ...v, ...live ? { live: live.get(v.file) ?? null } : {} })),
+        heads: report2.heads
+      })
+    };
+  }
+});
+
+// src/duration.ts
+function parseDuration(text3) {
+  const t = text3.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * 1e3;
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) return void 0;
+  let ms = 0;
+  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNITS[unit ?? "s"] ?? 1e3);
+  return ms;
+}
+function formatDuration(ms) {
+  if (ms < 6e4) return `${+(ms / 1e3).toFixed(3)}s`;
+  const h = Math.floor(ms / 36e5);
+  const m = Math.floor(ms % 36e5 / 6e4);
+  const s = +(ms % 6e4 / 1e3).toFixed(3);
+  return `${h ? `${h}h` : ""}${m ? `${m}m` : ""}${s ? `${s}s` : ""}`;
+}
+var UNITS;
+var init_duration = __esm({
+  "src/duration.ts"() {
+    "use strict";
+    UNITS = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
+  }
+});
+
+// src/lock/lock.ts
+var lock_exports = {};
+__export(lock_exports, {
+  LockHeld: () => LockHeld,
+  LockUnavailable: () => LockUnavailable,
+  acquireLock: () => acquireLock,
+  holderWords: () => holderWords
+});
+function holderWords(h, now) {
+  const since = Date.parse(h.since);
+  return [
+    `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
+    `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
+    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
+    `lock id ${h.id}`
+  ].join(", ");
+}
+async function acquireLock(backend, request2, opts) {
+  const start = opts.now();
+  const deadline = start + opts.timeoutMs;
+  let pause = 500;
+  const told = /* @__PURE__ */ new Set();
+  for (; ; ) {
+    const r = await backend.take({ ...request2, since: new Date(opts.now()).toISOString() });
+    if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...r.tookOver ? { tookOver: r.tookOver } : {} };
+    const left = deadline - opts.now();
+    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
+    if (!told.has(r.held.id)) {
+      told.add(r.held.id);
+      opts.onWait?.(r.held, left);
+    }
+    await opts.sleep(Math.min(pause, left));
+    pause = Math.min(pause * 2, 5e3);
+  }
+}
+var LockUnavailable, ago, LockHeld;
+var init_lock = __esm({
+  "src/lock/lock.ts"() {
+    "use strict";
+    init_duration();
+    init_errors();
+    LockUnavailable = class extends UserError {
+      constructor(message, hint) {
+        super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
+        this.name = "LockUnavailable";
+      }
+    };
+    ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
+    LockHeld = class extends UserError {
+      constructor(environment, holder, waitedMs, now) {
+        super(
+          `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
+          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`
+        );
+        this.environment = environment;
+        this.holder = holder;
+        this.name = "LockHeld";
+      }
+      environment;
+      holder;
+    };
+  }
+});
+
+// src/report/views/lock.ts
+var lockStatusViews;
+var init_lock2 = __esm({
+  "src/report/views/lock.ts"() {
+    "use strict";
+    lockStatusViews = {
+      text: async () => {
+        const { holderWords: holderWords2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
+        return ({ environment, backend, holder }, out) => out.out(
+          holder ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):
+  held by ${holderWords2(holder, Date.now())}
+  If that apply is dead, release it: revsync unlock --env ${environment} ${holder.id}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
+        );
+      },
+      json: async () => ({ environment, backend, holder }, out) => out.json({ environment, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null })
+    };
+  }
+});
+
+// src/report/views/plan.ts
+async function planText2() {
+  const [{ planText: planText3 }, { planImpactText: planImpactText2 }, { impactOf: impactOf2 }] = await Promise.all([
+    Promise.resolve().then(() => (init_plan(), plan_exports)),
+    Promise.resolve().then(() => (init_policy_test(), policy_test_exports)),
+    Promise.resolve().then(() => (init_model(), model_exports))
+  ]);
+  return ({ plan }, out) => {
+    out.out(planText3(plan, out));
+    const impact2 = planImpactText2(impactOf2(plan));
+    if (impact2) out.out(`
+${impact2}`);
+  };
+}
+var planViews, showViews;
+var init_plan2 = __esm({
+  "src/report/views/plan.ts"() {
+    "use strict";
+    planViews = {
+      text: planText2,
+      json: async () => ({ plan }, out) => out.out(JSON.stringify(plan, null, 2)),
+      markdown: async () => {
+        const { planMarkdown: planMarkdown2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
+        return ({ plan, file }, out) => out.out(planMarkdown2(plan, file));
+      }
+    };
+    showViews = {
+      ...planViews,
+      text: async () => {
+        const text3 = await planText2();
+        return (shown2, out) => {
+          const { plan, file } = shown2;
+          out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
+          text3(shown2, out);
+        };
+      }
+    };
+  }
+});
+
+// src/report/views/policy-test.ts
+var policy_test_exports2 = {};
+__export(policy_test_exports2, {
+  testViews: () => testViews
+});
+var testViews;
+var init_policy_test2 = __esm({
+  "src/report/views/policy-test.ts"() {
+    "use strict";
+    testViews = {
+      text: async () => {
+        const { testText: testText2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        return {
+          results: ({ results, contracts, source, note }, out) => out.out(note ? `No policy tests ran: ${note}.` : testText2(results, source, out, contracts))
+        };
+      },
+      json: async () => {
+        const { testJson: testJson2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        return {
+          results: ({ results, contracts, source, note }, out) => {
+            out.out(JSON.stringify(note ? { ...testJson2(results, source), note } : testJson2(results, source, contracts), null, 2));
+            if (note) out.info(`Note: ${note}.`);
+          }
+        };
+      },
+      junit: async () => {
+        const { testJunit: testJunit2, testJunitError: testJunitError2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        return {
+          reportsBrokenFiles: true,
+          results: ({ results, contracts, note, broken }, out) => {
+            out.raw(testJunit2(results, contracts, broken));
+            if (note) out.info(`Note: ${note}.`);
+          },
+          error: (e, out) => out.raw(testJunitError2(e))
+        };
+      }
+    };
+  }
+});
+
+// src/report/views/ssp.ts
+var sspBatchesViews;
+var init_ssp = __esm({
+  "src/report/views/ssp.ts"() {
+    "use strict";
+    sspBatchesViews = {
+      text: async () => {
+        const [{ table: table2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        return ({ policy: policy2, rows }, out) => {
+          if (!rows.length) return out.out(policy2 === void 0 ? "No SSP policy in the service has batches." : `${policy2} has no batches.`);
+          out.out(
+            table2([
+              ["POLICY", "BATCH", "STATUS", "FILE ID", "ROWS", "FROM", "TO", "UPDATED"],
+              ...rows.map((r) => [
+                r.policy,
+                r.batch,
+                r.status ?? "",
+                r.file_id ?? "(no file)",
+                r.rows === null ? "" : String(r.rows),
+                r.effective_start_date ?? "",
+                r.effective_end_date ?? "",
+                [r.updated_at, r.updated_by ? `by ${r.updated_by}` : ""].filter(Boolean).join(" ")
+              ])
+            ])
+          );
+          out.out(`
+${plural3(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
+        };
+      },
+      json: async () => ({ rows }, out) => out.json({ batches: rows })
+    };
+  }
+});
+
+// src/report/diagnostics.ts
+var diagnostics_exports = {};
+__export(diagnostics_exports, {
+  diagnosticsJson: () => diagnosticsJson,
+  diagnosticsText: () => diagnosticsText,
+  githubAnnotations: () => githubAnnotations
+});
+function diagnosticsText({ diagnostics: list3, files }, out) {
+  const errors = errorsOf(list3);
+  for (const d of list3) {
+    const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
+    out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
+  }
+  const warnings = list3.length - errors;
+  const warned = warnings ? plural(warnings, "warning") : "";
+  if (errors) {
+    const failed = new Set(list3.filter((d) => d.severity === "error").map((d) => d.file)).size;
+    out.out(`
+${plural(errors, "error")} in ${plural(failed, "file")}${warned ? `, and ${warned}` : ""}.`);
+  } else out.out(`${list3.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
+}
+function diagnosticsJson({ diagnostics: list3, files }, out) {
+  const errors = errorsOf(list3);
+  out.json({ valid: errors === 0, files, errors, warnings: list3.length - errors, diagnostics: list3 });
+}
+function escapeData(s) {
+  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function escapeProp(s) {
+  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+function githubAnnotations({ diagnostics: list3, env: env2 }, out) {
+  if (env2.GITHUB_ACTIONS !== "true") return;
+  for (const d of list3) {
+    out.raw(
+      `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}
+`
+    );
+  }
+}
+var errorsOf;
+var init_diagnostics = __esm({
+  "src/report/diagnostics.ts"() {
+    "use strict";
+    init_words();
+    init_escape();
+    errorsOf = (list3) => list3.filter((d) => d.severity === "error").length;
+  }
+});
+
+// src/report/views/validate.ts
+var validateViews;
+var init_validate = __esm({
+  "src/report/views/validate.ts"() {
+    "use strict";
+    validateViews = {
+      text: async () => {
+        const { diagnosticsText: diagnosticsText2, githubAnnotations: githubAnnotations2 } = await Promise.resolve().then(() => (init_diagnostics(), diagnostics_exports));
+        return (checked, out) => {
+          diagnosticsText2(checked, out);
+          githubAnnotations2(checked, out);
+        };
+      },
+      json: async () => {
+        const { diagnosticsJson: diagnosticsJson2, githubAnnotations: githubAnnotations2 } = await Promise.resolve().then(() => (init_diagnostics(), diagnostics_exports));
+        return (checked, out) => {
+          diagnosticsJson2(checked, out);
+          githubAnnotations2(checked, out);
+        };
+      }
+    };
+  }
+});
+
+// src/cli/flags.ts
+function formatOption(views) {
+  const choices = formatsOf(views);
+  const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
+  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
+  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value2) => {
+    const v = FORMAT_ALIASES[value2] && choices.includes(FORMAT_ALIASES[value2]) ? FORMAT_ALIASES[value2] : value2;
+    if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
+    return v;
+  });
+  option.argChoices = choices;
+  return option;
+}
+function choiceOption(flags, description, choices, defaultValue) {
+  const option = new Option(flags, description);
+  if (defaultValue !== void 0) option.default(defaultValue);
+  option.argChoices = choices;
+  return option;
+}
+function common(cmd, opts = {}) {
+  cmd.option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)").option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  if (!opts.offline) {
+    cmd.option("--concurrency <n>", "requests in flight at once", "8").option(
+      "--rate-limit <n>",
+      "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)"
+    ).option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
+  }
+  cmd.option("-q, --quiet", "print results only, no progress or notes");
+  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
+  cmd.option("--no-color", "plain output (also NO_COLOR)");
+  if (opts.views) cmd.addOption(formatOption(opts.views));
+  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
+  return cmd;
+}
+var FORMAT_ALIASES, collect;
+var init_flags = __esm({
+  "src/cli/flags.ts"() {
+    "use strict";
+    init_esm();
+    init_view();
+    FORMAT_ALIASES = { table: "text" };
+    collect = (value2, previous = []) => [...previous, value2];
   }
 });
 
@@ -31184,19 +34688,6 @@ var init_fs_atomic = __esm({
   }
 });
 
-// src/words.ts
-function plural(n, one, many = `${one}s`) {
-  return `${n} ${n === 1 ? one : many}`;
-}
-function andList(items) {
-  return items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}` : items[0] ?? "";
-}
-var init_words = __esm({
-  "src/words.ts"() {
-    "use strict";
-  }
-});
-
 // src/emulator/state.ts
 function checkState(v) {
   return STATE(v, "state");
@@ -31226,7 +34717,7 @@ function nextId(state, prefix) {
   state.seq += 1;
   return `${prefix}${String(state.seq).padStart(6, "0")}`;
 }
-var import_node_fs3, str, bool, num, obj, list, record, STATE;
+var import_node_fs3, str, bool, num2, obj, list, record, STATE;
 var init_state = __esm({
   "src/emulator/state.ts"() {
     "use strict";
@@ -31235,7 +34726,7 @@ var init_state = __esm({
     init_words();
     str = (v, at3) => typeof v === "string" ? void 0 : `${at3} must be a string`;
     bool = (v, at3) => typeof v === "boolean" ? void 0 : `${at3} must be true or false`;
-    num = (v, at3) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at3} must be a number`;
+    num2 = (v, at3) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at3} must be a number`;
     obj = (fields) => (v, at3) => {
       if (!v || typeof v !== "object" || Array.isArray(v)) return `${at3} must be an object`;
       for (const [k, check] of Object.entries(fields)) {
@@ -31263,8 +34754,8 @@ var init_state = __esm({
     };
     STATE = obj({
       version: (v, at3) => v === 1 ? void 0 : `${at3} must be 1`,
-      seq: num,
-      tokens: record(obj({ kind: str, realm: str, user: str, clientId: str, expiresAt: num, session: str })),
+      seq: num2,
+      tokens: record(obj({ kind: str, realm: str, user: str, clientId: str, expiresAt: num2, session: str })),
       tenants: list(
         obj({
           realm: (v, at3) => typeof v === "string" && v !== "" ? void 0 : `${at3} must be a non-empty string`,
@@ -31277,7 +34768,7 @@ var init_state = __esm({
               compliance_id: str,
               compliance_name: str,
               version_id: str,
-              last_modified_on: num,
+              last_modified_on: num2,
               item: obj({ name: str }),
               batches: list(obj({ batch_name: str, status: str, ssp_values: list(obj({})) }))
             })
@@ -31293,7 +34784,7 @@ var init_state = __esm({
 });
 
 // src/emulator/service.ts
-function validate(definition, body) {
+function validate2(definition, body) {
   const fn = apiValidator(definition);
   if (!fn(body)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
   return body;
@@ -31314,7 +34805,7 @@ function listTenantConfigurations(t) {
   return t.tenantConfigurations;
 }
 function patchTenantConfiguration(t, caller, id, raw, ifMatch) {
-  const body = validate("TenantConfigurationUpdateBody", raw);
+  const body = validate2("TenantConfigurationUpdateBody", raw);
   const env2 = t.tenantConfigurations.find((e) => e.compliance_id === id);
   if (!env2) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
   checkIfMatch(ifMatch, env2.version_id ?? "1");
@@ -31363,7 +34854,7 @@ function getSsp(t, policyName, batchName) {
   return found.map(({ p, b }) => ({ ...policySummary(p, false), compliance_spec: [b] }));
 }
 function createSsp(state, t, caller, raw) {
-  const body = validate("SspCreateBody", raw);
+  const body = validate2("SspCreateBody", raw);
   const item = body.compliance_spec[0];
   if (!item) throw new EmuError(400, "invalid request body");
   const problems = [];
@@ -31433,41 +34924,15 @@ function storeBatch(state, t, o) {
 }
 function uploadFile(state, t, raw) {
   const b = raw ?? {};
-  const str4 = (k, dflt) => {
-    const v = b[k] ?? dflt;
-    if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
-    return v;
-  };
+  const str4 = requiredText(b);
   const user = str4("uploaded_by", "alice");
   const type = str4("type", "order").toUpperCase();
   const now = epoch();
   const approvalId = nextId(state, "APR-");
   let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
   let rows = typeof b.rows === "number" ? b.rows : 100;
-  let batch;
-  if (type === "SSP") {
-    const policy2 = t.ssp.find((p) => p.compliance_name === str4("policy_name"));
-    if (!policy2) throw new EmuError(404, "no such SSP policy");
-    if (policy2.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
-    const batchName = str4("batch_name");
-    if (policy2.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
-    const input = {
-      batch_name: batchName,
-      file_name: typeof b.file_name === "string" ? b.file_name : void 0,
-      effective_start_date: str4("effective_start_date", "2026-01-01"),
-      effective_end_date: str4("effective_end_date", "2026-12-31"),
-      ssp_values: Array.isArray(b.values) ? b.values : []
-    };
-    batch = storeBatch(state, t, {
-      policy: policy2.compliance_name,
-      method: policy2.item.method ?? "upload",
-      user,
-      now,
-      batch: input,
-      csv: typeof b.csv === "string" ? b.csv : void 0
-    });
-    policy2.batches.push(batch);
-    bump(policy2, user);
+  const batch = type === "SSP" ? uploadedBatch(state, t, b, user, now) : void 0;
+  if (batch) {
     fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
     rows = batch.ssp_values.length;
   }
@@ -31492,6 +34957,32 @@ function uploadFile(state, t, raw) {
   };
   t.approvals.records.push(record2);
   return { approval: record2, batch };
+}
+function uploadedBatch(state, t, b, user, now) {
+  const str4 = requiredText(b);
+  const policy2 = t.ssp.find((p) => p.compliance_name === str4("policy_name"));
+  if (!policy2) throw new EmuError(404, "no such SSP policy");
+  if (policy2.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
+  const batchName = str4("batch_name");
+  if (policy2.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+  const input = {
+    batch_name: batchName,
+    file_name: typeof b.file_name === "string" ? b.file_name : void 0,
+    effective_start_date: str4("effective_start_date", "2026-01-01"),
+    effective_end_date: str4("effective_end_date", "2026-12-31"),
+    ssp_values: Array.isArray(b.values) ? b.values : []
+  };
+  const batch = storeBatch(state, t, {
+    policy: policy2.compliance_name,
+    method: policy2.item.method ?? "upload",
+    user,
+    now,
+    batch: input,
+    csv: typeof b.csv === "string" ? b.csv : void 0
+  });
+  policy2.batches.push(batch);
+  bump(policy2, user);
+  return batch;
 }
 function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false) {
   if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
@@ -31543,7 +35034,7 @@ function approvalAction(t, caller, raw) {
   if (raw && typeof raw === "object" && raw.comments === void 0) {
     throw new EmuError(400, "comments are mandatory", [{ field: "comments", message: "is required" }]);
   }
-  const body = validate("ApprovalActionBody", raw);
+  const body = validate2("ApprovalActionBody", raw);
   if (body.comments.trim() === "") throw new EmuError(400, "comments are mandatory", [{ field: "comments", message: "must not be blank" }]);
   const approve = body.action === "Approved";
   if (!approve && body.action !== "Rejected") {
@@ -31587,7 +35078,7 @@ function approvalAction(t, caller, raw) {
   return { message: `${unique.size} record(s) ${verb} successfully`, processed_count: unique.size, status: "success" };
 }
 function errorTransactions(t, raw) {
-  const f = validate("ErrorTransactionFilter", raw);
+  const f = validate2("ErrorTransactionFilter", raw);
   if (f.error_from_date && f.error_to_date && f.error_from_date > f.error_to_date) {
     throw new EmuError(400, "error_from_date is after error_to_date", [{ field: "error_from_date", message: "must not be after error_to_date" }]);
   }
@@ -31603,7 +35094,7 @@ function errorTransactions(t, raw) {
     }
   ];
 }
-var EmuError, epoch;
+var EmuError, epoch, requiredText;
 var init_service = __esm({
   "src/emulator/service.ts"() {
     "use strict";
@@ -31623,6 +35114,11 @@ var init_service = __esm({
       }
     };
     epoch = () => Math.floor(Date.now() / 1e3);
+    requiredText = (b) => (k, dflt) => {
+      const v = b[k] ?? dflt;
+      if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
+      return v;
+    };
   }
 });
 
@@ -31704,11 +35200,11 @@ async function startEmulator(opts) {
     })
   };
 }
-var import_node_crypto2, import_node_http, MAX_BODY, JOURNAL_MAX, API, Reply, sleep, Emulator;
+var import_node_crypto4, import_node_http, MAX_BODY, JOURNAL_MAX, API, Reply, sleep, Emulator;
 var init_server = __esm({
   "src/emulator/server.ts"() {
     "use strict";
-    import_node_crypto2 = require("node:crypto");
+    import_node_crypto4 = require("node:crypto");
     import_node_http = require("node:http");
     init_faults();
     init_profile();
@@ -31934,7 +35430,7 @@ var init_server = __esm({
         return { user: rec.user, roles: user.roles };
       }
       issue(kind, base, ttlS) {
-        const value2 = `${kind === "access" ? "at" : "rt"}.${(0, import_node_crypto2.randomBytes)(24).toString("base64url")}`;
+        const value2 = `${kind === "access" ? "at" : "rt"}.${(0, import_node_crypto4.randomBytes)(24).toString("base64url")}`;
         this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
         return value2;
       }
@@ -31958,7 +35454,7 @@ var init_server = __esm({
           user = form.get("username") ?? "";
           const u = t.users[user];
           if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
-          session = (0, import_node_crypto2.randomUUID)();
+          session = (0, import_node_crypto4.randomUUID)();
         } else if (grant === "refresh_token") {
           const rt = form.get("refresh_token") ?? "";
           const rec = this.state.tokens[rt];
@@ -32195,53 +35691,10 @@ function article(type) {
 function closest(word, candidates2) {
   return nearest(word, candidates2, { max: 1 })[0];
 }
-var init_diagnostics = __esm({
+var init_diagnostics2 = __esm({
   "src/config/diagnostics.ts"() {
     "use strict";
     init_did_you_mean();
-  }
-});
-
-// src/shared/address.ts
-function batchNameOf(item) {
-  return item.batch_name ?? item.name ?? "";
-}
-function targeted(addr, targets) {
-  return targets.length === 0 || targets.some((t) => addr === t || addr.startsWith(`${t}/`));
-}
-function touchedBy(addr, targets) {
-  return targets.length === 0 || targets.some((t) => t === addr || t.startsWith(`${addr}/`) || addr.startsWith(`${t}/`));
-}
-function globMatch(pattern2, address2) {
-  const re = new RegExp(
-    `^${pattern2.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`
-  );
-  return re.test(address2);
-}
-function slug(name) {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
-}
-function byCodePoint(a, b) {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i);
-    const y = b.codePointAt(i);
-    if (x !== y) return x - y;
-    if (x > 65535) i++;
-  }
-  return a.length - b.length;
-}
-var address, valuesFileFor;
-var init_address = __esm({
-  "src/shared/address.ts"() {
-    "use strict";
-    address = {
-      tenant: (name) => `tenant-configuration/${name}`,
-      ssp: (name) => `ssp/${name}`,
-      batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
-    };
-    valuesFileFor = (policy2, batch) => `values/${slug(policy2)}-${slug(batch)}.csv`;
   }
 });
 
@@ -39769,72 +43222,17 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
   const at3 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  let bytes;
-  try {
-    if ((0, import_node_fs5.statSync)(absPath).size > MAX_FILE_BYTES) {
-      at3(1, 1, `file is over 5 MiB (${((0, import_node_fs5.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
-      return [];
-    }
-    bytes = (0, import_node_fs5.readFileSync)(absPath);
-  } catch (e) {
-    at3(1, 1, `cannot read the file: ${plainReason(e)}`);
-    return [];
-  }
-  let text3;
-  try {
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    const offset = firstInvalidUtf8(bytes);
-    const before = bytes.subarray(0, offset).toString("utf8");
-    const line = before.split("\n").length;
-    at3(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
-    return [];
-  }
+  const text3 = readText(absPath, at3);
+  if (text3 === void 0) return [];
   const lines = new import_yaml.LineCounter();
   const docs = (0, import_yaml.parseAllDocuments)(text3, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
   const list3 = Array.isArray(docs) ? docs : [];
   const out = [];
   const flowVars = anyErrors(list3) ? unquotedFlowVariables(text3) : [];
   list3.forEach((doc, index) => {
-    let bad = false;
-    const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
-    for (const v of explained) {
-      const p = position(lines, v.offset);
-      at3(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
-    }
-    for (const e of explained.length ? [] : [...doc.errors, ...doc.warnings]) {
-      const p = position(lines, e.pos[0]);
-      const tag = /Unresolved tag: (\S+)/.exec(e.message);
-      const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
-      at3(
-        p.line,
-        p.column,
-        written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`
-      );
-      bad = true;
-    }
-    (0, import_yaml.visit)(doc, {
-      Pair(_, pair) {
-        if ((0, import_yaml.isScalar)(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
-          const p = position(lines, pair.key.range?.[0]);
-          at3(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
-          bad = true;
-        }
-      },
-      // The one number rule (src/number.ts): a number the file writes that a double cannot hold exactly
-      // is an error at its place; YAML would round it, and revsync would send and compare another number.
-      Scalar(_, node, path) {
-        if (typeof node.value !== "number" || node.source === void 0) return;
-        const parent = path[path.length - 1];
-        if ((0, import_yaml.isPair)(parent) && parent.key === node) return;
-        const e = exactness(node.source);
-        if (e.exact) return;
-        const p = position(lines, node.range?.[0]);
-        const where = pointerOf(path, node).slice(1).split("/").join(".");
-        at3(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
-      }
-    });
-    if (bad) return;
+    const badSyntax = syntaxProblems(doc, lines, flowVars, at3);
+    const badKeys = keyAndNumberProblems(doc, lines, at3);
+    if (badSyntax || badKeys) return;
     if (doc.contents === null || (0, import_yaml.isScalar)(doc.contents) && doc.contents.value === null) return;
     const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : void 0;
     let value2;
@@ -39848,6 +43246,70 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
     out.push({ file: shownPath, index, doc, lines, value: value2, ...filled });
   });
   return out;
+}
+function readText(absPath, at3) {
+  let bytes;
+  try {
+    if ((0, import_node_fs5.statSync)(absPath).size > MAX_FILE_BYTES) {
+      at3(1, 1, `file is over 5 MiB (${((0, import_node_fs5.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
+      return void 0;
+    }
+    bytes = (0, import_node_fs5.readFileSync)(absPath);
+  } catch (e) {
+    at3(1, 1, `cannot read the file: ${plainReason(e)}`);
+    return void 0;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const offset = firstInvalidUtf8(bytes);
+    const before = bytes.subarray(0, offset).toString("utf8");
+    const line = before.split("\n").length;
+    at3(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
+    return void 0;
+  }
+}
+function syntaxProblems(doc, lines, flowVars, at3) {
+  const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
+  for (const v of explained) {
+    const p = position(lines, v.offset);
+    at3(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
+  }
+  const problems = explained.length ? [] : [...doc.errors, ...doc.warnings];
+  for (const e of problems) {
+    const p = position(lines, e.pos[0]);
+    const tag = /Unresolved tag: (\S+)/.exec(e.message);
+    const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
+    at3(
+      p.line,
+      p.column,
+      written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`
+    );
+  }
+  return problems.length > 0;
+}
+function keyAndNumberProblems(doc, lines, at3) {
+  let bad = false;
+  (0, import_yaml.visit)(doc, {
+    Pair(_, pair) {
+      if ((0, import_yaml.isScalar)(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
+        const p = position(lines, pair.key.range?.[0]);
+        at3(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
+        bad = true;
+      }
+    },
+    Scalar(_, node, path) {
+      if (typeof node.value !== "number" || node.source === void 0) return;
+      const parent = path[path.length - 1];
+      if ((0, import_yaml.isPair)(parent) && parent.key === node) return;
+      const e = exactness(node.source);
+      if (e.exact) return;
+      const p = position(lines, node.range?.[0]);
+      const where = pointerOf(path, node).slice(1).split("/").join(".");
+      at3(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
+    }
+  });
+  return bad;
 }
 function anyErrors(docs) {
   return docs.some((d) => d.errors.length > 0);
@@ -40067,7 +43529,7 @@ var init_schema_diagnostics = __esm({
   "src/config/schema-diagnostics.ts"() {
     "use strict";
     init_ajv();
-    init_diagnostics();
+    init_diagnostics2();
     init_yaml_source();
     init_words();
   }
@@ -40149,1230 +43611,6 @@ var init_walk = __esm({
   }
 });
 
-// src/policy-test/line.ts
-function parseDate(text3) {
-  const t = text3.trim();
-  const iso4 = ISO.exec(t);
-  const us = iso4 ? void 0 : US.exec(t);
-  const [y, m, d] = iso4 ? [iso4[1], iso4[2], iso4[3]] : us ? [us[3], us[1], us[2]] : [];
-  if (!y || !m || !d) return void 0;
-  const day = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
-  if (day.getUTCFullYear() !== Number(y) || day.getUTCMonth() !== Number(m) - 1 || day.getUTCDate() !== Number(d)) return void 0;
-  return `${y}-${m}-${d}`;
-}
-function numericFields(line) {
-  const m = /* @__PURE__ */ new Map();
-  for (const [k, v] of Object.entries(line)) {
-    const n = numberOf(v);
-    if (n !== void 0) m.set(k, n);
-  }
-  return m;
-}
-function lineDate(line, dateField) {
-  const field = dateField ?? DATE_FIELDS.find((f) => text(line[f]) !== "") ?? DATE_FIELDS[0];
-  const raw = text(line[field]);
-  return { field, date: raw === "" ? void 0 : parseDate(raw), raw };
-}
-function lineProblems(line, dateField) {
-  const out = [];
-  for (const [k, v] of Object.entries(line)) {
-    if (NUMBER_FIELDS.includes(k)) {
-      const problem = numberProblem(v);
-      if (problem) out.push({ field: k, message: problem });
-      continue;
-    }
-    if (!isDateField(k, dateField) || text(v) === "") continue;
-    if (typeof v !== "string" || parseDate(v) === void 0) {
-      out.push({ field: k, message: `${JSON.stringify(v)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)` });
-    }
-  }
-  return out;
-}
-function numberProblem(v) {
-  if (typeof v !== "number" && typeof v !== "string") return `${JSON.stringify(v ?? null)} is not a number`;
-  if (typeof v === "number") {
-    return v < 0 ? negative(String(v)) : void 0;
-  }
-  const r = readNumber(v);
-  if (!r.ok) return r.problem;
-  return r.value < 0 ? negative(JSON.stringify(v)) : void 0;
-}
-var ISO, US, DATE_FIELDS, isDateField, text, isNumeric, lineCurrency, NUMBER_FIELDS, negative;
-var init_line = __esm({
-  "src/policy-test/line.ts"() {
-    "use strict";
-    init_number();
-    ISO = /^(\d{4})-(\d{2})-(\d{2})$/;
-    US = /^(\d{2})\/(\d{2})\/(\d{4})$/;
-    DATE_FIELDS = ["date", "ssp_date", "order_date"];
-    isDateField = (name, dateField) => name === "date" || name.endsWith("_date") || name === dateField;
-    text = (v) => v === void 0 || v === null ? "" : String(v);
-    isNumeric = isNumber;
-    lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
-    NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
-    negative = (shown2) => `${shown2} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
-  }
-});
-
-// src/policy-test/expr.ts
-function match(re, src, i) {
-  re.lastIndex = i;
-  return re.exec(src)?.[0];
-}
-function tokenize(src) {
-  const out = [];
-  let i = 0;
-  while (i < src.length) {
-    const space = match(SPACE, src, i);
-    if (space) {
-      i += space.length;
-      continue;
-    }
-    const num3 = match(NUMBER, src, i);
-    if (num3) {
-      const read = readNumber(num3);
-      if (!read.ok) throw new ExprError(`${num3} at column ${i + 1}: ${read.problem}`, i);
-      out.push({ t: "num", v: read.value, at: i });
-      i += num3.length;
-      continue;
-    }
-    const name = match(NAME, src, i);
-    if (name) {
-      out.push({ t: "name", v: name, at: i });
-      i += name.length;
-      continue;
-    }
-    const c = String.fromCodePoint(src.codePointAt(i) ?? 0);
-    if ("+-*/()".includes(c)) {
-      out.push({ t: "op", v: c, at: i });
-      i++;
-      continue;
-    }
-    throw new ExprError(`${JSON.stringify(c)} at column ${i + 1} is not allowed in an expression (numbers, field names, + - * / and parentheses only)`, i);
-  }
-  return out;
-}
-function parseExpr(src) {
-  const hit = cache.get(src);
-  if (hit) return hit;
-  const tokens = tokenize(src);
-  let pos = 0;
-  let depth = 0;
-  const peek = () => tokens[pos];
-  const fail = (what, at3) => {
-    throw new ExprError(what, at3);
-  };
-  const deeper = (at3) => {
-    if (++depth > MAX_DEPTH) fail(`the expression nests too deeply at column ${at3 + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at3);
-  };
-  const expr = () => {
-    const start = depth;
-    let left = term();
-    for (let t = peek(); t && t.t === "op" && (t.v === "+" || t.v === "-"); t = peek()) {
-      pos++;
-      deeper(t.at);
-      left = { k: "bin", op: t.v, l: left, r: term() };
-    }
-    depth = start;
-    return left;
-  };
-  const term = () => {
-    const start = depth;
-    let left = factor();
-    for (let t = peek(); t && t.t === "op" && (t.v === "*" || t.v === "/"); t = peek()) {
-      pos++;
-      deeper(t.at);
-      left = { k: "bin", op: t.v, l: left, r: factor() };
-    }
-    depth = start;
-    return left;
-  };
-  const factor = () => {
-    const t = peek();
-    if (!t) return fail("the expression ends too early", src.length);
-    pos++;
-    if (t.t === "num") return { k: "num", v: t.v };
-    if (t.t === "name") {
-      const next = peek();
-      if (next?.t === "op" && next.v === "(") fail(`${t.v}( at column ${t.at + 1}: function calls are not allowed`, t.at);
-      return { k: "name", n: t.v };
-    }
-    const start = depth;
-    if (t.v === "-") {
-      deeper(t.at);
-      const e = { k: "neg", e: factor() };
-      depth = start;
-      return e;
-    }
-    if (t.v === "(") {
-      deeper(t.at);
-      const inner = expr();
-      const close = peek();
-      if (!close || close.t !== "op" || close.v !== ")") fail(`a parenthesis opened at column ${t.at + 1} is not closed`, t.at);
-      pos++;
-      depth = start;
-      return inner;
-    }
-    return fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`, t.at);
-  };
-  const tree = expr();
-  const rest = peek();
-  if (rest) fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`, rest.at);
-  if (cache.size < 1e4) cache.set(src, tree);
-  return tree;
-}
-function evaluate(e, fields) {
-  const v = value(e, fields);
-  if (!Number.isFinite(v)) throw new ExprError(`the result is not a finite number (${v})`);
-  return v;
-}
-function value(e, fields) {
-  switch (e.k) {
-    case "num":
-      return e.v;
-    case "name": {
-      const v = fields.get(e.n);
-      if (v === void 0) throw new ExprError(`unknown name ${JSON.stringify(e.n)}: the line has no numeric field of that name`);
-      return v;
-    }
-    case "neg":
-      return -value(e.e, fields);
-    case "bin": {
-      const l = value(e.l, fields);
-      const r = value(e.r, fields);
-      if (e.op === "/" && r === 0) throw new ExprError("division by zero");
-      return e.op === "+" ? l + r : e.op === "-" ? l - r : e.op === "*" ? l * r : l / r;
-    }
-  }
-}
-function evaluateText(src, fields) {
-  return evaluate(parseExpr(src), fields);
-}
-function sspScope(src) {
-  let tree;
-  try {
-    tree = parseExpr(src);
-  } catch (e) {
-    if (e instanceof ExprError) return { error: e.message };
-    throw e;
-  }
-  const mixed = [];
-  const count2 = (e) => {
-    switch (e.k) {
-      case "num":
-        return "free";
-      case "name":
-        return e.n === "order_quantity" || e.n.startsWith("total_") ? 1 : e.n.startsWith("unit_") ? 0 : "free";
-      case "neg":
-        return count2(e.e);
-      case "bin": {
-        const l = count2(e.l);
-        const r = count2(e.r);
-        if (e.op === "+" || e.op === "-") {
-          if (l === "free") return r;
-          if (r === "free" || l === r) return l;
-          mixed.push(`${show(e.l)} ${e.op} ${show(e.r)}`);
-          return l;
-        }
-        if (l === "free" && r === "free") return "free";
-        const a = l === "free" ? 0 : l;
-        const b = r === "free" ? 0 : r;
-        return e.op === "*" ? a + b : a - b;
-      }
-    }
-  };
-  const c = count2(tree);
-  if (mixed.length) return { error: `${mixed[0]} adds an amount per unit to one for the whole line` };
-  if (c === "free" || c === 0) return { per: "unit" };
-  if (c === 1) return { per: "line" };
-  return { error: `it counts the line's quantity ${c > 1 ? `${c} times` : "negatively"} (per unit and for the line are the two an SSP can be)` };
-}
-function show(e) {
-  switch (e.k) {
-    case "num":
-      return String(e.v);
-    case "name":
-      return e.n;
-    case "neg":
-      return `-${show(e.e)}`;
-    case "bin":
-      return `(${show(e.l)} ${e.op} ${show(e.r)})`;
-  }
-}
-var ExprError, MAX_DEPTH, SPACE, NUMBER, NAME, cache;
-var init_expr = __esm({
-  "src/policy-test/expr.ts"() {
-    "use strict";
-    init_number();
-    ExprError = class extends Error {
-      /** Where in the expression the problem is (0-based), when it is at one place. */
-      index;
-      constructor(message, index) {
-        super(message);
-        this.name = "ExprError";
-        this.index = index;
-      }
-    };
-    MAX_DEPTH = 200;
-    SPACE = /\s+/y;
-    NUMBER = /\d+(\.\d+)?/y;
-    NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
-    cache = /* @__PURE__ */ new Map();
-  }
-});
-
-// node_modules/deep-diff/index.js
-var require_deep_diff = __commonJS({
-  "node_modules/deep-diff/index.js"(exports2, module2) {
-    (function(root, factory) {
-      var deepDiff2 = factory(root);
-      if (typeof define === "function" && define.amd) {
-        define("DeepDiff", function() {
-          return deepDiff2;
-        });
-      } else if (typeof exports2 === "object" || typeof navigator === "object" && navigator.product.match(/ReactNative/i)) {
-        module2.exports = deepDiff2;
-      } else {
-        var _deepdiff = root.DeepDiff;
-        deepDiff2.noConflict = function() {
-          if (root.DeepDiff === deepDiff2) {
-            root.DeepDiff = _deepdiff;
-          }
-          return deepDiff2;
-        };
-        root.DeepDiff = deepDiff2;
-      }
-    })(exports2, function(root) {
-      var validKinds = ["N", "E", "A", "D"];
-      function inherits(ctor, superCtor) {
-        ctor.super_ = superCtor;
-        ctor.prototype = Object.create(superCtor.prototype, {
-          constructor: {
-            value: ctor,
-            enumerable: false,
-            writable: true,
-            configurable: true
-          }
-        });
-      }
-      function Diff(kind, path) {
-        Object.defineProperty(this, "kind", {
-          value: kind,
-          enumerable: true
-        });
-        if (path && path.length) {
-          Object.defineProperty(this, "path", {
-            value: path,
-            enumerable: true
-          });
-        }
-      }
-      function DiffEdit(path, origin, value2) {
-        DiffEdit.super_.call(this, "E", path);
-        Object.defineProperty(this, "lhs", {
-          value: origin,
-          enumerable: true
-        });
-        Object.defineProperty(this, "rhs", {
-          value: value2,
-          enumerable: true
-        });
-      }
-      inherits(DiffEdit, Diff);
-      function DiffNew(path, value2) {
-        DiffNew.super_.call(this, "N", path);
-        Object.defineProperty(this, "rhs", {
-          value: value2,
-          enumerable: true
-        });
-      }
-      inherits(DiffNew, Diff);
-      function DiffDeleted(path, value2) {
-        DiffDeleted.super_.call(this, "D", path);
-        Object.defineProperty(this, "lhs", {
-          value: value2,
-          enumerable: true
-        });
-      }
-      inherits(DiffDeleted, Diff);
-      function DiffArray(path, index, item) {
-        DiffArray.super_.call(this, "A", path);
-        Object.defineProperty(this, "index", {
-          value: index,
-          enumerable: true
-        });
-        Object.defineProperty(this, "item", {
-          value: item,
-          enumerable: true
-        });
-      }
-      inherits(DiffArray, Diff);
-      function arrayRemove(arr, from, to) {
-        var rest = arr.slice((to || from) + 1 || arr.length);
-        arr.length = from < 0 ? arr.length + from : from;
-        arr.push.apply(arr, rest);
-        return arr;
-      }
-      function realTypeOf(subject) {
-        var type = typeof subject;
-        if (type !== "object") {
-          return type;
-        }
-        if (subject === Math) {
-          return "math";
-        } else if (subject === null) {
-          return "null";
-        } else if (Array.isArray(subject)) {
-          return "array";
-        } else if (Object.prototype.toString.call(subject) === "[object Date]") {
-          return "date";
-        } else if (typeof subject.toString === "function" && /^\/.*\//.test(subject.toString())) {
-          return "regexp";
-        }
-        return "object";
-      }
-      function hashThisString(string) {
-        var hash = 0;
-        if (string.length === 0) {
-          return hash;
-        }
-        for (var i = 0; i < string.length; i++) {
-          var char = string.charCodeAt(i);
-          hash = (hash << 5) - hash + char;
-          hash = hash & hash;
-        }
-        return hash;
-      }
-      function getOrderIndependentHash(object) {
-        var accum = 0;
-        var type = realTypeOf(object);
-        if (type === "array") {
-          object.forEach(function(item) {
-            accum += getOrderIndependentHash(item);
-          });
-          var arrayString = "[type: array, hash: " + accum + "]";
-          return accum + hashThisString(arrayString);
-        }
-        if (type === "object") {
-          for (var key3 in object) {
-            if (object.hasOwnProperty(key3)) {
-              var keyValueString = "[ type: object, key: " + key3 + ", value hash: " + getOrderIndependentHash(object[key3]) + "]";
-              accum += hashThisString(keyValueString);
-            }
-          }
-          return accum;
-        }
-        var stringToHash = "[ type: " + type + " ; value: " + object + "]";
-        return accum + hashThisString(stringToHash);
-      }
-      function deepDiff2(lhs, rhs, changes, prefilter, path, key3, stack, orderIndependent) {
-        changes = changes || [];
-        path = path || [];
-        stack = stack || [];
-        var currentPath = path.slice(0);
-        if (typeof key3 !== "undefined" && key3 !== null) {
-          if (prefilter) {
-            if (typeof prefilter === "function" && prefilter(currentPath, key3)) {
-              return;
-            } else if (typeof prefilter === "object") {
-              if (prefilter.prefilter && prefilter.prefilter(currentPath, key3)) {
-                return;
-              }
-              if (prefilter.normalize) {
-                var alt = prefilter.normalize(currentPath, key3, lhs, rhs);
-                if (alt) {
-                  lhs = alt[0];
-                  rhs = alt[1];
-                }
-              }
-            }
-          }
-          currentPath.push(key3);
-        }
-        if (realTypeOf(lhs) === "regexp" && realTypeOf(rhs) === "regexp") {
-          lhs = lhs.toString();
-          rhs = rhs.toString();
-        }
-        var ltype = typeof lhs;
-        var rtype = typeof rhs;
-        var i, j, k, other;
-        var ldefined = ltype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].lhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].lhs, key3);
-        var rdefined = rtype !== "undefined" || stack && stack.length > 0 && stack[stack.length - 1].rhs && Object.getOwnPropertyDescriptor(stack[stack.length - 1].rhs, key3);
-        if (!ldefined && rdefined) {
-          changes.push(new DiffNew(currentPath, rhs));
-        } else if (!rdefined && ldefined) {
-          changes.push(new DiffDeleted(currentPath, lhs));
-        } else if (realTypeOf(lhs) !== realTypeOf(rhs)) {
-          changes.push(new DiffEdit(currentPath, lhs, rhs));
-        } else if (realTypeOf(lhs) === "date" && lhs - rhs !== 0) {
-          changes.push(new DiffEdit(currentPath, lhs, rhs));
-        } else if (ltype === "object" && lhs !== null && rhs !== null) {
-          for (i = stack.length - 1; i > -1; --i) {
-            if (stack[i].lhs === lhs) {
-              other = true;
-              break;
-            }
-          }
-          if (!other) {
-            stack.push({ lhs, rhs });
-            if (Array.isArray(lhs)) {
-              if (orderIndependent) {
-                lhs.sort(function(a, b) {
-                  return getOrderIndependentHash(a) - getOrderIndependentHash(b);
-                });
-                rhs.sort(function(a, b) {
-                  return getOrderIndependentHash(a) - getOrderIndependentHash(b);
-                });
-              }
-              i = rhs.length - 1;
-              j = lhs.length - 1;
-              while (i > j) {
-                changes.push(new DiffArray(currentPath, i, new DiffNew(void 0, rhs[i--])));
-              }
-              while (j > i) {
-                changes.push(new DiffArray(currentPath, j, new DiffDeleted(void 0, lhs[j--])));
-              }
-              for (; i >= 0; --i) {
-                deepDiff2(lhs[i], rhs[i], changes, prefilter, currentPath, i, stack, orderIndependent);
-              }
-            } else {
-              var akeys = Object.keys(lhs);
-              var pkeys = Object.keys(rhs);
-              for (i = 0; i < akeys.length; ++i) {
-                k = akeys[i];
-                other = pkeys.indexOf(k);
-                if (other >= 0) {
-                  deepDiff2(lhs[k], rhs[k], changes, prefilter, currentPath, k, stack, orderIndependent);
-                  pkeys[other] = null;
-                } else {
-                  deepDiff2(lhs[k], void 0, changes, prefilter, currentPath, k, stack, orderIndependent);
-                }
-              }
-              for (i = 0; i < pkeys.length; ++i) {
-                k = pkeys[i];
-                if (k) {
-                  deepDiff2(void 0, rhs[k], changes, prefilter, currentPath, k, stack, orderIndependent);
-                }
-              }
-            }
-            stack.length = stack.length - 1;
-          } else if (lhs !== rhs) {
-            changes.push(new DiffEdit(currentPath, lhs, rhs));
-          }
-        } else if (lhs !== rhs) {
-          if (!(ltype === "number" && isNaN(lhs) && isNaN(rhs))) {
-            changes.push(new DiffEdit(currentPath, lhs, rhs));
-          }
-        }
-      }
-      function observableDiff(lhs, rhs, observer, prefilter, orderIndependent) {
-        var changes = [];
-        deepDiff2(lhs, rhs, changes, prefilter, null, null, null, orderIndependent);
-        if (observer) {
-          for (var i = 0; i < changes.length; ++i) {
-            observer(changes[i]);
-          }
-        }
-        return changes;
-      }
-      function orderIndependentDeepDiff(lhs, rhs, changes, prefilter, path, key3, stack) {
-        return deepDiff2(lhs, rhs, changes, prefilter, path, key3, stack, true);
-      }
-      function accumulateDiff(lhs, rhs, prefilter, accum) {
-        var observer = accum ? function(difference) {
-          if (difference) {
-            accum.push(difference);
-          }
-        } : void 0;
-        var changes = observableDiff(lhs, rhs, observer, prefilter);
-        return accum ? accum : changes.length ? changes : void 0;
-      }
-      function accumulateOrderIndependentDiff(lhs, rhs, prefilter, accum) {
-        var observer = accum ? function(difference) {
-          if (difference) {
-            accum.push(difference);
-          }
-        } : void 0;
-        var changes = observableDiff(lhs, rhs, observer, prefilter, true);
-        return accum ? accum : changes.length ? changes : void 0;
-      }
-      function applyArrayChange(arr, index, change) {
-        if (change.path && change.path.length) {
-          var it = arr[index], i, u = change.path.length - 1;
-          for (i = 0; i < u; i++) {
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              applyArrayChange(it[change.path[i]], change.index, change.item);
-              break;
-            case "D":
-              delete it[change.path[i]];
-              break;
-            case "E":
-            case "N":
-              it[change.path[i]] = change.rhs;
-              break;
-          }
-        } else {
-          switch (change.kind) {
-            case "A":
-              applyArrayChange(arr[index], change.index, change.item);
-              break;
-            case "D":
-              arr = arrayRemove(arr, index);
-              break;
-            case "E":
-            case "N":
-              arr[index] = change.rhs;
-              break;
-          }
-        }
-        return arr;
-      }
-      function applyChange(target, source, change) {
-        if (typeof change === "undefined" && source && ~validKinds.indexOf(source.kind)) {
-          change = source;
-        }
-        if (target && change && change.kind) {
-          var it = target, i = -1, last2 = change.path ? change.path.length - 1 : 0;
-          while (++i < last2) {
-            if (typeof it[change.path[i]] === "undefined") {
-              it[change.path[i]] = typeof change.path[i + 1] !== "undefined" && typeof change.path[i + 1] === "number" ? [] : {};
-            }
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              if (change.path && typeof it[change.path[i]] === "undefined") {
-                it[change.path[i]] = [];
-              }
-              applyArrayChange(change.path ? it[change.path[i]] : it, change.index, change.item);
-              break;
-            case "D":
-              delete it[change.path[i]];
-              break;
-            case "E":
-            case "N":
-              it[change.path[i]] = change.rhs;
-              break;
-          }
-        }
-      }
-      function revertArrayChange(arr, index, change) {
-        if (change.path && change.path.length) {
-          var it = arr[index], i, u = change.path.length - 1;
-          for (i = 0; i < u; i++) {
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              revertArrayChange(it[change.path[i]], change.index, change.item);
-              break;
-            case "D":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "E":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "N":
-              delete it[change.path[i]];
-              break;
-          }
-        } else {
-          switch (change.kind) {
-            case "A":
-              revertArrayChange(arr[index], change.index, change.item);
-              break;
-            case "D":
-              arr[index] = change.lhs;
-              break;
-            case "E":
-              arr[index] = change.lhs;
-              break;
-            case "N":
-              arr = arrayRemove(arr, index);
-              break;
-          }
-        }
-        return arr;
-      }
-      function revertChange(target, source, change) {
-        if (target && source && change && change.kind) {
-          var it = target, i, u;
-          u = change.path.length - 1;
-          for (i = 0; i < u; i++) {
-            if (typeof it[change.path[i]] === "undefined") {
-              it[change.path[i]] = {};
-            }
-            it = it[change.path[i]];
-          }
-          switch (change.kind) {
-            case "A":
-              revertArrayChange(it[change.path[i]], change.index, change.item);
-              break;
-            case "D":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "E":
-              it[change.path[i]] = change.lhs;
-              break;
-            case "N":
-              delete it[change.path[i]];
-              break;
-          }
-        }
-      }
-      function applyDiff(target, source, filter) {
-        if (target && source) {
-          var onChange = function(change) {
-            if (!filter || filter(target, source, change)) {
-              applyChange(target, source, change);
-            }
-          };
-          observableDiff(target, source, onChange);
-        }
-      }
-      Object.defineProperties(accumulateDiff, {
-        diff: {
-          value: accumulateDiff,
-          enumerable: true
-        },
-        orderIndependentDiff: {
-          value: accumulateOrderIndependentDiff,
-          enumerable: true
-        },
-        observableDiff: {
-          value: observableDiff,
-          enumerable: true
-        },
-        orderIndependentObservableDiff: {
-          value: orderIndependentDeepDiff,
-          enumerable: true
-        },
-        orderIndepHash: {
-          value: getOrderIndependentHash,
-          enumerable: true
-        },
-        applyDiff: {
-          value: applyDiff,
-          enumerable: true
-        },
-        applyChange: {
-          value: applyChange,
-          enumerable: true
-        },
-        revertChange: {
-          value: revertChange,
-          enumerable: true
-        },
-        isConflict: {
-          value: function() {
-            return typeof $conflict !== "undefined";
-          },
-          enumerable: true
-        }
-      });
-      accumulateDiff.DeepDiff = accumulateDiff;
-      if (root) {
-        root.DeepDiff = accumulateDiff;
-      }
-      return accumulateDiff;
-    });
-  }
-});
-
-// src/shared/normalize.ts
-function canonicalSet(list3) {
-  return [...list3 ?? []].sort((a, b) => byCodePoint(stable(a), stable(b)));
-}
-function canonicalConditionValue(operator, value2) {
-  if (!LIST_OPERATORS.has(operator) || typeof value2 !== "string") return value2;
-  return listItems(value2).sort(byCodePoint).join(",");
-}
-function canonicalConditions(list3) {
-  return canonicalSet(
-    (list3 ?? []).map((c) => {
-      const operator = canonicalOperator(c.operator);
-      return { field_name: c.field_name, operator, value: canonicalConditionValue(operator, c.value) };
-    })
-  );
-}
-function normalizeSspFields(item, keys) {
-  const out = {};
-  const src = item;
-  for (const k of keys) {
-    if (SERVER_FIELDS.has(k)) continue;
-    const v = src[k];
-    if (k === "when") out[k] = canonicalConditions(v);
-    else if (k === "data_identifiers") out[k] = canonicalSet(v);
-    else out[k] = v;
-  }
-  return out;
-}
-function fieldDiff(before, after) {
-  const raw = import_deep_diff.default.diff(before, after) ?? [];
-  const byField = /* @__PURE__ */ new Map();
-  for (const d of raw) {
-    const top = String(d.path?.[0] ?? "");
-    const whole = Array.isArray(before[top]) || Array.isArray(after[top]) || (d.path?.length ?? 0) > 1;
-    const path = whole ? top : (d.path ?? []).join(".");
-    if (byField.has(path)) continue;
-    const b = before[top];
-    const a = after[top];
-    const kind = b === void 0 ? "added" : a === void 0 ? "removed" : "changed";
-    byField.set(path, { path, kind, before: b, after: a });
-  }
-  return [...byField.values()];
-}
-var import_deep_diff, SERVER_FIELDS, stable, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
-var init_normalize = __esm({
-  "src/shared/normalize.ts"() {
-    "use strict";
-    import_deep_diff = __toESM(require_deep_diff(), 1);
-    init_address();
-    SERVER_FIELDS = /* @__PURE__ */ new Set([
-      "compliance_id",
-      "unique_key",
-      "guid",
-      "created_at",
-      "created_by",
-      "created_on",
-      "updated_at",
-      "updated_by",
-      "last_modified_on",
-      "last_modified_by",
-      "version_id",
-      "timestamp",
-      "ssp_value_id",
-      "file_id",
-      "file_name"
-    ]);
-    stable = (v) => JSON.stringify(
-      v,
-      (_k, x) => x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x
-    );
-    OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
-    canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
-    LIST_OPERATORS = /* @__PURE__ */ new Set(["in", "not in"]);
-    listItems = (value2) => value2.split(",").map((v) => v.trim());
-  }
-});
-
-// src/policy-test/evaluate.ts
-function compare(field, lineValue, condValue) {
-  const x = numberOf(lineValue);
-  const y = numberOf(condValue);
-  if (x !== void 0 && y !== void 0) return x - y;
-  const a = asDate(lineValue);
-  const b = asDate(condValue);
-  if (a && b) return a < b ? -1 : a > b ? 1 : 0;
-  throw new Error(
-    `${field} ${JSON.stringify(text(lineValue))} and ${JSON.stringify(condValue)} cannot be ordered: both must be numbers, or both dates (YYYY-MM-DD or MM/DD/YYYY)`
-  );
-}
-function holds(c, line) {
-  const v = line[c.field_name];
-  const t = text(v);
-  switch (canonicalOperator(c.operator)) {
-    case "equality":
-      return t === c.value;
-    case "inequality":
-      return t !== c.value;
-    case "in":
-      return listItems(c.value).includes(t);
-    case "not in":
-      return !listItems(c.value).includes(t);
-    case "contains":
-      return t.includes(c.value);
-    case "not contains":
-      return !t.includes(c.value);
-    case "starts with":
-      return t.startsWith(c.value);
-    case "ends with":
-      return t.endsWith(c.value);
-    case "greater than":
-      return compare(c.field_name, v, c.value) > 0;
-    case "less than":
-      return compare(c.field_name, v, c.value) < 0;
-    case "greater or equal":
-      return compare(c.field_name, v, c.value) >= 0;
-    case "less or equal":
-      return compare(c.field_name, v, c.value) <= 0;
-    case "null":
-      return t === "";
-    case "not null":
-      return t !== "";
-    default:
-      throw new Error(`operator ${JSON.stringify(c.operator)} of ${c.field_name} is not one revsync can evaluate (see the README's policy tests)`);
-  }
-}
-function firstFailing(p, line) {
-  return p.when.find((c) => !holds(c, line));
-}
-function order(policies2) {
-  return policies2.filter((p) => p.active).sort((a, b) => a.hierarchy_no - b.hierarchy_no || byCodePoint(a.name, b.name));
-}
-function batchHolds(b, date) {
-  const s = b.effective_start_date ? parseDate(b.effective_start_date) : void 0;
-  const e = b.effective_end_date ? parseDate(b.effective_end_date) : void 0;
-  return (!s || s <= date) && (!e || date <= e);
-}
-function rowHolds(v, date) {
-  const s = parseDate(text(v.effective_start_date));
-  const e = parseDate(text(v.effective_end_date));
-  return !!s && !!e && s <= date && date <= e;
-}
-function percentBase(p) {
-  const on = (p.percentOn ?? "").trim().toLowerCase();
-  if (on === "" || /\blist\b/.test(on)) return "unit_list_price";
-  if (/\bsell(ing)?\b/.test(on)) return "unit_sell_price";
-  return void 0;
-}
-function sspOf(p, line, opts = {}) {
-  if (p.method === "formula") {
-    try {
-      return { ssp: evaluateText(p.expression, numericFields(line)) };
-    } catch (e) {
-      if (e instanceof ExprError) return { ssp: null, note: `the expression ${JSON.stringify(p.expression)}: ${e.message}` };
-      throw e;
-    }
-  }
-  const product = text(line.product_id);
-  const currency = lineCurrency(line);
-  const { field, date, raw } = lineDate(line, opts.dateField);
-  const what = `${product || "(no product_id)"} ${currency || "(no currency_code)"} on ${date ?? (raw || `(no ${field})`)}`;
-  if (!date) return { ssp: null, note: `the line has no date in ${field}, so no batch row can be chosen` };
-  const candidates2 = [];
-  for (const b of p.batches) {
-    if (b.status !== "approved" || !batchHolds(b, date)) continue;
-    const row2 = b.values.find((v) => v.product_id === product && v.currency_code === currency && rowHolds(v, date));
-    if (row2) candidates2.push({ batch: b, row: row2 });
-  }
-  if (!candidates2.length) return { ssp: null, note: `no approved batch of ${p.name} holds a row for ${what}` };
-  const latest = Math.max(...candidates2.map((c) => c.batch.approved));
-  const winners = candidates2.filter((c) => c.batch.approved === latest);
-  if (winners.length > 1) {
-    const named2 = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
-    return {
-      ssp: null,
-      error: `${p.name}: batches ${named2} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
-    };
-  }
-  const { row, batch } = winners[0];
-  const type = text(row.value_type).trim().toLowerCase();
-  if (typeof row.mid_point !== "number" || !Number.isFinite(row.mid_point))
-    return { ssp: null, note: `${batch.name}'s row for ${what} has no mid_point revsync can read as a number` };
-  if (type === "amount") return { ssp: row.mid_point, row };
-  if (type === "percent") {
-    const base = percentBase(p);
-    if (!base) return { ssp: null, note: `${p.name} applies its percentages on ${JSON.stringify(p.percentOn)}, a price revsync cannot find on a line` };
-    const price = numberOf(line[base]);
-    if (price === void 0)
-      return { ssp: null, note: `${batch.name}'s row for ${what} is ${row.mid_point} percent of ${base}, which the line does not give as a number` };
-    return { ssp: price * row.mid_point / 100, row, percentOf: price };
-  }
-  return { ssp: null, note: `${batch.name}'s row for ${what} has value_type ${JSON.stringify(row.value_type)}, neither Amount nor Percent` };
-}
-function indexOf(ordered) {
-  const known = INDEXES.get(ordered);
-  if (known) return known;
-  const ix = { fields: /* @__PURE__ */ new Map(), rest: [] };
-  ordered.forEach((p, i) => {
-    const first = p.when[0];
-    if (!first || canonicalOperator(first.operator) !== "equality") {
-      ix.rest.push(i);
-      return;
-    }
-    const byValue = ix.fields.get(first.field_name) ?? /* @__PURE__ */ new Map();
-    ix.fields.set(first.field_name, byValue);
-    const at3 = byValue.get(first.value) ?? [];
-    byValue.set(first.value, at3);
-    at3.push(i);
-  });
-  INDEXES.set(ordered, ix);
-  return ix;
-}
-function candidates(ix, line) {
-  const lists = ix.rest.length ? [ix.rest] : [];
-  for (const [field, byValue] of ix.fields) {
-    const at3 = byValue.get(text(line[field]));
-    if (at3) lists.push(at3);
-  }
-  if (lists.length <= 1) return lists[0] ?? [];
-  return lists.flat().sort((a, b) => a - b);
-}
-function unplacedMeeting(ordered, line, met) {
-  let unplaced = UNPLACED.get(ordered);
-  if (!unplaced) {
-    unplaced = ordered.filter((p) => p.placeUnknown !== void 0);
-    UNPLACED.set(ordered, unplaced);
-  }
-  for (const q of met.placeUnknown !== void 0 ? [met] : unplaced) {
-    let holds2 = q === met;
-    try {
-      holds2 ||= firstFailing(q, line) === void 0;
-    } catch {
-      holds2 = true;
-    }
-    if (holds2) {
-      return `${q.name}'s hierarchy_no is ${q.placeUnknown}, a number a double cannot hold exactly (not comparable), so where it stands among the policies is not known: ${q === met ? "it" : `it or ${met.name}`} may price the line, which cannot be told`;
-    }
-  }
-  return void 0;
-}
-function matchLine(ordered, line, opts = {}) {
-  return matchDetail(ordered, line, opts).match;
-}
-function matchDetail(ordered, line, opts = {}) {
-  for (const i of candidates(indexOf(ordered), line)) {
-    const p = ordered[i];
-    let failing;
-    try {
-      failing = firstFailing(p, line);
-    } catch (e) {
-      return { match: { policy: null, ssp: null, error: `${p.name}: ${e.message}` } };
-    }
-    if (failing) continue;
-    const unplaced = unplacedMeeting(ordered, line, p);
-    if (unplaced) return { match: { policy: null, ssp: null, error: unplaced } };
-    const found = sspOf(p, line, opts);
-    const { ssp: ssp3, note, error: error2 } = found;
-    return { match: { policy: p.name, ssp: ssp3, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
-  }
-  return { match: { policy: null, ssp: null } };
-}
-var asDate, INDEXES, UNPLACED, sameSsp, showOutcome, showSsp;
-var init_evaluate = __esm({
-  "src/policy-test/evaluate.ts"() {
-    "use strict";
-    init_expr();
-    init_line();
-    init_number();
-    init_address();
-    init_normalize();
-    init_words();
-    asDate = (v) => typeof v === "string" ? parseDate(v) : void 0;
-    INDEXES = /* @__PURE__ */ new WeakMap();
-    UNPLACED = /* @__PURE__ */ new WeakMap();
-    sameSsp = (a, b) => a === null || b === null ? a === b : Math.abs(a - b) < 1e-6;
-    showOutcome = (policy2, ssp3) => policy2 === null ? "no policy" : ssp3 === void 0 ? policy2 : ssp3 === null ? `${policy2} with no SSP` : `${policy2} at ${showSsp(ssp3)}`;
-    showSsp = (v) => {
-      if (v === null) return "no SSP";
-      const x = Number(v.toFixed(6));
-      const plain = String(x);
-      if (!/^-?\d+(\.\d+)?$/.test(plain) || Object.is(x, -0)) return x.toLocaleString("en-US", { maximumFractionDigits: 6 });
-      return plain.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+$)/g, ","));
-    };
-  }
-});
-
-// src/policy-test/allocate.ts
-function ruleReader(mapped = {}) {
-  const exact = /* @__PURE__ */ new Map();
-  for (const [k, v] of Object.entries(mapped)) exact.set(k.trim().toLowerCase(), v);
-  return (t) => {
-    const key3 = t.trim().toLowerCase();
-    const hit = exact.get(key3);
-    if (hit) return hit;
-    const kinds = WORDS.filter(([, re]) => re.test(key3)).map(([k]) => k);
-    return kinds.length === 1 ? kinds[0] : void 0;
-  };
-}
-function scaled(v, scale) {
-  const t = typeof v === "number" ? numberText(v) : text(v).trim();
-  const m = /^(-?)(\d*)(?:\.(\d*))?$/.exec(t);
-  if (!m || !m[2] && !m[3]) return void 0;
-  const [, sign, whole = "", frac = ""] = m;
-  const digits = BigInt(`${whole}${frac}`);
-  const shift = scale - frac.length;
-  let n;
-  if (shift >= 0) n = digits * 10n ** BigInt(shift);
-  else {
-    const d = 10n ** BigInt(-shift);
-    n = (digits + d / 2n) / d;
-  }
-  return sign === "-" ? -n : n;
-}
-function numberText(n) {
-  if (!Number.isFinite(n)) return "NaN";
-  const s = String(n);
-  if (!/e/i.test(s)) return s;
-  return n.toFixed(20).replace(/\.?0+$/, "");
-}
-function quantityOf(line) {
-  return numberOf(line.order_quantity) ?? 1;
-}
-function sellCents(line) {
-  if (isNumeric(line.total_sell_price)) return scaled(line.total_sell_price, 2);
-  if (isNumeric(line.unit_sell_price) && isNumeric(line.order_quantity)) {
-    const u = text(line.unit_sell_price).trim();
-    const q = text(line.order_quantity).trim();
-    const places = (s) => (s.split(".")[1] ?? "").length;
-    const exact = scaled(u, places(u)) * scaled(q, places(q));
-    return scaled(`${exact < 0n ? "-" : ""}${digitsAt(exact < 0n ? -exact : exact, places(u) + places(q))}`, 2);
-  }
-  return void 0;
-}
-function largestRemainder(total, weights) {
-  const sum = weights.reduce((a, b) => a + b, 0n);
-  const negative2 = total < 0n;
-  const t = negative2 ? -total : total;
-  const shares = weights.map((w) => t * w / sum);
-  const rest = weights.map((w, i) => ({ i, r: t * w % sum }));
-  let left = t - shares.reduce((a, b) => a + b, 0n);
-  rest.sort((a, b) => a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1);
-  for (const { i } of rest) {
-    if (left <= 0n) break;
-    shares[i] = shares[i] + 1n;
-    left--;
-  }
-  return negative2 ? shares.map((s) => -s) : shares;
-}
-function unitRange(p, found, ssp3) {
-  const row = found.row;
-  if (row) {
-    const lo = row.below_mid_point;
-    const hi = row.above_mid_point;
-    if (typeof lo === "number" && typeof hi === "number" && Number.isFinite(lo) && Number.isFinite(hi) && hi > 0 && lo <= hi) {
-      const k = found.percentOf === void 0 ? 1 : found.percentOf / 100;
-      return { low: lo * k, high: hi * k };
-    }
-  }
-  if (p.floorPercentage === void 0 || p.ceilingPercentage === void 0) return null;
-  return { low: ssp3 * p.floorPercentage / 100, high: ssp3 * p.ceilingPercentage / 100 };
-}
-function allocate(c, ordered, opts) {
-  const why = [];
-  const errors = [];
-  const sells = c.lines.map((l) => sellCents(l.input) ?? 0n);
-  const total = sells.reduce((a, b) => a + b, 0n);
-  const lines = c.lines.map((l, i) => {
-    const sell = sells[i];
-    const out = {
-      id: l.id,
-      policy: null,
-      ssp: null,
-      range: null,
-      position: null,
-      rule: null,
-      rule_reads: null,
-      basis: null,
-      sell_price: cents(sell),
-      allocated: null,
-      carve: null
-    };
-    const { match: match2, policy: policy2, found } = matchDetail(ordered, l.input, c);
-    out.policy = match2.policy;
-    if (match2.error) {
-      errors.push(`${l.id}: ${match2.error}`);
-      return out;
-    }
-    if (!policy2 || !found || match2.ssp === null) {
-      why.push(`${l.id}: ${match2.policy === null ? "no policy's conditions all hold" : `${match2.policy} gives no SSP${match2.note ? ` (${match2.note})` : ""}`}`);
-      return out;
-    }
-    const scope = policy2.method === "formula" ? sspScope(policy2.expression) : { per: "unit" };
-    if ("error" in scope) {
-      errors.push(
-        `${l.id}: ${policy2.name}'s expression ${JSON.stringify(policy2.expression)} gives an SSP neither per unit nor for the whole line (${scope.error}), so what to allocate by cannot be told`
-      );
-      return out;
-    }
-    const qty = scope.per === "line" ? 1 : quantityOf(l.input);
-    out.ssp = round6(match2.ssp * qty);
-    const r = unitRange(policy2, found, match2.ssp);
-    if (!r) {
-      why.push(
-        policy2.notShown?.length ? `${l.id}: the service does not show ${policy2.notShown.join("/")} of policy ${policy2.name} (${policy2.notComparable?.length ? `null, or ${policy2.notComparable.join("/")} as a number a double cannot hold exactly` : "null"}), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}` : `${l.id}: ${policy2.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`
-      );
-      return out;
-    }
-    const range2 = { low: round6(r.low * qty), high: round6(r.high * qty) };
-    out.range = range2;
-    const s = cents(sell);
-    const position2 = s > range2.high + 1e-9 ? "above" : s < range2.low - 1e-9 ? "below" : "inside";
-    out.position = position2;
-    const ruleText = policy2.rules?.[RULE_FIELD[position2]];
-    out.rule = ruleText ?? null;
-    const kind = ruleText === void 0 ? void 0 : opts.readRule(ruleText);
-    if (!kind) {
-      errors.push(
-        `${l.id}: ${policy2.name}'s ${FIELD_NAME[position2]} ${ruleText === void 0 ? "is not set" : JSON.stringify(ruleText)} is not a rule revsync can read: map it in service.allocation_rules of revsync.yaml (to transaction_price, range_top, range_bottom or mid_point)`
-      );
-      return out;
-    }
-    out.rule_reads = kind;
-    out.basis = kind === "transaction_price" ? s : kind === "range_top" ? range2.high : kind === "range_bottom" ? range2.low : out.ssp;
-    if (out.basis < 0) {
-      why.push(`${l.id}: its basis ${out.basis} is negative`);
-      out.basis = null;
-    }
-    return out;
-  });
-  const currency = text(c.lines[0]?.input.currency_code) || text(c.lines[0]?.input.transaction_currency);
-  const base = { currency, total: cents(total), lines, why, errors };
-  if (!opts.carves) {
-    for (const [i, l] of lines.entries()) {
-      l.allocated = cents(sells[i]);
-      l.carve = 0;
-    }
-    return { status: "not carved", ...base };
-  }
-  if (errors.length || why.length) return { status: "cannot allocate", ...base };
-  const weights = lines.map((l) => BigInt(Math.round(l.basis * MICRO)));
-  if (weights.every((w) => w === 0n)) return { status: "cannot allocate", ...base, why: ["every line's basis is zero"] };
-  const shares = largestRemainder(total, weights);
-  for (const [i, l] of lines.entries()) {
-    const a = shares[i];
-    l.allocated = cents(a);
-    l.carve = cents(a - sells[i]);
-  }
-  return { status: "allocated", ...base };
-}
-function expectDiffers(c, a) {
-  const out = [];
-  if (!c.expect) return out;
-  for (const [id, want] of Object.entries(c.expect.allocation)) {
-    const got = a.lines.find((l) => l.id === id)?.allocated ?? null;
-    if (got === null) out.push(`${id}: expected ${money(want)}, got no allocation`);
-    else if (Math.abs(got - want) > 0.01 + 1e-9) out.push(`${id}: expected ${money(want)}, got ${money(got)}`);
-  }
-  return out;
-}
-function money(v) {
-  if (v === null) return "-";
-  const neg = v < 0;
-  const [whole, frac] = Math.abs(v).toFixed(2).split(".");
-  return `${neg ? "-" : ""}${whole.replace(/\B(?=(\d{3})+$)/g, ",")}.${frac}`;
-}
-var WORDS, digitsAt, cents, MICRO, round6, RULE_FIELD, FIELD_NAME, signed;
-var init_allocate = __esm({
-  "src/policy-test/allocate.ts"() {
-    "use strict";
-    init_evaluate();
-    init_line();
-    init_number();
-    init_expr();
-    WORDS = [
-      ["transaction_price", /\b(transaction|sell(ing)?)\b/],
-      ["range_top", /\b(ceiling|cap|capped|upper|top|maximum)\b/],
-      ["range_bottom", /\b(floor|raise|raised|lower|bottom|minimum)\b/],
-      ["mid_point", /\b(mid|midpoint|mid[ _-]point|ssp)\b/]
-    ];
-    digitsAt = (n, places) => {
-      const s = n.toString().padStart(places + 1, "0");
-      return places ? `${s.slice(0, -places)}.${s.slice(-places)}` : s;
-    };
-    cents = (c) => Number(c) / 100;
-    MICRO = 1e6;
-    round6 = (x) => Math.round(x * MICRO) / MICRO;
-    RULE_FIELD = { below: "below", inside: "mid", above: "above" };
-    FIELD_NAME = { below: "transaction_below_range", inside: "transaction_mid_range", above: "transaction_above_range" };
-    signed = (v) => v > 0 ? `+${money(v)}` : money(v);
-  }
-});
-
 // src/config/test-files.ts
 function testCase(file, c, shown2, where) {
   return {
@@ -41445,48 +43683,11 @@ function contractProblems(file, c, i) {
   return out;
 }
 function fastCases(abs, shown2) {
-  let text3;
-  try {
-    const size = (0, import_node_fs7.statSync)(abs).size;
-    if (size > MAX_FILE_BYTES || size < 64 * 1024) return void 0;
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs7.readFileSync)(abs));
-  } catch {
-    return void 0;
-  }
-  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text3)) return void 0;
-  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text3)) return void 0;
-  const jsYaml = (0, import_node_module3.createRequire)(__revsyncModuleUrl)("js-yaml");
-  const starts = { cases: [], contracts: [] };
-  let value2;
-  try {
-    let depth = 0;
-    let inList;
-    let next;
-    value2 = jsYaml.load(text3, {
-      schema: jsYaml.CORE_SCHEMA,
-      json: false,
-      listener(type, state) {
-        const st = state;
-        if (type === "open") {
-          depth++;
-          if (depth === 2 && next) {
-            inList = next;
-            next = void 0;
-          } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
-        } else {
-          if (depth === 2) {
-            if (inList) inList = void 0;
-            else if (st.result === "cases" || st.result === "contracts") next = st.result;
-          }
-          depth--;
-        }
-      }
-    });
-  } catch {
-    return void 0;
-  }
-  if (!fileValidator("policy/ssp-policy-test.schema.json")(value2)) return void 0;
-  const file = value2;
+  const text3 = plainText(abs);
+  const read = text3 === void 0 ? void 0 : loadPlain(text3);
+  if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
+  const { starts } = read;
+  const file = read.value;
   const cases = file.cases ?? [];
   const contracts = file.contracts ?? [];
   if (!cases.length && !contracts.length) return void 0;
@@ -41501,6 +43702,47 @@ function fastCases(abs, shown2) {
     cases: cases.map((c, i) => testCase(file, c, shown2, place(starts.cases, i))),
     contracts: contracts.map((c, i) => contractOf(file, c, shown2, place(starts.contracts, i)))
   };
+}
+function plainText(abs) {
+  let text3;
+  try {
+    const size = (0, import_node_fs7.statSync)(abs).size;
+    if (size > MAX_FILE_BYTES || size < 64 * 1024) return void 0;
+    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs7.readFileSync)(abs));
+  } catch {
+    return void 0;
+  }
+  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text3)) return void 0;
+  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text3)) return void 0;
+  return text3;
+}
+function loadPlain(text3) {
+  const jsYaml = (0, import_node_module3.createRequire)(__revsyncModuleUrl)("js-yaml");
+  const starts = { cases: [], contracts: [] };
+  let depth = 0;
+  let inList;
+  let next;
+  const listener = (type, state) => {
+    const st = state;
+    if (type === "open") {
+      depth++;
+      if (depth === 2 && next) {
+        inList = next;
+        next = void 0;
+      } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
+      return;
+    }
+    if (depth === 2) {
+      if (inList) inList = void 0;
+      else if (st.result === "cases" || st.result === "contracts") next = st.result;
+    }
+    depth--;
+  };
+  try {
+    return { value: jsYaml.load(text3, { schema: jsYaml.CORE_SCHEMA, json: false, listener }), starts };
+  } catch {
+    return void 0;
+  }
 }
 function testsDir(repo) {
   return (0, import_node_path8.resolve)(repo.root, repo.config.tests ?? "tests");
@@ -42296,7 +44538,7 @@ var init_repo = __esm({
     init_interpolate();
     init_auth();
     init_http();
-    init_diagnostics();
+    init_diagnostics2();
     init_rules();
     init_walk();
     init_schema_diagnostics();
@@ -42338,55 +44580,14 @@ function validateRepo(input) {
   }
   return { diagnostics: sortDiagnostics(diagnostics), docs };
 }
-var init_validate = __esm({
+var init_validate2 = __esm({
   "src/config/validate.ts"() {
     "use strict";
     init_errors();
-    init_diagnostics();
+    init_diagnostics2();
     init_drift_ignore();
     init_test_files();
     init_repo();
-  }
-});
-
-// src/report/diagnostics.ts
-function escapeData(s) {
-  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
-}
-function escapeProp(s) {
-  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
-}
-function printDiagnostics(list3, format2, out, files, env2 = process.env) {
-  const errors = list3.filter((d) => d.severity === "error").length;
-  if (format2 === "json") {
-    out.json({ valid: errors === 0, files, errors, warnings: list3.length - errors, diagnostics: list3 });
-  } else {
-    for (const d of list3) {
-      const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
-      out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
-    }
-    const warnings = list3.length - errors;
-    const warned = warnings ? plural(warnings, "warning") : "";
-    if (errors) {
-      const failed = new Set(list3.filter((d) => d.severity === "error").map((d) => d.file)).size;
-      out.out(`
-${plural(errors, "error")} in ${plural(failed, "file")}${warned ? `, and ${warned}` : ""}.`);
-    } else out.out(`${list3.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
-  }
-  if (env2.GITHUB_ACTIONS === "true") {
-    for (const d of list3) {
-      out.raw(
-        `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}
-`
-      );
-    }
-  }
-}
-var init_diagnostics2 = __esm({
-  "src/report/diagnostics.ts"() {
-    "use strict";
-    init_words();
-    init_escape();
   }
 });
 
@@ -42493,46 +44694,19 @@ function readBackReason(err) {
   return `the service answered ${err.status}`;
 }
 function classify(answer, req, attempt, now) {
-  const at3 = { method: req.method, path: req.path };
-  const writes2 = req.kind !== "read";
-  const fail = (outcome, err, o = {}) => {
-    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
-    const retryable = o.retryable ?? false;
-    return {
-      outcome,
-      err: new ApiError({ ...at3, ...err, retryable, outcomeUnknown }),
-      retryable,
-      outcomeUnknown,
-      throttled: o.throttled ?? false,
-      waitMs: err.retryAfterMs
-    };
-  };
-  if ("lost" in answer) {
-    const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
-    if (answer.notTls) return fail("refused", { status: 0, message });
-    if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
-    return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes2 });
-  }
+  const fail = failing(req, attempt);
+  if ("lost" in answer) return lost(answer, req, fail);
   const { status } = answer;
   if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
   if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
   const text3 = answer.body.toString("utf8");
-  const unreadable = (message) => writes2 ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
+  const unreadable = (message) => req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
   if (ok && text3.trim() === "") {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
   }
-  let body = text3;
-  let json = true;
-  let marked = () => body;
-  try {
-    const parsed = text3 === "" ? void 0 : parseJson(text3);
-    body = parsed?.value;
-    if (parsed?.inexact) marked = parsed.marked;
-  } catch {
-    json = false;
-  }
+  const { body, json, marked } = readBody2(text3);
   const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text3.slice(0, 120))})`;
   if (ok && !json) return unreadable(notJson);
   const problems = json ? problemsOf(body) : [];
@@ -42540,15 +44714,7 @@ function classify(answer, req, attempt, now) {
   if (!ok) {
     const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
     const message = typeof msg === "string" ? msg : problems[0]?.message ?? fallback;
-    const err = { status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) };
-    if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
-    if (status >= 500) {
-      const again = RETRY_STATUS.has(status);
-      if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
-      if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
-      return fail("unknown", err, { outcomeUnknown: true });
-    }
-    return fail("refused", err);
+    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) }, req, fail);
   }
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
   const fn = apiValidator(req.schema);
@@ -42557,8 +44723,46 @@ function classify(answer, req, attempt, now) {
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
     return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
   }
-  body = marked();
-  return { outcome: "ok", body, unknownValues: unknownValues(body) };
+  const value2 = marked();
+  return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
+}
+function failing(req, attempt) {
+  return (outcome, err, o = {}) => {
+    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
+    const retryable = o.retryable ?? false;
+    return {
+      outcome,
+      err: new ApiError({ method: req.method, path: req.path, ...err, retryable, outcomeUnknown }),
+      retryable,
+      outcomeUnknown,
+      throttled: o.throttled ?? false,
+      waitMs: err.retryAfterMs
+    };
+  };
+}
+function lost(answer, req, fail) {
+  const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
+  if (answer.notTls) return fail("refused", { status: 0, message });
+  if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
+  return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
+}
+function readBody2(text3) {
+  try {
+    const parsed = text3 === "" ? void 0 : parseJson(text3);
+    const body = parsed?.value;
+    return { body, json: true, marked: parsed?.inexact ? parsed.marked : () => body };
+  } catch {
+    return { body: text3, json: false, marked: () => text3 };
+  }
+}
+function notOk(err, req, fail) {
+  const { status } = err;
+  if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
+  if (status < 500) return fail("refused", err);
+  const again = RETRY_STATUS.has(status);
+  if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
+  if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
+  return fail("unknown", err, { outcomeUnknown: true });
 }
 var RETRY_STATUS, BUSY_STATUS;
 var init_classify = __esm({
@@ -42844,30 +45048,6 @@ var init_governor = __esm({
   }
 });
 
-// src/duration.ts
-function parseDuration(text3) {
-  const t = text3.trim();
-  if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * 1e3;
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) return void 0;
-  let ms = 0;
-  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNITS[unit ?? "s"] ?? 1e3);
-  return ms;
-}
-function formatDuration(ms) {
-  if (ms < 6e4) return `${+(ms / 1e3).toFixed(3)}s`;
-  const h = Math.floor(ms / 36e5);
-  const m = Math.floor(ms % 36e5 / 6e4);
-  const s = +(ms % 6e4 / 1e3).toFixed(3);
-  return `${h ? `${h}h` : ""}${m ? `${m}m` : ""}${s ? `${s}s` : ""}`;
-}
-var UNITS;
-var init_duration = __esm({
-  "src/duration.ts"() {
-    "use strict";
-    UNITS = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
-  }
-});
-
 // src/api/core.ts
 function checkUrl(name, value2) {
   const credentials = urlCredentials(value2);
@@ -43043,70 +45223,69 @@ var init_core = __esm({
        *  form. Not paced by the governor: it is another host, and every request waits on it. */
       async postToken(form, user) {
         const started = this.clock.now();
-        let last2 = "";
         for (let attempt = 0; ; attempt++) {
-          let status = 0;
-          let wait;
-          const t0 = this.clock.now();
-          this.onRequestStart?.({ method: "POST", path: new URL(this.tokenUrl).pathname, started_at: t0, resend: attempt > 0, user: user ?? null });
-          try {
-            const res = await request(this.tokenUrl, {
-              method: "POST",
-              headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-              body: form.toString(),
-              dispatcher: this.dispatcher,
-              headersTimeout: this.timeouts.headersMs,
-              bodyTimeout: this.timeouts.bodyMs,
-              signal: this.requestSignal()
-            });
-            status = res.statusCode;
-            const text3 = await res.body.text();
-            this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0, void 0, user);
-            this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started}ms`);
-            if (status === 404)
-              throw new ApiError({
-                method: "POST",
-                path: "token endpoint",
-                status,
-                message: `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
-                hint: "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)"
-              });
-            if (!RETRY_STATUS.has(status)) {
-              let body;
-              try {
-                body = JSON.parse(text3);
-              } catch {
-                throw new ApiError({ method: "POST", path: "token endpoint", status, message: `answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}` });
-              }
-              if (status === 200) {
-                const fn = apiValidator("TokenResponse");
-                if (!fn(body))
-                  throw new ApiError({
-                    method: "POST",
-                    path: "token endpoint",
-                    status,
-                    message: `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`
-                  });
-              }
-              return { status, body };
-            }
-            wait = retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now());
-            last2 = `status ${status}`;
-          } catch (e) {
-            if (e instanceof ApiError) throw e;
-            last2 = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
-            this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last2, user);
-            this.log(`POST /auth/realms/\u2026/token failed: ${last2}`);
-            if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
-          }
-          const delay = this.backoff(attempt, wait);
+          const sent = await this.sendToken(form, user, attempt, started);
+          if ("answer" in sent) return sent.answer;
+          const delay = this.backoff(attempt, sent.wait);
           if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs || this.clock.now() + delay >= this.governor.deadline) {
-            const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${last2})`;
-            throw new ApiError({ method: "POST", path: "token endpoint", status, message, retryable: true });
+            const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${sent.last})`;
+            throw new ApiError({ method: "POST", path: "token endpoint", status: sent.status, message, retryable: true });
           }
           this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
           await this.clock.sleep(delay);
         }
+      }
+      /** One send of the token request: its answer, when it is one to act on (a token, or a refusal in its
+       *  words), or why another send may do better (a retry status, its Retry-After; the connection). */
+      async sendToken(form, user, attempt, started) {
+        let status = 0;
+        const t0 = this.clock.now();
+        const path = new URL(this.tokenUrl).pathname;
+        this.onRequestStart?.({ method: "POST", path, started_at: t0, resend: attempt > 0, user: user ?? null });
+        try {
+          const res = await request(this.tokenUrl, {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+            body: form.toString(),
+            dispatcher: this.dispatcher,
+            headersTimeout: this.timeouts.headersMs,
+            bodyTimeout: this.timeouts.bodyMs,
+            signal: this.requestSignal()
+          });
+          status = res.statusCode;
+          const text3 = await res.body.text();
+          this.observe("POST", path, status, t0, attempt > 0, void 0, user);
+          this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started}ms`);
+          if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text3) };
+          return { status, wait: retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now()), last: `status ${status}` };
+        } catch (e) {
+          if (e instanceof ApiError) throw e;
+          const last2 = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
+          this.observe("POST", path, null, t0, attempt > 0, last2, user);
+          this.log(`POST /auth/realms/\u2026/token failed: ${last2}`);
+          if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
+          return { status, last: last2 };
+        }
+      }
+      /** The token endpoint's answer (not a retry status) as JSON, a token checked against its schema; a
+       *  404 names the realm: no token endpoint at this path, whatever the body, means the realm is not
+       *  served at this auth URL (a realm the service does not have, or the wrong auth_url). */
+      tokenAnswer(status, text3) {
+        const refused = (message, hint) => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
+        if (status === 404)
+          throw refused(
+            `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
+            "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)"
+          );
+        let body;
+        try {
+          body = JSON.parse(text3);
+        } catch {
+          throw refused(`answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}`);
+        }
+        const fn = apiValidator("TokenResponse");
+        if (status === 200 && !fn(body)) throw refused(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
+        return { status, body };
       }
       /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
        *  undici's headers and body timers are idle timers (a body that trickles in never trips them). */
@@ -43155,20 +45334,7 @@ var init_core = __esm({
           let body;
           const signal = this.requestSignal();
           try {
-            res = await request(url, {
-              method: spec2.method,
-              headers: {
-                authorization: `Bearer ${token}`,
-                accept: spec2.schema === "bytes" ? "text/csv, */*" : "application/json",
-                ...spec2.body !== void 0 ? { "content-type": "application/json" } : {},
-                ...spec2.ifMatch ? { "if-match": spec2.ifMatch } : {}
-              },
-              body: spec2.body === void 0 ? void 0 : JSON.stringify(spec2.body),
-              dispatcher: this.dispatcher,
-              headersTimeout: this.timeouts.headersMs,
-              bodyTimeout: this.timeouts.bodyMs,
-              signal
-            });
+            res = await this.send(spec2, url, token, signal);
             body = Buffer.from(await res.body.arrayBuffer());
           } catch (e) {
             const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
@@ -43179,21 +45345,45 @@ var init_core = __esm({
           const status = res.statusCode;
           this.observe(spec2.method, path, status, t0, resend);
           this.log(`${shown2} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
-          if (status === 401 && !this.auth.isStatic) {
-            if (spec2.kind === "read" && !reauthed) {
-              this.auth.invalidate(token);
-              this.log(`${shown2}: token refused, signing in again`);
-              continue;
-            }
-            if (spec2.kind !== "read" && !p.reauthed) {
-              this.auth.invalidate(token);
-              p.reauthed = true;
-              this.log(`${shown2}: token refused; signing in again before the write's guard and its next send`);
-              return { status, body, reauth: true };
-            }
-          }
+          const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec2, shown2, token, reauthed, p) : void 0;
+          if (refused === "again") continue;
+          if (refused === "to the guard") return { status, body, reauth: true };
           return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
         }
+      }
+      /** One HTTP request of the service's interface, as the spec says it, with the token. */
+      send(spec2, url, token, signal) {
+        return request(url, {
+          method: spec2.method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: spec2.schema === "bytes" ? "text/csv, */*" : "application/json",
+            ...spec2.body !== void 0 ? { "content-type": "application/json" } : {},
+            ...spec2.ifMatch ? { "if-match": spec2.ifMatch } : {}
+          },
+          body: spec2.body === void 0 ? void 0 : JSON.stringify(spec2.body),
+          dispatcher: this.dispatcher,
+          headersTimeout: this.timeouts.headersMs,
+          bodyTimeout: this.timeouts.bodyMs,
+          signal
+        });
+      }
+      /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
+       *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
+       *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
+      tokenRefused(spec2, shown2, token, reauthed, p) {
+        if (spec2.kind === "read" && !reauthed) {
+          this.auth.invalidate(token);
+          this.log(`${shown2}: token refused, signing in again`);
+          return "again";
+        }
+        if (spec2.kind !== "read" && !p.reauthed) {
+          this.auth.invalidate(token);
+          p.reauthed = true;
+          this.log(`${shown2}: token refused; signing in again before the write's guard and its next send`);
+          return "to the guard";
+        }
+        return void 0;
       }
       /** One send of a request through the governor, and what its answer means: the one place each HTTP
        *  attempt is sent. `p.sends + p.throttles > 0` says it is a resend. Throws (an ApiError) only when it
@@ -43445,7 +45635,7 @@ var init_context = __esm({
     init_auth();
     init_http();
     init_service_choices();
-    init_diagnostics();
+    init_diagnostics2();
     init_repo();
     init_errors();
     init_duration();
@@ -43459,16 +45649,18 @@ __export(validate_exports, {
   runValidate: () => runValidate
 });
 async function runValidate(flags, out) {
+  const view = await pickView(validateViews, flags.format);
   const env2 = envOf(flags);
   const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env: env2 });
-  printDiagnostics(diagnostics, flags.format ?? "text", out, docs, env2);
+  view({ diagnostics, files: docs, env: env2 }, out);
   return diagnostics.some((d) => d.severity === "error") ? 1 : 0;
 }
-var init_validate2 = __esm({
+var init_validate3 = __esm({
   "src/cli/validate.ts"() {
     "use strict";
+    init_validate2();
+    init_view();
     init_validate();
-    init_diagnostics2();
     init_context();
   }
 });
@@ -43594,9 +45786,22 @@ function packageJson(dir, pin) {
 `;
 }
 async function runInit(flags, out, args) {
-  const version2 = ownPackage().version;
+  const envName = checkFlags(flags);
   const dir = (0, import_node_path13.resolve)(out.io.cwd, args[0] ?? ".");
   const where = (0, import_node_path13.relative)(out.io.cwd, dir) || ".";
+  const { existing, configText, shape } = readConfig(dir, where, envName, flags, out);
+  const found = flags.pin ? {} : defaultPin(ownPackage().version);
+  const scaffold = { dir, where, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
+  const outcome = writeFiles(scaffold, filesFor(scaffold, configText, flags), flags, out);
+  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
+  for (const w of outcome.written) out.out(`  ${w}`);
+  if (!outcome.written.length) out.out("  nothing: every file init writes is there");
+  if (outcome.unchanged.length) out.out(`  unchanged, already as init writes them: ${outcome.unchanged.join(", ")}`);
+  if (outcome.kept.length) out.out(`  kept, as they exist (--force replaces them): ${outcome.kept.join(", ")}`);
+  sayNext(scaffold, outcome, flags, out);
+  return 0;
+}
+function checkFlags(flags) {
   const envName = flags.env ?? "sandbox";
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
     throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
@@ -43604,10 +45809,12 @@ async function runInit(flags, out, args) {
   const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : void 0;
   if (credentials) throw new UserError(`--base-url: ${credentials}`);
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
-  const prefix = envName.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+  return envName;
+}
+function readConfig(dir, where, envName, flags, out) {
   const configPath = (0, import_node_path13.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? (0, import_node_fs11.readFileSync)(configPath, "utf8") : void 0;
-  const configText = existing ?? freshConfig(envName, prefix, flags);
+  const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
@@ -43620,9 +45827,9 @@ async function runInit(flags, out, args) {
       `${where === "." ? "" : `${where}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`
     );
   }
-  const found = flags.pin ? {} : defaultPin(version2);
-  const pin = flags.pin ?? found.spec;
-  const placeholder = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
+  return { existing, configText, shape };
+}
+function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
   files.set("revsync.yaml", configText);
   const policiesDir = (0, import_node_path13.join)(dir, shape.policies);
@@ -43630,82 +45837,62 @@ async function runInit(flags, out, args) {
   files.set(".gitignore", `${GITIGNORE_HEADER}
 ${GITIGNORE_LINES.join("\n")}
 `);
-  files.set(
-    ".vscode/settings.json",
-    `${JSON.stringify(
-      {
-        "yaml.schemas": {
-          [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: [
-            `${shape.policies}/**/*.yaml`,
-            `${shape.policies}/**/*.yml`,
-            `${shape.tests}/**/*.yaml`,
-            `${shape.tests}/**/*.yml`
-          ],
-          [`./${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`]: ["revsync.yaml"]
-        }
-      },
-      null,
-      2
-    )}
-`
-  );
-  if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin ?? placeholder));
+  files.set(".vscode/settings.json", editorSettings(shape));
+  if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin));
   for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path13.join)(CI_DIR, from), "utf8"), shape));
+  return files;
+}
+function editorSettings(shape) {
+  const yaml = [`${shape.policies}/**/*.yaml`, `${shape.policies}/**/*.yml`, `${shape.tests}/**/*.yaml`, `${shape.tests}/**/*.yml`];
+  const schemas2 = { [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: yaml, [`./${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`]: ["revsync.yaml"] };
+  return `${JSON.stringify({ "yaml.schemas": schemas2 }, null, 2)}
+`;
+}
+function writeFiles({ dir, where, pin }, files, flags, out) {
   const words = { show: (p) => (0, import_node_path13.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
   for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path13.join)(dir, name), words);
-  const written = [];
-  const kept = [];
-  const unchanged = [];
+  const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text3] of files) {
     const path = (0, import_node_path13.join)(dir, name);
     const current = (0, import_node_fs11.existsSync)(path) ? (0, import_node_fs11.readFileSync)(path, "utf8") : void 0;
-    if (current === text3) {
-      unchanged.push(name);
-      continue;
+    const merged = current !== void 0 && current !== text3 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
+    if (current === text3 || merged && merged.text === current) outcome.unchanged.push(name);
+    else if (merged) {
+      writeUserFile(path, merged.text, dir, words);
+      outcome.written.push(merged.said);
+    } else if (current !== void 0 && !flags.force) outcome.kept.push(name);
+    else {
+      writeUserFile(path, text3, dir, words);
+      outcome.written.push(current === void 0 ? `wrote ${name}` : `replaced ${name}`);
     }
-    const merged = current !== void 0 && !flags.force ? mergeInto(name, current, flags.pin, pin ?? placeholder) : void 0;
-    if (merged) {
-      if (merged.text === current) unchanged.push(name);
-      else {
-        writeUserFile(path, merged.text, dir, words);
-        written.push(merged.said);
-      }
-      continue;
-    }
-    if (current !== void 0 && !flags.force) {
-      kept.push(name);
-      continue;
-    }
-    writeUserFile(path, text3, dir, words);
-    written.push(current === void 0 ? `wrote ${name}` : `replaced ${name}`);
   }
   const schemas2 = writeRepoSchemas(dir, !!flags.force);
-  written.push(...schemas2.written.map((s) => `wrote ${s}`));
-  kept.push(...schemas2.kept);
-  if (!schemas2.written.length && !schemas2.kept.length) unchanged.push(`${REPO_SCHEMAS_DIR}/`);
-  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
-  for (const w of written) out.out(`  ${w}`);
-  if (!written.length) out.out("  nothing: every file init writes is there");
-  if (unchanged.length) out.out(`  unchanged, already as init writes them: ${unchanged.join(", ")}`);
-  if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
-  let pinned;
+  outcome.written.push(...schemas2.written.map((s) => `wrote ${s}`));
+  outcome.kept.push(...schemas2.kept);
+  if (!schemas2.written.length && !schemas2.kept.length) outcome.unchanged.push(`${REPO_SCHEMAS_DIR}/`);
+  return outcome;
+}
+function pinnedIn(dir) {
   try {
     const pkg = JSON.parse((0, import_node_fs11.readFileSync)((0, import_node_path13.join)(dir, "package.json"), "utf8"));
-    pinned = { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
+    return { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
   } catch {
-    pinned = void 0;
+    return void 0;
   }
+}
+function sayNext({ dir, where, existing, shape, pin, found }, { written }, flags, out) {
+  const pinned = pinnedIn(dir);
   const pins = !!(flags.ci || flags.pin);
-  if (pins && pinned === placeholder) {
+  if (pins && pinned === PLACEHOLDER) {
     const why = found.local ? `revsync runs from a clone whose origin is a path on this machine (${found.local}), and a pin to it would install only here, never in CI` : "revsync does not know where it was installed from";
     out.warn(
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`
     );
   } else if (pins && pinned === void 0) {
-    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin ?? placeholder}"`);
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin}"`);
   }
   const next = [];
-  if (pins && pinned !== void 0 && pinned !== placeholder && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
+  if (pins && pinned !== void 0 && pinned !== PLACEHOLDER && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
     next.push("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=\u2026`), "REVSYNC_CLIENT_ID=\u2026", "REVSYNC_CLIENT_SECRET=\u2026", "REVSYNC_USERNAME=\u2026", "REVSYNC_PASSWORD=\u2026"];
@@ -43725,7 +45912,6 @@ ${GITIGNORE_LINES.join("\n")}
       `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token.`
     );
   }
-  return 0;
 }
 function mergeInto(name, current, pinFlag, pin) {
   if (name === ".gitignore") {
@@ -43815,7 +46001,7 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path13, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path13, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
@@ -43841,54 +46027,9 @@ var init_init = __esm({
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
     ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path13.join)(OWN_ROOT, "package.json"));
+    PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
     GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
-  }
-});
-
-// src/plan/unknown.ts
-function notShown(git, live) {
-  return Object.keys(git).filter((k) => live[k] === null || live[k] === void 0 || isInexact(live[k])).map((k) => {
-    const v = live[k];
-    return isInexact(v) ? { field: k, inexact: v.text } : { field: k };
-  });
-}
-function addUnknown(unknown, addr, fields) {
-  if (!unknown || !fields.length) return;
-  unknown.set(addr, [...unknown.get(addr) ?? [], ...fields]);
-}
-function unknownNotes(unknown) {
-  return [...unknown].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).flatMap(([addr, fields]) => fields.map((f) => unknownNote(addr, f)));
-}
-function unknownNote(addr, f) {
-  const u = typeof f === "string" ? { field: f } : f;
-  if (u.inexact !== void 0) {
-    return `${addr}: ${u.field} not comparable: the service answers ${u.inexact}, a number a double cannot hold exactly, so git's value could be neither checked nor changed`;
-  }
-  if (u.unreadable !== void 0) {
-    return `${addr}: ${u.field} not comparable: the service answers ${JSON.stringify(u.unreadable)}, which revsync cannot read as a date, so git's value could be neither checked nor changed`;
-  }
-  return `${addr}: ${u.field} not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed`;
-}
-function unknownCaveat(n) {
-  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
-}
-function impactNotes(cases, contracts, fromGit) {
-  const met = /* @__PURE__ */ new Set();
-  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
-  return [...fromGit].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
-}
-function impactNote(addr, unknown) {
-  const fields = unknown.map((f) => typeof f === "string" ? f : f.field);
-  const one = fields.length === 1;
-  const how = unknown.some((f) => typeof f !== "string" && f.inexact !== void 0) ? "null, or a number it cannot hold exactly" : "null";
-  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
-}
-var init_unknown = __esm({
-  "src/plan/unknown.ts"() {
-    "use strict";
-    init_number();
-    init_address();
   }
 });
 
@@ -44022,863 +46163,6 @@ var init_policy_models = __esm({
     str2 = (v) => typeof v === "string" && v !== "" ? v : void 0;
     APPROVED_BY_THIS_CHANGE = 1e15;
     carvesOf = (item) => item?.carves_allocation !== false;
-  }
-});
-
-// src/policy-test/run.ts
-function explain(c, got, ordered, all2) {
-  const why = [];
-  if (got.error) return [got.error];
-  const winner = ordered.find((p) => p.name === got.policy);
-  if (c.expect.policy !== got.policy) {
-    why.push(got.policy === null ? "no active policy's conditions all hold" : `${got.policy} matched first (hierarchy_no ${winner?.hierarchy_no})`);
-    const expected = all2.find((p) => p.name === c.expect.policy);
-    if (c.expect.policy !== null) {
-      if (!expected) why.push(`${c.expect.policy} is not a policy here`);
-      else if (!expected.active) why.push(`${c.expect.policy} is not active`);
-      else {
-        let failing;
-        try {
-          failing = firstFailing(expected, c.input);
-        } catch (e) {
-          why.push(`${c.expect.policy}: ${e.message}`);
-        }
-        if (failing) {
-          why.push(
-            `${c.expect.policy}'s condition ${failing.field_name} ${failing.operator} ${JSON.stringify(failing.value)} does not hold (the line has ${failing.field_name} ${JSON.stringify(c.input[failing.field_name] ?? null)})`
-          );
-        } else if (winner)
-          why.push(`${c.expect.policy}'s conditions hold too, but ${winner.name} comes first (hierarchy_no ${winner.hierarchy_no} < ${expected.hierarchy_no})`);
-      }
-    }
-  } else if (c.expect.ssp !== void 0 && !sameSsp(c.expect.ssp, got.ssp)) {
-    const gives = got.ssp === null ? "no SSP" : `SSP ${showSsp(got.ssp)}`;
-    why.push(`${show2(got.policy)} gives ${gives}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
-  }
-  return why;
-}
-function runCases(cases, policies2) {
-  const ordered = order(policies2);
-  return cases.map((c) => {
-    const start = performance.now();
-    const got = matchLine(ordered, c.input, c);
-    const pass = !got.error && got.policy === c.expect.policy && (c.expect.ssp === void 0 || sameSsp(c.expect.ssp, got.ssp));
-    const why = pass ? [] : explain(c, got, ordered, [...policies2]);
-    return { case: c, got, pass, why, seconds: (performance.now() - start) / 1e3 };
-  });
-}
-function impact(cases, before, after) {
-  const ob = order(before);
-  const oa = order(after);
-  const out = [];
-  for (const c of cases) {
-    const b = matchLine(ob, c.input, c);
-    const a = matchLine(oa, c.input, c);
-    if (b.policy !== a.policy || !sameSsp(b.ssp, a.ssp)) {
-      out.push({ name: c.name, file: c.file, line: c.line, before: { policy: b.policy, ssp: b.ssp }, after: { policy: a.policy, ssp: a.ssp } });
-    }
-  }
-  return out;
-}
-function impactLine(e) {
-  return `${e.name}: ${showOutcome(e.before.policy, e.before.ssp)} -> ${showOutcome(e.after.policy, e.after.ssp)}`;
-}
-function runContracts(contracts, policies2, opts) {
-  const ordered = order(policies2);
-  return contracts.map((contract) => {
-    const allocation = allocate(contract, ordered, opts);
-    const why = [...allocation.errors];
-    if (contract.expect) {
-      if (allocation.status === "cannot allocate" && !allocation.errors.length) why.push(...allocation.why.map((w) => `cannot allocate: ${w}`));
-      else if (!allocation.errors.length) why.push(...expectDiffers(contract, allocation));
-    }
-    return { contract, allocation, pass: why.length === 0, why };
-  });
-}
-function allocationImpact(contracts, before, after, readRule) {
-  const ob = order(before.policies);
-  const oa = order(after.policies);
-  const out = [];
-  for (const c of contracts) {
-    const b = allocate(c, ob, { readRule, carves: before.carves });
-    const a = allocate(c, oa, { readRule, carves: after.carves });
-    const lines = c.lines.map((l, i) => {
-      const lb = b.lines[i];
-      const la = a.lines[i];
-      const shift = lb.allocated === null || la.allocated === null ? null : Math.round((la.allocated - lb.allocated) * 100) / 100;
-      return { id: l.id, before: side(lb), after: side(la), shift };
-    });
-    const same2 = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
-    if (same2) continue;
-    const known = b.status !== "cannot allocate" && a.status !== "cannot allocate";
-    const moved = known ? Math.round(lines.reduce((s, l) => s + Math.max(0, l.shift ?? 0), 0) * 100) / 100 : null;
-    const why = [
-      ...b.status === "cannot allocate" ? [...b.errors, ...b.why].map((w) => `now: ${w}`) : [],
-      ...a.status === "cannot allocate" ? [...a.errors, ...a.why].map((w) => `after apply: ${w}`) : []
-    ];
-    out.push({
-      contract: c.name,
-      file: c.file,
-      line: c.line,
-      currency: a.currency,
-      before_status: b.status,
-      after_status: a.status,
-      ...why.length ? { why } : {},
-      lines,
-      moved
-    });
-  }
-  return out.sort((x, y) => (y.moved ?? -1) - (x.moved ?? -1));
-}
-function movedByCurrency(entries) {
-  const by = /* @__PURE__ */ new Map();
-  for (const e of entries) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
-  return by;
-}
-var show2, side;
-var init_run = __esm({
-  "src/policy-test/run.ts"() {
-    "use strict";
-    init_evaluate();
-    init_allocate();
-    show2 = (p) => p === null ? "no policy" : p;
-    side = (l) => ({ policy: l.policy, ssp: l.ssp, basis: l.basis, allocated: l.allocated });
-  }
-});
-
-// src/report/junit.ts
-function caseXml(c, name) {
-  const head = `    <testcase classname="${xml(c.classname)}" name="${xml(name)}" time="${time(c.seconds)}"`;
-  const outcome = c.error ? ["error", c.error] : c.failure ? ["failure", c.failure] : void 0;
-  const inner = [];
-  if (outcome) {
-    const [tag, { message, text: text3 }] = outcome;
-    const at3 = c.where ? `${c.where.file}:${c.where.line}: ` : "";
-    inner.push(`      <${tag} message="${xml(at3 + message)}">${xml(text3)}</${tag}>`);
-  }
-  if (c.output !== void 0) inner.push(`      <system-out>${xml(c.output)}</system-out>`);
-  if (!inner.length) return `${head}/>`;
-  return `${head}>
-${inner.join("\n")}
-    </testcase>`;
-}
-function junitXml(title, suites) {
-  const body = suites.map((s) => {
-    const taken = /* @__PURE__ */ new Set();
-    const cases = s.cases.map((c) => {
-      let name = c.name;
-      for (let n = 2; taken.has(name); n++) name = `${c.name} (${n})`;
-      taken.add(name);
-      return caseXml(c, name);
-    });
-    return `  <testsuite name="${xml(s.name)}" ${totals(count(s.cases))}>
-${cases.map((c) => `${c}
-`).join("")}  </testsuite>
-`;
-  });
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="${xml(title)}" ${totals(count(suites.flatMap((s) => s.cases)))}>
-${body.join("")}</testsuites>
-`;
-}
-var xml, time, count, totals;
-var init_junit = __esm({
-  "src/report/junit.ts"() {
-    "use strict";
-    xml = (s) => s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-    time = (seconds2) => (Math.max(0, seconds2) || 0).toFixed(3);
-    count = (cases) => ({
-      tests: cases.length,
-      failures: cases.filter((c) => c.failure && !c.error).length,
-      errors: cases.filter((c) => c.error).length,
-      seconds: cases.reduce((s, c) => s + c.seconds, 0)
-    });
-    totals = (n) => `tests="${n.tests}" failures="${n.failures}" errors="${n.errors}" time="${time(n.seconds)}"`;
-  }
-});
-
-// src/report/budget.ts
-function fitPieces(pieces, budget, leftOut) {
-  const all2 = pieces.reduce((n, p) => n + p.length, 0);
-  if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
-  const room = budget - leftOut(pieces.length).length;
-  let used = 0;
-  let shown2 = 0;
-  for (const p of pieces) {
-    if (used + p.length > room) break;
-    used += p.length;
-    shown2++;
-  }
-  return { text: pieces.slice(0, shown2).join("") + leftOut(pieces.length - shown2), shown: shown2 };
-}
-function fitTiers(t, budget, between, leftOut) {
-  const n = t.full.length;
-  const full = t.full.join("");
-  if (full.length <= budget) return { full: n, rest: null, listed: n, text: full };
-  for (const rest of ["line", "bare"]) {
-    const short = t[rest];
-    const after = new Array(n + 1).fill(0);
-    for (let k = n - 1; k >= 0; k--) after[k] = (after[k + 1] ?? 0) + (short[k]?.length ?? 0);
-    let best = -1;
-    let before = 0;
-    for (let k = 0; k < n; k++) {
-      if (before + between(rest, k).length + (after[k] ?? 0) <= budget) best = k;
-      before += t.full[k]?.length ?? 0;
-    }
-    if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
-  }
-  const head = between("bare", 0);
-  const { text: text3, shown: shown2 } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown2, text: head + text3 };
-}
-var MARKDOWN_LIMIT, SECTION_BUDGET;
-var init_budget = __esm({
-  "src/report/budget.ts"() {
-    "use strict";
-    MARKDOWN_LIMIT = 6e4;
-    SECTION_BUDGET = {
-      /** The policy test cases whose policy or SSP changes (a table). */
-      cases: 1e4,
-      /** The Mermaid charts of the contracts that move most. */
-      charts: 6e3,
-      /** The contracts whose allocation changes (a table each). */
-      contracts: 12e3,
-      /** The notes of the plan's impact. */
-      impactNotes: 2e3,
-      /** The notes of a plan or a drift report (fields the service does not show). */
-      notes: 4e3,
-      /** Drift accepted by drift.ignore, listed apart. */
-      ignored: 6e3
-    };
-  }
-});
-
-// node_modules/ansi-regex/index.js
-function ansiRegex({ onlyFirst = false } = {}) {
-  return new RegExp(pattern, onlyFirst ? void 0 : "g");
-}
-var ST, stringControls, osc, controlString, linuxPalette, csi, escape, pattern;
-var init_ansi_regex = __esm({
-  "node_modules/ansi-regex/index.js"() {
-    ST = String.raw`(?:\u001B\u005C|\u009C)`;
-    stringControls = String.raw`\u0018\u001A\u001B\u0080-\u009F`;
-    osc = String.raw`(?:\u001B\]|\u009D)[^\u0007${stringControls}]*(?:\u0007|${ST})`;
-    controlString = String.raw`(?:\u001B[PX^_k]|[\u0090\u0098\u009E\u009F])[^${stringControls}]*${ST}`;
-    linuxPalette = String.raw`\u001B\](?:P[\dA-Fa-f]{7}|R)(?:\u0007|${ST})?`;
-    csi = String.raw`(?:\u001B\[|\u009B)[\u0030-\u003F]*[\u0020-\u002F]*[\u0040-\u007E]`;
-    escape = String.raw`\u001B(?:[\u0020-\u002F]+[\u0030-\u007E]|[\dA-PR-TZcf-oq-uy=><~|}])`;
-    pattern = `${linuxPalette}|${osc}|${controlString}|${csi}|${escape}`;
-  }
-});
-
-// node_modules/strip-ansi/index.js
-function stripAnsi(string) {
-  if (typeof string !== "string") {
-    throw new TypeError(`Expected a \`string\`, got \`${typeof string}\``);
-  }
-  if (!string.includes("\x1B") && !string.includes("\x9B")) {
-    return string;
-  }
-  return string.replace(regex, "");
-}
-var regex;
-var init_strip_ansi = __esm({
-  "node_modules/strip-ansi/index.js"() {
-    init_ansi_regex();
-    regex = ansiRegex();
-  }
-});
-
-// node_modules/get-east-asian-width/lookup-data.js
-var ambiguousMinimalCodePoint, ambiguousMaximumCodePoint, ambiguousRanges, fullwidthMinimalCodePoint, fullwidthMaximumCodePoint, fullwidthRanges, wideMinimalCodePoint, wideMaximumCodePoint, wideRanges;
-var init_lookup_data = __esm({
-  "node_modules/get-east-asian-width/lookup-data.js"() {
-    ambiguousMinimalCodePoint = 161;
-    ambiguousMaximumCodePoint = 1114109;
-    ambiguousRanges = [161, 161, 164, 164, 167, 168, 170, 170, 173, 174, 176, 180, 182, 186, 188, 191, 198, 198, 208, 208, 215, 216, 222, 225, 230, 230, 232, 234, 236, 237, 240, 240, 242, 243, 247, 250, 252, 252, 254, 254, 257, 257, 273, 273, 275, 275, 283, 283, 294, 295, 299, 299, 305, 307, 312, 312, 319, 322, 324, 324, 328, 331, 333, 333, 338, 339, 358, 359, 363, 363, 462, 462, 464, 464, 466, 466, 468, 468, 470, 470, 472, 472, 474, 474, 476, 476, 593, 593, 609, 609, 708, 708, 711, 711, 713, 715, 717, 717, 720, 720, 728, 731, 733, 733, 735, 735, 768, 879, 913, 929, 931, 937, 945, 961, 963, 969, 1025, 1025, 1040, 1103, 1105, 1105, 8208, 8208, 8211, 8214, 8216, 8217, 8220, 8221, 8224, 8226, 8228, 8231, 8240, 8240, 8242, 8243, 8245, 8245, 8251, 8251, 8254, 8254, 8308, 8308, 8319, 8319, 8321, 8324, 8364, 8364, 8451, 8451, 8453, 8453, 8457, 8457, 8467, 8467, 8470, 8470, 8481, 8482, 8486, 8486, 8491, 8491, 8531, 8532, 8539, 8542, 8544, 8555, 8560, 8569, 8585, 8585, 8592, 8601, 8632, 8633, 8658, 8658, 8660, 8660, 8679, 8679, 8704, 8704, 8706, 8707, 8711, 8712, 8715, 8715, 8719, 8719, 8721, 8721, 8725, 8725, 8730, 8730, 8733, 8736, 8739, 8739, 8741, 8741, 8743, 8748, 8750, 8750, 8756, 8759, 8764, 8765, 8776, 8776, 8780, 8780, 8786, 8786, 8800, 8801, 8804, 8807, 8810, 8811, 8814, 8815, 8834, 8835, 8838, 8839, 8853, 8853, 8857, 8857, 8869, 8869, 8895, 8895, 8978, 8978, 9312, 9449, 9451, 9547, 9552, 9587, 9600, 9615, 9618, 9621, 9632, 9633, 9635, 9641, 9650, 9651, 9654, 9655, 9660, 9661, 9664, 9665, 9670, 9672, 9675, 9675, 9678, 9681, 9698, 9701, 9711, 9711, 9733, 9734, 9737, 9737, 9742, 9743, 9756, 9756, 9758, 9758, 9792, 9792, 9794, 9794, 9824, 9825, 9827, 9829, 9831, 9834, 9836, 9837, 9839, 9839, 9886, 9887, 9919, 9919, 9926, 9933, 9935, 9939, 9941, 9953, 9955, 9955, 9960, 9961, 9963, 9969, 9972, 9972, 9974, 9977, 9979, 9980, 9982, 9983, 10045, 10045, 10102, 10111, 11094, 11097, 12872, 12879, 57344, 63743, 65024, 65039, 65533, 65533, 127232, 127242, 127248, 127277, 127280, 127337, 127344, 127373, 127375, 127376, 127387, 127404, 917760, 917999, 983040, 1048573, 1048576, 1114109];
-    fullwidthMinimalCodePoint = 12288;
-    fullwidthMaximumCodePoint = 65510;
-    fullwidthRanges = [12288, 12288, 65281, 65376, 65504, 65510];
-    wideMinimalCodePoint = 4352;
-    wideMaximumCodePoint = 262141;
-    wideRanges = [4352, 4447, 8986, 8987, 9001, 9002, 9193, 9196, 9200, 9200, 9203, 9203, 9725, 9726, 9748, 9749, 9776, 9783, 9800, 9811, 9855, 9855, 9866, 9871, 9875, 9875, 9889, 9889, 9898, 9899, 9917, 9918, 9924, 9925, 9934, 9934, 9940, 9940, 9962, 9962, 9970, 9971, 9973, 9973, 9978, 9978, 9981, 9981, 9989, 9989, 9994, 9995, 10024, 10024, 10060, 10060, 10062, 10062, 10067, 10069, 10071, 10071, 10133, 10135, 10160, 10160, 10175, 10175, 11035, 11036, 11088, 11088, 11093, 11093, 11904, 11929, 11931, 12019, 12032, 12245, 12272, 12287, 12289, 12350, 12353, 12438, 12441, 12543, 12549, 12591, 12593, 12686, 12688, 12773, 12783, 12830, 12832, 12871, 12880, 42124, 42128, 42182, 43360, 43388, 44032, 55203, 63744, 64255, 65040, 65049, 65072, 65106, 65108, 65126, 65128, 65131, 94176, 94180, 94192, 94198, 94208, 101594, 101631, 101664, 101760, 101874, 101888, 102801, 102816, 102866, 110576, 110579, 110581, 110587, 110589, 110590, 110592, 110888, 110898, 110898, 110928, 110930, 110933, 110933, 110948, 110952, 110960, 111355, 119552, 119638, 119648, 119670, 126980, 126980, 127183, 127183, 127374, 127374, 127377, 127386, 127406, 127406, 127488, 127490, 127504, 127547, 127552, 127560, 127568, 127569, 127584, 127589, 127744, 127776, 127789, 127797, 127799, 127868, 127870, 127891, 127904, 127946, 127951, 127955, 127968, 127984, 127988, 127988, 127992, 128062, 128064, 128064, 128066, 128252, 128255, 128317, 128331, 128334, 128336, 128359, 128378, 128378, 128405, 128406, 128420, 128420, 128507, 128591, 128640, 128709, 128716, 128716, 128720, 128722, 128725, 128729, 128732, 128735, 128747, 128748, 128756, 128764, 128986, 128986, 128992, 129003, 129008, 129008, 129292, 129338, 129340, 129349, 129351, 129535, 129648, 129660, 129664, 129734, 129736, 129736, 129740, 129757, 129759, 129771, 129775, 129786, 131072, 196605, 196608, 262141];
-  }
-});
-
-// node_modules/get-east-asian-width/utilities.js
-var isInRange;
-var init_utilities = __esm({
-  "node_modules/get-east-asian-width/utilities.js"() {
-    isInRange = (ranges, codePoint) => {
-      let low = 0;
-      let high = Math.floor(ranges.length / 2) - 1;
-      while (low <= high) {
-        const mid = Math.floor((low + high) / 2);
-        const i = mid * 2;
-        if (codePoint < ranges[i]) {
-          high = mid - 1;
-        } else if (codePoint > ranges[i + 1]) {
-          low = mid + 1;
-        } else {
-          return true;
-        }
-      }
-      return false;
-    };
-  }
-});
-
-// node_modules/get-east-asian-width/lookup.js
-function findWideFastPathRange(ranges) {
-  let fastPathStart = ranges[0];
-  let fastPathEnd = ranges[1];
-  for (let index = 0; index < ranges.length; index += 2) {
-    const start = ranges[index];
-    const end = ranges[index + 1];
-    if (commonCjkCodePoint >= start && commonCjkCodePoint <= end) {
-      return [start, end];
-    }
-    if (end - start > fastPathEnd - fastPathStart) {
-      fastPathStart = start;
-      fastPathEnd = end;
-    }
-  }
-  return [fastPathStart, fastPathEnd];
-}
-var commonCjkCodePoint, wideFastPathStart, wideFastPathEnd, isAmbiguous, isFullwidth, isWide;
-var init_lookup = __esm({
-  "node_modules/get-east-asian-width/lookup.js"() {
-    init_lookup_data();
-    init_utilities();
-    commonCjkCodePoint = 19968;
-    [wideFastPathStart, wideFastPathEnd] = /* @__PURE__ */ findWideFastPathRange(wideRanges);
-    isAmbiguous = (codePoint) => {
-      if (codePoint < ambiguousMinimalCodePoint || codePoint > ambiguousMaximumCodePoint) {
-        return false;
-      }
-      return isInRange(ambiguousRanges, codePoint);
-    };
-    isFullwidth = (codePoint) => {
-      if (codePoint < fullwidthMinimalCodePoint || codePoint > fullwidthMaximumCodePoint) {
-        return false;
-      }
-      return isInRange(fullwidthRanges, codePoint);
-    };
-    isWide = (codePoint) => {
-      if (codePoint >= wideFastPathStart && codePoint <= wideFastPathEnd) {
-        return true;
-      }
-      if (codePoint < wideMinimalCodePoint || codePoint > wideMaximumCodePoint) {
-        return false;
-      }
-      return isInRange(wideRanges, codePoint);
-    };
-  }
-});
-
-// node_modules/get-east-asian-width/index.js
-function validate2(codePoint) {
-  if (!Number.isSafeInteger(codePoint)) {
-    throw new TypeError(`Expected a code point, got \`${typeof codePoint}\`.`);
-  }
-}
-function eastAsianWidth(codePoint, { ambiguousAsWide = false } = {}) {
-  validate2(codePoint);
-  if (isFullwidth(codePoint) || isWide(codePoint) || ambiguousAsWide && isAmbiguous(codePoint)) {
-    return 2;
-  }
-  return 1;
-}
-var init_get_east_asian_width = __esm({
-  "node_modules/get-east-asian-width/index.js"() {
-    init_lookup();
-  }
-});
-
-// node_modules/string-width/index.js
-function isDoubleWidthNonRgiEmojiSequence(segment) {
-  if (segment.length > 50) {
-    return false;
-  }
-  if (unqualifiedKeycapRegex.test(segment)) {
-    return true;
-  }
-  if (segment.includes("\u200D")) {
-    const pictographics = segment.match(extendedPictographicRegex);
-    return pictographics !== null && pictographics.length >= 2;
-  }
-  return false;
-}
-function baseVisible(segment) {
-  const index = segment.search(visibleCharacterRegex);
-  return index === -1 ? void 0 : segment.slice(index);
-}
-function isHangulLeadingJamo(codePoint) {
-  return codePoint >= 4352 && codePoint <= 4447 || codePoint >= 43360 && codePoint <= 43388;
-}
-function isHangulVowelJamo(codePoint) {
-  return codePoint >= 4448 && codePoint <= 4519 || codePoint >= 55216 && codePoint <= 55238;
-}
-function isHangulTrailingJamo(codePoint) {
-  return codePoint >= 4520 && codePoint <= 4607 || codePoint >= 55243 && codePoint <= 55291;
-}
-function isHangulJamo(codePoint) {
-  return isHangulLeadingJamo(codePoint) || isHangulVowelJamo(codePoint) || isHangulTrailingJamo(codePoint);
-}
-function hangulClusterWidth(visibleSegment, eastAsianWidthOptions) {
-  const codePoints = [];
-  for (const character of visibleSegment) {
-    if (!visibleCharacterRegex.test(character)) {
-      continue;
-    }
-    codePoints.push(character.codePointAt(0));
-  }
-  if (codePoints.length === 0) {
-    return void 0;
-  }
-  let width = 0;
-  for (let index = 0; index < codePoints.length; index++) {
-    const codePoint = codePoints[index];
-    if (!isHangulJamo(codePoint)) {
-      if (width === 0) {
-        return void 0;
-      }
-      for (let remaining = index; remaining < codePoints.length; remaining++) {
-        width += eastAsianWidth(codePoints[remaining], eastAsianWidthOptions);
-      }
-      return width;
-    }
-    if (isHangulLeadingJamo(codePoint) && isHangulVowelJamo(codePoints[index + 1])) {
-      width += 2;
-      index += isHangulTrailingJamo(codePoints[index + 2]) ? 2 : 1;
-      continue;
-    }
-    width += eastAsianWidth(codePoint, eastAsianWidthOptions);
-  }
-  return width;
-}
-function trailingWidth(visibleSegment, eastAsianWidthOptions) {
-  let extra = 0;
-  let first = true;
-  for (const character of visibleSegment) {
-    if (first) {
-      first = false;
-      continue;
-    }
-    if (spacingMarkRegex.test(character) || character >= "\uFF00" && character <= "\uFFEF") {
-      extra += eastAsianWidth(character.codePointAt(0), eastAsianWidthOptions);
-    }
-  }
-  return extra;
-}
-function stringWidth(input, options = {}) {
-  if (typeof input !== "string" || input.length === 0) {
-    return 0;
-  }
-  const {
-    ambiguousIsNarrow = true,
-    countAnsiEscapeCodes = false
-  } = options;
-  let string = input;
-  if (!countAnsiEscapeCodes && (string.includes("\x1B") || string.includes("\x9B"))) {
-    string = stripAnsi(string);
-  }
-  if (string.length === 0) {
-    return 0;
-  }
-  if (/^[\u0020-\u007E]*$/.test(string)) {
-    return string.length;
-  }
-  let width = 0;
-  const eastAsianWidthOptions = { ambiguousAsWide: !ambiguousIsNarrow };
-  for (const { segment } of segmenter.segment(string)) {
-    const visibleSegment = baseVisible(segment);
-    if (visibleSegment === void 0) {
-      continue;
-    }
-    if (rgiEmojiRegex.test(segment) || isDoubleWidthNonRgiEmojiSequence(segment)) {
-      width += 2;
-      continue;
-    }
-    const hangulWidth = hangulClusterWidth(visibleSegment, eastAsianWidthOptions);
-    if (hangulWidth !== void 0) {
-      width += hangulWidth;
-      continue;
-    }
-    const codePoint = visibleSegment.codePointAt(0);
-    width += eastAsianWidth(codePoint, eastAsianWidthOptions);
-    width += trailingWidth(visibleSegment, eastAsianWidthOptions);
-  }
-  return width;
-}
-var segmenter, visibleCharacterRegex, spacingMarkRegex, rgiEmojiRegex, unqualifiedKeycapRegex, extendedPictographicRegex;
-var init_string_width = __esm({
-  "node_modules/string-width/index.js"() {
-    init_strip_ansi();
-    init_get_east_asian_width();
-    segmenter = new Intl.Segmenter();
-    visibleCharacterRegex = new RegExp("[^\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}]", "v");
-    spacingMarkRegex = new RegExp("\\p{Spacing_Mark}", "v");
-    rgiEmojiRegex = new RegExp("^\\p{RGI_Emoji}$", "v");
-    unqualifiedKeycapRegex = /^[\d#*]\u20E3$/;
-    extendedPictographicRegex = new RegExp("\\p{Extended_Pictographic}", "gu");
-  }
-});
-
-// src/display-width.ts
-function padDisplay(text3, width) {
-  return text3 + " ".repeat(Math.max(0, width - stringWidth(text3)));
-}
-function displayWidth(text3) {
-  return stringWidth(text3);
-}
-var init_display_width = __esm({
-  "src/display-width.ts"() {
-    "use strict";
-    init_string_width();
-  }
-});
-
-// src/report/policy-test.ts
-var policy_test_exports = {};
-__export(policy_test_exports, {
-  CHART_CONTRACTS: () => CHART_CONTRACTS,
-  CHART_LINES: () => CHART_LINES,
-  allocationChart: () => allocationChart,
-  allocationImpactMarkdown: () => allocationImpactMarkdown,
-  allocationImpactText: () => allocationImpactText,
-  contractJson: () => contractJson,
-  contractText: () => contractText,
-  impactMarkdown: () => impactMarkdown,
-  impactText: () => impactText,
-  planImpactMarkdown: () => planImpactMarkdown,
-  planImpactText: () => planImpactText,
-  testJson: () => testJson,
-  testJunit: () => testJunit,
-  testJunitError: () => testJunitError,
-  testText: () => testText
-});
-function testText(results, source, out, contracts = []) {
-  const failed = results.filter((r) => !r.pass);
-  const lines = [];
-  for (const r of contracts) lines.push(...contractText(r, out), "");
-  for (const r of failed) {
-    lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${terminalText(r.case.file)}:${r.case.line}`)} ${terminalText(r.case.name)}`);
-    lines.push(`      expected: ${terminalText(showOutcome(r.case.expect.policy, r.case.expect.ssp))}`);
-    lines.push(`      got:      ${r.got.error ? "an error" : terminalText(showOutcome(r.got.policy, r.case.expect.ssp === void 0 ? void 0 : r.got.ssp))}`);
-    for (const w of r.why) lines.push(`      why:      ${terminalText(w)}`);
-  }
-  if (failed.length) lines.push("");
-  const bad = failed.length + contracts.filter((r) => !r.pass).length;
-  const all2 = results.length + contracts.length;
-  lines.push(
-    `${bad ? out.paint("red", "Policy tests failed") : out.paint("green", "Policy tests passed")}: ${all2 - bad} passed, ${bad} failed (against ${source})${contractsSummary(contracts)}.`
-  );
-  return lines.join("\n");
-}
-function testJson(results, source, contracts = []) {
-  return {
-    format_version: "1",
-    source,
-    summary: {
-      passed: results.filter((r) => r.pass).length + contracts.filter((r) => r.pass).length,
-      failed: results.filter((r) => !r.pass).length + contracts.filter((r) => !r.pass).length
-    },
-    cases: results.map((r) => ({
-      name: r.case.name,
-      file: r.case.file,
-      line: r.case.line,
-      pass: r.pass,
-      expected: r.case.expect,
-      got: r.got,
-      ...r.pass ? {} : { why: r.why }
-    })),
-    ...contracts.length ? { contracts: contracts.map(contractJson) } : {}
-  };
-}
-function junitCase(r) {
-  const c = { classname: r.case.file, name: r.case.name, where: { file: r.case.file, line: r.case.line }, seconds: r.seconds };
-  if (r.pass) return c;
-  const expected = `expected ${showOutcome(r.case.expect.policy, r.case.expect.ssp)}`;
-  if (r.got.error) return { ...c, error: { message: `${expected}; could not be evaluated: ${r.got.error}`, text: r.why.join("\n") } };
-  return { ...c, failure: { message: `${expected}; got ${showOutcome(r.got.policy, r.got.ssp)}`, text: r.why.join("\n") } };
-}
-function brokenFileSuite(file, problems) {
-  const first = problems[0];
-  const where = (d) => `${d.file}:${d.line}:${d.column}`;
-  return {
-    name: file,
-    cases: [
-      {
-        classname: file,
-        name: `${file} (the test file)`,
-        seconds: 0,
-        error: {
-          message: first ? `${where(first)}: ${first.message}` : `${file} could not be read`,
-          text: problems.map((d) => `${where(d)}: ${d.message}`).join("\n")
-        }
-      }
-    ]
-  };
-}
-function testJunit(results, contracts = [], broken = []) {
-  const byFile = /* @__PURE__ */ new Map();
-  for (const r of results) byFile.set(r.case.file, [...byFile.get(r.case.file) ?? [], junitCase(r)]);
-  for (const r of contracts) byFile.set(r.contract.file, [...byFile.get(r.contract.file) ?? [], contractCase(r)]);
-  const brokenByFile = /* @__PURE__ */ new Map();
-  for (const d of broken) brokenByFile.set(d.file, [...brokenByFile.get(d.file) ?? [], d]);
-  const suites = [
-    ...[...byFile].map(([file, cases]) => ({ name: file, cases })),
-    ...[...brokenByFile].map(([file, problems]) => brokenFileSuite(file, problems))
-  ];
-  return junitXml(TITLE, suites);
-}
-function testJunitError(e) {
-  const { error: error2 } = errorObject(e);
-  const message = String(error2.message ?? "");
-  const diagnostics = error2.diagnostics?.filter((d) => d.severity === "error") ?? [];
-  const hint = typeof error2.hint === "string" ? `
-Hint: ${error2.hint}` : "";
-  const cases = diagnostics.length ? diagnostics.map((d) => {
-    const where = `${d.file}:${d.line}:${d.column}`;
-    return {
-      classname: d.file,
-      name: where,
-      seconds: 0,
-      error: { message: `${where}: ${d.message}`, text: `${message}${hint}` }
-    };
-  }) : [{ classname: "revsync", name: "revsync test", seconds: 0, error: { message, text: `${message}${hint}` } }];
-  return junitXml(TITLE, [{ name: "revsync test", cases }]);
-}
-function impactText(entries) {
-  if (!entries.length) return "";
-  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${terminalText(impactLine(e))}   (${terminalText(e.file)}:${e.line})`)].join("\n");
-}
-function impactMarkdown(entries, whole = WHOLE_PLAN) {
-  if (!entries.length) return "";
-  const head = [`#### Impact: ${casesChange(entries.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
-  const rows = entries.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
-`);
-  const { text: text3 } = fitPieces(
-    rows,
-    SECTION_BUDGET.cases - head.length - 1,
-    (n) => n ? `
-_${n === 1 ? "1 more case" : `${n} more cases`} not shown here (this table's share of the comment is full): every case is in ${whole} (impact.cases)._
-` : ""
-  );
-  return `${head}${text3}
-`;
-}
-function columns(rows, indent) {
-  const widths = [];
-  for (const r of rows) r.forEach((c, i) => widths[i] = Math.max(widths[i] ?? 0, displayWidth(c)));
-  return rows.map((r) => indent + r.map((c, i) => i === r.length - 1 ? c : padDisplay(c, widths[i] ?? 0)).join("  "));
-}
-function contractText(r, out) {
-  const a = r.allocation;
-  const c = r.contract;
-  const mark = r.pass ? out.paint("green", "PASS") : out.paint("red", "FAIL");
-  const lines = [`${mark} ${out.paint("bold", `${terminalText(c.file)}:${c.line}`)} contract ${terminalText(c.name)}: ${terminalText(a.currency)} ${money(a.total)}, ${STATUS_WORDS2[a.status]}`];
-  const head = ["Line", "Policy", "SSP", "Range", "Rule", "Basis", "Sell price", "Allocated", "Carve"];
-  const rows = a.lines.map((l) => [
-    terminalText(l.id),
-    terminalText(l.policy ?? "no policy"),
-    num2(l.ssp),
-    range(l),
-    rule(l),
-    num2(l.basis),
-    money(l.sell_price),
-    num2(l.allocated),
-    l.carve === null ? "-" : signed(l.carve)
-  ]);
-  lines.push(...columns([head, ...rows], "      "));
-  if (a.status === "cannot allocate") for (const w of [...a.errors, ...a.why]) lines.push(`      why: ${terminalText(w)}`);
-  else for (const w of r.why) lines.push(`      why: ${terminalText(w)}`);
-  if (a.status === "cannot allocate" && r.why.length && !a.errors.length && c.expect) lines.push("      (the contract expects an allocation)");
-  return lines;
-}
-function contractsSummary(rs) {
-  if (!rs.length) return "";
-  const n = (s) => rs.filter((r) => r.allocation.status === s).length;
-  const parts = [
-    `${n("allocated")} allocated`,
-    n("not carved") ? `${n("not carved")} not reallocated (carves_allocation off)` : "",
-    n("cannot allocate") ? `${n("cannot allocate")} cannot allocate` : ""
-  ];
-  return `; ${rs.length === 1 ? "1 contract" : `${rs.length} contracts`}: ${parts.filter(Boolean).join(", ")}`;
-}
-function contractJson(r) {
-  const a = r.allocation;
-  return {
-    name: r.contract.name,
-    file: r.contract.file,
-    line: r.contract.line,
-    pass: r.pass,
-    status: a.status,
-    currency: a.currency,
-    total: a.total,
-    ...r.contract.expect ? { expected: r.contract.expect.allocation } : {},
-    lines: a.lines,
-    ...a.status === "cannot allocate" ? { cannot_allocate: [...a.errors, ...a.why] } : {},
-    ...r.pass ? {} : { why: r.why }
-  };
-}
-function contractCase(r) {
-  const file = r.contract.file;
-  const c = {
-    classname: file,
-    name: `contract ${r.contract.name}`,
-    where: { file, line: r.contract.line },
-    seconds: 0,
-    output: contractText(r, PLAIN).join("\n")
-  };
-  if (r.pass) return c;
-  const message = r.why.join("; ");
-  if (r.allocation.errors.length) return { ...c, error: { message, text: r.allocation.errors.join("\n") } };
-  return { ...c, failure: { message, text: r.why.join("\n") } };
-}
-function allocationImpactText(entries) {
-  if (!entries.length) return "";
-  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, terminalText)}:`];
-  for (const e of entries) {
-    lines.push(
-      `  ${terminalText(e.contract)} (${terminalText(e.file)}:${e.line}): ${e.moved === null ? "cannot compare" : `${terminalText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`
-    );
-    const rows = e.lines.map((l) => [
-      terminalText(l.id),
-      `${num2(l.before.allocated)} -> ${num2(l.after.allocated)}`,
-      l.shift === null ? "" : signed(l.shift),
-      terminalText(policies(l.before, l.after))
-    ]);
-    lines.push(...columns(rows, "      "));
-    for (const w of e.why ?? []) lines.push(`      why: ${terminalText(w)}`);
-  }
-  return lines.join("\n");
-}
-function movedWords(entries, esc) {
-  const by = movedByCurrency(entries);
-  if (!by.size) return "";
-  return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
-}
-function allocationChart(e) {
-  const moving = e.lines.map((l, i) => ({ l, i })).sort((a, b) => Math.abs(b.l.shift ?? 0) - Math.abs(a.l.shift ?? 0) || a.i - b.i).slice(0, CHART_LINES).sort((a, b) => a.i - b.i).map((x) => x.l);
-  const bars = moving.flatMap((l) => [l.before.allocated ?? 0, l.after.allocated ?? 0]);
-  const names = moving.flatMap((l) => [mermaidLabel(`${l.id} now`, 24), mermaidLabel(`${l.id} after`, 24)]);
-  const top = Math.max(0, ...bars);
-  const bottom = Math.min(0, ...bars);
-  const some = moving.length < e.lines.length ? ` (${moving.length} of ${e.lines.length} lines)` : "";
-  return [
-    "```mermaid",
-    "xychart-beta",
-    `    title ${mermaidLabel(`${e.contract}${some}`, 70)}`,
-    `    x-axis [${names.join(", ")}]`,
-    `    y-axis ${mermaidLabel(`Allocated (${e.currency})`, 30)} ${Math.floor(Math.round(bottom * 110) / 100)} --> ${Math.ceil(Math.round(top * 110) / 100) || 1}`,
-    `    bar [${bars.map((v) => v.toFixed(2)).join(", ")}]`,
-    "```"
-  ].join("\n");
-}
-function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
-  if (!entries.length) return "";
-  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, markdownText)}`, ""];
-  const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
-  const drawn = fitPieces(
-    charts.map((e) => `${allocationChart(e)}
-
-`),
-    SECTION_BUDGET.charts - 200,
-    (n) => n ? `_${n === 1 ? "1 more chart" : `${n} more charts`} not drawn (the charts' share of the comment is full)._
-
-` : ""
-  );
-  if (drawn.shown)
-    out.push(
-      `${drawn.text}_The ${drawn.shown === 1 ? "contract" : `${drawn.shown} contracts`} that move${drawn.shown === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
-      ""
-    );
-  const blocks = entries.map(
-    (e) => [
-      `**${markdownText(e.contract)}** (${markdownCode(`${e.file}:${e.line}`)}): ${e.moved === null ? "cannot compare" : `${markdownText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
-      "",
-      "| Line | Before | After | Shift | Policy (SSP) |",
-      "|---|--:|--:|--:|---|",
-      ...e.lines.map(
-        (l) => `| ${markdownText(l.id)} | ${num2(l.before.allocated)} | ${num2(l.after.allocated)} | ${l.shift === null ? "" : signed(l.shift)} | ${markdownText(policies(l.before, l.after))} |`
-      ),
-      ...(e.why ?? []).map((w) => `
-> ${markdownText(w)}`),
-      ""
-    ].join("\n") + "\n"
-  );
-  const tables = fitPieces(
-    blocks,
-    SECTION_BUDGET.contracts,
-    (n) => n ? `_${n === 1 ? "1 more contract" : `${n} more contracts`} not shown here (the contracts' share of the comment is full): every contract is in ${whole} (impact.allocation)._
-` : ""
-  );
-  out.push(tables.text);
-  return `${out.join("\n")}
-`;
-}
-function planImpactText(impact2) {
-  if (!impact2) return "";
-  const shown2 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
-  if (shown2.length && impact2.notes?.length) shown2.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
-  return shown2.join("\n\n");
-}
-function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
-  if (!impact2) return "";
-  const shown2 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
-  if (shown2.length && impact2.notes?.length)
-    shown2.push(
-      fitPieces(
-        impact2.notes.map((n) => `> Note: ${markdownText(n)}
-
-`),
-        SECTION_BUDGET.impactNotes,
-        (n) => `_${n === 1 ? "1 more note" : `${n} more notes`} in ${whole} (impact.notes)._
-`
-      ).text
-    );
-  return shown2.join("\n");
-}
-var TITLE, casesChange, WHOLE_PLAN, STATUS_WORDS2, PLAIN, num2, range, rule, sidePolicy, contractsMove, SHORT_STATUS, statusShift, policies, CHART_CONTRACTS, CHART_LINES;
-var init_policy_test = __esm({
-  "src/report/policy-test.ts"() {
-    "use strict";
-    init_evaluate();
-    init_run();
-    init_allocate();
-    init_errors();
-    init_escape();
-    init_junit();
-    init_budget();
-    init_display_width();
-    TITLE = "revsync policy tests";
-    casesChange = (n) => n === 1 ? "1 policy test case changes" : `${n} policy test cases change`;
-    WHOLE_PLAN = "the JSON plan";
-    STATUS_WORDS2 = {
-      allocated: "allocated",
-      "not carved": "not reallocated: carves_allocation is off in the tenant configuration, every line keeps its sell price",
-      "cannot allocate": "cannot allocate"
-    };
-    PLAIN = { paint: (_color, text3) => text3 };
-    num2 = (v) => v === null ? "-" : money(v);
-    range = (l) => l.range ? `${money(l.range.low)} - ${money(l.range.high)}` : "-";
-    rule = (l) => l.position ? `${l.position}: ${l.rule === null ? "(not set)" : l.rule}` : "-";
-    sidePolicy = (s) => s.policy === null ? "no policy" : `${s.policy}${s.ssp === null ? " (no SSP)" : ` (SSP ${money(s.ssp)})`}`;
-    contractsMove = (n) => n === 1 ? "1 contract's allocation changes" : `${n} contracts' allocations change`;
-    SHORT_STATUS = {
-      allocated: "allocated",
-      "not carved": "not reallocated, carves_allocation off",
-      "cannot allocate": "cannot allocate"
-    };
-    statusShift = (e) => e.before_status === e.after_status ? "" : ` (now ${SHORT_STATUS[e.before_status]}; after apply ${SHORT_STATUS[e.after_status]})`;
-    policies = (b, a) => {
-      const [x, y] = [sidePolicy(b), sidePolicy(a)];
-      return x === y ? x : `${x} -> ${y}`;
-    };
-    CHART_CONTRACTS = 3;
-    CHART_LINES = 8;
   }
 });
 
@@ -45023,33 +46307,6 @@ var init_write = __esm({
     init_errors();
     init_classify();
     init_core();
-  }
-});
-
-// src/shared/who.ts
-function isoOf(epoch2) {
-  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
-}
-function whoWords(w, verb = "last changed") {
-  if (!w.modified_by && !w.modified_on) return "";
-  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
-}
-function sameUser(a, b) {
-  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
-}
-var shortIso, envelopeWho, batchWho;
-var init_who = __esm({
-  "src/shared/who.ts"() {
-    "use strict";
-    shortIso = (iso4) => iso4.replace(".000Z", "Z");
-    envelopeWho = (env2) => ({
-      modified_by: env2?.last_modified_by ?? null,
-      modified_on: isoOf(env2?.last_modified_on)
-    });
-    batchWho = (b) => ({
-      modified_by: b?.updated_by ?? null,
-      modified_on: isoOf(b?.updated_at)
-    });
   }
 });
 
@@ -45477,13 +46734,13 @@ function valuesChecksum(held) {
   const lines = [];
   eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
   lines.sort(byCodePoint);
-  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
+  return `sha256:${(0, import_node_crypto5.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
 }
-var import_node_crypto3, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
+var import_node_crypto5, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
 var init_values2 = __esm({
   "src/plan/values.ts"() {
     "use strict";
-    import_node_crypto3 = require("node:crypto");
+    import_node_crypto5 = require("node:crypto");
     init_csv();
     init_address();
     init_number();
@@ -45684,149 +46941,6 @@ var init_create_body = __esm({
   "src/plan/create-body.ts"() {
     "use strict";
     CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"];
-  }
-});
-
-// node_modules/canonicalize/lib/canonicalize.js
-function hasLoneSurrogate(value2) {
-  for (let i = 0; i < value2.length; i++) {
-    const code = value2.charCodeAt(i);
-    if (code >= 55296 && code <= 56319) {
-      if (i === value2.length - 1) {
-        return true;
-      }
-      const next = value2.charCodeAt(i + 1);
-      if (!(next >= 56320 && next <= 57343)) {
-        return true;
-      }
-      i++;
-    } else if (code >= 56320 && code <= 57343) {
-      return true;
-    }
-  }
-  return false;
-}
-function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
-  if (typeof object === "number" && isNaN(object)) {
-    throw new Error("NaN is not allowed");
-  }
-  if (typeof object === "number" && !isFinite(object)) {
-    throw new Error("Infinity is not allowed");
-  }
-  if (typeof object === "string" && hasLoneSurrogate(object)) {
-    throw new Error("Lone surrogate is not allowed");
-  }
-  if (object === null || typeof object !== "object") {
-    return JSON.stringify(object);
-  }
-  if (typeof object.toJSON === "function") {
-    if (seen.has(object)) {
-      throw new Error("Circular reference detected");
-    }
-    seen.add(object);
-    const result2 = canonicalize(object.toJSON(), seen);
-    seen.delete(object);
-    return result2;
-  }
-  if (seen.has(object)) {
-    throw new Error("Circular reference detected");
-  }
-  seen.add(object);
-  let result;
-  if (Array.isArray(object)) {
-    const values2 = object.map((cv) => {
-      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
-      return canonicalize(value2, seen);
-    });
-    result = `[${values2.join(",")}]`;
-  } else {
-    const parts = [];
-    for (const key3 of Object.keys(object).sort()) {
-      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
-        continue;
-      }
-      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
-    }
-    result = `{${parts.join(",")}}`;
-  }
-  seen.delete(object);
-  return result;
-}
-var init_canonicalize = __esm({
-  "node_modules/canonicalize/lib/canonicalize.js"() {
-  }
-});
-
-// src/canonical-json.ts
-function canonicalJson(value2) {
-  let text3;
-  try {
-    text3 = canonicalize(value2);
-  } catch (e) {
-    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
-  }
-  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
-  return text3;
-}
-function canonicalHash(value2) {
-  return `sha256:${(0, import_node_crypto4.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
-}
-function unwritable(v, at3) {
-  const where = at3 || "/";
-  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
-  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
-  if (v === null || typeof v !== "object") return void 0;
-  for (const [k, x] of Object.entries(v)) {
-    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
-    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at3}/${key3}`;
-    const found = unwritable(x, `${at3}/${key3}`);
-    if (found) return found;
-  }
-  return void 0;
-}
-var import_node_crypto4, sameJson, LONE_SURROGATE;
-var init_canonical_json = __esm({
-  "src/canonical-json.ts"() {
-    "use strict";
-    import_node_crypto4 = require("node:crypto");
-    init_canonicalize();
-    init_errors();
-    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
-    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-  }
-});
-
-// src/plan/model.ts
-function impactOf(plan) {
-  const i = plan.impact;
-  if (!i) return void 0;
-  return Array.isArray(i) ? { cases: i, allocation: [], moved: {} } : i;
-}
-function planChecksum(plan) {
-  const { checksum: _omit, ...rest } = plan;
-  return canonicalHash({ revsync_plan_checksum: 2, plan: rest });
-}
-function legacyPlanChecksum(plan) {
-  const text3 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
-  return `sha256:${(0, import_node_crypto5.createHash)("sha256").update(text3).digest("hex")}`;
-}
-function summarize(keys, items, field) {
-  const out = Object.fromEntries(keys.map((k) => [k, 0]));
-  for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
-  return out;
-}
-var import_node_crypto5, APPLIED_ACTIONS, isApplied, actionWords, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
-var init_model = __esm({
-  "src/plan/model.ts"() {
-    "use strict";
-    import_node_crypto5 = require("node:crypto");
-    init_canonical_json();
-    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
-    isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
-    actionWords = (a) => a.replace(/_/g, " ");
-    PLAN_FORMAT_VERSION = "1";
-    ACTIONS = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
-    DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
   }
 });
 
@@ -46208,1019 +47322,6 @@ var init_targets = __esm({
     init_errors();
     init_did_you_mean();
     init_address();
-  }
-});
-
-// src/plan/four-eyes.ts
-function preparers(plan, live, address2, policy2, batch) {
-  const inPlan = (action, addr) => plan.changes.some((c) => c.action === action && c.address === addr);
-  const lp = live.ssp.get(policy2);
-  const lb = lp?.batches?.find((b) => batchNameOf(b) === batch);
-  const reviewedInPlan = inPlan("review", address2);
-  const createdInPlan = inPlan("create", `ssp/${policy2}`);
-  return {
-    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
-    reviewed_in_plan: reviewedInPlan,
-    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
-    created_in_plan: createdInPlan
-  };
-}
-function fourEyesOfPlan(plan, live, who) {
-  const sentAs = who.approverConfigured ? who.approver : who.signIn;
-  const approves = [];
-  for (const c of plan.changes) {
-    if (c.action !== "approve" || c.payload?.kind !== "batch") continue;
-    const p = preparers(plan, live, c.address, c.payload.policy, c.payload.batch);
-    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
-    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
-    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
-    approves.push({ address: c.address, ...p, blocked: blocked2 });
-  }
-  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
-}
-var APPROVER_FIX;
-var init_four_eyes = __esm({
-  "src/plan/four-eyes.ts"() {
-    "use strict";
-    init_address();
-    init_who();
-    APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
-  }
-});
-
-// src/apply/graph.ts
-function buildSteps(plan) {
-  const steps = [];
-  plan.changes.forEach((change) => {
-    if (!isApplied(change)) return;
-    steps.push({ id: steps.length, change, needs: [], after: [] });
-  });
-  const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);
-  const createOf = /* @__PURE__ */ new Map();
-  const reviewOf = /* @__PURE__ */ new Map();
-  for (const s of steps) {
-    if (s.change.action === "create") createOf.set(s.change.address, s.id);
-    if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
-  }
-  const lastOfPolicy = /* @__PURE__ */ new Map();
-  const creates = [...createOf.values()];
-  for (const s of steps) {
-    if (s.change.action === "update") continue;
-    s.after.push(...updates);
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const policy2 = policyAddressOf(s.change);
-      const prev = lastOfPolicy.get(policy2);
-      if (prev !== void 0) s.after.push(prev);
-      lastOfPolicy.set(policy2, s.id);
-    }
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const create = createOf.get(policyAddressOf(s.change));
-      if (create !== void 0) {
-        s.needs.push(create);
-        s.after.push(...creates.filter((id) => id !== create));
-      }
-      if (s.change.action === "approve") {
-        const review = reviewOf.get(s.change.address);
-        if (review !== void 0) s.needs.push(review);
-      }
-    }
-  }
-  return steps;
-}
-function policyAddressOf(c) {
-  return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
-}
-async function schedule(steps, exec, opts) {
-  const outcomes = /* @__PURE__ */ new Map();
-  const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve15) => {
-    const settle = (o) => {
-      outcomes.set(o.step.id, o);
-      opts.onFinish?.(o);
-    };
-    const pump = () => {
-      let changed2 = true;
-      while (changed2) {
-        changed2 = false;
-        for (const s of steps) {
-          if (outcomes.has(s.id) || running2.has(s.id)) continue;
-          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-          if (bad) {
-            settle({
-              step: s,
-              status: "skipped",
-              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`
-            });
-            changed2 = true;
-          }
-        }
-      }
-      if (opts.isStopping()) {
-        for (const s of steps)
-          if (!outcomes.has(s.id) && !running2.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
-      }
-      for (const s of steps) {
-        if (running2.size >= opts.concurrency) break;
-        if (outcomes.has(s.id) || running2.has(s.id)) continue;
-        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n));
-        if (!ready) continue;
-        running2.add(s.id);
-        opts.onStart?.(s, running2.size);
-        exec(s).then(
-          (r) => settle({ step: s, status: "done", ...typeof r === "string" ? { message: r } : r }),
-          (e) => {
-            const { outcome, four_eyes } = e ?? {};
-            settle({
-              step: s,
-              status: "failed",
-              message: e instanceof Error ? e.message : String(e),
-              ...typeof outcome === "string" ? { outcome } : {},
-              ...four_eyes ? { four_eyes } : {}
-            });
-          }
-        ).finally(() => {
-          running2.delete(s.id);
-          pump();
-        });
-      }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve15(steps.map((s) => outcomes.get(s.id)));
-    };
-    pump();
-  });
-}
-var init_graph = __esm({
-  "src/apply/graph.ts"() {
-    "use strict";
-    init_model();
-  }
-});
-
-// src/apply/run.ts
-function outcomeOf(o) {
-  if (o.status === "skipped") return "skipped";
-  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
-  return OUTCOMES.includes(kind) ? kind : "failed";
-}
-function countOutcomes(outcomes) {
-  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
-  for (const o of outcomes) counts[o.outcome]++;
-  return counts;
-}
-function versionMoved(recorded, live) {
-  const out = [];
-  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
-    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
-  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
-    out.push(`last_modified_on ${iso2(recorded.last_modified_on)} -> ${iso2(live.last_modified_on)}`);
-  return out;
-}
-function seenFields(c) {
-  const p = c.payload;
-  if (p?.kind !== "update") return {};
-  const seen = { ...p.item };
-  const before = c.before ?? {};
-  for (const k of Object.keys(c.after ?? {})) seen[k] = before[k];
-  return seen;
-}
-function shownUpdate(c) {
-  const before = c.before ?? {};
-  const out = {};
-  for (const k of Object.keys(c.after ?? {})) out[k] = before[k];
-  for (const d of c.diff) out[d.path] = d.after;
-  return out;
-}
-function payloadProblems(plan) {
-  const out = [];
-  const batchSums = /* @__PURE__ */ new Map();
-  for (const c of plan.changes) if (c.payload?.kind === "batch") batchSums.set(`${c.payload.policy}\0${c.payload.batch}`, c.payload.values_checksum);
-  for (const c of plan.changes) {
-    if (!isApplied(c)) continue;
-    const p = c.payload;
-    const bad = (what) => void out.push(`${c.address} (${c.action}): ${what}`);
-    if (!p) {
-      bad("no payload");
-      continue;
-    }
-    if (c.action === "update") {
-      if (p.kind !== "update") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      if (c.address !== address.tenant(p.compliance_name)) bad(`the payload names ${JSON.stringify(p.compliance_name)}`);
-      const after = c.after ?? {};
-      for (const d of c.diff) if (!(d.path in after) || !same(after[d.path], d.after)) bad(`the diff of ${d.path} is not git's value`);
-      const item = p.item;
-      for (const [k, v] of Object.entries(shownUpdate(c))) {
-        if (!UPDATE_FIELDS.includes(k)) bad(`${k} is not a field of the update`);
-        else if (!same(item[k], v)) bad(`the payload's ${k} ${show3(item[k])} is not the reviewed ${show3(v)}`);
-      }
-      for (const k of Object.keys(item))
-        if (!UPDATE_FIELDS.includes(k)) bad(`the payload's ${k} is not a field of the update`);
-    } else if (c.action === "create") {
-      if (p.kind !== "create") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      const { batches, ...item } = p.body.compliance_spec[0] ?? {};
-      const name = p.body.compliance_name;
-      if (c.address !== address.ssp(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) bad("the payload names another policy");
-      const { batches: shownBatches, ...shownItem } = c.after ?? {};
-      if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
-      for (const d of c.diff) {
-        const shownValue = d.path === "batches" ? shownBatches : item[d.path];
-        if (!same(shownValue, d.after)) bad(`the payload's ${d.path} is not the reviewed value`);
-      }
-      const sentBatches = (batches ?? []).map((b) => ({
-        batch_name: b.batch_name,
-        status: "file uploaded",
-        file_name: b.file_name,
-        rows: b.ssp_values.length,
-        values_checksum: valuesChecksum(b.ssp_values)
-      }));
-      if (!sameJson(shownBatches ?? [], sentBatches)) bad("the payload's batches are not the ones the plan shows");
-      for (const b of batches ?? []) {
-        const sum = batchSums.get(`${name}\0${b.batch_name}`);
-        if (sum && valuesChecksum(b.ssp_values) !== sum) bad(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
-      }
-    } else {
-      if (p.kind !== "batch") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      if (c.address !== address.batch(p.policy, p.batch)) bad(`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`);
-    }
-  }
-  return out;
-}
-function checkPayloads(plan) {
-  const problems = payloadProblems(plan);
-  if (problems.length) {
-    throw new UserError(
-      `the plan's writes are not what it shows, so nothing was sent:
-  ${problems.join("\n  ")}`,
-      "a saved plan is applied only as revsync wrote it: run revsync plan again"
-    );
-  }
-}
-function hierarchyHolder(list3, name, hierarchyNo) {
-  return list3.find((e) => {
-    const item = e.compliance_spec?.[0];
-    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
-  });
-}
-function policyMoves(policy2, c, env2, changes) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const x of changes) {
-    if (x.payload?.kind !== "batch" || x.payload.policy !== policy2) continue;
-    const before = x.before ?? {};
-    const prior = seen.get(x.payload.batch) ?? {};
-    seen.set(x.payload.batch, { status: prior.status ?? before.status, file_id: prior.file_id ?? x.payload.file_id });
-  }
-  const since = c.last_modified_on;
-  const out = [];
-  const liveNames = /* @__PURE__ */ new Set();
-  for (const lb of env2.compliance_spec?.[0]?.batches ?? []) {
-    const name = batchNameOf(lb);
-    if (!name) continue;
-    liveNames.add(name);
-    const was = seen.get(name);
-    const parts = [];
-    if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
-    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show3(was.file_id)} -> ${show3(file)}`);
-    const later = since != null && typeof lb.updated_at === "number" && lb.updated_at > since;
-    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
-    if (!parts.length) continue;
-    const who = batchWho(lb);
-    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
-  }
-  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
-  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
-}
-function fourEyesBreach(facts, approverConfigured) {
-  const as = facts.approved_by;
-  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
-  if (!why) return void 0;
-  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
-  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
-}
-function fourEyesRefusal(facts, approverConfigured, error2) {
-  const as = facts.approved_by;
-  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
-  const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
-  if (!as || !who || !permission) return void 0;
-  const fix = approverFix(as, approverConfigured);
-  const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
-  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
-}
-function checkApprover(core, plan, fourEyes) {
-  const approver = core.approverAuth;
-  if (!approver) return;
-  if (sameUser(approver.username, core.auth.username)) {
-    throw new UserError(
-      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
-  if (fourEyes && !approver.username && plan.changes.some((c) => c.action === "approve")) {
-    throw new UserError(
-      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
-      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
-    );
-  }
-}
-function requireUser(core, plan) {
-  const user = core.auth.username;
-  if (!user && plan.changes.some((c) => c.action === "update")) {
-    throw new UserError(
-      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
-      "set REVSYNC_USER to your user id in the service"
-    );
-  }
-  return user;
-}
-function updateBody(p, user, clock) {
-  return {
-    user_name: user,
-    current_timestamp: String(Math.floor(clock.now() / 1e3)),
-    format_type: "JSON",
-    compliance_name: p.compliance_name,
-    unique_key: p.unique_key,
-    compliance_spec: [p.item]
-  };
-}
-function outcomeWords(action, o) {
-  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
-  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
-  if (o.kind === "confirmed")
-    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
-  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
-  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
-  throw o.error;
-}
-function stepResult(action, o) {
-  try {
-    return { message: outcomeWords(action, o), outcome: o.kind };
-  } catch (e) {
-    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
-  }
-}
-async function execute(core, guards, step, createdIds) {
-  const c = step.change;
-  const p = c.payload;
-  if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c, core)));
-  if (p.kind === "create") {
-    const o2 = await writes.create(core, p.body, guards.create(c, core), (live) => guards.createValues(p, live, core));
-    if (o2.kind === "done" || o2.kind === "confirmed") {
-      createdIds.set(p.body.compliance_name, o2.result.compliance_id);
-      guards.created(c);
-    }
-    return stepResult("create", o2);
-  }
-  const action = c.action === "review" ? "review" : "approve";
-  const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
-  if (action === "review") {
-    const guard2 = guards.batch(c, action, () => createdIds.get(p.policy), core);
-    const o2 = await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard2);
-    if (o2.kind === "done" || o2.kind === "confirmed") guards.reviewedHere.add(c.address);
-    return stepResult(action, o2);
-  }
-  const approver = core.asApprover();
-  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
-  const guard = guards.batch(c, action, () => createdIds.get(p.policy), approver, facts);
-  const o = await writes.batchAction(approver, action, { id, name: p.policy }, p.batch, guard);
-  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
-  if (refused) facts.rule = "refused";
-  try {
-    if (refused) throw new StepFailed(refused, o.kind);
-    const r = stepResult(action, o);
-    const r2 = typeof r === "string" ? { message: r } : r;
-    const who = (core.approverAuth || guards.fourEyes) && (o.kind === "done" || o.kind === "confirmed") ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
-    return { ...r2, message: `${r2.message}${who}`, four_eyes: facts };
-  } catch (e) {
-    throw Object.assign(e instanceof StepFailed ? e : new StepFailed(e instanceof Error ? e.message : String(e)), { four_eyes: facts });
-  }
-}
-function reportEntry(o) {
-  return {
-    address: o.step.change.address,
-    action: o.step.change.action,
-    status: o.status,
-    outcome: outcomeOf(o),
-    message: o.message,
-    ...o.four_eyes ? { four_eyes: o.four_eyes } : {}
-  };
-}
-async function applyPlan(core, plan, opts) {
-  checkPayloads(plan);
-  const user = requireUser(core, plan) ?? "";
-  checkApprover(core, plan, !!opts.fourEyes);
-  const steps = buildSteps(plan);
-  const created = /* @__PURE__ */ new Map();
-  const guards = new Guards(core, user, opts.log, plan.changes, !!opts.fourEyes);
-  let finished = 0;
-  const outcomes = await schedule(steps, (s) => execute(opts.tagRequests ? core.tagged(stepTag(s.change)) : core, guards, s, created), {
-    concurrency: opts.concurrency,
-    isStopping: opts.isStopping,
-    onStart: opts.onStart,
-    onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length)
-  });
-  const checked = await guards.checkCreations(core);
-  for (const o of outcomes) {
-    if (o.step.change.action !== "create" || o.status !== "done") continue;
-    if ("failed" in checked) o.message = `${o.message} (not read again after the run's creates: ${checked.failed})`;
-    else {
-      const clash = checked.get(o.step.change.address);
-      if (clash) Object.assign(o, { status: "failed", outcome: "overwritten", message: clash });
-    }
-  }
-  const entries = outcomes.map(reportEntry);
-  return { environment: plan.environment, outcomes: entries, summary: countOutcomes(entries), interrupted: opts.isStopping() };
-}
-var OUTCOMES, show3, same, iso2, blocked, Guards, approverFix, DONE, StepFailed, stepTag;
-var init_run2 = __esm({
-  "src/apply/run.ts"() {
-    "use strict";
-    init_resources();
-    init_canonical_json();
-    init_errors();
-    init_read();
-    init_build();
-    init_model();
-    init_values2();
-    init_address();
-    init_who();
-    init_four_eyes();
-    init_graph();
-    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"];
-    show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-    iso2 = (epoch2) => {
-      const t = isoOf(epoch2);
-      return t ? shortIso(t) : null;
-    };
-    blocked = (what) => ({
-      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
-    });
-    Guards = class {
-      constructor(core, user, log = () => void 0, changes = [], fourEyes = false) {
-        this.core = core;
-        this.user = user;
-        this.log = log;
-        this.changes = changes;
-        this.fourEyes = fourEyes;
-      }
-      core;
-      user;
-      log;
-      changes;
-      fourEyes;
-      listing;
-      /** Policies whose version this run checked against the plan (its own writes move it after). */
-      policyChecked = /* @__PURE__ */ new Set();
-      /** Values by file id: an upload's file does not change (a new upload is a new file). */
-      fileSums = /* @__PURE__ */ new Map();
-      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
-      reviewedHere = /* @__PURE__ */ new Set();
-      /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
-       *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
-       *  meets a change made since the plan"); a configuration that already holds git's values is done. */
-      update(c, core = this.core) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "update") throw new TypeError("not an update");
-          const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
-          if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
-          const live = env2.compliance_spec?.[0] ?? {};
-          const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
-          if (c.diff.length && Object.entries(want).every(([k, v]) => same(live[k], v))) return { already: "the service holds git's values" };
-          const seen = seenFields(c);
-          const fields = UPDATE_FIELDS.filter((k) => !same(live[k], seen[k])).map((k) => `${k} ${show3(seen[k])} -> ${show3(live[k])}`);
-          const moved = [...fields, ...versionMoved(c, env2)];
-          if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
-          const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
-          this.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-          return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-        };
-      }
-      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
-       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
-       *  itself, so a read failing fails only the writes whose own read fails. */
-      async list(core) {
-        const shared = this.listing;
-        if (shared) {
-          try {
-            return await shared;
-          } catch {
-            return ssp2.list(core);
-          }
-        }
-        return this.startList(core);
-      }
-      startList(core) {
-        const mine = ssp2.list(core);
-        this.listing = mine;
-        const done = () => {
-          if (this.listing === mine) this.listing = void 0;
-        };
-        mine.then(done, done);
-        return mine;
-      }
-      /** Differences between a live policy's batches and the values git sends with a create. */
-      async createValues(p, live, core = this.core) {
-        const out = [];
-        const item = p.body.compliance_spec[0];
-        for (const b of item?.batches ?? []) {
-          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
-          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
-        }
-        return out;
-      }
-      /** A create: the policy must not exist (unless it is git's policy already, values and all) and no
-       *  active policy may hold its place in the hierarchy. */
-      create(c, core = this.core) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "create") throw new TypeError("not a create");
-          const name = p.body.compliance_name;
-          const list3 = await this.list(core);
-          const holder = hierarchyHolder(list3, name, p.hierarchy_no);
-          const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
-          if (list3.some((e) => e.compliance_name === name)) {
-            const existing = await ssp2.get(core, name);
-            if (existing) {
-              const sent = p.body.compliance_spec[0];
-              const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await this.createValues(p, existing, core)];
-              if (differs.length)
-                return blocked(
-                  `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
-                );
-              if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
-              return { already: "the service holds git's policy and values" };
-            }
-          }
-          if (holder) return blocked(clash(holder));
-          this.log(`${c.address}: read again just now, not in the service; sending the create`);
-          return { go: null };
-        };
-      }
-      /** Who prepared the batch an approve moves forward (docs/decisions.md, "Four eyes"): its reviewer is the
-       *  service's updated_by of a batch it shows reviewed (nothing else changes a reviewed batch), or this
-       *  run's sign-in when this run reviewed it; its policy's creator is the envelope's created_by, or this
-       *  run's sign-in when this run created it. */
-      preparers(c, env2, lb, createdHere) {
-        const named2 = (v) => typeof v === "string" && v.trim() ? v : null;
-        const reviewed = lb.status === "reviewed" ? named2(lb.updated_by) : null;
-        return {
-          reviewed_by: this.reviewedHere.has(c.address) ? this.user || reviewed : reviewed,
-          policy_created_by: createdHere ? this.user || named2(env2.created_by) : named2(env2.created_by)
-        };
-      }
-      /** The creates of this run that landed, for the one check after the last of them. */
-      landedCreates = [];
-      creationsChecked;
-      /** A create landed (done, or confirmed by reading back). */
-      created(c) {
-        this.landedCreates.push(c);
-      }
-      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
-       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
-       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
-       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
-      checkCreations(core = this.core) {
-        if (!this.creationsChecked) {
-          const creates = [...this.landedCreates];
-          this.creationsChecked = creates.length ? ssp2.list(core).then(
-            (list3) => {
-              const clashes = /* @__PURE__ */ new Map();
-              for (const c of creates) {
-                const p = c.payload;
-                if (p?.kind !== "create") continue;
-                const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
-                if (!holder) continue;
-                const who = {
-                  modified_by: holder.created_by ?? holder.last_modified_by ?? null,
-                  modified_on: isoOf(holder.created_on ?? holder.last_modified_on)
-                };
-                clashes.set(
-                  c.address,
-                  overwrittenWords(who, [
-                    `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
-                  ])
-                );
-              }
-              return clashes;
-            },
-            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
-          ) : Promise.resolve(/* @__PURE__ */ new Map());
-        }
-        return this.creationsChecked;
-      }
-      valuesOf(policy2, lb, core) {
-        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
-        if (!file) return read();
-        let sum = this.fileSums.get(file);
-        if (!sum) {
-          sum = read();
-          this.fileSums.set(file, sum);
-          sum.catch(() => this.fileSums.delete(file));
-        }
-        return sum;
-      }
-      /** A review or approve: the batch must still be where the plan saw it (status), the same upload
-       *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
-       *  the status the write asks for is done already. */
-      batch(c, action, created, core = this.core, facts) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "batch") throw new TypeError("not a batch step");
-          const policyAddr = address.ssp(p.policy);
-          const env2 = await ssp2.get(core, p.policy);
-          if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
-          if (p.compliance_id === null) {
-            const checked = await this.checkCreations(core);
-            const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
-            if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
-          }
-          const ours = p.compliance_id ?? created?.();
-          if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
-          const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
-          if (!lb) return blocked(`${c.address} no longer exists in the service`);
-          const changed2 = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
-          if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0) {
-            return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-          }
-          const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
-          if (p.compliance_id !== null && fileId !== p.file_id)
-            return blocked(`${c.address}${changed2}: file_id ${show3(p.file_id)} -> ${show3(fileId)}, a new upload nobody reviewed`);
-          const fileOf = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-          if (p.compliance_id === null && fileOf && !this.fileSums.has(fileOf) && created?.() === env2.compliance_id) {
-            this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
-          }
-          if (await this.valuesOf(p.policy, lb, core) !== p.values_checksum)
-            return blocked(`${c.address}${changed2}: its values are not the ones the plan showed`);
-          const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-          if (typeof lb.status === "string" && target.includes(lb.status))
-            return { already: "the service shows it, with the values the plan showed", status: lb.status };
-          if (action === "approve" && facts)
-            Object.assign(facts, this.preparers(c, env2, lb, created?.() === env2.compliance_id), { approved_by: core.auth.username ?? null });
-          if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
-            const moved = versionMoved(c, env2);
-            if (moved.length)
-              return blocked(
-                `${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, this.changes)}`
-              );
-            this.policyChecked.add(p.policy);
-          }
-          const expected = c.before?.status ?? null;
-          if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed2}: status ${show3(expected)} -> ${show3(lb.status)}`);
-          const broken = action === "approve" && facts && this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : void 0;
-          if (broken && facts) {
-            facts.rule = "blocked";
-            return { blocked: broken };
-          }
-          this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
-          return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-        };
-      }
-    };
-    approverFix = (as, approverConfigured) => approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
-    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
-    StepFailed = class extends Error {
-      constructor(message, outcome) {
-        super(message);
-        this.outcome = outcome;
-      }
-      outcome;
-    };
-    stepTag = (c) => `${c.action} ${c.address}`;
-  }
-});
-
-// src/report/plan.ts
-function diffLines(diff, indent, limit = 40) {
-  const lines = diff.slice(0, limit).map((d) => {
-    if (d.before === void 0 && d.after === void 0)
-      return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
-    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show4(d.after)}`;
-    return `${indent}${terminalText(d.path)}: ${show4(d.before)} -> ${show4(d.after)}`;
-  });
-  if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
-  return lines;
-}
-function entryDiffLines(e, indent, limit) {
-  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
-  const lines = diffLines(e.diff, indent, Infinity);
-  const rest = e.diff_rows.total - e.diff_rows.shown;
-  if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
-  return lines;
-}
-function valuesLine(v) {
-  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
-}
-function summaryLine(plan) {
-  const s = plan.summary;
-  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  const shownOnly = ["blocked", "not_in_git", "unsupported"].filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
-  const total = ["blocked", "not_in_git", "unsupported"].reduce((n, a) => n + (s[a] ?? 0), 0);
-  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
-}
-function hasChanges(plan) {
-  return plan.changes.length > 0;
-}
-function hasApplied(plan) {
-  return plan.changes.some(isApplied);
-}
-function matchesWords(notes) {
-  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
-}
-function fourEyesHead(f) {
-  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
-}
-function fourEyesLine(f, address2) {
-  const a = f.approves.find((x) => x.address === address2);
-  if (!a) return void 0;
-  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
-  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as = f.approver_configured ? f.approver : f.sign_in;
-  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
-}
-function planText(plan, out) {
-  const lines = [];
-  if (!hasChanges(plan)) {
-    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
-    return lines.join("\n");
-  }
-  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
-  lines.push(
-    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
-    ""
-  );
-  const fourEyes = plan.four_eyes;
-  let approves = false;
-  for (const c of plan.changes) {
-    if (fourEyes && c.action === "approve" && !approves) {
-      approves = true;
-      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
-    }
-    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
-    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
-    lines.push(...entryDiffLines(c, "      ", 40));
-    if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
-    if (eyes) lines.push(`      ${terminalText(eyes)}`);
-    lines.push("");
-  }
-  lines.push(summaryLine(plan), ...noteLines(plan.notes));
-  return lines.join("\n");
-}
-function changesMarkdown(changes, budget, whole, fourEyes) {
-  const firstApprove = changes.findIndex((c) => c.action === "approve");
-  const full = changes.map((c, i) => {
-    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
-    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
-    if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
-    if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
-    if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
-    if (c.diff.length) {
-      b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
-      if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
-      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
-      if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
-    }
-    b.push("", "</details>", "");
-    return b.join("\n");
-  });
-  const line = changes.map(
-    (c) => `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${markdownText(valuesLine(c.values))}` : ""}
-`
-  );
-  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}
-`);
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const between = (rest, shown2) => {
-    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
-    return shown2 ? `
-#### The other ${plural(changes.length - shown2, "change")}, ${what}
-
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._
-
-` : `#### Changes, ${what}
-
-_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._
-
-`;
-  };
-  const leftOut = (n) => `
-_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
-`;
-  return fitTiers({ full, line, bare }, budget, between, leftOut);
-}
-function planMarkdown(plan, file) {
-  const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
-  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
-  const notes = notesMarkdown(plan.notes, whole);
-  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
-  head.push("| Action | Count |", "|---|---|");
-  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
-  head.push("", "");
-  const top = head.join("\n");
-  const tail = `
-${summaryLine(plan)}
-${notes ? `
-${notes}` : ""}`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
-  let impact2 = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
-  if (changes.listed < plan.changes.length && impact2) {
-    impact2 = `
-#### Impact
-
-_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
-`;
-    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
-  }
-  return top + changes.text + (impact2 ? `
-${impact2}` : "") + tail;
-}
-function driftText(report2, out) {
-  if (!report2.drift.length) {
-    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
-    return [
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
-      ...ignoredText(report2),
-      ...noteLines(report2.notes)
-    ].join("\n");
-  }
-  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
-  for (const d of report2.drift) {
-    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
-    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
-    const who = attribution(d);
-    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
-  }
-  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
-  return lines.join("\n");
-}
-function ignoredText(report2) {
-  if (!report2.ignored?.length) return [];
-  return [
-    "",
-    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
-    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
-  ];
-}
-function ignoredMarkdown(report2, whole) {
-  if (!report2.ignored?.length) return "";
-  const rows = fitPieces(
-    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
-`),
-    SECTION_BUDGET.ignored - 300,
-    (n) => `
-_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._
-`
-  );
-  return [
-    "",
-    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
-    "",
-    "| Class | Address | What | Reason |",
-    "|---|---|---|---|",
-    rows.text,
-    "</details>"
-  ].join("\n");
-}
-function driftSummaryLine(report2) {
-  const parts = Object.entries(report2.summary).filter(([, v]) => v).map(([k, v]) => plural(v, ...DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")]));
-  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
-}
-function attribution(d) {
-  if (!d.modified_by && !d.modified_on) return "";
-  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
-}
-function driftMarkdown(report2, file) {
-  const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
-  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
-  const notes = notesMarkdown(report2.notes, whole);
-  const ignored = ignoredMarkdown(report2, whole);
-  if (!report2.drift.length) {
-    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
-  }
-  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
-  const top = lines.join("\n");
-  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
-  const full = report2.drift.map((d) => {
-    const head = row(d);
-    const out = [];
-    if (!d.diff.length) out.push(`${head} | | |`);
-    const limit2 = d.diff_rows ? Infinity : 20;
-    d.diff.slice(0, limit2).forEach((x, i) => {
-      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
-      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
-    });
-    if (d.diff.length > limit2) out.push(`| | | | | \u2026 ${d.diff.length - limit2} more | | |`);
-    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
-    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
-    return out.join("\n") + "\n";
-  });
-  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
-  const line = report2.drift.map((d) => `${row(d)} ${fields(d)} | | |
-`);
-  const bare = report2.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |
-`);
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const leftOut = (n) => `
-_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
-`;
-  const said = (f) => f.rest === null || f.listed < report2.drift.length ? "" : `
-_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._
-`;
-  const tail = `${ignored}
-
-${driftSummaryLine(report2)}
-${notes ? `
-${notes}` : ""}`;
-  const reserve = said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }).length;
-  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
-  return top + fitted.text + said(fitted) + tail;
-}
-function applyLine(o, out) {
-  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
-  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
-}
-function applyText(report2, out) {
-  const lines = report2.outcomes.map((o) => applyLine(o, out));
-  const s = report2.summary;
-  const undone = s.failed + s.unknown + s.overwritten;
-  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
-  const counts = OUTCOMES.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = OUTCOMES.some((o) => o !== "already" && s[o]);
-  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
-  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
-  if (eyes)
-    lines.push(
-      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
-    );
-  if (s.overwritten)
-    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
-  if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
-    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
-    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
-  return lines.join("\n");
-}
-var SYMBOL, COLOR, show4, noteLines, cell, changeTitle, shortReason, notesMarkdown, DRIFT_WORDS;
-var init_plan = __esm({
-  "src/report/plan.ts"() {
-    "use strict";
-    init_escape();
-    init_policy_test();
-    init_run2();
-    init_model();
-    init_unknown();
-    init_four_eyes();
-    init_words();
-    init_budget();
-    SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
-    COLOR = {
-      create: "green",
-      update: "yellow",
-      review: "cyan",
-      approve: "cyan",
-      blocked: "red",
-      not_in_git: "yellow",
-      unsupported: "red"
-    };
-    show4 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
-    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
-    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
-    shortReason = (r) => markdownText(r.length > 200 ? `${r.slice(0, 199)}\u2026` : r);
-    notesMarkdown = (notes, whole) => fitPieces(
-      (notes ?? []).map((n) => `> Note: ${markdownText(n)}
-
-`),
-      SECTION_BUDGET.notes,
-      (n) => `_${plural(n, "more note")} in ${whole} (notes)._
-`
-    ).text;
-    DRIFT_WORDS = {
-      changed: ["changed", "changed"],
-      unmanaged: ["unmanaged", "unmanaged"],
-      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
-      missing: ["missing", "missing"],
-      batch_status: ["batch status", "batch statuses"],
-      batch_values: ["batch's values", "batches' values"]
-    };
   }
 });
 
@@ -50758,57 +50859,47 @@ __export(test_exports, {
   runTest: () => runTest
 });
 async function runTest(flags, out) {
+  const view = await pickView(testViews, flags.format);
   try {
-    return await testRun(flags, out);
+    return await testRun(flags, out, view);
   } catch (e) {
-    if (flags.format === "junit" && !(e instanceof Object && reported.has(e))) out.raw(testJunitError(e));
+    if (view.error && !(e instanceof Object && reported.has(e))) view.error(e, out);
     throw e;
   }
 }
-async function testRun(flags, out) {
+async function testRun(flags, out, view) {
   const repo = openRepo(flags);
-  const runs = flags.live ? [await liveRun(repo, flags, out)] : offlineRuns(repo, flags, out);
+  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
   const shownDir = (0, import_node_path15.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
   const broken = runs.find((r) => r.broken)?.broken;
   if (broken) {
-    out.raw(
-      testJunit(
-        results,
-        contracts,
-        broken.diagnostics.filter((d) => d.severity === "error")
-      )
-    );
+    view.results({ results, contracts, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
     reported.add(broken);
     throw broken;
   }
   if (!results.length && !contracts.length) {
     const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
-    if (flags.format === "json") out.out(JSON.stringify({ ...testJson(results, source), note }, null, 2));
-    else if (flags.format === "junit") out.raw(testJunit(results));
-    else out.out(`No policy tests ran: ${note}.`);
-    if (flags.format === "json" || flags.format === "junit") out.info(`Note: ${note}.`);
+    view.results({ results, contracts, source, note }, out);
     return 0;
   }
-  if (flags.format === "json") out.out(JSON.stringify(testJson(results, source, contracts), null, 2));
-  else if (flags.format === "junit") out.raw(testJunit(results, contracts));
-  else out.out(testText(results, source, out, contracts));
+  view.results({ results, contracts, source }, out);
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
 }
-function casesFor(repo, vars, flags) {
+function casesFor(repo, vars, flags, view) {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
     const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path15.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
-    if (flags.format !== "junit") throw problems;
+    if (!view.reportsBrokenFiles) throw problems;
     return { cases, contracts, dir, broken: problems };
   }
   return { cases, contracts, dir };
 }
-async function liveRun(repo, flags, out) {
+async function liveRun(repo, flags, out, view) {
   const env2 = openEnv(repo, flags);
-  const { cases, contracts, dir, broken } = casesFor(repo, env2, flags);
+  const { cases, contracts, dir, broken } = casesFor(repo, env2, flags, view);
   const base = { cases, contracts, dir, broken, rules: env2.service.allocationRules, source: `the service's policies in ${env2.name}`, label: env2.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env2, flags, out);
@@ -50819,7 +50910,7 @@ async function liveRun(repo, flags, out) {
     await core.close();
   }
 }
-function offlineRuns(repo, flags, out) {
+function offlineRuns(repo, flags, out, view) {
   const penv = envOf(flags);
   const named2 = flags.env ?? penv.REVSYNC_ENV;
   const names = named2 ? [selectEnv(repo, named2, penv)] : environmentNames(repo);
@@ -50837,7 +50928,7 @@ function offlineRuns(repo, flags, out) {
         "run revsync validate"
       );
     }
-    const { cases, contracts, dir, broken } = casesFor(repo, own2, flags);
+    const { cases, contracts, dir, broken } = casesFor(repo, own2, flags, view);
     const git = modelsFromGitOnly(desired);
     for (const s of git.skipped) skipped.add(s);
     const carves = carvesGit(desired);
@@ -50870,7 +50961,8 @@ var init_test = __esm({
     init_run();
     init_allocate();
     init_service_choices();
-    init_policy_test();
+    init_view();
+    init_policy_test2();
     import_node_path15 = require("node:path");
     init_context();
     init_reading();
@@ -50880,338 +50972,7 @@ var init_test = __esm({
   }
 });
 
-// src/cli/completion.ts
-var completion_exports = {};
-__export(completion_exports, {
-  SHELLS: () => SHELLS,
-  completionScript: () => completionScript,
-  completionTree: () => completionTree
-});
-function optionOf(o) {
-  const flags = [o.short, o.long].filter((f) => !!f);
-  const takesValue = o.required || o.optional;
-  const file = !!o.long && FILE_OPTIONS.has(o.long);
-  return { flags, description: o.description, values: takesValue ? o.argChoices ?? [] : void 0, file };
-}
-function completionTree(cmd, path = []) {
-  const args = cmd.registeredArguments ?? [];
-  const options = cmd.options.filter((o) => !o.hidden).map(optionOf);
-  if (!options.some((o) => o.flags.includes("--help"))) options.push({ flags: ["-h", "--help"], description: "show help", file: false });
-  return {
-    path,
-    description: cmd.description(),
-    children: cmd.commands.map((c) => completionTree(c, [...path, c.name()])),
-    options,
-    fileArgument: args.some((a) => FILE_ARGUMENTS.has(a.name())),
-    argumentValues: args.flatMap((a) => a.argChoices ?? [])
-  };
-}
-function all(node) {
-  return [node, ...node.children.flatMap(all)];
-}
-function caseFunction(nodes, shell, valueAction, wordAction) {
-  const arm = (texts) => (shell.zsh ? "(" : "") + texts.map(pat).join("|");
-  const skip = valueFlagKeys(nodes);
-  const values2 = nodes.flatMap(
-    (n) => n.options.flatMap((o) => o.values ? [`    ${arm(o.flags.map((f) => `${key(n.path)} ${f}`))}) ${valueAction(o)} ;;`] : [])
-  );
-  const words = nodes.map((n) => `    ${arm([key(n.path)])}) ${wordAction(n)} ;;`);
-  const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key(n.path))} ;;`);
-  return [
-    "_revsync() {",
-    '  local p="" w i flag="" pre=""',
-    ...shell.setup,
-    "  for ((i = first; i < cword; i++)); do",
-    '    w="${words[i]}"',
-    '    case "$p $w" in',
-    `      ${arm(skip)})`,
-    ...shell.splitsAtEquals ? ['        [[ "${words[i+1]}" == "=" ]] && i=$((i + 1))'] : [],
-    '        (( i + 1 >= cword )) && flag="$w"',
-    "        i=$((i + 1)); continue ;;",
-    "    esac",
-    '    case "$p/$w" in',
-    ...paths,
-    "    esac",
-    "  done",
-    '  if [[ -n "$flag" ]]; then',
-    '    case "$p $flag" in',
-    ...values2,
-    "    esac",
-    "    return",
-    "  fi",
-    '  case "$p" in',
-    ...words,
-    "  esac",
-    "}"
-  ];
-}
-function bash(root) {
-  const words = (list3) => `_revsync_words ${list3.map(sq).join(" ")}`;
-  const valueAction = (o) => o.file ? "_revsync_files" : o.values?.length ? words(o.values) : "COMPREPLY=()";
-  const wordAction = (n) => {
-    const subs = [...n.children.map(last), ...n.argumentValues];
-    const rest = subs.length ? words(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
-    return `if [[ $cur == -* ]]; then ${words(longFlags(n))}; else ${rest}; fi`;
-  };
-  return [
-    "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
-    "# Load it in this shell with: source <(revsync completion bash)",
-    "# Candidates that start with the word typed ($cur); $pre (`--flag=` typed as one word) is put back.",
-    "_revsync_words() {",
-    "  local w",
-    "  COMPREPLY=()",
-    '  for w in "$@"; do [[ $w == "$cur"* ]] && COMPREPLY+=("$pre$w"); done',
-    "}",
-    "# File names, one candidate each however many spaces they hold (bash quotes them as it inserts them).",
-    "_revsync_files() {",
-    "  local IFS=$'\\n'",
-    "  compopt -o filenames 2>/dev/null",
-    '  COMPREPLY=($(compgen -f -- "$cur"))',
-    "}",
-    ...caseFunction(
-      all(root),
-      {
-        zsh: false,
-        splitsAtEquals: true,
-        setup: [
-          '  local words=("${COMP_WORDS[@]}") cword=$COMP_CWORD first=1',
-          '  local cur="${words[cword]}"',
-          "  # --flag=value: bash splits it at = (COMP_WORDBREAKS) into --flag = value; the value is what is completed.",
-          '  if [[ $cur == "=" ]]; then cur=""',
-          '  elif [[ $cur == --*=* ]]; then flag="${cur%%=*}"; pre="$flag="; cur="${cur#*=}"',
-          "  fi",
-          "  # A word typed with a quote or backslash before a space: compare its plain text.",
-          '  cur="${cur//\\\\ / }"; cur="${cur#[\\"\\\']}"'
-        ]
-      },
-      valueAction,
-      wordAction
-    ),
-    "complete -F _revsync revsync",
-    ""
-  ].join("\n");
-}
-function zsh(root) {
-  const desc = (name, d) => sq(`${name.replace(/:/g, "\\:")}:${d}`);
-  const valueAction = (o) => o.file ? "_files" : o.values?.length ? `compadd -- ${o.values.map(sq).join(" ")}` : ":";
-  const wordAction = (n) => {
-    const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")).map((f) => desc(f, o.description)));
-    const subs = n.children.map((c) => desc(last(c), c.description));
-    const rest = subs.length ? `local -a c=(${subs.join(" ")}); _describe command c` : n.argumentValues.length ? `compadd -- ${n.argumentValues.map(sq).join(" ")}` : n.fileArgument ? "_files" : ":";
-    return `if [[ $cur == -* ]]; then local -a o=(${flags.join(" ")}); _describe option o; else ${rest}; fi`;
-  };
-  return [
-    "#compdef revsync",
-    "# revsync completion for zsh, generated from revsync's commands by `revsync completion zsh`.",
-    "# It needs zsh's completion system: `autoload -Uz compinit && compinit` earlier in ~/.zshrc.",
-    "# Load it with: source <(revsync completion zsh)   (or save it as _revsync in a folder of $fpath)",
-    ...caseFunction(
-      all(root),
-      {
-        zsh: true,
-        splitsAtEquals: false,
-        setup: [
-          '  local cword=$CURRENT first=2 cur="${words[CURRENT]}"',
-          "  # --flag=value as one word: complete the value after the =.",
-          '  if [[ $cur == --*=* ]]; then flag="${cur%%=*}"; compset -P "*="; cur="${cur#*=}"; fi'
-        ]
-      },
-      valueAction,
-      wordAction
-    ),
-    'if [[ "$funcstack[1]" = _revsync ]]; then',
-    '  _revsync "$@"',
-    "elif (( $+functions[compdef] )); then",
-    "  compdef _revsync revsync",
-    "else",
-    `  print -u2 "revsync completion: zsh's completion system is not loaded; put 'autoload -Uz compinit && compinit' before this line in ~/.zshrc"`,
-    "fi",
-    ""
-  ].join("\n");
-}
-function fish(root) {
-  const nodes = all(root);
-  const skip = valueFlagKeys(nodes);
-  const lines = [
-    "# revsync completion for fish, generated from revsync's commands by `revsync completion fish`.",
-    "# Load it with: revsync completion fish | source   (or save it as ~/.config/fish/completions/revsync.fish)",
-    "complete -c revsync -f",
-    "# The command path of the words typed so far: a flag that takes a value skips it (so `--env test` is",
-    "# not the test command); a word naming a subcommand of the path so far extends it.",
-    "function __revsync_path",
-    "    set -l words (commandline -opc)",
-    '    set -l p ""',
-    "    set -l skip 0",
-    "    for w in $words[2..-1]",
-    "        if test $skip = 1",
-    "            set skip 0",
-    "            continue",
-    "        end",
-    '        switch "$p $w"',
-    `            case ${skip.map(sq).join(" ")}`,
-    "                set skip 1",
-    "                continue",
-    "        end",
-    '        switch "$p/$w"',
-    ...nodes.filter((n) => n.path.length).flatMap((n) => [`            case ${sq(`${key(n.path.slice(0, -1))}/${last(n)}`)}`, `                set p ${sq(key(n.path))}`]),
-    "        end",
-    "    end",
-    '    echo "$p"',
-    "end",
-    "function __revsync_at",
-    '    test (__revsync_path) = "$argv[1]"',
-    "end"
-  ];
-  for (const n of nodes) {
-    const cond = sq(`__revsync_at ${sq(key(n.path))}`);
-    for (const c of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(last(c))} -d ${sq(c.description)}`);
-    for (const o of n.options) {
-      const long = o.flags.find((f) => f.startsWith("--"));
-      const short = o.flags.find((f) => !f.startsWith("--"));
-      const parts = [`complete -c revsync -n ${cond}`];
-      if (long) parts.push(`-l ${long.slice(2)}`);
-      if (short) parts.push(`-s ${short.slice(1)}`);
-      if (o.values) parts.push(o.file ? "-r -F" : o.values.length ? `-x -a ${sq(o.values.join(" "))}` : "-x");
-      parts.push(`-d ${sq(o.description)}`);
-      lines.push(parts.join(" "));
-    }
-    if (n.argumentValues.length) lines.push(`complete -c revsync -n ${cond} -a ${sq(n.argumentValues.join(" "))}`);
-    if (n.fileArgument) lines.push(`complete -c revsync -n ${cond} -F`);
-  }
-  return `${lines.join("\n")}
-`;
-}
-function completionScript(shell, program2) {
-  const root = completionTree(program2);
-  if (shell === "bash") return bash(root);
-  if (shell === "zsh") return zsh(root);
-  if (shell === "fish") return fish(root);
-  throw new UserError(`completion: the shell must be bash, zsh or fish, got ${JSON.stringify(shell)}`);
-}
-var FILE_OPTIONS, FILE_ARGUMENTS, key, last, sq, pat, longFlags, valueFlagKeys, SHELLS;
-var init_completion = __esm({
-  "src/cli/completion.ts"() {
-    "use strict";
-    init_errors();
-    FILE_OPTIONS = /* @__PURE__ */ new Set(["--config", "--out", "--output", "--dir", "--state"]);
-    FILE_ARGUMENTS = /* @__PURE__ */ new Set(["planfile", "dir"]);
-    key = (path) => path.join("/");
-    last = (n) => n.path[n.path.length - 1] ?? "";
-    sq = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
-    pat = (s) => `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
-    longFlags = (n) => n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
-    valueFlagKeys = (nodes) => nodes.flatMap((n) => n.options.flatMap((o) => o.values ? o.flags.map((f) => `${key(n.path)} ${f}`) : []));
-    SHELLS = ["bash", "zsh", "fish"];
-  }
-});
-
-// src/cli/plan.ts
-var plan_exports = {};
-__export(plan_exports, {
-  runPlan: () => runPlan
-});
-function printPlan(plan, format2, out, file) {
-  if (format2 === "json") out.out(JSON.stringify(plan, null, 2));
-  else if (format2 === "markdown") out.out(file ? planMarkdown(plan, file) : planMarkdown(plan));
-  else {
-    out.out(planText(plan, out));
-    const impact2 = planImpactText(impactOf(plan));
-    if (impact2) out.out(`
-${impact2}`);
-  }
-}
-async function runPlan(flags, out) {
-  const repo = openRepo(flags);
-  const env2 = openEnv(repo, flags);
-  const core = openClient(env2, flags, out);
-  try {
-    const plan = await makePlan(repo, env2, core, flags, out, { impact: true });
-    printPlan(plan, flags.format ?? "text", out, flags.out);
-    noteTurnedAway(core.governor, env2, flags, out);
-    if (flags.out) {
-      writeUserFile((0, import_node_path16.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
-      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
-    }
-    const actionable = hasApplied(plan);
-    if (!actionable && hasChanges(plan)) {
-      const s = plan.summary;
-      const parts = [
-        s.blocked ? `${s.blocked} blocked` : "",
-        s.not_in_git ? `${s.not_in_git} not in git` : "",
-        s.unsupported ? `${s.unsupported} unsupported` : ""
-      ].filter(Boolean);
-      out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
-    }
-    return flags.detailedExitcode && actionable ? 2 : 0;
-  } finally {
-    await core.close();
-  }
-}
-var import_node_path16;
-var init_plan2 = __esm({
-  "src/cli/plan.ts"() {
-    "use strict";
-    import_node_path16 = require("node:path");
-    init_policy_test();
-    init_plan();
-    init_user_files();
-    init_model();
-    init_context();
-    init_reading();
-    init_rate_limit();
-  }
-});
-
-// src/cli/demo.ts
-var demo_exports = {};
-__export(demo_exports, {
-  runDemo: () => runDemo
-});
-async function runDemo(flags, out) {
-  const emu = await startEmulator({ state: seedState("demo"), host: "127.0.0.1", port: 0 });
-  const envOverride = {
-    REVSYNC_BASE_URL: emu.url,
-    REVSYNC_AUTH_URL: emu.url,
-    REVSYNC_REALM: DEMO.realm,
-    REVSYNC_CLIENT_ID: DEMO.clientId,
-    REVSYNC_CLIENT_SECRET: DEMO.clientSecret,
-    REVSYNC_USERNAME: "alice",
-    REVSYNC_PASSWORD: DEMO.users.alice.password,
-    REVSYNC_TOKEN: void 0
-  };
-  out.redactor.add(DEMO.clientSecret);
-  out.redactor.add(DEMO.users.alice.password);
-  out.info(`Started a demo emulator at ${emu.url} (seed demo) and signed in as alice.
-Planning policies/ against it:
-`);
-  try {
-    const code = await runPlan({ ...flags, env: flags.env ?? "demo", envOverride }, out);
-    out.info(
-      "\nNext: run the emulator yourself (npx revsync emulator --seed demo), set the demo credentials\n(see the README's quick start) and try `npx revsync apply`, `npx revsync drift`, `npx revsync approvals list`."
-    );
-    return code;
-  } finally {
-    await emu.close();
-  }
-}
-var init_demo = __esm({
-  "src/cli/demo.ts"() {
-    "use strict";
-    init_seed();
-    init_server();
-    init_seed();
-    init_plan2();
-  }
-});
-
 // src/cli/service-command.ts
-function table(cells) {
-  const rows = cells.map((r) => r.map(terminalText));
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => displayWidth(r[i] ?? "")))) ?? [];
-  return rows.map(
-    (r) => r.map((c, i) => padDisplay(c, widths[i] ?? 0)).join("  ").trimEnd()
-  ).join("\n");
-}
 async function withClient(flags, out, fn) {
   const env2 = openServiceEnv(flags);
   const core = openClient(env2, flags, out);
@@ -51221,14 +50982,10 @@ async function withClient(flags, out, fn) {
     await core.close();
   }
 }
-var time2;
 var init_service_command = __esm({
   "src/cli/service-command.ts"() {
     "use strict";
-    init_display_width();
-    init_escape();
     init_context();
-    time2 = (epoch2) => epoch2 ? new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z") : "";
   }
 });
 
@@ -51265,76 +51022,38 @@ function errorFilter(flags) {
   return filter;
 }
 async function runErrors(flags, out) {
+  const view = await pickView(errorsViews, flags.format);
   const filter = errorFilter(flags);
   return withClient(flags, out, async (core) => {
     const list3 = await errorTransactions2.list(core, filter);
     const records = list3.flatMap((e) => e.compliance_spec ?? []);
-    if (flags.summary) {
-      const groups = /* @__PURE__ */ new Map();
-      for (const r of records) groups.set(r.error_warning_code ?? "", [...groups.get(r.error_warning_code ?? "") ?? [], r]);
-      const rows = [...groups].sort((a, b) => b[1].length - a[1].length).map(([code, rs]) => ({
-        code,
-        count: rs.length,
-        message: rs[0]?.error_warning_message ?? "",
-        suggestion: rs[0]?.suggestions ?? "",
-        missing_policy_set: MISSING_POLICY_SET[code]
-      }));
-      if (flags.format === "json") out.json({ summary: rows });
-      else if (flags.format === "csv")
-        out.raw(
-          formatCsv([
-            ["code", "count", "message", "suggestion", "missing_policy_set"],
-            ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""])
-          ])
-        );
-      else {
-        if (!rows.length) out.out("No error transactions match.");
-        for (const r of rows) {
-          out.out(`${out.paint("bold", terminalText(r.code))}  ${plural(r.count, "transaction")}: ${terminalText(r.message)}`);
-          out.out(`    suggestion: ${terminalText(r.suggestion)}`);
-          if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
-        }
-      }
-      return 0;
-    }
-    const total = numberOf(list3[0]?.total_records) ?? records.length;
-    if (flags.format === "json") out.json({ total_records: total, records });
-    else if (flags.format === "csv") {
-      out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));
-    } else if (!records.length) out.out("No error transactions match.");
-    else {
-      const shown2 = COLUMNS.filter((c) => c.heading);
-      out.out(table([shown2.map((c) => c.heading ?? ""), ...records.map((r) => shown2.map((c) => c.get(r) ?? ""))]));
-      out.out(`
-${plural(total, "error transaction")}.`);
-    }
+    if (flags.summary) view.summary(byCode(records), out);
+    else view.records({ total: numberOf(list3[0]?.total_records) ?? records.length, records }, out);
     return 0;
   });
 }
-var COLUMNS, MISSING_POLICY_SET;
-var init_errors2 = __esm({
+function byCode(records) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const r of records) groups.set(r.error_warning_code ?? "", [...groups.get(r.error_warning_code ?? "") ?? [], r]);
+  return [...groups].sort((a, b) => b[1].length - a[1].length).map(([code, rs]) => ({
+    code,
+    count: rs.length,
+    message: rs[0]?.error_warning_message ?? "",
+    suggestion: rs[0]?.suggestions ?? "",
+    missing_policy_set: MISSING_POLICY_SET[code]
+  }));
+}
+var MISSING_POLICY_SET;
+var init_errors3 = __esm({
   "src/cli/errors.ts"() {
     "use strict";
     init_resources();
     init_values();
     init_errors();
-    init_csv();
     init_service_command();
-    init_words();
-    init_escape();
     init_number();
-    COLUMNS = [
-      { csv: "error_id", heading: "ERROR ID", get: (r) => r.error_id },
-      { csv: "error_date", heading: "DATE", get: (r) => r.error_date },
-      { csv: "error_warning_code", heading: "CODE", get: (r) => r.error_warning_code },
-      { csv: "error_warning_type", heading: "KIND", get: (r) => r.error_warning_type },
-      { csv: "document_identifier", heading: "DOCUMENT", get: (r) => r.document_identifier },
-      { csv: "request_id", get: (r) => r.request_id },
-      { csv: "legal_entity", heading: "ENTITY", get: (r) => r.document_details?.legal_entity },
-      { csv: "error_warning_field", heading: "FIELD", get: (r) => r.error_warning_field },
-      { csv: "error_warning_message", heading: "MESSAGE", get: (r) => r.error_warning_message },
-      { csv: "suggestions", get: (r) => r.suggestions }
-    ];
+    init_view();
+    init_errors2();
     MISSING_POLICY_SET = {
       "ERR-00015": "revenue rules: no valid revenue rule policy is available. Create the revenue rule policy set for these transactions, then reprocess them"
     };
@@ -51366,6 +51085,31 @@ function lineOf(details, omit, mask, pseudonyms, dropped) {
   return line;
 }
 async function runTestRecord(flags, out) {
+  const request2 = checkRequest(flags, out);
+  const repo = openRepo(flags);
+  if ((0, import_node_fs12.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  const env2 = openEnv(repo, flags);
+  const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
+  const recorded = recordCases(records, order(policies2), request2, out);
+  if (!recorded.cases.length) {
+    throw new UserError(
+      `no order lines to record: ${plural2(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
+      records.length ? void 0 : "revsync errors --type order with the same filters lists what the service holds"
+    );
+  }
+  warnTested(policies2, request2, out);
+  const text3 = testFileText(env2.name, request2, recorded);
+  const safe = out.redactor.redact(text3);
+  if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
+  writeUserFile(request2.target, safe);
+  const dir = testsDir(repo);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path16.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path16.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  }
+  sayRecorded(records.length, request2, recorded, out);
+  return 0;
+}
+function checkRequest(flags, out) {
   if (!flags.fromErrors) throw new UserError("test record needs a source: --from-errors (the order lines of the service's error transactions)");
   if (!flags.out) throw new UserError("test record needs --out FILE: the new test file to write (inside the tests folder, so that revsync test reads it)");
   const type = (flags.type ?? "order").toLowerCase();
@@ -51374,46 +51118,40 @@ async function runTestRecord(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
-  const repo = openRepo(flags);
-  const target = (0, import_node_path17.resolve)(out.io.cwd, flags.out);
-  const shown2 = (0, import_node_path17.relative)(out.io.cwd, target) || flags.out;
-  if ((0, import_node_fs12.existsSync)(target)) throw new UserError(`${shown2} exists: test record writes a new file; choose another name, or remove it first`);
-  const env2 = openEnv(repo, flags);
+  const target = (0, import_node_path16.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path16.relative)(out.io.cwd, target) || flags.out };
+}
+async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
-  let records;
-  let policies2;
   try {
     const [list3, live] = await Promise.all([
       errorTransactions2.list(core, filter),
       readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true })
     ]);
-    records = list3.flatMap((e) => e.compliance_spec ?? []);
-    policies2 = modelsFromLive(live);
+    return { records: list3.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive(live) };
   } finally {
     await core.close();
   }
-  const ordered = order(policies2);
+}
+function recordCases(records, ordered, { mask, omit }, out) {
   const pseudonyms = /* @__PURE__ */ new Map();
   const dropped = /* @__PURE__ */ new Set();
   const seen = /* @__PURE__ */ new Set();
-  const cases = [];
-  const comments = [];
-  let same2 = 0;
-  let withoutDocument = 0;
+  const recorded = { cases: [], comments: [], same: 0, withoutDocument: 0 };
   for (const r of records) {
     const details = r.document_details;
     if (!details || typeof details !== "object") {
-      withoutDocument++;
+      recorded.withoutDocument++;
       continue;
     }
     const line = lineOf(details, omit, mask, pseudonyms, dropped);
     const key3 = JSON.stringify(line);
     if (seen.has(key3)) {
-      same2++;
+      recorded.same++;
       continue;
     }
     seen.add(key3);
-    const id = r.error_id ?? `record ${cases.length + 1}`;
+    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
     const bad = lineProblems(line);
     if (bad.length) {
       out.warn(`${id} left out: its ${bad.map((b) => `${b.field} ${b.message}`).join("; ")}`);
@@ -51425,34 +51163,28 @@ async function runTestRecord(flags, out) {
       continue;
     }
     const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
-    comments.push(
+    recorded.comments.push(
       ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got.policy === null ? "meets no policy" : `${got.policy}, SSP ${showSsp(got.ssp)}`}${got.note ? ` (${got.note})` : ""}`
     );
-    cases.push({
-      name: `${id}${product}`,
-      line,
-      expect: { policy: got.policy, ...got.ssp !== null ? { ssp: Number(got.ssp.toFixed(6)) } : {} }
-    });
+    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got.policy, ...got.ssp !== null ? { ssp: Number(got.ssp.toFixed(6)) } : {} } });
   }
   if (dropped.size) out.warn(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
-  if (!cases.length) {
-    throw new UserError(
-      `no order lines to record: ${plural2(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
-      records.length ? void 0 : "revsync errors --type order with the same filters lists what the service holds"
-    );
-  }
-  const used = (f) => policies2.filter((p) => p.when.some((c) => c.field_name === f)).map((p) => p.name);
+  return recorded;
+}
+function warnTested(policies2, { mask, omit }, out) {
   for (const f of [...mask, ...omit]) {
-    const by = used(f);
+    const by = policies2.filter((p) => p.when.some((c) => c.field_name === f)).map((p) => p.name);
     if (by.length)
       out.warn(
         `${f} is ${mask.has(f) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`
       );
   }
+}
+function testFileText(envName, { filter, mask, omit }, { cases, comments }) {
   const when = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
   const filters = Object.entries(filter).map(([k, v]) => `${k}=${String(v)}`).join(", ");
   const header = [
-    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${env2.name} (${filters}).`,
+    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName} (${filters}).`,
     "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
     "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
     ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
@@ -51461,7 +51193,7 @@ async function runTestRecord(flags, out) {
   const doc = new import_yaml4.Document({
     apiVersion: "revsync/v1",
     kind: "SspPolicyTest",
-    metadata: { name: `Recorded order lines (${env2.name}, ${when})` },
+    metadata: { name: `Recorded order lines (${envName}, ${when})` },
     cases
   });
   const seq = doc.get("cases", true);
@@ -51473,20 +51205,15 @@ async function runTestRecord(flags, out) {
       if (expect) expect.flow = true;
     });
   }
-  const text3 = `${header.map((h) => `# ${h}`).join("\n")}
+  return `${header.map((h) => `# ${h}`).join("\n")}
 ${doc.toString({ lineWidth: 0 })}`;
-  const safe = out.redactor.redact(text3);
-  if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
-  writeUserFile(target, safe);
-  const dir = testsDir(repo);
-  if (!(target === dir || target.startsWith(dir + import_node_path17.sep))) {
-    out.warn(`${shown2} is outside the tests folder (${(0, import_node_path17.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
-  }
+}
+function sayRecorded(read, { mask, omit, shown: shown2 }, { cases, same: same2, withoutDocument }, out) {
   const routes = /* @__PURE__ */ new Map();
   for (const c of cases) routes.set(c.expect.policy ?? "no policy", (routes.get(c.expect.policy ?? "no policy") ?? 0) + 1);
   const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
   out.out(
-    `Recorded ${plural2(cases.length, "case")} from ${plural2(records.length, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown2}: ${[
+    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown2}: ${[
       ...routes
     ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
   );
@@ -51494,14 +51221,13 @@ ${doc.toString({ lineWidth: 0 })}`;
   if (personal.length) {
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
-  return 0;
 }
-var import_node_fs12, import_node_path17, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs12, import_node_path16, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs12 = require("node:fs");
-    import_node_path17 = require("node:path");
+    import_node_path16 = require("node:path");
     import_yaml4 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
@@ -51511,7 +51237,7 @@ var init_test_record = __esm({
     init_policy_models();
     init_user_files();
     init_context();
-    init_errors2();
+    init_errors3();
     init_reading();
     PERSONAL = ["customer_name", "customer_id", "po_number"];
     CREDENTIAL = /secret|passw(or)?d|token|api_?key|credential|authori[sz]ation|bearer/i;
@@ -51522,6 +51248,54 @@ var init_test_record = __esm({
       return names;
     };
     plural2 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  }
+});
+
+// src/cli/plan.ts
+var plan_exports2 = {};
+__export(plan_exports2, {
+  runPlan: () => runPlan
+});
+async function runPlan(flags, out) {
+  const view = await pickView(planViews, flags.format);
+  const repo = openRepo(flags);
+  const env2 = openEnv(repo, flags);
+  const core = openClient(env2, flags, out);
+  try {
+    const plan = await makePlan(repo, env2, core, flags, out, { impact: true });
+    view({ plan, file: flags.out }, out);
+    noteTurnedAway(core.governor, env2, flags, out);
+    if (flags.out) {
+      writeUserFile((0, import_node_path17.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
+    }
+    const actionable = hasApplied(plan);
+    if (!actionable && hasChanges(plan)) {
+      const s = plan.summary;
+      const parts = [
+        s.blocked ? `${s.blocked} blocked` : "",
+        s.not_in_git ? `${s.not_in_git} not in git` : "",
+        s.unsupported ? `${s.unsupported} unsupported` : ""
+      ].filter(Boolean);
+      out.warn(`only entries that revsync does not apply remain (${parts.join(", ")}, listed with their reasons): apply would do nothing`);
+    }
+    return flags.detailedExitcode && actionable ? 2 : 0;
+  } finally {
+    await core.close();
+  }
+}
+var import_node_path17;
+var init_plan3 = __esm({
+  "src/cli/plan.ts"() {
+    "use strict";
+    import_node_path17 = require("node:path");
+    init_plan();
+    init_view();
+    init_plan2();
+    init_user_files();
+    init_context();
+    init_reading();
+    init_rate_limit();
   }
 });
 
@@ -51605,18 +51379,9 @@ __export(show_exports, {
   runShow: () => runShow
 });
 async function runShow(flags, out, args) {
+  const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  const plan = readPlanFile((0, import_node_path18.resolve)(out.io.cwd, file), false);
-  const format2 = flags.format ?? "text";
-  if (format2 === "json") out.out(JSON.stringify(plan, null, 2));
-  else if (format2 === "markdown") out.out(planMarkdown(plan, file));
-  else {
-    out.out(`Saved plan ${file}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
-    out.out(planText(plan, out));
-    const impact2 = planImpactText(impactOf(plan));
-    if (impact2) out.out(`
-${impact2}`);
-  }
+  view({ plan: readPlanFile((0, import_node_path18.resolve)(out.io.cwd, file), false), file }, out);
   return 0;
 }
 var import_node_path18;
@@ -51624,67 +51389,661 @@ var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
     import_node_path18 = require("node:path");
-    init_policy_test();
-    init_plan();
-    init_model();
+    init_view();
+    init_plan2();
     init_plan_file();
   }
 });
 
-// src/lock/lock.ts
-function holderWords(h, now) {
-  const since = Date.parse(h.since);
-  return [
-    `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
-    `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
-    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
-    `lock id ${h.id}`
-  ].join(", ");
-}
-async function acquireLock(backend, request2, opts) {
-  const start = opts.now();
-  const deadline = start + opts.timeoutMs;
-  let pause = 500;
-  const told = /* @__PURE__ */ new Set();
-  for (; ; ) {
-    const r = await backend.take({ ...request2, since: new Date(opts.now()).toISOString() });
-    if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...r.tookOver ? { tookOver: r.tookOver } : {} };
-    const left = deadline - opts.now();
-    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
-    if (!told.has(r.held.id)) {
-      told.add(r.held.id);
-      opts.onWait?.(r.held, left);
+// src/apply/graph.ts
+function buildSteps(plan) {
+  const steps = [];
+  plan.changes.forEach((change) => {
+    if (!isApplied(change)) return;
+    steps.push({ id: steps.length, change, needs: [], after: [] });
+  });
+  const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);
+  const createOf = /* @__PURE__ */ new Map();
+  const reviewOf = /* @__PURE__ */ new Map();
+  for (const s of steps) {
+    if (s.change.action === "create") createOf.set(s.change.address, s.id);
+    if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
+  }
+  const lastOfPolicy = /* @__PURE__ */ new Map();
+  const creates = [...createOf.values()];
+  for (const s of steps) {
+    if (s.change.action === "update") continue;
+    s.after.push(...updates);
+    if (s.change.action === "review" || s.change.action === "approve") {
+      const policy2 = policyAddressOf(s.change);
+      const prev = lastOfPolicy.get(policy2);
+      if (prev !== void 0) s.after.push(prev);
+      lastOfPolicy.set(policy2, s.id);
     }
-    await opts.sleep(Math.min(pause, left));
-    pause = Math.min(pause * 2, 5e3);
+    if (s.change.action === "review" || s.change.action === "approve") {
+      const create = createOf.get(policyAddressOf(s.change));
+      if (create !== void 0) {
+        s.needs.push(create);
+        s.after.push(...creates.filter((id) => id !== create));
+      }
+      if (s.change.action === "approve") {
+        const review = reviewOf.get(s.change.address);
+        if (review !== void 0) s.needs.push(review);
+      }
+    }
+  }
+  return steps;
+}
+function policyAddressOf(c) {
+  return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
+}
+async function schedule(steps, exec, opts) {
+  const outcomes = /* @__PURE__ */ new Map();
+  const running2 = /* @__PURE__ */ new Set();
+  return new Promise((resolve15) => {
+    const settle = (o) => {
+      outcomes.set(o.step.id, o);
+      opts.onFinish?.(o);
+    };
+    const pump = () => {
+      let changed2 = true;
+      while (changed2) {
+        changed2 = false;
+        for (const s of steps) {
+          if (outcomes.has(s.id) || running2.has(s.id)) continue;
+          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+          if (bad) {
+            settle({
+              step: s,
+              status: "skipped",
+              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`
+            });
+            changed2 = true;
+          }
+        }
+      }
+      if (opts.isStopping()) {
+        for (const s of steps)
+          if (!outcomes.has(s.id) && !running2.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
+      }
+      for (const s of steps) {
+        if (running2.size >= opts.concurrency) break;
+        if (outcomes.has(s.id) || running2.has(s.id)) continue;
+        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n));
+        if (!ready) continue;
+        running2.add(s.id);
+        opts.onStart?.(s, running2.size);
+        exec(s).then(
+          (r) => settle({ step: s, status: "done", ...typeof r === "string" ? { message: r } : r }),
+          (e) => {
+            const { outcome, four_eyes } = e ?? {};
+            settle({
+              step: s,
+              status: "failed",
+              message: e instanceof Error ? e.message : String(e),
+              ...typeof outcome === "string" ? { outcome } : {},
+              ...four_eyes ? { four_eyes } : {}
+            });
+          }
+        ).finally(() => {
+          running2.delete(s.id);
+          pump();
+        });
+      }
+      if (running2.size === 0 && outcomes.size === steps.length) resolve15(steps.map((s) => outcomes.get(s.id)));
+    };
+    pump();
+  });
+}
+var init_graph = __esm({
+  "src/apply/graph.ts"() {
+    "use strict";
+    init_model();
+  }
+});
+
+// src/apply/run.ts
+function outcomeOf(o) {
+  if (o.status === "skipped") return "skipped";
+  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
+  return OUTCOMES.includes(kind) ? kind : "failed";
+}
+function countOutcomes(outcomes) {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
+  for (const o of outcomes) counts[o.outcome]++;
+  return counts;
+}
+function versionMoved(recorded, live) {
+  const out = [];
+  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
+    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
+  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
+    out.push(`last_modified_on ${iso2(recorded.last_modified_on)} -> ${iso2(live.last_modified_on)}`);
+  return out;
+}
+function seenFields(c) {
+  const p = c.payload;
+  if (p?.kind !== "update") return {};
+  const seen = { ...p.item };
+  const before = c.before ?? {};
+  for (const k of Object.keys(c.after ?? {})) seen[k] = before[k];
+  return seen;
+}
+function shownUpdate(c) {
+  const before = c.before ?? {};
+  const out = {};
+  for (const k of Object.keys(c.after ?? {})) out[k] = before[k];
+  for (const d of c.diff) out[d.path] = d.after;
+  return out;
+}
+function payloadProblems(plan) {
+  const out = [];
+  const batchSums = /* @__PURE__ */ new Map();
+  for (const c of plan.changes) if (c.payload?.kind === "batch") batchSums.set(`${c.payload.policy}\0${c.payload.batch}`, c.payload.values_checksum);
+  for (const c of plan.changes) {
+    if (!isApplied(c)) continue;
+    const p = c.payload;
+    const bad = (what) => void out.push(`${c.address} (${c.action}): ${what}`);
+    if (!p) {
+      bad("no payload");
+      continue;
+    }
+    if (c.action === "update") {
+      if (p.kind !== "update") {
+        bad(`a ${p.kind} payload`);
+        continue;
+      }
+      if (c.address !== address.tenant(p.compliance_name)) bad(`the payload names ${JSON.stringify(p.compliance_name)}`);
+      const after = c.after ?? {};
+      for (const d of c.diff) if (!(d.path in after) || !same(after[d.path], d.after)) bad(`the diff of ${d.path} is not git's value`);
+      const item = p.item;
+      for (const [k, v] of Object.entries(shownUpdate(c))) {
+        if (!UPDATE_FIELDS.includes(k)) bad(`${k} is not a field of the update`);
+        else if (!same(item[k], v)) bad(`the payload's ${k} ${show5(item[k])} is not the reviewed ${show5(v)}`);
+      }
+      for (const k of Object.keys(item))
+        if (!UPDATE_FIELDS.includes(k)) bad(`the payload's ${k} is not a field of the update`);
+    } else if (c.action === "create") {
+      if (p.kind !== "create") {
+        bad(`a ${p.kind} payload`);
+        continue;
+      }
+      const { batches, ...item } = p.body.compliance_spec[0] ?? {};
+      const name = p.body.compliance_name;
+      if (c.address !== address.ssp(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) bad("the payload names another policy");
+      const { batches: shownBatches, ...shownItem } = c.after ?? {};
+      if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
+      for (const d of c.diff) {
+        const shownValue = d.path === "batches" ? shownBatches : item[d.path];
+        if (!same(shownValue, d.after)) bad(`the payload's ${d.path} is not the reviewed value`);
+      }
+      const sentBatches = (batches ?? []).map((b) => ({
+        batch_name: b.batch_name,
+        status: "file uploaded",
+        file_name: b.file_name,
+        rows: b.ssp_values.length,
+        values_checksum: valuesChecksum(b.ssp_values)
+      }));
+      if (!sameJson(shownBatches ?? [], sentBatches)) bad("the payload's batches are not the ones the plan shows");
+      for (const b of batches ?? []) {
+        const sum = batchSums.get(`${name}\0${b.batch_name}`);
+        if (sum && valuesChecksum(b.ssp_values) !== sum) bad(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
+      }
+    } else {
+      if (p.kind !== "batch") {
+        bad(`a ${p.kind} payload`);
+        continue;
+      }
+      if (c.address !== address.batch(p.policy, p.batch)) bad(`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`);
+    }
+  }
+  return out;
+}
+function checkPayloads(plan) {
+  const problems = payloadProblems(plan);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what it shows, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only as revsync wrote it: run revsync plan again"
+    );
   }
 }
-var LockUnavailable, ago, LockHeld;
-var init_lock = __esm({
-  "src/lock/lock.ts"() {
+function hierarchyHolder(list3, name, hierarchyNo) {
+  return list3.find((e) => {
+    const item = e.compliance_spec?.[0];
+    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
+  });
+}
+function policyMoves(policy2, c, env2, changes) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const x of changes) {
+    if (x.payload?.kind !== "batch" || x.payload.policy !== policy2) continue;
+    const before = x.before ?? {};
+    const prior = seen.get(x.payload.batch) ?? {};
+    seen.set(x.payload.batch, { status: prior.status ?? before.status, file_id: prior.file_id ?? x.payload.file_id });
+  }
+  const since = c.last_modified_on;
+  const out = [];
+  const liveNames = /* @__PURE__ */ new Set();
+  for (const lb of env2.compliance_spec?.[0]?.batches ?? []) {
+    const name = batchNameOf(lb);
+    if (!name) continue;
+    liveNames.add(name);
+    const was = seen.get(name);
+    const parts = [];
+    if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
+    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show5(was.file_id)} -> ${show5(file)}`);
+    const later = since != null && typeof lb.updated_at === "number" && lb.updated_at > since;
+    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
+    if (!parts.length) continue;
+    const who = batchWho(lb);
+    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
+  }
+  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
+  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
+}
+function fourEyesBreach(facts, approverConfigured) {
+  const as = facts.approved_by;
+  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
+  if (!why) return void 0;
+  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
+  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
+}
+function fourEyesRefusal(facts, approverConfigured, error2) {
+  const as = facts.approved_by;
+  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
+  const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
+  if (!as || !who || !permission) return void 0;
+  const fix = approverFix(as, approverConfigured);
+  const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
+  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+}
+function checkApprover(core, plan, fourEyes) {
+  const approver = core.approverAuth;
+  if (!approver) return;
+  if (sameUser(approver.username, core.auth.username)) {
+    throw new UserError(
+      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+  if (fourEyes && !approver.username && plan.changes.some((c) => c.action === "approve")) {
+    throw new UserError(
+      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
+      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
+    );
+  }
+}
+function requireUser(core, plan) {
+  const user = core.auth.username;
+  if (!user && plan.changes.some((c) => c.action === "update")) {
+    throw new UserError(
+      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
+      "set REVSYNC_USER to your user id in the service"
+    );
+  }
+  return user;
+}
+function updateBody(p, user, clock) {
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(clock.now() / 1e3)),
+    format_type: "JSON",
+    compliance_name: p.compliance_name,
+    unique_key: p.unique_key,
+    compliance_spec: [p.item]
+  };
+}
+function outcomeWords(action, o) {
+  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
+  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "confirmed")
+    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
+  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
+  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
+  throw o.error;
+}
+function stepResult(action, o) {
+  try {
+    return { message: outcomeWords(action, o), outcome: o.kind };
+  } catch (e) {
+    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
+  }
+}
+async function execute(core, guards, step, createdIds) {
+  const c = step.change;
+  const p = c.payload;
+  if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
+  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c, core)));
+  if (p.kind === "create") {
+    const o2 = await writes.create(core, p.body, guards.create(c, core), (live) => guards.createValues(p, live, core));
+    if (o2.kind === "done" || o2.kind === "confirmed") {
+      createdIds.set(p.body.compliance_name, o2.result.compliance_id);
+      guards.created(c);
+    }
+    return stepResult("create", o2);
+  }
+  const action = c.action === "review" ? "review" : "approve";
+  const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
+  if (action === "review") {
+    const guard2 = guards.batch(c, action, () => createdIds.get(p.policy), core);
+    const o2 = await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard2);
+    if (o2.kind === "done" || o2.kind === "confirmed") guards.reviewedHere.add(c.address);
+    return stepResult(action, o2);
+  }
+  const approver = core.asApprover();
+  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
+  const guard = guards.batch(c, action, () => createdIds.get(p.policy), approver, facts);
+  const o = await writes.batchAction(approver, action, { id, name: p.policy }, p.batch, guard);
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
+  if (refused) facts.rule = "refused";
+  try {
+    if (refused) throw new StepFailed(refused, o.kind);
+    const r = stepResult(action, o);
+    const r2 = typeof r === "string" ? { message: r } : r;
+    const who = (core.approverAuth || guards.fourEyes) && (o.kind === "done" || o.kind === "confirmed") ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
+    return { ...r2, message: `${r2.message}${who}`, four_eyes: facts };
+  } catch (e) {
+    throw Object.assign(e instanceof StepFailed ? e : new StepFailed(e instanceof Error ? e.message : String(e)), { four_eyes: facts });
+  }
+}
+function reportEntry(o) {
+  return {
+    address: o.step.change.address,
+    action: o.step.change.action,
+    status: o.status,
+    outcome: outcomeOf(o),
+    message: o.message,
+    ...o.four_eyes ? { four_eyes: o.four_eyes } : {}
+  };
+}
+async function applyPlan(core, plan, opts) {
+  checkPayloads(plan);
+  const user = requireUser(core, plan) ?? "";
+  checkApprover(core, plan, !!opts.fourEyes);
+  const steps = buildSteps(plan);
+  const created = /* @__PURE__ */ new Map();
+  const guards = new Guards(core, user, opts.log, plan.changes, !!opts.fourEyes);
+  let finished = 0;
+  const outcomes = await schedule(steps, (s) => execute(opts.tagRequests ? core.tagged(stepTag(s.change)) : core, guards, s, created), {
+    concurrency: opts.concurrency,
+    isStopping: opts.isStopping,
+    onStart: opts.onStart,
+    onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length)
+  });
+  const checked = await guards.checkCreations(core);
+  for (const o of outcomes) {
+    if (o.step.change.action !== "create" || o.status !== "done") continue;
+    if ("failed" in checked) o.message = `${o.message} (not read again after the run's creates: ${checked.failed})`;
+    else {
+      const clash = checked.get(o.step.change.address);
+      if (clash) Object.assign(o, { status: "failed", outcome: "overwritten", message: clash });
+    }
+  }
+  const entries = outcomes.map(reportEntry);
+  return { environment: plan.environment, outcomes: entries, summary: countOutcomes(entries), interrupted: opts.isStopping() };
+}
+var OUTCOMES, show5, same, iso2, blocked, Guards, approverFix, DONE, StepFailed, stepTag;
+var init_run2 = __esm({
+  "src/apply/run.ts"() {
     "use strict";
-    init_duration();
+    init_resources();
+    init_canonical_json();
     init_errors();
-    LockUnavailable = class extends UserError {
-      constructor(message, hint) {
-        super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
-        this.name = "LockUnavailable";
+    init_read();
+    init_build();
+    init_model();
+    init_values2();
+    init_address();
+    init_who();
+    init_four_eyes();
+    init_graph();
+    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"];
+    show5 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    iso2 = (epoch2) => {
+      const t = isoOf(epoch2);
+      return t ? shortIso(t) : null;
+    };
+    blocked = (what) => ({
+      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
+    });
+    Guards = class {
+      constructor(core, user, log = () => void 0, changes = [], fourEyes = false) {
+        this.core = core;
+        this.user = user;
+        this.log = log;
+        this.changes = changes;
+        this.fourEyes = fourEyes;
+      }
+      core;
+      user;
+      log;
+      changes;
+      fourEyes;
+      listing;
+      /** Policies whose version this run checked against the plan (its own writes move it after). */
+      policyChecked = /* @__PURE__ */ new Set();
+      /** Values by file id: an upload's file does not change (a new upload is a new file). */
+      fileSums = /* @__PURE__ */ new Map();
+      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
+      reviewedHere = /* @__PURE__ */ new Set();
+      /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
+       *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
+       *  meets a change made since the plan"); a configuration that already holds git's values is done. */
+      update(c, core = this.core) {
+        return async () => {
+          const p = c.payload;
+          if (p?.kind !== "update") throw new TypeError("not an update");
+          const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
+          if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
+          const live = env2.compliance_spec?.[0] ?? {};
+          const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
+          if (c.diff.length && Object.entries(want).every(([k, v]) => same(live[k], v))) return { already: "the service holds git's values" };
+          const seen = seenFields(c);
+          const fields = UPDATE_FIELDS.filter((k) => !same(live[k], seen[k])).map((k) => `${k} ${show5(seen[k])} -> ${show5(live[k])}`);
+          const moved = [...fields, ...versionMoved(c, env2)];
+          if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
+          const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
+          this.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
+          return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+        };
+      }
+      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
+       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
+       *  itself, so a read failing fails only the writes whose own read fails. */
+      async list(core) {
+        const shared = this.listing;
+        if (shared) {
+          try {
+            return await shared;
+          } catch {
+            return ssp2.list(core);
+          }
+        }
+        return this.startList(core);
+      }
+      startList(core) {
+        const mine = ssp2.list(core);
+        this.listing = mine;
+        const done = () => {
+          if (this.listing === mine) this.listing = void 0;
+        };
+        mine.then(done, done);
+        return mine;
+      }
+      /** Differences between a live policy's batches and the values git sends with a create. */
+      async createValues(p, live, core = this.core) {
+        const out = [];
+        const item = p.body.compliance_spec[0];
+        for (const b of item?.batches ?? []) {
+          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
+          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
+          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+        }
+        return out;
+      }
+      /** A create: the policy must not exist (unless it is git's policy already, values and all) and no
+       *  active policy may hold its place in the hierarchy. */
+      create(c, core = this.core) {
+        return async () => {
+          const p = c.payload;
+          if (p?.kind !== "create") throw new TypeError("not a create");
+          const name = p.body.compliance_name;
+          const list3 = await this.list(core);
+          const holder = hierarchyHolder(list3, name, p.hierarchy_no);
+          const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
+          if (list3.some((e) => e.compliance_name === name)) {
+            const existing = await ssp2.get(core, name);
+            if (existing) {
+              const sent = p.body.compliance_spec[0];
+              const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await this.createValues(p, existing, core)];
+              if (differs.length)
+                return blocked(
+                  `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
+                );
+              if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
+              return { already: "the service holds git's policy and values" };
+            }
+          }
+          if (holder) return blocked(clash(holder));
+          this.log(`${c.address}: read again just now, not in the service; sending the create`);
+          return { go: null };
+        };
+      }
+      /** Who prepared the batch an approve moves forward (docs/decisions.md, "Four eyes"): its reviewer is the
+       *  service's updated_by of a batch it shows reviewed (nothing else changes a reviewed batch), or this
+       *  run's sign-in when this run reviewed it; its policy's creator is the envelope's created_by, or this
+       *  run's sign-in when this run created it. */
+      preparers(c, env2, lb, createdHere) {
+        const named2 = (v) => typeof v === "string" && v.trim() ? v : null;
+        const reviewed = lb.status === "reviewed" ? named2(lb.updated_by) : null;
+        return {
+          reviewed_by: this.reviewedHere.has(c.address) ? this.user || reviewed : reviewed,
+          policy_created_by: createdHere ? this.user || named2(env2.created_by) : named2(env2.created_by)
+        };
+      }
+      /** The creates of this run that landed, for the one check after the last of them. */
+      landedCreates = [];
+      creationsChecked;
+      /** A create landed (done, or confirmed by reading back). */
+      created(c) {
+        this.landedCreates.push(c);
+      }
+      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
+       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
+       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
+       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
+      checkCreations(core = this.core) {
+        if (!this.creationsChecked) {
+          const creates = [...this.landedCreates];
+          this.creationsChecked = creates.length ? ssp2.list(core).then(
+            (list3) => {
+              const clashes = /* @__PURE__ */ new Map();
+              for (const c of creates) {
+                const p = c.payload;
+                if (p?.kind !== "create") continue;
+                const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
+                if (!holder) continue;
+                const who = {
+                  modified_by: holder.created_by ?? holder.last_modified_by ?? null,
+                  modified_on: isoOf(holder.created_on ?? holder.last_modified_on)
+                };
+                clashes.set(
+                  c.address,
+                  overwrittenWords(who, [
+                    `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
+                  ])
+                );
+              }
+              return clashes;
+            },
+            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
+          ) : Promise.resolve(/* @__PURE__ */ new Map());
+        }
+        return this.creationsChecked;
+      }
+      valuesOf(policy2, lb, core) {
+        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
+        if (!file) return read();
+        let sum = this.fileSums.get(file);
+        if (!sum) {
+          sum = read();
+          this.fileSums.set(file, sum);
+          sum.catch(() => this.fileSums.delete(file));
+        }
+        return sum;
+      }
+      /** A review or approve: the batch must still be where the plan saw it (status), the same upload
+       *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
+       *  the status the write asks for is done already. */
+      batch(c, action, created, core = this.core, facts) {
+        return async () => {
+          const p = c.payload;
+          if (p?.kind !== "batch") throw new TypeError("not a batch step");
+          const policyAddr = address.ssp(p.policy);
+          const env2 = await ssp2.get(core, p.policy);
+          if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+          if (p.compliance_id === null) {
+            const checked = await this.checkCreations(core);
+            const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
+            if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
+          }
+          const ours = p.compliance_id ?? created?.();
+          if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
+          const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
+          if (!lb) return blocked(`${c.address} no longer exists in the service`);
+          const changed2 = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
+          if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0) {
+            return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
+          }
+          const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+          if (p.compliance_id !== null && fileId !== p.file_id)
+            return blocked(`${c.address}${changed2}: file_id ${show5(p.file_id)} -> ${show5(fileId)}, a new upload nobody reviewed`);
+          const fileOf = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+          if (p.compliance_id === null && fileOf && !this.fileSums.has(fileOf) && created?.() === env2.compliance_id) {
+            this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
+          }
+          if (await this.valuesOf(p.policy, lb, core) !== p.values_checksum)
+            return blocked(`${c.address}${changed2}: its values are not the ones the plan showed`);
+          const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+          if (typeof lb.status === "string" && target.includes(lb.status))
+            return { already: "the service shows it, with the values the plan showed", status: lb.status };
+          if (action === "approve" && facts)
+            Object.assign(facts, this.preparers(c, env2, lb, created?.() === env2.compliance_id), { approved_by: core.auth.username ?? null });
+          if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
+            const moved = versionMoved(c, env2);
+            if (moved.length)
+              return blocked(
+                `${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, this.changes)}`
+              );
+            this.policyChecked.add(p.policy);
+          }
+          const expected = c.before?.status ?? null;
+          if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed2}: status ${show5(expected)} -> ${show5(lb.status)}`);
+          const broken = action === "approve" && facts && this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : void 0;
+          if (broken && facts) {
+            facts.rule = "blocked";
+            return { blocked: broken };
+          }
+          this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
+          return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+        };
       }
     };
-    ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
-    LockHeld = class extends UserError {
-      constructor(environment, holder, waitedMs, now) {
-        super(
-          `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`
-        );
-        this.environment = environment;
-        this.holder = holder;
-        this.name = "LockHeld";
+    approverFix = (as, approverConfigured) => approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
+    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
+    StepFailed = class extends Error {
+      constructor(message, outcome) {
+        super(message);
+        this.outcome = outcome;
       }
-      environment;
-      holder;
+      outcome;
     };
+    stepTag = (c) => `${c.action} ${c.address}`;
   }
 });
 
@@ -52330,113 +52689,15 @@ var init_four_eyes2 = __esm({
 
 // src/evidence/verify.ts
 function verifyChain(stored) {
-  const out = [];
+  const checked = stored.map(checkRecord);
+  const out = checked.map((c) => c.verified);
   const byEnv = /* @__PURE__ */ new Map();
-  for (const s of stored) {
-    const v = { file: s.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
-    out.push(v);
-    const r = s.record;
-    if (!r) {
-      v.findings.push("unreadable");
-      v.problems.push(`it ${s.unreadable ?? "cannot be read"}`);
-      continue;
-    }
-    v.environment = typeof r.environment === "string" ? r.environment : null;
-    v.sequence = typeof r.sequence === "number" ? r.sequence : null;
-    v.hash = typeof r.hash === "string" ? r.hash : null;
-    if (r.prev === null)
-      v.note = `this record starts a new chain because ${typeof r.chain_note === "string" ? r.chain_note : "it is the first record of its environment"}`;
-    if (typeof r.format_version !== "string" || r.format_version.split(".")[0] !== EVIDENCE_FORMAT_VERSION) {
-      v.findings.push("unreadable");
-      v.problems.push(`it has evidence format ${JSON.stringify(r.format_version)}; this revsync reads format ${EVIDENCE_FORMAT_VERSION}`);
-      continue;
-    }
-    const valid = fileValidator("evidence-record.schema.json");
-    if (!valid(r)) {
-      const why = describeAjvErrors(valid.errors).slice(0, 3).map((p) => `${p.field} ${p.message}`).join("; ");
-      v.findings.push("unplaced");
-      v.problems.push(`not a record revsync writes, so it belongs to no environment's chain: ${why}`);
-      continue;
-    }
-    let actual;
-    try {
-      actual = recordHash(r);
-    } catch (e) {
-      v.problems.push(`its content cannot be hashed: ${e.message}`);
-    }
-    if (actual !== r.hash) {
-      v.findings.push("edited");
-      v.problems.push(`edited: its content does not match its hash (it says ${r.hash ?? "none"}, its content hashes to ${actual ?? "nothing"})`);
-    }
-    const named2 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path21.basename)(s.file))?.[1];
-    const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
-    if (named2 !== hash12) {
-      v.findings.push("renamed");
-      v.problems.push(`renamed: its file name does not end with its hash's first 12 digits (${hash12})`);
-    } else if ((0, import_node_path21.basename)(s.file) !== recordFileName(r)) {
-      v.findings.push("renamed");
-      v.problems.push(`renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`);
-    }
-    const eyes = fourEyesFindings(r);
-    if (eyes.problems.length) {
-      v.findings.push("four-eyes");
-      v.problems.push(...eyes.problems);
-    }
-    if (eyes.notes.length) v.note = [v.note, ...eyes.notes].filter(Boolean).join("; ");
-    if (v.environment === null || v.hash === null) continue;
-    const list3 = byEnv.get(v.environment) ?? [];
-    list3.push({ index: out.length - 1, file: s.file, hash: v.hash, sequence: v.sequence ?? 0 });
-    byEnv.set(v.environment, list3);
-  }
-  for (const [env2, list3] of byEnv) {
-    list3.forEach((cur, i) => {
-      const v = out[cur.index];
-      const prev = stored[cur.index]?.record?.prev ?? null;
-      const before = i > 0 ? list3[i - 1] : void 0;
-      const copyOf = list3.slice(0, i).find((x) => x.hash === cur.hash);
-      if (copyOf) {
-        v.findings.push("duplicate");
-        v.problems.push(`duplicate: a copy of ${copyOf.file} (the same hash)`);
-        return;
-      }
-      const sibling = prev === null ? void 0 : list3.slice(0, i).find((x) => x.hash !== cur.hash && stored[x.index]?.record?.prev === prev);
-      const parent = sibling && list3.find((x) => x.hash === prev);
-      if (sibling && parent) {
-        const words = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
-        v.findings.push("forked");
-        v.problems.push(words);
-        const other = out[sibling.index];
-        if (!other.findings.includes("forked")) {
-          other.findings.push("forked");
-          other.problems.push(words);
-        }
-        return;
-      }
-      if ((before?.hash ?? null) === prev && (!before || cur.sequence === before.sequence + 1) && (before || cur.sequence === 1 || prev === null)) return;
-      const later = list3.slice(i + 1).find((x) => x.hash === prev);
-      const earlier = list3.slice(0, Math.max(0, i - 1)).find((x) => x.hash === prev);
-      if (later) {
-        v.findings.push("reordered");
-        v.problems.push(`reordered: it follows ${later.file}, which comes after it in the folder`);
-      } else if (prev === null && before) {
-        v.findings.push("reordered");
-        v.problems.push(`reordered: it is the first record of environment ${env2} (prev none), yet ${before.file} comes before it in the folder`);
-      } else if (earlier) {
-        v.findings.push("reordered");
-        v.problems.push(`out of order: it follows ${earlier.file}, not ${before?.file ?? "nothing"}, which comes just before it in the folder`);
-      } else if (prev !== null && prev === before?.hash) {
-        v.findings.push("removed");
-        v.problems.push(`its sequence is ${cur.sequence}, after ${before.sequence} (${before.file})`);
-      } else {
-        v.findings.push("removed");
-        const gap = before && cur.sequence > before.sequence + 1 ? missing(before.sequence + 1, cur.sequence - 1, env2) : "";
-        const none = !before && cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
-        v.problems.push(
-          before ? `the record before it was removed, or ${before.file} was rewritten: its prev ${prev ?? "none"} is the hash of no record in the folder${gap}` : `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`
-        );
-      }
-    });
-  }
+  checked.forEach(({ verified: v, placed }, index) => {
+    if (!placed || v.environment === null || v.hash === null) return;
+    byEnv.set(v.environment, [...byEnv.get(v.environment) ?? [], { index, file: v.file, hash: v.hash, sequence: v.sequence ?? 0 }]);
+  });
+  const prevOf = (l) => stored[l.index]?.record?.prev ?? null;
+  for (const [env2, list3] of byEnv) list3.forEach((_, i) => checkLink(env2, list3, i, prevOf, out));
   const heads = {};
   for (const [env2, list3] of byEnv) {
     const last2 = [...list3].reverse().find((x) => !out[x.index].findings.some((f) => f === "duplicate" || f === "forked"));
@@ -52444,6 +52705,102 @@ function verifyChain(stored) {
   }
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
   return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };
+}
+function checkRecord(s) {
+  const v = { file: s.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
+  const found = (finding, ...problems) => {
+    v.findings.push(finding);
+    v.problems.push(...problems);
+  };
+  const r = s.record;
+  if (!r) {
+    found("unreadable", `it ${s.unreadable ?? "cannot be read"}`);
+    return { verified: v, placed: false };
+  }
+  v.environment = typeof r.environment === "string" ? r.environment : null;
+  v.sequence = typeof r.sequence === "number" ? r.sequence : null;
+  v.hash = typeof r.hash === "string" ? r.hash : null;
+  if (r.prev === null)
+    v.note = `this record starts a new chain because ${typeof r.chain_note === "string" ? r.chain_note : "it is the first record of its environment"}`;
+  if (typeof r.format_version !== "string" || r.format_version.split(".")[0] !== EVIDENCE_FORMAT_VERSION) {
+    found("unreadable", `it has evidence format ${JSON.stringify(r.format_version)}; this revsync reads format ${EVIDENCE_FORMAT_VERSION}`);
+    return { verified: v, placed: false };
+  }
+  const valid = fileValidator("evidence-record.schema.json");
+  if (!valid(r)) {
+    const why = describeAjvErrors(valid.errors).slice(0, 3).map((p) => `${p.field} ${p.message}`).join("; ");
+    found("unplaced", `not a record revsync writes, so it belongs to no environment's chain: ${why}`);
+    return { verified: v, placed: false };
+  }
+  let actual;
+  try {
+    actual = recordHash(r);
+  } catch (e) {
+    v.problems.push(`its content cannot be hashed: ${e.message}`);
+  }
+  if (actual !== r.hash)
+    found("edited", `edited: its content does not match its hash (it says ${r.hash ?? "none"}, its content hashes to ${actual ?? "nothing"})`);
+  const renamed = renamedWords(s.file, r);
+  if (renamed) found("renamed", renamed);
+  const eyes = fourEyesFindings(r);
+  if (eyes.problems.length) found("four-eyes", ...eyes.problems);
+  if (eyes.notes.length) v.note = [v.note, ...eyes.notes].filter(Boolean).join("; ");
+  return { verified: v, placed: true };
+}
+function renamedWords(file, r) {
+  const named2 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path21.basename)(file))?.[1];
+  const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
+  if (named2 !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
+  if ((0, import_node_path21.basename)(file) !== recordFileName(r))
+    return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`;
+  return void 0;
+}
+function checkLink(env2, list3, i, prevOf, out) {
+  const cur = list3[i];
+  const v = out[cur.index];
+  const prev = prevOf(cur);
+  const copyOf = list3.slice(0, i).find((x) => x.hash === cur.hash);
+  if (copyOf) {
+    v.findings.push("duplicate");
+    v.problems.push(`duplicate: a copy of ${copyOf.file} (the same hash)`);
+    return;
+  }
+  const sibling = prev === null ? void 0 : list3.slice(0, i).find((x) => x.hash !== cur.hash && prevOf(x) === prev);
+  const parent = sibling && list3.find((x) => x.hash === prev);
+  if (sibling && parent) {
+    const words = `fork: two records follow #${parent.sequence} (${parent.file}): ${sibling.file} and ${cur.file}`;
+    for (const forked of [v, out[sibling.index]]) {
+      if (forked !== v && forked.findings.includes("forked")) continue;
+      forked.findings.push("forked");
+      forked.problems.push(words);
+    }
+    return;
+  }
+  const before = i > 0 ? list3[i - 1] : void 0;
+  if ((before?.hash ?? null) === prev && (!before || cur.sequence === before.sequence + 1) && (before || cur.sequence === 1 || prev === null)) return;
+  const [finding, problem] = brokenLink(env2, list3, i, prev);
+  v.findings.push(finding);
+  v.problems.push(problem);
+}
+function brokenLink(env2, list3, i, prev) {
+  const cur = list3[i];
+  const before = i > 0 ? list3[i - 1] : void 0;
+  const later = list3.slice(i + 1).find((x) => x.hash === prev);
+  const earlier = list3.slice(0, Math.max(0, i - 1)).find((x) => x.hash === prev);
+  if (later) return ["reordered", `reordered: it follows ${later.file}, which comes after it in the folder`];
+  if (prev === null && before)
+    return ["reordered", `reordered: it is the first record of environment ${env2} (prev none), yet ${before.file} comes before it in the folder`];
+  if (earlier) return ["reordered", `out of order: it follows ${earlier.file}, not ${before?.file ?? "nothing"}, which comes just before it in the folder`];
+  if (prev !== null && prev === before?.hash) return ["removed", `its sequence is ${cur.sequence}, after ${before.sequence} (${before.file})`];
+  if (before) {
+    const gap = cur.sequence > before.sequence + 1 ? missing(before.sequence + 1, cur.sequence - 1, env2) : "";
+    return [
+      "removed",
+      `the record before it was removed, or ${before.file} was rewritten: its prev ${prev ?? "none"} is the hash of no record in the folder${gap}`
+    ];
+  }
+  const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
+  return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
 }
 var import_node_path21, missing;
 var init_verify = __esm({
@@ -52458,172 +52815,9 @@ var init_verify = __esm({
   }
 });
 
-// src/report/evidence.ts
-function approvedWords(r, esc) {
-  const how = {
-    "auto-approve": "confirmed by --auto-approve",
-    prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${esc(r.service_user)})` : ""}`,
-    declined: "declined at the prompt: nothing was applied",
-    cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
-    "not asked": "not asked: nothing was to be applied"
-  }[r.approval];
-  const ci = r.ci;
-  if (!ci) return how;
-  const pr = ci.pull_request !== null ? `, ${ci.provider === "gitlab" ? "merge request !" : "pull request #"}${ci.pull_request}` : "";
-  return `${how}; ${ci.provider === "gitlab" ? "GitLab CI" : "GitHub Actions"} run${ci.run_url ? ` ${esc(ci.run_url)}` : ""}${ci.actor ? ` started by ${esc(ci.actor)}` : ""}${pr}`;
-}
-function gitWords(r, esc) {
-  if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
-  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
-  return `${r.git.commit} (${tree})`;
-}
-function peopleWords(c, esc) {
-  const f = c.four_eyes;
-  if (!f) return void 0;
-  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : "";
-  return `reviewed by ${esc(named(f.reviewed_by))}, policy created by ${esc(named(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${rule2}`;
-}
-function pullRequestWords(r, esc) {
-  const pr = r.pull_request_approval;
-  if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
-  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc(String(pr.number))}`;
-  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc(a.user)}${a.at ? ` at ${esc(a.at)}` : ""} on ${a.commit ? esc(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
-  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc(pr.problem ?? "no answer")})`;
-  const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc).join(", ")}` : `no independent approval: ${esc(pr.problem ?? "")}`;
-  return `${name} by ${esc(named(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
-}
-function fourEyesText(r) {
-  if (r.four_eyes === void 0) return [];
-  return [
-    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named(r.service_user))} (no approver identity)`}`,
-    `  pull req.   ${pullRequestWords(r, terminalText)}`
-  ];
-}
-function fourEyesMarkdown(r) {
-  if (r.four_eyes === void 0) return [];
-  const approves = r.changes.filter((c) => c.action === "approve");
-  const rows = approves.map(
-    (c) => `| ${markdownCode(c.address)} | ${markdownText(named(c.four_eyes?.reviewed_by))} | ${markdownText(named(c.four_eyes?.policy_created_by))} | ${markdownText(named(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
-  );
-  return [
-    "#### Four eyes",
-    "",
-    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
-    `- **Prepared as**: ${markdownCode(named(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
-    `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
-    "",
-    ...rows.length ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
-    ""
-  ];
-}
-function lockWords(r) {
-  const l = r.lock;
-  if (!l) return void 0;
-  if ("disabled" in l) return `none: ${l.note}`;
-  const waited = l.waited_ms >= 1e3 ? `, after waiting ${(l.waited_ms / 1e3).toFixed(1)}s` : "";
-  return `${l.where}, id ${l.id}, taken ${l.acquired_at}${waited}${l.released ? "" : ", not released"}${l.note ? `; ${l.note}` : ""}`;
-}
-function countLine(r) {
-  const parts = Object.entries(r.summary).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
-  return parts.length ? parts.join(", ") : "no changes";
-}
-function evidenceText(file, r, out, doubt = null) {
-  const lines = [
-    out.paint("bold", `Evidence ${terminalText(file)}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
-    ...doubt ? [out.paint("red", `  ${doubt.tag}: ${terminalText(doubt.words)}`)] : [],
-    `  hash        ${terminalText(r.hash)}`,
-    `  prev        ${r.prev !== null ? terminalText(r.prev) : `none: this record starts a new chain because ${terminalText(r.chain_note ?? "it is the first record of this environment")}`}`,
-    `  when        ${terminalText(r.started_at)} to ${terminalText(r.finished_at)} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
-    `  where       ${terminalText(r.base_url)}, realm ${terminalText(r.realm)}, as ${terminalText(r.service_user ?? "(no user named)")}`,
-    ...lockWords(r) ? [`  lock        ${terminalText(lockWords(r) ?? "")}`] : [],
-    `  plan        ${terminalText(r.plan.checksum)}, ${r.plan.file ? `saved plan ${terminalText(r.plan.file)}` : "planned in this run"}, made ${terminalText(r.plan.created_at)}${r.plan.made_by ? ` as ${terminalText(r.plan.made_by)}` : ""}`,
-    `  approved    ${approvedWords(r, terminalText)}`,
-    `  git         ${gitWords(r, terminalText)}`,
-    `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
-    ...fourEyesText(r)
-  ];
-  if (r.changes.length) lines.push("", "  changes:");
-  for (const c of r.changes) {
-    lines.push(`    ${c.outcome.padEnd(9)} ${terminalText(c.action)} ${terminalText(c.address)}: ${terminalText(c.why)}`);
-    if (c.values)
-      lines.push(
-        `                values: ${terminalText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${terminalText(c.values.checksum ?? "(none: uploaded by this plan)")}`
-      );
-    const people = peopleWords(c, terminalText);
-    if (people) lines.push(`                four eyes: ${people}`);
-    for (const d of c.diff) lines.push(`                ${terminalText(d.path)}: ${show5(d.before)} -> ${show5(d.after)}`);
-    for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
-  }
-  lines.push("", `  other requests: ${plural(r.other_requests.length, "request")} (the plan's reads, the sign-in)`);
-  return lines.join("\n");
-}
-function changeRows(c) {
-  const sent = c.requests.map(
-    (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
-  ).join("<br>");
-  const values2 = c.values ? [`values: ${markdownText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${markdownText(c.values.checksum ?? "none")}`] : [];
-  const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show5(d.before))} \u2192 ${markdownText(show5(d.after))}`)].join("<br>");
-  return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
-}
-function evidenceMarkdown(file, r, doubt = null) {
-  return [
-    `### Apply ${r.sequence} of ${markdownCode(r.environment)} \u2014 ${markdownText(r.finished_at)}`,
-    "",
-    ...doubt ? [`> **${doubt.tag}**: ${markdownText(doubt.words)}.`, ""] : [],
-    `- **Record**: ${markdownCode(file)}, hash ${markdownCode(r.hash)}, prev ${markdownCode(r.prev ?? "none")}${r.prev === null ? ` (this record starts a new chain because ${markdownText(r.chain_note ?? "it is the first record of this environment")})` : ""}`,
-    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${markdownText(r.plan.created_at)}${r.plan.made_by ? ` as ${markdownText(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, markdownText).replace(/^\S+ /, "")}` : gitWords(r, markdownText)}`,
-    `- **By whom**: ${approvedWords(r, markdownText)}`,
-    `- **When**: ${markdownText(r.started_at)} to ${markdownText(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
-    `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
-    ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
-    `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
-    "",
-    ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows)] : ["No changes were applied."],
-    "",
-    ...fourEyesMarkdown(r)
-  ].join("\n");
-}
-function verifyText(report2, out, live) {
-  const lines = [];
-  for (const v of report2.records) {
-    const ok = v.findings[0] === "intact";
-    const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v.findings.join("+").toUpperCase().padEnd(9));
-    lines.push(`${tag} ${terminalText(v.file)}${v.environment ? ` (${terminalText(v.environment)} #${v.sequence ?? "?"})` : ""}`);
-    if (v.note) lines.push(`          ${/could not be fetched/.test(v.note) ? out.paint("yellow", terminalText(v.note)) : terminalText(v.note)}`);
-    for (const p of v.problems) lines.push(`          ${terminalText(p)}`);
-    for (const f of live?.get(v.file) ?? []) lines.push(`          ${liveWords(f)}`);
-  }
-  const bad = report2.records.filter((v) => v.findings[0] !== "intact").length;
-  lines.push(
-    "",
-    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
-  );
-  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
-  return lines.join("\n");
-}
-function liveWords(f) {
-  const who = f.modified_by || f.modified_on ? ` (last changed${f.modified_by ? ` by ${terminalText(f.modified_by)}` : ""}${f.modified_on ? ` at ${terminalText(f.modified_on)}` : ""})` : "";
-  const later = f.later.length ? ` (then ${terminalText(f.later.join(", "))})` : "";
-  if (f.holds) return `live: holds  ${terminalText(f.action)} ${terminalText(f.address)}${later}`;
-  const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show5(d.applied)} -> ${show5(d.now)}`).join(", ")}`;
-  return `live: CHANGED ${terminalText(f.action)} ${terminalText(f.address)}: ${what}${later}`;
-}
-var seconds, show5, requestWords, named;
-var init_evidence = __esm({
-  "src/report/evidence.ts"() {
-    "use strict";
-    init_words();
-    init_escape();
-    seconds = (a, b) => `${((Date.parse(b) - Date.parse(a)) / 1e3).toFixed(1)}s`;
-    show5 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
-    named = (u) => u ?? "(not named)";
-  }
-});
-
 // src/cli/evidence.ts
-var evidence_exports = {};
-__export(evidence_exports, {
+var evidence_exports2 = {};
+__export(evidence_exports2, {
   runEvidenceShow: () => runEvidenceShow,
   runEvidenceVerify: () => runEvidenceVerify,
   startEvidence: () => startEvidence
@@ -52699,6 +52893,7 @@ function recordsAt(target) {
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 async function runEvidenceVerify(flags, out, args) {
+  const view = await pickView(evidenceVerifyViews, flags.format);
   const dir = (0, import_node_path22.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
@@ -52712,14 +52907,7 @@ async function runEvidenceVerify(flags, out, args) {
   const report2 = verifyChain(stored);
   let live;
   if (flags.live) live = await liveFindings(flags, stored, out);
-  if (flags.format === "json") {
-    out.json({
-      folder: dir,
-      ok: report2.ok,
-      records: report2.records.map((v) => ({ ...v, ...live ? { live: live.get(v.file) ?? null } : {} })),
-      heads: report2.heads
-    });
-  } else out.out(verifyText(report2, out, live));
+  view({ folder: dir, report: report2, live }, out);
   return report2.ok ? 0 : 1;
 }
 async function liveFindings(flags, stored, out) {
@@ -52741,6 +52929,7 @@ async function liveFindings(flags, stored, out) {
   }
 }
 async function runEvidenceShow(flags, out, args) {
+  const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
   const path = (0, import_node_path22.isAbsolute)(target) ? target : (0, import_node_path22.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = recordsAt(path);
@@ -52757,23 +52946,14 @@ async function runEvidenceShow(flags, out, args) {
       `${bad.file} ${bad.unreadable ?? `is ${verdicts.get(bad.file)?.problems[0] ?? "not a record revsync writes"}`}`,
       "revsync evidence verify checks a whole folder"
     );
-  const records = stored.map((s) => ({ ...s, verdict: verdicts.get(s.file) }));
-  const doubts = records.map((s) => doubtOf(s.verdict));
-  if (flags.format === "json")
-    out.json({
-      records: records.map((s, i) => ({
-        file: s.file,
-        edited: s.verdict?.findings.includes("edited") ? s.verdict.problems.find((p) => p.startsWith("edited")) ?? "edited" : null,
-        verify: { findings: s.verdict?.findings ?? [], problems: s.verdict?.problems ?? [] },
-        doubt: doubts[i] ?? null,
-        ...s.record
-      }))
-    });
-  else if (flags.format === "markdown") out.out(records.map((s, i) => evidenceMarkdown(s.file, s.record, doubts[i])).join("\n"));
-  else out.out(records.map((s, i) => evidenceText(s.file, s.record, out, doubts[i])).join("\n\n"));
+  const records = stored.map((s) => {
+    const verdict = verdicts.get(s.file);
+    return { file: s.file, record: s.record, verdict, doubt: doubtOf(verdict) };
+  });
+  view(records, out);
   if (!records.length) out.info("No evidence records.");
   const edited = records.filter((s) => s.verdict?.findings.includes("edited")).length;
-  const doubted = doubts.filter(Boolean).length;
+  const doubted = records.filter((s) => s.doubt).length;
   if (edited) out.error(`${edited === 1 ? "1 record was" : `${edited} records were`} edited after it was written: its content does not match its hash`);
   if (doubted > edited)
     out.error(`${plural(doubted - edited, "record")} ${doubted - edited === 1 ? "fails" : "fail"} evidence verify's check of the folder: see each`);
@@ -52788,7 +52968,7 @@ function doubtOf(v) {
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
 var import_node_fs15, import_node_path22, version;
-var init_evidence2 = __esm({
+var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs15 = require("node:fs");
@@ -52801,7 +52981,8 @@ var init_evidence2 = __esm({
     init_verify();
     init_package_root();
     init_user_files();
-    init_evidence();
+    init_view();
+    init_evidence2();
     init_words();
     init_context();
     version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path22.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
@@ -53403,8 +53584,8 @@ ${service.realm}`).digest("hex").slice(0, 32);
 });
 
 // src/cli/lock.ts
-var lock_exports = {};
-__export(lock_exports, {
+var lock_exports2 = {};
+__export(lock_exports2, {
   lockBackend: () => lockBackend,
   lockDisabled: () => lockDisabled,
   lockTimeoutOf: () => lockTimeoutOf,
@@ -53510,19 +53691,11 @@ async function takeEnvLock(backend, env2, run2) {
   return lock;
 }
 async function runLockStatus(flags, out) {
+  const view = await pickView(lockStatusViews, flags.format);
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const backend = lockBackend(repo, env2, flags);
-  const holder = await backend.holder();
-  if (flags.format === "json") {
-    out.json({ environment: env2.name, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null });
-    return 0;
-  }
-  out.out(
-    holder ? `Environment ${JSON.stringify(env2.name)} is locked (${backend.where}):
-  held by ${holderWords(holder, Date.now())}
-  If that apply is dead, release it: revsync unlock --env ${env2.name} ${holder.id}` : `Environment ${JSON.stringify(env2.name)} is not locked (${backend.where}).`
-  );
+  view({ environment: env2.name, backend, holder: await backend.holder() }, out);
   return 0;
 }
 async function runUnlock(flags, out, args) {
@@ -53555,7 +53728,7 @@ async function runUnlock(flags, out, args) {
   throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${holderWords(r.other, Date.now())}; nothing was released`);
 }
 var import_node_fs18, import_node_os3, import_node_path24, revsyncVersion;
-var init_lock2 = __esm({
+var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs18 = require("node:fs");
@@ -53568,6 +53741,8 @@ var init_lock2 = __esm({
     init_local_lock();
     init_lock();
     init_package_root();
+    init_view();
+    init_lock2();
     init_context();
     revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path24.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
@@ -53579,6 +53754,7 @@ __export(apply_exports, {
   runApply: () => runApply
 });
 async function runApply(flags, out, _r, args) {
+  const view = await pickView(applyViews, flags.format);
   const repo = openRepo(flags);
   const planFile = args[0];
   const saved = planFile ? readPlanFile((0, import_node_path25.resolve)(out.io.cwd, planFile)) : void 0;
@@ -53688,8 +53864,7 @@ async function runApply(flags, out, _r, args) {
       });
       progress.stop();
       await releaseLock();
-      if (flags.format === "json") out.json({ ...report2, lock: backend ? lock?.evidence() : NO_LOCK });
-      else out.out(applyText(report2, out));
+      view({ report: report2, lock: backend ? lock?.evidence() : NO_LOCK }, out);
       noteTurnedAway(core.governor, env2, flags, out);
       const code = report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
       if (evidence) evidence.report = report2;
@@ -53742,7 +53917,7 @@ async function runApply(flags, out, _r, args) {
   }
 }
 var import_node_path25, NO_LOCK;
-var init_apply = __esm({
+var init_apply2 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
     import_node_path25 = require("node:path");
@@ -53750,6 +53925,8 @@ var init_apply = __esm({
     init_errors();
     init_lock();
     init_plan();
+    init_view();
+    init_apply();
     init_apply_signals();
     init_context();
     init_plan_file();
@@ -53757,9 +53934,9 @@ var init_apply = __esm({
     init_prompt();
     init_reading();
     init_rate_limit();
-    init_evidence2();
+    init_evidence3();
     init_four_eyes3();
-    init_lock2();
+    init_lock3();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
   }
 });
@@ -53858,7 +54035,7 @@ function buildDrift(desired, live, meta) {
   };
 }
 var nobody, missing2;
-var init_drift = __esm({
+var init_drift2 = __esm({
   "src/plan/drift.ts"() {
     "use strict";
     init_address();
@@ -53954,11 +54131,12 @@ function refuseOverrides(penv) {
   );
 }
 async function runDrift(flags, out) {
+  const view = await pickView(driftViews, flags.format);
   const repo = openRepo(flags);
   const penv = envOf(flags);
   if (flags.allEnvs) refuseOverrides(penv);
   const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, penv)];
-  const reports = [];
+  const entries = [];
   let code = 0;
   for (const name of names) {
     try {
@@ -53973,9 +54151,8 @@ async function runDrift(flags, out) {
           repo.config.drift?.ignore ?? [],
           todayUtc()
         );
-        reports.push(report2);
-        if (flags.format === "markdown") out.out(driftMarkdown(report2));
-        else if (flags.format !== "json") out.out(driftText(report2, out));
+        entries.push(report2);
+        view.environment(report2, out);
         noteTurnedAway(core.governor, env2, flags, out);
         if (report2.drift.length && code === 0) code = 2;
       } finally {
@@ -53984,26 +54161,24 @@ async function runDrift(flags, out) {
     } catch (e) {
       if (!flags.allEnvs) throw e;
       out.error(`${name}: ${e.message}`);
-      reports.push({ environment: name, ...errorObject(e) });
+      entries.push({ environment: name, ...errorObject(e) });
       code = 1;
     }
   }
-  if (flags.format === "json") {
-    if (flags.allEnvs) out.json({ environments: reports });
-    else out.out(JSON.stringify(reports[0], null, 2));
-  }
+  view.end({ entries, allEnvs: !!flags.allEnvs }, out);
   return code;
 }
-var init_drift2 = __esm({
+var init_drift3 = __esm({
   "src/cli/drift.ts"() {
     "use strict";
     init_drift_ignore();
     init_repo();
     init_errors();
-    init_drift();
+    init_drift2();
     init_ignore();
     init_targets();
-    init_plan();
+    init_view();
+    init_drift();
     init_words();
     init_context();
     init_reading();
@@ -54326,13 +54501,13 @@ function updateDoc(doc, current, f, policyDir, readValues, edits, ctx) {
   const changes = [];
   const values2 = [];
   const kind = f.value.kind;
-  const put = (path, value2, what) => {
+  const put2 = (path, value2, what) => {
     const how = setField(doc, path, value2, edits, ctx);
     if (how === "set") changes.push(what);
   };
   for (const [field, live] of Object.entries(f.value.spec)) {
     if (!current.spec || !(field in current.spec) || sameField(kind, field, current.spec[field], live)) continue;
-    put(["spec", field], live, field);
+    put2(["spec", field], live, field);
   }
   for (const field of f.leftOutFields) {
     if (f.nullFields.includes(field)) {
@@ -54371,12 +54546,12 @@ function updateDoc(doc, current, f, policyDir, readValues, edits, ctx) {
       continue;
     }
     const g = gitBatches[i] ?? {};
-    if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
+    if (g.status !== b.status) put2(["batches", i, "status"], b.status, `batch ${b.name} status`);
     for (const k of BATCH_DATES) {
       if (g[k] === void 0) continue;
       const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
       if (unknown) addUnknown(ctx.plan.unknown, address.batch(f.value.metadata.name, b.name), [unknown]);
-      else if (b[k] !== void 0 && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
+      else if (b[k] !== void 0 && g[k] !== b[k]) put2(["batches", i, k], b[k], `batch ${b.name} ${k}`);
     }
     if (text3 === void 0) continue;
     if (typeof g.values === "string" && g.values !== "") {
@@ -54424,7 +54599,7 @@ function placeExport(files, git, header, readValues, opts = {}) {
     docs.forEach((doc, index) => {
       const v = g.values[index] ?? (doc.errors.length ? void 0 : doc.toJS());
       if (!v || v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration" || typeof v.metadata?.name !== "string") return;
-      const k = key2(v.kind, v.metadata.name);
+      const k = key(v.kind, v.metadata.name);
       if (!where.has(k)) where.set(k, { file: g, index });
     });
   }
@@ -54440,7 +54615,7 @@ function placeExport(files, git, header, readValues, opts = {}) {
   const dirty = /* @__PURE__ */ new Map();
   const edits = /* @__PURE__ */ new Map();
   for (const f of files) {
-    const k = key2(f.value.kind, f.value.metadata.name);
+    const k = key(f.value.kind, f.value.metadata.name);
     const hit = where.get(k);
     const maybeIn = hit ? void 0 : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
     if (maybeIn) {
@@ -54495,7 +54670,7 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path27, import_yaml6, key2, WHOLE_VAR;
+var import_node_path27, import_yaml6, key, WHOLE_VAR;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
@@ -54508,7 +54683,7 @@ var init_in_place = __esm({
     init_normalize();
     init_mapping();
     init_interpolate();
-    key2 = (kind, name) => `${kind}\0${name}`;
+    key = (kind, name) => `${kind}\0${name}`;
     WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
   }
 });
@@ -54756,65 +54931,17 @@ __export(approvals_exports, {
   runApprovalsList: () => runApprovalsList
 });
 async function runApprovalsList(flags, out) {
+  const view = await pickView(approvalsListViews, flags.format);
   return withClient(flags, out, async (core) => {
-    const p = await approvals.pending(core);
-    if (flags.format === "json") {
-      out.json(p);
-      return 0;
-    }
-    out.out(
-      `Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`
-    );
-    const records = p.records ?? [];
-    if (!records.length) {
-      out.out("No uploads are pending approval.");
-      return 0;
-    }
-    out.out("");
-    out.out(
-      table([
-        ["APPROVAL ID", "FILE", "TYPE", "ROWS", "UPLOADED BY", "UPLOADED AT", "OWN UPLOAD"],
-        ...records.map((r) => [
-          r.approval_id ?? "",
-          r.file_name ?? "",
-          r.ingested_transaction_type ?? "",
-          String(r.total_rows_received ?? ""),
-          r.uploaded_by ?? "",
-          time2(r.upload_time),
-          r.is_own_upload ? "yes" : "no"
-        ])
-      ])
-    );
-    out.out(`
-${p.total_records ?? records.length} pending.`);
+    view(await approvals.pending(core), out);
     return 0;
   });
 }
 async function runApprovalsAct(action, flags, out, ids) {
-  if (!flags.comment || flags.comment.trim() === "") throw new UserError(`--comment is required: the service needs a comment to ${action} an upload`);
-  if (flags.all && ids.length) throw new UserError("give approval ids or --all, not both");
-  if (!flags.all && !ids.length) throw new UserError(`name the approval ids to ${action}, or use --all with filters (revsync approvals list shows them)`);
-  if (!flags.all && (flags.type || flags.uploadedBy || flags.file)) throw new UserError("--type, --uploaded-by and --file filter --all");
+  const view = await pickView(approvalsActViews, flags.format);
+  checkActFlags(action, flags, ids);
   return withClient(flags, out, async (core, env2) => {
-    const pending = (await approvals.pending(core)).records ?? [];
-    let chosen;
-    if (flags.all) {
-      chosen = pending.filter(
-        (r) => (!flags.type || (r.ingested_transaction_type ?? "").toUpperCase() === flags.type.toUpperCase()) && (!flags.uploadedBy || r.uploaded_by === flags.uploadedBy) && (!flags.file || (r.file_name ?? "").includes(flags.file))
-      );
-    } else {
-      const unknown = ids.filter((id) => !pending.some((r) => r.approval_id === id));
-      if (unknown.length) throw new UserError(`not pending approval: ${unknown.join(", ")} (revsync approvals list shows what is pending)`);
-      chosen = ids.map((id) => pending.find((r) => r.approval_id === id));
-    }
-    if (action === "approve") {
-      for (const r of chosen.filter((x) => x.is_own_upload)) {
-        out.warn(
-          `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`
-        );
-      }
-      chosen = chosen.filter((x) => !x.is_own_upload);
-    }
+    const chosen = chooseUploads(action, flags, ids, (await approvals.pending(core)).records ?? [], out);
     if (!chosen.length) {
       out.error(`nothing to ${action}`);
       return 1;
@@ -54825,49 +54952,72 @@ async function runApprovalsAct(action, flags, out, ids) {
       for (const r of chosen) out.out(uploadLine(r));
       return 0;
     }
-    if ((flags.all || idsToSend.length > 1) && !flags.yes) {
-      if (!out.interactive) {
-        throw new UserError(
-          `${action} of ${plural(idsToSend.length, "upload")} at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`
-        );
-      }
-      out.info(`revsync will ${action} ${plural(idsToSend.length, "upload")} in ${env2.name} (${env2.baseUrl}, realm ${env2.realm}):`);
-      for (const r of chosen) out.info(uploadLine(r));
-      if (!await askYes(out, `
-Do you want to ${action} these uploads? Only 'yes' will be accepted: `)) {
-        out.error(`${action} cancelled: nothing was sent`);
-        return 1;
-      }
-    }
-    const literal = action === "approve" ? env2.service.approveAction : env2.service.rejectAction;
-    const res = await approvals.act(core, literal, flags.comment ?? "", idsToSend).catch((e) => {
-      const aboutAction = e instanceof ApiError && (e.problems.some((p) => p.field === "action") || /\baction\b/i.test(e.serviceMessage));
-      if (e instanceof ApiError && aboutAction && !e.outcomeUnknown && e.status >= 400 && e.status < 500 && !e.hint) {
-        const from = env2.service.actionSource?.[action];
-        throw new ApiError({
-          method: e.method,
-          path: e.path,
-          status: e.status,
-          message: e.serviceMessage,
-          problems: e.problems,
-          hint: from ? `the action literal ${JSON.stringify(literal)} was set by ${from}: check it is the text this service accepts for a ${action}` : `revsync sent its default action literal ${JSON.stringify(literal)}; if this service uses another text, set service.${action}_action of the environment in revsync.yaml`
-        });
-      }
-      throw e;
-    });
-    const settled = res.status === "success" || res.recovered === true && res.status === "no longer pending";
-    if (flags.format === "json") out.json({ action, approval_ids: idsToSend, ...res });
-    else {
-      const done = action === "approve" ? "approved" : "rejected";
-      const head = res.status === "success" ? action === "approve" ? "Approved" : "Rejected" : settled ? `No longer pending (whether ${idsToSend.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)` : `Not all ${done} (status ${res.status})`;
-      const said = res.recovered ? res.message : `the service said: ${res.message}`;
-      out.out(`${head}: ${idsToSend.join(", ")}. processed_count ${res.processed_count}; ${said}`);
-    }
+    if (!await confirmed(action, chosen, flags, out, env2)) return 1;
+    const result = await sendAction(core, env2, action, flags.comment ?? "", idsToSend);
+    const settled = result.status === "success" || result.recovered === true && result.status === "no longer pending";
+    view({ action, ids: idsToSend, result, settled }, out);
     return settled ? 0 : 1;
   });
 }
+function checkActFlags(action, flags, ids) {
+  if (!flags.comment || flags.comment.trim() === "") throw new UserError(`--comment is required: the service needs a comment to ${action} an upload`);
+  if (flags.all && ids.length) throw new UserError("give approval ids or --all, not both");
+  if (!flags.all && !ids.length) throw new UserError(`name the approval ids to ${action}, or use --all with filters (revsync approvals list shows them)`);
+  if (!flags.all && (flags.type || flags.uploadedBy || flags.file)) throw new UserError("--type, --uploaded-by and --file filter --all");
+}
+function chooseUploads(action, flags, ids, pending, out) {
+  let chosen;
+  if (flags.all) {
+    chosen = pending.filter(
+      (r) => (!flags.type || (r.ingested_transaction_type ?? "").toUpperCase() === flags.type.toUpperCase()) && (!flags.uploadedBy || r.uploaded_by === flags.uploadedBy) && (!flags.file || (r.file_name ?? "").includes(flags.file))
+    );
+  } else {
+    const unknown = ids.filter((id) => !pending.some((r) => r.approval_id === id));
+    if (unknown.length) throw new UserError(`not pending approval: ${unknown.join(", ")} (revsync approvals list shows what is pending)`);
+    chosen = ids.map((id) => pending.find((r) => r.approval_id === id));
+  }
+  if (action === "reject") return chosen;
+  for (const r of chosen.filter((x) => x.is_own_upload)) {
+    out.warn(
+      `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`
+    );
+  }
+  return chosen.filter((x) => !x.is_own_upload);
+}
+async function confirmed(action, chosen, flags, out, env2) {
+  if (!(flags.all || chosen.length > 1) || flags.yes) return true;
+  if (!out.interactive) {
+    throw new UserError(
+      `${action} of ${plural(chosen.length, "upload")} at once: without a terminal it needs --yes (or --dry-run to see them); nothing was sent`
+    );
+  }
+  out.info(`revsync will ${action} ${plural(chosen.length, "upload")} in ${env2.name} (${env2.baseUrl}, realm ${env2.realm}):`);
+  for (const r of chosen) out.info(uploadLine(r));
+  if (await askYes(out, `
+Do you want to ${action} these uploads? Only 'yes' will be accepted: `)) return true;
+  out.error(`${action} cancelled: nothing was sent`);
+  return false;
+}
+async function sendAction(core, env2, action, comment, ids) {
+  const literal = action === "approve" ? env2.service.approveAction : env2.service.rejectAction;
+  return approvals.act(core, literal, comment, ids).catch((e) => {
+    const aboutAction = e instanceof ApiError && (e.problems.some((p) => p.field === "action") || /\baction\b/i.test(e.serviceMessage));
+    if (e instanceof ApiError && aboutAction && !e.outcomeUnknown && e.status >= 400 && e.status < 500 && !e.hint) {
+      const from = env2.service.actionSource?.[action];
+      throw new ApiError({
+        method: e.method,
+        path: e.path,
+        status: e.status,
+        message: e.serviceMessage,
+        problems: e.problems,
+        hint: from ? `the action literal ${JSON.stringify(literal)} was set by ${from}: check it is the text this service accepts for a ${action}` : `revsync sent its default action literal ${JSON.stringify(literal)}; if this service uses another text, set service.${action}_action of the environment in revsync.yaml`
+      });
+    }
+    throw e;
+  });
+}
 var uploadLine;
-var init_approvals = __esm({
+var init_approvals2 = __esm({
   "src/cli/approvals.ts"() {
     "use strict";
     init_resources();
@@ -54876,6 +55026,8 @@ var init_approvals = __esm({
     init_words();
     init_service_command();
     init_escape();
+    init_view();
+    init_approvals();
     uploadLine = (r) => `  ${terminalText(String(r.approval_id))}  ${terminalText(String(r.file_name))}  (${terminalText(String(r.ingested_transaction_type))}, ${r.total_rows_received} rows, uploaded by ${terminalText(String(r.uploaded_by))})`;
   }
 });
@@ -54886,6 +55038,7 @@ __export(ssp_batches_exports, {
   runSspBatches: () => runSspBatches
 });
 async function runSspBatches(flags, out, args) {
+  const view = await pickView(sspBatchesViews, flags.format);
   const wanted = args[0];
   return withClient(flags, out, async (core) => {
     const names = (await ssp2.list(core)).map((e) => e.compliance_name ?? "").filter((n) => n !== "");
@@ -54896,56 +55049,34 @@ async function runSspBatches(flags, out, args) {
       );
     }
     const chosen = (wanted === void 0 ? names : [wanted]).sort(byCodePoint);
-    const concurrency = concurrencyOf(flags);
-    const perPolicy = await mapLimit(chosen, concurrency, async (policy2) => {
-      const batches = (await ssp2.get(core, policy2))?.compliance_spec?.[0]?.batches ?? [];
-      return batches.map((b) => ({ policy: policy2, b }));
-    });
-    const all2 = perPolicy.flat().sort((x, y) => byCodePoint(x.policy, y.policy) || byCodePoint(batchNameOf(x.b), batchNameOf(y.b)));
-    const rows = await mapLimit(all2, concurrency, async ({ policy: policy2, b }) => {
-      const name = batchNameOf(b);
-      const detail = await ssp2.batch(core, policy2, name);
-      const values2 = detail?.ssp_values ?? b.ssp_values;
-      return {
-        policy: policy2,
-        batch: name,
-        status: text2(b.status),
-        file_id: text2(b.file_id),
-        file_name: text2(b.file_name),
-        rows: Array.isArray(values2) ? values2.length : null,
-        effective_start_date: text2(b.effective_start_date),
-        effective_end_date: text2(b.effective_end_date),
-        updated_by: text2(b.updated_by),
-        updated_at: typeof b.updated_at === "number" ? time2(b.updated_at) : null
-      };
-    });
-    if (flags.format === "json") {
-      out.json({ batches: rows });
-      return 0;
-    }
-    if (!rows.length) {
-      out.out(wanted === void 0 ? "No SSP policy in the service has batches." : `${wanted} has no batches.`);
-      return 0;
-    }
-    out.out(
-      table([
-        ["POLICY", "BATCH", "STATUS", "FILE ID", "ROWS", "FROM", "TO", "UPDATED"],
-        ...rows.map((r) => [
-          r.policy,
-          r.batch,
-          r.status ?? "",
-          r.file_id ?? "(no file)",
-          r.rows === null ? "" : String(r.rows),
-          r.effective_start_date ?? "",
-          r.effective_end_date ?? "",
-          [r.updated_at, r.updated_by ? `by ${r.updated_by}` : ""].filter(Boolean).join(" ")
-        ])
-      ])
-    );
-    out.out(`
-${plural(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
+    view({ policy: wanted, rows: await batchRows(core, chosen, concurrencyOf(flags)) }, out);
     return 0;
   });
+}
+async function batchRows(core, policies2, concurrency) {
+  const perPolicy = await mapLimit(policies2, concurrency, async (policy2) => {
+    const batches = (await ssp2.get(core, policy2))?.compliance_spec?.[0]?.batches ?? [];
+    return batches.map((b) => ({ policy: policy2, b }));
+  });
+  const all2 = perPolicy.flat().sort((x, y) => byCodePoint(x.policy, y.policy) || byCodePoint(batchNameOf(x.b), batchNameOf(y.b)));
+  return mapLimit(all2, concurrency, async ({ policy: policy2, b }) => {
+    const detail = await ssp2.batch(core, policy2, batchNameOf(b));
+    return batchRow(policy2, b, detail?.ssp_values ?? b.ssp_values);
+  });
+}
+function batchRow(policy2, b, values2) {
+  return {
+    policy: policy2,
+    batch: batchNameOf(b),
+    status: text2(b.status),
+    file_id: text2(b.file_id),
+    file_name: text2(b.file_name),
+    rows: Array.isArray(values2) ? values2.length : null,
+    effective_start_date: text2(b.effective_start_date),
+    effective_end_date: text2(b.effective_end_date),
+    updated_by: text2(b.updated_by),
+    updated_at: typeof b.updated_at === "number" ? time2(b.updated_at) : null
+  };
 }
 var text2;
 var init_ssp_batches = __esm({
@@ -54956,7 +55087,9 @@ var init_ssp_batches = __esm({
     init_errors();
     init_map_limit();
     init_address();
-    init_words();
+    init_table();
+    init_view();
+    init_ssp();
     init_context();
     init_service_command();
     text2 = (v) => typeof v === "string" && v !== "" ? v : null;
@@ -54999,257 +55132,300 @@ var init_ssp_files = __esm({
   }
 });
 
+// src/cli/completion.ts
+var completion_exports = {};
+__export(completion_exports, {
+  SHELLS: () => SHELLS,
+  completionScript: () => completionScript,
+  completionTree: () => completionTree
+});
+function optionOf(o) {
+  const flags = [o.short, o.long].filter((f) => !!f);
+  const takesValue = o.required || o.optional;
+  const file = !!o.long && FILE_OPTIONS.has(o.long);
+  return { flags, description: o.description, values: takesValue ? o.argChoices ?? [] : void 0, file };
+}
+function completionTree(cmd, path = []) {
+  const args = cmd.registeredArguments ?? [];
+  const options = cmd.options.filter((o) => !o.hidden).map(optionOf);
+  if (!options.some((o) => o.flags.includes("--help"))) options.push({ flags: ["-h", "--help"], description: "show help", file: false });
+  return {
+    path,
+    description: cmd.description(),
+    children: cmd.commands.map((c) => completionTree(c, [...path, c.name()])),
+    options,
+    fileArgument: args.some((a) => FILE_ARGUMENTS.has(a.name())),
+    argumentValues: args.flatMap((a) => a.argChoices ?? [])
+  };
+}
+function all(node) {
+  return [node, ...node.children.flatMap(all)];
+}
+function caseFunction(nodes, shell, valueAction, wordAction) {
+  const arm = (texts) => (shell.zsh ? "(" : "") + texts.map(pat).join("|");
+  const skip = valueFlagKeys(nodes);
+  const values2 = nodes.flatMap(
+    (n) => n.options.flatMap((o) => o.values ? [`    ${arm(o.flags.map((f) => `${key2(n.path)} ${f}`))}) ${valueAction(o)} ;;`] : [])
+  );
+  const words = nodes.map((n) => `    ${arm([key2(n.path)])}) ${wordAction(n)} ;;`);
+  const paths = nodes.filter((n) => n.path.length).map((n) => `      ${arm([`${key2(n.path.slice(0, -1))}/${last(n)}`])}) p=${sq(key2(n.path))} ;;`);
+  return [
+    "_revsync() {",
+    '  local p="" w i flag="" pre=""',
+    ...shell.setup,
+    "  for ((i = first; i < cword; i++)); do",
+    '    w="${words[i]}"',
+    '    case "$p $w" in',
+    `      ${arm(skip)})`,
+    ...shell.splitsAtEquals ? ['        [[ "${words[i+1]}" == "=" ]] && i=$((i + 1))'] : [],
+    '        (( i + 1 >= cword )) && flag="$w"',
+    "        i=$((i + 1)); continue ;;",
+    "    esac",
+    '    case "$p/$w" in',
+    ...paths,
+    "    esac",
+    "  done",
+    '  if [[ -n "$flag" ]]; then',
+    '    case "$p $flag" in',
+    ...values2,
+    "    esac",
+    "    return",
+    "  fi",
+    '  case "$p" in',
+    ...words,
+    "  esac",
+    "}"
+  ];
+}
+function bash(root) {
+  const words = (list3) => `_revsync_words ${list3.map(sq).join(" ")}`;
+  const valueAction = (o) => o.file ? "_revsync_files" : o.values?.length ? words(o.values) : "COMPREPLY=()";
+  const wordAction = (n) => {
+    const subs = [...n.children.map(last), ...n.argumentValues];
+    const rest = subs.length ? words(subs) : n.fileArgument ? "_revsync_files" : "COMPREPLY=()";
+    return `if [[ $cur == -* ]]; then ${words(longFlags(n))}; else ${rest}; fi`;
+  };
+  return [
+    "# revsync completion for bash, generated from revsync's commands by `revsync completion bash`.",
+    "# Load it in this shell with: source <(revsync completion bash)",
+    "# Candidates that start with the word typed ($cur); $pre (`--flag=` typed as one word) is put back.",
+    "_revsync_words() {",
+    "  local w",
+    "  COMPREPLY=()",
+    '  for w in "$@"; do [[ $w == "$cur"* ]] && COMPREPLY+=("$pre$w"); done',
+    "}",
+    "# File names, one candidate each however many spaces they hold (bash quotes them as it inserts them).",
+    "_revsync_files() {",
+    "  local IFS=$'\\n'",
+    "  compopt -o filenames 2>/dev/null",
+    '  COMPREPLY=($(compgen -f -- "$cur"))',
+    "}",
+    ...caseFunction(
+      all(root),
+      {
+        zsh: false,
+        splitsAtEquals: true,
+        setup: [
+          '  local words=("${COMP_WORDS[@]}") cword=$COMP_CWORD first=1',
+          '  local cur="${words[cword]}"',
+          "  # --flag=value: bash splits it at = (COMP_WORDBREAKS) into --flag = value; the value is what is completed.",
+          '  if [[ $cur == "=" ]]; then cur=""',
+          '  elif [[ $cur == --*=* ]]; then flag="${cur%%=*}"; pre="$flag="; cur="${cur#*=}"',
+          "  fi",
+          "  # A word typed with a quote or backslash before a space: compare its plain text.",
+          '  cur="${cur//\\\\ / }"; cur="${cur#[\\"\\\']}"'
+        ]
+      },
+      valueAction,
+      wordAction
+    ),
+    "complete -F _revsync revsync",
+    ""
+  ].join("\n");
+}
+function zsh(root) {
+  const desc = (name, d) => sq(`${name.replace(/:/g, "\\:")}:${d}`);
+  const valueAction = (o) => o.file ? "_files" : o.values?.length ? `compadd -- ${o.values.map(sq).join(" ")}` : ":";
+  const wordAction = (n) => {
+    const flags = n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")).map((f) => desc(f, o.description)));
+    const subs = n.children.map((c) => desc(last(c), c.description));
+    const rest = subs.length ? `local -a c=(${subs.join(" ")}); _describe command c` : n.argumentValues.length ? `compadd -- ${n.argumentValues.map(sq).join(" ")}` : n.fileArgument ? "_files" : ":";
+    return `if [[ $cur == -* ]]; then local -a o=(${flags.join(" ")}); _describe option o; else ${rest}; fi`;
+  };
+  return [
+    "#compdef revsync",
+    "# revsync completion for zsh, generated from revsync's commands by `revsync completion zsh`.",
+    "# It needs zsh's completion system: `autoload -Uz compinit && compinit` earlier in ~/.zshrc.",
+    "# Load it with: source <(revsync completion zsh)   (or save it as _revsync in a folder of $fpath)",
+    ...caseFunction(
+      all(root),
+      {
+        zsh: true,
+        splitsAtEquals: false,
+        setup: [
+          '  local cword=$CURRENT first=2 cur="${words[CURRENT]}"',
+          "  # --flag=value as one word: complete the value after the =.",
+          '  if [[ $cur == --*=* ]]; then flag="${cur%%=*}"; compset -P "*="; cur="${cur#*=}"; fi'
+        ]
+      },
+      valueAction,
+      wordAction
+    ),
+    'if [[ "$funcstack[1]" = _revsync ]]; then',
+    '  _revsync "$@"',
+    "elif (( $+functions[compdef] )); then",
+    "  compdef _revsync revsync",
+    "else",
+    `  print -u2 "revsync completion: zsh's completion system is not loaded; put 'autoload -Uz compinit && compinit' before this line in ~/.zshrc"`,
+    "fi",
+    ""
+  ].join("\n");
+}
+function fish(root) {
+  const nodes = all(root);
+  const skip = valueFlagKeys(nodes);
+  const lines = [
+    "# revsync completion for fish, generated from revsync's commands by `revsync completion fish`.",
+    "# Load it with: revsync completion fish | source   (or save it as ~/.config/fish/completions/revsync.fish)",
+    "complete -c revsync -f",
+    "# The command path of the words typed so far: a flag that takes a value skips it (so `--env test` is",
+    "# not the test command); a word naming a subcommand of the path so far extends it.",
+    "function __revsync_path",
+    "    set -l words (commandline -opc)",
+    '    set -l p ""',
+    "    set -l skip 0",
+    "    for w in $words[2..-1]",
+    "        if test $skip = 1",
+    "            set skip 0",
+    "            continue",
+    "        end",
+    '        switch "$p $w"',
+    `            case ${skip.map(sq).join(" ")}`,
+    "                set skip 1",
+    "                continue",
+    "        end",
+    '        switch "$p/$w"',
+    ...nodes.filter((n) => n.path.length).flatMap((n) => [`            case ${sq(`${key2(n.path.slice(0, -1))}/${last(n)}`)}`, `                set p ${sq(key2(n.path))}`]),
+    "        end",
+    "    end",
+    '    echo "$p"',
+    "end",
+    "function __revsync_at",
+    '    test (__revsync_path) = "$argv[1]"',
+    "end"
+  ];
+  for (const n of nodes) {
+    const cond = sq(`__revsync_at ${sq(key2(n.path))}`);
+    for (const c of n.children) lines.push(`complete -c revsync -n ${cond} -a ${sq(last(c))} -d ${sq(c.description)}`);
+    for (const o of n.options) {
+      const long = o.flags.find((f) => f.startsWith("--"));
+      const short = o.flags.find((f) => !f.startsWith("--"));
+      const parts = [`complete -c revsync -n ${cond}`];
+      if (long) parts.push(`-l ${long.slice(2)}`);
+      if (short) parts.push(`-s ${short.slice(1)}`);
+      if (o.values) parts.push(o.file ? "-r -F" : o.values.length ? `-x -a ${sq(o.values.join(" "))}` : "-x");
+      parts.push(`-d ${sq(o.description)}`);
+      lines.push(parts.join(" "));
+    }
+    if (n.argumentValues.length) lines.push(`complete -c revsync -n ${cond} -a ${sq(n.argumentValues.join(" "))}`);
+    if (n.fileArgument) lines.push(`complete -c revsync -n ${cond} -F`);
+  }
+  return `${lines.join("\n")}
+`;
+}
+function completionScript(shell, program2) {
+  const root = completionTree(program2);
+  if (shell === "bash") return bash(root);
+  if (shell === "zsh") return zsh(root);
+  if (shell === "fish") return fish(root);
+  throw new UserError(`completion: the shell must be bash, zsh or fish, got ${JSON.stringify(shell)}`);
+}
+var FILE_OPTIONS, FILE_ARGUMENTS, key2, last, sq, pat, longFlags, valueFlagKeys, SHELLS;
+var init_completion = __esm({
+  "src/cli/completion.ts"() {
+    "use strict";
+    init_errors();
+    FILE_OPTIONS = /* @__PURE__ */ new Set(["--config", "--out", "--output", "--dir", "--state"]);
+    FILE_ARGUMENTS = /* @__PURE__ */ new Set(["planfile", "dir"]);
+    key2 = (path) => path.join("/");
+    last = (n) => n.path[n.path.length - 1] ?? "";
+    sq = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+    pat = (s) => `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
+    longFlags = (n) => n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
+    valueFlagKeys = (nodes) => nodes.flatMap((n) => n.options.flatMap((o) => o.values ? o.flags.map((f) => `${key2(n.path)} ${f}`) : []));
+    SHELLS = ["bash", "zsh", "fish"];
+  }
+});
+
+// src/cli/demo.ts
+var demo_exports = {};
+__export(demo_exports, {
+  runDemo: () => runDemo
+});
+async function runDemo(flags, out) {
+  const emu = await startEmulator({ state: seedState("demo"), host: "127.0.0.1", port: 0 });
+  const envOverride = {
+    REVSYNC_BASE_URL: emu.url,
+    REVSYNC_AUTH_URL: emu.url,
+    REVSYNC_REALM: DEMO.realm,
+    REVSYNC_CLIENT_ID: DEMO.clientId,
+    REVSYNC_CLIENT_SECRET: DEMO.clientSecret,
+    REVSYNC_USERNAME: "alice",
+    REVSYNC_PASSWORD: DEMO.users.alice.password,
+    REVSYNC_TOKEN: void 0
+  };
+  out.redactor.add(DEMO.clientSecret);
+  out.redactor.add(DEMO.users.alice.password);
+  out.info(`Started a demo emulator at ${emu.url} (seed demo) and signed in as alice.
+Planning policies/ against it:
+`);
+  try {
+    const code = await runPlan({ ...flags, env: flags.env ?? "demo", envOverride }, out);
+    out.info(
+      "\nNext: run the emulator yourself (npx revsync emulator --seed demo), set the demo credentials\n(see the README's quick start) and try `npx revsync apply`, `npx revsync drift`, `npx revsync approvals list`."
+    );
+    return code;
+  } finally {
+    await emu.close();
+  }
+}
+var init_demo = __esm({
+  "src/cli/demo.ts"() {
+    "use strict";
+    init_seed();
+    init_server();
+    init_seed();
+    init_plan3();
+  }
+});
+
 // src/cli/commands.ts
 var commands_exports = {};
 __export(commands_exports, {
-  register: () => register,
-  registerEngine: () => registerEngine,
-  registerOps: () => registerOps
+  register: () => register
 });
 function register(program2, run2) {
-  common(
-    program2.command("validate").description("check the policy repo offline: YAML, schemas and semantic rules; no network, no credentials").addHelpText(
-      "after",
-      "\nExamples:\n  revsync validate\n  revsync validate --format json\n  revsync validate --env production\n\nEvery environment of revsync.yaml is checked unless --env names one.\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations."
-    ),
-    { format: ["text", "json"], offline: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_validate2(), validate_exports))).runValidate(f, out)));
-  program2.command("init").argument("[dir]", "folder to scaffold (default: this one)").description(
-    "scaffold a policy repo, or add what an existing one lacks: revsync.yaml, policies/, schemas for editors, .gitignore, a package.json pinning revsync, and CI recipes on request"
-  ).option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)").option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)").option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})").addOption(choiceOption("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)", ["github", "gitlab"])).option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)").option("--force", "overwrite files that exist (revsync.yaml too)").addHelpText(
-    "after",
-    "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it)."
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_init(), init_exports))).runInit(f, out, args)));
-  common(
-    program2.command("test").description(
-      "policy tests: which SSP policy each test case's order line meets first, at what SSP, and how each contract's price is allocated over its lines"
-    ).option("--live", "evaluate against the service's policies (read-only) instead of git's").addHelpText(
-      "after",
-      `
-Examples:
-  revsync test
-  revsync test --live --env production
-  revsync test --format junit > policy-tests.xml
-  revsync test record --from-errors --out tests/recorded-orders.yaml
-
-Test files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).
-Offline no --env is needed: every environment's vars are read. The matching rules are in the README
-("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".
-Exit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.`
-    ),
-    { format: ["text", "json", "junit"] }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_test(), test_exports))).runTest(f, out)));
-  registerTestRecord(program2.commands.find((c) => c.name() === "test"), run2);
-  registerEngine(program2, run2);
-  registerOps(program2, run2);
-  program2.command("completion").addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"])).description("print a shell completion script for revsync's commands and flags").addHelpText(
-    "after",
-    "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish"
-  ).action(
-    run2(async (_f, out, _r, args) => {
-      out.raw((await Promise.resolve().then(() => (init_completion(), completion_exports))).completionScript(args[0] ?? "", program2));
-      return 0;
-    })
-  );
-  common(
-    program2.command("demo").description("start a demo emulator in this process and plan policies/ against it (what npm start runs)").addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
-    { format: ["text", "json", "markdown"], target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_demo(), demo_exports))).runDemo(f, out)));
+  for (const add of [
+    registerEmulator,
+    registerValidate,
+    registerInit,
+    registerTest,
+    registerPlan,
+    registerShow,
+    registerApply,
+    registerDrift,
+    registerExport,
+    registerEvidence,
+    registerLock,
+    registerApprovals,
+    registerErrors,
+    registerSsp,
+    registerCompletion,
+    registerDemo
+  ])
+    add(program2, run2);
 }
-function registerTestRecord(test, run2) {
-  common(
-    test.command("record").description("write policy test cases from the order lines of the service's error transactions, pinning today's routing").option("--from-errors", "take the order lines of error transactions (spec 4.10; required: the one source)").option("--out <file>", "the new test file to write (required; inside the tests folder)").option("--mask <fields>", "replace these fields' values by pseudonyms, e.g. customer_name,customer_id").option("--omit <fields>", "leave these fields out of every line").addOption(choiceOption("--type <type>", "transaction type: order (the default, and the only one with order lines)", ["order"])).addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"])).option("--code <code>", "error code, e.g. ERR-00015").option("--request-id <id>", "request id of the processed file").option("--financial-id <id>", "order financial id").option("--from <date>", "from this date, YYYY-MM-DD, inclusive").option("--to <date>", "to this date, YYYY-MM-DD, inclusive").option("--legal-entity <entity>", "one legal entity").addHelpText(
-      "after",
-      "\nExamples:\n  revsync test record --from-errors --out policy-tests/recorded-orders.yaml\n  revsync test record --from-errors --code ERR-00015 --from 2026-10-01 --mask customer_name,customer_id --out tests/october.yaml\n\nEach case pins the policy and SSP the service's policies give the line today (as revsync test --live\nwould compute them); revsync test --live passes on the new file, and plan's impact lists a case that a\nchange in git re-routes. Credentials are never written. Exit: 0 written, 1 error (nothing written)."
-    )
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_test_record(), test_record_exports))).runTestRecord(f, out)));
-}
-function registerEngine(program2, run2) {
-  common(
-    program2.command("plan").description("compare the policy repo with the service and print what apply would change").option("--out <file>", "save the plan (JSON) to apply exactly it later").option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)").addHelpText(
-      "after",
-      "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'"
-    ),
-    { format: ["text", "json", "markdown"], target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_plan2(), plan_exports))).runPlan(f, out)));
-  program2.command("show").argument("<planfile>", "a plan saved with plan --out").description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request").addOption(formatOption(["text", "json", "markdown"])).option("-q, --quiet", "print the plan only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
-    "after",
-    "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1)."
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_show(), show_exports))).runShow(f, out, args)));
-  common(
-    program2.command("apply").argument("[planfile]", "a plan saved with plan --out; without it, apply plans first").description("make the planned changes, in dependency order; asks first unless --auto-approve").option("--auto-approve", "do not ask (required without a terminal)").option("--evidence <dir>", "also write one hash-chained JSON evidence record of this run into DIR (default: evidence: of revsync.yaml)").option("--lock-timeout <duration>", "wait up to this long (30s, 10m) for another apply's lock of the environment (default: fail at once, naming it)").addOption(
-      choiceOption("--lock <bool>", "--lock=false: apply without the environment's lock (said in the evidence record); only explicitly", ["true", "false"])
-    ).addHelpText(
-      "after",
-      "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM)."
-    ),
-    { format: ["text", "json"], target: true }
-  ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply(), apply_exports))).runApply(f, out, r, args)));
-  common(
-    program2.command("drift").description("report what differs between the service and git (read-only)").option("--all-envs", "check every environment of revsync.yaml").addHelpText(
-      "after",
-      "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted)."
-    ),
-    { format: ["text", "json", "markdown"], target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_drift2(), drift_exports))).runDrift(f, out)));
-  common(
-    program2.command("export").description(
-      "write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks"
-    ).option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)").option("--dry-run", "say which files would be written or updated; write nothing").addHelpText(
-      "after",
-      "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes."
-    ),
-    { target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_export(), export_exports))).runExport(f, out)));
-}
-function registerOps(program2, run2) {
-  registerEvidence(program2, run2);
-  registerLock(program2, run2);
-  const approvalsCmd = program2.command("approvals").description("manual-upload approvals (spec 4.8, 4.9)").addHelpText(
-    "after",
-    '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run'
-  );
-  common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
-    format: ["text", "json"]
-  }).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_approvals(), approvals_exports))).runApprovalsList(f, out)));
-  for (const action of ["approve", "reject"]) {
-    common(
-      approvalsCmd.command(action).argument("[ids...]", "approval ids (from approvals list)").description(
-        action === "approve" ? "approve pending uploads (your own uploads are left out: an uploader cannot approve their file)" : "reject pending uploads (an uploader may reject their own)"
-      ).option("--comment <text>", "mandatory comment recorded with the action").option("--all", "act on every pending upload that the filters select").option("--type <type>", "with --all: transaction type, e.g. ORDER").option("--uploaded-by <user>", "with --all: uploader").option("--file <text>", "with --all: file name contains").option("--dry-run", "list what would be acted on; send nothing").option("--yes", "do not ask before acting on more than one upload (required without a terminal)").addHelpText(
-        "after",
-        `
-Examples:
-  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"
-  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run
-  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --yes
-
-More than one upload (or --all): asks first on a terminal; without one, --yes is required.`
-      ),
-      { format: ["text", "json"] }
-    ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_approvals(), approvals_exports))).runApprovalsAct(action, f, out, args)));
-  }
-  common(
-    program2.command("errors").description("error transactions (spec 4.10), filtered").addOption(choiceOption("--type <type>", "order, invoice, event or mje (required)", ["order", "invoice", "event", "mje"])).addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"])).option("--code <code>", "error code, e.g. ERR-00015").option("--request-id <id>", "request id of the processed file").option("--financial-id <id>", "order or bill financial id").option("--from <date>", "from this date, YYYY-MM-DD, inclusive").option("--to <date>", "to this date, YYYY-MM-DD, inclusive").option("--legal-entity <entity>", "one legal entity").option("--summary", "group by error code with counts and the suggested fix").addHelpText(
-      "after",
-      "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv"
-    ),
-    { format: ["text", "json", "csv"] }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_errors2(), errors_exports))).runErrors(f, out)));
-  const sspCmd = program2.command("ssp").description("SSP batches and their files (spec 4.3, 4.4, 4.5)").addHelpText(
-    "after",
-    "\nExamples:\n  revsync ssp batches 'Hardware SSP'\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"
-  );
-  common(
-    sspCmd.command("batches").argument("[policy]", "only this SSP policy (its exact name)").description("list SSP batches: status, file id (what ssp download takes), rows and dates; read-only").addHelpText("after", "\nExamples:\n  revsync ssp batches\n  revsync ssp batches 'Hardware SSP' --format json"),
-    { format: ["text", "json"] }
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_ssp_batches(), ssp_batches_exports))).runSspBatches(f, out, args)));
-  common(
-    sspCmd.command("template").description("print the SSP batch template (CSV); for a batch the service does not have yet, the generic one").option("--batch <name>", "template for this batch (a new name gets the generic template)").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv")
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_ssp_files(), ssp_files_exports))).runSspFile("template", f, out, args)));
-  common(
-    sspCmd.command("download").argument("<file_id>", "file id of an uploaded batch").description("download an uploaded SSP batch's values (CSV), byte for byte").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv")
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_ssp_files(), ssp_files_exports))).runSspFile("download", f, out, args)));
-}
-function registerLock(program2, run2) {
-  const lockCmd = program2.command("lock").description("the environment's lock that apply holds while it writes (one writer per environment)").addHelpText("after", "\nExamples:\n  revsync lock status --env production\n  revsync unlock --env production 8dbd59891142");
-  common(
-    lockCmd.command("status").description("who holds the environment's lock: user, host, CI run, since when, the plan's checksum, the lock id; read-only").addHelpText(
-      "after",
-      "\nExamples:\n  revsync lock status --env production\n  revsync lock status --env production --format json\n\nExit: 0 (locked or not), 1 when the lock cannot be read."
-    ),
-    { format: ["text", "json"] }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_lock2(), lock_exports))).runLockStatus(f, out)));
-  common(
-    program2.command("unlock").argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)").description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock").addHelpText(
-      "after",
-      "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error."
-    )
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_lock2(), lock_exports))).runUnlock(f, out, args)));
-}
-function registerEvidence(program2, run2) {
-  const evidenceCmd = program2.command("evidence").description("check and print the evidence records apply --evidence writes (for auditors)").addHelpText(
-    "after",
-    "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --env production\n  revsync evidence show evidence/ --format markdown > change-log.md"
-  );
-  common(
-    evidenceCmd.command("verify").argument("<dir>", "the folder of evidence records").description("check every record's hash and each environment's chain; with --live, whether what each record applied still holds").option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it").addHelpText(
-      "after",
-      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error."
-    ),
-    { format: ["text", "json"] }
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_evidence2(), evidence_exports))).runEvidenceVerify(f, out, args)));
-  common(
-    evidenceCmd.command("show").argument("<record>", "an evidence record, or a folder of them").description("print evidence records for an auditor: what was approved, by whom, when, what was sent, what became of it; offline").option("--last <n>", "only the last N records (of --env, when given)").addHelpText(
-      "after",
-      "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nEach record is checked as evidence verify checks it in its folder: one verify does not hold is flagged, and show exits 1."
-    ),
-    { format: ["text", "markdown", "json"], offline: true }
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_evidence2(), evidence_exports))).runEvidenceShow(f, out, args)));
-}
-var init_commands = __esm({
-  "src/cli/commands.ts"() {
-    "use strict";
-    init_esm();
-    init_flags();
-  }
-});
-
-// src/cli/main.ts
-var main_exports = {};
-__export(main_exports, {
-  runCli: () => runCli
-});
-module.exports = __toCommonJS(main_exports);
-init_esm();
-init_errors();
-init_flags();
-var import_node_fs20 = require("node:fs");
-var import_node_path30 = require("node:path");
-init_package_root();
-init_output();
-init_io();
-init_auth();
-var VERSION = JSON.parse((0, import_node_fs20.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
-function makeOutput(flags, redactor, io) {
-  return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
-}
-async function runCli(argv, io = processIo()) {
-  const redactor = new Redactor();
-  for (const name of SECRET_VARIABLES) redactor.add(io.env[name]);
-  let code = 0;
-  let current;
-  const program2 = new Command("revsync").description(
-    "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git, plan and apply changes, and detect drift."
-  ).version(VERSION).exitOverride().configureOutput({
-    writeErr: (s) => io.stderr.write(s),
-    writeOut: (s) => io.stdout.write(s),
-    // commander's own default when the width is unknown (not a terminal).
-    getOutHelpWidth: () => io.stdout.isTTY && io.stdout.columns || 80,
-    getErrHelpWidth: () => io.stderr.isTTY && io.stderr.columns || 80,
-    getOutHasColors: () => colorFor(io.stdout, false, io.env),
-    getErrHasColors: () => colorFor(io.stderr, false, io.env),
-    // "Error: …" as every other error of revsync's says it.
-    outputError: (s, write) => write(s.replace(/^error:/, "Error:"))
-  }).showSuggestionAfterError(true).addHelpText(
-    "after",
-    `
-Examples:
-  revsync emulator --seed demo          # a local service on http://127.0.0.1:4010
-  revsync validate                      # check the policy repo offline
-  revsync plan                          # what would change
-  revsync apply --auto-approve          # make those changes
-  revsync drift                         # what changed outside git
-
-Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, drift), 130 interrupted.`
-  );
-  const run2 = (fn) => async (...args) => {
-    const cmd = args[args.length - 1];
-    const flags = { ...cmd.optsWithGlobals(), io };
-    const out = makeOutput(flags, redactor, io);
-    current = { flags, out };
-    code = await fn(flags, out, redactor, cmd.args);
-  };
+function registerEmulator(program2, run2) {
   program2.command("emulator").description("run the local Revenue Automation Service (every endpoint, OAuth, the state rules)").option("--port <port>", "port to listen on (0 picks a free one)", "4010").option("--host <host>", "address to listen on", "127.0.0.1").option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists").addOption(
     choiceOption(
       "--seed <name>",
@@ -55277,21 +55453,294 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     "after",
     "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token"
   ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_emulator(), emulator_exports))).runEmulator(f, out)));
-  const { register: register2 } = await Promise.resolve().then(() => (init_commands(), commands_exports));
-  register2(program2, run2);
+}
+function registerValidate(program2, run2) {
+  common(
+    program2.command("validate").description("check the policy repo offline: YAML, schemas and semantic rules; no network, no credentials").addHelpText(
+      "after",
+      "\nExamples:\n  revsync validate\n  revsync validate --format json\n  revsync validate --env production\n\nEvery environment of revsync.yaml is checked unless --env names one.\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations."
+    ),
+    { views: validateViews, offline: true }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_validate3(), validate_exports))).runValidate(f, out)));
+}
+function registerInit(program2, run2) {
+  program2.command("init").argument("[dir]", "folder to scaffold (default: this one)").description(
+    "scaffold a policy repo, or add what an existing one lacks: revsync.yaml, policies/, schemas for editors, .gitignore, a package.json pinning revsync, and CI recipes on request"
+  ).option("--env <name>", "the environment's name in a new revsync.yaml (default: sandbox)").option("--base-url <url>", "the service's base URL (default: ${<ENV>_BASE_URL}, set in the environment or CI)").option("--realm <realm>", "the tenant's realm (default: ${<ENV>_REALM})").addOption(choiceOption("--ci <kind>", "also write CI recipes: github or gitlab (for the environments of revsync.yaml)", ["github", "gitlab"])).option("--pin <spec>", "what package.json pins revsync to, an npm dependency spec (default: the git repository revsync came from, at tag v<version>)").option("--force", "overwrite files that exist (revsync.yaml too)").addHelpText(
+    "after",
+    "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it)."
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_init(), init_exports))).runInit(f, out, args)));
+}
+function registerTest(program2, run2) {
+  common(
+    program2.command("test").description(
+      "policy tests: which SSP policy each test case's order line meets first, at what SSP, and how each contract's price is allocated over its lines"
+    ).option("--live", "evaluate against the service's policies (read-only) instead of git's").addHelpText(
+      "after",
+      `
+Examples:
+  revsync test
+  revsync test --live --env production
+  revsync test --format junit > policy-tests.xml
+  revsync test record --from-errors --out tests/recorded-orders.yaml
+
+Test files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).
+Offline no --env is needed: every environment's vars are read. The matching rules are in the README
+("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".
+Exit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.`
+    ),
+    { views: testViews }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_test(), test_exports))).runTest(f, out)));
+  registerTestRecord(program2.commands.find((c) => c.name() === "test"), run2);
+}
+function registerTestRecord(test, run2) {
+  common(
+    test.command("record").description("write policy test cases from the order lines of the service's error transactions, pinning today's routing").option("--from-errors", "take the order lines of error transactions (spec 4.10; required: the one source)").option("--out <file>", "the new test file to write (required; inside the tests folder)").option("--mask <fields>", "replace these fields' values by pseudonyms, e.g. customer_name,customer_id").option("--omit <fields>", "leave these fields out of every line").addOption(choiceOption("--type <type>", "transaction type: order (the default, and the only one with order lines)", ["order"])).addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"])).option("--code <code>", "error code, e.g. ERR-00015").option("--request-id <id>", "request id of the processed file").option("--financial-id <id>", "order financial id").option("--from <date>", "from this date, YYYY-MM-DD, inclusive").option("--to <date>", "to this date, YYYY-MM-DD, inclusive").option("--legal-entity <entity>", "one legal entity").addHelpText(
+      "after",
+      "\nExamples:\n  revsync test record --from-errors --out policy-tests/recorded-orders.yaml\n  revsync test record --from-errors --code ERR-00015 --from 2026-10-01 --mask customer_name,customer_id --out tests/october.yaml\n\nEach case pins the policy and SSP the service's policies give the line today (as revsync test --live\nwould compute them); revsync test --live passes on the new file, and plan's impact lists a case that a\nchange in git re-routes. Credentials are never written. Exit: 0 written, 1 error (nothing written)."
+    )
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_test_record(), test_record_exports))).runTestRecord(f, out)));
+}
+function registerPlan(program2, run2) {
+  common(
+    program2.command("plan").description("compare the policy repo with the service and print what apply would change").option("--out <file>", "save the plan (JSON) to apply exactly it later").option("--detailed-exitcode", "exit 2 when apply would change something, else 0 (blocked, not in git and unsupported entries are listed, not counted)").addHelpText(
+      "after",
+      "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'"
+    ),
+    { views: planViews, target: true }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_plan3(), plan_exports2))).runPlan(f, out)));
+}
+function registerShow(program2, run2) {
+  program2.command("show").argument("<planfile>", "a plan saved with plan --out").description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request").addOption(formatOption(showViews)).option("-q, --quiet", "print the plan only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
+    "after",
+    "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1)."
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_show(), show_exports))).runShow(f, out, args)));
+}
+function registerApply(program2, run2) {
+  common(
+    program2.command("apply").argument("[planfile]", "a plan saved with plan --out; without it, apply plans first").description("make the planned changes, in dependency order; asks first unless --auto-approve").option("--auto-approve", "do not ask (required without a terminal)").option("--evidence <dir>", "also write one hash-chained JSON evidence record of this run into DIR (default: evidence: of revsync.yaml)").option("--lock-timeout <duration>", "wait up to this long (30s, 10m) for another apply's lock of the environment (default: fail at once, naming it)").addOption(
+      choiceOption("--lock <bool>", "--lock=false: apply without the environment's lock (said in the evidence record); only explicitly", ["true", "false"])
+    ).addHelpText(
+      "after",
+      "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM)."
+    ),
+    { views: applyViews, target: true }
+  ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply2(), apply_exports))).runApply(f, out, r, args)));
+}
+function registerDrift(program2, run2) {
+  common(
+    program2.command("drift").description("report what differs between the service and git (read-only)").option("--all-envs", "check every environment of revsync.yaml").addHelpText(
+      "after",
+      "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted)."
+    ),
+    { views: driftViews, target: true }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_drift3(), drift_exports))).runDrift(f, out)));
+}
+function registerExport(program2, run2) {
+  common(
+    program2.command("export").description(
+      "write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks"
+    ).option("--dir <dir>", "folder to write into (default: the policies folder of revsync.yaml)").option("--dry-run", "say which files would be written or updated; write nothing").addHelpText(
+      "after",
+      "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes."
+    ),
+    { target: true }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_export(), export_exports))).runExport(f, out)));
+}
+function registerApprovals(program2, run2) {
+  const approvalsCmd = program2.command("approvals").description("manual-upload approvals (spec 4.8, 4.9)").addHelpText(
+    "after",
+    '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run'
+  );
+  common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
+    views: approvalsListViews
+  }).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_approvals2(), approvals_exports))).runApprovalsList(f, out)));
+  for (const action of ["approve", "reject"]) {
+    common(
+      approvalsCmd.command(action).argument("[ids...]", "approval ids (from approvals list)").description(
+        action === "approve" ? "approve pending uploads (your own uploads are left out: an uploader cannot approve their file)" : "reject pending uploads (an uploader may reject their own)"
+      ).option("--comment <text>", "mandatory comment recorded with the action").option("--all", "act on every pending upload that the filters select").option("--type <type>", "with --all: transaction type, e.g. ORDER").option("--uploaded-by <user>", "with --all: uploader").option("--file <text>", "with --all: file name contains").option("--dry-run", "list what would be acted on; send nothing").option("--yes", "do not ask before acting on more than one upload (required without a terminal)").addHelpText(
+        "after",
+        `
+Examples:
+  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"
+  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run
+  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --yes
+
+More than one upload (or --all): asks first on a terminal; without one, --yes is required.`
+      ),
+      { views: approvalsActViews }
+    ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_approvals2(), approvals_exports))).runApprovalsAct(action, f, out, args)));
+  }
+}
+function registerErrors(program2, run2) {
+  common(
+    program2.command("errors").description("error transactions (spec 4.10), filtered").addOption(choiceOption("--type <type>", "order, invoice, event or mje (required)", ["order", "invoice", "event", "mje"])).addOption(choiceOption("--kind <kind>", "remediable or discarded", ["remediable", "discarded"])).option("--code <code>", "error code, e.g. ERR-00015").option("--request-id <id>", "request id of the processed file").option("--financial-id <id>", "order or bill financial id").option("--from <date>", "from this date, YYYY-MM-DD, inclusive").option("--to <date>", "to this date, YYYY-MM-DD, inclusive").option("--legal-entity <entity>", "one legal entity").option("--summary", "group by error code with counts and the suggested fix").addHelpText(
+      "after",
+      "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv"
+    ),
+    { views: errorsViews }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_errors3(), errors_exports))).runErrors(f, out)));
+}
+function registerSsp(program2, run2) {
+  const sspCmd = program2.command("ssp").description("SSP batches and their files (spec 4.3, 4.4, 4.5)").addHelpText(
+    "after",
+    "\nExamples:\n  revsync ssp batches 'Hardware SSP'\n  revsync ssp template --output new-batch.csv\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv"
+  );
+  common(
+    sspCmd.command("batches").argument("[policy]", "only this SSP policy (its exact name)").description("list SSP batches: status, file id (what ssp download takes), rows and dates; read-only").addHelpText("after", "\nExamples:\n  revsync ssp batches\n  revsync ssp batches 'Hardware SSP' --format json"),
+    { views: sspBatchesViews }
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_ssp_batches(), ssp_batches_exports))).runSspBatches(f, out, args)));
+  common(
+    sspCmd.command("template").description("print the SSP batch template (CSV); for a batch the service does not have yet, the generic one").option("--batch <name>", "template for this batch (a new name gets the generic template)").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp template --output new-batch.csv")
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_ssp_files(), ssp_files_exports))).runSspFile("template", f, out, args)));
+  common(
+    sspCmd.command("download").argument("<file_id>", "file id of an uploaded batch").description("download an uploaded SSP batch's values (CSV), byte for byte").option("--output <file>", "write to a file instead of stdout").addHelpText("after", "\nExample:\n  revsync ssp download FILE-SSP-HW-2 --output fy26-h1.csv")
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_ssp_files(), ssp_files_exports))).runSspFile("download", f, out, args)));
+}
+function registerCompletion(program2, run2) {
+  program2.command("completion").addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"])).description("print a shell completion script for revsync's commands and flags").addHelpText(
+    "after",
+    "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish"
+  ).action(
+    run2(async (_f, out, _r, args) => {
+      out.raw((await Promise.resolve().then(() => (init_completion(), completion_exports))).completionScript(args[0] ?? "", program2));
+      return 0;
+    })
+  );
+}
+function registerDemo(program2, run2) {
+  common(
+    program2.command("demo").description("start a demo emulator in this process and plan policies/ against it (what npm start runs)").addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
+    { views: planViews, target: true }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_demo(), demo_exports))).runDemo(f, out)));
+}
+function registerLock(program2, run2) {
+  const lockCmd = program2.command("lock").description("the environment's lock that apply holds while it writes (one writer per environment)").addHelpText("after", "\nExamples:\n  revsync lock status --env production\n  revsync unlock --env production 8dbd59891142");
+  common(
+    lockCmd.command("status").description("who holds the environment's lock: user, host, CI run, since when, the plan's checksum, the lock id; read-only").addHelpText(
+      "after",
+      "\nExamples:\n  revsync lock status --env production\n  revsync lock status --env production --format json\n\nExit: 0 (locked or not), 1 when the lock cannot be read."
+    ),
+    { views: lockStatusViews }
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runLockStatus(f, out)));
+  common(
+    program2.command("unlock").argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)").description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock").addHelpText(
+      "after",
+      "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error."
+    )
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runUnlock(f, out, args)));
+}
+function registerEvidence(program2, run2) {
+  const evidenceCmd = program2.command("evidence").description("check and print the evidence records apply --evidence writes (for auditors)").addHelpText(
+    "after",
+    "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --env production\n  revsync evidence show evidence/ --format markdown > change-log.md"
+  );
+  common(
+    evidenceCmd.command("verify").argument("<dir>", "the folder of evidence records").description("check every record's hash and each environment's chain; with --live, whether what each record applied still holds").option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it").addHelpText(
+      "after",
+      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error."
+    ),
+    { views: evidenceVerifyViews }
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_evidence3(), evidence_exports2))).runEvidenceVerify(f, out, args)));
+  common(
+    evidenceCmd.command("show").argument("<record>", "an evidence record, or a folder of them").description("print evidence records for an auditor: what was approved, by whom, when, what was sent, what became of it; offline").option("--last <n>", "only the last N records (of --env, when given)").addHelpText(
+      "after",
+      "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nEach record is checked as evidence verify checks it in its folder: one verify does not hold is flagged, and show exits 1."
+    ),
+    { views: evidenceShowViews, offline: true }
+  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_evidence3(), evidence_exports2))).runEvidenceShow(f, out, args)));
+}
+var init_commands = __esm({
+  "src/cli/commands.ts"() {
+    "use strict";
+    init_esm();
+    init_apply();
+    init_approvals();
+    init_drift();
+    init_errors2();
+    init_evidence2();
+    init_lock2();
+    init_plan2();
+    init_policy_test2();
+    init_ssp();
+    init_validate();
+    init_flags();
+  }
+});
+
+// src/cli/main.ts
+var main_exports = {};
+__export(main_exports, {
+  runCli: () => runCli
+});
+module.exports = __toCommonJS(main_exports);
+init_esm();
+init_errors();
+var import_node_fs20 = require("node:fs");
+var import_node_path30 = require("node:path");
+init_package_root();
+init_output();
+init_io();
+init_auth();
+init_view();
+var VERSION = JSON.parse((0, import_node_fs20.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+function makeOutput(flags, redactor, io) {
+  return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
+}
+async function runCli(argv, io = processIo()) {
+  const redactor = new Redactor();
+  for (const name of SECRET_VARIABLES) redactor.add(io.env[name]);
+  const program2 = programFor(io);
+  const ran = { code: 0 };
+  const run2 = (fn) => async (...args) => {
+    const cmd = args[args.length - 1];
+    const flags = { ...cmd.optsWithGlobals(), io };
+    const out = makeOutput(flags, redactor, io);
+    ran.current = { flags, out };
+    ran.code = await fn(flags, out, redactor, cmd.args);
+  };
+  (await Promise.resolve().then(() => (init_commands(), commands_exports))).register(program2, run2);
   try {
     await program2.parseAsync(argv);
-    return code;
+    return ran.code;
   } catch (e) {
-    const out = current?.out ?? makeOutput(program2.opts(), redactor, io);
-    if (e instanceof CommanderError && !current && e.exitCode !== 0) {
-      const format2 = formatWanted(argv);
-      const error2 = new UserError(e.message.replace(/^error: /, ""));
-      if (format2 === "junit" && testCommand(argv)) out.raw((await Promise.resolve().then(() => (init_policy_test(), policy_test_exports))).testJunitError(error2));
-      if (format2 === "json") out.json(errorObject(error2));
-    }
-    return report(e, out, current?.flags.format);
+    const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
+    if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
+    return report(e, out, ran.current?.flags.format);
   }
+}
+function programFor(io) {
+  return new Command("revsync").description(
+    "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git, plan and apply changes, and detect drift."
+  ).version(VERSION).exitOverride().configureOutput({
+    writeErr: (s) => io.stderr.write(s),
+    writeOut: (s) => io.stdout.write(s),
+    // commander's own default when the width is unknown (not a terminal).
+    getOutHelpWidth: () => io.stdout.isTTY && io.stdout.columns || 80,
+    getErrHelpWidth: () => io.stderr.isTTY && io.stderr.columns || 80,
+    getOutHasColors: () => colorFor(io.stdout, false, io.env),
+    getErrHasColors: () => colorFor(io.stderr, false, io.env),
+    // "Error: …" as every other error of revsync's says it.
+    outputError: (s, write) => write(s.replace(/^error:/, "Error:"))
+  }).showSuggestionAfterError(true).addHelpText(
+    "after",
+    `
+Examples:
+  revsync emulator --seed demo          # a local service on http://127.0.0.1:4010
+  revsync validate                      # check the policy repo offline
+  revsync plan                          # what would change
+  revsync apply --auto-approve          # make those changes
+  revsync drift                         # what changed outside git
+
+Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, drift), 130 interrupted.`
+  );
+}
+async function commandLineRefused(e, argv, out) {
+  const format2 = formatWanted(argv);
+  const error2 = new UserError(e.message.replace(/^error: /, ""));
+  if (testCommand(argv)) (await viewNamed((await Promise.resolve().then(() => (init_policy_test2(), policy_test_exports2))).testViews, format2))?.error?.(error2, out);
+  if (format2 === "json") out.json(errorObject(error2));
 }
 function formatWanted(argv) {
   const args = argv.slice(2);

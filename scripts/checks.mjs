@@ -1,4 +1,4 @@
-// npm test's checks before the tests: the typecheck, lint, layers and format:check scripts of package.json, run
+// npm test's checks before the tests: the typecheck, lint, layers, format:check and functions scripts of package.json, run
 // at the same time, as each is one process on one core (one after another: 25 to 30 s of CPU in a fresh
 // clone, their caches empty, 7 to 8 s with them). Each one's output is printed whole when it ends, in
 // this order; the exit status is 1 when any failed.
@@ -12,7 +12,7 @@ const { scripts } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 // As npm runs a script: from the package's folder, its node_modules/.bin first on the PATH.
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}` };
 
-const runs = ["typecheck", "lint", "layers", "format:check"].map(
+const runs = ["typecheck", "lint", "layers", "format:check", "functions"].map(
   (name) =>
     new Promise((resolve) => {
       const child = spawn(scripts[name], { cwd: root, env, shell: true, stdio: ["ignore", "pipe", "pipe"] });

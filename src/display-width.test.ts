@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { table } from "./cli/service-command.js";
+import { table } from "./report/table.js";
 import { displayWidth, padDisplay } from "./display-width.js";
 
 describe("display width", () => {

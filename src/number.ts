@@ -169,82 +169,112 @@ export function parseJson(text: string): { value: unknown; inexact: number; mark
 
 type Mark = { holder: Record<string, unknown> | unknown[]; key: string | number; text: string };
 
+type Holder = Record<string, unknown> | unknown[];
+
 /** JSON.parse's value (an own "__proto__" key included, the last of repeated keys kept), recording where
  *  each number literal that is not exact stands. Only for an answer that holds one. */
 function parseMarking(text: string, marks: Mark[]): unknown[] {
-  let i = 0;
-  const space = (): void => {
-    while (i < text.length && " \t\n\r".includes(text[i] as string)) i++;
-  };
-  const fail = (): never => {
-    throw new SyntaxError(`unexpected JSON at position ${i}`);
-  };
-  const str = (): string => {
+  const parser = new MarkingParser(text, marks);
+  const root: unknown[] = [];
+  parser.value(root, 0);
+  parser.space();
+  if (parser.i !== text.length) parser.fail();
+  return root;
+}
+
+/** A JSON reader, one value at a time from position `i`, each value put into its holder. */
+class MarkingParser {
+  i = 0;
+  constructor(
+    private readonly text: string,
+    private readonly marks: Mark[],
+  ) {}
+
+  space(): void {
+    while (this.i < this.text.length && " \t\n\r".includes(this.text[this.i] as string)) this.i++;
+  }
+
+  fail(): never {
+    throw new SyntaxError(`unexpected JSON at position ${this.i}`);
+  }
+
+  /** The value at `i`, put at `key` of `holder`. */
+  value(holder: Holder, key: string | number): void {
+    this.space();
+    const c = this.text[this.i];
+    if (c === "{") return this.object(holder, key);
+    if (c === "[") return this.array(holder, key);
+    if (c === '"') return put(holder, key, this.string());
+    this.literal(holder, key);
+  }
+
+  private object(holder: Holder, key: string | number): void {
+    this.i++;
+    const o: Record<string, unknown> = {};
+    put(holder, key, o);
+    this.space();
+    if (this.text[this.i] === "}") {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.space();
+      const k = this.string();
+      this.space();
+      if (this.text[this.i++] !== ":") this.fail();
+      this.value(o, k);
+      if (this.closes("}")) return;
+    }
+  }
+
+  private array(holder: Holder, key: string | number): void {
+    this.i++;
+    const a: unknown[] = [];
+    put(holder, key, a);
+    this.space();
+    if (this.text[this.i] === "]") {
+      this.i++;
+      return;
+    }
+    for (let n = 0; ; n++) {
+      this.value(a, n);
+      if (this.closes("]")) return;
+    }
+  }
+
+  /** After an item: the end of its object or array (true), or a comma before the next. */
+  private closes(end: "}" | "]"): boolean {
+    this.space();
+    const sep = this.text[this.i++];
+    if (sep === end) return true;
+    if (sep !== ",") this.fail();
+    return false;
+  }
+
+  private string(): string {
     const m = /"(?:[^"\\]|\\.)*"/y;
-    m.lastIndex = i;
-    const hit = m.exec(text) ?? fail();
-    i += hit[0].length;
+    m.lastIndex = this.i;
+    const hit = m.exec(this.text) ?? this.fail();
+    this.i += hit[0].length;
     return JSON.parse(hit[0]) as string;
-  };
-  const put = (holder: Record<string, unknown> | unknown[], key: string | number, v: unknown): void => {
-    if (Array.isArray(holder)) holder[key as number] = v;
-    else Object.defineProperty(holder, key, { value: v, writable: true, enumerable: true, configurable: true });
-  };
-  const value = (holder: Record<string, unknown> | unknown[], key: string | number): void => {
-    space();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      const o: Record<string, unknown> = {};
-      put(holder, key, o);
-      space();
-      if (text[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        space();
-        const k = str();
-        space();
-        if (text[i++] !== ":") fail();
-        value(o, k);
-        space();
-        const sep = text[i++];
-        if (sep === "}") return;
-        if (sep !== ",") fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      const a: unknown[] = [];
-      put(holder, key, a);
-      space();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (let n = 0; ; n++) {
-        value(a, n);
-        space();
-        const sep = text[i++];
-        if (sep === "]") return;
-        if (sep !== ",") fail();
-      }
-    }
-    if (c === '"') return put(holder, key, str());
+  }
+
+  /** A number, true, false or null; a number that is not exact is marked where it stands. */
+  private literal(holder: Holder, key: string | number): void {
     const lit = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null/y;
-    lit.lastIndex = i;
-    const hit = lit.exec(text) ?? fail();
-    i += hit[0].length;
+    lit.lastIndex = this.i;
+    const hit = lit.exec(this.text) ?? this.fail();
+    this.i += hit[0].length;
     const v: unknown = JSON.parse(hit[0]);
     put(holder, key, v);
-    if (typeof v === "number" && !isExact(hit[0])) marks.push({ holder, key, text: hit[0] });
-  };
-  const root: unknown[] = [];
-  value(root, 0);
-  space();
-  if (i !== text.length) fail();
-  return root;
+    if (typeof v === "number" && !isExact(hit[0])) this.marks.push({ holder, key, text: hit[0] });
+  }
+}
+
+/** A value into an array, or as an own property of an object (a "__proto__" key too). */
+function put(holder: Holder, key: string | number, v: unknown): void {
+  if (Array.isArray(holder)) holder[key as number] = v;
+  else Object.defineProperty(holder, key, { value: v, writable: true, enumerable: true, configurable: true });
 }
 
 /** A number of the service's answer where revsync keeps one (an epoch a plan binds to): the number, or

@@ -1,3 +1,4 @@
+import { build, type Plugin } from "esbuild";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -27,5 +28,36 @@ describe("the architecture page and the layer check agree", () => {
     const list = page.slice(page.indexOf("## The layers, bottom to top"), page.indexOf("Outside the order"));
     const listed = [...list.matchAll(/`(src\/(?:\*\.ts|bin\.ts|[a-z-]+\/))`/g)].map((m) => m[1]);
     expect(listed).toEqual((await load()).flat().map(named));
+  });
+});
+
+describe("what every command line reads", () => {
+  // Registering the commands reads each report's views (their formats are --format's choices), and
+  // nothing those views render with: a view loads its renderers when a command picks it
+  // (src/report/view.ts). So validate never starts string-width's segmenter, nor the plan's reports.
+  it("the commands' registration reaches the views' tables and flags, never a renderer or a parser", async () => {
+    // What loads only when it runs (import()) is not followed.
+    const lazy: Plugin = {
+      name: "lazy",
+      setup: (b) => b.onResolve({ filter: /./ }, (a) => (a.kind === "dynamic-import" ? { path: a.path, external: true } : undefined)),
+    };
+    const { metafile } = await build({
+      absWorkingDir: ROOT,
+      entryPoints: ["src/cli/commands.ts"],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+      packages: "external",
+      plugins: [lazy],
+    });
+    const read = Object.keys(metafile.inputs).sort();
+    const allowed = /^src\/(cli\/commands|cli\/flags|errors|report\/view|report\/views\/[a-z-]+)\.ts$/;
+    expect(read.filter((f) => !allowed.test(f))).toEqual([]);
+    expect(read).toContain("src/report/views/plan.ts");
+    const packages = Object.values(metafile.outputs).flatMap((o) => o.imports.filter((i) => i.kind !== "dynamic-import").map((i) => i.path));
+    expect([...new Set(packages)]).toEqual(["commander"]);
   });
 });

@@ -96,37 +96,8 @@ export function readBackReason(err: ApiError): string {
 /** Decides what one answer means for this kind of request (the table of docs/reliability.md, "What
  *  each answer means"; src/api/classify.test.ts holds every row). `now` reads a Retry-After given as a date. */
 export function classify(answer: Answer, req: RequestShape, attempt: Attempt, now: number): Verdict {
-  const at = { method: req.method, path: req.path };
-  const writes = req.kind !== "read";
-  const fail = (
-    outcome: "refused" | "busy" | "unknown",
-    err: { status: number; message: string; problems?: ServiceProblem[]; retryAfterMs?: number },
-    o: { retryable?: boolean; outcomeUnknown?: boolean; throttled?: boolean } = {},
-  ): Verdict => {
-    // A refusal after a send that may have landed may be the service meeting that send's effect.
-    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
-    const retryable = o.retryable ?? false;
-    return {
-      outcome,
-      err: new ApiError({ ...at, ...err, retryable, outcomeUnknown }),
-      retryable,
-      outcomeUnknown,
-      throttled: o.throttled ?? false,
-      waitMs: err.retryAfterMs,
-    };
-  };
-  if ("lost" in answer) {
-    // "connection failed" only where the connection did: a timer that ran out waiting for an answer
-    // says so in its own words ("no answer within …", "no complete answer …").
-    const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
-    // The server does not speak TLS: the URL is wrong, and no resend can change that. Nothing was sent.
-    if (answer.notTls) return fail("refused", { status: 0, message });
-    // Refused before it was sent (nothing listens, no such host): nothing was processed.
-    if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
-    // Sent, perhaps processed: a read is sent again; a PATCH too, and a refusal after it is read back;
-    // a write-once is read back before anything else.
-    return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
-  }
+  const fail = failing(req, attempt);
+  if ("lost" in answer) return lost(answer, req, fail);
   const { status } = answer;
   if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
@@ -134,23 +105,12 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
   const text = answer.body.toString("utf8");
   // A 2xx to a write that cannot be read was processed all the same: what it did is read back.
   const unreadable = (message: string): Verdict =>
-    writes ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
+    req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
   if (ok && text.trim() === "") {
     if (req.emptyOk) return { outcome: "ok", body: undefined, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
   }
-  let body: unknown = text;
-  let json = true;
-  // The one number rule (src/number.ts): a number the answer writes that a double cannot hold exactly is
-  // kept as its text, not comparable, once the answer's shape is checked.
-  let marked = (): unknown => body;
-  try {
-    const parsed = text === "" ? undefined : parseJson(text);
-    body = parsed?.value;
-    if (parsed?.inexact) marked = parsed.marked;
-  } catch {
-    json = false;
-  }
+  const { body, json, marked } = readBody(text);
   const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text.slice(0, 120))})`;
   if (ok && !json) return unreadable(notJson);
   const problems = json ? problemsOf(body) : [];
@@ -159,17 +119,7 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     // A gateway's own page (HTML) says nothing more than its status, unless the status is unusual.
     const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
     const message = typeof msg === "string" ? msg : (problems[0]?.message ?? fallback);
-    const err = { status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) };
-    if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
-    if (status >= 500) {
-      // May have been processed. Reads and PATCHes are sent again on the retry statuses; a write-once
-      // is read back first, whatever the 5xx.
-      const again = RETRY_STATUS.has(status);
-      if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
-      if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
-      return fail("unknown", err, { outcomeUnknown: true });
-    }
-    return fail("refused", err);
+    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) }, req, fail);
   }
   // A 2xx answer with an error array is a definite refusal (the interface reports problems in the error array, whatever the status): never sent again.
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
@@ -179,6 +129,68 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
     return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
   }
-  body = marked();
-  return { outcome: "ok", body, unknownValues: unknownValues(body) };
+  const value = marked();
+  return { outcome: "ok", body: value, unknownValues: unknownValues(value) };
+}
+
+/** An error of the request as an ApiError. */
+type ErrorOf = { status: number; message: string; problems?: ServiceProblem[]; retryAfterMs?: number };
+
+/** A verdict other than ok, for this request. */
+type Fail = (outcome: "refused" | "busy" | "unknown", err: ErrorOf, o?: { retryable?: boolean; outcomeUnknown?: boolean; throttled?: boolean }) => Verdict;
+
+/** The verdicts other than ok of one request: a refusal after a send that may have landed may be the
+ *  service meeting that send's effect, so a write's outcome is unknown then unless said otherwise. */
+function failing(req: RequestShape, attempt: Attempt): Fail {
+  return (outcome, err, o = {}) => {
+    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
+    const retryable = o.retryable ?? false;
+    return {
+      outcome,
+      err: new ApiError({ method: req.method, path: req.path, ...err, retryable, outcomeUnknown }),
+      retryable,
+      outcomeUnknown,
+      throttled: o.throttled ?? false,
+      waitMs: err.retryAfterMs,
+    };
+  };
+}
+
+/** No answer. "connection failed" only where the connection did: a timer that ran out waiting for an
+ *  answer says so in its own words ("no answer within …", "no complete answer …"). */
+function lost(answer: { lost: string; unsent?: boolean; notTls?: boolean }, req: RequestShape, fail: Fail): Verdict {
+  const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
+  // The server does not speak TLS: the URL is wrong, and no resend can change that. Nothing was sent.
+  if (answer.notTls) return fail("refused", { status: 0, message });
+  // Refused before it was sent (nothing listens, no such host): nothing was processed.
+  if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
+  // Sent, perhaps processed: a read is sent again; a PATCH too, and a refusal after it is read back;
+  // a write-once is read back before anything else.
+  return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
+}
+
+/** The answer's text as JSON, if it is; `marked`: the value with each number a double cannot hold
+ *  exactly kept as its text, not comparable (the one number rule, src/number.ts), for once the
+ *  answer's shape is checked. */
+function readBody(text: string): { body: unknown; json: boolean; marked: () => unknown } {
+  try {
+    const parsed = text === "" ? undefined : parseJson(text);
+    const body = parsed?.value;
+    return { body, json: true, marked: parsed?.inexact ? parsed.marked : () => body };
+  } catch {
+    return { body: text, json: false, marked: () => text };
+  }
+}
+
+/** A status other than 2xx: busy (turned away before processing), a 5xx that may have been processed
+ *  (reads and PATCHes are sent again on the retry statuses; a write-once is read back first, whatever
+ *  the 5xx), or a refusal. */
+function notOk(err: ErrorOf, req: RequestShape, fail: Fail): Verdict {
+  const { status } = err;
+  if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
+  if (status < 500) return fail("refused", err);
+  const again = RETRY_STATUS.has(status);
+  if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
+  if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
+  return fail("unknown", err, { outcomeUnknown: true });
 }

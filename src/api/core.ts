@@ -286,76 +286,80 @@ export class ApiCore {
    *  form. Not paced by the governor: it is another host, and every request waits on it. */
   private async postToken(form: URLSearchParams, user: string | undefined): Promise<{ status: number; body: unknown }> {
     const started = this.clock.now();
-    let last = "";
     for (let attempt = 0; ; attempt++) {
-      let status = 0;
-      let wait: number | undefined;
-      const t0 = this.clock.now();
-      this.onRequestStart?.({ method: "POST", path: new URL(this.tokenUrl).pathname, started_at: t0, resend: attempt > 0, user: user ?? null });
-      try {
-        const res = await request(this.tokenUrl, {
-          method: "POST",
-          headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-          body: form.toString(),
-          dispatcher: this.dispatcher,
-          headersTimeout: this.timeouts.headersMs,
-          bodyTimeout: this.timeouts.bodyMs,
-          signal: this.requestSignal(),
-        });
-        status = res.statusCode;
-        const text = await res.body.text();
-        this.observe("POST", new URL(this.tokenUrl).pathname, status, t0, attempt > 0, undefined, user);
-        this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
-        // No token endpoint at this path, whatever the answer's body: the realm is not served at this
-        // auth URL (a realm the service does not have, or the wrong auth_url).
-        if (status === 404)
-          throw new ApiError({
-            method: "POST",
-            path: "token endpoint",
-            status,
-            message: `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
-            hint: "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)",
-          });
-        if (!RETRY_STATUS.has(status)) {
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            throw new ApiError({ method: "POST", path: "token endpoint", status, message: `answer is not JSON: ${JSON.stringify(text.slice(0, 80))}` });
-          }
-          if (status === 200) {
-            const fn = apiValidator("TokenResponse");
-            if (!fn(body))
-              throw new ApiError({
-                method: "POST",
-                path: "token endpoint",
-                status,
-                message: `unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`,
-              });
-          }
-          return { status, body };
-        }
-        wait = retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now());
-        last = `status ${status}`;
-      } catch (e) {
-        if (e instanceof ApiError) throw e;
-        last = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
-        this.observe("POST", new URL(this.tokenUrl).pathname, null, t0, attempt > 0, last, user);
-        this.log(`POST /auth/realms/…/token failed: ${last}`);
-        if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
-      }
-      const delay = this.backoff(attempt, wait);
+      const sent = await this.sendToken(form, user, attempt, started);
+      if ("answer" in sent) return sent.answer;
+      const delay = this.backoff(attempt, sent.wait);
       if (
         attempt + 1 >= this.retry.maxAttempts ||
         this.clock.now() - started + delay > this.retry.maxTotalMs ||
         this.clock.now() + delay >= this.governor.deadline
       ) {
-        const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${last})`;
-        throw new ApiError({ method: "POST", path: "token endpoint", status, message, retryable: true });
+        const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${sent.last})`;
+        throw new ApiError({ method: "POST", path: "token endpoint", status: sent.status, message, retryable: true });
       }
       this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
       await this.clock.sleep(delay);
     }
+  }
+
+  /** One send of the token request: its answer, when it is one to act on (a token, or a refusal in its
+   *  words), or why another send may do better (a retry status, its Retry-After; the connection). */
+  private async sendToken(
+    form: URLSearchParams,
+    user: string | undefined,
+    attempt: number,
+    started: number,
+  ): Promise<{ answer: { status: number; body: unknown } } | { status: number; wait?: number; last: string }> {
+    let status = 0;
+    const t0 = this.clock.now();
+    const path = new URL(this.tokenUrl).pathname;
+    this.onRequestStart?.({ method: "POST", path, started_at: t0, resend: attempt > 0, user: user ?? null });
+    try {
+      const res = await request(this.tokenUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body: form.toString(),
+        dispatcher: this.dispatcher,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+        signal: this.requestSignal(),
+      });
+      status = res.statusCode;
+      const text = await res.body.text();
+      this.observe("POST", path, status, t0, attempt > 0, undefined, user);
+      this.log(`POST /auth/realms/…/token ${status} ${this.clock.now() - started}ms`);
+      if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text) };
+      return { status, wait: retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now()), last: `status ${status}` };
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      const last = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
+      this.observe("POST", path, null, t0, attempt > 0, last, user);
+      this.log(`POST /auth/realms/…/token failed: ${last}`);
+      if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last}` });
+      return { status, last };
+    }
+  }
+
+  /** The token endpoint's answer (not a retry status) as JSON, a token checked against its schema; a
+   *  404 names the realm: no token endpoint at this path, whatever the body, means the realm is not
+   *  served at this auth URL (a realm the service does not have, or the wrong auth_url). */
+  private tokenAnswer(status: number, text: string): { status: number; body: unknown } {
+    const refused = (message: string, hint?: string): ApiError => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
+    if (status === 404)
+      throw refused(
+        `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
+        "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)",
+      );
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw refused(`answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+    }
+    const fn = apiValidator("TokenResponse");
+    if (status === 200 && !fn(body)) throw refused(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
+    return { status, body };
   }
 
   /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
@@ -413,20 +417,7 @@ export class ApiCore {
       let body: Buffer;
       const signal = this.requestSignal();
       try {
-        res = await request(url, {
-          method: spec.method,
-          headers: {
-            authorization: `Bearer ${token}`,
-            accept: spec.schema === "bytes" ? "text/csv, */*" : "application/json",
-            ...(spec.body !== undefined ? { "content-type": "application/json" } : {}),
-            ...(spec.ifMatch ? { "if-match": spec.ifMatch } : {}),
-          },
-          body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-          dispatcher: this.dispatcher,
-          headersTimeout: this.timeouts.headersMs,
-          bodyTimeout: this.timeouts.bodyMs,
-          signal,
-        });
+        res = await this.send(spec, url, token, signal);
         body = Buffer.from(await res.body.arrayBuffer());
       } catch (e) {
         const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
@@ -437,23 +428,47 @@ export class ApiCore {
       const status = res.statusCode;
       this.observe(spec.method, path, status, t0, resend);
       this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
-      if (status === 401 && !this.auth.isStatic) {
-        // Not processed. A read is sent again at once with a new token; a write goes back to its
-        // write unit, whose guard reads again before the send after the sign-in (once per write).
-        if (spec.kind === "read" && !reauthed) {
-          this.auth.invalidate(token);
-          this.log(`${shown}: token refused, signing in again`);
-          continue;
-        }
-        if (spec.kind !== "read" && !p.reauthed) {
-          this.auth.invalidate(token);
-          p.reauthed = true;
-          this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
-          return { status, body, reauth: true };
-        }
-      }
+      const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown, token, reauthed, p) : undefined;
+      if (refused === "again") continue;
+      if (refused === "to the guard") return { status, body, reauth: true };
       return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
     }
+  }
+
+  /** One HTTP request of the service's interface, as the spec says it, with the token. */
+  private send(spec: RequestSpec, url: string, token: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    return request(url, {
+      method: spec.method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: spec.schema === "bytes" ? "text/csv, */*" : "application/json",
+        ...(spec.body !== undefined ? { "content-type": "application/json" } : {}),
+        ...(spec.ifMatch ? { "if-match": spec.ifMatch } : {}),
+      },
+      body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+      dispatcher: this.dispatcher,
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyMs,
+      signal,
+    });
+  }
+
+  /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
+   *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
+   *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
+  private tokenRefused(spec: RequestSpec, shown: string, token: string, reauthed: boolean, p: Progress): "again" | "to the guard" | undefined {
+    if (spec.kind === "read" && !reauthed) {
+      this.auth.invalidate(token);
+      this.log(`${shown}: token refused, signing in again`);
+      return "again";
+    }
+    if (spec.kind !== "read" && !p.reauthed) {
+      this.auth.invalidate(token);
+      p.reauthed = true;
+      this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
+      return "to the guard";
+    }
+    return undefined;
   }
 
   /** One send of a request through the governor, and what its answer means: the one place each HTTP

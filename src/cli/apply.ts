@@ -3,7 +3,9 @@ import { applyPlan, checkPayloads, reportEntry, requireUser } from "../apply/run
 import { Cancelled, UserError } from "../errors.js";
 import { LockHeld } from "../lock/lock.js";
 import type { Plan } from "../plan/model.js";
-import { applyLine, applyText, hasApplied, hasChanges, planText } from "../report/plan.js";
+import { applyLine, hasApplied, hasChanges, planText } from "../report/plan.js";
+import { pickView } from "../report/view.js";
+import { applyViews } from "../report/views/apply.js";
 import { applySignals } from "./apply-signals.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -26,6 +28,7 @@ export interface ApplyFlags extends GlobalFlags, ApplyLockFlags {
 }
 
 export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
+  const view = await pickView(applyViews, flags.format);
   const repo = openRepo(flags);
   const planFile = args[0];
   const saved = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
@@ -147,8 +150,7 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
       progress.stop();
       // After the last write: the lock goes before the report is printed.
       await releaseLock();
-      if (flags.format === "json") out.json({ ...report, lock: backend ? lock?.evidence() : NO_LOCK });
-      else out.out(applyText(report, out));
+      view({ report, lock: backend ? lock?.evidence() : NO_LOCK }, out);
       noteTurnedAway(core.governor, env, flags, out);
       // Any step that did not succeed (failed, blocked, unknown, overwritten) fails the run.
       const code = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;

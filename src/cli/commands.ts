@@ -1,4 +1,14 @@
 import { Argument, type Command } from "commander";
+import { applyViews } from "../report/views/apply.js";
+import { approvalsActViews, approvalsListViews } from "../report/views/approvals.js";
+import { driftViews } from "../report/views/drift.js";
+import { errorsViews } from "../report/views/errors.js";
+import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
+import { lockStatusViews } from "../report/views/lock.js";
+import { planViews, showViews } from "../report/views/plan.js";
+import { testViews } from "../report/views/policy-test.js";
+import { sspBatchesViews } from "../report/views/ssp.js";
+import { validateViews } from "../report/views/validate.js";
 import { choiceOption, common, formatOption } from "./flags.js";
 import type { Output, Redactor } from "./output.js";
 
@@ -6,8 +16,78 @@ export type Runner = <F extends object>(
   fn: (flags: F, out: Output, redactor: Redactor, args: string[]) => Promise<number>,
 ) => (...args: unknown[]) => Promise<void>;
 
-/** Registers the commands; each loads its implementation only when it runs (validate stays fast). */
+/** Registers the commands, in the order help lists them; each loads its implementation only when it
+ *  runs (validate stays fast). */
 export function register(program: Command, run: Runner): void {
+  for (const add of [
+    registerEmulator,
+    registerValidate,
+    registerInit,
+    registerTest,
+    registerPlan,
+    registerShow,
+    registerApply,
+    registerDrift,
+    registerExport,
+    registerEvidence,
+    registerLock,
+    registerApprovals,
+    registerErrors,
+    registerSsp,
+    registerCompletion,
+    registerDemo,
+  ])
+    add(program, run);
+}
+
+/** revsync emulator: the local service, in this process. */
+function registerEmulator(program: Command, run: Runner): void {
+  program
+    .command("emulator")
+    .description("run the local Revenue Automation Service (every endpoint, OAuth, the state rules)")
+    .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
+    .addOption(
+      choiceOption(
+        "--seed <name>",
+        "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)",
+        ["demo", "empty", "multi-env"],
+        "demo",
+      ),
+    )
+    .option("--access-ttl <seconds>", "access token lifetime", "300")
+    .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
+    .addOption(
+      choiceOption(
+        "--profile <profile>",
+        "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
+        ["default", "literal"],
+        "default",
+      ),
+    )
+    .option(
+      "--rate-limit <rate>",
+      "a rate limit in front of the API: a token bucket of N requests per second and its burst (default: one second's worth), e.g. 25/s or 25/s,10; an empty bucket answers 429 at once",
+    )
+    .option("--no-retry-after", "the rate limit's 429 answers carry no Retry-After")
+    .option(
+      "--ignore-if-match",
+      "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
+    )
+    .option(
+      "--four-eyes",
+      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
+    )
+    .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
+}
+
+/** revsync validate: the policy repo checked offline. */
+function registerValidate(program: Command, run: Runner): void {
   common(
     program
       .command("validate")
@@ -16,8 +96,12 @@ export function register(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync validate\n  revsync validate --format json\n  revsync validate --env production\n\nEvery environment of revsync.yaml is checked unless --env names one.\nExit: 0 valid, 1 invalid. In GitHub Actions (GITHUB_ACTIONS=true) problems are also annotations.",
       ),
-    { format: ["text", "json"], offline: true },
+    { views: validateViews, offline: true },
   ).action(run(async (f, out) => (await import("./validate.js")).runValidate(f, out)));
+}
+
+/** revsync init: a policy repo scaffolded, or what one lacks added. */
+function registerInit(program: Command, run: Runner): void {
   program
     .command("init")
     .argument("[dir]", "folder to scaffold (default: this one)")
@@ -35,6 +119,10 @@ export function register(program: Command, run: Runner): void {
       "\nExamples:\n  revsync init my-policies --env sandbox --realm acme-sandbox\n  revsync init . --ci github          # in a repo that has revsync.yaml: adds the recipes for its environments\n\nThen: npm install, export the tenant's policies (revsync export), validate, plan.\nAdds only what is missing: a file that exists is kept (and named) unless --force; an existing\n.gitignore gets the lines it lacks, an existing package.json the revsync pin (--pin changes it).",
     )
     .action(run(async (f, out, _r, args) => (await import("./init.js")).runInit(f, out, args)));
+}
+
+/** revsync test, and test record under it. */
+function registerTest(program: Command, run: Runner): void {
   common(
     program
       .command("test")
@@ -46,32 +134,9 @@ export function register(program: Command, run: Runner): void {
         "after",
         '\nExamples:\n  revsync test\n  revsync test --live --env production\n  revsync test --format junit > policy-tests.xml\n  revsync test record --from-errors --out tests/recorded-orders.yaml\n\nTest files (kind SspPolicyTest) live in the folder that tests: in revsync.yaml names (default tests/).\nOffline no --env is needed: every environment\'s vars are read. The matching rules are in the README\n("Policy tests"); how a contract is allocated, and service.allocation_rules, under "Contracts".\nExit: 0 every case and contract passes (or there are none, with a note), 1 one fails or a file is invalid.',
       ),
-    { format: ["text", "json", "junit"] },
+    { views: testViews },
   ).action(run(async (f, out) => (await import("./test.js")).runTest(f, out)));
   registerTestRecord(program.commands.find((c) => c.name() === "test") as Command, run);
-  registerEngine(program, run);
-  registerOps(program, run);
-  program
-    .command("completion")
-    .addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"]))
-    .description("print a shell completion script for revsync's commands and flags")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish",
-    )
-    .action(
-      run(async (_f, out, _r, args) => {
-        out.raw((await import("./completion.js")).completionScript(args[0] ?? "", program));
-        return 0;
-      }),
-    );
-  common(
-    program
-      .command("demo")
-      .description("start a demo emulator in this process and plan policies/ against it (what npm start runs)")
-      .addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
-    { format: ["text", "json", "markdown"], target: true },
-  ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
 }
 
 /** revsync test record: cases from real orders. One source today, named by a flag (--from-errors) so
@@ -101,7 +166,8 @@ function registerTestRecord(test: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./test-record.js")).runTestRecord(f, out)));
 }
 
-export function registerEngine(program: Command, run: Runner): void {
+/** revsync plan. */
+function registerPlan(program: Command, run: Runner): void {
   common(
     program
       .command("plan")
@@ -112,14 +178,17 @@ export function registerEngine(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'",
       ),
-    { format: ["text", "json", "markdown"], target: true },
+    { views: planViews, target: true },
   ).action(run(async (f, out) => (await import("./plan.js")).runPlan(f, out)));
+}
 
+/** revsync show: a saved plan, offline. */
+function registerShow(program: Command, run: Runner): void {
   program
     .command("show")
     .argument("<planfile>", "a plan saved with plan --out")
     .description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request")
-    .addOption(formatOption(["text", "json", "markdown"]))
+    .addOption(formatOption(showViews))
     .option("-q, --quiet", "print the plan only, no notes")
     .option("--no-color", "plain output (also NO_COLOR)")
     .addHelpText(
@@ -127,7 +196,10 @@ export function registerEngine(program: Command, run: Runner): void {
       "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1).",
     )
     .action(run(async (f, out, _r, args) => (await import("./show.js")).runShow(f, out, args)));
+}
 
+/** revsync apply. */
+function registerApply(program: Command, run: Runner): void {
   common(
     program
       .command("apply")
@@ -143,9 +215,12 @@ export function registerEngine(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
       ),
-    { format: ["text", "json"], target: true },
+    { views: applyViews, target: true },
   ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
+}
 
+/** revsync drift. */
+function registerDrift(program: Command, run: Runner): void {
   common(
     program
       .command("drift")
@@ -155,9 +230,12 @@ export function registerEngine(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted).",
       ),
-    { format: ["text", "json", "markdown"], target: true },
+    { views: driftViews, target: true },
   ).action(run(async (f, out) => (await import("./drift.js")).runDrift(f, out)));
+}
 
+/** revsync export. */
+function registerExport(program: Command, run: Runner): void {
   common(
     program
       .command("export")
@@ -174,9 +252,8 @@ export function registerEngine(program: Command, run: Runner): void {
   ).action(run(async (f, out) => (await import("./export.js")).runExport(f, out)));
 }
 
-export function registerOps(program: Command, run: Runner): void {
-  registerEvidence(program, run);
-  registerLock(program, run);
+/** revsync approvals list, approve and reject. */
+function registerApprovals(program: Command, run: Runner): void {
   const approvalsCmd = program
     .command("approvals")
     .description("manual-upload approvals (spec 4.8, 4.9)")
@@ -185,7 +262,7 @@ export function registerOps(program: Command, run: Runner): void {
       '\nExamples:\n  revsync approvals list\n  revsync approvals approve APR-0003 --comment "Checked against the CRM export"\n  revsync approvals reject --all --uploaded-by carol --comment "Duplicate upload" --dry-run',
     );
   common(approvalsCmd.command("list").description("list uploads pending approval").addHelpText("after", "\nExample:\n  revsync approvals list --format json"), {
-    format: ["text", "json"],
+    views: approvalsListViews,
   }).action(run(async (f, out) => (await import("./approvals.js")).runApprovalsList(f, out)));
   for (const action of ["approve", "reject"] as const) {
     common(
@@ -208,9 +285,13 @@ export function registerOps(program: Command, run: Runner): void {
           "after",
           `\nExamples:\n  revsync approvals ${action} APR-0003 APR-0004 --comment "Checked against CRM"\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --dry-run\n  revsync approvals ${action} --all --type ORDER --comment "Month-end batch" --yes\n\nMore than one upload (or --all): asks first on a terminal; without one, --yes is required.`,
         ),
-      { format: ["text", "json"] },
+      { views: approvalsActViews },
     ).action(run(async (f, out, _r, args) => (await import("./approvals.js")).runApprovalsAct(action, f, out, args)));
   }
+}
+
+/** revsync errors. */
+function registerErrors(program: Command, run: Runner): void {
   common(
     program
       .command("errors")
@@ -228,8 +309,12 @@ export function registerOps(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync errors --type order --from 2026-10-01 --to 2026-10-31\n  revsync errors --type order --summary\n  revsync errors --type invoice --format csv > invoice-errors.csv",
       ),
-    { format: ["text", "json", "csv"] },
+    { views: errorsViews },
   ).action(run(async (f, out) => (await import("./errors.js")).runErrors(f, out)));
+}
+
+/** revsync ssp batches, template and download. */
+function registerSsp(program: Command, run: Runner): void {
   const sspCmd = program
     .command("ssp")
     .description("SSP batches and their files (spec 4.3, 4.4, 4.5)")
@@ -243,7 +328,7 @@ export function registerOps(program: Command, run: Runner): void {
       .argument("[policy]", "only this SSP policy (its exact name)")
       .description("list SSP batches: status, file id (what ssp download takes), rows and dates; read-only")
       .addHelpText("after", "\nExamples:\n  revsync ssp batches\n  revsync ssp batches 'Hardware SSP' --format json"),
-    { format: ["text", "json"] },
+    { views: sspBatchesViews },
   ).action(run(async (f, out, _r, args) => (await import("./ssp-batches.js")).runSspBatches(f, out, args)));
   common(
     sspCmd
@@ -263,6 +348,35 @@ export function registerOps(program: Command, run: Runner): void {
   ).action(run(async (f, out, _r, args) => (await import("./ssp-files.js")).runSspFile("download", f, out, args)));
 }
 
+/** revsync completion: a shell's completion script, read from the command tree. */
+function registerCompletion(program: Command, run: Runner): void {
+  program
+    .command("completion")
+    .addArgument(new Argument("<shell>", "the shell: bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .description("print a shell completion script for revsync's commands and flags")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  source <(revsync completion bash)                      # this shell; add the line to ~/.bashrc to keep it\n  source <(revsync completion zsh)                       # this shell; add the line to ~/.zshrc to keep it\n  revsync completion fish > ~/.config/fish/completions/revsync.fish",
+    )
+    .action(
+      run(async (_f, out, _r, args) => {
+        out.raw((await import("./completion.js")).completionScript(args[0] ?? "", program));
+        return 0;
+      }),
+    );
+}
+
+/** revsync demo (npm start). */
+function registerDemo(program: Command, run: Runner): void {
+  common(
+    program
+      .command("demo")
+      .description("start a demo emulator in this process and plan policies/ against it (what npm start runs)")
+      .addHelpText("after", "\nExample:\n  npm start            # the same as: npx revsync demo"),
+    { views: planViews, target: true },
+  ).action(run(async (f, out) => (await import("./demo.js")).runDemo(f, out)));
+}
+
 /** revsync lock status, revsync unlock: who holds an environment's lock, and releasing a dead holder's. */
 function registerLock(program: Command, run: Runner): void {
   const lockCmd = program
@@ -277,7 +391,7 @@ function registerLock(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync lock status --env production\n  revsync lock status --env production --format json\n\nExit: 0 (locked or not), 1 when the lock cannot be read.",
       ),
-    { format: ["text", "json"] },
+    { views: lockStatusViews },
   ).action(run(async (f, out) => (await import("./lock.js")).runLockStatus(f, out)));
   common(
     program
@@ -291,6 +405,7 @@ function registerLock(program: Command, run: Runner): void {
   ).action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
 }
 
+/** revsync evidence verify and show. */
 function registerEvidence(program: Command, run: Runner): void {
   const evidenceCmd = program
     .command("evidence")
@@ -309,7 +424,7 @@ function registerEvidence(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error.",
       ),
-    { format: ["text", "json"] },
+    { views: evidenceVerifyViews },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceVerify(f, out, args)));
   common(
     evidenceCmd
@@ -321,6 +436,6 @@ function registerEvidence(program: Command, run: Runner): void {
         "after",
         "\nExamples:\n  revsync evidence show evidence/2026-11-24T060102.123Z-production-3f2a9c1b0d4e.json\n  revsync evidence show evidence/ --env production --last 10 --format markdown\n\nEach record is checked as evidence verify checks it in its folder: one verify does not hold is flagged, and show exits 1.",
       ),
-    { format: ["text", "markdown", "json"], offline: true },
+    { views: evidenceShowViews, offline: true },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceShow(f, out, args)));
 }

@@ -4,8 +4,8 @@ import { errorObject, UserError } from "../errors.js";
 import { buildDrift } from "../plan/drift.js";
 import { applyIgnore } from "../plan/ignore.js";
 import { checkTargets } from "../plan/targets.js";
-import type { DriftReport } from "../plan/model.js";
-import { driftMarkdown, driftText } from "../report/plan.js";
+import { pickView } from "../report/view.js";
+import { driftViews, type DriftEntry } from "../report/views/drift.js";
 import { andList } from "../words.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -30,12 +30,12 @@ function refuseOverrides(penv: NodeJS.ProcessEnv): void {
 }
 
 export async function runDrift(flags: DriftFlags, out: Output): Promise<number> {
+  const view = await pickView(driftViews, flags.format);
   const repo = openRepo(flags);
   const penv = envOf(flags);
   if (flags.allEnvs) refuseOverrides(penv);
   const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, penv)];
-  // One entry per environment: its report, or (with --all-envs) the error that stopped it.
-  const reports: (DriftReport | { environment: string; error: Record<string, unknown> })[] = [];
+  const entries: DriftEntry[] = [];
   let code = 0;
   for (const name of names) {
     try {
@@ -51,9 +51,8 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
           repo.config.drift?.ignore ?? [],
           todayUtc(),
         );
-        reports.push(report);
-        if (flags.format === "markdown") out.out(driftMarkdown(report));
-        else if (flags.format !== "json") out.out(driftText(report, out));
+        entries.push(report);
+        view.environment(report, out);
         noteTurnedAway(core.governor, env, flags, out);
         if (report.drift.length && code === 0) code = 2;
       } finally {
@@ -62,14 +61,10 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
     } catch (e) {
       if (!flags.allEnvs) throw e;
       out.error(`${name}: ${(e as Error).message}`);
-      reports.push({ environment: name, ...errorObject(e) });
+      entries.push({ environment: name, ...errorObject(e) });
       code = 1;
     }
   }
-  // One report has its own format_version; several are one object with a list, so the output has one too.
-  if (flags.format === "json") {
-    if (flags.allEnvs) out.json({ environments: reports });
-    else out.out(JSON.stringify(reports[0], null, 2));
-  }
+  view.end({ entries, allEnvs: !!flags.allEnvs }, out);
   return code;
 }

@@ -2,27 +2,12 @@ import { errorTransactions } from "../api/resources.js";
 import { isDate } from "../config/values.js";
 import { UserError } from "../errors.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
-import { formatCsv } from "../ssp/csv.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
-import { table, withClient } from "./service-command.js";
-import { plural } from "../words.js";
-import { terminalText } from "../report/escape.js";
+import { withClient } from "./service-command.js";
 import { numberOf } from "../number.js";
-
-/** The columns of `errors`: every one in CSV (named as the spec's fields), those with a heading in the table. */
-const COLUMNS: { csv: string; heading?: string; get: (r: ErrorTransactionRecord) => string | null | undefined }[] = [
-  { csv: "error_id", heading: "ERROR ID", get: (r) => r.error_id },
-  { csv: "error_date", heading: "DATE", get: (r) => r.error_date },
-  { csv: "error_warning_code", heading: "CODE", get: (r) => r.error_warning_code },
-  { csv: "error_warning_type", heading: "KIND", get: (r) => r.error_warning_type },
-  { csv: "document_identifier", heading: "DOCUMENT", get: (r) => r.document_identifier },
-  { csv: "request_id", get: (r) => r.request_id },
-  { csv: "legal_entity", heading: "ENTITY", get: (r) => r.document_details?.legal_entity },
-  { csv: "error_warning_field", heading: "FIELD", get: (r) => r.error_warning_field },
-  { csv: "error_warning_message", heading: "MESSAGE", get: (r) => r.error_warning_message },
-  { csv: "suggestions", get: (r) => r.suggestions },
-];
+import { pickView } from "../report/view.js";
+import { errorsViews, type ErrorCodeRow } from "../report/views/errors.js";
 
 // ---- error transactions (4.10)
 
@@ -71,52 +56,31 @@ export function errorFilter(flags: ErrorsFlags): ErrorTransactionFilter {
 }
 
 export async function runErrors(flags: ErrorsFlags, out: Output): Promise<number> {
+  const view = await pickView(errorsViews, flags.format);
   const filter = errorFilter(flags);
   return withClient(flags, out, async (core) => {
     const list = await errorTransactions.list(core, filter);
     const records: ErrorTransactionRecord[] = list.flatMap((e) => e.compliance_spec ?? []);
-    if (flags.summary) {
-      const groups = new Map<string, ErrorTransactionRecord[]>();
-      for (const r of records) groups.set(r.error_warning_code ?? "", [...(groups.get(r.error_warning_code ?? "") ?? []), r]);
-      const rows = [...groups]
-        .sort((a, b) => b[1].length - a[1].length)
-        .map(([code, rs]) => ({
-          code,
-          count: rs.length,
-          message: rs[0]?.error_warning_message ?? "",
-          suggestion: rs[0]?.suggestions ?? "",
-          missing_policy_set: MISSING_POLICY_SET[code],
-        }));
-      if (flags.format === "json") out.json({ summary: rows });
-      else if (flags.format === "csv")
-        out.raw(
-          formatCsv([
-            ["code", "count", "message", "suggestion", "missing_policy_set"],
-            ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""]),
-          ]),
-        );
-      else {
-        if (!rows.length) out.out("No error transactions match.");
-        for (const r of rows) {
-          out.out(`${out.paint("bold", terminalText(r.code))}  ${plural(r.count, "transaction")}: ${terminalText(r.message)}`);
-          out.out(`    suggestion: ${terminalText(r.suggestion)}`);
-          if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
-        }
-      }
-      return 0;
-    }
+    if (flags.summary) view.summary(byCode(records), out);
     // total_records is text in the service's answer; one that is not a number by the one number rule
     // (src/number.ts), an empty one included, counts as unknown.
-    const total = numberOf(list[0]?.total_records) ?? records.length;
-    if (flags.format === "json") out.json({ total_records: total, records });
-    else if (flags.format === "csv") {
-      out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));
-    } else if (!records.length) out.out("No error transactions match.");
-    else {
-      const shown = COLUMNS.filter((c) => c.heading);
-      out.out(table([shown.map((c) => c.heading ?? ""), ...records.map((r) => shown.map((c) => c.get(r) ?? ""))]));
-      out.out(`\n${plural(total, "error transaction")}.`);
-    }
+    else view.records({ total: numberOf(list[0]?.total_records) ?? records.length, records }, out);
     return 0;
   });
+}
+
+/** errors --summary: the transactions by error code, the most first, each with the first one's message
+ *  and suggested fix. */
+function byCode(records: ErrorTransactionRecord[]): ErrorCodeRow[] {
+  const groups = new Map<string, ErrorTransactionRecord[]>();
+  for (const r of records) groups.set(r.error_warning_code ?? "", [...(groups.get(r.error_warning_code ?? "") ?? []), r]);
+  return [...groups]
+    .sort((a, b) => b[1].length - a[1].length)
+    .map(([code, rs]) => ({
+      code,
+      count: rs.length,
+      message: rs[0]?.error_warning_message ?? "",
+      suggestion: rs[0]?.suggestions ?? "",
+      missing_policy_set: MISSING_POLICY_SET[code],
+    }));
 }

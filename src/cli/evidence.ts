@@ -11,7 +11,9 @@ import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "
 import { verifyChain, type VerifiedRecord } from "../evidence/verify.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { realPathInside } from "../user-files.js";
-import { evidenceMarkdown, evidenceText, verifyText, type Doubt } from "../report/evidence.js";
+import type { Doubt } from "../report/evidence.js";
+import { pickView } from "../report/view.js";
+import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
 import { plural } from "../words.js";
 import { cwdOf, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -111,6 +113,7 @@ function recordsAt(target: string): { stored: StoredRecord[]; verdicts: Map<stri
 
 /** revsync evidence verify DIR [--live] */
 export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args: string[]): Promise<number> {
+  const view = await pickView(evidenceVerifyViews, flags.format);
   const dir = resolve(cwdOf(flags), args[0] ?? "");
   let st;
   try {
@@ -125,14 +128,7 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
   const report = verifyChain(stored);
   let live: Map<string, LiveFinding[]> | undefined;
   if (flags.live) live = await liveFindings(flags, stored, out);
-  if (flags.format === "json") {
-    out.json({
-      folder: dir,
-      ok: report.ok,
-      records: report.records.map((v) => ({ ...v, ...(live ? { live: live.get(v.file) ?? null } : {}) })),
-      heads: report.heads,
-    });
-  } else out.out(verifyText(report, out, live));
+  view({ folder: dir, report, live }, out);
   return report.ok ? 0 : 1;
 }
 
@@ -160,6 +156,7 @@ async function liveFindings(flags: EvidenceFlags, stored: StoredRecord[], out: O
 
 /** revsync evidence show FILE|DIR */
 export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; last?: string }, out: Output, args: string[]): Promise<number> {
+  const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
   const path = isAbsolute(target) ? target : resolve(cwdOf(flags), target);
   const { stored: all, verdicts } = recordsAt(path);
@@ -180,23 +177,14 @@ export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; la
     );
   // Each record is checked as verify checks it as it is shown: an edited, forked, copied, renamed or
   // misplaced record is never printed as if it were fine.
-  const records = (stored as (StoredRecord & { record: EvidenceRecord })[]).map((s) => ({ ...s, verdict: verdicts.get(s.file) }));
-  const doubts = records.map((s) => doubtOf(s.verdict));
-  if (flags.format === "json")
-    out.json({
-      records: records.map((s, i) => ({
-        file: s.file,
-        edited: s.verdict?.findings.includes("edited") ? (s.verdict.problems.find((p) => p.startsWith("edited")) ?? "edited") : null,
-        verify: { findings: s.verdict?.findings ?? [], problems: s.verdict?.problems ?? [] },
-        doubt: doubts[i] ?? null,
-        ...s.record,
-      })),
-    });
-  else if (flags.format === "markdown") out.out(records.map((s, i) => evidenceMarkdown(s.file, s.record, doubts[i])).join("\n"));
-  else out.out(records.map((s, i) => evidenceText(s.file, s.record, out, doubts[i])).join("\n\n"));
+  const records = (stored as (StoredRecord & { record: EvidenceRecord })[]).map((s) => {
+    const verdict = verdicts.get(s.file);
+    return { file: s.file, record: s.record, verdict, doubt: doubtOf(verdict) };
+  });
+  view(records, out);
   if (!records.length) out.info("No evidence records.");
   const edited = records.filter((s) => s.verdict?.findings.includes("edited")).length;
-  const doubted = doubts.filter(Boolean).length;
+  const doubted = records.filter((s) => s.doubt).length;
   if (edited) out.error(`${edited === 1 ? "1 record was" : `${edited} records were`} edited after it was written: its content does not match its hash`);
   if (doubted > edited)
     out.error(`${plural(doubted - edited, "record")} ${doubted - edited === 1 ? "fails" : "fail"} evidence verify's check of the folder: see each`);

@@ -1,6 +1,7 @@
 /** The flags every command shares, and their type: what each command's module needs of the command
  *  line (main.ts registers the commands and runs them). */
 import { InvalidArgumentError, Option, type Command } from "commander";
+import { formatsOf, type Views } from "../report/view.js";
 import type { CliIo } from "./io.js";
 
 export interface GlobalFlags {
@@ -24,8 +25,10 @@ export interface GlobalFlags {
 /** Other names of a format: `table` was the name of text in some commands, and still works. */
 const FORMAT_ALIASES: Record<string, string> = { table: "text" };
 
-/** --format, one vocabulary for every command: `text` (the default, for people), then the machine ones. */
-export function formatOption(choices: string[]): Option {
+/** --format, one vocabulary for every command: `text` (the default, for people), then the machine ones:
+ *  the formats of the report's views (src/report/view.ts), in their order. */
+export function formatOption(views: Views<unknown>): Option {
+  const choices = formatsOf(views);
   const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
   const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
   const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value: string) => {
@@ -50,8 +53,9 @@ export function choiceOption(flags: string, description: string, choices: string
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** The flags commands share (README, "Commands"), in one place. `offline` commands (validate, init, test)
- *  leave out what only means something when talking to the service. */
-export function common(cmd: Command, opts: { format?: string[]; target?: boolean; offline?: boolean } = {}): Command {
+ *  leave out what only means something when talking to the service; `views`: the report the command
+ *  prints, whose formats --format offers. */
+export function common(cmd: Command, opts: { views?: Views<unknown>; target?: boolean; offline?: boolean } = {}): Command {
   cmd
     .option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)")
     .option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
@@ -67,7 +71,7 @@ export function common(cmd: Command, opts: { format?: string[]; target?: boolean
   cmd.option("-q, --quiet", "print results only, no progress or notes");
   if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
   cmd.option("--no-color", "plain output (also NO_COLOR)");
-  if (opts.format) cmd.addOption(formatOption(opts.format));
+  if (opts.views) cmd.addOption(formatOption(opts.views));
   if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
   return cmd;
 }

@@ -138,13 +138,52 @@ function packageJson(dir: string, pin: string): string {
   )}\n`;
 }
 
+/** A pin package.json can hold when revsync does not know where it came from: the user fills it in. */
+const PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
+
+/** What init writes into a folder, and what it found there. */
+interface Scaffold {
+  dir: string;
+  /** The folder as the user named it. */
+  where: string;
+  /** revsync.yaml as it was, when init keeps it. */
+  existing: string | undefined;
+  shape: RepoShape;
+  /** The pin package.json gets (--pin, else where revsync came from, else the placeholder). */
+  pin: string;
+  /** Where revsync came from, when it was looked up (no --pin). */
+  found: { spec?: string; local?: string };
+}
+
+/** What became of each file: written (in words), left as init would write it, or kept as it was. */
+interface Outcome {
+  written: string[];
+  unchanged: string[];
+  kept: string[];
+}
+
 /** Scaffolds a policy repo, or adds to one what it lacks: revsync.yaml, policies/, a .gitignore for plan
  *  files, the JSON Schemas in .revsync/schemas/, editor settings, a package.json pinning revsync, and
  *  with --ci the CI recipes. An existing file is never touched without --force. */
 export async function runInit(flags: InitFlags, out: Output, args: string[]): Promise<number> {
-  const version = ownPackage().version;
+  const envName = checkFlags(flags);
   const dir = resolve(out.io.cwd, args[0] ?? ".");
   const where = relative(out.io.cwd, dir) || ".";
+  const { existing, configText, shape } = readConfig(dir, where, envName, flags, out);
+  const found = flags.pin ? {} : defaultPin(ownPackage().version);
+  const scaffold: Scaffold = { dir, where, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
+  const outcome = writeFiles(scaffold, filesFor(scaffold, configText, flags), flags, out);
+  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
+  for (const w of outcome.written) out.out(`  ${w}`);
+  if (!outcome.written.length) out.out("  nothing: every file init writes is there");
+  if (outcome.unchanged.length) out.out(`  unchanged, already as init writes them: ${outcome.unchanged.join(", ")}`);
+  if (outcome.kept.length) out.out(`  kept, as they exist (--force replaces them): ${outcome.kept.join(", ")}`);
+  sayNext(scaffold, outcome, flags, out);
+  return 0;
+}
+
+/** The flags, checked before anything is read: the environment's name (default sandbox). */
+function checkFlags(flags: InitFlags): string {
   const envName = flags.env ?? "sandbox";
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
     throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
@@ -152,11 +191,14 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
   const credentials = flags.baseUrl ? urlCredentials(flags.baseUrl) : undefined;
   if (credentials) throw new UserError(`--base-url: ${credentials}`);
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
-  const prefix = envName.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+  return envName;
+}
 
+/** The repo's revsync.yaml (kept unless --force) or a new one, and what the other files depend on in it. */
+function readConfig(dir: string, where: string, envName: string, flags: InitFlags, out: Output): { existing?: string; configText: string; shape: RepoShape } {
   const configPath = join(dir, "revsync.yaml");
   const existing = existsSync(configPath) && !flags.force ? readFileSync(configPath, "utf8") : undefined;
-  const configText = existing ?? freshConfig(envName, prefix, flags);
+  const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
@@ -169,88 +211,75 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       `${where === "." ? "" : `${where}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`,
     );
   }
+  return { existing, configText, shape };
+}
 
-  const found = flags.pin ? {} : defaultPin(version);
-  const pin = flags.pin ?? found.spec;
-  const placeholder = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
+/** Each file init writes, by its path in the repo, with the text it would have. */
+function filesFor({ dir, shape, pin }: Scaffold, configText: string, flags: InitFlags): Map<string, string> {
   const files = new Map<string, string>();
   files.set("revsync.yaml", configText);
   const policiesDir = join(dir, shape.policies);
   if (!existsSync(policiesDir) || !readdirSync(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
   files.set(".gitignore", `${GITIGNORE_HEADER}\n${GITIGNORE_LINES.join("\n")}\n`);
-  files.set(
-    ".vscode/settings.json",
-    `${JSON.stringify(
-      {
-        "yaml.schemas": {
-          [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: [
-            `${shape.policies}/**/*.yaml`,
-            `${shape.policies}/**/*.yml`,
-            `${shape.tests}/**/*.yaml`,
-            `${shape.tests}/**/*.yml`,
-          ],
-          [`./${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`]: ["revsync.yaml"],
-        },
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  files.set(".vscode/settings.json", editorSettings(shape));
   // The CI recipes install what package.json pins. Without them it is not written: a package.json that
   // pins a revsync not yet installed would make `npx revsync` in the repo look for it on the registry.
-  if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin ?? placeholder));
+  if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin));
   for (const [from, to] of flags.ci ? (CI_FILES[flags.ci] ?? []) : []) files.set(to, adaptRecipe(readFileSync(join(CI_DIR, from), "utf8"), shape));
+  return files;
+}
 
-  // Every file init writes lies inside DIR: a link that leads out is refused before anything is written.
+/** The editor settings that check the repo's files against revsync's schemas (yaml-language-server). */
+function editorSettings(shape: RepoShape): string {
+  const yaml = [`${shape.policies}/**/*.yaml`, `${shape.policies}/**/*.yml`, `${shape.tests}/**/*.yaml`, `${shape.tests}/**/*.yml`];
+  const schemas = { [`./${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]: yaml, [`./${REPO_SCHEMAS_DIR}/${CONFIG_SCHEMA}`]: ["revsync.yaml"] };
+  return `${JSON.stringify({ "yaml.schemas": schemas }, null, 2)}\n`;
+}
+
+/** Writes the files and the schemas: a file that exists is kept unless --force, except that a repo's
+ *  own .gitignore and package.json get what init needs added to them. Every file lies inside DIR: a
+ *  link that leads out is refused before anything is written. */
+function writeFiles({ dir, where, pin }: Scaffold, files: Map<string, string>, flags: InitFlags, out: Output): Outcome {
   const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
   for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, join(dir, name), words);
-  const written: string[] = [];
-  const kept: string[] = [];
-  const unchanged: string[] = [];
+  const outcome: Outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text] of files) {
     const path = join(dir, name);
     const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
-    if (current === text) {
-      unchanged.push(name);
-      continue;
+    const merged = current !== undefined && current !== text && !flags.force ? mergeInto(name, current, flags.pin, pin) : undefined;
+    if (current === text || (merged && merged.text === current)) outcome.unchanged.push(name);
+    else if (merged) {
+      writeUserFile(path, merged.text, dir, words);
+      outcome.written.push(merged.said);
+    } else if (current !== undefined && !flags.force) outcome.kept.push(name);
+    else {
+      writeUserFile(path, text, dir, words);
+      outcome.written.push(current === undefined ? `wrote ${name}` : `replaced ${name}`);
     }
-    // A repo's own .gitignore and package.json get what init needs added to them, the rest kept.
-    const merged = current !== undefined && !flags.force ? mergeInto(name, current, flags.pin, pin ?? placeholder) : undefined;
-    if (merged) {
-      if (merged.text === current) unchanged.push(name);
-      else {
-        writeUserFile(path, merged.text, dir, words);
-        written.push(merged.said);
-      }
-      continue;
-    }
-    if (current !== undefined && !flags.force) {
-      kept.push(name);
-      continue;
-    }
-    writeUserFile(path, text, dir, words);
-    written.push(current === undefined ? `wrote ${name}` : `replaced ${name}`);
   }
   const schemas = writeRepoSchemas(dir, !!flags.force);
-  written.push(...schemas.written.map((s) => `wrote ${s}`));
-  kept.push(...schemas.kept);
-  if (!schemas.written.length && !schemas.kept.length) unchanged.push(`${REPO_SCHEMAS_DIR}/`);
+  outcome.written.push(...schemas.written.map((s) => `wrote ${s}`));
+  outcome.kept.push(...schemas.kept);
+  if (!schemas.written.length && !schemas.kept.length) outcome.unchanged.push(`${REPO_SCHEMAS_DIR}/`);
+  return outcome;
+}
 
-  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
-  for (const w of written) out.out(`  ${w}`);
-  if (!written.length) out.out("  nothing: every file init writes is there");
-  if (unchanged.length) out.out(`  unchanged, already as init writes them: ${unchanged.join(", ")}`);
-  if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
-  // What the repo's package.json pins now decides whether the recipes' install step can work.
-  let pinned: unknown;
+/** The revsync that the repo's package.json pins now (undefined: none, or no package.json). */
+function pinnedIn(dir: string): unknown {
   try {
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies?: object; devDependencies?: object };
-    pinned = ({ ...pkg.dependencies, ...pkg.devDependencies } as Record<string, unknown>).revsync;
+    return ({ ...pkg.dependencies, ...pkg.devDependencies } as Record<string, unknown>).revsync;
   } catch {
-    pinned = undefined;
+    return undefined;
   }
+}
+
+/** What the repo's package.json pins now decides whether the recipes' install step can work: said when
+ *  it cannot; then the next steps, and with --ci what the recipes need. */
+function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { written }: Outcome, flags: InitFlags, out: Output): void {
+  const pinned = pinnedIn(dir);
   const pins = !!(flags.ci || flags.pin);
-  if (pins && pinned === placeholder) {
+  if (pins && pinned === PLACEHOLDER) {
     const why = found.local
       ? `revsync runs from a clone whose origin is a path on this machine (${found.local}), and a pin to it would install only here, never in CI`
       : "revsync does not know where it was installed from";
@@ -258,11 +287,11 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`,
     );
   } else if (pins && pinned === undefined) {
-    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin ?? placeholder}"`);
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin}"`);
   }
   const next: string[] = [];
   // npm install when this run wrote the pin; a repo whose package.json was there as it is has run it.
-  if (pins && pinned !== undefined && pinned !== placeholder && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
+  if (pins && pinned !== undefined && pinned !== PLACEHOLDER && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
     next.push("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
@@ -282,7 +311,6 @@ export async function runInit(flags: InitFlags, out: Output, args: string[]): Pr
       `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token.`,
     );
   }
-  return 0;
 }
 
 const GITIGNORE_HEADER =

@@ -10,6 +10,8 @@ import { GitLock } from "../lock/git-lock.js";
 import { LocalLock } from "../lock/local-lock.js";
 import { acquireLock, holderWords, type LockBackend, type LockHolder } from "../lock/lock.js";
 import { PACKAGE_ROOT } from "../package-root.js";
+import { pickView } from "../report/view.js";
+import { lockStatusViews } from "../report/views/lock.js";
 import { envOf, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -152,19 +154,11 @@ export type LockCommandFlags = GlobalFlags;
 /** revsync lock status: who holds the environment's lock, or that nobody does. Exit 0 either way; 1 when
  *  it cannot be read. */
 export async function runLockStatus(flags: LockCommandFlags, out: Output): Promise<number> {
+  const view = await pickView(lockStatusViews, flags.format);
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const backend = lockBackend(repo, env, flags);
-  const holder = await backend.holder();
-  if (flags.format === "json") {
-    out.json({ environment: env.name, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null });
-    return 0;
-  }
-  out.out(
-    holder
-      ? `Environment ${JSON.stringify(env.name)} is locked (${backend.where}):\n  held by ${holderWords(holder, Date.now())}\n  If that apply is dead, release it: revsync unlock --env ${env.name} ${holder.id}`
-      : `Environment ${JSON.stringify(env.name)} is not locked (${backend.where}).`,
-  );
+  view({ environment: env.name, backend, holder: await backend.holder() }, out);
   return 0;
 }
 

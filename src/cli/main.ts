@@ -1,12 +1,14 @@
 import { Command, CommanderError } from "commander";
 import { ApiError, Cancelled, InternalError, PolicyProblems, UserError, adviceFor, errorObject } from "../errors.js";
-import { choiceOption, type GlobalFlags } from "./flags.js";
+import type { Runner } from "./commands.js";
+import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { colorFor, Output, Redactor } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
+import { viewNamed } from "../report/view.js";
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
@@ -19,10 +21,32 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
   for (const name of SECRET_VARIABLES) redactor.add(io.env[name]);
-  let code = 0;
-  // The command that runs: its flags and output, for the one error report below.
-  let current: { flags: GlobalFlags; out: Output } | undefined;
-  const program = new Command("revsync")
+  const program = programFor(io);
+  // The command that runs: its flags and output (for the one error report below), and its exit code.
+  const ran: { current?: { flags: GlobalFlags; out: Output }; code: number } = { code: 0 };
+  const run: Runner =
+    (fn) =>
+    async (...args) => {
+      const cmd = args[args.length - 1] as Command;
+      const flags = { ...cmd.optsWithGlobals(), io } as Parameters<typeof fn>[0] & GlobalFlags;
+      const out = makeOutput(flags, redactor, io);
+      ran.current = { flags, out };
+      ran.code = await fn(flags, out, redactor, cmd.args);
+    };
+  (await import("./commands.js")).register(program, run);
+  try {
+    await program.parseAsync(argv);
+    return ran.code;
+  } catch (e) {
+    const out = ran.current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
+    if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
+    return report(e, out, ran.current?.flags.format);
+  }
+}
+
+/** revsync itself: its words, its version, and commander writing to the run's streams. */
+function programFor(io: CliIo): Command {
+  return new Command("revsync")
     .description(
       "Policy-as-code for a Revenue Automation Service: keep tenant configuration and SSP policies in git, plan and apply changes, and detect drift.",
     )
@@ -52,78 +76,16 @@ Examples:
 
 Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, drift), 130 interrupted.`,
     );
+}
 
-  const run =
-    <F extends object>(fn: (flags: F, out: Output, redactor: Redactor, args: string[]) => Promise<number>) =>
-    async (...args: unknown[]): Promise<void> => {
-      const cmd = args[args.length - 1] as Command;
-      const flags = { ...cmd.optsWithGlobals(), io } as F & GlobalFlags;
-      const out = makeOutput(flags, redactor, io);
-      current = { flags, out };
-      code = await fn(flags, out, redactor, cmd.args);
-    };
-
-  program
-    .command("emulator")
-    .description("run the local Revenue Automation Service (every endpoint, OAuth, the state rules)")
-    .option("--port <port>", "port to listen on (0 picks a free one)", "4010")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--state <file>", "keep state in this JSON file (atomic writes); loaded on start when it exists")
-    .addOption(
-      choiceOption(
-        "--seed <name>",
-        "initial state when there is no state file: demo, empty, or multi-env (the two tenants of examples/multi-env)",
-        ["demo", "empty", "multi-env"],
-        "demo",
-      ),
-    )
-    .option("--access-ttl <seconds>", "access token lifetime", "300")
-    .option("--refresh-ttl <seconds>", "refresh token lifetime", "1800")
-    .addOption(
-      choiceOption(
-        "--profile <profile>",
-        "answer profile: default, or literal (the spec read literally: nulls where it types null, operator symbols, refusals as 200 with an error array, extra fields, other list orders)",
-        ["default", "literal"],
-        "default",
-      ),
-    )
-    .option(
-      "--rate-limit <rate>",
-      "a rate limit in front of the API: a token bucket of N requests per second and its burst (default: one second's worth), e.g. 25/s or 25/s,10; an empty bucket answers 429 at once",
-    )
-    .option("--no-retry-after", "the rate limit's 429 answers carry no Retry-After")
-    .option(
-      "--ignore-if-match",
-      "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)",
-    )
-    .option(
-      "--four-eyes",
-      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them",
-    )
-    .addHelpText(
-      "after",
-      "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token",
-    )
-    .action(run(async (f, out) => (await import("./emulator.js")).runEmulator(f as never, out)));
-
-  const { register } = await import("./commands.js");
-  register(program, run);
-
-  try {
-    await program.parseAsync(argv);
-    return code;
-  } catch (e) {
-    const out = current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
-    if (e instanceof CommanderError && !current && e.exitCode !== 0) {
-      const format = formatWanted(argv);
-      const error = new UserError(e.message.replace(/^error: /, ""));
-      // A CI test report is read even when the command line was wrong: the error becomes one; and
-      // --format json promises a JSON error object on stdout, whatever went wrong.
-      if (format === "junit" && testCommand(argv)) out.raw((await import("../report/policy-test.js")).testJunitError(error));
-      if (format === "json") out.json(errorObject(error));
-    }
-    return report(e, out, current?.flags.format);
-  }
+/** A command line commander refused (an unknown flag, a bad value) before any command ran. A CI test
+ *  report is read even when the command line was wrong: the error becomes one; and --format json
+ *  promises a JSON error object on stdout, whatever went wrong. (commander has said it on stderr.) */
+async function commandLineRefused(e: CommanderError, argv: string[], out: Output): Promise<void> {
+  const format = formatWanted(argv);
+  const error = new UserError(e.message.replace(/^error: /, ""));
+  if (testCommand(argv)) (await viewNamed((await import("../report/views/policy-test.js")).testViews, format))?.error?.(error, out);
+  if (format === "json") out.json(errorObject(error));
 }
 
 /** The --format the command line asks for, read before (or without) commander. */

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
-import { planImpactText } from "../report/policy-test.js";
-import { hasApplied, hasChanges, planMarkdown, planText } from "../report/plan.js";
+import { hasApplied, hasChanges } from "../report/plan.js";
+import { pickView } from "../report/view.js";
+import { planViews } from "../report/views/plan.js";
 import { writeUserFile } from "../user-files.js";
-import { impactOf, type Plan } from "../plan/model.js";
 import { openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -14,24 +14,15 @@ export interface PlanFlags extends GlobalFlags {
   detailedExitcode?: boolean;
 }
 
-function printPlan(plan: Plan, format: string, out: Output, file: string | undefined): void {
-  if (format === "json") out.out(JSON.stringify(plan, null, 2));
-  // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
-  else if (format === "markdown") out.out(file ? planMarkdown(plan, file) : planMarkdown(plan));
-  else {
-    out.out(planText(plan, out));
-    const impact = planImpactText(impactOf(plan));
-    if (impact) out.out(`\n${impact}`);
-  }
-}
-
 export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
+  const view = await pickView(planViews, flags.format);
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   try {
     const plan = await makePlan(repo, env, core, flags, out, { impact: true });
-    printPlan(plan, flags.format ?? "text", out, flags.out);
+    // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
+    view({ plan, file: flags.out }, out);
     noteTurnedAway(core.governor, env, flags, out);
     if (flags.out) {
       writeUserFile(resolve(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");

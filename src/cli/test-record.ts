@@ -7,7 +7,8 @@ import { matchLine, order, showSsp, type PolicyModel } from "../policy-test/eval
 import { testsDir } from "../config/test-files.js";
 import { lineProblems, type Line } from "../policy-test/line.js";
 import { modelsFromLive } from "../plan/policy-models.js";
-import type { ErrorTransactionRecord } from "../schema/generated/api.js";
+import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
+import type { ResolvedEnv } from "../config/repo.js";
 import { writeUserFile } from "../user-files.js";
 import { openClient, openEnv, openRepo } from "./context.js";
 import { errorFilter, type ErrorsFlags } from "./errors.js";
@@ -69,10 +70,64 @@ function lineOf(
   return line;
 }
 
+/** A recorded case: the line, and the routing it pins. */
+interface RecordedCase {
+  name: string;
+  line: Line;
+  expect: { policy: string | null; ssp?: number };
+}
+
+/** What the flags ask to be written: which errors, where, and which fields masked or left out. */
+interface Request {
+  filter: ErrorTransactionFilter;
+  mask: Set<string>;
+  omit: Set<string>;
+  target: string;
+  /** The file as the user sees it. */
+  shown: string;
+}
+
+/** The cases recorded, each with the comment above it (the error it came from, its routing in words),
+ *  and what was left out and why. */
+interface Recorded {
+  cases: RecordedCase[];
+  comments: string[];
+  same: number;
+  withoutDocument: number;
+}
+
 /** revsync test record --from-errors: the order lines of error transactions as policy test
  *  cases that pin the routing the service's policies give them today (like revsync test --live), in a
  *  new test file. Read-only against the service. */
 export async function runTestRecord(flags: RecordFlags, out: Output): Promise<number> {
+  const request = checkRequest(flags, out);
+  const repo = openRepo(flags);
+  if (existsSync(request.target)) throw new UserError(`${request.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  const env = openEnv(repo, flags);
+  const { records, policies } = await readSources(env, request.filter, flags, out);
+  const recorded = recordCases(records, order(policies), request, out);
+  if (!recorded.cases.length) {
+    throw new UserError(
+      `no order lines to record: ${plural(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
+      records.length ? undefined : "revsync errors --type order with the same filters lists what the service holds",
+    );
+  }
+  warnTested(policies, request, out);
+  const text = testFileText(env.name, request, recorded);
+  // What revsync knows to be secret never reaches a file.
+  const safe = out.redactor.redact(text);
+  if (safe !== text) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
+  writeUserFile(request.target, safe);
+  const dir = testsDir(repo);
+  if (!(request.target === dir || request.target.startsWith(dir + sep))) {
+    out.warn(`${request.shown} is outside the tests folder (${relative(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  }
+  sayRecorded(records.length, request, recorded, out);
+  return 0;
+}
+
+/** The flags, checked before anything is read: a source, a new file, an order filter, the fields. */
+function checkRequest(flags: RecordFlags, out: Output): Request {
   if (!flags.fromErrors) throw new UserError("test record needs a source: --from-errors (the order lines of the service's error transactions)");
   if (!flags.out) throw new UserError("test record needs --out FILE: the new test file to write (inside the tests folder, so that revsync test reads it)");
   const type = (flags.type ?? "order").toLowerCase();
@@ -81,48 +136,50 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
   const mask = new Set(list(flags.mask, "--mask"));
   const omit = new Set(list(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
-  const repo = openRepo(flags);
   const target = resolve(out.io.cwd, flags.out);
-  const shown = relative(out.io.cwd, target) || flags.out;
-  if (existsSync(target)) throw new UserError(`${shown} exists: test record writes a new file; choose another name, or remove it first`);
-  const env = openEnv(repo, flags);
+  return { filter, mask, omit, target, shown: relative(out.io.cwd, target) || flags.out };
+}
+
+/** The error transactions the filter selects, and the service's policies, read at the same time. */
+async function readSources(
+  env: ResolvedEnv,
+  filter: ErrorTransactionFilter,
+  flags: RecordFlags,
+  out: Output,
+): Promise<{ records: ErrorTransactionRecord[]; policies: PolicyModel[] }> {
   const core = openClient(env, flags, out);
-  let records: ErrorTransactionRecord[];
-  let policies: PolicyModel[];
   try {
     const [list, live] = await Promise.all([
       errorTransactions.list(core, filter),
       readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true }),
     ]);
-    records = list.flatMap((e) => e.compliance_spec ?? []);
-    policies = modelsFromLive(live);
+    return { records: list.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive(live) };
   } finally {
     await core.close();
   }
+}
 
-  const ordered = order(policies);
+/** Each record's order line as a case, once per distinct line: a line without a document, one that is
+ *  not a valid line, or whose routing cannot be told today, is left out (said). */
+function recordCases(records: ErrorTransactionRecord[], ordered: PolicyModel[], { mask, omit }: Request, out: Output): Recorded {
   const pseudonyms = new Map<string, Map<string, string>>();
   const dropped = new Set<string>();
   const seen = new Set<string>();
-  const cases: { name: string; line: Line; expect: { policy: string | null; ssp?: number } }[] = [];
-  // Above each case: the error it came from, and its routing in words.
-  const comments: string[] = [];
-  let same = 0;
-  let withoutDocument = 0;
+  const recorded: Recorded = { cases: [], comments: [], same: 0, withoutDocument: 0 };
   for (const r of records) {
     const details = r.document_details as Record<string, unknown> | undefined;
     if (!details || typeof details !== "object") {
-      withoutDocument++;
+      recorded.withoutDocument++;
       continue;
     }
     const line = lineOf(details, omit, mask, pseudonyms, dropped);
     const key = JSON.stringify(line);
     if (seen.has(key)) {
-      same++;
+      recorded.same++;
       continue;
     }
     seen.add(key);
-    const id = r.error_id ?? `record ${cases.length + 1}`;
+    const id = r.error_id ?? `record ${recorded.cases.length + 1}`;
     const bad = lineProblems(line);
     if (bad.length) {
       out.warn(`${id} left out: its ${bad.map((b) => `${b.field} ${b.message}`).join("; ")}`);
@@ -134,38 +191,34 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
       continue;
     }
     const product = typeof line.product_id === "string" ? ` ${line.product_id}` : "";
-    comments.push(
+    recorded.comments.push(
       ` ${[r.error_warning_code, r.error_date, r.error_warning_type].filter(Boolean).join(", ")}: ${got.policy === null ? "meets no policy" : `${got.policy}, SSP ${showSsp(got.ssp)}`}${got.note ? ` (${got.note})` : ""}`,
     );
-    cases.push({
-      name: `${id}${product}`,
-      line,
-      expect: { policy: got.policy, ...(got.ssp !== null ? { ssp: Number(got.ssp.toFixed(6)) } : {}) },
-    });
+    recorded.cases.push({ name: `${id}${product}`, line, expect: { policy: got.policy, ...(got.ssp !== null ? { ssp: Number(got.ssp.toFixed(6)) } : {}) } });
   }
   if (dropped.size) out.warn(`left out of every line, because their names say they hold credentials: ${[...dropped].join(", ")}`);
-  if (!cases.length) {
-    throw new UserError(
-      `no order lines to record: ${plural(records.length, "error transaction")} matched${records.length ? ", none with an order document revsync can read" : ""}; nothing was written`,
-      records.length ? undefined : "revsync errors --type order with the same filters lists what the service holds",
-    );
-  }
+  return recorded;
+}
 
-  const used = (f: string): string[] => policies.filter((p) => p.when.some((c) => c.field_name === f)).map((p) => p.name);
+/** A field masked or left out that a policy tests: the recorded routing is that of the line as written. */
+function warnTested(policies: PolicyModel[], { mask, omit }: Request, out: Output): void {
   for (const f of [...mask, ...omit]) {
-    const by = used(f);
+    const by = policies.filter((p) => p.when.some((c) => c.field_name === f)).map((p) => p.name);
     if (by.length)
       out.warn(
         `${f} is ${mask.has(f) ? "masked" : "left out"}, but ${by.join(", ")} test${by.length === 1 ? "s" : ""} it: the recorded routing is that of the line as written`,
       );
   }
+}
 
+/** The test file: a header saying where the cases came from, then the cases, each with its comment. */
+function testFileText(envName: string, { filter, mask, omit }: Request, { cases, comments }: Recorded): string {
   const when = new Date().toISOString().slice(0, 10);
   const filters = Object.entries(filter)
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(", ");
   const header = [
-    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${env.name} (${filters}).`,
+    `Recorded by revsync test record --from-errors on ${when}, from the error transactions of environment ${envName} (${filters}).`,
     "Each case is an order line as the service wrote it (spec 4.10 document_details) and pins the policy, and the SSP,",
     "that the service's policies gave it then. The date for batch values is the first of date, ssp_date, order_date a line has.",
     ...(mask.size ? [`Masked: ${[...mask].join(", ")}.`] : []),
@@ -174,7 +227,7 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
   const doc = new Document({
     apiVersion: "revsync/v1",
     kind: "SspPolicyTest",
-    metadata: { name: `Recorded order lines (${env.name}, ${when})` },
+    metadata: { name: `Recorded order lines (${envName}, ${when})` },
     cases,
   });
   const seq = doc.get("cases", true);
@@ -186,23 +239,18 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
       if (expect) expect.flow = true;
     });
   }
-  const text = `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
-  // What revsync knows to be secret never reaches a file.
-  const safe = out.redactor.redact(text);
-  if (safe !== text) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
-  writeUserFile(target, safe);
+  return `${header.map((h) => `# ${h}`).join("\n")}\n${doc.toString({ lineWidth: 0 })}`;
+}
 
-  const dir = testsDir(repo);
-  if (!(target === dir || target.startsWith(dir + sep))) {
-    out.warn(`${shown} is outside the tests folder (${relative(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
-  }
+/** What was recorded: cases by the policy each pins, what was left out, and personal fields kept. */
+function sayRecorded(read: number, { mask, omit, shown }: Request, { cases, same, withoutDocument }: Recorded, out: Output): void {
   const routes = new Map<string, number>();
   for (const c of cases) routes.set(c.expect.policy ?? "no policy", (routes.get(c.expect.policy ?? "no policy") ?? 0) + 1);
   const skippedNote = [same ? `${plural(same, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""]
     .filter(Boolean)
     .join(", ");
   out.out(
-    `Recorded ${plural(cases.length, "case")} from ${plural(records.length, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown}: ${[
+    `Recorded ${plural(cases.length, "case")} from ${plural(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown}: ${[
       ...routes,
     ]
       .map(([p, n]) => `${n} ${p}`)
@@ -212,5 +260,4 @@ export async function runTestRecord(flags: RecordFlags, out: Output): Promise<nu
   if (personal.length) {
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
-  return 0;
 }

@@ -5,7 +5,8 @@ import type { PolicyModel } from "../policy-test/evaluate.js";
 import { runCases, runContracts, type CaseResult, type ContractResult, type TestCase } from "../policy-test/run.js";
 import { ruleReader, type Contract } from "../policy-test/allocate.js";
 import { serviceChoices } from "../api/service-choices.js";
-import { testJson, testJunit, testJunitError, testText } from "../report/policy-test.js";
+import { pickView } from "../report/view.js";
+import { testViews, type TestView } from "../report/views/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -41,18 +42,19 @@ const reported = new WeakSet<object>();
  *  (offline) or, with --live, the service's (read-only). Exit 0 all pass (or no cases, with a note), 1 a
  *  failure or a bad file. */
 export async function runTest(flags: TestFlags, out: Output): Promise<number> {
+  const view = await pickView(testViews, flags.format);
   try {
-    return await testRun(flags, out);
+    return await testRun(flags, out, view);
   } catch (e) {
     // A CI test report is read whatever went wrong: the error becomes one, and is said on stderr too.
-    if (flags.format === "junit" && !(e instanceof Object && reported.has(e))) out.raw(testJunitError(e));
+    if (view.error && !(e instanceof Object && reported.has(e))) view.error(e, out);
     throw e;
   }
 }
 
-async function testRun(flags: TestFlags, out: Output): Promise<number> {
+async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<number> {
   const repo = openRepo(flags);
-  const runs = flags.live ? [await liveRun(repo, flags, out)] : offlineRuns(repo, flags, out);
+  const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
   const shownDir = relative(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results: CaseResult[] = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts: ContractResult[] = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
@@ -61,41 +63,31 @@ async function testRun(flags: TestFlags, out: Output): Promise<number> {
   // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
   const broken = runs.find((r) => r.broken)?.broken;
   if (broken) {
-    out.raw(
-      testJunit(
-        results,
-        contracts,
-        broken.diagnostics.filter((d) => d.severity === "error"),
-      ),
-    );
+    view.results({ results, contracts, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
     reported.add(broken);
     throw broken;
   }
   if (!results.length && !contracts.length) {
     const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
-    if (flags.format === "json") out.out(JSON.stringify({ ...testJson(results, source), note }, null, 2));
-    else if (flags.format === "junit") out.raw(testJunit(results));
-    else out.out(`No policy tests ran: ${note}.`);
-    if (flags.format === "json" || flags.format === "junit") out.info(`Note: ${note}.`);
+    view.results({ results, contracts, source, note }, out);
     return 0;
   }
-  if (flags.format === "json") out.out(JSON.stringify(testJson(results, source, contracts), null, 2));
-  else if (flags.format === "junit") out.raw(testJunit(results, contracts));
-  else out.out(testText(results, source, out, contracts));
+  view.results({ results, contracts, source }, out);
   return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
 }
 
 /** Loads the test files with one environment's vars; refuses (exit 1) a file with an error, at once,
- *  or, for a JUnit report, once the other files' cases have run (`broken`). */
+ *  or, for a report of broken files (JUnit), once the other files' cases have run (`broken`). */
 function casesFor(
   repo: Repo,
   vars: Parameters<typeof varsFor>[0],
   flags: GlobalFlags,
+  view: TestView,
 ): { cases: TestCase[]; contracts: Contract[]; dir: string; broken?: PolicyProblems } {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
     const problems = new PolicyProblems(`the policy tests in ${relative(repo.cwd, dir) || "."} have errors`, diagnostics);
-    if (flags.format !== "junit") throw problems;
+    if (!view.reportsBrokenFiles) throw problems;
     return { cases, contracts, dir, broken: problems };
   }
   return { cases, contracts, dir };
@@ -106,9 +98,9 @@ const rulesOf = (repo: Repo, name: string | undefined): Record<string, string> =
   (name ? serviceChoices(repo.config.environments[name]?.service, undefined, {}).allocationRules : undefined) ?? {};
 
 /** --live: the service's policies alone (git's are not read), in the environment the command names. */
-async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> {
+async function liveRun(repo: Repo, flags: TestFlags, out: Output, view: TestView): Promise<Run> {
   const env = openEnv(repo, flags);
-  const { cases, contracts, dir, broken } = casesFor(repo, env, flags);
+  const { cases, contracts, dir, broken } = casesFor(repo, env, flags, view);
   const base = { cases, contracts, dir, broken, rules: env.service.allocationRules, source: `the service's policies in ${env.name}`, label: env.name };
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
@@ -124,7 +116,7 @@ async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> 
  *  REVSYNC_ENV) names, else every environment of revsync.yaml, each reading the policy files with its
  *  own vars. Environments whose vars give the same policies and cases run once; when they differ, the
  *  cases run for each, named with it. The URLs are not read (they may use ${VAR}s only CI defines). */
-function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
+function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView): Run[] {
   const penv = envOf(flags);
   const named = flags.env ?? penv.REVSYNC_ENV;
   const names = named ? [selectEnv(repo, named, penv)] : environmentNames(repo);
@@ -142,7 +134,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
         "run revsync validate",
       );
     }
-    const { cases, contracts, dir, broken } = casesFor(repo, own, flags);
+    const { cases, contracts, dir, broken } = casesFor(repo, own, flags, view);
     const git = modelsFromGitOnly(desired);
     for (const s of git.skipped) skipped.add(s);
     const carves = carvesGit(desired);

@@ -105,54 +105,11 @@ function contractProblems(file: SspPolicyTestFile, c: FileContract, i: number): 
  *  line from the listener. Anything else, and any file with a problem, goes the full way, which reports
  *  every problem at its line. */
 function fastCases(abs: string, shown: string): { cases: TestCase[]; contracts: Contract[] } | undefined {
-  let text: string;
-  try {
-    // Small files go the full way at once: no second read of them.
-    const size = statSync(abs).size;
-    if (size > MAX_FILE_BYTES || size < 64 * 1024) return undefined;
-    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(abs));
-  } catch {
-    return undefined;
-  }
-  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text)) return undefined;
-  // A number the one number rule may refuse (16 digits or more, an exponent, .inf / .nan), or one js-yaml
-  // reads otherwise than yaml (0b101): the full way checks each number's literal at its place.
-  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text)) return undefined;
-  // Loaded only for such a file: every command that reads policy tests would pay for it otherwise.
-  const jsYaml = createRequire(import.meta.url)("js-yaml") as typeof JsYaml;
-  const starts: Record<"cases" | "contracts", { line: number; column: number }[]> = { cases: [], contracts: [] };
-  let value: unknown;
-  try {
-    // Depth 1: the document's mapping; depth 2: its keys and values; depth 3: the items of `cases` and
-    // `contracts`.
-    let depth = 0;
-    let inList: "cases" | "contracts" | undefined;
-    let next: "cases" | "contracts" | undefined;
-    value = jsYaml.load(text, {
-      schema: jsYaml.CORE_SCHEMA,
-      json: false,
-      listener(type, state) {
-        const st = state as unknown as { line: number; position: number; lineStart: number; result: unknown };
-        if (type === "open") {
-          depth++;
-          if (depth === 2 && next) {
-            inList = next;
-            next = undefined;
-          } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
-        } else {
-          if (depth === 2) {
-            if (inList) inList = undefined;
-            else if (st.result === "cases" || st.result === "contracts") next = st.result;
-          }
-          depth--;
-        }
-      },
-    });
-  } catch {
-    return undefined;
-  }
-  if (!fileValidator("policy/ssp-policy-test.schema.json")(value)) return undefined;
-  const file = value as SspPolicyTestFile;
+  const text = plainText(abs);
+  const read = text === undefined ? undefined : loadPlain(text);
+  if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return undefined;
+  const { starts } = read;
+  const file = read.value as SspPolicyTestFile;
   const cases = file.cases ?? [];
   const contracts = file.contracts ?? [];
   if (!cases.length && !contracts.length) return undefined;
@@ -168,6 +125,61 @@ function fastCases(abs: string, shown: string): { cases: TestCase[]; contracts: 
     cases: cases.map((c, i) => testCase(file, c, shown, place(starts.cases, i))),
     contracts: contracts.map((c, i) => contractOf(file, c, shown, place(starts.contracts, i))),
   };
+}
+
+/** A large file's text, when it is plain enough for js-yaml: small files go the full way at once (no
+ *  second read of them), as does one with what only the full way reads (a tag, an alias, a ${VAR}, a
+ *  prototype key, a second document) or a number the one number rule may refuse (16 digits or more, an
+ *  exponent, .inf / .nan), or one js-yaml reads otherwise than yaml (0b101): the full way checks each
+ *  number's literal at its place. */
+function plainText(abs: string): string | undefined {
+  let text: string;
+  try {
+    const size = statSync(abs).size;
+    if (size > MAX_FILE_BYTES || size < 64 * 1024) return undefined;
+    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(abs));
+  } catch {
+    return undefined;
+  }
+  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text)) return undefined;
+  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text)) return undefined;
+  return text;
+}
+
+type Starts = Record<"cases" | "contracts", { line: number; column: number }[]>;
+
+/** The file read by js-yaml, with where each item of `cases` and `contracts` starts (from js-yaml's
+ *  listener); undefined when js-yaml cannot read it. */
+function loadPlain(text: string): { value: unknown; starts: Starts } | undefined {
+  // Loaded only for such a file: every command that reads policy tests would pay for it otherwise.
+  const jsYaml = createRequire(import.meta.url)("js-yaml") as typeof JsYaml;
+  const starts: Starts = { cases: [], contracts: [] };
+  // Depth 1: the document's mapping; depth 2: its keys and values; depth 3: the items of `cases` and
+  // `contracts`.
+  let depth = 0;
+  let inList: "cases" | "contracts" | undefined;
+  let next: "cases" | "contracts" | undefined;
+  const listener = (type: string, state: unknown): void => {
+    const st = state as { line: number; position: number; lineStart: number; result: unknown };
+    if (type === "open") {
+      depth++;
+      if (depth === 2 && next) {
+        inList = next;
+        next = undefined;
+      } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
+      return;
+    }
+    if (depth === 2) {
+      if (inList) inList = undefined;
+      else if (st.result === "cases" || st.result === "contracts") next = st.result;
+    }
+    depth--;
+  };
+  try {
+    return { value: jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false, listener }), starts };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The folder of policy tests: `tests:` of revsync.yaml, default tests/. */

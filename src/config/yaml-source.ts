@@ -25,35 +25,19 @@ export function position(lines: LineCounter, offset: number | undefined): { line
   return { line: p.line, column: p.col };
 }
 
-/** Reads one YAML file defensively: size cap, strict UTF-8, no unknown tags, no prototype keys,
- *  bounded alias expansion. Every problem becomes a diagnostic; nothing throws. */
 export type { VarSource };
 
+/** A problem at a place of the file being read. */
+type At = (line: number, column: number, message: string) => void;
+
+/** Reads one YAML file defensively: size cap, strict UTF-8, no unknown tags, no prototype keys,
+ *  bounded alias expansion. Every problem becomes a diagnostic; nothing throws. */
 export function readYamlFile(absPath: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource): SourceDoc[] {
-  const at = (line: number, column: number, message: string): void => {
+  const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  let bytes: Buffer;
-  try {
-    if (statSync(absPath).size > MAX_FILE_BYTES) {
-      at(1, 1, `file is over 5 MiB (${(statSync(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
-      return [];
-    }
-    bytes = readFileSync(absPath);
-  } catch (e) {
-    at(1, 1, `cannot read the file: ${plainReason(e)}`);
-    return [];
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    const offset = firstInvalidUtf8(bytes);
-    const before = bytes.subarray(0, offset).toString("utf8");
-    const line = before.split("\n").length;
-    at(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
-    return [];
-  }
+  const text = readText(absPath, at);
+  if (text === undefined) return [];
   const lines = new LineCounter();
   // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
   // (refused, named as written) instead of turning a value into bytes, a set or a date.
@@ -62,47 +46,9 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
   const out: SourceDoc[] = [];
   const flowVars = anyErrors(list) ? unquotedFlowVariables(text) : [];
   list.forEach((doc, index) => {
-    let bad = false;
-    // An unquoted ${VAR} inside { } or [ ] is YAML's own syntax there ({ starts a mapping): one error
-    // that says to quote it, instead of the parser's several.
-    const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
-    for (const v of explained) {
-      const p = position(lines, v.offset);
-      at(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
-    }
-    for (const e of explained.length ? [] : [...doc.errors, ...doc.warnings]) {
-      const p = position(lines, e.pos[0]);
-      const tag = /Unresolved tag: (\S+)/.exec(e.message);
-      const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
-      at(
-        p.line,
-        p.column,
-        written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`,
-      );
-      bad = true;
-    }
-    visit(doc, {
-      Pair(_, pair) {
-        if (isScalar(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
-          const p = position(lines, pair.key.range?.[0]);
-          at(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
-          bad = true;
-        }
-      },
-      // The one number rule (src/number.ts): a number the file writes that a double cannot hold exactly
-      // is an error at its place; YAML would round it, and revsync would send and compare another number.
-      Scalar(_, node, path) {
-        if (typeof node.value !== "number" || node.source === undefined) return;
-        const parent = path[path.length - 1];
-        if (isPair(parent) && parent.key === node) return;
-        const e = exactness(node.source);
-        if (e.exact) return;
-        const p = position(lines, node.range?.[0]);
-        const where = pointerOf(path, node).slice(1).split("/").join(".");
-        at(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
-      },
-    });
-    if (bad) return;
+    const badSyntax = syntaxProblems(doc, lines, flowVars, at);
+    const badKeys = keyAndNumberProblems(doc, lines, at);
+    if (badSyntax || badKeys) return;
     // An empty document (a trailing ---, or only comments): the yaml library gives it no contents or a null scalar.
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
     // Every problem is reported: a variable that cannot be filled does not hide the document's other checks.
@@ -118,6 +64,80 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
     out.push({ file: shownPath, index, doc, lines, value, ...filled });
   });
   return out;
+}
+
+/** The file's text: at most 5 MiB, strict UTF-8 (the first byte that is not said at its place). */
+function readText(absPath: string, at: At): string | undefined {
+  let bytes: Buffer;
+  try {
+    if (statSync(absPath).size > MAX_FILE_BYTES) {
+      at(1, 1, `file is over 5 MiB (${(statSync(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
+      return undefined;
+    }
+    bytes = readFileSync(absPath);
+  } catch (e) {
+    at(1, 1, `cannot read the file: ${plainReason(e)}`);
+    return undefined;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const offset = firstInvalidUtf8(bytes);
+    const before = bytes.subarray(0, offset).toString("utf8");
+    const line = before.split("\n").length;
+    at(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
+    return undefined;
+  }
+}
+
+/** The parser's errors and warnings of one document, each at its place; true when there is one. An
+ *  unquoted ${VAR} inside { } or [ ] is YAML's own syntax there ({ starts a mapping): one error that
+ *  says to quote it, instead of the parser's several. A tag is refused by its name. */
+function syntaxProblems(doc: Document.Parsed, lines: LineCounter, flowVars: { offset: number; text: string }[], at: At): boolean {
+  const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
+  for (const v of explained) {
+    const p = position(lines, v.offset);
+    at(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
+  }
+  const problems = explained.length ? [] : [...doc.errors, ...doc.warnings];
+  for (const e of problems) {
+    const p = position(lines, e.pos[0]);
+    const tag = /Unresolved tag: (\S+)/.exec(e.message);
+    const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
+    at(
+      p.line,
+      p.column,
+      written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`,
+    );
+  }
+  return problems.length > 0;
+}
+
+/** Keys that would reach an object's prototype, refused (true when there is one); and the one number
+ *  rule (src/number.ts): a number the file writes that a double cannot hold exactly is an error at its
+ *  place, as YAML would round it, and revsync would send and compare another number. */
+function keyAndNumberProblems(doc: Document.Parsed, lines: LineCounter, at: At): boolean {
+  let bad = false;
+  visit(doc, {
+    Pair(_, pair) {
+      if (isScalar(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
+        const p = position(lines, pair.key.range?.[0]);
+        at(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
+        bad = true;
+      }
+    },
+    Scalar(_, node, path) {
+      if (typeof node.value !== "number" || node.source === undefined) return;
+      const parent = path[path.length - 1];
+      if (isPair(parent) && parent.key === node) return;
+      const e = exactness(node.source);
+      if (e.exact) return;
+      const p = position(lines, node.range?.[0]);
+      const where = pointerOf(path, node).slice(1).split("/").join(".");
+      at(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
+    },
+  });
+  return bad;
 }
 
 function anyErrors(docs: Document.Parsed[]): boolean {

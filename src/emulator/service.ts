@@ -196,41 +196,15 @@ function storeBatch(
 /** Admin: simulates a manual upload, a pending approval, and for SSP an uploaded batch of an existing policy. */
 export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): object {
   const b = (raw ?? {}) as Record<string, unknown>;
-  const str = (k: string, dflt?: string): string => {
-    const v = b[k] ?? dflt;
-    if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
-    return v;
-  };
+  const str = requiredText(b);
   const user = str("uploaded_by", "alice");
   const type = str("type", "order").toUpperCase();
   const now = epoch();
   const approvalId = nextId(state, "APR-");
   let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
   let rows = typeof b.rows === "number" ? b.rows : 100;
-  let batch: StoredBatch | undefined;
-  if (type === "SSP") {
-    const policy = t.ssp.find((p) => p.compliance_name === str("policy_name"));
-    if (!policy) throw new EmuError(404, "no such SSP policy");
-    if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
-    const batchName = str("batch_name");
-    if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
-    const input: SspCreateBatch = {
-      batch_name: batchName,
-      file_name: typeof b.file_name === "string" ? b.file_name : undefined,
-      effective_start_date: str("effective_start_date", "2026-01-01"),
-      effective_end_date: str("effective_end_date", "2026-12-31"),
-      ssp_values: Array.isArray(b.values) ? (b.values as SspValueInput[]) : [],
-    };
-    batch = storeBatch(state, t, {
-      policy: policy.compliance_name,
-      method: policy.item.method ?? "upload",
-      user,
-      now,
-      batch: input,
-      csv: typeof b.csv === "string" ? b.csv : undefined,
-    });
-    policy.batches.push(batch);
-    bump(policy, user);
+  const batch = type === "SSP" ? uploadedBatch(state, t, b, user, now) : undefined;
+  if (batch) {
     fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
     rows = batch.ssp_values.length;
   }
@@ -255,6 +229,43 @@ export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): 
   };
   t.approvals.records.push(record);
   return { approval: record, batch };
+}
+
+/** A text field of an admin request, required (or its default). */
+const requiredText =
+  (b: Record<string, unknown>) =>
+  (k: string, dflt?: string): string => {
+    const v = b[k] ?? dflt;
+    if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
+    return v;
+  };
+
+/** An uploaded SSP batch of an existing upload policy, stored as a new batch of it. */
+function uploadedBatch(state: EmulatorState, t: TenantState, b: Record<string, unknown>, user: string, now: number): StoredBatch {
+  const str = requiredText(b);
+  const policy = t.ssp.find((p) => p.compliance_name === str("policy_name"));
+  if (!policy) throw new EmuError(404, "no such SSP policy");
+  if (policy.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
+  const batchName = str("batch_name");
+  if (policy.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+  const input: SspCreateBatch = {
+    batch_name: batchName,
+    file_name: typeof b.file_name === "string" ? b.file_name : undefined,
+    effective_start_date: str("effective_start_date", "2026-01-01"),
+    effective_end_date: str("effective_end_date", "2026-12-31"),
+    ssp_values: Array.isArray(b.values) ? (b.values as SspValueInput[]) : [],
+  };
+  const batch = storeBatch(state, t, {
+    policy: policy.compliance_name,
+    method: policy.item.method ?? "upload",
+    user,
+    now,
+    batch: input,
+    csv: typeof b.csv === "string" ? b.csv : undefined,
+  });
+  policy.batches.push(batch);
+  bump(policy, user);
+  return batch;
 }
 
 /** `fourEyes`: the user who reviewed a batch cannot approve it. Who reviewed it is what the batch says: a

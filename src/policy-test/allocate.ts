@@ -186,80 +186,12 @@ const FIELD_NAME: Record<Position, string> = { below: "transaction_below_range",
 
 /** A contract's allocation against one set of policies (ordered as `order` orders them). */
 export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: AllocateOptions): Allocation {
-  const why: string[] = [];
-  const errors: string[] = [];
+  const notes: Notes = { why: [], errors: [] };
   const sells = c.lines.map((l) => sellCents(l.input) ?? 0n);
   const total = sells.reduce((a, b) => a + b, 0n);
-  const lines: AllocatedLine[] = c.lines.map((l, i) => {
-    const sell = sells[i] as bigint;
-    const out: AllocatedLine = {
-      id: l.id,
-      policy: null,
-      ssp: null,
-      range: null,
-      position: null,
-      rule: null,
-      rule_reads: null,
-      basis: null,
-      sell_price: cents(sell),
-      allocated: null,
-      carve: null,
-    };
-    const { match, policy, found } = matchDetail(ordered, l.input, c);
-    out.policy = match.policy;
-    if (match.error) {
-      errors.push(`${l.id}: ${match.error}`);
-      return out;
-    }
-    if (!policy || !found || match.ssp === null) {
-      why.push(`${l.id}: ${match.policy === null ? "no policy's conditions all hold" : `${match.policy} gives no SSP${match.note ? ` (${match.note})` : ""}`}`);
-      return out;
-    }
-    // A value row's SSP is per unit, and so is a formula's unless it reads the line's totals
-    // (docs/decisions.md, "An SSP per unit or for the line"): only an SSP per unit is extended by the
-    // quantity.
-    const scope = policy.method === "formula" ? sspScope(policy.expression) : ({ per: "unit" } as const);
-    if ("error" in scope) {
-      errors.push(
-        `${l.id}: ${policy.name}'s expression ${JSON.stringify(policy.expression)} gives an SSP neither per unit nor for the whole line (${scope.error}), so what to allocate by cannot be told`,
-      );
-      return out;
-    }
-    const qty = scope.per === "line" ? 1 : quantityOf(l.input);
-    out.ssp = round6(match.ssp * qty);
-    const r = unitRange(policy, found, match.ssp);
-    if (!r) {
-      why.push(
-        policy.notShown?.length
-          ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (${policy.notComparable?.length ? `null, or ${policy.notComparable.join("/")} as a number a double cannot hold exactly` : "null"}), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
-          : `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
-      );
-      return out;
-    }
-    const range = { low: round6(r.low * qty), high: round6(r.high * qty) };
-    out.range = range;
-    const s = cents(sell);
-    const position: Position = s > range.high + 1e-9 ? "above" : s < range.low - 1e-9 ? "below" : "inside";
-    out.position = position;
-    const ruleText = policy.rules?.[RULE_FIELD[position]];
-    out.rule = ruleText ?? null;
-    const kind = ruleText === undefined ? undefined : opts.readRule(ruleText);
-    if (!kind) {
-      errors.push(
-        `${l.id}: ${policy.name}'s ${FIELD_NAME[position]} ${ruleText === undefined ? "is not set" : JSON.stringify(ruleText)} is not a rule revsync can read: map it in service.allocation_rules of revsync.yaml (to transaction_price, range_top, range_bottom or mid_point)`,
-      );
-      return out;
-    }
-    out.rule_reads = kind;
-    out.basis = kind === "transaction_price" ? s : kind === "range_top" ? range.high : kind === "range_bottom" ? range.low : out.ssp;
-    if (out.basis < 0) {
-      why.push(`${l.id}: its basis ${out.basis} is negative`);
-      out.basis = null;
-    }
-    return out;
-  });
+  const lines = c.lines.map((l, i) => allocatedLine(l, sells[i] as bigint, c, ordered, opts, notes));
   const currency = text(c.lines[0]?.input.currency_code) || text(c.lines[0]?.input.transaction_currency);
-  const base = { currency, total: cents(total), lines, why, errors };
+  const base = { currency, total: cents(total), lines, ...notes };
   if (!opts.carves) {
     for (const [i, l] of lines.entries()) {
       l.allocated = cents(sells[i] as bigint);
@@ -267,7 +199,7 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
     }
     return { status: "not carved", ...base };
   }
-  if (errors.length || why.length) return { status: "cannot allocate", ...base };
+  if (notes.errors.length || notes.why.length) return { status: "cannot allocate", ...base };
   const weights = lines.map((l) => BigInt(Math.round((l.basis as number) * MICRO)));
   if (weights.every((w) => w === 0n)) return { status: "cannot allocate", ...base, why: ["every line's basis is zero"] };
   const shares = largestRemainder(total, weights);
@@ -277,6 +209,98 @@ export function allocate(c: Contract, ordered: readonly PolicyModel[], opts: All
     l.carve = cents(a - (sells[i] as bigint));
   }
   return { status: "allocated", ...base };
+}
+
+/** Why an allocation cannot be made (a line gives no basis), and the errors of the run. */
+interface Notes {
+  why: string[];
+  errors: string[];
+}
+
+/** One line: its policy, SSP and range, where its sell price falls, the rule for there, and the basis
+ *  that rule gives; as far as each can be told (why not, or an error, in `notes`). */
+function allocatedLine(l: ContractLine, sell: bigint, c: Contract, ordered: readonly PolicyModel[], opts: AllocateOptions, notes: Notes): AllocatedLine {
+  const out: AllocatedLine = {
+    id: l.id,
+    policy: null,
+    ssp: null,
+    range: null,
+    position: null,
+    rule: null,
+    rule_reads: null,
+    basis: null,
+    sell_price: cents(sell),
+    allocated: null,
+    carve: null,
+  };
+  const priced = priceLine(l, c, ordered, out, notes);
+  if (!priced) return out;
+  const { policy, range, ssp } = priced;
+  const s = cents(sell);
+  const position: Position = s > range.high + 1e-9 ? "above" : s < range.low - 1e-9 ? "below" : "inside";
+  out.position = position;
+  const ruleText = policy.rules?.[RULE_FIELD[position]];
+  out.rule = ruleText ?? null;
+  const kind = ruleText === undefined ? undefined : opts.readRule(ruleText);
+  if (!kind) {
+    notes.errors.push(
+      `${l.id}: ${policy.name}'s ${FIELD_NAME[position]} ${ruleText === undefined ? "is not set" : JSON.stringify(ruleText)} is not a rule revsync can read: map it in service.allocation_rules of revsync.yaml (to transaction_price, range_top, range_bottom or mid_point)`,
+    );
+    return out;
+  }
+  out.rule_reads = kind;
+  out.basis = kind === "transaction_price" ? s : kind === "range_top" ? range.high : kind === "range_bottom" ? range.low : ssp;
+  if (out.basis < 0) {
+    notes.why.push(`${l.id}: its basis ${out.basis} is negative`);
+    out.basis = null;
+  }
+  return out;
+}
+
+/** The line's policy, its SSP and its range, set on `out`: a value row's SSP is per unit, and so is a
+ *  formula's unless it reads the line's totals (docs/decisions.md, "An SSP per unit or for the line"):
+ *  only an SSP per unit is extended by the quantity. Undefined (why not, or an error, in `notes`) when
+ *  one of them cannot be told. */
+function priceLine(
+  l: ContractLine,
+  c: Contract,
+  ordered: readonly PolicyModel[],
+  out: AllocatedLine,
+  notes: Notes,
+): { policy: PolicyModel; ssp: number; range: { low: number; high: number } } | undefined {
+  const { match, policy, found } = matchDetail(ordered, l.input, c);
+  out.policy = match.policy;
+  if (match.error) {
+    notes.errors.push(`${l.id}: ${match.error}`);
+    return undefined;
+  }
+  if (!policy || !found || match.ssp === null) {
+    notes.why.push(
+      `${l.id}: ${match.policy === null ? "no policy's conditions all hold" : `${match.policy} gives no SSP${match.note ? ` (${match.note})` : ""}`}`,
+    );
+    return undefined;
+  }
+  const scope = policy.method === "formula" ? sspScope(policy.expression) : ({ per: "unit" } as const);
+  if ("error" in scope) {
+    notes.errors.push(
+      `${l.id}: ${policy.name}'s expression ${JSON.stringify(policy.expression)} gives an SSP neither per unit nor for the whole line (${scope.error}), so what to allocate by cannot be told`,
+    );
+    return undefined;
+  }
+  const qty = scope.per === "line" ? 1 : quantityOf(l.input);
+  const ssp = round6(match.ssp * qty);
+  out.ssp = ssp;
+  const r = unitRange(policy, found, match.ssp);
+  if (!r) {
+    notes.why.push(
+      policy.notShown?.length
+        ? `${l.id}: the service does not show ${policy.notShown.join("/")} of policy ${policy.name} (${policy.notComparable?.length ? `null, or ${policy.notComparable.join("/")} as a number a double cannot hold exactly` : "null"}), which the line's range needs${found.row ? " (its value row gives no below_mid_point / above_mid_point)" : ""}`
+        : `${l.id}: ${policy.name} gives no range (no below_mid_point / above_mid_point in its value row, and floor_percentage / ceiling_percentage not known)`,
+    );
+    return undefined;
+  }
+  out.range = { low: round6(r.low * qty), high: round6(r.high * qty) };
+  return { policy, ssp, range: out.range };
 }
 
 /** Whether an allocation meets the contract's expect.allocation: each named line within 0.01; the

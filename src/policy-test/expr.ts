@@ -74,72 +74,94 @@ const cache = new Map<string, Expr>();
 export function parseExpr(src: string): Expr {
   const hit = cache.get(src);
   if (hit) return hit;
-  const tokens = tokenize(src);
-  let pos = 0;
-  let depth = 0;
-  const peek = (): Token | undefined => tokens[pos];
-  const fail = (what: string, at?: number): never => {
+  const tree = new ExprParser(src, tokenize(src)).whole();
+  if (cache.size < 10_000) cache.set(src, tree);
+  return tree;
+}
+
+type BinOp = "+" | "-" | "*" | "/";
+
+/** A recursive-descent parser of the grammar: expr = term (+|- term)*, term = factor (*|/ factor)*,
+ *  factor = number | name | -factor | (expr). Every level of nesting, and every operator of a chain (a
+ *  tree as deep as the chain is long), counts towards MAX_DEPTH. */
+class ExprParser {
+  private pos = 0;
+  private depth = 0;
+  constructor(
+    private readonly src: string,
+    private readonly tokens: Token[],
+  ) {}
+
+  /** The whole expression: nothing may follow it. */
+  whole(): Expr {
+    const tree = this.expr();
+    const rest = this.peek();
+    if (rest) this.fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`, rest.at);
+    return tree;
+  }
+
+  private peek(): Token | undefined {
+    return this.tokens[this.pos];
+  }
+
+  private fail(what: string, at?: number): never {
     throw new ExprError(what, at);
-  };
-  // Every level of nesting, and every operator of a chain (a tree as deep as the chain is long), counts.
-  const deeper = (at: number): void => {
-    if (++depth > MAX_DEPTH) fail(`the expression nests too deeply at column ${at + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at);
-  };
-  const expr = (): Expr => {
-    const start = depth;
-    let left = term();
-    for (let t = peek(); t && t.t === "op" && (t.v === "+" || t.v === "-"); t = peek()) {
-      pos++;
-      deeper(t.at);
-      left = { k: "bin", op: t.v, l: left, r: term() };
+  }
+
+  private deeper(at: number): void {
+    if (++this.depth > MAX_DEPTH)
+      this.fail(`the expression nests too deeply at column ${at + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at);
+  }
+
+  private expr(): Expr {
+    return this.chain(["+", "-"], () => this.term());
+  }
+
+  private term(): Expr {
+    return this.chain(["*", "/"], () => this.factor());
+  }
+
+  /** Operands joined by these operators, left to right. */
+  private chain(ops: readonly BinOp[], operand: () => Expr): Expr {
+    const start = this.depth;
+    let left = operand();
+    for (let t = this.peek(); t && t.t === "op" && (ops as readonly string[]).includes(t.v); t = this.peek()) {
+      this.pos++;
+      this.deeper(t.at);
+      left = { k: "bin", op: t.v as BinOp, l: left, r: operand() };
     }
-    depth = start;
+    this.depth = start;
     return left;
-  };
-  const term = (): Expr => {
-    const start = depth;
-    let left = factor();
-    for (let t = peek(); t && t.t === "op" && (t.v === "*" || t.v === "/"); t = peek()) {
-      pos++;
-      deeper(t.at);
-      left = { k: "bin", op: t.v, l: left, r: factor() };
-    }
-    depth = start;
-    return left;
-  };
-  const factor = (): Expr => {
-    const t = peek();
-    if (!t) return fail("the expression ends too early", src.length);
-    pos++;
+  }
+
+  private factor(): Expr {
+    const t = this.peek();
+    if (!t) return this.fail("the expression ends too early", this.src.length);
+    this.pos++;
     if (t.t === "num") return { k: "num", v: t.v };
     if (t.t === "name") {
-      const next = peek();
-      if (next?.t === "op" && next.v === "(") fail(`${t.v}( at column ${t.at + 1}: function calls are not allowed`, t.at);
+      const next = this.peek();
+      if (next?.t === "op" && next.v === "(") this.fail(`${t.v}( at column ${t.at + 1}: function calls are not allowed`, t.at);
       return { k: "name", n: t.v };
     }
-    const start = depth;
+    const start = this.depth;
     if (t.v === "-") {
-      deeper(t.at);
-      const e: Expr = { k: "neg", e: factor() };
-      depth = start;
+      this.deeper(t.at);
+      const e: Expr = { k: "neg", e: this.factor() };
+      this.depth = start;
       return e;
     }
     if (t.v === "(") {
-      deeper(t.at);
-      const inner = expr();
-      const close = peek();
-      if (!close || close.t !== "op" || close.v !== ")") fail(`a parenthesis opened at column ${t.at + 1} is not closed`, t.at);
-      pos++;
-      depth = start;
+      this.deeper(t.at);
+      const inner = this.expr();
+      const close = this.peek();
+      if (!close || close.t !== "op" || close.v !== ")") this.fail(`a parenthesis opened at column ${t.at + 1} is not closed`, t.at);
+      this.pos++;
+      this.depth = start;
       return inner;
     }
-    return fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`, t.at);
-  };
-  const tree = expr();
-  const rest = peek();
-  if (rest) fail(`${JSON.stringify(String(rest.v))} at column ${rest.at + 1} is not allowed here`, rest.at);
-  if (cache.size < 10_000) cache.set(src, tree);
-  return tree;
+    return this.fail(`${JSON.stringify(String(t.v))} at column ${t.at + 1} is not where a number or a field name can be`, t.at);
+  }
 }
 
 /** The value of an expression over the line's numeric fields: a finite number, or an ExprError. */

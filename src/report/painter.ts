@@ -3,10 +3,12 @@ export interface Painter {
   paint(color: "red" | "green" | "yellow" | "cyan" | "bold" | "dim", text: string): string;
 }
 
-/** What printers need besides colour: somewhere to write results (stdout). */
+/** What printers need besides colour: somewhere to write results (stdout), and notes (stderr). */
 export interface Sink extends Painter {
   out(text: string): void;
   /** A JSON result, with format_version. */
   json(value: object): void;
   raw(text: string): void;
+  /** A note beside the result, on stderr (not with --quiet). */
+  info(text: string): void;
 }

@@ -1,7 +1,7 @@
 import { commentText, markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
-import { OUTCOMES, type ApplyReport } from "../apply/run.js";
+import type { ApplyReport, Outcome } from "../apply/run.js";
 import {
   actionWords,
   impactOf,
@@ -358,9 +358,12 @@ export function applyText(report: ApplyReport, out: Painter): string {
   const s = report.summary;
   const undone = s.failed + s.unknown + s.overwritten;
   const head = report.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
-  // done, failed and skipped always; the other outcomes where some change has them.
-  const counts = OUTCOMES.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = OUTCOMES.some((o) => o !== "already" && s[o]);
+  // Every outcome, in the order the summary counts them (apply's OUTCOMES: a type here, so that the
+  // report's views load without the client); done, failed and skipped always, the others where some
+  // change has them.
+  const names = Object.keys(s) as Outcome[];
+  const counts = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const sent = names.some((o) => o !== "already" && s[o]);
   lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
   const eyes = report.outcomes.filter((o) => o.four_eyes?.rule).length;

@@ -1,0 +1,54 @@
+import type { FileProblem } from "../../errors.js";
+import type { CaseResult, ContractResult } from "../../policy-test/run.js";
+import type { Sink } from "../painter.js";
+import type { Views } from "../view.js";
+
+/** What revsync test ran: each case's and contract's result, against which policies (`source`);
+ *  `note` when there was nothing to run; `broken`, the problems of test files that could not be read
+ *  (only for a view that reports them, below). */
+export interface TestRun {
+  results: CaseResult[];
+  contracts: ContractResult[];
+  source: string;
+  note?: string;
+  broken?: readonly FileProblem[];
+}
+
+export interface TestView {
+  /** A test file with errors is an error case of this report, and the other files' cases still run
+   *  (JUnit: a CI report is read whatever went wrong); without it, such a file stops the run at once. */
+  reportsBrokenFiles?: boolean;
+  results(run: TestRun, out: Sink): void;
+  /** A run that stopped with an error, as this report (JUnit: the error is a report of its own). */
+  error?(e: unknown, out: Sink): void;
+}
+
+/** revsync test. */
+export const testViews: Views<TestView> = {
+  text: async () => {
+    const { testText } = await import("../policy-test.js");
+    return {
+      results: ({ results, contracts, source, note }, out) => out.out(note ? `No policy tests ran: ${note}.` : testText(results, source, out, contracts)),
+    };
+  },
+  json: async () => {
+    const { testJson } = await import("../policy-test.js");
+    return {
+      results: ({ results, contracts, source, note }, out) => {
+        out.out(JSON.stringify(note ? { ...testJson(results, source), note } : testJson(results, source, contracts), null, 2));
+        if (note) out.info(`Note: ${note}.`);
+      },
+    };
+  },
+  junit: async () => {
+    const { testJunit, testJunitError } = await import("../policy-test.js");
+    return {
+      reportsBrokenFiles: true,
+      results: ({ results, contracts, note, broken }, out) => {
+        out.raw(testJunit(results, contracts, broken));
+        if (note) out.info(`Note: ${note}.`);
+      },
+      error: (e, out) => out.raw(testJunitError(e)),
+    };
+  },
+};
