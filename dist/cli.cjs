@@ -31515,6 +31515,11 @@ function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false
       { field: "user", message: `${caller.user} reviewed this batch` }
     ]);
   }
+  if (fourEyes && action === "approve" && b.created_by === caller.user) {
+    throw new EmuError(403, `four eyes: ${caller.user} uploaded batch ${batchName} and cannot approve it; another user must`, [
+      { field: "user", message: `${caller.user} uploaded this batch` }
+    ]);
+  }
   const now = epoch();
   Object.assign(b, { status: to, updated_at: now, updated_by: caller.user, timestamp: now, can_delete: to !== "approved" });
   bump(p, caller.user);
@@ -32113,7 +32118,7 @@ async function runEmulator(flags, out) {
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running2.url}/tenants/${realm}`);
   out.out(`token_url ${running2.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
   out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer or uploader cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`
   );
   return new Promise((done) => {
     const stop = () => {
@@ -55272,7 +55277,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)"
   ).option(
     "--four-eyes",
-    "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them"
+    "refuse (403, with a message) an approve of an SSP batch by the user who reviewed or uploaded it, as the rule that an uploader cannot approve their own file refuses them"
   ).addHelpText(
     "after",
     "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token"

@@ -98,7 +98,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
     )
     .option(
       "--four-eyes",
-      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them",
+      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed or uploaded it, as the rule that an uploader cannot approve their own file refuses them",
     )
     .addHelpText(
       "after",
