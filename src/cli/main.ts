@@ -4,7 +4,7 @@ import { choiceOption, type GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { colorFor, Output, Redactor } from "./output.js";
+import { colorFor, Output, Redactor, refuseUnsafeSecrets } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
 
@@ -60,6 +60,7 @@ Exit codes: 0 success, 1 error, 2 changes or drift (plan --detailed-exitcode, dr
       const flags = { ...cmd.optsWithGlobals(), io } as F & GlobalFlags;
       const out = makeOutput(flags, redactor, io);
       current = { flags, out };
+      refuseUnsafeSecrets(io.env, SECRET_VARIABLES);
       code = await fn(flags, out, redactor, cmd.args);
     };
 
