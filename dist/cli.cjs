@@ -18163,8 +18163,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.tenantConfiguration = validate13;
-    var schema17 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
-    var pattern5 = new RegExp("^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$", "u");
+    var schema17 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
+    var pattern5 = new RegExp("^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)", "u");
     function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -18275,7 +18275,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
                 if (!pattern5.test(data3)) {
-                  const err10 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/definitions/Metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$" }, message: 'must match pattern "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$"' };
+                  const err10 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/definitions/Metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
                   if (vErrors === null) {
                     vErrors = [err10];
                   } else {
@@ -18504,7 +18504,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicy = validate14;
-    var schema19 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "required": ["expression"], "properties": { "expression": { "pattern": "\\S" } } }, "batches": { "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" } } } } } };
+    var schema19 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "type": "object", "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "type": "object", "required": ["expression"], "properties": { "expression": { "type": "string", "pattern": "\\S" } } }, "batches": { "type": "array", "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" } } } } } };
     var pattern9 = new RegExp("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", "u");
     function validate14(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -18526,28 +18526,39 @@ var require_validators = __commonJS({
         } else {
           if (data.spec !== void 0) {
             let data0 = data.spec;
-            if (data0 && typeof data0 == "object" && !Array.isArray(data0)) {
-              let missing1;
-              if (data0.method === void 0 && (missing1 = "method")) {
-                const err1 = {};
-                if (vErrors === null) {
-                  vErrors = [err1];
+            const _errs3 = errors;
+            if (errors === _errs3) {
+              if (data0 && typeof data0 == "object" && !Array.isArray(data0)) {
+                let missing1;
+                if (data0.method === void 0 && (missing1 = "method")) {
+                  const err1 = {};
+                  if (vErrors === null) {
+                    vErrors = [err1];
+                  } else {
+                    vErrors.push(err1);
+                  }
+                  errors++;
                 } else {
-                  vErrors.push(err1);
-                }
-                errors++;
-              } else {
-                if (data0.method !== void 0) {
-                  if ("formula" !== data0.method) {
-                    const err2 = {};
-                    if (vErrors === null) {
-                      vErrors = [err2];
-                    } else {
-                      vErrors.push(err2);
+                  if (data0.method !== void 0) {
+                    if ("formula" !== data0.method) {
+                      const err2 = {};
+                      if (vErrors === null) {
+                        vErrors = [err2];
+                      } else {
+                        vErrors.push(err2);
+                      }
+                      errors++;
                     }
-                    errors++;
                   }
                 }
+              } else {
+                const err3 = {};
+                if (vErrors === null) {
+                  vErrors = [err3];
+                } else {
+                  vErrors.push(err3);
+                }
+                errors++;
               }
             }
           }
@@ -18563,17 +18574,17 @@ var require_validators = __commonJS({
         }
       }
       if (_valid0) {
-        const _errs5 = errors;
+        const _errs6 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           if (data.spec !== void 0) {
             let data2 = data.spec;
             if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
               if (data2.expression === void 0) {
-                const err3 = { instancePath: instancePath + "/spec", schemaPath: "#/then/properties/spec/required", keyword: "required", params: { missingProperty: "expression" }, message: "must have required property 'expression'" };
+                const err4 = { instancePath: instancePath + "/spec", schemaPath: "#/then/properties/spec/required", keyword: "required", params: { missingProperty: "expression" }, message: "must have required property 'expression'" };
                 if (vErrors === null) {
-                  vErrors = [err3];
+                  vErrors = [err4];
                 } else {
-                  vErrors.push(err3);
+                  vErrors.push(err4);
                 }
                 errors++;
               }
@@ -18581,111 +18592,135 @@ var require_validators = __commonJS({
                 let data3 = data2.expression;
                 if (typeof data3 === "string") {
                   if (!pattern0.test(data3)) {
-                    const err4 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/then/properties/spec/properties/expression/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+                    const err5 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/then/properties/spec/properties/expression/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
                     if (vErrors === null) {
-                      vErrors = [err4];
+                      vErrors = [err5];
                     } else {
-                      vErrors.push(err4);
+                      vErrors.push(err5);
                     }
                     errors++;
                   }
+                } else {
+                  const err6 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/then/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (vErrors === null) {
+                    vErrors = [err6];
+                  } else {
+                    vErrors.push(err6);
+                  }
+                  errors++;
                 }
               }
+            } else {
+              const err7 = { instancePath: instancePath + "/spec", schemaPath: "#/then/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
             }
           }
           if (data.batches !== void 0) {
             let data4 = data.batches;
             if (Array.isArray(data4)) {
               if (data4.length > 0) {
-                const err5 = { instancePath: instancePath + "/batches", schemaPath: "#/then/properties/batches/maxItems", keyword: "maxItems", params: { limit: 0 }, message: "must NOT have more than 0 items" };
+                const err8 = { instancePath: instancePath + "/batches", schemaPath: "#/then/properties/batches/maxItems", keyword: "maxItems", params: { limit: 0 }, message: "must NOT have more than 0 items" };
                 if (vErrors === null) {
-                  vErrors = [err5];
+                  vErrors = [err8];
                 } else {
-                  vErrors.push(err5);
+                  vErrors.push(err8);
                 }
                 errors++;
               }
+            } else {
+              const err9 = { instancePath: instancePath + "/batches", schemaPath: "#/then/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+              if (vErrors === null) {
+                vErrors = [err9];
+              } else {
+                vErrors.push(err9);
+              }
+              errors++;
             }
           }
         }
-        var _valid0 = _errs5 === errors;
+        var _valid0 = _errs6 === errors;
         valid0 = _valid0;
       }
       if (!valid0) {
-        const err6 = { instancePath, schemaPath: "#/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        const err10 = { instancePath, schemaPath: "#/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
         if (vErrors === null) {
-          vErrors = [err6];
+          vErrors = [err10];
         } else {
-          vErrors.push(err6);
+          vErrors.push(err10);
         }
         errors++;
       }
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.apiVersion === void 0) {
-          const err7 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "apiVersion" }, message: "must have required property 'apiVersion'" };
+          const err11 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "apiVersion" }, message: "must have required property 'apiVersion'" };
           if (vErrors === null) {
-            vErrors = [err7];
+            vErrors = [err11];
           } else {
-            vErrors.push(err7);
+            vErrors.push(err11);
           }
           errors++;
         }
         if (data.kind === void 0) {
-          const err8 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
+          const err12 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
           if (vErrors === null) {
-            vErrors = [err8];
+            vErrors = [err12];
           } else {
-            vErrors.push(err8);
+            vErrors.push(err12);
           }
           errors++;
         }
         if (data.metadata === void 0) {
-          const err9 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "metadata" }, message: "must have required property 'metadata'" };
+          const err13 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "metadata" }, message: "must have required property 'metadata'" };
           if (vErrors === null) {
-            vErrors = [err9];
+            vErrors = [err13];
           } else {
-            vErrors.push(err9);
+            vErrors.push(err13);
           }
           errors++;
         }
         if (data.spec === void 0) {
-          const err10 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "spec" }, message: "must have required property 'spec'" };
+          const err14 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "spec" }, message: "must have required property 'spec'" };
           if (vErrors === null) {
-            vErrors = [err10];
+            vErrors = [err14];
           } else {
-            vErrors.push(err10);
+            vErrors.push(err14);
           }
           errors++;
         }
         for (const key0 in data) {
           if (!(key0 === "apiVersion" || key0 === "kind" || key0 === "metadata" || key0 === "spec" || key0 === "batches")) {
-            const err11 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
+            const err15 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
-              vErrors = [err11];
+              vErrors = [err15];
             } else {
-              vErrors.push(err11);
+              vErrors.push(err15);
             }
             errors++;
           }
         }
         if (data.apiVersion !== void 0) {
           if ("revsync/v1" !== data.apiVersion) {
-            const err12 = { instancePath: instancePath + "/apiVersion", schemaPath: "#/properties/apiVersion/const", keyword: "const", params: { allowedValue: "revsync/v1" }, message: "must be equal to constant" };
+            const err16 = { instancePath: instancePath + "/apiVersion", schemaPath: "#/properties/apiVersion/const", keyword: "const", params: { allowedValue: "revsync/v1" }, message: "must be equal to constant" };
             if (vErrors === null) {
-              vErrors = [err12];
+              vErrors = [err16];
             } else {
-              vErrors.push(err12);
+              vErrors.push(err16);
             }
             errors++;
           }
         }
         if (data.kind !== void 0) {
           if ("SspPolicy" !== data.kind) {
-            const err13 = { instancePath: instancePath + "/kind", schemaPath: "#/properties/kind/const", keyword: "const", params: { allowedValue: "SspPolicy" }, message: "must be equal to constant" };
+            const err17 = { instancePath: instancePath + "/kind", schemaPath: "#/properties/kind/const", keyword: "const", params: { allowedValue: "SspPolicy" }, message: "must be equal to constant" };
             if (vErrors === null) {
-              vErrors = [err13];
+              vErrors = [err17];
             } else {
-              vErrors.push(err13);
+              vErrors.push(err17);
             }
             errors++;
           }
@@ -18694,59 +18729,17 @@ var require_validators = __commonJS({
           let data7 = data.metadata;
           if (data7 && typeof data7 == "object" && !Array.isArray(data7)) {
             if (data7.name === void 0) {
-              const err14 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+              const err18 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
               if (vErrors === null) {
-                vErrors = [err14];
+                vErrors = [err18];
               } else {
-                vErrors.push(err14);
+                vErrors.push(err18);
               }
               errors++;
             }
             for (const key1 in data7) {
               if (!(key1 === "name" || key1 === "description")) {
-                const err15 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err15];
-                } else {
-                  vErrors.push(err15);
-                }
-                errors++;
-              }
-            }
-            if (data7.name !== void 0) {
-              let data8 = data7.name;
-              if (typeof data8 === "string") {
-                if (func4(data8) < 1) {
-                  const err16 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err16];
-                  } else {
-                    vErrors.push(err16);
-                  }
-                  errors++;
-                }
-                if (!pattern5.test(data8)) {
-                  const err17 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$" }, message: 'must match pattern "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$"' };
-                  if (vErrors === null) {
-                    vErrors = [err17];
-                  } else {
-                    vErrors.push(err17);
-                  }
-                  errors++;
-                }
-              } else {
-                const err18 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err18];
-                } else {
-                  vErrors.push(err18);
-                }
-                errors++;
-              }
-            }
-            if (data7.description !== void 0) {
-              if (typeof data7.description !== "string") {
-                const err19 = { instancePath: instancePath + "/metadata/description", schemaPath: "#/properties/metadata/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err19 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err19];
                 } else {
@@ -18755,12 +18748,54 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data7.name !== void 0) {
+              let data8 = data7.name;
+              if (typeof data8 === "string") {
+                if (func4(data8) < 1) {
+                  const err20 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err20];
+                  } else {
+                    vErrors.push(err20);
+                  }
+                  errors++;
+                }
+                if (!pattern5.test(data8)) {
+                  const err21 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
+                  if (vErrors === null) {
+                    vErrors = [err21];
+                  } else {
+                    vErrors.push(err21);
+                  }
+                  errors++;
+                }
+              } else {
+                const err22 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err22];
+                } else {
+                  vErrors.push(err22);
+                }
+                errors++;
+              }
+            }
+            if (data7.description !== void 0) {
+              if (typeof data7.description !== "string") {
+                const err23 = { instancePath: instancePath + "/metadata/description", schemaPath: "#/properties/metadata/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err23];
+                } else {
+                  vErrors.push(err23);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err20 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err24 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err20];
+              vErrors = [err24];
             } else {
-              vErrors.push(err20);
+              vErrors.push(err24);
             }
             errors++;
           }
@@ -18770,33 +18805,33 @@ var require_validators = __commonJS({
           if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
             for (const key22 in data10) {
               if (!func2.call(schema19.properties.spec.properties, key22)) {
-                const err21 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+                const err25 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err21];
+                  vErrors = [err25];
                 } else {
-                  vErrors.push(err21);
+                  vErrors.push(err25);
                 }
                 errors++;
               }
             }
             if (data10.active !== void 0) {
               if (typeof data10.active !== "boolean") {
-                const err22 = { instancePath: instancePath + "/spec/active", schemaPath: "#/properties/spec/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err26 = { instancePath: instancePath + "/spec/active", schemaPath: "#/properties/spec/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
-                  vErrors = [err22];
+                  vErrors = [err26];
                 } else {
-                  vErrors.push(err22);
+                  vErrors.push(err26);
                 }
                 errors++;
               }
             }
             if (data10.can_delete !== void 0) {
               if (typeof data10.can_delete !== "boolean") {
-                const err23 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err27 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
-                  vErrors = [err23];
+                  vErrors = [err27];
                 } else {
-                  vErrors.push(err23);
+                  vErrors.push(err27);
                 }
                 errors++;
               }
@@ -18804,30 +18839,30 @@ var require_validators = __commonJS({
             if (data10.ceiling_percentage !== void 0) {
               let data13 = data10.ceiling_percentage;
               if (!(typeof data13 == "number" && (!(data13 % 1) && !isNaN(data13)))) {
-                const err24 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err28 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err24];
+                  vErrors = [err28];
                 } else {
-                  vErrors.push(err24);
+                  vErrors.push(err28);
                 }
                 errors++;
               }
               if (typeof data13 == "number") {
                 if (data13 > 9007199254740991 || isNaN(data13)) {
-                  const err25 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                  const err29 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err25];
+                    vErrors = [err29];
                   } else {
-                    vErrors.push(err25);
+                    vErrors.push(err29);
                   }
                   errors++;
                 }
                 if (data13 < -9007199254740991 || isNaN(data13)) {
-                  const err26 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                  const err30 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err26];
+                    vErrors = [err30];
                   } else {
-                    vErrors.push(err26);
+                    vErrors.push(err30);
                   }
                   errors++;
                 }
@@ -18841,30 +18876,30 @@ var require_validators = __commonJS({
                   let data15 = data14[i0];
                   if (typeof data15 === "string") {
                     if (func4(data15) < 1) {
-                      const err27 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err31 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err27];
+                        vErrors = [err31];
                       } else {
-                        vErrors.push(err27);
+                        vErrors.push(err31);
                       }
                       errors++;
                     }
                   } else {
-                    const err28 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err32 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err28];
+                      vErrors = [err32];
                     } else {
-                      vErrors.push(err28);
+                      vErrors.push(err32);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err29 = { instancePath: instancePath + "/spec/data_identifiers", schemaPath: "#/properties/spec/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err33 = { instancePath: instancePath + "/spec/data_identifiers", schemaPath: "#/properties/spec/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err29];
+                  vErrors = [err33];
                 } else {
-                  vErrors.push(err29);
+                  vErrors.push(err33);
                 }
                 errors++;
               }
@@ -18873,49 +18908,7 @@ var require_validators = __commonJS({
               let data16 = data10.entity_type;
               if (typeof data16 === "string") {
                 if (func4(data16) < 1) {
-                  const err30 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err30];
-                  } else {
-                    vErrors.push(err30);
-                  }
-                  errors++;
-                }
-              } else {
-                const err31 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err31];
-                } else {
-                  vErrors.push(err31);
-                }
-                errors++;
-              }
-            }
-            if (data10.expression !== void 0) {
-              if (typeof data10.expression !== "string") {
-                const err32 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err32];
-                } else {
-                  vErrors.push(err32);
-                }
-                errors++;
-              }
-            }
-            if (data10.floor_percentage !== void 0) {
-              let data18 = data10.floor_percentage;
-              if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)))) {
-                const err33 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err33];
-                } else {
-                  vErrors.push(err33);
-                }
-                errors++;
-              }
-              if (typeof data18 == "number") {
-                if (data18 > 9007199254740991 || isNaN(data18)) {
-                  const err34 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                  const err34 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                   if (vErrors === null) {
                     vErrors = [err34];
                   } else {
@@ -18923,12 +18916,54 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (data18 < -9007199254740991 || isNaN(data18)) {
-                  const err35 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+              } else {
+                const err35 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
+              }
+            }
+            if (data10.expression !== void 0) {
+              if (typeof data10.expression !== "string") {
+                const err36 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
+            if (data10.floor_percentage !== void 0) {
+              let data18 = data10.floor_percentage;
+              if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)))) {
+                const err37 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err37];
+                } else {
+                  vErrors.push(err37);
+                }
+                errors++;
+              }
+              if (typeof data18 == "number") {
+                if (data18 > 9007199254740991 || isNaN(data18)) {
+                  const err38 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err35];
+                    vErrors = [err38];
                   } else {
-                    vErrors.push(err35);
+                    vErrors.push(err38);
+                  }
+                  errors++;
+                }
+                if (data18 < -9007199254740991 || isNaN(data18)) {
+                  const err39 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err39];
+                  } else {
+                    vErrors.push(err39);
                   }
                   errors++;
                 }
@@ -18937,50 +18972,7 @@ var require_validators = __commonJS({
             if (data10.hierarchy_no !== void 0) {
               let data19 = data10.hierarchy_no;
               if (!(typeof data19 == "number" && (!(data19 % 1) && !isNaN(data19)))) {
-                const err36 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err36];
-                } else {
-                  vErrors.push(err36);
-                }
-                errors++;
-              }
-              if (typeof data19 == "number") {
-                if (data19 > 9007199254740991 || isNaN(data19)) {
-                  const err37 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                  if (vErrors === null) {
-                    vErrors = [err37];
-                  } else {
-                    vErrors.push(err37);
-                  }
-                  errors++;
-                }
-                if (data19 < -9007199254740991 || isNaN(data19)) {
-                  const err38 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
-                  if (vErrors === null) {
-                    vErrors = [err38];
-                  } else {
-                    vErrors.push(err38);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data10.is_user_defined !== void 0) {
-              if (typeof data10.is_user_defined !== "boolean") {
-                const err39 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err39];
-                } else {
-                  vErrors.push(err39);
-                }
-                errors++;
-              }
-            }
-            if (data10.method !== void 0) {
-              let data21 = data10.method;
-              if (typeof data21 !== "string") {
-                const err40 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err40 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err40];
                 } else {
@@ -18988,30 +18980,30 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (!(data21 === "upload" || data21 === "formula" || data21 === "calculator")) {
-                const err41 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
-                if (vErrors === null) {
-                  vErrors = [err41];
-                } else {
-                  vErrors.push(err41);
+              if (typeof data19 == "number") {
+                if (data19 > 9007199254740991 || isNaN(data19)) {
+                  const err41 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err41];
+                  } else {
+                    vErrors.push(err41);
+                  }
+                  errors++;
                 }
-                errors++;
+                if (data19 < -9007199254740991 || isNaN(data19)) {
+                  const err42 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err42];
+                  } else {
+                    vErrors.push(err42);
+                  }
+                  errors++;
+                }
               }
             }
-            if (data10.transaction_above_range !== void 0) {
-              if (typeof data10.transaction_above_range !== "string") {
-                const err42 = { instancePath: instancePath + "/spec/transaction_above_range", schemaPath: "#/properties/spec/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err42];
-                } else {
-                  vErrors.push(err42);
-                }
-                errors++;
-              }
-            }
-            if (data10.transaction_below_range !== void 0) {
-              if (typeof data10.transaction_below_range !== "string") {
-                const err43 = { instancePath: instancePath + "/spec/transaction_below_range", schemaPath: "#/properties/spec/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data10.is_user_defined !== void 0) {
+              if (typeof data10.is_user_defined !== "boolean") {
+                const err43 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err43];
                 } else {
@@ -19020,9 +19012,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data10.transaction_mid_range !== void 0) {
-              if (typeof data10.transaction_mid_range !== "string") {
-                const err44 = { instancePath: instancePath + "/spec/transaction_mid_range", schemaPath: "#/properties/spec/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data10.method !== void 0) {
+              let data21 = data10.method;
+              if (typeof data21 !== "string") {
+                const err44 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err44];
                 } else {
@@ -19030,14 +19023,56 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data10.type !== void 0) {
-              if (typeof data10.type !== "string") {
-                const err45 = { instancePath: instancePath + "/spec/type", schemaPath: "#/properties/spec/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+              if (!(data21 === "upload" || data21 === "formula" || data21 === "calculator")) {
+                const err45 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err45];
                 } else {
                   vErrors.push(err45);
+                }
+                errors++;
+              }
+            }
+            if (data10.transaction_above_range !== void 0) {
+              if (typeof data10.transaction_above_range !== "string") {
+                const err46 = { instancePath: instancePath + "/spec/transaction_above_range", schemaPath: "#/properties/spec/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
+                }
+                errors++;
+              }
+            }
+            if (data10.transaction_below_range !== void 0) {
+              if (typeof data10.transaction_below_range !== "string") {
+                const err47 = { instancePath: instancePath + "/spec/transaction_below_range", schemaPath: "#/properties/spec/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err47];
+                } else {
+                  vErrors.push(err47);
+                }
+                errors++;
+              }
+            }
+            if (data10.transaction_mid_range !== void 0) {
+              if (typeof data10.transaction_mid_range !== "string") {
+                const err48 = { instancePath: instancePath + "/spec/transaction_mid_range", schemaPath: "#/properties/spec/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+            }
+            if (data10.type !== void 0) {
+              if (typeof data10.type !== "string") {
+                const err49 = { instancePath: instancePath + "/spec/type", schemaPath: "#/properties/spec/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
                 }
                 errors++;
               }
@@ -19050,78 +19085,35 @@ var require_validators = __commonJS({
                   let data27 = data26[i1];
                   if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
                     if (data27.field_name === void 0) {
-                      const err46 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
+                      const err50 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
                       if (vErrors === null) {
-                        vErrors = [err46];
+                        vErrors = [err50];
                       } else {
-                        vErrors.push(err46);
+                        vErrors.push(err50);
                       }
                       errors++;
                     }
                     if (data27.operator === void 0) {
-                      const err47 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
+                      const err51 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
                       if (vErrors === null) {
-                        vErrors = [err47];
+                        vErrors = [err51];
                       } else {
-                        vErrors.push(err47);
+                        vErrors.push(err51);
                       }
                       errors++;
                     }
                     if (data27.value === void 0) {
-                      const err48 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
+                      const err52 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
                       if (vErrors === null) {
-                        vErrors = [err48];
+                        vErrors = [err52];
                       } else {
-                        vErrors.push(err48);
+                        vErrors.push(err52);
                       }
                       errors++;
                     }
                     for (const key3 in data27) {
                       if (!(key3 === "field_name" || key3 === "operator" || key3 === "value")) {
-                        const err49 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err49];
-                        } else {
-                          vErrors.push(err49);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.field_name !== void 0) {
-                      if (typeof data27.field_name !== "string") {
-                        const err50 = { instancePath: instancePath + "/spec/when/" + i1 + "/field_name", schemaPath: "#/properties/spec/properties/when/items/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err50];
-                        } else {
-                          vErrors.push(err50);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.operator !== void 0) {
-                      let data29 = data27.operator;
-                      if (typeof data29 !== "string") {
-                        const err51 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err51];
-                        } else {
-                          vErrors.push(err51);
-                        }
-                        errors++;
-                      }
-                      if (!(data29 === "equality" || data29 === "inequality" || data29 === "greater than" || data29 === "less than" || data29 === "greater or equal" || data29 === "less or equal" || data29 === ">" || data29 === "<" || data29 === ">=" || data29 === "<=" || data29 === "in" || data29 === "not in" || data29 === "contains" || data29 === "not contains" || data29 === "starts with" || data29 === "ends with" || data29 === "null" || data29 === "not null")) {
-                        const err52 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err52];
-                        } else {
-                          vErrors.push(err52);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data27.value !== void 0) {
-                      if (typeof data27.value !== "string") {
-                        const err53 = { instancePath: instancePath + "/spec/when/" + i1 + "/value", schemaPath: "#/properties/spec/properties/when/items/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err53 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err53];
                         } else {
@@ -19130,32 +19122,75 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data27.field_name !== void 0) {
+                      if (typeof data27.field_name !== "string") {
+                        const err54 = { instancePath: instancePath + "/spec/when/" + i1 + "/field_name", schemaPath: "#/properties/spec/properties/when/items/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err54];
+                        } else {
+                          vErrors.push(err54);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.operator !== void 0) {
+                      let data29 = data27.operator;
+                      if (typeof data29 !== "string") {
+                        const err55 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err55];
+                        } else {
+                          vErrors.push(err55);
+                        }
+                        errors++;
+                      }
+                      if (!(data29 === "equality" || data29 === "inequality" || data29 === "greater than" || data29 === "less than" || data29 === "greater or equal" || data29 === "less or equal" || data29 === ">" || data29 === "<" || data29 === ">=" || data29 === "<=" || data29 === "in" || data29 === "not in" || data29 === "contains" || data29 === "not contains" || data29 === "starts with" || data29 === "ends with" || data29 === "null" || data29 === "not null")) {
+                        const err56 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err56];
+                        } else {
+                          vErrors.push(err56);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.value !== void 0) {
+                      if (typeof data27.value !== "string") {
+                        const err57 = { instancePath: instancePath + "/spec/when/" + i1 + "/value", schemaPath: "#/properties/spec/properties/when/items/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err57];
+                        } else {
+                          vErrors.push(err57);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err54 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err58 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err54];
+                      vErrors = [err58];
                     } else {
-                      vErrors.push(err54);
+                      vErrors.push(err58);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err55 = { instancePath: instancePath + "/spec/when", schemaPath: "#/properties/spec/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err59 = { instancePath: instancePath + "/spec/when", schemaPath: "#/properties/spec/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err55];
+                  vErrors = [err59];
                 } else {
-                  vErrors.push(err55);
+                  vErrors.push(err59);
                 }
                 errors++;
               }
             }
           } else {
-            const err56 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err60 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err56];
+              vErrors = [err60];
             } else {
-              vErrors.push(err56);
+              vErrors.push(err60);
             }
             errors++;
           }
@@ -19168,30 +19203,30 @@ var require_validators = __commonJS({
               let data32 = data31[i2];
               if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
                 if (data32.name === void 0) {
-                  const err57 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  const err61 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err57];
+                    vErrors = [err61];
                   } else {
-                    vErrors.push(err57);
+                    vErrors.push(err61);
                   }
                   errors++;
                 }
                 if (data32.status === void 0) {
-                  const err58 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+                  const err62 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
                   if (vErrors === null) {
-                    vErrors = [err58];
+                    vErrors = [err62];
                   } else {
-                    vErrors.push(err58);
+                    vErrors.push(err62);
                   }
                   errors++;
                 }
                 for (const key4 in data32) {
                   if (!(key4 === "name" || key4 === "status" || key4 === "values" || key4 === "effective_start_date" || key4 === "effective_end_date")) {
-                    const err59 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                    const err63 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err59];
+                      vErrors = [err63];
                     } else {
-                      vErrors.push(err59);
+                      vErrors.push(err63);
                     }
                     errors++;
                   }
@@ -19200,59 +19235,16 @@ var require_validators = __commonJS({
                   let data33 = data32.name;
                   if (typeof data33 === "string") {
                     if (func4(data33) < 1) {
-                      const err60 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err64 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err60];
+                        vErrors = [err64];
                       } else {
-                        vErrors.push(err60);
+                        vErrors.push(err64);
                       }
                       errors++;
                     }
                     if (!pattern5.test(data33)) {
-                      const err61 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$" }, message: 'must match pattern "^(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)[^\\u0000-\\u001f\\u007f]*$"' };
-                      if (vErrors === null) {
-                        vErrors = [err61];
-                      } else {
-                        vErrors.push(err61);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err62 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err62];
-                    } else {
-                      vErrors.push(err62);
-                    }
-                    errors++;
-                  }
-                }
-                if (data32.status !== void 0) {
-                  let data34 = data32.status;
-                  if (typeof data34 !== "string") {
-                    const err63 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err63];
-                    } else {
-                      vErrors.push(err63);
-                    }
-                    errors++;
-                  }
-                  if (!(data34 === "file uploaded" || data34 === "reviewed" || data34 === "approved")) {
-                    const err64 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema19.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
-                    if (vErrors === null) {
-                      vErrors = [err64];
-                    } else {
-                      vErrors.push(err64);
-                    }
-                    errors++;
-                  }
-                }
-                if (data32.values !== void 0) {
-                  let data35 = data32.values;
-                  if (typeof data35 === "string") {
-                    if (func4(data35) < 1) {
-                      const err65 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err65 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
                       if (vErrors === null) {
                         vErrors = [err65];
                       } else {
@@ -19261,7 +19253,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                   } else {
-                    const err66 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err66 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err66];
                     } else {
@@ -19270,20 +19262,19 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data32.effective_start_date !== void 0) {
-                  let data36 = data32.effective_start_date;
-                  if (typeof data36 === "string") {
-                    if (!pattern9.test(data36)) {
-                      const err67 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
-                      if (vErrors === null) {
-                        vErrors = [err67];
-                      } else {
-                        vErrors.push(err67);
-                      }
-                      errors++;
+                if (data32.status !== void 0) {
+                  let data34 = data32.status;
+                  if (typeof data34 !== "string") {
+                    const err67 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err67];
+                    } else {
+                      vErrors.push(err67);
                     }
-                  } else {
-                    const err68 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    errors++;
+                  }
+                  if (!(data34 === "file uploaded" || data34 === "reviewed" || data34 === "approved")) {
+                    const err68 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema19.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err68];
                     } else {
@@ -19292,11 +19283,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data32.effective_end_date !== void 0) {
-                  let data37 = data32.effective_end_date;
-                  if (typeof data37 === "string") {
-                    if (!pattern9.test(data37)) {
-                      const err69 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                if (data32.values !== void 0) {
+                  let data35 = data32.values;
+                  if (typeof data35 === "string") {
+                    if (func4(data35) < 1) {
+                      const err69 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err69];
                       } else {
@@ -19305,7 +19296,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                   } else {
-                    const err70 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err70 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err70];
                     } else {
@@ -19314,32 +19305,76 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
+                if (data32.effective_start_date !== void 0) {
+                  let data36 = data32.effective_start_date;
+                  if (typeof data36 === "string") {
+                    if (!pattern9.test(data36)) {
+                      const err71 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                      if (vErrors === null) {
+                        vErrors = [err71];
+                      } else {
+                        vErrors.push(err71);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err72 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err72];
+                    } else {
+                      vErrors.push(err72);
+                    }
+                    errors++;
+                  }
+                }
+                if (data32.effective_end_date !== void 0) {
+                  let data37 = data32.effective_end_date;
+                  if (typeof data37 === "string") {
+                    if (!pattern9.test(data37)) {
+                      const err73 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                      if (vErrors === null) {
+                        vErrors = [err73];
+                      } else {
+                        vErrors.push(err73);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err74 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err74];
+                    } else {
+                      vErrors.push(err74);
+                    }
+                    errors++;
+                  }
+                }
               } else {
-                const err71 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err75 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err71];
+                  vErrors = [err75];
                 } else {
-                  vErrors.push(err71);
+                  vErrors.push(err75);
                 }
                 errors++;
               }
             }
           } else {
-            const err72 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err76 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err72];
+              vErrors = [err76];
             } else {
-              vErrors.push(err72);
+              vErrors.push(err76);
             }
             errors++;
           }
         }
       } else {
-        const err73 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err77 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err77];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err77);
         }
         errors++;
       }
@@ -23436,7 +23471,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicyTest = validate26;
-    var schema30 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }], "minimum": -9007199254740991, "maximum": 9007199254740991 } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }], "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
+    var schema30 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
     var pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
     function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -23659,12 +23694,31 @@ var require_validators = __commonJS({
                       valid6 = valid6 || _valid0;
                       if (!valid6) {
                         const _errs27 = errors;
-                        if (!(typeof data10 == "number")) {
-                          const err19 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                        if (typeof data10 == "number") {
+                          if (data10 > 9007199254740991 || isNaN(data10)) {
+                            const err19 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                            if (vErrors === null) {
+                              vErrors = [err19];
+                            } else {
+                              vErrors.push(err19);
+                            }
+                            errors++;
+                          }
+                          if (data10 < -9007199254740991 || isNaN(data10)) {
+                            const err20 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                            if (vErrors === null) {
+                              vErrors = [err20];
+                            } else {
+                              vErrors.push(err20);
+                            }
+                            errors++;
+                          }
+                        } else {
+                          const err21 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                           if (vErrors === null) {
-                            vErrors = [err19];
+                            vErrors = [err21];
                           } else {
-                            vErrors.push(err19);
+                            vErrors.push(err21);
                           }
                           errors++;
                         }
@@ -23673,11 +23727,11 @@ var require_validators = __commonJS({
                         if (!valid6) {
                           const _errs29 = errors;
                           if (typeof data10 !== "boolean") {
-                            const err20 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                            const err22 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                             if (vErrors === null) {
-                              vErrors = [err20];
+                              vErrors = [err22];
                             } else {
-                              vErrors.push(err20);
+                              vErrors.push(err22);
                             }
                             errors++;
                           }
@@ -23686,11 +23740,11 @@ var require_validators = __commonJS({
                         }
                       }
                       if (!valid6) {
-                        const err21 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                        const err23 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                         if (vErrors === null) {
-                          vErrors = [err21];
+                          vErrors = [err23];
                         } else {
-                          vErrors.push(err21);
+                          vErrors.push(err23);
                         }
                         errors++;
                       } else {
@@ -23701,26 +23755,6 @@ var require_validators = __commonJS({
                           } else {
                             vErrors = null;
                           }
-                        }
-                      }
-                      if (typeof data10 == "number") {
-                        if (data10 > 9007199254740991 || isNaN(data10)) {
-                          const err22 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                          if (vErrors === null) {
-                            vErrors = [err22];
-                          } else {
-                            vErrors.push(err22);
-                          }
-                          errors++;
-                        }
-                        if (data10 < -9007199254740991 || isNaN(data10)) {
-                          const err23 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
-                          if (vErrors === null) {
-                            vErrors = [err23];
-                          } else {
-                            vErrors.push(err23);
-                          }
-                          errors++;
                         }
                       }
                     }
@@ -23996,12 +24030,31 @@ var require_validators = __commonJS({
                               valid15 = valid15 || _valid1;
                               if (!valid15) {
                                 const _errs61 = errors;
-                                if (!(typeof data22 == "number")) {
-                                  const err48 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                                if (typeof data22 == "number") {
+                                  if (data22 > 9007199254740991 || isNaN(data22)) {
+                                    const err48 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                                    if (vErrors === null) {
+                                      vErrors = [err48];
+                                    } else {
+                                      vErrors.push(err48);
+                                    }
+                                    errors++;
+                                  }
+                                  if (data22 < -9007199254740991 || isNaN(data22)) {
+                                    const err49 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                                    if (vErrors === null) {
+                                      vErrors = [err49];
+                                    } else {
+                                      vErrors.push(err49);
+                                    }
+                                    errors++;
+                                  }
+                                } else {
+                                  const err50 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                                   if (vErrors === null) {
-                                    vErrors = [err48];
+                                    vErrors = [err50];
                                   } else {
-                                    vErrors.push(err48);
+                                    vErrors.push(err50);
                                   }
                                   errors++;
                                 }
@@ -24010,11 +24063,11 @@ var require_validators = __commonJS({
                                 if (!valid15) {
                                   const _errs63 = errors;
                                   if (typeof data22 !== "boolean") {
-                                    const err49 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                                    const err51 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                                     if (vErrors === null) {
-                                      vErrors = [err49];
+                                      vErrors = [err51];
                                     } else {
-                                      vErrors.push(err49);
+                                      vErrors.push(err51);
                                     }
                                     errors++;
                                   }
@@ -24023,11 +24076,11 @@ var require_validators = __commonJS({
                                 }
                               }
                               if (!valid15) {
-                                const err50 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                const err52 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                 if (vErrors === null) {
-                                  vErrors = [err50];
+                                  vErrors = [err52];
                                 } else {
-                                  vErrors.push(err50);
+                                  vErrors.push(err52);
                                 }
                                 errors++;
                               } else {
@@ -24038,26 +24091,6 @@ var require_validators = __commonJS({
                                   } else {
                                     vErrors = null;
                                   }
-                                }
-                              }
-                              if (typeof data22 == "number") {
-                                if (data22 > 9007199254740991 || isNaN(data22)) {
-                                  const err51 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
-                                  if (vErrors === null) {
-                                    vErrors = [err51];
-                                  } else {
-                                    vErrors.push(err51);
-                                  }
-                                  errors++;
-                                }
-                                if (data22 < -9007199254740991 || isNaN(data22)) {
-                                  const err52 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
-                                  if (vErrors === null) {
-                                    vErrors = [err52];
-                                  } else {
-                                    vErrors.push(err52);
-                                  }
-                                  errors++;
                                 }
                               }
                             }
@@ -40432,7 +40465,11 @@ function mergeAnyOf(errors) {
       out.push(e);
       continue;
     }
-    if (!branches.every((b) => b.keyword === "type")) continue;
+    if (!branches.every((b) => b.keyword === "type")) {
+      const wrongType = branches.filter((b) => b.keyword === "type");
+      out.splice(0, out.length, ...out.filter((b) => !wrongType.includes(b)));
+      continue;
+    }
     const at3 = out.indexOf(branches[0]);
     const types = branches.map((b) => String(b.params.type));
     const rest = out.filter((b) => !branches.includes(b));
