@@ -22,28 +22,22 @@ export const elementsOf = (html: string, tag: string): string[] =>
 
 const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0" };
 
+/** HTML text with its character references read. */
+const decoded = (text: string): string =>
+  text.replace(/&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|([a-zA-Z]+));/g, (all, dec?: string, hex?: string, name?: string) =>
+    dec ? String.fromCodePoint(Number(dec)) : hex ? String.fromCodePoint(parseInt(hex, 16)) : (NAMED[name ?? ""] ?? all),
+  );
+
 /** The text of an HTML fragment, as a browser shows it: tags left out, character references read, and
  *  word joiners (U+2060, which nobody sees) left out. */
-export const textOf = (html: string): string =>
-  html
-    .replace(/<[^>]*>/g, "")
-    .replace(/&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|([a-zA-Z]+));/g, (all, dec?: string, hex?: string, name?: string) =>
-      dec ? String.fromCodePoint(Number(dec)) : hex ? String.fromCodePoint(parseInt(hex, 16)) : (NAMED[name ?? ""] ?? all),
-    )
-    .replace(/\u2060/g, "");
+export const textOf = (html: string): string => decoded(html.replace(/<[^>]*>/g, "")).replace(/\u2060/g, "");
 
 /** What GitHub makes a mention or an issue reference of, in the text a page shows (its text outside
  *  code, pre and links, character references read): `@name` or `@org/team` after the start or a
  *  character that is not a word's, and `#12` likewise. Each found, in order. */
 export function mentionsOf(html: string): string[] {
   const outside = html.replace(/<(code|pre|a)\b[^>]*>[\s\S]*?<\/\1>/gi, " ");
-  const texts = outside
-    .split(/<[^>]*>/)
-    .map((t) =>
-      t.replace(/&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|([a-zA-Z]+));/g, (all, dec?: string, hex?: string, name?: string) =>
-        dec ? String.fromCodePoint(Number(dec)) : hex ? String.fromCodePoint(parseInt(hex, 16)) : (NAMED[name ?? ""] ?? all),
-      ),
-    );
+  const texts = outside.split(/<[^>]*>/).map(decoded);
   return texts.flatMap((t) => [...t.matchAll(/(?:^|[^\w`])(@[A-Za-z0-9][A-Za-z0-9-]*(?:\/[\w.-]+)?|#\d+)/g)].map((m) => m[1] ?? ""));
 }
 
