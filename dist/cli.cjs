@@ -3660,6 +3660,28 @@ var init_package_root = __esm({
   }
 });
 
+// src/redact-json.ts
+function redactJson(value2, redact) {
+  const walk = (v) => {
+    if (typeof v === "string") return redact(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object") {
+      const out = {};
+      for (const [k, x] of Object.entries(v)) {
+        Object.defineProperty(out, redact(k), { value: walk(x), enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    }
+    return v;
+  };
+  return walk(value2);
+}
+var init_redact_json = __esm({
+  "src/redact-json.ts"() {
+    "use strict";
+  }
+});
+
 // src/report/escape.ts
 var escape_exports = {};
 __export(escape_exports, {
@@ -3671,7 +3693,7 @@ __export(escape_exports, {
   terminalText: () => terminalText
 });
 function markdownText(text3) {
-  let safe = terminalText(text3).replace(SPECIAL, reference);
+  let safe = terminalText(text3).replace(SPECIAL, reference).replace(AUTOLINK, (c) => `&#${c.charCodeAt(0)};`);
   if (LAST_SPACE.test(safe)) safe = `${safe.slice(0, -1)}&#${safe.charCodeAt(safe.length - 1)};`;
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }
@@ -3679,7 +3701,7 @@ function mermaidLabel(text3, max) {
   const t = [...text3].map((c) => /["'[\]`\\]/.test(c) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c) ? c : "_");
   return `"${t.length > max ? `${t.slice(0, max - 1).join("")}\u2026` : t.join("")}"`;
 }
-var CONTROLS, CONTROLS_BUT_LINES, SHORT, visible, terminalText, terminalLines, SPECIAL, reference, BLOCK_START, LAST_SPACE, markdownCode, commentText;
+var CONTROLS, CONTROLS_BUT_LINES, SHORT, visible, terminalText, terminalLines, SPECIAL, WORD_JOINER, reference, AUTOLINK, BLOCK_START, LAST_SPACE, markdownCode, commentText;
 var init_escape = __esm({
   "src/report/escape.ts"() {
     "use strict";
@@ -3689,8 +3711,10 @@ var init_escape = __esm({
     visible = (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
     terminalText = (text3) => text3.replace(CONTROLS, visible);
     terminalLines = (text3) => text3.replace(CONTROLS_BUT_LINES, visible);
-    SPECIAL = /[&<>\\`*_~[\]|#$]/g;
-    reference = (c) => c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : `&#${c.charCodeAt(0)};`;
+    SPECIAL = /[&<>\\`*_~[\]|#$@]/g;
+    WORD_JOINER = "&#8288;";
+    reference = (c) => c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "@" || c === "#" ? `&#${c.charCodeAt(0)};${WORD_JOINER}` : `&#${c.charCodeAt(0)};`;
+    AUTOLINK = /(?<=[wW]{3})\.|:(?=\/)|\/(?=\/)/g;
     BLOCK_START = /^(?:[-+=\s]|\d+[.)])/;
     LAST_SPACE = /\s$/;
     markdownCode = (text3) => `<code>${markdownText(text3)}</code>`;
@@ -3709,6 +3733,44 @@ var init_io = __esm({
 });
 
 // src/cli/output.ts
+function charPattern(c) {
+  const literal = c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+  if (/[A-Za-z]/.test(c)) return literal;
+  const code = c.codePointAt(0) ?? 0;
+  const forms = [literal, `&#0*${code};`];
+  const named2 = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
+  if (named2[c]) forms.push(named2[c]);
+  const json = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "	": "t", "\b": "b", "\f": "f" };
+  if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
+  if (code <= 65535) {
+    const hex = [...code.toString(16).padStart(4, "0")].map((d) => /[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d).join("");
+    forms.push(`${BACKSLASH}u${hex}`);
+  }
+  if (code < 32 || code === 127) forms.push("\uFFFD");
+  const percent = encodeURIComponent(c);
+  if (percent !== c) forms.push(percent);
+  const one = `(?:${forms.join("|")})`;
+  return c === "@" || c === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
+}
+function unsafeSecret(secret) {
+  const n = [...secret].length;
+  if (n < MIN_SECRET)
+    return `it is ${n} character${n === 1 ? "" : "s"} long: a secret that short could be any word or value revsync prints, and blanking it out would garble them`;
+  if (n < MIN_PLAIN_SECRET && /^(?:[A-Za-z]+|[0-9]+)$/.test(secret))
+    return `it is a word or a number of ${n} characters alone: blanking it out would garble every word or value revsync prints that holds it`;
+  return void 0;
+}
+function refuseUnsafeSecrets(env2, names) {
+  for (const name of names) {
+    const value2 = env2[name];
+    const why = value2 ? unsafeSecret(value2) : void 0;
+    if (why)
+      throw new UserError(
+        `${name} cannot be kept out of revsync's output: ${why}; nothing was sent`,
+        `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`
+      );
+  }
+}
 function colorFor(stream, noColorFlag, env2 = process.env) {
   if (noColorFlag) return false;
   const force = env2.FORCE_COLOR;
@@ -3725,26 +3787,32 @@ function painter(on, key3) {
     }
   };
 }
-var import_node_crypto, Redactor, MARK, JSON_FORMAT_VERSION, Output;
+var import_node_crypto, BACKSLASH, QUOTE, Redactor, MIN_SECRET, MIN_PLAIN_SECRET, MARK, JSON_FORMAT_VERSION, Output;
 var init_output = __esm({
   "src/cli/output.ts"() {
     "use strict";
     import_node_crypto = require("node:crypto");
+    init_errors();
+    init_redact_json();
     init_escape();
     init_io();
+    BACKSLASH = "(?:\\\\|&#0*92;)";
+    QUOTE = '(?:"|&quot;|&#0*34;)';
     Redactor = class {
       secrets = /* @__PURE__ */ new Set();
       pattern;
       add(secret) {
-        if (!secret || secret.length < 4 || this.secrets.has(secret)) return;
+        if (!secret || this.secrets.has(secret)) return;
         this.secrets.add(secret);
-        const escaped = [...this.secrets].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-        this.pattern = new RegExp(escaped.join("|"), "g");
+        const each = [...this.secrets].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
+        this.pattern = new RegExp(each.join("|"), "g");
       }
       redact(text3) {
         return this.pattern ? text3.replace(this.pattern, "[redacted]") : text3;
       }
     };
+    MIN_SECRET = 8;
+    MIN_PLAIN_SECRET = 12;
     MARK = "\uE000";
     JSON_FORMAT_VERSION = "1";
     Output = class {
@@ -3797,9 +3865,12 @@ var init_output = __esm({
         this.stdout.write(this.terminal(text3.endsWith("\n") ? text3 : `${text3}
 `));
       }
-      /** A JSON result on stdout, with format_version first. */
+      /** A JSON result on stdout, with format_version first: secrets taken out of each text of it before it
+       *  is written (never out of the JSON text, which a secret like `true` would break). */
       json(value2) {
-        this.out(JSON.stringify({ format_version: JSON_FORMAT_VERSION, ...value2 }, null, 2));
+        const safe = redactJson({ format_version: JSON_FORMAT_VERSION, ...value2 }, (t) => this.redactor.redact(t));
+        this.stdout.write(terminalLines(`${JSON.stringify(safe, null, 2)}
+`));
       }
       raw(text3) {
         this.stdout.write(this.redactor.redact(text3));
@@ -18961,9 +19032,9 @@ function applyText(report2, out) {
   const undone = s.failed + s.unknown + s.overwritten;
   const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s);
-  const counts = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const counts2 = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
   const sent = names.some((o) => o !== "already" && s[o]);
-  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
+  lines.push("", `Apply ${head}: ${counts2.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
   if (eyes)
     lines.push(
@@ -21596,7 +21667,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.tenantConfiguration = validate13;
-    var schema17 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name", "minLength": 1 }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
+    var schema17 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
+    var pattern5 = new RegExp("^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)", "u");
     function validate13(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -21706,19 +21778,17 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-              } else {
-                const err10 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/definitions/Metadata/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err10];
-                } else {
-                  vErrors.push(err10);
+                if (!pattern5.test(data3)) {
+                  const err10 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/definitions/Metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
+                  if (vErrors === null) {
+                    vErrors = [err10];
+                  } else {
+                    vErrors.push(err10);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data2.description !== void 0) {
-              if (typeof data2.description !== "string") {
-                const err11 = { instancePath: instancePath + "/metadata/description", schemaPath: "#/definitions/Metadata/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+              } else {
+                const err11 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/definitions/Metadata/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err11];
                 } else {
@@ -21727,12 +21797,23 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data2.description !== void 0) {
+              if (typeof data2.description !== "string") {
+                const err12 = { instancePath: instancePath + "/metadata/description", schemaPath: "#/definitions/Metadata/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err12];
+                } else {
+                  vErrors.push(err12);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err12 = { instancePath: instancePath + "/metadata", schemaPath: "#/definitions/Metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err13 = { instancePath: instancePath + "/metadata", schemaPath: "#/definitions/Metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err12];
+              vErrors = [err13];
             } else {
-              vErrors.push(err12);
+              vErrors.push(err13);
             }
             errors++;
           }
@@ -21742,18 +21823,7 @@ var require_validators = __commonJS({
           if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
             for (const key22 in data5) {
               if (!func2.call(schema17.properties.spec.properties, key22)) {
-                const err13 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err13];
-                } else {
-                  vErrors.push(err13);
-                }
-                errors++;
-              }
-            }
-            if (data5.ar_accounting !== void 0) {
-              if (typeof data5.ar_accounting !== "boolean") {
-                const err14 = { instancePath: instancePath + "/spec/ar_accounting", schemaPath: "#/properties/spec/properties/ar_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err14 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err14];
                 } else {
@@ -21762,9 +21832,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.can_delete !== void 0) {
-              if (typeof data5.can_delete !== "boolean") {
-                const err15 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data5.ar_accounting !== void 0) {
+              if (typeof data5.ar_accounting !== "boolean") {
+                const err15 = { instancePath: instancePath + "/spec/ar_accounting", schemaPath: "#/properties/spec/properties/ar_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err15];
                 } else {
@@ -21773,9 +21843,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.carves_allocation !== void 0) {
-              if (typeof data5.carves_allocation !== "boolean") {
-                const err16 = { instancePath: instancePath + "/spec/carves_allocation", schemaPath: "#/properties/spec/properties/carves_allocation/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data5.can_delete !== void 0) {
+              if (typeof data5.can_delete !== "boolean") {
+                const err16 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err16];
                 } else {
@@ -21784,9 +21854,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.create_revenue_schedules !== void 0) {
-              if (typeof data5.create_revenue_schedules !== "boolean") {
-                const err17 = { instancePath: instancePath + "/spec/create_revenue_schedules", schemaPath: "#/properties/spec/properties/create_revenue_schedules/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            if (data5.carves_allocation !== void 0) {
+              if (typeof data5.carves_allocation !== "boolean") {
+                const err17 = { instancePath: instancePath + "/spec/carves_allocation", schemaPath: "#/properties/spec/properties/carves_allocation/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err17];
                 } else {
@@ -21795,10 +21865,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.distribution_method !== void 0) {
-              let data10 = data5.distribution_method;
-              if (typeof data10 !== "string") {
-                const err18 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data5.create_revenue_schedules !== void 0) {
+              if (typeof data5.create_revenue_schedules !== "boolean") {
+                const err18 = { instancePath: instancePath + "/spec/create_revenue_schedules", schemaPath: "#/properties/spec/properties/create_revenue_schedules/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err18];
                 } else {
@@ -21806,8 +21875,11 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (!(data10 === "Days in Calendar Period" || data10 === "Prorate")) {
-                const err19 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/enum", keyword: "enum", params: { allowedValues: schema17.properties.spec.properties.distribution_method.enum }, message: "must be equal to one of the allowed values" };
+            }
+            if (data5.distribution_method !== void 0) {
+              let data10 = data5.distribution_method;
+              if (typeof data10 !== "string") {
+                const err19 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err19];
                 } else {
@@ -21815,10 +21887,8 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data5.is_user_defined !== void 0) {
-              if (typeof data5.is_user_defined !== "boolean") {
-                const err20 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+              if (!(data10 === "Days in Calendar Period" || data10 === "Prorate")) {
+                const err20 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/enum", keyword: "enum", params: { allowedValues: schema17.properties.spec.properties.distribution_method.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err20];
                 } else {
@@ -21827,423 +21897,86 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.journals_run_currency !== void 0) {
-              if (typeof data5.journals_run_currency !== "string") {
-                const err21 = { instancePath: instancePath + "/spec/journals_run_currency", schemaPath: "#/properties/spec/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data5.is_user_defined !== void 0) {
+              if (typeof data5.is_user_defined !== "boolean") {
+                const err21 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err21];
                 } else {
                   vErrors.push(err21);
+                }
+                errors++;
+              }
+            }
+            if (data5.journals_run_currency !== void 0) {
+              if (typeof data5.journals_run_currency !== "string") {
+                const err22 = { instancePath: instancePath + "/spec/journals_run_currency", schemaPath: "#/properties/spec/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err22];
+                } else {
+                  vErrors.push(err22);
                 }
                 errors++;
               }
             }
             if (data5.lt_st_accounting !== void 0) {
               if (typeof data5.lt_st_accounting !== "boolean") {
-                const err22 = { instancePath: instancePath + "/spec/lt_st_accounting", schemaPath: "#/properties/spec/properties/lt_st_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err23 = { instancePath: instancePath + "/spec/lt_st_accounting", schemaPath: "#/properties/spec/properties/lt_st_accounting/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
-                  vErrors = [err22];
+                  vErrors = [err23];
                 } else {
-                  vErrors.push(err22);
+                  vErrors.push(err23);
                 }
                 errors++;
               }
             }
             if (data5.manual_journal !== void 0) {
               if (typeof data5.manual_journal !== "boolean") {
-                const err23 = { instancePath: instancePath + "/spec/manual_journal", schemaPath: "#/properties/spec/properties/manual_journal/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err24 = { instancePath: instancePath + "/spec/manual_journal", schemaPath: "#/properties/spec/properties/manual_journal/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
-                  vErrors = [err23];
+                  vErrors = [err24];
                 } else {
-                  vErrors.push(err23);
+                  vErrors.push(err24);
                 }
                 errors++;
               }
             }
             if (data5.manual_journal_contra_account !== void 0) {
               if (typeof data5.manual_journal_contra_account !== "string") {
-                const err24 = { instancePath: instancePath + "/spec/manual_journal_contra_account", schemaPath: "#/properties/spec/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err25 = { instancePath: instancePath + "/spec/manual_journal_contra_account", schemaPath: "#/properties/spec/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err24];
+                  vErrors = [err25];
                 } else {
-                  vErrors.push(err24);
+                  vErrors.push(err25);
                 }
                 errors++;
               }
             }
             if (data5.multi_currency_revenue_contracts !== void 0) {
               if (typeof data5.multi_currency_revenue_contracts !== "boolean") {
-                const err25 = { instancePath: instancePath + "/spec/multi_currency_revenue_contracts", schemaPath: "#/properties/spec/properties/multi_currency_revenue_contracts/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err26 = { instancePath: instancePath + "/spec/multi_currency_revenue_contracts", schemaPath: "#/properties/spec/properties/multi_currency_revenue_contracts/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
-                  vErrors = [err25];
+                  vErrors = [err26];
                 } else {
-                  vErrors.push(err25);
+                  vErrors.push(err26);
                 }
                 errors++;
               }
             }
             if (data5.prorate_method !== void 0) {
               if (typeof data5.prorate_method !== "string") {
-                const err26 = { instancePath: instancePath + "/spec/prorate_method", schemaPath: "#/properties/spec/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err27 = { instancePath: instancePath + "/spec/prorate_method", schemaPath: "#/properties/spec/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err26];
+                  vErrors = [err27];
                 } else {
-                  vErrors.push(err26);
+                  vErrors.push(err27);
                 }
                 errors++;
               }
             }
             if (data5.ui_mode !== void 0) {
               if (typeof data5.ui_mode !== "string") {
-                const err27 = { instancePath: instancePath + "/spec/ui_mode", schemaPath: "#/properties/spec/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err27];
-                } else {
-                  vErrors.push(err27);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err28 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err28];
-            } else {
-              vErrors.push(err28);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err29 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-        if (vErrors === null) {
-          vErrors = [err29];
-        } else {
-          vErrors.push(err29);
-        }
-        errors++;
-      }
-      validate13.errors = vErrors;
-      return errors === 0;
-    }
-    exports2.sspPolicy = validate14;
-    var schema19 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy", "minLength": 1 }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name", "minLength": 1 }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)" } } } } } };
-    function validate14(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
-      ;
-      let vErrors = null;
-      let errors = 0;
-      if (data && typeof data == "object" && !Array.isArray(data)) {
-        if (data.apiVersion === void 0) {
-          const err0 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "apiVersion" }, message: "must have required property 'apiVersion'" };
-          if (vErrors === null) {
-            vErrors = [err0];
-          } else {
-            vErrors.push(err0);
-          }
-          errors++;
-        }
-        if (data.kind === void 0) {
-          const err1 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
-          if (vErrors === null) {
-            vErrors = [err1];
-          } else {
-            vErrors.push(err1);
-          }
-          errors++;
-        }
-        if (data.metadata === void 0) {
-          const err2 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "metadata" }, message: "must have required property 'metadata'" };
-          if (vErrors === null) {
-            vErrors = [err2];
-          } else {
-            vErrors.push(err2);
-          }
-          errors++;
-        }
-        if (data.spec === void 0) {
-          const err3 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "spec" }, message: "must have required property 'spec'" };
-          if (vErrors === null) {
-            vErrors = [err3];
-          } else {
-            vErrors.push(err3);
-          }
-          errors++;
-        }
-        for (const key0 in data) {
-          if (!(key0 === "apiVersion" || key0 === "kind" || key0 === "metadata" || key0 === "spec" || key0 === "batches")) {
-            const err4 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
-            if (vErrors === null) {
-              vErrors = [err4];
-            } else {
-              vErrors.push(err4);
-            }
-            errors++;
-          }
-        }
-        if (data.apiVersion !== void 0) {
-          if ("revsync/v1" !== data.apiVersion) {
-            const err5 = { instancePath: instancePath + "/apiVersion", schemaPath: "#/properties/apiVersion/const", keyword: "const", params: { allowedValue: "revsync/v1" }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err5];
-            } else {
-              vErrors.push(err5);
-            }
-            errors++;
-          }
-        }
-        if (data.kind !== void 0) {
-          if ("SspPolicy" !== data.kind) {
-            const err6 = { instancePath: instancePath + "/kind", schemaPath: "#/properties/kind/const", keyword: "const", params: { allowedValue: "SspPolicy" }, message: "must be equal to constant" };
-            if (vErrors === null) {
-              vErrors = [err6];
-            } else {
-              vErrors.push(err6);
-            }
-            errors++;
-          }
-        }
-        if (data.metadata !== void 0) {
-          let data2 = data.metadata;
-          if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
-            if (data2.name === void 0) {
-              const err7 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-              if (vErrors === null) {
-                vErrors = [err7];
-              } else {
-                vErrors.push(err7);
-              }
-              errors++;
-            }
-            for (const key1 in data2) {
-              if (!(key1 === "name" || key1 === "description")) {
-                const err8 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err8];
-                } else {
-                  vErrors.push(err8);
-                }
-                errors++;
-              }
-            }
-            if (data2.name !== void 0) {
-              let data3 = data2.name;
-              if (typeof data3 === "string") {
-                if (func4(data3) < 1) {
-                  const err9 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err9];
-                  } else {
-                    vErrors.push(err9);
-                  }
-                  errors++;
-                }
-              } else {
-                const err10 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err10];
-                } else {
-                  vErrors.push(err10);
-                }
-                errors++;
-              }
-            }
-            if (data2.description !== void 0) {
-              if (typeof data2.description !== "string") {
-                const err11 = { instancePath: instancePath + "/metadata/description", schemaPath: "#/properties/metadata/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err11];
-                } else {
-                  vErrors.push(err11);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err12 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err12];
-            } else {
-              vErrors.push(err12);
-            }
-            errors++;
-          }
-        }
-        if (data.spec !== void 0) {
-          let data5 = data.spec;
-          if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
-            for (const key22 in data5) {
-              if (!func2.call(schema19.properties.spec.properties, key22)) {
-                const err13 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err13];
-                } else {
-                  vErrors.push(err13);
-                }
-                errors++;
-              }
-            }
-            if (data5.active !== void 0) {
-              if (typeof data5.active !== "boolean") {
-                const err14 = { instancePath: instancePath + "/spec/active", schemaPath: "#/properties/spec/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err14];
-                } else {
-                  vErrors.push(err14);
-                }
-                errors++;
-              }
-            }
-            if (data5.can_delete !== void 0) {
-              if (typeof data5.can_delete !== "boolean") {
-                const err15 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err15];
-                } else {
-                  vErrors.push(err15);
-                }
-                errors++;
-              }
-            }
-            if (data5.ceiling_percentage !== void 0) {
-              let data8 = data5.ceiling_percentage;
-              if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8)))) {
-                const err16 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err16];
-                } else {
-                  vErrors.push(err16);
-                }
-                errors++;
-              }
-            }
-            if (data5.data_identifiers !== void 0) {
-              let data9 = data5.data_identifiers;
-              if (Array.isArray(data9)) {
-                const len0 = data9.length;
-                for (let i0 = 0; i0 < len0; i0++) {
-                  let data10 = data9[i0];
-                  if (typeof data10 === "string") {
-                    if (func4(data10) < 1) {
-                      const err17 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err17];
-                      } else {
-                        vErrors.push(err17);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err18 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err18];
-                    } else {
-                      vErrors.push(err18);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err19 = { instancePath: instancePath + "/spec/data_identifiers", schemaPath: "#/properties/spec/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
-                }
-                errors++;
-              }
-            }
-            if (data5.entity_type !== void 0) {
-              let data11 = data5.entity_type;
-              if (typeof data11 === "string") {
-                if (func4(data11) < 1) {
-                  const err20 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err20];
-                  } else {
-                    vErrors.push(err20);
-                  }
-                  errors++;
-                }
-              } else {
-                const err21 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err21];
-                } else {
-                  vErrors.push(err21);
-                }
-                errors++;
-              }
-            }
-            if (data5.expression !== void 0) {
-              if (typeof data5.expression !== "string") {
-                const err22 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err22];
-                } else {
-                  vErrors.push(err22);
-                }
-                errors++;
-              }
-            }
-            if (data5.floor_percentage !== void 0) {
-              let data13 = data5.floor_percentage;
-              if (!(typeof data13 == "number" && (!(data13 % 1) && !isNaN(data13)))) {
-                const err23 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err23];
-                } else {
-                  vErrors.push(err23);
-                }
-                errors++;
-              }
-            }
-            if (data5.hierarchy_no !== void 0) {
-              let data14 = data5.hierarchy_no;
-              if (!(typeof data14 == "number" && (!(data14 % 1) && !isNaN(data14)))) {
-                const err24 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err24];
-                } else {
-                  vErrors.push(err24);
-                }
-                errors++;
-              }
-            }
-            if (data5.is_user_defined !== void 0) {
-              if (typeof data5.is_user_defined !== "boolean") {
-                const err25 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err25];
-                } else {
-                  vErrors.push(err25);
-                }
-                errors++;
-              }
-            }
-            if (data5.method !== void 0) {
-              let data16 = data5.method;
-              if (typeof data16 !== "string") {
-                const err26 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err26];
-                } else {
-                  vErrors.push(err26);
-                }
-                errors++;
-              }
-              if (!(data16 === "upload" || data16 === "formula" || data16 === "calculator")) {
-                const err27 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
-                if (vErrors === null) {
-                  vErrors = [err27];
-                } else {
-                  vErrors.push(err27);
-                }
-                errors++;
-              }
-            }
-            if (data5.transaction_above_range !== void 0) {
-              if (typeof data5.transaction_above_range !== "string") {
-                const err28 = { instancePath: instancePath + "/spec/transaction_above_range", schemaPath: "#/properties/spec/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err28 = { instancePath: instancePath + "/spec/ui_mode", schemaPath: "#/properties/spec/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err28];
                 } else {
@@ -22252,241 +21985,611 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data5.transaction_below_range !== void 0) {
-              if (typeof data5.transaction_below_range !== "string") {
-                const err29 = { instancePath: instancePath + "/spec/transaction_below_range", schemaPath: "#/properties/spec/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err29];
-                } else {
-                  vErrors.push(err29);
-                }
-                errors++;
-              }
+          } else {
+            const err29 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
             }
-            if (data5.transaction_mid_range !== void 0) {
-              if (typeof data5.transaction_mid_range !== "string") {
-                const err30 = { instancePath: instancePath + "/spec/transaction_mid_range", schemaPath: "#/properties/spec/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err30];
-                } else {
-                  vErrors.push(err30);
-                }
-                errors++;
-              }
-            }
-            if (data5.type !== void 0) {
-              if (typeof data5.type !== "string") {
-                const err31 = { instancePath: instancePath + "/spec/type", schemaPath: "#/properties/spec/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err31];
-                } else {
-                  vErrors.push(err31);
-                }
-                errors++;
-              }
-            }
-            if (data5.when !== void 0) {
-              let data21 = data5.when;
-              if (Array.isArray(data21)) {
-                const len1 = data21.length;
-                for (let i1 = 0; i1 < len1; i1++) {
-                  let data22 = data21[i1];
-                  if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
-                    if (data22.field_name === void 0) {
-                      const err32 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
-                      if (vErrors === null) {
-                        vErrors = [err32];
-                      } else {
-                        vErrors.push(err32);
-                      }
-                      errors++;
-                    }
-                    if (data22.operator === void 0) {
-                      const err33 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
-                      if (vErrors === null) {
-                        vErrors = [err33];
-                      } else {
-                        vErrors.push(err33);
-                      }
-                      errors++;
-                    }
-                    if (data22.value === void 0) {
-                      const err34 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
-                      if (vErrors === null) {
-                        vErrors = [err34];
-                      } else {
-                        vErrors.push(err34);
-                      }
-                      errors++;
-                    }
-                    for (const key3 in data22) {
-                      if (!(key3 === "field_name" || key3 === "operator" || key3 === "value")) {
-                        const err35 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err35];
-                        } else {
-                          vErrors.push(err35);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data22.field_name !== void 0) {
-                      if (typeof data22.field_name !== "string") {
-                        const err36 = { instancePath: instancePath + "/spec/when/" + i1 + "/field_name", schemaPath: "#/properties/spec/properties/when/items/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err36];
-                        } else {
-                          vErrors.push(err36);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data22.operator !== void 0) {
-                      let data24 = data22.operator;
-                      if (typeof data24 !== "string") {
-                        const err37 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err37];
-                        } else {
-                          vErrors.push(err37);
-                        }
-                        errors++;
-                      }
-                      if (!(data24 === "equality" || data24 === "inequality" || data24 === "greater than" || data24 === "less than" || data24 === "greater or equal" || data24 === "less or equal" || data24 === ">" || data24 === "<" || data24 === ">=" || data24 === "<=" || data24 === "in" || data24 === "not in" || data24 === "contains" || data24 === "not contains" || data24 === "starts with" || data24 === "ends with" || data24 === "null" || data24 === "not null")) {
-                        const err38 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err38];
-                        } else {
-                          vErrors.push(err38);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data22.value !== void 0) {
-                      if (typeof data22.value !== "string") {
-                        const err39 = { instancePath: instancePath + "/spec/when/" + i1 + "/value", schemaPath: "#/properties/spec/properties/when/items/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err39];
-                        } else {
-                          vErrors.push(err39);
-                        }
-                        errors++;
-                      }
-                    }
+            errors++;
+          }
+        }
+      } else {
+        const err30 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
+      }
+      validate13.errors = vErrors;
+      return errors === 0;
+    }
+    exports2.sspPolicy = validate14;
+    var schema19 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "type": "object", "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "type": "object", "required": ["expression"], "properties": { "expression": { "type": "string", "pattern": "\\S" } } }, "batches": { "type": "array", "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" } } } } } };
+    var pattern9 = new RegExp("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", "u");
+    function validate14(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
+      ;
+      let vErrors = null;
+      let errors = 0;
+      const _errs1 = errors;
+      let valid0 = true;
+      const _errs2 = errors;
+      if (data && typeof data == "object" && !Array.isArray(data)) {
+        let missing0;
+        if (data.spec === void 0 && (missing0 = "spec")) {
+          const err0 = {};
+          if (vErrors === null) {
+            vErrors = [err0];
+          } else {
+            vErrors.push(err0);
+          }
+          errors++;
+        } else {
+          if (data.spec !== void 0) {
+            let data0 = data.spec;
+            const _errs3 = errors;
+            if (errors === _errs3) {
+              if (data0 && typeof data0 == "object" && !Array.isArray(data0)) {
+                let missing1;
+                if (data0.method === void 0 && (missing1 = "method")) {
+                  const err1 = {};
+                  if (vErrors === null) {
+                    vErrors = [err1];
                   } else {
-                    const err40 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err40];
-                    } else {
-                      vErrors.push(err40);
+                    vErrors.push(err1);
+                  }
+                  errors++;
+                } else {
+                  if (data0.method !== void 0) {
+                    if ("formula" !== data0.method) {
+                      const err2 = {};
+                      if (vErrors === null) {
+                        vErrors = [err2];
+                      } else {
+                        vErrors.push(err2);
+                      }
+                      errors++;
                     }
-                    errors++;
                   }
                 }
               } else {
-                const err41 = { instancePath: instancePath + "/spec/when", schemaPath: "#/properties/spec/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err3 = {};
                 if (vErrors === null) {
-                  vErrors = [err41];
+                  vErrors = [err3];
                 } else {
-                  vErrors.push(err41);
+                  vErrors.push(err3);
+                }
+                errors++;
+              }
+            }
+          }
+        }
+      }
+      var _valid0 = _errs2 === errors;
+      errors = _errs1;
+      if (vErrors !== null) {
+        if (_errs1) {
+          vErrors.length = _errs1;
+        } else {
+          vErrors = null;
+        }
+      }
+      if (_valid0) {
+        const _errs6 = errors;
+        if (data && typeof data == "object" && !Array.isArray(data)) {
+          if (data.spec !== void 0) {
+            let data2 = data.spec;
+            if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
+              if (data2.expression === void 0) {
+                const err4 = { instancePath: instancePath + "/spec", schemaPath: "#/then/properties/spec/required", keyword: "required", params: { missingProperty: "expression" }, message: "must have required property 'expression'" };
+                if (vErrors === null) {
+                  vErrors = [err4];
+                } else {
+                  vErrors.push(err4);
+                }
+                errors++;
+              }
+              if (data2.expression !== void 0) {
+                let data3 = data2.expression;
+                if (typeof data3 === "string") {
+                  if (!pattern0.test(data3)) {
+                    const err5 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/then/properties/spec/properties/expression/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+                    if (vErrors === null) {
+                      vErrors = [err5];
+                    } else {
+                      vErrors.push(err5);
+                    }
+                    errors++;
+                  }
+                } else {
+                  const err6 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/then/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (vErrors === null) {
+                    vErrors = [err6];
+                  } else {
+                    vErrors.push(err6);
+                  }
+                  errors++;
+                }
+              }
+            } else {
+              const err7 = { instancePath: instancePath + "/spec", schemaPath: "#/then/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+          }
+          if (data.batches !== void 0) {
+            let data4 = data.batches;
+            if (Array.isArray(data4)) {
+              if (data4.length > 0) {
+                const err8 = { instancePath: instancePath + "/batches", schemaPath: "#/then/properties/batches/maxItems", keyword: "maxItems", params: { limit: 0 }, message: "must NOT have more than 0 items" };
+                if (vErrors === null) {
+                  vErrors = [err8];
+                } else {
+                  vErrors.push(err8);
+                }
+                errors++;
+              }
+            } else {
+              const err9 = { instancePath: instancePath + "/batches", schemaPath: "#/then/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+              if (vErrors === null) {
+                vErrors = [err9];
+              } else {
+                vErrors.push(err9);
+              }
+              errors++;
+            }
+          }
+        }
+        var _valid0 = _errs6 === errors;
+        valid0 = _valid0;
+      }
+      if (!valid0) {
+        const err10 = { instancePath, schemaPath: "#/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+      if (data && typeof data == "object" && !Array.isArray(data)) {
+        if (data.apiVersion === void 0) {
+          const err11 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "apiVersion" }, message: "must have required property 'apiVersion'" };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (data.kind === void 0) {
+          const err12 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+        if (data.metadata === void 0) {
+          const err13 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "metadata" }, message: "must have required property 'metadata'" };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (data.spec === void 0) {
+          const err14 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "spec" }, message: "must have required property 'spec'" };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        for (const key0 in data) {
+          if (!(key0 === "apiVersion" || key0 === "kind" || key0 === "metadata" || key0 === "spec" || key0 === "batches")) {
+            const err15 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
+            if (vErrors === null) {
+              vErrors = [err15];
+            } else {
+              vErrors.push(err15);
+            }
+            errors++;
+          }
+        }
+        if (data.apiVersion !== void 0) {
+          if ("revsync/v1" !== data.apiVersion) {
+            const err16 = { instancePath: instancePath + "/apiVersion", schemaPath: "#/properties/apiVersion/const", keyword: "const", params: { allowedValue: "revsync/v1" }, message: "must be equal to constant" };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+        }
+        if (data.kind !== void 0) {
+          if ("SspPolicy" !== data.kind) {
+            const err17 = { instancePath: instancePath + "/kind", schemaPath: "#/properties/kind/const", keyword: "const", params: { allowedValue: "SspPolicy" }, message: "must be equal to constant" };
+            if (vErrors === null) {
+              vErrors = [err17];
+            } else {
+              vErrors.push(err17);
+            }
+            errors++;
+          }
+        }
+        if (data.metadata !== void 0) {
+          let data7 = data.metadata;
+          if (data7 && typeof data7 == "object" && !Array.isArray(data7)) {
+            if (data7.name === void 0) {
+              const err18 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+              if (vErrors === null) {
+                vErrors = [err18];
+              } else {
+                vErrors.push(err18);
+              }
+              errors++;
+            }
+            for (const key1 in data7) {
+              if (!(key1 === "name" || key1 === "description")) {
+                const err19 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            }
+            if (data7.name !== void 0) {
+              let data8 = data7.name;
+              if (typeof data8 === "string") {
+                if (func4(data8) < 1) {
+                  const err20 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err20];
+                  } else {
+                    vErrors.push(err20);
+                  }
+                  errors++;
+                }
+                if (!pattern5.test(data8)) {
+                  const err21 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
+                  if (vErrors === null) {
+                    vErrors = [err21];
+                  } else {
+                    vErrors.push(err21);
+                  }
+                  errors++;
+                }
+              } else {
+                const err22 = { instancePath: instancePath + "/metadata/name", schemaPath: "#/properties/metadata/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err22];
+                } else {
+                  vErrors.push(err22);
+                }
+                errors++;
+              }
+            }
+            if (data7.description !== void 0) {
+              if (typeof data7.description !== "string") {
+                const err23 = { instancePath: instancePath + "/metadata/description", schemaPath: "#/properties/metadata/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err23];
+                } else {
+                  vErrors.push(err23);
                 }
                 errors++;
               }
             }
           } else {
-            const err42 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err24 = { instancePath: instancePath + "/metadata", schemaPath: "#/properties/metadata/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err42];
+              vErrors = [err24];
             } else {
-              vErrors.push(err42);
+              vErrors.push(err24);
             }
             errors++;
           }
         }
-        if (data.batches !== void 0) {
-          let data26 = data.batches;
-          if (Array.isArray(data26)) {
-            const len2 = data26.length;
-            for (let i2 = 0; i2 < len2; i2++) {
-              let data27 = data26[i2];
-              if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
-                if (data27.name === void 0) {
-                  const err43 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+        if (data.spec !== void 0) {
+          let data10 = data.spec;
+          if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
+            for (const key22 in data10) {
+              if (!func2.call(schema19.properties.spec.properties, key22)) {
+                const err25 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err25];
+                } else {
+                  vErrors.push(err25);
+                }
+                errors++;
+              }
+            }
+            if (data10.active !== void 0) {
+              if (typeof data10.active !== "boolean") {
+                const err26 = { instancePath: instancePath + "/spec/active", schemaPath: "#/properties/spec/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err26];
+                } else {
+                  vErrors.push(err26);
+                }
+                errors++;
+              }
+            }
+            if (data10.can_delete !== void 0) {
+              if (typeof data10.can_delete !== "boolean") {
+                const err27 = { instancePath: instancePath + "/spec/can_delete", schemaPath: "#/properties/spec/properties/can_delete/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err27];
+                } else {
+                  vErrors.push(err27);
+                }
+                errors++;
+              }
+            }
+            if (data10.ceiling_percentage !== void 0) {
+              let data13 = data10.ceiling_percentage;
+              if (!(typeof data13 == "number" && (!(data13 % 1) && !isNaN(data13)))) {
+                const err28 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
+              if (typeof data13 == "number") {
+                if (data13 > 9007199254740991 || isNaN(data13)) {
+                  const err29 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err43];
+                    vErrors = [err29];
                   } else {
-                    vErrors.push(err43);
+                    vErrors.push(err29);
                   }
                   errors++;
                 }
-                if (data27.status === void 0) {
-                  const err44 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+                if (data13 < -9007199254740991 || isNaN(data13)) {
+                  const err30 = { instancePath: instancePath + "/spec/ceiling_percentage", schemaPath: "#/properties/spec/properties/ceiling_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
                   if (vErrors === null) {
-                    vErrors = [err44];
+                    vErrors = [err30];
                   } else {
-                    vErrors.push(err44);
+                    vErrors.push(err30);
                   }
                   errors++;
                 }
-                for (const key4 in data27) {
-                  if (!(key4 === "name" || key4 === "status" || key4 === "values" || key4 === "effective_start_date" || key4 === "effective_end_date")) {
-                    const err45 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
-                    if (vErrors === null) {
-                      vErrors = [err45];
-                    } else {
-                      vErrors.push(err45);
-                    }
-                    errors++;
-                  }
-                }
-                if (data27.name !== void 0) {
-                  let data28 = data27.name;
-                  if (typeof data28 === "string") {
-                    if (func4(data28) < 1) {
-                      const err46 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+              }
+            }
+            if (data10.data_identifiers !== void 0) {
+              let data14 = data10.data_identifiers;
+              if (Array.isArray(data14)) {
+                const len0 = data14.length;
+                for (let i0 = 0; i0 < len0; i0++) {
+                  let data15 = data14[i0];
+                  if (typeof data15 === "string") {
+                    if (func4(data15) < 1) {
+                      const err31 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err46];
+                        vErrors = [err31];
                       } else {
-                        vErrors.push(err46);
+                        vErrors.push(err31);
                       }
                       errors++;
                     }
                   } else {
-                    const err47 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err32 = { instancePath: instancePath + "/spec/data_identifiers/" + i0, schemaPath: "#/properties/spec/properties/data_identifiers/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err47];
+                      vErrors = [err32];
                     } else {
-                      vErrors.push(err47);
+                      vErrors.push(err32);
                     }
                     errors++;
                   }
                 }
-                if (data27.status !== void 0) {
-                  let data29 = data27.status;
-                  if (typeof data29 !== "string") {
-                    const err48 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err48];
-                    } else {
-                      vErrors.push(err48);
-                    }
-                    errors++;
-                  }
-                  if (!(data29 === "file uploaded" || data29 === "reviewed" || data29 === "approved")) {
-                    const err49 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema19.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
-                    if (vErrors === null) {
-                      vErrors = [err49];
-                    } else {
-                      vErrors.push(err49);
-                    }
-                    errors++;
-                  }
+              } else {
+                const err33 = { instancePath: instancePath + "/spec/data_identifiers", schemaPath: "#/properties/spec/properties/data_identifiers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
                 }
-                if (data27.values !== void 0) {
-                  let data30 = data27.values;
-                  if (typeof data30 === "string") {
-                    if (func4(data30) < 1) {
-                      const err50 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                errors++;
+              }
+            }
+            if (data10.entity_type !== void 0) {
+              let data16 = data10.entity_type;
+              if (typeof data16 === "string") {
+                if (func4(data16) < 1) {
+                  const err34 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err34];
+                  } else {
+                    vErrors.push(err34);
+                  }
+                  errors++;
+                }
+              } else {
+                const err35 = { instancePath: instancePath + "/spec/entity_type", schemaPath: "#/properties/spec/properties/entity_type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
+              }
+            }
+            if (data10.expression !== void 0) {
+              if (typeof data10.expression !== "string") {
+                const err36 = { instancePath: instancePath + "/spec/expression", schemaPath: "#/properties/spec/properties/expression/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
+            if (data10.floor_percentage !== void 0) {
+              let data18 = data10.floor_percentage;
+              if (!(typeof data18 == "number" && (!(data18 % 1) && !isNaN(data18)))) {
+                const err37 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err37];
+                } else {
+                  vErrors.push(err37);
+                }
+                errors++;
+              }
+              if (typeof data18 == "number") {
+                if (data18 > 9007199254740991 || isNaN(data18)) {
+                  const err38 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err38];
+                  } else {
+                    vErrors.push(err38);
+                  }
+                  errors++;
+                }
+                if (data18 < -9007199254740991 || isNaN(data18)) {
+                  const err39 = { instancePath: instancePath + "/spec/floor_percentage", schemaPath: "#/properties/spec/properties/floor_percentage/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err39];
+                  } else {
+                    vErrors.push(err39);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data10.hierarchy_no !== void 0) {
+              let data19 = data10.hierarchy_no;
+              if (!(typeof data19 == "number" && (!(data19 % 1) && !isNaN(data19)))) {
+                const err40 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+              if (typeof data19 == "number") {
+                if (data19 > 9007199254740991 || isNaN(data19)) {
+                  const err41 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err41];
+                  } else {
+                    vErrors.push(err41);
+                  }
+                  errors++;
+                }
+                if (data19 < -9007199254740991 || isNaN(data19)) {
+                  const err42 = { instancePath: instancePath + "/spec/hierarchy_no", schemaPath: "#/properties/spec/properties/hierarchy_no/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                  if (vErrors === null) {
+                    vErrors = [err42];
+                  } else {
+                    vErrors.push(err42);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data10.is_user_defined !== void 0) {
+              if (typeof data10.is_user_defined !== "boolean") {
+                const err43 = { instancePath: instancePath + "/spec/is_user_defined", schemaPath: "#/properties/spec/properties/is_user_defined/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+            }
+            if (data10.method !== void 0) {
+              let data21 = data10.method;
+              if (typeof data21 !== "string") {
+                const err44 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
+                }
+                errors++;
+              }
+              if (!(data21 === "upload" || data21 === "formula" || data21 === "calculator")) {
+                const err45 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
+                }
+                errors++;
+              }
+            }
+            if (data10.transaction_above_range !== void 0) {
+              if (typeof data10.transaction_above_range !== "string") {
+                const err46 = { instancePath: instancePath + "/spec/transaction_above_range", schemaPath: "#/properties/spec/properties/transaction_above_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
+                }
+                errors++;
+              }
+            }
+            if (data10.transaction_below_range !== void 0) {
+              if (typeof data10.transaction_below_range !== "string") {
+                const err47 = { instancePath: instancePath + "/spec/transaction_below_range", schemaPath: "#/properties/spec/properties/transaction_below_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err47];
+                } else {
+                  vErrors.push(err47);
+                }
+                errors++;
+              }
+            }
+            if (data10.transaction_mid_range !== void 0) {
+              if (typeof data10.transaction_mid_range !== "string") {
+                const err48 = { instancePath: instancePath + "/spec/transaction_mid_range", schemaPath: "#/properties/spec/properties/transaction_mid_range/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+            }
+            if (data10.type !== void 0) {
+              if (typeof data10.type !== "string") {
+                const err49 = { instancePath: instancePath + "/spec/type", schemaPath: "#/properties/spec/properties/type/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
+              }
+            }
+            if (data10.when !== void 0) {
+              let data26 = data10.when;
+              if (Array.isArray(data26)) {
+                const len1 = data26.length;
+                for (let i1 = 0; i1 < len1; i1++) {
+                  let data27 = data26[i1];
+                  if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
+                    if (data27.field_name === void 0) {
+                      const err50 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "field_name" }, message: "must have required property 'field_name'" };
                       if (vErrors === null) {
                         vErrors = [err50];
                       } else {
@@ -22494,64 +22597,288 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
+                    if (data27.operator === void 0) {
+                      const err51 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "operator" }, message: "must have required property 'operator'" };
+                      if (vErrors === null) {
+                        vErrors = [err51];
+                      } else {
+                        vErrors.push(err51);
+                      }
+                      errors++;
+                    }
+                    if (data27.value === void 0) {
+                      const err52 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/required", keyword: "required", params: { missingProperty: "value" }, message: "must have required property 'value'" };
+                      if (vErrors === null) {
+                        vErrors = [err52];
+                      } else {
+                        vErrors.push(err52);
+                      }
+                      errors++;
+                    }
+                    for (const key3 in data27) {
+                      if (!(key3 === "field_name" || key3 === "operator" || key3 === "value")) {
+                        const err53 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err53];
+                        } else {
+                          vErrors.push(err53);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.field_name !== void 0) {
+                      if (typeof data27.field_name !== "string") {
+                        const err54 = { instancePath: instancePath + "/spec/when/" + i1 + "/field_name", schemaPath: "#/properties/spec/properties/when/items/properties/field_name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err54];
+                        } else {
+                          vErrors.push(err54);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.operator !== void 0) {
+                      let data29 = data27.operator;
+                      if (typeof data29 !== "string") {
+                        const err55 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err55];
+                        } else {
+                          vErrors.push(err55);
+                        }
+                        errors++;
+                      }
+                      if (!(data29 === "equality" || data29 === "inequality" || data29 === "greater than" || data29 === "less than" || data29 === "greater or equal" || data29 === "less or equal" || data29 === ">" || data29 === "<" || data29 === ">=" || data29 === "<=" || data29 === "in" || data29 === "not in" || data29 === "contains" || data29 === "not contains" || data29 === "starts with" || data29 === "ends with" || data29 === "null" || data29 === "not null")) {
+                        const err56 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema19.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err56];
+                        } else {
+                          vErrors.push(err56);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.value !== void 0) {
+                      if (typeof data27.value !== "string") {
+                        const err57 = { instancePath: instancePath + "/spec/when/" + i1 + "/value", schemaPath: "#/properties/spec/properties/when/items/properties/value/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err57];
+                        } else {
+                          vErrors.push(err57);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err51 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err58 = { instancePath: instancePath + "/spec/when/" + i1, schemaPath: "#/properties/spec/properties/when/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err51];
+                      vErrors = [err58];
                     } else {
-                      vErrors.push(err51);
-                    }
-                    errors++;
-                  }
-                }
-                if (data27.effective_start_date !== void 0) {
-                  if (typeof data27.effective_start_date !== "string") {
-                    const err52 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err52];
-                    } else {
-                      vErrors.push(err52);
-                    }
-                    errors++;
-                  }
-                }
-                if (data27.effective_end_date !== void 0) {
-                  if (typeof data27.effective_end_date !== "string") {
-                    const err53 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err53];
-                    } else {
-                      vErrors.push(err53);
+                      vErrors.push(err58);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err54 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err59 = { instancePath: instancePath + "/spec/when", schemaPath: "#/properties/spec/properties/when/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err54];
+                  vErrors = [err59];
                 } else {
-                  vErrors.push(err54);
+                  vErrors.push(err59);
                 }
                 errors++;
               }
             }
           } else {
-            const err55 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err60 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err55];
+              vErrors = [err60];
             } else {
-              vErrors.push(err55);
+              vErrors.push(err60);
+            }
+            errors++;
+          }
+        }
+        if (data.batches !== void 0) {
+          let data31 = data.batches;
+          if (Array.isArray(data31)) {
+            const len2 = data31.length;
+            for (let i2 = 0; i2 < len2; i2++) {
+              let data32 = data31[i2];
+              if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
+                if (data32.name === void 0) {
+                  const err61 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  if (vErrors === null) {
+                    vErrors = [err61];
+                  } else {
+                    vErrors.push(err61);
+                  }
+                  errors++;
+                }
+                if (data32.status === void 0) {
+                  const err62 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/required", keyword: "required", params: { missingProperty: "status" }, message: "must have required property 'status'" };
+                  if (vErrors === null) {
+                    vErrors = [err62];
+                  } else {
+                    vErrors.push(err62);
+                  }
+                  errors++;
+                }
+                for (const key4 in data32) {
+                  if (!(key4 === "name" || key4 === "status" || key4 === "values" || key4 === "effective_start_date" || key4 === "effective_end_date")) {
+                    const err63 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                    if (vErrors === null) {
+                      vErrors = [err63];
+                    } else {
+                      vErrors.push(err63);
+                    }
+                    errors++;
+                  }
+                }
+                if (data32.name !== void 0) {
+                  let data33 = data32.name;
+                  if (typeof data33 === "string") {
+                    if (func4(data33) < 1) {
+                      const err64 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err64];
+                      } else {
+                        vErrors.push(err64);
+                      }
+                      errors++;
+                    }
+                    if (!pattern5.test(data33)) {
+                      const err65 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, message: 'must match pattern "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)"' };
+                      if (vErrors === null) {
+                        vErrors = [err65];
+                      } else {
+                        vErrors.push(err65);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err66 = { instancePath: instancePath + "/batches/" + i2 + "/name", schemaPath: "#/properties/batches/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err66];
+                    } else {
+                      vErrors.push(err66);
+                    }
+                    errors++;
+                  }
+                }
+                if (data32.status !== void 0) {
+                  let data34 = data32.status;
+                  if (typeof data34 !== "string") {
+                    const err67 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err67];
+                    } else {
+                      vErrors.push(err67);
+                    }
+                    errors++;
+                  }
+                  if (!(data34 === "file uploaded" || data34 === "reviewed" || data34 === "approved")) {
+                    const err68 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema19.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                    if (vErrors === null) {
+                      vErrors = [err68];
+                    } else {
+                      vErrors.push(err68);
+                    }
+                    errors++;
+                  }
+                }
+                if (data32.values !== void 0) {
+                  let data35 = data32.values;
+                  if (typeof data35 === "string") {
+                    if (func4(data35) < 1) {
+                      const err69 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err69];
+                      } else {
+                        vErrors.push(err69);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err70 = { instancePath: instancePath + "/batches/" + i2 + "/values", schemaPath: "#/properties/batches/items/properties/values/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err70];
+                    } else {
+                      vErrors.push(err70);
+                    }
+                    errors++;
+                  }
+                }
+                if (data32.effective_start_date !== void 0) {
+                  let data36 = data32.effective_start_date;
+                  if (typeof data36 === "string") {
+                    if (!pattern9.test(data36)) {
+                      const err71 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                      if (vErrors === null) {
+                        vErrors = [err71];
+                      } else {
+                        vErrors.push(err71);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err72 = { instancePath: instancePath + "/batches/" + i2 + "/effective_start_date", schemaPath: "#/properties/batches/items/properties/effective_start_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err72];
+                    } else {
+                      vErrors.push(err72);
+                    }
+                    errors++;
+                  }
+                }
+                if (data32.effective_end_date !== void 0) {
+                  let data37 = data32.effective_end_date;
+                  if (typeof data37 === "string") {
+                    if (!pattern9.test(data37)) {
+                      const err73 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/pattern", keyword: "pattern", params: { pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, message: 'must match pattern "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"' };
+                      if (vErrors === null) {
+                        vErrors = [err73];
+                      } else {
+                        vErrors.push(err73);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err74 = { instancePath: instancePath + "/batches/" + i2 + "/effective_end_date", schemaPath: "#/properties/batches/items/properties/effective_end_date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err74];
+                    } else {
+                      vErrors.push(err74);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err75 = { instancePath: instancePath + "/batches/" + i2, schemaPath: "#/properties/batches/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err75];
+                } else {
+                  vErrors.push(err75);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err76 = { instancePath: instancePath + "/batches", schemaPath: "#/properties/batches/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err76];
+            } else {
+              vErrors.push(err76);
             }
             errors++;
           }
         }
       } else {
-        const err56 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err77 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err56];
+          vErrors = [err77];
         } else {
-          vErrors.push(err56);
+          vErrors.push(err77);
         }
         errors++;
       }
@@ -22560,11 +22887,11 @@ var require_validators = __commonJS({
     }
     exports2.plan = validate15;
     var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": "boolean" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
-    var pattern5 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
-    var pattern7 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+    var pattern11 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
+    var pattern13 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
     var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
     var schema22 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
-    var pattern6 = new RegExp("^(tenant-configuration|ssp)/", "u");
+    var pattern12 = new RegExp("^(tenant-configuration|ssp)/", "u");
     var schema23 = { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] };
     var schema24 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
     var schema26 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
@@ -24246,7 +24573,7 @@ var require_validators = __commonJS({
               errors++;
             }
             if (typeof data30 === "string") {
-              if (!pattern7.test(data30)) {
+              if (!pattern13.test(data30)) {
                 const err65 = { instancePath: instancePath + "/values_checksum", schemaPath: "#/allOf/2/then/properties/values_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
                 if (vErrors === null) {
                   vErrors = [err65];
@@ -24603,7 +24930,7 @@ var require_validators = __commonJS({
         if (data.address !== void 0) {
           let data10 = data.address;
           if (typeof data10 === "string") {
-            if (!pattern6.test(data10)) {
+            if (!pattern12.test(data10)) {
               const err20 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/pattern", keyword: "pattern", params: { pattern: "^(tenant-configuration|ssp)/" }, message: 'must match pattern "^(tenant-configuration|ssp)/"' };
               if (vErrors === null) {
                 vErrors = [err20];
@@ -25103,7 +25430,7 @@ var require_validators = __commonJS({
         if (data.format_version !== void 0) {
           let data0 = data.format_version;
           if (typeof data0 === "string") {
-            if (!pattern5.test(data0)) {
+            if (!pattern11.test(data0)) {
               const err9 = { instancePath: instancePath + "/format_version", schemaPath: "#/properties/format_version/pattern", keyword: "pattern", params: { pattern: "^[0-9]+(\\.[0-9]+)*$" }, message: 'must match pattern "^[0-9]+(\\.[0-9]+)*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -26616,7 +26943,7 @@ var require_validators = __commonJS({
         if (data.checksum !== void 0) {
           let data78 = data.checksum;
           if (typeof data78 === "string") {
-            if (!pattern7.test(data78)) {
+            if (!pattern13.test(data78)) {
               const err145 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
                 vErrors = [err145];
@@ -26648,8 +26975,8 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicyTest = validate26;
-    var schema30 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)" } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number" } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
-    var pattern9 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+    var schema30 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
+    var pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
     function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
       let vErrors = null;
@@ -26755,7 +27082,7 @@ var require_validators = __commonJS({
         if (data.date_field !== void 0) {
           let data5 = data.date_field;
           if (typeof data5 === "string") {
-            if (!pattern9.test(data5)) {
+            if (!pattern15.test(data5)) {
               const err9 = { instancePath: instancePath + "/date_field", schemaPath: "#/properties/date_field/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, message: 'must match pattern "^[A-Za-z_][A-Za-z0-9_]*$"' };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -26871,12 +27198,31 @@ var require_validators = __commonJS({
                       valid6 = valid6 || _valid0;
                       if (!valid6) {
                         const _errs27 = errors;
-                        if (!(typeof data10 == "number")) {
-                          const err19 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                        if (typeof data10 == "number") {
+                          if (data10 > 9007199254740991 || isNaN(data10)) {
+                            const err19 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                            if (vErrors === null) {
+                              vErrors = [err19];
+                            } else {
+                              vErrors.push(err19);
+                            }
+                            errors++;
+                          }
+                          if (data10 < -9007199254740991 || isNaN(data10)) {
+                            const err20 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                            if (vErrors === null) {
+                              vErrors = [err20];
+                            } else {
+                              vErrors.push(err20);
+                            }
+                            errors++;
+                          }
+                        } else {
+                          const err21 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                           if (vErrors === null) {
-                            vErrors = [err19];
+                            vErrors = [err21];
                           } else {
-                            vErrors.push(err19);
+                            vErrors.push(err21);
                           }
                           errors++;
                         }
@@ -26885,11 +27231,11 @@ var require_validators = __commonJS({
                         if (!valid6) {
                           const _errs29 = errors;
                           if (typeof data10 !== "boolean") {
-                            const err20 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                            const err22 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                             if (vErrors === null) {
-                              vErrors = [err20];
+                              vErrors = [err22];
                             } else {
-                              vErrors.push(err20);
+                              vErrors.push(err22);
                             }
                             errors++;
                           }
@@ -26898,11 +27244,11 @@ var require_validators = __commonJS({
                         }
                       }
                       if (!valid6) {
-                        const err21 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                        const err23 = { instancePath: instancePath + "/cases/" + i0 + "/line/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/cases/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                         if (vErrors === null) {
-                          vErrors = [err21];
+                          vErrors = [err23];
                         } else {
-                          vErrors.push(err21);
+                          vErrors.push(err23);
                         }
                         errors++;
                       } else {
@@ -26917,11 +27263,11 @@ var require_validators = __commonJS({
                       }
                     }
                   } else {
-                    const err22 = { instancePath: instancePath + "/cases/" + i0 + "/line", schemaPath: "#/properties/cases/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err24 = { instancePath: instancePath + "/cases/" + i0 + "/line", schemaPath: "#/properties/cases/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err22];
+                      vErrors = [err24];
                     } else {
-                      vErrors.push(err22);
+                      vErrors.push(err24);
                     }
                     errors++;
                   }
@@ -26930,40 +27276,17 @@ var require_validators = __commonJS({
                   let data11 = data7.expect;
                   if (data11 && typeof data11 == "object" && !Array.isArray(data11)) {
                     if (data11.policy === void 0) {
-                      const err23 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      const err25 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                       if (vErrors === null) {
-                        vErrors = [err23];
+                        vErrors = [err25];
                       } else {
-                        vErrors.push(err23);
+                        vErrors.push(err25);
                       }
                       errors++;
                     }
                     for (const key4 in data11) {
                       if (!(key4 === "policy" || key4 === "ssp")) {
-                        const err24 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err24];
-                        } else {
-                          vErrors.push(err24);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data11.policy !== void 0) {
-                      let data12 = data11.policy;
-                      if (typeof data12 !== "string" && data12 !== null) {
-                        const err25 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema30.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err25];
-                        } else {
-                          vErrors.push(err25);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data11.ssp !== void 0) {
-                      if (!(typeof data11.ssp == "number")) {
-                        const err26 = { instancePath: instancePath + "/cases/" + i0 + "/expect/ssp", schemaPath: "#/properties/cases/items/properties/expect/properties/ssp/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                        const err26 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err26];
                         } else {
@@ -26972,32 +27295,75 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data11.policy !== void 0) {
+                      let data12 = data11.policy;
+                      if (typeof data12 !== "string" && data12 !== null) {
+                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema30.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err27];
+                        } else {
+                          vErrors.push(err27);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data11.ssp !== void 0) {
+                      let data13 = data11.ssp;
+                      if (typeof data13 == "number") {
+                        if (data13 > 9007199254740991 || isNaN(data13)) {
+                          const err28 = { instancePath: instancePath + "/cases/" + i0 + "/expect/ssp", schemaPath: "#/properties/cases/items/properties/expect/properties/ssp/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                          if (vErrors === null) {
+                            vErrors = [err28];
+                          } else {
+                            vErrors.push(err28);
+                          }
+                          errors++;
+                        }
+                        if (data13 < -9007199254740991 || isNaN(data13)) {
+                          const err29 = { instancePath: instancePath + "/cases/" + i0 + "/expect/ssp", schemaPath: "#/properties/cases/items/properties/expect/properties/ssp/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                          if (vErrors === null) {
+                            vErrors = [err29];
+                          } else {
+                            vErrors.push(err29);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err30 = { instancePath: instancePath + "/cases/" + i0 + "/expect/ssp", schemaPath: "#/properties/cases/items/properties/expect/properties/ssp/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                        if (vErrors === null) {
+                          vErrors = [err30];
+                        } else {
+                          vErrors.push(err30);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err31 = { instancePath: instancePath + "/cases/" + i0 + "/expect", schemaPath: "#/properties/cases/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err27];
+                      vErrors = [err31];
                     } else {
-                      vErrors.push(err27);
+                      vErrors.push(err31);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err28 = { instancePath: instancePath + "/cases/" + i0, schemaPath: "#/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err32 = { instancePath: instancePath + "/cases/" + i0, schemaPath: "#/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err28];
+                  vErrors = [err32];
                 } else {
-                  vErrors.push(err28);
+                  vErrors.push(err32);
                 }
                 errors++;
               }
             }
           } else {
-            const err29 = { instancePath: instancePath + "/cases", schemaPath: "#/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err33 = { instancePath: instancePath + "/cases", schemaPath: "#/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err29];
+              vErrors = [err33];
             } else {
-              vErrors.push(err29);
+              vErrors.push(err33);
             }
             errors++;
           }
@@ -27006,11 +27372,11 @@ var require_validators = __commonJS({
           let data14 = data.contracts;
           if (Array.isArray(data14)) {
             if (data14.length < 1) {
-              const err30 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+              const err34 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
               if (vErrors === null) {
-                vErrors = [err30];
+                vErrors = [err34];
               } else {
-                vErrors.push(err30);
+                vErrors.push(err34);
               }
               errors++;
             }
@@ -27019,30 +27385,30 @@ var require_validators = __commonJS({
               let data15 = data14[i1];
               if (data15 && typeof data15 == "object" && !Array.isArray(data15)) {
                 if (data15.name === void 0) {
-                  const err31 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  const err35 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err31];
+                    vErrors = [err35];
                   } else {
-                    vErrors.push(err31);
+                    vErrors.push(err35);
                   }
                   errors++;
                 }
                 if (data15.lines === void 0) {
-                  const err32 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                  const err36 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
                   if (vErrors === null) {
-                    vErrors = [err32];
+                    vErrors = [err36];
                   } else {
-                    vErrors.push(err32);
+                    vErrors.push(err36);
                   }
                   errors++;
                 }
                 for (const key5 in data15) {
                   if (!(key5 === "name" || key5 === "date" || key5 === "lines" || key5 === "expect")) {
-                    const err33 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                    const err37 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
-                      vErrors = [err33];
+                      vErrors = [err37];
                     } else {
-                      vErrors.push(err33);
+                      vErrors.push(err37);
                     }
                     errors++;
                   }
@@ -27051,31 +27417,31 @@ var require_validators = __commonJS({
                   let data16 = data15.name;
                   if (typeof data16 === "string") {
                     if (func4(data16) < 1) {
-                      const err34 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      const err38 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err34];
+                        vErrors = [err38];
                       } else {
-                        vErrors.push(err34);
+                        vErrors.push(err38);
                       }
                       errors++;
                     }
                   } else {
-                    const err35 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err39 = { instancePath: instancePath + "/contracts/" + i1 + "/name", schemaPath: "#/properties/contracts/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err35];
+                      vErrors = [err39];
                     } else {
-                      vErrors.push(err35);
+                      vErrors.push(err39);
                     }
                     errors++;
                   }
                 }
                 if (data15.date !== void 0) {
                   if (typeof data15.date !== "string") {
-                    const err36 = { instancePath: instancePath + "/contracts/" + i1 + "/date", schemaPath: "#/properties/contracts/items/properties/date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err40 = { instancePath: instancePath + "/contracts/" + i1 + "/date", schemaPath: "#/properties/contracts/items/properties/date/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err36];
+                      vErrors = [err40];
                     } else {
-                      vErrors.push(err36);
+                      vErrors.push(err40);
                     }
                     errors++;
                   }
@@ -27084,11 +27450,11 @@ var require_validators = __commonJS({
                   let data18 = data15.lines;
                   if (Array.isArray(data18)) {
                     if (data18.length < 1) {
-                      const err37 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      const err41 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
                       if (vErrors === null) {
-                        vErrors = [err37];
+                        vErrors = [err41];
                       } else {
-                        vErrors.push(err37);
+                        vErrors.push(err41);
                       }
                       errors++;
                     }
@@ -27097,30 +27463,30 @@ var require_validators = __commonJS({
                       let data19 = data18[i2];
                       if (data19 && typeof data19 == "object" && !Array.isArray(data19)) {
                         if (data19.id === void 0) {
-                          const err38 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
+                          const err42 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
                           if (vErrors === null) {
-                            vErrors = [err38];
+                            vErrors = [err42];
                           } else {
-                            vErrors.push(err38);
+                            vErrors.push(err42);
                           }
                           errors++;
                         }
                         if (data19.line === void 0) {
-                          const err39 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                          const err43 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                           if (vErrors === null) {
-                            vErrors = [err39];
+                            vErrors = [err43];
                           } else {
-                            vErrors.push(err39);
+                            vErrors.push(err43);
                           }
                           errors++;
                         }
                         for (const key6 in data19) {
                           if (!(key6 === "id" || key6 === "line")) {
-                            const err40 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                            const err44 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                             if (vErrors === null) {
-                              vErrors = [err40];
+                              vErrors = [err44];
                             } else {
-                              vErrors.push(err40);
+                              vErrors.push(err44);
                             }
                             errors++;
                           }
@@ -27129,20 +27495,20 @@ var require_validators = __commonJS({
                           let data20 = data19.id;
                           if (typeof data20 === "string") {
                             if (func4(data20) < 1) {
-                              const err41 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                              const err45 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                               if (vErrors === null) {
-                                vErrors = [err41];
+                                vErrors = [err45];
                               } else {
-                                vErrors.push(err41);
+                                vErrors.push(err45);
                               }
                               errors++;
                             }
                           } else {
-                            const err42 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            const err46 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/id", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err42];
+                              vErrors = [err46];
                             } else {
-                              vErrors.push(err42);
+                              vErrors.push(err46);
                             }
                             errors++;
                           }
@@ -27156,11 +27522,11 @@ var require_validators = __commonJS({
                               let valid15 = false;
                               const _errs59 = errors;
                               if (typeof data22 !== "string") {
-                                const err43 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                const err47 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                 if (vErrors === null) {
-                                  vErrors = [err43];
+                                  vErrors = [err47];
                                 } else {
-                                  vErrors.push(err43);
+                                  vErrors.push(err47);
                                 }
                                 errors++;
                               }
@@ -27168,12 +27534,31 @@ var require_validators = __commonJS({
                               valid15 = valid15 || _valid1;
                               if (!valid15) {
                                 const _errs61 = errors;
-                                if (!(typeof data22 == "number")) {
-                                  const err44 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                                if (typeof data22 == "number") {
+                                  if (data22 > 9007199254740991 || isNaN(data22)) {
+                                    const err48 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                                    if (vErrors === null) {
+                                      vErrors = [err48];
+                                    } else {
+                                      vErrors.push(err48);
+                                    }
+                                    errors++;
+                                  }
+                                  if (data22 < -9007199254740991 || isNaN(data22)) {
+                                    const err49 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                                    if (vErrors === null) {
+                                      vErrors = [err49];
+                                    } else {
+                                      vErrors.push(err49);
+                                    }
+                                    errors++;
+                                  }
+                                } else {
+                                  const err50 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/1/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                                   if (vErrors === null) {
-                                    vErrors = [err44];
+                                    vErrors = [err50];
                                   } else {
-                                    vErrors.push(err44);
+                                    vErrors.push(err50);
                                   }
                                   errors++;
                                 }
@@ -27182,11 +27567,11 @@ var require_validators = __commonJS({
                                 if (!valid15) {
                                   const _errs63 = errors;
                                   if (typeof data22 !== "boolean") {
-                                    const err45 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                                    const err51 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf/2/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                                     if (vErrors === null) {
-                                      vErrors = [err45];
+                                      vErrors = [err51];
                                     } else {
-                                      vErrors.push(err45);
+                                      vErrors.push(err51);
                                     }
                                     errors++;
                                   }
@@ -27195,11 +27580,11 @@ var require_validators = __commonJS({
                                 }
                               }
                               if (!valid15) {
-                                const err46 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                const err52 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/additionalProperties/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                 if (vErrors === null) {
-                                  vErrors = [err46];
+                                  vErrors = [err52];
                                 } else {
-                                  vErrors.push(err46);
+                                  vErrors.push(err52);
                                 }
                                 errors++;
                               } else {
@@ -27214,31 +27599,31 @@ var require_validators = __commonJS({
                               }
                             }
                           } else {
-                            const err47 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                            const err53 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2 + "/line", schemaPath: "#/properties/contracts/items/properties/lines/items/properties/line/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                             if (vErrors === null) {
-                              vErrors = [err47];
+                              vErrors = [err53];
                             } else {
-                              vErrors.push(err47);
+                              vErrors.push(err53);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err48 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err54 = { instancePath: instancePath + "/contracts/" + i1 + "/lines/" + i2, schemaPath: "#/properties/contracts/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err48];
+                          vErrors = [err54];
                         } else {
-                          vErrors.push(err48);
+                          vErrors.push(err54);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err49 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    const err55 = { instancePath: instancePath + "/contracts/" + i1 + "/lines", schemaPath: "#/properties/contracts/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                     if (vErrors === null) {
-                      vErrors = [err49];
+                      vErrors = [err55];
                     } else {
-                      vErrors.push(err49);
+                      vErrors.push(err55);
                     }
                     errors++;
                   }
@@ -27247,21 +27632,21 @@ var require_validators = __commonJS({
                   let data23 = data15.expect;
                   if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
                     if (data23.allocation === void 0) {
-                      const err50 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
+                      const err56 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
                       if (vErrors === null) {
-                        vErrors = [err50];
+                        vErrors = [err56];
                       } else {
-                        vErrors.push(err50);
+                        vErrors.push(err56);
                       }
                       errors++;
                     }
                     for (const key8 in data23) {
                       if (!(key8 === "allocation")) {
-                        const err51 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
+                        const err57 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err51];
+                          vErrors = [err57];
                         } else {
-                          vErrors.push(err51);
+                          vErrors.push(err57);
                         }
                         errors++;
                       }
@@ -27270,62 +27655,82 @@ var require_validators = __commonJS({
                       let data24 = data23.allocation;
                       if (data24 && typeof data24 == "object" && !Array.isArray(data24)) {
                         for (const key9 in data24) {
-                          if (!(typeof data24[key9] == "number")) {
-                            const err52 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+                          let data25 = data24[key9];
+                          if (typeof data25 == "number") {
+                            if (data25 > 9007199254740991 || isNaN(data25)) {
+                              const err58 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/additionalProperties/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                              if (vErrors === null) {
+                                vErrors = [err58];
+                              } else {
+                                vErrors.push(err58);
+                              }
+                              errors++;
+                            }
+                            if (data25 < -9007199254740991 || isNaN(data25)) {
+                              const err59 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                              if (vErrors === null) {
+                                vErrors = [err59];
+                              } else {
+                                vErrors.push(err59);
+                              }
+                              errors++;
+                            }
+                          } else {
+                            const err60 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                             if (vErrors === null) {
-                              vErrors = [err52];
+                              vErrors = [err60];
                             } else {
-                              vErrors.push(err52);
+                              vErrors.push(err60);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err53 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation", schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err61 = { instancePath: instancePath + "/contracts/" + i1 + "/expect/allocation", schemaPath: "#/properties/contracts/items/properties/expect/properties/allocation/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err53];
+                          vErrors = [err61];
                         } else {
-                          vErrors.push(err53);
+                          vErrors.push(err61);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err54 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err62 = { instancePath: instancePath + "/contracts/" + i1 + "/expect", schemaPath: "#/properties/contracts/items/properties/expect/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err54];
+                      vErrors = [err62];
                     } else {
-                      vErrors.push(err54);
+                      vErrors.push(err62);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err55 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err63 = { instancePath: instancePath + "/contracts/" + i1, schemaPath: "#/properties/contracts/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err55];
+                  vErrors = [err63];
                 } else {
-                  vErrors.push(err55);
+                  vErrors.push(err63);
                 }
                 errors++;
               }
             }
           } else {
-            const err56 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err64 = { instancePath: instancePath + "/contracts", schemaPath: "#/properties/contracts/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err56];
+              vErrors = [err64];
             } else {
-              vErrors.push(err56);
+              vErrors.push(err64);
             }
             errors++;
           }
         }
       } else {
-        const err57 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err65 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err57];
+          vErrors = [err65];
         } else {
-          vErrors.push(err57);
+          vErrors.push(err65);
         }
         errors++;
       }
@@ -27333,14 +27738,14 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate27;
-    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch and who created its policy (the service's fields, or this run's own review and create), and who the approve was sent as", "properties": { "reviewed_by": { "type": ["string", "null"] }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"] }, "rule": { "enum": ["blocked", "refused"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users other than the author whose approval stands at the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
-    var schema32 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users other than the author whose approval stands at the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
-    var pattern10 = new RegExp("^1(\\.[0-9]+)*$", "u");
-    var pattern11 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
-    var pattern13 = new RegExp("^[0-9a-f]{40,64}$", "u");
+    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch and who created its policy (the service's fields, or this run's own review and create), and who the approve was sent as", "properties": { "reviewed_by": { "type": ["string", "null"] }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"] }, "rule": { "enum": ["blocked", "refused"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
+    var schema32 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
+    var pattern16 = new RegExp("^1(\\.[0-9]+)*$", "u");
+    var pattern17 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
+    var pattern19 = new RegExp("^[0-9a-f]{40,64}$", "u");
     var schema35 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch and who created its policy (the service's fields, or this run's own review and create), and who the approve was sent as", "properties": { "reviewed_by": { "type": ["string", "null"] }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"] }, "rule": { "enum": ["blocked", "refused"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } };
     var schema36 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
-    var pattern15 = new RegExp("^/", "u");
+    var pattern21 = new RegExp("^/", "u");
     function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -27424,7 +27829,7 @@ var require_validators = __commonJS({
         if (data.path !== void 0) {
           let data1 = data.path;
           if (typeof data1 === "string") {
-            if (!pattern15.test(data1)) {
+            if (!pattern21.test(data1)) {
               const err8 = { instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^/" }, message: 'must match pattern "^/"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -27458,7 +27863,7 @@ var require_validators = __commonJS({
         if (data.started_at !== void 0) {
           let data3 = data.started_at;
           if (typeof data3 === "string") {
-            if (!pattern11.test(data3)) {
+            if (!pattern17.test(data3)) {
               const err11 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -28141,7 +28546,7 @@ var require_validators = __commonJS({
         if (data.acquired_at !== void 0) {
           let data3 = data.acquired_at;
           if (typeof data3 === "string") {
-            if (!pattern11.test(data3)) {
+            if (!pattern17.test(data3)) {
               const err11 = { instancePath: instancePath + "/acquired_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err11];
@@ -28537,7 +28942,7 @@ var require_validators = __commonJS({
         if (data.format_version !== void 0) {
           let data0 = data.format_version;
           if (typeof data0 === "string") {
-            if (!pattern10.test(data0)) {
+            if (!pattern16.test(data0)) {
               const err24 = { instancePath: instancePath + "/format_version", schemaPath: "#/properties/format_version/pattern", keyword: "pattern", params: { pattern: "^1(\\.[0-9]+)*$" }, message: 'must match pattern "^1(\\.[0-9]+)*$"' };
               if (vErrors === null) {
                 vErrors = [err24];
@@ -28843,13 +29248,13 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.merge_commits !== void 0) {
-              let data16 = data11.merge_commits;
+            if (data11.head_commit_by !== void 0) {
+              let data16 = data11.head_commit_by;
               if (Array.isArray(data16)) {
                 const len0 = data16.length;
                 for (let i0 = 0; i0 < len0; i0++) {
                   if (typeof data16[i0] !== "string") {
-                    const err53 = { instancePath: instancePath + "/pull_request_approval/merge_commits/" + i0, schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err53 = { instancePath: instancePath + "/pull_request_approval/head_commit_by/" + i0, schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err53];
                     } else {
@@ -28859,7 +29264,7 @@ var require_validators = __commonJS({
                   }
                 }
               } else {
-                const err54 = { instancePath: instancePath + "/pull_request_approval/merge_commits", schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit_by", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err54];
                 } else {
@@ -28868,45 +29273,52 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.applied_commit !== void 0) {
-              let data18 = data11.applied_commit;
-              if (typeof data18 !== "string" && data18 !== null) {
-                const err55 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema32.properties.applied_commit.type }, message: "must be string,null" };
+            if (data11.merge_commits !== void 0) {
+              let data18 = data11.merge_commits;
+              if (Array.isArray(data18)) {
+                const len1 = data18.length;
+                for (let i1 = 0; i1 < len1; i1++) {
+                  if (typeof data18[i1] !== "string") {
+                    const err55 = { instancePath: instancePath + "/pull_request_approval/merge_commits/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err55];
+                    } else {
+                      vErrors.push(err55);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err56 = { instancePath: instancePath + "/pull_request_approval/merge_commits", schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err55];
+                  vErrors = [err56];
                 } else {
-                  vErrors.push(err55);
+                  vErrors.push(err56);
+                }
+                errors++;
+              }
+            }
+            if (data11.applied_commit !== void 0) {
+              let data20 = data11.applied_commit;
+              if (typeof data20 !== "string" && data20 !== null) {
+                const err57 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema32.properties.applied_commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err57];
+                } else {
+                  vErrors.push(err57);
                 }
                 errors++;
               }
             }
             if (data11.approvals !== void 0) {
-              let data19 = data11.approvals;
-              if (Array.isArray(data19)) {
-                const len1 = data19.length;
-                for (let i1 = 0; i1 < len1; i1++) {
-                  let data20 = data19[i1];
-                  if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
-                    if (data20.user === void 0) {
-                      const err56 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
-                      if (vErrors === null) {
-                        vErrors = [err56];
-                      } else {
-                        vErrors.push(err56);
-                      }
-                      errors++;
-                    }
-                    if (data20.at === void 0) {
-                      const err57 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "at" }, message: "must have required property 'at'" };
-                      if (vErrors === null) {
-                        vErrors = [err57];
-                      } else {
-                        vErrors.push(err57);
-                      }
-                      errors++;
-                    }
-                    if (data20.commit === void 0) {
-                      const err58 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              let data21 = data11.approvals;
+              if (Array.isArray(data21)) {
+                const len2 = data21.length;
+                for (let i2 = 0; i2 < len2; i2++) {
+                  let data22 = data21[i2];
+                  if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
+                    if (data22.user === void 0) {
+                      const err58 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
                       if (vErrors === null) {
                         vErrors = [err58];
                       } else {
@@ -28914,32 +29326,27 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key22 in data20) {
-                      if (!(key22 === "user" || key22 === "at" || key22 === "commit")) {
-                        const err59 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err59];
-                        } else {
-                          vErrors.push(err59);
-                        }
-                        errors++;
+                    if (data22.at === void 0) {
+                      const err59 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "at" }, message: "must have required property 'at'" };
+                      if (vErrors === null) {
+                        vErrors = [err59];
+                      } else {
+                        vErrors.push(err59);
                       }
+                      errors++;
                     }
-                    if (data20.user !== void 0) {
-                      if (typeof data20.user !== "string") {
-                        const err60 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1 + "/user", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err60];
-                        } else {
-                          vErrors.push(err60);
-                        }
-                        errors++;
+                    if (data22.commit === void 0) {
+                      const err60 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+                      if (vErrors === null) {
+                        vErrors = [err60];
+                      } else {
+                        vErrors.push(err60);
                       }
+                      errors++;
                     }
-                    if (data20.at !== void 0) {
-                      let data22 = data20.at;
-                      if (typeof data22 !== "string" && data22 !== null) {
-                        const err61 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.at.type }, message: "must be string,null" };
+                    for (const key22 in data22) {
+                      if (!(key22 === "user" || key22 === "at" || key22 === "commit" || key22 === "excluded")) {
+                        const err61 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err61];
                         } else {
@@ -28948,10 +29355,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data20.commit !== void 0) {
-                      let data23 = data20.commit;
-                      if (typeof data23 !== "string" && data23 !== null) {
-                        const err62 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
+                    if (data22.user !== void 0) {
+                      if (typeof data22.user !== "string") {
+                        const err62 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/user", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err62];
                         } else {
@@ -28960,54 +29366,53 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data22.at !== void 0) {
+                      let data24 = data22.at;
+                      if (typeof data24 !== "string" && data24 !== null) {
+                        const err63 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.at.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err63];
+                        } else {
+                          vErrors.push(err63);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data22.commit !== void 0) {
+                      let data25 = data22.commit;
+                      if (typeof data25 !== "string" && data25 !== null) {
+                        const err64 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err64];
+                        } else {
+                          vErrors.push(err64);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data22.excluded !== void 0) {
+                      if (typeof data22.excluded !== "string") {
+                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/excluded", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/excluded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err65];
+                        } else {
+                          vErrors.push(err65);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err63 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err63];
+                      vErrors = [err66];
                     } else {
-                      vErrors.push(err63);
+                      vErrors.push(err66);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err64 = { instancePath: instancePath + "/pull_request_approval/approvals", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err64];
-                } else {
-                  vErrors.push(err64);
-                }
-                errors++;
-              }
-            }
-            if (data11.independent !== void 0) {
-              let data24 = data11.independent;
-              if (Array.isArray(data24)) {
-                const len2 = data24.length;
-                for (let i2 = 0; i2 < len2; i2++) {
-                  if (typeof data24[i2] !== "string") {
-                    const err65 = { instancePath: instancePath + "/pull_request_approval/independent/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/independent/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err65];
-                    } else {
-                      vErrors.push(err65);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err66 = { instancePath: instancePath + "/pull_request_approval/independent", schemaPath: "#/definitions/PullRequestApproval/properties/independent/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err66];
-                } else {
-                  vErrors.push(err66);
-                }
-                errors++;
-              }
-            }
-            if (data11.holds !== void 0) {
-              if (typeof data11.holds !== "boolean") {
-                const err67 = { instancePath: instancePath + "/pull_request_approval/holds", schemaPath: "#/definitions/PullRequestApproval/properties/holds/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err67 = { instancePath: instancePath + "/pull_request_approval/approvals", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err67];
                 } else {
@@ -29016,86 +29421,91 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.problem !== void 0) {
-              let data27 = data11.problem;
-              if (typeof data27 !== "string" && data27 !== null) {
-                const err68 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema32.properties.problem.type }, message: "must be string,null" };
+            if (data11.independent !== void 0) {
+              let data27 = data11.independent;
+              if (Array.isArray(data27)) {
+                const len3 = data27.length;
+                for (let i3 = 0; i3 < len3; i3++) {
+                  if (typeof data27[i3] !== "string") {
+                    const err68 = { instancePath: instancePath + "/pull_request_approval/independent/" + i3, schemaPath: "#/definitions/PullRequestApproval/properties/independent/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err68];
+                    } else {
+                      vErrors.push(err68);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err69 = { instancePath: instancePath + "/pull_request_approval/independent", schemaPath: "#/definitions/PullRequestApproval/properties/independent/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err68];
+                  vErrors = [err69];
                 } else {
-                  vErrors.push(err68);
+                  vErrors.push(err69);
+                }
+                errors++;
+              }
+            }
+            if (data11.holds !== void 0) {
+              if (typeof data11.holds !== "boolean") {
+                const err70 = { instancePath: instancePath + "/pull_request_approval/holds", schemaPath: "#/definitions/PullRequestApproval/properties/holds/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err70];
+                } else {
+                  vErrors.push(err70);
+                }
+                errors++;
+              }
+            }
+            if (data11.problem !== void 0) {
+              let data30 = data11.problem;
+              if (typeof data30 !== "string" && data30 !== null) {
+                const err71 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema32.properties.problem.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err71];
+                } else {
+                  vErrors.push(err71);
                 }
                 errors++;
               }
             }
           } else {
-            const err69 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err72 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err69];
+              vErrors = [err72];
             } else {
-              vErrors.push(err69);
+              vErrors.push(err72);
             }
             errors++;
           }
         }
         if (data.started_at !== void 0) {
-          let data28 = data.started_at;
-          if (typeof data28 === "string") {
-            if (!pattern11.test(data28)) {
-              const err70 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
+          let data31 = data.started_at;
+          if (typeof data31 === "string") {
+            if (!pattern17.test(data31)) {
+              const err73 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
-                vErrors = [err70];
+                vErrors = [err73];
               } else {
-                vErrors.push(err70);
+                vErrors.push(err73);
               }
               errors++;
             }
           } else {
-            const err71 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err74 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err71];
+              vErrors = [err74];
             } else {
-              vErrors.push(err71);
+              vErrors.push(err74);
             }
             errors++;
           }
         }
         if (data.finished_at !== void 0) {
-          let data29 = data.finished_at;
-          if (typeof data29 === "string") {
-            if (!pattern11.test(data29)) {
-              const err72 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
-              if (vErrors === null) {
-                vErrors = [err72];
-              } else {
-                vErrors.push(err72);
-              }
-              errors++;
-            }
-          } else {
-            const err73 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-            if (vErrors === null) {
-              vErrors = [err73];
-            } else {
-              vErrors.push(err73);
-            }
-            errors++;
-          }
-        }
-        if (data.git !== void 0) {
-          let data30 = data.git;
-          if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
-            if (data30.commit === void 0) {
-              const err74 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
-              if (vErrors === null) {
-                vErrors = [err74];
-              } else {
-                vErrors.push(err74);
-              }
-              errors++;
-            }
-            if (data30.clean === void 0) {
-              const err75 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "clean" }, message: "must have required property 'clean'" };
+          let data32 = data.finished_at;
+          if (typeof data32 === "string") {
+            if (!pattern17.test(data32)) {
+              const err75 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
                 vErrors = [err75];
               } else {
@@ -29103,44 +29513,40 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key3 in data30) {
+          } else {
+            const err76 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err76];
+            } else {
+              vErrors.push(err76);
+            }
+            errors++;
+          }
+        }
+        if (data.git !== void 0) {
+          let data33 = data.git;
+          if (data33 && typeof data33 == "object" && !Array.isArray(data33)) {
+            if (data33.commit === void 0) {
+              const err77 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              if (vErrors === null) {
+                vErrors = [err77];
+              } else {
+                vErrors.push(err77);
+              }
+              errors++;
+            }
+            if (data33.clean === void 0) {
+              const err78 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "clean" }, message: "must have required property 'clean'" };
+              if (vErrors === null) {
+                vErrors = [err78];
+              } else {
+                vErrors.push(err78);
+              }
+              errors++;
+            }
+            for (const key3 in data33) {
               if (!(key3 === "commit" || key3 === "clean" || key3 === "note")) {
-                const err76 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err76];
-                } else {
-                  vErrors.push(err76);
-                }
-                errors++;
-              }
-            }
-            if (data30.commit !== void 0) {
-              let data31 = data30.commit;
-              if (typeof data31 !== "string" && data31 !== null) {
-                const err77 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema31.properties.git.properties.commit.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err77];
-                } else {
-                  vErrors.push(err77);
-                }
-                errors++;
-              }
-              if (typeof data31 === "string") {
-                if (!pattern13.test(data31)) {
-                  const err78 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
-                  if (vErrors === null) {
-                    vErrors = [err78];
-                  } else {
-                    vErrors.push(err78);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data30.clean !== void 0) {
-              let data32 = data30.clean;
-              if (typeof data32 !== "boolean" && data32 !== null) {
-                const err79 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema31.properties.git.properties.clean.type }, message: "must be boolean,null" };
+                const err79 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err79];
                 } else {
@@ -29149,9 +29555,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data30.note !== void 0) {
-              if (typeof data30.note !== "string") {
-                const err80 = { instancePath: instancePath + "/git/note", schemaPath: "#/properties/git/properties/note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data33.commit !== void 0) {
+              let data34 = data33.commit;
+              if (typeof data34 !== "string" && data34 !== null) {
+                const err80 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema31.properties.git.properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err80];
                 } else {
@@ -29159,68 +29566,75 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
+              if (typeof data34 === "string") {
+                if (!pattern19.test(data34)) {
+                  const err81 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err81];
+                  } else {
+                    vErrors.push(err81);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data33.clean !== void 0) {
+              let data35 = data33.clean;
+              if (typeof data35 !== "boolean" && data35 !== null) {
+                const err82 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema31.properties.git.properties.clean.type }, message: "must be boolean,null" };
+                if (vErrors === null) {
+                  vErrors = [err82];
+                } else {
+                  vErrors.push(err82);
+                }
+                errors++;
+              }
+            }
+            if (data33.note !== void 0) {
+              if (typeof data33.note !== "string") {
+                const err83 = { instancePath: instancePath + "/git/note", schemaPath: "#/properties/git/properties/note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err83];
+                } else {
+                  vErrors.push(err83);
+                }
+                errors++;
+              }
             }
           } else {
-            const err81 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err84 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err81];
+              vErrors = [err84];
             } else {
-              vErrors.push(err81);
+              vErrors.push(err84);
             }
             errors++;
           }
         }
         if (data.ci !== void 0) {
-          let data34 = data.ci;
-          const _errs75 = errors;
-          let valid13 = false;
+          let data37 = data.ci;
+          const _errs81 = errors;
+          let valid15 = false;
           let passing0 = null;
-          const _errs76 = errors;
-          if (data34 !== null) {
-            const err82 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+          const _errs82 = errors;
+          if (data37 !== null) {
+            const err85 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
             if (vErrors === null) {
-              vErrors = [err82];
+              vErrors = [err85];
             } else {
-              vErrors.push(err82);
+              vErrors.push(err85);
             }
             errors++;
           }
-          var _valid0 = _errs76 === errors;
+          var _valid0 = _errs82 === errors;
           if (_valid0) {
-            valid13 = true;
+            valid15 = true;
             passing0 = 0;
           }
-          const _errs78 = errors;
-          if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
-            if (data34.provider === void 0) {
-              const err83 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
-              if (vErrors === null) {
-                vErrors = [err83];
-              } else {
-                vErrors.push(err83);
-              }
-              errors++;
-            }
-            if (data34.run_url === void 0) {
-              const err84 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
-              if (vErrors === null) {
-                vErrors = [err84];
-              } else {
-                vErrors.push(err84);
-              }
-              errors++;
-            }
-            if (data34.actor === void 0) {
-              const err85 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
-              if (vErrors === null) {
-                vErrors = [err85];
-              } else {
-                vErrors.push(err85);
-              }
-              errors++;
-            }
-            if (data34.pull_request === void 0) {
-              const err86 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
+          const _errs84 = errors;
+          if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
+            if (data37.provider === void 0) {
+              const err86 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
               if (vErrors === null) {
                 vErrors = [err86];
               } else {
@@ -29228,8 +29642,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data34.commit === void 0) {
-              const err87 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+            if (data37.run_url === void 0) {
+              const err87 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
               if (vErrors === null) {
                 vErrors = [err87];
               } else {
@@ -29237,8 +29651,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data34.ref === void 0) {
-              const err88 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
+            if (data37.actor === void 0) {
+              const err88 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
               if (vErrors === null) {
                 vErrors = [err88];
               } else {
@@ -29246,8 +29660,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data34.workflow === void 0) {
-              const err89 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
+            if (data37.pull_request === void 0) {
+              const err89 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
               if (vErrors === null) {
                 vErrors = [err89];
               } else {
@@ -29255,8 +29669,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data34.event === void 0) {
-              const err90 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
+            if (data37.commit === void 0) {
+              const err90 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
               if (vErrors === null) {
                 vErrors = [err90];
               } else {
@@ -29264,45 +29678,36 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key4 in data34) {
+            if (data37.ref === void 0) {
+              const err91 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
+              if (vErrors === null) {
+                vErrors = [err91];
+              } else {
+                vErrors.push(err91);
+              }
+              errors++;
+            }
+            if (data37.workflow === void 0) {
+              const err92 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
+              if (vErrors === null) {
+                vErrors = [err92];
+              } else {
+                vErrors.push(err92);
+              }
+              errors++;
+            }
+            if (data37.event === void 0) {
+              const err93 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
+              if (vErrors === null) {
+                vErrors = [err93];
+              } else {
+                vErrors.push(err93);
+              }
+              errors++;
+            }
+            for (const key4 in data37) {
               if (!(key4 === "provider" || key4 === "run_url" || key4 === "actor" || key4 === "pull_request" || key4 === "commit" || key4 === "ref" || key4 === "workflow" || key4 === "event")) {
-                const err91 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err91];
-                } else {
-                  vErrors.push(err91);
-                }
-                errors++;
-              }
-            }
-            if (data34.provider !== void 0) {
-              let data35 = data34.provider;
-              if (!(data35 === "github" || data35 === "gitlab")) {
-                const err92 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema31.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
-                if (vErrors === null) {
-                  vErrors = [err92];
-                } else {
-                  vErrors.push(err92);
-                }
-                errors++;
-              }
-            }
-            if (data34.run_url !== void 0) {
-              let data36 = data34.run_url;
-              if (typeof data36 !== "string" && data36 !== null) {
-                const err93 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err93];
-                } else {
-                  vErrors.push(err93);
-                }
-                errors++;
-              }
-            }
-            if (data34.actor !== void 0) {
-              let data37 = data34.actor;
-              if (typeof data37 !== "string" && data37 !== null) {
-                const err94 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
+                const err94 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err94];
                 } else {
@@ -29311,10 +29716,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data34.pull_request !== void 0) {
-              let data38 = data34.pull_request;
-              if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38))) && data38 !== null) {
-                const err95 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
+            if (data37.provider !== void 0) {
+              let data38 = data37.provider;
+              if (!(data38 === "github" || data38 === "gitlab")) {
+                const err95 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema31.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err95];
                 } else {
@@ -29323,10 +29728,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data34.commit !== void 0) {
-              let data39 = data34.commit;
+            if (data37.run_url !== void 0) {
+              let data39 = data37.run_url;
               if (typeof data39 !== "string" && data39 !== null) {
-                const err96 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
+                const err96 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err96];
                 } else {
@@ -29335,10 +29740,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data34.ref !== void 0) {
-              let data40 = data34.ref;
+            if (data37.actor !== void 0) {
+              let data40 = data37.actor;
               if (typeof data40 !== "string" && data40 !== null) {
-                const err97 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                const err97 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err97];
                 } else {
@@ -29347,10 +29752,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data34.workflow !== void 0) {
-              let data41 = data34.workflow;
-              if (typeof data41 !== "string" && data41 !== null) {
-                const err98 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
+            if (data37.pull_request !== void 0) {
+              let data41 = data37.pull_request;
+              if (!(typeof data41 == "number" && (!(data41 % 1) && !isNaN(data41))) && data41 !== null) {
+                const err98 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err98];
                 } else {
@@ -29359,10 +29764,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data34.event !== void 0) {
-              let data42 = data34.event;
+            if (data37.commit !== void 0) {
+              let data42 = data37.commit;
               if (typeof data42 !== "string" && data42 !== null) {
-                const err99 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                const err99 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err99];
                 } else {
@@ -29371,38 +29776,74 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data37.ref !== void 0) {
+              let data43 = data37.ref;
+              if (typeof data43 !== "string" && data43 !== null) {
+                const err100 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err100];
+                } else {
+                  vErrors.push(err100);
+                }
+                errors++;
+              }
+            }
+            if (data37.workflow !== void 0) {
+              let data44 = data37.workflow;
+              if (typeof data44 !== "string" && data44 !== null) {
+                const err101 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err101];
+                } else {
+                  vErrors.push(err101);
+                }
+                errors++;
+              }
+            }
+            if (data37.event !== void 0) {
+              let data45 = data37.event;
+              if (typeof data45 !== "string" && data45 !== null) {
+                const err102 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err102];
+                } else {
+                  vErrors.push(err102);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err100 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err103 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err100];
+              vErrors = [err103];
             } else {
-              vErrors.push(err100);
+              vErrors.push(err103);
             }
             errors++;
           }
-          var _valid0 = _errs78 === errors;
-          if (_valid0 && valid13) {
-            valid13 = false;
+          var _valid0 = _errs84 === errors;
+          if (_valid0 && valid15) {
+            valid15 = false;
             passing0 = [passing0, 1];
           } else {
             if (_valid0) {
-              valid13 = true;
+              valid15 = true;
               passing0 = 1;
             }
           }
-          if (!valid13) {
-            const err101 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+          if (!valid15) {
+            const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err101];
+              vErrors = [err104];
             } else {
-              vErrors.push(err101);
+              vErrors.push(err104);
             }
             errors++;
           } else {
-            errors = _errs75;
+            errors = _errs81;
             if (vErrors !== null) {
-              if (_errs75) {
-                vErrors.length = _errs75;
+              if (_errs81) {
+                vErrors.length = _errs81;
               } else {
                 vErrors = null;
               }
@@ -29410,37 +29851,10 @@ var require_validators = __commonJS({
           }
         }
         if (data.plan !== void 0) {
-          let data43 = data.plan;
-          if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
-            if (data43.checksum === void 0) {
-              const err102 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
-              if (vErrors === null) {
-                vErrors = [err102];
-              } else {
-                vErrors.push(err102);
-              }
-              errors++;
-            }
-            if (data43.file === void 0) {
-              const err103 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-              if (vErrors === null) {
-                vErrors = [err103];
-              } else {
-                vErrors.push(err103);
-              }
-              errors++;
-            }
-            if (data43.created_at === void 0) {
-              const err104 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
-              if (vErrors === null) {
-                vErrors = [err104];
-              } else {
-                vErrors.push(err104);
-              }
-              errors++;
-            }
-            if (data43.made_by === void 0) {
-              const err105 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
+          let data46 = data.plan;
+          if (data46 && typeof data46 == "object" && !Array.isArray(data46)) {
+            if (data46.checksum === void 0) {
+              const err105 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
               if (vErrors === null) {
                 vErrors = [err105];
               } else {
@@ -29448,8 +29862,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data43.targets === void 0) {
-              const err106 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
+            if (data46.file === void 0) {
+              const err106 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
               if (vErrors === null) {
                 vErrors = [err106];
               } else {
@@ -29457,8 +29871,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data43.summary === void 0) {
-              const err107 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+            if (data46.created_at === void 0) {
+              const err107 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
               if (vErrors === null) {
                 vErrors = [err107];
               } else {
@@ -29466,43 +29880,36 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key5 in data43) {
-              if (!(key5 === "checksum" || key5 === "file" || key5 === "created_at" || key5 === "made_by" || key5 === "targets" || key5 === "summary")) {
-                const err108 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err108];
-                } else {
-                  vErrors.push(err108);
-                }
-                errors++;
-              }
-            }
-            if (data43.checksum !== void 0) {
-              let data44 = data43.checksum;
-              if (typeof data44 === "string") {
-                if (!pattern7.test(data44)) {
-                  const err109 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
-                  if (vErrors === null) {
-                    vErrors = [err109];
-                  } else {
-                    vErrors.push(err109);
-                  }
-                  errors++;
-                }
+            if (data46.made_by === void 0) {
+              const err108 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
+              if (vErrors === null) {
+                vErrors = [err108];
               } else {
-                const err110 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err110];
-                } else {
-                  vErrors.push(err110);
-                }
-                errors++;
+                vErrors.push(err108);
               }
+              errors++;
             }
-            if (data43.file !== void 0) {
-              let data45 = data43.file;
-              if (typeof data45 !== "string" && data45 !== null) {
-                const err111 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema31.properties.plan.properties.file.type }, message: "must be string,null" };
+            if (data46.targets === void 0) {
+              const err109 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
+              if (vErrors === null) {
+                vErrors = [err109];
+              } else {
+                vErrors.push(err109);
+              }
+              errors++;
+            }
+            if (data46.summary === void 0) {
+              const err110 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+              if (vErrors === null) {
+                vErrors = [err110];
+              } else {
+                vErrors.push(err110);
+              }
+              errors++;
+            }
+            for (const key5 in data46) {
+              if (!(key5 === "checksum" || key5 === "file" || key5 === "created_at" || key5 === "made_by" || key5 === "targets" || key5 === "summary")) {
+                const err111 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err111];
                 } else {
@@ -29511,21 +29918,20 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data43.created_at !== void 0) {
-              if (typeof data43.created_at !== "string") {
-                const err112 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err112];
-                } else {
-                  vErrors.push(err112);
+            if (data46.checksum !== void 0) {
+              let data47 = data46.checksum;
+              if (typeof data47 === "string") {
+                if (!pattern13.test(data47)) {
+                  const err112 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err112];
+                  } else {
+                    vErrors.push(err112);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data43.made_by !== void 0) {
-              let data47 = data43.made_by;
-              if (typeof data47 !== "string" && data47 !== null) {
-                const err113 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema31.properties.plan.properties.made_by.type }, message: "must be string,null" };
+              } else {
+                const err113 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err113];
                 } else {
@@ -29534,23 +29940,21 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data43.targets !== void 0) {
-              let data48 = data43.targets;
-              if (Array.isArray(data48)) {
-                const len3 = data48.length;
-                for (let i3 = 0; i3 < len3; i3++) {
-                  if (typeof data48[i3] !== "string") {
-                    const err114 = { instancePath: instancePath + "/plan/targets/" + i3, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err114];
-                    } else {
-                      vErrors.push(err114);
-                    }
-                    errors++;
-                  }
+            if (data46.file !== void 0) {
+              let data48 = data46.file;
+              if (typeof data48 !== "string" && data48 !== null) {
+                const err114 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema31.properties.plan.properties.file.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err114];
+                } else {
+                  vErrors.push(err114);
                 }
-              } else {
-                const err115 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                errors++;
+              }
+            }
+            if (data46.created_at !== void 0) {
+              if (typeof data46.created_at !== "string") {
+                const err115 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err115];
                 } else {
@@ -29559,34 +29963,35 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data43.summary !== void 0) {
-              let data50 = data43.summary;
-              if (data50 && typeof data50 == "object" && !Array.isArray(data50)) {
-                for (const key6 in data50) {
-                  let data51 = data50[key6];
-                  if (!(typeof data51 == "number" && (!(data51 % 1) && !isNaN(data51)))) {
-                    const err116 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data46.made_by !== void 0) {
+              let data50 = data46.made_by;
+              if (typeof data50 !== "string" && data50 !== null) {
+                const err116 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema31.properties.plan.properties.made_by.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err116];
+                } else {
+                  vErrors.push(err116);
+                }
+                errors++;
+              }
+            }
+            if (data46.targets !== void 0) {
+              let data51 = data46.targets;
+              if (Array.isArray(data51)) {
+                const len4 = data51.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  if (typeof data51[i4] !== "string") {
+                    const err117 = { instancePath: instancePath + "/plan/targets/" + i4, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err116];
+                      vErrors = [err117];
                     } else {
-                      vErrors.push(err116);
+                      vErrors.push(err117);
                     }
                     errors++;
                   }
-                  if (typeof data51 == "number") {
-                    if (data51 < 0 || isNaN(data51)) {
-                      const err117 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                      if (vErrors === null) {
-                        vErrors = [err117];
-                      } else {
-                        vErrors.push(err117);
-                      }
-                      errors++;
-                    }
-                  }
                 }
               } else {
-                const err118 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err118 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err118];
                 } else {
@@ -29595,60 +30000,44 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-          } else {
-            const err119 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err119];
-            } else {
-              vErrors.push(err119);
-            }
-            errors++;
-          }
-        }
-        if (data.approval !== void 0) {
-          let data52 = data.approval;
-          if (!(data52 === "auto-approve" || data52 === "prompt" || data52 === "declined" || data52 === "cancelled" || data52 === "not asked")) {
-            const err120 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema31.properties.approval.enum }, message: "must be equal to one of the allowed values" };
-            if (vErrors === null) {
-              vErrors = [err120];
-            } else {
-              vErrors.push(err120);
-            }
-            errors++;
-          }
-        }
-        if (data.changes !== void 0) {
-          let data53 = data.changes;
-          if (Array.isArray(data53)) {
-            const len4 = data53.length;
-            for (let i4 = 0; i4 < len4; i4++) {
-              if (!validate28(data53[i4], { instancePath: instancePath + "/changes/" + i4, parentData: data53, parentDataProperty: i4, rootData })) {
-                vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-                errors = vErrors.length;
+            if (data46.summary !== void 0) {
+              let data53 = data46.summary;
+              if (data53 && typeof data53 == "object" && !Array.isArray(data53)) {
+                for (const key6 in data53) {
+                  let data54 = data53[key6];
+                  if (!(typeof data54 == "number" && (!(data54 % 1) && !isNaN(data54)))) {
+                    const err119 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err119];
+                    } else {
+                      vErrors.push(err119);
+                    }
+                    errors++;
+                  }
+                  if (typeof data54 == "number") {
+                    if (data54 < 0 || isNaN(data54)) {
+                      const err120 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                      if (vErrors === null) {
+                        vErrors = [err120];
+                      } else {
+                        vErrors.push(err120);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+              } else {
+                const err121 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err121];
+                } else {
+                  vErrors.push(err121);
+                }
+                errors++;
               }
             }
           } else {
-            const err121 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err121];
-            } else {
-              vErrors.push(err121);
-            }
-            errors++;
-          }
-        }
-        if (data.other_requests !== void 0) {
-          let data55 = data.other_requests;
-          if (Array.isArray(data55)) {
-            const len5 = data55.length;
-            for (let i5 = 0; i5 < len5; i5++) {
-              if (!validate29(data55[i5], { instancePath: instancePath + "/other_requests/" + i5, parentData: data55, parentDataProperty: i5, rootData })) {
-                vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-                errors = vErrors.length;
-              }
-            }
-          } else {
-            const err122 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err122 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err122];
             } else {
@@ -29657,38 +30046,63 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.approval !== void 0) {
+          let data55 = data.approval;
+          if (!(data55 === "auto-approve" || data55 === "prompt" || data55 === "declined" || data55 === "cancelled" || data55 === "not asked")) {
+            const err123 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema31.properties.approval.enum }, message: "must be equal to one of the allowed values" };
+            if (vErrors === null) {
+              vErrors = [err123];
+            } else {
+              vErrors.push(err123);
+            }
+            errors++;
+          }
+        }
+        if (data.changes !== void 0) {
+          let data56 = data.changes;
+          if (Array.isArray(data56)) {
+            const len5 = data56.length;
+            for (let i5 = 0; i5 < len5; i5++) {
+              if (!validate28(data56[i5], { instancePath: instancePath + "/changes/" + i5, parentData: data56, parentDataProperty: i5, rootData })) {
+                vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err124 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err124];
+            } else {
+              vErrors.push(err124);
+            }
+            errors++;
+          }
+        }
+        if (data.other_requests !== void 0) {
+          let data58 = data.other_requests;
+          if (Array.isArray(data58)) {
+            const len6 = data58.length;
+            for (let i6 = 0; i6 < len6; i6++) {
+              if (!validate29(data58[i6], { instancePath: instancePath + "/other_requests/" + i6, parentData: data58, parentDataProperty: i6, rootData })) {
+                vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err125 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err125];
+            } else {
+              vErrors.push(err125);
+            }
+            errors++;
+          }
+        }
         if (data.summary !== void 0) {
-          let data57 = data.summary;
-          if (data57 && typeof data57 == "object" && !Array.isArray(data57)) {
-            if (data57.done === void 0) {
-              const err123 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
-              if (vErrors === null) {
-                vErrors = [err123];
-              } else {
-                vErrors.push(err123);
-              }
-              errors++;
-            }
-            if (data57.already === void 0) {
-              const err124 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
-              if (vErrors === null) {
-                vErrors = [err124];
-              } else {
-                vErrors.push(err124);
-              }
-              errors++;
-            }
-            if (data57.confirmed === void 0) {
-              const err125 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
-              if (vErrors === null) {
-                vErrors = [err125];
-              } else {
-                vErrors.push(err125);
-              }
-              errors++;
-            }
-            if (data57.blocked === void 0) {
-              const err126 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+          let data60 = data.summary;
+          if (data60 && typeof data60 == "object" && !Array.isArray(data60)) {
+            if (data60.done === void 0) {
+              const err126 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
               if (vErrors === null) {
                 vErrors = [err126];
               } else {
@@ -29696,8 +30110,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data57.failed === void 0) {
-              const err127 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+            if (data60.already === void 0) {
+              const err127 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
               if (vErrors === null) {
                 vErrors = [err127];
               } else {
@@ -29705,8 +30119,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data57.skipped === void 0) {
-              const err128 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
+            if (data60.confirmed === void 0) {
+              const err128 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
               if (vErrors === null) {
                 vErrors = [err128];
               } else {
@@ -29714,8 +30128,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data57.unknown === void 0) {
-              const err129 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+            if (data60.blocked === void 0) {
+              const err129 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
               if (vErrors === null) {
                 vErrors = [err129];
               } else {
@@ -29723,44 +30137,36 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key7 in data57) {
+            if (data60.failed === void 0) {
+              const err130 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+              if (vErrors === null) {
+                vErrors = [err130];
+              } else {
+                vErrors.push(err130);
+              }
+              errors++;
+            }
+            if (data60.skipped === void 0) {
+              const err131 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
+              if (vErrors === null) {
+                vErrors = [err131];
+              } else {
+                vErrors.push(err131);
+              }
+              errors++;
+            }
+            if (data60.unknown === void 0) {
+              const err132 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+              if (vErrors === null) {
+                vErrors = [err132];
+              } else {
+                vErrors.push(err132);
+              }
+              errors++;
+            }
+            for (const key7 in data60) {
               if (!func2.call(schema31.properties.summary.properties, key7)) {
-                const err130 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err130];
-                } else {
-                  vErrors.push(err130);
-                }
-                errors++;
-              }
-            }
-            if (data57.done !== void 0) {
-              let data58 = data57.done;
-              if (!(typeof data58 == "number" && (!(data58 % 1) && !isNaN(data58)))) {
-                const err131 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err131];
-                } else {
-                  vErrors.push(err131);
-                }
-                errors++;
-              }
-              if (typeof data58 == "number") {
-                if (data58 < 0 || isNaN(data58)) {
-                  const err132 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err132];
-                  } else {
-                    vErrors.push(err132);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data57.already !== void 0) {
-              let data59 = data57.already;
-              if (!(typeof data59 == "number" && (!(data59 % 1) && !isNaN(data59)))) {
-                const err133 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err133 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err133];
                 } else {
@@ -29768,220 +30174,255 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data59 == "number") {
-                if (data59 < 0 || isNaN(data59)) {
-                  const err134 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err134];
-                  } else {
-                    vErrors.push(err134);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data57.confirmed !== void 0) {
-              let data60 = data57.confirmed;
-              if (!(typeof data60 == "number" && (!(data60 % 1) && !isNaN(data60)))) {
-                const err135 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err135];
-                } else {
-                  vErrors.push(err135);
-                }
-                errors++;
-              }
-              if (typeof data60 == "number") {
-                if (data60 < 0 || isNaN(data60)) {
-                  const err136 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err136];
-                  } else {
-                    vErrors.push(err136);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data57.blocked !== void 0) {
-              let data61 = data57.blocked;
+            if (data60.done !== void 0) {
+              let data61 = data60.done;
               if (!(typeof data61 == "number" && (!(data61 % 1) && !isNaN(data61)))) {
-                const err137 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err134 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err137];
+                  vErrors = [err134];
                 } else {
-                  vErrors.push(err137);
+                  vErrors.push(err134);
                 }
                 errors++;
               }
               if (typeof data61 == "number") {
                 if (data61 < 0 || isNaN(data61)) {
-                  const err138 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err135 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err138];
+                    vErrors = [err135];
                   } else {
-                    vErrors.push(err138);
+                    vErrors.push(err135);
                   }
                   errors++;
                 }
               }
             }
-            if (data57.failed !== void 0) {
-              let data62 = data57.failed;
+            if (data60.already !== void 0) {
+              let data62 = data60.already;
               if (!(typeof data62 == "number" && (!(data62 % 1) && !isNaN(data62)))) {
-                const err139 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err136 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err139];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err139);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
               if (typeof data62 == "number") {
                 if (data62 < 0 || isNaN(data62)) {
-                  const err140 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err137 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err140];
+                    vErrors = [err137];
                   } else {
-                    vErrors.push(err140);
+                    vErrors.push(err137);
                   }
                   errors++;
                 }
               }
             }
-            if (data57.skipped !== void 0) {
-              let data63 = data57.skipped;
+            if (data60.confirmed !== void 0) {
+              let data63 = data60.confirmed;
               if (!(typeof data63 == "number" && (!(data63 % 1) && !isNaN(data63)))) {
-                const err141 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err138 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err141];
+                  vErrors = [err138];
                 } else {
-                  vErrors.push(err141);
+                  vErrors.push(err138);
                 }
                 errors++;
               }
               if (typeof data63 == "number") {
                 if (data63 < 0 || isNaN(data63)) {
-                  const err142 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err139 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err142];
+                    vErrors = [err139];
                   } else {
-                    vErrors.push(err142);
+                    vErrors.push(err139);
                   }
                   errors++;
                 }
               }
             }
-            if (data57.unknown !== void 0) {
-              let data64 = data57.unknown;
+            if (data60.blocked !== void 0) {
+              let data64 = data60.blocked;
               if (!(typeof data64 == "number" && (!(data64 % 1) && !isNaN(data64)))) {
-                const err143 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err140 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err143];
+                  vErrors = [err140];
                 } else {
-                  vErrors.push(err143);
+                  vErrors.push(err140);
                 }
                 errors++;
               }
               if (typeof data64 == "number") {
                 if (data64 < 0 || isNaN(data64)) {
-                  const err144 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err141 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err144];
+                    vErrors = [err141];
                   } else {
-                    vErrors.push(err144);
+                    vErrors.push(err141);
                   }
                   errors++;
                 }
               }
             }
-            if (data57.overwritten !== void 0) {
-              let data65 = data57.overwritten;
+            if (data60.failed !== void 0) {
+              let data65 = data60.failed;
               if (!(typeof data65 == "number" && (!(data65 % 1) && !isNaN(data65)))) {
-                const err145 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err142 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err145];
+                  vErrors = [err142];
                 } else {
-                  vErrors.push(err145);
+                  vErrors.push(err142);
                 }
                 errors++;
               }
               if (typeof data65 == "number") {
                 if (data65 < 0 || isNaN(data65)) {
-                  const err146 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err143 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err146];
+                    vErrors = [err143];
                   } else {
-                    vErrors.push(err146);
+                    vErrors.push(err143);
                   }
                   errors++;
                 }
               }
             }
-            if (data57.not_applied !== void 0) {
-              let data66 = data57.not_applied;
+            if (data60.skipped !== void 0) {
+              let data66 = data60.skipped;
               if (!(typeof data66 == "number" && (!(data66 % 1) && !isNaN(data66)))) {
-                const err147 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err144 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err147];
+                  vErrors = [err144];
                 } else {
-                  vErrors.push(err147);
+                  vErrors.push(err144);
                 }
                 errors++;
               }
               if (typeof data66 == "number") {
                 if (data66 < 0 || isNaN(data66)) {
-                  const err148 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err145 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err148];
+                    vErrors = [err145];
                   } else {
-                    vErrors.push(err148);
+                    vErrors.push(err145);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data60.unknown !== void 0) {
+              let data67 = data60.unknown;
+              if (!(typeof data67 == "number" && (!(data67 % 1) && !isNaN(data67)))) {
+                const err146 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err146];
+                } else {
+                  vErrors.push(err146);
+                }
+                errors++;
+              }
+              if (typeof data67 == "number") {
+                if (data67 < 0 || isNaN(data67)) {
+                  const err147 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err147];
+                  } else {
+                    vErrors.push(err147);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data60.overwritten !== void 0) {
+              let data68 = data60.overwritten;
+              if (!(typeof data68 == "number" && (!(data68 % 1) && !isNaN(data68)))) {
+                const err148 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err148];
+                } else {
+                  vErrors.push(err148);
+                }
+                errors++;
+              }
+              if (typeof data68 == "number") {
+                if (data68 < 0 || isNaN(data68)) {
+                  const err149 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err149];
+                  } else {
+                    vErrors.push(err149);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data60.not_applied !== void 0) {
+              let data69 = data60.not_applied;
+              if (!(typeof data69 == "number" && (!(data69 % 1) && !isNaN(data69)))) {
+                const err150 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err150];
+                } else {
+                  vErrors.push(err150);
+                }
+                errors++;
+              }
+              if (typeof data69 == "number") {
+                if (data69 < 0 || isNaN(data69)) {
+                  const err151 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err151];
+                  } else {
+                    vErrors.push(err151);
                   }
                   errors++;
                 }
               }
             }
           } else {
-            const err149 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err152 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err149];
+              vErrors = [err152];
             } else {
-              vErrors.push(err149);
+              vErrors.push(err152);
             }
             errors++;
           }
         }
         if (data.exit_code !== void 0) {
-          let data67 = data.exit_code;
-          if (!(typeof data67 == "number" && (!(data67 % 1) && !isNaN(data67)))) {
-            const err150 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+          let data70 = data.exit_code;
+          if (!(typeof data70 == "number" && (!(data70 % 1) && !isNaN(data70)))) {
+            const err153 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
             if (vErrors === null) {
-              vErrors = [err150];
+              vErrors = [err153];
             } else {
-              vErrors.push(err150);
+              vErrors.push(err153);
             }
             errors++;
           }
         }
         if (data.interrupted !== void 0) {
           if (typeof data.interrupted !== "boolean") {
-            const err151 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            const err154 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
-              vErrors = [err151];
+              vErrors = [err154];
             } else {
-              vErrors.push(err151);
+              vErrors.push(err154);
             }
             errors++;
           }
         }
         if (data.error !== void 0) {
-          let data69 = data.error;
-          if (typeof data69 !== "string" && data69 !== null) {
-            const err152 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema31.properties.error.type }, message: "must be string,null" };
+          let data72 = data.error;
+          if (typeof data72 !== "string" && data72 !== null) {
+            const err155 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema31.properties.error.type }, message: "must be string,null" };
             if (vErrors === null) {
-              vErrors = [err152];
+              vErrors = [err155];
             } else {
-              vErrors.push(err152);
+              vErrors.push(err155);
             }
             errors++;
           }
@@ -29993,23 +30434,23 @@ var require_validators = __commonJS({
           }
         }
         if (data.prev !== void 0) {
-          let data71 = data.prev;
-          if (typeof data71 !== "string" && data71 !== null) {
-            const err153 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema31.properties.prev.type }, message: "must be string,null" };
+          let data74 = data.prev;
+          if (typeof data74 !== "string" && data74 !== null) {
+            const err156 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema31.properties.prev.type }, message: "must be string,null" };
             if (vErrors === null) {
-              vErrors = [err153];
+              vErrors = [err156];
             } else {
-              vErrors.push(err153);
+              vErrors.push(err156);
             }
             errors++;
           }
-          if (typeof data71 === "string") {
-            if (!pattern7.test(data71)) {
-              const err154 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          if (typeof data74 === "string") {
+            if (!pattern13.test(data74)) {
+              const err157 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err154];
+                vErrors = [err157];
               } else {
-                vErrors.push(err154);
+                vErrors.push(err157);
               }
               errors++;
             }
@@ -30017,43 +30458,43 @@ var require_validators = __commonJS({
         }
         if (data.chain_note !== void 0) {
           if (typeof data.chain_note !== "string") {
-            const err155 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err158 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err155];
+              vErrors = [err158];
             } else {
-              vErrors.push(err155);
+              vErrors.push(err158);
             }
             errors++;
           }
         }
         if (data.hash !== void 0) {
-          let data73 = data.hash;
-          if (typeof data73 === "string") {
-            if (!pattern7.test(data73)) {
-              const err156 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          let data76 = data.hash;
+          if (typeof data76 === "string") {
+            if (!pattern13.test(data76)) {
+              const err159 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err156];
+                vErrors = [err159];
               } else {
-                vErrors.push(err156);
+                vErrors.push(err159);
               }
               errors++;
             }
           } else {
-            const err157 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err160 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err157];
+              vErrors = [err160];
             } else {
-              vErrors.push(err157);
+              vErrors.push(err160);
             }
             errors++;
           }
         }
       } else {
-        const err158 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err161 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err158];
+          vErrors = [err161];
         } else {
-          vErrors.push(err158);
+          vErrors.push(err161);
         }
         errors++;
       }
@@ -32842,7 +33283,7 @@ var require_validators = __commonJS({
     }
     exports2.api_TenantConfigurationUpdateBody = validate54;
     var schema62 = { "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
-    var pattern20 = new RegExp("^[0-9]+$", "u");
+    var pattern26 = new RegExp("^[0-9]+$", "u");
     function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -32926,7 +33367,7 @@ var require_validators = __commonJS({
         if (data.current_timestamp !== void 0) {
           let data1 = data.current_timestamp;
           if (typeof data1 === "string") {
-            if (!pattern20.test(data1)) {
+            if (!pattern26.test(data1)) {
               const err8 = { instancePath: instancePath + "/current_timestamp", schemaPath: "#/properties/current_timestamp/pattern", keyword: "pattern", params: { pattern: "^[0-9]+$" }, message: 'must match pattern "^[0-9]+$"' };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -35006,6 +35447,11 @@ function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false
       { field: "user", message: `${caller.user} reviewed this batch` }
     ]);
   }
+  if (fourEyes && action === "approve" && b.created_by === caller.user) {
+    throw new EmuError(403, `four eyes: ${caller.user} uploaded batch ${batchName} and cannot approve it; another user must`, [
+      { field: "user", message: `${caller.user} uploaded this batch` }
+    ]);
+  }
   const now = epoch();
   Object.assign(b, { status: to, updated_at: now, updated_by: caller.user, timestamp: now, can_delete: to !== "approved" });
   bump(p, caller.user);
@@ -35609,7 +36055,7 @@ async function runEmulator(flags, out) {
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running2.url}/tenants/${realm}`);
   out.out(`token_url ${running2.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
   out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer or uploader cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`
   );
   return new Promise((done) => {
     const stop = () => {
@@ -43481,7 +43927,11 @@ function mergeAnyOf(errors) {
       out.push(e);
       continue;
     }
-    if (!branches.every((b) => b.keyword === "type")) continue;
+    if (!branches.every((b) => b.keyword === "type")) {
+      const wrongType = branches.filter((b) => b.keyword === "type");
+      out.splice(0, out.length, ...out.filter((b) => !wrongType.includes(b)));
+      continue;
+    }
     const at3 = out.indexOf(branches[0]);
     const types = branches.map((b) => String(b.params.type));
     const rest = out.filter((b) => !branches.includes(b));
@@ -43502,7 +43952,8 @@ function schemaDiagnostics(src, schema, skip = () => false) {
     const value2 = valueAt(src.value, path);
     const { message, key: key3 } = sentence(e, value2, root);
     const pointer2 = key3 ? `${e.instancePath}/${key3}` : e.instancePath;
-    if (skip(pointer2, key3)) continue;
+    if ((e.keyword === "maximum" || e.keyword === "minimum") && typeof value2 === "number" && !(Math.abs(value2) <= MAX_EXACT_WHOLE)) continue;
+    if (skip(pointer2, key3, e)) continue;
     const node = key3 ? keyAt(src.doc, path, key3) : nodeAt(src.doc, path);
     const p = position(src.lines, node?.range?.[0]);
     const where = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer2);
@@ -43531,6 +43982,7 @@ var init_schema_diagnostics = __esm({
     init_ajv();
     init_diagnostics2();
     init_yaml_source();
+    init_number();
     init_words();
   }
 });
@@ -44060,7 +44512,8 @@ function duplicateHierarchy(docs, emit) {
 function floorNotAboveCeiling(docs, emit) {
   for (const d of ssp(docs)) {
     const s = spec(d);
-    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
+    const exact = (n) => typeof n === "number" && Number.isSafeInteger(n);
+    if (exact(s.floor_percentage) && exact(s.ceiling_percentage) && s.floor_percentage > s.ceiling_percentage) {
       emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
         rule: "floor-ceiling"
       });
@@ -44194,6 +44647,10 @@ function typeEnvValues(src, schema) {
     if (node && last2 !== void 0) node[last2] = typed;
   }
 }
+function restated(pointer2, e) {
+  if (e.keyword === "if" || e.schemaPath.startsWith("#/then/")) return true;
+  return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer2);
+}
 function runRules(root, docs, parsed = /* @__PURE__ */ new Map()) {
   const out = [];
   const emit = (doc, pointer2, message, opts) => {
@@ -44205,7 +44662,7 @@ function runRules(root, docs, parsed = /* @__PURE__ */ new Map()) {
     typeEnvValues(d.src, schema);
     const unresolved = (pointer2) => [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
     const readOnly = (pointer2, key3) => d.kind === "TenantConfiguration" && pointer2.startsWith("/spec/") && !!key3 && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key3);
-    out.push(...schemaDiagnostics(d.src, schema, (pointer2, key3) => unresolved(pointer2) || readOnly(pointer2, key3)));
+    out.push(...schemaDiagnostics(d.src, schema, (pointer2, key3, e) => unresolved(pointer2) || readOnly(pointer2, key3) || !!e && restated(pointer2, e)));
   }
   duplicateNames(docs, emit);
   duplicateHierarchy(docs, emit);
@@ -45594,8 +46051,28 @@ function msSetting(penv, name, fallback, min = 1) {
     throw new UserError(`${name} must be a whole number of milliseconds, at least ${min}; got ${JSON.stringify(raw)}`, `unset ${name} or give it e.g. 30000`);
   return Number(raw);
 }
+function refuseSecretsInNames(env2, penv) {
+  const names = [
+    ["the environment's name", env2.name],
+    ["the realm", env2.realm],
+    ["base_url", env2.baseUrl],
+    ["auth_url", env2.authUrl],
+    ...SIGN_IN_NAMES.map((n) => [n, penv[n]])
+  ];
+  for (const variable of SECRET_VARIABLES) {
+    const secret = penv[variable];
+    if (!secret) continue;
+    const where = names.find(([, value2]) => !!value2 && value2.includes(secret));
+    if (where)
+      throw new UserError(
+        `${variable} cannot be kept out of revsync's output: ${where[0]} holds it, and blanking it out would blank ${where[0]} out of the plan, the output and the evidence; nothing was sent`,
+        `give ${variable} the real secret, one that no name of the run holds`
+      );
+  }
+}
 function openClient(env2, flags, out, observer, opts = {}) {
   const penv = envOf(flags);
+  refuseSecretsInNames(env2, penv);
   const credentials = credentialsFromEnv(penv, env2);
   const approver = opts.approver ? approverFromEnv(penv) : void 0;
   return new ApiCore({
@@ -45628,6 +46105,7 @@ function openClient(env2, flags, out, observer, opts = {}) {
     }
   });
 }
+var SIGN_IN_NAMES;
 var init_context = __esm({
   "src/cli/context.ts"() {
     "use strict";
@@ -45640,6 +46118,7 @@ var init_context = __esm({
     init_errors();
     init_duration();
     init_io();
+    SIGN_IN_NAMES = ["REVSYNC_CLIENT_ID", "REVSYNC_USERNAME", "REVSYNC_USER", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_USER"];
   }
 });
 
@@ -51509,9 +51988,9 @@ function outcomeOf(o) {
   return OUTCOMES.includes(kind) ? kind : "failed";
 }
 function countOutcomes(outcomes) {
-  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
-  for (const o of outcomes) counts[o.outcome]++;
-  return counts;
+  const counts2 = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
+  for (const o of outcomes) counts2[o.outcome]++;
+  return counts2;
 }
 function versionMoved(recorded, live) {
   const out = [];
@@ -52406,10 +52885,7 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   const { format_version, kind, ...rest } = content;
   const chain_note = last2 ? void 0 : unavailable ? `the earlier evidence of environment ${content.environment} could not be fetched: ${unavailable}` : `there was no earlier record of environment ${content.environment} in the folder`;
   let record2 = { format_version, kind, sequence, ...rest, prev: last2?.hash ?? null, ...chain_note ? { chain_note } : {}, hash: "" };
-  const { hash: _none, ...unsigned } = record2;
-  const text3 = canonicalJson(unsigned);
-  const redacted = redact(text3);
-  if (redacted !== text3) record2 = { ...JSON.parse(redacted), hash: "" };
+  record2 = { ...redactJson(record2, redact), hash: "" };
   record2.hash = recordHash(record2);
   const path = (0, import_node_path20.join)(dir, recordFileName(record2));
   writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
@@ -52424,7 +52900,7 @@ var init_store = __esm({
     import_node_path20 = require("node:path");
     init_errors();
     init_fs_atomic();
-    init_canonical_json();
+    init_redact_json();
     init_record();
     envSlug = (environment) => environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
   }
@@ -52677,7 +53153,16 @@ function fourEyesFindings(r) {
     problems.push(`four eyes: the pull request lacks an independent approval (${pr.problem ?? "no approval by someone other than its author"})`);
   else if (wrote && pr && !(pr.independent ?? []).some((u) => !sameUser(u, pr.author)))
     problems.push(`four eyes: the pull request's approval names no approver other than its author, ${pr.author ?? "(unnamed)"}`);
+  else if (wrote && pr && !(pr.independent ?? []).some((u) => counts(u, pr)))
+    problems.push(
+      `four eyes: the pull request's approval names no approver who counts: ${(pr.independent ?? []).join(", ")} ${pr.independent?.length === 1 ? "is" : "are each"} a bot, ruled out by the record's own approvals, or who made its head commit`
+    );
   return { problems, notes };
+}
+function counts(user, pr) {
+  if (/\[bot\]$/i.test(user)) return false;
+  if ((pr.head_commit_by ?? []).some((u) => sameUser(u, user))) return false;
+  return !(pr.approvals ?? []).some((a) => sameUser(a.user, user) && a.excluded);
 }
 var init_four_eyes2 = __esm({
   "src/evidence/four-eyes.ts"() {
@@ -53004,6 +53489,33 @@ async function getJson(get, url, headers, what) {
   if (r.body === void 0) throw new ForgeError(`${what}: the API's answer is not JSON`);
   return r;
 }
+async function getWhole(get, url, headers, what) {
+  const r = await getJson(get, url, headers, what);
+  if (/rel="?next"?/i.test(r.link ?? "") || (r.nextPage ?? "").trim())
+    throw new ForgeError(`${what}: the API answered with only a first page, so what the rest holds is unknown`);
+  return r.body;
+}
+async function readPages(get, first, headers, what, base) {
+  const items = [];
+  let url = first;
+  for (let page = 0; url; page++) {
+    if (page === MAX_PAGES)
+      throw new ForgeError(
+        `${what} go on past ${MAX_PAGES} pages (${MAX_PAGES * 100} items): revsync reads no further, and what it did not read (a later review, the head commit) could change the verdict`
+      );
+    const r = await getJson(get, url, headers, what);
+    if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
+    items.push(...r.body);
+    url = nextPage(r.link, base);
+  }
+  return items;
+}
+function githubExcluded(user, login, association) {
+  if (/\[bot\]$/i.test(login) || str3(user.type) === "Bot") return "a bot";
+  if (!association || !WRITERS.has(association.toUpperCase()))
+    return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
+  return void 0;
+}
 function nextPage(link, base) {
   const m = /<([^>]+)>\s*;\s*rel="next"/.exec(link ?? "");
   if (!m?.[1]) return void 0;
@@ -53025,33 +53537,44 @@ async function readGithub(get, env2, n) {
     "x-github-api-version": "2022-11-28",
     "user-agent": "revsync"
   };
-  const pr = obj2((await getJson(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`)).body);
-  const reviews = [];
-  let url = `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`;
-  for (let page = 0; url && page < 30; page++) {
-    const r = await getJson(get, url, headers, `the reviews of pull request #${n}`);
-    if (!Array.isArray(r.body)) throw new ForgeError(`the reviews of pull request #${n}: the API's answer is not a list`);
-    reviews.push(...r.body);
-    url = nextPage(r.link, base);
-  }
+  const pr = obj2(await getWhole(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`));
+  const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
   const approvals2 = [];
   const latest = /* @__PURE__ */ new Map();
   for (const raw of reviews) {
     const r = obj2(raw);
-    const user = str3(obj2(r.user).login);
+    const reviewer = obj2(r.user);
+    const user = str3(reviewer.login);
     const state = str3(r.state)?.toUpperCase();
     if (!user || !state) continue;
-    const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id) };
+    const excluded = githubExcluded(reviewer, user, str3(r.author_association));
+    const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
     if (state === "APPROVED") approvals2.push(a);
     if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") latest.set(user.toLowerCase(), state === "APPROVED" ? a : null);
   }
+  const head = str3(obj2(pr.head).sha);
+  const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
   const merge = str3(pr.merge_commit_sha);
   return {
     author: str3(obj2(pr.user).login),
-    head: str3(obj2(pr.head).sha),
+    head,
     merges: merge ? [merge] : [],
     approvals: approvals2,
-    standing: [...latest.values()].filter((a) => a !== null)
+    standing: [...latest.values()].filter((a) => a !== null),
+    ...made
+  };
+}
+async function githubHeadBy(get, headers, base, repo, n, head) {
+  const commits = await readPages(get, `${base}/repos/${repo}/pulls/${n}/commits?per_page=100`, headers, `the commits of pull request #${n}`, base);
+  const commit = commits.map(obj2).find((c) => str3(c.sha) === head);
+  if (!commit) return { headBy: [], headByNote: `its head commit ${head.slice(0, 12)} is not among the commits the API lists for it (it lists at most 250)` };
+  const by = ["author", "committer"].map((role) => ({ role, login: str3(obj2(commit[role]).login) }));
+  const unknown = by.filter((b) => !b.login).map((b) => b.role);
+  return {
+    headBy: [...new Set(by.flatMap((b) => b.login ? [b.login] : []))],
+    ...unknown.length ? {
+      headByNote: `GitHub names no user as the ${unknown.join(" and ")} of its head commit ${head.slice(0, 12)} (the commit's e-mail is linked to no account)`
+    } : {}
   };
 }
 async function readGitlab(get, env2, n) {
@@ -53063,23 +53586,32 @@ async function readGitlab(get, env2, n) {
   if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
   const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
   const at3 = `${base}/projects/${encodeURIComponent(project)}`;
-  const mr = obj2((await getJson(get, `${at3}/merge_requests/${n}`, headers, `merge request !${n}`)).body);
-  const body = obj2((await getJson(get, `${at3}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`)).body);
-  let reset2;
+  const mr = obj2(await getWhole(get, `${at3}/merge_requests/${n}`, headers, `merge request !${n}`));
+  const body = obj2(await getWhole(get, `${at3}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
+  let reset2 = false;
   let commitNote;
+  let headByNote;
   try {
-    reset2 = obj2((await getJson(get, `${at3}/approvals`, headers, "the project's approval settings")).body).reset_approvals_on_push === true;
+    const settings = obj2(await getWhole(get, `${at3}/approvals`, headers, "the project's approval settings"));
+    reset2 = settings.reset_approvals_on_push === true;
     if (!reset2)
       commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
+    if (settings.merge_requests_disable_committers_approval !== true)
+      headByNote = "the project lets users who add commits approve (merge_requests_disable_committers_approval is off), and GitLab names no user who pushed a commit: turn on preventing approvals by users who add commits";
   } catch (e) {
+    if (!(e instanceof ForgeError)) throw e;
     commitNote = `${e.message}, so which commit each approval is of is unknown`;
+    headByNote = `${e.message}, so whether a user who added commits may have approved is unknown`;
   }
   const head = str3(mr.sha);
   const approvals2 = [];
   for (const raw of Array.isArray(body.approved_by) ? body.approved_by : []) {
     const a = obj2(raw);
-    const user = str3(obj2(a.user).username);
-    if (user) approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null });
+    const u = obj2(a.user);
+    const user = str3(u.username);
+    if (!user) continue;
+    const excluded = await gitlabBot(get, headers, base, u, user);
+    approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
   }
   return {
     author: str3(obj2(mr.author).username),
@@ -53087,21 +53619,39 @@ async function readGitlab(get, env2, n) {
     merges: [str3(mr.merge_commit_sha), str3(mr.squash_commit_sha)].filter((s) => !!s),
     approvals: approvals2,
     standing: approvals2,
-    ...commitNote ? { commitNote } : {}
+    headBy: [],
+    ...commitNote ? { commitNote } : {},
+    ...headByNote ? { headByNote } : {}
   };
+}
+async function gitlabBot(get, headers, base, u, user) {
+  if (u.bot === true || GITLAB_BOT_NAME.test(user)) return "a bot";
+  const id = typeof u.id === "number" && Number.isSafeInteger(u.id) ? u.id : null;
+  if (id === null) return "GitLab does not say which user this is (no user id), so whether it is a bot is unknown";
+  try {
+    return obj2(await getWhole(get, `${base}/users/${id}`, headers, `the user ${user}`)).bot === true ? "a bot" : void 0;
+  } catch (e) {
+    if (!(e instanceof ForgeError)) throw e;
+    return `${e.message}, so whether it is a bot is unknown`;
+  }
 }
 function judgeApproval(read, applied, where) {
   const name = where.provider === "gitlab" ? `merge request !${where.number}` : `pull request #${where.number}`;
-  const others = read.standing.filter((a) => !sameUser(a.user, read.author));
-  const atHead = others.filter((a) => !!read.head && a.commit === read.head);
   const short = (c) => c ? c.slice(0, 12) : "unknown";
+  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
+  const others = read.standing.filter((a) => !sameUser(a.user, read.author));
+  const counting = others.filter((a) => !excluded(a));
+  const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
   let problem = null;
   if (!read.author) problem = `the forge does not say who wrote ${name}`;
   else if (!read.head) problem = `the forge does not say which commit ${name} holds`;
   else if (!others.length)
     problem = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
+  else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
+  else if (!counting.length)
+    problem = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
   else if (!atHead.length)
-    problem = read.commitNote ? `${name} is approved by ${others.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${others.map((a) => a.user).join(", ")} at an older commit (${[...new Set(others.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
+    problem = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
   else if (!applied) problem = "the commit this run applies is unknown (no git HEAD, no CI commit)";
   else if (applied !== read.head && !read.merges.includes(applied))
     problem = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
@@ -53110,9 +53660,13 @@ function judgeApproval(read, applied, where) {
     number: where.number,
     author: read.author,
     head_commit: read.head,
+    head_commit_by: read.headBy,
     merge_commits: read.merges,
     applied_commit: applied,
-    approvals: read.approvals,
+    approvals: read.approvals.map((a) => {
+      const why = excluded(a);
+      return { user: a.user, at: a.at, commit: a.commit, ...why ? { excluded: why } : {} };
+    }),
     independent: atHead.map((a) => a.user),
     holds: problem === null,
     problem
@@ -53145,7 +53699,7 @@ async function pullRequestApproval(ci, env2, applied, get) {
     throw e;
   }
 }
-var str3, obj2, ForgeError;
+var str3, obj2, ForgeError, MAX_PAGES, WRITERS, GITLAB_BOT_NAME;
 var init_pull_request = __esm({
   "src/evidence/pull-request.ts"() {
     "use strict";
@@ -53154,6 +53708,9 @@ var init_pull_request = __esm({
     obj2 = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : {};
     ForgeError = class extends Error {
     };
+    MAX_PAGES = 30;
+    WRITERS = /* @__PURE__ */ new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
+    GITLAB_BOT_NAME = /^(?:(?:project|group)_\d+_bot(?:_|\d|$)|service_account_)/i;
   }
 });
 
@@ -53187,7 +53744,8 @@ function forgeClient(penv) {
       body = void 0;
     }
     const link = res.headers.link;
-    return { status: res.statusCode, body, ...typeof link === "string" ? { link } : {} };
+    const nextPage2 = res.headers["x-next-page"];
+    return { status: res.statusCode, body, ...typeof link === "string" ? { link } : {}, ...typeof nextPage2 === "string" ? { nextPage: nextPage2 } : {} };
   };
   return { get, close: () => dispatcher.close() };
 }
@@ -55448,7 +56006,7 @@ function registerEmulator(program2, run2) {
     "accept writes whatever their If-Match header says, as a service that does not honour it would (the interface does not promise it)"
   ).option(
     "--four-eyes",
-    "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them"
+    "refuse (403, with a message) an approve of an SSP batch by the user who reviewed or uploaded it, as the rule that an uploader cannot approve their own file refuses them"
   ).addHelpText(
     "after",
     "\nExamples:\n  revsync emulator --seed demo --port 4010\n  revsync emulator --rate-limit 25/s,10     # 429s as a gateway of 25 requests/s, burst 10, would answer\n  curl -s -d grant_type=password -d client_id=revsync -d client_secret=demo-secret \\\n    -d username=alice -d password=alice-password \\\n    http://127.0.0.1:4010/auth/realms/demo/protocol/openid-connect/token"
@@ -55698,6 +56256,7 @@ async function runCli(argv, io = processIo()) {
     const flags = { ...cmd.optsWithGlobals(), io };
     const out = makeOutput(flags, redactor, io);
     ran.current = { flags, out };
+    refuseUnsafeSecrets(io.env, SECRET_VARIABLES);
     ran.code = await fn(flags, out, redactor, cmd.args);
   };
   (await Promise.resolve().then(() => (init_commands(), commands_exports))).register(program2, run2);

@@ -31,13 +31,32 @@ export function examples() {
 }
 
 /** Mistakes a validator must find, written into dir: a misspelled field in a policy file that uses
- *  ${VAR}s (examples/multi-env's tenant configuration) and in a revsync.yaml. */
+ *  ${VAR}s (examples/multi-env's tenant configuration) and in a revsync.yaml; and in an SSP policy that
+ *  uses ${VAR}s (examples/multi-env's edge devices), each value revsync refuses though it has the right
+ *  type: a number beyond what a double holds exactly, a name that cannot travel in a URL, a day that does
+ *  not exist, a formula policy without its expression. */
 export function typos(dir) {
   mkdirSync(dir, { recursive: true });
   const tc = readFileSync(join(ROOT, "examples", "multi-env", "policies", "tenant-configuration.yaml"), "utf8");
   const config = readFileSync(join(ROOT, "examples", "multi-env", "revsync.yaml"), "utf8");
+  const ssp = readFileSync(join(ROOT, "examples", "multi-env", "policies", "ssp", "edge-devices.yaml"), "utf8");
   const write = (name, text) => (writeFileSync(join(dir, name), text), join(dir, name));
   if (!/^spec:$/m.test(tc) || !/^environments:$/m.test(config)) throw new Error("the examples changed: pick other typos");
+  const edits = {
+    "hierarchy-1e300": ["hierarchy_no: 60", "hierarchy_no: 1e300"],
+    "hierarchy-20-digits": ["hierarchy_no: 60", "hierarchy_no: 12345678901234567890"],
+    "ceiling-negative-2e53": ["ceiling_percentage: 115", "ceiling_percentage: -9007199254740993"],
+    "name-dot-dot": ["name: Edge Devices SSP", 'name: ".."'],
+    "name-blanks": ["name: Edge Devices SSP", 'name: "   "'],
+    "name-control": ["name: Edge Devices SSP", 'name: "Edge\\x01Devices"'],
+    "batch-name-dot": ["- name: FY26-H1", '- name: "."'],
+    "batch-date": ["    status: approved", '    status: approved\n    effective_start_date: "2026-13-45"'],
+    "formula-no-expression": ["method: upload", "method: formula"],
+  };
+  const sspTypos = Object.entries(edits).map(([name, [from, to]]) => {
+    if (!ssp.includes(from)) throw new Error(`the edge devices example changed: ${from} is gone`);
+    return { file: write(`typo-ssp-${name}.yaml`, ssp.replace(from, to)), schema: join(SCHEMAS, "policy-file.schema.json"), valid: false };
+  });
   return [
     {
       file: write("typo-policy.yaml", tc.replace(/^spec:$/m, "spec:\n  carves_alocation: true")),
@@ -49,6 +68,7 @@ export function typos(dir) {
       schema: join(SCHEMAS, "revsync-config.schema.json"),
       valid: false,
     },
+    ...sspTypos,
   ];
 }
 

@@ -312,7 +312,7 @@ describe("exit codes and small things a user saw", () => {
     // Answered at once: nothing was sent, and sending again cannot help (the sign-in, and a request
     // made with a given token).
     const https = { REVSYNC_BASE_URL: fx.emu.url.replace("http:", "https:"), REVSYNC_AUTH_URL: fx.emu.url.replace("http:", "https:") };
-    for (const env of [https, { ...https, REVSYNC_TOKEN: "a-token" }]) {
+    for (const env of [https, { ...https, REVSYNC_TOKEN: "a-bearer-token-1" }]) {
       const tls = await run(["plan", "--verbose"], env);
       expect(tls.code).toBe(1);
       expect(tls.stderr).toContain("the server did not answer TLS: is the URL http?");

@@ -241,7 +241,8 @@ describe("apply --evidence", () => {
     const md = await run(["evidence", "show", join("evidence", names[1] as string), "--format", "markdown"]);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain(
-      "- **By whom**: confirmed by --auto-approve; GitHub Actions run https://github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
+      // The run's URL is the record's text: shown, not made a link (a record is anyone's to edit).
+      "- **By whom**: confirmed by --auto-approve; GitHub Actions run https&#58;&#47;/github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
     );
     expect(md.stdout).toMatch(
       /\| <code>update<\/code> \| <code>tenant-configuration\/Default Tenant Configuration<\/code> \| carves&#95;allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice<br>GET \S+ → 200 as alice \| \*\*done\*\*: updated \|/,

@@ -225,4 +225,13 @@ describe("four eyes: the approver identity and the plan, against `revsync emulat
     expect([refused.status, refused.body.message]).toEqual([403, "four eyes: alice reviewed batch FY26-H1 and cannot approve it; another user must"]);
     expect((await api(emu.url, await token(emu.url, "bob"), "PATCH", approve)).status).toBe(200);
   });
+
+  it("the emulator's --four-eyes refuses the batch's uploader its approve too, though someone else reviewed it", async () => {
+    await emu.admin("POST", "uploads", { type: "ssp", policy_name: "Hardware SSP", batch_name: "FY27-CAROL", uploaded_by: "carol", values: [] });
+    const path = (action: string) => `/apis/policy-sets/v1/policy/ssp/${action}/SSP-HW/FY27-CAROL`;
+    expect((await api(emu.url, await token(emu.url, "alice"), "PATCH", path("review"))).status).toBe(200);
+    const refused = await api(emu.url, await token(emu.url, "carol"), "PATCH", path("approve"));
+    expect([refused.status, refused.body.message]).toEqual([403, "four eyes: carol uploaded batch FY27-CAROL and cannot approve it; another user must"]);
+    expect((await api(emu.url, await token(emu.url, "bob"), "PATCH", path("approve"))).status).toBe(200);
+  });
 });

@@ -287,7 +287,7 @@ describe("ssp template and download", () => {
 
 describe("plain errors for 401 and 403", () => {
   it("401: wrong password, said plainly, exit 1, with the hint", async () => {
-    const r = await run(["approvals", "list"], { REVSYNC_PASSWORD: "wrong" });
+    const r = await run(["approvals", "list"], { REVSYNC_PASSWORD: "wrong-password-1" });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/sign-in refused: invalid user credentials/);
     expect(r.stderr).toMatch(/Hint: check REVSYNC_CLIENT_ID/);

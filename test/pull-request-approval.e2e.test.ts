@@ -16,34 +16,75 @@ const MERGE = "2222222222222222222222222222222222222222";
 const GH_TOKEN = "ghs_standin-token-4821";
 const GL_TOKEN = "glpat-standin-token-7734";
 
-type Scenario = { approvals: { user: string; commit: string }[]; resetOnPush?: boolean };
+type Scenario = {
+  approvals: { user: string; commit: string; association?: string; bot?: boolean }[];
+  resetOnPush?: boolean;
+  /** GitLab: the project lets users who added commits approve. */
+  committersApprove?: boolean;
+  /** GitHub: who made the head commit (default carol, committed through web-flow). */
+  headBy?: { author: string; committer: string };
+  /** GitHub: every page of reviews names a next one. */
+  endless?: boolean;
+};
 let scenario: Scenario = { approvals: [] };
 let seen: { path: string; headers: IncomingHttpHeaders }[] = [];
 let forge: Server;
 let forgeUrl = "";
 
-/** The stand-in's answers: GitHub's pull and its reviews, GitLab's merge request, its approvals and the
- *  project's approval settings, for a change by carol whose head is HEAD and whose merge made MERGE. */
-function answer(path: string): { status: number; body: unknown } {
+/** The stand-in's answers: GitHub's pull, its reviews and its commits, GitLab's merge request, its
+ *  approvals, the project's approval settings and its users, for a change by carol whose head is HEAD and
+ *  whose merge made MERGE. */
+function answer(path: string): { status: number; body: unknown; link?: string } {
   const s = scenario;
+  const userId = (user: string): number => 100 + s.approvals.findIndex((a) => a.user === user);
   if (path === "/repos/acme/policies/pulls/12")
     return { status: 200, body: { number: 12, user: { login: "carol" }, head: { sha: HEAD }, merge_commit_sha: MERGE } };
-  if (path.startsWith("/repos/acme/policies/pulls/12/reviews"))
+  if (path.startsWith("/repos/acme/policies/pulls/12/commits")) {
+    const by = s.headBy ?? { author: "carol", committer: "web-flow" };
+    return { status: 200, body: [{ sha: HEAD, author: { login: by.author }, committer: { login: by.committer } }] };
+  }
+  if (path.startsWith("/repos/acme/policies/pulls/12/reviews")) {
+    const page = Number(/[?&]page=(\d+)/.exec(path)?.[1] ?? "1");
     return {
       status: 200,
       body: [
-        { id: 1, user: { login: "erin" }, state: "COMMENTED", submitted_at: "2026-03-01T09:00:00Z", commit_id: HEAD },
-        ...s.approvals.map((a, i) => ({ id: i + 2, user: { login: a.user }, state: "APPROVED", submitted_at: `2026-03-02T1${i}:00:00Z`, commit_id: a.commit })),
+        {
+          id: 1,
+          user: { login: "erin", type: "User" },
+          author_association: "MEMBER",
+          state: "COMMENTED",
+          submitted_at: "2026-03-01T09:00:00Z",
+          commit_id: HEAD,
+        },
+        ...s.approvals.map((a, i) => ({
+          id: i + 2,
+          user: { login: a.user, type: a.bot ? "Bot" : "User" },
+          author_association: a.association ?? "COLLABORATOR",
+          state: "APPROVED",
+          submitted_at: `2026-03-02T1${i}:00:00Z`,
+          commit_id: a.commit,
+        })),
       ],
+      ...(s.endless ? { link: `<${forgeUrl}/repos/acme/policies/pulls/12/reviews?per_page=100&page=${page + 1}>; rel="next"` } : {}),
     };
+  }
   if (path === "/api/v4/projects/42/merge_requests/12")
     return { status: 200, body: { iid: 12, author: { username: "carol" }, sha: HEAD, merge_commit_sha: MERGE, squash_commit_sha: null, state: "merged" } };
   if (path === "/api/v4/projects/42/merge_requests/12/approvals")
     return {
       status: 200,
-      body: { approved: s.approvals.length > 0, approved_by: s.approvals.map((a) => ({ user: { username: a.user }, approved_at: "2026-03-02T10:00:00Z" })) },
+      body: {
+        approved: s.approvals.length > 0,
+        approved_by: s.approvals.map((a) => ({ user: { id: userId(a.user), username: a.user }, approved_at: "2026-03-02T10:00:00Z" })),
+      },
     };
-  if (path === "/api/v4/projects/42/approvals") return { status: 200, body: { reset_approvals_on_push: s.resetOnPush !== false } };
+  if (path === "/api/v4/projects/42/approvals")
+    return {
+      status: 200,
+      body: { reset_approvals_on_push: s.resetOnPush !== false, merge_requests_disable_committers_approval: s.committersApprove !== true },
+    };
+  const user = s.approvals.find((a) => path === `/api/v4/users/${userId(a.user)}`);
+  if (user) return { status: 200, body: { id: userId(user.user), username: user.user, bot: user.bot === true } };
   return { status: 404, body: { message: "404 Not Found" } };
 }
 
@@ -54,7 +95,7 @@ beforeAll(async () => {
   forge = createServer((req, res) => {
     seen.push({ path: req.url ?? "", headers: req.headers });
     const a = answer(req.url ?? "");
-    res.writeHead(a.status, { "content-type": "application/json" }).end(JSON.stringify(a.body));
+    res.writeHead(a.status, { "content-type": "application/json", ...(a.link ? { link: a.link } : {}) }).end(JSON.stringify(a.body));
   });
   await new Promise<void>((r) => forge.listen(0, "127.0.0.1", r));
   forgeUrl = `http://127.0.0.1:${(forge.address() as AddressInfo).port}`;
@@ -133,6 +174,33 @@ describe.each(["github", "gitlab"] as const)("the pull request's approval in CI 
       /the commit applied, 999999999999, is neither the approved head 111111111111/,
     );
 
+    // Approvals that are not independent of the change, whoever else wrote it: a bot's, and on GitHub a
+    // user's without write access, and the approval of whoever pushed the head commit.
+    await refused(
+      { approvals: [{ user: provider === "gitlab" ? "deploy" : "github-actions[bot]", commit: HEAD, bot: true }] },
+      MERGE,
+      new RegExp(`${pr} has no approval that counts \\([^)]*: a bot\\)`),
+    );
+    if (provider === "github") {
+      await refused(
+        { approvals: [{ user: "mallory", commit: HEAD, association: "CONTRIBUTOR" }] },
+        MERGE,
+        /mallory: no write access to the repository \(author_association CONTRIBUTOR/,
+      );
+      await refused(
+        { approvals: [{ user: "dave", commit: HEAD }], headBy: { author: "carol", committer: "dave" } },
+        MERGE,
+        /pull request #12 has no approval that counts \(dave: made the head commit 111111111111\)/,
+      );
+      // Reviews that never end are not judged in part.
+      await refused({ approvals: [{ user: "dave", commit: HEAD }], endless: true }, MERGE, /the reviews of pull request #12 go on past 30 pages/);
+    } else
+      await refused(
+        { approvals: [{ user: "dave", commit: HEAD }], committersApprove: true },
+        MERGE,
+        /merge request !12 is approved, but the project lets users who add commits approve \(merge_requests_disable_committers_approval is off\)/,
+      );
+
     scenario = {
       approvals: [
         { user: "carol", commit: HEAD },
@@ -162,9 +230,9 @@ describe.each(["github", "gitlab"] as const)("the pull request's approval in CI 
       holds: true,
       problem: null,
     });
-    expect(last.pull_request_approval.approvals.map((a: any) => [a.user, a.commit])).toEqual([
-      ["carol", HEAD],
-      ["dave", HEAD],
+    expect(last.pull_request_approval.approvals.map((a: any) => [a.user, a.commit, a.excluded])).toEqual([
+      ["carol", HEAD, "the author"],
+      ["dave", HEAD, undefined],
     ]);
     // The refused runs left records too, each saying why.
     expect(JSON.parse(records[0] ?? "{}").pull_request_approval).toMatchObject({ holds: false, independent: [] });

@@ -176,6 +176,49 @@ describe("revsync validate: the invalid corpus", () => {
     expect(diagnostics).toHaveLength(1);
   });
 
+  it("what the schemas now refuse too (numbers beyond 2^53 - 1, names a URL cannot hold, days that do not exist, a formula without its expression) is each said once, in the rule's words", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-once-"));
+    try {
+      writeFileSync(join(dir, "revsync.yaml"), "version: 1\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n");
+      mkdirSync(join(dir, "policies"));
+      writeFileSync(
+        join(dir, "policies", "bad.yaml"),
+        [
+          "apiVersion: revsync/v1",
+          "kind: SspPolicy",
+          'metadata: { name: "bad\\x01name" }',
+          "spec:",
+          "  method: formula",
+          "  hierarchy_no: 12345678901234567890",
+          "  floor_percentage: 1e300",
+          "  ceiling_percentage: 100",
+          '  expression: "  "',
+          "batches:",
+          '  - { name: "..", status: reviewed, effective_start_date: "2026-13-45" }',
+          "---",
+          "apiVersion: revsync/v1",
+          "kind: TenantConfiguration",
+          'metadata: { name: "   " }',
+          "spec: {}",
+          "",
+        ].join("\n"),
+      );
+      const { diagnostics } = validateRepo({ cwd: dir, env: {} });
+      expect(diagnostics.map((d) => `${d.line}:${d.column}: ${d.message}`)).toEqual([
+        '3:19: the name cannot be used: "bad\\u0001name" holds a control character',
+        "6:17: spec.hierarchy_no: 12345678901234567890 is beyond 9007199254740991 (2^53 - 1), the largest whole number a double holds exactly: it would be read as 12345678901234567000: write a number revsync can hold exactly",
+        "7:21: spec.floor_percentage: 1e300 is beyond 9007199254740991 (2^53 - 1), the largest whole number a double holds exactly: it would be read as 1e+300: write a number revsync can hold exactly",
+        "9:15: a formula policy needs an expression (the formula that derives the SSP value)",
+        "11:3: a formula policy has no batches: batches belong to upload and calculator policies",
+        '11:13: the batch name cannot be used: ".." is a dot segment: in a URL path it would name another resource',
+        '11:59: batches.0.effective_start_date: "2026-13-45" is not a date: write YYYY-MM-DD (a day that exists)',
+        "15:19: the name cannot be used: a name of blanks only",
+      ]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it("through the CLI: exit 1, the JSON report on stdout, nothing on stderr", async () => {
     const r = await cli(["validate", "--format", "json"], { cwd: join(FIX, "csv-bad-header") });
     expect(r.code).toBe(1);

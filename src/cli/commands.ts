@@ -77,7 +77,7 @@ function registerEmulator(program: Command, run: Runner): void {
     )
     .option(
       "--four-eyes",
-      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed it, as the rule that an uploader cannot approve their own file refuses them",
+      "refuse (403, with a message) an approve of an SSP batch by the user who reviewed or uploaded it, as the rule that an uploader cannot approve their own file refuses them",
     )
     .addHelpText(
       "after",

@@ -1,5 +1,5 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
-import { approverFromEnv, credentialsFromEnv } from "../api/auth.js";
+import { approverFromEnv, credentialsFromEnv, SECRET_VARIABLES } from "../api/auth.js";
 import { urlCredentials } from "../api/http.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
@@ -109,6 +109,33 @@ export function msSetting(penv: NodeJS.ProcessEnv, name: string, fallback: numbe
   return Number(raw);
 }
 
+/** A secret that the environment's name, realm or URLs, or a user name of the run, holds would be
+ *  blanked out of them wherever revsync prints or records them (the plan, the output, the evidence
+ *  record, whose environment then names no chain): refused before anything is sent, naming the variable
+ *  and the field, never the secret. */
+export function refuseSecretsInNames(env: Pick<ResolvedEnv, "name" | "realm" | "baseUrl" | "authUrl">, penv: NodeJS.ProcessEnv): void {
+  const names: [string, string | undefined][] = [
+    ["the environment's name", env.name],
+    ["the realm", env.realm],
+    ["base_url", env.baseUrl],
+    ["auth_url", env.authUrl],
+    ...SIGN_IN_NAMES.map((n): [string, string | undefined] => [n, penv[n]]),
+  ];
+  for (const variable of SECRET_VARIABLES) {
+    const secret = penv[variable];
+    if (!secret) continue;
+    const where = names.find(([, value]) => !!value && value.includes(secret));
+    if (where)
+      throw new UserError(
+        `${variable} cannot be kept out of revsync's output: ${where[0]} holds it, and blanking it out would blank ${where[0]} out of the plan, the output and the evidence; nothing was sent`,
+        `give ${variable} the real secret, one that no name of the run holds`,
+      );
+  }
+}
+
+/** The variables that name a user of the run (not secrets: printed, and recorded in the evidence). */
+const SIGN_IN_NAMES = ["REVSYNC_CLIENT_ID", "REVSYNC_USERNAME", "REVSYNC_USER", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_USER"] as const;
+
 /** `observer`: who watches every request (apply --evidence). `approver` (plan and apply): the client also
  *  holds the approver identity of REVSYNC_APPROVER_* (four eyes), when one is given; it signs in only to
  *  send approves. */
@@ -120,6 +147,7 @@ export function openClient(
   opts: { approver?: boolean } = {},
 ): ApiCore {
   const penv = envOf(flags);
+  refuseSecretsInNames(env, penv);
   const credentials = credentialsFromEnv(penv, env);
   const approver = opts.approver ? approverFromEnv(penv) : undefined;
   return new ApiCore({

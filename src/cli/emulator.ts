@@ -63,7 +63,7 @@ export async function runEmulator(flags: EmulatorFlags, out: Output): Promise<nu
   for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running.url}/tenants/${realm}`);
   out.out(`token_url ${running.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
   out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`,
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer or uploader cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`,
   );
   return new Promise<number>((done) => {
     const stop = (): void => {

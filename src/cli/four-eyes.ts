@@ -46,7 +46,8 @@ function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Pro
       body = undefined;
     }
     const link = res.headers.link;
-    return { status: res.statusCode, body, ...(typeof link === "string" ? { link } : {}) };
+    const nextPage = res.headers["x-next-page"];
+    return { status: res.statusCode, body, ...(typeof link === "string" ? { link } : {}), ...(typeof nextPage === "string" ? { nextPage } : {}) };
   };
   return { get, close: () => dispatcher.close() };
 }

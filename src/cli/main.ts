@@ -5,7 +5,7 @@ import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { colorFor, Output, Redactor } from "./output.js";
+import { colorFor, Output, Redactor, refuseUnsafeSecrets } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
 import { viewNamed } from "../report/view.js";
@@ -31,6 +31,7 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       const flags = { ...cmd.optsWithGlobals(), io } as Parameters<typeof fn>[0] & GlobalFlags;
       const out = makeOutput(flags, redactor, io);
       ran.current = { flags, out };
+      refuseUnsafeSecrets(io.env, SECRET_VARIABLES);
       ran.code = await fn(flags, out, redactor, cmd.args);
     };
   (await import("./commands.js")).register(program, run);

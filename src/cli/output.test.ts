@@ -58,3 +58,44 @@ describe("colour, decided per stream", () => {
     expect(written.err).toBe("Warning: careful with ssp/x\\u001B[2J\\u001B]0;pwned\\u0007\\u009B31m\\u202Etxt.exe\n");
   });
 });
+
+describe("secrets out of output", () => {
+  it("a secret of any length is blanked out, in every form a report writes it: as it is, in JSON, as markdown's and XML's references, as the terminal shows a control character", () => {
+    const r = new Redactor();
+    const secret = 'pa"ss<w>rd&1\\x@y.z\t';
+    r.add(secret);
+    r.add("ab");
+    const forms = [
+      secret,
+      JSON.stringify(secret).slice(1, -1),
+      "pa&#34;ss&lt;w&gt;rd&amp;1&#92;x&#64;&#8288;y&#46;z\\t",
+      "pa&quot;ss&lt;w&gt;rd&amp;1\\x@y.z\t",
+      'pa"ss<w>rd&1\\x@y.z\\u0009',
+      encodeURIComponent(secret),
+      // As markdown shows the JSON of a value: the JSON's backslashes as references.
+      "pa&#92;&#34;ss&lt;w&gt;rd&amp;1&#92;&#92;x&#64;&#8288;y&#46;z&#92;t",
+    ];
+    for (const f of forms) expect(r.redact(`<${f}>`), f).toBe("<[redacted]>");
+    // Short secrets are not ignored: blanked out too (and refused before a run: unsafeSecret).
+    expect(r.redact("grab")).toBe("gr[redacted]");
+  });
+
+  it("JSON output is redacted field by field: a secret that is a JSON word or a key cannot break it", () => {
+    let written = "";
+    const r = new Redactor();
+    for (const s of ["true", "null", "demo", "format_version"]) r.add(s);
+    const out = new Output(r, { write: (t: string) => (written += t), isTTY: false }, file);
+    out.json({ environment: "demo", four_eyes: true, note: null, said: "true story" });
+    expect(JSON.parse(written)).toEqual({ "[redacted]": "1", environment: "[redacted]", four_eyes: true, note: null, said: "[redacted] story" });
+  });
+
+  it("refuses, naming the variable and never the secret, a secret so short or so plain that redacting it would garble output", async () => {
+    const { refuseUnsafeSecrets, unsafeSecret } = await import("./output.js");
+    for (const s of ["true", "null", "demo", "abc", "1234567"]) expect(unsafeSecret(s), s).toMatch(/^it is \d+ characters? long/);
+    for (const s of ["password", "changemenow", "12345678901"]) expect(unsafeSecret(s), s).toMatch(/^it is a word or a number of \d+ characters alone/);
+    for (const s of ["demo-secret", "alice-password", "ghs_0123456789abcdef", "passwordpassword"]) expect(unsafeSecret(s), s).toBeUndefined();
+    expect(() => refuseUnsafeSecrets({ REVSYNC_TOKEN: "x".repeat(40), GITHUB_TOKEN: "true" }, ["REVSYNC_TOKEN", "GITHUB_TOKEN"])).toThrow(
+      /^GITHUB_TOKEN cannot be kept out of revsync's output: it is 4 characters long: .*; nothing was sent$/,
+    );
+  });
+});

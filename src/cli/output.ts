@@ -1,22 +1,90 @@
 import { randomBytes } from "node:crypto";
+import { UserError } from "../errors.js";
+import { redactJson } from "../redact-json.js";
 import { terminalLines } from "../report/escape.js";
 import type { Painter } from "../report/painter.js";
 import { processIo, type CliIo } from "./io.js";
 
-/** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output. */
+/** A backslash and a double quote as they stand in output: as themselves, or as a report's character
+ *  reference (markdown escapes the backslash of a JSON escape it shows: `&#92;"`). */
+const BACKSLASH = "(?:\\\\|&#0*92;)";
+const QUOTE = '(?:"|&quot;|&#0*34;)';
+
+/** How one character of a secret may stand in what revsync prints, however a report wrote it: as
+ *  itself; as a character reference, in markdown, HTML and XML (`&#64;`, `&amp;`); as JSON and the
+ *  terminal show it (`\"`, `\\`, `\n`, `\u0009`), also inside markdown (`&#92;"`); percent-encoded, as
+ *  in a URL's path; a control character as XML's replacement character. Markdown puts a word joiner
+ *  after an `@` or a `#` it writes (docs/decisions.md, "Reports show outside text as text"), which may
+ *  follow it. */
+function charPattern(c: string): string {
+  const literal = c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+  if (/[A-Za-z]/.test(c)) return literal;
+  const code = c.codePointAt(0) ?? 0;
+  const forms = [literal, `&#0*${code};`];
+  const named: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
+  if (named[c]) forms.push(named[c]);
+  const json: Record<string, string> = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f" };
+  if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
+  if (code <= 0xffff) {
+    const hex = [...code.toString(16).padStart(4, "0")].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join("");
+    forms.push(`${BACKSLASH}u${hex}`);
+  }
+  if (code < 0x20 || code === 0x7f) forms.push("\uFFFD");
+  const percent = encodeURIComponent(c);
+  if (percent !== c) forms.push(percent);
+  const one = `(?:${forms.join("|")})`;
+  return c === "@" || c === "#" ? `${one}(?:&#8288;|\u2060)?` : one;
+}
+
+/** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output: a
+ *  secret of any length, in any form a report writes it (charPattern). Text output is redacted as text;
+ *  structured output (JSON, evidence records) field by field before it is serialized (`redactJson`), so
+ *  that redacting never breaks it. What cannot be redacted without harm is refused before a run starts
+ *  (`unsafeSecret`). */
 export class Redactor {
   private secrets = new Set<string>();
   private pattern: RegExp | undefined;
 
   add(secret: string | undefined): void {
-    if (!secret || secret.length < 4 || this.secrets.has(secret)) return;
+    if (!secret || this.secrets.has(secret)) return;
     this.secrets.add(secret);
-    const escaped = [...this.secrets].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    this.pattern = new RegExp(escaped.join("|"), "g");
+    const each = [...this.secrets].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
+    this.pattern = new RegExp(each.join("|"), "g");
   }
 
   redact(text: string): string {
     return this.pattern ? text.replace(this.pattern, "[redacted]") : text;
+  }
+}
+
+/** The shortest secret revsync accepts, and the shortest that may be a word or a number alone. */
+export const MIN_SECRET = 8;
+const MIN_PLAIN_SECRET = 12;
+
+/** Why a secret cannot be kept out of output without harm, if it cannot: one so short, or so plain (a
+ *  word or a number alone), that blanking it out would blank ordinary words and values of what revsync
+ *  prints and records (a secret `true` would turn `"four_eyes": true` into `[redacted]`). Never says
+ *  the secret itself. */
+export function unsafeSecret(secret: string): string | undefined {
+  const n = [...secret].length;
+  if (n < MIN_SECRET)
+    return `it is ${n} character${n === 1 ? "" : "s"} long: a secret that short could be any word or value revsync prints, and blanking it out would garble them`;
+  if (n < MIN_PLAIN_SECRET && /^(?:[A-Za-z]+|[0-9]+)$/.test(secret))
+    return `it is a word or a number of ${n} characters alone: blanking it out would garble every word or value revsync prints that holds it`;
+  return undefined;
+}
+
+/** The secrets of the environment that revsync would blank out of everything it prints, each checked
+ *  before the run does anything: a UserError naming the first variable whose secret is unsafe. */
+export function refuseUnsafeSecrets(env: NodeJS.ProcessEnv, names: readonly string[]): void {
+  for (const name of names) {
+    const value = env[name];
+    const why = value ? unsafeSecret(value) : undefined;
+    if (why)
+      throw new UserError(
+        `${name} cannot be kept out of revsync's output: ${why}; nothing was sent`,
+        `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`,
+      );
   }
 }
 
@@ -116,9 +184,11 @@ export class Output implements Painter {
     this.stdout.write(this.terminal(text.endsWith("\n") ? text : `${text}\n`));
   }
 
-  /** A JSON result on stdout, with format_version first. */
+  /** A JSON result on stdout, with format_version first: secrets taken out of each text of it before it
+   *  is written (never out of the JSON text, which a secret like `true` would break). */
   json(value: object): void {
-    this.out(JSON.stringify({ format_version: JSON_FORMAT_VERSION, ...value }, null, 2));
+    const safe = redactJson({ format_version: JSON_FORMAT_VERSION, ...value }, (t) => this.redactor.redact(t));
+    this.stdout.write(terminalLines(`${JSON.stringify(safe, null, 2)}\n`));
   }
 
   raw(text: string): void {

@@ -56,3 +56,33 @@ describe("semantic rules", () => {
     expect(run(tenantFieldsUpdatable, [tc("  account_segment_delimiter: '|'\n")])[0]?.message).toMatch(/cannot be changed/);
   });
 });
+
+describe("the schemas refuse what the rules refuse, and revsync says each problem once", () => {
+  it("a name's pattern in the schemas holds exactly the rule of unsafeName", async () => {
+    const fc = (await import("fast-check")).default;
+    const { readFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { PACKAGE_ROOT } = await import("../package-root.js");
+    const { unsafeName } = await import("./rules.js");
+    const schema = JSON.parse(readFileSync(join(PACKAGE_ROOT, "schemas", "policy", "ssp-policy.schema.json"), "utf8"));
+    const tc = JSON.parse(readFileSync(join(PACKAGE_ROOT, "schemas", "policy", "tenant-configuration.schema.json"), "utf8"));
+    const patterns = [
+      schema.properties.metadata.properties.name.pattern,
+      schema.properties.batches.items.properties.name.pattern,
+      tc.definitions.Metadata.properties.name.pattern,
+    ];
+    expect(new Set(patterns).size).toBe(1);
+    const pattern = new RegExp(patterns[0], "u");
+    const names = fc.oneof(
+      fc.constantFrom(".", "..", "...", " ", "\u00a0", "\u3000 ", "\ufeff", "a\u0001", "a\n", "\u007f", "\u0085", "Hardware SSP", ". .", "a/..", "\t"),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 4 }),
+      fc.array(fc.constantFrom(".", " ", "\u00a0", "\n", "a", "\u2028", "\u200b"), { minLength: 1, maxLength: 3 }).map((p) => p.join("")),
+    );
+    fc.assert(
+      fc.property(names, (name) => {
+        expect([name, pattern.test(name)]).toEqual([name, unsafeName(name) === undefined]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

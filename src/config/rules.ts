@@ -1,7 +1,7 @@
 import { dirname, join, normalize } from "node:path";
 import type { SspPolicyFile } from "../schema/generated/policy.js";
 import type { Diagnostic } from "./diagnostics.js";
-import { at, schemaDiagnostics } from "./schema-diagnostics.js";
+import { at, schemaDiagnostics, type SchemaError } from "./schema-diagnostics.js";
 import { coerceEnvText } from "./interpolate.js";
 import { schemaJson, type SchemaFile } from "../schema/ajv.js";
 import { nodeAt, type SourceDoc } from "./yaml-source.js";
@@ -115,7 +115,9 @@ export function duplicateHierarchy(docs: PolicyDoc[], emit: Emit): void {
 export function floorNotAboveCeiling(docs: PolicyDoc[], emit: Emit): void {
   for (const d of ssp(docs)) {
     const s = spec<SspPolicyFile["spec"]>(d);
-    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
+    // A number beyond what a double holds exactly was said at its place: not compared again.
+    const exact = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n);
+    if (exact(s.floor_percentage) && exact(s.ceiling_percentage) && s.floor_percentage > s.ceiling_percentage) {
       emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
         rule: "floor-ceiling",
       });
@@ -276,6 +278,15 @@ function typeEnvValues(src: SourceDoc, schema: SchemaFile): void {
   }
 }
 
+/** Schema errors that a semantic rule below says in its own words, at the same place: the schemas hold
+ *  these rules so that every validator refuses what revsync refuses, and revsync says each problem once.
+ *  A name's form (unsafe-name), a batch's dates (batch-dates), a formula policy's expression and batches
+ *  (formula-expression, formula-batches: the schema's if/then). */
+function restated(pointer: string, e: SchemaError): boolean {
+  if (e.keyword === "if" || e.schemaPath.startsWith("#/then/")) return true;
+  return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer);
+}
+
 /** Schema checks per kind, then each semantic rule. */
 export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesByPath = new Map()): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -291,7 +302,7 @@ export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesBy
     // Read-only tenant fields get the rule's message (with the updatable list) instead of "unknown field".
     const readOnly = (pointer: string, key?: string): boolean =>
       d.kind === "TenantConfiguration" && pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
-    out.push(...schemaDiagnostics(d.src, schema, (pointer, key) => unresolved(pointer) || readOnly(pointer, key)));
+    out.push(...schemaDiagnostics(d.src, schema, (pointer, key, e) => unresolved(pointer) || readOnly(pointer, key) || (!!e && restated(pointer, e))));
   }
   duplicateNames(docs, emit);
   duplicateHierarchy(docs, emit);

@@ -3,6 +3,7 @@ import type { Document, Node } from "yaml";
 import { fileValidator, schemaJson, type SchemaFile } from "../schema/ajv.js";
 import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
+import { MAX_EXACT_WHOLE } from "../number.js";
 import { plural } from "../words.js";
 
 function pathOf(pointer: string): string[] {
@@ -61,7 +62,8 @@ function sentence(e: ErrorObject, value: unknown, schemaRoot: object): { message
 
 /** ajv reports an anyOf that no branch meets as each branch's errors, then "must match a schema in
  *  anyOf". Where every branch only wants another type (text, a number or true/false), one type error
- *  names them all, as a list of types in one "type" does; otherwise the branches' errors stand alone. */
+ *  names them all, as a list of types in one "type" does; otherwise the errors of the branches whose
+ *  type the value has stand alone. */
 function mergeAnyOf(errors: ErrorObject[]): ErrorObject[] {
   const out: ErrorObject[] = [];
   for (const e of errors) {
@@ -70,7 +72,13 @@ function mergeAnyOf(errors: ErrorObject[]): ErrorObject[] {
       out.push(e);
       continue;
     }
-    if (!branches.every((b) => b.keyword === "type")) continue;
+    if (!branches.every((b) => b.keyword === "type")) {
+      // The value has one branch's type and breaks another rule of it (a number beyond a bound): that
+      // rule is the problem, not the other branches' types.
+      const wrongType = branches.filter((b) => b.keyword === "type");
+      out.splice(0, out.length, ...out.filter((b) => !wrongType.includes(b)));
+      continue;
+    }
     const at = out.indexOf(branches[0] as ErrorObject);
     const types = branches.map((b) => String((b.params as { type: unknown }).type));
     const rest = out.filter((b) => !branches.includes(b));
@@ -83,8 +91,20 @@ export function fieldName(pointer: string): string {
   return pathOf(pointer).join(".") || "(document)";
 }
 
-/** Validates a YAML document against a schema file; maps each ajv error to the YAML node's line and column. */
-export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (pointer: string, key?: string) => boolean = () => false): Diagnostic[] {
+/** What a schema error is, for a caller that says it better itself (a semantic rule with its own words). */
+export interface SchemaError {
+  keyword: string;
+  schemaPath: string;
+}
+
+/** Validates a YAML document against a schema file; maps each ajv error to the YAML node's line and
+ *  column. A bound the number rule said already (a number beyond 2^53 - 1, reported at its place by the
+ *  reader of the file) is not said again; `skip` leaves out what a caller's rule says. */
+export function schemaDiagnostics(
+  src: SourceDoc,
+  schema: SchemaFile,
+  skip: (pointer: string, key?: string, error?: SchemaError) => boolean = () => false,
+): Diagnostic[] {
   const fn = fileValidator(schema);
   if (fn(src.value)) return [];
   const root = schemaJson(schema);
@@ -95,7 +115,8 @@ export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (poi
     const value = valueAt(src.value, path);
     const { message, key } = sentence(e, value, root);
     const pointer = key ? `${e.instancePath}/${key}` : e.instancePath;
-    if (skip(pointer, key)) continue;
+    if ((e.keyword === "maximum" || e.keyword === "minimum") && typeof value === "number" && !(Math.abs(value) <= MAX_EXACT_WHOLE)) continue;
+    if (skip(pointer, key, e)) continue;
     const node: Node | undefined = key ? keyAt(src.doc as Document, path, key) : nodeAt(src.doc as Document, path);
     const p = position(src.lines, node?.range?.[0]);
     const where = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer);

@@ -36,7 +36,7 @@ export interface RateLimitOptions {
  *  the ones it started with. */
 export interface EmulatorSettings {
   if_match: boolean;
-  /** --four-eyes: the user who reviewed a batch cannot approve it. */
+  /** --four-eyes: the user who reviewed a batch, or uploaded it, cannot approve it. */
   four_eyes: boolean;
 }
 

@@ -268,8 +268,10 @@ function uploadedBatch(state: EmulatorState, t: TenantState, b: Record<string, u
   return batch;
 }
 
-/** `fourEyes`: the user who reviewed a batch cannot approve it. Who reviewed it is what the batch says: a
- *  reviewed batch's updated_by is its reviewer (nothing else changes a reviewed batch). */
+/** `fourEyes`: the user who reviewed a batch cannot approve it, nor the user who uploaded it (as the
+ *  interface's rule refuses an uploader approving their own file). Who did is what the batch says: a
+ *  reviewed batch's updated_by is its reviewer (nothing else changes a reviewed batch), its created_by
+ *  its uploader (an upload, or the create that carried it). */
 export function batchAction(
   t: TenantState,
   caller: Caller,
@@ -298,6 +300,11 @@ export function batchAction(
   if (fourEyes && action === "approve" && b.updated_by === caller.user) {
     throw new EmuError(403, `four eyes: ${caller.user} reviewed batch ${batchName} and cannot approve it; another user must`, [
       { field: "user", message: `${caller.user} reviewed this batch` },
+    ]);
+  }
+  if (fourEyes && action === "approve" && b.created_by === caller.user) {
+    throw new EmuError(403, `four eyes: ${caller.user} uploaded batch ${batchName} and cannot approve it; another user must`, [
+      { field: "user", message: `${caller.user} uploaded this batch` },
     ]);
   }
   const now = epoch();

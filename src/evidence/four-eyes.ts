@@ -38,5 +38,18 @@ export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes
     problems.push(`four eyes: the pull request lacks an independent approval (${pr.problem ?? "no approval by someone other than its author"})`);
   else if (wrote && pr && !(pr.independent ?? []).some((u) => !sameUser(u, pr.author)))
     problems.push(`four eyes: the pull request's approval names no approver other than its author, ${pr.author ?? "(unnamed)"}`);
+  else if (wrote && pr && !(pr.independent ?? []).some((u) => counts(u, pr)))
+    problems.push(
+      `four eyes: the pull request's approval names no approver who counts: ${(pr.independent ?? []).join(", ")} ${pr.independent?.length === 1 ? "is" : "are each"} a bot, ruled out by the record's own approvals, or who made its head commit`,
+    );
   return { problems, notes };
+}
+
+/** Whether an approver a record names as independent may count, by what the record itself holds: not a
+ *  bot (a GitHub app's login ends in [bot]), not ruled out among the record's approvals, not who made the
+ *  head commit. */
+function counts(user: string, pr: NonNullable<EvidenceRecord["pull_request_approval"]>): boolean {
+  if (/\[bot\]$/i.test(user)) return false;
+  if ((pr.head_commit_by ?? []).some((u) => sameUser(u, user))) return false;
+  return !(pr.approvals ?? []).some((a) => sameUser(a.user, user) && a.excluded);
 }

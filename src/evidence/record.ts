@@ -52,13 +52,19 @@ export interface PullRequestApproval {
   author: string | null;
   /** The commit approved: the head of the pull request. */
   head_commit: string | null;
+  /** The forge's users who made the head commit (its author and committer, on GitHub): their approval is
+   *  not independent. Absent in records written before it was read. */
+  head_commit_by?: string[];
   /** The commit(s) its merge made (GitHub merge_commit_sha; GitLab merge_commit_sha, squash_commit_sha). */
   merge_commits: string[];
   /** The commit this run applied (git HEAD, else the CI's commit). */
   applied_commit: string | null;
-  /** Each approval: who, when, and the commit approved (null where the forge does not say). */
-  approvals: { user: string; at: string | null; commit: string | null }[];
-  /** The users whose approval stands at the head commit and who are not its author. */
+  /** Each approval: who, when, and the commit approved (null where the forge does not say); `excluded`:
+   *  why the approver does not count whatever commit they approved (the author, a bot, no write access,
+   *  who made the head commit). */
+  approvals: { user: string; at: string | null; commit: string | null; excluded?: string }[];
+  /** The users whose approval stands at the head commit and who count: not its author, not a bot, with
+   *  write access, not who made the head commit. */
   independent: string[];
   /** An independent approval of the commit applied (or of the commit its merge was made from). */
   holds: boolean;

@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { writeFileExclusive } from "../fs-atomic.js";
-import { canonicalJson } from "../canonical-json.js";
+import { redactJson } from "../redact-json.js";
 import { recordHash, type EvidenceRecord } from "./record.js";
 
 /** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
@@ -109,8 +109,9 @@ export function readRecord(path: string, file = path): StoredRecord {
 }
 
 /** Links a finished record to the last record of its environment in the folder, hashes it and writes it
- *  as a new file (never over one). `redact` blanks out secrets: it runs over the record's canonical text,
- *  before the hash is taken of it, so a secret quoted in an error never reaches the folder. `unavailable`:
+ *  as a new file (never over one). `redact` blanks out secrets: it runs over each text of the record (each
+ *  string value and key), before the hash is taken of it, so a secret quoted in an error never reaches the
+ *  folder. `unavailable`:
  *  why earlier evidence could not be fetched (said in the chain_note of a record that starts a chain).
  *  Returns where it went. */
 export function appendRecord(
@@ -129,10 +130,9 @@ export function appendRecord(
       ? `the earlier evidence of environment ${content.environment} could not be fetched: ${unavailable}`
       : `there was no earlier record of environment ${content.environment} in the folder`;
   let record: EvidenceRecord = { format_version, kind, sequence, ...rest, prev: last?.hash ?? null, ...(chain_note ? { chain_note } : {}), hash: "" };
-  const { hash: _none, ...unsigned } = record;
-  const text = canonicalJson(unsigned);
-  const redacted = redact(text);
-  if (redacted !== text) record = { ...(JSON.parse(redacted) as EvidenceRecord), hash: "" };
+  // Field by field: each text of the record, never its serialized form (a secret that is a JSON word
+  // would break it, one that is a key would rename it).
+  record = { ...redactJson(record, redact), hash: "" };
   record.hash = recordHash(record as unknown as Record<string, unknown>);
   const path = join(dir, recordFileName(record));
   writeFileExclusive(path, `${JSON.stringify(record, null, 2)}\n`);

@@ -183,6 +183,10 @@ describe("appending a record", () => {
       const before = readFileSync(first.path, "utf8");
       expect(() => writeFileExclusive(first.path, "{}")).toThrow(/EEXIST/);
       expect(readFileSync(first.path, "utf8")).toBe(before);
+      // Redaction goes field by field: a secret that is a JSON word or a key leaves the record whole.
+      const words = (t: string) => t.replace(/true|null|error/g, "[redacted]");
+      const third = appendRecord(dir, { ...(content("true story") as object), finished_at: "2026-11-24T06:00:02.000Z" } as never, words);
+      expect(JSON.parse(readFileSync(third.path, "utf8"))).toMatchObject({ "[redacted]": "[redacted] story", prev: second.record.hash });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ACTIONS, DRIFT_CLASSES, summarize, type Change, type DriftItem, type DriftReport } from "../plan/model.js";
 import { planOf } from "../testing/builders.js";
 import type { AllocationImpact } from "../policy-test/run.js";
-import { elementsOf, renderGfm, tagsOf, textOf } from "../testing/gfm.js";
+import { autolinksOf, elementsOf, mentionsOf, renderGfm, tagsOf, textOf } from "../testing/gfm.js";
 import { markdownText, mermaidLabel, terminalText } from "./escape.js";
 import { driftMarkdown, planMarkdown } from "./plan.js";
 import { allocationImpactMarkdown } from "./policy-test.js";
@@ -79,6 +79,21 @@ const PIECES = [
   "é",
   "😀",
   "\ufeff",
+  "@team",
+  "@acme/finance",
+  " @alice",
+  "#12",
+  "https://evil.example/x",
+  "http://",
+  "//evil.example",
+  "www.evil.com",
+  "evil.com",
+  "a@b.io",
+  "mailto:",
+  "ftp://x",
+  ".",
+  "/",
+  "@",
 ] as const;
 const adversarial = fc
   .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ unit: "binary", maxLength: 3 })), { minLength: 1, maxLength: 8 })
@@ -133,6 +148,27 @@ describe("markdownText", () => {
     }
   });
 
+  it("a link, an e-mail, a mention or an issue reference in outside text renders as text: no link, nobody notified", () => {
+    for (const name of [
+      "https://evil.example/pay",
+      "see www.evil.com now",
+      "ops@evil.io",
+      "@finance-team",
+      "@acme/finance",
+      "cc @alice, fixes #12",
+      "see //evil.com",
+      "mailto:x@y.io",
+    ]) {
+      const md = `| a |\n|---|\n| ${markdownText(name)} |\n\n${markdownText(name)}\n`;
+      const html = renderGfm(md);
+      expect([name, tagsOf(html).filter((t) => t === "<a>"), mentionsOf(html), autolinksOf(md)]).toEqual([name, [], [], []]);
+      expect(textOf(elementsOf(html, "td")[0] ?? "")).toBe(name);
+      // The checks themselves find them where the text is not escaped.
+      const raw = renderGfm(name);
+      expect([name, tagsOf(raw).includes("<a>") || mentionsOf(raw).length > 0 || autolinksOf(name).length > 0]).toEqual([name, true]);
+    }
+  });
+
   it("control characters, newlines and bidirectional marks are shown, not acted on, in markdown and on a terminal", () => {
     expect(terminalText("a\u001b[2Jb\nc\u202etxt.exe\u0085")).toBe("a\\u001B[2Jb\\nc\\u202Etxt.exe\\u0085");
     expect(textOf(renderGfm(markdownText("x\u202e\ny")))).toBe("x\\u202E\\ny\n");
@@ -150,23 +186,24 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
   it("a plan of N entries renders N <details>, each summary the entry's name as text, and no tag a plain plan lacks", () => {
     fc.assert(
       fc.property(fc.array(entry, { minLength: 1, maxLength: 5 }), fc.array(adversarial, { maxLength: 2 }), (entries, notes) => {
-        const html = renderGfm(
-          planMarkdown(
-            planOf(
-              entries.map((e, i) => change(e, i, false)),
-              notes,
-            ),
+        const md = planMarkdown(
+          planOf(
+            entries.map((e, i) => change(e, i, false)),
+            notes,
           ),
         );
-        const plain = renderGfm(
-          planMarkdown(
-            planOf(
-              entries.map((e, i) => change(e, i, true)),
-              notes.map(() => "x"),
-            ),
+        const plainMd = planMarkdown(
+          planOf(
+            entries.map((e, i) => change(e, i, true)),
+            notes.map(() => "x"),
           ),
         );
+        const html = renderGfm(md);
+        const plain = renderGfm(plainMd);
+        // No tag a plain plan lacks (so no link linkify made), no mention, no autolink GitHub would make.
         expect(tagsOf(html)).toEqual(tagsOf(plain));
+        expect(mentionsOf(html)).toEqual(mentionsOf(plain));
+        expect(autolinksOf(md)).toEqual(autolinksOf(plainMd));
         expect(tagsOf(html).filter((t) => t === "<details>")).toHaveLength(entries.length);
         const summaries = elementsOf(html, "summary").map(textOf);
         expect(summaries).toEqual(entries.map((e) => expect.stringMatching(new RegExp(`ssp/${escapeRegExp(terminalText(e.name))}$`))));
@@ -201,6 +238,8 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
         };
         const html = renderGfm(driftMarkdown(report(false)));
         expect(tagsOf(html)).toEqual(tagsOf(renderGfm(driftMarkdown(report(true)))));
+        expect(mentionsOf(html)).toEqual(mentionsOf(renderGfm(driftMarkdown(report(true)))));
+        expect(autolinksOf(driftMarkdown(report(false)))).toEqual(autolinksOf(driftMarkdown(report(true))));
         const rows = elementsOf(html, "tbody")[0] ?? "";
         expect(elementsOf(rows, "tr")).toHaveLength(entries.length);
         const cells = elementsOf(rows, "tr").map((r) => elementsOf(r, "td").map(textOf));

@@ -37,11 +37,22 @@ export const terminalLines = (text: string): string => text.replace(CONTROLS_BUT
 
 /** Markdown and HTML's specials, as character references: `&` (so `&lt;` in a name stays `&lt;`), `<` and
  *  `>` (no tag, no comment, no autolink), and what markdown reads as markup: `\` escapes, backticks,
- *  `*` `_` `~` emphasis, `[` `]` links, `|` table cells, `#` headings, `$` math. A character reference is
+ *  `*` `_` `~` emphasis, `[` `]` links, `|` table cells, `#` headings, `$` math; and `@` (an e-mail, a
+ *  mention). A character reference is
  *  text in markdown, in a table cell and in raw HTML alike (a `<summary>`, a `<code>`), where a backslash
  *  escape would show its backslash. */
-const SPECIAL = /[&<>\\`*_~[\]|#$]/g;
-const reference = (c: string): string => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : `&#${c.charCodeAt(0)};`);
+const SPECIAL = /[&<>\\`*_~[\]|#$@]/g;
+/** A word joiner (U+2060, invisible) after every `@` and `#`: GitHub reads `@name` as a mention (a
+ *  notification to that user or team) and `#12` as a reference to an issue in the text a page shows,
+ *  after character references are read, so a reference alone would not stop them; a character between
+ *  does. (A word joiner in outside text is shown as `\u2060`, so every one a reader meets is revsync's.) */
+const WORD_JOINER = "&#8288;";
+const reference = (c: string): string =>
+  c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "@" || c === "#" ? `&#${c.charCodeAt(0)};${WORD_JOINER}` : `&#${c.charCodeAt(0)};`;
+/** What makes a link of plain text (GitHub's autolinks, linkify's): the dot of `www.`, the `:` of
+ *  `https://` and a `//` (an e-mail's `@` is a reference already). Each as a character reference, which
+ *  ends the run of text a renderer looks for links in, and reads as the same character. */
+const AUTOLINK = /(?<=[wW]{3})\.|:(?=\/)|\/(?=\/)/g;
 /** What starts a block when it begins a line: a list item (`-`, `+`, `1.`, `1)`), a setext underline
  *  (`=`), indentation (a code block); and white space at either end, which a table cell or a paragraph
  *  would trim away. */
@@ -50,11 +61,14 @@ const LAST_SPACE = /\s$/;
 
 /** Outside text inside markdown, anywhere: in a paragraph, a table cell, a heading, a `<summary>` or a
  *  `<code>` element. It renders as the same text, one line (control characters shown as `terminalText`
- *  shows them), and can open, close or end nothing: no tag, no comment, no `<details>`, no cell, no
- *  code span, no emphasis, no link, no heading, quote or list. Not for an HTML attribute value (revsync
- *  puts none there). */
+ *  shows them; a word joiner after each `@` and `#`), and can open, close or end nothing: no tag, no
+ *  comment, no `<details>`, no cell, no code span, no emphasis, no link, no heading, quote or list; and
+ *  it makes no autolink (`https://…`, `www.…`, a domain, an e-mail), no @mention and no issue reference.
+ *  Not for an HTML attribute value (revsync puts none there). */
 export function markdownText(text: string): string {
-  let safe = terminalText(text).replace(SPECIAL, reference);
+  let safe = terminalText(text)
+    .replace(SPECIAL, reference)
+    .replace(AUTOLINK, (c) => `&#${c.charCodeAt(0)};`);
   if (LAST_SPACE.test(safe)) safe = `${safe.slice(0, -1)}&#${safe.charCodeAt(safe.length - 1)};`;
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }

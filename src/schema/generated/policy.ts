@@ -252,7 +252,7 @@ export interface TenantConfigurationPolicy {
  */
 export interface PolicyMetadata {
   /**
-   * Matches the live envelope's compliance_name
+   * Matches the live envelope's compliance_name: not . or .., not blanks only, no control character
    */
   name: string;
   /**
@@ -276,7 +276,7 @@ export interface SspPolicyFile {
 }
 export interface SspPolicyMetadata {
   /**
-   * compliance_name and item name of the policy
+   * compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)
    */
   name: string;
   /**
@@ -297,7 +297,7 @@ export interface SspPolicySpec {
    */
   can_delete?: boolean;
   /**
-   * Maximum allowed SSP percentage
+   * Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)
    */
   ceiling_percentage?: number;
   /**
@@ -313,11 +313,11 @@ export interface SspPolicySpec {
    */
   expression?: string;
   /**
-   * Minimum allowed SSP percentage
+   * Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)
    */
   floor_percentage?: number;
   /**
-   * Order of evaluation in the policy hierarchy
+   * Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)
    */
   hierarchy_no?: number;
   /**
@@ -383,7 +383,7 @@ export interface PolicyCondition {
 }
 export interface BatchSpec {
   /**
-   * Batch name
+   * Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)
    */
   name: string;
   /**
