@@ -175,10 +175,18 @@ describe("apply --evidence", () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`3 records: every hash and every link holds.\nLatest of demo: ${all[2]?.record.hash}`);
 
-    // --live: carol changes what the second run applied; verify names the field, the value and carol.
+    // --live: while the service holds what every record applied, verify is intact (exit 0); then carol
+    // changes what the second run applied, and verify names the field, the value and carol.
+    expect((await run(["evidence", "verify", "evidence", "--live"])).code).toBe(0);
     await changeAs("carol", { manual_journal_contra_account: "MJ-CONTRA-999" });
     const live = await run(["evidence", "verify", "evidence", "--live"]);
-    expect(live.code).toBe(0);
+    // Every hash and link holds, and what a record applied no longer does: verify is not intact (exit 1).
+    expect(live.code).toBe(1);
+    expect(live.stdout).toContain("3 records: every hash and every link holds.");
+    expect(live.stdout).toContain("live: 1 change applied by these records no longer holds in the service (named above).");
+    const liveJson = await run(["evidence", "verify", "evidence", "--live", "--format", "json"]);
+    expect(liveJson.code).toBe(1);
+    expect(JSON.parse(liveJson.stdout).ok).toBe(false);
     expect(live.stdout).toMatch(
       /live: CHANGED update tenant-configuration\/Default Tenant Configuration: changed since \(last changed by carol at \S+Z\): manual_journal_contra_account "MJ-CONTRA-100" -> "MJ-CONTRA-999"/,
     );
