@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { terminalLines } from "../report/escape.js";
 import type { Painter } from "../report/painter.js";
 import { processIo, type CliIo } from "./io.js";
+import { dataOutput } from "./data-output.js";
 
 /** Collects every secret revsync learns (env credentials, tokens) and blanks them out of all output. */
 export class Redactor {
@@ -121,8 +122,14 @@ export class Output implements Painter {
     this.out(JSON.stringify({ format_version: JSON_FORMAT_VERSION, ...value }, null, 2));
   }
 
-  raw(text: string): void {
-    this.stdout.write(this.redactor.redact(text));
+  /** Data as it is (a CSV, a file the service holds, a completion script), by dataOutput's one rule:
+   *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
+   *  own bytes to a pipe or a file. */
+  raw(data: string | Uint8Array): void {
+    const shown = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+    if (shown.redacted && this.once("data-redacted"))
+      this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
+    this.stdout.write(shown.data);
   }
 
   info(text: string): void {
