@@ -52944,7 +52944,11 @@ function crossChains(byEnv, recordOf, out) {
           [a, b],
           [b, a]
         ])
-          flag(x.links, "look-alike", `look-alike: environment ${JSON.stringify(x.env)} differs from ${JSON.stringify(y.env)} (${y.links[0]?.file}) only in case, spaces, how a letter is written or letters that look alike; a record of one may pose as the other`);
+          flag(
+            x.links,
+            "look-alike",
+            `look-alike: environment ${JSON.stringify(x.env)} differs from ${JSON.stringify(y.env)} (${y.links[0]?.file}) only in case, spaces, how a letter is written or letters that look alike; a record of one may pose as the other`
+          );
       }
       const shared = a.tenants.find((t) => b.tenants.some((u) => u.keys.some((k, n) => k === t.keys[n])));
       if (!shared) continue;
