@@ -3732,6 +3732,42 @@ var init_io = __esm({
   }
 });
 
+// src/cli/data-output.ts
+function dataOutput(data, redact, terminal2) {
+  const text3 = typeof data === "string" ? data : utf8(data);
+  if (text3 === void 0) return bytesOutput(data, redact, terminal2);
+  const safe = redact(text3);
+  return { data: terminal2 ? shownOnTerminal(safe) : safe, redacted: safe !== text3 };
+}
+function utf8(bytes) {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return void 0;
+  }
+}
+function bytesOutput(bytes, redact, terminal2) {
+  const latin1 = Buffer.from(bytes).toString("latin1");
+  const safe = redact(latin1);
+  const out = Buffer.from(safe, "latin1");
+  const lossy = out.toString("utf8");
+  if (redact(lossy) !== lossy)
+    throw new UserError(
+      "the data holds a secret of revsync's sign-in, in a file that is not UTF-8 text: nothing was printed",
+      "write it to a file with --output FILE"
+    );
+  return { data: terminal2 ? shownOnTerminal(safe) : out, redacted: safe !== latin1 };
+}
+var shownOnTerminal;
+var init_data_output = __esm({
+  "src/cli/data-output.ts"() {
+    "use strict";
+    init_errors();
+    init_escape();
+    shownOnTerminal = (text3) => text3.split("\r\n").map(terminalLines).join("\r\n");
+  }
+});
+
 // src/cli/output.ts
 function charPattern(c) {
   const literal = c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
@@ -3796,6 +3832,7 @@ var init_output = __esm({
     init_redact_json();
     init_escape();
     init_io();
+    init_data_output();
     BACKSLASH = "(?:\\\\|&#0*92;)";
     QUOTE = '(?:"|&quot;|&#0*34;)';
     Redactor = class {
@@ -3872,8 +3909,14 @@ var init_output = __esm({
         this.stdout.write(terminalLines(`${JSON.stringify(safe, null, 2)}
 `));
       }
-      raw(text3) {
-        this.stdout.write(this.redactor.redact(text3));
+      /** Data as it is (a CSV, a file the service holds, a completion script), by dataOutput's one rule:
+       *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
+       *  own bytes to a pipe or a file. */
+      raw(data) {
+        const shown2 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+        if (shown2.redacted && this.once("data-redacted"))
+          this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
+        this.stdout.write(shown2.data);
       }
       info(text3) {
         if (!this.opts.quiet) this.stderr.write(this.terminal(`${text3}
@@ -6774,9 +6817,9 @@ var require_request = __commonJS({
               processHeader(this, header[0], header[1]);
             }
           } else {
-            const keys = Object.keys(headers);
-            for (let i = 0; i < keys.length; ++i) {
-              processHeader(this, keys[i], headers[keys[i]]);
+            const keys2 = Object.keys(headers);
+            for (let i = 0; i < keys2.length; ++i) {
+              processHeader(this, keys2[i], headers[keys2[i]]);
             }
           }
         } else if (headers != null) {
@@ -8841,8 +8884,8 @@ var require_webidl = __commonJS({
         }
         const result = {};
         if (!types.isProxy(O)) {
-          const keys2 = [...Object.getOwnPropertyNames(O), ...Object.getOwnPropertySymbols(O)];
-          for (const key3 of keys2) {
+          const keys3 = [...Object.getOwnPropertyNames(O), ...Object.getOwnPropertySymbols(O)];
+          for (const key3 of keys3) {
             const keyName = webidl.util.Stringify(key3);
             const typedKey = keyConverter(key3, prefix, `Key ${keyName} in ${argument}`);
             const typedValue = valueConverter(O[key3], prefix, `${argument}[${keyName}]`);
@@ -8850,8 +8893,8 @@ var require_webidl = __commonJS({
           }
           return result;
         }
-        const keys = Reflect.ownKeys(O);
-        for (const key3 of keys) {
+        const keys2 = Reflect.ownKeys(O);
+        for (const key3 of keys2) {
           const desc = Reflect.getOwnPropertyDescriptor(O, key3);
           if (desc?.enumerable) {
             const typedKey = keyConverter(key3, prefix, argument);
@@ -9595,7 +9638,7 @@ var require_util2 = __commonJS({
           writable: true,
           enumerable: true,
           configurable: true,
-          value: function keys() {
+          value: function keys2() {
             webidl.brandCheck(this, object);
             return makeIterator(this, "key");
           }
@@ -16136,14 +16179,11 @@ function exactness(literal) {
   if (n === 0) return { exact: false, why: `${t} is too close to 0 for a double: it would be read as 0` };
   return { exact: false, why: `${t} has more significant digits than a double keeps: it would be read as ${readsAs(t)}` };
 }
-function readNumber(text3) {
+function readNumber(text3, opts = {}) {
   const t = text3.trim();
   if (!DECIMAL.test(t)) {
-    return {
-      ok: false,
-      kind: "not a number",
-      problem: `${JSON.stringify(text3)} is not a number: write digits with an optional decimal point and a leading minus (no exponent, no thousands separator)`
-    };
+    const how = opts.unsigned ? "digits with an optional decimal point, 0 or more" : "digits with an optional decimal point and a leading minus";
+    return { ok: false, kind: "not a number", problem: `${JSON.stringify(text3)} is not a number: write ${how} (no exponent, no thousands separator)` };
   }
   const e = exactness(t);
   return e.exact ? { ok: true, value: Number(t) } : { ok: false, kind: "not exact", problem: e.why };
@@ -16587,7 +16627,7 @@ function numberProblem(v) {
   if (typeof v === "number") {
     return v < 0 ? negative(String(v)) : void 0;
   }
-  const r = readNumber(v);
+  const r = readNumber(v, { unsigned: true });
   if (!r.ok) return r.problem;
   return r.value < 0 ? negative(JSON.stringify(v)) : void 0;
 }
@@ -17128,10 +17168,10 @@ function canonicalConditions(list3) {
     })
   );
 }
-function normalizeSspFields(item, keys) {
+function normalizeSspFields(item, keys2) {
   const out = {};
   const src = item;
-  for (const k of keys) {
+  for (const k of keys2) {
     if (SERVER_FIELDS.has(k)) continue;
     const v = src[k];
     if (k === "when") out[k] = canonicalConditions(v);
@@ -17833,6 +17873,18 @@ function fitTiers(t, budget, between, leftOut) {
   const head = between("bare", 0);
   const { text: text3, shown: shown2 } = fitPieces(t.bare, budget - head.length, leftOut);
   return { full: 0, rest: "bare", listed: shown2, text: head + text3 };
+}
+function nameCap(lengths, room, least, most) {
+  const fits = (cap) => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
+  if (!fits(least)) return most;
+  let lo = least;
+  let hi = most;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 var MARKDOWN_LIMIT, SECTION_BUDGET;
 var init_budget = __esm({
@@ -18621,8 +18673,8 @@ function legacyPlanChecksum(plan) {
   const text3 = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
   return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(text3).digest("hex")}`;
 }
-function summarize(keys, items, field) {
-  const out = Object.fromEntries(keys.map((k) => [k, 0]));
+function summarize(keys2, items, field) {
+  const out = Object.fromEntries(keys2.map((k) => [k, 0]));
   for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
   return out;
 }
@@ -18765,6 +18817,7 @@ __export(plan_exports, {
   fourEyesLine: () => fourEyesLine,
   hasApplied: () => hasApplied,
   hasChanges: () => hasChanges,
+  markdownCut: () => markdownCut,
   planMarkdown: () => planMarkdown,
   planText: () => planText,
   summaryLine: () => summaryLine,
@@ -18848,9 +18901,44 @@ function planText(plan, out) {
   lines.push(summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
-function changesMarkdown(changes, budget, whole, fourEyes) {
+function markdownCut(text3, max) {
+  const whole = markdownText(text3);
+  if (whole.length <= max) return { md: whole, cut: false };
+  const chars = [];
+  let units = 0;
+  for (const c of text3) {
+    if (units + c.length > max) break;
+    chars.push(c);
+    units += c.length;
+  }
+  let lo = 0;
+  let hi = chars.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (markdownText(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return { md: `${markdownText(chars.slice(0, lo).join(""))}\u2026`, cut: true };
+}
+function linesWithNames(names, room, line) {
+  const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
+  const cap = nameCap(
+    names.map((n) => markdownText(n).length),
+    room - around,
+    LEAST_NAME,
+    LINE_NAME
+  );
+  let cut = false;
+  const lines = names.map((n, i) => {
+    const c = markdownCut(n, cap);
+    cut ||= c.cut;
+    return line(i, c.md);
+  });
+  return { lines, cut };
+}
+function fullChanges(changes, fourEyes) {
   const firstApprove = changes.findIndex((c) => c.action === "approve");
-  const full = changes.map((c, i) => {
+  return changes.map((c, i) => {
     const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
     const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
@@ -18867,30 +18955,47 @@ function changesMarkdown(changes, budget, whole, fourEyes) {
     b.push("", "</details>", "");
     return b.join("\n");
   });
-  const line = changes.map(
-    (c) => `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${markdownText(valuesLine(c.values))}` : ""}
-`
-  );
-  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}
-`);
+}
+function changeLines(changes) {
+  let cut = false;
+  const lines = changes.map((c) => {
+    const address2 = markdownCut(c.address, LINE_NAME);
+    const why = c.reason ?? (c.values ? valuesLine(c.values) : void 0);
+    const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
+    cut ||= address2.cut || !!reason?.cut;
+    return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address2.md}</code>${reason ? `: ${reason.md}` : ""}
+`;
+  });
+  return { lines, cut };
+}
+function changesMarkdown(changes, budget, whole, fourEyes) {
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const between = (rest, shown2) => {
+  const line = changeLines(changes);
+  const headOf2 = (rest, shown2, cut) => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
+    const said = cut ? cutWords(whole) : "";
     return shown2 ? `
 #### The other ${plural(changes.length - shown2, "change")}, ${what}
 
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._${said}
 
 ` : `#### Changes, ${what}
 
-_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._
+_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._${said}
 
 `;
   };
+  const bare = linesWithNames(
+    changes.map((c) => c.address),
+    budget - headOf2("bare", 0, true).length,
+    (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
+`
+  );
+  const between = (rest, shown2) => headOf2(rest, shown2, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n) => `
 _${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
 `;
-  return fitTiers({ full, line, bare }, budget, between, leftOut);
+  return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
 }
 function planMarkdown(plan, file) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
@@ -18986,41 +19091,58 @@ function driftMarkdown(report2, file) {
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
-  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
-  const full = report2.drift.map((d) => {
-    const head = row(d);
-    const out = [];
-    if (!d.diff.length) out.push(`${head} | | |`);
-    const limit2 = d.diff_rows ? Infinity : 20;
-    d.diff.slice(0, limit2).forEach((x, i) => {
-      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
-      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
-    });
-    if (d.diff.length > limit2) out.push(`| | | | | \u2026 ${d.diff.length - limit2} more | | |`);
-    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
-    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
-    return out.join("\n") + "\n";
-  });
-  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
-  const line = report2.drift.map((d) => `${row(d)} ${fields(d)} | | |
-`);
-  const bare = report2.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |
-`);
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
   const leftOut = (n) => `
 _${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
-`;
-  const said = (f) => f.rest === null || f.listed < report2.drift.length ? "" : `
-_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._
 `;
   const tail = `${ignored}
 
 ${driftSummaryLine(report2)}
 ${notes ? `
 ${notes}` : ""}`;
-  const reserve = said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }).length;
-  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
-  return top + fitted.text + said(fitted) + tail;
+  const said = (f, cut) => f.rest === null || f.listed < report2.drift.length ? "" : `
+_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
+`;
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
+  const rows = driftRows(report2.drift, room);
+  const fitted = fitTiers(rows, room, () => "", leftOut);
+  return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
+}
+function driftRows(drift, room) {
+  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
+  const full = drift.map((d) => {
+    const head = row(d);
+    const out = [];
+    if (!d.diff.length) out.push(`${head} | | |`);
+    const limit = d.diff_rows ? Infinity : 20;
+    d.diff.slice(0, limit).forEach((x, i) => {
+      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
+      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
+    });
+    if (d.diff.length > limit) out.push(`| | | | | \u2026 ${d.diff.length - limit} more | | |`);
+    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
+    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
+    return out.join("\n") + "\n";
+  });
+  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
+  let lineCut = false;
+  const line = drift.map((d) => {
+    const [address2, what, who] = [
+      markdownCut(d.address, LINE_NAME),
+      markdownCut(d.message, LINE_REASON),
+      markdownCut(attribution(d).replace(/^last modified /, ""), LINE_NAME)
+    ];
+    lineCut ||= address2.cut || what.cut || who.cut;
+    return `| ${d.class} | <code>${address2.md}</code> | ${what.md} | ${who.md} | ${fields(d)} | | |
+`;
+  });
+  const bare = linesWithNames(
+    drift.map((d) => d.address),
+    room,
+    (i, name) => `| ${drift[i].class} | <code>${name}</code> | | | | | |
+`
+  );
+  return { full, line, bare: bare.lines, cut: { line: lineCut, bare: bare.cut } };
 }
 function applyLine(o, out) {
   const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
@@ -19048,7 +19170,7 @@ function applyText(report2, out) {
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR, show3, noteLines, cell, changeTitle, shortReason, notesMarkdown, DRIFT_WORDS;
+var SYMBOL, COLOR, show3, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS;
 var init_plan = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -19073,7 +19195,10 @@ var init_plan = __esm({
     noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
     cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
     changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
-    shortReason = (r) => markdownText(r.length > 200 ? `${r.slice(0, 199)}\u2026` : r);
+    LINE_NAME = 240;
+    LINE_REASON = 200;
+    LEAST_NAME = 20;
+    cutWords = (whole) => ` _A name or reason too long for its line is cut short, ending in \u2026: each is whole in ${whole}._`;
     notesMarkdown = (notes, whole) => fitPieces(
       (notes ?? []).map((n) => `> Note: ${markdownText(n)}
 
@@ -19427,15 +19552,16 @@ ${plural3(total, "error transaction")}.`);
         records: ({ total, records }, out) => out.json({ total_records: total, records })
       }),
       csv: async () => {
-        const { formatCsv: formatCsv2 } = await Promise.resolve().then(() => (init_csv(), csv_exports));
+        const [{ formatCsv: formatCsv2 }, { terminalText: terminalText2 }] = await Promise.all([Promise.resolve().then(() => (init_csv(), csv_exports)), Promise.resolve().then(() => (init_escape(), escape_exports))]);
+        const csv = (rows) => formatCsv2(rows.map((r) => r.map(terminalText2)));
         return {
           summary: (rows, out) => out.raw(
-            formatCsv2([
+            csv([
               ["code", "count", "message", "suggestion", "missing_policy_set"],
               ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""])
             ])
           ),
-          records: ({ records }, out) => out.raw(formatCsv2([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]))
+          records: ({ records }, out) => out.raw(csv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]))
         };
       }
     };
@@ -19447,6 +19573,7 @@ var evidence_exports = {};
 __export(evidence_exports, {
   evidenceMarkdown: () => evidenceMarkdown,
   evidenceText: () => evidenceText,
+  liveChanged: () => liveChanged,
   liveWords: () => liveWords,
   verifyText: () => verifyText
 });
@@ -19590,6 +19717,14 @@ function verifyText(report2, out, live) {
     bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
   );
   for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  const changed2 = liveChanged(live);
+  if (changed2)
+    lines.push(
+      out.paint(
+        "red",
+        `live: ${plural(changed2, "change")} applied by these records no longer ${changed2 === 1 ? "holds" : "hold"} in the service (named above).`
+      )
+    );
   return lines.join("\n");
 }
 function liveWords(f) {
@@ -19599,7 +19734,7 @@ function liveWords(f) {
   const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show4(d.applied)} -> ${show4(d.now)}`).join(", ")}`;
   return `live: CHANGED ${terminalText(f.action)} ${terminalText(f.address)}: ${what}${later}`;
 }
-var seconds, show4, requestWords, named;
+var seconds, show4, requestWords, named, liveChanged;
 var init_evidence = __esm({
   "src/report/evidence.ts"() {
     "use strict";
@@ -19609,6 +19744,7 @@ var init_evidence = __esm({
     show4 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
     requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
     named = (u) => u ?? "(not named)";
+    liveChanged = (live) => [...live?.values() ?? []].flat().filter((f) => !f.holds).length;
   }
 });
 
@@ -19641,12 +19777,15 @@ var init_evidence2 = __esm({
         const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
         return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
       },
-      json: async () => ({ folder, report: report2, live }, out) => out.json({
-        folder,
-        ok: report2.ok,
-        records: report2.records.map((v) => ({ ...v, ...live ? { live: live.get(v.file) ?? null } : {} })),
-        heads: report2.heads
-      })
+      json: async () => {
+        const { liveChanged: liveChanged2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return ({ folder, report: report2, live }, out) => out.json({
+          folder,
+          ok: report2.ok && !liveChanged2(live),
+          records: report2.records.map((v) => ({ ...v, ...live ? { live: live.get(v.file) ?? null } : {} })),
+          heads: report2.heads
+        });
+      }
     };
   }
 });
@@ -36112,7 +36251,7 @@ function sortDiagnostics(list3) {
     if (seen.has(key3)) return false;
     seen.add(key3);
     return true;
-  }).sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+  }).sort((a, b) => byCodePoint2(a.file, b.file) || a.line - b.line || a.column - b.column);
 }
 function describeValue(v) {
   if (v === null || v === void 0) return "nothing (null)";
@@ -36137,10 +36276,12 @@ function article(type) {
 function closest(word, candidates2) {
   return nearest(word, candidates2, { max: 1 })[0];
 }
+var byCodePoint2;
 var init_diagnostics2 = __esm({
   "src/config/diagnostics.ts"() {
     "use strict";
     init_did_you_mean();
+    byCodePoint2 = (a, b) => a < b ? -1 : a > b ? 1 : 0;
   }
 });
 
@@ -38812,12 +38953,12 @@ ${cn.comment}` : item.comment;
             } else
               throw new TypeError(`Expected [key, value] tuple: ${it}`);
           } else if (it && it instanceof Object) {
-            const keys = Object.keys(it);
-            if (keys.length === 1) {
-              key3 = keys[0];
+            const keys2 = Object.keys(it);
+            if (keys2.length === 1) {
+              key3 = keys2[0];
               value2 = it[key3];
             } else {
-              throw new TypeError(`Expected tuple with one key, not ${keys.length} keys`);
+              throw new TypeError(`Expected tuple with one key, not ${keys2.length} keys`);
             }
           } else {
             key3 = it;
@@ -39363,8 +39504,8 @@ var require_tags = __commonJS({
         if (Array.isArray(customTags))
           tags = [];
         else {
-          const keys = Array.from(schemas2.keys()).filter((key3) => key3 !== "yaml11").map((key3) => JSON.stringify(key3)).join(", ");
-          throw new Error(`Unknown schema "${schemaName}"; use one of ${keys} or define customTags array`);
+          const keys2 = Array.from(schemas2.keys()).filter((key3) => key3 !== "yaml11").map((key3) => JSON.stringify(key3)).join(", ");
+          throw new Error(`Unknown schema "${schemaName}"; use one of ${keys2} or define customTags array`);
         }
       }
       if (Array.isArray(customTags)) {
@@ -39379,8 +39520,8 @@ var require_tags = __commonJS({
         const tagObj = typeof tag === "string" ? tagsByName[tag] : tag;
         if (!tagObj) {
           const tagName = JSON.stringify(tag);
-          const keys = Object.keys(tagsByName).map((key3) => JSON.stringify(key3)).join(", ");
-          throw new Error(`Unknown custom tag ${tagName}; use one of ${keys}`);
+          const keys2 = Object.keys(tagsByName).map((key3) => JSON.stringify(key3)).join(", ");
+          throw new Error(`Unknown custom tag ${tagName}; use one of ${keys2}`);
         }
         if (!tags2.includes(tagObj))
           tags2.push(tagObj);
@@ -43600,11 +43741,14 @@ function undefinedProblem(name, src) {
 function interpolateString(text3, src) {
   if (!text3.includes("$")) return { value: text3, problems: [] };
   const whole = WHOLE.exec(text3);
-  if (whole && !SIGN_IN_VARIABLES.has(whole[1] ?? "")) {
-    const got = lookup(src, whole[1] ?? "");
-    if (got) return { value: got.value, problems: [], ...got.fromEnv ? { envText: String(got.value) } : {} };
+  const wholeName = whole?.[1] ?? "";
+  if (whole && !SIGN_IN_VARIABLES.has(wholeName) && !src.unresolved?.has(wholeName)) {
+    const got = lookup(src, wholeName);
+    if (got) return { value: got.value, problems: [], read: [wholeName], ...got.fromEnv ? { envText: String(got.value) } : {} };
   }
   const problems = [];
+  const read = [];
+  let unresolved = false;
   const value2 = text3.replace(VAR, (m, name) => {
     if (m === "$${") return "${";
     if (name === void 0) {
@@ -43615,14 +43759,30 @@ function interpolateString(text3, src) {
       problems.push(signInProblem(name));
       return m;
     }
+    if (src.unresolved?.has(name)) {
+      unresolved = true;
+      return m;
+    }
     const got = lookup(src, name);
     if (!got) {
       problems.push(undefinedProblem(name, src));
       return m;
     }
+    read.push(name);
     return String(got.value);
   });
-  return { value: value2, problems };
+  return { value: value2, problems, ...read.length ? { read } : {}, ...unresolved ? { unresolved } : {} };
+}
+function variableWords(names, src) {
+  const each = [...new Set(names)].map((name) => {
+    const origin = src.origins?.get(name);
+    const env2 = origin === void 0 ? [] : variablesIn(origin);
+    if (!own(src.vars, name)) return `from the process variable ${name}`;
+    if (!env2.length) return `from \${${name}} of the environment's vars in revsync.yaml`;
+    const whole = WHOLE.test(origin ?? "") ? `the process variable ${env2[0]}` : `${origin} (process variables ${env2.join(", ")})`;
+    return `from \${${name}}, which the environment's vars in revsync.yaml fill from ${whole}`;
+  });
+  return each.join("; ");
 }
 function variablesIn(text3) {
   return [...text3.matchAll(VAR)].flatMap((m) => m[0] !== "$${" && m[1] !== void 0 ? [m[1]] : []);
@@ -43677,7 +43837,8 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
   const flowVars = anyErrors(list3) ? unquotedFlowVariables(text3) : [];
   list3.forEach((doc, index) => {
     const badSyntax = syntaxProblems(doc, lines, flowVars, at3);
-    const badKeys = keyAndNumberProblems(doc, lines, at3);
+    const inexact = /* @__PURE__ */ new Set();
+    const badKeys = keyAndNumberProblems(doc, lines, at3, inexact);
     if (badSyntax || badKeys) return;
     if (doc.contents === null || (0, import_yaml.isScalar)(doc.contents) && doc.contents.value === null) return;
     const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : void 0;
@@ -43689,7 +43850,7 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
       at3(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
-    out.push({ file: shownPath, index, doc, lines, value: value2, ...filled });
+    out.push({ file: shownPath, index, doc, lines, value: value2, ...filled, ...inexact.size ? { inexact } : {} });
   });
   return out;
 }
@@ -43734,7 +43895,7 @@ function syntaxProblems(doc, lines, flowVars, at3) {
   }
   return problems.length > 0;
 }
-function keyAndNumberProblems(doc, lines, at3) {
+function keyAndNumberProblems(doc, lines, at3, inexact) {
   let bad = false;
   (0, import_yaml.visit)(doc, {
     Pair(_, pair) {
@@ -43751,7 +43912,9 @@ function keyAndNumberProblems(doc, lines, at3) {
       const e = exactness(node.source);
       if (e.exact) return;
       const p = position(lines, node.range?.[0]);
-      const where = pointerOf(path, node).slice(1).split("/").join(".");
+      const pointer2 = pointerOf(path, node);
+      inexact.add(pointer2);
+      const where = pointer2.slice(1).split("/").join(".");
       at3(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
     }
   });
@@ -43841,6 +44004,7 @@ function pointerOf(path, node) {
 function interpolate(doc, lines, vars, file, diagnostics) {
   const unresolved = /* @__PURE__ */ new Set();
   const envTexts = /* @__PURE__ */ new Map();
+  const variables = /* @__PURE__ */ new Map();
   (0, import_yaml.visit)(doc, {
     Scalar(_, node, path) {
       if (typeof node.value !== "string" || !node.value.includes("$")) return;
@@ -43848,17 +44012,17 @@ function interpolate(doc, lines, vars, file, diagnostics) {
       if ((0, import_yaml.isPair)(parent) && parent.key === node) return;
       const pointer2 = pointerOf(path, node);
       const r = interpolateString(node.value, vars);
-      if (r.problems.length) {
-        const p = position(lines, node.range?.[0]);
-        for (const message of r.problems) diagnostics.push({ ...p, file, pointer: pointer2, severity: "error", message, rule: "variables" });
+      for (const message of r.problems) diagnostics.push({ ...position(lines, node.range?.[0]), file, pointer: pointer2, severity: "error", message, rule: "variables" });
+      if (r.problems.length || r.unresolved) {
         unresolved.add(pointer2);
         return;
       }
       node.value = r.value;
       if (r.envText !== void 0) envTexts.set(pointer2, r.envText);
+      if (r.read?.length) variables.set(pointer2, { names: r.read, words: variableWords(r.read, vars) });
     }
   });
-  return { unresolved, envTexts };
+  return { unresolved, envTexts, variables };
 }
 var import_node_fs5, import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS;
 var init_yaml_source = __esm({
@@ -44335,11 +44499,9 @@ function checkRow(row, index, inOrder, width, err) {
   const nums = [below, mid, above].map((s, i) => {
     const r = readWhole(s);
     if (!r.ok) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}${r.kind === "not exact" ? `: ${r.problem}` : ""}`);
-    return r.ok ? r.value : 0;
+    return r.ok ? r.value : void 0;
   });
-  if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
-    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
-  else if (ok && (nums[0] ?? 0) < 0) bad(3, `below_mid_point must be 0 or more (an amount or a percent of the list price), got ${below}`);
+  pointProblems(nums, [below, mid, above], bad);
   if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
   if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
   if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
@@ -44355,6 +44517,19 @@ function checkRow(row, index, inOrder, width, err) {
     effective_start_date: start,
     effective_end_date: end
   };
+}
+function pointProblems(nums, cells, bad) {
+  nums.forEach((n, i) => {
+    if (n !== void 0 && n < 0) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be 0 or more (an amount or a percent of the list price), got ${cells[i]}`);
+  });
+  const [lo, m, hi] = nums;
+  const order2 = [
+    [lo, m],
+    [m, hi],
+    [lo, hi]
+  ];
+  if (order2.some(([a, b]) => a !== void 0 && b !== void 0 && a > b))
+    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${cells.join(", ")}`);
 }
 function checkOverlaps(values2, err) {
   const groups = /* @__PURE__ */ new Map();
@@ -44497,7 +44672,7 @@ function duplicateHierarchy(docs, emit) {
   const seen = /* @__PURE__ */ new Map();
   for (const d of ssp(docs)) {
     const n = spec(d).hierarchy_no;
-    if (typeof n !== "number") continue;
+    if (typeof n !== "number" || !exactAt(d, "/spec/hierarchy_no")) continue;
     const first = seen.get(n);
     if (first) {
       emit(
@@ -44512,8 +44687,8 @@ function duplicateHierarchy(docs, emit) {
 function floorNotAboveCeiling(docs, emit) {
   for (const d of ssp(docs)) {
     const s = spec(d);
-    const exact = (n) => typeof n === "number" && Number.isSafeInteger(n);
-    if (exact(s.floor_percentage) && exact(s.ceiling_percentage) && s.floor_percentage > s.ceiling_percentage) {
+    if (!exactAt(d, "/spec/floor_percentage") || !exactAt(d, "/spec/ceiling_percentage")) continue;
+    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
       emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
         rule: "floor-ceiling"
       });
@@ -44651,18 +44826,27 @@ function restated(pointer2, e) {
   if (e.keyword === "if" || e.schemaPath.startsWith("#/then/")) return true;
   return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer2);
 }
+function namingVariables(src, d) {
+  const from = d.pointer === void 0 ? void 0 : src.variables?.get(d.pointer);
+  return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
+}
 function runRules(root, docs, parsed = /* @__PURE__ */ new Map()) {
   const out = [];
   const emit = (doc, pointer2, message, opts) => {
     const p = at(doc.src, pointer2, opts?.key);
-    out.push({ file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule });
+    const d = { file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule };
+    out.push(namingVariables(doc.src, d));
   };
   for (const d of docs) {
     const schema = d.kind === "TenantConfiguration" ? "policy/tenant-configuration.schema.json" : "policy/ssp-policy.schema.json";
     typeEnvValues(d.src, schema);
-    const unresolved = (pointer2) => [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
+    const reported2 = (pointer2) => !exactAt(d, pointer2) || [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
     const readOnly = (pointer2, key3) => d.kind === "TenantConfiguration" && pointer2.startsWith("/spec/") && !!key3 && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key3);
-    out.push(...schemaDiagnostics(d.src, schema, (pointer2, key3, e) => unresolved(pointer2) || readOnly(pointer2, key3) || !!e && restated(pointer2, e)));
+    out.push(
+      ...schemaDiagnostics(d.src, schema, (pointer2, key3, e) => reported2(pointer2) || readOnly(pointer2, key3) || !!e && restated(pointer2, e)).map(
+        (x) => namingVariables(d.src, x)
+      )
+    );
   }
   duplicateNames(docs, emit);
   duplicateHierarchy(docs, emit);
@@ -44673,7 +44857,7 @@ function runRules(root, docs, parsed = /* @__PURE__ */ new Map()) {
   batchRules(root, docs, emit, out, parsed);
   return out;
 }
-var import_node_path10, import_yaml2, UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, spec, ssp;
+var import_node_path10, import_yaml2, UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, spec, ssp, exactAt;
 var init_rules = __esm({
   "src/config/rules.ts"() {
     "use strict";
@@ -44729,6 +44913,7 @@ var init_rules = __esm({
     DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
     spec = (d) => d.src.value.spec ?? {};
     ssp = (docs) => docs.filter((d) => d.kind === "SspPolicy");
+    exactAt = (d, pointer2) => !d.src.inexact?.has(pointer2);
   }
 });
 
@@ -44823,6 +45008,8 @@ function fill(repo, name, field, value2, env2, problems) {
 function environmentVars(repo, name, env2) {
   const vars = {};
   const envTexts = /* @__PURE__ */ new Set();
+  const origins = /* @__PURE__ */ new Map();
+  const unresolved = /* @__PURE__ */ new Set();
   const problems = [];
   for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
     if (typeof v !== "string") {
@@ -44832,8 +45019,10 @@ function environmentVars(repo, name, env2) {
     const r = fill(repo, name, `vars/${k}`, v, env2, problems);
     vars[k] = r.value;
     if (r.envText !== void 0) envTexts.add(k);
+    if (r.read?.length) origins.set(k, v);
+    if (r.problems.length) unresolved.add(k);
   }
-  return { vars, envTexts, problems };
+  return { vars, envTexts, origins, unresolved, problems };
 }
 function resolveEnv(repo, name, env2) {
   const raw = repo.config.environments[name];
@@ -44857,7 +45046,7 @@ function resolveEnv(repo, name, env2) {
       }
     ]);
   }
-  const { vars, envTexts, problems: varProblems } = environmentVars(repo, name, env2);
+  const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env2);
   const evidence = raw.evidence ?? repo.config.evidence;
   const lockRaw = raw.lock ?? repo.config.lock;
   const lockField = raw.lock !== void 0 ? "lock/remote" : void 0;
@@ -44873,6 +45062,7 @@ function resolveEnv(repo, name, env2) {
     realm,
     vars,
     envTexts,
+    origins,
     service: serviceChoices(raw.service, repo.config.approvals, env2),
     rateLimit: raw.rate_limit,
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
@@ -44983,7 +45173,8 @@ function loadPolicies(repo, vars) {
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
 function varsFor(from, env2 = process.env) {
-  return { vars: from.vars, env: env2, ...from.envTexts ? { envTexts: from.envTexts } : {} };
+  const { vars, envTexts, origins, unresolved } = from;
+  return { vars, env: env2, ...envTexts ? { envTexts } : {}, ...origins ? { origins } : {}, ...unresolved ? { unresolved } : {} };
 }
 var import_node_fs9, import_node_path11, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
 var init_repo = __esm({
@@ -45026,7 +45217,7 @@ function validateRepo(input) {
       const problems = own2.problems;
       const loaded = loadPolicies(repo, varsFor(own2, input.env));
       const named2 = [...problems, ...loaded.diagnostics].map(
-        (d) => d.rule === "variables" && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d
+        (d) => (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d
       );
       diagnostics.push(...named2);
       docs = Math.max(docs, loaded.docs.length);
@@ -46793,8 +46984,8 @@ var init_write = __esm({
 function createMismatch(sent, live) {
   if (!live) return ["(no policy item)"];
   const l = live;
-  const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
-  return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent, keys)).map((d) => d.path);
+  const keys2 = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
+  return fieldDiff(normalizeSspFields(live, keys2), normalizeSspFields(sent, keys2)).map((d) => d.path);
 }
 function overwrittenWords(who, what) {
   return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
@@ -47239,8 +47430,8 @@ function sspFieldDiff(d, lp, unknownOut) {
   const spec2 = d.spec;
   const unknown = notShown(spec2, live);
   addUnknown(unknownOut, address.ssp(d.name), unknown);
-  const keys = Object.keys(spec2).filter((k) => !unknown.some((u) => u.field === k));
-  return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec, keys));
+  const keys2 = Object.keys(spec2).filter((k) => !unknown.some((u) => u.field === k));
+  return fieldDiff(normalizeSspFields(lp.item, keys2), normalizeSspFields(d.spec, keys2));
 }
 function serviceDate(v) {
   if (v === null || v === void 0) return { unknown: {} };
@@ -47359,7 +47550,7 @@ var init_compare = __esm({
     init_who();
     init_who();
     VALUE_ROWS_SHOWN = 20;
-    pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
+    pick = (o, keys2) => Object.fromEntries(keys2.map((k) => [k, o[k]]));
     liveBatch2 = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
     BATCH_DATES = ["effective_start_date", "effective_end_date"];
   }
@@ -47446,8 +47637,8 @@ function tenantChange(d, live) {
   if (!env2 || !item) {
     return shown("unsupported", addr, REASONS2.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
   }
-  const keys = Object.keys(d.spec);
-  const before = pick(item, keys);
+  const keys2 = Object.keys(d.spec);
+  const before = pick(item, keys2);
   const diff = fieldDiff(before, d.spec);
   if (!diff.length) return void 0;
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
@@ -51817,8 +52008,8 @@ function readPlanFile(path, forApply = true) {
     throw new UserError(`${path} was changed after revsync wrote it (its checksum does not match), ${outcome}`, "make a new plan with revsync plan --out FILE");
   }
   const counted = summarize(ACTIONS, plan.changes, "action");
-  const keys = /* @__PURE__ */ new Set([...Object.keys(counted), ...Object.keys(plan.summary)]);
-  const wrong = [...keys].filter((k) => (plan.summary[k] ?? 0) !== (counted[k] ?? 0));
+  const keys2 = /* @__PURE__ */ new Set([...Object.keys(counted), ...Object.keys(plan.summary)]);
+  const wrong = [...keys2].filter((k) => (plan.summary[k] ?? 0) !== (counted[k] ?? 0));
   if (wrong.length) {
     throw new UserError(
       `${path} says its changes are ${wrong.map((k) => `${plan.summary[k] ?? 0} ${actionWords(k)}`).join(", ")}, but they are ${wrong.map((k) => `${counted[k] ?? 0} ${actionWords(k)}`).join(", ")}, ${outcome}`,
@@ -53172,6 +53363,39 @@ var init_four_eyes2 = __esm({
   }
 });
 
+// src/evidence/look-alike.ts
+function keys(name) {
+  const seen = name.normalize("NFKC").replace(UNSEEN, "");
+  const skeleton = (s) => unhomoglyph(s.normalize("NFD")).normalize("NFD").toLowerCase();
+  return [skeleton(seen.toLowerCase()), skeleton(seen)];
+}
+function looksAlike(a, b) {
+  if (a === b) return false;
+  const [ka, kb] = [keys(a), keys(b)];
+  return ka[0] === kb[0] || ka[1] === kb[1];
+}
+function tenantKeys(baseUrl, realm) {
+  let url = baseUrl.trim();
+  try {
+    const u = new URL(url);
+    url = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    url = url.replace(/\/+$/, "");
+  }
+  const [u1, u2] = keys(url);
+  const [r1, r2] = keys(realm);
+  return [`${u1}\0${r1}`, `${u2}\0${r2}`];
+}
+var import_node_module5, confusables, unhomoglyph, UNSEEN;
+var init_look_alike = __esm({
+  "src/evidence/look-alike.ts"() {
+    "use strict";
+    import_node_module5 = require("node:module");
+    unhomoglyph = (text3) => (confusables ??= (0, import_node_module5.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text3);
+    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
+  }
+});
+
 // src/evidence/verify.ts
 function verifyChain(stored) {
   const checked = stored.map(checkRecord);
@@ -53183,6 +53407,7 @@ function verifyChain(stored) {
   });
   const prevOf = (l) => stored[l.index]?.record?.prev ?? null;
   for (const [env2, list3] of byEnv) list3.forEach((_, i) => checkLink(env2, list3, i, prevOf, out));
+  crossChains(byEnv, (l) => stored[l.index]?.record, out);
   const heads = {};
   for (const [env2, list3] of byEnv) {
     const last2 = [...list3].reverse().find((x) => !out[x.index].findings.some((f) => f === "duplicate" || f === "forked"));
@@ -53190,6 +53415,47 @@ function verifyChain(stored) {
   }
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
   return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };
+}
+function crossChains(byEnv, recordOf, out) {
+  const chains = [...byEnv].map(([env2, links]) => ({ env: env2, links, tenants: links.map((l) => ({ link: l, keys: tenantKeysOf(recordOf(l)) })) }));
+  const flag = (links, finding, problem) => {
+    for (const l of links) {
+      const v = out[l.index];
+      if (!v.findings.includes(finding)) v.findings.push(finding);
+      v.problems.push(problem);
+    }
+  };
+  for (const [i, a] of chains.entries()) {
+    for (const b of chains.slice(i + 1)) {
+      if (looksAlike(a.env, b.env)) {
+        for (const [x, y] of [
+          [a, b],
+          [b, a]
+        ])
+          flag(
+            x.links,
+            "look-alike",
+            `look-alike: environment ${JSON.stringify(x.env)} differs from ${JSON.stringify(y.env)} (${y.links[0]?.file}) only in case, spaces, how a letter is written or letters that look alike; a record of one may pose as the other`
+          );
+      }
+      const shared = a.tenants.find((t) => b.tenants.some((u) => u.keys.some((k, n) => k === t.keys[n])));
+      if (!shared) continue;
+      const r = recordOf(shared.link);
+      const tenant = `${r.base_url}, realm ${r.realm}`;
+      for (const [x, y] of [
+        [a, b],
+        [b, a]
+      ]) {
+        const first = x.links[0];
+        const anew = recordOf(first).prev === null && y.links[0].index < first.index;
+        flag(
+          x.links,
+          "same-tenant",
+          anew ? `same tenant: the chain of environment ${JSON.stringify(x.env)} starts anew (prev none, ${first.file}) for tenant ${tenant}, which the chain of environment ${JSON.stringify(y.env)} (${y.links[0]?.file}) already records` : `same tenant: the chain of environment ${JSON.stringify(y.env)} (${y.links[0]?.file}) records tenant ${tenant} too; one tenant has one chain`
+        );
+      }
+    }
+  }
 }
 function checkRecord(s) {
   const v = { file: s.file, environment: null, sequence: null, hash: null, findings: [], problems: [] };
@@ -53287,7 +53553,7 @@ function brokenLink(env2, list3, i, prev) {
   const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
   return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
 }
-var import_node_path21, missing;
+var import_node_path21, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
@@ -53296,7 +53562,9 @@ var init_verify = __esm({
     init_ajv();
     init_record();
     init_store();
+    init_look_alike();
     missing = (from, to, env2) => from === to ? ` (record ${from} of environment ${env2} is missing)` : ` (records ${from} to ${to} of environment ${env2} are missing)`;
+    tenantKeysOf = (r) => tenantKeys(r.base_url, r.realm);
   }
 });
 
@@ -53393,6 +53661,7 @@ async function runEvidenceVerify(flags, out, args) {
   let live;
   if (flags.live) live = await liveFindings(flags, stored, out);
   view({ folder: dir, report: report2, live }, out);
+  if (live && (await Promise.resolve().then(() => (init_evidence(), evidence_exports))).liveChanged(live)) return 1;
   return report2.ok ? 0 : 1;
 }
 async function liveFindings(flags, stored, out) {
@@ -55665,7 +55934,10 @@ async function runSspFile(what, flags, out, args) {
     if (flags.output) {
       writeUserFile((0, import_node_path29.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
-    } else out.io.stdout.write(bytes);
+      const text3 = bytes.toString("latin1") + bytes.toString("utf8");
+      if (out.redactor.redact(text3) !== text3)
+        out.warn(`${flags.output} holds a secret of revsync's sign-in (the service's data has it): keep the file out of logs and artifacts`);
+    } else out.raw(bytes);
     return 0;
   });
 }
@@ -56182,12 +56454,15 @@ function registerLock(program2, run2) {
     ),
     { views: lockStatusViews }
   ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runLockStatus(f, out)));
-  common(
+  const unlock = common(
     program2.command("unlock").argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)").description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock").addHelpText(
       "after",
       "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error."
     )
-  ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runUnlock(f, out, args)));
+  );
+  const env2 = unlock.options.find((o) => o.long === "--env");
+  if (env2) env2.description = "the environment whose lock to release (required: unlock takes neither the only environment nor REVSYNC_ENV)";
+  unlock.action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runUnlock(f, out, args)));
 }
 function registerEvidence(program2, run2) {
   const evidenceCmd = program2.command("evidence").description("check and print the evidence records apply --evidence writes (for auditors)").addHelpText(
@@ -56197,7 +56472,7 @@ function registerEvidence(program2, run2) {
   common(
     evidenceCmd.command("verify").argument("<dir>", "the folder of evidence records").description("check every record's hash and each environment's chain; with --live, whether what each record applied still holds").option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it").addHelpText(
       "after",
-      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error."
+      "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error."
     ),
     { views: evidenceVerifyViews }
   ).action(run2(async (f, out, _r, args) => (await Promise.resolve().then(() => (init_evidence3(), evidence_exports2))).runEvidenceVerify(f, out, args)));

@@ -75,15 +75,13 @@ const beyond = (t: string, read: string): string =>
  *  readWhole) a fraction. */
 export type NumberRead = { ok: true; value: number } | { ok: false; kind: "not a number" | "not exact" | "not whole"; problem: string };
 
-/** A number written as text, by the rule above: plain decimal notation, exact. */
-export function readNumber(text: string): NumberRead {
+/** A number written as text, by the rule above: plain decimal notation, exact. `unsigned`: a field that
+ *  is 0 or more (a quantity, a price), whose advice says so rather than offer a leading minus. */
+export function readNumber(text: string, opts: { unsigned?: boolean } = {}): NumberRead {
   const t = text.trim();
   if (!DECIMAL.test(t)) {
-    return {
-      ok: false,
-      kind: "not a number",
-      problem: `${JSON.stringify(text)} is not a number: write digits with an optional decimal point and a leading minus (no exponent, no thousands separator)`,
-    };
+    const how = opts.unsigned ? "digits with an optional decimal point, 0 or more" : "digits with an optional decimal point and a leading minus";
+    return { ok: false, kind: "not a number", problem: `${JSON.stringify(text)} is not a number: write ${how} (no exponent, no thousands separator)` };
   }
   const e = exactness(t);
   return e.exact ? { ok: true, value: Number(t) } : { ok: false, kind: "not exact", problem: e.why };

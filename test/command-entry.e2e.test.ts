@@ -52,4 +52,19 @@ describe("the command entry in process", () => {
     expect(stripVTControlCharacters(forced.stdout)).toBe(plain.stdout);
     expect(flag.stdout).toBe(plain.stdout);
   });
+
+  it("unlock's help says --env is required, not defaulted: it never releases the only environment's or REVSYNC_ENV's lock unasked", async () => {
+    const help = await cli(["unlock", "--help"], { env: { REVSYNC_ENV: "demo" } });
+    expect(help.code).toBe(0);
+    // Help wraps its lines: read it as one line.
+    const words = (text: string): string => text.replace(/\s+/g, " ");
+    expect(words(help.stdout)).toMatch(/--env <name> the environment whose lock to release \(required/);
+    expect(words(help.stdout)).not.toMatch(/default: the only one/);
+    // The command holds to what its help says.
+    const run = await cli(["unlock", "0123456789"], { cwd: fx.repo, env: { REVSYNC_ENV: "demo" } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("unlock needs --env NAME");
+    // Every other command keeps the shared default.
+    expect(words((await cli(["lock", "status", "--help"])).stdout)).toContain("default: the only one, or REVSYNC_ENV");
+  });
 });

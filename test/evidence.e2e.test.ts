@@ -175,10 +175,18 @@ describe("apply --evidence", () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`3 records: every hash and every link holds.\nLatest of demo: ${all[2]?.record.hash}`);
 
-    // --live: carol changes what the second run applied; verify names the field, the value and carol.
+    // --live: while the service holds what every record applied, verify is intact (exit 0); then carol
+    // changes what the second run applied, and verify names the field, the value and carol.
+    expect((await run(["evidence", "verify", "evidence", "--live"])).code).toBe(0);
     await changeAs("carol", { manual_journal_contra_account: "MJ-CONTRA-999" });
     const live = await run(["evidence", "verify", "evidence", "--live"]);
-    expect(live.code).toBe(0);
+    // Every hash and link holds, and what a record applied no longer does: verify is not intact (exit 1).
+    expect(live.code).toBe(1);
+    expect(live.stdout).toContain("3 records: every hash and every link holds.");
+    expect(live.stdout).toContain("live: 1 change applied by these records no longer holds in the service (named above).");
+    const liveJson = await run(["evidence", "verify", "evidence", "--live", "--format", "json"]);
+    expect(liveJson.code).toBe(1);
+    expect(JSON.parse(liveJson.stdout).ok).toBe(false);
     expect(live.stdout).toMatch(
       /live: CHANGED update tenant-configuration\/Default Tenant Configuration: changed since \(last changed by carol at \S+Z\): manual_journal_contra_account "MJ-CONTRA-100" -> "MJ-CONTRA-999"/,
     );
@@ -389,7 +397,8 @@ describe("apply --evidence", () => {
       r.finished_at = new Date(Date.parse(after.record.finished_at) + 1).toISOString();
       const { hash: _old, ...content } = r;
       r.hash = sha256(canonicalize(content));
-      const file = `${r.finished_at.replace(/[-:]/g, "")}-demo-${r.hash.slice(7, 19)}.json`;
+      const slug = typeof r.environment === "string" ? r.environment.replace(/[^A-Za-z0-9_.-]+/g, "_") : "demo";
+      const file = `${r.finished_at.replace(/[-:]/g, "")}-${slug}-${r.hash.slice(7, 19)}.json`;
       writeFileSync(join(dir, file), `${JSON.stringify(r, null, 2)}\n`);
       return file;
     };
@@ -433,6 +442,41 @@ describe("apply --evidence", () => {
       const one = await run(["evidence", "show", join(forked, twin), "--format", "markdown"]);
       expect(one.code).toBe(1);
       expect(one.stdout).toMatch(/^### Apply 2 of <code>demo<\/code> — \S+\n\n> \*\*FORKED\*\*: evidence verify does not hold this record/);
+
+      // The same forgery in a look-alike environment, "demo " (a trailing space), starting a chain of its
+      // own beside the real one: every hash and link of each chain holds, yet verify names both chains,
+      // the names alike and the tenant one (exit 1); show never prints the forgery as fine.
+      const alike = fresh();
+      dirs.push(alike);
+      const poser = forge(alike, b.record, b, (r) =>
+        Object.assign(r, {
+          environment: "demo ",
+          service_user: "mallory",
+          approval: "prompt",
+          prev: null,
+          sequence: 1,
+          chain_note: "there was no earlier record of environment demo in the folder",
+        }),
+      );
+      const l = await run(["evidence", "verify", alike, "--format", "json"]);
+      expect(l.code).toBe(1);
+      const verdicts = JSON.parse(l.stdout).records;
+      expect(verdicts.map((x: any) => [x.file, x.findings])).toEqual([
+        [a.file, ["look-alike", "same-tenant"]],
+        [b.file, ["look-alike", "same-tenant"]],
+        [poser, ["look-alike", "same-tenant"]],
+        [c.file, ["look-alike", "same-tenant"]],
+      ]);
+      expect(verdicts[2].problems).toEqual([
+        `look-alike: environment "demo " differs from "demo" (${a.file}) only in case, spaces, how a letter is written or letters that look alike; a record of one may pose as the other`,
+        `same tenant: the chain of environment "demo " starts anew (prev none, ${poser}) for tenant ${a.record.base_url}, realm demo, which the chain of environment "demo" (${a.file}) already records`,
+      ]);
+      const lText = await run(["evidence", "verify", alike]);
+      expect(lText.stdout).toContain(`LOOK-ALIKE+SAME-TENANT ${poser}`);
+      expect(lText.stdout).toContain("4 records of 4 failed the check.");
+      const lShown = await run(["evidence", "show", join(alike, poser)]);
+      expect(lShown.code).toBe(1);
+      expect(lShown.stdout).toMatch(/LOOK-ALIKE\+SAME-TENANT: evidence verify does not hold this record in its chain/);
 
       // Content under a `__proto__` key of record 1, its hash left as it was: edited (the hash covers it).
       const proto = fresh();

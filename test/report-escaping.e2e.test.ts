@@ -96,4 +96,48 @@ describe("names from the service in the plan and drift", () => {
     expect(dry.stdout.split("\n").filter((l) => l.includes("APR-9999"))).toEqual([expect.stringMatching(/^ {2}APR-\d+ {2}/)]);
     expect(dry.stdout).toContain(`  ${shown}  (ORDER, 3 rows, uploaded by mallory\\u202E)\n`);
   });
+
+  it("data on stdout (errors --format csv, ssp download): a secret never, escape codes never to a terminal; a pipe gets the service's file as it is", async () => {
+    const evil = "\u001b]0;owned\u0007\u001b[2J FAKE";
+    const state = await fx.emu.admin<any>("GET", "state");
+    const tenant = state.tenants[0];
+    tenant.errorTransactions.records[0].error_warning_message = evil;
+    // A values file the service holds, with escape codes and the sign-in's password in it.
+    const file = `product_id,currency_code\r\n"HW-1\u001b[2J\u001b]0;x\u0007",USD\r\nalice-password,EUR\r\n`;
+    tenant.files["FILE-EVIL"] = file;
+    await fx.emu.admin("POST", "reset", { state });
+
+    const shown = "\\u001B]0;owned\\u0007\\u001B[2J FAKE";
+    for (const args of [
+      ["--format", "csv"],
+      ["--summary", "--format", "csv"],
+    ]) {
+      for (const tty of [false, true]) {
+        const r = await cli(["errors", "--type", "order", ...args], { cwd: fx.repo, env: DEMO_ENV, tty });
+        expect(r.code).toBe(0);
+        // A report's cells, wherever the CSV goes: shown as text, one line each (JSON has the exact text).
+        expect(r.stdout).not.toMatch(CONTROLS);
+        expect(r.stdout).toContain(shown);
+      }
+    }
+    const json = await run(["errors", "--type", "order", "--format", "json"]);
+    expect(JSON.parse(json.stdout).records[0].error_warning_message).toBe(evil);
+
+    // To a pipe: the file as the service holds it, but for the secret, blanked out and said.
+    const piped = await run(["ssp", "download", "FILE-EVIL"]);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toBe(file.replace("alice-password", "[redacted]"));
+    expect(piped.stderr).toContain("a secret of revsync's sign-in was blanked out of the data printed");
+    // To a terminal: the same, its control characters shown as text, its line ends kept.
+    const tty = await cli(["ssp", "download", "FILE-EVIL"], { cwd: fx.repo, env: DEMO_ENV, tty: true });
+    expect(tty.code).toBe(0);
+    expect(tty.stdout.replace(/\r\n/g, "\n")).not.toMatch(CONTROLS);
+    expect(tty.stdout).toBe('product_id,currency_code\r\n"HW-1\\u001B[2J\\u001B]0;x\\u0007",USD\r\n[redacted],EUR\r\n');
+    // --output: the file the user names holds the service's bytes whole, with a warning.
+    const saved = await run(["ssp", "download", "FILE-EVIL", "--output", "evil.csv"]);
+    expect(saved.code).toBe(0);
+    expect(readFileSync(join(fx.repo, "evil.csv"), "utf8")).toBe(file);
+    expect(saved.stdout + saved.stderr).not.toContain("alice-password");
+    expect(saved.stderr).toContain("evil.csv holds a secret of revsync's sign-in");
+  });
 });

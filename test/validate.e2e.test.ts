@@ -89,7 +89,7 @@ const CASES: [string, string, number, number, RegExp][] = [
     "tests/orders.yaml",
     8,
     121,
-    /^contracts\.0\.lines\.0\.line\.order_quantity: "1,000" is not a number: write digits with an optional decimal point and a leading minus \(no exponent, no thousands separator\)$/,
+    /^contracts\.0\.lines\.0\.line\.order_quantity: "1,000" is not a number: write digits with an optional decimal point, 0 or more \(no exponent, no thousands separator\)$/,
   ],
   ["ssp-method-enum", "policies/ssp.yaml", 6, 11, /spec\.method: expected one of "upload", "formula", "calculator", got the string "magic"/],
   ["ssp-operator-enum", "policies/ssp.yaml", 14, 17, /spec\.when\.0\.operator: expected one of "equality".*got the string "equals"/],
@@ -409,7 +409,9 @@ describe("variables (one set of rules for every file)", () => {
     try {
       expect(validateRepo({ cwd: dir, env: { HW_RANK: "10", HW_FLOOR: "80", HW_ACTIVE: "true", HW_TYPE: "42" } }).diagnostics).toEqual([]);
       const bad = validateRepo({ cwd: dir, env: { HW_RANK: "ten", HW_FLOOR: "80", HW_ACTIVE: "true", HW_TYPE: "42" } }).diagnostics;
-      expect(bad.map((x) => x.message)).toEqual(['spec.hierarchy_no: expected a whole number, got the string "ten"']);
+      expect(bad.map((x) => x.message)).toEqual([
+        'spec.hierarchy_no: expected a whole number, got the string "ten" (from ${hw_rank}, which the environment\'s vars in revsync.yaml fill from the process variable HW_RANK)',
+      ]);
     } finally {
       removeDir(dir);
     }
@@ -462,6 +464,90 @@ describe("variables (one set of rules for every file)", () => {
     const dir = repoWith(ssp("  method: upload\n") + "\n---\n");
     try {
       expect(validateRepo({ cwd: dir, env: {} }).diagnostics).toEqual([]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe("validate says each problem once, where it is, in the order of the files' lines", () => {
+  const VALUES_HEADER = "product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\n";
+  /** A policy repo of files (paths under the repo), with revsync.yaml's vars hw_floor: ${HW_FLOOR}. */
+  function repo(files: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-once-"));
+    const config =
+      "version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: http://127.0.0.1:9\n    realm: demo\n    vars:\n      hw_floor: ${HW_FLOOR}\n";
+    writeFileSync(join(dir, "revsync.yaml"), config);
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(join(dir, name, ".."), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    return dir;
+  }
+  const policy = (name: string, spec: string, batches = ""): string =>
+    `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata:\n  name: ${name}\nspec:\n  method: upload\n  active: true\n  data_identifiers: [product_id]\n${spec}${batches}`;
+  const said = (d: { file: string; line: number; column: number; message: string }[]): string[] => d.map((x) => `${x.file}:${x.line}:${x.column} ${x.message}`);
+
+  it("a values row: every problem of it, not only the first (a negative point beside a number that is not exact)", () => {
+    const dir = repo({
+      "policies/hw.yaml": policy("Hardware SSP", "  hierarchy_no: 10\n", "batches:\n  - { name: FY26, status: approved, values: hw.csv }\n"),
+      "policies/hw.csv": `${VALUES_HEADER}HW-1010,USD,Percent,-1,103,9007199254740993,2026-01-01,2026-06-30\nHW-1011,USD,Percent,5,3,-2,2026-01-01,2026-06-30\n`,
+    });
+    try {
+      expect(said(validateRepo({ cwd: dir, env: { HW_FLOOR: "80" } }).diagnostics)).toEqual([
+        "policies/hw.csv:2:21 below_mid_point must be 0 or more (an amount or a percent of the list price), got -1",
+        'policies/hw.csv:2:28 above_mid_point must be a whole number, got "9007199254740993": 9007199254740993 is beyond 9007199254740991 (2^53 - 1), the largest whole number a double holds exactly: it would be read as 9007199254740992',
+        "policies/hw.csv:3:21 expected below_mid_point <= mid_point <= above_mid_point, got 5, 3, -2",
+        "policies/hw.csv:3:25 above_mid_point must be 0 or more (an amount or a percent of the list price), got -2",
+      ]);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a number that is not exact is said once: no rule compares the number YAML rounded it to", () => {
+    const dir = repo({
+      "policies/big.yaml": policy("Big SSP", "  hierarchy_no: 1e300\n  floor_percentage: 12345678901234567890\n  ceiling_percentage: 115\n"),
+      "policies/bigger.yaml": policy("Bigger SSP", "  hierarchy_no: 1e300\n  floor_percentage: 80\n  ceiling_percentage: 115\n"),
+    });
+    try {
+      const d = said(validateRepo({ cwd: dir, env: { HW_FLOOR: "80" } }).diagnostics);
+      expect(d.map((x) => x.slice(0, x.indexOf(" ")))).toEqual(["policies/big.yaml:9:17", "policies/big.yaml:10:21", "policies/bigger.yaml:9:17"]);
+      expect(d.join("\n")).not.toMatch(/12345678901234567000 is above|already used/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a var revsync.yaml cannot fill is one problem, said there; a value that cannot be read names the variable it came from", async () => {
+    const dir = repo({
+      "policies/hardware-ssp.yaml": policy("Hardware SSP", "  hierarchy_no: 10\n  floor_percentage: ${hw_floor}\n  ceiling_percentage: 115\n"),
+    });
+    try {
+      expect(said(validateRepo({ cwd: dir, env: {} }).diagnostics)).toEqual([
+        "revsync.yaml:8:17 environments.demo.vars.hw_floor: undefined variable ${HW_FLOOR}: set it in the process environment (a CI variable, say)",
+      ]);
+      const abc = await cli(["validate"], { cwd: dir, env: { HW_FLOOR: "abc" } });
+      expect(abc.code).toBe(1);
+      expect(abc.stdout).toContain(
+        'policies/hardware-ssp.yaml:10:21: error: spec.floor_percentage: expected a whole number, got the string "abc" (from ${hw_floor}, which the environment\'s vars in revsync.yaml fill from the process variable HW_FLOOR)\n',
+      );
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("each file's problems together and in line order, whatever the file names hold (é written two ways, a zero-width space)", async () => {
+    const bad = "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata:\n  name: N\nspec:\n  method: magic\n  active: maybe\n";
+    const names = ["policies/caf\u00e9.yaml", "policies/cafe\u0301.yaml", "policies/hard\u200bware.yaml", "policies/hardware.yaml"];
+    const dir = repo(Object.fromEntries(names.map((n, i) => [n, bad.replace("name: N", `name: N${i}`)])));
+    try {
+      const r = await cli(["validate", "--format", "json"], { cwd: dir, env: { HW_FLOOR: "80" } });
+      const d: { file: string; line: number }[] = JSON.parse(r.stdout).diagnostics;
+      // Two problems (lines 6 and 7) of each file, one file after the other.
+      expect(d.map((x) => x.line)).toEqual([6, 7, 6, 7, 6, 7, 6, 7]);
+      expect(new Set(d.map((x) => x.file)).size).toBe(4);
+      for (let i = 0; i < d.length; i += 2) expect(d[i]?.file).toBe(d[i + 1]?.file);
     } finally {
       removeDir(dir);
     }

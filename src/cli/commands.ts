@@ -393,7 +393,7 @@ function registerLock(program: Command, run: Runner): void {
       ),
     { views: lockStatusViews },
   ).action(run(async (f, out) => (await import("./lock.js")).runLockStatus(f, out)));
-  common(
+  const unlock = common(
     program
       .command("unlock")
       .argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)")
@@ -402,7 +402,12 @@ function registerLock(program: Command, run: Runner): void {
         "after",
         "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error.",
       ),
-  ).action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
+  );
+  // The lock of one environment, named on purpose: unlock takes no default environment (neither the only
+  // one nor REVSYNC_ENV), so its --env says so instead of the shared flag's default.
+  const env = unlock.options.find((o) => o.long === "--env");
+  if (env) env.description = "the environment whose lock to release (required: unlock takes neither the only environment nor REVSYNC_ENV)";
+  unlock.action(run(async (f, out, _r, args) => (await import("./lock.js")).runUnlock(f, out, args)));
 }
 
 /** revsync evidence verify and show. */
@@ -422,7 +427,7 @@ function registerEvidence(program: Command, run: Runner): void {
       .option("--live", "also read the service: per record, what it applied that still holds, and what changed since and who changed it")
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact, 1 a record failed the check, or an error.",
+        "\nExamples:\n  revsync evidence verify evidence/\n  revsync evidence verify evidence/ --live --format json\n\nNames each record that was edited, removed from the middle of its chain or reordered, and prints the\nlatest hash of each environment: anchor it where the team cannot edit it (the job log, a protected branch).\nExit: 0 every record intact (with --live, and what each applied still holds), 1 a record failed the check\n(or, with --live, a change it applied no longer holds), or an error.",
       ),
     { views: evidenceVerifyViews },
   ).action(run(async (f, out, _r, args) => (await import("./evidence.js")).runEvidenceVerify(f, out, args)));

@@ -129,6 +129,9 @@ export async function runEvidenceVerify(flags: EvidenceFlags, out: Output, args:
   let live: Map<string, LiveFinding[]> | undefined;
   if (flags.live) live = await liveFindings(flags, stored, out);
   view({ folder: dir, report, live }, out);
+  // The contract: 0 intact, 1 otherwise. With --live, a change that no longer holds in the service is
+  // not intact either: the chain proves what was applied, and the service no longer holds it.
+  if (live && (await import("../report/evidence.js")).liveChanged(live)) return 1;
   return report.ok ? 0 : 1;
 }
 

@@ -4,6 +4,7 @@ import { redactJson } from "../redact-json.js";
 import { terminalLines } from "../report/escape.js";
 import type { Painter } from "../report/painter.js";
 import { processIo, type CliIo } from "./io.js";
+import { dataOutput } from "./data-output.js";
 
 /** A backslash and a double quote as they stand in output: as themselves, or as a report's character
  *  reference (markdown escapes the backslash of a JSON escape it shows: `&#92;"`). */
@@ -191,8 +192,14 @@ export class Output implements Painter {
     this.stdout.write(terminalLines(`${JSON.stringify(safe, null, 2)}\n`));
   }
 
-  raw(text: string): void {
-    this.stdout.write(this.redactor.redact(text));
+  /** Data as it is (a CSV, a file the service holds, a completion script), by dataOutput's one rule:
+   *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
+   *  own bytes to a pipe or a file. */
+  raw(data: string | Uint8Array): void {
+    const shown = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+    if (shown.redacted && this.once("data-redacted"))
+      this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
+    this.stdout.write(shown.data);
   }
 
   info(text: string): void {

@@ -17,9 +17,13 @@ export async function runSspFile(
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
+      // The file the user names gets the service's bytes whole; only what is printed is redacted.
       writeUserFile(resolve(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
-    } else out.io.stdout.write(bytes);
+      const text = bytes.toString("latin1") + bytes.toString("utf8");
+      if (out.redactor.redact(text) !== text)
+        out.warn(`${flags.output} holds a secret of revsync's sign-in (the service's data has it): keep the file out of logs and artifacts`);
+    } else out.raw(bytes);
     return 0;
   });
 }

@@ -8,8 +8,18 @@ export interface Diagnostic {
   message: string;
   severity: "error" | "warning";
   rule?: string;
+  /** The variables the value at this place was filled from (its message names them). */
+  variables?: string[];
 }
 
+/** Text in the order of its characters' codes: the same on every machine. A locale's collation is not:
+ *  it differs by locale and ICU data, and holds two different names equal when they differ only by
+ *  characters it ignores (a zero-width space, a soft hyphen, é written as e and an accent), which would
+ *  interleave two files' problems. */
+const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Diagnostics once each, by file, line and column: each file's problems together, in the order of its
+ *  lines (problems at one place in the order they were found). */
 export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>();
   return list
@@ -19,7 +29,7 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
       seen.add(key);
       return true;
     })
-    .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+    .sort((a, b) => byCodePoint(a.file, b.file) || a.line - b.line || a.column - b.column);
 }
 
 /** Describes a value as a person would: the string "yes", the number 3, a list, nothing. */

@@ -11,7 +11,17 @@ describe("${VAR} takes only the environment's and vars' own properties", () => {
   });
 
   it("in revsync.yaml a defined variable still resolves, from vars first, then the process environment", () => {
-    expect(interpolateString("${A}-${B}", { vars: { A: "x" }, env: { A: "no", B: "y" }, process: true })).toEqual({ value: "x-y", problems: [] });
+    expect(interpolateString("${A}-${B}", { vars: { A: "x" }, env: { A: "no", B: "y" }, process: true })).toEqual({
+      value: "x-y",
+      problems: [],
+      read: ["A", "B"],
+    });
+  });
+
+  it("a var whose own value could not be filled is no new problem where it is read: the value is unknown, said once where revsync.yaml sets it", () => {
+    const src = { vars: { floor: "${HW_FLOOR}", other: 1 }, env: {}, unresolved: new Set(["floor"]) };
+    expect(interpolateString("${floor}", src)).toEqual({ value: "${floor}", problems: [], unresolved: true });
+    expect(interpolateString("${floor}-${other}", src)).toEqual({ value: "${floor}-1", problems: [], read: ["other"], unresolved: true });
   });
 
   it("in a policy file only vars resolve: the process environment is never read", () => {

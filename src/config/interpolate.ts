@@ -27,6 +27,12 @@ export interface VarSource {
   envTexts?: ReadonlySet<string>;
   /** Where an undefined variable should be defined, when the default words do not fit. */
   hint?: string;
+  /** The vars whose text in revsync.yaml reads the process environment: that text (`${HW_FLOOR}`), so a
+   *  problem with a value can name where it came from. */
+  origins?: ReadonlyMap<string, string>;
+  /** The vars whose own value could not be filled (reported where revsync.yaml sets them): a value
+   *  reading one is unknown, and says nothing more. */
+  unresolved?: ReadonlySet<string>;
 }
 
 export interface Interpolated {
@@ -34,6 +40,10 @@ export interface Interpolated {
   problems: string[];
   /** Set when the whole value came from the process environment: its text, for typed fields. */
   envText?: string;
+  /** The variables the value was filled from (vars of the environment, or process variables). */
+  read?: string[];
+  /** The value reads a var whose own value could not be filled: already reported, nothing to add. */
+  unresolved?: boolean;
 }
 
 const VAR = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\{([^}]*)\}?/g;
@@ -66,11 +76,14 @@ export const signInProblem = (name: string): string =>
 export function interpolateString(text: string, src: VarSource): Interpolated {
   if (!text.includes("$")) return { value: text, problems: [] };
   const whole = WHOLE.exec(text);
-  if (whole && !SIGN_IN_VARIABLES.has(whole[1] ?? "")) {
-    const got = lookup(src, whole[1] ?? "");
-    if (got) return { value: got.value, problems: [], ...(got.fromEnv ? { envText: String(got.value) } : {}) };
+  const wholeName = whole?.[1] ?? "";
+  if (whole && !SIGN_IN_VARIABLES.has(wholeName) && !src.unresolved?.has(wholeName)) {
+    const got = lookup(src, wholeName);
+    if (got) return { value: got.value, problems: [], read: [wholeName], ...(got.fromEnv ? { envText: String(got.value) } : {}) };
   }
   const problems: string[] = [];
+  const read: string[] = [];
+  let unresolved = false;
   const value = text.replace(VAR, (m: string, name: string | undefined) => {
     if (m === "$${") return "${";
     if (name === undefined) {
@@ -81,14 +94,34 @@ export function interpolateString(text: string, src: VarSource): Interpolated {
       problems.push(signInProblem(name));
       return m;
     }
+    // Its own problem is said where revsync.yaml sets it: one problem, said once.
+    if (src.unresolved?.has(name)) {
+      unresolved = true;
+      return m;
+    }
     const got = lookup(src, name);
     if (!got) {
       problems.push(undefinedProblem(name, src));
       return m;
     }
+    read.push(name);
     return String(got.value);
   });
-  return { value, problems };
+  return { value, problems, ...(read.length ? { read } : {}), ...(unresolved ? { unresolved } : {}) };
+}
+
+/** Where a value filled from variables came from, in words for a problem with it: "from ${hw_floor},
+ *  which the environment's vars in revsync.yaml fill from the process variable HW_FLOOR". */
+export function variableWords(names: readonly string[], src: VarSource): string {
+  const each = [...new Set(names)].map((name) => {
+    const origin = src.origins?.get(name);
+    const env = origin === undefined ? [] : variablesIn(origin);
+    if (!own(src.vars, name)) return `from the process variable ${name}`;
+    if (!env.length) return `from \${${name}} of the environment's vars in revsync.yaml`;
+    const whole = WHOLE.test(origin ?? "") ? `the process variable ${env[0]}` : `${origin} (process variables ${env.join(", ")})`;
+    return `from \${${name}}, which the environment's vars in revsync.yaml fill from ${whole}`;
+  });
+  return each.join("; ");
 }
 
 /** The names of the variables a text reads (each `${NAME}` the rules above would fill; `$${` is none). */

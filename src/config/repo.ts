@@ -34,6 +34,8 @@ export interface ResolvedEnv {
   vars: Record<string, VarValue>;
   /** The vars whose value is the whole text of a process variable (see config/interpolate.ts). */
   envTexts?: ReadonlySet<string>;
+  /** The text of each var that reads the process environment, for problems to name (VarSource.origins). */
+  origins?: ReadonlyMap<string, string>;
   /** The tenant's choices where the interface is silent (service: of the environment). */
   service: ServiceChoices;
   /** Requests per second the service allows, when revsync.yaml says (rate_limit). */
@@ -205,14 +207,18 @@ function fill(repo: Repo, name: string, field: string, value: string, env: NodeJ
 }
 
 /** The environment's vars for policy files, and the problems filling them (what validate reports).
- *  `envTexts`: the vars whose value is the whole text of one process variable. */
+ *  `envTexts`: the vars whose value is the whole text of one process variable; `origins`: the text of
+ *  each var that reads the process environment; `unresolved`: the vars that could not be filled (a value
+ *  of a policy file reading one says nothing more: the problem is said here). */
 export function environmentVars(
   repo: Repo,
   name: string,
   env: NodeJS.ProcessEnv,
-): { vars: Record<string, VarValue>; envTexts: Set<string>; problems: Diagnostic[] } {
+): { vars: Record<string, VarValue>; envTexts: Set<string>; origins: Map<string, string>; unresolved: Set<string>; problems: Diagnostic[] } {
   const vars: Record<string, VarValue> = {};
   const envTexts = new Set<string>();
+  const origins = new Map<string, string>();
+  const unresolved = new Set<string>();
   const problems: Diagnostic[] = [];
   for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
     if (typeof v !== "string") {
@@ -222,8 +228,10 @@ export function environmentVars(
     const r = fill(repo, name, `vars/${k}`, v, env, problems);
     vars[k] = r.value;
     if (r.envText !== undefined) envTexts.add(k);
+    if (r.read?.length) origins.set(k, v);
+    if (r.problems.length) unresolved.add(k);
   }
-  return { vars, envTexts, problems };
+  return { vars, envTexts, origins, unresolved, problems };
 }
 
 /** Variables that override the URLs and realm of the environment a command works on. */
@@ -258,7 +266,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
       },
     ]);
   }
-  const { vars, envTexts, problems: varProblems } = environmentVars(repo, name, env);
+  const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env);
   const evidence = raw.evidence ?? repo.config.evidence;
   const lockRaw = raw.lock ?? repo.config.lock;
   const lockField = raw.lock !== undefined ? "lock/remote" : undefined;
@@ -274,6 +282,7 @@ export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): Re
     realm,
     vars,
     envTexts,
+    origins,
     service: serviceChoices(raw.service, repo.config.approvals, env),
     rateLimit: raw.rate_limit,
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
@@ -406,6 +415,7 @@ export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredSta
 
 /** ${VAR} values for policy files: the environment's vars, and only they (config/interpolate.ts); `env`
  *  only lets a problem say how to declare a variable the process environment sets. */
-export function varsFor(from: { vars: Record<string, VarValue>; envTexts?: ReadonlySet<string> }, env: NodeJS.ProcessEnv = process.env): VarSource {
-  return { vars: from.vars, env, ...(from.envTexts ? { envTexts: from.envTexts } : {}) };
+export function varsFor(from: Pick<VarSource, "vars" | "envTexts" | "origins" | "unresolved">, env: NodeJS.ProcessEnv = process.env): VarSource {
+  const { vars, envTexts, origins, unresolved } = from;
+  return { vars, env, ...(envTexts ? { envTexts } : {}), ...(origins ? { origins } : {}), ...(unresolved ? { unresolved } : {}) };
 }

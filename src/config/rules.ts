@@ -95,11 +95,15 @@ export function duplicateNames(docs: PolicyDoc[], emit: Emit): void {
   }
 }
 
+/** Whether the number at a pointer was read as written: one that is not exact was reported where the
+ *  file is read, and a rule comparing the number YAML rounded it to would speak of a number nobody wrote. */
+const exactAt = (d: PolicyDoc, pointer: string): boolean => !d.src.inexact?.has(pointer);
+
 export function duplicateHierarchy(docs: PolicyDoc[], emit: Emit): void {
   const seen = new Map<number, PolicyDoc>();
   for (const d of ssp(docs)) {
     const n = spec<SspPolicyFile["spec"]>(d).hierarchy_no;
-    if (typeof n !== "number") continue;
+    if (typeof n !== "number" || !exactAt(d, "/spec/hierarchy_no")) continue;
     const first = seen.get(n);
     if (first) {
       emit(
@@ -115,9 +119,8 @@ export function duplicateHierarchy(docs: PolicyDoc[], emit: Emit): void {
 export function floorNotAboveCeiling(docs: PolicyDoc[], emit: Emit): void {
   for (const d of ssp(docs)) {
     const s = spec<SspPolicyFile["spec"]>(d);
-    // A number beyond what a double holds exactly was said at its place: not compared again.
-    const exact = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n);
-    if (exact(s.floor_percentage) && exact(s.ceiling_percentage) && s.floor_percentage > s.ceiling_percentage) {
+    if (!exactAt(d, "/spec/floor_percentage") || !exactAt(d, "/spec/ceiling_percentage")) continue;
+    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
       emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
         rule: "floor-ceiling",
       });
@@ -287,22 +290,36 @@ function restated(pointer: string, e: SchemaError): boolean {
   return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer);
 }
 
+/** A problem with a value filled from variables names them, and where they came from: the value the
+ *  message quotes is not what the file says. */
+function namingVariables(src: SourceDoc, d: Diagnostic): Diagnostic {
+  const from = d.pointer === undefined ? undefined : src.variables?.get(d.pointer);
+  return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
+}
+
 /** Schema checks per kind, then each semantic rule. */
 export function runRules(root: string, docs: PolicyDoc[], parsed: ParsedValuesByPath = new Map()): Diagnostic[] {
   const out: Diagnostic[] = [];
   const emit: Emit = (doc, pointer, message, opts) => {
     const p = at(doc.src, pointer, opts?.key);
-    out.push({ file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer, message, severity: "error", rule: opts?.rule });
+    const d: Diagnostic = { file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer, message, severity: "error", rule: opts?.rule };
+    out.push(namingVariables(doc.src, d));
   };
   for (const d of docs) {
     const schema = d.kind === "TenantConfiguration" ? "policy/tenant-configuration.schema.json" : "policy/ssp-policy.schema.json";
     typeEnvValues(d.src, schema);
-    // A value whose ${VAR} could not be filled was reported already: no second message about it.
-    const unresolved = (pointer: string): boolean => [...(d.src.unresolved ?? [])].some((u) => pointer === u || pointer.startsWith(`${u}/`));
+    // A value whose ${VAR} could not be filled, or a number that is not exact, was reported already: no
+    // second message about it.
+    const reported = (pointer: string): boolean =>
+      !exactAt(d, pointer) || [...(d.src.unresolved ?? [])].some((u) => pointer === u || pointer.startsWith(`${u}/`));
     // Read-only tenant fields get the rule's message (with the updatable list) instead of "unknown field".
     const readOnly = (pointer: string, key?: string): boolean =>
       d.kind === "TenantConfiguration" && pointer.startsWith("/spec/") && !!key && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key);
-    out.push(...schemaDiagnostics(d.src, schema, (pointer, key, e) => unresolved(pointer) || readOnly(pointer, key) || (!!e && restated(pointer, e))));
+    out.push(
+      ...schemaDiagnostics(d.src, schema, (pointer, key, e) => reported(pointer) || readOnly(pointer, key) || (!!e && restated(pointer, e))).map((x) =>
+        namingVariables(d.src, x),
+      ),
+    );
   }
   duplicateNames(docs, emit);
   duplicateHierarchy(docs, emit);

@@ -39,9 +39,9 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       const own = environmentVars(repo, name, input.env);
       const problems = own.problems;
       const loaded = loadPolicies(repo, varsFor(own, input.env));
-      // A problem that one environment's variables cause names that environment.
+      // A problem that one environment's variables cause (or of a value they filled) names that environment.
       const named = [...problems, ...loaded.diagnostics].map((d) =>
-        d.rule === "variables" && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,
+        (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,
       );
       diagnostics.push(...named);
       docs = Math.max(docs, loaded.docs.length);

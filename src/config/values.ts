@@ -93,12 +93,9 @@ function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number,
     // 105.5, 1e3 and a number beyond 2^53 - 1 are not.
     const r = readWhole(s);
     if (!r.ok) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}${r.kind === "not exact" ? `: ${r.problem}` : ""}`);
-    return r.ok ? r.value : 0;
+    return r.ok ? r.value : undefined;
   });
-  if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
-    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
-  // In order, the lowest is below_mid_point: an amount or a percent of the list price, never below zero.
-  else if (ok && (nums[0] ?? 0) < 0) bad(3, `below_mid_point must be 0 or more (an amount or a percent of the list price), got ${below}`);
+  pointProblems(nums, [below, mid, above], bad);
   if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
   if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
   if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
@@ -114,6 +111,24 @@ function checkRow(row: CsvRow, index: number[], inOrder: boolean, width: number,
     effective_start_date: start,
     effective_end_date: end,
   };
+}
+
+/** The three points of a row, each that reads as a whole number (`nums`; undefined: already reported):
+ *  every problem of each, and of their order, is reported (only numbers read exactly are compared: one
+ *  reported as not exact would be compared as another number). */
+function pointProblems(nums: (number | undefined)[], cells: string[], bad: (i: number, m: string) => void): void {
+  nums.forEach((n, i) => {
+    // An amount or a percent of the list price: never below zero.
+    if (n !== undefined && n < 0) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be 0 or more (an amount or a percent of the list price), got ${cells[i]}`);
+  });
+  const [lo, m, hi] = nums;
+  const order = [
+    [lo, m],
+    [m, hi],
+    [lo, hi],
+  ];
+  if (order.some(([a, b]) => a !== undefined && b !== undefined && a > b))
+    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${cells.join(", ")}`);
 }
 
 /** Overlapping effective ranges for one product and currency: sorted by start, neighbours compared. */

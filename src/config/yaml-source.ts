@@ -2,7 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from "yaml";
 import type { Diagnostic } from "./diagnostics.js";
 import { plainReason } from "../user-files.js";
-import { interpolateString, type VarSource } from "./interpolate.js";
+import { interpolateString, variableWords, type VarSource } from "./interpolate.js";
 import { exactness } from "../number.js";
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -18,6 +18,11 @@ export interface SourceDoc {
   unresolved?: Set<string>;
   /** JSON pointers of whole-value ${VAR}s filled from the process environment, with their text. */
   envTexts?: Map<string, string>;
+  /** JSON pointers of values filled from variables: which, and where they came from in words (a problem
+   *  with such a value names them). */
+  variables?: Map<string, { names: string[]; words: string }>;
+  /** JSON pointers of numbers that are not exact (already reported): no rule compares them. */
+  inexact?: Set<string>;
 }
 
 export function position(lines: LineCounter, offset: number | undefined): { line: number; column: number } {
@@ -47,7 +52,8 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
   const flowVars = anyErrors(list) ? unquotedFlowVariables(text) : [];
   list.forEach((doc, index) => {
     const badSyntax = syntaxProblems(doc, lines, flowVars, at);
-    const badKeys = keyAndNumberProblems(doc, lines, at);
+    const inexact = new Set<string>();
+    const badKeys = keyAndNumberProblems(doc, lines, at, inexact);
     if (badSyntax || badKeys) return;
     // An empty document (a trailing ---, or only comments): the yaml library gives it no contents or a null scalar.
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
@@ -61,7 +67,7 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
       at(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
-    out.push({ file: shownPath, index, doc, lines, value, ...filled });
+    out.push({ file: shownPath, index, doc, lines, value, ...filled, ...(inexact.size ? { inexact } : {}) });
   });
   return out;
 }
@@ -115,8 +121,9 @@ function syntaxProblems(doc: Document.Parsed, lines: LineCounter, flowVars: { of
 
 /** Keys that would reach an object's prototype, refused (true when there is one); and the one number
  *  rule (src/number.ts): a number the file writes that a double cannot hold exactly is an error at its
- *  place, as YAML would round it, and revsync would send and compare another number. */
-function keyAndNumberProblems(doc: Document.Parsed, lines: LineCounter, at: At): boolean {
+ *  place, as YAML would round it, and revsync would send and compare another number. Its pointer goes
+ *  into `inexact`: no rule compares the number YAML rounded it to. */
+function keyAndNumberProblems(doc: Document.Parsed, lines: LineCounter, at: At, inexact: Set<string>): boolean {
   let bad = false;
   visit(doc, {
     Pair(_, pair) {
@@ -133,7 +140,9 @@ function keyAndNumberProblems(doc: Document.Parsed, lines: LineCounter, at: At):
       const e = exactness(node.source);
       if (e.exact) return;
       const p = position(lines, node.range?.[0]);
-      const where = pointerOf(path, node).slice(1).split("/").join(".");
+      const pointer = pointerOf(path, node);
+      inexact.add(pointer);
+      const where = pointer.slice(1).split("/").join(".");
       at(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
     },
   });
@@ -240,9 +249,10 @@ export function interpolate(
   vars: VarSource,
   file: string,
   diagnostics: Diagnostic[],
-): { unresolved: Set<string>; envTexts: Map<string, string> } {
+): Required<Pick<SourceDoc, "unresolved" | "envTexts" | "variables">> {
   const unresolved = new Set<string>();
   const envTexts = new Map<string, string>();
+  const variables = new Map<string, { names: string[]; words: string }>();
   visit(doc, {
     Scalar(_, node, path) {
       if (typeof node.value !== "string" || !node.value.includes("$")) return;
@@ -250,15 +260,17 @@ export function interpolate(
       if (isPair(parent) && parent.key === node) return; // a key, not a value
       const pointer = pointerOf(path, node);
       const r = interpolateString(node.value, vars);
-      if (r.problems.length) {
-        const p = position(lines, node.range?.[0]);
-        for (const message of r.problems) diagnostics.push({ ...p, file, pointer, severity: "error", message, rule: "variables" });
+      for (const message of r.problems) diagnostics.push({ ...position(lines, node.range?.[0]), file, pointer, severity: "error", message, rule: "variables" });
+      // A value that cannot be filled is unknown: its problem is said (here, or where revsync.yaml sets
+      // the var it reads), and no check of the value says more.
+      if (r.problems.length || r.unresolved) {
         unresolved.add(pointer);
         return;
       }
       node.value = r.value;
       if (r.envText !== undefined) envTexts.set(pointer, r.envText);
+      if (r.read?.length) variables.set(pointer, { names: r.read, words: variableWords(r.read, vars) });
     },
   });
-  return { unresolved, envTexts };
+  return { unresolved, envTexts, variables };
 }

@@ -34,7 +34,8 @@ export function recordOf(o: Partial<EvidenceRecord> = {}): EvidenceRecord {
   };
 }
 
-/** A chain of records of one or more environments, in the order given, hashed as apply writes them. */
+/** A chain of records of one or more environments, in the order given, hashed as apply writes them; each
+ *  environment its own tenant (realm), as one apply environment per tenant has it. */
 function chain(envs: string[]): StoredRecord[] {
   const last = new Map<string, EvidenceRecord>();
   return envs.map((environment, i) => {
@@ -42,6 +43,7 @@ function chain(envs: string[]): StoredRecord[] {
     const r = recordOf({
       sequence: (before?.sequence ?? 0) + 1,
       environment,
+      realm: `acme-${environment}`,
       finished_at: new Date(Date.UTC(2026, 10, 24, 6, 0, i)).toISOString(),
       prev: before?.hash ?? null,
     });
@@ -154,6 +156,46 @@ describe("a duplicate, a fork, a rename", () => {
     const report = verifyChain([a, { ...b, file: b.file.replace(/-[0-9a-f]{12}\.json$/, "-0123456789ab.json") }]);
     expect(report.records[1]?.findings).toEqual(["renamed"]);
     expect(report.records[1]?.problems[0]).toMatch(/^renamed: its file name does not end with its hash's first 12 digits/);
+  });
+});
+
+describe("chains that pose as one another", () => {
+  /** A record of its own chain, hashed and named as revsync names records, finished `second`s after 06:00. */
+  const lone = (second: number, o: Partial<EvidenceRecord>): StoredRecord => {
+    const r = recordOf({ finished_at: new Date(Date.UTC(2026, 10, 24, 6, 0, second)).toISOString(), chain_note: "the first record", ...o });
+    r.hash = recordHash(r as unknown as Record<string, unknown>);
+    return { file: recordFileName(r), record: r };
+  };
+
+  it("an environment whose name differs from another chain's only by case, spaces, how a letter is written or a look-alike letter: both chains named", () => {
+    for (const twin of ["Prod", "prod ", " prod", "pro\u200bd", "pr\u043ed", "PR0D", "ｐｒｏｄ"]) {
+      const report = verifyChain([...chain(["prod", "prod"]), lone(9, { environment: twin, realm: "other" })]);
+      expect([twin, report.ok, report.records.map((v) => v.findings.join("+"))]).toEqual([twin, false, ["look-alike", "look-alike", "look-alike"]]);
+      expect(report.records[2]?.problems[0]).toBe(
+        `look-alike: environment ${JSON.stringify(twin)} differs from "prod" (${report.records[0]?.file}) only in case, spaces, how a letter is written or letters that look alike; a record of one may pose as the other`,
+      );
+    }
+    const cafe = verifyChain([lone(1, { environment: "caf\u00e9", realm: "a" }), lone(2, { environment: "cafe\u0301", realm: "b" })]);
+    expect(cafe.records.map((v) => v.findings)).toEqual([["look-alike"], ["look-alike"]]);
+    // Names that differ where a reader sees it are two environments.
+    for (const other of ["production", "sandbox", "prod-eu", "prd"])
+      expect(verifyChain([...chain(["prod"]), lone(9, { environment: other, realm: "other" })]).ok).toBe(true);
+  });
+
+  it("two chains of one tenant (base_url and realm, as a URL reads it): both named, the one that starts anew beside the other said so", () => {
+    const real = chain(["prod", "prod"]).map((s) => ({ ...s })) as StoredRecord[];
+    const realm = (real[0]?.record as EvidenceRecord).realm;
+    const forged = lone(9, { environment: "mallory", base_url: "HTTPS://RAS.example.com/", realm, service_user: "mallory" });
+    const report = verifyChain([...real, forged]);
+    expect(report.records.map((v) => v.findings)).toEqual([["same-tenant"], ["same-tenant"], ["same-tenant"]]);
+    expect(report.records[2]?.problems[0]).toBe(
+      `same tenant: the chain of environment "mallory" starts anew (prev none, ${forged.file}) for tenant https://ras.example.com, realm acme-prod, which the chain of environment "prod" (${real[0]?.file}) already records`,
+    );
+    expect(report.records[0]?.problems[0]).toBe(
+      `same tenant: the chain of environment "mallory" (${forged.file}) records tenant https://ras.example.com, realm acme-prod too; one tenant has one chain`,
+    );
+    // Another realm of the same service is another tenant.
+    expect(verifyChain([...real, lone(9, { environment: "mallory", realm: "globex" })]).ok).toBe(true);
   });
 });
 

@@ -3,14 +3,20 @@ import { basename } from "node:path";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { EVIDENCE_FORMAT_VERSION, recordHash, type EvidenceRecord } from "./record.js";
 import { recordFileName, type StoredRecord } from "./store.js";
+import { looksAlike, tenantKeys } from "./look-alike.js";
 
 /** What verify finds of a file of the folder. `unreadable`: not a record at all (not JSON, another kind
  *  of file, a folder); `unplaced`: a record that is not one revsync writes (not valid against the
  *  record's schema: no environment, a field of the wrong type, a field revsync never writes), which
  *  verify cannot place in an environment's chain. Both fail the check: the folder holds records only.
  *  `four-eyes`: a record of a four_eyes environment whose batch was approved by its preparer, or whose
- *  pull request lacks an independent approval. */
-export type Finding = "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable" | "unplaced" | "four-eyes";
+ *  pull request lacks an independent approval. `look-alike`: a record of an environment whose name differs
+ *  from another chain's only by case, spaces, how Unicode writes a letter or letters that look the same;
+ *  `same-tenant`: a record of one of two chains that name one tenant (base_url and realm), such as a
+ *  chain started anew (prev none) beside the tenant's chain. Without signatures verify cannot tell which
+ *  of two such chains is genuine: both fail, and the head anchored elsewhere tells. */
+export type Finding =
+  "intact" | "edited" | "removed" | "reordered" | "duplicate" | "forked" | "renamed" | "unreadable" | "unplaced" | "four-eyes" | "look-alike" | "same-tenant";
 
 export interface VerifiedRecord {
   file: string;
@@ -61,6 +67,7 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
   });
   const prevOf = (l: Link): string | null => (stored[l.index]?.record?.prev ?? null) as string | null;
   for (const [env, list] of byEnv) list.forEach((_, i) => checkLink(env, list, i, prevOf, out));
+  crossChains(byEnv, (l) => stored[l.index]?.record as EvidenceRecord, out);
   // The head: the last record of the chain, not a copy of an earlier one nor one of a fork.
   const heads: ChainReport["heads"] = {};
   for (const [env, list] of byEnv) {
@@ -70,6 +77,55 @@ export function verifyChain(stored: StoredRecord[]): ChainReport {
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
   return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };
 }
+
+/** What one chain is to another: an environment whose name looks like another chain's, or a second chain
+ *  of one tenant (one apply environment per tenant: a chain started beside the tenant's own is what a
+ *  forged one looks like). Each record of both chains is named, with the other chain. */
+function crossChains(byEnv: Map<string, Link[]>, recordOf: (l: Link) => EvidenceRecord, out: VerifiedRecord[]): void {
+  const chains = [...byEnv].map(([env, links]) => ({ env, links, tenants: links.map((l) => ({ link: l, keys: tenantKeysOf(recordOf(l)) })) }));
+  const flag = (links: Link[], finding: Finding, problem: string): void => {
+    for (const l of links) {
+      const v = out[l.index] as VerifiedRecord;
+      if (!v.findings.includes(finding)) v.findings.push(finding);
+      v.problems.push(problem);
+    }
+  };
+  for (const [i, a] of chains.entries()) {
+    for (const b of chains.slice(i + 1)) {
+      if (looksAlike(a.env, b.env)) {
+        for (const [x, y] of [
+          [a, b],
+          [b, a],
+        ] as const)
+          flag(
+            x.links,
+            "look-alike",
+            `look-alike: environment ${JSON.stringify(x.env)} differs from ${JSON.stringify(y.env)} (${y.links[0]?.file}) only in case, spaces, how a letter is written or letters that look alike; a record of one may pose as the other`,
+          );
+      }
+      const shared = a.tenants.find((t) => b.tenants.some((u) => u.keys.some((k, n) => k === t.keys[n])));
+      if (!shared) continue;
+      const r = recordOf(shared.link);
+      const tenant = `${r.base_url}, realm ${r.realm}`;
+      for (const [x, y] of [
+        [a, b],
+        [b, a],
+      ] as const) {
+        const first = x.links[0] as Link;
+        const anew = recordOf(first).prev === null && (y.links[0] as Link).index < first.index;
+        flag(
+          x.links,
+          "same-tenant",
+          anew
+            ? `same tenant: the chain of environment ${JSON.stringify(x.env)} starts anew (prev none, ${first.file}) for tenant ${tenant}, which the chain of environment ${JSON.stringify(y.env)} (${y.links[0]?.file}) already records`
+            : `same tenant: the chain of environment ${JSON.stringify(y.env)} (${y.links[0]?.file}) records tenant ${tenant} too; one tenant has one chain`,
+        );
+      }
+    }
+  }
+}
+
+const tenantKeysOf = (r: EvidenceRecord): [string, string] => tenantKeys(r.base_url, r.realm);
 
 /** One file on its own: a record of this format that its schema holds (`placed`: it belongs in its
  *  environment's chain), whose hash is its content's, under the name revsync gave it, and that keeps

@@ -89,7 +89,7 @@ function numberProblem(v: unknown): string | undefined {
     // A YAML number: its literal is checked where the file is read; here, what it means.
     return v < 0 ? negative(String(v)) : undefined;
   }
-  const r = readNumber(v);
+  const r = readNumber(v, { unsigned: true });
   if (!r.ok) return r.problem;
   return r.value < 0 ? negative(JSON.stringify(v)) : undefined;
 }

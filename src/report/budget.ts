@@ -86,3 +86,21 @@ export function fitTiers(t: Tiers, budget: number, between: (rest: "line" | "bar
   const { text, shown } = fitPieces(t.bare, budget - head.length, leftOut);
   return { full: 0, rest: "bare", listed: shown, text: head + text };
 }
+
+/** The longest a name may be, in characters of markdown, so that the names of a list of one line each take
+ *  at most `room` together: names at most that long stay whole, longer ones are cut to it (the longest
+ *  are cut first, and only as far as they must). Never over `most` (the most a line gives a name); and
+ *  when even `least` each would not fit them all, `most`: names cut shorter would say too little, and
+ *  the list then lists what fits and counts the rest. */
+export function nameCap(lengths: readonly number[], room: number, least: number, most: number): number {
+  const fits = (cap: number): boolean => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
+  if (!fits(least)) return most;
+  let lo = least;
+  let hi = most;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -187,6 +187,10 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, doubt: Doubt |
 }
 
 /** The chain check, record by record, and the heads to anchor. */
+/** With --live, how many changes the records applied no longer hold in the service (0 without --live):
+ *  any makes verify exit 1 and its JSON `ok` false, as a broken chain does. */
+export const liveChanged = (live: Map<string, LiveFinding[]> | undefined): number => [...(live?.values() ?? [])].flat().filter((f) => !f.holds).length;
+
 export function verifyText(report: ChainReport, out: Painter, live?: Map<string, LiveFinding[]>): string {
   const lines: string[] = [];
   for (const v of report.records) {
@@ -205,6 +209,14 @@ export function verifyText(report: ChainReport, out: Painter, live?: Map<string,
       : `${plural(report.records.length, "record")}: every hash and every link holds.`,
   );
   for (const [env, h] of Object.entries(report.heads)) lines.push(`Latest of ${t(env)}: ${h.hash} (${t(h.file)}); anchor it where the team cannot edit it.`);
+  const changed = liveChanged(live);
+  if (changed)
+    lines.push(
+      out.paint(
+        "red",
+        `live: ${plural(changed, "change")} applied by these records no longer ${changed === 1 ? "holds" : "hold"} in the service (named above).`,
+      ),
+    );
   return lines.join("\n");
 }
 

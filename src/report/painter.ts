@@ -8,7 +8,8 @@ export interface Sink extends Painter {
   out(text: string): void;
   /** A JSON result, with format_version. */
   json(value: object): void;
-  raw(text: string): void;
+  /** Data as it is (a CSV): secrets blanked out, control characters shown as text on a terminal. */
+  raw(data: string | Uint8Array): void;
   /** A note beside the result, on stderr (not with --quiet). */
   info(text: string): void;
 }

@@ -146,6 +146,38 @@ describe("markdown plan", () => {
     );
   });
 
+  it("long names full of escaped characters never cost a change its line: each address is cut to its line's share, ending in …, and the list says where it is whole", () => {
+    // Two policies the service names with 9,000 `<` each (36,000 characters of markdown escaped: `&lt;`)
+    // and one real change: before, the comment listed one of the three.
+    const evil = [0, 1].map((i) =>
+      changeOf("not_in_git", `ssp/${"<".repeat(9000)}${i}`, { reason: "the service holds this SSP policy and git has no file for it" }),
+    );
+    const md = planMarkdown(plan([...evil, create(1)]), "plan-production.json");
+    expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(md).not.toContain("not listed");
+    expect(md).toContain("<code>ssp/Policy 1</code>");
+    // Each of the three is listed: the first in full (it fits with one line each for the rest), the others
+    // one line each, the long one cut.
+    expect(md.match(/<details>/g)).toHaveLength(1);
+    expect(md).toContain(`<summary><code>?</code> <b>not in git</b> <code>ssp/${"&lt;".repeat(9000)}0</code></summary>`);
+    const cut = md.match(/<code>ssp\/(?:&lt;)+…<\/code>/g) ?? [];
+    expect(cut).toHaveLength(1);
+    for (const c of cut) expect(c.length).toBeLessThanOrEqual("<code></code>".length + 240);
+    expect(md).toContain("_A name or reason too long for its line is cut short, ending in …: each is whole in plan-production.json._");
+    // Escaping stays whole: no character reference is cut in two.
+    expect(md).not.toMatch(/&(?:l|lt)?…/);
+
+    // As many changes as the comment holds lines for, whatever their names: 1,000 names of 300 `|` (a
+    // character reference each, 1,500 characters escaped) are each listed, cut as far as they must be.
+    const many = Array.from({ length: 1000 }, (_, i) => changeOf("create", `ssp/${i} ${"|".repeat(300)}`));
+    const all = planMarkdown(plan(many));
+    expect(all.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(all).not.toContain("not listed");
+    for (let i = 0; i < 1000; i++) expect(all).toContain(`<code>ssp/${i} &#124;`);
+    expect(all).toContain("#### Changes, one line each, without their reasons\n");
+    expect(all).toContain("each is whole in the JSON plan (`revsync plan --format json`)._");
+  });
+
   it("a plan without changes says so", () => {
     expect(planMarkdown(plan([]))).toContain("**No changes.**");
   });
@@ -251,6 +283,17 @@ describe("drift in markdown", () => {
       `_${400 - accepted} more accepted differences not shown here: every one is in the JSON report (\`revsync drift --format json\`) (ignored)._`,
     );
     expect(md.trimEnd().endsWith("Drift: 300 batches' values; 400 ignored (accepted).")).toBe(true);
+  });
+
+  it("long names full of escaped characters never cost a drifted resource its row: 800 policies named with 400 `<` each are each listed, cut", () => {
+    const drift = Array.from({ length: 800 }, (_, i) => ({ ...item(i, 0), address: `ssp/${i} ${"<".repeat(400)}`, class: "unmanaged" as const }));
+    const md = driftMarkdown({ ...report(drift), summary: { ...report([]).summary, unmanaged: 800 } });
+    expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(md).not.toContain("not listed");
+    for (let i = 0; i < 800; i++) expect(md).toMatch(new RegExp(`^\\| unmanaged \\| <code>ssp/${i} (&lt;)*…</code> \\|`, "m"));
+    expect(md).toContain(
+      "_A name or reason too long for its line is cut short, ending in …: each is whole in the JSON report (`revsync drift --format json`)._",
+    );
   });
 });
 

@@ -18,7 +18,7 @@ import {
 import { unknownCaveat } from "../plan/unknown.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
-import { fitPieces, fitTiers, MARKDOWN_LIMIT, SECTION_BUDGET, type Fitted } from "./budget.js";
+import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
@@ -145,16 +145,67 @@ const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.s
 /** A change's title in markdown: its symbol, its action and its address. */
 const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
 
-/** A reason in one line, cut when long (the change in full holds it whole). */
-const shortReason = (r: string): string => md(r.length > 200 ? `${r.slice(0, 199)}…` : r);
+/** How long outside text may be in a list of one line each, in characters of markdown: a name up to
+ *  LINE_NAME, a reason up to LINE_REASON; when many long names share the comment (one line each without
+ *  reasons), the longest are cut as far as every line needs, never under LEAST_NAME. Text cut short ends
+ *  in …, and the list says where it is whole. So the length of names never costs a change its line:
+ *  only their count can. */
+const LINE_NAME = 240;
+const LINE_REASON = 200;
+const LEAST_NAME = 20;
 
-/** The changes of a plan in markdown within `budget` characters, each listed: in full (a details block
- *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
- *  each without reasons; only past that, as many lines as fit and the count of the rest. With four eyes,
- *  the rule is said once above the first approve, in its block, so that the size limit never parts them. */
-function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes?: Plan["four_eyes"]): Fitted {
+/** Outside text as markdown (markdownText) of at most `max` characters: whole when it fits, else its
+ *  longest beginning that fits, and "…". Cut before it is escaped, so that no character reference is
+ *  cut in two (escaping a `<` makes four characters of one). */
+export function markdownCut(text: string, max: number): { md: string; cut: boolean } {
+  const whole = md(text);
+  if (whole.length <= max) return { md: whole, cut: false };
+  // Escaping never shortens text: a beginning longer than max is never the answer.
+  const chars: string[] = [];
+  let units = 0;
+  for (const c of text) {
+    if (units + c.length > max) break;
+    chars.push(c);
+    units += c.length;
+  }
+  let lo = 0;
+  let hi = chars.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (md(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return { md: `${md(chars.slice(0, lo).join(""))}…`, cut: true };
+}
+
+/** Lines of a list, one per entry: `line(i, name)` writes the i-th around its name (markdown), and each
+ *  name is cut as far as lets every line fit in `room` characters (nameCap). */
+function linesWithNames(names: readonly string[], room: number, line: (i: number, name: string) => string): { lines: string[]; cut: boolean } {
+  const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
+  const cap = nameCap(
+    names.map((n) => md(n).length),
+    room - around,
+    LEAST_NAME,
+    LINE_NAME,
+  );
+  let cut = false;
+  const lines = names.map((n, i) => {
+    const c = markdownCut(n, cap);
+    cut ||= c.cut;
+    return line(i, c.md);
+  });
+  return { lines, cut };
+}
+
+/** What a list of shorter lines says of names and reasons it cut short. */
+const cutWords = (whole: string): string => ` _A name or reason too long for its line is cut short, ending in …: each is whole in ${whole}._`;
+
+/** Each change in full: a details block with its reason, values, four-eyes line and fields. With four
+ *  eyes, the rule is said once above the first approve, in its block, so that the size limit never
+ *  parts them. */
+function fullChanges(changes: readonly Change[], fourEyes?: Plan["four_eyes"]): string[] {
   const firstApprove = changes.findIndex((c) => c.action === "approve");
-  const full = changes.map((c, i) => {
+  return changes.map((c, i) => {
     const head = fourEyes && i === firstApprove ? [`> **${md(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
@@ -171,21 +222,46 @@ function changesMarkdown(changes: readonly Change[], budget: number, whole: stri
     b.push("", "</details>", "");
     return b.join("\n");
   });
-  const line = changes.map(
-    (c) =>
-      `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${md(valuesLine(c.values))}` : ""}\n`,
-  );
-  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}\n`);
+}
+
+/** Each change in one line: its action, address and reason (or the values an approve moves), each cut
+ *  to its line's share. */
+function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolean } {
+  let cut = false;
+  const lines = changes.map((c) => {
+    const address = markdownCut(c.address, LINE_NAME);
+    const why = c.reason ?? (c.values ? valuesLine(c.values) : undefined);
+    const reason = why === undefined ? undefined : markdownCut(why, LINE_REASON);
+    cut ||= address.cut || !!reason?.cut;
+    return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}\n`;
+  });
+  return { lines, cut };
+}
+
+/** The changes of a plan in markdown within `budget` characters, each listed: in full (a details block
+ *  each) when they fit; else as many in full as leave room for the rest in one line each; else one line
+ *  each without reasons, the longest addresses cut as far as they must; only past that, as many lines as
+ *  fit and the count of the rest. */
+function changesMarkdown(changes: readonly Change[], budget: number, whole: string, fourEyes?: Plan["four_eyes"]): Fitted {
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const between = (rest: "line" | "bare", shown: number): string => {
+  const line = changeLines(changes);
+  const headOf = (rest: "line" | "bare", shown: number, cut: boolean): string => {
     const what = rest === "line" ? "one line each" : "one line each, without their reasons";
+    const said = cut ? cutWords(whole) : "";
     return shown
-      ? `\n#### The other ${plural(changes.length - shown, "change")}, ${what}\n\n_In full, the changes would pass the comment's ${limit} characters: the first ${shown} are in full above, every change in full is in ${whole}._\n\n`
-      : `#### Changes, ${what}\n\n_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._\n\n`;
+      ? `\n#### The other ${plural(changes.length - shown, "change")}, ${what}\n\n_In full, the changes would pass the comment's ${limit} characters: the first ${shown} are in full above, every change in full is in ${whole}._${said}\n\n`
+      : `#### Changes, ${what}\n\n_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._${said}\n\n`;
   };
+  // The bare lines share what the heading leaves (when a name is cut, the heading says so).
+  const bare = linesWithNames(
+    changes.map((c) => c.address),
+    budget - headOf("bare", 0, true).length,
+    (i, name) => `- \`${SYMBOL[(changes[i] as Change).action]}\` <code>${name}</code>\n`,
+  );
+  const between = (rest: "line" | "bare", shown: number): string => headOf(rest, shown, rest === "line" ? line.cut : bare.cut);
   const leftOut = (n: number): string =>
     `\n_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._\n`;
-  return fitTiers({ full, line, bare }, budget, between, leftOut);
+  return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
 }
 
 /** A report's notes in markdown, within their budget (SECTION_BUDGET.notes). */
@@ -309,8 +385,27 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const leftOut = (n: number): string =>
+    `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
+  const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${notes ? `\n${notes}` : ""}`;
+  // The shorter rows stay in the same table; what they leave out (and what they cut short) is said below it.
+  const said = (f: Pick<Fitted, "full" | "rest" | "listed">, cut: boolean): string =>
+    f.rest === null || f.listed < report.drift.length
+      ? ""
+      : `\n_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}\n`;
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report.drift.length, rest: "bare", listed: report.drift.length }, true).length;
+  const rows = driftRows(report.drift, room);
+  const fitted = fitTiers(rows, room, () => "", leftOut);
+  return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
+}
+
+/** Drifted resources as rows of the drift table, three ways: with their fields; one row each (address,
+ *  what and who cut to a line's share); one row each without what drifted, the longest addresses cut as
+ *  far as lets every row fit in `room` characters. */
+function driftRows(drift: readonly DriftItem[], room: number): Tiers & { cut: { line: boolean; bare: boolean } } {
   const row = (d: DriftItem): string => `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(attribution(d).replace(/^last modified /, ""))} |`;
-  const full = report.drift.map((d) => {
+  const full = drift.map((d) => {
     const head = row(d);
     const out: string[] = [];
     if (!d.diff.length) out.push(`${head} | | |`);
@@ -325,20 +420,22 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
     return out.join("\n") + "\n";
   });
   const fields = (d: DriftItem): string => (d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "");
-  const line = report.drift.map((d) => `${row(d)} ${fields(d)} | | |\n`);
-  const bare = report.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |\n`);
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const leftOut = (n: number): string =>
-    `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
-  // The shorter rows stay in the same table; what they leave out is said below it.
-  const said = (f: Pick<Fitted, "full" | "rest" | "listed">): string =>
-    f.rest === null || f.listed < report.drift.length
-      ? ""
-      : `\n_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._\n`;
-  const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${notes ? `\n${notes}` : ""}`;
-  const reserve = said({ full: report.drift.length, rest: "bare", listed: report.drift.length }).length;
-  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
-  return top + fitted.text + said(fitted) + tail;
+  let lineCut = false;
+  const line = drift.map((d) => {
+    const [address, what, who] = [
+      markdownCut(d.address, LINE_NAME),
+      markdownCut(d.message, LINE_REASON),
+      markdownCut(attribution(d).replace(/^last modified /, ""), LINE_NAME),
+    ];
+    lineCut ||= address.cut || what.cut || who.cut;
+    return `| ${d.class} | <code>${address.md}</code> | ${what.md} | ${who.md} | ${fields(d)} | | |\n`;
+  });
+  const bare = linesWithNames(
+    drift.map((d) => d.address),
+    room,
+    (i, name) => `| ${(drift[i] as DriftItem).class} | <code>${name}</code> | | | | | |\n`,
+  );
+  return { full, line, bare: bare.lines, cut: { line: lineCut, bare: bare.cut } };
 }
 
 type ApplyEntry = ApplyReport["outcomes"][number];

@@ -159,6 +159,8 @@ export interface CliOptions {
   cwd?: string;
   env?: Record<string, string | undefined>;
   input?: string;
+  /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
+  tty?: boolean;
 }
 
 /** Runs a command line through the command entry (runCli) in this process, with its own stdout, stderr,
@@ -179,7 +181,7 @@ export async function cli(
   const text = (chunk: string | Uint8Array): string => (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString());
   const io = {
     stdout: {
-      isTTY: false,
+      isTTY: !!opts.tty,
       write: (chunk: string | Uint8Array) => {
         stdout += text(chunk);
         return true;

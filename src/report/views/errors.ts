@@ -64,16 +64,20 @@ export const errorsViews: Views<ErrorsView> = {
     records: ({ total, records }, out) => out.json({ total_records: total, records }),
   }),
   csv: async () => {
-    const { formatCsv } = await import("../../ssp/csv.js");
+    const [{ formatCsv }, { terminalText }] = await Promise.all([import("../../ssp/csv.js"), import("../escape.js")]);
+    // A report, as the text and JSON views are: each cell's control characters (escape codes, newlines)
+    // are shown as text wherever the CSV goes (a terminal, a CI log, a file), so no cell can steer a
+    // terminal or start a line of its own; the service's text exactly is in --format json.
+    const csv = (rows: string[][]): string => formatCsv(rows.map((r) => r.map(terminalText)));
     return {
       summary: (rows, out) =>
         out.raw(
-          formatCsv([
+          csv([
             ["code", "count", "message", "suggestion", "missing_policy_set"],
             ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""]),
           ]),
         ),
-      records: ({ records }, out) => out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))])),
+      records: ({ records }, out) => out.raw(csv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))])),
     };
   },
 };

@@ -52,13 +52,14 @@ export const evidenceVerifyViews: Views<EvidenceVerifyView> = {
     const { verifyText } = await import("../evidence.js");
     return ({ report, live }, out) => out.out(verifyText(report, out, live));
   },
-  json:
-    async () =>
-    ({ folder, report, live }, out) =>
+  json: async () => {
+    const { liveChanged } = await import("../evidence.js");
+    return ({ folder, report, live }, out) =>
       out.json({
         folder,
-        ok: report.ok,
+        ok: report.ok && !liveChanged(live),
         records: report.records.map((v) => ({ ...v, ...(live ? { live: live.get(v.file) ?? null } : {}) })),
         heads: report.heads,
-      }),
+      });
+  },
 };
