@@ -7,7 +7,7 @@ import { setEnvironmentVars } from "../export/config-vars.js";
 import { placeExport, type GitFile, type VarHome } from "../export/in-place.js";
 import { exportFiles } from "../export/mapping.js";
 import { checkTargets } from "../plan/targets.js";
-import { unknownNotes } from "../plan/unknown.js";
+import { unknownNotes } from "../shared/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
 import { editUserFile, fileError, realPathInside } from "../user-files.js";

@@ -8,7 +8,7 @@ import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
 import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "../plan/policy-models.js";
 import { allocationImpact, impact, movedByCurrency } from "../policy-test/run.js";
-import { impactNotes } from "../plan/unknown.js";
+import { impactNotes } from "../plan/policy-models.js";
 import { fourEyesOfPlan } from "../plan/four-eyes.js";
 import { approverNamed } from "../api/auth.js";
 import { hasChanges } from "../report/plan.js";
@@ -79,7 +79,7 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
       return plan;
     }
     // The two sides differ only by what the plan changes: a field of git's policy that the service does
-    // not show is not compared (src/plan/unknown.ts), so it is taken as unchanged, git's value on both
+    // not show is not compared (src/shared/unknown.ts), so it is taken as unchanged, git's value on both
     // sides, and the impact says so.
     const { live: known, fromGit } = liveWithGitsUnknowns(desired, live);
     // A targeted plan's impact is its targeted changes' impact (targetedDesired: the one filter), for the

@@ -1,6 +1,6 @@
 import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
-import { addUnknown, type Unknown } from "../plan/unknown.js";
+import { addUnknown, type Unknown } from "../shared/unknown.js";
 import { BATCH_DATES } from "../plan/compare.js";
 import { valuesChecksum } from "../plan/values.js";
 import { address, valuesFileFor } from "../shared/address.js";
@@ -221,7 +221,7 @@ function updateDoc(
     put(["spec", field], live, field);
   }
   for (const field of f.leftOutFields) {
-    // The service does not show it: git's value stays, unknown, never overwritten (src/plan/unknown.ts).
+    // The service does not show it: git's value stays, unknown, never overwritten (src/shared/unknown.ts).
     if (f.nullFields.includes(field)) {
       if (current.spec && field in current.spec) {
         const inexact = f.notComparable.get(field);
@@ -261,7 +261,7 @@ function updateDoc(
     const g = gitBatches[i] ?? {};
     if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
     // The dates git sets take the service's, compared as plan compares them; one the service does not
-    // show as a date keeps git's, noted (src/plan/unknown.ts). A date git leaves out stays out.
+    // show as a date keeps git's, noted (src/shared/unknown.ts). A date git leaves out stays out.
     for (const k of BATCH_DATES) {
       if (g[k] === undefined) continue;
       const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);

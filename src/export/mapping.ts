@@ -11,7 +11,7 @@ import { valuesToCsv } from "../ssp/csv.js";
 import { BATCH_STATUSES } from "../api/service-choices.js";
 import { isInexact } from "../number.js";
 import { BATCH_DATES, serviceDate } from "../plan/compare.js";
-import type { UnknownField } from "../plan/unknown.js";
+import type { UnknownField } from "../shared/unknown.js";
 
 /** What export turns into files: the tenant configurations, the SSP policies with their details, and
  *  the values of their batches (keyed "policy/batch"). */
@@ -45,7 +45,7 @@ export interface ExportedFile {
    *  except for those the service does not show (nullFields), which keep git's value. */
   leftOutFields: string[];
   /** The spec fields the service shows as null, or as a number a double cannot hold exactly: unknown,
-   *  never a value to write over git's (src/plan/unknown.ts). */
+   *  never a value to write over git's (src/shared/unknown.ts). */
   nullFields: string[];
   /** Of those, the ones the service answers with a number that is not exact: the service's text. */
   notComparable: Map<string, string>;
@@ -55,7 +55,7 @@ export interface ExportedFile {
   /** One line per thing left out, for export to print. */
   leftOut: string[];
   /** Per batch, the dates the service does not show as dates (null, or text that is no date): git's
-   *  stay, not compared (src/plan/unknown.ts). */
+   *  stay, not compared (src/shared/unknown.ts). */
   batchDatesUnknown: Map<string, UnknownField[]>;
 }
 

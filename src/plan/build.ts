@@ -13,7 +13,7 @@ import { plural } from "../words.js";
 import { batchDatesDiff, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type PlanFindings } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import { ACTIONS, planChecksum, summarize, type Change, type Plan, type ValuesSummary } from "./model.js";
-import { unknownNotes } from "./unknown.js";
+import { unknownNotes } from "../shared/unknown.js";
 import { valuesChecksum } from "./values.js";
 import { whoWords } from "../shared/who.js";
 import { numberOrNull, plainData } from "../number.js";

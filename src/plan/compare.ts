@@ -7,7 +7,7 @@ import type { SspItem } from "../schema/generated/api.js";
 import { address, batchNameOf, byCodePoint, targeted } from "../shared/address.js";
 import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
 import { CsvSyntaxError } from "../ssp/csv.js";
-import { addUnknown, notShown, type Unknown, type UnknownField } from "./unknown.js";
+import { addUnknown, notShown, type Unknown, type UnknownField } from "../shared/unknown.js";
 import { parseDate } from "../policy-test/line.js";
 import { numberOrNull } from "../number.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
@@ -30,7 +30,7 @@ export interface PlanFindings {
 
 /** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
  *  out), or as a number a double cannot hold exactly, is unknown, not a change: it is not compared, and
- *  the report says so (src/plan/unknown.ts). */
+ *  the report says so (src/shared/unknown.ts). */
 export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, unknownOut?: Unknown): FieldDiff[] {
   const live = lp.item as unknown as Record<string, unknown>;
   const spec = d.spec as unknown as Record<string, unknown>;
@@ -54,7 +54,7 @@ export function serviceDate(v: unknown): { date: string } | { unknown: Omit<Unkn
 
 /** git's dates of a batch against the service's, for each date git sets (`before` the service's, `after`
  *  git's, as a plan shows them). A date the service does not show, or shows as no date, is not compared
- *  and is noted at the batch's address (src/plan/unknown.ts). */
+ *  and is noted at the batch's address (src/shared/unknown.ts). */
 export function batchDatesDiff(b: DesiredBatch, lb: SspItem, addr: string, unknownOut?: Unknown): FieldDiff[] {
   const diff: FieldDiff[] = [];
   const live = lb as unknown as Record<string, unknown>;

@@ -7,7 +7,7 @@ import { fieldDiff, type FieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
 import { batchWho, envelopeWho, type Who } from "../shared/who.js";
 import { batchDatesDiff, liveBatch, pick, sspFieldDiff, unmanagedOf, valuesDiff, VALUE_ROWS_SHOWN, type Unmanaged } from "./compare.js";
-import { unknownNotes, type Unknown } from "./unknown.js";
+import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { plainData } from "../number.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 

@@ -4,7 +4,7 @@ import type { LiveState } from "../live/read.js";
 import { ruleReader, type Contract } from "../policy-test/allocate.js";
 import { allocationImpact } from "../policy-test/run.js";
 import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "./policy-models.js";
-import { impactNotes } from "./unknown.js";
+import { impactNotes } from "./policy-models.js";
 
 const tenant = (name: string, carves: boolean): LiveState["tenantConfigs"][number] =>
   ({ compliance_name: name, compliance_spec: [{ carves_allocation: carves }] }) as unknown as LiveState["tenantConfigs"][number];

@@ -4,7 +4,7 @@ import type { SspItem } from "../schema/generated/api.js";
 import { valuesFromCsv } from "../ssp/csv.js";
 import type { BatchModel, PolicyModel, ValueRow } from "../policy-test/evaluate.js";
 import { address, batchNameOf } from "../shared/address.js";
-import { notShown, type Unknown } from "./unknown.js";
+import { notShown, type Unknown, type UnknownField } from "../shared/unknown.js";
 import { isInexact } from "../number.js";
 
 type Item = Record<string, unknown>;
@@ -88,7 +88,7 @@ export function modelsFromLive(live: LiveState): PolicyModel[] {
 }
 
 /** The service's state with git's value in each field of git's policies that the service does not show
- *  (null or left out): the one rule for what the service does not say (src/plan/unknown.ts) applied to
+ *  (null or left out): the one rule for what the service does not say (src/shared/unknown.ts) applied to
  *  the impact. Such a field is not compared, so the plan treats it as unchanged; the impact's two sides
  *  (the service now, and as git asks) then both hold git's value, and differ only by what the plan
  *  changes. `fromGit` says which fields were taken from git, by address, for the impact's notes. */
@@ -171,4 +171,26 @@ export function carvesGit(desired: DesiredState, live?: LiveState, use: (name: s
   for (const e of live?.tenantConfigs ?? []) values.set(e.compliance_name ?? "", carvesOf(e.compliance_spec?.[0] as Record<string, unknown> | undefined));
   for (const d of desired.tenantConfigs) if (use(d.name) && d.spec.carves_allocation !== undefined) values.set(d.name, carvesOf(d.spec));
   return [...values.values()].every(Boolean);
+}
+
+/** The notes of a plan's impact: for each policy a listed case or contract line meets (either side)
+ *  whose fields the service does not show, that the impact took git's value for them on both sides. */
+export function impactNotes(
+  cases: readonly { before: { policy: string | null }; after: { policy: string | null } }[],
+  contracts: readonly { lines: readonly { before: { policy: string | null }; after: { policy: string | null } }[] }[],
+  fromGit: Unknown,
+): string[] {
+  const met = new Set<string>();
+  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
+  return [...fromGit]
+    .filter(([addr]) => met.has(addr))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([addr, fields]) => impactNote(addr, fields));
+}
+
+export function impactNote(addr: string, unknown: readonly (UnknownField | string)[]): string {
+  const fields = unknown.map((f) => (typeof f === "string" ? f : f.field));
+  const one = fields.length === 1;
+  const how = unknown.some((f) => typeof f !== "string" && f.inexact !== undefined) ? "null, or a number it cannot hold exactly" : "null";
+  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
 }
