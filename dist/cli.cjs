@@ -1257,7 +1257,7 @@ var require_command = __commonJS({
         this._outputConfiguration = {
           writeOut: (str4) => process9.stdout.write(str4),
           writeErr: (str4) => process9.stderr.write(str4),
-          outputError: (str4, write) => write(str4),
+          outputError: (str4, write2) => write2(str4),
           getOutHelpWidth: () => process9.stdout.isTTY ? process9.stdout.columns : void 0,
           getErrHelpWidth: () => process9.stderr.isTTY ? process9.stderr.columns : void 0,
           getOutHasColors: () => useColor() ?? (process9.stdout.isTTY && process9.stdout.hasColors?.()),
@@ -3238,11 +3238,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
           hasColors2 = this._outputConfiguration.getOutHasColors();
           helpWidth = this._outputConfiguration.getOutHelpWidth();
         }
-        const write = (str4) => {
+        const write2 = (str4) => {
           if (!hasColors2) str4 = this._outputConfiguration.stripColor(str4);
           return baseWrite(str4);
         };
-        return { error: error2, write, hasColors: hasColors2, helpWidth };
+        return { error: error2, write: write2, hasColors: hasColors2, helpWidth };
       }
       /**
        * Output help information for this command.
@@ -5972,9 +5972,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve15(data);
+              return err ? reject(err) : resolve16(data);
             });
           });
         }
@@ -6012,9 +6012,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve15(data);
+              return err2 ? reject(err2) : resolve16(data);
             });
           });
         }
@@ -6290,8 +6290,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve15) => {
-            this[kClosedResolve] = resolve15;
+          return new Promise((resolve16) => {
+            this[kClosedResolve] = resolve16;
           });
         }
       }
@@ -6519,8 +6519,8 @@ var require_diagnostics = __commonJS({
         "undici:websocket:open",
         (evt) => {
           if (evt.address != null) {
-            const { address: address2, port } = evt.address;
-            debugLog("connection opened %s%s", address2, port ? `:${port}` : "");
+            const { address, port } = evt.address;
+            debugLog("connection opened %s%s", address, port ? `:${port}` : "");
           } else {
             debugLog("connection opened");
           }
@@ -9576,7 +9576,7 @@ var require_util2 = __commonJS({
           writable: true,
           enumerable: true,
           configurable: true,
-          value: function entries() {
+          value: function entries2() {
             webidl.brandCheck(this, object);
             return makeIterator(this, "key+value");
           }
@@ -10414,8 +10414,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve15, reject) => {
-        res = resolve15;
+      const promise = new Promise((resolve16, reject) => {
+        res = resolve16;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -10635,9 +10635,9 @@ Content-Type: ${value2.type || "application/octet-stream"}\r
                   return fd;
                 }
                 case "application/x-www-form-urlencoded": {
-                  const entries = new URLSearchParams(value2.toString());
+                  const entries2 = new URLSearchParams(value2.toString());
                   const fd = new FormData();
-                  for (const [name, value3] of entries) {
+                  for (const [name, value3] of entries2) {
                     fd.append(name, value3);
                   }
                   return fd;
@@ -10805,7 +10805,7 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_url: (p, at3, len) => {
+          wasm_on_url: (p, at2, len) => {
             return 0;
           },
           /**
@@ -10814,9 +10814,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_status: (p, at3, len) => {
+          wasm_on_status: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onStatus(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -10833,9 +10833,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_header_field: (p, at3, len) => {
+          wasm_on_header_field: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderField(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -10844,9 +10844,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_header_value: (p, at3, len) => {
+          wasm_on_header_value: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderValue(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -10866,9 +10866,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_body: (p, at3, len) => {
+          wasm_on_body: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onBody(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -11841,12 +11841,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve15;
+          callback = resolve16;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -12730,12 +12730,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve15;
+          callback = resolve16;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -13052,16 +13052,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve15;
+            this[kClosedResolve] = resolve16;
           } else {
-            resolve15(null);
+            resolve16(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -13074,7 +13074,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve15(null);
+            resolve16(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -13543,23 +13543,23 @@ var require_socks5_utils = __commonJS({
     var { Buffer: Buffer2 } = require("node:buffer");
     var net = require("node:net");
     var { InvalidArgumentError: InvalidArgumentError2 } = require_errors();
-    function parseAddress(address2) {
-      if (net.isIPv4(address2)) {
-        const parts = address2.split(".").map(Number);
+    function parseAddress(address) {
+      if (net.isIPv4(address)) {
+        const parts = address.split(".").map(Number);
         return {
           type: 1,
           // IPv4
           buffer: Buffer2.from(parts)
         };
       }
-      if (net.isIPv6(address2)) {
+      if (net.isIPv6(address)) {
         return {
           type: 4,
           // IPv6
-          buffer: parseIPv6(address2)
+          buffer: parseIPv6(address)
         };
       }
-      const domainBuffer = Buffer2.from(address2, "utf8");
+      const domainBuffer = Buffer2.from(address, "utf8");
       if (domainBuffer.length > 255) {
         throw new InvalidArgumentError2("Domain name too long (max 255 bytes)");
       }
@@ -13569,17 +13569,17 @@ var require_socks5_utils = __commonJS({
         buffer: Buffer2.concat([Buffer2.from([domainBuffer.length]), domainBuffer])
       };
     }
-    function parseIPv6(address2) {
+    function parseIPv6(address) {
       const buffer = Buffer2.alloc(16);
-      let normalizedAddress = address2;
-      if (address2.includes(".")) {
-        const lastColonIndex = address2.lastIndexOf(":");
-        const ipv4Part = address2.slice(lastColonIndex + 1);
+      let normalizedAddress = address;
+      if (address.includes(".")) {
+        const lastColonIndex = address.lastIndexOf(":");
+        const ipv4Part = address.slice(lastColonIndex + 1);
         if (net.isIPv4(ipv4Part)) {
           const octets = ipv4Part.split(".").map(Number);
           const high = (octets[0] << 8 | octets[1]).toString(16);
           const low = (octets[2] << 8 | octets[3]).toString(16);
-          normalizedAddress = `${address2.slice(0, lastColonIndex)}:${high}:${low}`;
+          normalizedAddress = `${address.slice(0, lastColonIndex)}:${high}:${low}`;
         }
       }
       const doubleColonIndex = normalizedAddress.indexOf("::");
@@ -13620,14 +13620,14 @@ var require_socks5_utils = __commonJS({
         throw new InvalidArgumentError2("Buffer too small to contain address type");
       }
       const addressType = buffer[offset];
-      let address2;
+      let address;
       let currentOffset = offset + 1;
       switch (addressType) {
         case 1: {
           if (buffer.length < currentOffset + 6) {
             throw new InvalidArgumentError2("Buffer too small for IPv4 address");
           }
-          address2 = Array.from(buffer.subarray(currentOffset, currentOffset + 4)).join(".");
+          address = Array.from(buffer.subarray(currentOffset, currentOffset + 4)).join(".");
           currentOffset += 4;
           break;
         }
@@ -13640,7 +13640,7 @@ var require_socks5_utils = __commonJS({
           if (buffer.length < currentOffset + domainLength + 2) {
             throw new InvalidArgumentError2("Buffer too small for domain address");
           }
-          address2 = buffer.subarray(currentOffset, currentOffset + domainLength).toString("utf8");
+          address = buffer.subarray(currentOffset, currentOffset + domainLength).toString("utf8");
           currentOffset += domainLength;
           break;
         }
@@ -13653,7 +13653,7 @@ var require_socks5_utils = __commonJS({
             const value2 = buffer.readUInt16BE(currentOffset + i * 2);
             parts.push(value2.toString(16));
           }
-          address2 = parts.join(":");
+          address = parts.join(":");
           currentOffset += 16;
           break;
         }
@@ -13666,7 +13666,7 @@ var require_socks5_utils = __commonJS({
       const port = buffer.readUInt16BE(currentOffset);
       currentOffset += 2;
       return {
-        address: address2,
+        address,
         port,
         bytesRead: currentOffset - offset
       };
@@ -13908,23 +13908,23 @@ var require_socks5_client = __commonJS({
        * @param {string} address - Target address (IP or domain)
        * @param {number} port - Target port
        */
-      connect(address2, port) {
+      connect(address, port) {
         if (this.state === STATES.CONNECTING || this.state === STATES.CONNECTED) {
           throw new InvalidArgumentError2("Connection already in progress");
         }
         if (this.state !== STATES.AUTHENTICATED) {
           throw new InvalidArgumentError2("Client must be authenticated before CONNECT");
         }
-        debug("connecting to", address2, port);
+        debug("connecting to", address, port);
         this.state = STATES.CONNECTING;
-        const request2 = this.buildConnectRequest(COMMANDS.CONNECT, address2, port);
+        const request2 = this.buildConnectRequest(COMMANDS.CONNECT, address, port);
         this.socket.write(request2);
       }
       /**
        * Build a SOCKS5 request
        */
-      buildConnectRequest(command, address2, port) {
-        const { type: addressType, buffer: addressBuffer } = parseAddress(address2);
+      buildConnectRequest(command, address, port) {
+        const { type: addressType, buffer: addressBuffer } = parseAddress(address);
         const request2 = Buffer2.alloc(4 + addressBuffer.length + 2);
         request2[0] = SOCKS_VERSION;
         request2[1] = command;
@@ -14090,7 +14090,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve15, reject) => {
+        const socket = await new Promise((resolve16, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -14100,7 +14100,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve15(socket2);
+              resolve16(socket2);
             }
           });
         });
@@ -14110,14 +14110,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve15, reject) => {
+        await new Promise((resolve16, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve15();
+            resolve16();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14126,14 +14126,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve15();
+            resolve16();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve15, reject) => {
+        await new Promise((resolve16, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -14141,7 +14141,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve15();
+            resolve16();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14184,8 +14184,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve15, reject) => {
-                      finalSocket.once("secureConnect", resolve15);
+                    await new Promise((resolve16, reject) => {
+                      finalSocket.once("secureConnect", resolve16);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -14835,7 +14835,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -14849,11 +14849,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve15(null);
+                resolve16(null);
               }
             });
           } else {
-            this.on("close", resolve15);
+            this.on("close", resolve16);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -14881,7 +14881,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve15, reject) => {
+      return new Promise((resolve16, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -14896,7 +14896,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve15,
+              resolve: resolve16,
               reject,
               length: 0,
               body: []
@@ -14970,18 +14970,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve15, stream, length } = consume2;
+      const { type, body, resolve: resolve16, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve15(chunksDecode(body, length, encoding));
+          resolve16(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve15(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve16(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve15(chunksConcat(body, length).buffer);
+          resolve16(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve15(new Blob(body, { type: stream[kContentType] }));
+          resolve16(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve15(chunksConcat(body, length));
+          resolve16(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -15171,9 +15171,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15385,9 +15385,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15675,9 +15675,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15770,9 +15770,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15871,10 +15871,10 @@ function isLocal(url) {
 function credentialsFromEnv(env2, target) {
   if (env2.REVSYNC_TOKEN) return { kind: "token", token: env2.REVSYNC_TOKEN, ...env2.REVSYNC_USER ? { user: env2.REVSYNC_USER } : {} };
   const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"];
-  const missing3 = names.filter((n) => !env2[n]);
-  if (missing3.length) {
+  const missing2 = names.filter((n) => !env2[n]);
+  if (missing2.length) {
     throw new UserError(
-      `no credentials: set ${missing3.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
+      `no credentials: set ${missing2.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
       isLocal(target?.baseUrl) && target?.realm === "demo" ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password" : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store"
     );
   }
@@ -15892,15 +15892,15 @@ function approverFromEnv(env2) {
   const username = env2.REVSYNC_APPROVER_USERNAME;
   const password = env2.REVSYNC_APPROVER_PASSWORD;
   if (!username && !password) return void 0;
-  const missing3 = [
+  const missing2 = [
     ...username ? [] : ["REVSYNC_APPROVER_USERNAME"],
     ...password ? [] : ["REVSYNC_APPROVER_PASSWORD"],
     ...env2.REVSYNC_CLIENT_ID ? [] : ["REVSYNC_CLIENT_ID"],
     ...env2.REVSYNC_CLIENT_SECRET ? [] : ["REVSYNC_CLIENT_SECRET"]
   ];
-  if (missing3.length)
+  if (missing2.length)
     throw new UserError(
-      `the approver identity is incomplete: set ${missing3.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
+      `the approver identity is incomplete: set ${missing2.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
       "four eyes: approves are sent as the approver, everything else as revsync's own sign-in"
     );
   return {
@@ -15929,7 +15929,7 @@ function tokenUser(token) {
   }
   return void 0;
 }
-var SECRET_VARIABLES, SIGN_IN_VARIABLES, TokenManager;
+var SECRET_VARIABLES, SIGN_IN_VARIABLES, APPROVER_FIX, TokenManager;
 var init_auth = __esm({
   "src/api/auth.ts"() {
     "use strict";
@@ -15952,6 +15952,7 @@ var init_auth = __esm({
       "REVSYNC_APPROVER_USER",
       ...SECRET_VARIABLES
     ]);
+    APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
     TokenManager = class {
       constructor(creds, post, clock, onSecret, log) {
         this.creds = creds;
@@ -16538,7 +16539,7 @@ function policy(seed, files) {
 }
 function demoTenant() {
   const files = {};
-  const ssp3 = [
+  const ssp2 = [
     policy(
       {
         id: "SSP-HW",
@@ -16692,7 +16693,7 @@ function demoTenant() {
         version_id: "1"
       }
     ],
-    ssp: ssp3,
+    ssp: ssp2,
     files,
     approvals: {
       enabled: true,
@@ -31063,14 +31064,22 @@ function apiValidator(definition) {
   }
   return fn;
 }
+function standaloneName(file) {
+  const base = file.replace(/^.*\//, "").replace(/\.schema\.json$/, "");
+  return base === "revsync-config" ? "config" : base.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+}
 function standalone() {
   return import_validators.default;
 }
 function precompiled(file) {
-  const name = STANDALONE[file];
-  return name ? standalone()[name] : void 0;
+  return file === "api.schema.json" ? void 0 : standalone()[standaloneName(file)];
 }
 function fileValidator(file) {
+  if (typeof file === "object") {
+    let own2 = ownCompiled.get(file);
+    if (!own2) ownCompiled.set(file, own2 = instance().compile(file));
+    return own2;
+  }
   let fn = compiled.get(file);
   if (!fn) {
     fn = precompiled(file) ?? instance().compile(schemaJson(file));
@@ -31079,6 +31088,7 @@ function fileValidator(file) {
   return fn;
 }
 function schemaJson(file) {
+  if (typeof file === "object") return file;
   let s = schemas.get(file);
   if (!s) {
     s = JSON.parse((0, import_node_fs.readFileSync)((0, import_node_path2.join)(schemasDir, file), "utf8"));
@@ -31090,8 +31100,8 @@ function describeAjvErrors(errors) {
   return (errors ?? []).filter((e) => e.keyword !== "if").map((e) => {
     const base = e.instancePath.replace(/^\//, "").replace(/\//g, ".");
     if (e.keyword === "required") {
-      const missing3 = e.params.missingProperty;
-      return { field: base ? `${base}.${missing3}` : missing3, message: `is required` };
+      const missing2 = e.params.missingProperty;
+      return { field: base ? `${base}.${missing2}` : missing2, message: `is required` };
     }
     if (e.keyword === "additionalProperties") {
       const extra = e.params.additionalProperty;
@@ -31104,7 +31114,7 @@ function describeAjvErrors(errors) {
     return { field: base || "(body)", message: e.message ?? "is invalid" };
   });
 }
-var import_node_fs, import_node_module2, import_node_path2, import_validators, schemasDir, ajv, compiled, load, STANDALONE, schemas;
+var import_node_fs, import_node_module2, import_node_path2, import_validators, schemasDir, ajv, compiled, load, ownCompiled, schemas;
 var init_ajv = __esm({
   "src/schema/ajv.ts"() {
     "use strict";
@@ -31116,14 +31126,7 @@ var init_ajv = __esm({
     schemasDir = (0, import_node_path2.join)(PACKAGE_ROOT, "schemas");
     compiled = /* @__PURE__ */ new Map();
     load = (0, import_node_module2.createRequire)(__revsyncModuleUrl);
-    STANDALONE = {
-      "revsync-config.schema.json": "config",
-      "policy/tenant-configuration.schema.json": "tenantConfiguration",
-      "policy/ssp-policy.schema.json": "sspPolicy",
-      "plan.schema.json": "plan",
-      "policy/ssp-policy-test.schema.json": "sspPolicyTest",
-      "evidence-record.schema.json": "evidenceRecord"
-    };
+    ownCompiled = /* @__PURE__ */ new WeakMap();
     schemas = /* @__PURE__ */ new Map();
   }
 });
@@ -31233,41 +31236,41 @@ var init_state = __esm({
     import_node_fs3 = require("node:fs");
     init_fs_atomic();
     init_words();
-    str = (v, at3) => typeof v === "string" ? void 0 : `${at3} must be a string`;
-    bool = (v, at3) => typeof v === "boolean" ? void 0 : `${at3} must be true or false`;
-    num = (v, at3) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at3} must be a number`;
-    obj = (fields) => (v, at3) => {
-      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at3} must be an object`;
+    str = (v, at2) => typeof v === "string" ? void 0 : `${at2} must be a string`;
+    bool = (v, at2) => typeof v === "boolean" ? void 0 : `${at2} must be true or false`;
+    num = (v, at2) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at2} must be a number`;
+    obj = (fields) => (v, at2) => {
+      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at2} must be an object`;
       for (const [k, check] of Object.entries(fields)) {
-        const problem = check(v[k], `${at3}.${k}`);
+        const problem = check(v[k], `${at2}.${k}`);
         if (problem) return problem;
       }
       return void 0;
     };
-    list = (item, min = 0) => (v, at3) => {
-      if (!Array.isArray(v)) return `${at3} must be a list`;
-      if (v.length < min) return `${at3} must hold at least ${plural(min, "item")}`;
+    list = (item, min = 0) => (v, at2) => {
+      if (!Array.isArray(v)) return `${at2} must be a list`;
+      if (v.length < min) return `${at2} must hold at least ${plural(min, "item")}`;
       for (const [i, x] of v.entries()) {
-        const problem = item(x, `${at3}[${i}]`);
+        const problem = item(x, `${at2}[${i}]`);
         if (problem) return problem;
       }
       return void 0;
     };
-    record = (value2) => (v, at3) => {
-      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at3} must be an object`;
+    record = (value2) => (v, at2) => {
+      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at2} must be an object`;
       for (const [k, x] of Object.entries(v)) {
-        const problem = value2(x, `${at3}.${k}`);
+        const problem = value2(x, `${at2}.${k}`);
         if (problem) return problem;
       }
       return void 0;
     };
     STATE = obj({
-      version: (v, at3) => v === 1 ? void 0 : `${at3} must be 1`,
+      version: (v, at2) => v === 1 ? void 0 : `${at2} must be 1`,
       seq: num,
       tokens: record(obj({ kind: str, realm: str, user: str, clientId: str, expiresAt: num, session: str })),
       tenants: list(
         obj({
-          realm: (v, at3) => typeof v === "string" && v !== "" ? void 0 : `${at3} must be a non-empty string`,
+          realm: (v, at2) => typeof v === "string" && v !== "" ? void 0 : `${at2} must be a non-empty string`,
           environment: str,
           clients: record(str),
           users: record(obj({ password: str, roles: list(str) })),
@@ -31628,28 +31631,28 @@ var init_service = __esm({
 
 // src/emulator/server.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve15) => {
+  return new Promise((resolve16) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve15();
+        resolve16();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve15();
+      resolve16();
     });
   });
 }
-function isLoopback(address2) {
-  return !!address2 && (address2.startsWith("127.") || address2 === "::1" || address2 === "::ffff:127.0.0.1" || address2.startsWith("::ffff:127."));
+function isLoopback(address) {
+  return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody(req) {
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -31658,7 +31661,7 @@ function readBody(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c);
     });
-    req.on("end", () => resolve15(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve16(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -31688,9 +31691,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve15, reject) => {
+  await new Promise((resolve16, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve15());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve16());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -31698,9 +31701,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve15) => {
+    close: () => new Promise((resolve16) => {
       server.closeAllConnections();
-      server.close(() => resolve15());
+      server.close(() => resolve16());
     })
   };
 }
@@ -31855,16 +31858,16 @@ var init_server = __esm({
         const caller = this.authenticate(req, t);
         entry.realm = t.realm;
         entry.user = caller.user;
-        const writes2 = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
+        const writes = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
         let out;
         try {
           const ifMatch = this.settings.if_match ? req.headers["if-match"] : void 0;
           out = this.api(t, caller, method, rest, url, raw, ifMatch);
         } catch (e) {
-          if (!(this.profile === "literal" && writes2 && e instanceof EmuError && e.status !== 405)) throw e;
+          if (!(this.profile === "literal" && writes && e instanceof EmuError && e.status !== 405)) throw e;
           return new Reply(200, literalRefusal(e.message, e.errors));
         }
-        if (writes2) this.persist();
+        if (writes) this.persist();
         if (this.profile === "literal" && out.contentType === "application/json")
           return new Reply(out.status, literalAnswer(out.body), out.contentType, out.headers);
         return out;
@@ -32212,11 +32215,11 @@ function targeted(addr, targets) {
 function touchedBy(addr, targets) {
   return targets.length === 0 || targets.some((t) => t === addr || t.startsWith(`${addr}/`) || addr.startsWith(`${t}/`));
 }
-function globMatch(pattern2, address2) {
+function globMatch(pattern2, address) {
   const re = new RegExp(
     `^${pattern2.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`
   );
-  return re.test(address2);
+  return re.test(address);
 }
 function slug(name) {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
@@ -32232,15 +32235,10 @@ function byCodePoint(a, b) {
   }
   return a.length - b.length;
 }
-var address, valuesFileFor;
+var valuesFileFor;
 var init_address = __esm({
   "src/shared/address.ts"() {
     "use strict";
-    address = {
-      tenant: (name) => `tenant-configuration/${name}`,
-      ssp: (name) => `ssp/${name}`,
-      batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
-    };
     valuesFileFor = (policy2, batch) => `values/${slug(policy2)}-${slug(batch)}.csv`;
   }
 });
@@ -39600,39 +39598,39 @@ function realOf(path, hops = 0) {
   return parent === path ? path : (0, import_node_path5.join)(realOf(parent, hops + 1), (0, import_node_path5.basename)(path));
 }
 function realPathInside(folder, path, words = {}) {
-  const show7 = words.show ?? ((p) => p);
+  const show8 = words.show ?? ((p) => p);
   const top = (0, import_node_path5.resolve)(folder);
   const abs = (0, import_node_path5.resolve)(path);
-  const name = words.folderName ?? show7(top);
+  const name = words.folderName ?? show8(top);
   let root;
   let real;
   try {
     root = realOf(top);
     real = realOf(abs);
   } catch (e) {
-    throw fileError("write", show7(abs), e);
+    throw fileError("write", show8(abs), e);
   }
   if (within(root, real)) return real;
   const rel = (0, import_node_path5.relative)(top, abs);
-  if (rel.startsWith("..") || (0, import_node_path5.isAbsolute)(rel)) throw new UserError(`${show7(abs)} lies outside ${name}: not written`);
-  let at3 = top;
+  if (rel.startsWith("..") || (0, import_node_path5.isAbsolute)(rel)) throw new UserError(`${show8(abs)} lies outside ${name}: not written`);
+  let at2 = top;
   for (const part of rel.split(import_node_path5.sep)) {
-    at3 = (0, import_node_path5.join)(at3, part);
+    at2 = (0, import_node_path5.join)(at2, part);
     let link = false;
     try {
-      link = (0, import_node_fs4.lstatSync)(at3).isSymbolicLink();
+      link = (0, import_node_fs4.lstatSync)(at2).isSymbolicLink();
     } catch {
       break;
     }
-    const target = link ? realOf(at3) : void 0;
+    const target = link ? realOf(at2) : void 0;
     if (target !== void 0 && !within(root, target)) {
       throw new UserError(
-        `${show7(at3)} is a symbolic link to ${target}, outside ${name}: nothing is written through it${at3 === abs ? "" : ` (${show7(abs)} not written)`}`,
+        `${show8(at2)} is a symbolic link to ${target}, outside ${name}: nothing is written through it${at2 === abs ? "" : ` (${show8(abs)} not written)`}`,
         "point the link inside the folder, or put the file or folder itself in its place"
       );
     }
   }
-  throw new UserError(`${show7(abs)} lies outside ${name}: not written`);
+  throw new UserError(`${show8(abs)} lies outside ${name}: not written`);
 }
 function writeUserFile(path, data, folder = (0, import_node_path5.dirname)(path), words = {}) {
   const target = realPathInside(folder, path, words);
@@ -39766,18 +39764,18 @@ function position(lines, offset) {
   return { line: p.line, column: p.col };
 }
 function readYamlFile(absPath, shownPath, diagnostics, vars) {
-  const at3 = (line, column, message) => {
+  const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   let bytes;
   try {
     if ((0, import_node_fs5.statSync)(absPath).size > MAX_FILE_BYTES) {
-      at3(1, 1, `file is over 5 MiB (${((0, import_node_fs5.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
+      at2(1, 1, `file is over 5 MiB (${((0, import_node_fs5.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
       return [];
     }
     bytes = (0, import_node_fs5.readFileSync)(absPath);
   } catch (e) {
-    at3(1, 1, `cannot read the file: ${plainReason(e)}`);
+    at2(1, 1, `cannot read the file: ${plainReason(e)}`);
     return [];
   }
   let text3;
@@ -39787,7 +39785,7 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
     const offset = firstInvalidUtf8(bytes);
     const before = bytes.subarray(0, offset).toString("utf8");
     const line = before.split("\n").length;
-    at3(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
+    at2(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
     return [];
   }
   const lines = new import_yaml.LineCounter();
@@ -39800,13 +39798,13 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
     const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
     for (const v of explained) {
       const p = position(lines, v.offset);
-      at3(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
+      at2(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
     }
     for (const e of explained.length ? [] : [...doc.errors, ...doc.warnings]) {
       const p = position(lines, e.pos[0]);
       const tag = /Unresolved tag: (\S+)/.exec(e.message);
       const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
-      at3(
+      at2(
         p.line,
         p.column,
         written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`
@@ -39817,7 +39815,7 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
       Pair(_, pair) {
         if ((0, import_yaml.isScalar)(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
           const p = position(lines, pair.key.range?.[0]);
-          at3(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
+          at2(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
           bad = true;
         }
       },
@@ -39831,7 +39829,7 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
         if (e.exact) return;
         const p = position(lines, node.range?.[0]);
         const where = pointerOf(path, node).slice(1).split("/").join(".");
-        at3(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
+        at2(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
       }
     });
     if (bad) return;
@@ -39842,7 +39840,7 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
       value2 = doc.toJS({ maxAliasCount: 50 });
     } catch (e) {
       const msg = e.message;
-      at3(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
+      at2(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
     out.push({ file: shownPath, index, doc, lines, value: value2, ...filled });
@@ -40020,10 +40018,10 @@ function mergeAnyOf(errors) {
       continue;
     }
     if (!branches.every((b) => b.keyword === "type")) continue;
-    const at3 = out.indexOf(branches[0]);
+    const at2 = out.indexOf(branches[0]);
     const types = branches.map((b) => String(b.params.type));
     const rest = out.filter((b) => !branches.includes(b));
-    out.splice(0, out.length, ...rest.slice(0, at3), { ...e, keyword: "type", params: { type: types.join(",") } }, ...rest.slice(at3));
+    out.splice(0, out.length, ...rest.slice(0, at2), { ...e, keyword: "type", params: { type: types.join(",") } }, ...rest.slice(at2));
   }
   return out;
 }
@@ -40074,11 +40072,7 @@ var init_schema_diagnostics = __esm({
 });
 
 // src/config/drift-ignore.ts
-function ignoreRuleWarnings(repo, desired, today) {
-  const known = [
-    ...desired.tenantConfigs.map((d) => address.tenant(d.name)),
-    ...desired.ssp.flatMap((d) => [address.ssp(d.name), ...d.batches.map((b) => address.batch(d.name, b.name))])
-  ];
+function ignoreRuleWarnings(repo, known, today) {
   const file = (0, import_node_path6.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   const out = [];
   (repo.config.drift?.ignore ?? []).forEach((rule2, i) => {
@@ -40210,7 +40204,7 @@ var init_line = __esm({
     isNumeric = isNumber;
     lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
     NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
-    negative = (shown2) => `${shown2} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+    negative = (shown) => `${shown} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
   }
 });
 
@@ -40259,11 +40253,11 @@ function parseExpr(src) {
   let pos = 0;
   let depth = 0;
   const peek = () => tokens[pos];
-  const fail = (what, at3) => {
-    throw new ExprError(what, at3);
+  const fail = (what, at2) => {
+    throw new ExprError(what, at2);
   };
-  const deeper = (at3) => {
-    if (++depth > MAX_DEPTH) fail(`the expression nests too deeply at column ${at3 + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at3);
+  const deeper = (at2) => {
+    if (++depth > MAX_DEPTH) fail(`the expression nests too deeply at column ${at2 + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at2);
   };
   const expr = () => {
     const start = depth;
@@ -40883,6 +40877,11 @@ var require_deep_diff = __commonJS({
 });
 
 // src/shared/normalize.ts
+function valueAt2(o, path) {
+  let cur = o;
+  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? cur[part] : void 0;
+  return cur;
+}
 function canonicalSet(list3) {
   return [...list3 ?? []].sort((a, b) => byCodePoint(stable(a), stable(b)));
 }
@@ -40925,7 +40924,7 @@ function fieldDiff(before, after) {
   }
   return [...byField.values()];
 }
-var import_deep_diff, SERVER_FIELDS, stable, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
+var import_deep_diff, SERVER_FIELDS, stable, pick, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
 var init_normalize = __esm({
   "src/shared/normalize.ts"() {
     "use strict";
@@ -40952,6 +40951,7 @@ var init_normalize = __esm({
       v,
       (_k, x) => x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x
     );
+    pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
     OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
     canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
     LIST_OPERATORS = /* @__PURE__ */ new Set(["in", "not in"]);
@@ -41053,10 +41053,10 @@ function sspOf(p, line, opts = {}) {
   const latest = Math.max(...candidates2.map((c) => c.batch.approved));
   const winners = candidates2.filter((c) => c.batch.approved === latest);
   if (winners.length > 1) {
-    const named2 = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
+    const named3 = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
     return {
       ssp: null,
-      error: `${p.name}: batches ${named2} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
+      error: `${p.name}: batches ${named3} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
     };
   }
   const { row, batch } = winners[0];
@@ -41086,9 +41086,9 @@ function indexOf(ordered) {
     }
     const byValue = ix.fields.get(first.field_name) ?? /* @__PURE__ */ new Map();
     ix.fields.set(first.field_name, byValue);
-    const at3 = byValue.get(first.value) ?? [];
-    byValue.set(first.value, at3);
-    at3.push(i);
+    const at2 = byValue.get(first.value) ?? [];
+    byValue.set(first.value, at2);
+    at2.push(i);
   });
   INDEXES.set(ordered, ix);
   return ix;
@@ -41096,8 +41096,8 @@ function indexOf(ordered) {
 function candidates(ix, line) {
   const lists = ix.rest.length ? [ix.rest] : [];
   for (const [field, byValue] of ix.fields) {
-    const at3 = byValue.get(text(line[field]));
-    if (at3) lists.push(at3);
+    const at2 = byValue.get(text(line[field]));
+    if (at2) lists.push(at2);
   }
   if (lists.length <= 1) return lists[0] ?? [];
   return lists.flat().sort((a, b) => a - b);
@@ -41137,8 +41137,8 @@ function matchDetail(ordered, line, opts = {}) {
     const unplaced = unplacedMeeting(ordered, line, p);
     if (unplaced) return { match: { policy: null, ssp: null, error: unplaced } };
     const found = sspOf(p, line, opts);
-    const { ssp: ssp3, note, error: error2 } = found;
-    return { match: { policy: p.name, ssp: ssp3, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
+    const { ssp: ssp2, note, error: error2 } = found;
+    return { match: { policy: p.name, ssp: ssp2, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
   }
   return { match: { policy: null, ssp: null } };
 }
@@ -41156,7 +41156,7 @@ var init_evaluate = __esm({
     INDEXES = /* @__PURE__ */ new WeakMap();
     UNPLACED = /* @__PURE__ */ new WeakMap();
     sameSsp = (a, b) => a === null || b === null ? a === b : Math.abs(a - b) < 1e-6;
-    showOutcome = (policy2, ssp3) => policy2 === null ? "no policy" : ssp3 === void 0 ? policy2 : ssp3 === null ? `${policy2} with no SSP` : `${policy2} at ${showSsp(ssp3)}`;
+    showOutcome = (policy2, ssp2) => policy2 === null ? "no policy" : ssp2 === void 0 ? policy2 : ssp2 === null ? `${policy2} with no SSP` : `${policy2} at ${showSsp(ssp2)}`;
     showSsp = (v) => {
       if (v === null) return "no SSP";
       const x = Number(v.toFixed(6));
@@ -41229,7 +41229,7 @@ function largestRemainder(total, weights) {
   }
   return negative2 ? shares.map((s) => -s) : shares;
 }
-function unitRange(p, found, ssp3) {
+function unitRange(p, found, ssp2) {
   const row = found.row;
   if (row) {
     const lo = row.below_mid_point;
@@ -41240,7 +41240,7 @@ function unitRange(p, found, ssp3) {
     }
   }
   if (p.floorPercentage === void 0 || p.ceilingPercentage === void 0) return null;
-  return { low: ssp3 * p.floorPercentage / 100, high: ssp3 * p.ceilingPercentage / 100 };
+  return { low: ssp2 * p.floorPercentage / 100, high: ssp2 * p.ceilingPercentage / 100 };
 }
 function allocate(c, ordered, opts) {
   const why = [];
@@ -41374,20 +41374,20 @@ var init_allocate = __esm({
 });
 
 // src/config/test-files.ts
-function testCase(file, c, shown2, where) {
+function testCase(file, c, shown, where) {
   return {
     name: c.name,
-    file: shown2,
+    file: shown,
     ...where,
     input: c.line,
     expect: { policy: c.expect.policy ?? null, ...c.expect.ssp !== void 0 ? { ssp: c.expect.ssp } : {} },
     ...file.date_field ? { dateField: file.date_field } : {}
   };
 }
-function contractOf(file, c, shown2, where) {
+function contractOf(file, c, shown, where) {
   return {
     name: c.name,
-    file: shown2,
+    file: shown,
     ...where,
     lines: c.lines.map((l) => {
       const input = { ...l.line };
@@ -41414,22 +41414,22 @@ function contractProblems(file, c, i) {
   const seen = /* @__PURE__ */ new Set();
   c.lines.forEach((l, j) => {
     const line = l.line;
-    const at3 = `/contracts/${i}/lines/${j}`;
+    const at2 = `/contracts/${i}/lines/${j}`;
     const problems = lineProblems(line, file.date_field);
-    for (const p of problems) out.push({ path: `${at3}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
+    for (const p of problems) out.push({ path: `${at2}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
     if (seen.has(l.id))
-      out.push({ path: `${at3}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
+      out.push({ path: `${at2}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
     seen.add(l.id);
     if (!problems.length && sellCents(line) === void 0) {
       out.push({
-        path: `${at3}/line`,
+        path: `${at2}/line`,
         message: `${here}.lines.${j} (${l.id}): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers`
       });
     }
     const cur = lineCurrency(line);
     if (j > 0 && cur !== first) {
       out.push({
-        path: `${at3}/line`,
+        path: `${at2}/line`,
         message: `${here}.lines.${j} (${l.id}): currency ${JSON.stringify(cur)} differs from the contract's first line (${JSON.stringify(first)}): every line of a contract has one currency`
       });
     }
@@ -41444,7 +41444,7 @@ function contractProblems(file, c, i) {
   }
   return out;
 }
-function fastCases(abs, shown2) {
+function fastCases(abs, shown) {
   let text3;
   try {
     const size = (0, import_node_fs7.statSync)(abs).size;
@@ -41498,8 +41498,8 @@ function fastCases(abs, shown2) {
     column: list3[i]?.column ?? 1
   });
   return {
-    cases: cases.map((c, i) => testCase(file, c, shown2, place(starts.cases, i))),
-    contracts: contracts.map((c, i) => contractOf(file, c, shown2, place(starts.contracts, i)))
+    cases: cases.map((c, i) => testCase(file, c, shown, place(starts.cases, i))),
+    contracts: contracts.map((c, i) => contractOf(file, c, shown, place(starts.contracts, i)))
   };
 }
 function testsDir(repo) {
@@ -41512,18 +41512,18 @@ function loadTests(repo, vars) {
   const contracts = [];
   if (!(0, import_node_fs7.existsSync)(dir) || !(0, import_node_fs7.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
   for (const abs of listYamlFiles(dir)) {
-    const shown2 = (0, import_node_path8.relative)(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown2);
+    const shown = (0, import_node_path8.relative)(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown);
     if (fast) {
       cases.push(...fast.cases);
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown2, diagnostics, vars)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
       const kind = src.value?.kind;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({
-          file: shown2,
+          file: shown,
           ...at(src, "/kind"),
           severity: "error",
           message: `kind: a file in ${(0, import_node_path8.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`
@@ -41536,7 +41536,7 @@ function loadTests(repo, vars) {
       const file = src.value;
       if (!file.cases && !file.contracts) {
         diagnostics.push({
-          file: shown2,
+          file: shown,
           ...at(src, ""),
           severity: "error",
           message: "a policy test file holds cases:, contracts: or both; this one holds neither"
@@ -41545,19 +41545,19 @@ function loadTests(repo, vars) {
       }
       const lineErrors = (file.cases ?? []).flatMap(
         (c, i) => lineProblems(c.line, file.date_field).map((p) => ({
-          file: shown2,
+          file: shown,
           ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
           severity: "error",
           message: `cases.${i}.line.${p.field}: ${p.message}`
         }))
       );
       (file.contracts ?? []).forEach((c, i) => {
-        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown2, ...at(src, p.path), severity: "error", message: p.message });
+        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown, ...at(src, p.path), severity: "error", message: p.message });
       });
       diagnostics.push(...lineErrors);
       if (lineErrors.length) continue;
-      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown2, at(src, `/cases/${i}`))));
-      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown2, at(src, `/contracts/${i}`))));
+      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown, at(src, `/cases/${i}`))));
+      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown, at(src, `/contracts/${i}`))));
     }
   }
   return { cases, contracts, diagnostics, dir, found: true };
@@ -41579,156 +41579,78 @@ var init_test_files = __esm({
   }
 });
 
-// src/config/values.ts
-function isDate(s) {
-  let ok = dateSeen.get(s);
-  if (ok === void 0) {
-    const m = DATE.exec(s);
-    const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : void 0;
-    ok = !!m && !!d && d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
-    if (dateSeen.size < 1e4) dateSeen.set(s, ok);
-  }
-  return ok;
+// src/config/rules.ts
+function unsafeName(name) {
+  if (name === "." || name === "..") return `${JSON.stringify(name)} is a dot segment: in a URL path it would name another resource`;
+  if ([...name].some((ch) => (ch.codePointAt(0) ?? 0) < 32 || ch === "\x7F")) return `${JSON.stringify(name)} holds a control character`;
+  if (name.trim() === "") return "a name of blanks only";
+  return void 0;
 }
-function resolveValuesPath(root, policyFile, value2) {
-  if ((0, import_node_path9.isAbsolute)(value2)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value2)}` };
-  const path = (0, import_node_path9.resolve)((0, import_node_path9.dirname)(policyFile), value2);
-  const rel = (0, import_node_path9.relative)(root, path);
-  if (rel.startsWith("..") || (0, import_node_path9.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
-  try {
-    (0, import_node_fs8.lstatSync)(path);
-  } catch {
-    return { problem: `values file ${JSON.stringify(value2)} does not exist` };
+function duplicateNames(docs, emit) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const name = d.src.value.metadata?.name;
+    if (typeof name !== "string") continue;
+    const unsafe = unsafeName(name);
+    if (unsafe) emit(d, "/metadata/name", `the name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
+    const key3 = `${d.kind}\0${name}`;
+    const first = seen.get(key3);
+    if (first) {
+      const p = at(first.src, "/metadata/name");
+      emit(d, "/metadata/name", `duplicate ${d.kind} name ${JSON.stringify(name)}: also defined at ${first.src.file}:${p.line}`, { rule: "duplicate-name" });
+    } else seen.set(key3, d);
   }
-  let real;
-  try {
-    if ((0, import_node_fs8.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
-    real = (0, import_node_fs8.realpathSync)(path);
-  } catch (e) {
-    return { problem: `values file ${JSON.stringify(value2)} cannot be read: ${plainReason(e)}` };
-  }
-  const realRoot = (0, import_node_fs8.realpathSync)(root);
-  if (real !== realRoot && !real.startsWith(realRoot + import_node_path9.sep))
-    return { problem: `values file ${JSON.stringify(value2)} is a link that leads outside the policy repo` };
-  return { path };
 }
-function readValuesCsv(absPath, shownPath) {
-  let text3;
-  try {
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs8.readFileSync)(absPath));
-  } catch (e) {
-    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${plainReason(e)}`;
-    return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
+function schemaTypeAt(schema, pointer2) {
+  let node = schema;
+  for (const seg of pointer2.split("/").slice(1)) {
+    node = node?.properties?.[seg] ?? (/^\d+$/.test(seg) ? node?.items : void 0);
+    if (!node) return void 0;
   }
-  return checkValuesText(text3, shownPath);
+  return node?.type;
 }
-function checkRow(row, index, inOrder, width, err) {
-  const raw = row.cells;
-  if (raw.length !== width) {
-    err(row.line, 1, `expected ${width} columns, found ${raw.length}`);
-    return void 0;
+function typeEnvValues(src, schema) {
+  for (const [pointer2, text3] of src.envTexts ?? []) {
+    const typed = coerceEnvText(text3, schemaTypeAt(schemaJson(schema), pointer2));
+    if (typed === text3) continue;
+    const parts = pointer2.split("/").slice(1);
+    const last2 = parts.pop();
+    let node = src.value;
+    for (const seg of parts) node = node?.[seg];
+    if (node && last2 !== void 0) node[last2] = typed;
   }
-  const c = inOrder ? raw : index.map((i) => raw[i] ?? "");
-  const [product, currency, valueType, below, mid, above, start, end] = c;
-  let ok = true;
-  const bad = (i, m) => {
-    err(row.line, 1 + raw.slice(0, index[i] ?? 0).reduce((n, x) => n + x.length + 1, 0), m);
-    ok = false;
+}
+function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
+  const out = [];
+  const emit = (doc, pointer2, message, opts) => {
+    const p = at(doc.src, pointer2, opts?.key);
+    out.push({ file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule });
   };
-  if (product.trim() === "") bad(0, "product_id is empty");
-  if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
-  if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
-  const nums = [below, mid, above].map((s, i) => {
-    const r = readWhole(s);
-    if (!r.ok) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}${r.kind === "not exact" ? `: ${r.problem}` : ""}`);
-    return r.ok ? r.value : 0;
-  });
-  if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
-    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
-  else if (ok && (nums[0] ?? 0) < 0) bad(3, `below_mid_point must be 0 or more (an amount or a percent of the list price), got ${below}`);
-  if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
-  if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
-  if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
-  if (!ok) return void 0;
-  return {
-    line: row.line,
-    product_id: product,
-    currency_code: currency,
-    value_type: valueType,
-    below_mid_point: nums[0] ?? 0,
-    mid_point: nums[1] ?? 0,
-    above_mid_point: nums[2] ?? 0,
-    effective_start_date: start,
-    effective_end_date: end
-  };
+  const kindOf2 = new Map(kinds.map((k) => [k.fileKind, k]));
+  for (const d of docs) {
+    const kind = kindOf2.get(d.kind);
+    if (!kind) continue;
+    typeEnvValues(d.src, kind.schema);
+    const unresolved = (pointer2) => [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
+    out.push(...schemaDiagnostics(d.src, kind.schema, (pointer2, key3) => unresolved(pointer2) || !!kind.ownWords?.(pointer2, key3)));
+  }
+  duplicateNames(docs, emit);
+  const ctx = { root, emit, extra: out, parsed };
+  for (const k of kinds)
+    k.rules?.(
+      docs.filter((d) => d.kind === k.fileKind),
+      ctx
+    );
+  return out;
 }
-function checkOverlaps(values2, err) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const v of values2) {
-    const k = `${v.product_id}\0${v.currency_code}`;
-    const list3 = groups.get(k);
-    if (list3) list3.push(v);
-    else groups.set(k, [v]);
-  }
-  for (const list3 of groups.values()) {
-    if (list3.length < 2) continue;
-    list3.sort((a, b) => a.effective_start_date < b.effective_start_date ? -1 : a.effective_start_date > b.effective_start_date ? 1 : 0);
-    for (let i = 1; i < list3.length; i++) {
-      const prev = list3[i - 1];
-      const cur = list3[i];
-      if (prev && cur && cur.effective_start_date <= prev.effective_end_date) {
-        err(
-          cur.line,
-          1,
-          `${cur.product_id} ${cur.currency_code}: ${cur.effective_start_date}..${cur.effective_end_date} overlaps line ${prev.line} (${prev.effective_start_date}..${prev.effective_end_date})`
-        );
-      }
-    }
-  }
-}
-function checkValuesText(text3, shownPath) {
-  const diagnostics = [];
-  const err = (line, column, message) => {
-    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
-  };
-  let rows;
-  try {
-    rows = parseCsv(text3);
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    err(e.line, 1, `not valid CSV: ${e.message}`);
-    return { values: [], diagnostics, text: text3 };
-  }
-  const header = rows[0];
-  if (!header) {
-    err(1, 1, `the file is empty: it needs the header ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
-    return { values: [], diagnostics, text: text3 };
-  }
-  const { index, problems } = valuesColumns(header.cells);
-  if (problems.length) {
-    for (const p of problems) err(header.line, 1, p);
-    return { values: [], diagnostics, text: text3 };
-  }
-  const values2 = [];
-  const inOrder = index.every((v, i) => v === i) && header.cells.length === index.length;
-  for (let r = 1; r < rows.length; r++) {
-    const v = checkRow(rows[r], index, inOrder, header.cells.length, err);
-    if (v) values2.push(v);
-  }
-  checkOverlaps(values2, err);
-  return { values: values2, diagnostics, text: text3 };
-}
-var import_node_fs8, import_node_path9, DATE, dateSeen;
-var init_values = __esm({
-  "src/config/values.ts"() {
+var specOf;
+var init_rules = __esm({
+  "src/config/rules.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
-    init_user_files();
-    import_node_path9 = require("node:path");
-    init_csv();
-    init_number();
-    DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-    dateSeen = /* @__PURE__ */ new Map();
+    init_schema_diagnostics();
+    init_interpolate();
+    init_ajv();
+    specOf = (d) => d.src.value.spec ?? {};
   }
 });
 
@@ -41777,293 +41699,37 @@ var init_service_choices = __esm({
   }
 });
 
-// src/config/rules.ts
-function unsafeName(name) {
-  if (name === "." || name === "..") return `${JSON.stringify(name)} is a dot segment: in a URL path it would name another resource`;
-  if ([...name].some((ch) => (ch.codePointAt(0) ?? 0) < 32 || ch === "\x7F")) return `${JSON.stringify(name)} holds a control character`;
-  if (name.trim() === "") return "a name of blanks only";
-  return void 0;
-}
-function duplicateNames(docs, emit) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const name = d.src.value.metadata?.name;
-    if (typeof name !== "string") continue;
-    const unsafe = unsafeName(name);
-    if (unsafe) emit(d, "/metadata/name", `the name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
-    const key3 = `${d.kind}\0${name}`;
-    const first = seen.get(key3);
-    if (first) {
-      const p = at(first.src, "/metadata/name");
-      emit(d, "/metadata/name", `duplicate ${d.kind} name ${JSON.stringify(name)}: also defined at ${first.src.file}:${p.line}`, { rule: "duplicate-name" });
-    } else seen.set(key3, d);
-  }
-}
-function duplicateHierarchy(docs, emit) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const d of ssp(docs)) {
-    const n = spec(d).hierarchy_no;
-    if (typeof n !== "number") continue;
-    const first = seen.get(n);
-    if (first) {
-      emit(
-        d,
-        "/spec/hierarchy_no",
-        `hierarchy_no ${n} is already used by ${JSON.stringify(first.src.value.metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`,
-        { rule: "duplicate-hierarchy" }
-      );
-    } else seen.set(n, d);
-  }
-}
-function floorNotAboveCeiling(docs, emit) {
-  for (const d of ssp(docs)) {
-    const s = spec(d);
-    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
-      emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
-        rule: "floor-ceiling"
-      });
-    }
-  }
-}
-function formulaNeedsExpression(docs, emit) {
-  for (const d of ssp(docs)) {
-    const s = spec(d);
-    if (s.method === "formula" && (typeof s.expression !== "string" || s.expression.trim() === "")) {
-      emit(
-        d,
-        s.expression === void 0 ? "/spec/method" : "/spec/expression",
-        "a formula policy needs an expression (the formula that derives the SSP value)",
-        { rule: "formula-expression" }
-      );
-    }
-    if (s.method === "formula" && d.src.value.batches?.length) {
-      emit(d, "/batches", "a formula policy has no batches: batches belong to upload and calculator policies", { rule: "formula-batches" });
-    }
-  }
-}
-function scalarOffset(src, pointer2, index) {
-  const node = nodeAt(src.doc, pointer2.slice(1).split("/"));
-  if (!(0, import_yaml2.isScalar)(node) || typeof node.value !== "string" || !node.range) return void 0;
-  const quoted = node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE";
-  if (node.type !== "PLAIN" && !quoted) return void 0;
-  const width = node.range[1] - node.range[0];
-  return width === node.value.length + (quoted ? 2 : 0) ? index + (quoted ? 1 : 0) : void 0;
-}
-function formulaExpressionParses(docs, emit) {
-  for (const d of ssp(docs)) {
-    const s = spec(d);
-    if (s.method !== "formula" && s.method !== void 0 || typeof s.expression !== "string" || s.expression.trim() === "") continue;
-    try {
-      parseExpr(s.expression);
-    } catch (e) {
-      if (!(e instanceof ExprError)) throw e;
-      const offset = e.index === void 0 ? void 0 : scalarOffset(d.src, "/spec/expression", e.index);
-      emit(d, "/spec/expression", `expression ${JSON.stringify(s.expression)}: ${e.message}`, {
-        rule: "formula-expression",
-        ...offset !== void 0 ? { offset } : {}
-      });
-    }
-  }
-}
-function tenantFieldsUpdatable(docs, emit) {
-  for (const d of docs.filter((x) => x.kind === "TenantConfiguration")) {
-    const s = spec(d);
-    if (!s || typeof s !== "object") continue;
-    for (const key3 of Object.keys(s)) {
-      if (key3 === "account_segment_delimiter" && !DELIMITERS.includes(String(s[key3]))) {
-        emit(d, `/spec/${key3}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s[key3])}`, { rule: "delimiter" });
-        continue;
-      }
-      if (READ_ONLY_TENANT_FIELDS.includes(key3)) {
-        emit(
-          d,
-          `/spec/${key3}`,
-          `${key3} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
-          { key: true, rule: "not-updatable" }
-        );
-      }
-    }
-  }
-}
-function batchRules(root, docs, emit, extra, parsed = /* @__PURE__ */ new Map()) {
-  for (const d of ssp(docs)) {
-    const batches = d.src.value.batches;
-    if (!Array.isArray(batches)) continue;
-    const names = /* @__PURE__ */ new Set();
-    batches.forEach((b, i) => {
-      if (!b || typeof b !== "object") return;
-      if (typeof b.name === "string") {
-        const unsafe = unsafeName(b.name);
-        if (unsafe) emit(d, `/batches/${i}/name`, `the batch name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
-        if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
-        names.add(b.name);
-      }
-      const dates = ["effective_start_date", "effective_end_date"].filter((k) => typeof b[k] === "string");
-      for (const k of dates) {
-        if (!isDate(b[k]))
-          emit(d, `/batches/${i}/${k}`, `batches.${i}.${k}: ${JSON.stringify(b[k])} is not a date: write YYYY-MM-DD (a day that exists)`, {
-            rule: "batch-dates"
-          });
-      }
-      if (dates.length === 2 && isDate(b.effective_start_date ?? "") && isDate(b.effective_end_date ?? "") && (b.effective_start_date ?? "") > (b.effective_end_date ?? "")) {
-        emit(
-          d,
-          `/batches/${i}/effective_start_date`,
-          `batches.${i}: effective_start_date ${b.effective_start_date} is after effective_end_date ${b.effective_end_date}`,
-          {
-            rule: "batch-dates"
-          }
-        );
-      }
-      if (typeof b.status === "string" && !BATCH_STATUSES.includes(b.status)) {
-        return;
-      }
-      if (typeof b.values !== "string") return;
-      const { path, problem } = resolveValuesPath(root, d.absFile, b.values);
-      if (problem || !path) {
-        emit(d, `/batches/${i}/values`, problem ?? "values file not found", { rule: "batch-values" });
-        return;
-      }
-      let values2 = parsed.get(path);
-      if (!values2) {
-        values2 = readValuesCsv(path, (0, import_node_path10.normalize)((0, import_node_path10.join)((0, import_node_path10.dirname)(d.src.file), b.values)));
-        parsed.set(path, values2);
-        extra.push(...values2.diagnostics);
-      }
-    });
-  }
-}
-function schemaTypeAt(schema, pointer2) {
-  let node = schema;
-  for (const seg of pointer2.split("/").slice(1)) {
-    node = node?.properties?.[seg] ?? (/^\d+$/.test(seg) ? node?.items : void 0);
-    if (!node) return void 0;
-  }
-  return node?.type;
-}
-function typeEnvValues(src, schema) {
-  for (const [pointer2, text3] of src.envTexts ?? []) {
-    const typed = coerceEnvText(text3, schemaTypeAt(schemaJson(schema), pointer2));
-    if (typed === text3) continue;
-    const parts = pointer2.split("/").slice(1);
-    const last2 = parts.pop();
-    let node = src.value;
-    for (const seg of parts) node = node?.[seg];
-    if (node && last2 !== void 0) node[last2] = typed;
-  }
-}
-function runRules(root, docs, parsed = /* @__PURE__ */ new Map()) {
-  const out = [];
-  const emit = (doc, pointer2, message, opts) => {
-    const p = at(doc.src, pointer2, opts?.key);
-    out.push({ file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule });
-  };
-  for (const d of docs) {
-    const schema = d.kind === "TenantConfiguration" ? "policy/tenant-configuration.schema.json" : "policy/ssp-policy.schema.json";
-    typeEnvValues(d.src, schema);
-    const unresolved = (pointer2) => [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
-    const readOnly = (pointer2, key3) => d.kind === "TenantConfiguration" && pointer2.startsWith("/spec/") && !!key3 && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key3);
-    out.push(...schemaDiagnostics(d.src, schema, (pointer2, key3) => unresolved(pointer2) || readOnly(pointer2, key3)));
-  }
-  duplicateNames(docs, emit);
-  duplicateHierarchy(docs, emit);
-  floorNotAboveCeiling(docs, emit);
-  formulaNeedsExpression(docs, emit);
-  formulaExpressionParses(docs, emit);
-  tenantFieldsUpdatable(docs, emit);
-  batchRules(root, docs, emit, out, parsed);
-  return out;
-}
-var import_node_path10, import_yaml2, UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, spec, ssp;
-var init_rules = __esm({
-  "src/config/rules.ts"() {
-    "use strict";
-    import_node_path10 = require("node:path");
-    init_schema_diagnostics();
-    init_interpolate();
-    init_ajv();
-    init_yaml_source();
-    import_yaml2 = __toESM(require_dist(), 1);
-    init_expr();
-    init_values();
-    init_service_choices();
-    UPDATABLE_TENANT_FIELDS = [
-      "ar_accounting",
-      "can_delete",
-      "carves_allocation",
-      "create_revenue_schedules",
-      "distribution_method",
-      "is_user_defined",
-      "journals_run_currency",
-      "lt_st_accounting",
-      "manual_journal",
-      "manual_journal_contra_account",
-      "multi_currency_revenue_contracts",
-      "prorate_method",
-      "ui_mode"
-    ];
-    READ_ONLY_TENANT_FIELDS = [
-      "account_segment_delimiter",
-      "augment_currency_rates",
-      "bundle_functionality",
-      "contract_asset_journal_method",
-      "contract_asset_segment",
-      "cost_enabled",
-      "cost_practical_expedient",
-      "created_at",
-      "created_by",
-      "egress_hold",
-      "fx_adjustment_method",
-      "fx_adjustments",
-      "guid",
-      "ingest_hold",
-      "journal_details_egress",
-      "journal_transfer_by_ofid",
-      "rc_activities_egress",
-      "rc_distributions_egress",
-      "reprocess_existing_ofid",
-      "crm_multicurrorg_enabled",
-      "snowman_enabled",
-      "updated_at",
-      "updated_by"
-    ];
-    DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
-    spec = (d) => d.src.value.spec ?? {};
-    ssp = (docs) => docs.filter((d) => d.kind === "SspPolicy");
-  }
-});
-
 // src/config/repo.ts
 function findConfig(cwd, explicit) {
   if (explicit) {
-    const p = (0, import_node_path11.resolve)(cwd, explicit);
-    if (!(0, import_node_fs9.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
+    const p = (0, import_node_path9.resolve)(cwd, explicit);
+    if (!(0, import_node_fs8.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
     return p;
   }
-  for (let dir = (0, import_node_path11.resolve)(cwd); ; dir = (0, import_node_path11.dirname)(dir)) {
-    const p = (0, import_node_path11.join)(dir, CONFIG_FILE);
-    if ((0, import_node_fs9.existsSync)(p)) return p;
-    if ((0, import_node_path11.dirname)(dir) === dir) break;
+  for (let dir = (0, import_node_path9.resolve)(cwd); ; dir = (0, import_node_path9.dirname)(dir)) {
+    const p = (0, import_node_path9.join)(dir, CONFIG_FILE);
+    if ((0, import_node_fs8.existsSync)(p)) return p;
+    if ((0, import_node_path9.dirname)(dir) === dir) break;
   }
   throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
-  const root = (0, import_node_path11.dirname)(configFile);
-  const shown2 = (0, import_node_path11.relative)(cwd, configFile) || configFile;
-  const docs = readYamlFile(configFile, shown2, diagnostics);
+  const root = (0, import_node_path9.dirname)(configFile);
+  const shown = (0, import_node_path9.relative)(cwd, configFile) || configFile;
+  const docs = readYamlFile(configFile, shown, diagnostics);
   const doc = docs[0];
   if (!doc) {
-    if (!diagnostics.length) diagnostics.push({ file: shown2, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    if (!diagnostics.length) diagnostics.push({ file: shown, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
     return void 0;
   }
   const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
   diagnostics.push(...problems);
   if (problems.length) return void 0;
   const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown2), ...connectionProblems(config, doc, shown2)];
+  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path11.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
+  return { cwd, root, configFile, policiesDir: (0, import_node_path9.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 function batchStatusProblems(config, doc, file) {
   const problems = [];
@@ -42094,8 +41760,8 @@ function connectionProblems(config, doc, file) {
       const text3 = env2?.[field];
       if (typeof text3 !== "string") continue;
       const where = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
-      const named2 = variablesIn(text3).filter((v) => SIGN_IN_VARIABLES.has(v));
-      for (const v of named2) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
+      const named3 = variablesIn(text3).filter((v) => SIGN_IN_VARIABLES.has(v));
+      for (const v of named3) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
       const credentials = field === "realm" || variablesIn(text3).length ? void 0 : urlCredentials(text3);
       if (credentials) problems.push({ ...where, message: `environments.${name}.${field}: ${credentials}` });
     }
@@ -42115,7 +41781,7 @@ function selectEnv(repo, wanted, env2) {
 function fill(repo, name, field, value2, env2, problems) {
   const r = interpolateString(value2, { vars: {}, env: env2, process: true, hint: "set it in the process environment (a CI variable, say)" });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
-  const file = (0, import_node_path11.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
+  const file = (0, import_node_path9.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
     problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
   }
@@ -42151,7 +41817,7 @@ function resolveEnv(repo, name, env2) {
     const reads = variablesIn(String(raw[from] ?? ""));
     throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
       {
-        file: (0, import_node_path11.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+        file: (0, import_node_path9.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
         ...at(repo.configDoc, `/environments/${name}/${from}`),
         severity: "error",
         message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`
@@ -42177,7 +41843,7 @@ function resolveEnv(repo, name, env2) {
     service: serviceChoices(raw.service, repo.config.approvals, env2),
     rateLimit: raw.rate_limit,
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
-    ...evidence === void 0 ? {} : { evidence: (0, import_node_path11.resolve)(repo.root, evidence) },
+    ...evidence === void 0 ? {} : { evidence: (0, import_node_path9.resolve)(repo.root, evidence) },
     lock
   };
 }
@@ -42217,87 +41883,68 @@ function lockSetting(name, raw, remote, baseUrl, authUrl) {
   if (raw === "local" || raw === void 0 && loopback) return { kind: "local" };
   return { kind: "git", remote: "origin" };
 }
-function loadPolicies(repo, vars) {
-  const diagnostics = [];
+function policyDocs(repo, vars, kinds, diagnostics) {
   const docs = [];
-  if (!(0, import_node_fs9.existsSync)(repo.policiesDir) || !(0, import_node_fs9.statSync)(repo.policiesDir).isDirectory()) {
-    diagnostics.push({
-      file: (0, import_node_path11.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
-      line: 1,
-      column: 1,
-      severity: "error",
-      message: `policies folder ${(0, import_node_path11.relative)(repo.root, repo.policiesDir) || "."} does not exist`
-    });
-    return { desired: { tenantConfigs: [], ssp: [] }, diagnostics, docs };
-  }
+  const known = kinds.map((k) => k.fileKind);
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown2 = (0, import_node_path11.relative)(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown2, diagnostics, vars)) {
+    const shown = (0, import_node_path9.relative)(repo.cwd, abs) || abs;
+    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
       const kind = src.value?.kind;
-      if (kind === "TenantConfiguration" || kind === "SspPolicy") {
+      if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
         continue;
       }
-      const p = at(src, "/kind");
       diagnostics.push({
-        file: shown2,
-        ...p,
+        file: shown,
+        ...at(src, "/kind"),
         severity: "error",
-        message: kind === void 0 ? "missing kind: expected TenantConfiguration or SspPolicy" : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds TenantConfiguration and SspPolicy files` : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`
+        message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k) => JSON.stringify(k)).join(" or ")}, got ${JSON.stringify(kind)}`
       });
     }
   }
+  return docs;
+}
+function loadPolicies(repo, vars, kinds) {
+  const diagnostics = [];
+  const desired = new Map(kinds.map((k) => [k.name, []]));
+  if (!(0, import_node_fs8.existsSync)(repo.policiesDir) || !(0, import_node_fs8.statSync)(repo.policiesDir).isDirectory()) {
+    diagnostics.push({
+      file: (0, import_node_path9.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+      line: 1,
+      column: 1,
+      severity: "error",
+      message: `policies folder ${(0, import_node_path9.relative)(repo.root, repo.policiesDir) || "."} does not exist`
+    });
+    return { desired, diagnostics, docs: [] };
+  }
+  const docs = policyDocs(repo, vars, kinds, diagnostics);
   const parsed = /* @__PURE__ */ new Map();
-  diagnostics.push(...runRules(repo.root, docs, parsed));
-  const desired = { tenantConfigs: [], ssp: [] };
-  const failed = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
+  const failed2 = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  const byFile = new Map(kinds.map((k) => [k.fileKind, k]));
   for (const d of docs) {
-    if (failed.has(d.src.file)) continue;
-    const p = at(d.src, "/metadata/name");
-    const source = { file: d.src.file, ...p };
-    if (d.kind === "TenantConfiguration") {
-      const v = d.src.value;
-      desired.tenantConfigs.push({ name: v.metadata.name, spec: v.spec, source });
-    } else {
-      const v = d.src.value;
-      desired.ssp.push({
-        name: v.metadata.name,
-        spec: v.spec,
-        source,
-        specSource: { file: d.src.file, ...at(d.src, "/spec") },
-        batches: (v.batches ?? []).map((b) => {
-          const path = b.values ? (0, import_node_path11.resolve)((0, import_node_path11.dirname)(d.absFile), b.values) : void 0;
-          const got = path ? parsed.get(path) : void 0;
-          return {
-            name: b.name,
-            status: b.status,
-            values: got && path ? { text: got.text, file: (0, import_node_path11.basename)(path), rows: got.values } : void 0,
-            valuesPath: path,
-            valuesShown: path ? (0, import_node_path11.relative)(repo.cwd, path) : void 0,
-            effective_start_date: b.effective_start_date,
-            effective_end_date: b.effective_end_date
-          };
-        })
-      });
-    }
+    const kind = byFile.get(d.kind);
+    if (!kind || failed2.has(d.src.file)) continue;
+    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed }));
   }
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
 function varsFor(from, env2 = process.env) {
   return { vars: from.vars, env: env2, ...from.envTexts ? { envTexts: from.envTexts } : {} };
 }
-var import_node_fs9, import_node_path11, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
+var import_node_fs8, import_node_path9, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
 var init_repo = __esm({
   "src/config/repo.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_path11 = require("node:path");
+    import_node_fs8 = require("node:fs");
+    import_node_path9 = require("node:path");
     init_errors();
     init_interpolate();
     init_auth();
     init_http();
     init_diagnostics();
     init_rules();
+    init_words();
     init_walk();
     init_schema_diagnostics();
     init_yaml_source();
@@ -42325,15 +41972,18 @@ function validateRepo(input) {
       diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own2 = environmentVars(repo, name, input.env);
       const problems = own2.problems;
-      const loaded = loadPolicies(repo, varsFor(own2, input.env));
-      const named2 = [...problems, ...loaded.diagnostics].map(
+      const loaded = loadPolicies(repo, varsFor(own2, input.env), input.kinds);
+      const named3 = [...problems, ...loaded.diagnostics].map(
         (d) => d.rule === "variables" && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d
       );
-      diagnostics.push(...named2);
+      diagnostics.push(...named3);
       docs = Math.max(docs, loaded.docs.length);
       const tests = loadTests(repo, varsFor(own2, input.env));
       diagnostics.push(...tests.diagnostics);
-      if (name === names[0]) diagnostics.push(...ignoreRuleWarnings(repo, loaded.desired, input.today ?? todayUtc()));
+      if (name === names[0]) {
+        const known = input.kinds.flatMap((k) => k.addressesIn(loaded.desired.get(k.name) ?? []));
+        diagnostics.push(...ignoreRuleWarnings(repo, known, input.today ?? todayUtc()));
+      }
     }
   }
   return { diagnostics: sortDiagnostics(diagnostics), docs };
@@ -42349,56 +41999,14 @@ var init_validate = __esm({
   }
 });
 
-// src/report/diagnostics.ts
-function escapeData(s) {
-  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
-}
-function escapeProp(s) {
-  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
-}
-function printDiagnostics(list3, format2, out, files, env2 = process.env) {
-  const errors = list3.filter((d) => d.severity === "error").length;
-  if (format2 === "json") {
-    out.json({ valid: errors === 0, files, errors, warnings: list3.length - errors, diagnostics: list3 });
-  } else {
-    for (const d of list3) {
-      const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
-      out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
-    }
-    const warnings = list3.length - errors;
-    const warned = warnings ? plural(warnings, "warning") : "";
-    if (errors) {
-      const failed = new Set(list3.filter((d) => d.severity === "error").map((d) => d.file)).size;
-      out.out(`
-${plural(errors, "error")} in ${plural(failed, "file")}${warned ? `, and ${warned}` : ""}.`);
-    } else out.out(`${list3.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
-  }
-  if (env2.GITHUB_ACTIONS === "true") {
-    for (const d of list3) {
-      out.raw(
-        `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}
-`
-      );
-    }
-  }
-}
-var init_diagnostics2 = __esm({
-  "src/report/diagnostics.ts"() {
+// src/kinds/kind.ts
+var desiredOf, liveOf, owns;
+var init_kind = __esm({
+  "src/kinds/kind.ts"() {
     "use strict";
-    init_words();
-    init_escape();
-  }
-});
-
-// src/api/clock.ts
-var systemClock;
-var init_clock = __esm({
-  "src/api/clock.ts"() {
-    "use strict";
-    systemClock = {
-      now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve15) => setTimeout(resolve15, ms))
-    };
+    desiredOf = (kind, state) => state.get(kind.name) ?? [];
+    liveOf = (kind, state) => state.get(kind.name);
+    owns = (kind, address) => address.startsWith(`${kind.name}/`);
   }
 });
 
@@ -42465,8 +42073,8 @@ function retryAfterMs(header, now) {
   const v = header?.trim();
   if (!v) return void 0;
   if (/^\d+$/.test(v)) return Number(v) * 1e3;
-  const at3 = Date.parse(v);
-  return Number.isNaN(at3) ? void 0 : Math.max(0, at3 - now);
+  const at2 = Date.parse(v);
+  return Number.isNaN(at2) ? void 0 : Math.max(0, at2 - now);
 }
 function problemsOf(body) {
   const out = [];
@@ -42493,14 +42101,14 @@ function readBackReason(err) {
   return `the service answered ${err.status}`;
 }
 function classify(answer, req, attempt, now) {
-  const at3 = { method: req.method, path: req.path };
-  const writes2 = req.kind !== "read";
+  const at2 = { method: req.method, path: req.path };
+  const writes = req.kind !== "read";
   const fail = (outcome, err, o = {}) => {
     const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
     const retryable = o.retryable ?? false;
     return {
       outcome,
-      err: new ApiError({ ...at3, ...err, retryable, outcomeUnknown }),
+      err: new ApiError({ ...at2, ...err, retryable, outcomeUnknown }),
       retryable,
       outcomeUnknown,
       throttled: o.throttled ?? false,
@@ -42511,14 +42119,14 @@ function classify(answer, req, attempt, now) {
     const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
     if (answer.notTls) return fail("refused", { status: 0, message });
     if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
-    return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes2 });
+    return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: writes });
   }
   const { status } = answer;
   if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
   const ok = status >= 200 && status < 300;
   if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
   const text3 = answer.body.toString("utf8");
-  const unreadable = (message) => writes2 ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
+  const unreadable = (message) => writes ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
   if (ok && text3.trim() === "") {
     if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
     return unreadable(`the answer (status ${status}) has no body`);
@@ -42570,6 +42178,18 @@ var init_classify = __esm({
     init_vocabulary();
     RETRY_STATUS = /* @__PURE__ */ new Set([429, 500, 502, 503, 504]);
     BUSY_STATUS = /* @__PURE__ */ new Set([429, 503]);
+  }
+});
+
+// src/api/clock.ts
+var systemClock;
+var init_clock = __esm({
+  "src/api/clock.ts"() {
+    "use strict";
+    systemClock = {
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve16) => setTimeout(resolve16, ms))
+    };
   }
 });
 
@@ -42699,8 +42319,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve15, reject) => {
-          this.queue.push({ resolve: resolve15, reject });
+        return new Promise((resolve16, reject) => {
+          this.queue.push({ resolve: resolve16, reject });
           this.pump();
         });
       }
@@ -42812,14 +42432,14 @@ var init_governor = __esm({
       pump() {
         const now = this.clock.now();
         while (this.queue.length && this.inFlight < this.window) {
-          const at3 = Math.max(this.pausedUntil, this.nextTokenAt(now));
-          if (at3 >= this.timeLimitAt) {
+          const at2 = Math.max(this.pausedUntil, this.nextTokenAt(now));
+          if (at2 >= this.timeLimitAt) {
             const why = this.pausedUntil >= this.timeLimitAt || this.turnedAway > 0 ? "limit" : "time";
             for (const w of this.queue.splice(0)) w.reject(new TimeLimitReached(why));
             break;
           }
-          if (at3 > now) {
-            this.wake(now, at3);
+          if (at2 > now) {
+            this.wake(now, at2);
             break;
           }
           if (Number.isFinite(this.rate)) this.tokens -= 1;
@@ -42832,11 +42452,11 @@ var init_governor = __esm({
           for (const l of this.listeners) l();
         }
       }
-      wake(now, at3) {
-        if (this.wakeAt !== void 0 && this.wakeAt <= at3 && this.wakeAt > now) return;
-        this.wakeAt = at3;
-        void this.clock.sleep(at3 - now).then(() => {
-          if (this.wakeAt === at3) this.wakeAt = void 0;
+      wake(now, at2) {
+        if (this.wakeAt !== void 0 && this.wakeAt <= at2 && this.wakeAt > now) return;
+        this.wakeAt = at2;
+        void this.clock.sleep(at2 - now).then(() => {
+          if (this.wakeAt === at2) this.wakeAt = void 0;
           this.pump();
         });
       }
@@ -42912,9 +42532,9 @@ function connectionReason(e) {
   if (code === "ECONNREFUSED") {
     const refused = cause?.code === "ECONNREFUSED" ? cause : err;
     const first = refused.address ? refused : refused.errors?.find((x) => x.address);
-    const at3 = first?.address;
+    const at2 = first?.address;
     const port = first?.port;
-    return `connection refused${at3 ? ` by ${at3}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
+    return `connection refused${at2 ? ` by ${at2}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
   }
   const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p) => !!p && p !== "fetch failed");
   return [...new Set(parts)].join(": ") || String(e);
@@ -43135,35 +42755,35 @@ var init_core = __esm({
       /** The transport: one send (plus one re-authentication after a 401, which the service did not
        *  process), and the answer as it came. Never throws for what the service answers; a failed token
        *  request is thrown (an ApiError of the token endpoint). */
-      async transport(spec2, url, shown2, p) {
+      async transport(spec, url, shown, p) {
         const sends = p.sends;
-        const path = `${spec2.path}${spec2.query ? new URL(url).search : ""}`;
+        const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
         for (let reauthed = false; ; reauthed = true) {
           const token = await this.auth.token();
           const t0 = this.clock.now();
           const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
           this.onRequestStart?.({
-            method: spec2.method,
+            method: spec.method,
             path,
             started_at: t0,
             resend,
             user: this.auth.username ?? null,
             ...this.tag === void 0 ? {} : { tag: this.tag },
-            ...spec2.kind !== "read" && spec2.body !== void 0 ? { body: spec2.body } : {}
+            ...spec.kind !== "read" && spec.body !== void 0 ? { body: spec.body } : {}
           });
           let res;
           let body;
           const signal = this.requestSignal();
           try {
             res = await request(url, {
-              method: spec2.method,
+              method: spec.method,
               headers: {
                 authorization: `Bearer ${token}`,
-                accept: spec2.schema === "bytes" ? "text/csv, */*" : "application/json",
-                ...spec2.body !== void 0 ? { "content-type": "application/json" } : {},
-                ...spec2.ifMatch ? { "if-match": spec2.ifMatch } : {}
+                accept: spec.schema === "bytes" ? "text/csv, */*" : "application/json",
+                ...spec.body !== void 0 ? { "content-type": "application/json" } : {},
+                ...spec.ifMatch ? { "if-match": spec.ifMatch } : {}
               },
-              body: spec2.body === void 0 ? void 0 : JSON.stringify(spec2.body),
+              body: spec.body === void 0 ? void 0 : JSON.stringify(spec.body),
               dispatcher: this.dispatcher,
               headersTimeout: this.timeouts.headersMs,
               bodyTimeout: this.timeouts.bodyMs,
@@ -43172,23 +42792,23 @@ var init_core = __esm({
             body = Buffer.from(await res.body.arrayBuffer());
           } catch (e) {
             const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
-            this.observe(spec2.method, path, null, t0, resend, reason);
-            this.log(`${shown2} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
+            this.observe(spec.method, path, null, t0, resend, reason);
+            this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
             return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
           }
           const status = res.statusCode;
-          this.observe(spec2.method, path, status, t0, resend);
-          this.log(`${shown2} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+          this.observe(spec.method, path, status, t0, resend);
+          this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
           if (status === 401 && !this.auth.isStatic) {
-            if (spec2.kind === "read" && !reauthed) {
+            if (spec.kind === "read" && !reauthed) {
               this.auth.invalidate(token);
-              this.log(`${shown2}: token refused, signing in again`);
+              this.log(`${shown}: token refused, signing in again`);
               continue;
             }
-            if (spec2.kind !== "read" && !p.reauthed) {
+            if (spec.kind !== "read" && !p.reauthed) {
               this.auth.invalidate(token);
               p.reauthed = true;
-              this.log(`${shown2}: token refused; signing in again before the write's guard and its next send`);
+              this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
               return { status, body, reauth: true };
             }
           }
@@ -43198,29 +42818,29 @@ var init_core = __esm({
       /** One send of a request through the governor, and what its answer means: the one place each HTTP
        *  attempt is sent. `p.sends + p.throttles > 0` says it is a resend. Throws (an ApiError) only when it
        *  cannot be sent (the run's time limit) or its token cannot be had. */
-      async sendOnce(spec2, p) {
-        return this.exchange(spec2, joinUrl(this.base, spec2.path, spec2.query), p);
+      async sendOnce(spec, p) {
+        return this.exchange(spec, joinUrl(this.base, spec.path, spec.query), p);
       }
-      async exchange(spec2, url, p) {
-        const shown2 = `${spec2.method} ${spec2.path}${spec2.query ? new URL(url).search : ""}`;
+      async exchange(spec, url, p) {
+        const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
         let ticket;
         try {
           ticket = await this.governor.acquire();
         } catch (e) {
-          if (e instanceof TimeLimitReached) throw this.timeLimit(spec2, p);
+          if (e instanceof TimeLimitReached) throw this.timeLimit(spec, p);
           throw e;
         }
         let answer;
         try {
-          answer = await this.transport(spec2, url, shown2, p);
+          answer = await this.transport(spec, url, shown, p);
         } catch (e) {
           this.governor.settle(ticket, { kind: "no-answer" });
           throw e;
         }
-        const verdict = classify(answer, spec2, p, this.clock.now());
+        const verdict = classify(answer, spec, p, this.clock.now());
         if (verdict.outcome === "ok") {
           this.governor.settle(ticket, { kind: "accepted" });
-          for (const u of verdict.unknownValues) this.onUnknownValue(u, shown2);
+          for (const u of verdict.unknownValues) this.onUnknownValue(u, shown);
         } else {
           this.governor.settle(
             ticket,
@@ -43234,15 +42854,15 @@ var init_core = __esm({
       /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
        *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
        *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
-      async call(spec2) {
-        if (spec2.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
-        const url = joinUrl(this.base, spec2.path, spec2.query);
+      async call(spec) {
+        if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
+        const url = joinUrl(this.base, spec.path, spec.query);
         const p = freshProgress();
         for (; ; ) {
-          const v = await this.exchange(spec2, url, p);
+          const v = await this.exchange(spec, url, p);
           if (v.outcome === "ok") return v.body;
           if (!v.retryable) throw v.err;
-          await this.again(spec2, v, p, this.retry.maxAttempts);
+          await this.again(spec, v, p, this.retry.maxAttempts);
         }
       }
       /** The most sends of a write that makes something (a create, an approval action): BUDGET.createSends. */
@@ -43282,7 +42902,7 @@ var init_core = __esm({
       /** Waits before the next send of a request, or throws when it may not be sent again: its budget is
        *  spent, or the run's time limit would pass first. After a 429 the governor holds the next send
        *  (with the Retry-After, for every request); without a Retry-After this request also backs off. */
-      async again(spec2, v, p, maxSends) {
+      async again(spec, v, p, maxSends) {
         const err = p.mayHaveLanded && !v.err.outcomeUnknown ? v.err.withOutcomeUnknown() : v.err;
         let delay;
         if (v.throttled) {
@@ -43296,24 +42916,24 @@ var init_core = __esm({
             throw err.status === 0 && p.sends > 1 ? err.withMessage(`${err.serviceMessage}, after ${plural(p.sends, "attempt")}`) : err;
           p.waited += delay;
         }
-        if (this.clock.now() + Math.max(delay, v.throttled ? this.governor.pausedForMs : 0) >= this.governor.deadline) throw this.timeLimit(spec2, p);
+        if (this.clock.now() + Math.max(delay, v.throttled ? this.governor.pausedForMs : 0) >= this.governor.deadline) throw this.timeLimit(spec, p);
         if (delay || !v.throttled)
           this.log(
-            `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec2.method} ${spec2.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`
+            `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec.method} ${spec.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`
           );
         if (delay) await this.clock.sleep(delay);
       }
       /** This request cannot be sent (again) within the run's time limit: it ran out, or the next send
        *  would come after it (a Retry-After, or this request's own backoff, reaching past it). */
-      timeLimit(spec2, p) {
+      timeLimit(spec, p) {
         const turned = this.governor.turnedAway;
         const away = turned ? `; the service turned away ${turned === 1 ? "1 request" : `${turned} requests`} of this run with 429 (rate limited): try again later, give a longer --timeout, or set rate_limit for this environment (or --rate-limit) to the service's limit` : "";
         const held = this.governor.pausedForMs;
         const past = this.clock.now() + held >= this.governor.deadline;
         const pause = held > 0 && past ? `: the service's Retry-After holds every request for another ${formatDuration(Math.max(1, Math.round(held / 1e3)) * 1e3)}` : "";
         return new ApiError({
-          method: spec2.method,
-          path: spec2.path,
+          method: spec.method,
+          path: spec.path,
           status: p.last?.status ?? 0,
           message: `not sent${p.last ? " again" : ""} within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})${pause}${away}`,
           retryable: true,
@@ -43322,6 +42942,2819 @@ var init_core = __esm({
       }
     };
     UNSENT = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+  }
+});
+
+// src/api/write.ts
+function guardFailed(e) {
+  return new ApiError({
+    method: e.method,
+    path: e.path,
+    status: e.status,
+    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
+    problems: e.problems
+  });
+}
+async function runWrite(core, w) {
+  const p = freshProgress();
+  const maxSends = w.maxSends ?? core.writeSends;
+  let mayHaveLanded = false;
+  let unsettled;
+  const checked = async (o) => {
+    if (!w.check) return o;
+    try {
+      const undone = await w.check(o.result);
+      return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return { ...o, unchecked: `not read again after the write: ${e.message}` };
+    }
+  };
+  const settle2 = async (err) => {
+    let found;
+    try {
+      found = await w.readBack();
+    } catch (readErr) {
+      return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
+    }
+    const why = readBackReason(err);
+    if ("other" in found) {
+      return {
+        kind: "refused",
+        error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true })
+      };
+    }
+    if (found.landed) return checked({ kind: "confirmed", why, result: found.result, ...found.status ? { status: found.status } : {} });
+    p.mayHaveLanded = false;
+    return void 0;
+  };
+  const stop = async (e) => {
+    if (!mayHaveLanded) return { kind: "refused", error: e };
+    const s = await settle2(unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
+    return s ?? {
+      kind: "refused",
+      error: new ApiError({
+        method: e.method,
+        path: e.path,
+        status: e.status,
+        message: `${e.serviceMessage}; read back: it did not land`,
+        problems: e.problems
+      })
+    };
+  };
+  for (; ; ) {
+    if (unsettled) {
+      const s = await settle2(unsettled);
+      if (s) return s;
+      unsettled = void 0;
+    }
+    let g;
+    try {
+      g = await w.guard();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return mayHaveLanded ? stop(e) : { kind: "refused", error: guardFailed(e) };
+    }
+    if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+    if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
+    const spec = w.request(g.go);
+    let v;
+    try {
+      v = await core.sendOnce(spec, p);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return stop(e);
+    }
+    if (v.outcome === "ok") {
+      const r = w.result(v.body);
+      if (r !== void 0) return checked({ kind: "done", result: r });
+      const found = await w.readBack().catch((readErr) => ({ failed: readErr }));
+      if ("landed" in found && found.landed) return checked({ kind: "done", result: found.result });
+      const accepted = new ApiError({
+        method: spec.method,
+        path: spec.path,
+        status: 200,
+        message: "the service accepted the write but does not show it",
+        outcomeUnknown: true
+      });
+      return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
+    }
+    if (v.outcome === "refused") {
+      if (mayHaveLanded) {
+        const s = await settle2(v.err);
+        return s ?? { kind: "refused", error: v.err };
+      }
+      if (v.err.status !== 412) {
+        const meant = w.firstRefusal ? await w.firstRefusal(v.err) : void 0;
+        return meant ?? { kind: "refused", error: v.err };
+      }
+    }
+    if (v.outcome === "unknown") {
+      mayHaveLanded = true;
+      unsettled = v.err;
+    }
+    try {
+      await core.again(spec, v, p, maxSends);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return stop(e);
+    }
+  }
+}
+var init_write = __esm({
+  "src/api/write.ts"() {
+    "use strict";
+    init_errors();
+    init_classify();
+    init_core();
+  }
+});
+
+// src/api/resources.ts
+function statusesFromService(core, list3) {
+  const choices = core.service;
+  const item = (i) => {
+    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
+    for (const b of i.batches ?? []) if (b && typeof b === "object") item(b);
+  };
+  for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
+  return list3;
+}
+var SSP, enc, exactPolicy, ssp, approvals, errorTransactions2;
+var init_resources = __esm({
+  "src/api/resources.ts"() {
+    "use strict";
+    init_errors();
+    init_address();
+    init_write();
+    init_service_choices();
+    SSP = "/apis/policy-sets/v1/policy/ssp";
+    enc = encodeURIComponent;
+    exactPolicy = (list3, name) => list3.find((e) => e.compliance_name === name);
+    ssp = {
+      list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
+      /** One policy with its batches, matched by exact name; undefined when the service has no policy of
+       *  exactly that name (a 404, or an answer holding only other policies). */
+      async get(core, policyName) {
+        try {
+          const list3 = await core.call({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
+          return exactPolicy(statusesFromService(core, list3), policyName);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return void 0;
+          throw e;
+        }
+      },
+      /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
+       *  policy name when the answer names its policy. */
+      async batch(core, policyName, batchName) {
+        try {
+          const list3 = await core.call({
+            method: "GET",
+            path: SSP,
+            query: { policy_name: policyName, batch_name: batchName },
+            kind: "read",
+            schema: "SspList"
+          });
+          for (const env2 of statusesFromService(core, list3)) {
+            if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
+            const item = (env2.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === void 0 || i.policy_name === policyName));
+            if (item) return item;
+          }
+          return void 0;
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return void 0;
+          throw e;
+        }
+      },
+      /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
+      createRequest: (body) => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
+      /** The PATCH that reviews or approves a batch (sent by the write unit). */
+      batchActionRequest: (action, policyId, batchName, ifMatch) => ({
+        method: "PATCH",
+        path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
+        kind: "write",
+        schema: "SspUpdateResult",
+        ...ifMatch ? { ifMatch } : {},
+        emptyOk: true
+      }),
+      download: (core, fileId) => core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
+      /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
+       *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
+      template: (core, batchName) => batchName !== void 0 && core.service.templateBatchName === "path" ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" }) : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" })
+    };
+    approvals = {
+      pending: (core) => core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
+      /** Sent again only when the pending list says that none of the ids was processed (the create rule).
+       *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
+       *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
+       *  service says so (the list shows pending uploads only: someone else may have acted on them). */
+      async act(core, action, comments, ids) {
+        const spec = {
+          method: "POST",
+          path: "/apis/oingest-approval/v1/action",
+          body: { action, comments, approval_ids: ids },
+          kind: "write-once",
+          schema: "ApprovalActionResult",
+          emptyOk: true
+        };
+        let why = "";
+        let guarded = 0;
+        const o = await runWrite(core, {
+          // The first send: the command checked the ids against the pending list right before asking. Each
+          // resend: they must all be pending still (someone else may have acted on one meanwhile).
+          guard: async () => {
+            if (guarded++ === 0) return { go: null };
+            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+            const gone = ids.filter((id) => {
+              const r = records.get(id);
+              return !r || r.status !== void 0 && r.status !== "Pending Approval";
+            });
+            return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
+          },
+          request: () => spec,
+          result: (body) => body ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
+          readBack: async () => {
+            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+            const pending = (id) => {
+              const r = records.get(id);
+              return !!r && (r.status === void 0 || r.status === "Pending Approval");
+            };
+            const left = ids.filter(pending);
+            if (left.length === ids.length) return { landed: false };
+            const gone = ids.filter((id) => !pending(id));
+            const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
+            const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
+            why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
+            return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
+          }
+        });
+        if (o.kind === "done") return o.result;
+        if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
+        if (o.kind === "refused" || o.kind === "unknown") throw o.error;
+        throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
+      }
+    };
+    errorTransactions2 = {
+      list: (core, filter) => core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" })
+    };
+  }
+});
+
+// node_modules/canonicalize/lib/canonicalize.js
+function hasLoneSurrogate(value2) {
+  for (let i = 0; i < value2.length; i++) {
+    const code = value2.charCodeAt(i);
+    if (code >= 55296 && code <= 56319) {
+      if (i === value2.length - 1) {
+        return true;
+      }
+      const next = value2.charCodeAt(i + 1);
+      if (!(next >= 56320 && next <= 57343)) {
+        return true;
+      }
+      i++;
+    } else if (code >= 56320 && code <= 57343) {
+      return true;
+    }
+  }
+  return false;
+}
+function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
+  if (typeof object === "number" && isNaN(object)) {
+    throw new Error("NaN is not allowed");
+  }
+  if (typeof object === "number" && !isFinite(object)) {
+    throw new Error("Infinity is not allowed");
+  }
+  if (typeof object === "string" && hasLoneSurrogate(object)) {
+    throw new Error("Lone surrogate is not allowed");
+  }
+  if (object === null || typeof object !== "object") {
+    return JSON.stringify(object);
+  }
+  if (typeof object.toJSON === "function") {
+    if (seen.has(object)) {
+      throw new Error("Circular reference detected");
+    }
+    seen.add(object);
+    const result2 = canonicalize(object.toJSON(), seen);
+    seen.delete(object);
+    return result2;
+  }
+  if (seen.has(object)) {
+    throw new Error("Circular reference detected");
+  }
+  seen.add(object);
+  let result;
+  if (Array.isArray(object)) {
+    const values2 = object.map((cv) => {
+      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
+      return canonicalize(value2, seen);
+    });
+    result = `[${values2.join(",")}]`;
+  } else {
+    const parts = [];
+    for (const key3 of Object.keys(object).sort()) {
+      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
+        continue;
+      }
+      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
+    }
+    result = `{${parts.join(",")}}`;
+  }
+  seen.delete(object);
+  return result;
+}
+var init_canonicalize = __esm({
+  "node_modules/canonicalize/lib/canonicalize.js"() {
+  }
+});
+
+// src/canonical-json.ts
+function canonicalJson(value2) {
+  let text3;
+  try {
+    text3 = canonicalize(value2);
+  } catch (e) {
+    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
+  }
+  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
+  return text3;
+}
+function canonicalHash(value2) {
+  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
+}
+function unwritable(v, at2) {
+  const where = at2 || "/";
+  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
+  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
+  if (v === null || typeof v !== "object") return void 0;
+  for (const [k, x] of Object.entries(v)) {
+    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key3}`;
+    const found = unwritable(x, `${at2}/${key3}`);
+    if (found) return found;
+  }
+  return void 0;
+}
+var import_node_crypto3, sameJson, LONE_SURROGATE;
+var init_canonical_json = __esm({
+  "src/canonical-json.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    init_canonicalize();
+    init_errors();
+    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  }
+});
+
+// src/shared/who.ts
+function isoOf(epoch2) {
+  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
+}
+function whoWords(w, verb = "last changed") {
+  if (!w.modified_by && !w.modified_on) return "";
+  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
+}
+function sameUser(a, b) {
+  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+var shortIso, envelopeWho, batchWho;
+var init_who = __esm({
+  "src/shared/who.ts"() {
+    "use strict";
+    shortIso = (iso4) => iso4.replace(".000Z", "Z");
+    envelopeWho = (env2) => ({
+      modified_by: env2?.last_modified_by ?? null,
+      modified_on: isoOf(env2?.last_modified_on)
+    });
+    batchWho = (b) => ({
+      modified_by: b?.updated_by ?? null,
+      modified_on: isoOf(b?.updated_at)
+    });
+  }
+});
+
+// src/kinds/words.ts
+function versionMoved(recorded, live) {
+  const out = [];
+  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
+    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
+  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
+    out.push(`last_modified_on ${iso(recorded.last_modified_on)} -> ${iso(live.last_modified_on)}`);
+  return out;
+}
+function overwrittenWords(who, what) {
+  return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
+}
+var show2, iso, blocked;
+var init_words2 = __esm({
+  "src/kinds/words.ts"() {
+    "use strict";
+    init_who();
+    show2 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    iso = (epoch2) => {
+      const t = isoOf(epoch2);
+      return t ? shortIso(t) : null;
+    };
+    blocked = (what) => ({
+      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
+    });
+  }
+});
+
+// src/map-limit.ts
+async function mapLimit(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
+}
+var init_map_limit = __esm({
+  "src/map-limit.ts"() {
+    "use strict";
+  }
+});
+
+// src/kinds/ssp/read.ts
+async function readBatchValues(core, policy2, batch) {
+  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp.download(core, batch.file_id)).toString("utf8") };
+  const item = await ssp.batch(core, policy2, batchNameOf(batch));
+  return item?.ssp_values ?? [];
+}
+function detailNames(live, desired, opts) {
+  const wanted = new Map(desired.map((d) => [d.name, d]));
+  return [...live.keys()].filter((name) => {
+    if (opts.approvedValues) return true;
+    if (!touchedBy(sspAddress.policy(name), opts.targets)) return false;
+    if (opts.allDetails) return true;
+    const d = wanted.get(name);
+    return !!d && (d.batches.length > 0 || !!opts.managedDetails);
+  });
+}
+function valuesJobs(live, desired, opts) {
+  const jobs = /* @__PURE__ */ new Map();
+  const queue = (policy2, batch, name = batchNameOf(batch)) => {
+    const key3 = `${policy2}/${name}`;
+    if (!jobs.has(key3)) jobs.set(key3, { key: key3, policy: policy2, batch });
+  };
+  for (const [name, lp] of live) {
+    if (opts.approvedValues) {
+      for (const b of lp.batches ?? []) if (b.status === "approved") queue(name, b);
+    }
+    if (opts.allValues && touchedBy(sspAddress.policy(name), opts.targets)) for (const b of lp.batches ?? []) queue(name, b);
+  }
+  if (opts.values) {
+    for (const d of desired) {
+      const lp = live.get(d.name);
+      if (!lp?.batches || !touchedBy(sspAddress.policy(d.name), opts.targets)) continue;
+      for (const b of d.batches) {
+        const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
+        if (b.values && lb) queue(d.name, lb, b.name);
+      }
+    }
+  }
+  return [...jobs.values()];
+}
+async function readSsp(core, desired, opts, progress) {
+  const list3 = await ssp.list(core);
+  progress.done("SSP policies");
+  const live = /* @__PURE__ */ new Map();
+  for (const env2 of list3) {
+    const item = env2.compliance_spec?.[0];
+    if (env2.compliance_name && item) live.set(env2.compliance_name, { envelope: env2, item });
+  }
+  const names = detailNames(live, desired, opts);
+  progress.more(names.length);
+  await mapLimit(names, opts.concurrency, async (name) => {
+    const env2 = await ssp.get(core, name);
+    const item = env2?.compliance_spec?.[0];
+    const entry = live.get(name);
+    if (entry && env2 && item) Object.assign(entry, { envelope: env2, item, batches: item.batches ?? [] });
+    progress.done(name);
+  });
+  const values2 = /* @__PURE__ */ new Map();
+  const jobs = valuesJobs(live, desired, opts);
+  progress.more(jobs.length);
+  await mapLimit(jobs, opts.concurrency, async (j) => {
+    values2.set(j.key, await readBatchValues(core, j.policy, j.batch));
+    progress.done(j.key);
+  });
+  return { ssp: live, values: values2 };
+}
+var sspAddress;
+var init_read = __esm({
+  "src/kinds/ssp/read.ts"() {
+    "use strict";
+    init_resources();
+    init_map_limit();
+    init_address();
+    sspAddress = {
+      policy: (name) => `ssp/${name}`,
+      batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
+    };
+  }
+});
+
+// src/kinds/ssp/values.ts
+function keyedValues(values2) {
+  const map = /* @__PURE__ */ new Map();
+  for (const v of values2) map.set(keyOf(v), restOf(v));
+  return map;
+}
+function cellNumber(cell2) {
+  const r = readWhole(cell2 ?? "");
+  return r.ok ? String(r.value) : `${NOT_A_NUMBER}${cell2 ?? ""}`;
+}
+function eachHeld(held, visit3) {
+  if (Array.isArray(held)) {
+    for (const v of held) visit3(keyOf(v), restOf(v));
+    return;
+  }
+  const rows = parseCsv(held.csv);
+  const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index;
+  for (let r = 1; r < rows.length; r++) {
+    const c = rows[r].cells;
+    visit3(
+      `${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`,
+      `${c[vt] ?? ""}${SEP}${cellNumber(c[below])}${SEP}${cellNumber(c[mid])}${SEP}${cellNumber(c[above])}${SEP}${c[end] ?? ""}`
+    );
+  }
+}
+function changedFields(key3, service, git) {
+  const s = service.split(SEP);
+  const g = git.split(SEP);
+  const fields = [];
+  VALUE_FIELDS.forEach((field, i) => {
+    const a = s[i] ?? "";
+    const b = g[i] ?? "";
+    const num3 = (x) => x.startsWith(NOT_A_NUMBER) ? x.slice(NOT_A_NUMBER.length) : Number(x);
+    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: num3(a), git: num3(b) } : { field, service: a, git: b });
+  });
+  return { key: key3, fields };
+}
+function compareValues(desired, held) {
+  const delta = { added: [], removed: [], changed: [] };
+  const seen = /* @__PURE__ */ new Set();
+  eachHeld(held, (k, rest) => {
+    const want = desired.get(k);
+    if (want === void 0) delta.removed.push(k);
+    else {
+      seen.add(k);
+      if (want !== rest) delta.changed.push(changedFields(k, rest, want));
+    }
+  });
+  if (seen.size !== desired.size) {
+    for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
+  }
+  return delta;
+}
+function valuesChecksum(held) {
+  const lines = [];
+  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
+  lines.sort(byCodePoint);
+  return `sha256:${(0, import_node_crypto4.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
+}
+var import_node_crypto4, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
+var init_values = __esm({
+  "src/kinds/ssp/values.ts"() {
+    "use strict";
+    import_node_crypto4 = require("node:crypto");
+    init_csv();
+    init_address();
+    init_number();
+    VALUE_FIELDS = ["value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_end_date"];
+    SEP = "";
+    NOT_A_NUMBER = "\0";
+    NUMERIC = /* @__PURE__ */ new Set(["below_mid_point", "mid_point", "above_mid_point"]);
+    keyOf = (v) => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
+    point = (n) => typeof n === "number" ? String(n) : `${NOT_A_NUMBER}${String(n)}`;
+    restOf = (v) => `${v.value_type}${SEP}${point(v.below_mid_point)}${SEP}${point(v.mid_point)}${SEP}${point(v.above_mid_point)}${SEP}${v.effective_end_date}`;
+  }
+});
+
+// src/kinds/ssp/payload.ts
+function createProblems(c, p, changes) {
+  const out = [];
+  const { batches, ...item } = createdItem(p);
+  const name = p.body.compliance_name;
+  if (c.address !== sspAddress.policy(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) out.push("the payload names another policy");
+  const { batches: shownBatches, ...shownItem } = c.after ?? {};
+  if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) out.push("the payload's policy is not the reviewed one");
+  for (const d of c.diff) {
+    const shownValue = d.path === "batches" ? shownBatches : item[d.path];
+    if (!sameJson(shownValue, d.after)) out.push(`the payload's ${d.path} is not the reviewed value`);
+  }
+  if (!sameJson(shownBatches ?? [], (batches ?? []).map(shownBatch))) out.push("the payload's batches are not the ones the plan shows");
+  for (const b of batches ?? []) {
+    const sum = changes.map(batchPayload).find((x) => x?.policy === name && x.batch === b.batch_name)?.values_checksum;
+    if (sum && valuesChecksum(b.ssp_values) !== sum) out.push(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
+  }
+  return out;
+}
+function sspPayloadProblems(c, changes) {
+  const want = c.action === "create" ? "create" : "batch";
+  if (c.payload?.kind !== want) return [`a ${c.payload?.kind} payload`];
+  if (c.action === "create") return createProblems(c, c.payload, changes);
+  const p = c.payload;
+  return c.address === sspAddress.batch(p.policy, p.batch) ? [] : [`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`];
+}
+var createPayload, batchPayload, createdItem, shownBatch;
+var init_payload = __esm({
+  "src/kinds/ssp/payload.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_read();
+    init_values();
+    createPayload = (c) => c.payload?.kind === "create" ? c.payload : void 0;
+    batchPayload = (c) => c.payload?.kind === "batch" ? c.payload : void 0;
+    createdItem = (p) => p.body.compliance_spec[0] ?? {};
+    shownBatch = (b) => ({
+      batch_name: b.batch_name,
+      status: "file uploaded",
+      file_name: b.file_name,
+      rows: b.ssp_values.length,
+      values_checksum: valuesChecksum(b.ssp_values)
+    });
+  }
+});
+
+// src/kinds/ssp/four-eyes.ts
+function planPreparers(c, changes, live) {
+  const p = batchPayload(c);
+  if (c.action !== "approve" || !p) return void 0;
+  const inPlan = (action, addr) => changes.some((x) => x.action === action && x.address === addr);
+  const lp = live.ssp.get(p.policy);
+  const lb = lp?.batches?.find((b) => batchNameOf(b) === p.batch);
+  const reviewedInPlan = inPlan("review", c.address);
+  const createdInPlan = inPlan("create", sspAddress.policy(p.policy));
+  return {
+    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
+    reviewed_in_plan: reviewedInPlan,
+    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
+    created_in_plan: createdInPlan
+  };
+}
+function runPreparers(env2, lb, run2) {
+  const reviewed = lb.status === "reviewed" ? named(lb.updated_by) : null;
+  return {
+    reviewed_by: run2.reviewedHere ? run2.user || reviewed : reviewed,
+    policy_created_by: run2.createdHere ? run2.user || named(env2.created_by) : named(env2.created_by)
+  };
+}
+function fourEyesBreach(facts, approverConfigured) {
+  const as = facts.approved_by;
+  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
+  if (!why) return void 0;
+  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
+  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
+}
+function fourEyesRefusal(facts, approverConfigured, error2) {
+  const as = facts.approved_by;
+  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
+  const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
+  if (!as || !who || !permission) return void 0;
+  const fix = approverFix(as, approverConfigured);
+  const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
+  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+}
+var named, approverFix;
+var init_four_eyes = __esm({
+  "src/kinds/ssp/four-eyes.ts"() {
+    "use strict";
+    init_auth();
+    init_address();
+    init_who();
+    init_payload();
+    init_read();
+    named = (v) => typeof v === "string" && v.trim() ? v : null;
+    approverFix = (as, approverConfigured) => approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
+  }
+});
+
+// src/kinds/ssp/batch.ts
+function batchWrite(core, action, policy2, batchName, guard = async () => ({ go: {} })) {
+  let id = policy2.id;
+  const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+  const answer = (status) => ({
+    compliance_id: id,
+    compliance_details: [{ error: [], message: status, unique_key: policy2.name }],
+    error: []
+  });
+  return runWrite(core, {
+    guard,
+    maxSends: core.sendBudget,
+    request: (read) => {
+      id = read.id ?? id;
+      return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
+    },
+    result: (b) => b ?? answer(action === "review" ? "reviewed" : "approved"),
+    readBack: async () => {
+      const status = (await ssp.batch(core, policy2.name, batchName))?.status;
+      if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
+      return { landed: false };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return void 0;
+      const status = (await ssp.batch(core, policy2.name, batchName).catch(() => void 0))?.status;
+      return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : void 0;
+    }
+  });
+}
+function policyMoves(policy2, c, env2, changes) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const x of changes) {
+    const p = batchPayload(x);
+    if (!p || p.policy !== policy2) continue;
+    const prior = seen.get(p.batch) ?? {};
+    seen.set(p.batch, { status: prior.status ?? x.before?.status, file_id: prior.file_id ?? p.file_id });
+  }
+  const out = [];
+  const liveNames = /* @__PURE__ */ new Set();
+  for (const lb of env2.compliance_spec?.[0]?.batches ?? []) {
+    const name = batchNameOf(lb);
+    if (!name) continue;
+    liveNames.add(name);
+    const was = seen.get(name);
+    const parts = [];
+    if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
+    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show2(was.file_id)} -> ${show2(file)}`);
+    const later = c.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c.last_modified_on;
+    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
+    if (!parts.length) continue;
+    const who = batchWho(lb);
+    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
+  }
+  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
+  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
+}
+async function sameUpload(run2, c, p, env2, lb, core) {
+  const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
+  if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
+    return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
+  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  if (p.compliance_id !== null && fileId !== p.file_id)
+    return blocked(`${c.address}${changed}: file_id ${show2(p.file_id)} -> ${show2(fileId)}, a new upload nobody reviewed`);
+  if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
+    run2.fileSums.set(fileId, Promise.resolve(p.values_checksum));
+  }
+  if (await run2.valuesOf(p.policy, lb, core) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+  return void 0;
+}
+function samePolicy(run2, c, p, env2, lb) {
+  if (p.compliance_id === null) return void 0;
+  if (!run2.policyChecked.has(p.policy)) {
+    const moved = versionMoved(c, env2);
+    if (moved.length)
+      return blocked(
+        `${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, run2.run.changes)}`
+      );
+    run2.policyChecked.add(p.policy);
+  }
+  const expected = c.before?.status ?? null;
+  if (lb.status !== expected)
+    return blocked(
+      `${c.address} changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}: status ${show2(expected)} -> ${show2(lb.status)}`
+    );
+  return void 0;
+}
+function batchGuard(run2, c, p, action, core, facts) {
+  return async () => {
+    const policyAddr = sspAddress.policy(p.policy);
+    const env2 = await ssp.get(core, p.policy);
+    if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+    if (p.compliance_id === null) {
+      const checked = await run2.checkCreations(core);
+      const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
+      if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
+    }
+    const ours = p.compliance_id ?? run2.createdIds.get(p.policy);
+    if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
+    const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
+    if (!lb) return blocked(`${c.address} no longer exists in the service`);
+    const upload = await sameUpload(run2, c, p, env2, lb, core);
+    if (upload) return upload;
+    const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+    if (typeof lb.status === "string" && target.includes(lb.status))
+      return { already: "the service shows it, with the values the plan showed", status: lb.status };
+    if (facts) {
+      const here = { user: run2.run.user, reviewedHere: run2.reviewedHere.has(c.address), createdHere: run2.createdIds.get(p.policy) === env2.compliance_id };
+      Object.assign(facts, runPreparers(env2, lb, here), { approved_by: core.auth.username ?? null });
+    }
+    const moved = samePolicy(run2, c, p, env2, lb);
+    if (moved) return moved;
+    const broken = facts && run2.run.fourEyes ? fourEyesBreach(facts, !!run2.run.core.approverAuth) : void 0;
+    if (broken && facts) {
+      facts.rule = "blocked";
+      return { blocked: broken };
+    }
+    run2.run.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
+    return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+  };
+}
+async function writeBatch(run2, c, p, core) {
+  const id = p.compliance_id ?? run2.createdIds.get(p.policy) ?? "";
+  if (c.action === "review") {
+    const o2 = await batchWrite(core, "review", { id, name: p.policy }, p.batch, batchGuard(run2, c, p, "review", core));
+    if (o2.kind === "done" || o2.kind === "confirmed") run2.reviewedHere.add(c.address);
+    return { outcome: o2 };
+  }
+  const approver = core.asApprover();
+  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
+  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run2, c, p, "approve", approver, facts));
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
+  if (refused) facts.rule = "refused";
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  const also = (core.approverAuth || run2.run.fourEyes) && landed ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
+  return { outcome: o, four_eyes: facts, ...refused ? { failed: refused } : {}, ...also ? { also } : {} };
+}
+var init_batch = __esm({
+  "src/kinds/ssp/batch.ts"() {
+    "use strict";
+    init_resources();
+    init_write();
+    init_address();
+    init_who();
+    init_words2();
+    init_four_eyes();
+    init_payload();
+    init_read();
+  }
+});
+
+// src/shared/unknown.ts
+function notShown(git, live) {
+  return Object.keys(git).filter((k) => live[k] === null || live[k] === void 0 || isInexact(live[k])).map((k) => {
+    const v = live[k];
+    return isInexact(v) ? { field: k, inexact: v.text } : { field: k };
+  });
+}
+function addUnknown(unknown, addr, fields) {
+  if (!unknown || !fields.length) return;
+  unknown.set(addr, [...unknown.get(addr) ?? [], ...fields]);
+}
+function unknownNotes(unknown) {
+  return [...unknown].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).flatMap(([addr, fields]) => fields.map((f) => unknownNote(addr, f)));
+}
+function unknownNote(addr, f) {
+  const u = typeof f === "string" ? { field: f } : f;
+  if (u.inexact !== void 0) {
+    return `${addr}: ${u.field} not comparable: the service answers ${u.inexact}, a number a double cannot hold exactly, so git's value could be neither checked nor changed`;
+  }
+  if (u.unreadable !== void 0) {
+    return `${addr}: ${u.field} not comparable: the service answers ${JSON.stringify(u.unreadable)}, which revsync cannot read as a date, so git's value could be neither checked nor changed`;
+  }
+  return `${addr}: ${u.field} not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed`;
+}
+function unknownCaveat(n) {
+  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
+}
+var init_unknown = __esm({
+  "src/shared/unknown.ts"() {
+    "use strict";
+    init_number();
+  }
+});
+
+// src/kinds/export-file.ts
+function newFile(file, address, schema, kind, name, batchAddress2) {
+  return {
+    file,
+    address,
+    ...batchAddress2 ? { batchAddress: batchAddress2 } : {},
+    schema,
+    value: { apiVersion: "revsync/v1", kind, metadata: { name }, spec: {} },
+    specComments: [],
+    batchComments: [],
+    leftOut: [],
+    valuesFiles: [],
+    batchValues: /* @__PURE__ */ new Map(),
+    leftOutFields: [],
+    nullFields: [],
+    notComparable: /* @__PURE__ */ new Map(),
+    batchDatesUnknown: /* @__PURE__ */ new Map()
+  };
+}
+function fitSpec(f, live, fields, unknownKeepsGit) {
+  for (const k of fields) {
+    const v = live[k];
+    if (v === void 0) continue;
+    if (v === null) {
+      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) f.nullFields.push(k);
+      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    if (isInexact(v)) {
+      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) {
+        f.nullFields.push(k);
+        f.notComparable.set(k, v.text);
+      }
+      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
+      continue;
+    }
+    f.value.spec[k] = v;
+  }
+  dropRefused(f, fields.length);
+}
+function dropRefused(f, most) {
+  const validate3 = fileValidator(f.schema);
+  const doc = f.value;
+  for (let guard = 0; guard < most && !validate3(doc); guard++) {
+    const err = (validate3.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
+    const field = err?.instancePath.split("/")[2];
+    if (!field || !(field in f.value.spec)) break;
+    const value2 = f.value.spec[field];
+    delete f.value.spec[field];
+    const why = err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "") ? `holds a value a policy file may not (${describeOutside(field, value2, err?.instancePath ?? "")})` : `holds ${show3(value2)}, which a policy file may not (${err?.message ?? "invalid"})`;
+    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOutFields.push(field);
+    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value2, err?.instancePath ?? "")})`);
+  }
+}
+function describeOutside(field, value2, pointer2) {
+  const parts = pointer2.split("/").slice(3);
+  let node = value2;
+  for (const p of parts) node = node?.[p];
+  const last2 = parts[parts.length - 1];
+  return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show3(node)}` : `${field} ${show3(value2)}`;
+}
+var BATCH_DATES, show3;
+var init_export_file = __esm({
+  "src/kinds/export-file.ts"() {
+    "use strict";
+    init_ajv();
+    init_number();
+    BATCH_DATES = ["effective_start_date", "effective_end_date"];
+    show3 = (v) => JSON.stringify(v) ?? "undefined";
+  }
+});
+
+// src/kinds/ssp/compare.ts
+function sspFieldDiff(d, lp, unknownOut) {
+  const live = lp.item;
+  const spec = d.spec;
+  const unknown = notShown(spec, live);
+  addUnknown(unknownOut, sspAddress.policy(d.name), unknown);
+  const keys = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
+  return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec, keys));
+}
+function serviceDate(v) {
+  if (v === null || v === void 0) return { unknown: {} };
+  const date = typeof v === "string" ? parseDate(v) : void 0;
+  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
+}
+function batchDatesDiff(b, lb, addr, unknownOut) {
+  const diff = [];
+  const live = lb;
+  for (const k of BATCH_DATES) {
+    const git = b[k];
+    if (git === void 0) continue;
+    const held = serviceDate(live[k]);
+    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
+    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
+  }
+  return diff;
+}
+function valuesDiff(git, held, where, side2) {
+  if (!Array.isArray(held) && held.csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
+  let delta;
+  try {
+    delta = compareValues(keyedValues(git.rows), held);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    throw new UserError(`the service's values file of ${where} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
+  }
+  const rows = [];
+  for (const c of delta.changed) {
+    rows.push({
+      key: c.key,
+      diff: c.fields.map((f) => ({
+        path: `values[${c.key}].${f.field}`,
+        kind: "changed",
+        before: side2 === "plan" ? f.service : f.git,
+        after: side2 === "plan" ? f.git : f.service
+      }))
+    });
+  }
+  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
+  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
+  rows.sort((a, b) => byCodePoint(a.key, b.key));
+  return {
+    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
+    total: rows.length,
+    changed: delta.changed.length,
+    added: delta.added.length,
+    removed: delta.removed.length
+  };
+}
+function createMismatch(sent, live) {
+  if (!live) return ["(no policy item)"];
+  const l = live;
+  const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
+  return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent, keys)).map((d) => d.path);
+}
+function unmanagedSsp(desired, live, targets) {
+  const out = [];
+  const inGit = new Map(desired.map((d) => [d.name, d]));
+  for (const [name, lp] of live) {
+    const d = inGit.get(name);
+    const envelope = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on) };
+    if (!d) {
+      if (!targeted(sspAddress.policy(name), targets)) continue;
+      const before = pick(lp.item, ["method", "active", "hierarchy_no", "when"]);
+      out.push({
+        address: sspAddress.policy(name),
+        class: "unmanaged",
+        reason: REASONS_NOT_IN_GIT.policy(name),
+        before,
+        ...envelope,
+        ...envelopeWho(lp.envelope)
+      });
+      continue;
+    }
+    for (const lb of lp.batches ?? []) {
+      const baddr = sspAddress.batch(name, batchNameOf(lb));
+      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batchNameOf(lb))) continue;
+      const status = lb.status ?? null;
+      out.push({
+        address: baddr,
+        class: "unmanaged_batch",
+        reason: REASONS_NOT_IN_GIT.batch(name),
+        before: { status },
+        ...envelope,
+        ...batchWho(lb),
+        drift: {
+          message: `batch in the service (status ${JSON.stringify(status)}), not listed in git`,
+          diff: [{ path: "status", kind: "removed", before: void 0, after: status }]
+        }
+      });
+    }
+  }
+  return out;
+}
+var VALUE_ROWS_SHOWN, liveBatch, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
+var init_compare = __esm({
+  "src/kinds/ssp/compare.ts"() {
+    "use strict";
+    init_errors();
+    init_line();
+    init_address();
+    init_normalize();
+    init_unknown();
+    init_who();
+    init_number();
+    init_csv();
+    init_export_file();
+    init_read();
+    init_values();
+    VALUE_ROWS_SHOWN = 20;
+    liveBatch = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
+    IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
+    REASONS_NOT_IN_GIT = {
+      policy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(name))} writes one)`,
+      batch: (policy2) => `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy2)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(policy2))} writes the policy's file with it)`
+    };
+  }
+});
+
+// src/kinds/ssp/state.ts
+function hierarchyHolder(list3, name, hierarchyNo) {
+  return list3.find((e) => {
+    const item = e.compliance_spec?.[0];
+    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
+  });
+}
+function clashes(list3, creates) {
+  const out = /* @__PURE__ */ new Map();
+  for (const c of creates) {
+    const p = createPayload(c);
+    if (!p) continue;
+    const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
+    if (!holder) continue;
+    const who = { modified_by: holder.created_by ?? holder.last_modified_by ?? null, modified_on: isoOf(holder.created_on ?? holder.last_modified_on) };
+    out.set(
+      c.address,
+      overwrittenWords(who, [
+        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
+      ])
+    );
+  }
+  return out;
+}
+var SspRun;
+var init_state2 = __esm({
+  "src/kinds/ssp/state.ts"() {
+    "use strict";
+    init_resources();
+    init_address();
+    init_who();
+    init_words2();
+    init_payload();
+    init_read();
+    init_values();
+    SspRun = class {
+      constructor(run2) {
+        this.run = run2;
+      }
+      run;
+      listing;
+      /** Values by file id: an upload's file does not change (a new upload is a new file). */
+      fileSums = /* @__PURE__ */ new Map();
+      /** Policies whose version this run checked against the plan (its own writes move it after). */
+      policyChecked = /* @__PURE__ */ new Set();
+      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
+      reviewedHere = /* @__PURE__ */ new Set();
+      /** The ids of the policies this run created, by name. */
+      createdIds = /* @__PURE__ */ new Map();
+      /** The creates of this run that landed, for the one check after the last of them. */
+      landedCreates = [];
+      creationsChecked;
+      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
+       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
+       *  itself, so a read failing fails only the writes whose own read fails. */
+      async list(core) {
+        const shared = this.listing;
+        if (shared) {
+          try {
+            return await shared;
+          } catch {
+            return ssp.list(core);
+          }
+        }
+        const mine = ssp.list(core);
+        this.listing = mine;
+        const done = () => {
+          if (this.listing === mine) this.listing = void 0;
+        };
+        mine.then(done, done);
+        return mine;
+      }
+      /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
+      valuesOf(policy2, lb, core) {
+        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
+        if (!file) return read();
+        let sum = this.fileSums.get(file);
+        if (!sum) {
+          sum = read();
+          this.fileSums.set(file, sum);
+          sum.catch(() => this.fileSums.delete(file));
+        }
+        return sum;
+      }
+      /** Differences between a live policy's batches and the values git sends with a create. */
+      async createValues(p, live, core) {
+        const out = [];
+        for (const b of createdItem(p).batches ?? []) {
+          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
+          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
+          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+        }
+        return out;
+      }
+      /** A create landed (done, or confirmed by reading back), with the id the service gave it. */
+      created(c, id) {
+        const p = createPayload(c);
+        if (p) this.createdIds.set(p.body.compliance_name, id);
+        this.landedCreates.push(c);
+      }
+      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
+       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
+       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
+       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
+      checkCreations(core = this.run.core) {
+        if (!this.creationsChecked) {
+          const creates = [...this.landedCreates];
+          this.creationsChecked = creates.length ? ssp.list(core).then(
+            (list3) => clashes(list3, creates),
+            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
+          ) : Promise.resolve(/* @__PURE__ */ new Map());
+        }
+        return this.creationsChecked;
+      }
+    };
+  }
+});
+
+// src/kinds/ssp/create.ts
+function createGuard(run2, c, p, core) {
+  return async () => {
+    const name = p.body.compliance_name;
+    const list3 = await run2.list(core);
+    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
+    const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
+    const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
+    if (existing) {
+      const sent = p.body.compliance_spec[0];
+      const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await run2.createValues(p, existing, core)];
+      if (differs.length)
+        return blocked(
+          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
+        );
+      if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
+      return { already: "the service holds git's policy and values" };
+    }
+    if (holder) return blocked(clash(holder));
+    run2.run.log(`${c.address}: read again just now, not in the service; sending the create`);
+    return { go: null };
+  };
+}
+function createWrite(core, body, guard = async () => ({ go: null }), verify = async () => []) {
+  const name = body.compliance_name;
+  const sent = body.compliance_spec[0];
+  const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
+  return runWrite(core, {
+    guard,
+    request: () => ssp.createRequest(body),
+    result: (b) => {
+      const r = b;
+      return r?.compliance_id ? r : void 0;
+    },
+    readBack: async () => {
+      const live = await ssp.get(core, name);
+      if (!live) return { landed: false };
+      const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
+      if (!differs.length) return { landed: true, result: found(live) };
+      return {
+        other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
+      };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return void 0;
+      const live = await ssp.get(core, name).catch(() => void 0);
+      const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
+      const message = `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`;
+      return { kind: "refused", error: new ApiError({ method: err.method, path: err.path, status: 409, message, conflict: true }) };
+    }
+  });
+}
+async function writeCreate(run2, c, p, core) {
+  const o = await createWrite(core, p.body, createGuard(run2, c, p, core), (live) => run2.createValues(p, live, core));
+  if (o.kind === "done" || o.kind === "confirmed") run2.created(c, o.result.compliance_id);
+  return o;
+}
+var init_create = __esm({
+  "src/kinds/ssp/create.ts"() {
+    "use strict";
+    init_resources();
+    init_write();
+    init_errors();
+    init_who();
+    init_words2();
+    init_compare();
+    init_state2();
+  }
+});
+
+// src/kinds/ssp/apply.ts
+function sspApply(run2) {
+  const state = new SspRun(run2);
+  return {
+    async write(c, core) {
+      const create = createPayload(c);
+      if (create) return { outcome: await writeCreate(state, c, create, core) };
+      const batch = batchPayload(c);
+      if (batch) return writeBatch(state, c, batch, core);
+      throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
+    },
+    // The one check after the run's creates (done already when a batch step of a created policy asked):
+    // a create that shares its place in the hierarchy now was undone, not done.
+    async settle(landed) {
+      const checked = await state.checkCreations();
+      const out = /* @__PURE__ */ new Map();
+      for (const c of landed) {
+        if (c.action !== "create") continue;
+        if ("failed" in checked) out.set(c.address, { unchecked: `not read again after the run's creates: ${checked.failed}` });
+        else {
+          const clash = checked.get(c.address);
+          if (clash) out.set(c.address, { overwritten: clash });
+        }
+      }
+      return out;
+    }
+  };
+}
+var init_apply = __esm({
+  "src/kinds/ssp/apply.ts"() {
+    "use strict";
+    init_errors();
+    init_batch();
+    init_create();
+    init_payload();
+    init_state2();
+  }
+});
+
+// src/kinds/entries.ts
+function shownEntry(action, address, reason, o = {}) {
+  return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
+}
+function changedItems(addr, diff, who) {
+  if (!diff.length) return [];
+  const message = `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`;
+  return [{ address: addr, class: "changed", diff, message, ...who }];
+}
+var nobody, missingItem;
+var init_entries = __esm({
+  "src/kinds/entries.ts"() {
+    "use strict";
+    init_words();
+    nobody = { modified_by: null, modified_on: null };
+    missingItem = (addr, what = "in git") => ({
+      address: addr,
+      class: "missing",
+      diff: [],
+      message: `${what}, not in the service`,
+      ...nobody
+    });
+  }
+});
+
+// src/kinds/ssp/drift.ts
+function batchDrift(d, b, lp, live, unknown) {
+  const baddr = sspAddress.batch(d.name, b.name);
+  const lb = liveBatch(lp, b.name);
+  if (!lb) return [missingItem(baddr, "batch in git")];
+  const out = [];
+  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+  if (dates.length) {
+    out.push({
+      address: baddr,
+      class: "changed",
+      diff: dates,
+      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
+      ...batchWho(lb)
+    });
+  }
+  if (lb.status !== b.status) {
+    out.push({
+      address: baddr,
+      class: "batch_status",
+      diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
+      message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
+      ...batchWho(lb)
+    });
+  }
+  const held = live.values.get(`${d.name}/${b.name}`);
+  if (!b.values || !held) return out;
+  const vd = valuesDiff(b.values, held, baddr, "drift");
+  if (vd.total) {
+    out.push({
+      address: baddr,
+      class: "batch_values",
+      diff: vd.diff,
+      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
+      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
+      ...batchWho(lb)
+    });
+  }
+  return out;
+}
+function policyDrift(d, live, targets, unknown) {
+  const addr = sspAddress.policy(d.name);
+  const lp = live.ssp.get(d.name);
+  if (!lp) return targeted(addr, targets) ? [missingItem(addr)] : [];
+  const out = [];
+  if (targeted(addr, targets)) {
+    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+    out.push(...changedItems(addr, diff, envelopeWho(lp.envelope)));
+  }
+  for (const b of d.batches) if (targeted(sspAddress.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
+  return out;
+}
+var sspDrift;
+var init_drift = __esm({
+  "src/kinds/ssp/drift.ts"() {
+    "use strict";
+    init_address();
+    init_who();
+    init_entries();
+    init_compare();
+    init_read();
+    sspDrift = (desired, live, targets, unknown) => desired.flatMap((d) => policyDrift(d, live, targets, unknown));
+  }
+});
+
+// src/config/values.ts
+function isDate(s) {
+  let ok = dateSeen.get(s);
+  if (ok === void 0) {
+    const m = DATE.exec(s);
+    const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : void 0;
+    ok = !!m && !!d && d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+    if (dateSeen.size < 1e4) dateSeen.set(s, ok);
+  }
+  return ok;
+}
+function resolveValuesPath(root, policyFile, value2) {
+  if ((0, import_node_path10.isAbsolute)(value2)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value2)}` };
+  const path = (0, import_node_path10.resolve)((0, import_node_path10.dirname)(policyFile), value2);
+  const rel = (0, import_node_path10.relative)(root, path);
+  if (rel.startsWith("..") || (0, import_node_path10.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
+  try {
+    (0, import_node_fs9.lstatSync)(path);
+  } catch {
+    return { problem: `values file ${JSON.stringify(value2)} does not exist` };
+  }
+  let real;
+  try {
+    if ((0, import_node_fs9.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
+    real = (0, import_node_fs9.realpathSync)(path);
+  } catch (e) {
+    return { problem: `values file ${JSON.stringify(value2)} cannot be read: ${plainReason(e)}` };
+  }
+  const realRoot = (0, import_node_fs9.realpathSync)(root);
+  if (real !== realRoot && !real.startsWith(realRoot + import_node_path10.sep))
+    return { problem: `values file ${JSON.stringify(value2)} is a link that leads outside the policy repo` };
+  return { path };
+}
+function readValuesCsv(absPath, shownPath) {
+  let text3;
+  try {
+    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs9.readFileSync)(absPath));
+  } catch (e) {
+    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${plainReason(e)}`;
+    return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
+  }
+  return checkValuesText(text3, shownPath);
+}
+function checkRow(row, index, inOrder, width, err) {
+  const raw = row.cells;
+  if (raw.length !== width) {
+    err(row.line, 1, `expected ${width} columns, found ${raw.length}`);
+    return void 0;
+  }
+  const c = inOrder ? raw : index.map((i) => raw[i] ?? "");
+  const [product, currency, valueType, below, mid, above, start, end] = c;
+  let ok = true;
+  const bad = (i, m) => {
+    err(row.line, 1 + raw.slice(0, index[i] ?? 0).reduce((n, x) => n + x.length + 1, 0), m);
+    ok = false;
+  };
+  if (product.trim() === "") bad(0, "product_id is empty");
+  if (!/^[A-Z]{3}$/.test(currency)) bad(1, `currency_code must be a three-letter code such as USD, got ${JSON.stringify(currency)}`);
+  if (valueType !== "Amount" && valueType !== "Percent") bad(2, `value_type must be Amount or Percent, got ${JSON.stringify(valueType)}`);
+  const nums = [below, mid, above].map((s, i) => {
+    const r = readWhole(s);
+    if (!r.ok) bad(3 + i, `${TEMPLATE_HEADER[3 + i]} must be a whole number, got ${JSON.stringify(s)}${r.kind === "not exact" ? `: ${r.problem}` : ""}`);
+    return r.ok ? r.value : 0;
+  });
+  if (ok && !((nums[0] ?? 0) <= (nums[1] ?? 0) && (nums[1] ?? 0) <= (nums[2] ?? 0)))
+    bad(3, `expected below_mid_point <= mid_point <= above_mid_point, got ${below}, ${mid}, ${above}`);
+  else if (ok && (nums[0] ?? 0) < 0) bad(3, `below_mid_point must be 0 or more (an amount or a percent of the list price), got ${below}`);
+  if (!isDate(start)) bad(6, `effective_start_date must be a date YYYY-MM-DD, got ${JSON.stringify(start)}`);
+  if (!isDate(end)) bad(7, `effective_end_date must be a date YYYY-MM-DD, got ${JSON.stringify(end)}`);
+  if (isDate(start) && isDate(end) && start > end) bad(6, `effective_start_date ${start} is after effective_end_date ${end}`);
+  if (!ok) return void 0;
+  return {
+    line: row.line,
+    product_id: product,
+    currency_code: currency,
+    value_type: valueType,
+    below_mid_point: nums[0] ?? 0,
+    mid_point: nums[1] ?? 0,
+    above_mid_point: nums[2] ?? 0,
+    effective_start_date: start,
+    effective_end_date: end
+  };
+}
+function checkOverlaps(values2, err) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const v of values2) {
+    const k = `${v.product_id}\0${v.currency_code}`;
+    const list3 = groups.get(k);
+    if (list3) list3.push(v);
+    else groups.set(k, [v]);
+  }
+  for (const list3 of groups.values()) {
+    if (list3.length < 2) continue;
+    list3.sort((a, b) => a.effective_start_date < b.effective_start_date ? -1 : a.effective_start_date > b.effective_start_date ? 1 : 0);
+    for (let i = 1; i < list3.length; i++) {
+      const prev = list3[i - 1];
+      const cur = list3[i];
+      if (prev && cur && cur.effective_start_date <= prev.effective_end_date) {
+        err(
+          cur.line,
+          1,
+          `${cur.product_id} ${cur.currency_code}: ${cur.effective_start_date}..${cur.effective_end_date} overlaps line ${prev.line} (${prev.effective_start_date}..${prev.effective_end_date})`
+        );
+      }
+    }
+  }
+}
+function checkValuesText(text3, shownPath) {
+  const diagnostics = [];
+  const err = (line, column, message) => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error", rule: "batch-values" });
+  };
+  let rows;
+  try {
+    rows = parseCsv(text3);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    err(e.line, 1, `not valid CSV: ${e.message}`);
+    return { values: [], diagnostics, text: text3 };
+  }
+  const header = rows[0];
+  if (!header) {
+    err(1, 1, `the file is empty: it needs the header ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`);
+    return { values: [], diagnostics, text: text3 };
+  }
+  const { index, problems } = valuesColumns(header.cells);
+  if (problems.length) {
+    for (const p of problems) err(header.line, 1, p);
+    return { values: [], diagnostics, text: text3 };
+  }
+  const values2 = [];
+  const inOrder = index.every((v, i) => v === i) && header.cells.length === index.length;
+  for (let r = 1; r < rows.length; r++) {
+    const v = checkRow(rows[r], index, inOrder, header.cells.length, err);
+    if (v) values2.push(v);
+  }
+  checkOverlaps(values2, err);
+  return { values: values2, diagnostics, text: text3 };
+}
+var import_node_fs9, import_node_path10, DATE, dateSeen;
+var init_values2 = __esm({
+  "src/config/values.ts"() {
+    "use strict";
+    import_node_fs9 = require("node:fs");
+    init_user_files();
+    import_node_path10 = require("node:path");
+    init_csv();
+    init_number();
+    DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+    dateSeen = /* @__PURE__ */ new Map();
+  }
+});
+
+// src/kinds/ssp/export.ts
+function unlisted(f, policy2, b) {
+  const batchName = batchNameOf(b);
+  const badName = unsafeName(batchName);
+  if (badName) {
+    f.batchComments.push(` batch ${show4(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
+    f.leftOut.push(`${f.address}: batch ${show4(batchName)} (its name cannot be used in a policy file: ${badName})`);
+    return true;
+  }
+  if (b.status && LISTED_STATUSES.has(b.status)) return false;
+  f.batchComments.push(
+    ` batch ${show4(batchName)}: not listed, its status in the service is ${show4(b.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`
+  );
+  f.leftOut.push(`${sspAddress.batch(policy2, batchName)} (status ${show4(b.status ?? null)})`);
+  return true;
+}
+function batchValues(f, entry, policy2, live, unique) {
+  const held = live.values.get(`${policy2}/${entry.name}`);
+  if (!held) return;
+  const text3 = Array.isArray(held) ? valuesToCsv(held) : held.csv;
+  const file = unique(import_node_path11.posix.join(import_node_path11.posix.dirname(f.file), valuesFileFor(policy2, entry.name)));
+  const problem = checkValuesText(text3, file).diagnostics[0];
+  if (problem) {
+    f.batchComments.push(
+      ` batch ${show4(entry.name)}: values left out, the service's values do not pass revsync's checks (line ${problem.line}: ${problem.message}); git cannot review or approve them`
+    );
+    f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem.line}: ${problem.message})`);
+    return;
+  }
+  entry.values = import_node_path11.posix.relative(import_node_path11.posix.dirname(f.file), file);
+  f.valuesFiles.push({ file, text: text3 });
+  f.batchValues.set(entry.name, text3);
+}
+function batchDates(f, entry, policy2, b) {
+  for (const k of BATCH_DATES) {
+    const held = serviceDate(b[k]);
+    if ("date" in held) {
+      entry[k] = held.date;
+      continue;
+    }
+    f.batchDatesUnknown.set(entry.name, [...f.batchDatesUnknown.get(entry.name) ?? [], { field: k, ...held.unknown }]);
+    if (held.unknown.unreadable === void 0) continue;
+    f.batchComments.push(` batch ${show4(entry.name)}: ${k} left out, the service shows ${show4(held.unknown.unreadable)}, which is no date`);
+    f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: ${k} (the service shows ${show4(held.unknown.unreadable)}, not comparable)`);
+  }
+}
+function exportSsp(live, ctx, schema) {
+  const files = [];
+  for (const [name, lp] of live.ssp) {
+    const addr = sspAddress.policy(name);
+    if (!targeted(addr, ctx.targets)) continue;
+    const bad = unsafeName(name);
+    if (bad) {
+      ctx.unnamed.push(`SSP policy ${show4(name)} (its name cannot be used in a policy file: ${bad})`);
+      continue;
+    }
+    const f = newFile(ctx.unique(`ssp/${slug(name)}.yaml`), addr, schema, "SspPolicy", name, (batch) => sspAddress.batch(name, batch));
+    fitSpec(f, lp.item, SSP_EXPORT_FIELDS, true);
+    const batches = [];
+    for (const b of [...lp.batches ?? []].sort((x, y) => byCodePoint(batchNameOf(x), batchNameOf(y)))) {
+      if (!targeted(sspAddress.batch(name, batchNameOf(b)), ctx.targets) || unlisted(f, name, b)) continue;
+      const entry = { name: batchNameOf(b), status: b.status ?? "" };
+      batchValues(f, entry, name, live, ctx.unique);
+      batchDates(f, entry, name, b);
+      batches.push(entry);
+    }
+    if (batches.length) f.value.batches = batches;
+    files.push(f);
+  }
+  return files;
+}
+var import_node_path11, SSP_EXPORT_FIELDS, LISTED_STATUSES, show4;
+var init_export = __esm({
+  "src/kinds/ssp/export.ts"() {
+    "use strict";
+    import_node_path11 = require("node:path");
+    init_service_choices();
+    init_rules();
+    init_values2();
+    init_address();
+    init_csv();
+    init_export_file();
+    init_compare();
+    init_read();
+    SSP_EXPORT_FIELDS = [
+      "method",
+      "active",
+      "hierarchy_no",
+      "data_identifiers",
+      "entity_type",
+      "floor_percentage",
+      "ceiling_percentage",
+      "expression",
+      "when",
+      "transaction_above_range",
+      "transaction_below_range",
+      "transaction_mid_range",
+      "type",
+      "can_delete",
+      "is_user_defined"
+    ];
+    LISTED_STATUSES = new Set(BATCH_STATUSES);
+    show4 = (v) => JSON.stringify(v) ?? "undefined";
+  }
+});
+
+// src/kinds/ssp/files.ts
+function duplicateHierarchy(docs, emit) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const n = specOf(d).hierarchy_no;
+    if (typeof n !== "number") continue;
+    const first = seen.get(n);
+    if (first) {
+      emit(
+        d,
+        "/spec/hierarchy_no",
+        `hierarchy_no ${n} is already used by ${JSON.stringify(first.src.value.metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`,
+        { rule: "duplicate-hierarchy" }
+      );
+    } else seen.set(n, d);
+  }
+}
+function floorNotAboveCeiling(docs, emit) {
+  for (const d of docs) {
+    const s = specOf(d);
+    if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
+      emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
+        rule: "floor-ceiling"
+      });
+    }
+  }
+}
+function formulaNeedsExpression(docs, emit) {
+  for (const d of docs) {
+    const s = specOf(d);
+    if (s.method === "formula" && (typeof s.expression !== "string" || s.expression.trim() === "")) {
+      emit(
+        d,
+        s.expression === void 0 ? "/spec/method" : "/spec/expression",
+        "a formula policy needs an expression (the formula that derives the SSP value)",
+        { rule: "formula-expression" }
+      );
+    }
+    if (s.method === "formula" && d.src.value.batches?.length) {
+      emit(d, "/batches", "a formula policy has no batches: batches belong to upload and calculator policies", { rule: "formula-batches" });
+    }
+  }
+}
+function scalarOffset(src, pointer2, index) {
+  const node = nodeAt(src.doc, pointer2.slice(1).split("/"));
+  if (!(0, import_yaml2.isScalar)(node) || typeof node.value !== "string" || !node.range) return void 0;
+  const quoted = node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE";
+  if (node.type !== "PLAIN" && !quoted) return void 0;
+  const width = node.range[1] - node.range[0];
+  return width === node.value.length + (quoted ? 2 : 0) ? index + (quoted ? 1 : 0) : void 0;
+}
+function formulaExpressionParses(docs, emit) {
+  for (const d of docs) {
+    const s = specOf(d);
+    if (s.method !== "formula" && s.method !== void 0 || typeof s.expression !== "string" || s.expression.trim() === "") continue;
+    try {
+      parseExpr(s.expression);
+    } catch (e) {
+      if (!(e instanceof ExprError)) throw e;
+      const offset = e.index === void 0 ? void 0 : scalarOffset(d.src, "/spec/expression", e.index);
+      emit(d, "/spec/expression", `expression ${JSON.stringify(s.expression)}: ${e.message}`, {
+        rule: "formula-expression",
+        ...offset !== void 0 ? { offset } : {}
+      });
+    }
+  }
+}
+function batchRules(docs, { root, emit, extra, parsed }) {
+  for (const d of docs) {
+    const batches = d.src.value.batches;
+    if (!Array.isArray(batches)) continue;
+    const names = /* @__PURE__ */ new Set();
+    batches.forEach((b, i) => {
+      if (!b || typeof b !== "object") return;
+      if (typeof b.name === "string") {
+        const unsafe = unsafeName(b.name);
+        if (unsafe) emit(d, `/batches/${i}/name`, `the batch name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
+        if (names.has(b.name)) emit(d, `/batches/${i}/name`, `duplicate batch name ${JSON.stringify(b.name)}`, { rule: "duplicate-batch" });
+        names.add(b.name);
+      }
+      const dates = ["effective_start_date", "effective_end_date"].filter((k) => typeof b[k] === "string");
+      for (const k of dates) {
+        if (!isDate(b[k]))
+          emit(d, `/batches/${i}/${k}`, `batches.${i}.${k}: ${JSON.stringify(b[k])} is not a date: write YYYY-MM-DD (a day that exists)`, {
+            rule: "batch-dates"
+          });
+      }
+      if (dates.length === 2 && isDate(b.effective_start_date ?? "") && isDate(b.effective_end_date ?? "") && (b.effective_start_date ?? "") > (b.effective_end_date ?? "")) {
+        emit(
+          d,
+          `/batches/${i}/effective_start_date`,
+          `batches.${i}: effective_start_date ${b.effective_start_date} is after effective_end_date ${b.effective_end_date}`,
+          {
+            rule: "batch-dates"
+          }
+        );
+      }
+      if (typeof b.status === "string" && !BATCH_STATUSES.includes(b.status)) {
+        return;
+      }
+      if (typeof b.values !== "string") return;
+      const { path, problem } = resolveValuesPath(root, d.absFile, b.values);
+      if (problem || !path) {
+        emit(d, `/batches/${i}/values`, problem ?? "values file not found", { rule: "batch-values" });
+        return;
+      }
+      let values2 = parsed.get(path);
+      if (!values2) {
+        values2 = readValuesCsv(path, (0, import_node_path12.normalize)((0, import_node_path12.join)((0, import_node_path12.dirname)(d.src.file), b.values)));
+        parsed.set(path, values2);
+        extra.push(...values2.diagnostics);
+      }
+    });
+  }
+}
+function sspRules(docs, ctx) {
+  for (const rule2 of [duplicateHierarchy, floorNotAboveCeiling, formulaNeedsExpression, formulaExpressionParses]) rule2(docs, ctx.emit);
+  batchRules(docs, ctx);
+}
+function sspEntry(d, ctx) {
+  const v = d.src.value;
+  return {
+    name: v.metadata.name,
+    spec: v.spec,
+    source: { file: d.src.file, ...at(d.src, "/metadata/name") },
+    specSource: { file: d.src.file, ...at(d.src, "/spec") },
+    batches: (v.batches ?? []).map((b) => {
+      const path = b.values ? (0, import_node_path12.resolve)((0, import_node_path12.dirname)(d.absFile), b.values) : void 0;
+      const got = path ? ctx.parsed.get(path) : void 0;
+      return {
+        name: b.name,
+        status: b.status,
+        values: got && path ? { text: got.text, file: (0, import_node_path12.basename)(path), rows: got.values } : void 0,
+        valuesPath: path,
+        valuesShown: path ? (0, import_node_path12.relative)(ctx.cwd, path) : void 0,
+        effective_start_date: b.effective_start_date,
+        effective_end_date: b.effective_end_date
+      };
+    })
+  };
+}
+var import_node_path12, import_yaml2;
+var init_files = __esm({
+  "src/kinds/ssp/files.ts"() {
+    "use strict";
+    import_node_path12 = require("node:path");
+    import_yaml2 = __toESM(require_dist(), 1);
+    init_service_choices();
+    init_rules();
+    init_rules();
+    init_schema_diagnostics();
+    init_values2();
+    init_yaml_source();
+    init_expr();
+  }
+});
+
+// src/kinds/ssp/create-body.ts
+function createItem(d) {
+  const s = d.spec;
+  const missing2 = CREATE_REQUIRED.filter((k) => s[k] === void 0);
+  if (s.active === void 0 || s.hierarchy_no === void 0 || !s.data_identifiers || s.floor_percentage === void 0 || s.ceiling_percentage === void 0 || missing2.length) {
+    return { missing: missing2 };
+  }
+  const item = {
+    active: s.active,
+    can_delete: s.can_delete ?? true,
+    ceiling_percentage: s.ceiling_percentage,
+    data_identifiers: s.data_identifiers,
+    entity_type: s.entity_type ?? "policy",
+    expression: s.expression ?? "",
+    floor_percentage: s.floor_percentage,
+    hierarchy_no: s.hierarchy_no,
+    is_user_defined: s.is_user_defined ?? true,
+    method: s.method === "formula" ? "formula" : "upload",
+    name: d.name,
+    transaction_above_range: s.transaction_above_range ?? "",
+    transaction_below_range: s.transaction_below_range ?? "",
+    transaction_mid_range: s.transaction_mid_range ?? "",
+    type: s.type ?? "SSP",
+    when: s.when ?? []
+  };
+  return { item, missing: [] };
+}
+function uploadBatch(b) {
+  if (!b.values) return void 0;
+  const values2 = b.values.rows.map(({ line: _line, ...v }) => v);
+  const starts = values2.map((v) => v.effective_start_date).sort();
+  const ends = values2.map((v) => v.effective_end_date).sort();
+  return {
+    batch_name: b.name,
+    file_name: b.values.file,
+    effective_start_date: b.effective_start_date ?? starts[0] ?? "",
+    effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
+    ssp_values: values2
+  };
+}
+function createBody(d, item) {
+  const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b) => !!b) : [];
+  const body = {
+    compliance_name: d.name,
+    unique_key: d.name,
+    format_type: "JSON",
+    compliance_spec: [uploads.length ? { ...item, batches: uploads } : item]
+  };
+  return { body, uploads };
+}
+var CREATE_REQUIRED;
+var init_create_body = __esm({
+  "src/kinds/ssp/create-body.ts"() {
+    "use strict";
+    CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"];
+  }
+});
+
+// src/kinds/ssp/plan.ts
+function valuesSummary(file, rows) {
+  const starts = rows.map((r) => r.effective_start_date).sort(byCodePoint);
+  const ends = rows.map((r) => r.effective_end_date).sort(byCodePoint);
+  return {
+    file,
+    rows: rows.length,
+    products: new Set(rows.map((r) => r.product_id)).size,
+    currencies: [...new Set(rows.map((r) => r.currency_code))].sort(byCodePoint),
+    from: starts[0] ?? "",
+    to: ends[ends.length - 1] ?? ""
+  };
+}
+function batchSteps(b, from, ctx, source) {
+  const addr = sspAddress.batch(ctx.policy, b.name);
+  const step = (action, before, after) => ({
+    address: addr,
+    action,
+    before: { status: before },
+    after: { status: after },
+    diff: [{ path: "status", kind: before === null ? "added" : "changed", before, after }],
+    version_id: ctx.version.id,
+    last_modified_on: ctx.version.on,
+    ...source ? { source } : {},
+    ...ctx.values ? { values: ctx.values } : {},
+    payload: {
+      kind: "batch",
+      compliance_id: ctx.version.compliance_id,
+      policy: ctx.policy,
+      batch: b.name,
+      file_id: ctx.file_id,
+      values_checksum: ctx.values_checksum
+    }
+  });
+  const cannot = (reason) => [
+    shownEntry("unsupported", addr, reason, {
+      before: { status: from },
+      after: { status: b.status },
+      diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
+      version_id: ctx.version.id,
+      last_modified_on: ctx.version.on,
+      ...source ? { source } : {}
+    })
+  ];
+  if (from === b.status) return [];
+  if (from === "file uploaded" || from === null) {
+    if (b.status === "file uploaded") return [];
+    const r = step("review", from, "reviewed");
+    return b.status === "approved" ? [r, step("approve", "reviewed", "approved")] : [r];
+  }
+  if (from === "reviewed") return b.status === "approved" ? [step("approve", "reviewed", "approved")] : cannot(REASONS2.batchBackwards(from, b.status));
+  if (from === "approved") return cannot(REASONS2.batchBackwards(from, b.status));
+  return cannot(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
+}
+function valuesHow(d, b, lb) {
+  const ref = valuesFileFor(d.name, b.name);
+  const path = import_node_path13.posix.join(import_node_path13.posix.dirname(d.source.file.split("\\").join("/")), ref);
+  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+  const get = fileId ? `revsync ssp download ${fileId} --output ${JSON.stringify(path)} gets them` : `revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(d.name))} writes them (with the policy's file) into DIR`;
+  return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
+}
+function hierarchyHolders(live) {
+  const out = /* @__PURE__ */ new Map();
+  for (const lp of live.ssp.values()) {
+    const n = lp.item.hierarchy_no;
+    if (typeof n !== "number" || lp.item.active === false) continue;
+    out.set(n, [...out.get(n) ?? [], lp]);
+  }
+  return out;
+}
+function hierarchyClash(name, item, desired, live) {
+  const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
+  if (!holders.length) return void 0;
+  const inGit = new Set(desired.map((d) => d.name));
+  const want = JSON.stringify(canonicalConditions(item.when));
+  const renamed = holders.find(
+    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && JSON.stringify(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : [])) === want
+  );
+  if (renamed) return REASONS2.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
+  const named3 = holders.map((lp) => {
+    const n = lp.envelope.compliance_name ?? "";
+    return `${JSON.stringify(n)}${inGit.has(n) ? "" : " (not in git)"}`;
+  });
+  return REASONS2.hierarchyHeld(item.hierarchy_no, `${holders.length === 1 ? "policy" : "policies"} ${named3.join(" and ")}`);
+}
+function blockedCreate(p, item, diff, clash) {
+  const addr = sspAddress.policy(p.d.name);
+  const out = [shownEntry("blocked", addr, clash, { after: item, diff, source: p.source })];
+  for (const b of p.d.batches) {
+    const baddr = sspAddress.batch(p.d.name, b.name);
+    if (targeted(baddr, p.targets)) out.push(shownEntry("blocked", baddr, REASONS2.createBlocked(addr), { after: { status: b.status }, source: p.source }));
+  }
+  return out;
+}
+function createdBatches(p, uploaded) {
+  return p.d.batches.flatMap((b) => {
+    const baddr = sspAddress.batch(p.d.name, b.name);
+    if (!targeted(baddr, p.targets)) return [];
+    if (!b.values || !uploaded.has(b.name))
+      return [shownEntry("unsupported", baddr, REASONS2.newBatchNoValues, { after: { status: b.status }, source: p.source })];
+    const ctx = {
+      policy: p.d.name,
+      version: { id: null, on: null, compliance_id: null },
+      file_id: null,
+      values_checksum: valuesChecksum(b.values.rows),
+      values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows)
+    };
+    return batchSteps(b, "file uploaded", ctx, p.source);
+  });
+}
+function createChanges(p, desired, live, findings) {
+  const { d, source } = p;
+  const addr = sspAddress.policy(d.name);
+  if (!targeted(addr, p.targets)) return [];
+  if (d.spec.method === "calculator") return [shownEntry("unsupported", addr, REASONS2.calculatorCreate, { after: d.spec, source })];
+  const made = createItem(d);
+  if (!made.item) {
+    findings.problems.push({
+      ...d.specSource,
+      message: `ssp/${d.name} does not exist in the service, and creating it needs ${made.missing.join(", ")} in spec`
+    });
+    return [];
+  }
+  const item = made.item;
+  const diff = Object.entries(item).map(([path, after]) => ({ path, kind: "added", after }));
+  const clash = hierarchyClash(d.name, item, desired, live);
+  if (clash) return blockedCreate(p, item, diff, clash);
+  const { body, uploads } = createBody(d, item);
+  const sent = uploads.map((u) => ({
+    batch_name: u.batch_name,
+    status: "file uploaded",
+    file_name: u.file_name,
+    rows: u.ssp_values.length,
+    values_checksum: valuesChecksum(u.ssp_values)
+  }));
+  const create = {
+    address: addr,
+    action: "create",
+    before: null,
+    after: sent.length ? { ...item, batches: sent } : item,
+    diff: sent.length ? [...diff, { path: "batches", kind: "added", after: sent }] : diff,
+    version_id: null,
+    last_modified_on: null,
+    source,
+    payload: { kind: "create", body, hierarchy_no: item.hierarchy_no }
+  };
+  return [create, ...createdBatches(p, new Set(uploads.map((u) => u.batch_name)))];
+}
+function policyFields(p, lp, versioned, findings) {
+  const addr = sspAddress.policy(p.d.name);
+  if (!targeted(addr, p.targets)) return [];
+  const diff = sspFieldDiff(p.d, lp, findings.unknown);
+  if (!diff.length) return [];
+  return [
+    shownEntry("unsupported", addr, REASONS2.sspUpdate, {
+      before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
+      after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
+      diff,
+      ...versioned
+    })
+  ];
+}
+function batchChanges(p, b, lp, live, versioned, findings) {
+  const baddr = sspAddress.batch(p.d.name, b.name);
+  const lb = liveBatch(lp, b.name);
+  if (!lb) return [shownEntry("unsupported", baddr, REASONS2.batchMissing, { after: { status: b.status }, ...versioned })];
+  const from = lb.status ?? "";
+  const version2 = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
+  const steps = batchSteps(
+    b,
+    from,
+    { policy: p.d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
+    p.source
+  );
+  const moving = steps.some((s) => s.action === "review" || s.action === "approve");
+  const status = { before: { status: from }, after: { status: b.status } };
+  const out = [];
+  const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
+  if (dates.length) {
+    const onDates = {
+      before: { ...status.before, ...Object.fromEntries(dates.map((x) => [x.path, x.before])) },
+      after: { ...status.after, ...Object.fromEntries(dates.map((x) => [x.path, x.after])) },
+      diff: dates,
+      ...versioned
+    };
+    if (moving) return [shownEntry("blocked", baddr, REASONS2.batchDatesBlocked(b.status), onDates)];
+    out.push(shownEntry("unsupported", baddr, REASONS2.batchDates, onDates));
+  }
+  if (!b.values)
+    return [...out, ...moving ? [shownEntry("blocked", baddr, REASONS2.batchNoValues(b.status, valuesHow(p.d, b, lb)), { ...status, ...versioned })] : steps];
+  const held = live.values.get(`${p.d.name}/${b.name}`);
+  if (!held) return [...out, ...moving ? [shownEntry("blocked", baddr, REASONS2.batchValuesUnread(b.status), { ...status, ...versioned })] : steps];
+  const shownFile = b.valuesShown ?? b.values.file;
+  const vd = valuesDiff(b.values, held, baddr, "plan");
+  if (vd.total === 0) {
+    const checksum = moving ? valuesChecksum(held) : null;
+    for (const s of steps) {
+      if (s.payload?.kind !== "batch") continue;
+      s.payload.values_checksum = checksum;
+      s.values = valuesSummary(shownFile, b.values.rows);
+    }
+    return [...out, ...steps];
+  }
+  const rows = { diff: vd.diff, diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total } };
+  if (moving) return [...out, shownEntry("blocked", baddr, REASONS2.batchValuesBlocked(b.status, vd.total, shownFile), { ...status, ...rows, ...versioned })];
+  return [...out, ...steps, shownEntry("unsupported", baddr, REASONS2.batchValues, { ...status, ...rows, ...versioned })];
+}
+function policyChanges(d, desired, live, findings) {
+  const p = { d, source: `${d.source.file}:${d.source.line}`, targets: findings.targets };
+  const lp = live.ssp.get(d.name);
+  if (!lp) return createChanges(p, desired, live, findings);
+  const versioned = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on), source: p.source };
+  const batches = d.batches.filter((b) => targeted(sspAddress.batch(d.name, b.name), p.targets));
+  return [...policyFields(p, lp, versioned, findings), ...batches.flatMap((b) => batchChanges(p, b, lp, live, versioned, findings))];
+}
+var import_node_path13, REASONS2, sspPlan;
+var init_plan = __esm({
+  "src/kinds/ssp/plan.ts"() {
+    "use strict";
+    import_node_path13 = require("node:path");
+    init_address();
+    init_normalize();
+    init_number();
+    init_words();
+    init_entries();
+    init_compare();
+    init_create_body();
+    init_read();
+    init_values();
+    REASONS2 = {
+      sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
+      batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
+      batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
+      batchValues: "the values of an uploaded batch cannot be changed through the interface: upload a new batch in the service",
+      batchValuesBlocked: (status, rows, file) => `the service's values differ from ${file} in ${plural(rows, "row")}, so revsync will not move this batch to ${status}: re-upload the batch with git's values in the service first (the interface cannot change uploaded values), or make ${file} hold the values you reviewed`,
+      batchNoValues: (status, how) => `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
+      batchValuesUnread: (status) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
+      batchDates: "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
+      batchDatesBlocked: (status) => `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
+      calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
+      newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
+      hierarchyHeld: (n, holders) => `hierarchy_no ${n} is held by the active live ${holders}: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync will not create this one; give it a hierarchy_no no active policy holds`,
+      rename: (n, old, name) => `hierarchy_no ${n} is held by the active live policy ${JSON.stringify(old)}, which is not in git and has the same conditions: this looks like a rename. The interface cannot rename, update or delete an SSP policy: deactivate or delete ${JSON.stringify(old)} in the service first (then plan again: it creates ${JSON.stringify(name)}), or keep the old name in git`,
+      createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`
+    };
+    sspPlan = (desired, live, findings) => desired.flatMap((d) => policyChanges(d, desired, live, findings));
+  }
+});
+
+// src/kinds/ssp/tests.ts
+function rowsOf(held) {
+  if (!held) return [];
+  return Array.isArray(held) ? held : valuesFromCsv(held.csv);
+}
+function fromItem(name, item, batches, fromService = false) {
+  const hidden2 = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
+  const inexact = hidden2.filter((k) => isInexact(item[k]));
+  const place = item.hierarchy_no;
+  return {
+    name,
+    active: item.active !== false,
+    // A hierarchy_no that is not comparable (the one number rule) orders the policy by the double it reads
+    // as, and marks its place unknown: a line it may price is an error, never a guess.
+    hierarchy_no: typeof place === "number" ? place : isInexact(place) ? Number(place.text) : Number.MAX_SAFE_INTEGER,
+    ...isInexact(place) ? { placeUnknown: place.text } : {},
+    ...inexact.length ? { notComparable: inexact } : {},
+    method: typeof item.method === "string" ? item.method : "",
+    when: Array.isArray(item.when) ? item.when : [],
+    expression: typeof item.expression === "string" ? item.expression : "",
+    ...typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {},
+    batches,
+    ...typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {},
+    ...typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {},
+    ...hidden2.length ? { notShown: hidden2 } : {},
+    rules: {
+      ...typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {},
+      ...typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {},
+      ...typeof item.transaction_above_range === "string" ? { above: item.transaction_above_range } : {}
+    }
+  };
+}
+function ordinal(i) {
+  const n = i + 1;
+  const teen = n % 100 >= 11 && n % 100 <= 13;
+  return `${n}${teen ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
+}
+function liveBatch2(policy2, b, live) {
+  const name = batchNameOf(b);
+  const at2 = typeof b.updated_at === "number" ? b.updated_at : -1;
+  return {
+    name,
+    status: b.status ?? "",
+    values: rowsOf(live.values.get(`${policy2}/${name}`)),
+    ...str2(b.effective_start_date) ? { effective_start_date: str2(b.effective_start_date) } : {},
+    ...str2(b.effective_end_date) ? { effective_end_date: str2(b.effective_end_date) } : {},
+    approved: at2,
+    approvedShown: at2 >= 0 ? `updated_at ${iso2(at2)}` : "no updated_at"
+  };
+}
+function modelsFromLive(live) {
+  return [...live.ssp].map(
+    ([name, lp]) => fromItem(
+      name,
+      lp.item,
+      (lp.batches ?? []).map((b) => liveBatch2(name, b, live)),
+      true
+    )
+  );
+}
+function liveWithGitsUnknowns(desired, live, fromGit2) {
+  const ssp2 = new Map(live.ssp);
+  for (const d of desired) {
+    const lp = live.ssp.get(d.name);
+    if (!lp) continue;
+    const spec = d.spec;
+    const fields = notShown(spec, lp.item);
+    if (!fields.length) continue;
+    fromGit2.set(sspAddress.policy(d.name), fields);
+    const item = { ...lp.item, ...Object.fromEntries(fields.map((u) => [u.field, spec[u.field]])) };
+    ssp2.set(d.name, { ...lp, item });
+  }
+  return { ...live, ssp: ssp2 };
+}
+function modelsFromGit(desired, live) {
+  const out = /* @__PURE__ */ new Map();
+  if (live) for (const m of modelsFromLive(live)) out.set(m.name, m);
+  for (const d of desired) {
+    const lp = live?.ssp.get(d.name);
+    const item = { ...lp?.item ?? {}, ...d.spec };
+    const batches = /* @__PURE__ */ new Map();
+    for (const b of out.get(d.name)?.batches ?? []) batches.set(b.name, b);
+    d.batches.forEach((b, i) => {
+      const before = batches.get(b.name);
+      const keeps = b.status === "approved" && before?.status === "approved";
+      const inService = live?.ssp.get(d.name)?.batches?.some((lb) => batchNameOf(lb) === b.name) ?? false;
+      const start = inService ? before?.effective_start_date : b.effective_start_date ?? before?.effective_start_date;
+      const end = inService ? before?.effective_end_date : b.effective_end_date ?? before?.effective_end_date;
+      batches.set(b.name, {
+        name: b.name,
+        status: b.status,
+        values: b.values ? b.values.rows : before?.values ?? [],
+        ...start ? { effective_start_date: start } : {},
+        ...end ? { effective_end_date: end } : {},
+        approved: keeps && before ? before.approved : (live ? APPROVED_BY_THIS_CHANGE : 0) + i,
+        approvedShown: keeps && before ? before.approvedShown : live ? `approved by this change, listed ${ordinal(i)} in git` : `listed ${ordinal(i)} in git`
+      });
+    });
+    out.set(d.name, fromItem(d.name, item, [...batches.values()]));
+  }
+  return [...out.values()];
+}
+function modelsFromGitOnly(desired) {
+  const skipped = desired.filter((d) => d.spec.when === void 0 || d.spec.hierarchy_no === void 0).map((d) => d.name);
+  const models = modelsFromGit(desired.filter((d) => !skipped.includes(d.name)));
+  return { models, skipped };
+}
+var RANGE_FIELDS, iso2, str2, APPROVED_BY_THIS_CHANGE;
+var init_tests = __esm({
+  "src/kinds/ssp/tests.ts"() {
+    "use strict";
+    init_number();
+    init_address();
+    init_unknown();
+    init_csv();
+    init_read();
+    RANGE_FIELDS = ["floor_percentage", "ceiling_percentage"];
+    iso2 = (epoch2) => new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z");
+    str2 = (v) => typeof v === "string" && v !== "" ? v : void 0;
+    APPROVED_BY_THIS_CHANGE = 1e15;
+  }
+});
+
+// src/kinds/ssp/kind.ts
+function evidenceCheck(core) {
+  const policies2 = /* @__PURE__ */ new Map();
+  const policy2 = (name) => {
+    let p = policies2.get(name);
+    if (!p) policies2.set(name, p = ssp.get(core, name));
+    return p;
+  };
+  return async (c) => {
+    const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
+    const rest = c.address.slice(sspAddress.policy("").length);
+    const cut = rest.lastIndexOf("/batch/");
+    const env2 = await policy2(cut < 0 ? rest : rest.slice(0, cut));
+    if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
+    const who = envelopeWho(env2);
+    const item = env2.compliance_spec?.[0];
+    if (cut >= 0) {
+      const batch = item?.batches?.find((b) => batchNameOf(b) === rest.slice(cut + "/batch/".length));
+      if (!batch) return { ...base, ...who, holds: false, note: "the batch is no longer in the service" };
+      const byBatch = batchWho(batch);
+      const differs2 = c.diff.filter((d) => !sameJson(valueAt2(batch, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: valueAt2(batch, d.path) }));
+      return {
+        ...base,
+        modified_by: byBatch.modified_by ?? who.modified_by,
+        modified_on: byBatch.modified_on ?? who.modified_on,
+        holds: !differs2.length,
+        differs: differs2
+      };
+    }
+    const fields = c.diff.map((d) => d.path.split(".")[0]).filter((k) => k !== "batches");
+    const now = normalizeSspFields(item ?? {}, fields);
+    const applied = normalizeSspFields(Object.fromEntries(c.diff.map((d) => [d.path.split(".")[0], d.after])), fields);
+    const differs = Object.keys(applied).filter((k) => !sameJson(now[k], applied[k])).map((k) => ({ path: k, applied: applied[k], now: now[k] }));
+    return { ...base, ...who, holds: !differs.length, differs };
+  };
+}
+var sspPolicy;
+var init_kind2 = __esm({
+  "src/kinds/ssp/kind.ts"() {
+    "use strict";
+    init_resources();
+    init_canonical_json();
+    init_address();
+    init_normalize();
+    init_who();
+    init_apply();
+    init_compare();
+    init_drift();
+    init_export();
+    init_files();
+    init_four_eyes();
+    init_payload();
+    init_plan();
+    init_read();
+    init_values();
+    init_tests();
+    sspPolicy = {
+      name: "ssp",
+      fileKind: "SspPolicy",
+      schema: "policy/ssp-policy.schema.json",
+      rules: sspRules,
+      entry: sspEntry,
+      addressesIn: (entries2) => entries2.flatMap((d) => [sspAddress.policy(d.name), ...d.batches.map((b) => sspAddress.batch(d.name, b.name))]),
+      address: sspAddress.policy,
+      addressForms: ["ssp/<policy name>", "ssp/<policy name>/batch/<batch name>"],
+      read: readSsp,
+      addressesLive: (live) => [...live.ssp].flatMap(([name, lp]) => [sspAddress.policy(name), ...(lp.batches ?? []).map((b) => sspAddress.batch(name, batchNameOf(b)))]),
+      // A policy selected only through some of its batches keeps its live fields and takes git's word for
+      // those batches; a policy the service does not hold is kept only when its own address is selected.
+      targeted: (desired, live, on) => desired.flatMap((d) => {
+        if (on(sspAddress.policy(d.name))) return [d];
+        const batches = d.batches.filter((b) => on(sspAddress.batch(d.name, b.name)));
+        if (!batches.length || !live.ssp.has(d.name)) return [];
+        return [{ ...d, spec: {}, batches }];
+      }),
+      plan: sspPlan,
+      // Creates in hierarchy_no order.
+      rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
+      drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
+      unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+      preparers: planPreparers,
+      payloadProblems: sspPayloadProblems,
+      // A batch's review after its policy exists (a policy this run creates: after every create of the run);
+      // approve after review; the batch steps of one policy one after another: each moves the policy's
+      // version, which the next one's If-Match names (sent at once, they would turn each other away with 412).
+      order(changes) {
+        const index = (action) => new Map(changes.flatMap((c, i) => c.action === action ? [[c.address, i]] : []));
+        const createOf = index("create");
+        const reviewOf = index("review");
+        const creates = [...createOf.values()];
+        const lastOfPolicy = /* @__PURE__ */ new Map();
+        return changes.map((c, i) => {
+          const o = { needs: [], after: [] };
+          const p = batchPayload(c);
+          if (!p) return o;
+          const policy2 = sspAddress.policy(p.policy);
+          const prev = lastOfPolicy.get(policy2);
+          if (prev !== void 0) o.after.push(prev);
+          lastOfPolicy.set(policy2, i);
+          const create = createOf.get(policy2);
+          if (create !== void 0) {
+            o.needs.push(create);
+            o.after.push(...creates.filter((id) => id !== create));
+          }
+          const review = c.action === "approve" ? reviewOf.get(c.address) : void 0;
+          if (review !== void 0) o.needs.push(review);
+          return o;
+        });
+      },
+      apply: sspApply,
+      export(live, ctx) {
+        return exportSsp(live, ctx, this.schema);
+      },
+      compared: (field, value2) => normalizeSspFields({ [field]: value2 }, [field])[field],
+      sameValues: (a, b) => {
+        try {
+          return valuesChecksum({ csv: a }) === valuesChecksum({ csv: b });
+        } catch {
+          return false;
+        }
+      },
+      evidence: evidenceCheck,
+      tests: {
+        live: (live) => ({ policies: modelsFromLive(live) }),
+        git: (desired, live) => {
+          if (live) return { policies: modelsFromGit(desired, live) };
+          const { models, skipped } = modelsFromGitOnly(desired);
+          return { policies: models, skipped };
+        },
+        known: liveWithGitsUnknowns
+      }
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/files.ts
+function tenantFieldsUpdatable(docs, ctx) {
+  for (const d of docs) {
+    const s = specOf(d);
+    if (!s || typeof s !== "object") continue;
+    for (const key3 of Object.keys(s)) {
+      if (key3 === "account_segment_delimiter" && !DELIMITERS.includes(String(s[key3]))) {
+        ctx.emit(d, `/spec/${key3}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s[key3])}`, { rule: "delimiter" });
+        continue;
+      }
+      if (READ_ONLY_TENANT_FIELDS.includes(key3)) {
+        ctx.emit(
+          d,
+          `/spec/${key3}`,
+          `${key3} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
+          { key: true, rule: "not-updatable" }
+        );
+      }
+    }
+  }
+}
+function tenantEntry(d) {
+  const v = d.src.value;
+  return { name: v.metadata.name, spec: v.spec, source: { file: d.src.file, ...at(d.src, "/metadata/name") } };
+}
+var UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, ownWords;
+var init_files2 = __esm({
+  "src/kinds/tenant-configuration/files.ts"() {
+    "use strict";
+    init_rules();
+    init_schema_diagnostics();
+    UPDATABLE_TENANT_FIELDS = [
+      "ar_accounting",
+      "can_delete",
+      "carves_allocation",
+      "create_revenue_schedules",
+      "distribution_method",
+      "is_user_defined",
+      "journals_run_currency",
+      "lt_st_accounting",
+      "manual_journal",
+      "manual_journal_contra_account",
+      "multi_currency_revenue_contracts",
+      "prorate_method",
+      "ui_mode"
+    ];
+    READ_ONLY_TENANT_FIELDS = [
+      "account_segment_delimiter",
+      "augment_currency_rates",
+      "bundle_functionality",
+      "contract_asset_journal_method",
+      "contract_asset_segment",
+      "cost_enabled",
+      "cost_practical_expedient",
+      "created_at",
+      "created_by",
+      "egress_hold",
+      "fx_adjustment_method",
+      "fx_adjustments",
+      "guid",
+      "ingest_hold",
+      "journal_details_egress",
+      "journal_transfer_by_ofid",
+      "rc_activities_egress",
+      "rc_distributions_egress",
+      "reprocess_existing_ofid",
+      "crm_multicurrorg_enabled",
+      "snowman_enabled",
+      "updated_at",
+      "updated_by"
+    ];
+    DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
+    ownWords = (pointer2, key3) => pointer2.startsWith("/spec/") && !!key3 && (READ_ONLY_TENANT_FIELDS.includes(key3) || key3 === "account_segment_delimiter");
+  }
+});
+
+// src/kinds/tenant-configuration/service.ts
+var TC, tenantConfigurations;
+var init_service2 = __esm({
+  "src/kinds/tenant-configuration/service.ts"() {
+    "use strict";
+    TC = "/apis/policy-sets/v1/policy/tenant-configurations";
+    tenantConfigurations = {
+      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
+      /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
+       *  sends and settles it. */
+      updateRequest: (id, body, ifMatch) => ({
+        method: "PATCH",
+        path: `${TC}/${encodeURIComponent(id)}`,
+        body,
+        kind: "write",
+        schema: "UpdateResult",
+        ...ifMatch ? { ifMatch } : {},
+        emptyOk: true
+      })
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/write.ts
+function seenFields(c) {
+  const p = updatePayload(c);
+  if (!p) return {};
+  const seen = { ...p.item };
+  const before = c.before ?? {};
+  for (const k of Object.keys(c.after ?? {})) seen[k] = before[k];
+  return seen;
+}
+function shownUpdate(c) {
+  const before = c.before ?? {};
+  const out = {};
+  for (const k of Object.keys(c.after ?? {})) out[k] = before[k];
+  for (const d of c.diff) out[d.path] = d.after;
+  return out;
+}
+function updateBody(p, user, clock) {
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(clock.now() / 1e3)),
+    format_type: "JSON",
+    compliance_name: p.compliance_name,
+    unique_key: p.unique_key,
+    compliance_spec: [p.item]
+  };
+}
+function requireUser(changes, core) {
+  if (!core.auth.username && changes.some((c) => c.action === "update")) {
+    throw new UserError(
+      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
+      "set REVSYNC_USER to your user id in the service"
+    );
+  }
+}
+function updateGuard(c, p, core, run2) {
+  return async () => {
+    const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
+    if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
+    const live = env2.compliance_spec?.[0] ?? {};
+    const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
+    if (c.diff.length && Object.entries(want).every(([k, v]) => sameJson(live[k], v))) return { already: "the service holds git's values" };
+    const seen = seenFields(c);
+    const fields = UPDATE_FIELDS.filter((k) => !sameJson(live[k], seen[k])).map((k) => `${k} ${show2(seen[k])} -> ${show2(live[k])}`);
+    const moved = [...fields, ...versionMoved(c, env2)];
+    if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
+    const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
+    run2.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
+    return { go: { body: updateBody({ ...p, item }, run2.user, core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+  };
+}
+function updateWrite(core, id, guard) {
+  let sent = {};
+  let before;
+  const empty = { compliance_id: id, compliance_details: [], error: [] };
+  const read = async () => {
+    const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+    return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
+  };
+  return runWrite(core, {
+    guard,
+    maxSends: core.sendBudget,
+    request: (r) => {
+      sent = r.body.compliance_spec[0] ?? {};
+      before = r.before;
+      return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
+    },
+    result: (body) => body ?? empty,
+    readBack: async () => {
+      const { live } = await read();
+      if (Object.entries(sent).every(([k, v]) => sameJson(live[k], v))) return { landed: true, result: empty };
+      const b = before;
+      if (b && Object.keys(sent).every((k) => sameJson(live[k], b[k]))) return { landed: false };
+      return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
+    },
+    check: async () => {
+      const { env: env2, live } = await read();
+      if (!env2) return `the tenant configuration is no longer in the service after revsync's write`;
+      const moved = Object.entries(sent).filter(([k, v]) => live[k] !== null && live[k] !== void 0 && !sameJson(live[k], v)).map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
+      return moved.length ? overwrittenWords(envelopeWho(env2), moved) : void 0;
+    },
+    firstRefusal: async (err) => err.status === 412 ? {
+      kind: "refused",
+      error: new ApiError({
+        method: err.method,
+        path: err.path,
+        status: 412,
+        message: "the tenant configuration changed since the plan was made: plan again"
+      })
+    } : void 0
+  });
+}
+async function writeUpdate(c, core, run2) {
+  const p = updatePayload(c);
+  if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
+  return { outcome: await updateWrite(core, p.compliance_id, updateGuard(c, p, core, run2)) };
+}
+var UPDATE_FIELDS, updatePayload;
+var init_write2 = __esm({
+  "src/kinds/tenant-configuration/write.ts"() {
+    "use strict";
+    init_write();
+    init_canonical_json();
+    init_errors();
+    init_who();
+    init_words2();
+    init_files2();
+    init_service2();
+    UPDATE_FIELDS = [...UPDATABLE_TENANT_FIELDS, "guid"];
+    updatePayload = (c) => c.payload?.kind === "update" ? c.payload : void 0;
+  }
+});
+
+// src/kinds/tenant-configuration/compare.ts
+function tenantChange(d, live) {
+  const addr = tenantAddress(d.name);
+  const env2 = live.find((e) => e.compliance_name === d.name);
+  const item = env2?.compliance_spec?.[0];
+  if (!env2 || !item) {
+    return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
+  }
+  const keys = Object.keys(d.spec);
+  const before = pick(item, keys);
+  const diff = fieldDiff(before, d.spec);
+  if (!diff.length) return void 0;
+  const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
+  return {
+    address: addr,
+    action: "update",
+    before,
+    after: d.spec,
+    diff,
+    version_id: env2.version_id ?? null,
+    last_modified_on: numberOrNull(env2.last_modified_on),
+    source: `${d.source.file}:${d.source.line}`,
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
+  };
+}
+function tenantDrift(d, live) {
+  const addr = tenantAddress(d.name);
+  const env2 = live.find((e) => e.compliance_name === d.name);
+  const item = env2?.compliance_spec?.[0];
+  if (!env2 || !item) return [missingItem(addr)];
+  const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" }));
+  return changedItems(addr, diff, envelopeWho(env2));
+}
+function unmanagedTenants(desired, live, targets) {
+  if (!desired.length) return [];
+  return live.filter((env2) => targeted(tenantAddress(env2.compliance_name ?? ""), targets) && !desired.some((d) => d.name === (env2.compliance_name ?? ""))).map((env2) => ({
+    address: tenantAddress(env2.compliance_name ?? ""),
+    class: "unmanaged",
+    reason: REASONS3.notInGit,
+    before: {},
+    version_id: env2.version_id ?? null,
+    last_modified_on: numberOrNull(env2.last_modified_on),
+    ...envelopeWho(env2)
+  }));
+}
+function updateProblems(c) {
+  const p = updatePayload(c);
+  if (c.action !== "update") return [`a tenant configuration has no ${c.action}`];
+  if (!p) return [`a ${c.payload?.kind} payload`];
+  const out = [];
+  if (c.address !== tenantAddress(p.compliance_name)) out.push(`the payload names ${JSON.stringify(p.compliance_name)}`);
+  const after = c.after ?? {};
+  for (const d of c.diff) if (!(d.path in after) || !sameJson(after[d.path], d.after)) out.push(`the diff of ${d.path} is not git's value`);
+  const item = p.item;
+  const fields = UPDATE_FIELDS;
+  for (const [k, v] of Object.entries(shownUpdate(c))) {
+    if (!fields.includes(k)) out.push(`${k} is not a field of the update`);
+    else if (!sameJson(item[k], v)) out.push(`the payload's ${k} ${show2(item[k])} is not the reviewed ${show2(v)}`);
+  }
+  for (const k of Object.keys(item)) if (!fields.includes(k)) out.push(`the payload's ${k} is not a field of the update`);
+  return out;
+}
+var tenantAddress, REASONS3;
+var init_compare2 = __esm({
+  "src/kinds/tenant-configuration/compare.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_number();
+    init_normalize();
+    init_address();
+    init_who();
+    init_entries();
+    init_words2();
+    init_write2();
+    tenantAddress = (name) => `tenant-configuration/${name}`;
+    REASONS3 = {
+      noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
+      notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/kind.ts
+function evidenceCheck2(core) {
+  let list3;
+  return async (c) => {
+    const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
+    const name = c.address.slice(tenantAddress("").length);
+    const env2 = (await (list3 ??= tenantConfigurations.list(core))).find((e) => e.compliance_name === name);
+    if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
+    const item = env2.compliance_spec?.[0] ?? {};
+    const differs = c.diff.filter((d) => !sameJson(valueAt2(item, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: valueAt2(item, d.path) }));
+    return { ...base, holds: !differs.length, differs, ...envelopeWho(env2) };
+  };
+}
+var tenantConfiguration, carves;
+var init_kind3 = __esm({
+  "src/kinds/tenant-configuration/kind.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_rules();
+    init_address();
+    init_normalize();
+    init_who();
+    init_export_file();
+    init_compare2();
+    init_files2();
+    init_service2();
+    init_write2();
+    tenantConfiguration = {
+      name: "tenant-configuration",
+      fileKind: "TenantConfiguration",
+      schema: "policy/tenant-configuration.schema.json",
+      ownWords,
+      rules: (docs, ctx) => tenantFieldsUpdatable(docs, ctx),
+      entry: (doc) => tenantEntry(doc),
+      addressesIn: (entries2) => entries2.map((d) => tenantAddress(d.name)),
+      address: tenantAddress,
+      addressForms: [tenantAddress("<name>")],
+      read: async (core, _desired, _opts, progress) => {
+        const list3 = await tenantConfigurations.list(core);
+        progress.done("tenant configurations");
+        return list3;
+      },
+      addressesLive: (live) => live.map((e) => tenantAddress(e.compliance_name ?? "")),
+      targeted: (desired, _live, on) => desired.filter((d) => on(tenantAddress(d.name))),
+      plan: (desired, live, findings) => desired.flatMap((d) => targeted(tenantAddress(d.name), findings.targets) ? tenantChange(d, live) ?? [] : []),
+      drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
+      unmanaged: unmanagedTenants,
+      payloadProblems: (c) => updateProblems(c),
+      ready: requireUser,
+      apply: (run2) => ({ write: (c, core) => writeUpdate(c, core, run2) }),
+      export(live, ctx) {
+        return live.flatMap((e) => {
+          const name = e.compliance_name ?? "";
+          const addr = tenantAddress(name);
+          if (!targeted(addr, ctx.targets)) return [];
+          const bad = unsafeName(name);
+          if (bad) {
+            ctx.unnamed.push(`tenant configuration ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
+            return [];
+          }
+          const f = newFile(ctx.unique(`${slug(name || "tenant-configuration")}.yaml`), addr, this.schema, this.fileKind, name);
+          fitSpec(f, e.compliance_spec?.[0] ?? {}, UPDATABLE_TENANT_FIELDS, false);
+          return [f];
+        });
+      },
+      evidence: evidenceCheck2,
+      tests: {
+        // carves_allocation: the service reallocates unless a configuration says false; as git asks, each
+        // of git's configurations over its live self.
+        live: (live) => ({ carves: live.every((e) => carves(e.compliance_spec?.[0])) }),
+        git(desired, live) {
+          const values2 = /* @__PURE__ */ new Map();
+          for (const e of live ?? []) values2.set(e.compliance_name ?? "", carves(e.compliance_spec?.[0]));
+          for (const d of desired) if (d.spec.carves_allocation !== void 0) values2.set(d.name, carves(d.spec));
+          return { carves: [...values2.values()].every(Boolean) };
+        }
+      }
+    };
+    carves = (item) => item?.carves_allocation !== false;
+  }
+});
+
+// src/kinds/registry.ts
+var KINDS2, kindOf, kindOfFile;
+var init_registry = __esm({
+  "src/kinds/registry.ts"() {
+    "use strict";
+    init_kind();
+    init_kind2();
+    init_kind3();
+    KINDS2 = [tenantConfiguration, sspPolicy];
+    kindOf = (kinds, address) => kinds.find((k) => owns(k, address));
+    kindOfFile = (kinds, fileKind) => kinds.find((k) => k.fileKind === fileKind);
+  }
+});
+
+// src/report/diagnostics.ts
+function escapeData(s) {
+  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function escapeProp(s) {
+  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+function printDiagnostics(list3, format2, out, files, env2 = process.env) {
+  const errors = list3.filter((d) => d.severity === "error").length;
+  if (format2 === "json") {
+    out.json({ valid: errors === 0, files, errors, warnings: list3.length - errors, diagnostics: list3 });
+  } else {
+    for (const d of list3) {
+      const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
+      out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
+    }
+    const warnings = list3.length - errors;
+    const warned = warnings ? plural(warnings, "warning") : "";
+    if (errors) {
+      const failed2 = new Set(list3.filter((d) => d.severity === "error").map((d) => d.file)).size;
+      out.out(`
+${plural(errors, "error")} in ${plural(failed2, "file")}${warned ? `, and ${warned}` : ""}.`);
+    } else out.out(`${list3.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
+  }
+  if (env2.GITHUB_ACTIONS === "true") {
+    for (const d of list3) {
+      out.raw(
+        `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}
+`
+      );
+    }
+  }
+}
+var init_diagnostics2 = __esm({
+  "src/report/diagnostics.ts"() {
+    "use strict";
+    init_words();
+    init_escape();
   }
 });
 
@@ -43363,7 +45796,7 @@ function openRepo(flags) {
   return repo;
 }
 function desiredState(repo, env2, out, flags) {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env2, envOf(flags)));
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env2, envOf(flags)), KINDS2);
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
@@ -43448,6 +45881,7 @@ var init_context = __esm({
     init_diagnostics();
     init_repo();
     init_errors();
+    init_registry();
     init_duration();
     init_io();
   }
@@ -43460,7 +45894,7 @@ __export(validate_exports, {
 });
 async function runValidate(flags, out) {
   const env2 = envOf(flags);
-  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env: env2 });
+  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env: env2, kinds: KINDS2 });
   printDiagnostics(diagnostics, flags.format ?? "text", out, docs, env2);
   return diagnostics.some((d) => d.severity === "error") ? 1 : 0;
 }
@@ -43468,6 +45902,7 @@ var init_validate2 = __esm({
   "src/cli/validate.ts"() {
     "use strict";
     init_validate();
+    init_registry();
     init_diagnostics2();
     init_context();
   }
@@ -43476,11 +45911,11 @@ var init_validate2 = __esm({
 // src/repo/schemas.ts
 function schemaFiles(root) {
   return REPO_SCHEMA_FILES.map((f) => {
-    const target = (0, import_node_path12.join)(root, REPO_SCHEMAS_DIR, f);
+    const target = (0, import_node_path14.join)(root, REPO_SCHEMAS_DIR, f);
     return {
       rel: `${REPO_SCHEMAS_DIR}/${f}`,
       target,
-      text: (0, import_node_fs10.readFileSync)((0, import_node_path12.join)(schemasDir, f), "utf8"),
+      text: (0, import_node_fs10.readFileSync)((0, import_node_path14.join)(schemasDir, f), "utf8"),
       current: (0, import_node_fs10.existsSync)(target) ? (0, import_node_fs10.readFileSync)(target, "utf8") : void 0
     };
   });
@@ -43498,12 +45933,12 @@ function writeRepoSchemas(root, overwrite, dryRun = false) {
   }
   return out;
 }
-var import_node_fs10, import_node_path12, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
+var import_node_fs10, import_node_path14, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
 var init_schemas = __esm({
   "src/repo/schemas.ts"() {
     "use strict";
     import_node_fs10 = require("node:fs");
-    import_node_path12 = require("node:path");
+    import_node_path14 = require("node:path");
     init_user_files();
     init_ajv();
     REPO_SCHEMAS_DIR = ".revsync/schemas";
@@ -43564,7 +45999,7 @@ function defaultPin(version2) {
       return void 0;
     }
   };
-  const clone = (0, import_node_fs11.existsSync)((0, import_node_path13.join)(OWN_ROOT, ".git"));
+  const clone = (0, import_node_fs11.existsSync)((0, import_node_path15.join)(OWN_ROOT, ".git"));
   let ref = `v${version2}`;
   if (clone && git("rev-parse", "-q", "--verify", `refs/tags/${ref}`) === void 0) ref = git("rev-parse", "HEAD") ?? ref;
   const pkg = ownPackage();
@@ -43579,7 +46014,7 @@ function pinFrom(url, ref) {
   return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
 }
 function packageJson(dir, pin) {
-  const name = (0, import_node_path13.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+  const name = (0, import_node_path15.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
   return `${JSON.stringify(
     {
       name: `${name || "policy-repo"}`,
@@ -43595,8 +46030,8 @@ function packageJson(dir, pin) {
 }
 async function runInit(flags, out, args) {
   const version2 = ownPackage().version;
-  const dir = (0, import_node_path13.resolve)(out.io.cwd, args[0] ?? ".");
-  const where = (0, import_node_path13.relative)(out.io.cwd, dir) || ".";
+  const dir = (0, import_node_path15.resolve)(out.io.cwd, args[0] ?? ".");
+  const where = (0, import_node_path15.relative)(out.io.cwd, dir) || ".";
   const envName = flags.env ?? "sandbox";
   if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(envName))
     throw new UserError(`--env must be a name of letters, digits, - and _, starting with a letter; got ${JSON.stringify(envName)}`);
@@ -43605,13 +46040,13 @@ async function runInit(flags, out, args) {
   if (credentials) throw new UserError(`--base-url: ${credentials}`);
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
   const prefix = envName.toUpperCase().replace(/[^A-Z0-9]/g, "_");
-  const configPath = (0, import_node_path13.join)(dir, "revsync.yaml");
+  const configPath = (0, import_node_path15.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? (0, import_node_fs11.readFileSync)(configPath, "utf8") : void 0;
   const configText = existing ?? freshConfig(envName, prefix, flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${(0, import_node_path13.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${(0, import_node_path15.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml"
     );
   }
@@ -43625,7 +46060,7 @@ async function runInit(flags, out, args) {
   const placeholder = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
   const files = /* @__PURE__ */ new Map();
   files.set("revsync.yaml", configText);
-  const policiesDir = (0, import_node_path13.join)(dir, shape.policies);
+  const policiesDir = (0, import_node_path15.join)(dir, shape.policies);
   if (!(0, import_node_fs11.existsSync)(policiesDir) || !(0, import_node_fs11.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
   files.set(".gitignore", `${GITIGNORE_HEADER}
 ${GITIGNORE_LINES.join("\n")}
@@ -43650,14 +46085,14 @@ ${GITIGNORE_LINES.join("\n")}
 `
   );
   if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin ?? placeholder));
-  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path13.join)(CI_DIR, from), "utf8"), shape));
-  const words = { show: (p) => (0, import_node_path13.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
-  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path13.join)(dir, name), words);
+  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path15.join)(CI_DIR, from), "utf8"), shape));
+  const words = { show: (p) => (0, import_node_path15.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
+  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path15.join)(dir, name), words);
   const written = [];
   const kept = [];
   const unchanged = [];
   for (const [name, text3] of files) {
-    const path = (0, import_node_path13.join)(dir, name);
+    const path = (0, import_node_path15.join)(dir, name);
     const current = (0, import_node_fs11.existsSync)(path) ? (0, import_node_fs11.readFileSync)(path, "utf8") : void 0;
     if (current === text3) {
       unchanged.push(name);
@@ -43690,7 +46125,7 @@ ${GITIGNORE_LINES.join("\n")}
   if (kept.length) out.out(`  kept, as they exist (--force replaces them): ${kept.join(", ")}`);
   let pinned;
   try {
-    const pkg = JSON.parse((0, import_node_fs11.readFileSync)((0, import_node_path13.join)(dir, "package.json"), "utf8"));
+    const pkg = JSON.parse((0, import_node_fs11.readFileSync)((0, import_node_path15.join)(dir, "package.json"), "utf8"));
     pinned = { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
   } catch {
     pinned = void 0;
@@ -43730,12 +46165,12 @@ ${GITIGNORE_LINES.join("\n")}
 function mergeInto(name, current, pinFlag, pin) {
   if (name === ".gitignore") {
     const has = new Set(current.split(/\r?\n/).map((l) => l.trim()));
-    const missing3 = GITIGNORE_LINES.filter((l) => !has.has(l));
-    if (!missing3.length) return { text: current, said: "" };
+    const missing2 = GITIGNORE_LINES.filter((l) => !has.has(l));
+    if (!missing2.length) return { text: current, said: "" };
     const sep5 = current === "" || current.endsWith("\n") ? "" : "\n";
     return { text: `${current}${sep5}${GITIGNORE_HEADER}
-${missing3.join("\n")}
-`, said: `added ${missing3.join(", ")} to .gitignore` };
+${missing2.join("\n")}
+`, said: `added ${missing2.join(", ")} to .gitignore` };
   }
   if (name === "package.json") {
     let pkg;
@@ -43773,16 +46208,16 @@ function editPin(current, section, want, wanted) {
   for (const m of current.matchAll(/("revsync"\s*:\s*)"(?:[^"\\]|\\.)*"/g))
     candidates2.push(current.slice(0, m.index) + m[1] + value2 + current.slice(m.index + m[0].length));
   for (const m of current.matchAll(new RegExp(`"${section}"\\s*:\\s*\\{(\\s*)`, "g"))) {
-    const at3 = m.index + m[0].length;
+    const at2 = m.index + m[0].length;
     const ws = m[1] ?? "";
-    if (current[at3] !== "}" || !ws.includes("\n")) {
-      const insert = current[at3] === "}" ? `"revsync": ${value2}${ws}` : `"revsync": ${value2},${ws}`;
-      candidates2.push(current.slice(0, at3) + insert + current.slice(at3));
+    if (current[at2] !== "}" || !ws.includes("\n")) {
+      const insert = current[at2] === "}" ? `"revsync": ${value2}${ws}` : `"revsync": ${value2},${ws}`;
+      candidates2.push(current.slice(0, at2) + insert + current.slice(at2));
     } else {
       const keyIndent = /[ \t]*$/.exec(current.slice(0, m.index))?.[0] ?? "";
-      candidates2.push(`${current.slice(0, at3 - ws.length)}
+      candidates2.push(`${current.slice(0, at2 - ws.length)}
 ${keyIndent}${unit}"revsync": ${value2}
-${keyIndent}${current.slice(at3)}`);
+${keyIndent}${current.slice(at2)}`);
     }
   }
   const end = current.lastIndexOf("}");
@@ -43815,13 +46250,13 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path13, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
     import_node_fs11 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_path15 = require("node:path");
     import_node_module4 = require("node:module");
     import_node_util = require("node:util");
     import_yaml3 = __toESM(require_dist(), 1);
@@ -43830,8 +46265,8 @@ var init_init = __esm({
     init_schemas();
     init_ajv();
     init_user_files();
-    OWN_ROOT = (0, import_node_path13.join)(schemasDir, "..");
-    CI_DIR = (0, import_node_path13.join)(OWN_ROOT, "examples", "ci");
+    OWN_ROOT = (0, import_node_path15.join)(schemasDir, "..");
+    CI_DIR = (0, import_node_path15.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
       github: [
         ["github/revsync-plan.yml", ".github/workflows/revsync-plan.yml"],
@@ -43840,43 +46275,28 @@ var init_init = __esm({
       ],
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
-    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path13.join)(OWN_ROOT, "package.json"));
+    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path15.join)(OWN_ROOT, "package.json"));
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
     GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
   }
 });
 
-// src/plan/unknown.ts
-function notShown(git, live) {
-  return Object.keys(git).filter((k) => live[k] === null || live[k] === void 0 || isInexact(live[k])).map((k) => {
-    const v = live[k];
-    return isInexact(v) ? { field: k, inexact: v.text } : { field: k };
-  });
+// src/plan/policy-models.ts
+function modelsFromGitOnly2(desired, kinds = KINDS2) {
+  const parts = fromGit(desired, void 0, kinds);
+  return { models: policiesOf(parts), skipped: parts.flatMap((p) => p.skipped ?? []) };
 }
-function addUnknown(unknown, addr, fields) {
-  if (!unknown || !fields.length) return;
-  unknown.set(addr, [...unknown.get(addr) ?? [], ...fields]);
+function liveWithGitsUnknowns2(desired, live, kinds = KINDS2) {
+  const taken = /* @__PURE__ */ new Map();
+  const known = new Map(live);
+  for (const k of kinds) if (k.tests?.known) known.set(k.name, k.tests.known(desiredOf(k, desired), liveOf(k, live), taken));
+  return { live: known, fromGit: taken };
 }
-function unknownNotes(unknown) {
-  return [...unknown].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).flatMap(([addr, fields]) => fields.map((f) => unknownNote(addr, f)));
-}
-function unknownNote(addr, f) {
-  const u = typeof f === "string" ? { field: f } : f;
-  if (u.inexact !== void 0) {
-    return `${addr}: ${u.field} not comparable: the service answers ${u.inexact}, a number a double cannot hold exactly, so git's value could be neither checked nor changed`;
-  }
-  if (u.unreadable !== void 0) {
-    return `${addr}: ${u.field} not comparable: the service answers ${JSON.stringify(u.unreadable)}, which revsync cannot read as a date, so git's value could be neither checked nor changed`;
-  }
-  return `${addr}: ${u.field} not compared: the service shows no value (null) for it, so git's value could be neither checked nor changed`;
-}
-function unknownCaveat(n) {
-  return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
-}
-function impactNotes(cases, contracts, fromGit) {
+function impactNotes(cases, contracts, fromGit2) {
   const met = /* @__PURE__ */ new Set();
-  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
-  return [...fromGit].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
+  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)])
+    for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(sspAddress.policy(p));
+  return [...fromGit2].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
 }
 function impactNote(addr, unknown) {
   const fields = unknown.map((f) => typeof f === "string" ? f : f.field);
@@ -43884,144 +46304,21 @@ function impactNote(addr, unknown) {
   const how = unknown.some((f) => typeof f !== "string" && f.inexact !== void 0) ? "null, or a number it cannot hold exactly" : "null";
   return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
 }
-var init_unknown = __esm({
-  "src/plan/unknown.ts"() {
-    "use strict";
-    init_number();
-    init_address();
-  }
-});
-
-// src/plan/policy-models.ts
-function rowsOf(held) {
-  if (!held) return [];
-  return Array.isArray(held) ? held : valuesFromCsv(held.csv);
-}
-function fromItem(name, item, batches, fromService = false) {
-  const hidden2 = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
-  const inexact = hidden2.filter((k) => isInexact(item[k]));
-  const place = item.hierarchy_no;
-  return {
-    name,
-    active: item.active !== false,
-    // A hierarchy_no that is not comparable (the one number rule) orders the policy by the double it reads
-    // as, and marks its place unknown: a line it may price is an error, never a guess.
-    hierarchy_no: typeof place === "number" ? place : isInexact(place) ? Number(place.text) : Number.MAX_SAFE_INTEGER,
-    ...isInexact(place) ? { placeUnknown: place.text } : {},
-    ...inexact.length ? { notComparable: inexact } : {},
-    method: typeof item.method === "string" ? item.method : "",
-    when: Array.isArray(item.when) ? item.when : [],
-    expression: typeof item.expression === "string" ? item.expression : "",
-    ...typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {},
-    batches,
-    ...typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {},
-    ...typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {},
-    ...hidden2.length ? { notShown: hidden2 } : {},
-    rules: {
-      ...typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {},
-      ...typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {},
-      ...typeof item.transaction_above_range === "string" ? { above: item.transaction_above_range } : {}
-    }
-  };
-}
-function ordinal(i) {
-  const n = i + 1;
-  const teen = n % 100 >= 11 && n % 100 <= 13;
-  return `${n}${teen ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
-}
-function liveBatch(policy2, b, live) {
-  const name = batchNameOf(b);
-  const at3 = typeof b.updated_at === "number" ? b.updated_at : -1;
-  return {
-    name,
-    status: b.status ?? "",
-    values: rowsOf(live.values.get(`${policy2}/${name}`)),
-    ...str2(b.effective_start_date) ? { effective_start_date: str2(b.effective_start_date) } : {},
-    ...str2(b.effective_end_date) ? { effective_end_date: str2(b.effective_end_date) } : {},
-    approved: at3,
-    approvedShown: at3 >= 0 ? `updated_at ${iso(at3)}` : "no updated_at"
-  };
-}
-function modelsFromLive(live) {
-  return [...live.ssp].map(
-    ([name, lp]) => fromItem(
-      name,
-      lp.item,
-      (lp.batches ?? []).map((b) => liveBatch(name, b, live)),
-      true
-    )
-  );
-}
-function liveWithGitsUnknowns(desired, live) {
-  const fromGit = /* @__PURE__ */ new Map();
-  const ssp3 = new Map(live.ssp);
-  for (const d of desired.ssp) {
-    const lp = live.ssp.get(d.name);
-    if (!lp) continue;
-    const spec2 = d.spec;
-    const fields = notShown(spec2, lp.item);
-    if (!fields.length) continue;
-    fromGit.set(address.ssp(d.name), fields);
-    const item = { ...lp.item, ...Object.fromEntries(fields.map((u) => [u.field, spec2[u.field]])) };
-    ssp3.set(d.name, { ...lp, item });
-  }
-  return { live: { ...live, ssp: ssp3 }, fromGit };
-}
-function modelsFromGit(desired, live) {
-  const out = /* @__PURE__ */ new Map();
-  if (live) for (const m of modelsFromLive(live)) out.set(m.name, m);
-  for (const d of desired.ssp) {
-    const lp = live?.ssp.get(d.name);
-    const item = { ...lp?.item ?? {}, ...d.spec };
-    const batches = /* @__PURE__ */ new Map();
-    for (const b of out.get(d.name)?.batches ?? []) batches.set(b.name, b);
-    d.batches.forEach((b, i) => {
-      const before = batches.get(b.name);
-      const keeps = b.status === "approved" && before?.status === "approved";
-      const inService = live?.ssp.get(d.name)?.batches?.some((lb) => batchNameOf(lb) === b.name) ?? false;
-      const start = inService ? before?.effective_start_date : b.effective_start_date ?? before?.effective_start_date;
-      const end = inService ? before?.effective_end_date : b.effective_end_date ?? before?.effective_end_date;
-      batches.set(b.name, {
-        name: b.name,
-        status: b.status,
-        values: b.values ? b.values.rows : before?.values ?? [],
-        ...start ? { effective_start_date: start } : {},
-        ...end ? { effective_end_date: end } : {},
-        approved: keeps && before ? before.approved : (live ? APPROVED_BY_THIS_CHANGE : 0) + i,
-        approvedShown: keeps && before ? before.approvedShown : live ? `approved by this change, listed ${ordinal(i)} in git` : `listed ${ordinal(i)} in git`
-      });
-    });
-    out.set(d.name, fromItem(d.name, item, [...batches.values()]));
-  }
-  return [...out.values()];
-}
-function modelsFromGitOnly(desired) {
-  const skipped = desired.ssp.filter((d) => d.spec.when === void 0 || d.spec.hierarchy_no === void 0).map((d) => d.name);
-  const models = modelsFromGit({ ...desired, ssp: desired.ssp.filter((d) => !skipped.includes(d.name)) });
-  return { models, skipped };
-}
-function carvesLive(live) {
-  return live.tenantConfigs.every((e) => carvesOf(e.compliance_spec?.[0]));
-}
-function carvesGit(desired, live, use = () => true) {
-  const values2 = /* @__PURE__ */ new Map();
-  for (const e of live?.tenantConfigs ?? []) values2.set(e.compliance_name ?? "", carvesOf(e.compliance_spec?.[0]));
-  for (const d of desired.tenantConfigs) if (use(d.name) && d.spec.carves_allocation !== void 0) values2.set(d.name, carvesOf(d.spec));
-  return [...values2.values()].every(Boolean);
-}
-var RANGE_FIELDS, iso, str2, APPROVED_BY_THIS_CHANGE, carvesOf;
+var policiesOf, carvesOf, fromLive, fromGit, modelsFromLive2, carvesLive, modelsFromGit2, carvesGit;
 var init_policy_models = __esm({
   "src/plan/policy-models.ts"() {
     "use strict";
-    init_csv();
-    init_address();
-    init_unknown();
-    init_number();
-    RANGE_FIELDS = ["floor_percentage", "ceiling_percentage"];
-    iso = (epoch2) => new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z");
-    str2 = (v) => typeof v === "string" && v !== "" ? v : void 0;
-    APPROVED_BY_THIS_CHANGE = 1e15;
-    carvesOf = (item) => item?.carves_allocation !== false;
+    init_kind();
+    init_registry();
+    init_read();
+    policiesOf = (parts) => parts.flatMap((p) => p.policies ?? []);
+    carvesOf = (parts) => parts.every((p) => p.carves ?? true);
+    fromLive = (live, kinds) => kinds.flatMap((k) => k.tests ? [k.tests.live(liveOf(k, live))] : []);
+    fromGit = (desired, live, kinds) => kinds.flatMap((k) => k.tests ? [k.tests.git(desiredOf(k, desired), live && liveOf(k, live))] : []);
+    modelsFromLive2 = (live, kinds = KINDS2) => policiesOf(fromLive(live, kinds));
+    carvesLive = (live, kinds = KINDS2) => carvesOf(fromLive(live, kinds));
+    modelsFromGit2 = (desired, live, kinds = KINDS2) => policiesOf(fromGit(desired, live, kinds));
+    carvesGit = (desired, live, kinds = KINDS2) => carvesOf(fromGit(desired, live, kinds));
   }
 });
 
@@ -44053,7 +46350,7 @@ function explain(c, got, ordered, all2) {
     }
   } else if (c.expect.ssp !== void 0 && !sameSsp(c.expect.ssp, got.ssp)) {
     const gives = got.ssp === null ? "no SSP" : `SSP ${showSsp(got.ssp)}`;
-    why.push(`${show2(got.policy)} gives ${gives}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
+    why.push(`${show5(got.policy)} gives ${gives}, expected ${showSsp(c.expect.ssp)}${got.note ? ` (${got.note})` : ""}`);
   }
   return why;
 }
@@ -44108,8 +46405,8 @@ function allocationImpact(contracts, before, after, readRule) {
       const shift = lb.allocated === null || la.allocated === null ? null : Math.round((la.allocated - lb.allocated) * 100) / 100;
       return { id: l.id, before: side(lb), after: side(la), shift };
     });
-    const same2 = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
-    if (same2) continue;
+    const same = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
+    if (same) continue;
     const known = b.status !== "cannot allocate" && a.status !== "cannot allocate";
     const moved = known ? Math.round(lines.reduce((s, l) => s + Math.max(0, l.shift ?? 0), 0) * 100) / 100 : null;
     const why = [
@@ -44130,18 +46427,18 @@ function allocationImpact(contracts, before, after, readRule) {
   }
   return out.sort((x, y) => (y.moved ?? -1) - (x.moved ?? -1));
 }
-function movedByCurrency(entries) {
+function movedByCurrency(entries2) {
   const by = /* @__PURE__ */ new Map();
-  for (const e of entries) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
+  for (const e of entries2) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
   return by;
 }
-var show2, side;
+var show5, side;
 var init_run = __esm({
   "src/policy-test/run.ts"() {
     "use strict";
     init_evaluate();
     init_allocate();
-    show2 = (p) => p === null ? "no policy" : p;
+    show5 = (p) => p === null ? "no policy" : p;
     side = (l) => ({ policy: l.policy, ssp: l.ssp, basis: l.basis, allocated: l.allocated });
   }
 });
@@ -44153,8 +46450,8 @@ function caseXml(c, name) {
   const inner = [];
   if (outcome) {
     const [tag, { message, text: text3 }] = outcome;
-    const at3 = c.where ? `${c.where.file}:${c.where.line}: ` : "";
-    inner.push(`      <${tag} message="${xml(at3 + message)}">${xml(text3)}</${tag}>`);
+    const at2 = c.where ? `${c.where.file}:${c.where.line}: ` : "";
+    inner.push(`      <${tag} message="${xml(at2 + message)}">${xml(text3)}</${tag}>`);
   }
   if (c.output !== void 0) inner.push(`      <system-out>${xml(c.output)}</system-out>`);
   if (!inner.length) return `${head}/>`;
@@ -44203,13 +46500,13 @@ function fitPieces(pieces, budget, leftOut) {
   if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
   const room = budget - leftOut(pieces.length).length;
   let used = 0;
-  let shown2 = 0;
+  let shown = 0;
   for (const p of pieces) {
     if (used + p.length > room) break;
     used += p.length;
-    shown2++;
+    shown++;
   }
-  return { text: pieces.slice(0, shown2).join("") + leftOut(pieces.length - shown2), shown: shown2 };
+  return { text: pieces.slice(0, shown).join("") + leftOut(pieces.length - shown), shown };
 }
 function fitTiers(t, budget, between, leftOut) {
   const n = t.full.length;
@@ -44228,8 +46525,8 @@ function fitTiers(t, budget, between, leftOut) {
     if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
   }
   const head = between("bare", 0);
-  const { text: text3, shown: shown2 } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown2, text: head + text3 };
+  const { text: text3, shown } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown, text: head + text3 };
 }
 var MARKDOWN_LIMIT, SECTION_BUDGET;
 var init_budget = __esm({
@@ -44559,17 +46856,17 @@ __export(policy_test_exports, {
   testText: () => testText
 });
 function testText(results, source, out, contracts = []) {
-  const failed = results.filter((r) => !r.pass);
+  const failed2 = results.filter((r) => !r.pass);
   const lines = [];
   for (const r of contracts) lines.push(...contractText(r, out), "");
-  for (const r of failed) {
+  for (const r of failed2) {
     lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${terminalText(r.case.file)}:${r.case.line}`)} ${terminalText(r.case.name)}`);
     lines.push(`      expected: ${terminalText(showOutcome(r.case.expect.policy, r.case.expect.ssp))}`);
     lines.push(`      got:      ${r.got.error ? "an error" : terminalText(showOutcome(r.got.policy, r.case.expect.ssp === void 0 ? void 0 : r.got.ssp))}`);
     for (const w of r.why) lines.push(`      why:      ${terminalText(w)}`);
   }
-  if (failed.length) lines.push("");
-  const bad = failed.length + contracts.filter((r) => !r.pass).length;
+  if (failed2.length) lines.push("");
+  const bad = failed2.length + contracts.filter((r) => !r.pass).length;
   const all2 = results.length + contracts.length;
   lines.push(
     `${bad ? out.paint("red", "Policy tests failed") : out.paint("green", "Policy tests passed")}: ${all2 - bad} passed, ${bad} failed (against ${source})${contractsSummary(contracts)}.`
@@ -44650,14 +46947,14 @@ Hint: ${error2.hint}` : "";
   }) : [{ classname: "revsync", name: "revsync test", seconds: 0, error: { message, text: `${message}${hint}` } }];
   return junitXml(TITLE, [{ name: "revsync test", cases }]);
 }
-function impactText(entries) {
-  if (!entries.length) return "";
-  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${terminalText(impactLine(e))}   (${terminalText(e.file)}:${e.line})`)].join("\n");
+function impactText(entries2) {
+  if (!entries2.length) return "";
+  return [`Impact: ${casesChange(entries2.length)}:`, ...entries2.map((e) => `  ${terminalText(impactLine(e))}   (${terminalText(e.file)}:${e.line})`)].join("\n");
 }
-function impactMarkdown(entries, whole = WHOLE_PLAN) {
-  if (!entries.length) return "";
-  const head = [`#### Impact: ${casesChange(entries.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
-  const rows = entries.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
+function impactMarkdown(entries2, whole = WHOLE_PLAN) {
+  if (!entries2.length) return "";
+  const head = [`#### Impact: ${casesChange(entries2.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
+  const rows = entries2.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
 `);
   const { text: text3 } = fitPieces(
     rows,
@@ -44737,10 +47034,10 @@ function contractCase(r) {
   if (r.allocation.errors.length) return { ...c, error: { message, text: r.allocation.errors.join("\n") } };
   return { ...c, failure: { message, text: r.why.join("\n") } };
 }
-function allocationImpactText(entries) {
-  if (!entries.length) return "";
-  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, terminalText)}:`];
-  for (const e of entries) {
+function allocationImpactText(entries2) {
+  if (!entries2.length) return "";
+  const lines = [`Allocation impact: ${contractsMove(entries2.length)}${movedWords(entries2, terminalText)}:`];
+  for (const e of entries2) {
     lines.push(
       `  ${terminalText(e.contract)} (${terminalText(e.file)}:${e.line}): ${e.moved === null ? "cannot compare" : `${terminalText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`
     );
@@ -44755,8 +47052,8 @@ function allocationImpactText(entries) {
   }
   return lines.join("\n");
 }
-function movedWords(entries, esc) {
-  const by = movedByCurrency(entries);
+function movedWords(entries2, esc) {
+  const by = movedByCurrency(entries2);
   if (!by.size) return "";
   return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
 }
@@ -44777,10 +47074,10 @@ function allocationChart(e) {
     "```"
   ].join("\n");
 }
-function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
-  if (!entries.length) return "";
-  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, markdownText)}`, ""];
-  const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
+function allocationImpactMarkdown(entries2, whole = WHOLE_PLAN) {
+  if (!entries2.length) return "";
+  const out = [`#### Allocation impact: ${contractsMove(entries2.length)}${movedWords(entries2, markdownText)}`, ""];
+  const charts = entries2.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
   const drawn = fitPieces(
     charts.map((e) => `${allocationChart(e)}
 
@@ -44795,7 +47092,7 @@ function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
       `${drawn.text}_The ${drawn.shown === 1 ? "contract" : `${drawn.shown} contracts`} that move${drawn.shown === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
       ""
     );
-  const blocks = entries.map(
+  const blocks = entries2.map(
     (e) => [
       `**${markdownText(e.contract)}** (${markdownCode(`${e.file}:${e.line}`)}): ${e.moved === null ? "cannot compare" : `${markdownText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
       "",
@@ -44821,15 +47118,15 @@ function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
 }
 function planImpactText(impact2) {
   if (!impact2) return "";
-  const shown2 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
-  if (shown2.length && impact2.notes?.length) shown2.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
-  return shown2.join("\n\n");
+  const shown = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
+  if (shown.length && impact2.notes?.length) shown.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
+  return shown.join("\n\n");
 }
 function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
   if (!impact2) return "";
-  const shown2 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
-  if (shown2.length && impact2.notes?.length)
-    shown2.push(
+  const shown = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
+  if (shown.length && impact2.notes?.length)
+    shown.push(
       fitPieces(
         impact2.notes.map((n) => `> Note: ${markdownText(n)}
 
@@ -44839,7 +47136,7 @@ function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
 `
       ).text
     );
-  return shown2.join("\n");
+  return shown.join("\n");
 }
 var TITLE, casesChange, WHOLE_PLAN, STATUS_WORDS2, PLAIN, num2, range, rule, sidePolicy, contractsMove, SHORT_STATUS, statusShift, policies, CHART_CONTRACTS, CHART_LINES;
 var init_policy_test = __esm({
@@ -44882,917 +47179,35 @@ var init_policy_test = __esm({
   }
 });
 
-// src/map-limit.ts
-async function mapLimit(items, limit, fn) {
-  const results = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return results;
-}
-var init_map_limit = __esm({
-  "src/map-limit.ts"() {
-    "use strict";
-  }
-});
-
-// src/api/write.ts
-function guardFailed(e) {
-  return new ApiError({
-    method: e.method,
-    path: e.path,
-    status: e.status,
-    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
-    problems: e.problems
-  });
-}
-async function runWrite(core, w) {
-  const p = freshProgress();
-  const maxSends = w.maxSends ?? core.writeSends;
-  let mayHaveLanded = false;
-  let unsettled;
-  const checked = async (o) => {
-    if (!w.check) return o;
-    try {
-      const undone = await w.check(o.result);
-      return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return { ...o, unchecked: `not read again after the write: ${e.message}` };
-    }
-  };
-  const settle = async (err) => {
-    let found;
-    try {
-      found = await w.readBack();
-    } catch (readErr) {
-      return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
-    }
-    const why = readBackReason(err);
-    if ("other" in found) {
-      return {
-        kind: "refused",
-        error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true })
-      };
-    }
-    if (found.landed) return checked({ kind: "confirmed", why, result: found.result, ...found.status ? { status: found.status } : {} });
-    p.mayHaveLanded = false;
-    return void 0;
-  };
-  const stop = async (e) => {
-    if (!mayHaveLanded) return { kind: "refused", error: e };
-    const s = await settle(unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
-    return s ?? {
-      kind: "refused",
-      error: new ApiError({
-        method: e.method,
-        path: e.path,
-        status: e.status,
-        message: `${e.serviceMessage}; read back: it did not land`,
-        problems: e.problems
-      })
-    };
-  };
-  for (; ; ) {
-    if (unsettled) {
-      const s = await settle(unsettled);
-      if (s) return s;
-      unsettled = void 0;
-    }
-    let g;
-    try {
-      g = await w.guard();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return mayHaveLanded ? stop(e) : { kind: "refused", error: guardFailed(e) };
-    }
-    if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
-    if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
-    const spec2 = w.request(g.go);
-    let v;
-    try {
-      v = await core.sendOnce(spec2, p);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-    if (v.outcome === "ok") {
-      const r = w.result(v.body);
-      if (r !== void 0) return checked({ kind: "done", result: r });
-      const found = await w.readBack().catch((readErr) => ({ failed: readErr }));
-      if ("landed" in found && found.landed) return checked({ kind: "done", result: found.result });
-      const accepted = new ApiError({
-        method: spec2.method,
-        path: spec2.path,
-        status: 200,
-        message: "the service accepted the write but does not show it",
-        outcomeUnknown: true
-      });
-      return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
-    }
-    if (v.outcome === "refused") {
-      if (mayHaveLanded) {
-        const s = await settle(v.err);
-        return s ?? { kind: "refused", error: v.err };
-      }
-      if (v.err.status !== 412) {
-        const meant = w.firstRefusal ? await w.firstRefusal(v.err) : void 0;
-        return meant ?? { kind: "refused", error: v.err };
-      }
-    }
-    if (v.outcome === "unknown") {
-      mayHaveLanded = true;
-      unsettled = v.err;
-    }
-    try {
-      await core.again(spec2, v, p, maxSends);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-  }
-}
-var init_write = __esm({
-  "src/api/write.ts"() {
-    "use strict";
-    init_errors();
-    init_classify();
-    init_core();
-  }
-});
-
-// src/shared/who.ts
-function isoOf(epoch2) {
-  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
-}
-function whoWords(w, verb = "last changed") {
-  if (!w.modified_by && !w.modified_on) return "";
-  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
-}
-function sameUser(a, b) {
-  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
-}
-var shortIso, envelopeWho, batchWho;
-var init_who = __esm({
-  "src/shared/who.ts"() {
-    "use strict";
-    shortIso = (iso4) => iso4.replace(".000Z", "Z");
-    envelopeWho = (env2) => ({
-      modified_by: env2?.last_modified_by ?? null,
-      modified_on: isoOf(env2?.last_modified_on)
-    });
-    batchWho = (b) => ({
-      modified_by: b?.updated_by ?? null,
-      modified_on: isoOf(b?.updated_at)
-    });
-  }
-});
-
-// src/api/resources.ts
-function createMismatch(sent, live) {
-  if (!live) return ["(no policy item)"];
-  const l = live;
-  const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
-  return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent, keys)).map((d) => d.path);
-}
-function overwrittenWords(who, what) {
-  return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
-}
-function statusesFromService(core, list3) {
-  const choices = core.service;
-  const item = (i) => {
-    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
-    for (const b of i.batches ?? []) if (b && typeof b === "object") item(b);
-  };
-  for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
-  return list3;
-}
-var TC, SSP, enc, tenantConfigurations, IDENTITY_FIELDS, exactPolicy, ssp2, writes, approvals, errorTransactions2;
-var init_resources = __esm({
-  "src/api/resources.ts"() {
-    "use strict";
-    init_errors();
-    init_address();
-    init_normalize();
-    init_write();
-    init_who();
-    init_service_choices();
-    TC = "/apis/policy-sets/v1/policy/tenant-configurations";
-    SSP = "/apis/policy-sets/v1/policy/ssp";
-    enc = encodeURIComponent;
-    tenantConfigurations = {
-      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
-      /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
-       *  sends and settles it. */
-      updateRequest: (id, body, ifMatch) => ({
-        method: "PATCH",
-        path: `${TC}/${enc(id)}`,
-        body,
-        kind: "write",
-        schema: "UpdateResult",
-        ...ifMatch ? { ifMatch } : {},
-        emptyOk: true
-      })
-    };
-    IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
-    exactPolicy = (list3, name) => list3.find((e) => e.compliance_name === name);
-    ssp2 = {
-      list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
-      /** One policy with its batches, matched by exact name; undefined when the service has no policy of
-       *  exactly that name (a 404, or an answer holding only other policies). */
-      async get(core, policyName) {
-        try {
-          const list3 = await core.call({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
-          return exactPolicy(statusesFromService(core, list3), policyName);
-        } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return void 0;
-          throw e;
-        }
-      },
-      /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
-       *  policy name when the answer names its policy. */
-      async batch(core, policyName, batchName) {
-        try {
-          const list3 = await core.call({
-            method: "GET",
-            path: SSP,
-            query: { policy_name: policyName, batch_name: batchName },
-            kind: "read",
-            schema: "SspList"
-          });
-          for (const env2 of statusesFromService(core, list3)) {
-            if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
-            const item = (env2.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === void 0 || i.policy_name === policyName));
-            if (item) return item;
-          }
-          return void 0;
-        } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return void 0;
-          throw e;
-        }
-      },
-      /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
-      createRequest: (body) => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
-      /** The PATCH that reviews or approves a batch (sent by the write unit). */
-      batchActionRequest: (action, policyId, batchName, ifMatch) => ({
-        method: "PATCH",
-        path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
-        kind: "write",
-        schema: "SspUpdateResult",
-        ...ifMatch ? { ifMatch } : {},
-        emptyOk: true
-      }),
-      download: (core, fileId) => core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
-      /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
-       *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
-      template: (core, batchName) => batchName !== void 0 && core.service.templateBatchName === "path" ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" }) : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" })
-    };
-    writes = {
-      /** A tenant configuration PATCH. The guard gives the body of each send (rebuilt from its fresh read)
-       *  and the If-Match. A send that may have landed is settled by reading the configuration: landed when
-       *  it holds every field the last send set, not landed when it holds every such field as before. */
-      update(core, id, guard) {
-        let sent = {};
-        let before;
-        const empty = { compliance_id: id, compliance_details: [], error: [] };
-        const same2 = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-        return runWrite(core, {
-          guard,
-          maxSends: core.sendBudget,
-          request: (read) => {
-            sent = read.body.compliance_spec[0] ?? {};
-            before = read.before;
-            return tenantConfigurations.updateRequest(id, read.body, read.ifMatch);
-          },
-          result: (body) => body ?? empty,
-          readBack: async () => {
-            const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-            const live = env2?.compliance_spec?.[0] ?? {};
-            if (Object.entries(sent).every(([k, v]) => same2(live[k], v))) return { landed: true, result: empty };
-            const b = before;
-            if (b && Object.keys(sent).every((k) => same2(live[k], b[k]))) return { landed: false };
-            return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
-          },
-          // Read again right after the write: a field the service holds otherwise than sent was written over
-          // since, by someone else (a null the service answers tells nothing, as the interface allows it).
-          check: async () => {
-            const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-            if (!env2) return `the tenant configuration is no longer in the service after revsync's write`;
-            const live = env2.compliance_spec?.[0] ?? {};
-            const moved = Object.entries(sent).filter(([k, v]) => live[k] !== null && live[k] !== void 0 && !same2(live[k], v)).map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
-            return moved.length ? overwrittenWords(envelopeWho(env2), moved) : void 0;
-          },
-          firstRefusal: async (err) => err.status === 412 ? {
-            kind: "refused",
-            error: new ApiError({
-              method: err.method,
-              path: err.path,
-              status: 412,
-              message: "the tenant configuration changed since the plan was made: plan again"
-            })
-          } : void 0
-        });
-      },
-      /** An SSP create. After a send that may have landed, the policy is read back by exact name: landed
-       *  only when it equals what was sent on every field the create sets and `verify` (the values of its
-       *  batches) finds nothing amiss; another policy of that name is someone else's. A 409 to a send no
-       *  earlier send of which may have landed is a conflict: someone else's policy, never "created". */
-      create(core, body, guard = async () => ({ go: null }), verify = async () => []) {
-        const name = body.compliance_name;
-        const sent = body.compliance_spec[0];
-        const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
-        return runWrite(core, {
-          guard,
-          request: () => ssp2.createRequest(body),
-          result: (b) => {
-            const r = b;
-            return r?.compliance_id ? r : void 0;
-          },
-          readBack: async () => {
-            const live = await ssp2.get(core, name);
-            if (!live) return { landed: false };
-            const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
-            if (differs.length) {
-              return {
-                other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
-              };
-            }
-            return { landed: true, result: found(live) };
-          },
-          firstRefusal: async (err) => {
-            if (err.status !== 409) return void 0;
-            const live = await ssp2.get(core, name).catch(() => void 0);
-            const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
-            return {
-              kind: "refused",
-              error: new ApiError({
-                method: err.method,
-                path: err.path,
-                status: 409,
-                message: `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`,
-                conflict: true
-              })
-            };
-          }
-        });
-      },
-      /** A review or approve. A send that may have landed is settled by reading the batch: at the target
-       *  status, landed; at the status before it, not landed. A 409 to a first send reads the batch: at the
-       *  target status (someone else moved it), already; otherwise refused. */
-      batchAction(core, action, policy2, batchName, guard = async () => ({ go: {} })) {
-        let id = policy2.id;
-        const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-        const answer = (status) => ({
-          compliance_id: id,
-          compliance_details: [{ error: [], message: status, unique_key: policy2.name }],
-          error: []
-        });
-        return runWrite(core, {
-          guard,
-          maxSends: core.sendBudget,
-          request: (read) => {
-            id = read.id ?? id;
-            return ssp2.batchActionRequest(action, id, batchName, read.ifMatch);
-          },
-          result: (b) => b ?? answer(action === "review" ? "reviewed" : "approved"),
-          readBack: async () => {
-            const status = (await ssp2.batch(core, policy2.name, batchName))?.status;
-            if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
-            return { landed: false };
-          },
-          firstRefusal: async (err) => {
-            if (err.status !== 409) return void 0;
-            const status = (await ssp2.batch(core, policy2.name, batchName).catch(() => void 0))?.status;
-            return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : void 0;
-          }
-        });
-      }
-    };
-    approvals = {
-      pending: (core) => core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
-      /** Sent again only when the pending list says that none of the ids was processed (the create rule).
-       *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
-       *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
-       *  service says so (the list shows pending uploads only: someone else may have acted on them). */
-      async act(core, action, comments, ids) {
-        const spec2 = {
-          method: "POST",
-          path: "/apis/oingest-approval/v1/action",
-          body: { action, comments, approval_ids: ids },
-          kind: "write-once",
-          schema: "ApprovalActionResult",
-          emptyOk: true
-        };
-        let why = "";
-        let guarded = 0;
-        const o = await runWrite(core, {
-          // The first send: the command checked the ids against the pending list right before asking. Each
-          // resend: they must all be pending still (someone else may have acted on one meanwhile).
-          guard: async () => {
-            if (guarded++ === 0) return { go: null };
-            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-            const gone = ids.filter((id) => {
-              const r = records.get(id);
-              return !r || r.status !== void 0 && r.status !== "Pending Approval";
-            });
-            return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
-          },
-          request: () => spec2,
-          result: (body) => body ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
-          readBack: async () => {
-            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-            const pending = (id) => {
-              const r = records.get(id);
-              return !!r && (r.status === void 0 || r.status === "Pending Approval");
-            };
-            const left = ids.filter(pending);
-            if (left.length === ids.length) return { landed: false };
-            const gone = ids.filter((id) => !pending(id));
-            const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
-            const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
-            why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
-            return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
-          }
-        });
-        if (o.kind === "done") return o.result;
-        if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
-        if (o.kind === "refused" || o.kind === "unknown") throw o.error;
-        throw new ApiError({ method: spec2.method, path: spec2.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
-      }
-    };
-    errorTransactions2 = {
-      list: (core, filter) => core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" })
-    };
-  }
-});
-
 // src/live/read.ts
-async function readLive(core, desired, opts) {
+async function readLive(core, desired, opts, kinds = KINDS2) {
   let done = 0;
-  let total = 2;
-  const tick = (what) => {
-    done++;
-    opts.progress?.(done, total, what);
+  let total = kinds.length;
+  const progress = {
+    more: (n) => void (total += n),
+    done: (what) => opts.progress?.(++done, total, what)
   };
-  const [tcs, list3] = await Promise.all([
-    tenantConfigurations.list(core).finally(() => tick("tenant configurations")),
-    ssp2.list(core).finally(() => tick("SSP policies"))
-  ]);
-  const live = /* @__PURE__ */ new Map();
-  for (const env2 of list3) {
-    const item = env2.compliance_spec?.[0];
-    if (env2.compliance_name && item) live.set(env2.compliance_name, { envelope: env2, item });
-  }
-  const wanted = new Map(desired.ssp.map((d) => [d.name, d]));
-  const detailNames = [...live.keys()].filter((name) => {
-    if (opts.approvedValues) return true;
-    if (!touchedBy(address.ssp(name), opts.targets)) return false;
-    if (opts.allDetails) return true;
-    const d = wanted.get(name);
-    return !!d && (d.batches.length > 0 || !!opts.managedDetails);
-  });
-  total += detailNames.length;
-  await mapLimit(detailNames, opts.concurrency, async (name) => {
-    const env2 = await ssp2.get(core, name);
-    const item = env2?.compliance_spec?.[0];
-    const entry = live.get(name);
-    if (entry && env2 && item) {
-      entry.envelope = env2;
-      entry.item = item;
-      entry.batches = item.batches ?? [];
-    }
-    tick(name);
-  });
-  const values2 = /* @__PURE__ */ new Map();
-  const jobs = [];
-  const queued = /* @__PURE__ */ new Set();
-  const queue = (j) => {
-    if (queued.has(j.key)) return;
-    queued.add(j.key);
-    jobs.push(j);
-  };
-  if (opts.approvedValues) {
-    for (const [name, lp] of live) {
-      for (const b of lp.batches ?? []) if (b.status === "approved") queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
-    }
-  }
-  if (opts.allValues) {
-    for (const [name, lp] of live) {
-      if (!touchedBy(address.ssp(name), opts.targets)) continue;
-      for (const b of lp.batches ?? []) queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
-    }
-  }
-  if (opts.values) {
-    for (const d of desired.ssp) {
-      const lp = live.get(d.name);
-      if (!lp?.batches || !touchedBy(address.ssp(d.name), opts.targets)) continue;
-      for (const b of d.batches) {
-        const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
-        if (b.values && lb) queue({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });
-      }
-    }
-  }
-  if (jobs.length) {
-    total += jobs.length;
-    await mapLimit(jobs, opts.concurrency, async (j) => {
-      values2.set(j.key, await readBatchValues(core, j.policy, j.batch));
-      tick(j.key);
-    });
-  }
-  return { tenantConfigs: tcs, ssp: live, values: values2 };
+  const read = await Promise.all(kinds.map(async (k) => [k.name, await k.read(core, desiredOf(k, desired), opts, progress)]));
+  return new Map(read);
 }
-async function readBatchValues(core, policy2, batch) {
-  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp2.download(core, batch.file_id)).toString("utf8") };
-  const item = await ssp2.batch(core, policy2, batchNameOf(batch));
-  return item?.ssp_values ?? [];
-}
-var init_read = __esm({
+var nothingInGit;
+var init_read2 = __esm({
   "src/live/read.ts"() {
     "use strict";
-    init_map_limit();
-    init_resources();
-    init_address();
+    init_kind();
+    init_registry();
+    nothingInGit = (kinds = KINDS2) => new Map(kinds.map((k) => [k.name, []]));
   }
 });
 
-// src/plan/values.ts
-function keyedValues(values2) {
-  const map = /* @__PURE__ */ new Map();
-  for (const v of values2) map.set(keyOf(v), restOf(v));
-  return map;
-}
-function cellNumber(cell2) {
-  const r = readWhole(cell2 ?? "");
-  return r.ok ? String(r.value) : `${NOT_A_NUMBER}${cell2 ?? ""}`;
-}
-function eachHeld(held, visit3) {
-  if (Array.isArray(held)) {
-    for (const v of held) visit3(keyOf(v), restOf(v));
-    return;
-  }
-  const rows = parseCsv(held.csv);
-  const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index;
-  for (let r = 1; r < rows.length; r++) {
-    const c = rows[r].cells;
-    visit3(
-      `${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`,
-      `${c[vt] ?? ""}${SEP}${cellNumber(c[below])}${SEP}${cellNumber(c[mid])}${SEP}${cellNumber(c[above])}${SEP}${c[end] ?? ""}`
-    );
-  }
-}
-function changedFields(key3, service, git) {
-  const s = service.split(SEP);
-  const g = git.split(SEP);
-  const fields = [];
-  VALUE_FIELDS.forEach((field, i) => {
-    const a = s[i] ?? "";
-    const b = g[i] ?? "";
-    const num3 = (x) => x.startsWith(NOT_A_NUMBER) ? x.slice(NOT_A_NUMBER.length) : Number(x);
-    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: num3(a), git: num3(b) } : { field, service: a, git: b });
-  });
-  return { key: key3, fields };
-}
-function compareValues(desired, held) {
-  const delta = { added: [], removed: [], changed: [] };
-  const seen = /* @__PURE__ */ new Set();
-  eachHeld(held, (k, rest) => {
-    const want = desired.get(k);
-    if (want === void 0) delta.removed.push(k);
-    else {
-      seen.add(k);
-      if (want !== rest) delta.changed.push(changedFields(k, rest, want));
-    }
-  });
-  if (seen.size !== desired.size) {
-    for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
-  }
-  return delta;
-}
-function valuesChecksum(held) {
-  const lines = [];
-  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
-  lines.sort(byCodePoint);
-  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
-}
-var import_node_crypto3, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
-var init_values2 = __esm({
-  "src/plan/values.ts"() {
+// src/shared/entries.ts
+var APPLIED_ACTIONS, isApplied, actionWords;
+var init_entries2 = __esm({
+  "src/shared/entries.ts"() {
     "use strict";
-    import_node_crypto3 = require("node:crypto");
-    init_csv();
-    init_address();
-    init_number();
-    VALUE_FIELDS = ["value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_end_date"];
-    SEP = "";
-    NOT_A_NUMBER = "\0";
-    NUMERIC = /* @__PURE__ */ new Set(["below_mid_point", "mid_point", "above_mid_point"]);
-    keyOf = (v) => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
-    point = (n) => typeof n === "number" ? String(n) : `${NOT_A_NUMBER}${String(n)}`;
-    restOf = (v) => `${v.value_type}${SEP}${point(v.below_mid_point)}${SEP}${point(v.mid_point)}${SEP}${point(v.above_mid_point)}${SEP}${v.effective_end_date}`;
-  }
-});
-
-// src/plan/compare.ts
-function sspFieldDiff(d, lp, unknownOut) {
-  const live = lp.item;
-  const spec2 = d.spec;
-  const unknown = notShown(spec2, live);
-  addUnknown(unknownOut, address.ssp(d.name), unknown);
-  const keys = Object.keys(spec2).filter((k) => !unknown.some((u) => u.field === k));
-  return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec, keys));
-}
-function serviceDate(v) {
-  if (v === null || v === void 0) return { unknown: {} };
-  const date = typeof v === "string" ? parseDate(v) : void 0;
-  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
-}
-function batchDatesDiff(b, lb, addr, unknownOut) {
-  const diff = [];
-  const live = lb;
-  for (const k of BATCH_DATES) {
-    const git = b[k];
-    if (git === void 0) continue;
-    const held = serviceDate(live[k]);
-    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
-    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
-  }
-  return diff;
-}
-function valuesDiff(git, held, where, side2) {
-  if (!Array.isArray(held) && held.csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
-  let delta;
-  try {
-    delta = compareValues(keyedValues(git.rows), held);
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    throw new UserError(`the service's values file of ${where} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
-  }
-  const rows = [];
-  for (const c of delta.changed) {
-    rows.push({
-      key: c.key,
-      diff: c.fields.map((f) => ({
-        path: `values[${c.key}].${f.field}`,
-        kind: "changed",
-        before: side2 === "plan" ? f.service : f.git,
-        after: side2 === "plan" ? f.git : f.service
-      }))
-    });
-  }
-  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
-  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
-  rows.sort((a, b) => byCodePoint(a.key, b.key));
-  return {
-    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
-    total: rows.length,
-    changed: delta.changed.length,
-    added: delta.added.length,
-    removed: delta.removed.length
-  };
-}
-function unmanagedOf(desired, live, targets) {
-  const out = [];
-  if (desired.tenantConfigs.length) {
-    for (const env2 of live.tenantConfigs) {
-      const name = env2.compliance_name ?? "";
-      if (!targeted(address.tenant(name), targets) || desired.tenantConfigs.some((d) => d.name === name)) continue;
-      out.push({
-        address: address.tenant(name),
-        name,
-        kind: "tenant",
-        before: {},
-        version_id: env2.version_id ?? null,
-        last_modified_on: numberOrNull(env2.last_modified_on),
-        ...envelopeWho(env2)
-      });
-    }
-  }
-  const inGit = new Map(desired.ssp.map((d) => [d.name, d]));
-  for (const [name, lp] of live.ssp) {
-    const d = inGit.get(name);
-    const envelope = {
-      version_id: lp.envelope.version_id ?? null,
-      last_modified_on: numberOrNull(lp.envelope.last_modified_on)
-    };
-    if (!d) {
-      if (!targeted(address.ssp(name), targets)) continue;
-      const item = lp.item;
-      out.push({
-        address: address.ssp(name),
-        name,
-        kind: "policy",
-        before: pick(item, ["method", "active", "hierarchy_no", "when"]),
-        ...envelope,
-        ...envelopeWho(lp.envelope)
-      });
-      continue;
-    }
-    for (const lb of lp.batches ?? []) {
-      const batch = batchNameOf(lb);
-      const baddr = address.batch(name, batch);
-      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batch)) continue;
-      out.push({
-        address: baddr,
-        kind: "batch",
-        before: { status: lb.status ?? null },
-        ...envelope,
-        ...batchWho(lb),
-        name
-      });
-    }
-  }
-  return out;
-}
-var VALUE_ROWS_SHOWN, pick, liveBatch2, BATCH_DATES;
-var init_compare = __esm({
-  "src/plan/compare.ts"() {
-    "use strict";
-    init_errors();
-    init_address();
-    init_normalize();
-    init_csv();
-    init_unknown();
-    init_line();
-    init_number();
-    init_values2();
-    init_who();
-    init_who();
-    VALUE_ROWS_SHOWN = 20;
-    pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
-    liveBatch2 = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
-    BATCH_DATES = ["effective_start_date", "effective_end_date"];
-  }
-});
-
-// src/plan/create-body.ts
-function createItem(d) {
-  const s = d.spec;
-  const missing3 = CREATE_REQUIRED.filter((k) => s[k] === void 0);
-  if (s.active === void 0 || s.hierarchy_no === void 0 || !s.data_identifiers || s.floor_percentage === void 0 || s.ceiling_percentage === void 0 || missing3.length) {
-    return { missing: missing3 };
-  }
-  const item = {
-    active: s.active,
-    can_delete: s.can_delete ?? true,
-    ceiling_percentage: s.ceiling_percentage,
-    data_identifiers: s.data_identifiers,
-    entity_type: s.entity_type ?? "policy",
-    expression: s.expression ?? "",
-    floor_percentage: s.floor_percentage,
-    hierarchy_no: s.hierarchy_no,
-    is_user_defined: s.is_user_defined ?? true,
-    method: s.method === "formula" ? "formula" : "upload",
-    name: d.name,
-    transaction_above_range: s.transaction_above_range ?? "",
-    transaction_below_range: s.transaction_below_range ?? "",
-    transaction_mid_range: s.transaction_mid_range ?? "",
-    type: s.type ?? "SSP",
-    when: s.when ?? []
-  };
-  return { item, missing: [] };
-}
-function uploadBatch(b) {
-  if (!b.values) return void 0;
-  const values2 = b.values.rows.map(({ line: _line, ...v }) => v);
-  const starts = values2.map((v) => v.effective_start_date).sort();
-  const ends = values2.map((v) => v.effective_end_date).sort();
-  return {
-    batch_name: b.name,
-    file_name: b.values.file,
-    effective_start_date: b.effective_start_date ?? starts[0] ?? "",
-    effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
-    ssp_values: values2
-  };
-}
-function createBody(d, item) {
-  const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b) => !!b) : [];
-  const body = {
-    compliance_name: d.name,
-    unique_key: d.name,
-    format_type: "JSON",
-    compliance_spec: [uploads.length ? { ...item, batches: uploads } : item]
-  };
-  return { body, uploads };
-}
-var CREATE_REQUIRED;
-var init_create_body = __esm({
-  "src/plan/create-body.ts"() {
-    "use strict";
-    CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"];
-  }
-});
-
-// node_modules/canonicalize/lib/canonicalize.js
-function hasLoneSurrogate(value2) {
-  for (let i = 0; i < value2.length; i++) {
-    const code = value2.charCodeAt(i);
-    if (code >= 55296 && code <= 56319) {
-      if (i === value2.length - 1) {
-        return true;
-      }
-      const next = value2.charCodeAt(i + 1);
-      if (!(next >= 56320 && next <= 57343)) {
-        return true;
-      }
-      i++;
-    } else if (code >= 56320 && code <= 57343) {
-      return true;
-    }
-  }
-  return false;
-}
-function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
-  if (typeof object === "number" && isNaN(object)) {
-    throw new Error("NaN is not allowed");
-  }
-  if (typeof object === "number" && !isFinite(object)) {
-    throw new Error("Infinity is not allowed");
-  }
-  if (typeof object === "string" && hasLoneSurrogate(object)) {
-    throw new Error("Lone surrogate is not allowed");
-  }
-  if (object === null || typeof object !== "object") {
-    return JSON.stringify(object);
-  }
-  if (typeof object.toJSON === "function") {
-    if (seen.has(object)) {
-      throw new Error("Circular reference detected");
-    }
-    seen.add(object);
-    const result2 = canonicalize(object.toJSON(), seen);
-    seen.delete(object);
-    return result2;
-  }
-  if (seen.has(object)) {
-    throw new Error("Circular reference detected");
-  }
-  seen.add(object);
-  let result;
-  if (Array.isArray(object)) {
-    const values2 = object.map((cv) => {
-      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
-      return canonicalize(value2, seen);
-    });
-    result = `[${values2.join(",")}]`;
-  } else {
-    const parts = [];
-    for (const key3 of Object.keys(object).sort()) {
-      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
-        continue;
-      }
-      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
-    }
-    result = `{${parts.join(",")}}`;
-  }
-  seen.delete(object);
-  return result;
-}
-var init_canonicalize = __esm({
-  "node_modules/canonicalize/lib/canonicalize.js"() {
-  }
-});
-
-// src/canonical-json.ts
-function canonicalJson(value2) {
-  let text3;
-  try {
-    text3 = canonicalize(value2);
-  } catch (e) {
-    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
-  }
-  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
-  return text3;
-}
-function canonicalHash(value2) {
-  return `sha256:${(0, import_node_crypto4.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
-}
-function unwritable(v, at3) {
-  const where = at3 || "/";
-  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
-  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
-  if (v === null || typeof v !== "object") return void 0;
-  for (const [k, x] of Object.entries(v)) {
-    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
-    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at3}/${key3}`;
-    const found = unwritable(x, `${at3}/${key3}`);
-    if (found) return found;
-  }
-  return void 0;
-}
-var import_node_crypto4, sameJson, LONE_SURROGATE;
-var init_canonical_json = __esm({
-  "src/canonical-json.ts"() {
-    "use strict";
-    import_node_crypto4 = require("node:crypto");
-    init_canonicalize();
-    init_errors();
-    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
-    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
+    isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
+    actionWords = (a) => a.replace(/_/g, " ");
   }
 });
 
@@ -45815,15 +47230,13 @@ function summarize(keys, items, field) {
   for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
   return out;
 }
-var import_node_crypto5, APPLIED_ACTIONS, isApplied, actionWords, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
+var import_node_crypto5, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
 var init_model = __esm({
   "src/plan/model.ts"() {
     "use strict";
     import_node_crypto5 = require("node:crypto");
     init_canonical_json();
-    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
-    isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
-    actionWords = (a) => a.replace(/_/g, " ");
+    init_entries2();
     PLAN_FORMAT_VERSION = "1";
     ACTIONS = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
     DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
@@ -45831,262 +47244,9 @@ var init_model = __esm({
 });
 
 // src/plan/build.ts
-function shown(action, address2, reason, o = {}) {
-  return { address: address2, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
-}
-function valuesSummary(file, rows) {
-  const starts = rows.map((r) => r.effective_start_date).sort(byCodePoint);
-  const ends = rows.map((r) => r.effective_end_date).sort(byCodePoint);
-  return {
-    file,
-    rows: rows.length,
-    products: new Set(rows.map((r) => r.product_id)).size,
-    currencies: [...new Set(rows.map((r) => r.currency_code))].sort(byCodePoint),
-    from: starts[0] ?? "",
-    to: ends[ends.length - 1] ?? ""
-  };
-}
-function tenantChange(d, live) {
-  const addr = address.tenant(d.name);
-  const env2 = live.tenantConfigs.find((e) => e.compliance_name === d.name);
-  const item = env2?.compliance_spec?.[0];
-  if (!env2 || !item) {
-    return shown("unsupported", addr, REASONS2.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
-  }
-  const keys = Object.keys(d.spec);
-  const before = pick(item, keys);
-  const diff = fieldDiff(before, d.spec);
-  if (!diff.length) return void 0;
-  const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
-  return {
-    address: addr,
-    action: "update",
-    before,
-    after: d.spec,
-    diff,
-    version_id: env2.version_id ?? null,
-    last_modified_on: numberOrNull(env2.last_modified_on),
-    source: `${d.source.file}:${d.source.line}`,
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
-  };
-}
-function batchSteps(b, from, ctx, source) {
-  const addr = address.batch(ctx.policy, b.name);
-  const step = (action, before, after) => ({
-    address: addr,
-    action,
-    before: { status: before },
-    after: { status: after },
-    diff: [{ path: "status", kind: before === null ? "added" : "changed", before, after }],
-    version_id: ctx.version.id,
-    last_modified_on: ctx.version.on,
-    ...source ? { source } : {},
-    ...ctx.values ? { values: ctx.values } : {},
-    payload: {
-      kind: "batch",
-      compliance_id: ctx.version.compliance_id,
-      policy: ctx.policy,
-      batch: b.name,
-      file_id: ctx.file_id,
-      values_checksum: ctx.values_checksum
-    }
-  });
-  const cannot = (reason) => [
-    shown("unsupported", addr, reason, {
-      before: { status: from },
-      after: { status: b.status },
-      diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
-      version_id: ctx.version.id,
-      last_modified_on: ctx.version.on,
-      ...source ? { source } : {}
-    })
-  ];
-  if (from === b.status) return [];
-  if (from === "file uploaded" || from === null) {
-    if (b.status === "file uploaded") return [];
-    const r = step("review", from, "reviewed");
-    return b.status === "approved" ? [r, step("approve", "reviewed", "approved")] : [r];
-  }
-  if (from === "reviewed") return b.status === "approved" ? [step("approve", "reviewed", "approved")] : cannot(REASONS2.batchBackwards(from, b.status));
-  if (from === "approved") return cannot(REASONS2.batchBackwards(from, b.status));
-  return cannot(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
-}
-function valuesHow(d, b, lb) {
-  const ref = valuesFileFor(d.name, b.name);
-  const path = import_node_path14.posix.join(import_node_path14.posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-  const get = fileId ? `revsync ssp download ${fileId} --output ${JSON.stringify(path)} gets them` : `revsync export --dir DIR --target ${JSON.stringify(address.ssp(d.name))} writes them (with the policy's file) into DIR`;
-  return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
-}
-function hierarchyHolders(live) {
-  const out = /* @__PURE__ */ new Map();
-  for (const lp of live.ssp.values()) {
-    const n = lp.item.hierarchy_no;
-    if (typeof n !== "number" || lp.item.active === false) continue;
-    out.set(n, [...out.get(n) ?? [], lp]);
-  }
-  return out;
-}
-function hierarchyClash(name, item, desired, live) {
-  const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
-  if (!holders.length) return void 0;
-  const inGit = new Set(desired.ssp.map((d) => d.name));
-  const want = JSON.stringify(canonicalConditions(item.when));
-  const renamed = holders.find(
-    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && JSON.stringify(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : [])) === want
-  );
-  if (renamed) return REASONS2.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
-  const named2 = holders.map((lp) => {
-    const n = lp.envelope.compliance_name ?? "";
-    return `${JSON.stringify(n)}${inGit.has(n) ? "" : " (not in git)"}`;
-  });
-  return REASONS2.hierarchyHeld(item.hierarchy_no, `${holders.length === 1 ? "policy" : "policies"} ${named2.join(" and ")}`);
-}
-function createChanges(d, desired, live, targets, findings) {
-  const addr = address.ssp(d.name);
-  const source = `${d.source.file}:${d.source.line}`;
-  if (!targeted(addr, targets)) return [];
-  if (d.spec.method === "calculator") return [shown("unsupported", addr, REASONS2.calculatorCreate, { after: d.spec, source })];
-  const made = createItem(d);
-  if (!made.item) {
-    findings.problems.push({
-      ...d.specSource,
-      message: `ssp/${d.name} does not exist in the service, and creating it needs ${made.missing.join(", ")} in spec`
-    });
-    return [];
-  }
-  const item = made.item;
-  const diff = Object.entries(item).map(([path, after]) => ({ path, kind: "added", after }));
-  const clash = hierarchyClash(d.name, item, desired, live);
-  const out = [];
-  if (clash) {
-    out.push(shown("blocked", addr, clash, { after: item, diff, source }));
-    for (const b of d.batches) {
-      const baddr = address.batch(d.name, b.name);
-      if (targeted(baddr, targets)) out.push(shown("blocked", baddr, REASONS2.createBlocked(addr), { after: { status: b.status }, source }));
-    }
-    return out;
-  }
-  const { body, uploads } = createBody(d, item);
-  const sent = uploads.map((u) => ({
-    batch_name: u.batch_name,
-    status: "file uploaded",
-    file_name: u.file_name,
-    rows: u.ssp_values.length,
-    values_checksum: valuesChecksum(u.ssp_values)
-  }));
-  out.push({
-    address: addr,
-    action: "create",
-    before: null,
-    after: sent.length ? { ...item, batches: sent } : item,
-    diff: sent.length ? [...diff, { path: "batches", kind: "added", after: sent }] : diff,
-    version_id: null,
-    last_modified_on: null,
-    source,
-    payload: { kind: "create", body, hierarchy_no: item.hierarchy_no }
-  });
-  for (const b of d.batches) {
-    if (!targeted(address.batch(d.name, b.name), targets)) continue;
-    if (!b.values || !uploads.some((u) => u.batch_name === b.name)) {
-      out.push(shown("unsupported", address.batch(d.name, b.name), REASONS2.newBatchNoValues, { after: { status: b.status }, source }));
-      continue;
-    }
-    const ctx = {
-      policy: d.name,
-      version: { id: null, on: null, compliance_id: null },
-      file_id: null,
-      values_checksum: valuesChecksum(b.values.rows),
-      values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows)
-    };
-    out.push(...batchSteps(b, "file uploaded", ctx, source));
-  }
-  return out;
-}
-function sspChanges(d, desired, live, targets, findings) {
-  const lp = live.ssp.get(d.name);
-  if (!lp) return createChanges(d, desired, live, targets, findings);
-  const out = [];
-  const addr = address.ssp(d.name);
-  const source = `${d.source.file}:${d.source.line}`;
-  const version2 = { id: lp.envelope.version_id ?? null, on: numberOrNull(lp.envelope.last_modified_on), compliance_id: lp.envelope.compliance_id ?? null };
-  const versioned = { version_id: version2.id, last_modified_on: version2.on, source };
-  if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp, findings.unknown);
-    if (diff.length) {
-      out.push(
-        shown("unsupported", addr, REASONS2.sspUpdate, {
-          before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
-          after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
-          diff,
-          ...versioned
-        })
-      );
-    }
-  }
-  for (const b of d.batches) {
-    const baddr = address.batch(d.name, b.name);
-    if (!targeted(baddr, targets)) continue;
-    const lb = liveBatch2(lp, b.name);
-    if (!lb) {
-      out.push(shown("unsupported", baddr, REASONS2.batchMissing, { after: { status: b.status }, ...versioned }));
-      continue;
-    }
-    const from = lb.status ?? "";
-    const ctx = { policy: d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null };
-    const steps = batchSteps(b, from, ctx, source);
-    const moving = steps.some((s) => s.action === "review" || s.action === "approve");
-    const status = { before: { status: from }, after: { status: b.status } };
-    const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
-    if (dates.length) {
-      const onDates = {
-        before: { ...status.before, ...Object.fromEntries(dates.map((x) => [x.path, x.before])) },
-        after: { ...status.after, ...Object.fromEntries(dates.map((x) => [x.path, x.after])) },
-        diff: dates,
-        ...versioned
-      };
-      if (moving) {
-        out.push(shown("blocked", baddr, REASONS2.batchDatesBlocked(b.status), onDates));
-        continue;
-      }
-      out.push(shown("unsupported", baddr, REASONS2.batchDates, onDates));
-    }
-    if (!b.values) {
-      out.push(...moving ? [shown("blocked", baddr, REASONS2.batchNoValues(b.status, valuesHow(d, b, lb)), { ...status, ...versioned })] : steps);
-      continue;
-    }
-    const held = live.values.get(`${d.name}/${b.name}`);
-    if (!held) {
-      out.push(...moving ? [shown("blocked", baddr, REASONS2.batchValuesUnread(b.status), { ...status, ...versioned })] : steps);
-      continue;
-    }
-    const shownFile = b.valuesShown ?? b.values.file;
-    const vd = valuesDiff(b.values, held, baddr, "plan");
-    if (vd.total === 0) {
-      const checksum = moving ? valuesChecksum(held) : null;
-      for (const s of steps) {
-        if (s.payload?.kind !== "batch") continue;
-        s.payload.values_checksum = checksum;
-        s.values = valuesSummary(shownFile, b.values.rows);
-      }
-      out.push(...steps);
-      continue;
-    }
-    const rows = { diff: vd.diff, diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total } };
-    if (moving) out.push(shown("blocked", baddr, REASONS2.batchValuesBlocked(b.status, vd.total, shownFile), { ...status, ...rows, ...versioned }));
-    else out.push(...steps, shown("unsupported", baddr, REASONS2.batchValues, { ...status, ...rows, ...versioned }));
-  }
-  return out;
-}
-function buildPlan(desired, live, meta) {
-  const changes = [];
-  for (const d of desired.tenantConfigs) {
-    if (!targeted(address.tenant(d.name), meta.targets)) continue;
-    const c = tenantChange(d, live);
-    if (c) changes.push(c);
-  }
-  const findings = { problems: [], unknown: /* @__PURE__ */ new Map() };
-  for (const d of desired.ssp) changes.push(...sspChanges(d, desired, live, meta.targets, findings));
+function entries(desired, live, targets, kinds) {
+  const findings = { targets, problems: [], unknown: /* @__PURE__ */ new Map() };
+  const changes = kinds.flatMap((k) => k.plan(desiredOf(k, desired), liveOf(k, live), findings));
   if (findings.problems.length) {
     throw new UserError(
       `the plan cannot be made, so nothing was sent:
@@ -46094,15 +47254,19 @@ function buildPlan(desired, live, meta) {
       "add the fields to the policy file (revsync validate checks them offline)"
     );
   }
-  for (const u of unmanagedOf(desired, live, meta.targets)) {
-    const reason = u.kind === "tenant" ? REASONS2.notInGitTenant : u.kind === "policy" ? REASONS2.notInGitPolicy(u.name) : REASONS2.notInGitBatch(u.name);
-    const who = whoWords(u, "last modified");
-    changes.push(shown("not_in_git", u.address, `${reason}${who}`, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
+  for (const k of kinds) {
+    for (const u of k.unmanaged(desiredOf(k, desired), liveOf(k, live), targets)) {
+      const why = `${u.reason}${whoWords(u, "last modified")}`;
+      changes.push(shownEntry("not_in_git", u.address, why, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
+    }
   }
-  const notes = unknownNotes(findings.unknown);
-  const hierarchy = (c) => c.payload?.kind === "create" ? c.payload.hierarchy_no : 0;
-  changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || hierarchy(a) - hierarchy(b) || byCodePoint(a.address, b.address));
-  const plan = {
+  return { changes, findings };
+}
+function draftPlan(desired, live, meta, kinds = KINDS2) {
+  const { changes, findings } = entries(desired, live, meta.targets, kinds);
+  const rank = (c) => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
+  changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
+  return {
     format_version: "1",
     environment: meta.environment,
     created_at: (meta.now ?? /* @__PURE__ */ new Date()).toISOString(),
@@ -46115,70 +47279,63 @@ function buildPlan(desired, live, meta) {
     // plan reads back from its file as it was made.
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes, "action"),
-    notes
+    notes: unknownNotes(findings.unknown)
   };
-  return { ...plan, checksum: planChecksum(plan) };
 }
-var import_node_path14, UPDATE_FIELDS, REASONS2, ORDER;
+function seal(plan) {
+  const { four_eyes, impact: impact2, ...entries2 } = plan;
+  return { ...entries2, checksum: planChecksum(plan), ...four_eyes ? { four_eyes } : {}, ...impact2 ? { impact: impact2 } : {} };
+}
+var ORDER;
 var init_build = __esm({
   "src/plan/build.ts"() {
     "use strict";
-    import_node_path14 = require("node:path");
     init_errors();
-    init_rules();
+    init_kind();
+    init_entries();
+    init_registry();
     init_address();
-    init_normalize();
-    init_words();
-    init_compare();
-    init_create_body();
-    init_model();
     init_unknown();
-    init_values2();
     init_who();
     init_number();
-    UPDATE_FIELDS = [...UPDATABLE_TENANT_FIELDS, "guid"];
-    REASONS2 = {
-      sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
-      batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
-      batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
-      batchValues: "the values of an uploaded batch cannot be changed through the interface: upload a new batch in the service",
-      batchValuesBlocked: (status, rows, file) => `the service's values differ from ${file} in ${plural(rows, "row")}, so revsync will not move this batch to ${status}: re-upload the batch with git's values in the service first (the interface cannot change uploaded values), or make ${file} hold the values you reviewed`,
-      batchNoValues: (status, how) => `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
-      batchValuesUnread: (status) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
-      batchDates: "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
-      batchDatesBlocked: (status) => `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
-      calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
-      noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
-      newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
-      hierarchyHeld: (n, holders) => `hierarchy_no ${n} is held by the active live ${holders}: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync will not create this one; give it a hierarchy_no no active policy holds`,
-      rename: (n, old, name) => `hierarchy_no ${n} is held by the active live policy ${JSON.stringify(old)}, which is not in git and has the same conditions: this looks like a rename. The interface cannot rename, update or delete an SSP policy: deactivate or delete ${JSON.stringify(old)} in the service first (then plan again: it creates ${JSON.stringify(name)}), or keep the old name in git`,
-      createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`,
-      notInGitPolicy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(address.ssp(name))} writes one)`,
-      notInGitBatch: (policy2) => `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy2)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(address.ssp(policy2))} writes the policy's file with it)`,
-      notInGitTenant: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
-    };
+    init_model();
     ORDER = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
   }
 });
 
-// src/plan/targets.ts
-function knownAddresses(desired, live) {
-  const known = /* @__PURE__ */ new Set();
-  for (const d of desired.tenantConfigs) known.add(address.tenant(d.name));
-  for (const e of live.tenantConfigs) known.add(address.tenant(e.compliance_name ?? ""));
-  for (const d of desired.ssp) {
-    known.add(address.ssp(d.name));
-    for (const b of d.batches) known.add(address.batch(d.name, b.name));
+// src/plan/four-eyes.ts
+function fourEyesOfPlan(plan, live, who, kinds = KINDS2) {
+  const sentAs = who.approverConfigured ? who.approver : who.signIn;
+  const approves = [];
+  for (const c of plan.changes) {
+    if (c.action !== "approve") continue;
+    const kind = kindOf(kinds, c.address);
+    const p = kind?.preparers?.(c, plan.changes, liveOf(kind, live));
+    if (!p) continue;
+    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
+    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
+    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
+    approves.push({ address: c.address, ...p, blocked: blocked2 });
   }
-  for (const [name, lp] of live.ssp) {
-    known.add(address.ssp(name));
-    for (const b of lp.batches ?? []) known.add(address.batch(name, batchNameOf(b)));
-  }
-  return known;
+  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
 }
-function checkTargets(targets, desired, live) {
+var init_four_eyes2 = __esm({
+  "src/plan/four-eyes.ts"() {
+    "use strict";
+    init_kind();
+    init_registry();
+    init_who();
+    init_auth();
+  }
+});
+
+// src/plan/targets.ts
+function knownAddresses(desired, live, kinds = KINDS2) {
+  return new Set(kinds.flatMap((k) => [...k.addressesIn(desiredOf(k, desired)), ...k.addressesLive(liveOf(k, live))]));
+}
+function checkTargets(targets, desired, live, kinds = KINDS2) {
   if (!targets.length) return;
-  const known = knownAddresses(desired, live);
+  const known = knownAddresses(desired, live, kinds);
   const bad = targets.filter((t) => !known.has(t));
   if (!bad.length) return;
   const lines = bad.map((t) => {
@@ -46188,1039 +47345,75 @@ function checkTargets(targets, desired, live) {
   throw new UserError(
     `--target matches nothing in git or in the service (addresses are exact and case-sensitive):
   ${lines.join("\n  ")}`,
-    "addresses look like tenant-configuration/<name>, ssp/<policy name>, ssp/<policy name>/batch/<batch name>"
+    `addresses look like ${kinds.flatMap((k) => k.addressForms).join(", ")}`
   );
 }
-function targetedDesired(desired, live, targets) {
+function targetedDesired(desired, live, targets, kinds = KINDS2) {
   if (!targets.length) return desired;
   const on = (a) => targeted(a, [...targets]);
-  const ssp3 = desired.ssp.flatMap((d) => {
-    if (on(address.ssp(d.name))) return [d];
-    const batches = d.batches.filter((b) => on(address.batch(d.name, b.name)));
-    if (!batches.length || !live.ssp.has(d.name)) return [];
-    return [{ ...d, spec: {}, batches }];
-  });
-  return { ...desired, tenantConfigs: desired.tenantConfigs.filter((d) => on(address.tenant(d.name))), ssp: ssp3 };
+  return new Map(kinds.map((k) => [k.name, k.targeted(desiredOf(k, desired), liveOf(k, live), on)]));
 }
 var init_targets = __esm({
   "src/plan/targets.ts"() {
     "use strict";
     init_errors();
+    init_kind();
+    init_registry();
     init_did_you_mean();
     init_address();
   }
 });
 
-// src/plan/four-eyes.ts
-function preparers(plan, live, address2, policy2, batch) {
-  const inPlan = (action, addr) => plan.changes.some((c) => c.action === action && c.address === addr);
-  const lp = live.ssp.get(policy2);
-  const lb = lp?.batches?.find((b) => batchNameOf(b) === batch);
-  const reviewedInPlan = inPlan("review", address2);
-  const createdInPlan = inPlan("create", `ssp/${policy2}`);
-  return {
-    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
-    reviewed_in_plan: reviewedInPlan,
-    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
-    created_in_plan: createdInPlan
-  };
+// src/plan/make.ts
+function planImpact(plan, desired, live, tests, kinds) {
+  if (!plan.changes.length) return { cases: [], allocation: [], moved: {} };
+  const { live: known, fromGit: fromGit2 } = liveWithGitsUnknowns2(desired, live, kinds);
+  const scoped = targetedDesired(desired, known, plan.targets, kinds);
+  const before = modelsFromLive2(known, kinds);
+  const after = modelsFromGit2(scoped, known, kinds);
+  const allocation = allocationImpact(
+    tests.contracts,
+    { policies: before, carves: carvesLive(known, kinds) },
+    { policies: after, carves: carvesGit(scoped, known, kinds) },
+    ruleReader(tests.rules)
+  );
+  const cases = impact(tests.cases, before, after);
+  const notes = impactNotes(cases, allocation, fromGit2);
+  return { cases, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
 }
-function fourEyesOfPlan(plan, live, who) {
-  const sentAs = who.approverConfigured ? who.approver : who.signIn;
-  const approves = [];
-  for (const c of plan.changes) {
-    if (c.action !== "approve" || c.payload?.kind !== "batch") continue;
-    const p = preparers(plan, live, c.address, c.payload.policy, c.payload.batch);
-    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
-    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
-    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
-    approves.push({ address: c.address, ...p, blocked: blocked2 });
-  }
-  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
+async function makePlan(core, req) {
+  const kinds = req.kinds ?? KINDS2;
+  const tests = req.tests && (req.tests.cases.length || req.tests.contracts.length) ? req.tests : void 0;
+  const live = await readLive(
+    core,
+    req.desired,
+    {
+      concurrency: req.concurrency,
+      targets: req.meta.targets,
+      values: true,
+      managedDetails: true,
+      approvedValues: !!tests,
+      ...req.progress ? { progress: req.progress } : {}
+    },
+    kinds
+  );
+  checkTargets(req.meta.targets, req.desired, live, kinds);
+  const plan = draftPlan(req.desired, live, req.meta, kinds);
+  if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
+  if (tests) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  return seal(plan);
 }
-var APPROVER_FIX;
-var init_four_eyes = __esm({
-  "src/plan/four-eyes.ts"() {
+var init_make = __esm({
+  "src/plan/make.ts"() {
     "use strict";
-    init_address();
-    init_who();
-    APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
-  }
-});
-
-// src/apply/graph.ts
-function buildSteps(plan) {
-  const steps = [];
-  plan.changes.forEach((change) => {
-    if (!isApplied(change)) return;
-    steps.push({ id: steps.length, change, needs: [], after: [] });
-  });
-  const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);
-  const createOf = /* @__PURE__ */ new Map();
-  const reviewOf = /* @__PURE__ */ new Map();
-  for (const s of steps) {
-    if (s.change.action === "create") createOf.set(s.change.address, s.id);
-    if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
-  }
-  const lastOfPolicy = /* @__PURE__ */ new Map();
-  const creates = [...createOf.values()];
-  for (const s of steps) {
-    if (s.change.action === "update") continue;
-    s.after.push(...updates);
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const policy2 = policyAddressOf(s.change);
-      const prev = lastOfPolicy.get(policy2);
-      if (prev !== void 0) s.after.push(prev);
-      lastOfPolicy.set(policy2, s.id);
-    }
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const create = createOf.get(policyAddressOf(s.change));
-      if (create !== void 0) {
-        s.needs.push(create);
-        s.after.push(...creates.filter((id) => id !== create));
-      }
-      if (s.change.action === "approve") {
-        const review = reviewOf.get(s.change.address);
-        if (review !== void 0) s.needs.push(review);
-      }
-    }
-  }
-  return steps;
-}
-function policyAddressOf(c) {
-  return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
-}
-async function schedule(steps, exec, opts) {
-  const outcomes = /* @__PURE__ */ new Map();
-  const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve15) => {
-    const settle = (o) => {
-      outcomes.set(o.step.id, o);
-      opts.onFinish?.(o);
-    };
-    const pump = () => {
-      let changed2 = true;
-      while (changed2) {
-        changed2 = false;
-        for (const s of steps) {
-          if (outcomes.has(s.id) || running2.has(s.id)) continue;
-          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-          if (bad) {
-            settle({
-              step: s,
-              status: "skipped",
-              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`
-            });
-            changed2 = true;
-          }
-        }
-      }
-      if (opts.isStopping()) {
-        for (const s of steps)
-          if (!outcomes.has(s.id) && !running2.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
-      }
-      for (const s of steps) {
-        if (running2.size >= opts.concurrency) break;
-        if (outcomes.has(s.id) || running2.has(s.id)) continue;
-        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n));
-        if (!ready) continue;
-        running2.add(s.id);
-        opts.onStart?.(s, running2.size);
-        exec(s).then(
-          (r) => settle({ step: s, status: "done", ...typeof r === "string" ? { message: r } : r }),
-          (e) => {
-            const { outcome, four_eyes } = e ?? {};
-            settle({
-              step: s,
-              status: "failed",
-              message: e instanceof Error ? e.message : String(e),
-              ...typeof outcome === "string" ? { outcome } : {},
-              ...four_eyes ? { four_eyes } : {}
-            });
-          }
-        ).finally(() => {
-          running2.delete(s.id);
-          pump();
-        });
-      }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve15(steps.map((s) => outcomes.get(s.id)));
-    };
-    pump();
-  });
-}
-var init_graph = __esm({
-  "src/apply/graph.ts"() {
-    "use strict";
-    init_model();
-  }
-});
-
-// src/apply/run.ts
-function outcomeOf(o) {
-  if (o.status === "skipped") return "skipped";
-  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
-  return OUTCOMES.includes(kind) ? kind : "failed";
-}
-function countOutcomes(outcomes) {
-  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
-  for (const o of outcomes) counts[o.outcome]++;
-  return counts;
-}
-function versionMoved(recorded, live) {
-  const out = [];
-  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
-    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
-  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
-    out.push(`last_modified_on ${iso2(recorded.last_modified_on)} -> ${iso2(live.last_modified_on)}`);
-  return out;
-}
-function seenFields(c) {
-  const p = c.payload;
-  if (p?.kind !== "update") return {};
-  const seen = { ...p.item };
-  const before = c.before ?? {};
-  for (const k of Object.keys(c.after ?? {})) seen[k] = before[k];
-  return seen;
-}
-function shownUpdate(c) {
-  const before = c.before ?? {};
-  const out = {};
-  for (const k of Object.keys(c.after ?? {})) out[k] = before[k];
-  for (const d of c.diff) out[d.path] = d.after;
-  return out;
-}
-function payloadProblems(plan) {
-  const out = [];
-  const batchSums = /* @__PURE__ */ new Map();
-  for (const c of plan.changes) if (c.payload?.kind === "batch") batchSums.set(`${c.payload.policy}\0${c.payload.batch}`, c.payload.values_checksum);
-  for (const c of plan.changes) {
-    if (!isApplied(c)) continue;
-    const p = c.payload;
-    const bad = (what) => void out.push(`${c.address} (${c.action}): ${what}`);
-    if (!p) {
-      bad("no payload");
-      continue;
-    }
-    if (c.action === "update") {
-      if (p.kind !== "update") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      if (c.address !== address.tenant(p.compliance_name)) bad(`the payload names ${JSON.stringify(p.compliance_name)}`);
-      const after = c.after ?? {};
-      for (const d of c.diff) if (!(d.path in after) || !same(after[d.path], d.after)) bad(`the diff of ${d.path} is not git's value`);
-      const item = p.item;
-      for (const [k, v] of Object.entries(shownUpdate(c))) {
-        if (!UPDATE_FIELDS.includes(k)) bad(`${k} is not a field of the update`);
-        else if (!same(item[k], v)) bad(`the payload's ${k} ${show3(item[k])} is not the reviewed ${show3(v)}`);
-      }
-      for (const k of Object.keys(item))
-        if (!UPDATE_FIELDS.includes(k)) bad(`the payload's ${k} is not a field of the update`);
-    } else if (c.action === "create") {
-      if (p.kind !== "create") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      const { batches, ...item } = p.body.compliance_spec[0] ?? {};
-      const name = p.body.compliance_name;
-      if (c.address !== address.ssp(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) bad("the payload names another policy");
-      const { batches: shownBatches, ...shownItem } = c.after ?? {};
-      if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
-      for (const d of c.diff) {
-        const shownValue = d.path === "batches" ? shownBatches : item[d.path];
-        if (!same(shownValue, d.after)) bad(`the payload's ${d.path} is not the reviewed value`);
-      }
-      const sentBatches = (batches ?? []).map((b) => ({
-        batch_name: b.batch_name,
-        status: "file uploaded",
-        file_name: b.file_name,
-        rows: b.ssp_values.length,
-        values_checksum: valuesChecksum(b.ssp_values)
-      }));
-      if (!sameJson(shownBatches ?? [], sentBatches)) bad("the payload's batches are not the ones the plan shows");
-      for (const b of batches ?? []) {
-        const sum = batchSums.get(`${name}\0${b.batch_name}`);
-        if (sum && valuesChecksum(b.ssp_values) !== sum) bad(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
-      }
-    } else {
-      if (p.kind !== "batch") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      if (c.address !== address.batch(p.policy, p.batch)) bad(`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`);
-    }
-  }
-  return out;
-}
-function checkPayloads(plan) {
-  const problems = payloadProblems(plan);
-  if (problems.length) {
-    throw new UserError(
-      `the plan's writes are not what it shows, so nothing was sent:
-  ${problems.join("\n  ")}`,
-      "a saved plan is applied only as revsync wrote it: run revsync plan again"
-    );
-  }
-}
-function hierarchyHolder(list3, name, hierarchyNo) {
-  return list3.find((e) => {
-    const item = e.compliance_spec?.[0];
-    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
-  });
-}
-function policyMoves(policy2, c, env2, changes) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const x of changes) {
-    if (x.payload?.kind !== "batch" || x.payload.policy !== policy2) continue;
-    const before = x.before ?? {};
-    const prior = seen.get(x.payload.batch) ?? {};
-    seen.set(x.payload.batch, { status: prior.status ?? before.status, file_id: prior.file_id ?? x.payload.file_id });
-  }
-  const since = c.last_modified_on;
-  const out = [];
-  const liveNames = /* @__PURE__ */ new Set();
-  for (const lb of env2.compliance_spec?.[0]?.batches ?? []) {
-    const name = batchNameOf(lb);
-    if (!name) continue;
-    liveNames.add(name);
-    const was = seen.get(name);
-    const parts = [];
-    if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
-    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show3(was.file_id)} -> ${show3(file)}`);
-    const later = since != null && typeof lb.updated_at === "number" && lb.updated_at > since;
-    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
-    if (!parts.length) continue;
-    const who = batchWho(lb);
-    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
-  }
-  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
-  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
-}
-function fourEyesBreach(facts, approverConfigured) {
-  const as = facts.approved_by;
-  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
-  if (!why) return void 0;
-  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
-  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
-}
-function fourEyesRefusal(facts, approverConfigured, error2) {
-  const as = facts.approved_by;
-  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
-  const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
-  if (!as || !who || !permission) return void 0;
-  const fix = approverFix(as, approverConfigured);
-  const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
-  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
-}
-function checkApprover(core, plan, fourEyes) {
-  const approver = core.approverAuth;
-  if (!approver) return;
-  if (sameUser(approver.username, core.auth.username)) {
-    throw new UserError(
-      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
-  if (fourEyes && !approver.username && plan.changes.some((c) => c.action === "approve")) {
-    throw new UserError(
-      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
-      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
-    );
-  }
-}
-function requireUser(core, plan) {
-  const user = core.auth.username;
-  if (!user && plan.changes.some((c) => c.action === "update")) {
-    throw new UserError(
-      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
-      "set REVSYNC_USER to your user id in the service"
-    );
-  }
-  return user;
-}
-function updateBody(p, user, clock) {
-  return {
-    user_name: user,
-    current_timestamp: String(Math.floor(clock.now() / 1e3)),
-    format_type: "JSON",
-    compliance_name: p.compliance_name,
-    unique_key: p.unique_key,
-    compliance_spec: [p.item]
-  };
-}
-function outcomeWords(action, o) {
-  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
-  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
-  if (o.kind === "confirmed")
-    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
-  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
-  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
-  throw o.error;
-}
-function stepResult(action, o) {
-  try {
-    return { message: outcomeWords(action, o), outcome: o.kind };
-  } catch (e) {
-    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
-  }
-}
-async function execute(core, guards, step, createdIds) {
-  const c = step.change;
-  const p = c.payload;
-  if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c, core)));
-  if (p.kind === "create") {
-    const o2 = await writes.create(core, p.body, guards.create(c, core), (live) => guards.createValues(p, live, core));
-    if (o2.kind === "done" || o2.kind === "confirmed") {
-      createdIds.set(p.body.compliance_name, o2.result.compliance_id);
-      guards.created(c);
-    }
-    return stepResult("create", o2);
-  }
-  const action = c.action === "review" ? "review" : "approve";
-  const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
-  if (action === "review") {
-    const guard2 = guards.batch(c, action, () => createdIds.get(p.policy), core);
-    const o2 = await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard2);
-    if (o2.kind === "done" || o2.kind === "confirmed") guards.reviewedHere.add(c.address);
-    return stepResult(action, o2);
-  }
-  const approver = core.asApprover();
-  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
-  const guard = guards.batch(c, action, () => createdIds.get(p.policy), approver, facts);
-  const o = await writes.batchAction(approver, action, { id, name: p.policy }, p.batch, guard);
-  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
-  if (refused) facts.rule = "refused";
-  try {
-    if (refused) throw new StepFailed(refused, o.kind);
-    const r = stepResult(action, o);
-    const r2 = typeof r === "string" ? { message: r } : r;
-    const who = (core.approverAuth || guards.fourEyes) && (o.kind === "done" || o.kind === "confirmed") ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
-    return { ...r2, message: `${r2.message}${who}`, four_eyes: facts };
-  } catch (e) {
-    throw Object.assign(e instanceof StepFailed ? e : new StepFailed(e instanceof Error ? e.message : String(e)), { four_eyes: facts });
-  }
-}
-function reportEntry(o) {
-  return {
-    address: o.step.change.address,
-    action: o.step.change.action,
-    status: o.status,
-    outcome: outcomeOf(o),
-    message: o.message,
-    ...o.four_eyes ? { four_eyes: o.four_eyes } : {}
-  };
-}
-async function applyPlan(core, plan, opts) {
-  checkPayloads(plan);
-  const user = requireUser(core, plan) ?? "";
-  checkApprover(core, plan, !!opts.fourEyes);
-  const steps = buildSteps(plan);
-  const created = /* @__PURE__ */ new Map();
-  const guards = new Guards(core, user, opts.log, plan.changes, !!opts.fourEyes);
-  let finished = 0;
-  const outcomes = await schedule(steps, (s) => execute(opts.tagRequests ? core.tagged(stepTag(s.change)) : core, guards, s, created), {
-    concurrency: opts.concurrency,
-    isStopping: opts.isStopping,
-    onStart: opts.onStart,
-    onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length)
-  });
-  const checked = await guards.checkCreations(core);
-  for (const o of outcomes) {
-    if (o.step.change.action !== "create" || o.status !== "done") continue;
-    if ("failed" in checked) o.message = `${o.message} (not read again after the run's creates: ${checked.failed})`;
-    else {
-      const clash = checked.get(o.step.change.address);
-      if (clash) Object.assign(o, { status: "failed", outcome: "overwritten", message: clash });
-    }
-  }
-  const entries = outcomes.map(reportEntry);
-  return { environment: plan.environment, outcomes: entries, summary: countOutcomes(entries), interrupted: opts.isStopping() };
-}
-var OUTCOMES, show3, same, iso2, blocked, Guards, approverFix, DONE, StepFailed, stepTag;
-var init_run2 = __esm({
-  "src/apply/run.ts"() {
-    "use strict";
-    init_resources();
-    init_canonical_json();
-    init_errors();
-    init_read();
+    init_registry();
+    init_read2();
+    init_allocate();
+    init_run();
     init_build();
-    init_model();
-    init_values2();
-    init_address();
-    init_who();
-    init_four_eyes();
-    init_graph();
-    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"];
-    show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-    iso2 = (epoch2) => {
-      const t = isoOf(epoch2);
-      return t ? shortIso(t) : null;
-    };
-    blocked = (what) => ({
-      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
-    });
-    Guards = class {
-      constructor(core, user, log = () => void 0, changes = [], fourEyes = false) {
-        this.core = core;
-        this.user = user;
-        this.log = log;
-        this.changes = changes;
-        this.fourEyes = fourEyes;
-      }
-      core;
-      user;
-      log;
-      changes;
-      fourEyes;
-      listing;
-      /** Policies whose version this run checked against the plan (its own writes move it after). */
-      policyChecked = /* @__PURE__ */ new Set();
-      /** Values by file id: an upload's file does not change (a new upload is a new file). */
-      fileSums = /* @__PURE__ */ new Map();
-      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
-      reviewedHere = /* @__PURE__ */ new Set();
-      /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
-       *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
-       *  meets a change made since the plan"); a configuration that already holds git's values is done. */
-      update(c, core = this.core) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "update") throw new TypeError("not an update");
-          const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
-          if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
-          const live = env2.compliance_spec?.[0] ?? {};
-          const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
-          if (c.diff.length && Object.entries(want).every(([k, v]) => same(live[k], v))) return { already: "the service holds git's values" };
-          const seen = seenFields(c);
-          const fields = UPDATE_FIELDS.filter((k) => !same(live[k], seen[k])).map((k) => `${k} ${show3(seen[k])} -> ${show3(live[k])}`);
-          const moved = [...fields, ...versionMoved(c, env2)];
-          if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
-          const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
-          this.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-          return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-        };
-      }
-      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
-       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
-       *  itself, so a read failing fails only the writes whose own read fails. */
-      async list(core) {
-        const shared = this.listing;
-        if (shared) {
-          try {
-            return await shared;
-          } catch {
-            return ssp2.list(core);
-          }
-        }
-        return this.startList(core);
-      }
-      startList(core) {
-        const mine = ssp2.list(core);
-        this.listing = mine;
-        const done = () => {
-          if (this.listing === mine) this.listing = void 0;
-        };
-        mine.then(done, done);
-        return mine;
-      }
-      /** Differences between a live policy's batches and the values git sends with a create. */
-      async createValues(p, live, core = this.core) {
-        const out = [];
-        const item = p.body.compliance_spec[0];
-        for (const b of item?.batches ?? []) {
-          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
-          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
-        }
-        return out;
-      }
-      /** A create: the policy must not exist (unless it is git's policy already, values and all) and no
-       *  active policy may hold its place in the hierarchy. */
-      create(c, core = this.core) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "create") throw new TypeError("not a create");
-          const name = p.body.compliance_name;
-          const list3 = await this.list(core);
-          const holder = hierarchyHolder(list3, name, p.hierarchy_no);
-          const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
-          if (list3.some((e) => e.compliance_name === name)) {
-            const existing = await ssp2.get(core, name);
-            if (existing) {
-              const sent = p.body.compliance_spec[0];
-              const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await this.createValues(p, existing, core)];
-              if (differs.length)
-                return blocked(
-                  `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
-                );
-              if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
-              return { already: "the service holds git's policy and values" };
-            }
-          }
-          if (holder) return blocked(clash(holder));
-          this.log(`${c.address}: read again just now, not in the service; sending the create`);
-          return { go: null };
-        };
-      }
-      /** Who prepared the batch an approve moves forward (docs/decisions.md, "Four eyes"): its reviewer is the
-       *  service's updated_by of a batch it shows reviewed (nothing else changes a reviewed batch), or this
-       *  run's sign-in when this run reviewed it; its policy's creator is the envelope's created_by, or this
-       *  run's sign-in when this run created it. */
-      preparers(c, env2, lb, createdHere) {
-        const named2 = (v) => typeof v === "string" && v.trim() ? v : null;
-        const reviewed = lb.status === "reviewed" ? named2(lb.updated_by) : null;
-        return {
-          reviewed_by: this.reviewedHere.has(c.address) ? this.user || reviewed : reviewed,
-          policy_created_by: createdHere ? this.user || named2(env2.created_by) : named2(env2.created_by)
-        };
-      }
-      /** The creates of this run that landed, for the one check after the last of them. */
-      landedCreates = [];
-      creationsChecked;
-      /** A create landed (done, or confirmed by reading back). */
-      created(c) {
-        this.landedCreates.push(c);
-      }
-      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
-       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
-       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
-       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
-      checkCreations(core = this.core) {
-        if (!this.creationsChecked) {
-          const creates = [...this.landedCreates];
-          this.creationsChecked = creates.length ? ssp2.list(core).then(
-            (list3) => {
-              const clashes = /* @__PURE__ */ new Map();
-              for (const c of creates) {
-                const p = c.payload;
-                if (p?.kind !== "create") continue;
-                const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
-                if (!holder) continue;
-                const who = {
-                  modified_by: holder.created_by ?? holder.last_modified_by ?? null,
-                  modified_on: isoOf(holder.created_on ?? holder.last_modified_on)
-                };
-                clashes.set(
-                  c.address,
-                  overwrittenWords(who, [
-                    `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
-                  ])
-                );
-              }
-              return clashes;
-            },
-            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
-          ) : Promise.resolve(/* @__PURE__ */ new Map());
-        }
-        return this.creationsChecked;
-      }
-      valuesOf(policy2, lb, core) {
-        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
-        if (!file) return read();
-        let sum = this.fileSums.get(file);
-        if (!sum) {
-          sum = read();
-          this.fileSums.set(file, sum);
-          sum.catch(() => this.fileSums.delete(file));
-        }
-        return sum;
-      }
-      /** A review or approve: the batch must still be where the plan saw it (status), the same upload
-       *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
-       *  the status the write asks for is done already. */
-      batch(c, action, created, core = this.core, facts) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "batch") throw new TypeError("not a batch step");
-          const policyAddr = address.ssp(p.policy);
-          const env2 = await ssp2.get(core, p.policy);
-          if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
-          if (p.compliance_id === null) {
-            const checked = await this.checkCreations(core);
-            const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
-            if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
-          }
-          const ours = p.compliance_id ?? created?.();
-          if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
-          const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
-          if (!lb) return blocked(`${c.address} no longer exists in the service`);
-          const changed2 = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
-          if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0) {
-            return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-          }
-          const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
-          if (p.compliance_id !== null && fileId !== p.file_id)
-            return blocked(`${c.address}${changed2}: file_id ${show3(p.file_id)} -> ${show3(fileId)}, a new upload nobody reviewed`);
-          const fileOf = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-          if (p.compliance_id === null && fileOf && !this.fileSums.has(fileOf) && created?.() === env2.compliance_id) {
-            this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
-          }
-          if (await this.valuesOf(p.policy, lb, core) !== p.values_checksum)
-            return blocked(`${c.address}${changed2}: its values are not the ones the plan showed`);
-          const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-          if (typeof lb.status === "string" && target.includes(lb.status))
-            return { already: "the service shows it, with the values the plan showed", status: lb.status };
-          if (action === "approve" && facts)
-            Object.assign(facts, this.preparers(c, env2, lb, created?.() === env2.compliance_id), { approved_by: core.auth.username ?? null });
-          if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
-            const moved = versionMoved(c, env2);
-            if (moved.length)
-              return blocked(
-                `${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, this.changes)}`
-              );
-            this.policyChecked.add(p.policy);
-          }
-          const expected = c.before?.status ?? null;
-          if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed2}: status ${show3(expected)} -> ${show3(lb.status)}`);
-          const broken = action === "approve" && facts && this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : void 0;
-          if (broken && facts) {
-            facts.rule = "blocked";
-            return { blocked: broken };
-          }
-          this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
-          return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-        };
-      }
-    };
-    approverFix = (as, approverConfigured) => approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
-    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
-    StepFailed = class extends Error {
-      constructor(message, outcome) {
-        super(message);
-        this.outcome = outcome;
-      }
-      outcome;
-    };
-    stepTag = (c) => `${c.action} ${c.address}`;
-  }
-});
-
-// src/report/plan.ts
-function diffLines(diff, indent, limit = 40) {
-  const lines = diff.slice(0, limit).map((d) => {
-    if (d.before === void 0 && d.after === void 0)
-      return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
-    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show4(d.after)}`;
-    return `${indent}${terminalText(d.path)}: ${show4(d.before)} -> ${show4(d.after)}`;
-  });
-  if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
-  return lines;
-}
-function entryDiffLines(e, indent, limit) {
-  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
-  const lines = diffLines(e.diff, indent, Infinity);
-  const rest = e.diff_rows.total - e.diff_rows.shown;
-  if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
-  return lines;
-}
-function valuesLine(v) {
-  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
-}
-function summaryLine(plan) {
-  const s = plan.summary;
-  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  const shownOnly = ["blocked", "not_in_git", "unsupported"].filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
-  const total = ["blocked", "not_in_git", "unsupported"].reduce((n, a) => n + (s[a] ?? 0), 0);
-  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
-}
-function hasChanges(plan) {
-  return plan.changes.length > 0;
-}
-function hasApplied(plan) {
-  return plan.changes.some(isApplied);
-}
-function matchesWords(notes) {
-  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
-}
-function fourEyesHead(f) {
-  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
-}
-function fourEyesLine(f, address2) {
-  const a = f.approves.find((x) => x.address === address2);
-  if (!a) return void 0;
-  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
-  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as = f.approver_configured ? f.approver : f.sign_in;
-  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
-}
-function planText(plan, out) {
-  const lines = [];
-  if (!hasChanges(plan)) {
-    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
-    return lines.join("\n");
-  }
-  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
-  lines.push(
-    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
-    ""
-  );
-  const fourEyes = plan.four_eyes;
-  let approves = false;
-  for (const c of plan.changes) {
-    if (fourEyes && c.action === "approve" && !approves) {
-      approves = true;
-      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
-    }
-    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
-    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
-    lines.push(...entryDiffLines(c, "      ", 40));
-    if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
-    if (eyes) lines.push(`      ${terminalText(eyes)}`);
-    lines.push("");
-  }
-  lines.push(summaryLine(plan), ...noteLines(plan.notes));
-  return lines.join("\n");
-}
-function changesMarkdown(changes, budget, whole, fourEyes) {
-  const firstApprove = changes.findIndex((c) => c.action === "approve");
-  const full = changes.map((c, i) => {
-    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
-    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
-    if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
-    if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
-    if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
-    if (c.diff.length) {
-      b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
-      if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
-      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
-      if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
-    }
-    b.push("", "</details>", "");
-    return b.join("\n");
-  });
-  const line = changes.map(
-    (c) => `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${markdownText(valuesLine(c.values))}` : ""}
-`
-  );
-  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}
-`);
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const between = (rest, shown2) => {
-    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
-    return shown2 ? `
-#### The other ${plural(changes.length - shown2, "change")}, ${what}
-
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._
-
-` : `#### Changes, ${what}
-
-_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._
-
-`;
-  };
-  const leftOut = (n) => `
-_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
-`;
-  return fitTiers({ full, line, bare }, budget, between, leftOut);
-}
-function planMarkdown(plan, file) {
-  const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
-  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
-  const notes = notesMarkdown(plan.notes, whole);
-  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
-  head.push("| Action | Count |", "|---|---|");
-  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
-  head.push("", "");
-  const top = head.join("\n");
-  const tail = `
-${summaryLine(plan)}
-${notes ? `
-${notes}` : ""}`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
-  let impact2 = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
-  if (changes.listed < plan.changes.length && impact2) {
-    impact2 = `
-#### Impact
-
-_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
-`;
-    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
-  }
-  return top + changes.text + (impact2 ? `
-${impact2}` : "") + tail;
-}
-function driftText(report2, out) {
-  if (!report2.drift.length) {
-    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
-    return [
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
-      ...ignoredText(report2),
-      ...noteLines(report2.notes)
-    ].join("\n");
-  }
-  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
-  for (const d of report2.drift) {
-    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
-    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
-    const who = attribution(d);
-    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
-  }
-  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
-  return lines.join("\n");
-}
-function ignoredText(report2) {
-  if (!report2.ignored?.length) return [];
-  return [
-    "",
-    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
-    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
-  ];
-}
-function ignoredMarkdown(report2, whole) {
-  if (!report2.ignored?.length) return "";
-  const rows = fitPieces(
-    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
-`),
-    SECTION_BUDGET.ignored - 300,
-    (n) => `
-_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._
-`
-  );
-  return [
-    "",
-    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
-    "",
-    "| Class | Address | What | Reason |",
-    "|---|---|---|---|",
-    rows.text,
-    "</details>"
-  ].join("\n");
-}
-function driftSummaryLine(report2) {
-  const parts = Object.entries(report2.summary).filter(([, v]) => v).map(([k, v]) => plural(v, ...DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")]));
-  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
-}
-function attribution(d) {
-  if (!d.modified_by && !d.modified_on) return "";
-  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
-}
-function driftMarkdown(report2, file) {
-  const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
-  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
-  const notes = notesMarkdown(report2.notes, whole);
-  const ignored = ignoredMarkdown(report2, whole);
-  if (!report2.drift.length) {
-    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
-  }
-  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
-  const top = lines.join("\n");
-  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
-  const full = report2.drift.map((d) => {
-    const head = row(d);
-    const out = [];
-    if (!d.diff.length) out.push(`${head} | | |`);
-    const limit2 = d.diff_rows ? Infinity : 20;
-    d.diff.slice(0, limit2).forEach((x, i) => {
-      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
-      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
-    });
-    if (d.diff.length > limit2) out.push(`| | | | | \u2026 ${d.diff.length - limit2} more | | |`);
-    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
-    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
-    return out.join("\n") + "\n";
-  });
-  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
-  const line = report2.drift.map((d) => `${row(d)} ${fields(d)} | | |
-`);
-  const bare = report2.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |
-`);
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const leftOut = (n) => `
-_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
-`;
-  const said = (f) => f.rest === null || f.listed < report2.drift.length ? "" : `
-_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._
-`;
-  const tail = `${ignored}
-
-${driftSummaryLine(report2)}
-${notes ? `
-${notes}` : ""}`;
-  const reserve = said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }).length;
-  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
-  return top + fitted.text + said(fitted) + tail;
-}
-function applyLine(o, out) {
-  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
-  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
-}
-function applyText(report2, out) {
-  const lines = report2.outcomes.map((o) => applyLine(o, out));
-  const s = report2.summary;
-  const undone = s.failed + s.unknown + s.overwritten;
-  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
-  const counts = OUTCOMES.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = OUTCOMES.some((o) => o !== "already" && s[o]);
-  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
-  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
-  if (eyes)
-    lines.push(
-      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
-    );
-  if (s.overwritten)
-    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
-  if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
-    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
-    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
-  return lines.join("\n");
-}
-var SYMBOL, COLOR, show4, noteLines, cell, changeTitle, shortReason, notesMarkdown, DRIFT_WORDS;
-var init_plan = __esm({
-  "src/report/plan.ts"() {
-    "use strict";
-    init_escape();
-    init_policy_test();
-    init_run2();
-    init_model();
-    init_unknown();
-    init_four_eyes();
-    init_words();
-    init_budget();
-    SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
-    COLOR = {
-      create: "green",
-      update: "yellow",
-      review: "cyan",
-      approve: "cyan",
-      blocked: "red",
-      not_in_git: "yellow",
-      unsupported: "red"
-    };
-    show4 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
-    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
-    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
-    shortReason = (r) => markdownText(r.length > 200 ? `${r.slice(0, 199)}\u2026` : r);
-    notesMarkdown = (notes, whole) => fitPieces(
-      (notes ?? []).map((n) => `> Note: ${markdownText(n)}
-
-`),
-      SECTION_BUDGET.notes,
-      (n) => `_${plural(n, "more note")} in ${whole} (notes)._
-`
-    ).text;
-    DRIFT_WORDS = {
-      changed: ["changed", "changed"],
-      unmanaged: ["unmanaged", "unmanaged"],
-      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
-      missing: ["missing", "missing"],
-      batch_status: ["batch status", "batch statuses"],
-      batch_values: ["batch's values", "batches' values"]
-    };
+    init_four_eyes2();
+    init_policy_models();
+    init_targets();
   }
 });
 
@@ -50669,84 +50862,58 @@ var init_progress = __esm({
 });
 
 // src/cli/reading.ts
-async function readWithProgress(core, desired, flags, out, extra) {
+async function withProgress(core, flags, out, work2) {
   const progress = await startProgress(out, "Reading the service\u2026", flags.quiet, core.governor);
   try {
-    return await readLive(core, desired, {
-      concurrency: concurrencyOf(flags),
-      targets: flags.target ?? [],
-      ...extra,
-      progress: (done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`)
-    });
+    return await work2((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
   } finally {
     progress.stop();
   }
 }
-async function makePlan(repo, env2, core, flags, out, opts) {
+function readWithProgress(core, desired, flags, out, extra) {
+  return withProgress(
+    core,
+    flags,
+    out,
+    (progress) => readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress })
+  );
+}
+async function makePlan2(repo, env2, core, flags, out, opts) {
   const desired = desiredState(repo, env2, out, flags);
   const tests = opts.impact ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
-  const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
-  if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  const cases = testProblems.length ? [] : tests?.cases ?? [];
-  const contracts = testProblems.length ? [] : tests?.contracts ?? [];
-  const live = await readWithProgress(core, desired, flags, out, {
-    values: true,
-    managedDetails: true,
-    approvedValues: cases.length > 0 || contracts.length > 0
-  });
-  checkTargets(flags.target ?? [], desired, live);
-  const plan = buildPlan(desired, live, {
+  const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
+  if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
+  const named3 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const meta = {
     environment: env2.name,
     baseUrl: env2.baseUrl,
     authUrl: env2.authUrl,
     realm: env2.realm,
     user: core.auth.username ?? null,
     targets: flags.target ?? []
-  });
-  if (env2.fourEyes) {
-    const named2 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
-    plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: core.auth.username ?? null, approver: named2.user, approverConfigured: named2.configured });
-    plan.checksum = planChecksum(plan);
-  }
-  if (cases.length || contracts.length) {
-    if (!hasChanges(plan)) {
-      plan.impact = { cases: [], allocation: [], moved: {} };
-      plan.checksum = planChecksum(plan);
-      return plan;
-    }
-    const { live: known, fromGit } = liveWithGitsUnknowns(desired, live);
-    const scoped = targetedDesired(desired, known, flags.target ?? []);
-    const before = modelsFromLive(known);
-    const after = modelsFromGit(scoped, known);
-    const allocation = allocationImpact(
-      contracts,
-      { policies: before, carves: carvesLive(known) },
-      { policies: after, carves: carvesGit(scoped, known) },
-      ruleReader(env2.service.allocationRules)
-    );
-    const caseImpact = impact(cases, before, after);
-    const notes = impactNotes(caseImpact, allocation, fromGit);
-    plan.impact = { cases: caseImpact, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
-    plan.checksum = planChecksum(plan);
-  }
-  return plan;
+  };
+  return withProgress(
+    core,
+    flags,
+    out,
+    (progress) => makePlan(core, {
+      desired,
+      meta,
+      concurrency: concurrencyOf(flags),
+      progress,
+      ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
+      ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured } } : {}
+    })
+  );
 }
 var init_reading = __esm({
   "src/cli/reading.ts"() {
     "use strict";
-    init_read();
-    init_build();
-    init_targets();
-    init_model();
     init_repo();
     init_test_files();
-    init_policy_models();
-    init_run();
-    init_unknown();
-    init_four_eyes();
     init_auth();
-    init_plan();
-    init_allocate();
+    init_read2();
+    init_make();
     init_context();
     init_progress();
   }
@@ -50768,7 +50935,7 @@ async function runTest(flags, out) {
 async function testRun(flags, out) {
   const repo = openRepo(flags);
   const runs = flags.live ? [await liveRun(repo, flags, out)] : offlineRuns(repo, flags, out);
-  const shownDir = (0, import_node_path15.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const shownDir = (0, import_node_path16.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
@@ -50800,7 +50967,7 @@ async function testRun(flags, out) {
 function casesFor(repo, vars, flags) {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path15.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path16.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
     if (flags.format !== "junit") throw problems;
     return { cases, contracts, dir, broken: problems };
   }
@@ -50813,23 +50980,23 @@ async function liveRun(repo, flags, out) {
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env2, flags, out);
   try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
-    return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
+    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
+    return { ...base, policies: modelsFromLive2(live), carves: carvesLive(live) };
   } finally {
     await core.close();
   }
 }
 function offlineRuns(repo, flags, out) {
   const penv = envOf(flags);
-  const named2 = flags.env ?? penv.REVSYNC_ENV;
-  const names = named2 ? [selectEnv(repo, named2, penv)] : environmentNames(repo);
+  const named3 = flags.env ?? penv.REVSYNC_ENV;
+  const names = named3 ? [selectEnv(repo, named3, penv)] : environmentNames(repo);
   const groups = /* @__PURE__ */ new Map();
   const skipped = /* @__PURE__ */ new Set();
   for (const name of names.length ? names : [void 0]) {
     const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own2.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), KINDS2);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -50838,14 +51005,14 @@ function offlineRuns(repo, flags, out) {
       );
     }
     const { cases, contracts, dir, broken } = casesFor(repo, own2, flags);
-    const git = modelsFromGitOnly(desired);
+    const git = modelsFromGitOnly2(desired);
     for (const s of git.skipped) skipped.add(s);
-    const carves = carvesGit(desired);
+    const carves2 = carvesGit(desired);
     const rules = rulesOf(repo, name);
-    const key3 = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
+    const key3 = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
     const group = groups.get(key3);
     if (group) group.names.push(name ?? "");
-    else groups.set(key3, { cases, contracts, dir, broken, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
+    else groups.set(key3, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
   }
   if (skipped.size) {
     out.warn(
@@ -50860,7 +51027,7 @@ function offlineRuns(repo, flags, out) {
     return { ...g, cases, contracts, label };
   });
 }
-var import_node_path15, reported, rulesOf;
+var import_node_path16, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
@@ -50871,9 +51038,11 @@ var init_test = __esm({
     init_allocate();
     init_service_choices();
     init_policy_test();
-    import_node_path15 = require("node:path");
+    import_node_path16 = require("node:path");
     init_context();
     init_reading();
+    init_read2();
+    init_registry();
     init_repo();
     reported = /* @__PURE__ */ new WeakSet();
     rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
@@ -51105,6 +51274,569 @@ var init_completion = __esm({
   }
 });
 
+// src/apply/graph.ts
+function buildSteps(plan, kinds = KINDS2) {
+  const steps = plan.changes.filter(isApplied).map((change, id) => {
+    const kind = kindOf(kinds, change.address);
+    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
+    return { id, change, kind, needs: [], after: [] };
+  });
+  const earlier = [];
+  for (const kind of kinds) {
+    const own2 = steps.filter((s) => s.kind === kind);
+    const order2 = kind.order?.(own2.map((s) => s.change)) ?? [];
+    own2.forEach((s, i) => {
+      s.after.push(...earlier);
+      s.needs.push(...(order2[i]?.needs ?? []).map((n) => own2[n].id));
+      s.after.push(...(order2[i]?.after ?? []).map((n) => own2[n].id));
+    });
+    earlier.push(...own2.map((s) => s.id));
+  }
+  return steps;
+}
+async function schedule(steps, exec, opts) {
+  const outcomes = /* @__PURE__ */ new Map();
+  const running2 = /* @__PURE__ */ new Set();
+  return new Promise((resolve16) => {
+    const settle2 = (o) => {
+      outcomes.set(o.step.id, o);
+      opts.onFinish?.(o);
+    };
+    const pump = () => {
+      let changed = true;
+      while (changed) {
+        changed = false;
+        for (const s of steps) {
+          if (outcomes.has(s.id) || running2.has(s.id)) continue;
+          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+          if (bad) {
+            settle2({
+              step: s,
+              status: "skipped",
+              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`
+            });
+            changed = true;
+          }
+        }
+      }
+      if (opts.isStopping()) {
+        for (const s of steps)
+          if (!outcomes.has(s.id) && !running2.has(s.id)) settle2({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
+      }
+      for (const s of steps) {
+        if (running2.size >= opts.concurrency) break;
+        if (outcomes.has(s.id) || running2.has(s.id)) continue;
+        const ready = s.needs.every((n) => outcomes.get(n)?.status === "done") && s.after.every((n) => outcomes.has(n));
+        if (!ready) continue;
+        running2.add(s.id);
+        opts.onStart?.(s, running2.size);
+        exec(s).then(
+          (r) => settle2({ step: s, status: "done", ...typeof r === "string" ? { message: r } : r }),
+          (e) => {
+            const { outcome, four_eyes } = e ?? {};
+            settle2({
+              step: s,
+              status: "failed",
+              message: e instanceof Error ? e.message : String(e),
+              ...typeof outcome === "string" ? { outcome } : {},
+              ...four_eyes ? { four_eyes } : {}
+            });
+          }
+        ).finally(() => {
+          running2.delete(s.id);
+          pump();
+        });
+      }
+      if (running2.size === 0 && outcomes.size === steps.length) resolve16(steps.map((s) => outcomes.get(s.id)));
+    };
+    pump();
+  });
+}
+var init_graph = __esm({
+  "src/apply/graph.ts"() {
+    "use strict";
+    init_errors();
+    init_registry();
+    init_model();
+  }
+});
+
+// src/apply/run.ts
+function outcomeOf(o) {
+  if (o.status === "skipped") return "skipped";
+  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
+  return OUTCOMES.includes(kind) ? kind : "failed";
+}
+function countOutcomes(outcomes) {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
+  for (const o of outcomes) counts[o.outcome]++;
+  return counts;
+}
+function payloadProblems(plan, kinds = KINDS2) {
+  return plan.changes.flatMap((c) => {
+    if (!isApplied(c)) return [];
+    const kind = kindOf(kinds, c.address);
+    const problems = !c.payload ? ["no payload"] : !kind ? ["revsync does not know this kind of address"] : kind.payloadProblems(c, plan.changes);
+    return problems.map((what) => `${c.address} (${c.action}): ${what}`);
+  });
+}
+function checkPayloads(plan, kinds = KINDS2) {
+  const problems = payloadProblems(plan, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what it shows, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only as revsync wrote it: run revsync plan again"
+    );
+  }
+  return plan;
+}
+function checkApprover(core, plan, fourEyes) {
+  const approver = core.approverAuth;
+  if (!approver) return;
+  if (sameUser(approver.username, core.auth.username)) {
+    throw new UserError(
+      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+  if (fourEyes && !approver.username && plan.changes.some((c) => c.action === "approve")) {
+    throw new UserError(
+      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
+      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
+    );
+  }
+}
+function readyToApply(plan, core, opts) {
+  const applied = plan.changes.filter(isApplied);
+  for (const k of opts.kinds ?? KINDS2) {
+    const own2 = applied.filter((c) => kindOf(opts.kinds ?? KINDS2, c.address) === k);
+    if (own2.length) k.ready?.(own2, core);
+  }
+  checkApprover(core, plan, opts.fourEyes);
+  return plan;
+}
+function outcomeWords(action, o) {
+  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
+  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "confirmed")
+    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
+  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
+  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
+  throw o.error;
+}
+function stepResult(action, o) {
+  try {
+    return { message: outcomeWords(action, o), outcome: o.kind };
+  } catch (e) {
+    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
+  }
+}
+async function runStep(step, write2) {
+  const r = await write2(step.change);
+  const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
+  if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
+  try {
+    const s = stepResult(step.change.action, r.outcome);
+    return { ...s, message: `${s.message}${r.also ?? ""}`, ...four };
+  } catch (e) {
+    throw Object.assign(e, four);
+  }
+}
+function reportEntry(o) {
+  return {
+    address: o.step.change.address,
+    action: o.step.change.action,
+    status: o.status,
+    outcome: outcomeOf(o),
+    message: o.message,
+    ...o.four_eyes ? { four_eyes: o.four_eyes } : {}
+  };
+}
+async function settle(outcomes, appliers) {
+  for (const [kind, applier] of appliers) {
+    const landed = outcomes.filter((o) => o.step.kind === kind && o.status === "done");
+    if (!applier.settle || !landed.length) continue;
+    const said = await applier.settle(landed.map((o) => o.step.change));
+    for (const o of landed) {
+      const s = said.get(o.step.change.address);
+      if (!s) continue;
+      if ("unchecked" in s) o.message = `${o.message} (${s.unchecked})`;
+      else Object.assign(o, { status: "failed", outcome: "overwritten", message: s.overwritten });
+    }
+  }
+}
+async function applyPlan(core, plan, opts) {
+  const kinds = opts.kinds ?? KINDS2;
+  const observers2 = opts.observers ?? [];
+  const log = (line) => observers2.forEach((o) => o.log?.(line));
+  const steps = buildSteps(plan, kinds);
+  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, log };
+  const appliers = new Map(kinds.filter((k) => steps.some((s) => s.kind === k)).map((k) => [k, k.apply(run2)]));
+  let finished = 0;
+  const outcomes = await schedule(
+    steps,
+    (s) => runStep(s, (c) => appliers.get(s.kind).write(c, opts.tagRequests ? core.tagged(stepTag(c)) : core)),
+    {
+      concurrency: opts.concurrency,
+      isStopping: opts.isStopping,
+      onStart: (s) => observers2.forEach((o) => o.stepStarted?.(s)),
+      onFinish: (o) => {
+        finished++;
+        observers2.forEach((x) => x.stepFinished?.(o, finished, steps.length));
+      }
+    }
+  );
+  await settle(outcomes, appliers);
+  const entries2 = outcomes.map(reportEntry);
+  return { environment: plan.environment, outcomes: entries2, summary: countOutcomes(entries2), interrupted: opts.isStopping() };
+}
+var OUTCOMES, DONE, StepFailed, stepTag;
+var init_run2 = __esm({
+  "src/apply/run.ts"() {
+    "use strict";
+    init_errors();
+    init_registry();
+    init_model();
+    init_who();
+    init_graph();
+    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"];
+    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
+    StepFailed = class extends Error {
+      constructor(message, outcome) {
+        super(message);
+        this.outcome = outcome;
+      }
+      outcome;
+    };
+    stepTag = (c) => `${c.action} ${c.address}`;
+  }
+});
+
+// src/report/plan.ts
+function diffLines(diff, indent, limit = 40) {
+  const lines = diff.slice(0, limit).map((d) => {
+    if (d.before === void 0 && d.after === void 0)
+      return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show6(d.after)}`;
+    return `${indent}${terminalText(d.path)}: ${show6(d.before)} -> ${show6(d.after)}`;
+  });
+  if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
+  return lines;
+}
+function entryDiffLines(e, indent, limit) {
+  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
+  const lines = diffLines(e.diff, indent, Infinity);
+  const rest = e.diff_rows.total - e.diff_rows.shown;
+  if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
+  return lines;
+}
+function valuesLine(v) {
+  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
+}
+function summaryLine(plan) {
+  const s = plan.summary;
+  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
+  const shownOnly = ["blocked", "not_in_git", "unsupported"].filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
+  const total = ["blocked", "not_in_git", "unsupported"].reduce((n, a) => n + (s[a] ?? 0), 0);
+  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+}
+function hasChanges(plan) {
+  return plan.changes.length > 0;
+}
+function hasApplied(plan) {
+  return plan.changes.some(isApplied);
+}
+function matchesWords(notes) {
+  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
+}
+function fourEyesHead(f) {
+  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
+}
+function fourEyesLine(f, address) {
+  const a = f.approves.find((x) => x.address === address);
+  if (!a) return void 0;
+  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
+  const as = f.approver_configured ? f.approver : f.sign_in;
+  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
+}
+function planText(plan, out) {
+  const lines = [];
+  if (!hasChanges(plan)) {
+    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
+    return lines.join("\n");
+  }
+  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
+  lines.push(
+    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
+    ""
+  );
+  const fourEyes = plan.four_eyes;
+  let approves = false;
+  for (const c of plan.changes) {
+    if (fourEyes && c.action === "approve" && !approves) {
+      approves = true;
+      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
+    }
+    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
+    lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
+    lines.push(...entryDiffLines(c, "      ", 40));
+    if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
+    if (eyes) lines.push(`      ${terminalText(eyes)}`);
+    lines.push("");
+  }
+  lines.push(summaryLine(plan), ...noteLines(plan.notes));
+  return lines.join("\n");
+}
+function changesMarkdown(changes, budget, whole, fourEyes) {
+  const firstApprove = changes.findIndex((c) => c.action === "approve");
+  const full = changes.map((c, i) => {
+    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
+    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
+    if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
+    if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
+    if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
+    if (c.diff.length) {
+      b.push("| Field | Before | After |", "|---|---|---|");
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
+      if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
+      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
+      if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
+    }
+    b.push("", "</details>", "");
+    return b.join("\n");
+  });
+  const line = changes.map(
+    (c) => `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} ${markdownCode(c.address)}${c.reason ? `: ${shortReason(c.reason)}` : c.values ? `: ${markdownText(valuesLine(c.values))}` : ""}
+`
+  );
+  const bare = changes.map((c) => `- \`${SYMBOL[c.action]}\` ${markdownCode(c.address)}
+`);
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const between = (rest, shown) => {
+    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
+    return shown ? `
+#### The other ${plural(changes.length - shown, "change")}, ${what}
+
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown} are in full above, every change in full is in ${whole}._
+
+` : `#### Changes, ${what}
+
+_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._
+
+`;
+  };
+  const leftOut = (n) => `
+_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
+`;
+  return fitTiers({ full, line, bare }, budget, between, leftOut);
+}
+function planMarkdown(plan, file) {
+  const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
+  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
+  const notes = notesMarkdown(plan.notes, whole);
+  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
+  head.push("| Action | Count |", "|---|---|");
+  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
+  head.push("", "");
+  const top = head.join("\n");
+  const tail = `
+${summaryLine(plan)}
+${notes ? `
+${notes}` : ""}`;
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  let impact2 = planImpactMarkdown(impactOf(plan), whole);
+  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  if (changes.listed < plan.changes.length && impact2) {
+    impact2 = `
+#### Impact
+
+_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
+`;
+    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  }
+  return top + changes.text + (impact2 ? `
+${impact2}` : "") + tail;
+}
+function driftText(report2, out) {
+  if (!report2.drift.length) {
+    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
+    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
+    return [
+      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
+      ...ignoredText(report2),
+      ...noteLines(report2.notes)
+    ].join("\n");
+  }
+  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
+  for (const d of report2.drift) {
+    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
+    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
+    const who = attribution(d);
+    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
+  }
+  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
+  return lines.join("\n");
+}
+function ignoredText(report2) {
+  if (!report2.ignored?.length) return [];
+  return [
+    "",
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
+    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
+  ];
+}
+function ignoredMarkdown(report2, whole) {
+  if (!report2.ignored?.length) return "";
+  const rows = fitPieces(
+    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+`),
+    SECTION_BUDGET.ignored - 300,
+    (n) => `
+_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._
+`
+  );
+  return [
+    "",
+    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
+    "",
+    "| Class | Address | What | Reason |",
+    "|---|---|---|---|",
+    rows.text,
+    "</details>"
+  ].join("\n");
+}
+function driftSummaryLine(report2) {
+  const parts = Object.entries(report2.summary).filter(([, v]) => v).map(([k, v]) => plural(v, ...DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")]));
+  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
+}
+function attribution(d) {
+  if (!d.modified_by && !d.modified_on) return "";
+  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
+}
+function driftMarkdown(report2, file) {
+  const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
+  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
+  const notes = notesMarkdown(report2.notes, whole);
+  const ignored = ignoredMarkdown(report2, whole);
+  if (!report2.drift.length) {
+    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
+    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
+  }
+  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
+  const top = lines.join("\n");
+  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
+  const full = report2.drift.map((d) => {
+    const head = row(d);
+    const out = [];
+    if (!d.diff.length) out.push(`${head} | | |`);
+    const limit2 = d.diff_rows ? Infinity : 20;
+    d.diff.slice(0, limit2).forEach((x, i) => {
+      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
+      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
+    });
+    if (d.diff.length > limit2) out.push(`| | | | | \u2026 ${d.diff.length - limit2} more | | |`);
+    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
+    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
+    return out.join("\n") + "\n";
+  });
+  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
+  const line = report2.drift.map((d) => `${row(d)} ${fields(d)} | | |
+`);
+  const bare = report2.drift.map((d) => `| ${d.class} | ${markdownCode(d.address)} | | | | | |
+`);
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const leftOut = (n) => `
+_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
+`;
+  const said = (f) => f.rest === null || f.listed < report2.drift.length ? "" : `
+_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._
+`;
+  const tail = `${ignored}
+
+${driftSummaryLine(report2)}
+${notes ? `
+${notes}` : ""}`;
+  const reserve = said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }).length;
+  const fitted = fitTiers({ full, line, bare }, MARKDOWN_LIMIT - 1 - top.length - tail.length - reserve, () => "", leftOut);
+  return top + fitted.text + said(fitted) + tail;
+}
+function applyLine(o, out) {
+  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
+  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
+}
+function applyText(report2, out) {
+  const lines = report2.outcomes.map((o) => applyLine(o, out));
+  const s = report2.summary;
+  const undone = s.failed + s.unknown + s.overwritten;
+  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
+  const counts = OUTCOMES.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const sent = OUTCOMES.some((o) => o !== "already" && s[o]);
+  lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
+  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
+  if (eyes)
+    lines.push(
+      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
+    );
+  if (s.overwritten)
+    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+  if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
+    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  return lines.join("\n");
+}
+var SYMBOL, COLOR, show6, noteLines, cell, changeTitle, shortReason, notesMarkdown, DRIFT_WORDS;
+var init_plan2 = __esm({
+  "src/report/plan.ts"() {
+    "use strict";
+    init_escape();
+    init_policy_test();
+    init_run2();
+    init_model();
+    init_unknown();
+    init_four_eyes2();
+    init_words();
+    init_budget();
+    SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
+    COLOR = {
+      create: "green",
+      update: "yellow",
+      review: "cyan",
+      approve: "cyan",
+      blocked: "red",
+      not_in_git: "yellow",
+      unsupported: "red"
+    };
+    show6 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
+    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
+    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
+    shortReason = (r) => markdownText(r.length > 200 ? `${r.slice(0, 199)}\u2026` : r);
+    notesMarkdown = (notes, whole) => fitPieces(
+      (notes ?? []).map((n) => `> Note: ${markdownText(n)}
+
+`),
+      SECTION_BUDGET.notes,
+      (n) => `_${plural(n, "more note")} in ${whole} (notes)._
+`
+    ).text;
+    DRIFT_WORDS = {
+      changed: ["changed", "changed"],
+      unmanaged: ["unmanaged", "unmanaged"],
+      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+      missing: ["missing", "missing"],
+      batch_status: ["batch status", "batch statuses"],
+      batch_values: ["batch's values", "batches' values"]
+    };
+  }
+});
+
 // src/cli/plan.ts
 var plan_exports = {};
 __export(plan_exports, {
@@ -51125,11 +51857,11 @@ async function runPlan(flags, out) {
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   try {
-    const plan = await makePlan(repo, env2, core, flags, out, { impact: true });
+    const plan = await makePlan2(repo, env2, core, flags, out, { impact: true });
     printPlan(plan, flags.format ?? "text", out, flags.out);
     noteTurnedAway(core.governor, env2, flags, out);
     if (flags.out) {
-      writeUserFile((0, import_node_path16.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeUserFile((0, import_node_path17.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
     const actionable = hasApplied(plan);
@@ -51147,13 +51879,13 @@ async function runPlan(flags, out) {
     await core.close();
   }
 }
-var import_node_path16;
-var init_plan2 = __esm({
+var import_node_path17;
+var init_plan3 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path16 = require("node:path");
+    import_node_path17 = require("node:path");
     init_policy_test();
-    init_plan();
+    init_plan2();
     init_user_files();
     init_model();
     init_context();
@@ -51200,7 +51932,7 @@ var init_demo = __esm({
     init_seed();
     init_server();
     init_seed();
-    init_plan2();
+    init_plan3();
   }
 });
 
@@ -51303,8 +52035,8 @@ async function runErrors(flags, out) {
       out.raw(formatCsv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]));
     } else if (!records.length) out.out("No error transactions match.");
     else {
-      const shown2 = COLUMNS.filter((c) => c.heading);
-      out.out(table([shown2.map((c) => c.heading ?? ""), ...records.map((r) => shown2.map((c) => c.get(r) ?? ""))]));
+      const shown = COLUMNS.filter((c) => c.heading);
+      out.out(table([shown.map((c) => c.heading ?? ""), ...records.map((r) => shown.map((c) => c.get(r) ?? ""))]));
       out.out(`
 ${plural(total, "error transaction")}.`);
     }
@@ -51316,7 +52048,7 @@ var init_errors2 = __esm({
   "src/cli/errors.ts"() {
     "use strict";
     init_resources();
-    init_values();
+    init_values2();
     init_errors();
     init_csv();
     init_service_command();
@@ -51375,9 +52107,9 @@ async function runTestRecord(flags, out) {
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
   const repo = openRepo(flags);
-  const target = (0, import_node_path17.resolve)(out.io.cwd, flags.out);
-  const shown2 = (0, import_node_path17.relative)(out.io.cwd, target) || flags.out;
-  if ((0, import_node_fs12.existsSync)(target)) throw new UserError(`${shown2} exists: test record writes a new file; choose another name, or remove it first`);
+  const target = (0, import_node_path18.resolve)(out.io.cwd, flags.out);
+  const shown = (0, import_node_path18.relative)(out.io.cwd, target) || flags.out;
+  if ((0, import_node_fs12.existsSync)(target)) throw new UserError(`${shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   let records;
@@ -51385,10 +52117,10 @@ async function runTestRecord(flags, out) {
   try {
     const [list3, live] = await Promise.all([
       errorTransactions2.list(core, filter),
-      readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true })
+      readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true })
     ]);
     records = list3.flatMap((e) => e.compliance_spec ?? []);
-    policies2 = modelsFromLive(live);
+    policies2 = modelsFromLive2(live);
   } finally {
     await core.close();
   }
@@ -51398,7 +52130,7 @@ async function runTestRecord(flags, out) {
   const seen = /* @__PURE__ */ new Set();
   const cases = [];
   const comments = [];
-  let same2 = 0;
+  let same = 0;
   let withoutDocument = 0;
   for (const r of records) {
     const details = r.document_details;
@@ -51409,7 +52141,7 @@ async function runTestRecord(flags, out) {
     const line = lineOf(details, omit, mask, pseudonyms, dropped);
     const key3 = JSON.stringify(line);
     if (seen.has(key3)) {
-      same2++;
+      same++;
       continue;
     }
     seen.add(key3);
@@ -51479,14 +52211,14 @@ ${doc.toString({ lineWidth: 0 })}`;
   if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(target, safe);
   const dir = testsDir(repo);
-  if (!(target === dir || target.startsWith(dir + import_node_path17.sep))) {
-    out.warn(`${shown2} is outside the tests folder (${(0, import_node_path17.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(target === dir || target.startsWith(dir + import_node_path18.sep))) {
+    out.warn(`${shown} is outside the tests folder (${(0, import_node_path18.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   const routes = /* @__PURE__ */ new Map();
   for (const c of cases) routes.set(c.expect.policy ?? "no policy", (routes.get(c.expect.policy ?? "no policy") ?? 0) + 1);
-  const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
+  const skippedNote = [same ? `${plural2(same, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
   out.out(
-    `Recorded ${plural2(cases.length, "case")} from ${plural2(records.length, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown2}: ${[
+    `Recorded ${plural2(cases.length, "case")} from ${plural2(records.length, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown}: ${[
       ...routes
     ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
   );
@@ -51496,12 +52228,12 @@ ${doc.toString({ lineWidth: 0 })}`;
   }
   return 0;
 }
-var import_node_fs12, import_node_path17, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs12, import_node_path18, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs12 = require("node:fs");
-    import_node_path17 = require("node:path");
+    import_node_path18 = require("node:path");
     import_yaml4 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
@@ -51509,6 +52241,7 @@ var init_test_record = __esm({
     init_test_files();
     init_line();
     init_policy_models();
+    init_read2();
     init_user_files();
     init_context();
     init_errors2();
@@ -51606,7 +52339,7 @@ __export(show_exports, {
 });
 async function runShow(flags, out, args) {
   const file = args[0] ?? "";
-  const plan = readPlanFile((0, import_node_path18.resolve)(out.io.cwd, file), false);
+  const plan = readPlanFile((0, import_node_path19.resolve)(out.io.cwd, file), false);
   const format2 = flags.format ?? "text";
   if (format2 === "json") out.out(JSON.stringify(plan, null, 2));
   else if (format2 === "markdown") out.out(planMarkdown(plan, file));
@@ -51619,13 +52352,13 @@ ${impact2}`);
   }
   return 0;
 }
-var import_node_path18;
+var import_node_path19;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path18 = require("node:path");
+    import_node_path19 = require("node:path");
     init_policy_test();
-    init_plan();
+    init_plan2();
     init_model();
     init_plan_file();
   }
@@ -51692,7 +52425,7 @@ var init_lock = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve15) => stop = () => resolve15("stop now"));
+  const stopNow = new Promise((resolve16) => stop = () => resolve16("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -51777,18 +52510,18 @@ var init_prompt = __esm({
 
 // src/evidence/context.ts
 function run(args, cwd, env2) {
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve15(stdout)
+      (err, stdout) => err ? reject(err) : resolve16(stdout)
     );
   });
 }
 async function gitState(root, evidenceDir, env2) {
-  const inside = (0, import_node_path19.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path19.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path20.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path20.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env2);
@@ -51861,12 +52594,12 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_path19, nonEmpty, number;
+var import_node_child_process2, import_node_path20, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_path19 = require("node:path");
+    import_node_path20 = require("node:path");
     nonEmpty = (v) => v && v.trim() ? v : null;
     number = (v) => v && /^\d+$/.test(v) ? Number(v) : null;
   }
@@ -51889,84 +52622,48 @@ var init_record = __esm({
 });
 
 // src/evidence/live.ts
-function at2(o, path) {
-  let cur = o;
-  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? cur[part] : void 0;
-  return cur;
+function laterChanges(records, i, j) {
+  const { record: record2 } = records[i];
+  const c = record2.changes[j];
+  const after = [
+    ...record2.changes.slice(j + 1).map((x) => ({ x, where: "this record" })),
+    ...records.slice(i + 1).flatMap((r) => r.record.changes.map((x) => ({ x, where: r.file })))
+  ];
+  const later = [];
+  const paths = /* @__PURE__ */ new Set();
+  for (const { x, where } of after) {
+    if (x.address !== c.address || !LANDED.has(x.outcome)) continue;
+    later.push(`${x.action} in ${where}`);
+    for (const d of x.diff) paths.add(d.path);
+  }
+  return { later, paths };
 }
-async function checkLive(core, records) {
-  let tenants;
-  const policies2 = /* @__PURE__ */ new Map();
-  const policy2 = (name) => {
-    let p = policies2.get(name);
-    if (!p) policies2.set(name, p = ssp2.get(core, name));
-    return p;
+async function checkLive(core, records, kinds = KINDS2) {
+  const checkers = new Map(kinds.map((k) => [k, k.evidence(core)]));
+  const check = (c) => {
+    const kind = kindOf(kinds, c.address);
+    const checker = kind && checkers.get(kind);
+    if (checker) return checker(c);
+    const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
+    return Promise.resolve({ ...base, holds: false, note: "revsync does not know this kind of address" });
   };
   const out = /* @__PURE__ */ new Map();
   for (const [i, { file, record: record2 }] of records.entries()) {
     const findings = [];
     for (const [j, c] of record2.changes.entries()) {
       if (!LANDED.has(c.outcome)) continue;
-      const later = [];
-      const laterPaths = /* @__PURE__ */ new Set();
-      const after = [
-        ...record2.changes.slice(j + 1).map((x) => ({ x, where: "this record" })),
-        ...records.slice(i + 1).flatMap((r) => r.record.changes.map((x) => ({ x, where: r.file })))
-      ];
-      for (const { x, where } of after) {
-        if (x.address !== c.address || !LANDED.has(x.outcome)) continue;
-        later.push(`${x.action} in ${where}`);
-        for (const d of x.diff) laterPaths.add(d.path);
-      }
-      const mine = { ...c, diff: c.diff.filter((d) => !laterPaths.has(d.path)) };
-      findings.push({ ...await checkChange(mine, () => tenants ??= tenantConfigurations.list(core), policy2), later });
+      const { later, paths } = laterChanges(records, i, j);
+      findings.push({ ...await check({ ...c, diff: c.diff.filter((d) => !paths.has(d.path)) }), later });
     }
     out.set(file, findings);
   }
   return out;
 }
-async function checkChange(c, tenants, policy2) {
-  const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
-  if (c.address.startsWith("tenant-configuration/")) {
-    const name2 = c.address.slice("tenant-configuration/".length);
-    const env3 = (await tenants()).find((e) => e.compliance_name === name2);
-    if (!env3) return { ...base, holds: false, note: "it is no longer in the service" };
-    const item2 = env3.compliance_spec?.[0] ?? {};
-    const differs2 = c.diff.filter((d) => !sameJson(at2(item2, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at2(item2, d.path) }));
-    return { ...base, holds: !differs2.length, differs: differs2, modified_by: env3.last_modified_by ?? null, modified_on: isoOf2(env3.last_modified_on) };
-  }
-  if (!c.address.startsWith("ssp/")) return { ...base, holds: false, note: "revsync does not know this kind of address" };
-  const rest = c.address.slice("ssp/".length);
-  const cut = rest.lastIndexOf("/batch/");
-  const name = cut < 0 ? rest : rest.slice(0, cut);
-  const env2 = await policy2(name);
-  if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
-  const who = { modified_by: env2.last_modified_by ?? null, modified_on: isoOf2(env2.last_modified_on) };
-  const item = env2.compliance_spec?.[0];
-  if (cut >= 0) {
-    const batchName = rest.slice(cut + "/batch/".length);
-    const batch = item?.batches?.find((b) => batchNameOf(b) === batchName);
-    if (!batch) return { ...base, ...who, holds: false, note: "the batch is no longer in the service" };
-    const byBatch = { modified_by: batch.updated_by ?? who.modified_by, modified_on: isoOf2(batch.updated_at) ?? who.modified_on };
-    const differs2 = c.diff.filter((d) => !sameJson(at2(batch, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at2(batch, d.path) }));
-    return { ...base, ...byBatch, holds: !differs2.length, differs: differs2 };
-  }
-  const fields = c.diff.map((d) => d.path.split(".")[0]).filter((k) => k !== "batches");
-  const now = normalizeSspFields(item ?? {}, fields);
-  const applied = normalizeSspFields(Object.fromEntries(c.diff.map((d) => [d.path.split(".")[0], d.after])), fields);
-  const differs = Object.keys(applied).filter((k) => !sameJson(now[k], applied[k])).map((k) => ({ path: k, applied: applied[k], now: now[k] }));
-  return { ...base, ...who, holds: !differs.length, differs };
-}
-var isoOf2;
 var init_live = __esm({
   "src/evidence/live.ts"() {
     "use strict";
-    init_resources();
-    init_address();
-    init_normalize();
-    init_canonical_json();
+    init_registry();
     init_record();
-    isoOf2 = (epoch2) => typeof epoch2 === "number" ? new Date(epoch2 * 1e3).toISOString() : null;
   }
 });
 
@@ -51975,7 +52672,7 @@ function lastRecordOf(dir, environment) {
   const tag = `-${envSlug(environment)}-`;
   const names = (0, import_node_fs14.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
   for (let i = names.length - 1; i >= 0; i--) {
-    const head = headOf((0, import_node_path20.join)(dir, names[i]), environment);
+    const head = headOf((0, import_node_path21.join)(dir, names[i]), environment);
     if (head) return head;
   }
   return void 0;
@@ -51996,8 +52693,8 @@ function headOf(path, environment) {
   return r && r.environment === environment ? r : void 0;
 }
 function recordFileName(r) {
-  const at3 = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms) => `${ms ?? ".000"}Z`);
-  return `${at3}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
+  const at2 = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms) => `${ms ?? ".000"}Z`);
+  return `${at2}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
 }
 function prepareEvidenceDir(dir) {
   try {
@@ -52013,17 +52710,17 @@ function prepareEvidenceDir(dir) {
   }
 }
 function readRecords(dir) {
-  let entries;
+  let entries2;
   try {
-    entries = (0, import_node_fs14.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs14.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
-  return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).map((e) => {
+  return entries2.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).map((e) => {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path20.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path21.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -52052,17 +52749,17 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   const redacted = redact(text3);
   if (redacted !== text3) record2 = { ...JSON.parse(redacted), hash: "" };
   record2.hash = recordHash(record2);
-  const path = (0, import_node_path20.join)(dir, recordFileName(record2));
+  const path = (0, import_node_path21.join)(dir, recordFileName(record2));
   writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
   return { path, record: record2 };
 }
-var import_node_fs14, import_node_path20, envSlug;
+var import_node_fs14, import_node_path21, envSlug;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
-    import_node_path20 = require("node:path");
+    import_node_path21 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_canonical_json();
@@ -52074,7 +52771,7 @@ var init_store = __esm({
 // src/evidence/recorder.ts
 function valuesOf(c) {
   if (!c.values) return {};
-  const checksum = c.payload?.kind === "batch" ? c.payload.values_checksum ?? null : null;
+  const checksum = typeof c.payload?.values_checksum === "string" ? c.payload.values_checksum : null;
   return { values: { checksum, file: c.values.file, rows: c.values.rows } };
 }
 var iso3, EvidenceRecorder;
@@ -52181,11 +52878,11 @@ var init_recorder = __esm({
       setLock(lock) {
         this.lock = lock;
       }
-      /** ApplyOptions.onStart: the step's work began. */
-      stepStarted(c) {
-        this.running.add(stepTag(c));
+      /** An observer of apply (ApplyObserver): the step's work began. */
+      stepStarted(s) {
+        this.running.add(stepTag(s.change));
       }
-      /** ApplyOptions.onFinish: what became of the step, as the apply report has it. */
+      /** An observer of apply (ApplyObserver): what became of the step, as the apply report has it. */
       stepFinished(o) {
         const tag = stepTag(o.step.change);
         this.finished.set(tag, { outcome: outcomeOf(o), message: o.message, ...o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {} });
@@ -52320,7 +53017,7 @@ function fourEyesFindings(r) {
     problems.push(`four eyes: the pull request's approval names no approver other than its author, ${pr.author ?? "(unnamed)"}`);
   return { problems, notes };
 }
-var init_four_eyes2 = __esm({
+var init_four_eyes3 = __esm({
   "src/evidence/four-eyes.ts"() {
     "use strict";
     init_who();
@@ -52368,12 +53065,12 @@ function verifyChain(stored) {
       v.findings.push("edited");
       v.problems.push(`edited: its content does not match its hash (it says ${r.hash ?? "none"}, its content hashes to ${actual ?? "nothing"})`);
     }
-    const named2 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path21.basename)(s.file))?.[1];
+    const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path22.basename)(s.file))?.[1];
     const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
-    if (named2 !== hash12) {
+    if (named3 !== hash12) {
       v.findings.push("renamed");
       v.problems.push(`renamed: its file name does not end with its hash's first 12 digits (${hash12})`);
-    } else if ((0, import_node_path21.basename)(s.file) !== recordFileName(r)) {
+    } else if ((0, import_node_path22.basename)(s.file) !== recordFileName(r)) {
       v.findings.push("renamed");
       v.problems.push(`renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`);
     }
@@ -52445,12 +53142,12 @@ function verifyChain(stored) {
   for (const v of out) if (!v.findings.length) v.findings.push("intact");
   return { records: out, heads, ok: out.every((v) => v.findings[0] === "intact") };
 }
-var import_node_path21, missing;
+var import_node_path22, missing;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
-    init_four_eyes2();
-    import_node_path21 = require("node:path");
+    init_four_eyes3();
+    import_node_path22 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -52481,7 +53178,7 @@ function peopleWords(c, esc) {
   const f = c.four_eyes;
   if (!f) return void 0;
   const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : "";
-  return `reviewed by ${esc(named(f.reviewed_by))}, policy created by ${esc(named(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${rule2}`;
+  return `reviewed by ${esc(named2(f.reviewed_by))}, policy created by ${esc(named2(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named2(f.approved_by))}${rule2}`;
 }
 function pullRequestWords(r, esc) {
   const pr = r.pull_request_approval;
@@ -52490,12 +53187,12 @@ function pullRequestWords(r, esc) {
   const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc(a.user)}${a.at ? ` at ${esc(a.at)}` : ""} on ${a.commit ? esc(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
   if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc(pr.problem ?? "no answer")})`;
   const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc).join(", ")}` : `no independent approval: ${esc(pr.problem ?? "")}`;
-  return `${name} by ${esc(named(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
+  return `${name} by ${esc(named2(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
 }
 function fourEyesText(r) {
   if (r.four_eyes === void 0) return [];
   return [
-    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named(r.service_user))} (no approver identity)`}`,
+    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named2(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named2(r.service_user))} (no approver identity)`}`,
     `  pull req.   ${pullRequestWords(r, terminalText)}`
   ];
 }
@@ -52503,13 +53200,13 @@ function fourEyesMarkdown(r) {
   if (r.four_eyes === void 0) return [];
   const approves = r.changes.filter((c) => c.action === "approve");
   const rows = approves.map(
-    (c) => `| ${markdownCode(c.address)} | ${markdownText(named(c.four_eyes?.reviewed_by))} | ${markdownText(named(c.four_eyes?.policy_created_by))} | ${markdownText(named(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
+    (c) => `| ${markdownCode(c.address)} | ${markdownText(named2(c.four_eyes?.reviewed_by))} | ${markdownText(named2(c.four_eyes?.policy_created_by))} | ${markdownText(named2(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
   );
   return [
     "#### Four eyes",
     "",
     `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
-    `- **Prepared as**: ${markdownCode(named(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
+    `- **Prepared as**: ${markdownCode(named2(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named2(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
     `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
     "",
     ...rows.length ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
@@ -52551,7 +53248,7 @@ function evidenceText(file, r, out, doubt = null) {
       );
     const people = peopleWords(c, terminalText);
     if (people) lines.push(`                four eyes: ${people}`);
-    for (const d of c.diff) lines.push(`                ${terminalText(d.path)}: ${show5(d.before)} -> ${show5(d.after)}`);
+    for (const d of c.diff) lines.push(`                ${terminalText(d.path)}: ${show7(d.before)} -> ${show7(d.after)}`);
     for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
   lines.push("", `  other requests: ${plural(r.other_requests.length, "request")} (the plan's reads, the sign-in)`);
@@ -52562,7 +53259,7 @@ function changeRows(c) {
     (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
   ).join("<br>");
   const values2 = c.values ? [`values: ${markdownText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${markdownText(c.values.checksum ?? "none")}`] : [];
-  const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show5(d.before))} \u2192 ${markdownText(show5(d.after))}`)].join("<br>");
+  const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show7(d.before))} \u2192 ${markdownText(show7(d.after))}`)].join("<br>");
   return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
 }
 function evidenceMarkdown(file, r, doubt = null) {
@@ -52605,19 +53302,19 @@ function liveWords(f) {
   const who = f.modified_by || f.modified_on ? ` (last changed${f.modified_by ? ` by ${terminalText(f.modified_by)}` : ""}${f.modified_on ? ` at ${terminalText(f.modified_on)}` : ""})` : "";
   const later = f.later.length ? ` (then ${terminalText(f.later.join(", "))})` : "";
   if (f.holds) return `live: holds  ${terminalText(f.action)} ${terminalText(f.address)}${later}`;
-  const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show5(d.applied)} -> ${show5(d.now)}`).join(", ")}`;
+  const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show7(d.applied)} -> ${show7(d.now)}`).join(", ")}`;
   return `live: CHANGED ${terminalText(f.action)} ${terminalText(f.address)}: ${what}${later}`;
 }
-var seconds, show5, requestWords, named;
+var seconds, show7, requestWords, named2;
 var init_evidence = __esm({
   "src/report/evidence.ts"() {
     "use strict";
     init_words();
     init_escape();
     seconds = (a, b) => `${((Date.parse(b) - Date.parse(a)) / 1e3).toFixed(1)}s`;
-    show5 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    show7 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
     requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
-    named = (u) => u ?? "(not named)";
+    named2 = (u) => u ?? "(not named)";
   }
 });
 
@@ -52630,11 +53327,11 @@ __export(evidence_exports, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path22.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path23.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path22.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path23.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -52690,16 +53387,16 @@ function recordsAt(target) {
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path22.dirname)(target);
+  const folder = dir ? target : (0, import_node_path23.dirname)(target);
   const all2 = readRecords(folder);
   const verdicts = new Map(verifyChain(all2).records.map((v) => [v.file, v]));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s) => s.file === (0, import_node_path22.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s) => s.file === (0, import_node_path23.basename)(target)) ?? readRecord(target);
   const verdict = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 async function runEvidenceVerify(flags, out, args) {
-  const dir = (0, import_node_path22.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path23.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
     st = (0, import_node_fs15.statSync)(dir);
@@ -52726,8 +53423,8 @@ async function liveFindings(flags, stored, out) {
   const repo = openRepo(flags);
   const names = [...new Set(stored.map((s) => s.record?.environment).filter((n) => !!n))];
   const env2 = openEnv(repo, flags, flags.env ?? (names.length === 1 ? names[0] : void 0));
-  const same2 = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
-  const mine = stored.filter((s) => !!s.record && Array.isArray(s.record.changes) && same2(s.record));
+  const same = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
+  const mine = stored.filter((s) => !!s.record && Array.isArray(s.record.changes) && same(s.record));
   const skipped = stored.length - mine.length;
   if (skipped)
     out.info(
@@ -52742,7 +53439,7 @@ async function liveFindings(flags, stored, out) {
 }
 async function runEvidenceShow(flags, out, args) {
   const target = args[0] ?? "";
-  const path = (0, import_node_path22.isAbsolute)(target) ? target : (0, import_node_path22.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path23.isAbsolute)(target) ? target : (0, import_node_path23.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = recordsAt(path);
   let stored = all2;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
@@ -52787,12 +53484,12 @@ function doubtOf(v) {
     return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs15, import_node_path22, version;
+var import_node_fs15, import_node_path23, version;
 var init_evidence2 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs15 = require("node:fs");
-    import_node_path22 = require("node:path");
+    import_node_path23 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -52804,7 +53501,7 @@ var init_evidence2 = __esm({
     init_evidence();
     init_words();
     init_context();
-    version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path22.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -52881,13 +53578,13 @@ async function readGitlab(get, env2, n) {
   const token = env2.GITLAB_API_TOKEN;
   if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
   const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
-  const at3 = `${base}/projects/${encodeURIComponent(project)}`;
-  const mr = obj2((await getJson(get, `${at3}/merge_requests/${n}`, headers, `merge request !${n}`)).body);
-  const body = obj2((await getJson(get, `${at3}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`)).body);
+  const at2 = `${base}/projects/${encodeURIComponent(project)}`;
+  const mr = obj2((await getJson(get, `${at2}/merge_requests/${n}`, headers, `merge request !${n}`)).body);
+  const body = obj2((await getJson(get, `${at2}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`)).body);
   let reset2;
   let commitNote;
   try {
-    reset2 = obj2((await getJson(get, `${at3}/approvals`, headers, "the project's approval settings")).body).reset_approvals_on_push === true;
+    reset2 = obj2((await getJson(get, `${at2}/approvals`, headers, "the project's approval settings")).body).reset_approvals_on_push === true;
     if (!reset2)
       commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
   } catch (e) {
@@ -53012,7 +53709,6 @@ function forgeClient(penv) {
 }
 async function fourEyesBeforeWriting(core, plan, ctx) {
   const { flags, out, fourEyes } = ctx;
-  checkApprover(core, plan, fourEyes);
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
   if (approves && core.approverAuth) {
     try {
@@ -53058,13 +53754,12 @@ async function fourEyesBeforeWriting(core, plan, ctx) {
   return approval;
 }
 var import_node_fs16;
-var init_four_eyes3 = __esm({
+var init_four_eyes4 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
     import_node_fs16 = require("node:fs");
     init_core();
     init_http();
-    init_run2();
     init_errors();
     init_context2();
     init_pull_request();
@@ -53121,7 +53816,7 @@ var init_git_lock = __esm({
       ref;
       where;
       git(args, extraEnv = {}) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           const child = (0, import_node_child_process3.execFile)(
             "git",
             args,
@@ -53144,7 +53839,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve15({
+              resolve16({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -53268,14 +53963,14 @@ function holderOf(s) {
     revsync_version: s.revsync_version
   };
 }
-var import_node_crypto7, import_node_fs17, import_node_os2, import_node_path23, running, LocalLock;
+var import_node_crypto7, import_node_fs17, import_node_os2, import_node_path24, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
     import_node_crypto7 = require("node:crypto");
     import_node_fs17 = require("node:fs");
     import_node_os2 = require("node:os");
-    import_node_path23 = require("node:path");
+    import_node_path24 = require("node:path");
     init_lock();
     running = (pid) => {
       try {
@@ -53292,7 +53987,7 @@ var init_local_lock = __esm({
         this.isRunning = isRunning;
         const key3 = (0, import_node_crypto7.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32);
-        this.path = (0, import_node_path23.join)(dir, `${key3}.json`);
+        this.path = (0, import_node_path24.join)(dir, `${key3}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -53417,7 +54112,7 @@ function lockBackend(repo, env2, flags) {
   const setting = env2.lock ?? { kind: "local" };
   if (setting.kind === "git") return new GitLock({ cwd: repo.root, remote: setting.remote, environment: env2.name, env: penv });
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os3.tmpdir)();
-  return new LocalLock((0, import_node_path24.join)((0, import_node_path24.resolve)(tmp), "revsync-locks"), { baseUrl: env2.baseUrl, realm: env2.realm });
+  return new LocalLock((0, import_node_path25.join)((0, import_node_path25.resolve)(tmp), "revsync-locks"), { baseUrl: env2.baseUrl, realm: env2.realm });
 }
 function runner(penv) {
   const ci = ciContext(penv);
@@ -53554,13 +54249,13 @@ async function runUnlock(flags, out, args) {
   }
   throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${holderWords(r.other, Date.now())}; nothing was released`);
 }
-var import_node_fs18, import_node_os3, import_node_path24, revsyncVersion;
+var import_node_fs18, import_node_os3, import_node_path25, revsyncVersion;
 var init_lock2 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs18 = require("node:fs");
     import_node_os3 = require("node:os");
-    import_node_path24 = require("node:path");
+    import_node_path25 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -53569,7 +54264,7 @@ var init_lock2 = __esm({
     init_lock();
     init_package_root();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path24.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -53578,17 +54273,17 @@ var apply_exports = {};
 __export(apply_exports, {
   runApply: () => runApply
 });
-async function runApply(flags, out, _r, args) {
+function openRun(flags, out, args) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const saved = planFile ? readPlanFile((0, import_node_path25.resolve)(out.io.cwd, planFile)) : void 0;
-  if (saved && flags.target?.length) {
+  const read = planFile ? readPlanFile((0, import_node_path26.resolve)(out.io.cwd, planFile)) : void 0;
+  if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
       `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${JSON.stringify(t)}`).join(" ")} --out FILE, then apply that file`
     );
   }
-  if (saved) checkPayloads(saved);
+  const saved = read && checkPayloads(read);
   const env2 = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env2.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env2.name)}`);
@@ -53598,158 +54293,166 @@ async function runApply(flags, out, _r, args) {
   lockTimeoutOf(flags);
   const backend = noLock ? void 0 : lockBackend(repo, env2, flags);
   const evidence = startEvidence(flags, repo, env2, planFile);
-  const core = openClient(env2, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart }, {
-    approver: true
-  });
+  const observer = evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart };
+  const core = openClient(env2, flags, out, observer, { approver: true });
   const signals2 = applySignals(out.io.signals, (line) => out.warn(line));
-  let lock;
-  const work = async () => {
-    const plan = saved ?? await makePlan(repo, env2, core, flags, out, { impact: false });
-    evidence?.recorder.setPlan(plan);
-    evidence?.recorder.setUser(core.auth.username);
-    out.info(planText(plan, out.err));
-    if (!hasApplied(plan)) {
-      out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
-      noteTurnedAway(core.governor, env2, flags, out);
-      return 0;
-    }
-    evidence?.recorder.setUser(requireUser(core, plan));
+  return { flags, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2 };
+}
+async function planToApply(run2) {
+  const plan = run2.saved ?? checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false }));
+  run2.evidence?.recorder.setPlan(plan);
+  run2.evidence?.recorder.setUser(run2.core.auth.username);
+  return plan;
+}
+async function confirmed(run2) {
+  const { out, core, signals: signals2 } = run2;
+  if (run2.flags.autoApprove) return true;
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  const yes = await signals2.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
+  if (!yes) {
+    run2.evidence?.recorder.setApproval("declined");
+    out.error("apply cancelled: nothing was written");
+  }
+  return yes;
+}
+async function beforeWriting(run2, plan) {
+  const { out, core, env: env2, evidence } = run2;
+  out.info(planText(plan, out.err));
+  if (!hasApplied(plan)) {
+    out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
+    noteTurnedAway(core.governor, env2, run2.flags, out);
+    return 0;
+  }
+  const fourEyes = env2.fourEyes || !!plan.four_eyes;
+  const ready = readyToApply(plan, core, { fourEyes });
+  evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? core.approverAuth.username ?? null : null);
+  const record2 = evidence && ((a) => evidence.recorder.setPullRequestApproval(a));
+  await fourEyesBeforeWriting(core, ready, { flags: run2.flags, out, repo: run2.repo, env: env2, fourEyes, ...record2 ? { record: record2 } : {} });
+  if (run2.signals.isStopping()) return interrupted(run2);
+  const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
+  out.info(
+    `Target: environment ${JSON.stringify(env2.name)}, ${env2.baseUrl}, realm ${env2.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`
+  );
+  if (!await confirmed(run2)) return 1;
+  evidence?.recorder.setApproval(run2.flags.autoApprove ? "auto-approve" : "prompt");
+  return ready;
+}
+function interrupted(run2) {
+  run2.out.error("apply interrupted before it wrote anything");
+  return 130;
+}
+async function lockEnvironment(run2, plan) {
+  const { out, env: env2, core, backend, evidence } = run2;
+  if (!backend) {
+    out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env2.name)}; another apply at the same time may undo its writes unseen`);
+    evidence?.recorder.setLock(NO_LOCK);
+    return void 0;
+  }
+  const opts = { planChecksum: plan.checksum, serviceUser: core.auth.username ?? null, flags: run2.flags, out, isStopping: run2.signals.isStopping };
+  const [taken] = await Promise.all([takeEnvLock(backend, env2, opts), core.auth.token().catch(() => void 0)]);
+  run2.lock = taken;
+  evidence?.recorder.setLock(taken.evidence());
+  return run2.signals.isStopping() ? interrupted(run2) : void 0;
+}
+function observers(run2, progress) {
+  const { out, signals: signals2 } = run2;
+  const watch = {
+    stepStarted: (s) => {
+      signals2.started(s.id, `${s.change.action} ${s.change.address}`);
+      out.verbose(`start ${s.change.action} ${s.change.address}`);
+      progress.update(`Applying: ${s.change.action} ${s.change.address}`);
+    },
+    stepFinished: (o, done, total) => {
+      signals2.finished(o.step.id, applyLine(reportEntry(o), out.err));
+      progress.update(`Applying: ${done}/${total} finished`);
+      out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
+    },
+    log: (line) => out.verbose(line)
+  };
+  return run2.evidence ? [run2.evidence.recorder, watch] : [watch];
+}
+async function write(run2, plan) {
+  const { out, core, env: env2, flags } = run2;
+  const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
+  let report2;
+  try {
     const fourEyes = env2.fourEyes || !!plan.four_eyes;
-    evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? core.approverAuth.username ?? null : null);
-    await fourEyesBeforeWriting(core, plan, {
-      flags,
-      out,
-      repo,
-      env: env2,
-      fourEyes,
-      ...evidence ? { record: (a) => evidence.recorder.setPullRequestApproval(a) } : {}
-    });
-    if (signals2.isStopping()) {
-      out.error("apply interrupted before it wrote anything");
-      return 130;
-    }
-    const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
-    out.info(
-      `Target: environment ${JSON.stringify(env2.name)}, ${env2.baseUrl}, realm ${env2.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`
+    const opts = { concurrency: concurrencyOf(flags), isStopping: run2.signals.isStopping, observers: observers(run2, progress), fourEyes };
+    report2 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
+  } finally {
+    progress.stop();
+  }
+  await releaseLock(run2);
+  if (flags.format === "json") out.json({ ...report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK });
+  else out.out(applyText(report2, out));
+  noteTurnedAway(core.governor, env2, flags, out);
+  if (run2.evidence) run2.evidence.report = report2;
+  return report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+}
+async function work(run2) {
+  const ready = await beforeWriting(run2, await planToApply(run2));
+  if (typeof ready === "number") return ready;
+  return await lockEnvironment(run2, ready) ?? write(run2, ready);
+}
+async function releaseLock(run2) {
+  const { lock, out, env: env2 } = run2;
+  if (!lock || lock.released) return;
+  if (run2.signals.inFlight().length && run2.backend?.kind === "git") {
+    out.warn(
+      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env2.name} ${lock.holder.id}`
     );
-    if (!flags.autoApprove) {
-      if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
-      if (!await signals2.without(
-        () => (
-          // However long the answer takes, it is not the service's time: it does not count against --timeout.
-          core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: "))
-        )
-      )) {
-        evidence?.recorder.setApproval("declined");
-        out.error("apply cancelled: nothing was written");
-        return 1;
-      }
-    }
-    evidence?.recorder.setApproval(flags.autoApprove ? "auto-approve" : "prompt");
-    if (!backend) {
-      out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env2.name)}; another apply at the same time may undo its writes unseen`);
-      evidence?.recorder.setLock(NO_LOCK);
-    } else {
-      const taking = takeEnvLock(backend, env2, {
-        planChecksum: plan.checksum,
-        serviceUser: core.auth.username ?? null,
-        flags,
-        out,
-        isStopping: signals2.isStopping
-      });
-      const [taken] = await Promise.all([taking, core.auth.token().catch(() => void 0)]);
-      lock = taken;
-      evidence?.recorder.setLock(taken.evidence());
-      if (signals2.isStopping()) {
-        out.error("apply interrupted before it wrote anything");
-        return 130;
-      }
-    }
-    const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
-    try {
-      const report2 = await applyPlan(core, plan, {
-        concurrency: concurrencyOf(flags),
-        isStopping: signals2.isStopping,
-        onStart: (s) => {
-          evidence?.recorder.stepStarted(s.change);
-          signals2.started(s.id, `${s.change.action} ${s.change.address}`);
-          out.verbose(`start ${s.change.action} ${s.change.address}`);
-          progress.update(`Applying: ${s.change.action} ${s.change.address}`);
-        },
-        tagRequests: evidence !== void 0,
-        onFinish: (o, done, total) => {
-          evidence?.recorder.stepFinished(o);
-          signals2.finished(o.step.id, applyLine(reportEntry(o), out.err));
-          progress.update(`Applying: ${done}/${total} finished`);
-          out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
-        },
-        log: (line) => out.verbose(line),
-        fourEyes
-      });
-      progress.stop();
-      await releaseLock();
-      if (flags.format === "json") out.json({ ...report2, lock: backend ? lock?.evidence() : NO_LOCK });
-      else out.out(applyText(report2, out));
-      noteTurnedAway(core.governor, env2, flags, out);
-      const code = report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
-      if (evidence) evidence.report = report2;
-      return code;
-    } finally {
-      progress.stop();
-    }
-  };
-  const releaseLock = async () => {
-    if (!lock || lock.released) return;
-    if (signals2.inFlight().length && backend?.kind === "git") {
-      out.warn(
-        `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env2.name} ${lock.holder.id}`
-      );
-      return;
-    }
-    await lock.release(out);
-    evidence?.recorder.setLock(lock.evidence());
-  };
+    return;
+  }
+  await lock.release(out);
+  run2.evidence?.recorder.setLock(lock.evidence());
+}
+async function failed(run2, e) {
+  const { evidence, out } = run2;
+  await releaseLock(run2);
+  if (e instanceof Cancelled) {
+    evidence?.recorder.setApproval("cancelled");
+    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    throw e;
+  }
+  if (e instanceof LockHeld && run2.signals.isStopping()) {
+    out.error("apply interrupted while it waited for the lock: nothing was written");
+    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    return 130;
+  }
+  await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
+  throw e;
+}
+async function runApply(flags, out, _r, args) {
+  const run2 = openRun(flags, out, args);
   try {
     let first;
     try {
-      first = await Promise.race([work(), signals2.stopNow]);
+      first = await Promise.race([work(run2), run2.signals.stopNow]);
     } catch (e) {
-      await releaseLock();
-      if (e instanceof Cancelled) {
-        evidence?.recorder.setApproval("cancelled");
-        await evidence?.finish(out, { exitCode: 130, error: e.message });
-        throw e;
-      }
-      if (e instanceof LockHeld && signals2.isStopping()) {
-        out.error("apply interrupted while it waited for the lock: nothing was written");
-        await evidence?.finish(out, { exitCode: 130, error: e.message });
-        return 130;
-      }
-      await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
-      throw e;
+      return await failed(run2, e);
     }
-    await releaseLock();
+    await releaseLock(run2);
     if (first !== "stop now") {
-      const kept = await evidence?.finish(out, { exitCode: first }) ?? true;
+      const kept = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
       return !kept && first === 0 ? 1 : first;
     }
-    out.error(signals2.stopNowMessage());
-    await evidence?.finish(out, { exitCode: 130, stoppedNow: true });
+    out.error(run2.signals.stopNowMessage());
+    await run2.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
     return 130;
   } finally {
-    if (!signals2.inFlight().length) await core.close();
-    signals2.close();
+    if (!run2.signals.inFlight().length) await run2.core.close();
+    run2.signals.close();
   }
 }
-var import_node_path25, NO_LOCK;
-var init_apply = __esm({
+var import_node_path26, NO_LOCK;
+var init_apply2 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path25 = require("node:path");
+    import_node_path26 = require("node:path");
     init_run2();
     init_errors();
     init_lock();
-    init_plan();
+    init_plan2();
     init_apply_signals();
     init_context();
     init_plan_file();
@@ -53758,95 +54461,18 @@ var init_apply = __esm({
     init_reading();
     init_rate_limit();
     init_evidence2();
-    init_four_eyes3();
+    init_four_eyes4();
     init_lock2();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
   }
 });
 
 // src/plan/drift.ts
-function changed(addr, diff, who) {
-  if (!diff.length) return [];
-  const message = `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`;
-  return [{ address: addr, class: "changed", diff, message, ...who }];
-}
-function tenantDrift(d, live) {
-  const addr = address.tenant(d.name);
-  const env2 = live.tenantConfigs.find((e) => e.compliance_name === d.name);
-  const item = env2?.compliance_spec?.[0];
-  if (!env2 || !item) return [missing2(addr)];
-  const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" }));
-  return changed(addr, diff, envelopeWho(env2));
-}
-function batchDrift(d, b, lp, live, unknown) {
-  const baddr = address.batch(d.name, b.name);
-  const lb = liveBatch2(lp, b.name);
-  if (!lb) return [missing2(baddr, "batch in git")];
-  const out = [];
-  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
-  if (dates.length) {
-    out.push({
-      address: baddr,
-      class: "changed",
-      diff: dates,
-      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
-      ...batchWho(lb)
-    });
-  }
-  if (lb.status !== b.status) {
-    out.push({
-      address: baddr,
-      class: "batch_status",
-      diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
-      message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
-      ...batchWho(lb)
-    });
-  }
-  const held = live.values.get(`${d.name}/${b.name}`);
-  if (!b.values || !held) return out;
-  const vd = valuesDiff(b.values, held, baddr, "drift");
-  if (vd.total) {
-    out.push({
-      address: baddr,
-      class: "batch_values",
-      diff: vd.diff,
-      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
-      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
-      ...batchWho(lb)
-    });
-  }
-  return out;
-}
-function sspDrift(d, live, targets, unknown) {
-  const addr = address.ssp(d.name);
-  const lp = live.ssp.get(d.name);
-  if (!lp) return targeted(addr, targets) ? [missing2(addr)] : [];
-  const out = [];
-  if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
-    out.push(...changed(addr, diff, envelopeWho(lp.envelope)));
-  }
-  for (const b of d.batches) if (targeted(address.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
-  return out;
-}
-function unmanagedDrift(u) {
-  const who = { modified_by: u.modified_by, modified_on: u.modified_on };
-  if (u.kind !== "batch") return { address: u.address, class: "unmanaged", diff: [], message: "in the service, not in git", ...who };
-  return {
-    address: u.address,
-    class: "unmanaged_batch",
-    diff: [{ path: "status", kind: "removed", before: void 0, after: u.before.status ?? null }],
-    message: `batch in the service (status ${JSON.stringify(u.before.status ?? null)}), not listed in git`,
-    ...who
-  };
-}
-function buildDrift(desired, live, meta) {
-  const t = meta.targets;
+function buildDrift(desired, live, meta, kinds = KINDS2) {
   const unknown = /* @__PURE__ */ new Map();
   const items = [
-    ...desired.tenantConfigs.filter((d) => targeted(address.tenant(d.name), t)).flatMap((d) => tenantDrift(d, live)),
-    ...desired.ssp.flatMap((d) => sspDrift(d, live, t, unknown)),
-    ...unmanagedOf(desired, live, t).map(unmanagedDrift)
+    ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
+    ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift))
   ];
   return {
     format_version: PLAN_FORMAT_VERSION,
@@ -53857,25 +54483,22 @@ function buildDrift(desired, live, meta) {
     notes: unknownNotes(unknown)
   };
 }
-var nobody, missing2;
-var init_drift = __esm({
+var unmanagedDrift;
+var init_drift2 = __esm({
   "src/plan/drift.ts"() {
     "use strict";
-    init_address();
-    init_normalize();
-    init_words();
-    init_who();
-    init_compare();
+    init_kind();
+    init_registry();
     init_unknown();
     init_number();
     init_model();
-    nobody = { modified_by: null, modified_on: null };
-    missing2 = (addr, what = "in git") => ({
-      address: addr,
-      class: "missing",
-      diff: [],
-      message: `${what}, not in the service`,
-      ...nobody
+    unmanagedDrift = (u) => ({
+      address: u.address,
+      class: u.class,
+      diff: u.drift?.diff ?? [],
+      message: u.drift?.message ?? "in the service, not in git",
+      modified_by: u.modified_by,
+      modified_on: u.modified_on
     });
   }
 });
@@ -53994,16 +54617,16 @@ async function runDrift(flags, out) {
   }
   return code;
 }
-var init_drift2 = __esm({
+var init_drift3 = __esm({
   "src/cli/drift.ts"() {
     "use strict";
     init_drift_ignore();
     init_repo();
     init_errors();
-    init_drift();
+    init_drift2();
     init_ignore();
     init_targets();
-    init_plan();
+    init_plan2();
     init_words();
     init_context();
     init_reading();
@@ -54012,52 +54635,7 @@ var init_drift2 = __esm({
 });
 
 // src/export/mapping.ts
-function fitSpec(f, live, fields) {
-  for (const k of fields) {
-    const v = live[k];
-    if (v === void 0) continue;
-    if (v === null) {
-      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
-      f.leftOutFields.push(k);
-      if (f.value.kind === "SspPolicy") f.nullFields.push(k);
-      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
-      continue;
-    }
-    if (isInexact(v)) {
-      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
-      f.leftOutFields.push(k);
-      if (f.value.kind === "SspPolicy") {
-        f.nullFields.push(k);
-        f.notComparable.set(k, v.text);
-      }
-      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
-      continue;
-    }
-    f.value.spec[k] = v;
-  }
-  const validate3 = fileValidator(f.schema);
-  const doc = f.value;
-  for (let guard = 0; guard < fields.length && !validate3(doc); guard++) {
-    const err = (validate3.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
-    const field = err?.instancePath.split("/")[2];
-    if (!field || !(field in f.value.spec)) break;
-    const value2 = f.value.spec[field];
-    delete f.value.spec[field];
-    const why = err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "") ? `holds a value a policy file may not (${describeOutside(field, value2, err?.instancePath ?? "")})` : `holds ${show6(value2)}, which a policy file may not (${err?.message ?? "invalid"})`;
-    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
-    f.leftOutFields.push(field);
-    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value2, err?.instancePath ?? "")})`);
-  }
-}
-function describeOutside(field, value2, pointer2) {
-  const parts = pointer2.split("/").slice(3);
-  let node = value2;
-  for (const p of parts) node = node?.[p];
-  const last2 = parts[parts.length - 1];
-  return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show6(node)}` : `${field} ${show6(value2)}`;
-}
-function exportFiles(src, targets, taken = /* @__PURE__ */ new Set(), unnamed = []) {
-  const files = [];
+function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS2) {
   const used = new Set(taken);
   const unique = (file) => {
     let path = file;
@@ -54065,108 +54643,7 @@ function exportFiles(src, targets, taken = /* @__PURE__ */ new Set(), unnamed = 
     used.add(path);
     return path;
   };
-  for (const e of src.tenantConfigs) {
-    const name = e.compliance_name ?? "";
-    const addr = address.tenant(name);
-    if (!targeted(addr, targets)) continue;
-    const bad = unsafeName(name);
-    if (bad) {
-      unnamed.push(`tenant configuration ${show6(name)} (its name cannot be used in a policy file: ${bad})`);
-      continue;
-    }
-    const f = {
-      file: unique(`${slug(name || "tenant-configuration")}.yaml`),
-      address: addr,
-      schema: "policy/tenant-configuration.schema.json",
-      value: { apiVersion: "revsync/v1", kind: "TenantConfiguration", metadata: { name }, spec: {} },
-      specComments: [],
-      batchComments: [],
-      leftOut: [],
-      valuesFiles: [],
-      batchValues: /* @__PURE__ */ new Map(),
-      leftOutFields: [],
-      nullFields: [],
-      notComparable: /* @__PURE__ */ new Map(),
-      batchDatesUnknown: /* @__PURE__ */ new Map()
-    };
-    fitSpec(f, e.compliance_spec?.[0] ?? {}, UPDATABLE_TENANT_FIELDS);
-    files.push(f);
-  }
-  for (const [name, lp] of src.ssp) {
-    const addr = address.ssp(name);
-    if (!targeted(addr, targets)) continue;
-    const bad = unsafeName(name);
-    if (bad) {
-      unnamed.push(`SSP policy ${show6(name)} (its name cannot be used in a policy file: ${bad})`);
-      continue;
-    }
-    const f = {
-      file: unique(`ssp/${slug(name)}.yaml`),
-      address: addr,
-      schema: "policy/ssp-policy.schema.json",
-      value: { apiVersion: "revsync/v1", kind: "SspPolicy", metadata: { name }, spec: {} },
-      specComments: [],
-      batchComments: [],
-      leftOut: [],
-      valuesFiles: [],
-      batchValues: /* @__PURE__ */ new Map(),
-      leftOutFields: [],
-      nullFields: [],
-      notComparable: /* @__PURE__ */ new Map(),
-      batchDatesUnknown: /* @__PURE__ */ new Map()
-    };
-    fitSpec(f, lp.item, SSP_EXPORT_FIELDS);
-    const batches = [];
-    for (const b of [...lp.batches ?? []].sort((x, y) => byCodePoint(batchNameOf(x), batchNameOf(y)))) {
-      const batchName = batchNameOf(b);
-      const baddr = address.batch(name, batchName);
-      if (!targeted(baddr, targets)) continue;
-      const badName = unsafeName(batchName);
-      if (badName) {
-        f.batchComments.push(` batch ${show6(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
-        f.leftOut.push(`${addr}: batch ${show6(batchName)} (its name cannot be used in a policy file: ${badName})`);
-        continue;
-      }
-      if (!b.status || !LISTED_STATUSES.has(b.status)) {
-        f.batchComments.push(
-          ` batch ${show6(batchName)}: not listed, its status in the service is ${show6(b.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`
-        );
-        f.leftOut.push(`${baddr} (status ${show6(b.status ?? null)})`);
-        continue;
-      }
-      const entry = { name: batchName, status: b.status };
-      const held = src.values?.get(`${name}/${batchName}`);
-      if (held) {
-        const text3 = Array.isArray(held) ? valuesToCsv(held) : held.csv;
-        const file = unique(import_node_path26.posix.join(import_node_path26.posix.dirname(f.file), valuesFileFor(name, batchName)));
-        const problem = checkValuesText(text3, file).diagnostics[0];
-        if (problem) {
-          f.batchComments.push(
-            ` batch ${show6(batchName)}: values left out, the service's values do not pass revsync's checks (line ${problem.line}: ${problem.message}); git cannot review or approve them`
-          );
-          f.leftOut.push(`${baddr}: values (line ${problem.line}: ${problem.message})`);
-        } else {
-          entry.values = import_node_path26.posix.relative(import_node_path26.posix.dirname(f.file), file);
-          f.valuesFiles.push({ file, text: text3 });
-          f.batchValues.set(batchName, text3);
-        }
-      }
-      for (const k of BATCH_DATES) {
-        const held2 = serviceDate(b[k]);
-        if ("date" in held2) {
-          entry[k] = held2.date;
-          continue;
-        }
-        f.batchDatesUnknown.set(batchName, [...f.batchDatesUnknown.get(batchName) ?? [], { field: k, ...held2.unknown }]);
-        if (held2.unknown.unreadable === void 0) continue;
-        f.batchComments.push(` batch ${show6(batchName)}: ${k} left out, the service shows ${show6(held2.unknown.unreadable)}, which is no date`);
-        f.leftOut.push(`${baddr}: ${k} (the service shows ${show6(held2.unknown.unreadable)}, not comparable)`);
-      }
-      batches.push(entry);
-    }
-    if (batches.length) f.value.batches = batches;
-    files.push(f);
-  }
+  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed }));
   for (const f of files) for (const list3 of [f.specComments, f.batchComments, f.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
   unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
   return files;
@@ -54182,8 +54659,8 @@ function quotedWhereNeeded(node) {
 function renderFile(f, header) {
   const doc = new import_yaml5.Document(literalValue(f.value));
   quotedWhereNeeded(doc.contents);
-  const spec2 = doc.get("spec", true);
-  if (spec2 && f.specComments.length) spec2.comment = f.specComments.join("\n");
+  const spec = doc.get("spec", true);
+  if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
   if (f.batchComments.length) {
     const batches = doc.get("batches", true);
     if (batches) batches.comment = f.batchComments.join("\n");
@@ -54192,40 +54669,14 @@ function renderFile(f, header) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${doc.toString({ lineWidth: 0 })}`;
 }
-var import_node_path26, import_yaml5, SSP_EXPORT_FIELDS, LISTED_STATUSES, show6, oneLine;
+var import_yaml5, oneLine;
 var init_mapping = __esm({
   "src/export/mapping.ts"() {
     "use strict";
-    import_node_path26 = require("node:path");
     import_yaml5 = __toESM(require_dist(), 1);
-    init_values();
     init_interpolate();
-    init_rules();
-    init_address();
-    init_ajv();
-    init_csv();
-    init_service_choices();
-    init_number();
-    init_compare();
-    SSP_EXPORT_FIELDS = [
-      "method",
-      "active",
-      "hierarchy_no",
-      "data_identifiers",
-      "entity_type",
-      "floor_percentage",
-      "ceiling_percentage",
-      "expression",
-      "when",
-      "transaction_above_range",
-      "transaction_below_range",
-      "transaction_mid_range",
-      "type",
-      "can_delete",
-      "is_user_defined"
-    ];
-    LISTED_STATUSES = new Set(BATCH_STATUSES);
-    show6 = (v) => JSON.stringify(v) ?? "undefined";
+    init_kind();
+    init_registry();
     oneLine = (text3) => text3.replace(
       // eslint-disable-next-line no-control-regex
       /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
@@ -54238,17 +54689,12 @@ var init_mapping = __esm({
 function sameField(kind, field, git, live) {
   if (git === void 0) return false;
   if (typeof git === "string" && (typeof live === "number" || typeof live === "boolean") && String(live) === git) return true;
-  const norm = (v) => JSON.stringify(kind === "SspPolicy" ? normalizeSspFields({ [field]: v }, [field])[field] : v);
-  return norm(git) === norm(live);
+  const norm = (v) => kind?.compared ? kind.compared(field, v) : v;
+  return sameJson(norm(git), norm(live));
 }
-function sameValues(held, text3) {
+function sameValues(kind, held, text3) {
   if (held === void 0) return false;
-  if (held === text3) return true;
-  try {
-    return valuesChecksum({ csv: held }) === valuesChecksum({ csv: text3 });
-  } catch {
-    return false;
-  }
+  return held === text3 || !!kind?.sameValues?.(held, text3);
 }
 function scalarText(value2) {
   if (typeof value2 !== "string") return value2 === null ? "null" : String(value2);
@@ -54276,9 +54722,9 @@ function setValue(doc, path, serviceValue, edits) {
 function addComments(node, lines) {
   if (!node || !lines.length) return false;
   const held = (node.comment ?? "").split("\n").map((l) => l.trim());
-  const missing3 = lines.filter((l) => !held.includes(l.trim()));
-  if (!missing3.length) return false;
-  node.comment = [node.comment, ...missing3].filter((l) => l !== void 0 && l !== null && l !== "").join("\n");
+  const missing2 = lines.filter((l) => !held.includes(l.trim()));
+  if (!missing2.length) return false;
+  node.comment = [node.comment, ...missing2].filter((l) => l !== void 0 && l !== null && l !== "").join("\n");
   return true;
 }
 function sharedWords(sharedWith) {
@@ -54316,87 +54762,87 @@ function setField(doc, path, value2, edits, ctx) {
     return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
-  if (held && JSON.stringify(held.value) !== JSON.stringify(value2)) {
+  if (held && !sameJson(held.value, value2)) {
     return refuse(`comes from \${${name}}, which another field sets to ${JSON.stringify(held.value)} in this export`);
   }
   if (!held) ctx.plan.vars.push({ name, value: value2, what: `${ctx.address}: ${field}` });
   return "var";
 }
-function updateDoc(doc, current, f, policyDir, readValues, edits, ctx) {
-  const changes = [];
-  const values2 = [];
-  const kind = f.value.kind;
-  const put = (path, value2, what) => {
-    const how = setField(doc, path, value2, edits, ctx);
-    if (how === "set") changes.push(what);
-  };
+function updateSpec(doc, current, f, edits, ctx, changes) {
   for (const [field, live] of Object.entries(f.value.spec)) {
-    if (!current.spec || !(field in current.spec) || sameField(kind, field, current.spec[field], live)) continue;
-    put(["spec", field], live, field);
+    if (!current.spec || !(field in current.spec) || sameField(ctx.kind, field, current.spec[field], live)) continue;
+    if (setField(doc, ["spec", field], live, edits, ctx) === "set") changes.push(field);
   }
+  let leftOut = false;
   for (const field of f.leftOutFields) {
+    if (!current.spec || !(field in current.spec)) continue;
     if (f.nullFields.includes(field)) {
-      if (current.spec && field in current.spec) {
-        const inexact = f.notComparable.get(field);
-        addUnknown(ctx.plan.unknown, f.address, [inexact === void 0 ? { field } : { field, inexact }]);
-      }
+      const inexact = f.notComparable.get(field);
+      addUnknown(ctx.plan.unknown, f.address, [inexact === void 0 ? { field } : { field, inexact }]);
       continue;
     }
-    if (current.spec && field in current.spec) {
-      if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
-      doc.deleteIn(["spec", field]);
-      edits.structural = true;
-      changes.push(`${field} (left out: it keeps its live value)`);
-    }
-  }
-  if (changes.some((c) => c.endsWith("(left out: it keeps its live value)")) && addComments(doc.get("spec", true), f.specComments)) {
+    if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
+    doc.deleteIn(["spec", field]);
     edits.structural = true;
+    changes.push(`${field} (left out: it keeps its live value)`);
+    leftOut = true;
   }
+  if (leftOut && addComments(doc.get("spec", true), f.specComments)) edits.structural = true;
+}
+function addBatch(doc, f, b, newValues, edits, ctx, out) {
+  if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) return;
+  const text3 = f.batchValues.get(b.name);
+  const file = text3 !== void 0 ? newValues() : void 0;
+  const entry = literalValue({ ...b, ...file !== void 0 ? { values: file } : {} });
+  const seq = doc.get("batches", true);
+  if ((0, import_yaml6.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+  else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
+  edits.structural = true;
+  out.changes.push(`batch ${b.name} added`);
+  if (file !== void 0 && text3 !== void 0) out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}` });
+}
+function updateBatch(doc, f, b, i, g, newValues, edits, ctx, out) {
+  const put = (path, value2, what2) => {
+    if (setField(doc, path, value2, edits, ctx) === "set") out.changes.push(what2);
+  };
+  if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
+  for (const k of BATCH_DATES) {
+    if (g[k] === void 0) continue;
+    const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
+    if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f, b.name), [unknown]);
+    else if (b[k] !== void 0 && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
+  }
+  const text3 = f.batchValues.get(b.name);
+  if (text3 === void 0) return;
+  const what = `values of ${batchAddress(f, b.name)}`;
+  if (typeof g.values === "string" && g.values !== "") {
+    const file2 = import_node_path27.posix.normalize(import_node_path27.posix.join(ctx.policyDir, g.values));
+    if (!sameValues(ctx.kind, ctx.readValues(file2), text3) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file2}`))
+      out.values.push({ file: file2, text: text3, what });
+    return;
+  }
+  if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) return;
+  const file = newValues();
+  setValue(doc, ["batches", i, "values"], file, edits);
+  out.changes.push(`batch ${b.name} values`);
+  out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what });
+}
+function updateDoc(doc, current, f, edits, ctx) {
+  const out = { changes: [], values: [] };
+  updateSpec(doc, current, f, edits, ctx, out.changes);
   const gitBatches = Array.isArray(current.batches) ? current.batches : [];
   for (const b of f.value.batches ?? []) {
-    const i = gitBatches.findIndex((g2) => g2?.name === b.name);
-    const text3 = f.batchValues.get(b.name);
-    const newValues = () => ctx.claimValues(policyDir, valuesFileFor(f.value.metadata.name, b.name));
-    if (i < 0) {
-      if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) continue;
-      const file = text3 !== void 0 ? newValues() : void 0;
-      const entry = literalValue({ ...b, ...file !== void 0 ? { values: file } : {} });
-      const seq = doc.get("batches", true);
-      if ((0, import_yaml6.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
-      else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
-      edits.structural = true;
-      changes.push(`batch ${b.name} added`);
-      if (file !== void 0 && text3 !== void 0)
-        values2.push({ file: import_node_path27.posix.join(policyDir, file), text: text3, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-      continue;
-    }
-    const g = gitBatches[i] ?? {};
-    if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
-    for (const k of BATCH_DATES) {
-      if (g[k] === void 0) continue;
-      const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
-      if (unknown) addUnknown(ctx.plan.unknown, address.batch(f.value.metadata.name, b.name), [unknown]);
-      else if (b[k] !== void 0 && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
-    }
-    if (text3 === void 0) continue;
-    if (typeof g.values === "string" && g.values !== "") {
-      const file = import_node_path27.posix.normalize(import_node_path27.posix.join(policyDir, g.values));
-      if (!sameValues(readValues(file), text3) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file}`))
-        values2.push({ file, text: text3, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-    } else {
-      if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) continue;
-      const file = newValues();
-      setValue(doc, ["batches", i, "values"], file, edits);
-      changes.push(`batch ${b.name} values`);
-      values2.push({ file: import_node_path27.posix.join(policyDir, file), text: text3, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-    }
+    const i = gitBatches.findIndex((g) => g?.name === b.name);
+    const newValues = () => ctx.claimValues(ctx.policyDir, valuesFileFor(f.value.metadata.name, b.name));
+    if (i < 0) addBatch(doc, f, b, newValues, edits, ctx, out);
+    else updateBatch(doc, f, b, i, gitBatches[i] ?? {}, newValues, edits, ctx, out);
   }
   const batchesNode = doc.get("batches", true) ?? doc;
   if (addComments(batchesNode, f.batchComments)) {
     edits.structural = true;
-    changes.push("comments on batches left out");
+    out.changes.push("comments on batches left out");
   }
-  return { changes, values: values2 };
+  return out;
 }
 function rewrite(original, docs, edits) {
   const whole = docs.map((d) => d.toString({ lineWidth: 0 })).join("");
@@ -54406,8 +54852,7 @@ function rewrite(original, docs, edits) {
   const meaning = (t) => JSON.stringify((0, import_yaml6.parseAllDocuments)(t).map((d) => d.toJS()));
   return meaning(text3) === meaning(whole) ? text3 : whole;
 }
-function placeExport(files, git, header, readValues, opts = {}) {
-  const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
+function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();
   const where = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
@@ -54423,11 +54868,54 @@ function placeExport(files, git, header, readValues, opts = {}) {
     }
     docs.forEach((doc, index) => {
       const v = g.values[index] ?? (doc.errors.length ? void 0 : doc.toJS());
-      if (!v || v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration" || typeof v.metadata?.name !== "string") return;
+      if (!v || typeof v.kind !== "string" || !kindOfFile(kinds, v.kind) || typeof v.metadata?.name !== "string") return;
       const k = key2(v.kind, v.metadata.name);
       if (!where.has(k)) where.set(k, { file: g, index });
     });
   }
+  return { parsed, where, broken };
+}
+function placeFile(f, x) {
+  const { plan, read, opts } = x;
+  const k = key2(f.value.kind, f.value.metadata.name);
+  const hit = read.where.get(k);
+  const maybeIn = hit ? void 0 : [...read.broken.keys()].find((file) => x.git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
+  if (maybeIn) return void plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
+  if (hit) x.matched.add(k);
+  if (hit && read.broken.has(hit.file.file)) return;
+  if (!hit) {
+    if (opts.sharedWith?.length) return void plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
+    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address });
+    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
+    return;
+  }
+  const current = hit.file.values[hit.index];
+  const doc = read.parsed.get(hit.file.file)?.[hit.index];
+  if (current === void 0 || !doc || !(0, import_yaml6.isMap)(doc.contents)) {
+    plan.skipped.push(`${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`);
+    return;
+  }
+  const fileEdits = x.edits.get(hit.file.file) ?? { splices: [], structural: false };
+  x.edits.set(hit.file.file, fileEdits);
+  const kind = kindOfFile(opts.kinds ?? KINDS2, f.value.kind);
+  const ctx = {
+    address: f.address,
+    claimValues: x.claimValues,
+    plan,
+    policyDir: import_node_path27.posix.dirname(hit.file.file),
+    readValues: x.readValues,
+    ...kind ? { kind } : {},
+    ...opts.varHome ? { varHome: opts.varHome } : {},
+    ...opts.sharedWith ? { sharedWith: opts.sharedWith } : {}
+  };
+  const { changes, values: values2 } = updateDoc(doc, current, f, fileEdits, ctx);
+  if (changes.length) x.dirty.set(hit.file.file, [...x.dirty.get(hit.file.file) ?? [], `${f.address}: ${changes.join(", ")}`]);
+  for (const v of values2) plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === void 0, what: v.what });
+}
+function placeExport(files, git, header, readValues, opts = {}) {
+  const kinds = opts.kinds ?? KINDS2;
+  const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
+  const read = readGit(git, kinds);
   const claimed = new Set(files.flatMap((f) => f.valuesFiles.map((v) => v.file)));
   const claimValues = (policyDir, file) => {
     let path = file;
@@ -54436,80 +54924,36 @@ function placeExport(files, git, header, readValues, opts = {}) {
     claimed.add(import_node_path27.posix.join(policyDir, path));
     return path;
   };
-  const matched = /* @__PURE__ */ new Set();
-  const dirty = /* @__PURE__ */ new Map();
-  const edits = /* @__PURE__ */ new Map();
-  for (const f of files) {
-    const k = key2(f.value.kind, f.value.metadata.name);
-    const hit = where.get(k);
-    const maybeIn = hit ? void 0 : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
-    if (maybeIn) {
-      plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
-      continue;
-    }
-    if (hit && broken.has(hit.file.file)) {
-      matched.add(k);
-      continue;
-    }
-    if (!hit) {
-      if (opts.sharedWith?.length) {
-        plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
-        continue;
-      }
-      plan.writes.push({ file: f.file, text: renderFile(f, header(f.file)), created: true, what: f.address });
-      for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
-      continue;
-    }
-    matched.add(k);
-    const current = hit.file.values[hit.index];
-    const doc = parsed.get(hit.file.file)?.[hit.index];
-    if (current === void 0 || !doc || !(0, import_yaml6.isMap)(doc.contents)) {
-      plan.skipped.push(
-        `${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`
-      );
-      continue;
-    }
-    const fileEdits = edits.get(hit.file.file) ?? { splices: [], structural: false };
-    edits.set(hit.file.file, fileEdits);
-    const ctx = {
-      address: f.address,
-      claimValues,
-      plan,
-      ...opts.varHome ? { varHome: opts.varHome } : {},
-      ...opts.sharedWith ? { sharedWith: opts.sharedWith } : {}
-    };
-    const { changes, values: values2 } = updateDoc(doc, current, f, import_node_path27.posix.dirname(hit.file.file), readValues, fileEdits, ctx);
-    if (changes.length) dirty.set(hit.file.file, [...dirty.get(hit.file.file) ?? [], `${f.address}: ${changes.join(", ")}`]);
-    for (const v of values2) plan.writes.push({ file: v.file, text: v.text, created: readValues(v.file) === void 0, what: v.what });
-  }
-  for (const [file, what] of dirty) {
-    const docs = parsed.get(file) ?? [];
+  const x = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
+  for (const f of files) placeFile(f, x);
+  for (const [file, what] of x.dirty) {
     const original = git.find((g) => g.file === file)?.text ?? "";
-    plan.writes.push({ file, text: rewrite(original, docs, edits.get(file)), created: false, what: what.join("; ") });
+    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; ") });
   }
-  plan.broken.push(...broken.values());
-  for (const [k, { file }] of where) {
-    if (matched.has(k)) continue;
-    const [kind, name] = k.split("\0");
-    plan.gitOnly.push({ address: kind === "SspPolicy" ? address.ssp(name) : address.tenant(name), file: file.file });
+  plan.broken.push(...read.broken.values());
+  for (const [k, { file }] of read.where) {
+    if (x.matched.has(k)) continue;
+    const [fileKind, name] = k.split("\0");
+    plan.gitOnly.push({ address: kindOfFile(kinds, fileKind)?.address(name) ?? `${fileKind}/${name}`, file: file.file });
   }
   return plan;
 }
-var import_node_path27, import_yaml6, key2, WHOLE_VAR;
+var import_node_path27, import_yaml6, key2, WHOLE_VAR, batchAddress;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
     import_node_path27 = require("node:path");
     import_yaml6 = __toESM(require_dist(), 1);
-    init_unknown();
-    init_compare();
-    init_values2();
-    init_address();
-    init_normalize();
-    init_mapping();
+    init_canonical_json();
     init_interpolate();
+    init_export_file();
+    init_registry();
+    init_address();
+    init_unknown();
+    init_mapping();
     key2 = (kind, name) => `${kind}\0${name}`;
     WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+    batchAddress = (f, name) => f.batchAddress?.(name) ?? f.address;
   }
 });
 
@@ -54585,17 +55029,17 @@ async function runExport(flags, out) {
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   const dir = (0, import_node_path28.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const shown2 = (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file;
+  const shown = (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file;
   try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });
-    checkTargets(flags.target ?? [], { tenantConfigs: [], ssp: [] }, live);
+    const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
+    checkTargets(flags.target ?? [], nothingInGit(), live);
     let taken;
     let git;
     try {
       taken = filesUnder(dir);
       git = gitFiles(dir, varsFor(env2, envOf(flags)));
     } catch (e) {
-      throw fileError("read", shown2("."), e);
+      throw fileError("read", shown("."), e);
     }
     const unnamed = [];
     const files = exportFiles(live, flags.target ?? [], taken, unnamed);
@@ -54634,7 +55078,7 @@ async function runExport(flags, out) {
     const plan = placeExport(files, git, header, readValues, { varHome, sharedWith });
     const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
     const base = dirInRepo ? repo.root : dir;
-    const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${shown2(".")}` };
+    const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${shown(".")}` };
     const outside = plan.writes.filter((w) => {
       try {
         realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
@@ -54644,13 +55088,13 @@ async function runExport(flags, out) {
         return true;
       }
     });
-    const writes2 = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
+    const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
     const verb = (w) => flags.dryRun ? w.created ? "would write" : "would update" : w.created ? "wrote" : "updated";
     const refersToSchemas = (w) => {
       const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
       return !!m && (0, import_node_path28.resolve)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, w.file)), m[1]) === schemaFile;
     };
-    const needsSchemas = writes2.some(refersToSchemas);
+    const needsSchemas = writes.some(refersToSchemas);
     const schemas2 = needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     let configText;
@@ -54660,11 +55104,11 @@ async function runExport(flags, out) {
       if (after !== before) configText = after;
     }
     if (!flags.dryRun) {
-      for (const w of writes2) editUserFile((0, import_node_path28.join)(dir, w.file), w.text, base, words);
+      for (const w of writes) editUserFile((0, import_node_path28.join)(dir, w.file), w.text, base, words);
       if (needsSchemas) writeRepoSchemas(repo.root, false);
       if (configText !== void 0) editUserFile(repo.configFile, configText, repo.root, { ...words, folderName: "the policy repo" });
     }
-    for (const w of writes2) out.out(`${verb(w)} ${shown2(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
+    for (const w of writes) out.out(`${verb(w)} ${shown(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
     for (const v of plan.vars) {
       const old = envVars[v.name];
       out.out(
@@ -54674,9 +55118,9 @@ async function runExport(flags, out) {
     for (const f of schemas2)
       out.out(`${flags.dryRun ? "would write" : "wrote"} ${(0, import_node_path28.relative)(repo.cwd, (0, import_node_path28.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
     for (const s of plan.skipped) out.warn(s);
-    for (const b of plan.broken) out.error(`${shown2(b.file)}:${b.message}`);
+    for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
     for (const r of plan.refused) out.error(r);
-    const created = new Set(writes2.filter((w) => w.created).map((w) => w.what));
+    const created = new Set(writes.filter((w) => w.created).map((w) => w.what));
     const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
     const leftOut = files.flatMap((f) => created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l)));
     if (unnamed.length) {
@@ -54692,19 +55136,19 @@ async function runExport(flags, out) {
     if (gitOnly.length) {
       out.warn(
         `git has files for what the service does not hold, left as they are (plan shows each):
-  ${gitOnly.map((g) => `${g.address} (${shown2(g.file)})`).join("\n  ")}`
+  ${gitOnly.map((g) => `${g.address} (${shown(g.file)})`).join("\n  ")}`
       );
     }
-    const failed = plan.broken.length + plan.refused.length + outside.length;
+    const failed2 = plan.broken.length + plan.refused.length + outside.length;
     const failures = [
       plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
       plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
       outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : ""
     ].filter(Boolean);
-    const newFiles = writes2.filter((w) => w.created).length;
-    const updated = writes2.length - newFiles;
-    const total = writes2.length + schemas2.length + (configText !== void 0 ? 1 : 0);
-    if (!total && !failed) {
+    const newFiles = writes.filter((w) => w.created).length;
+    const updated = writes.length - newFiles;
+    const total = writes.length + schemas2.length + (configText !== void 0 ? 1 : 0);
+    if (!total && !failed2) {
       const caveat = plan.unknown.size ? `, in every field the service shows (${plural([...plan.unknown.values()].flat().length, "field")} it does not show kept as git has ${[...plan.unknown.values()].flat().length === 1 ? "it" : "them"})` : "";
       out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
     } else if (!total) out.out("Nothing was exported: see the errors above.");
@@ -54714,9 +55158,9 @@ async function runExport(flags, out) {
 Dry run: ${plural(total, "file")} would be written (${newFiles} new, ${updated} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${configText !== void 0 ? `, ${configShown}` : ""}); nothing was written.`
       );
     }
-    if (failed) {
+    if (failed2) {
       out.error(
-        `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
+        `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
       );
       return 1;
     }
@@ -54726,7 +55170,7 @@ Dry run: ${plural(total, "file")} would be written (${newFiles} new, ${updated} 
   }
 }
 var import_node_fs19, import_node_path28, posixOf;
-var init_export = __esm({
+var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
@@ -54737,6 +55181,7 @@ var init_export = __esm({
     init_config_vars();
     init_in_place();
     init_mapping();
+    init_read2();
     init_targets();
     init_unknown();
     init_schemas();
@@ -54888,7 +55333,7 @@ __export(ssp_batches_exports, {
 async function runSspBatches(flags, out, args) {
   const wanted = args[0];
   return withClient(flags, out, async (core) => {
-    const names = (await ssp2.list(core)).map((e) => e.compliance_name ?? "").filter((n) => n !== "");
+    const names = (await ssp.list(core)).map((e) => e.compliance_name ?? "").filter((n) => n !== "");
     if (wanted !== void 0 && !names.includes(wanted)) {
       const near = nearest(wanted, names);
       throw new UserError(
@@ -54898,13 +55343,13 @@ async function runSspBatches(flags, out, args) {
     const chosen = (wanted === void 0 ? names : [wanted]).sort(byCodePoint);
     const concurrency = concurrencyOf(flags);
     const perPolicy = await mapLimit(chosen, concurrency, async (policy2) => {
-      const batches = (await ssp2.get(core, policy2))?.compliance_spec?.[0]?.batches ?? [];
+      const batches = (await ssp.get(core, policy2))?.compliance_spec?.[0]?.batches ?? [];
       return batches.map((b) => ({ policy: policy2, b }));
     });
     const all2 = perPolicy.flat().sort((x, y) => byCodePoint(x.policy, y.policy) || byCodePoint(batchNameOf(x.b), batchNameOf(y.b)));
     const rows = await mapLimit(all2, concurrency, async ({ policy: policy2, b }) => {
       const name = batchNameOf(b);
-      const detail = await ssp2.batch(core, policy2, name);
+      const detail = await ssp.batch(core, policy2, name);
       const values2 = detail?.ssp_values ?? b.ssp_values;
       return {
         policy: policy2,
@@ -54970,7 +55415,7 @@ __export(ssp_files_exports, {
 });
 async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
-    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp2.download(core, args[0] ?? "");
+    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
       writeUserFile((0, import_node_path29.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
@@ -54980,11 +55425,11 @@ async function runSspFile(what, flags, out, args) {
 }
 async function template(core, batch, out) {
   try {
-    return await ssp2.template(core, batch);
+    return await ssp.template(core, batch);
   } catch (e) {
     if (batch === void 0 || !(e instanceof ApiError) || e.status !== 404) throw e;
     out.info(`Note: the service has no batch named ${JSON.stringify(batch)} yet, so this is the generic template; fill it in to make that batch.`);
-    return ssp2.template(core);
+    return ssp.template(core);
   }
 }
 var import_node_path29;
@@ -55071,7 +55516,7 @@ function registerEngine(program2, run2) {
       "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'"
     ),
     { format: ["text", "json", "markdown"], target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_plan2(), plan_exports))).runPlan(f, out)));
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_plan3(), plan_exports))).runPlan(f, out)));
   program2.command("show").argument("<planfile>", "a plan saved with plan --out").description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request").addOption(formatOption(["text", "json", "markdown"])).option("-q, --quiet", "print the plan only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
     "after",
     "\nExamples:\n  revsync show demo.plan.json\n  revsync show demo.plan.json --format markdown > plan.md\n\nThe file is checked as apply checks it: a plan edited by hand, of another format or invalid is refused (exit 1)."
@@ -55084,14 +55529,14 @@ function registerEngine(program2, run2) {
       "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM)."
     ),
     { format: ["text", "json"], target: true }
-  ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply(), apply_exports))).runApply(f, out, r, args)));
+  ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply2(), apply_exports))).runApply(f, out, r, args)));
   common(
     program2.command("drift").description("report what differs between the service and git (read-only)").option("--all-envs", "check every environment of revsync.yaml").addHelpText(
       "after",
       "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted)."
     ),
     { format: ["text", "json", "markdown"], target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_drift2(), drift_exports))).runDrift(f, out)));
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_drift3(), drift_exports))).runDrift(f, out)));
   common(
     program2.command("export").description(
       "write the service's current policies as policy files: each file git has is updated in place (found by metadata.name), a new one only for a policy git lacks"
@@ -55100,7 +55545,7 @@ function registerEngine(program2, run2) {
       "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes."
     ),
     { target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_export(), export_exports))).runExport(f, out)));
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_export2(), export_exports))).runExport(f, out)));
 }
 function registerOps(program2, run2) {
   registerEvidence(program2, run2);
@@ -55230,7 +55675,7 @@ async function runCli(argv, io = processIo()) {
     getOutHasColors: () => colorFor(io.stdout, false, io.env),
     getErrHasColors: () => colorFor(io.stderr, false, io.env),
     // "Error: …" as every other error of revsync's says it.
-    outputError: (s, write) => write(s.replace(/^error:/, "Error:"))
+    outputError: (s, write2) => write2(s.replace(/^error:/, "Error:"))
   }).showSuggestionAfterError(true).addHelpText(
     "after",
     `

@@ -29,6 +29,10 @@ export type WriteOutcome<T> =
  *  already (the service holds the write's effect). */
 export type GuardVerdict<R> = { go: R } | { blocked: string } | { already: string; status?: string };
 
+/** A write's guard: reads the resource right before each send and says go (with what the send needs),
+ *  blocked or already. Without one (a caller outside apply, a test) every send goes as asked. */
+export type GuardOf<R> = () => Promise<GuardVerdict<R>>;
+
 /** What a read-back found after a send that may have landed: the write's effect (landed), the state
  *  before it (not landed: it may be sent again), or something else (`other`, in words: another's work). */
 export type ReadBack<T> = { landed: true; status?: string; result: T } | { landed: false } | { other: string };

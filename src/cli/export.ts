@@ -6,6 +6,7 @@ import { readYamlFile } from "../config/yaml-source.js";
 import { setEnvironmentVars } from "../export/config-vars.js";
 import { placeExport, type GitFile, type VarHome } from "../export/in-place.js";
 import { exportFiles } from "../export/mapping.js";
+import { nothingInGit } from "../live/read.js";
 import { checkTargets } from "../plan/targets.js";
 import { unknownNotes } from "../shared/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
@@ -66,8 +67,8 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
   const shown = (file: string): string => relative(out.io.cwd, join(dir, file)) || file;
   try {
     // Every batch's values too: export keeps them in git beside the policy file.
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });
-    checkTargets(flags.target ?? [], { tenantConfigs: [], ssp: [] }, live);
+    const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
+    checkTargets(flags.target ?? [], nothingInGit(), live);
     let taken: Set<string>;
     let git: GitFile[];
     try {

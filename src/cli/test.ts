@@ -11,6 +11,8 @@ import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
+import { nothingInGit } from "../live/read.js";
+import { KINDS } from "../kinds/registry.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";
 
 export interface TestFlags extends GlobalFlags {
@@ -113,7 +115,7 @@ async function liveRun(repo: Repo, flags: TestFlags, out: Output): Promise<Run> 
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
   try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
+    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
     return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
   } finally {
     await core.close();
@@ -134,7 +136,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
     const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), KINDS);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,

@@ -1,6 +1,6 @@
 import type { ErrorObject } from "ajv";
 import type { Document, Node } from "yaml";
-import { fileValidator, schemaJson, type SchemaFile } from "../schema/ajv.js";
+import { fileValidator, schemaJson, type SchemaRef } from "../schema/ajv.js";
 import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
 import { plural } from "../words.js";
@@ -84,7 +84,7 @@ export function fieldName(pointer: string): string {
 }
 
 /** Validates a YAML document against a schema file; maps each ajv error to the YAML node's line and column. */
-export function schemaDiagnostics(src: SourceDoc, schema: SchemaFile, skip: (pointer: string, key?: string) => boolean = () => false): Diagnostic[] {
+export function schemaDiagnostics(src: SourceDoc, schema: SchemaRef, skip: (pointer: string, key?: string) => boolean = () => false): Diagnostic[] {
   const fn = fileValidator(schema);
   if (fn(src.value)) return [];
   const root = schemaJson(schema);

@@ -36,6 +36,16 @@ const stable = (v: unknown): string =>
     x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x,
   );
 
+/** The named fields of an object (undefined where it has none). */
+export const pick = (o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
+
+/** The value at a dotted path of a field difference ("batch.status"), undefined where there is none. */
+export function valueAt(o: unknown, path: string): unknown {
+  let cur: unknown = o;
+  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[part] : undefined;
+  return cur;
+}
+
 /** Lists whose order carries no meaning are compared as sorted sets. */
 export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
   return [...(list ?? [])].sort((a, b) => byCodePoint(stable(a), stable(b)));
