@@ -1257,7 +1257,7 @@ var require_command = __commonJS({
         this._outputConfiguration = {
           writeOut: (str4) => process9.stdout.write(str4),
           writeErr: (str4) => process9.stderr.write(str4),
-          outputError: (str4, write2) => write2(str4),
+          outputError: (str4, write) => write(str4),
           getOutHelpWidth: () => process9.stdout.isTTY ? process9.stdout.columns : void 0,
           getErrHelpWidth: () => process9.stderr.isTTY ? process9.stderr.columns : void 0,
           getOutHasColors: () => useColor() ?? (process9.stdout.isTTY && process9.stdout.hasColors?.()),
@@ -3238,11 +3238,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
           hasColors2 = this._outputConfiguration.getOutHasColors();
           helpWidth = this._outputConfiguration.getOutHelpWidth();
         }
-        const write2 = (str4) => {
+        const write = (str4) => {
           if (!hasColors2) str4 = this._outputConfiguration.stripColor(str4);
           return baseWrite(str4);
         };
-        return { error: error2, write: write2, hasColors: hasColors2, helpWidth };
+        return { error: error2, write, hasColors: hasColors2, helpWidth };
       }
       /**
        * Output help information for this command.
@@ -44219,33 +44219,7 @@ var init_create = __esm({
 });
 
 // src/kinds/ssp/apply.ts
-function sspApply(run2) {
-  const state = new SspRun(run2);
-  return {
-    async write(c, core) {
-      const create = createPayload(c);
-      if (create) return { outcome: await writeCreate(state, c, create, core) };
-      const batch = batchPayload(c);
-      if (batch) return writeBatch(state, c, batch, core);
-      throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-    },
-    // The one check after the run's creates (done already when a batch step of a created policy asked):
-    // a create that shares its place in the hierarchy now was undone, not done.
-    async settle(landed) {
-      const checked = await state.checkCreations();
-      const out = /* @__PURE__ */ new Map();
-      for (const c of landed) {
-        if (c.action !== "create") continue;
-        if ("failed" in checked) out.set(c.address, { unchecked: `not read again after the run's creates: ${checked.failed}` });
-        else {
-          const clash = checked.get(c.address);
-          if (clash) out.set(c.address, { overwritten: clash });
-        }
-      }
-      return out;
-    }
-  };
-}
+var SspApply;
 var init_apply = __esm({
   "src/kinds/ssp/apply.ts"() {
     "use strict";
@@ -44254,6 +44228,31 @@ var init_apply = __esm({
     init_create();
     init_payload();
     init_state2();
+    SspApply = class extends SspRun {
+      /** One step: a create, or a batch's review or approve. */
+      async write(c, core) {
+        const create = createPayload(c);
+        if (create) return { outcome: await writeCreate(this, c, create, core) };
+        const batch = batchPayload(c);
+        if (batch) return writeBatch(this, c, batch, core);
+        throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
+      }
+      /** The one check after the run's creates (done already when a batch step of a created policy asked):
+       *  a create that shares its place in the hierarchy now was undone, not done. */
+      async settle(landed) {
+        const checked = await this.checkCreations();
+        const out = /* @__PURE__ */ new Map();
+        for (const c of landed) {
+          if (c.action !== "create") continue;
+          if ("failed" in checked) out.set(c.address, { unchecked: `not read again after the run's creates: ${checked.failed}` });
+          else {
+            const clash = checked.get(c.address);
+            if (clash) out.set(c.address, { overwritten: clash });
+          }
+        }
+        return out;
+      }
+    };
   }
 });
 
@@ -45302,7 +45301,7 @@ var init_kind2 = __esm({
           return o;
         });
       },
-      apply: sspApply,
+      apply: (run2) => new SspApply(run2),
       export(live, ctx) {
         return exportSsp(live, ctx, this.schema);
       },
@@ -45477,7 +45476,7 @@ function updateGuard(c, p, core, run2) {
     return { go: { body: updateBody({ ...p, item }, run2.user, core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
   };
 }
-function updateWrite(core, id, guard) {
+function updateUnit(core, id, guard) {
   let sent = {};
   let before;
   const empty = { compliance_id: id, compliance_details: [], error: [] };
@@ -45485,7 +45484,7 @@ function updateWrite(core, id, guard) {
     const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
     return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
   };
-  return runWrite(core, {
+  const write = {
     guard,
     maxSends: core.sendBudget,
     request: (r) => {
@@ -45516,14 +45515,10 @@ function updateWrite(core, id, guard) {
         message: "the tenant configuration changed since the plan was made: plan again"
       })
     } : void 0
-  });
+  };
+  return write;
 }
-async function writeUpdate(c, core, run2) {
-  const p = updatePayload(c);
-  if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
-  return { outcome: await updateWrite(core, p.compliance_id, updateGuard(c, p, core, run2)) };
-}
-var UPDATE_FIELDS, updatePayload;
+var UPDATE_FIELDS, updatePayload, TenantApply;
 var init_write2 = __esm({
   "src/kinds/tenant-configuration/write.ts"() {
     "use strict";
@@ -45536,6 +45531,19 @@ var init_write2 = __esm({
     init_service2();
     UPDATE_FIELDS = [...UPDATABLE_TENANT_FIELDS, "guid"];
     updatePayload = (c) => c.payload?.kind === "update" ? c.payload : void 0;
+    TenantApply = class {
+      constructor(run2) {
+        this.run = run2;
+      }
+      run;
+      /** One step: the update of `c`, guarded before every send, through the write unit. */
+      async write(c, core) {
+        const p = updatePayload(c);
+        if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
+        const unit = updateUnit(core, p.compliance_id, updateGuard(c, p, core, this.run));
+        return { outcome: await runWrite(core, unit) };
+      }
+    };
   }
 });
 
@@ -45670,7 +45678,7 @@ var init_kind3 = __esm({
       unmanaged: unmanagedTenants,
       payloadProblems: (c) => updateProblems(c),
       ready: requireUser,
-      apply: (run2) => ({ write: (c, core) => writeUpdate(c, core, run2) }),
+      apply: (run2) => new TenantApply(run2),
       export(live, ctx) {
         return live.flatMap((e) => {
           const name = e.compliance_name ?? "";
@@ -51432,12 +51440,14 @@ function stepResult(action, o) {
     throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
   }
 }
-async function runStep(step, write2) {
-  const r = await write2(step.change);
+function runStep(step, applier, core) {
+  return applier.write(step.change, core);
+}
+function stepWords(action, r) {
   const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
   if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
   try {
-    const s = stepResult(step.change.action, r.outcome);
+    const s = stepResult(action, r.outcome);
     return { ...s, message: `${s.message}${r.also ?? ""}`, ...four };
   } catch (e) {
     throw Object.assign(e, four);
@@ -51476,7 +51486,7 @@ async function applyPlan(core, plan, opts) {
   let finished = 0;
   const outcomes = await schedule(
     steps,
-    (s) => runStep(s, (c) => appliers.get(s.kind).write(c, opts.tagRequests ? core.tagged(stepTag(c)) : core)),
+    async (s) => stepWords(s.change.action, await runStep(s, appliers.get(s.kind), opts.tagRequests ? core.tagged(stepTag(s.change)) : core)),
     {
       concurrency: opts.concurrency,
       isStopping: opts.isStopping,
@@ -54371,7 +54381,7 @@ function observers(run2, progress) {
   };
   return run2.evidence ? [run2.evidence.recorder, watch] : [watch];
 }
-async function write(run2, plan) {
+async function writeAll(run2, plan) {
   const { out, core, env: env2, flags } = run2;
   const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
   let report2;
@@ -54392,7 +54402,7 @@ async function write(run2, plan) {
 async function work(run2) {
   const ready = await beforeWriting(run2, await planToApply(run2));
   if (typeof ready === "number") return ready;
-  return await lockEnvironment(run2, ready) ?? write(run2, ready);
+  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
 }
 async function releaseLock(run2) {
   const { lock, out, env: env2 } = run2;
@@ -55675,7 +55685,7 @@ async function runCli(argv, io = processIo()) {
     getOutHasColors: () => colorFor(io.stdout, false, io.env),
     getErrHasColors: () => colorFor(io.stderr, false, io.env),
     // "Error: …" as every other error of revsync's says it.
-    outputError: (s, write2) => write2(s.replace(/^error:/, "Error:"))
+    outputError: (s, write) => write(s.replace(/^error:/, "Error:"))
   }).showSuggestionAfterError(true).addHelpText(
     "after",
     `

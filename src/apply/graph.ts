@@ -16,7 +16,7 @@ export interface Step {
 }
 
 /** The apply order (README, "Apply order"): the kinds in the registry's order, each kind's steps after
- *  every step of the kinds before it (tenant configuration updates, then SSP policies); within a kind,
+ *  every step of the kinds before it (src/kinds/registry.ts lists them in that order); within a kind,
  *  as the kind orders its own (SSP: creates, a batch's review after its policy exists, approve after
  *  review). Entries apply does not act on (blocked, not in git, unsupported) are not steps. */
 export function buildSteps(plan: Pick<Plan, "changes">, kinds: Registry = KINDS): Step[] {

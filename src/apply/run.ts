@@ -100,10 +100,10 @@ export function checkApprover(core: ApiCore, plan: Pick<Plan, "changes">, fourEy
 }
 
 /** A plan ready to apply: its payloads checked, and what its writes need of the sign-in (each kind's
- *  `ready`: a tenant configuration update names its user) and of the approver identity, once. */
+ *  `ready`: a write that names its user needs one) and of the approver identity, once. */
 export type CheckedPlan = PayloadsChecked & { readonly ready: true };
 
-/** The checks of the sign-in before anything is sent; returns the user the writes go as. */
+/** The checks of the sign-in and the approver identity before anything is sent, each once. */
 export function readyToApply(plan: PayloadsChecked, core: ApiCore, opts: { fourEyes: boolean; kinds?: Registry }): CheckedPlan {
   const applied = plan.changes.filter(isApplied);
   for (const k of opts.kinds ?? KINDS) {
@@ -148,14 +148,19 @@ function stepResult(action: keyof typeof DONE, o: WriteOutcome<unknown>): { mess
   }
 }
 
-/** One step: its kind's write (guarded, sent and settled by the write unit), then the outcome in the
- *  report's words; a write that did not land fails the step, with its kind and an approve's people. */
-async function runStep(step: Step, write: (c: Change) => Promise<WriteResult>): Promise<StepResult> {
-  const r = await write(step.change);
+/** One step: its kind's write, which guards, sends and settles it through the write unit (src/api/write.ts);
+ *  its outcome comes back as data. */
+function runStep(step: Step, applier: KindApply, core: ApiCore): Promise<WriteResult> {
+  return applier.write(step.change, core);
+}
+
+/** A step's write in the report's words; a write that did not land fails the step, with its kind and an
+ *  approve's people. */
+function stepWords(action: Change["action"], r: WriteResult): StepResult {
   const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
   if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
   try {
-    const s = stepResult(step.change.action as keyof typeof DONE, r.outcome);
+    const s = stepResult(action as keyof typeof DONE, r.outcome);
     return { ...s, message: `${s.message}${r.also ?? ""}`, ...four };
   } catch (e) {
     throw Object.assign(e as object, four);
@@ -228,7 +233,7 @@ export async function applyPlan(core: ApiCore, plan: CheckedPlan, opts: ApplyOpt
   // would tag them too, at a cost on every promise of the run).
   const outcomes = await schedule(
     steps,
-    (s) => runStep(s, (c) => (appliers.get(s.kind) as KindApply).write(c, opts.tagRequests ? core.tagged(stepTag(c)) : core)),
+    async (s) => stepWords(s.change.action, await runStep(s, appliers.get(s.kind) as KindApply, opts.tagRequests ? core.tagged(stepTag(s.change)) : core)),
     {
       concurrency: opts.concurrency,
       isStopping: opts.isStopping,

@@ -177,7 +177,7 @@ function observers(run: Run, progress: Progress): ApplyObserver[] {
 
 /** The writes, then the report: the lock goes before it is printed. Any step that did not succeed
  *  (failed, blocked, unknown, overwritten) fails the run. */
-async function write(run: Run, plan: CheckedPlan): Promise<number> {
+async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
   const { out, core, env, flags } = run;
   const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
   let report: ApplyReport;
@@ -200,7 +200,7 @@ async function write(run: Run, plan: CheckedPlan): Promise<number> {
 async function work(run: Run): Promise<number> {
   const ready = await beforeWriting(run, await planToApply(run));
   if (typeof ready === "number") return ready;
-  return (await lockEnvironment(run, ready)) ?? write(run, ready);
+  return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
 }
 
 /** Releases the lock unless a write may still be in flight (a stop at once): then a git lock is kept,

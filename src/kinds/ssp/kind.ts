@@ -10,7 +10,7 @@ import { batchNameOf } from "../../shared/address.js";
 import { normalizeSspFields, valueAt } from "../../shared/normalize.js";
 import { batchWho, envelopeWho } from "../../shared/who.js";
 import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
-import { sspApply } from "./apply.js";
+import { SspApply } from "./apply.js";
 import { unmanagedSsp } from "./compare.js";
 import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
@@ -122,7 +122,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
       return o;
     });
   },
-  apply: sspApply,
+  apply: (run) => new SspApply(run),
 
   export(live, ctx) {
     return exportSsp(live, ctx, this.schema);

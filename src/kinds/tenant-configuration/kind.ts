@@ -13,7 +13,7 @@ import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
 import { REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateProblems } from "./compare.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
-import { requireUser, writeUpdate } from "./write.js";
+import { requireUser, TenantApply } from "./write.js";
 
 export { REASONS };
 
@@ -58,7 +58,7 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
 
   payloadProblems: (c) => updateProblems(c),
   ready: requireUser,
-  apply: (run) => ({ write: (c, core) => writeUpdate(c, core, run) }),
+  apply: (run) => new TenantApply(run),
 
   export(live, ctx) {
     return live.flatMap((e) => {

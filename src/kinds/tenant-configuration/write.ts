@@ -3,13 +3,13 @@
  *  (src/api/write.ts). docs/decisions.md, "A tenant update meets a change made since the plan". */
 import type { Clock } from "../../api/clock.js";
 import type { ApiCore } from "../../api/core.js";
-import { runWrite, type GuardOf, type WriteOutcome } from "../../api/write.js";
+import { runWrite, type GuardOf, type Write, type WriteOutcome } from "../../api/write.js";
 import { sameJson } from "../../canonical-json.js";
 import { ApiError, UserError } from "../../errors.js";
 import type { TenantConfigurationEnvelope, TenantConfigurationUpdateBody, TenantConfigurationUpdateItem, UpdateResult } from "../../schema/generated/api.js";
 import type { Change, Payload } from "../../shared/entries.js";
 import { envelopeWho, whoWords } from "../../shared/who.js";
-import type { ApplyRun, WriteResult } from "../kind.js";
+import type { ApplyRun, KindApply, WriteResult } from "../kind.js";
 import { blocked, overwrittenWords, show, versionMoved } from "../words.js";
 import { UPDATABLE_TENANT_FIELDS } from "./files.js";
 import { tenantConfigurations } from "./service.js";
@@ -106,7 +106,7 @@ function updateGuard(c: Change, p: UpdatePayload, core: ApiCore, run: Pick<Apply
  *  every field the last send set, not landed when it holds every such field as before. After it landed,
  *  it is read again: a field the service holds otherwise than sent was written over since, by someone
  *  else (a null the service answers tells nothing, as the interface allows it). */
-export function updateWrite(core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Promise<WriteOutcome<UpdateResult>> {
+export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Write<UpdateResult, UpdateRead> {
   let sent: Record<string, unknown> = {};
   let before: Record<string, unknown> | undefined;
   const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
@@ -114,7 +114,7 @@ export function updateWrite(core: ApiCore, id: string, guard: GuardOf<UpdateRead
     const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
     return { env, live: (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown> };
   };
-  return runWrite<UpdateResult, UpdateRead>(core, {
+  const write: Write<UpdateResult, UpdateRead> = {
     guard,
     maxSends: core.sendBudget,
     request: (r) => {
@@ -151,12 +151,23 @@ export function updateWrite(core: ApiCore, id: string, guard: GuardOf<UpdateRead
             }),
           }
         : undefined,
-  });
+  };
+  return write;
 }
 
-/** One step: the update of `c`, guarded before every send, through the write unit. */
-export async function writeUpdate(c: Change, core: ApiCore, run: Pick<ApplyRun, "user" | "log">): Promise<WriteResult> {
-  const p = updatePayload(c);
-  if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
-  return { outcome: await updateWrite(core, p.compliance_id, updateGuard(c, p, core, run)) };
+/** A PATCH through the write unit, guarded by `guard`. */
+export const updateWrite = (core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Promise<WriteOutcome<UpdateResult>> =>
+  runWrite(core, updateUnit(core, id, guard));
+
+/** The updates of one apply run. */
+export class TenantApply implements KindApply {
+  constructor(private readonly run: Pick<ApplyRun, "user" | "log">) {}
+
+  /** One step: the update of `c`, guarded before every send, through the write unit. */
+  async write(c: Change, core: ApiCore): Promise<WriteResult> {
+    const p = updatePayload(c);
+    if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
+    const unit = updateUnit(core, p.compliance_id, updateGuard(c, p, core, this.run));
+    return { outcome: await runWrite(core, unit) };
+  }
 }
