@@ -42955,118 +42955,149 @@ function guardFailed(e) {
     problems: e.problems
   });
 }
-async function runWrite(core, w) {
-  const p = freshProgress();
-  const maxSends = w.maxSends ?? core.writeSends;
-  let mayHaveLanded = false;
-  let unsettled;
-  const checked = async (o) => {
-    if (!w.check) return o;
-    try {
-      const undone = await w.check(o.result);
-      return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return { ...o, unchecked: `not read again after the write: ${e.message}` };
-    }
-  };
-  const settle2 = async (err) => {
-    let found;
-    try {
-      found = await w.readBack();
-    } catch (readErr) {
-      return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
-    }
-    const why = readBackReason(err);
-    if ("other" in found) {
-      return {
-        kind: "refused",
-        error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true })
-      };
-    }
-    if (found.landed) return checked({ kind: "confirmed", why, result: found.result, ...found.status ? { status: found.status } : {} });
-    p.mayHaveLanded = false;
-    return void 0;
-  };
-  const stop = async (e) => {
-    if (!mayHaveLanded) return { kind: "refused", error: e };
-    const s = await settle2(unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
-    return s ?? {
-      kind: "refused",
-      error: new ApiError({
-        method: e.method,
-        path: e.path,
-        status: e.status,
-        message: `${e.serviceMessage}; read back: it did not land`,
-        problems: e.problems
-      })
-    };
-  };
-  for (; ; ) {
-    if (unsettled) {
-      const s = await settle2(unsettled);
-      if (s) return s;
-      unsettled = void 0;
-    }
-    let g;
-    try {
-      g = await w.guard();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return mayHaveLanded ? stop(e) : { kind: "refused", error: guardFailed(e) };
-    }
-    if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
-    if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
-    const spec = w.request(g.go);
-    let v;
-    try {
-      v = await core.sendOnce(spec, p);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-    if (v.outcome === "ok") {
-      const r = w.result(v.body);
-      if (r !== void 0) return checked({ kind: "done", result: r });
-      const found = await w.readBack().catch((readErr) => ({ failed: readErr }));
-      if ("landed" in found && found.landed) return checked({ kind: "done", result: found.result });
-      const accepted = new ApiError({
-        method: spec.method,
-        path: spec.path,
-        status: 200,
-        message: "the service accepted the write but does not show it",
-        outcomeUnknown: true
-      });
-      return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
-    }
-    if (v.outcome === "refused") {
-      if (mayHaveLanded) {
-        const s = await settle2(v.err);
-        return s ?? { kind: "refused", error: v.err };
-      }
-      if (v.err.status !== 412) {
-        const meant = w.firstRefusal ? await w.firstRefusal(v.err) : void 0;
-        return meant ?? { kind: "refused", error: v.err };
-      }
-    }
-    if (v.outcome === "unknown") {
-      mayHaveLanded = true;
-      unsettled = v.err;
-    }
-    try {
-      await core.again(spec, v, p, maxSends);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-  }
+function runWrite(core, w) {
+  return new WriteAttempt(core, w).run();
 }
+var WriteAttempt;
 var init_write = __esm({
   "src/api/write.ts"() {
     "use strict";
     init_errors();
     init_classify();
     init_core();
+    WriteAttempt = class {
+      constructor(core, w) {
+        this.core = core;
+        this.w = w;
+        this.maxSends = w.maxSends ?? core.writeSends;
+      }
+      core;
+      w;
+      p = freshProgress();
+      maxSends;
+      /** Some send of this write may have landed (its outcome was unknown at some point). */
+      mayHaveLanded = false;
+      /** The error of the last send that may have landed and that no read-back has settled yet. */
+      unsettled;
+      /** Guard, send, and decide from the answer, until the write has an outcome. */
+      async run() {
+        for (; ; ) {
+          if (this.unsettled) {
+            const s = await this.settle(this.unsettled);
+            if (s) return s;
+            this.unsettled = void 0;
+          }
+          const g = await this.guard();
+          if ("kind" in g) return g;
+          if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+          if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
+          const spec = this.w.request(g.go);
+          let v;
+          try {
+            v = await this.core.sendOnce(spec, this.p);
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            return this.stop(e);
+          }
+          if (v.outcome === "ok") return this.ok(spec, v.body);
+          const outcome = await this.answered(v);
+          if (outcome) return outcome;
+          try {
+            await this.core.again(spec, v, this.p, this.maxSends);
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            return this.stop(e);
+          }
+        }
+      }
+      /** The guard's verdict, or the outcome of a guard whose read failed. */
+      async guard() {
+        try {
+          return await this.w.guard();
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e) };
+        }
+      }
+      /** What an answer means for the write: an outcome, or undefined to guard and send again. */
+      async answered(v) {
+        if (v.outcome === "refused") {
+          if (this.mayHaveLanded) {
+            const s = await this.settle(v.err);
+            return s ?? { kind: "refused", error: v.err };
+          }
+          if (v.err.status !== 412) {
+            const meant = this.w.firstRefusal ? await this.w.firstRefusal(v.err) : void 0;
+            return meant ?? { kind: "refused", error: v.err };
+          }
+        }
+        if (v.outcome === "unknown") {
+          this.mayHaveLanded = true;
+          this.unsettled = v.err;
+        }
+        return void 0;
+      }
+      /** A 2xx: done, with its result; one without what the caller needs is read back. */
+      async ok(spec, body) {
+        const r = this.w.result(body);
+        if (r !== void 0) return this.checked({ kind: "done", result: r });
+        const found = await this.w.readBack().catch((readErr) => ({ failed: readErr }));
+        if ("landed" in found && found.landed) return this.checked({ kind: "done", result: found.result });
+        const accepted = new ApiError({
+          method: spec.method,
+          path: spec.path,
+          status: 200,
+          message: "the service accepted the write but does not show it",
+          outcomeUnknown: true
+        });
+        return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
+      }
+      /** A landed write, checked against what the service holds right after it (Write.check). */
+      async checked(o) {
+        if (!this.w.check) return o;
+        try {
+          const undone = await this.w.check(o.result);
+          return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          return { ...o, unchecked: `not read again after the write: ${e.message}` };
+        }
+      }
+      /** Reads back after a send that may have landed: an outcome, or undefined when it did not land. */
+      async settle(err) {
+        let found;
+        try {
+          found = await this.w.readBack();
+        } catch (readErr) {
+          return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
+        }
+        const why = readBackReason(err);
+        if ("other" in found) {
+          return {
+            kind: "refused",
+            error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true })
+          };
+        }
+        if (found.landed) return this.checked({ kind: "confirmed", why, result: found.result, ...found.status ? { status: found.status } : {} });
+        this.p.mayHaveLanded = false;
+        return void 0;
+      }
+      /** The write cannot be sent (again): settled by reading back when a send may have landed. */
+      async stop(e) {
+        if (!this.mayHaveLanded) return { kind: "refused", error: e };
+        const s = await this.settle(this.unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
+        return s ?? {
+          kind: "refused",
+          error: new ApiError({
+            method: e.method,
+            path: e.path,
+            status: e.status,
+            message: `${e.serviceMessage}; read back: it did not land`,
+            problems: e.problems
+          })
+        };
+      }
+    };
   }
 });
 
@@ -51302,6 +51333,20 @@ function buildSteps(plan, kinds = KINDS2) {
   }
   return steps;
 }
+function skipDependents(steps, outcomes, running2, settle2) {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const s of steps) {
+      if (outcomes.has(s.id) || running2.has(s.id)) continue;
+      const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+      if (!bad) continue;
+      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
+      settle2({ step: s, status: "skipped", message: `skipped: ${why}` });
+      changed = true;
+    }
+  }
+}
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
@@ -51311,22 +51356,7 @@ async function schedule(steps, exec, opts) {
       opts.onFinish?.(o);
     };
     const pump = () => {
-      let changed = true;
-      while (changed) {
-        changed = false;
-        for (const s of steps) {
-          if (outcomes.has(s.id) || running2.has(s.id)) continue;
-          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-          if (bad) {
-            settle2({
-              step: s,
-              status: "skipped",
-              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`
-            });
-            changed = true;
-          }
-        }
-      }
+      skipDependents(steps, outcomes, running2, settle2);
       if (opts.isStopping()) {
         for (const s of steps)
           if (!outcomes.has(s.id) && !running2.has(s.id)) settle2({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
@@ -52929,6 +52959,23 @@ var init_recorder = __esm({
         if (!outside.length) return git;
         return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
       }
+      /** Each of the plan's entries, with what became of it and the requests sent for it. */
+      changes(plan, end) {
+        return plan.changes.map((c) => {
+          const four = isApplied(c) ? this.finished.get(stepTag(c))?.four_eyes : void 0;
+          return {
+            address: c.address,
+            action: c.action,
+            ...this.changeOutcome(c, end),
+            source: c.source ?? null,
+            diff: c.diff,
+            version_id: c.version_id,
+            ...valuesOf(c),
+            ...four ? { four_eyes: four } : {},
+            requests: isApplied(c) && this.requestsOf.get(stepTag(c)) || []
+          };
+        });
+      }
       /** Writes the record (once); returns its path and hash. */
       async write(end) {
         if (this.written) return this.written;
@@ -52939,20 +52986,7 @@ var init_recorder = __esm({
         for (const list3 of this.pending.values()) for (const q of list3) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
         for (const o of end.report?.outcomes ?? [])
           this.finished.set(`${o.action} ${o.address}`, { outcome: o.outcome, message: o.message, ...o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {} });
-        const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
-        const changes = plan.changes.map((c) => {
-          return {
-            address: c.address,
-            action: c.action,
-            ...this.changeOutcome(c, state),
-            source: c.source ?? null,
-            diff: c.diff,
-            version_id: c.version_id,
-            ...valuesOf(c),
-            ...isApplied(c) && this.finished.get(stepTag(c))?.four_eyes ? { four_eyes: this.finished.get(stepTag(c))?.four_eyes } : {},
-            requests: isApplied(c) && this.requestsOf.get(stepTag(c)) || []
-          };
-        });
+        const changes = this.changes(plan, { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null });
         const acted = changes.filter((_, n) => isApplied(plan.changes[n]));
         const summary = { ...countOutcomes(acted), not_applied: changes.length - acted.length };
         const i = this.init;
@@ -54175,9 +54209,13 @@ async function takeEnvLock(backend, env2, run2) {
   );
   if (held.tookOver) run2.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
   run2.out.info(`Locked environment ${JSON.stringify(env2.name)} (${backend.where}; lock id ${held.holder.id}).`);
+  return heldLock(backend, env2, held);
+}
+function heldLock(backend, env2, held) {
   let released = false;
   let note = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : void 0;
-  const lock = {
+  const say = (more) => void (note = `${note ? `${note}; ` : ""}${more}`);
+  return {
     holder: held.holder,
     get released() {
       return released;
@@ -54198,21 +54236,20 @@ async function takeEnvLock(backend, env2, run2) {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
         if (r === "free") {
-          note = `${note ? `${note}; ` : ""}at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran`;
+          say("at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran");
           out.warn(`the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran`);
         } else if (r !== "released") {
-          note = `${note ? `${note}; ` : ""}at the end another apply held the lock: ${r.other.id}`;
+          say(`at the end another apply held the lock: ${r.other.id}`);
           out.warn(
             `the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now())}`
           );
         }
       } catch (e) {
-        note = `${note ? `${note}; ` : ""}not released: ${e.message}`;
+        say(`not released: ${e.message}`);
         out.warn(`the lock of environment ${JSON.stringify(env2.name)} could not be released: ${e.message}; release it with: ${unlock}`);
       }
     }
   };
-  return lock;
 }
 async function runLockStatus(flags, out) {
   const repo = openRepo(flags);
@@ -55034,147 +55071,164 @@ function gitFiles(dir, vars) {
     return [{ file: posixOf((0, import_node_path28.relative)(dir, abs)), text: text3, values: values2 }];
   });
 }
+function varHome(ctx) {
+  const { repo, env: env2 } = ctx;
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  return (name) => {
+    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
+      const raw = envVars[name];
+      if (typeof raw === "string" && /\$\{/.test(raw)) {
+        return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
+      }
+      return { kind: "own" };
+    }
+    const others = environmentNames(repo).filter((n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
+    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)` };
+  };
+}
+async function exportPlan(ctx, core) {
+  const { flags, out, repo, env: env2, dir } = ctx;
+  const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
+  checkTargets(flags.target ?? [], nothingInGit(), live);
+  let taken;
+  let git;
+  try {
+    taken = filesUnder(dir);
+    git = gitFiles(dir, varsFor(env2, envOf(flags)));
+  } catch (e) {
+    throw fileError("read", ctx.shown("."), e);
+  }
+  const unnamed = [];
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed);
+  const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const header = (file) => [
+    `yaml-language-server: $schema=${posixOf((0, import_node_path28.relative)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, file)), schemaFile))}`,
+    `Exported by revsync from environment ${env2.name}.`
+  ];
+  const inPolicies = !(0, import_node_path28.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.policiesDir, dir));
+  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
+}
+function whatToWrite(ctx, plan) {
+  const { out, repo, env: env2, dir } = ctx;
+  const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
+  const base = dirInRepo ? repo.root : dir;
+  const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${ctx.shown(".")}` };
+  const outside = plan.writes.filter((w) => {
+    try {
+      realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
+      return false;
+    } catch (e) {
+      out.error(`${e.message} (${w.what})`);
+      return true;
+    }
+  });
+  const writes = plan.writes.filter((w) => !outside.includes(w) && ctx.readValues(w.file) !== w.text);
+  const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = writes.some((w) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
+    return !!m && (0, import_node_path28.resolve)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, w.file)), m[1]) === schemaFile;
+  });
+  let configText;
+  if (plan.vars.length) {
+    const before = (0, import_node_fs19.readFileSync)(repo.configFile, "utf8");
+    const after = setEnvironmentVars(before, env2.name, plan.vars);
+    if (after !== before) configText = after;
+  }
+  return { writes, outside, needsSchemas, configText, base, words };
+}
+function reportWrites(ctx, plan, w, schemas2) {
+  const { flags, out, repo, env: env2 } = ctx;
+  const dry = !!flags.dryRun;
+  for (const x of w.writes)
+    out.out(
+      `${dry ? x.created ? "would write" : "would update" : x.created ? "wrote" : "updated"} ${ctx.shown(x.file)}${x.created && !x.what.startsWith("values") ? "" : ` (${x.what})`}`
+    );
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  for (const v of plan.vars) {
+    out.out(
+      `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(envVars[v.name])} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`
+    );
+  }
+  for (const f of schemas2)
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path28.relative)(repo.cwd, (0, import_node_path28.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
+}
+function reportLeft(ctx, x, created) {
+  const { out, flags } = ctx;
+  const { plan, files, unnamed } = x;
+  for (const s of plan.skipped) out.warn(s);
+  for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
+  for (const r of plan.refused) out.error(r);
+  const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
+  const leftOut = files.flatMap((f) => created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l)));
+  if (unnamed.length)
+    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
+  ${unnamed.join("\n  ")}`);
+  if (leftOut.length)
+    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
+  ${leftOut.join("\n  ")}`);
+  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
+  const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
+  if (gitOnly.length) {
+    out.warn(
+      `git has files for what the service does not hold, left as they are (plan shows each):
+  ${gitOnly.map((g) => `${g.address} (${ctx.shown(g.file)})`).join("\n  ")}`
+    );
+  }
+}
+function closing(ctx, plan, w, schemas2) {
+  const { out, flags, repo } = ctx;
+  const failed2 = plan.broken.length + plan.refused.length + w.outside.length;
+  const newFiles = w.writes.filter((x) => x.created).length;
+  const total = w.writes.length + schemas2.length + (w.configText !== void 0 ? 1 : 0);
+  if (!total && !failed2) {
+    const unknown = [...plan.unknown.values()].flat().length;
+    const caveat = unknown ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})` : "";
+    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
+  } else if (!total) out.out("Nothing was exported: see the errors above.");
+  if (flags.dryRun && total) {
+    const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const parts = `${newFiles} new, ${w.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w.configText !== void 0 ? `, ${configShown}` : ""}`;
+    out.out(`
+Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
+  }
+  if (!failed2) return 0;
+  const failures = [
+    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+    plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
+    w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : ""
+  ].filter(Boolean);
+  out.error(
+    `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
+  );
+  return 1;
+}
 async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   const dir = (0, import_node_path28.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const shown = (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file;
-  try {
-    const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
-    checkTargets(flags.target ?? [], nothingInGit(), live);
-    let taken;
-    let git;
+  const readValues = (file) => {
     try {
-      taken = filesUnder(dir);
-      git = gitFiles(dir, varsFor(env2, envOf(flags)));
-    } catch (e) {
-      throw fileError("read", shown("."), e);
+      return (0, import_node_fs19.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
+    } catch {
+      return void 0;
     }
-    const unnamed = [];
-    const files = exportFiles(live, flags.target ?? [], taken, unnamed);
-    const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-    const header = (file) => [
-      `yaml-language-server: $schema=${posixOf((0, import_node_path28.relative)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, file)), schemaFile))}`,
-      `Exported by revsync from environment ${env2.name}.`
-    ];
-    const readValues = (file) => {
-      try {
-        return (0, import_node_fs19.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
-      } catch {
-        return void 0;
-      }
-    };
-    const envVars = repo.config.environments[env2.name]?.vars ?? {};
-    const varHome = (name) => {
-      if (Object.prototype.hasOwnProperty.call(envVars, name)) {
-        const raw = envVars[name];
-        if (typeof raw === "string" && /\$\{/.test(raw)) {
-          return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
-        }
-        return { kind: "own" };
-      }
-      const others = environmentNames(repo).filter(
-        (n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name)
-      );
-      return {
-        kind: "shared",
-        environments: others,
-        where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)`
-      };
-    };
-    const inPolicies = !(0, import_node_path28.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.policiesDir, dir));
-    const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-    const plan = placeExport(files, git, header, readValues, { varHome, sharedWith });
-    const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
-    const base = dirInRepo ? repo.root : dir;
-    const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${shown(".")}` };
-    const outside = plan.writes.filter((w) => {
-      try {
-        realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
-        return false;
-      } catch (e) {
-        out.error(`${e.message} (${w.what})`);
-        return true;
-      }
-    });
-    const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
-    const verb = (w) => flags.dryRun ? w.created ? "would write" : "would update" : w.created ? "wrote" : "updated";
-    const refersToSchemas = (w) => {
-      const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
-      return !!m && (0, import_node_path28.resolve)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, w.file)), m[1]) === schemaFile;
-    };
-    const needsSchemas = writes.some(refersToSchemas);
-    const schemas2 = needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
-    const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
-    let configText;
-    if (plan.vars.length) {
-      const before = (0, import_node_fs19.readFileSync)(repo.configFile, "utf8");
-      const after = setEnvironmentVars(before, env2.name, plan.vars);
-      if (after !== before) configText = after;
-    }
+  };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file, readValues };
+  try {
+    const x = await exportPlan(ctx, core);
+    const w = whatToWrite(ctx, x.plan);
+    const schemas2 = w.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     if (!flags.dryRun) {
-      for (const w of writes) editUserFile((0, import_node_path28.join)(dir, w.file), w.text, base, words);
-      if (needsSchemas) writeRepoSchemas(repo.root, false);
-      if (configText !== void 0) editUserFile(repo.configFile, configText, repo.root, { ...words, folderName: "the policy repo" });
+      for (const f of w.writes) editUserFile((0, import_node_path28.join)(dir, f.file), f.text, w.base, w.words);
+      if (w.needsSchemas) writeRepoSchemas(repo.root, false);
+      if (w.configText !== void 0) editUserFile(repo.configFile, w.configText, repo.root, { ...w.words, folderName: "the policy repo" });
     }
-    for (const w of writes) out.out(`${verb(w)} ${shown(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
-    for (const v of plan.vars) {
-      const old = envVars[v.name];
-      out.out(
-        `${flags.dryRun ? "would set" : "set"} environments.${env2.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(old)} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`
-      );
-    }
-    for (const f of schemas2)
-      out.out(`${flags.dryRun ? "would write" : "wrote"} ${(0, import_node_path28.relative)(repo.cwd, (0, import_node_path28.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
-    for (const s of plan.skipped) out.warn(s);
-    for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
-    for (const r of plan.refused) out.error(r);
-    const created = new Set(writes.filter((w) => w.created).map((w) => w.what));
-    const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
-    const leftOut = files.flatMap((f) => created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l)));
-    if (unnamed.length) {
-      out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
-  ${unnamed.join("\n  ")}`);
-    }
-    if (leftOut.length) {
-      out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
-  ${leftOut.join("\n  ")}`);
-    }
-    for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
-    const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
-    if (gitOnly.length) {
-      out.warn(
-        `git has files for what the service does not hold, left as they are (plan shows each):
-  ${gitOnly.map((g) => `${g.address} (${shown(g.file)})`).join("\n  ")}`
-      );
-    }
-    const failed2 = plan.broken.length + plan.refused.length + outside.length;
-    const failures = [
-      plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-      plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
-      outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : ""
-    ].filter(Boolean);
-    const newFiles = writes.filter((w) => w.created).length;
-    const updated = writes.length - newFiles;
-    const total = writes.length + schemas2.length + (configText !== void 0 ? 1 : 0);
-    if (!total && !failed2) {
-      const caveat = plan.unknown.size ? `, in every field the service shows (${plural([...plan.unknown.values()].flat().length, "field")} it does not show kept as git has ${[...plan.unknown.values()].flat().length === 1 ? "it" : "them"})` : "";
-      out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
-    } else if (!total) out.out("Nothing was exported: see the errors above.");
-    if (flags.dryRun && total) {
-      out.out(
-        `
-Dry run: ${plural(total, "file")} would be written (${newFiles} new, ${updated} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${configText !== void 0 ? `, ${configShown}` : ""}); nothing was written.`
-      );
-    }
-    if (failed2) {
-      out.error(
-        `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
-      );
-      return 1;
-    }
-    return 0;
+    reportWrites(ctx, x.plan, w, schemas2);
+    reportLeft(ctx, x, new Set(w.writes.filter((f) => f.created).map((f) => f.what)));
+    return closing(ctx, x.plan, w, schemas2);
   } finally {
     await core.close();
   }

@@ -63,6 +63,22 @@ export interface ScheduleOptions {
   onFinish?: (outcome: StepOutcome) => void;
 }
 
+/** Skips whatever depends on a step that did not succeed (and what depends on those). */
+function skipDependents(steps: Step[], outcomes: Map<number, StepOutcome>, running: Set<number>, settle: (o: StepOutcome) => void): void {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const s of steps) {
+      if (outcomes.has(s.id) || running.has(s.id)) continue;
+      const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+      if (!bad) continue;
+      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
+      settle({ step: s, status: "skipped", message: `skipped: ${why}` });
+      changed = true;
+    }
+  }
+}
+
 /** Runs steps as their dependencies allow, at most `concurrency` at once, in list order among the ready.
  *  A failed step skips only what depends on it. Once stopping, nothing new starts. */
 export async function schedule(steps: Step[], exec: (s: Step) => Promise<StepResult>, opts: ScheduleOptions): Promise<StepOutcome[]> {
@@ -74,23 +90,7 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<StepRes
       opts.onFinish?.(o);
     };
     const pump = (): void => {
-      // Skip whatever depends on a step that did not succeed.
-      let changed = true;
-      while (changed) {
-        changed = false;
-        for (const s of steps) {
-          if (outcomes.has(s.id) || running.has(s.id)) continue;
-          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-          if (bad) {
-            settle({
-              step: s,
-              status: "skipped",
-              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`,
-            });
-            changed = true;
-          }
-        }
-      }
+      skipDependents(steps, outcomes, running, settle);
       if (opts.isStopping()) {
         for (const s of steps)
           if (!outcomes.has(s.id) && !running.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });

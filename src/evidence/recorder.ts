@@ -198,6 +198,24 @@ export class EvidenceRecorder implements ApplyObserver {
     return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
   }
 
+  /** Each of the plan's entries, with what became of it and the requests sent for it. */
+  private changes(plan: Plan, end: { stoppedNow: boolean; declined: boolean; error: string | null }): EvidenceChange[] {
+    return plan.changes.map((c) => {
+      const four = isApplied(c) ? this.finished.get(stepTag(c))?.four_eyes : undefined;
+      return {
+        address: c.address,
+        action: c.action,
+        ...this.changeOutcome(c, end),
+        source: c.source ?? null,
+        diff: c.diff,
+        version_id: c.version_id,
+        ...valuesOf(c),
+        ...(four ? { four_eyes: four } : {}),
+        requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
+      };
+    });
+  }
+
   /** Writes the record (once); returns its path and hash. */
   async write(end: { exitCode: number; report?: ApplyReport; stoppedNow?: boolean; error?: string }): Promise<{ path: string; record: EvidenceRecord }> {
     if (this.written) return this.written;
@@ -210,20 +228,7 @@ export class EvidenceRecorder implements ApplyObserver {
     // line and --format json give (its last word on a create included: the check after the run's creates).
     for (const o of end.report?.outcomes ?? [])
       this.finished.set(`${o.action} ${o.address}`, { outcome: o.outcome, message: o.message, ...(o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {}) });
-    const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
-    const changes: EvidenceChange[] = plan.changes.map((c) => {
-      return {
-        address: c.address,
-        action: c.action,
-        ...this.changeOutcome(c, state),
-        source: c.source ?? null,
-        diff: c.diff,
-        version_id: c.version_id,
-        ...valuesOf(c),
-        ...(isApplied(c) && this.finished.get(stepTag(c))?.four_eyes ? { four_eyes: this.finished.get(stepTag(c))?.four_eyes } : {}),
-        requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
-      };
-    });
+    const changes = this.changes(plan, { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null });
     // What apply acted on, counted as the apply report counts it (one function, the same outcome of each
     // step); the plan's entries it never acts on apart.
     const acted = changes.filter((_, n) => isApplied(plan.changes[n] as Plan["changes"][number]));
