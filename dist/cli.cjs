@@ -32077,7 +32077,7 @@ __export(emulator_exports, {
   runEmulator: () => runEmulator
 });
 function int(flag, value2, min, max) {
-  const n = Number(value2);
+  const n = numberOf(value2) ?? NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw new UserError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value2)}`);
   return n;
 }
@@ -32137,6 +32137,7 @@ var init_emulator = __esm({
     init_faults();
     init_state();
     init_errors();
+    init_number();
   }
 });
 
@@ -40876,6 +40877,115 @@ var require_deep_diff = __commonJS({
   }
 });
 
+// node_modules/canonicalize/lib/canonicalize.js
+function hasLoneSurrogate(value2) {
+  for (let i = 0; i < value2.length; i++) {
+    const code = value2.charCodeAt(i);
+    if (code >= 55296 && code <= 56319) {
+      if (i === value2.length - 1) {
+        return true;
+      }
+      const next = value2.charCodeAt(i + 1);
+      if (!(next >= 56320 && next <= 57343)) {
+        return true;
+      }
+      i++;
+    } else if (code >= 56320 && code <= 57343) {
+      return true;
+    }
+  }
+  return false;
+}
+function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
+  if (typeof object === "number" && isNaN(object)) {
+    throw new Error("NaN is not allowed");
+  }
+  if (typeof object === "number" && !isFinite(object)) {
+    throw new Error("Infinity is not allowed");
+  }
+  if (typeof object === "string" && hasLoneSurrogate(object)) {
+    throw new Error("Lone surrogate is not allowed");
+  }
+  if (object === null || typeof object !== "object") {
+    return JSON.stringify(object);
+  }
+  if (typeof object.toJSON === "function") {
+    if (seen.has(object)) {
+      throw new Error("Circular reference detected");
+    }
+    seen.add(object);
+    const result2 = canonicalize(object.toJSON(), seen);
+    seen.delete(object);
+    return result2;
+  }
+  if (seen.has(object)) {
+    throw new Error("Circular reference detected");
+  }
+  seen.add(object);
+  let result;
+  if (Array.isArray(object)) {
+    const values2 = object.map((cv) => {
+      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
+      return canonicalize(value2, seen);
+    });
+    result = `[${values2.join(",")}]`;
+  } else {
+    const parts = [];
+    for (const key3 of Object.keys(object).sort()) {
+      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
+        continue;
+      }
+      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
+    }
+    result = `{${parts.join(",")}}`;
+  }
+  seen.delete(object);
+  return result;
+}
+var init_canonicalize = __esm({
+  "node_modules/canonicalize/lib/canonicalize.js"() {
+  }
+});
+
+// src/canonical-json.ts
+function canonicalJson(value2) {
+  let text3;
+  try {
+    text3 = canonicalize(value2);
+  } catch (e) {
+    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
+  }
+  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
+  return text3;
+}
+function canonicalHash(value2) {
+  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
+}
+function unwritable(v, at2) {
+  const where = at2 || "/";
+  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
+  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
+  if (v === null || typeof v !== "object") return void 0;
+  for (const [k, x] of Object.entries(v)) {
+    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key3}`;
+    const found = unwritable(x, `${at2}/${key3}`);
+    if (found) return found;
+  }
+  return void 0;
+}
+var import_node_crypto3, sameJson, LONE_SURROGATE;
+var init_canonical_json = __esm({
+  "src/canonical-json.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    init_canonicalize();
+    init_errors();
+    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  }
+});
+
 // src/shared/normalize.ts
 function valueAt2(o, path) {
   let cur = o;
@@ -40883,7 +40993,7 @@ function valueAt2(o, path) {
   return cur;
 }
 function canonicalSet(list3) {
-  return [...list3 ?? []].sort((a, b) => byCodePoint(stable(a), stable(b)));
+  return [...list3 ?? []].sort((a, b) => byCodePoint(canonicalJson(a), canonicalJson(b)));
 }
 function canonicalConditionValue(operator, value2) {
   if (!LIST_OPERATORS.has(operator) || typeof value2 !== "string") return value2;
@@ -40924,11 +41034,12 @@ function fieldDiff(before, after) {
   }
   return [...byField.values()];
 }
-var import_deep_diff, SERVER_FIELDS, stable, pick, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
+var import_deep_diff, SERVER_FIELDS, pick, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
 var init_normalize = __esm({
   "src/shared/normalize.ts"() {
     "use strict";
     import_deep_diff = __toESM(require_deep_diff(), 1);
+    init_canonical_json();
     init_address();
     SERVER_FIELDS = /* @__PURE__ */ new Set([
       "compliance_id",
@@ -40947,10 +41058,6 @@ var init_normalize = __esm({
       "file_id",
       "file_name"
     ]);
-    stable = (v) => JSON.stringify(
-      v,
-      (_k, x) => x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x
-    );
     pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
     OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
     canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
@@ -43231,115 +43338,6 @@ var init_resources = __esm({
   }
 });
 
-// node_modules/canonicalize/lib/canonicalize.js
-function hasLoneSurrogate(value2) {
-  for (let i = 0; i < value2.length; i++) {
-    const code = value2.charCodeAt(i);
-    if (code >= 55296 && code <= 56319) {
-      if (i === value2.length - 1) {
-        return true;
-      }
-      const next = value2.charCodeAt(i + 1);
-      if (!(next >= 56320 && next <= 57343)) {
-        return true;
-      }
-      i++;
-    } else if (code >= 56320 && code <= 57343) {
-      return true;
-    }
-  }
-  return false;
-}
-function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
-  if (typeof object === "number" && isNaN(object)) {
-    throw new Error("NaN is not allowed");
-  }
-  if (typeof object === "number" && !isFinite(object)) {
-    throw new Error("Infinity is not allowed");
-  }
-  if (typeof object === "string" && hasLoneSurrogate(object)) {
-    throw new Error("Lone surrogate is not allowed");
-  }
-  if (object === null || typeof object !== "object") {
-    return JSON.stringify(object);
-  }
-  if (typeof object.toJSON === "function") {
-    if (seen.has(object)) {
-      throw new Error("Circular reference detected");
-    }
-    seen.add(object);
-    const result2 = canonicalize(object.toJSON(), seen);
-    seen.delete(object);
-    return result2;
-  }
-  if (seen.has(object)) {
-    throw new Error("Circular reference detected");
-  }
-  seen.add(object);
-  let result;
-  if (Array.isArray(object)) {
-    const values2 = object.map((cv) => {
-      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
-      return canonicalize(value2, seen);
-    });
-    result = `[${values2.join(",")}]`;
-  } else {
-    const parts = [];
-    for (const key3 of Object.keys(object).sort()) {
-      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
-        continue;
-      }
-      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
-    }
-    result = `{${parts.join(",")}}`;
-  }
-  seen.delete(object);
-  return result;
-}
-var init_canonicalize = __esm({
-  "node_modules/canonicalize/lib/canonicalize.js"() {
-  }
-});
-
-// src/canonical-json.ts
-function canonicalJson(value2) {
-  let text3;
-  try {
-    text3 = canonicalize(value2);
-  } catch (e) {
-    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
-  }
-  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
-  return text3;
-}
-function canonicalHash(value2) {
-  return `sha256:${(0, import_node_crypto3.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
-}
-function unwritable(v, at2) {
-  const where = at2 || "/";
-  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
-  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
-  if (v === null || typeof v !== "object") return void 0;
-  for (const [k, x] of Object.entries(v)) {
-    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
-    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key3}`;
-    const found = unwritable(x, `${at2}/${key3}`);
-    if (found) return found;
-  }
-  return void 0;
-}
-var import_node_crypto3, sameJson, LONE_SURROGATE;
-var init_canonical_json = __esm({
-  "src/canonical-json.ts"() {
-    "use strict";
-    import_node_crypto3 = require("node:crypto");
-    init_canonicalize();
-    init_errors();
-    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
-    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-  }
-});
-
 // src/shared/who.ts
 function isoOf(epoch2) {
   return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
@@ -44925,9 +44923,9 @@ function hierarchyClash(name, item, desired, live) {
   const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
   if (!holders.length) return void 0;
   const inGit = new Set(desired.map((d) => d.name));
-  const want = JSON.stringify(canonicalConditions(item.when));
+  const want = canonicalConditions(item.when);
   const renamed = holders.find(
-    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && JSON.stringify(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : [])) === want
+    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && sameJson(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : []), want)
   );
   if (renamed) return REASONS2.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
   const named3 = holders.map((lp) => {
@@ -45073,6 +45071,7 @@ var init_plan = __esm({
     import_node_path13 = require("node:path");
     init_address();
     init_normalize();
+    init_canonical_json();
     init_number();
     init_words();
     init_entries();
@@ -45809,14 +45808,14 @@ function cwdOf(flags) {
   return ioOf(flags).cwd;
 }
 function concurrencyOf(flags) {
-  const n = Number(flags.concurrency ?? 8);
+  const n = numberOf(flags.concurrency ?? 8) ?? NaN;
   if (!Number.isInteger(n) || n < 1 || n > 64)
     throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
   return n;
 }
 function rateLimitOf(flags, env2) {
   if (flags.rateLimit === void 0) return env2.rateLimit;
-  const n = Number(flags.rateLimit);
+  const n = numberOf(flags.rateLimit) ?? NaN;
   if (flags.rateLimit.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 1e4)
     throw new UserError(`--rate-limit must be a number of requests per second above 0 (at most 10000), got ${JSON.stringify(flags.rateLimit)}`);
   return n;
@@ -45922,6 +45921,7 @@ var init_context = __esm({
     init_errors();
     init_registry();
     init_duration();
+    init_number();
     init_io();
   }
 });
@@ -51048,7 +51048,7 @@ function offlineRuns(repo, flags, out) {
     for (const s of git.skipped) skipped.add(s);
     const carves2 = carvesGit(desired);
     const rules = rulesOf(repo, name);
-    const key3 = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
+    const key3 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
     const group = groups.get(key3);
     if (group) group.names.push(name ?? "");
     else groups.set(key3, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
@@ -51070,6 +51070,7 @@ var import_node_path16, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
+    init_canonical_json();
     init_errors();
     init_policy_models();
     init_test_files();
@@ -53488,7 +53489,7 @@ async function runEvidenceShow(flags, out, args) {
   let stored = all2;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
   if (flags.last !== void 0) {
-    const n = Number(flags.last);
+    const n = numberOf(flags.last) ?? NaN;
     if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(flags.last)}`);
     stored = stored.slice(-n);
   }
@@ -53544,6 +53545,7 @@ var init_evidence2 = __esm({
     init_user_files();
     init_evidence();
     init_words();
+    init_number();
     init_context();
     version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
@@ -54896,8 +54898,8 @@ function rewrite(original, docs, edits) {
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text3 = original;
   for (const s of [...edits.splices].sort((a, b) => b.start - a.start)) text3 = text3.slice(0, s.start) + s.text + text3.slice(s.end);
-  const meaning = (t) => JSON.stringify((0, import_yaml6.parseAllDocuments)(t).map((d) => d.toJS()));
-  return meaning(text3) === meaning(whole) ? text3 : whole;
+  const meaning = (t) => (0, import_yaml6.parseAllDocuments)(t).map((d) => d.toJS());
+  return sameJson(meaning(text3), meaning(whole)) ? text3 : whole;
 }
 function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();

@@ -7,6 +7,7 @@ import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, typ
 import { PolicyProblems, UserError } from "../errors.js";
 import { KINDS } from "../kinds/registry.js";
 import { parseDuration } from "../duration.js";
+import { numberOf } from "../number.js";
 import type { GlobalFlags } from "./flags.js";
 import { processIo, type CliIo } from "./io.js";
 import type { Output } from "./output.js";
@@ -28,7 +29,7 @@ export function cwdOf(flags: GlobalFlags): string {
 }
 
 export function concurrencyOf(flags: GlobalFlags): number {
-  const n = Number(flags.concurrency ?? 8);
+  const n = numberOf(flags.concurrency ?? 8) ?? NaN;
   if (!Number.isInteger(n) || n < 1 || n > 64)
     throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
   return n;
@@ -37,7 +38,7 @@ export function concurrencyOf(flags: GlobalFlags): number {
 /** Requests per second the service allows: --rate-limit, else the environment's rate_limit, else unknown. */
 export function rateLimitOf(flags: GlobalFlags, env: Pick<ResolvedEnv, "rateLimit">): number | undefined {
   if (flags.rateLimit === undefined) return env.rateLimit;
-  const n = Number(flags.rateLimit);
+  const n = numberOf(flags.rateLimit) ?? NaN;
   if (flags.rateLimit.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 10_000)
     throw new UserError(`--rate-limit must be a number of requests per second above 0 (at most 10000), got ${JSON.stringify(flags.rateLimit)}`);
   return n;

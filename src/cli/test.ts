@@ -1,3 +1,4 @@
+import { canonicalJson } from "../canonical-json.js";
 import { PolicyProblems } from "../errors.js";
 import { carvesGit, carvesLive, modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
 import { loadTests } from "../config/test-files.js";
@@ -151,7 +152,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output): Run[] {
     const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
     // (Rules and carves_allocation matter only to contracts.)
-    const key = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
+    const key = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
     const group = groups.get(key);
     if (group) group.names.push(name ?? "");
     else groups.set(key, { cases, contracts, dir, broken, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });

@@ -323,8 +323,8 @@ function rewrite(original: string, docs: Document[], edits: FileEdits | undefine
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text = original;
   for (const s of [...edits.splices].sort((a, b) => b.start - a.start)) text = text.slice(0, s.start) + s.text + text.slice(s.end);
-  const meaning = (t: string): string => JSON.stringify(parseAllDocuments(t).map((d) => (d as Document).toJS()));
-  return meaning(text) === meaning(whole) ? text : whole;
+  const meaning = (t: string): unknown => parseAllDocuments(t).map((d) => (d as Document).toJS());
+  return sameJson(meaning(text), meaning(whole)) ? text : whole;
 }
 
 /** The policy files of the export folder as parsed: each document's place by kind and name (the first

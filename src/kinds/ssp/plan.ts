@@ -5,6 +5,7 @@ import type { SspCreateItem, SspItem } from "../../schema/generated/api.js";
 import { byCodePoint, targeted, valuesFileFor } from "../../shared/address.js";
 import type { Change, ValuesSummary } from "../../shared/entries.js";
 import { canonicalConditions } from "../../shared/normalize.js";
+import { sameJson } from "../../canonical-json.js";
 import { numberOrNull } from "../../number.js";
 import { plural } from "../../words.js";
 import { shownEntry } from "../entries.js";
@@ -137,9 +138,9 @@ function hierarchyClash(name: string, item: SspCreateItem, desired: readonly Des
   const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
   if (!holders.length) return undefined;
   const inGit = new Set(desired.map((d) => d.name));
-  const want = JSON.stringify(canonicalConditions(item.when));
+  const want = canonicalConditions(item.when);
   const renamed = holders.find(
-    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && JSON.stringify(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : [])) === want,
+    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && sameJson(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : []), want),
   );
   if (renamed) return REASONS.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
   const named = holders.map((lp) => {
