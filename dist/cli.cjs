@@ -42266,7 +42266,7 @@ function classify(answer, req, attempt, now) {
     return fail("refused", err);
   }
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
-  const fn = apiValidator(req.schema);
+  const fn = typeof req.schema === "object" ? fileValidator(req.schema) : apiValidator(req.schema);
   if (!fn(body)) {
     const e = fn.errors?.[0];
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
