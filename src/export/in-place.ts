@@ -231,16 +231,20 @@ function updateSpec(doc: Document, current: PolicyValue, f: ExportedFile, edits:
   if (leftOut && addComments(doc.get("spec", true) as Node | undefined, f.specComments)) edits.structural = true;
 }
 
+/** One batch of an exported file, placed into git's document: what it needs to say what changed. */
+interface BatchPlace {
+  doc: Document;
+  f: ExportedFile;
+  b: ExportedBatch;
+  /** A values file of its own (two batches whose names read alike in a file name never share one). */
+  newValues: () => string;
+  edits: FileEdits;
+  ctx: VarContext;
+  out: { changes: string[]; values: ValuesWrite[] };
+}
+
 /** A batch of the service's that git does not list, added to the file (with its values file). */
-function addBatch(
-  doc: Document,
-  f: ExportedFile,
-  b: ExportedBatch,
-  newValues: () => string,
-  edits: FileEdits,
-  ctx: VarContext,
-  out: { changes: string[]; values: ValuesWrite[] },
-): void {
+function addBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace): void {
   if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) return;
   const text = f.batchValues.get(b.name);
   const file = text !== undefined ? newValues() : undefined;
@@ -256,17 +260,7 @@ function addBatch(
 /** A batch git lists brought to the service's: its status and the dates git sets (compared as plan
  *  compares them; one the service does not show as a date keeps git's, noted), and its values: git's own
  *  file keeps its name and gets the service's values when they differ; a batch without one gets one. */
-function updateBatch(
-  doc: Document,
-  f: ExportedFile,
-  b: ExportedBatch,
-  i: number,
-  g: GitBatch,
-  newValues: () => string,
-  edits: FileEdits,
-  ctx: VarContext,
-  out: { changes: string[]; values: ValuesWrite[] },
-): void {
+function updateBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace, i: number, g: GitBatch): void {
   const put = (path: (string | number)[], value: unknown, what: string): void => {
     if (setField(doc, path, value, edits, ctx) === "set") out.changes.push(what);
   };
@@ -302,10 +296,10 @@ function updateDoc(doc: Document, current: PolicyValue, f: ExportedFile, edits: 
   const gitBatches = Array.isArray(current.batches) ? current.batches : [];
   for (const b of f.value.batches ?? []) {
     const i = gitBatches.findIndex((g) => g?.name === b.name);
-    // A values file of its own: two batches whose names read alike in a file name never share one.
     const newValues = (): string => ctx.claimValues(ctx.policyDir, valuesFileFor(f.value.metadata.name, b.name));
-    if (i < 0) addBatch(doc, f, b, newValues, edits, ctx, out);
-    else updateBatch(doc, f, b, i, gitBatches[i] ?? {}, newValues, edits, ctx, out);
+    const place: BatchPlace = { doc, f, b, newValues, edits, ctx, out };
+    if (i < 0) addBatch(place);
+    else updateBatch(place, i, gitBatches[i] ?? {});
   }
   const batchesNode = (doc.get("batches", true) as Node | undefined) ?? (doc as unknown as { comment?: string | null });
   if (addComments(batchesNode, f.batchComments)) {
