@@ -46331,10 +46331,12 @@ function liveWithGitsUnknowns2(desired, live, kinds = KINDS2) {
   for (const k of kinds) if (k.tests?.known) known.set(k.name, k.tests.known(desiredOf(k, desired), liveOf(k, live), taken));
   return { live: known, fromGit: taken };
 }
-function impactNotes(cases, contracts, fromGit2) {
+function impactNotes(cases, contracts, fromGit2, kinds = KINDS2) {
   const met = /* @__PURE__ */ new Set();
   for (const s of [...cases, ...contracts.flatMap((c) => c.lines)])
-    for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(sspAddress.policy(p));
+    for (const p of [s.before.policy, s.after.policy]) if (p !== null) {
+      for (const k of kinds) if (k.tests) met.add(k.address(p));
+    }
   return [...fromGit2].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
 }
 function impactNote(addr, unknown) {
@@ -46349,7 +46351,6 @@ var init_policy_models = __esm({
     "use strict";
     init_kind();
     init_registry();
-    init_read();
     policiesOf = (parts) => parts.flatMap((p) => p.policies ?? []);
     carvesOf = (parts) => parts.every((p) => p.carves ?? true);
     fromLive = (live, kinds) => kinds.flatMap((k) => k.tests ? [k.tests.live(liveOf(k, live))] : []);
@@ -47417,7 +47418,7 @@ function planImpact(plan, desired, live, tests, kinds) {
     ruleReader(tests.rules)
   );
   const cases = impact(tests.cases, before, after);
-  const notes = impactNotes(cases, allocation, fromGit2);
+  const notes = impactNotes(cases, allocation, fromGit2, kinds);
   return { cases, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
 }
 async function makePlan(core, req) {
@@ -54838,7 +54839,7 @@ function updateSpec(doc, current, f, edits, ctx, changes) {
   }
   if (leftOut && addComments(doc.get("spec", true), f.specComments)) edits.structural = true;
 }
-function addBatch(doc, f, b, newValues, edits, ctx, out) {
+function addBatch({ doc, f, b, newValues, edits, ctx, out }) {
   if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) return;
   const text3 = f.batchValues.get(b.name);
   const file = text3 !== void 0 ? newValues() : void 0;
@@ -54850,7 +54851,7 @@ function addBatch(doc, f, b, newValues, edits, ctx, out) {
   out.changes.push(`batch ${b.name} added`);
   if (file !== void 0 && text3 !== void 0) out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}` });
 }
-function updateBatch(doc, f, b, i, g, newValues, edits, ctx, out) {
+function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const put = (path, value2, what2) => {
     if (setField(doc, path, value2, edits, ctx) === "set") out.changes.push(what2);
   };
@@ -54883,8 +54884,9 @@ function updateDoc(doc, current, f, edits, ctx) {
   for (const b of f.value.batches ?? []) {
     const i = gitBatches.findIndex((g) => g?.name === b.name);
     const newValues = () => ctx.claimValues(ctx.policyDir, valuesFileFor(f.value.metadata.name, b.name));
-    if (i < 0) addBatch(doc, f, b, newValues, edits, ctx, out);
-    else updateBatch(doc, f, b, i, gitBatches[i] ?? {}, newValues, edits, ctx, out);
+    const place = { doc, f, b, newValues, edits, ctx, out };
+    if (i < 0) addBatch(place);
+    else updateBatch(place, i, gitBatches[i] ?? {});
   }
   const batchesNode = doc.get("batches", true) ?? doc;
   if (addComments(batchesNode, f.batchComments)) {

@@ -203,7 +203,8 @@ describe("a toy kind added through the registry alone: planned, applied and drif
     root = mkdtempSync(join(tmpdir(), "revsync-toy-"));
     writeFileSync(join(root, "revsync.yaml"), `version: 1\npolicies: policies\nenvironments:\n  toy:\n    base_url: ${url}\n    realm: toy\n`);
     mkdirSync(join(root, "policies"));
-    const file = (name: string, text: string): string => `apiVersion: revsync/v1\nkind: Greeting\nmetadata: { name: ${name} }\nspec: { text: ${JSON.stringify(text)} }\n`;
+    const file = (name: string, text: string): string =>
+      `apiVersion: revsync/v1\nkind: Greeting\nmetadata: { name: ${name} }\nspec: { text: ${JSON.stringify(text)} }\n`;
     writeFileSync(join(root, "policies", "greetings.yaml"), `${file("welcome", "Hello, world")}---\n${file("farewell", "Bye")}`);
     core = new ApiCore({ baseUrl: url, authUrl: url, realm: "toy", credentials: { kind: "token", token: "t", user: "alice" } });
   });

@@ -46,7 +46,7 @@ function planImpact(plan: DraftPlan, desired: DesiredState, live: LiveState, tes
     ruleReader(tests.rules),
   );
   const cases = impact(tests.cases, before, after);
-  const notes = impactNotes(cases, allocation, fromGit);
+  const notes = impactNotes(cases, allocation, fromGit, kinds);
   return { cases, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...(notes.length ? { notes } : {}) };
 }
 

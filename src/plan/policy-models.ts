@@ -4,7 +4,6 @@
 import { desiredOf, liveOf, type DesiredState, type LiveState, type Registry, type TestModels } from "../kinds/kind.js";
 import { KINDS } from "../kinds/registry.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import { sspAddress } from "../kinds/ssp/read.js";
 import type { Unknown, UnknownField } from "../shared/unknown.js";
 
 const policiesOf = (parts: TestModels[]): PolicyModel[] => parts.flatMap((p) => p.policies ?? []);
@@ -53,10 +52,11 @@ export function impactNotes(
   cases: readonly { before: { policy: string | null }; after: { policy: string | null } }[],
   contracts: readonly { lines: readonly { before: { policy: string | null }; after: { policy: string | null } }[] }[],
   fromGit: Unknown,
+  kinds: Registry = KINDS,
 ): string[] {
   const met = new Set<string>();
   for (const s of [...cases, ...contracts.flatMap((c) => c.lines)])
-    for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(sspAddress.policy(p));
+    for (const p of [s.before.policy, s.after.policy]) if (p !== null) for (const k of kinds) if (k.tests) met.add(k.address(p));
   return [...fromGit]
     .filter(([addr]) => met.has(addr))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
