@@ -10,6 +10,7 @@ export const LAYERS = [
   ["shared", "ssp", "repo"],
   ["api", "emulator", "policy-test", "lock"],
   ["config"],
+  ["kinds"],
   ["live"],
   ["plan"],
   ["export"],

@@ -3774,8 +3774,8 @@ function charPattern(c) {
   if (/[A-Za-z]/.test(c)) return literal;
   const code = c.codePointAt(0) ?? 0;
   const forms = [literal, `&#0*${code};`];
-  const named2 = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
-  if (named2[c]) forms.push(named2[c]);
+  const named3 = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
+  if (named3[c]) forms.push(named3[c]);
   const json = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "	": "t", "\b": "b", "\f": "f" };
   if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
   if (code <= 65535) {
@@ -3913,10 +3913,10 @@ var init_output = __esm({
        *  secrets blanked out wherever it goes, control characters shown as text on a terminal, the data's
        *  own bytes to a pipe or a file. */
       raw(data) {
-        const shown2 = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
-        if (shown2.redacted && this.once("data-redacted"))
+        const shown = dataOutput(data, (t) => this.redactor.redact(t), !!this.stdout.isTTY);
+        if (shown.redacted && this.once("data-redacted"))
           this.warn("a secret of revsync's sign-in was blanked out of the data printed (the service's data holds it); --output FILE writes the data whole");
-        this.stdout.write(shown2.data);
+        this.stdout.write(shown.data);
       }
       info(text3) {
         if (!this.opts.quiet) this.stderr.write(this.terminal(`${text3}
@@ -6052,9 +6052,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve15(data);
+              return err ? reject(err) : resolve16(data);
             });
           });
         }
@@ -6092,9 +6092,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve15(data);
+              return err2 ? reject(err2) : resolve16(data);
             });
           });
         }
@@ -6370,8 +6370,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve15) => {
-            this[kClosedResolve] = resolve15;
+          return new Promise((resolve16) => {
+            this[kClosedResolve] = resolve16;
           });
         }
       }
@@ -6599,8 +6599,8 @@ var require_diagnostics = __commonJS({
         "undici:websocket:open",
         (evt) => {
           if (evt.address != null) {
-            const { address: address2, port } = evt.address;
-            debugLog("connection opened %s%s", address2, port ? `:${port}` : "");
+            const { address, port } = evt.address;
+            debugLog("connection opened %s%s", address, port ? `:${port}` : "");
           } else {
             debugLog("connection opened");
           }
@@ -9656,7 +9656,7 @@ var require_util2 = __commonJS({
           writable: true,
           enumerable: true,
           configurable: true,
-          value: function entries() {
+          value: function entries2() {
             webidl.brandCheck(this, object);
             return makeIterator(this, "key+value");
           }
@@ -10494,8 +10494,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve15, reject) => {
-        res = resolve15;
+      const promise = new Promise((resolve16, reject) => {
+        res = resolve16;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -10715,9 +10715,9 @@ Content-Type: ${value2.type || "application/octet-stream"}\r
                   return fd;
                 }
                 case "application/x-www-form-urlencoded": {
-                  const entries = new URLSearchParams(value2.toString());
+                  const entries2 = new URLSearchParams(value2.toString());
                   const fd = new FormData();
-                  for (const [name, value3] of entries) {
+                  for (const [name, value3] of entries2) {
                     fd.append(name, value3);
                   }
                   return fd;
@@ -10885,7 +10885,7 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_url: (p, at3, len) => {
+          wasm_on_url: (p, at2, len) => {
             return 0;
           },
           /**
@@ -10894,9 +10894,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_status: (p, at3, len) => {
+          wasm_on_status: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onStatus(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -10913,9 +10913,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_header_field: (p, at3, len) => {
+          wasm_on_header_field: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderField(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -10924,9 +10924,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_header_value: (p, at3, len) => {
+          wasm_on_header_value: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderValue(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -10946,9 +10946,9 @@ var require_client_h1 = __commonJS({
            * @param {number} len
            * @returns {number}
            */
-          wasm_on_body: (p, at3, len) => {
+          wasm_on_body: (p, at2, len) => {
             assert(currentParser.ptr === p);
-            const start = at3 - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onBody(new FastBuffer(currentBufferRef.buffer, start, len));
           },
           /**
@@ -11921,12 +11921,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve15;
+          callback = resolve16;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -12810,12 +12810,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve15;
+          callback = resolve16;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -13132,16 +13132,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve15;
+            this[kClosedResolve] = resolve16;
           } else {
-            resolve15(null);
+            resolve16(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -13154,7 +13154,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve15(null);
+            resolve16(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -13623,23 +13623,23 @@ var require_socks5_utils = __commonJS({
     var { Buffer: Buffer2 } = require("node:buffer");
     var net = require("node:net");
     var { InvalidArgumentError: InvalidArgumentError2 } = require_errors();
-    function parseAddress(address2) {
-      if (net.isIPv4(address2)) {
-        const parts = address2.split(".").map(Number);
+    function parseAddress(address) {
+      if (net.isIPv4(address)) {
+        const parts = address.split(".").map(Number);
         return {
           type: 1,
           // IPv4
           buffer: Buffer2.from(parts)
         };
       }
-      if (net.isIPv6(address2)) {
+      if (net.isIPv6(address)) {
         return {
           type: 4,
           // IPv6
-          buffer: parseIPv6(address2)
+          buffer: parseIPv6(address)
         };
       }
-      const domainBuffer = Buffer2.from(address2, "utf8");
+      const domainBuffer = Buffer2.from(address, "utf8");
       if (domainBuffer.length > 255) {
         throw new InvalidArgumentError2("Domain name too long (max 255 bytes)");
       }
@@ -13649,17 +13649,17 @@ var require_socks5_utils = __commonJS({
         buffer: Buffer2.concat([Buffer2.from([domainBuffer.length]), domainBuffer])
       };
     }
-    function parseIPv6(address2) {
+    function parseIPv6(address) {
       const buffer = Buffer2.alloc(16);
-      let normalizedAddress = address2;
-      if (address2.includes(".")) {
-        const lastColonIndex = address2.lastIndexOf(":");
-        const ipv4Part = address2.slice(lastColonIndex + 1);
+      let normalizedAddress = address;
+      if (address.includes(".")) {
+        const lastColonIndex = address.lastIndexOf(":");
+        const ipv4Part = address.slice(lastColonIndex + 1);
         if (net.isIPv4(ipv4Part)) {
           const octets = ipv4Part.split(".").map(Number);
           const high = (octets[0] << 8 | octets[1]).toString(16);
           const low = (octets[2] << 8 | octets[3]).toString(16);
-          normalizedAddress = `${address2.slice(0, lastColonIndex)}:${high}:${low}`;
+          normalizedAddress = `${address.slice(0, lastColonIndex)}:${high}:${low}`;
         }
       }
       const doubleColonIndex = normalizedAddress.indexOf("::");
@@ -13700,14 +13700,14 @@ var require_socks5_utils = __commonJS({
         throw new InvalidArgumentError2("Buffer too small to contain address type");
       }
       const addressType = buffer[offset];
-      let address2;
+      let address;
       let currentOffset = offset + 1;
       switch (addressType) {
         case 1: {
           if (buffer.length < currentOffset + 6) {
             throw new InvalidArgumentError2("Buffer too small for IPv4 address");
           }
-          address2 = Array.from(buffer.subarray(currentOffset, currentOffset + 4)).join(".");
+          address = Array.from(buffer.subarray(currentOffset, currentOffset + 4)).join(".");
           currentOffset += 4;
           break;
         }
@@ -13720,7 +13720,7 @@ var require_socks5_utils = __commonJS({
           if (buffer.length < currentOffset + domainLength + 2) {
             throw new InvalidArgumentError2("Buffer too small for domain address");
           }
-          address2 = buffer.subarray(currentOffset, currentOffset + domainLength).toString("utf8");
+          address = buffer.subarray(currentOffset, currentOffset + domainLength).toString("utf8");
           currentOffset += domainLength;
           break;
         }
@@ -13733,7 +13733,7 @@ var require_socks5_utils = __commonJS({
             const value2 = buffer.readUInt16BE(currentOffset + i * 2);
             parts.push(value2.toString(16));
           }
-          address2 = parts.join(":");
+          address = parts.join(":");
           currentOffset += 16;
           break;
         }
@@ -13746,7 +13746,7 @@ var require_socks5_utils = __commonJS({
       const port = buffer.readUInt16BE(currentOffset);
       currentOffset += 2;
       return {
-        address: address2,
+        address,
         port,
         bytesRead: currentOffset - offset
       };
@@ -13988,23 +13988,23 @@ var require_socks5_client = __commonJS({
        * @param {string} address - Target address (IP or domain)
        * @param {number} port - Target port
        */
-      connect(address2, port) {
+      connect(address, port) {
         if (this.state === STATES.CONNECTING || this.state === STATES.CONNECTED) {
           throw new InvalidArgumentError2("Connection already in progress");
         }
         if (this.state !== STATES.AUTHENTICATED) {
           throw new InvalidArgumentError2("Client must be authenticated before CONNECT");
         }
-        debug("connecting to", address2, port);
+        debug("connecting to", address, port);
         this.state = STATES.CONNECTING;
-        const request2 = this.buildConnectRequest(COMMANDS.CONNECT, address2, port);
+        const request2 = this.buildConnectRequest(COMMANDS.CONNECT, address, port);
         this.socket.write(request2);
       }
       /**
        * Build a SOCKS5 request
        */
-      buildConnectRequest(command, address2, port) {
-        const { type: addressType, buffer: addressBuffer } = parseAddress(address2);
+      buildConnectRequest(command, address, port) {
+        const { type: addressType, buffer: addressBuffer } = parseAddress(address);
         const request2 = Buffer2.alloc(4 + addressBuffer.length + 2);
         request2[0] = SOCKS_VERSION;
         request2[1] = command;
@@ -14170,7 +14170,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve15, reject) => {
+        const socket = await new Promise((resolve16, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -14180,7 +14180,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve15(socket2);
+              resolve16(socket2);
             }
           });
         });
@@ -14190,14 +14190,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve15, reject) => {
+        await new Promise((resolve16, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve15();
+            resolve16();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14206,14 +14206,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve15();
+            resolve16();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve15, reject) => {
+        await new Promise((resolve16, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -14221,7 +14221,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve15();
+            resolve16();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14264,8 +14264,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve15, reject) => {
-                      finalSocket.once("secureConnect", resolve15);
+                    await new Promise((resolve16, reject) => {
+                      finalSocket.once("secureConnect", resolve16);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -14915,7 +14915,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -14929,11 +14929,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve15(null);
+                resolve16(null);
               }
             });
           } else {
-            this.on("close", resolve15);
+            this.on("close", resolve16);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -14961,7 +14961,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve15, reject) => {
+      return new Promise((resolve16, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -14976,7 +14976,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve15,
+              resolve: resolve16,
               reject,
               length: 0,
               body: []
@@ -15050,18 +15050,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve15, stream, length } = consume2;
+      const { type, body, resolve: resolve16, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve15(chunksDecode(body, length, encoding));
+          resolve16(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve15(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve16(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve15(chunksConcat(body, length).buffer);
+          resolve16(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve15(new Blob(body, { type: stream[kContentType] }));
+          resolve16(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve15(chunksConcat(body, length));
+          resolve16(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -15251,9 +15251,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15465,9 +15465,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15755,9 +15755,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15850,9 +15850,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -15951,10 +15951,10 @@ function isLocal(url) {
 function credentialsFromEnv(env2, target) {
   if (env2.REVSYNC_TOKEN) return { kind: "token", token: env2.REVSYNC_TOKEN, ...env2.REVSYNC_USER ? { user: env2.REVSYNC_USER } : {} };
   const names = ["REVSYNC_CLIENT_ID", "REVSYNC_CLIENT_SECRET", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"];
-  const missing3 = names.filter((n) => !env2[n]);
-  if (missing3.length) {
+  const missing2 = names.filter((n) => !env2[n]);
+  if (missing2.length) {
     throw new UserError(
-      `no credentials: set ${missing3.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
+      `no credentials: set ${missing2.join(", ")} (password grant), or REVSYNC_TOKEN (a bearer token)`,
       isLocal(target?.baseUrl) && target?.realm === "demo" ? "for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password" : "the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store"
     );
   }
@@ -15972,15 +15972,15 @@ function approverFromEnv(env2) {
   const username = env2.REVSYNC_APPROVER_USERNAME;
   const password = env2.REVSYNC_APPROVER_PASSWORD;
   if (!username && !password) return void 0;
-  const missing3 = [
+  const missing2 = [
     ...username ? [] : ["REVSYNC_APPROVER_USERNAME"],
     ...password ? [] : ["REVSYNC_APPROVER_PASSWORD"],
     ...env2.REVSYNC_CLIENT_ID ? [] : ["REVSYNC_CLIENT_ID"],
     ...env2.REVSYNC_CLIENT_SECRET ? [] : ["REVSYNC_CLIENT_SECRET"]
   ];
-  if (missing3.length)
+  if (missing2.length)
     throw new UserError(
-      `the approver identity is incomplete: set ${missing3.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
+      `the approver identity is incomplete: set ${missing2.join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or REVSYNC_APPROVER_TOKEN`,
       "four eyes: approves are sent as the approver, everything else as revsync's own sign-in"
     );
   return {
@@ -16009,7 +16009,7 @@ function tokenUser(token) {
   }
   return void 0;
 }
-var SECRET_VARIABLES, SIGN_IN_VARIABLES, TokenManager;
+var SECRET_VARIABLES, SIGN_IN_VARIABLES, APPROVER_FIX, TokenManager;
 var init_auth = __esm({
   "src/api/auth.ts"() {
     "use strict";
@@ -16032,6 +16032,7 @@ var init_auth = __esm({
       "REVSYNC_APPROVER_USER",
       ...SECRET_VARIABLES
     ]);
+    APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
     TokenManager = class {
       constructor(creds, post, clock, onSecret, log) {
         this.creds = creds;
@@ -16526,12 +16527,12 @@ var init_expr = __esm({
       peek() {
         return this.tokens[this.pos];
       }
-      fail(what, at3) {
-        throw new ExprError(what, at3);
+      fail(what, at2) {
+        throw new ExprError(what, at2);
       }
-      deeper(at3) {
+      deeper(at2) {
         if (++this.depth > MAX_DEPTH)
-          this.fail(`the expression nests too deeply at column ${at3 + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at3);
+          this.fail(`the expression nests too deeply at column ${at2 + 1} (more than ${MAX_DEPTH} levels of parentheses, signs or operators)`, at2);
       }
       expr() {
         return this.chain(["+", "-"], () => this.term());
@@ -16644,7 +16645,7 @@ var init_line = __esm({
     isNumeric = isNumber;
     lineCurrency = (line) => text(line.currency_code) || text(line.transaction_currency);
     NUMBER_FIELDS = ["order_quantity", "unit_list_price", "unit_sell_price", "total_list_price", "total_sell_price"];
-    negative = (shown2) => `${shown2} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
+    negative = (shown) => `${shown} is negative: an order line's quantity and prices are 0 or more (a return or a credit is not a line revsync prices or allocates)`;
   }
 });
 
@@ -16658,11 +16659,11 @@ function targeted(addr, targets) {
 function touchedBy(addr, targets) {
   return targets.length === 0 || targets.some((t) => t === addr || t.startsWith(`${addr}/`) || addr.startsWith(`${t}/`));
 }
-function globMatch(pattern2, address2) {
+function globMatch(pattern2, address) {
   const re = new RegExp(
     `^${pattern2.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`
   );
-  return re.test(address2);
+  return re.test(address);
 }
 function slug(name) {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
@@ -16678,15 +16679,10 @@ function byCodePoint(a, b) {
   }
   return a.length - b.length;
 }
-var address, valuesFileFor;
+var valuesFileFor;
 var init_address = __esm({
   "src/shared/address.ts"() {
     "use strict";
-    address = {
-      tenant: (name) => `tenant-configuration/${name}`,
-      ssp: (name) => `ssp/${name}`,
-      batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
-    };
     valuesFileFor = (policy2, batch) => `values/${slug(policy2)}-${slug(batch)}.csv`;
   }
 });
@@ -17152,9 +17148,123 @@ var require_deep_diff = __commonJS({
   }
 });
 
+// node_modules/canonicalize/lib/canonicalize.js
+function hasLoneSurrogate(value2) {
+  for (let i = 0; i < value2.length; i++) {
+    const code = value2.charCodeAt(i);
+    if (code >= 55296 && code <= 56319) {
+      if (i === value2.length - 1) {
+        return true;
+      }
+      const next = value2.charCodeAt(i + 1);
+      if (!(next >= 56320 && next <= 57343)) {
+        return true;
+      }
+      i++;
+    } else if (code >= 56320 && code <= 57343) {
+      return true;
+    }
+  }
+  return false;
+}
+function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
+  if (typeof object === "number" && isNaN(object)) {
+    throw new Error("NaN is not allowed");
+  }
+  if (typeof object === "number" && !isFinite(object)) {
+    throw new Error("Infinity is not allowed");
+  }
+  if (typeof object === "string" && hasLoneSurrogate(object)) {
+    throw new Error("Lone surrogate is not allowed");
+  }
+  if (object === null || typeof object !== "object") {
+    return JSON.stringify(object);
+  }
+  if (typeof object.toJSON === "function") {
+    if (seen.has(object)) {
+      throw new Error("Circular reference detected");
+    }
+    seen.add(object);
+    const result2 = canonicalize(object.toJSON(), seen);
+    seen.delete(object);
+    return result2;
+  }
+  if (seen.has(object)) {
+    throw new Error("Circular reference detected");
+  }
+  seen.add(object);
+  let result;
+  if (Array.isArray(object)) {
+    const values2 = object.map((cv) => {
+      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
+      return canonicalize(value2, seen);
+    });
+    result = `[${values2.join(",")}]`;
+  } else {
+    const parts = [];
+    for (const key3 of Object.keys(object).sort()) {
+      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
+        continue;
+      }
+      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
+    }
+    result = `{${parts.join(",")}}`;
+  }
+  seen.delete(object);
+  return result;
+}
+var init_canonicalize = __esm({
+  "node_modules/canonicalize/lib/canonicalize.js"() {
+  }
+});
+
+// src/canonical-json.ts
+function canonicalJson(value2) {
+  let text3;
+  try {
+    text3 = canonicalize(value2);
+  } catch (e) {
+    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
+  }
+  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
+  return text3;
+}
+function canonicalHash(value2) {
+  return `sha256:${(0, import_node_crypto2.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
+}
+function unwritable(v, at2) {
+  const where = at2 || "/";
+  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
+  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
+  if (v === null || typeof v !== "object") return void 0;
+  for (const [k, x] of Object.entries(v)) {
+    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at2}/${key3}`;
+    const found = unwritable(x, `${at2}/${key3}`);
+    if (found) return found;
+  }
+  return void 0;
+}
+var import_node_crypto2, sameJson, LONE_SURROGATE;
+var init_canonical_json = __esm({
+  "src/canonical-json.ts"() {
+    "use strict";
+    import_node_crypto2 = require("node:crypto");
+    init_canonicalize();
+    init_errors();
+    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  }
+});
+
 // src/shared/normalize.ts
+function valueAt(o, path) {
+  let cur = o;
+  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? cur[part] : void 0;
+  return cur;
+}
 function canonicalSet(list3) {
-  return [...list3 ?? []].sort((a, b) => byCodePoint(stable(a), stable(b)));
+  return [...list3 ?? []].sort((a, b) => byCodePoint(canonicalJson(a), canonicalJson(b)));
 }
 function canonicalConditionValue(operator, value2) {
   if (!LIST_OPERATORS.has(operator) || typeof value2 !== "string") return value2;
@@ -17195,11 +17305,12 @@ function fieldDiff(before, after) {
   }
   return [...byField.values()];
 }
-var import_deep_diff, SERVER_FIELDS, stable, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
+var import_deep_diff, SERVER_FIELDS, pick, OPERATOR_ALIASES, canonicalOperator, LIST_OPERATORS, listItems;
 var init_normalize = __esm({
   "src/shared/normalize.ts"() {
     "use strict";
     import_deep_diff = __toESM(require_deep_diff(), 1);
+    init_canonical_json();
     init_address();
     SERVER_FIELDS = /* @__PURE__ */ new Set([
       "compliance_id",
@@ -17218,10 +17329,7 @@ var init_normalize = __esm({
       "file_id",
       "file_name"
     ]);
-    stable = (v) => JSON.stringify(
-      v,
-      (_k, x) => x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x
-    );
+    pick = (o, keys2) => Object.fromEntries(keys2.map((k) => [k, o[k]]));
     OPERATOR_ALIASES = { ">": "greater than", "<": "less than", ">=": "greater or equal", "<=": "less or equal" };
     canonicalOperator = (op) => OPERATOR_ALIASES[op] ?? op;
     LIST_OPERATORS = /* @__PURE__ */ new Set(["in", "not in"]);
@@ -17341,10 +17449,10 @@ function sspOf(p, line, opts = {}) {
   const latest = Math.max(...candidates2.map((c) => c.batch.approved));
   const winners = candidates2.filter((c) => c.batch.approved === latest);
   if (winners.length > 1) {
-    const named2 = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
+    const named3 = andList(winners.map((w) => `${w.batch.name} (${w.batch.approvedShown})`));
     return {
       ssp: null,
-      error: `${p.name}: batches ${named2} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
+      error: `${p.name}: batches ${named3} ${winners.length === 2 ? "both" : "all"} hold a row for ${what}, and none was approved after the other${winners.length === 2 ? "" : "s"}: which one applies cannot be told`
     };
   }
   const { row, batch } = winners[0];
@@ -17374,9 +17482,9 @@ function indexOf(ordered) {
     }
     const byValue = ix.fields.get(first.field_name) ?? /* @__PURE__ */ new Map();
     ix.fields.set(first.field_name, byValue);
-    const at3 = byValue.get(first.value) ?? [];
-    byValue.set(first.value, at3);
-    at3.push(i);
+    const at2 = byValue.get(first.value) ?? [];
+    byValue.set(first.value, at2);
+    at2.push(i);
   });
   INDEXES.set(ordered, ix);
   return ix;
@@ -17384,8 +17492,8 @@ function indexOf(ordered) {
 function candidates(ix, line) {
   const lists = ix.rest.length ? [ix.rest] : [];
   for (const [field, byValue] of ix.fields) {
-    const at3 = byValue.get(text(line[field]));
-    if (at3) lists.push(at3);
+    const at2 = byValue.get(text(line[field]));
+    if (at2) lists.push(at2);
   }
   if (lists.length <= 1) return lists[0] ?? [];
   return lists.flat().sort((a, b) => a - b);
@@ -17425,8 +17533,8 @@ function matchDetail(ordered, line, opts = {}) {
     const unplaced = unplacedMeeting(ordered, line, p);
     if (unplaced) return { match: { policy: null, ssp: null, error: unplaced } };
     const found = sspOf(p, line, opts);
-    const { ssp: ssp3, note, error: error2 } = found;
-    return { match: { policy: p.name, ssp: ssp3, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
+    const { ssp: ssp2, note, error: error2 } = found;
+    return { match: { policy: p.name, ssp: ssp2, ...note ? { note } : {}, ...error2 ? { error: error2 } : {} }, policy: p, found };
   }
   return { match: { policy: null, ssp: null } };
 }
@@ -17444,7 +17552,7 @@ var init_evaluate = __esm({
     INDEXES = /* @__PURE__ */ new WeakMap();
     UNPLACED = /* @__PURE__ */ new WeakMap();
     sameSsp = (a, b) => a === null || b === null ? a === b : Math.abs(a - b) < 1e-6;
-    showOutcome = (policy2, ssp3) => policy2 === null ? "no policy" : ssp3 === void 0 ? policy2 : ssp3 === null ? `${policy2} with no SSP` : `${policy2} at ${showSsp(ssp3)}`;
+    showOutcome = (policy2, ssp2) => policy2 === null ? "no policy" : ssp2 === void 0 ? policy2 : ssp2 === null ? `${policy2} with no SSP` : `${policy2} at ${showSsp(ssp2)}`;
     showSsp = (v) => {
       if (v === null) return "no SSP";
       const x = Number(v.toFixed(6));
@@ -17517,7 +17625,7 @@ function largestRemainder(total, weights) {
   }
   return negative2 ? shares.map((s) => -s) : shares;
 }
-function unitRange(p, found, ssp3) {
+function unitRange(p, found, ssp2) {
   const row = found.row;
   if (row) {
     const lo = row.below_mid_point;
@@ -17528,7 +17636,7 @@ function unitRange(p, found, ssp3) {
     }
   }
   if (p.floorPercentage === void 0 || p.ceilingPercentage === void 0) return null;
-  return { low: ssp3 * p.floorPercentage / 100, high: ssp3 * p.ceilingPercentage / 100 };
+  return { low: ssp2 * p.floorPercentage / 100, high: ssp2 * p.ceilingPercentage / 100 };
 }
 function allocate(c, ordered, opts) {
   const notes = { why: [], errors: [] };
@@ -17571,7 +17679,7 @@ function allocatedLine(l, sell, c, ordered, opts, notes) {
   };
   const priced = priceLine(l, c, ordered, out, notes);
   if (!priced) return out;
-  const { policy: policy2, range: range2, ssp: ssp3 } = priced;
+  const { policy: policy2, range: range2, ssp: ssp2 } = priced;
   const s = cents(sell);
   const position2 = s > range2.high + 1e-9 ? "above" : s < range2.low - 1e-9 ? "below" : "inside";
   out.position = position2;
@@ -17585,7 +17693,7 @@ function allocatedLine(l, sell, c, ordered, opts, notes) {
     return out;
   }
   out.rule_reads = kind;
-  out.basis = kind === "transaction_price" ? s : kind === "range_top" ? range2.high : kind === "range_bottom" ? range2.low : ssp3;
+  out.basis = kind === "transaction_price" ? s : kind === "range_top" ? range2.high : kind === "range_bottom" ? range2.low : ssp2;
   if (out.basis < 0) {
     notes.why.push(`${l.id}: its basis ${out.basis} is negative`);
     out.basis = null;
@@ -17613,8 +17721,8 @@ function priceLine(l, c, ordered, out, notes) {
     return void 0;
   }
   const qty = scope.per === "line" ? 1 : quantityOf(l.input);
-  const ssp3 = round6(match2.ssp * qty);
-  out.ssp = ssp3;
+  const ssp2 = round6(match2.ssp * qty);
+  out.ssp = ssp2;
   const r = unitRange(policy2, found, match2.ssp);
   if (!r) {
     notes.why.push(
@@ -17623,7 +17731,7 @@ function priceLine(l, c, ordered, out, notes) {
     return void 0;
   }
   out.range = { low: round6(r.low * qty), high: round6(r.high * qty) };
-  return { policy: policy2, ssp: ssp3, range: out.range };
+  return { policy: policy2, ssp: ssp2, range: out.range };
 }
 function expectDiffers(c, a) {
   const out = [];
@@ -17751,8 +17859,8 @@ function allocationImpact(contracts, before, after, readRule) {
       const shift = lb.allocated === null || la.allocated === null ? null : Math.round((la.allocated - lb.allocated) * 100) / 100;
       return { id: l.id, before: side(lb), after: side(la), shift };
     });
-    const same2 = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
-    if (same2) continue;
+    const same = b.status === a.status && lines.every((l) => l.before.allocated === l.after.allocated);
+    if (same) continue;
     const known = b.status !== "cannot allocate" && a.status !== "cannot allocate";
     const moved = known ? Math.round(lines.reduce((s, l) => s + Math.max(0, l.shift ?? 0), 0) * 100) / 100 : null;
     const why = [
@@ -17773,9 +17881,9 @@ function allocationImpact(contracts, before, after, readRule) {
   }
   return out.sort((x, y) => (y.moved ?? -1) - (x.moved ?? -1));
 }
-function movedByCurrency(entries) {
+function movedByCurrency(entries2) {
   const by = /* @__PURE__ */ new Map();
-  for (const e of entries) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
+  for (const e of entries2) if (e.moved !== null) by.set(e.currency, Math.round(((by.get(e.currency) ?? 0) + e.moved) * 100) / 100);
   return by;
 }
 var show2, side;
@@ -17796,8 +17904,8 @@ function caseXml(c, name) {
   const inner = [];
   if (outcome) {
     const [tag, { message, text: text3 }] = outcome;
-    const at3 = c.where ? `${c.where.file}:${c.where.line}: ` : "";
-    inner.push(`      <${tag} message="${xml(at3 + message)}">${xml(text3)}</${tag}>`);
+    const at2 = c.where ? `${c.where.file}:${c.where.line}: ` : "";
+    inner.push(`      <${tag} message="${xml(at2 + message)}">${xml(text3)}</${tag}>`);
   }
   if (c.output !== void 0) inner.push(`      <system-out>${xml(c.output)}</system-out>`);
   if (!inner.length) return `${head}/>`;
@@ -17846,13 +17954,13 @@ function fitPieces(pieces, budget, leftOut) {
   if (all2 <= budget) return { text: pieces.join(""), shown: pieces.length };
   const room = budget - leftOut(pieces.length).length;
   let used = 0;
-  let shown2 = 0;
+  let shown = 0;
   for (const p of pieces) {
     if (used + p.length > room) break;
     used += p.length;
-    shown2++;
+    shown++;
   }
-  return { text: pieces.slice(0, shown2).join("") + leftOut(pieces.length - shown2), shown: shown2 };
+  return { text: pieces.slice(0, shown).join("") + leftOut(pieces.length - shown), shown };
 }
 function fitTiers(t, budget, between, leftOut) {
   const n = t.full.length;
@@ -17871,8 +17979,8 @@ function fitTiers(t, budget, between, leftOut) {
     if (best >= 0) return { full: best, rest, listed: n, text: t.full.slice(0, best).join("") + between(rest, best) + short.slice(best).join("") };
   }
   const head = between("bare", 0);
-  const { text: text3, shown: shown2 } = fitPieces(t.bare, budget - head.length, leftOut);
-  return { full: 0, rest: "bare", listed: shown2, text: head + text3 };
+  const { text: text3, shown } = fitPieces(t.bare, budget - head.length, leftOut);
+  return { full: 0, rest: "bare", listed: shown, text: head + text3 };
 }
 function nameCap(lengths, room, least, most) {
   const fits = (cap) => lengths.reduce((n, l) => n + Math.min(l, cap), 0) <= room;
@@ -18214,17 +18322,17 @@ __export(policy_test_exports, {
   testText: () => testText
 });
 function testText(results, source, out, contracts = []) {
-  const failed = results.filter((r) => !r.pass);
+  const failed2 = results.filter((r) => !r.pass);
   const lines = [];
   for (const r of contracts) lines.push(...contractText(r, out), "");
-  for (const r of failed) {
+  for (const r of failed2) {
     lines.push(`${out.paint("red", "FAIL")} ${out.paint("bold", `${terminalText(r.case.file)}:${r.case.line}`)} ${terminalText(r.case.name)}`);
     lines.push(`      expected: ${terminalText(showOutcome(r.case.expect.policy, r.case.expect.ssp))}`);
     lines.push(`      got:      ${r.got.error ? "an error" : terminalText(showOutcome(r.got.policy, r.case.expect.ssp === void 0 ? void 0 : r.got.ssp))}`);
     for (const w of r.why) lines.push(`      why:      ${terminalText(w)}`);
   }
-  if (failed.length) lines.push("");
-  const bad = failed.length + contracts.filter((r) => !r.pass).length;
+  if (failed2.length) lines.push("");
+  const bad = failed2.length + contracts.filter((r) => !r.pass).length;
   const all2 = results.length + contracts.length;
   lines.push(
     `${bad ? out.paint("red", "Policy tests failed") : out.paint("green", "Policy tests passed")}: ${all2 - bad} passed, ${bad} failed (against ${source})${contractsSummary(contracts)}.`
@@ -18305,14 +18413,14 @@ Hint: ${error2.hint}` : "";
   }) : [{ classname: "revsync", name: "revsync test", seconds: 0, error: { message, text: `${message}${hint}` } }];
   return junitXml(TITLE, [{ name: "revsync test", cases }]);
 }
-function impactText(entries) {
-  if (!entries.length) return "";
-  return [`Impact: ${casesChange(entries.length)}:`, ...entries.map((e) => `  ${terminalText(impactLine(e))}   (${terminalText(e.file)}:${e.line})`)].join("\n");
+function impactText(entries2) {
+  if (!entries2.length) return "";
+  return [`Impact: ${casesChange(entries2.length)}:`, ...entries2.map((e) => `  ${terminalText(impactLine(e))}   (${terminalText(e.file)}:${e.line})`)].join("\n");
 }
-function impactMarkdown(entries, whole = WHOLE_PLAN) {
-  if (!entries.length) return "";
-  const head = [`#### Impact: ${casesChange(entries.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
-  const rows = entries.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
+function impactMarkdown(entries2, whole = WHOLE_PLAN) {
+  if (!entries2.length) return "";
+  const head = [`#### Impact: ${casesChange(entries2.length)}`, "", "| Case | Now | After apply |", "|---|---|---|", ""].join("\n");
+  const rows = entries2.map((e) => `| ${markdownText(e.name)} | ${markdownText(showOutcome(e.before.policy, e.before.ssp))} | ${markdownText(showOutcome(e.after.policy, e.after.ssp))} |
 `);
   const { text: text3 } = fitPieces(
     rows,
@@ -18392,10 +18500,10 @@ function contractCase(r) {
   if (r.allocation.errors.length) return { ...c, error: { message, text: r.allocation.errors.join("\n") } };
   return { ...c, failure: { message, text: r.why.join("\n") } };
 }
-function allocationImpactText(entries) {
-  if (!entries.length) return "";
-  const lines = [`Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, terminalText)}:`];
-  for (const e of entries) {
+function allocationImpactText(entries2) {
+  if (!entries2.length) return "";
+  const lines = [`Allocation impact: ${contractsMove(entries2.length)}${movedWords(entries2, terminalText)}:`];
+  for (const e of entries2) {
     lines.push(
       `  ${terminalText(e.contract)} (${terminalText(e.file)}:${e.line}): ${e.moved === null ? "cannot compare" : `${terminalText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`
     );
@@ -18410,8 +18518,8 @@ function allocationImpactText(entries) {
   }
   return lines.join("\n");
 }
-function movedWords(entries, esc) {
-  const by = movedByCurrency(entries);
+function movedWords(entries2, esc) {
+  const by = movedByCurrency(entries2);
   if (!by.size) return "";
   return ` (${[...by].map(([c, v]) => `${esc(c)} ${money(v)}`).join(", ")} of revenue moves between lines)`;
 }
@@ -18432,10 +18540,10 @@ function allocationChart(e) {
     "```"
   ].join("\n");
 }
-function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
-  if (!entries.length) return "";
-  const out = [`#### Allocation impact: ${contractsMove(entries.length)}${movedWords(entries, markdownText)}`, ""];
-  const charts = entries.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
+function allocationImpactMarkdown(entries2, whole = WHOLE_PLAN) {
+  if (!entries2.length) return "";
+  const out = [`#### Allocation impact: ${contractsMove(entries2.length)}${movedWords(entries2, markdownText)}`, ""];
+  const charts = entries2.filter((e) => e.moved !== null && e.moved > 0).slice(0, CHART_CONTRACTS);
   const drawn = fitPieces(
     charts.map((e) => `${allocationChart(e)}
 
@@ -18450,7 +18558,7 @@ function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
       `${drawn.text}_The ${drawn.shown === 1 ? "contract" : `${drawn.shown} contracts`} that move${drawn.shown === 1 ? "s" : ""} most: each line allocated now, and after apply._`,
       ""
     );
-  const blocks = entries.map(
+  const blocks = entries2.map(
     (e) => [
       `**${markdownText(e.contract)}** (${markdownCode(`${e.file}:${e.line}`)}): ${e.moved === null ? "cannot compare" : `${markdownText(e.currency)} ${money(e.moved)} moves`}${statusShift(e)}`,
       "",
@@ -18476,15 +18584,15 @@ function allocationImpactMarkdown(entries, whole = WHOLE_PLAN) {
 }
 function planImpactText(impact2) {
   if (!impact2) return "";
-  const shown2 = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
-  if (shown2.length && impact2.notes?.length) shown2.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
-  return shown2.join("\n\n");
+  const shown = [impactText(impact2.cases), allocationImpactText(impact2.allocation)].filter(Boolean);
+  if (shown.length && impact2.notes?.length) shown.push(impact2.notes.map((n) => `Note: ${terminalText(n)}`).join("\n"));
+  return shown.join("\n\n");
 }
 function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
   if (!impact2) return "";
-  const shown2 = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
-  if (shown2.length && impact2.notes?.length)
-    shown2.push(
+  const shown = [impactMarkdown(impact2.cases, whole), allocationImpactMarkdown(impact2.allocation, whole)].filter(Boolean);
+  if (shown.length && impact2.notes?.length)
+    shown.push(
       fitPieces(
         impact2.notes.map((n) => `> Note: ${markdownText(n)}
 
@@ -18494,7 +18602,7 @@ function planImpactMarkdown(impact2, whole = WHOLE_PLAN) {
 `
       ).text
     );
-  return shown2.join("\n");
+  return shown.join("\n");
 }
 var TITLE, casesChange, WHOLE_PLAN, STATUS_WORDS2, PLAIN, num, range, rule, sidePolicy, contractsMove, SHORT_STATUS, statusShift, policies, CHART_CONTRACTS, CHART_LINES;
 var init_policy_test = __esm({
@@ -18537,112 +18645,14 @@ var init_policy_test = __esm({
   }
 });
 
-// node_modules/canonicalize/lib/canonicalize.js
-function hasLoneSurrogate(value2) {
-  for (let i = 0; i < value2.length; i++) {
-    const code = value2.charCodeAt(i);
-    if (code >= 55296 && code <= 56319) {
-      if (i === value2.length - 1) {
-        return true;
-      }
-      const next = value2.charCodeAt(i + 1);
-      if (!(next >= 56320 && next <= 57343)) {
-        return true;
-      }
-      i++;
-    } else if (code >= 56320 && code <= 57343) {
-      return true;
-    }
-  }
-  return false;
-}
-function canonicalize(object, seen = /* @__PURE__ */ new Set()) {
-  if (typeof object === "number" && isNaN(object)) {
-    throw new Error("NaN is not allowed");
-  }
-  if (typeof object === "number" && !isFinite(object)) {
-    throw new Error("Infinity is not allowed");
-  }
-  if (typeof object === "string" && hasLoneSurrogate(object)) {
-    throw new Error("Lone surrogate is not allowed");
-  }
-  if (object === null || typeof object !== "object") {
-    return JSON.stringify(object);
-  }
-  if (typeof object.toJSON === "function") {
-    if (seen.has(object)) {
-      throw new Error("Circular reference detected");
-    }
-    seen.add(object);
-    const result2 = canonicalize(object.toJSON(), seen);
-    seen.delete(object);
-    return result2;
-  }
-  if (seen.has(object)) {
-    throw new Error("Circular reference detected");
-  }
-  seen.add(object);
-  let result;
-  if (Array.isArray(object)) {
-    const values2 = object.map((cv) => {
-      const value2 = cv === void 0 || typeof cv === "symbol" ? null : cv;
-      return canonicalize(value2, seen);
-    });
-    result = `[${values2.join(",")}]`;
-  } else {
-    const parts = [];
-    for (const key3 of Object.keys(object).sort()) {
-      if (object[key3] === void 0 || typeof object[key3] === "symbol") {
-        continue;
-      }
-      parts.push(`${canonicalize(key3)}:${canonicalize(object[key3], seen)}`);
-    }
-    result = `{${parts.join(",")}}`;
-  }
-  seen.delete(object);
-  return result;
-}
-var init_canonicalize = __esm({
-  "node_modules/canonicalize/lib/canonicalize.js"() {
-  }
-});
-
-// src/canonical-json.ts
-function canonicalJson(value2) {
-  let text3;
-  try {
-    text3 = canonicalize(value2);
-  } catch (e) {
-    throw new UserError(`canonical JSON (RFC 8785) has no form for ${unwritable(value2, "") ?? e.message}`);
-  }
-  if (text3 === void 0) throw new UserError("canonical JSON (RFC 8785) has no form for undefined");
-  return text3;
-}
-function canonicalHash(value2) {
-  return `sha256:${(0, import_node_crypto2.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
-}
-function unwritable(v, at3) {
-  const where = at3 || "/";
-  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
-  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
-  if (v === null || typeof v !== "object") return void 0;
-  for (const [k, x] of Object.entries(v)) {
-    const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
-    if (LONE_SURROGATE.test(k)) return `a key with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${at3}/${key3}`;
-    const found = unwritable(x, `${at3}/${key3}`);
-    if (found) return found;
-  }
-  return void 0;
-}
-var import_node_crypto2, sameJson, LONE_SURROGATE;
-var init_canonical_json = __esm({
-  "src/canonical-json.ts"() {
+// src/shared/entries.ts
+var APPLIED_ACTIONS, isApplied, actionWords;
+var init_entries = __esm({
+  "src/shared/entries.ts"() {
     "use strict";
-    import_node_crypto2 = require("node:crypto");
-    init_canonicalize();
-    init_errors();
-    sameJson = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
-    LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
+    isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
+    actionWords = (a) => a.replace(/_/g, " ");
   }
 });
 
@@ -18678,22 +18688,20 @@ function summarize(keys2, items, field) {
   for (const i of items) out[i[field]] = (out[i[field]] ?? 0) + 1;
   return out;
 }
-var import_node_crypto3, APPLIED_ACTIONS, isApplied, actionWords, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
+var import_node_crypto3, PLAN_FORMAT_VERSION, ACTIONS, DRIFT_CLASSES;
 var init_model = __esm({
   "src/plan/model.ts"() {
     "use strict";
     import_node_crypto3 = require("node:crypto");
     init_canonical_json();
-    APPLIED_ACTIONS = ["create", "update", "review", "approve"];
-    isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
-    actionWords = (a) => a.replace(/_/g, " ");
+    init_entries();
     PLAN_FORMAT_VERSION = "1";
     ACTIONS = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
     DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
   }
 });
 
-// src/plan/unknown.ts
+// src/shared/unknown.ts
 function notShown(git, live) {
   return Object.keys(git).filter((k) => live[k] === null || live[k] === void 0 || isInexact(live[k])).map((k) => {
     const v = live[k];
@@ -18720,1992 +18728,21 @@ function unknownNote(addr, f) {
 function unknownCaveat(n) {
   return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
 }
-function impactNotes(cases, contracts, fromGit) {
-  const met = /* @__PURE__ */ new Set();
-  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
-  return [...fromGit].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
-}
-function impactNote(addr, unknown) {
-  const fields = unknown.map((f) => typeof f === "string" ? f : f.field);
-  const one = fields.length === 1;
-  const how = unknown.some((f) => typeof f !== "string" && f.inexact !== void 0) ? "null, or a number it cannot hold exactly" : "null";
-  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
-}
 var init_unknown = __esm({
-  "src/plan/unknown.ts"() {
+  "src/shared/unknown.ts"() {
     "use strict";
     init_number();
-    init_address();
   }
 });
 
-// src/shared/who.ts
-function isoOf(epoch2) {
-  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
-}
-function whoWords(w, verb = "last changed") {
-  if (!w.modified_by && !w.modified_on) return "";
-  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
-}
-function sameUser(a, b) {
-  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
-}
-var shortIso, envelopeWho, batchWho;
-var init_who = __esm({
-  "src/shared/who.ts"() {
+// src/kinds/kind.ts
+var desiredOf, liveOf, owns;
+var init_kind = __esm({
+  "src/kinds/kind.ts"() {
     "use strict";
-    shortIso = (iso4) => iso4.replace(".000Z", "Z");
-    envelopeWho = (env2) => ({
-      modified_by: env2?.last_modified_by ?? null,
-      modified_on: isoOf(env2?.last_modified_on)
-    });
-    batchWho = (b) => ({
-      modified_by: b?.updated_by ?? null,
-      modified_on: isoOf(b?.updated_at)
-    });
-  }
-});
-
-// src/plan/four-eyes.ts
-function preparers(plan, live, address2, policy2, batch) {
-  const inPlan = (action, addr) => plan.changes.some((c) => c.action === action && c.address === addr);
-  const lp = live.ssp.get(policy2);
-  const lb = lp?.batches?.find((b) => batchNameOf(b) === batch);
-  const reviewedInPlan = inPlan("review", address2);
-  const createdInPlan = inPlan("create", `ssp/${policy2}`);
-  return {
-    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
-    reviewed_in_plan: reviewedInPlan,
-    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
-    created_in_plan: createdInPlan
-  };
-}
-function fourEyesOfPlan(plan, live, who) {
-  const sentAs = who.approverConfigured ? who.approver : who.signIn;
-  const approves = [];
-  for (const c of plan.changes) {
-    if (c.action !== "approve" || c.payload?.kind !== "batch") continue;
-    const p = preparers(plan, live, c.address, c.payload.policy, c.payload.batch);
-    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
-    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
-    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
-    approves.push({ address: c.address, ...p, blocked: blocked2 });
-  }
-  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
-}
-var APPROVER_FIX;
-var init_four_eyes = __esm({
-  "src/plan/four-eyes.ts"() {
-    "use strict";
-    init_address();
-    init_who();
-    APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
-  }
-});
-
-// src/report/plan.ts
-var plan_exports = {};
-__export(plan_exports, {
-  SYMBOL: () => SYMBOL,
-  applyLine: () => applyLine,
-  applyText: () => applyText,
-  attribution: () => attribution,
-  driftMarkdown: () => driftMarkdown,
-  driftSummaryLine: () => driftSummaryLine,
-  driftText: () => driftText,
-  fourEyesHead: () => fourEyesHead,
-  fourEyesLine: () => fourEyesLine,
-  hasApplied: () => hasApplied,
-  hasChanges: () => hasChanges,
-  markdownCut: () => markdownCut,
-  planMarkdown: () => planMarkdown,
-  planText: () => planText,
-  summaryLine: () => summaryLine,
-  valuesLine: () => valuesLine
-});
-function diffLines(diff, indent, limit = 40) {
-  const lines = diff.slice(0, limit).map((d) => {
-    if (d.before === void 0 && d.after === void 0)
-      return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
-    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show3(d.after)}`;
-    return `${indent}${terminalText(d.path)}: ${show3(d.before)} -> ${show3(d.after)}`;
-  });
-  if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
-  return lines;
-}
-function entryDiffLines(e, indent, limit) {
-  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
-  const lines = diffLines(e.diff, indent, Infinity);
-  const rest = e.diff_rows.total - e.diff_rows.shown;
-  if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
-  return lines;
-}
-function valuesLine(v) {
-  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
-}
-function summaryLine(plan) {
-  const s = plan.summary;
-  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
-  const shownOnly = ["blocked", "not_in_git", "unsupported"].filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
-  const total = ["blocked", "not_in_git", "unsupported"].reduce((n, a) => n + (s[a] ?? 0), 0);
-  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
-}
-function hasChanges(plan) {
-  return plan.changes.length > 0;
-}
-function hasApplied(plan) {
-  return plan.changes.some(isApplied);
-}
-function matchesWords(notes) {
-  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
-}
-function fourEyesHead(f) {
-  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
-}
-function fourEyesLine(f, address2) {
-  const a = f.approves.find((x) => x.address === address2);
-  if (!a) return void 0;
-  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
-  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as = f.approver_configured ? f.approver : f.sign_in;
-  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
-}
-function planText(plan, out) {
-  const lines = [];
-  if (!hasChanges(plan)) {
-    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
-    return lines.join("\n");
-  }
-  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
-  lines.push(
-    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
-    ""
-  );
-  const fourEyes = plan.four_eyes;
-  let approves = false;
-  for (const c of plan.changes) {
-    if (fourEyes && c.action === "approve" && !approves) {
-      approves = true;
-      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
-    }
-    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
-    lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
-    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
-    lines.push(...entryDiffLines(c, "      ", 40));
-    if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
-    if (eyes) lines.push(`      ${terminalText(eyes)}`);
-    lines.push("");
-  }
-  lines.push(summaryLine(plan), ...noteLines(plan.notes));
-  return lines.join("\n");
-}
-function markdownCut(text3, max) {
-  const whole = markdownText(text3);
-  if (whole.length <= max) return { md: whole, cut: false };
-  const chars = [];
-  let units = 0;
-  for (const c of text3) {
-    if (units + c.length > max) break;
-    chars.push(c);
-    units += c.length;
-  }
-  let lo = 0;
-  let hi = chars.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (markdownText(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
-    else hi = mid - 1;
-  }
-  return { md: `${markdownText(chars.slice(0, lo).join(""))}\u2026`, cut: true };
-}
-function linesWithNames(names, room, line) {
-  const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
-  const cap = nameCap(
-    names.map((n) => markdownText(n).length),
-    room - around,
-    LEAST_NAME,
-    LINE_NAME
-  );
-  let cut = false;
-  const lines = names.map((n, i) => {
-    const c = markdownCut(n, cap);
-    cut ||= c.cut;
-    return line(i, c.md);
-  });
-  return { lines, cut };
-}
-function fullChanges(changes, fourEyes) {
-  const firstApprove = changes.findIndex((c) => c.action === "approve");
-  return changes.map((c, i) => {
-    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
-    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
-    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
-    if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
-    if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
-    if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
-    if (c.diff.length) {
-      b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
-      if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
-      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
-      if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
-    }
-    b.push("", "</details>", "");
-    return b.join("\n");
-  });
-}
-function changeLines(changes) {
-  let cut = false;
-  const lines = changes.map((c) => {
-    const address2 = markdownCut(c.address, LINE_NAME);
-    const why = c.reason ?? (c.values ? valuesLine(c.values) : void 0);
-    const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
-    cut ||= address2.cut || !!reason?.cut;
-    return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address2.md}</code>${reason ? `: ${reason.md}` : ""}
-`;
-  });
-  return { lines, cut };
-}
-function changesMarkdown(changes, budget, whole, fourEyes) {
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const line = changeLines(changes);
-  const headOf2 = (rest, shown2, cut) => {
-    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
-    const said = cut ? cutWords(whole) : "";
-    return shown2 ? `
-#### The other ${plural(changes.length - shown2, "change")}, ${what}
-
-_In full, the changes would pass the comment's ${limit} characters: the first ${shown2} are in full above, every change in full is in ${whole}._${said}
-
-` : `#### Changes, ${what}
-
-_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._${said}
-
-`;
-  };
-  const bare = linesWithNames(
-    changes.map((c) => c.address),
-    budget - headOf2("bare", 0, true).length,
-    (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
-`
-  );
-  const between = (rest, shown2) => headOf2(rest, shown2, rest === "line" ? line.cut : bare.cut);
-  const leftOut = (n) => `
-_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
-`;
-  return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
-}
-function planMarkdown(plan, file) {
-  const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
-  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
-  const notes = notesMarkdown(plan.notes, whole);
-  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
-  head.push("| Action | Count |", "|---|---|");
-  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
-  head.push("", "");
-  const top = head.join("\n");
-  const tail = `
-${summaryLine(plan)}
-${notes ? `
-${notes}` : ""}`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
-  let impact2 = planImpactMarkdown(impactOf(plan), whole);
-  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
-  if (changes.listed < plan.changes.length && impact2) {
-    impact2 = `
-#### Impact
-
-_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
-`;
-    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
-  }
-  return top + changes.text + (impact2 ? `
-${impact2}` : "") + tail;
-}
-function driftText(report2, out) {
-  if (!report2.drift.length) {
-    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
-    return [
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
-      ...ignoredText(report2),
-      ...noteLines(report2.notes)
-    ].join("\n");
-  }
-  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
-  for (const d of report2.drift) {
-    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
-    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
-    const who = attribution(d);
-    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
-  }
-  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
-  return lines.join("\n");
-}
-function ignoredText(report2) {
-  if (!report2.ignored?.length) return [];
-  return [
-    "",
-    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
-    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
-  ];
-}
-function ignoredMarkdown(report2, whole) {
-  if (!report2.ignored?.length) return "";
-  const rows = fitPieces(
-    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
-`),
-    SECTION_BUDGET.ignored - 300,
-    (n) => `
-_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._
-`
-  );
-  return [
-    "",
-    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
-    "",
-    "| Class | Address | What | Reason |",
-    "|---|---|---|---|",
-    rows.text,
-    "</details>"
-  ].join("\n");
-}
-function driftSummaryLine(report2) {
-  const parts = Object.entries(report2.summary).filter(([, v]) => v).map(([k, v]) => plural(v, ...DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")]));
-  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
-}
-function attribution(d) {
-  if (!d.modified_by && !d.modified_on) return "";
-  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
-}
-function driftMarkdown(report2, file) {
-  const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
-  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
-  const notes = notesMarkdown(report2.notes, whole);
-  const ignored = ignoredMarkdown(report2, whole);
-  if (!report2.drift.length) {
-    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
-  }
-  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
-  const top = lines.join("\n");
-  const limit = MARKDOWN_LIMIT.toLocaleString("en");
-  const leftOut = (n) => `
-_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
-`;
-  const tail = `${ignored}
-
-${driftSummaryLine(report2)}
-${notes ? `
-${notes}` : ""}`;
-  const said = (f, cut) => f.rest === null || f.listed < report2.drift.length ? "" : `
-_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
-`;
-  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
-  const rows = driftRows(report2.drift, room);
-  const fitted = fitTiers(rows, room, () => "", leftOut);
-  return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
-}
-function driftRows(drift, room) {
-  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
-  const full = drift.map((d) => {
-    const head = row(d);
-    const out = [];
-    if (!d.diff.length) out.push(`${head} | | |`);
-    const limit = d.diff_rows ? Infinity : 20;
-    d.diff.slice(0, limit).forEach((x, i) => {
-      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
-      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
-    });
-    if (d.diff.length > limit) out.push(`| | | | | \u2026 ${d.diff.length - limit} more | | |`);
-    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
-    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
-    return out.join("\n") + "\n";
-  });
-  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
-  let lineCut = false;
-  const line = drift.map((d) => {
-    const [address2, what, who] = [
-      markdownCut(d.address, LINE_NAME),
-      markdownCut(d.message, LINE_REASON),
-      markdownCut(attribution(d).replace(/^last modified /, ""), LINE_NAME)
-    ];
-    lineCut ||= address2.cut || what.cut || who.cut;
-    return `| ${d.class} | <code>${address2.md}</code> | ${what.md} | ${who.md} | ${fields(d)} | | |
-`;
-  });
-  const bare = linesWithNames(
-    drift.map((d) => d.address),
-    room,
-    (i, name) => `| ${drift[i].class} | <code>${name}</code> | | | | | |
-`
-  );
-  return { full, line, bare: bare.lines, cut: { line: lineCut, bare: bare.cut } };
-}
-function applyLine(o, out) {
-  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
-  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
-}
-function applyText(report2, out) {
-  const lines = report2.outcomes.map((o) => applyLine(o, out));
-  const s = report2.summary;
-  const undone = s.failed + s.unknown + s.overwritten;
-  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
-  const names = Object.keys(s);
-  const counts2 = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s[o]);
-  lines.push("", `Apply ${head}: ${counts2.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
-  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
-  if (eyes)
-    lines.push(
-      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
-    );
-  if (s.overwritten)
-    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
-  if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
-    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
-    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
-  return lines.join("\n");
-}
-var SYMBOL, COLOR, show3, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS;
-var init_plan = __esm({
-  "src/report/plan.ts"() {
-    "use strict";
-    init_escape();
-    init_policy_test();
-    init_model();
-    init_unknown();
-    init_four_eyes();
-    init_words();
-    init_budget();
-    SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
-    COLOR = {
-      create: "green",
-      update: "yellow",
-      review: "cyan",
-      approve: "cyan",
-      blocked: "red",
-      not_in_git: "yellow",
-      unsupported: "red"
-    };
-    show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
-    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
-    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
-    LINE_NAME = 240;
-    LINE_REASON = 200;
-    LEAST_NAME = 20;
-    cutWords = (whole) => ` _A name or reason too long for its line is cut short, ending in \u2026: each is whole in ${whole}._`;
-    notesMarkdown = (notes, whole) => fitPieces(
-      (notes ?? []).map((n) => `> Note: ${markdownText(n)}
-
-`),
-      SECTION_BUDGET.notes,
-      (n) => `_${plural(n, "more note")} in ${whole} (notes)._
-`
-    ).text;
-    DRIFT_WORDS = {
-      changed: ["changed", "changed"],
-      unmanaged: ["unmanaged", "unmanaged"],
-      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
-      missing: ["missing", "missing"],
-      batch_status: ["batch status", "batch statuses"],
-      batch_values: ["batch's values", "batches' values"]
-    };
-  }
-});
-
-// src/report/views/apply.ts
-var applyViews;
-var init_apply = __esm({
-  "src/report/views/apply.ts"() {
-    "use strict";
-    applyViews = {
-      text: async () => {
-        const { applyText: applyText2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
-        return ({ report: report2 }, out) => out.out(applyText2(report2, out));
-      },
-      json: async () => ({ report: report2, lock }, out) => out.json({ ...report2, lock })
-    };
-  }
-});
-
-// src/report/table.ts
-var table_exports = {};
-__export(table_exports, {
-  table: () => table,
-  time: () => time2
-});
-function table(cells) {
-  const rows = cells.map((r) => r.map(terminalText));
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => displayWidth(r[i] ?? "")))) ?? [];
-  return rows.map(
-    (r) => r.map((c, i) => padDisplay(c, widths[i] ?? 0)).join("  ").trimEnd()
-  ).join("\n");
-}
-var time2;
-var init_table = __esm({
-  "src/report/table.ts"() {
-    "use strict";
-    init_display_width();
-    init_escape();
-    time2 = (epoch2) => epoch2 ? new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z") : "";
-  }
-});
-
-// src/report/views/approvals.ts
-var approvalsListViews, approvalsActViews;
-var init_approvals = __esm({
-  "src/report/views/approvals.ts"() {
-    "use strict";
-    approvalsListViews = {
-      text: async () => {
-        const { table: table2, time: time3 } = await Promise.resolve().then(() => (init_table(), table_exports));
-        return (p, out) => {
-          out.out(
-            `Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`
-          );
-          const records = p.records ?? [];
-          if (!records.length) {
-            out.out("No uploads are pending approval.");
-            return;
-          }
-          out.out("");
-          out.out(
-            table2([
-              ["APPROVAL ID", "FILE", "TYPE", "ROWS", "UPLOADED BY", "UPLOADED AT", "OWN UPLOAD"],
-              ...records.map((r) => [
-                r.approval_id ?? "",
-                r.file_name ?? "",
-                r.ingested_transaction_type ?? "",
-                String(r.total_rows_received ?? ""),
-                r.uploaded_by ?? "",
-                time3(r.upload_time),
-                r.is_own_upload ? "yes" : "no"
-              ])
-            ])
-          );
-          out.out(`
-${p.total_records ?? records.length} pending.`);
-        };
-      },
-      json: async () => (p, out) => out.json(p)
-    };
-    approvalsActViews = {
-      text: async () => ({ action, ids, result: res, settled }, out) => {
-        const done = action === "approve" ? "approved" : "rejected";
-        const head = res.status === "success" ? action === "approve" ? "Approved" : "Rejected" : settled ? `No longer pending (whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)` : `Not all ${done} (status ${res.status})`;
-        const said = res.recovered ? res.message : `the service said: ${res.message}`;
-        out.out(`${head}: ${ids.join(", ")}. processed_count ${res.processed_count}; ${said}`);
-      },
-      json: async () => ({ action, ids, result }, out) => out.json({ action, approval_ids: ids, ...result })
-    };
-  }
-});
-
-// src/report/views/drift.ts
-var nothing, driftViews;
-var init_drift = __esm({
-  "src/report/views/drift.ts"() {
-    "use strict";
-    nothing = () => void 0;
-    driftViews = {
-      text: async () => {
-        const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
-        return { environment: (report2, out) => out.out(driftText2(report2, out)), end: nothing };
-      },
-      json: async () => ({
-        environment: nothing,
-        // One report has its own format_version; several are one object with a list, so the output has one too.
-        end: ({ entries, allEnvs }, out) => allEnvs ? out.json({ environments: entries }) : out.out(JSON.stringify(entries[0], null, 2))
-      }),
-      markdown: async () => {
-        const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
-        return { environment: (report2, out) => out.out(driftMarkdown2(report2)), end: nothing };
-      }
-    };
-  }
-});
-
-// src/ssp/csv.ts
-var csv_exports = {};
-__export(csv_exports, {
-  CsvSyntaxError: () => CsvSyntaxError,
-  TEMPLATE_EXAMPLE_ROW: () => TEMPLATE_EXAMPLE_ROW,
-  TEMPLATE_HEADER: () => TEMPLATE_HEADER,
-  formatCsv: () => formatCsv,
-  parseCsv: () => parseCsv,
-  templateCsv: () => templateCsv,
-  valuesColumns: () => valuesColumns,
-  valuesFromCsv: () => valuesFromCsv,
-  valuesToCsv: () => valuesToCsv
-});
-function openingQuoteLine(body) {
-  let line = 1;
-  let quoted = false;
-  let openedAt = 1;
-  let fieldStart = true;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (quoted) {
-      if (c === '"') {
-        if (body[i + 1] === '"') i++;
-        else quoted = false;
-      } else if (c === "\n") line++;
-      continue;
-    }
-    if (c === '"' && fieldStart) {
-      quoted = true;
-      openedAt = line;
-    }
-    fieldStart = c === "," || c === "\n" || c === "\r";
-    if (c === "\n") line++;
-  }
-  return openedAt;
-}
-function parseCsv(text3) {
-  const body = text3.charCodeAt(0) === 65279 ? text3.slice(1) : text3;
-  if (!body.includes('"')) {
-    const out = [];
-    const lines = body.split(/\r?\n|\r/);
-    for (let i = 0; i < lines.length; i++) {
-      const line2 = lines[i];
-      if (line2 !== "") out.push({ line: i + 1, cells: line2.split(",") });
-    }
-    return out;
-  }
-  let records;
-  const parseSync = (0, import_node_module.createRequire)(__revsyncModuleUrl)("csv-parse/sync").parse;
-  try {
-    records = parseSync(body, {
-      info: true,
-      raw: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      record_delimiter: ["\r\n", "\n", "\r"]
-    });
-  } catch (e) {
-    const err = e;
-    if (err.code === "CSV_QUOTE_NOT_CLOSED") throw new CsvSyntaxError(openingQuoteLine(body), "a quoted field opens here and never closes");
-    const line2 = err.lines ?? 1;
-    const why = err.code === "INVALID_OPENING_QUOTE" ? "a quote inside an unquoted field (quote the whole field and double the quote)" : err.message;
-    throw new CsvSyntaxError(line2, why);
-  }
-  let line = 1;
-  return records.map((r) => {
-    const leading = /^(?:\r\n|\n|\r)*/.exec(r.raw)?.[0] ?? "";
-    const start = line + (leading.match(/\r\n|\n|\r/g) ?? []).length;
-    line += (r.raw.match(/\r\n|\n|\r/g) ?? []).length;
-    return { line: start, cells: r.record };
-  });
-}
-function valuesColumns(header) {
-  const problems = [];
-  const names = header.map((h) => h.trim());
-  if (names.length === 1 && (names[0] ?? "").includes(";")) {
-    return {
-      index: [],
-      problems: [
-        `the header is one column holding semicolons: the file looks semicolon-separated; revsync reads comma-separated values (${TEMPLATE_HEADER.join(",")})`
-      ]
-    };
-  }
-  if (!names.some((n) => TEMPLATE_HEADER.includes(n))) {
-    const data = names.some((n) => /^-?\d+(\.\d+)?$/.test(n) || /^\d{4}-\d{2}-\d{2}$/.test(n));
-    return {
-      index: [],
-      problems: [
-        `${data ? "the first line looks like data, not a header" : "the first line names none of the columns"}: a values file starts with the header line ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`
-      ]
-    };
-  }
-  const seen = /* @__PURE__ */ new Map();
-  names.forEach((n, i) => {
-    if (seen.has(n)) problems.push(`column ${JSON.stringify(n)} is repeated (columns ${(seen.get(n) ?? 0) + 1} and ${i + 1})`);
-    else seen.set(n, i);
-    if (!TEMPLATE_HEADER.includes(n))
-      problems.push(`unknown column ${JSON.stringify(n)} (column ${i + 1}); the columns are ${TEMPLATE_HEADER.join(", ")}`);
-  });
-  const index = TEMPLATE_HEADER.map((c) => seen.get(c) ?? -1);
-  TEMPLATE_HEADER.forEach((c, i) => {
-    if (index[i] === -1) problems.push(`missing column ${JSON.stringify(c)}`);
-  });
-  return { index, problems };
-}
-function quote(value2) {
-  return /[",\r\n]/.test(value2) ? `"${value2.replace(/"/g, '""')}"` : value2;
-}
-function formatCsv(rows) {
-  return rows.map((r) => r.map(quote).join(",")).join("\n") + "\n";
-}
-function valuesToCsv(values2) {
-  return formatCsv([
-    TEMPLATE_HEADER,
-    ...values2.map((v) => [
-      v.product_id,
-      v.currency_code,
-      v.value_type,
-      String(v.below_mid_point),
-      String(v.mid_point),
-      String(v.above_mid_point),
-      v.effective_start_date,
-      v.effective_end_date
-    ])
-  ]);
-}
-function templateCsv() {
-  return formatCsv([TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW]);
-}
-function valuesFromCsv(text3) {
-  const rows = parseCsv(text3);
-  const cols = valuesColumns(rows[0]?.cells ?? []).index;
-  return rows.slice(1).map((r) => {
-    const c = (i) => r.cells[cols[i] ?? -1] ?? "";
-    const n = (i) => {
-      const read = readWhole(c(i));
-      return read.ok ? read.value : Number.NaN;
-    };
-    return {
-      product_id: c(0),
-      currency_code: c(1),
-      value_type: c(2),
-      below_mid_point: n(3),
-      mid_point: n(4),
-      above_mid_point: n(5),
-      effective_start_date: c(6),
-      effective_end_date: c(7)
-    };
-  });
-}
-var import_node_module, TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW, CsvSyntaxError;
-var init_csv = __esm({
-  "src/ssp/csv.ts"() {
-    "use strict";
-    import_node_module = require("node:module");
-    init_number();
-    TEMPLATE_HEADER = [
-      "product_id",
-      "currency_code",
-      "value_type",
-      "below_mid_point",
-      "mid_point",
-      "above_mid_point",
-      "effective_start_date",
-      "effective_end_date"
-    ];
-    TEMPLATE_EXAMPLE_ROW = ["HW-1000", "USD", "Percent", "90", "100", "110", "2026-01-01", "2026-06-30"];
-    CsvSyntaxError = class extends Error {
-      constructor(line, message) {
-        super(message);
-        this.line = line;
-        this.name = "CsvSyntaxError";
-      }
-      line;
-    };
-  }
-});
-
-// src/report/views/errors.ts
-var COLUMNS, NONE, errorsViews;
-var init_errors2 = __esm({
-  "src/report/views/errors.ts"() {
-    "use strict";
-    COLUMNS = [
-      { csv: "error_id", heading: "ERROR ID", get: (r) => r.error_id },
-      { csv: "error_date", heading: "DATE", get: (r) => r.error_date },
-      { csv: "error_warning_code", heading: "CODE", get: (r) => r.error_warning_code },
-      { csv: "error_warning_type", heading: "KIND", get: (r) => r.error_warning_type },
-      { csv: "document_identifier", heading: "DOCUMENT", get: (r) => r.document_identifier },
-      { csv: "request_id", get: (r) => r.request_id },
-      { csv: "legal_entity", heading: "ENTITY", get: (r) => r.document_details?.legal_entity },
-      { csv: "error_warning_field", heading: "FIELD", get: (r) => r.error_warning_field },
-      { csv: "error_warning_message", heading: "MESSAGE", get: (r) => r.error_warning_message },
-      { csv: "suggestions", get: (r) => r.suggestions }
-    ];
-    NONE = "No error transactions match.";
-    errorsViews = {
-      text: async () => {
-        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
-        return {
-          summary: (rows, out) => {
-            if (!rows.length) out.out(NONE);
-            for (const r of rows) {
-              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural3(r.count, "transaction")}: ${terminalText2(r.message)}`);
-              out.out(`    suggestion: ${terminalText2(r.suggestion)}`);
-              if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
-            }
-          },
-          records: ({ total, records }, out) => {
-            if (!records.length) return out.out(NONE);
-            const shown2 = COLUMNS.filter((c) => c.heading);
-            out.out(table2([shown2.map((c) => c.heading ?? ""), ...records.map((r) => shown2.map((c) => c.get(r) ?? ""))]));
-            out.out(`
-${plural3(total, "error transaction")}.`);
-          }
-        };
-      },
-      json: async () => ({
-        summary: (rows, out) => out.json({ summary: rows }),
-        records: ({ total, records }, out) => out.json({ total_records: total, records })
-      }),
-      csv: async () => {
-        const [{ formatCsv: formatCsv2 }, { terminalText: terminalText2 }] = await Promise.all([Promise.resolve().then(() => (init_csv(), csv_exports)), Promise.resolve().then(() => (init_escape(), escape_exports))]);
-        const csv = (rows) => formatCsv2(rows.map((r) => r.map(terminalText2)));
-        return {
-          summary: (rows, out) => out.raw(
-            csv([
-              ["code", "count", "message", "suggestion", "missing_policy_set"],
-              ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""])
-            ])
-          ),
-          records: ({ records }, out) => out.raw(csv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]))
-        };
-      }
-    };
-  }
-});
-
-// src/report/evidence.ts
-var evidence_exports = {};
-__export(evidence_exports, {
-  evidenceMarkdown: () => evidenceMarkdown,
-  evidenceText: () => evidenceText,
-  liveChanged: () => liveChanged,
-  liveWords: () => liveWords,
-  verifyText: () => verifyText
-});
-function approvedWords(r, esc) {
-  const how = {
-    "auto-approve": "confirmed by --auto-approve",
-    prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${esc(r.service_user)})` : ""}`,
-    declined: "declined at the prompt: nothing was applied",
-    cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
-    "not asked": "not asked: nothing was to be applied"
-  }[r.approval];
-  const ci = r.ci;
-  if (!ci) return how;
-  const pr = ci.pull_request !== null ? `, ${ci.provider === "gitlab" ? "merge request !" : "pull request #"}${ci.pull_request}` : "";
-  return `${how}; ${ci.provider === "gitlab" ? "GitLab CI" : "GitHub Actions"} run${ci.run_url ? ` ${esc(ci.run_url)}` : ""}${ci.actor ? ` started by ${esc(ci.actor)}` : ""}${pr}`;
-}
-function gitWords(r, esc) {
-  if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
-  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
-  return `${r.git.commit} (${tree})`;
-}
-function peopleWords(c, esc) {
-  const f = c.four_eyes;
-  if (!f) return void 0;
-  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : "";
-  return `reviewed by ${esc(named(f.reviewed_by))}, policy created by ${esc(named(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${rule2}`;
-}
-function pullRequestWords(r, esc) {
-  const pr = r.pull_request_approval;
-  if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
-  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc(String(pr.number))}`;
-  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc(a.user)}${a.at ? ` at ${esc(a.at)}` : ""} on ${a.commit ? esc(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
-  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc(pr.problem ?? "no answer")})`;
-  const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc).join(", ")}` : `no independent approval: ${esc(pr.problem ?? "")}`;
-  return `${name} by ${esc(named(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
-}
-function fourEyesText(r) {
-  if (r.four_eyes === void 0) return [];
-  return [
-    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named(r.service_user))} (no approver identity)`}`,
-    `  pull req.   ${pullRequestWords(r, terminalText)}`
-  ];
-}
-function fourEyesMarkdown(r) {
-  if (r.four_eyes === void 0) return [];
-  const approves = r.changes.filter((c) => c.action === "approve");
-  const rows = approves.map(
-    (c) => `| ${markdownCode(c.address)} | ${markdownText(named(c.four_eyes?.reviewed_by))} | ${markdownText(named(c.four_eyes?.policy_created_by))} | ${markdownText(named(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
-  );
-  return [
-    "#### Four eyes",
-    "",
-    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
-    `- **Prepared as**: ${markdownCode(named(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
-    `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
-    "",
-    ...rows.length ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
-    ""
-  ];
-}
-function lockWords(r) {
-  const l = r.lock;
-  if (!l) return void 0;
-  if ("disabled" in l) return `none: ${l.note}`;
-  const waited = l.waited_ms >= 1e3 ? `, after waiting ${(l.waited_ms / 1e3).toFixed(1)}s` : "";
-  return `${l.where}, id ${l.id}, taken ${l.acquired_at}${waited}${l.released ? "" : ", not released"}${l.note ? `; ${l.note}` : ""}`;
-}
-function countLine(r) {
-  const parts = Object.entries(r.summary).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
-  return parts.length ? parts.join(", ") : "no changes";
-}
-function evidenceText(file, r, out, doubt = null) {
-  const lines = [
-    out.paint("bold", `Evidence ${terminalText(file)}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
-    ...doubt ? [out.paint("red", `  ${doubt.tag}: ${terminalText(doubt.words)}`)] : [],
-    `  hash        ${terminalText(r.hash)}`,
-    `  prev        ${r.prev !== null ? terminalText(r.prev) : `none: this record starts a new chain because ${terminalText(r.chain_note ?? "it is the first record of this environment")}`}`,
-    `  when        ${terminalText(r.started_at)} to ${terminalText(r.finished_at)} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
-    `  where       ${terminalText(r.base_url)}, realm ${terminalText(r.realm)}, as ${terminalText(r.service_user ?? "(no user named)")}`,
-    ...lockWords(r) ? [`  lock        ${terminalText(lockWords(r) ?? "")}`] : [],
-    `  plan        ${terminalText(r.plan.checksum)}, ${r.plan.file ? `saved plan ${terminalText(r.plan.file)}` : "planned in this run"}, made ${terminalText(r.plan.created_at)}${r.plan.made_by ? ` as ${terminalText(r.plan.made_by)}` : ""}`,
-    `  approved    ${approvedWords(r, terminalText)}`,
-    `  git         ${gitWords(r, terminalText)}`,
-    `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
-    ...fourEyesText(r)
-  ];
-  if (r.changes.length) lines.push("", "  changes:");
-  for (const c of r.changes) {
-    lines.push(`    ${c.outcome.padEnd(9)} ${terminalText(c.action)} ${terminalText(c.address)}: ${terminalText(c.why)}`);
-    if (c.values)
-      lines.push(
-        `                values: ${terminalText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${terminalText(c.values.checksum ?? "(none: uploaded by this plan)")}`
-      );
-    const people = peopleWords(c, terminalText);
-    if (people) lines.push(`                four eyes: ${people}`);
-    for (const d of c.diff) lines.push(`                ${terminalText(d.path)}: ${show4(d.before)} -> ${show4(d.after)}`);
-    for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
-  }
-  lines.push("", `  other requests: ${plural(r.other_requests.length, "request")} (the plan's reads, the sign-in)`);
-  return lines.join("\n");
-}
-function changeRows(c) {
-  const sent = c.requests.map(
-    (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
-  ).join("<br>");
-  const values2 = c.values ? [`values: ${markdownText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${markdownText(c.values.checksum ?? "none")}`] : [];
-  const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show4(d.before))} \u2192 ${markdownText(show4(d.after))}`)].join("<br>");
-  return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
-}
-function evidenceMarkdown(file, r, doubt = null) {
-  return [
-    `### Apply ${r.sequence} of ${markdownCode(r.environment)} \u2014 ${markdownText(r.finished_at)}`,
-    "",
-    ...doubt ? [`> **${doubt.tag}**: ${markdownText(doubt.words)}.`, ""] : [],
-    `- **Record**: ${markdownCode(file)}, hash ${markdownCode(r.hash)}, prev ${markdownCode(r.prev ?? "none")}${r.prev === null ? ` (this record starts a new chain because ${markdownText(r.chain_note ?? "it is the first record of this environment")})` : ""}`,
-    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${markdownText(r.plan.created_at)}${r.plan.made_by ? ` as ${markdownText(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, markdownText).replace(/^\S+ /, "")}` : gitWords(r, markdownText)}`,
-    `- **By whom**: ${approvedWords(r, markdownText)}`,
-    `- **When**: ${markdownText(r.started_at)} to ${markdownText(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
-    `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
-    ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
-    `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
-    "",
-    ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows)] : ["No changes were applied."],
-    "",
-    ...fourEyesMarkdown(r)
-  ].join("\n");
-}
-function verifyText(report2, out, live) {
-  const lines = [];
-  for (const v of report2.records) {
-    const ok = v.findings[0] === "intact";
-    const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v.findings.join("+").toUpperCase().padEnd(9));
-    lines.push(`${tag} ${terminalText(v.file)}${v.environment ? ` (${terminalText(v.environment)} #${v.sequence ?? "?"})` : ""}`);
-    if (v.note) lines.push(`          ${/could not be fetched/.test(v.note) ? out.paint("yellow", terminalText(v.note)) : terminalText(v.note)}`);
-    for (const p of v.problems) lines.push(`          ${terminalText(p)}`);
-    for (const f of live?.get(v.file) ?? []) lines.push(`          ${liveWords(f)}`);
-  }
-  const bad = report2.records.filter((v) => v.findings[0] !== "intact").length;
-  lines.push(
-    "",
-    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
-  );
-  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
-  const changed2 = liveChanged(live);
-  if (changed2)
-    lines.push(
-      out.paint(
-        "red",
-        `live: ${plural(changed2, "change")} applied by these records no longer ${changed2 === 1 ? "holds" : "hold"} in the service (named above).`
-      )
-    );
-  return lines.join("\n");
-}
-function liveWords(f) {
-  const who = f.modified_by || f.modified_on ? ` (last changed${f.modified_by ? ` by ${terminalText(f.modified_by)}` : ""}${f.modified_on ? ` at ${terminalText(f.modified_on)}` : ""})` : "";
-  const later = f.later.length ? ` (then ${terminalText(f.later.join(", "))})` : "";
-  if (f.holds) return `live: holds  ${terminalText(f.action)} ${terminalText(f.address)}${later}`;
-  const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show4(d.applied)} -> ${show4(d.now)}`).join(", ")}`;
-  return `live: CHANGED ${terminalText(f.action)} ${terminalText(f.address)}: ${what}${later}`;
-}
-var seconds, show4, requestWords, named, liveChanged;
-var init_evidence = __esm({
-  "src/report/evidence.ts"() {
-    "use strict";
-    init_words();
-    init_escape();
-    seconds = (a, b) => `${((Date.parse(b) - Date.parse(a)) / 1e3).toFixed(1)}s`;
-    show4 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
-    named = (u) => u ?? "(not named)";
-    liveChanged = (live) => [...live?.values() ?? []].flat().filter((f) => !f.holds).length;
-  }
-});
-
-// src/report/views/evidence.ts
-var evidenceShowViews, evidenceVerifyViews;
-var init_evidence2 = __esm({
-  "src/report/views/evidence.ts"() {
-    "use strict";
-    evidenceShowViews = {
-      text: async () => {
-        const { evidenceText: evidenceText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return (records, out) => out.out(records.map((s) => evidenceText2(s.file, s.record, out, s.doubt)).join("\n\n"));
-      },
-      markdown: async () => {
-        const { evidenceMarkdown: evidenceMarkdown2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return (records, out) => out.out(records.map((s) => evidenceMarkdown2(s.file, s.record, s.doubt)).join("\n"));
-      },
-      json: async () => (records, out) => out.json({
-        records: records.map((s) => ({
-          file: s.file,
-          edited: s.verdict?.findings.includes("edited") ? s.verdict.problems.find((p) => p.startsWith("edited")) ?? "edited" : null,
-          verify: { findings: s.verdict?.findings ?? [], problems: s.verdict?.problems ?? [] },
-          doubt: s.doubt ?? null,
-          ...s.record
-        }))
-      })
-    };
-    evidenceVerifyViews = {
-      text: async () => {
-        const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
-      },
-      json: async () => {
-        const { liveChanged: liveChanged2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
-        return ({ folder, report: report2, live }, out) => out.json({
-          folder,
-          ok: report2.ok && !liveChanged2(live),
-          records: report2.records.map((v) => ({ ...v, ...live ? { live: live.get(v.file) ?? null } : {} })),
-          heads: report2.heads
-        });
-      }
-    };
-  }
-});
-
-// src/duration.ts
-function parseDuration(text3) {
-  const t = text3.trim();
-  if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * 1e3;
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) return void 0;
-  let ms = 0;
-  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNITS[unit ?? "s"] ?? 1e3);
-  return ms;
-}
-function formatDuration(ms) {
-  if (ms < 6e4) return `${+(ms / 1e3).toFixed(3)}s`;
-  const h = Math.floor(ms / 36e5);
-  const m = Math.floor(ms % 36e5 / 6e4);
-  const s = +(ms % 6e4 / 1e3).toFixed(3);
-  return `${h ? `${h}h` : ""}${m ? `${m}m` : ""}${s ? `${s}s` : ""}`;
-}
-var UNITS;
-var init_duration = __esm({
-  "src/duration.ts"() {
-    "use strict";
-    UNITS = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
-  }
-});
-
-// src/lock/lock.ts
-var lock_exports = {};
-__export(lock_exports, {
-  LockHeld: () => LockHeld,
-  LockUnavailable: () => LockUnavailable,
-  acquireLock: () => acquireLock,
-  holderWords: () => holderWords
-});
-function holderWords(h, now) {
-  const since = Date.parse(h.since);
-  return [
-    `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
-    `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
-    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
-    `lock id ${h.id}`
-  ].join(", ");
-}
-async function acquireLock(backend, request2, opts) {
-  const start = opts.now();
-  const deadline = start + opts.timeoutMs;
-  let pause = 500;
-  const told = /* @__PURE__ */ new Set();
-  for (; ; ) {
-    const r = await backend.take({ ...request2, since: new Date(opts.now()).toISOString() });
-    if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...r.tookOver ? { tookOver: r.tookOver } : {} };
-    const left = deadline - opts.now();
-    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
-    if (!told.has(r.held.id)) {
-      told.add(r.held.id);
-      opts.onWait?.(r.held, left);
-    }
-    await opts.sleep(Math.min(pause, left));
-    pause = Math.min(pause * 2, 5e3);
-  }
-}
-var LockUnavailable, ago, LockHeld;
-var init_lock = __esm({
-  "src/lock/lock.ts"() {
-    "use strict";
-    init_duration();
-    init_errors();
-    LockUnavailable = class extends UserError {
-      constructor(message, hint) {
-        super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
-        this.name = "LockUnavailable";
-      }
-    };
-    ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
-    LockHeld = class extends UserError {
-      constructor(environment, holder, waitedMs, now) {
-        super(
-          `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`
-        );
-        this.environment = environment;
-        this.holder = holder;
-        this.name = "LockHeld";
-      }
-      environment;
-      holder;
-    };
-  }
-});
-
-// src/report/views/lock.ts
-var lockStatusViews;
-var init_lock2 = __esm({
-  "src/report/views/lock.ts"() {
-    "use strict";
-    lockStatusViews = {
-      text: async () => {
-        const { holderWords: holderWords2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
-        return ({ environment, backend, holder }, out) => out.out(
-          holder ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):
-  held by ${holderWords2(holder, Date.now())}
-  If that apply is dead, release it: revsync unlock --env ${environment} ${holder.id}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
-        );
-      },
-      json: async () => ({ environment, backend, holder }, out) => out.json({ environment, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null })
-    };
-  }
-});
-
-// src/report/views/plan.ts
-async function planText2() {
-  const [{ planText: planText3 }, { planImpactText: planImpactText2 }, { impactOf: impactOf2 }] = await Promise.all([
-    Promise.resolve().then(() => (init_plan(), plan_exports)),
-    Promise.resolve().then(() => (init_policy_test(), policy_test_exports)),
-    Promise.resolve().then(() => (init_model(), model_exports))
-  ]);
-  return ({ plan }, out) => {
-    out.out(planText3(plan, out));
-    const impact2 = planImpactText2(impactOf2(plan));
-    if (impact2) out.out(`
-${impact2}`);
-  };
-}
-var planViews, showViews;
-var init_plan2 = __esm({
-  "src/report/views/plan.ts"() {
-    "use strict";
-    planViews = {
-      text: planText2,
-      json: async () => ({ plan }, out) => out.out(JSON.stringify(plan, null, 2)),
-      markdown: async () => {
-        const { planMarkdown: planMarkdown2 } = await Promise.resolve().then(() => (init_plan(), plan_exports));
-        return ({ plan, file }, out) => out.out(planMarkdown2(plan, file));
-      }
-    };
-    showViews = {
-      ...planViews,
-      text: async () => {
-        const text3 = await planText2();
-        return (shown2, out) => {
-          const { plan, file } = shown2;
-          out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
-          text3(shown2, out);
-        };
-      }
-    };
-  }
-});
-
-// src/report/views/policy-test.ts
-var policy_test_exports2 = {};
-__export(policy_test_exports2, {
-  testViews: () => testViews
-});
-var testViews;
-var init_policy_test2 = __esm({
-  "src/report/views/policy-test.ts"() {
-    "use strict";
-    testViews = {
-      text: async () => {
-        const { testText: testText2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
-        return {
-          results: ({ results, contracts, source, note }, out) => out.out(note ? `No policy tests ran: ${note}.` : testText2(results, source, out, contracts))
-        };
-      },
-      json: async () => {
-        const { testJson: testJson2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
-        return {
-          results: ({ results, contracts, source, note }, out) => {
-            out.out(JSON.stringify(note ? { ...testJson2(results, source), note } : testJson2(results, source, contracts), null, 2));
-            if (note) out.info(`Note: ${note}.`);
-          }
-        };
-      },
-      junit: async () => {
-        const { testJunit: testJunit2, testJunitError: testJunitError2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
-        return {
-          reportsBrokenFiles: true,
-          results: ({ results, contracts, note, broken }, out) => {
-            out.raw(testJunit2(results, contracts, broken));
-            if (note) out.info(`Note: ${note}.`);
-          },
-          error: (e, out) => out.raw(testJunitError2(e))
-        };
-      }
-    };
-  }
-});
-
-// src/report/views/ssp.ts
-var sspBatchesViews;
-var init_ssp = __esm({
-  "src/report/views/ssp.ts"() {
-    "use strict";
-    sspBatchesViews = {
-      text: async () => {
-        const [{ table: table2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
-        return ({ policy: policy2, rows }, out) => {
-          if (!rows.length) return out.out(policy2 === void 0 ? "No SSP policy in the service has batches." : `${policy2} has no batches.`);
-          out.out(
-            table2([
-              ["POLICY", "BATCH", "STATUS", "FILE ID", "ROWS", "FROM", "TO", "UPDATED"],
-              ...rows.map((r) => [
-                r.policy,
-                r.batch,
-                r.status ?? "",
-                r.file_id ?? "(no file)",
-                r.rows === null ? "" : String(r.rows),
-                r.effective_start_date ?? "",
-                r.effective_end_date ?? "",
-                [r.updated_at, r.updated_by ? `by ${r.updated_by}` : ""].filter(Boolean).join(" ")
-              ])
-            ])
-          );
-          out.out(`
-${plural3(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
-        };
-      },
-      json: async () => ({ rows }, out) => out.json({ batches: rows })
-    };
-  }
-});
-
-// src/report/diagnostics.ts
-var diagnostics_exports = {};
-__export(diagnostics_exports, {
-  diagnosticsJson: () => diagnosticsJson,
-  diagnosticsText: () => diagnosticsText,
-  githubAnnotations: () => githubAnnotations
-});
-function diagnosticsText({ diagnostics: list3, files }, out) {
-  const errors = errorsOf(list3);
-  for (const d of list3) {
-    const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
-    out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
-  }
-  const warnings = list3.length - errors;
-  const warned = warnings ? plural(warnings, "warning") : "";
-  if (errors) {
-    const failed = new Set(list3.filter((d) => d.severity === "error").map((d) => d.file)).size;
-    out.out(`
-${plural(errors, "error")} in ${plural(failed, "file")}${warned ? `, and ${warned}` : ""}.`);
-  } else out.out(`${list3.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
-}
-function diagnosticsJson({ diagnostics: list3, files }, out) {
-  const errors = errorsOf(list3);
-  out.json({ valid: errors === 0, files, errors, warnings: list3.length - errors, diagnostics: list3 });
-}
-function escapeData(s) {
-  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
-}
-function escapeProp(s) {
-  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
-}
-function githubAnnotations({ diagnostics: list3, env: env2 }, out) {
-  if (env2.GITHUB_ACTIONS !== "true") return;
-  for (const d of list3) {
-    out.raw(
-      `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}
-`
-    );
-  }
-}
-var errorsOf;
-var init_diagnostics = __esm({
-  "src/report/diagnostics.ts"() {
-    "use strict";
-    init_words();
-    init_escape();
-    errorsOf = (list3) => list3.filter((d) => d.severity === "error").length;
-  }
-});
-
-// src/report/views/validate.ts
-var validateViews;
-var init_validate = __esm({
-  "src/report/views/validate.ts"() {
-    "use strict";
-    validateViews = {
-      text: async () => {
-        const { diagnosticsText: diagnosticsText2, githubAnnotations: githubAnnotations2 } = await Promise.resolve().then(() => (init_diagnostics(), diagnostics_exports));
-        return (checked, out) => {
-          diagnosticsText2(checked, out);
-          githubAnnotations2(checked, out);
-        };
-      },
-      json: async () => {
-        const { diagnosticsJson: diagnosticsJson2, githubAnnotations: githubAnnotations2 } = await Promise.resolve().then(() => (init_diagnostics(), diagnostics_exports));
-        return (checked, out) => {
-          diagnosticsJson2(checked, out);
-          githubAnnotations2(checked, out);
-        };
-      }
-    };
-  }
-});
-
-// src/cli/flags.ts
-function formatOption(views) {
-  const choices = formatsOf(views);
-  const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
-  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
-  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value2) => {
-    const v = FORMAT_ALIASES[value2] && choices.includes(FORMAT_ALIASES[value2]) ? FORMAT_ALIASES[value2] : value2;
-    if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
-    return v;
-  });
-  option.argChoices = choices;
-  return option;
-}
-function choiceOption(flags, description, choices, defaultValue) {
-  const option = new Option(flags, description);
-  if (defaultValue !== void 0) option.default(defaultValue);
-  option.argChoices = choices;
-  return option;
-}
-function common(cmd, opts = {}) {
-  cmd.option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)").option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
-  if (!opts.offline) {
-    cmd.option("--concurrency <n>", "requests in flight at once", "8").option(
-      "--rate-limit <n>",
-      "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)"
-    ).option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
-  }
-  cmd.option("-q, --quiet", "print results only, no progress or notes");
-  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
-  cmd.option("--no-color", "plain output (also NO_COLOR)");
-  if (opts.views) cmd.addOption(formatOption(opts.views));
-  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
-  return cmd;
-}
-var FORMAT_ALIASES, collect;
-var init_flags = __esm({
-  "src/cli/flags.ts"() {
-    "use strict";
-    init_esm();
-    init_view();
-    FORMAT_ALIASES = { table: "text" };
-    collect = (value2, previous = []) => [...previous, value2];
-  }
-});
-
-// src/emulator/seed.ts
-function tenantConfigItem() {
-  return {
-    account_segment_delimiter: "-",
-    ar_accounting: true,
-    augment_currency_rates: false,
-    bundle_functionality: true,
-    can_delete: false,
-    carves_allocation: false,
-    contract_asset_journal_method: null,
-    contract_asset_segment: null,
-    cost_enabled: false,
-    cost_practical_expedient: 12,
-    create_revenue_schedules: true,
-    created_at: T0,
-    created_by: "setup",
-    distribution_method: "Days in Calendar Period",
-    egress_hold: false,
-    fx_adjustment_method: null,
-    fx_adjustments: true,
-    guid: "6f1c2a8e-4b7d-4e0a-9c3f-2d5b8a1e7c40",
-    ingest_hold: false,
-    is_user_defined: true,
-    journal_details_egress: true,
-    journal_transfer_by_ofid: false,
-    journals_run_currency: "USD",
-    lt_st_accounting: true,
-    manual_journal: true,
-    manual_journal_contra_account: "MJ-CONTRA-000",
-    multi_currency_revenue_contracts: false,
-    prorate_method: "Daily",
-    rc_activities_egress: true,
-    rc_distributions_egress: true,
-    reprocess_existing_ofid: false,
-    crm_multicurrorg_enabled: false,
-    snowman_enabled: false,
-    ui_mode: "Classic",
-    updated_at: T0,
-    updated_by: "setup"
-  };
-}
-function values(prefix, products, start, end, offset = 0) {
-  const out = [];
-  let n = 0;
-  for (let p = 0; p < products; p++) {
-    for (const currency of ["USD", "EUR"]) {
-      n++;
-      const mid = 100 + (p * 7 + offset) % 25;
-      out.push({
-        product_id: `${prefix}-${1e3 + p * 10}`,
-        currency_code: currency,
-        value_type: "Percent",
-        below_mid_point: mid - 10,
-        mid_point: mid,
-        above_mid_point: mid + 10,
-        effective_start_date: start,
-        effective_end_date: end,
-        ssp_value_id: `SV${prefix}${start.replace(/-/g, "")}${String(n).padStart(4, "0")}`
-      });
-    }
-  }
-  return out;
-}
-function policy(seed, files) {
-  const stamp = { created_at: T0, created_by: "alice", updated_at: T0, updated_by: "alice" };
-  const batches = seed.batches.map((b, i) => {
-    const fileId = seed.method === "upload" ? `FILE-${seed.id}-${i + 1}` : null;
-    if (fileId) files[fileId] = valuesToCsv(b.values);
-    return {
-      ...stamp,
-      can_delete: b.status !== "approved",
-      is_user_defined: true,
-      entity_type: "batch",
-      name: b.name,
-      batch_name: b.name,
-      policy_name: seed.name,
-      method: seed.method,
-      status: b.status,
-      file_id: fileId,
-      file_name: fileId ? b.file : null,
-      effective_start_date: b.start,
-      effective_end_date: b.end,
-      timestamp: T0,
-      ssp_values: b.values
-    };
-  });
-  return {
-    compliance_id: seed.id,
-    compliance_name: seed.name,
-    created_by: "alice",
-    created_on: T0,
-    last_modified_by: "alice",
-    last_modified_on: T0,
-    policy_type: "SSP",
-    status: "Active",
-    unique_key: `${seed.id.toLowerCase()}-5a1e-4c2b-8f3d-000000000001`,
-    version_id: "1",
-    item: {
-      ...stamp,
-      active: true,
-      can_delete: false,
-      ceiling_percentage: seed.ceiling,
-      floor_percentage: seed.floor,
-      data_identifiers: seed.identifiers,
-      entity_type: "policy",
-      expression: seed.expression,
-      hierarchy_no: seed.hierarchy,
-      is_user_defined: true,
-      method: seed.method,
-      name: seed.name,
-      transaction_above_range: "Cap at ceiling",
-      transaction_below_range: "Raise to floor",
-      transaction_mid_range: "Use transaction price",
-      type: "SSP",
-      when: seed.when,
-      apply_ssppercent_on: "List Price"
-    },
-    batches
-  };
-}
-function demoTenant() {
-  const files = {};
-  const ssp3 = [
-    policy(
-      {
-        id: "SSP-HW",
-        name: "Hardware SSP",
-        method: "upload",
-        hierarchy: 10,
-        expression: "",
-        identifiers: ["product_id", "currency_code"],
-        floor: 85,
-        ceiling: 115,
-        when: [
-          { field_name: "product_family", operator: "equality", value: "Hardware" },
-          { field_name: "legal_entity", operator: "in", value: "US01,DE01" }
-        ],
-        batches: [
-          {
-            name: "FY25-H2",
-            status: "approved",
-            file: "hardware-fy25-h2.csv",
-            values: values("HW", 6, "2025-07-01", "2025-12-31"),
-            start: "2025-07-01",
-            end: "2025-12-31"
-          },
-          {
-            name: "FY26-H1",
-            status: "reviewed",
-            file: "hardware-fy26-h1.csv",
-            values: values("HW", 6, "2026-01-01", "2026-06-30", 3),
-            start: "2026-01-01",
-            end: "2026-06-30"
-          },
-          {
-            name: "FY26-H2",
-            status: "file uploaded",
-            file: "hardware-fy26-h2.csv",
-            values: values("HW", 6, "2026-07-01", "2026-12-31", 5),
-            start: "2026-07-01",
-            end: "2026-12-31"
-          }
-        ]
-      },
-      files
-    ),
-    policy(
-      {
-        id: "SSP-SW",
-        name: "Software Subscriptions SSP",
-        method: "upload",
-        hierarchy: 20,
-        expression: "",
-        identifiers: ["product_id"],
-        floor: 80,
-        ceiling: 120,
-        when: [{ field_name: "product_family", operator: "equality", value: "Software" }],
-        batches: [
-          {
-            name: "FY26-Q1",
-            status: "file uploaded",
-            file: "software-fy26-q1.csv",
-            values: values("SW", 4, "2026-01-01", "2026-03-31", 1),
-            start: "2026-01-01",
-            end: "2026-03-31"
-          },
-          {
-            name: "FY26-Q2",
-            status: "approved",
-            file: "software-fy26-q2.csv",
-            values: values("SW", 4, "2026-04-01", "2026-06-30", 2),
-            start: "2026-04-01",
-            end: "2026-06-30"
-          }
-        ]
-      },
-      files
-    ),
-    policy(
-      {
-        id: "SSP-PS",
-        name: "Professional Services SSP",
-        method: "formula",
-        hierarchy: 30,
-        expression: "unit_list_price * 0.92",
-        identifiers: ["product_id"],
-        floor: 90,
-        ceiling: 110,
-        when: [{ field_name: "product_family", operator: "equality", value: "Services" }],
-        batches: []
-      },
-      files
-    ),
-    policy(
-      {
-        id: "SSP-SUP",
-        name: "Support Renewals SSP",
-        method: "calculator",
-        hierarchy: 40,
-        expression: "",
-        identifiers: ["product_id", "customer_tier"],
-        floor: 75,
-        ceiling: 125,
-        when: [{ field_name: "product_name", operator: "starts with", value: "Support" }],
-        batches: [
-          { name: "FY26-CALC", status: "reviewed", file: "", values: values("SUP", 3, "2026-01-01", "2026-12-31"), start: "2026-01-01", end: "2026-12-31" }
-        ]
-      },
-      files
-    )
-  ];
-  const approval = (n, by, type, file, rows, hoursAgo) => ({
-    approval_id: `APR-${String(n).padStart(4, "0")}`,
-    approval_comments: null,
-    approved_by: null,
-    approved_on: null,
-    approver_role: null,
-    context: type === "ORDER" ? "Orders" : type === "INVOICE" ? "Invoices" : "Events",
-    file_date_format: "MM/DD/YYYY",
-    file_format: "csv",
-    file_id: `UPL-${String(n).padStart(4, "0")}`,
-    file_name: file,
-    uploaded_file_name: file,
-    ingested_transaction_type: type,
-    status: "Pending Approval",
-    total_rows_received: rows,
-    upload_time: T0 + 86400 * 300 - hoursAgo * 3600,
-    upload_type: "MANUAL",
-    uploaded_by: by
-  });
-  const approved = approval(6, "carol", "ORDER", "orders-2026-10-01.csv", 120, 900);
-  approved.status = "Approved";
-  approved.approved_by = "bob";
-  approved.approved_on = T0 + 86400 * 275;
-  approved.approval_comments = "Checked against the CRM export";
-  approved.approver_role = "Revenue Approver";
-  return {
-    realm: DEMO.realm,
-    environment: DEMO.environment,
-    clients: { [DEMO.clientId]: DEMO.clientSecret },
-    users: Object.fromEntries(Object.entries(DEMO.users).map(([k, v]) => [k, { password: v.password, roles: [...v.roles] }])),
-    tenantConfigurations: [
-      {
-        compliance_id: "TC-0001",
-        compliance_name: "Default Tenant Configuration",
-        compliance_spec: [tenantConfigItem()],
-        created_by: "setup",
-        created_on: T0,
-        last_modified_by: "setup",
-        last_modified_on: T0,
-        policy_type: "Tenant Configuration",
-        status: "Active",
-        unique_key: "0b7e6d3c-91a2-4f5e-8d17-3c9a2b6e4f01",
-        version_id: "1"
-      }
-    ],
-    ssp: ssp3,
-    files,
-    approvals: {
-      enabled: true,
-      roles: ["Revenue Approver"],
-      records: [
-        approval(1, "alice", "ORDER", "orders-2026-10-27.csv", 1480, 30),
-        approval(2, "alice", "INVOICE", "invoices-2026-10-27.csv", 955, 29),
-        approval(3, "carol", "ORDER", "orders-2026-10-28.csv", 1512, 6),
-        approval(4, "carol", "EVENT", "events-usage-2026-10.csv", 40210, 5),
-        approval(5, "alice", "ORDER", "orders-emea-2026-10-28.csv", 312, 2),
-        approved
-      ]
-    },
-    errorTransactions: { compliance_id: "ERR-POLICY-1", compliance_name: "Error Transactions", records: errorRecords() }
-  };
-}
-function errorRecords() {
-  const rows = [
-    // code, type, kind, date, request, financial id, legal entity, field
-    ["ERR-00015", "ORDER", "remediable", "2026-10-01", "REQ-1001", "OF-50001", "US01", "revenue_rule"],
-    ["ERR-00015", "ORDER", "remediable", "2026-10-03", "REQ-1001", "OF-50002", "US01", "revenue_rule"],
-    ["ERR-00015", "ORDER", "remediable", "2026-10-15", "REQ-1007", "OF-50107", "DE01", "revenue_rule"],
-    ["ERR-00003", "ORDER", "remediable", "2026-10-05", "REQ-1002", "OF-50010", "US01", "transaction_currency"],
-    ["ERR-00021", "ORDER", "discarded", "2026-10-10", "REQ-1004", "OF-50033", "DE01", "product_id"],
-    ["ERR-00021", "ORDER", "discarded", "2026-10-31", "REQ-1009", "OF-50201", "US01", "product_id"],
-    ["ERR-00008", "INVOICE", "remediable", "2026-10-12", "REQ-2001", "BF-70001", "US01", "bill_date"],
-    ["ERR-00015", "INVOICE", "remediable", "2026-10-20", "REQ-2004", "BF-70020", "DE01", "revenue_rule"],
-    ["ERR-00030", "EVENT", "discarded", "2026-10-22", "REQ-3001", "EV-90001", "US01", "event_date"],
-    ["ERR-00041", "MJE", "remediable", "2026-10-25", "REQ-4001", "MJ-10001", "US01", "account"]
-  ];
-  const messages = {
-    "ERR-00015": ["No valid revenue rule policy is available", "Create the revenue rule policy and reprocess the transaction"],
-    "ERR-00003": ["Transaction currency is not an active currency", "Activate the currency in the currencies policy and reprocess"],
-    "ERR-00021": ["Product does not exist in the product catalog", "Correct the product_id and upload the line again"],
-    "ERR-00008": ["Bill date is before the order date", "Correct the bill date and reprocess"],
-    "ERR-00030": ["Event date falls in a closed period", "Open the period or correct the event date"],
-    "ERR-00041": ["Account segment is not valid", "Correct the account and reprocess"]
-  };
-  return rows.map(([code, type, kind, date, request2, fid, entity, field], i) => {
-    const [message, suggestion] = messages[code] ?? ["Unknown error", ""];
-    const [y, m, d] = date.split("-");
-    return {
-      bg_run_id: `BG-${8800 + i}`,
-      document_details: {
-        BUNDLE_CONFIG_KEY: "",
-        Cost_Amount: "0",
-        Deferred_Cost_Account: "",
-        Recognized_Cost_Account: "",
-        amendment_reason: "",
-        billing_revenue_accrual: false,
-        carves_eligible: true,
-        carves_liability_segment: "2400",
-        carves_revenue_segment: "4000",
-        contract_liability_segment: "2300",
-        contract_revenue_segment: "4100",
-        customer_id: `CUST-${300 + i}`,
-        customer_name: ["Northwind Traders", "Contoso Ltd", "Fabrikam GmbH", "Tailspin Toys"][i % 4] ?? "",
-        discount_amount: "0.00",
-        discount_percent: "0",
-        functional_currency: entity === "DE01" ? "EUR" : "USD",
-        functional_exchange_rate: "1",
-        global_currency: "USD",
-        global_exchange_rate: entity === "DE01" ? "1.08" : "1",
-        legal_entity: entity,
-        order_date: `${m}/${d}/${y}`,
-        order_financial_id: fid,
-        order_number: `SO-${2e4 + i}`,
-        order_quantity: "1",
-        parent_order_reference: "",
-        po_number: `PO-${4e3 + i}`,
-        product_id: `HW-${1e3 + i % 6 * 10}`,
-        product_name: "Edge Gateway",
-        revenue_end_date: `12/31/${y}`,
-        revenue_start_date: `${m}/${d}/${y}`,
-        source_system: "CRM",
-        ssp_date: date,
-        total_list_price: "1200.00",
-        total_sell_price: "1100.00",
-        transaction_currency: entity === "DE01" ? "EUR" : "USD",
-        transaction_type: type,
-        unit_list_price: "1200.00",
-        unit_sell_price: "1100.00",
-        usage_bookings: false
-      },
-      document_identifier: fid,
-      error_date: date,
-      error_id: `E-${String(i + 1).padStart(5, "0")}`,
-      error_warning_code: code,
-      error_warning_field: field,
-      error_warning_message: message,
-      error_warning_type: kind,
-      request_id: request2,
-      suggestions: suggestion,
-      transaction_type: type
-    };
-  });
-}
-function emptyTenant() {
-  const t = demoTenant();
-  return {
-    ...t,
-    ssp: [],
-    files: {},
-    approvals: { enabled: true, roles: ["Revenue Approver"], records: [] },
-    errorTransactions: { ...t.errorTransactions, records: [] }
-  };
-}
-function seedState(name) {
-  if (name === "multi-env") {
-    const sandbox = { ...demoTenant(), realm: "acme-sandbox", environment: "sandbox" };
-    const production = { ...demoTenant(), realm: "acme", environment: "production" };
-    return { version: 1, seq: 1e3, tenants: [sandbox, production], tokens: {} };
-  }
-  return { version: 1, seq: 1e3, tenants: [name === "demo" ? demoTenant() : emptyTenant()], tokens: {} };
-}
-var SEEDS, DEMO, T0;
-var init_seed = __esm({
-  "src/emulator/seed.ts"() {
-    "use strict";
-    init_csv();
-    SEEDS = ["demo", "empty", "multi-env"];
-    DEMO = {
-      realm: "demo",
-      environment: "sandbox",
-      clientId: "revsync",
-      clientSecret: "demo-secret",
-      users: {
-        alice: { password: "alice-password", roles: ["Revenue Analyst", "Revenue Approver"] },
-        bob: { password: "bob-password", roles: ["Revenue Approver"] },
-        carol: { password: "carol-password", roles: ["Revenue Analyst"] }
-      }
-    };
-    T0 = 1767225600;
-  }
-});
-
-// src/emulator/profile.ts
-function literalAnswer(body) {
-  const walk = (node, key3) => {
-    if (Array.isArray(node)) {
-      const items = node.map((v) => walk(v, key3));
-      return REORDERED.has(key3) ? items.reverse() : items;
-    }
-    if (!node || typeof node !== "object") return node;
-    const out = {};
-    for (const [k, v] of Object.entries(node)) {
-      if (NULL_FIELDS.has(k)) out[k] = null;
-      else if (k === "operator" && typeof v === "string") out[k] = SYMBOLS[v] ?? v;
-      else out[k] = walk(v, k);
-    }
-    if ("compliance_name" in out || "compliance_id" in out) out.x_region = "eu-central";
-    if ("created_at" in out) out.x_revision = 3;
-    return out;
-  };
-  return walk(body, "(root)");
-}
-function literalRefusal(message, errors) {
-  return { compliance_id: "", compliance_details: [{ error: errors, message, unique_key: "" }], error: errors, message };
-}
-var PROFILES, NULL_FIELDS, SYMBOLS, REORDERED;
-var init_profile = __esm({
-  "src/emulator/profile.ts"() {
-    "use strict";
-    PROFILES = ["default", "literal"];
-    NULL_FIELDS = /* @__PURE__ */ new Set([
-      // a tenant configuration
-      "account_segment_delimiter",
-      "contract_asset_journal_method",
-      "contract_asset_segment",
-      "cost_practical_expedient",
-      "fx_adjustment_method",
-      // an SSP policy item
-      "ceiling_percentage",
-      "floor_percentage",
-      "compliance_percent",
-      "file_id",
-      "file_name",
-      "ssp_calculation_method",
-      "ssp_range_calc_type"
-    ]);
-    SYMBOLS = { "greater than": ">", "less than": "<", "greater or equal": ">=", "less or equal": "<=" };
-    REORDERED = /* @__PURE__ */ new Set(["(root)", "compliance_spec", "batches", "when", "data_identifiers", "records", "ssp_values"]);
-  }
-});
-
-// src/emulator/faults.ts
-function parseFaults(body) {
-  if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";
-  const b = body;
-  const list3 = Array.isArray(b.faults) ? b.faults : [body];
-  const faults = [];
-  for (const [i, f] of list3.entries()) {
-    if (!f || typeof f !== "object") return `faults[${i}] must be an object`;
-    const kind = f.kind;
-    if (!KINDS.includes(kind)) return `faults[${i}].kind must be one of ${KINDS.join(", ")}`;
-    const { rate: rate2, burst, retry_after } = f;
-    if (rate2 !== void 0 && (typeof rate2 !== "number" || !(rate2 > 0))) return `faults[${i}].rate must be a number of requests per second above 0`;
-    if (burst !== void 0 && (typeof burst !== "number" || !(burst >= 1))) return `faults[${i}].burst must be a number of requests, at least 1`;
-    if (retry_after !== void 0 && retry_after !== null && (typeof retry_after !== "number" || retry_after < 0))
-      return `faults[${i}].retry_after must be a number of seconds, or null for none`;
-    const p = f.probability;
-    if (p !== void 0 && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
-    faults.push(f);
-  }
-  if (b.seed !== void 0 && typeof b.seed !== "number") return "seed must be a number";
-  return { faults, seed: b.seed, replace: b.replace !== false };
-}
-function seededRandom(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = a + 1831565813 >>> 0;
-    let t = a;
-    t = Math.imul(t ^ t >>> 15, t | 1);
-    t ^= t + Math.imul(t ^ t >>> 7, t | 61);
-    return ((t ^ t >>> 14) >>> 0) / 4294967296;
-  };
-}
-function parseRateLimit(text3) {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*s\s*(?:,\s*(\d+)\s*)?$/.exec(text3);
-  if (!m) return void 0;
-  const rate2 = Number(m[1]);
-  const burst = m[2] === void 0 ? Math.max(1, Math.ceil(rate2)) : Number(m[2]);
-  return rate2 > 0 && burst >= 1 ? { rate: rate2, burst } : void 0;
-}
-var KINDS, TokenBucket, FaultTable;
-var init_faults = __esm({
-  "src/emulator/faults.ts"() {
-    "use strict";
-    KINDS = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle"];
-    TokenBucket = class {
-      constructor(rate2, burst, now = Date.now) {
-        this.rate = rate2;
-        this.burst = burst;
-        this.now = now;
-        this.tokens = burst;
-        this.at = now();
-      }
-      rate;
-      burst;
-      now;
-      tokens;
-      at;
-      /** Takes a token: undefined when there was one, else the seconds until there is one (at least 1, as
-       *  Retry-After counts whole seconds). */
-      take() {
-        const now = this.now();
-        this.tokens = Math.min(this.burst, this.tokens + (now - this.at) * this.rate / 1e3);
-        this.at = now;
-        if (this.tokens >= 1) {
-          this.tokens -= 1;
-          return void 0;
-        }
-        return Math.max(1, Math.ceil((1 - this.tokens) / this.rate));
-      }
-    };
-    FaultTable = class {
-      faults = [];
-      random = Math.random;
-      set(faults, seed, replace) {
-        if (replace) this.faults = [];
-        this.faults.push(
-          ...faults.map((f) => ({
-            ...f,
-            hits: 0,
-            bucket: f.kind === "rate_limit" && f.rate !== void 0 ? new TokenBucket(f.rate, f.burst ?? Math.max(1, Math.ceil(f.rate))) : void 0
-          }))
-        );
-        if (seed !== void 0) this.random = seededRandom(seed);
-      }
-      clear() {
-        this.faults = [];
-        this.random = Math.random;
-      }
-      list() {
-        return this.faults.map(({ bucket: _bucket, ...f }) => f);
-      }
-      /** The faults that fire for this request, each counted once. */
-      pick(method, path, body, query = "") {
-        const fired = [];
-        for (const f of this.faults) {
-          if (f.kind === "token_expiry") continue;
-          if (f.times !== void 0 && f.hits >= f.times) continue;
-          if (f.method && f.method.toUpperCase() !== method) continue;
-          if (f.path && !path.includes(f.path)) continue;
-          if (f.query && !query.includes(f.query)) continue;
-          if (f.body_contains && !body.includes(f.body_contains)) continue;
-          if ((f.probability ?? 1) < 1 && this.random() >= (f.probability ?? 1)) continue;
-          let fault = f;
-          if (f.bucket) {
-            const wait = f.bucket.take();
-            if (wait === void 0) continue;
-            fault = { ...f, retry_after: f.retry_after === void 0 ? wait : f.retry_after };
-          }
-          f.hits++;
-          fired.push(fault);
-        }
-        return fired;
-      }
-    };
+    desiredOf = (kind, state) => state.get(kind.name) ?? [];
+    liveOf = (kind, state) => state.get(kind.name);
+    owns = (kind, address) => address.startsWith(`${kind.name}/`);
   }
 });
 
@@ -35147,14 +33184,22 @@ function apiValidator(definition) {
   }
   return fn;
 }
+function standaloneName(file) {
+  const base = file.replace(/^.*\//, "").replace(/\.schema\.json$/, "");
+  return base === "revsync-config" ? "config" : base.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+}
 function standalone() {
   return import_validators.default;
 }
 function precompiled(file) {
-  const name = STANDALONE[file];
-  return name ? standalone()[name] : void 0;
+  return file === "api.schema.json" ? void 0 : standalone()[standaloneName(file)];
 }
 function fileValidator(file) {
+  if (typeof file === "object") {
+    let own2 = ownCompiled.get(file);
+    if (!own2) ownCompiled.set(file, own2 = instance().compile(file));
+    return own2;
+  }
   let fn = compiled.get(file);
   if (!fn) {
     fn = precompiled(file) ?? instance().compile(schemaJson(file));
@@ -35163,6 +33208,7 @@ function fileValidator(file) {
   return fn;
 }
 function schemaJson(file) {
+  if (typeof file === "object") return file;
   let s = schemas.get(file);
   if (!s) {
     s = JSON.parse((0, import_node_fs.readFileSync)((0, import_node_path2.join)(schemasDir, file), "utf8"));
@@ -35174,8 +33220,8 @@ function describeAjvErrors(errors) {
   return (errors ?? []).filter((e) => e.keyword !== "if").map((e) => {
     const base = e.instancePath.replace(/^\//, "").replace(/\//g, ".");
     if (e.keyword === "required") {
-      const missing3 = e.params.missingProperty;
-      return { field: base ? `${base}.${missing3}` : missing3, message: `is required` };
+      const missing2 = e.params.missingProperty;
+      return { field: base ? `${base}.${missing2}` : missing2, message: `is required` };
     }
     if (e.keyword === "additionalProperties") {
       const extra = e.params.additionalProperty;
@@ -35188,1033 +33234,2480 @@ function describeAjvErrors(errors) {
     return { field: base || "(body)", message: e.message ?? "is invalid" };
   });
 }
-var import_node_fs, import_node_module2, import_node_path2, import_validators, schemasDir, ajv, compiled, load, STANDALONE, schemas;
+var import_node_fs, import_node_module, import_node_path2, import_validators, schemasDir, ajv, compiled, load, ownCompiled, schemas;
 var init_ajv = __esm({
   "src/schema/ajv.ts"() {
     "use strict";
     import_node_fs = require("node:fs");
-    import_node_module2 = require("node:module");
+    import_node_module = require("node:module");
     import_node_path2 = require("node:path");
     init_package_root();
     import_validators = __toESM(require_validators(), 1);
     schemasDir = (0, import_node_path2.join)(PACKAGE_ROOT, "schemas");
     compiled = /* @__PURE__ */ new Map();
-    load = (0, import_node_module2.createRequire)(__revsyncModuleUrl);
-    STANDALONE = {
-      "revsync-config.schema.json": "config",
-      "policy/tenant-configuration.schema.json": "tenantConfiguration",
-      "policy/ssp-policy.schema.json": "sspPolicy",
-      "plan.schema.json": "plan",
-      "policy/ssp-policy-test.schema.json": "sspPolicyTest",
-      "evidence-record.schema.json": "evidenceRecord"
-    };
+    load = (0, import_node_module.createRequire)(__revsyncModuleUrl);
+    ownCompiled = /* @__PURE__ */ new WeakMap();
     schemas = /* @__PURE__ */ new Map();
   }
 });
 
-// src/fs-atomic.ts
-function writeFileAtomic(path, data, mode = 420, exact = false) {
-  const tmp = writeTemp(path, data, mode, exact);
-  try {
-    (0, import_node_fs2.renameSync)(tmp, path);
-  } catch (e) {
-    (0, import_node_fs2.rmSync)(tmp, { force: true });
-    throw e;
-  }
-}
-function writeFileExclusive(path, data, mode = 420) {
-  const tmp = writeTemp(path, data, mode, false);
-  try {
-    (0, import_node_fs2.linkSync)(tmp, path);
-  } catch (e) {
-    if (!NO_LINKS.has(e.code ?? "")) throw e;
-    const fd = (0, import_node_fs2.openSync)(path, "wx", mode);
-    try {
-      if (typeof data === "string") (0, import_node_fs2.writeSync)(fd, data);
-      else (0, import_node_fs2.writeSync)(fd, data);
-      (0, import_node_fs2.fsyncSync)(fd);
-    } finally {
-      (0, import_node_fs2.closeSync)(fd);
+// src/api/vocabulary.ts
+function unknownValues(body) {
+  const found = [];
+  const walk = (node, pointer2, policy2) => {
+    if (Array.isArray(node)) {
+      node.forEach((v, i) => walk(v, `${pointer2}/${i}`, policy2));
+      return;
     }
-  } finally {
-    (0, import_node_fs2.rmSync)(tmp, { force: true });
-  }
-}
-function writeTemp(path, data, mode, exact) {
-  (0, import_node_fs2.mkdirSync)((0, import_node_path3.dirname)(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  (0, import_node_fs2.rmSync)(tmp, { force: true });
-  const fd = (0, import_node_fs2.openSync)(tmp, "wx", mode);
-  try {
-    if (exact) (0, import_node_fs2.fchmodSync)(fd, mode);
-    if (typeof data === "string") (0, import_node_fs2.writeSync)(fd, data);
-    else (0, import_node_fs2.writeSync)(fd, data);
-    (0, import_node_fs2.fsyncSync)(fd);
-  } catch (e) {
-    (0, import_node_fs2.closeSync)(fd);
-    (0, import_node_fs2.rmSync)(tmp, { force: true });
-    throw e;
-  }
-  (0, import_node_fs2.closeSync)(fd);
-  return tmp;
-}
-var import_node_fs2, import_node_path3, NO_LINKS;
-var init_fs_atomic = __esm({
-  "src/fs-atomic.ts"() {
-    "use strict";
-    import_node_fs2 = require("node:fs");
-    import_node_path3 = require("node:path");
-    NO_LINKS = /* @__PURE__ */ new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
-  }
-});
-
-// src/emulator/state.ts
-function checkState(v) {
-  return STATE(v, "state");
-}
-function loadStateFile(path) {
-  let text3;
-  try {
-    text3 = (0, import_node_fs3.readFileSync)(path, "utf8");
-  } catch (e) {
-    if (e.code === "ENOENT") return void 0;
-    throw e;
-  }
-  let parsed;
-  try {
-    parsed = JSON.parse(text3);
-  } catch (e) {
-    throw new Error(`it is not JSON (${e.message})`);
-  }
-  const problem = checkState(parsed);
-  if (problem) throw new Error(`it is not an emulator state: ${problem}`);
-  return parsed;
-}
-function saveStateFile(path, state) {
-  writeFileAtomic(path, JSON.stringify(state), 384);
-}
-function nextId(state, prefix) {
-  state.seq += 1;
-  return `${prefix}${String(state.seq).padStart(6, "0")}`;
-}
-var import_node_fs3, str, bool, num2, obj, list, record, STATE;
-var init_state = __esm({
-  "src/emulator/state.ts"() {
-    "use strict";
-    import_node_fs3 = require("node:fs");
-    init_fs_atomic();
-    init_words();
-    str = (v, at3) => typeof v === "string" ? void 0 : `${at3} must be a string`;
-    bool = (v, at3) => typeof v === "boolean" ? void 0 : `${at3} must be true or false`;
-    num2 = (v, at3) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at3} must be a number`;
-    obj = (fields) => (v, at3) => {
-      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at3} must be an object`;
-      for (const [k, check] of Object.entries(fields)) {
-        const problem = check(v[k], `${at3}.${k}`);
-        if (problem) return problem;
-      }
-      return void 0;
-    };
-    list = (item, min = 0) => (v, at3) => {
-      if (!Array.isArray(v)) return `${at3} must be a list`;
-      if (v.length < min) return `${at3} must hold at least ${plural(min, "item")}`;
-      for (const [i, x] of v.entries()) {
-        const problem = item(x, `${at3}[${i}]`);
-        if (problem) return problem;
-      }
-      return void 0;
-    };
-    record = (value2) => (v, at3) => {
-      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at3} must be an object`;
-      for (const [k, x] of Object.entries(v)) {
-        const problem = value2(x, `${at3}.${k}`);
-        if (problem) return problem;
-      }
-      return void 0;
-    };
-    STATE = obj({
-      version: (v, at3) => v === 1 ? void 0 : `${at3} must be 1`,
-      seq: num2,
-      tokens: record(obj({ kind: str, realm: str, user: str, clientId: str, expiresAt: num2, session: str })),
-      tenants: list(
-        obj({
-          realm: (v, at3) => typeof v === "string" && v !== "" ? void 0 : `${at3} must be a non-empty string`,
-          environment: str,
-          clients: record(str),
-          users: record(obj({ password: str, roles: list(str) })),
-          tenantConfigurations: list(obj({ compliance_id: str, compliance_name: str, compliance_spec: list(obj({}), 1) })),
-          ssp: list(
-            obj({
-              compliance_id: str,
-              compliance_name: str,
-              version_id: str,
-              last_modified_on: num2,
-              item: obj({ name: str }),
-              batches: list(obj({ batch_name: str, status: str, ssp_values: list(obj({})) }))
-            })
-          ),
-          files: record(str),
-          approvals: obj({ enabled: bool, roles: list(str), records: list(obj({ approval_id: str, status: str, uploaded_by: str })) }),
-          errorTransactions: obj({ compliance_id: str, compliance_name: str, records: list(obj({})) })
-        }),
-        1
-      )
-    });
-  }
-});
-
-// src/emulator/service.ts
-function validate2(definition, body) {
-  const fn = apiValidator(definition);
-  if (!fn(body)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
-  return body;
-}
-function bump(env2, user) {
-  env2.version_id = String(Number(env2.version_id) + 1);
-  env2.last_modified_on = Math.max(epoch(), env2.last_modified_on + 1);
-  env2.last_modified_by = user;
-}
-function checkIfMatch(ifMatch, version2) {
-  if (ifMatch !== void 0 && ifMatch.replace(/^W\/|"/g, "") !== version2) {
-    throw new EmuError(412, `precondition failed: version_id is ${version2}, not ${ifMatch}`, [
-      { field: "If-Match", message: `the resource is at version_id ${version2}` }
-    ]);
-  }
-}
-function listTenantConfigurations(t) {
-  return t.tenantConfigurations;
-}
-function patchTenantConfiguration(t, caller, id, raw, ifMatch) {
-  const body = validate2("TenantConfigurationUpdateBody", raw);
-  const env2 = t.tenantConfigurations.find((e) => e.compliance_id === id);
-  if (!env2) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
-  checkIfMatch(ifMatch, env2.version_id ?? "1");
-  const live = env2.compliance_spec?.[0];
-  if (!live) throw new EmuError(409, "tenant configuration has no policy item");
-  const problems = [];
-  if (body.unique_key !== env2.unique_key) problems.push({ field: "unique_key", message: "does not match the policy's unique_key" });
-  if (body.compliance_name !== env2.compliance_name) problems.push({ field: "compliance_name", message: "does not match the policy's name" });
-  if (body.compliance_spec.length !== 1) problems.push({ field: "compliance_spec", message: "must hold exactly one item" });
-  const item = body.compliance_spec[0];
-  if (item && item.guid !== live.guid) problems.push({ field: "compliance_spec.0.guid", message: "does not match the live guid" });
-  if (problems.length) throw new EmuError(400, "invalid request body", problems);
-  if (!item) throw new EmuError(400, "invalid request body");
-  Object.assign(live, item, { updated_at: epoch(), updated_by: caller.user });
-  bump(env2, caller.user);
-  return {
-    compliance_id: env2.compliance_id,
-    compliance_details: [{ error: [], message: "Tenant configuration updated", unique_key: env2.unique_key }],
-    error: []
-  };
-}
-function policySummary(p, withBatches) {
-  const item = { ...p.item };
-  if (withBatches) item.batches = p.batches.map(({ ssp_values: _v, ...b }) => b);
-  return {
-    compliance_id: p.compliance_id,
-    compliance_name: p.compliance_name,
-    compliance_spec: [item],
-    created_by: p.created_by,
-    created_on: p.created_on,
-    last_modified_by: p.last_modified_by,
-    last_modified_on: p.last_modified_on,
-    policy_type: p.policy_type,
-    status: p.status,
-    unique_key: p.unique_key,
-    version_id: p.version_id
-  };
-}
-function getSsp(t, policyName, batchName) {
-  if (policyName === void 0 && batchName === void 0) return t.ssp.map((p) => policySummary(p, false));
-  const candidates2 = policyName === void 0 ? t.ssp : t.ssp.filter((p) => p.compliance_name === policyName);
-  if (candidates2.length === 0) throw new EmuError(404, `no SSP policy named ${JSON.stringify(policyName)}`);
-  if (batchName === void 0) return candidates2.map((p) => policySummary(p, true));
-  const found = candidates2.flatMap((p) => p.batches.filter((b) => b.batch_name === batchName).map((b) => ({ p, b })));
-  if (found.length === 0) throw new EmuError(404, `no SSP batch named ${JSON.stringify(batchName)}`);
-  return found.map(({ p, b }) => ({ ...policySummary(p, false), compliance_spec: [b] }));
-}
-function createSsp(state, t, caller, raw) {
-  const body = validate2("SspCreateBody", raw);
-  const item = body.compliance_spec[0];
-  if (!item) throw new EmuError(400, "invalid request body");
-  const problems = [];
-  if (item.name !== body.compliance_name) problems.push({ field: "compliance_spec.0.name", message: "must equal compliance_name" });
-  if (item.method === "formula" && item.expression.trim() === "")
-    problems.push({ field: "compliance_spec.0.expression", message: "is required for a formula policy" });
-  if (item.floor_percentage > item.ceiling_percentage)
-    problems.push({ field: "compliance_spec.0.floor_percentage", message: "must not be above ceiling_percentage" });
-  if (item.method !== "upload" && item.batches?.length)
-    problems.push({ field: "compliance_spec.0.batches", message: "only an upload policy can carry batches" });
-  const seen = /* @__PURE__ */ new Set();
-  for (const [i, b] of (item.batches ?? []).entries()) {
-    if (seen.has(b.batch_name)) problems.push({ field: `compliance_spec.0.batches.${i}.batch_name`, message: "is a duplicate" });
-    seen.add(b.batch_name);
-  }
-  if (problems.length) throw new EmuError(400, "invalid request body", problems);
-  if (t.ssp.some((p) => p.compliance_name === body.compliance_name)) {
-    throw new EmuError(409, `an SSP policy named ${JSON.stringify(body.compliance_name)} already exists`, [
-      { field: "compliance_name", message: "already exists" }
-    ]);
-  }
-  const now = epoch();
-  const id = nextId(state, "SSP-");
-  const { batches: inputBatches, ...fields } = item;
-  const stamp = { created_at: now, created_by: caller.user, updated_at: now, updated_by: caller.user };
-  const batches = (inputBatches ?? []).map((b) => storeBatch(state, t, { policy: body.compliance_name, method: "upload", user: caller.user, now, batch: b }));
-  t.ssp.push({
-    compliance_id: id,
-    compliance_name: body.compliance_name,
-    created_by: caller.user,
-    created_on: now,
-    last_modified_by: caller.user,
-    last_modified_on: now,
-    policy_type: "SSP",
-    status: "Active",
-    unique_key: nextId(state, "uk-"),
-    version_id: "1",
-    item: { ...fields, ...stamp },
-    batches
-  });
-  return { compliance_id: id, compliance_details: [{ error: [], message: "SSP policy created", unique_key: body.compliance_name }], error: [] };
-}
-function storeBatch(state, t, o) {
-  const fileId = nextId(state, "FILE-");
-  const values2 = o.batch.ssp_values.map((v) => ({ ...v, ssp_value_id: nextId(state, "SV") }));
-  t.files[fileId] = o.csv ?? valuesToCsv(values2);
-  return {
-    created_at: o.now,
-    created_by: o.user,
-    updated_at: o.now,
-    updated_by: o.user,
-    can_delete: true,
-    is_user_defined: true,
-    entity_type: "batch",
-    name: o.batch.batch_name,
-    batch_name: o.batch.batch_name,
-    policy_name: o.policy,
-    method: o.method,
-    status: "file uploaded",
-    file_id: fileId,
-    file_name: o.batch.file_name ?? `${o.batch.batch_name}.csv`,
-    effective_start_date: o.batch.effective_start_date,
-    effective_end_date: o.batch.effective_end_date,
-    timestamp: o.now,
-    ssp_values: values2
-  };
-}
-function uploadFile(state, t, raw) {
-  const b = raw ?? {};
-  const str4 = requiredText(b);
-  const user = str4("uploaded_by", "alice");
-  const type = str4("type", "order").toUpperCase();
-  const now = epoch();
-  const approvalId = nextId(state, "APR-");
-  let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
-  let rows = typeof b.rows === "number" ? b.rows : 100;
-  const batch = type === "SSP" ? uploadedBatch(state, t, b, user, now) : void 0;
-  if (batch) {
-    fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
-    rows = batch.ssp_values.length;
-  }
-  const record2 = {
-    approval_id: approvalId,
-    approval_comments: null,
-    approved_by: null,
-    approved_on: null,
-    approver_role: null,
-    context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
-    file_date_format: "MM/DD/YYYY",
-    file_format: "csv",
-    file_id: nextId(state, "UPL-"),
-    file_name: fileName,
-    uploaded_file_name: fileName,
-    ingested_transaction_type: type,
-    status: "Pending Approval",
-    total_rows_received: rows,
-    upload_time: now,
-    upload_type: "MANUAL",
-    uploaded_by: user
-  };
-  t.approvals.records.push(record2);
-  return { approval: record2, batch };
-}
-function uploadedBatch(state, t, b, user, now) {
-  const str4 = requiredText(b);
-  const policy2 = t.ssp.find((p) => p.compliance_name === str4("policy_name"));
-  if (!policy2) throw new EmuError(404, "no such SSP policy");
-  if (policy2.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
-  const batchName = str4("batch_name");
-  if (policy2.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
-  const input = {
-    batch_name: batchName,
-    file_name: typeof b.file_name === "string" ? b.file_name : void 0,
-    effective_start_date: str4("effective_start_date", "2026-01-01"),
-    effective_end_date: str4("effective_end_date", "2026-12-31"),
-    ssp_values: Array.isArray(b.values) ? b.values : []
-  };
-  const batch = storeBatch(state, t, {
-    policy: policy2.compliance_name,
-    method: policy2.item.method ?? "upload",
-    user,
-    now,
-    batch: input,
-    csv: typeof b.csv === "string" ? b.csv : void 0
-  });
-  policy2.batches.push(batch);
-  bump(policy2, user);
-  return batch;
-}
-function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false) {
-  if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
-  const p = t.ssp.find((x) => x.compliance_id === id);
-  if (!p) throw new EmuError(404, `no SSP policy with compliance_id ${id}`);
-  checkIfMatch(ifMatch, p.version_id);
-  if (p.item.method === "formula") {
-    throw new EmuError(409, `${p.compliance_name} is a formula policy: its batches cannot be reviewed or approved`);
-  }
-  const b = p.batches.find((x) => x.batch_name === batchName);
-  if (!b) throw new EmuError(404, `no batch ${JSON.stringify(batchName)} in ${p.compliance_name}`);
-  const from = action === "review" ? "file uploaded" : "reviewed";
-  const to = action === "review" ? "reviewed" : "approved";
-  if (b.status !== from) {
-    throw new EmuError(409, `cannot ${action} batch ${batchName}: its status is ${JSON.stringify(b.status)}, expected ${JSON.stringify(from)}`, [
-      { field: "status", message: `is ${b.status}` }
-    ]);
-  }
-  if (fourEyes && action === "approve" && b.updated_by === caller.user) {
-    throw new EmuError(403, `four eyes: ${caller.user} reviewed batch ${batchName} and cannot approve it; another user must`, [
-      { field: "user", message: `${caller.user} reviewed this batch` }
-    ]);
-  }
-  if (fourEyes && action === "approve" && b.created_by === caller.user) {
-    throw new EmuError(403, `four eyes: ${caller.user} uploaded batch ${batchName} and cannot approve it; another user must`, [
-      { field: "user", message: `${caller.user} uploaded this batch` }
-    ]);
-  }
-  const now = epoch();
-  Object.assign(b, { status: to, updated_at: now, updated_by: caller.user, timestamp: now, can_delete: to !== "approved" });
-  bump(p, caller.user);
-  return {
-    compliance_id: p.compliance_id,
-    compliance_details: [{ error: [], message: `Batch ${batchName} ${to}`, unique_key: p.compliance_name }],
-    error: []
-  };
-}
-function downloadBatch(t, fileId) {
-  const csv = t.files[fileId];
-  if (csv === void 0) throw new EmuError(404, `no uploaded file with file_id ${fileId}`);
-  return csv;
-}
-function sspTemplate(t, batchName) {
-  if (batchName !== void 0 && !t.ssp.some((p) => p.batches.some((b) => b.batch_name === batchName))) {
-    throw new EmuError(404, `no SSP batch named ${JSON.stringify(batchName)}`);
-  }
-  return templateCsv();
-}
-function pendingApprovals(t, caller) {
-  const records = t.approvals.records.filter((r) => r.status === "Pending Approval").map((r) => ({ ...r, is_own_upload: r.uploaded_by === caller.user }));
-  return { approval_enabled: t.approvals.enabled, approval_roles: t.approvals.roles, records, total_records: records.length };
-}
-function approvalAction(t, caller, raw) {
-  if (raw && typeof raw === "object" && raw.comments === void 0) {
-    throw new EmuError(400, "comments are mandatory", [{ field: "comments", message: "is required" }]);
-  }
-  const body = validate2("ApprovalActionBody", raw);
-  if (body.comments.trim() === "") throw new EmuError(400, "comments are mandatory", [{ field: "comments", message: "must not be blank" }]);
-  const approve = body.action === "Approved";
-  if (!approve && body.action !== "Rejected") {
-    throw new EmuError(400, `unknown action ${JSON.stringify(body.action)}`, [{ field: "action", message: 'must be "Approved" or "Rejected"' }]);
-  }
-  const role = caller.roles.find((r) => t.approvals.roles.includes(r));
-  if (!role) throw new EmuError(403, `${caller.user} holds none of the approval roles (${t.approvals.roles.join(", ")})`);
-  const records = body.approval_ids.map((id) => {
-    const r = t.approvals.records.find((x) => x.approval_id === id);
-    if (!r) throw new EmuError(404, `no approval record ${id}`, [{ field: "approval_ids", message: `${id} is unknown` }]);
-    return r;
-  });
-  const own2 = records.filter((r) => r.uploaded_by === caller.user);
-  if (approve && own2.length) {
-    throw new EmuError(
-      403,
-      "the uploader of a file cannot approve it",
-      own2.map((r) => ({ field: "approval_ids", message: `${r.approval_id} was uploaded by ${caller.user}` }))
-    );
-  }
-  const notPending = records.filter((r) => r.status !== "Pending Approval");
-  if (notPending.length) {
-    throw new EmuError(
-      409,
-      "only records in Pending Approval can be acted on",
-      notPending.map((r) => ({ field: "approval_ids", message: `${r.approval_id} is ${r.status}` }))
-    );
-  }
-  const now = epoch();
-  const unique = new Set(records);
-  for (const r of unique) {
-    Object.assign(r, {
-      status: approve ? "Approved" : "Rejected",
-      approved_by: caller.user,
-      approved_on: now,
-      approval_comments: body.comments,
-      approver_role: role
-    });
-  }
-  const verb = approve ? "approved" : "rejected";
-  return { message: `${unique.size} record(s) ${verb} successfully`, processed_count: unique.size, status: "success" };
-}
-function errorTransactions(t, raw) {
-  const f = validate2("ErrorTransactionFilter", raw);
-  if (f.error_from_date && f.error_to_date && f.error_from_date > f.error_to_date) {
-    throw new EmuError(400, "error_from_date is after error_to_date", [{ field: "error_from_date", message: "must not be after error_to_date" }]);
-  }
-  const records = t.errorTransactions.records.filter(
-    (r) => r.transaction_type === f.transaction_type.toUpperCase() && (f.error_warning_type === void 0 || r.error_warning_type === f.error_warning_type) && (f.error_warning_code === void 0 || r.error_warning_code === f.error_warning_code) && (f.error_request_id === void 0 || r.request_id === f.error_request_id) && (f.financial_id === void 0 || r.document_identifier === f.financial_id) && (f.error_from_date === void 0 || (r.error_date ?? "") >= f.error_from_date) && (f.error_to_date === void 0 || (r.error_date ?? "") <= f.error_to_date) && (f.legal_entity === void 0 || r.document_details?.legal_entity === f.legal_entity)
-  );
-  return [
-    {
-      compliance_id: t.errorTransactions.compliance_id,
-      compliance_name: t.errorTransactions.compliance_name,
-      compliance_spec: records,
-      total_records: String(records.length)
+    if (!node || typeof node !== "object") return;
+    const o = node;
+    const name = typeof o.compliance_name === "string" ? o.compliance_name : policy2;
+    for (const [k, v] of Object.entries(o)) {
+      const list3 = DOCUMENTED_VALUES[k];
+      if (list3 && typeof v === "string" && !list3.includes(v)) found.push({ field: k, value: v, pointer: `${pointer2}/${k}`, policy: name });
+      else if (v && typeof v === "object") walk(v, `${pointer2}/${k}`, name);
     }
-  ];
+  };
+  walk(body, "", void 0);
+  return found;
 }
-var EmuError, epoch, requiredText;
-var init_service = __esm({
-  "src/emulator/service.ts"() {
+var DOCUMENTED_VALUES;
+var init_vocabulary = __esm({
+  "src/api/vocabulary.ts"() {
     "use strict";
-    init_ajv();
-    init_csv();
-    init_state();
-    EmuError = class extends Error {
-      constructor(status, message, errors = [{ message }]) {
-        super(message);
-        this.status = status;
-        this.errors = errors;
-      }
-      status;
-      errors;
-      body() {
-        return { status: this.status, message: this.message, error: this.errors };
-      }
-    };
-    epoch = () => Math.floor(Date.now() / 1e3);
-    requiredText = (b) => (k, dflt) => {
-      const v = b[k] ?? dflt;
-      if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
-      return v;
+    DOCUMENTED_VALUES = {
+      // a tenant configuration
+      distribution_method: ["Days in Calendar Period", "Prorate"],
+      account_segment_delimiter: ["-", ",", "|", "~", "#", ":", ".", "$"],
+      // an SSP policy item
+      method: ["upload", "formula", "calculator"],
+      operator: [
+        "equality",
+        "inequality",
+        "greater than",
+        "less than",
+        "greater or equal",
+        "less or equal",
+        ">",
+        "<",
+        ">=",
+        "<=",
+        "in",
+        "not in",
+        "contains",
+        "not contains",
+        "starts with",
+        "ends with",
+        "null",
+        "not null"
+      ],
+      // SSP values
+      value_type: ["Amount", "Percent"],
+      // error transactions
+      error_warning_type: ["remediable", "discarded"]
     };
   }
 });
 
-// src/emulator/server.ts
-function trickle(res, body, ms) {
-  return new Promise((resolve15) => {
-    let i = 0;
-    const timer = setInterval(() => {
-      if (res.destroyed || i >= body.length) {
-        clearInterval(timer);
-        if (!res.destroyed) res.end();
-        resolve15();
-        return;
-      }
-      res.write(body.subarray(i, ++i));
-    }, ms);
-    res.on("close", () => {
-      clearInterval(timer);
-      resolve15();
-    });
-  });
+// src/api/classify.ts
+function retryAfterMs(header, now) {
+  const v = header?.trim();
+  if (!v) return void 0;
+  if (/^\d+$/.test(v)) return Number(v) * 1e3;
+  const at2 = Date.parse(v);
+  return Number.isNaN(at2) ? void 0 : Math.max(0, at2 - now);
 }
-function isLoopback(address2) {
-  return !!address2 && (address2.startsWith("127.") || address2 === "::1" || address2 === "::ffff:127.0.0.1" || address2.startsWith("::ffff:127."));
+function problemsOf(body) {
+  const out = [];
+  const push = (e) => {
+    if (typeof e === "string") out.push({ message: e });
+    else if (e && typeof e === "object") {
+      const o = e;
+      const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
+      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
+    }
+  };
+  if (body && typeof body === "object" && !Array.isArray(body)) {
+    const b = body;
+    if (Array.isArray(b.error)) b.error.forEach(push);
+    if (Array.isArray(b.compliance_details)) {
+      for (const d of b.compliance_details) if (Array.isArray(d?.error)) d.error.forEach(push);
+    }
+  }
+  return out;
 }
-function readBody(req) {
-  return new Promise((resolve15, reject) => {
-    const chunks = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (c) => {
-      size += c.length;
-      if (size > MAX_BODY) over = true;
-      else chunks.push(c);
-    });
-    req.on("end", () => resolve15(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
+function readBackReason(err) {
+  if (err.status === 0) return "the answer was lost";
+  if (err.status >= 200 && err.status < 300) return "the answer could not be read";
+  return `the service answered ${err.status}`;
 }
-function parseJson2(text3) {
-  if (text3.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
+function classify(answer, req, attempt, now) {
+  const fail = failing(req, attempt);
+  if ("lost" in answer) return lost(answer, req, fail);
+  const { status } = answer;
+  if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
+  const ok = status >= 200 && status < 300;
+  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
+  const text3 = answer.body.toString("utf8");
+  const unreadable = (message) => req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
+  if (ok && text3.trim() === "") {
+    if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
+    return unreadable(`the answer (status ${status}) has no body`);
+  }
+  const { body, json, marked } = readBody(text3);
+  const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text3.slice(0, 120))})`;
+  if (ok && !json) return unreadable(notJson);
+  const problems = json ? problemsOf(body) : [];
+  const msg = json ? body?.message : void 0;
+  if (!ok) {
+    const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
+    const message = typeof msg === "string" ? msg : problems[0]?.message ?? fallback;
+    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) }, req, fail);
+  }
+  if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
+  const fn = typeof req.schema === "object" ? fileValidator(req.schema) : apiValidator(req.schema);
+  if (!fn(body)) {
+    const e = fn.errors?.[0];
+    const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
+    return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
+  }
+  const value2 = marked();
+  return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
+}
+function failing(req, attempt) {
+  return (outcome, err, o = {}) => {
+    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
+    const retryable = o.retryable ?? false;
+    return {
+      outcome,
+      err: new ApiError({ method: req.method, path: req.path, ...err, retryable, outcomeUnknown }),
+      retryable,
+      outcomeUnknown,
+      throttled: o.throttled ?? false,
+      waitMs: err.retryAfterMs
+    };
+  };
+}
+function lost(answer, req, fail) {
+  const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
+  if (answer.notTls) return fail("refused", { status: 0, message });
+  if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
+  return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
+}
+function readBody(text3) {
   try {
-    return JSON.parse(text3);
+    const parsed = text3 === "" ? void 0 : parseJson(text3);
+    const body = parsed?.value;
+    return { body, json: true, marked: parsed?.inexact ? parsed.marked : () => body };
   } catch {
-    throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
+    return { body: text3, json: false, marked: () => text3 };
   }
 }
-function tooMany(retryAfter) {
-  const headers = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
-  return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
+function notOk(err, req, fail) {
+  const { status } = err;
+  if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
+  if (status < 500) return fail("refused", err);
+  const again = RETRY_STATUS.has(status);
+  if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
+  if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
+  return fail("unknown", err, { outcomeUnknown: true });
 }
-async function startEmulator(opts) {
-  const emulator = new Emulator(
-    opts.state,
-    opts.statePath,
-    opts.accessTtlS,
-    opts.refreshTtlS,
-    opts.profile,
-    { if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
-    opts.rateLimit
-  );
-  if (opts.statePath) saveStateFile(opts.statePath, opts.state);
-  const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
-    emulator.handle(req, res).catch(() => req.socket.destroy());
-  });
-  await new Promise((resolve15, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve15());
-  });
-  const addr = server.address();
-  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-  return {
-    url: `http://${host}:${addr.port}`,
-    server,
-    emulator,
-    close: () => new Promise((resolve15) => {
-      server.closeAllConnections();
-      server.close(() => resolve15());
-    })
-  };
-}
-var import_node_crypto4, import_node_http, MAX_BODY, JOURNAL_MAX, API, Reply, sleep, Emulator;
-var init_server = __esm({
-  "src/emulator/server.ts"() {
+var RETRY_STATUS, BUSY_STATUS;
+var init_classify = __esm({
+  "src/api/classify.ts"() {
     "use strict";
-    import_node_crypto4 = require("node:crypto");
-    import_node_http = require("node:http");
-    init_faults();
-    init_profile();
-    init_seed();
-    init_service();
-    init_service();
-    init_state();
-    MAX_BODY = 1024 * 1024;
-    JOURNAL_MAX = 2e4;
-    API = "/apis/";
-    Reply = class {
-      constructor(status, body, contentType = "application/json", headers = {}) {
-        this.status = status;
-        this.body = body;
-        this.contentType = contentType;
-        this.headers = headers;
-      }
-      status;
-      body;
-      contentType;
-      headers;
-      /** A trickle fault: the body goes out one byte per this many ms. */
-      trickleMs;
+    init_errors();
+    init_ajv();
+    init_number();
+    init_vocabulary();
+    RETRY_STATUS = /* @__PURE__ */ new Set([429, 500, 502, 503, 504]);
+    BUSY_STATUS = /* @__PURE__ */ new Set([429, 503]);
+  }
+});
+
+// src/api/clock.ts
+var systemClock;
+var init_clock = __esm({
+  "src/api/clock.ts"() {
+    "use strict";
+    systemClock = {
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve16) => setTimeout(resolve16, ms))
     };
-    sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-    Emulator = class {
-      constructor(state, statePath, accessTtlS = 300, refreshTtlS = 1800, profile = "default", startSettings = { if_match: true, four_eyes: false }, rateLimit) {
-        this.state = state;
-        this.statePath = statePath;
-        this.profile = profile;
-        this.startSettings = startSettings;
-        this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
-        this.accessTtlS = accessTtlS;
-        this.refreshTtlS = refreshTtlS;
-        this.settings = { ...startSettings };
+  }
+});
+
+// src/api/governor.ts
+var BETA, SCALE, MIN_RATE, TimeLimitReached, Governor;
+var init_governor = __esm({
+  "src/api/governor.ts"() {
+    "use strict";
+    BETA = 0.7;
+    SCALE = 0.4;
+    MIN_RATE = 0.5;
+    TimeLimitReached = class extends Error {
+      constructor(waitedFor) {
+        super("the run's time limit ran out");
+        this.waitedFor = waitedFor;
+        this.name = "TimeLimitReached";
       }
-      state;
-      statePath;
-      profile;
-      startSettings;
-      faults = new FaultTable();
-      journal = [];
-      journalSeq = 0;
-      accessTtlS;
-      refreshTtlS;
-      gateway;
-      settings;
-      persist() {
-        if (this.statePath) saveStateFile(this.statePath, this.state);
+      waitedFor;
+    };
+    Governor = class {
+      clock;
+      random;
+      max;
+      ceiling;
+      startedAt;
+      /** When the run's time limit runs out (ms, the clock's time). */
+      timeLimitAt;
+      maxWaitMs;
+      log;
+      listeners = /* @__PURE__ */ new Set();
+      queue = [];
+      inFlight = 0;
+      /** Pacing: a token bucket refilled at `rate` (requests/s); off (Infinity) until the first 429 unless a
+       *  limit is known. */
+      rate;
+      tokens = 1;
+      refilledAt;
+      /** Retry-After: nothing is sent before pausedUntil. Paused time is not active time. */
+      pausedUntil = 0;
+      pauseStart = 0;
+      pausedTotal = 0;
+      /** Slow start, from the first 429 to the next: the rate doubles every half second. */
+      slowStart;
+      /** CUBIC: the rate at the last decrease, and the active time the curve takes to climb back to it. */
+      lastMax = 0;
+      climbS = 0;
+      /** The last decrease: when (wall and active time), and what came after it. */
+      decreases = 0;
+      decreasedAt;
+      activeAtDecrease;
+      acceptedSince = 0;
+      pausesSince = 0;
+      /** When the answers of the last two seconds were accepted (wall time). */
+      recent = [];
+      /** The service's burst as its first 429 showed it: what it took before, beyond a known rate. */
+      burst = 0;
+      /** Smoothed round-trip time (ms) of accepted answers, for the requests in flight the rate needs. */
+      srtt = 0;
+      wakeAt;
+      waitingBefore = false;
+      /** The rate last shown with --verbose. */
+      shownRate = 0;
+      /** Requests the service turned away (429), and requests sent, in this run. */
+      turnedAway = 0;
+      sent = 0;
+      /** After the first 429: when it came and the last accepted answer (active time), and the answers
+       *  accepted between them, for the rate the service actually took. */
+      firstTurnedAwayActive;
+      lastAcceptedActive = 0;
+      acceptedAfterFirst = 0;
+      constructor(o) {
+        this.clock = o.clock;
+        this.random = o.random;
+        this.max = Math.max(1, o.concurrency);
+        this.ceiling = o.rateLimit ?? Infinity;
+        this.rate = this.ceiling;
+        const now = o.clock.now();
+        this.startedAt = now;
+        this.refilledAt = now;
+        this.decreasedAt = now;
+        this.activeAtDecrease = now;
+        this.timeLimitAt = now + o.timeoutMs;
+        this.maxWaitMs = o.maxWaitMs ?? Infinity;
+        this.log = o.log ?? (() => void 0);
       }
-      tenant(realm) {
-        return this.state.tenants.find((t) => t.realm === realm);
+      /** The rate revsync keeps to (requests/s), or undefined while nothing limits it. */
+      get currentRate() {
+        return Number.isFinite(this.rate) ? this.rate : void 0;
       }
-      async handle(req, res) {
-        const url = new URL(req.url ?? "/", "http://emulator");
-        const method = req.method ?? "GET";
-        const entry = { seq: 0, at: Date.now(), method, path: url.pathname, query: url.search, status: 0 };
-        let reply;
-        try {
-          reply = await this.dispatch(req, res, url, method, entry);
-        } catch (e) {
-          reply = e instanceof EmuError ? new Reply(e.status, e.body()) : new Reply(500, { status: 500, message: "internal emulator error", error: [{ message: String(e) }] });
-        }
-        if (!url.pathname.startsWith("/__admin/")) {
-          entry.seq = ++this.journalSeq;
-          entry.status = reply === "dropped" ? 0 : reply.status;
-          this.journal.push(entry);
-          if (this.journal.length > JOURNAL_MAX) this.journal.splice(0, this.journal.length - JOURNAL_MAX);
-        }
-        if (reply === "dropped") {
-          req.socket.destroy();
-          return;
-        }
-        const text3 = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
-        res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": Buffer.byteLength(text3), ...reply.headers });
-        if (reply.trickleMs !== void 0) return trickle(res, Buffer.from(text3), reply.trickleMs);
-        res.end(text3);
+      /** Requests/s the service took from its first 429 on: the answers it accepted over the active time
+       *  (Retry-After pauses left out) up to the last of them. What the pacing rate is not: it probes above
+       *  the limit between 429s. undefined before a 429, or with under a second to measure. */
+      get achievedRate() {
+        if (this.firstTurnedAwayActive === void 0) return void 0;
+        const seconds2 = (this.lastAcceptedActive - this.firstTurnedAwayActive) / 1e3;
+        return seconds2 >= 1 ? this.acceptedAfterFirst / seconds2 : void 0;
       }
-      async dispatch(req, res, url, method, entry) {
-        const raw = await readBody(req);
-        if (raw === "too-large") {
-          res.setHeader("connection", "close");
-          return new Reply(413, { status: 413, message: "request body over 1 MiB", error: [{ message: "request body over 1 MiB" }] });
-        }
-        const path = url.pathname;
-        if (path.startsWith("/__admin/")) {
-          if (!isLoopback(req.socket.remoteAddress)) return new Reply(403, { status: 403, message: "admin endpoints answer loopback only", error: [] });
-          return this.admin(method, path, raw, url);
-        }
-        if (this.gateway && path.includes(API)) {
-          const wait = this.gateway.bucket.take();
-          if (wait !== void 0) {
-            entry.fault = "rate_limit";
-            return tooMany(this.gateway.retryAfter ? wait : null);
-          }
-        }
-        const fired = this.faults.pick(method, path, raw, decodeURIComponent(url.search.replace(/\+/g, " ")));
-        let dropAfter = false;
-        let success2;
-        let trickleMs;
-        for (const f of fired) {
-          entry.fault = f.kind;
-          if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
-          else if (f.kind === "trickle") trickleMs = f.latency_ms ?? 1e3;
-          else if (f.kind === "drop") {
-            if (f.after_commit) dropAfter = true;
-            else return "dropped";
-          } else if (f.kind === "status") {
-            const status = f.status ?? 503;
-            return new Reply(status, { status, message: `injected ${status}`, error: [{ message: `injected ${status}` }] });
-          } else if (f.kind === "rate_limit") {
-            return tooMany(f.retry_after === void 0 ? 1 : f.retry_after);
-          } else if (f.kind === "success_status") {
-            success2 = f.status ?? 204;
-          } else if (f.kind === "error_array") {
-            return new Reply(200, {
-              compliance_id: "",
-              compliance_details: [{ error: [{ message: "injected failure in compliance_details" }], message: "failed", unique_key: "" }],
-              error: [{ message: "injected failure" }]
-            });
-          }
-        }
-        const result = this.route(req, url, method, path, raw, entry);
-        if (dropAfter) return "dropped";
-        if (success2 !== void 0 && result.status === 200) return new Reply(success2, "", "application/json");
-        if (trickleMs !== void 0) result.trickleMs = trickleMs;
-        return result;
+      /** The requests revsync lets be in flight at once. */
+      get window() {
+        if (!Number.isFinite(this.rate)) return this.max;
+        const needed = Math.ceil(1.5 * this.rate * Math.max(this.srtt, 1) / 1e3) + 1;
+        return Math.min(this.max, Math.max(1, needed));
       }
-      route(req, url, method, path, raw, entry) {
-        const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
-        if (token) {
-          if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
-          return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw);
-        }
-        let t = this.state.tenants[0];
-        let rest = path;
-        const prefixed = /^\/tenants\/([^/]+)(\/.*)$/.exec(path);
-        if (prefixed) {
-          t = this.tenant(decodeURIComponent(prefixed[1] ?? ""));
-          rest = prefixed[2] ?? "/";
-          if (!t) throw new EmuError(404, "unknown tenant");
-        }
-        if (!t || !rest.startsWith(API)) throw new EmuError(404, `no such endpoint: ${method} ${path}`);
-        const caller = this.authenticate(req, t);
-        entry.realm = t.realm;
-        entry.user = caller.user;
-        const writes2 = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
-        let out;
-        try {
-          const ifMatch = this.settings.if_match ? req.headers["if-match"] : void 0;
-          out = this.api(t, caller, method, rest, url, raw, ifMatch);
-        } catch (e) {
-          if (!(this.profile === "literal" && writes2 && e instanceof EmuError && e.status !== 405)) throw e;
-          return new Reply(200, literalRefusal(e.message, e.errors));
-        }
-        if (writes2) this.persist();
-        if (this.profile === "literal" && out.contentType === "application/json")
-          return new Reply(out.status, literalAnswer(out.body), out.contentType, out.headers);
-        return out;
+      /** true while some request waits on the service's limit (a Retry-After pause, or pacing after 429s). */
+      get waiting() {
+        const now = this.clock.now();
+        return this.queue.length > 0 && (this.pausedUntil > now || this.turnedAway > 0 && this.nextTokenAt(now) > now);
       }
-      api(t, caller, method, path, url, raw, ifMatch) {
-        const json = (body) => new Reply(200, body);
-        const seg = path.split("/").map((s) => decodeURIComponent(s));
-        const q = (k) => url.searchParams.get(k) ?? void 0;
-        const allow = (m) => {
-          if (method !== m) throw new EmuError(405, `${method} is not allowed on ${path}`);
-        };
-        if (path === "/apis/policy-sets/v1/policy/tenant-configurations") {
-          allow("GET");
-          return json(listTenantConfigurations(t));
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/tenant-configurations/") && seg.length === 7) {
-          allow("PATCH");
-          return json(patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson2(raw), ifMatch));
-        }
-        if (path === "/apis/policy-sets/v1/policy/ssp") {
-          if (method === "GET") return json(getSsp(t, q("policy_name"), q("batch_name")));
-          allow("POST");
-          return json(createSsp(this.state, t, caller, parseJson2(raw)));
-        }
-        if (path === "/apis/policy-sets/v1/policy/ssp/template") {
-          allow("GET");
-          return new Reply(200, sspTemplate(t, q("batch_name")), "text/csv; charset=utf-8");
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/template/") && seg.length === 8) {
-          allow("GET");
-          return new Reply(200, sspTemplate(t, seg[7] ?? ""), "text/csv; charset=utf-8");
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/download/") && seg.length === 8) {
-          allow("GET");
-          return new Reply(200, downloadBatch(t, seg[7] ?? ""), "text/csv; charset=utf-8", {
-            "content-disposition": `attachment; filename="${seg[7] ?? "batch"}.csv"`
-          });
-        }
-        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
-          allow("PATCH");
-          return json(batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, this.settings.four_eyes));
-        }
-        if (path === "/apis/oingest-approval/v1/pending") {
-          allow("GET");
-          return json(pendingApprovals(t, caller));
-        }
-        if (path === "/apis/oingest-approval/v1/action") {
-          allow("POST");
-          return json(approvalAction(t, caller, parseJson2(raw)));
-        }
-        if (path === "/apis/errortransactions/v1/" || path === "/apis/errortransactions/v1") {
-          allow("POST");
-          return json(errorTransactions(t, parseJson2(raw)));
-        }
-        throw new EmuError(404, `no such endpoint: ${method} ${path}`);
+      /** How long every request still waits for the service's Retry-After (ms; 0 when none). */
+      get pausedForMs() {
+        return Math.max(0, this.pausedUntil - this.clock.now());
       }
-      authenticate(req, t) {
-        const header = req.headers.authorization ?? "";
-        const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
-        if (!m) throw new EmuError(401, header ? "malformed Authorization header" : "a bearer token is required");
-        const rec = this.state.tokens[m[1] ?? ""];
-        if (!rec || rec.kind !== "access") throw new EmuError(401, "unknown access token");
-        if (rec.expiresAt <= Date.now()) throw new EmuError(401, "the access token has expired");
-        if (rec.realm !== t.realm) throw new EmuError(401, "the access token belongs to another realm");
-        const user = t.users[rec.user];
-        if (!user) throw new EmuError(401, "the token's user no longer exists");
-        return { user: rec.user, roles: user.roles };
+      /** When the run's time limit runs out (the clock's time, ms): nothing is sent from then on. */
+      get deadline() {
+        return this.timeLimitAt;
       }
-      issue(kind, base, ttlS) {
-        const value2 = `${kind === "access" ? "at" : "rt"}.${(0, import_node_crypto4.randomBytes)(24).toString("base64url")}`;
-        this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
-        return value2;
+      /** Moves the time limit on by `ms` that were not the run's requests' time (apply's confirmation
+       *  prompt: a person reading the plan is not the service keeping revsync waiting). */
+      excludeFromTimeLimit(ms) {
+        this.timeLimitAt += Math.max(0, ms);
       }
-      token(realm, contentType, raw) {
-        const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
-        const t = this.tenant(realm);
-        if (!t) return fail(404, "invalid_realm", "realm not found");
-        if (!contentType.startsWith("application/x-www-form-urlencoded"))
-          return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
-        const form = new URLSearchParams(raw);
-        const clientId = form.get("client_id") ?? "";
-        if (!clientId || t.clients[clientId] === void 0 || t.clients[clientId] !== form.get("client_secret")) {
-          return fail(401, "invalid_client", "invalid client credentials");
-        }
-        const now = Date.now();
-        for (const [k, v] of Object.entries(this.state.tokens)) if (v.expiresAt <= now) delete this.state.tokens[k];
-        let user;
-        let session;
-        const grant = form.get("grant_type");
-        if (grant === "password") {
-          user = form.get("username") ?? "";
-          const u = t.users[user];
-          if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
-          session = (0, import_node_crypto4.randomUUID)();
-        } else if (grant === "refresh_token") {
-          const rt = form.get("refresh_token") ?? "";
-          const rec = this.state.tokens[rt];
-          if (!rec || rec.kind !== "refresh" || rec.realm !== realm || rec.clientId !== clientId) return fail(400, "invalid_grant", "invalid refresh token");
-          if (rec.expiresAt <= now) return fail(400, "invalid_grant", "refresh token expired");
-          delete this.state.tokens[rt];
-          user = rec.user;
-          session = rec.session;
-        } else {
-          return fail(400, "unsupported_grant_type", "grant_type must be password or refresh_token");
-        }
-        const base = { realm, user, clientId, session };
-        const access = this.issue("access", base, this.accessTtlS);
-        const refresh = this.issue("refresh", base, this.refreshTtlS);
-        this.persist();
-        return new Reply(200, {
-          access_token: access,
-          expires_in: this.accessTtlS,
-          refresh_expires_in: this.refreshTtlS,
-          refresh_token: refresh,
-          token_type: "Bearer",
-          "not-before-policy": 0,
-          session_state: session,
-          scope: "openid profile email"
+      /** Calls `listener` whenever waiting on the service's limit starts or ends; returns the unsubscribe. */
+      watch(listener) {
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
+      }
+      /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
+       *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
+      acquire() {
+        return new Promise((resolve16, reject) => {
+          this.queue.push({ resolve: resolve16, reject });
+          this.pump();
         });
       }
-      admin(method, path, raw, url) {
-        const body = () => raw.trim() ? parseJson2(raw) : {};
-        if (path === "/__admin/reset" && method === "POST") {
-          const b = body();
-          if (b.state) {
-            const problem = checkState(b.state);
-            if (problem) throw new EmuError(400, `not an emulator state: ${problem}`, [{ field: "state", message: problem }]);
-            this.state = b.state;
-          } else {
-            const seed = b.seed ?? "demo";
-            if (!SEEDS.includes(seed)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
-            this.state = seedState(seed);
+      /** A send's answer: frees its place and teaches the governor. */
+      settle(ticket, signal) {
+        this.inFlight--;
+        const now = this.clock.now();
+        if (signal.kind === "accepted") {
+          if (this.firstTurnedAwayActive !== void 0) {
+            this.acceptedAfterFirst++;
+            this.lastAcceptedActive = this.active(now);
           }
-          this.faults.clear();
-          this.journal = [];
-          this.settings = { ...this.startSettings };
-          this.persist();
-          return new Reply(200, { status: "reset" });
+          this.recent.push(now);
+          if (this.recent.length > 64 && (this.recent[0] ?? 0) < now - 2e3) this.recent = this.recent.filter((t) => t >= now - 2e3);
+          if (ticket.sentAt > this.decreasedAt || !this.decreases) this.acceptedSince++;
+          const rtt = now - ticket.sentAt;
+          this.srtt = this.srtt ? this.srtt * 0.875 + rtt * 0.125 : rtt;
+          this.grow(now);
+        } else if (signal.kind === "turned-away") {
+          this.turnedAway++;
+          this.firstTurnedAwayActive ??= this.active(now);
+          if (ticket.sentAt > this.decreasedAt || !this.decreases) this.decrease(now, ticket);
+          if (signal.retryAfterMs !== void 0) this.pause(now, signal.retryAfterMs);
         }
-        if (path === "/__admin/settings") {
-          if (method === "POST") {
-            const b = body();
-            for (const [k, v] of Object.entries(b)) {
-              if (!(k in this.settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k)}; the settings are ${Object.keys(this.settings).join(", ")}`);
-              if (typeof v !== "boolean") throw new EmuError(400, `${k} must be true or false`);
-            }
-            Object.assign(this.settings, b);
-          } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
-          return new Reply(200, this.settings);
+        this.pump();
+      }
+      active(now) {
+        return now - this.pausedTotal - Math.max(0, Math.min(now, this.pausedUntil) - this.pauseStart);
+      }
+      /** Everyone waits: the service asked for it. Jitter (up to a tenth more) keeps several clients from
+       *  coming back at the same moment. */
+      pause(now, ms) {
+        const wait = Math.min(this.maxWaitMs, ms * (1 + 0.1 * this.random()));
+        if (now + wait <= this.pausedUntil) return;
+        if (this.pausedUntil <= now) {
+          this.pausedTotal += this.pausedUntil - this.pauseStart;
+          this.pauseStart = now;
+          this.pausesSince++;
         }
-        if (path === "/__admin/state" && method === "GET") return new Reply(200, this.state);
-        if (path === "/__admin/requests") {
-          if (method === "DELETE") {
-            this.journal = [];
-            return new Reply(200, { status: "cleared" });
+        this.pausedUntil = now + wait;
+        this.log(`rate limit: the service asked to wait ${ms / 1e3} s (Retry-After); every request waits ${Math.round(wait)} ms`);
+      }
+      /** Answers accepted in the last `ms` of wall time. */
+      acceptedWithin(now, ms) {
+        while (this.recent.length && (this.recent[0] ?? 0) < now - 2e3) this.recent.shift();
+        return this.recent.filter((t) => t >= now - ms).length;
+      }
+      decrease(now, ticket) {
+        const active = this.active(now);
+        if (!this.decreases) {
+          const took = ticket.seq - (this.turnedAway - 1);
+          const known2 = Number.isFinite(this.ceiling) ? this.ceiling * (now - this.startedAt) / 1e3 : 0;
+          this.burst = Math.max(1, took - known2);
+        }
+        const wallS = (now - this.decreasedAt) / 1e3;
+        const activeS = (active - this.activeAtDecrease) / 1e3;
+        const bounds = [this.acceptedSince / Math.max(1, activeS), ...[500, 1e3, 2e3].map((ms) => (this.acceptedWithin(now, ms) - this.burst - 1) * 1e3 / ms)];
+        const known = Math.max(MIN_RATE, ...bounds);
+        const first = !this.decreases && !Number.isFinite(this.ceiling);
+        this.decreases++;
+        this.decreasedAt = now;
+        this.activeAtDecrease = active;
+        this.acceptedSince = 0;
+        this.pausesSince = 0;
+        if (first) {
+          const start = Math.max(MIN_RATE, ticket.seq - (this.turnedAway - 1));
+          this.slowStart = { at: active, rate: start };
+          this.setRate(now, start);
+        } else {
+          this.slowStart = void 0;
+          this.lastMax = wallS >= 1 ? Math.min(this.rate, known) : this.rate;
+          this.climbS = Math.cbrt(this.lastMax * (1 - BETA) / SCALE);
+          this.setRate(now, Math.max(MIN_RATE, this.lastMax * BETA));
+        }
+        this.tokens = 0;
+        this.shownRate = this.rate;
+        this.log(`rate limit: 429 from the service; sending at most ${this.rate.toFixed(1)} requests/s, ${this.window} at once`);
+      }
+      grow(now) {
+        if (!Number.isFinite(this.rate) || !this.decreases) return;
+        const t = (this.active(now) - this.activeAtDecrease) / 1e3;
+        const target = this.slowStart ? this.slowStart.rate * 4 ** t : SCALE * (t - this.climbS) ** 3 + this.lastMax;
+        const next = Math.min(this.ceiling, Math.max(MIN_RATE, target), Math.max(2 * this.acceptedWithin(now, 1e3), this.rate));
+        if (next === this.rate) return;
+        this.setRate(now, next);
+        if (next >= this.shownRate * 1.25 || next === this.ceiling && this.shownRate !== next) {
+          this.shownRate = next;
+          this.log(`rate limit: no 429 since; sending at most ${next.toFixed(1)} requests/s, ${this.window} at once`);
+        }
+      }
+      setRate(now, rate2) {
+        this.refill(now);
+        this.rate = rate2;
+      }
+      /** The pacing bucket holds up to 50 ms of sends (one at least, two at most): enough to make up for
+       *  timers that fire late, too little for a burst. */
+      capacity() {
+        return Math.max(1, Math.min(2, this.rate * 0.05));
+      }
+      refill(now) {
+        if (Number.isFinite(this.rate)) this.tokens = Math.min(this.capacity(), this.tokens + (now - this.refilledAt) * this.rate / 1e3);
+        this.refilledAt = now;
+      }
+      nextTokenAt(now) {
+        if (!Number.isFinite(this.rate)) return now;
+        this.refill(now);
+        return this.tokens >= 1 ? now : now + (1 - this.tokens) * 1e3 / this.rate;
+      }
+      pump() {
+        const now = this.clock.now();
+        while (this.queue.length && this.inFlight < this.window) {
+          const at2 = Math.max(this.pausedUntil, this.nextTokenAt(now));
+          if (at2 >= this.timeLimitAt) {
+            const why = this.pausedUntil >= this.timeLimitAt || this.turnedAway > 0 ? "limit" : "time";
+            for (const w of this.queue.splice(0)) w.reject(new TimeLimitReached(why));
+            break;
           }
-          const since = Number(url.searchParams.get("since") ?? 0);
-          return new Reply(
-            200,
-            this.journal.filter((e) => e.seq > since)
+          if (at2 > now) {
+            this.wake(now, at2);
+            break;
+          }
+          if (Number.isFinite(this.rate)) this.tokens -= 1;
+          this.inFlight++;
+          this.queue.shift()?.resolve({ sentAt: now, seq: this.sent++ });
+        }
+        const waiting = this.waiting;
+        if (waiting !== this.waitingBefore) {
+          this.waitingBefore = waiting;
+          for (const l of this.listeners) l();
+        }
+      }
+      wake(now, at2) {
+        if (this.wakeAt !== void 0 && this.wakeAt <= at2 && this.wakeAt > now) return;
+        this.wakeAt = at2;
+        void this.clock.sleep(at2 - now).then(() => {
+          if (this.wakeAt === at2) this.wakeAt = void 0;
+          this.pump();
+        });
+      }
+    };
+  }
+});
+
+// src/duration.ts
+function parseDuration(text3) {
+  const t = text3.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * 1e3;
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(t)) return void 0;
+  let ms = 0;
+  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (UNITS[unit ?? "s"] ?? 1e3);
+  return ms;
+}
+function formatDuration(ms) {
+  if (ms < 6e4) return `${+(ms / 1e3).toFixed(3)}s`;
+  const h = Math.floor(ms / 36e5);
+  const m = Math.floor(ms % 36e5 / 6e4);
+  const s = +(ms % 6e4 / 1e3).toFixed(3);
+  return `${h ? `${h}h` : ""}${m ? `${m}m` : ""}${s ? `${s}s` : ""}`;
+}
+var UNITS;
+var init_duration = __esm({
+  "src/duration.ts"() {
+    "use strict";
+    UNITS = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
+  }
+});
+
+// src/api/service-choices.ts
+function serviceChoices(service, approvals2, env2) {
+  const d = DEFAULT_SERVICE_CHOICES;
+  const s = service?.batch_status;
+  const source = (which) => {
+    const key3 = `${which}_action`;
+    if (env2[`REVSYNC_${which.toUpperCase()}_ACTION`]) return `REVSYNC_${which.toUpperCase()}_ACTION in the environment`;
+    if (service?.[key3]) return `service.${key3} of the environment in revsync.yaml`;
+    if (approvals2?.[key3]) return `approvals.${key3} in revsync.yaml`;
+    return void 0;
+  };
+  const approve = source("approve");
+  const reject = source("reject");
+  return {
+    approveAction: env2.REVSYNC_APPROVE_ACTION || service?.approve_action || approvals2?.approve_action || d.approveAction,
+    rejectAction: env2.REVSYNC_REJECT_ACTION || service?.reject_action || approvals2?.reject_action || d.rejectAction,
+    templateBatchName: service?.template_batch_name ?? d.templateBatchName,
+    batchStatus: {
+      "file uploaded": s?.file_uploaded ?? d.batchStatus["file uploaded"],
+      reviewed: s?.reviewed ?? d.batchStatus.reviewed,
+      approved: s?.approved ?? d.batchStatus.approved
+    },
+    allocationRules: { ...d.allocationRules, ...service?.allocation_rules },
+    ...approve || reject ? { actionSource: { ...approve ? { approve } : {}, ...reject ? { reject } : {} } } : {}
+  };
+}
+function statusFromService(choices, status) {
+  for (const k of BATCH_STATUSES) if (choices.batchStatus[k] === status) return k;
+  return status;
+}
+var BATCH_STATUSES, DEFAULT_SERVICE_CHOICES;
+var init_service_choices = __esm({
+  "src/api/service-choices.ts"() {
+    "use strict";
+    BATCH_STATUSES = ["file uploaded", "reviewed", "approved"];
+    DEFAULT_SERVICE_CHOICES = {
+      approveAction: "Approved",
+      rejectAction: "Rejected",
+      templateBatchName: "query",
+      batchStatus: { "file uploaded": "file uploaded", reviewed: "reviewed", approved: "approved" },
+      allocationRules: {}
+    };
+  }
+});
+
+// src/api/core.ts
+function checkUrl(name, value2) {
+  const credentials = urlCredentials(value2);
+  if (credentials) throw new UserError(`${name}: ${credentials}`);
+  let url;
+  try {
+    url = new URL(value2);
+  } catch {
+    throw new UserError(`${name} is not a URL: ${JSON.stringify(value2)}`);
+  }
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
+    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
+  return url;
+}
+function proxyEnv(e) {
+  const httpProxy = e.http_proxy || e.HTTP_PROXY || "";
+  const httpsProxy = e.https_proxy || e.HTTPS_PROXY || "";
+  return httpProxy || httpsProxy ? { httpProxy, httpsProxy, noProxy: e.no_proxy ?? e.NO_PROXY ?? "" } : void 0;
+}
+function joinUrl(base, path, query) {
+  const url = new URL(base.href.replace(/\/$/, "") + path);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== void 0) url.searchParams.set(k, v);
+  return url.href;
+}
+function errorCode(e) {
+  const err = e;
+  return err.cause?.code ?? err.code ?? "";
+}
+function notTls(e) {
+  return NOT_TLS.has(errorCode(e));
+}
+function connectionReason(e) {
+  const err = e;
+  const cause = err.cause;
+  const code = errorCode(e);
+  if (NOT_TLS.has(code)) return `the server did not answer TLS: is the URL http? (${code})`;
+  if (UNTRUSTED.has(code)) {
+    return `the server's TLS certificate is not trusted (${code}): check the URL's host, or give your CA bundle in NODE_EXTRA_CA_CERTS; TLS is always verified`;
+  }
+  if (code === "ECONNREFUSED") {
+    const refused = cause?.code === "ECONNREFUSED" ? cause : err;
+    const first = refused.address ? refused : refused.errors?.find((x) => x.address);
+    const at2 = first?.address;
+    const port = first?.port;
+    return `connection refused${at2 ? ` by ${at2}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
+  }
+  const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p) => !!p && p !== "fetch failed");
+  return [...new Set(parts)].join(": ") || String(e);
+}
+function notSent(e) {
+  const err = e;
+  return UNSENT.has(err?.cause?.code ?? "") || UNSENT.has(err?.code ?? "");
+}
+function headerOf(h) {
+  return Array.isArray(h) ? h[0] : h;
+}
+var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, UNSENT;
+var init_core = __esm({
+  "src/api/core.ts"() {
+    "use strict";
+    init_http();
+    init_errors();
+    init_ajv();
+    init_auth();
+    init_clock();
+    init_classify();
+    init_governor();
+    init_duration();
+    init_words();
+    init_service_choices();
+    BUDGET = { sends: 6, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
+    freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
+    NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
+    UNTRUSTED = /* @__PURE__ */ new Set([
+      "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+      "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+      "SELF_SIGNED_CERT_IN_CHAIN",
+      "DEPTH_ZERO_SELF_SIGNED_CERT",
+      "CERT_HAS_EXPIRED",
+      "CERT_NOT_YET_VALID",
+      "ERR_TLS_CERT_ALTNAME_INVALID"
+    ]);
+    ApiCore = class {
+      base;
+      /** The sign-in this view sends as: revsync's own, or on the approver's view (asApprover) the approver's. */
+      auth;
+      /** The approver identity's sign-in (four eyes), when one is given. */
+      approverAuth;
+      tokenUrl;
+      /** The realm signed in to, and the auth URL it is served under: what a 404 of the token endpoint names. */
+      realm;
+      clock;
+      random;
+      log;
+      retry;
+      dispatcher;
+      timeouts;
+      onUnknownValue;
+      service;
+      timeoutMs;
+      /** One per client, so one per run: every request to the service goes through it. */
+      governor;
+      onRequest;
+      onRequestStart;
+      /** What the request observer is told each request of this client view was sent for (see tagged). */
+      tag;
+      constructor(opts) {
+        this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
+        this.base = checkUrl("base_url", opts.baseUrl);
+        const authBase = checkUrl("auth_url", opts.authUrl);
+        if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
+        this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
+        this.realm = { name: opts.realm, authBase: `${authBase.origin}${authBase.pathname.replace(/\/$/, "")}` };
+        this.clock = opts.clock ?? systemClock;
+        this.random = opts.random ?? Math.random;
+        this.log = opts.log ?? (() => void 0);
+        this.onUnknownValue = opts.onUnknownValue ?? (() => void 0);
+        this.onRequest = opts.onRequest;
+        this.onRequestStart = opts.onRequestStart;
+        this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 2e4, maxWaitMs: Infinity, ...opts.retry };
+        const headersMs = opts.timeouts?.headersMs ?? 3e4;
+        const bodyMs = opts.timeouts?.bodyMs ?? 6e4;
+        this.timeouts = { headersMs, bodyMs, totalMs: opts.timeouts?.totalMs ?? headersMs + bodyMs };
+        const agentOpts = {
+          connect: { timeout: opts.timeouts?.connectMs ?? 1e4 },
+          connections: opts.connections ?? 16,
+          keepAliveTimeout: 1e4
+        };
+        const proxy = proxyEnv(opts.env ?? process.env);
+        this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
+        const onSecret = opts.onSecret ?? (() => void 0);
+        const own2 = new TokenManager(opts.credentials, (form) => this.postToken(form, own2.username), this.clock, onSecret, this.log);
+        this.auth = own2;
+        const approver = opts.approver ? new TokenManager(
+          opts.approver,
+          (form) => this.postToken(form, approver?.username),
+          this.clock,
+          onSecret,
+          (line) => this.log(`${line} (approver)`)
+        ) : void 0;
+        this.approverAuth = approver;
+        this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
+        this.governor = new Governor({
+          clock: this.clock,
+          random: this.random,
+          concurrency: opts.concurrency ?? 8,
+          rateLimit: opts.rateLimit,
+          timeoutMs: this.timeoutMs,
+          maxWaitMs: this.retry.maxWaitMs,
+          log: this.log
+        });
+      }
+      /** Runs `fn` outside the run's time limit (--timeout bounds the time spent on the service, not the
+       *  time apply's prompt waits for a person); nothing may be sent meanwhile. */
+      async untimed(fn) {
+        const started = this.clock.now();
+        try {
+          return await fn();
+        } finally {
+          this.governor.excludeFromTimeLimit(this.clock.now() - started);
+        }
+      }
+      async close() {
+        await this.dispatcher.close();
+      }
+      backoff(attempt, after) {
+        const wait = after ?? Math.floor(this.random() * Math.min(this.retry.capMs, this.retry.baseMs * 2 ** attempt));
+        return Math.min(wait, this.retry.maxWaitMs);
+      }
+      /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the
+       *  form. Not paced by the governor: it is another host, and every request waits on it. */
+      async postToken(form, user) {
+        const started = this.clock.now();
+        for (let attempt = 0; ; attempt++) {
+          const sent = await this.sendToken(form, user, attempt, started);
+          if ("answer" in sent) return sent.answer;
+          const delay = this.backoff(attempt, sent.wait);
+          if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs || this.clock.now() + delay >= this.governor.deadline) {
+            const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${sent.last})`;
+            throw new ApiError({ method: "POST", path: "token endpoint", status: sent.status, message, retryable: true });
+          }
+          this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
+          await this.clock.sleep(delay);
+        }
+      }
+      /** One send of the token request: its answer, when it is one to act on (a token, or a refusal in its
+       *  words), or why another send may do better (a retry status, its Retry-After; the connection). */
+      async sendToken(form, user, attempt, started) {
+        let status = 0;
+        const t0 = this.clock.now();
+        const path = new URL(this.tokenUrl).pathname;
+        this.onRequestStart?.({ method: "POST", path, started_at: t0, resend: attempt > 0, user: user ?? null });
+        try {
+          const res = await request(this.tokenUrl, {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+            body: form.toString(),
+            dispatcher: this.dispatcher,
+            headersTimeout: this.timeouts.headersMs,
+            bodyTimeout: this.timeouts.bodyMs,
+            signal: this.requestSignal()
+          });
+          status = res.statusCode;
+          const text3 = await res.body.text();
+          this.observe("POST", path, status, t0, attempt > 0, void 0, user);
+          this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started}ms`);
+          if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text3) };
+          return { status, wait: retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now()), last: `status ${status}` };
+        } catch (e) {
+          if (e instanceof ApiError) throw e;
+          const last2 = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
+          this.observe("POST", path, null, t0, attempt > 0, last2, user);
+          this.log(`POST /auth/realms/\u2026/token failed: ${last2}`);
+          if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
+          return { status, last: last2 };
+        }
+      }
+      /** The token endpoint's answer (not a retry status) as JSON, a token checked against its schema; a
+       *  404 names the realm: no token endpoint at this path, whatever the body, means the realm is not
+       *  served at this auth URL (a realm the service does not have, or the wrong auth_url). */
+      tokenAnswer(status, text3) {
+        const refused = (message, hint) => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
+        if (status === 404)
+          throw refused(
+            `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
+            "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)"
           );
+        let body;
+        try {
+          body = JSON.parse(text3);
+        } catch {
+          throw refused(`answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}`);
         }
-        if (path === "/__admin/faults") {
-          if (method === "GET") return new Reply(200, { faults: this.faults.list() });
-          if (method === "DELETE") {
-            this.faults.clear();
-            return new Reply(200, { status: "cleared" });
-          }
-          if (method === "POST") {
-            const parsed = parseFaults(body());
-            if (typeof parsed === "string") throw new EmuError(400, parsed);
-            this.applyTokenFaults(parsed.faults);
-            this.faults.set(parsed.faults, parsed.seed, parsed.replace);
-            return new Reply(200, { faults: this.faults.list() });
-          }
-        }
-        if (path === "/__admin/uploads" && method === "POST") return new Reply(200, this.upload(body()));
-        throw new EmuError(404, `no such admin endpoint: ${method} ${path}`);
+        const fn = apiValidator("TokenResponse");
+        if (status === 200 && !fn(body)) throw refused(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
+        return { status, body };
       }
-      applyTokenFaults(faults) {
-        for (const f of faults) {
-          if (f.kind !== "token_expiry") continue;
-          if (f.access_ttl_s !== void 0) this.accessTtlS = f.access_ttl_s;
-          if (f.refresh_ttl_s !== void 0) this.refreshTtlS = f.refresh_ttl_s;
-          if (f.expire_now !== false) {
-            for (const rec of Object.values(this.state.tokens)) {
-              if (rec.kind === "access" || f.include_refresh) rec.expiresAt = 0;
-            }
+      /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
+       *  undici's headers and body timers are idle timers (a body that trickles in never trips them). */
+      requestSignal() {
+        const left = Math.max(1, Math.ceil(Math.min(this.timeouts.totalMs, this.governor.deadline - this.clock.now())));
+        const signal = AbortSignal.timeout(left);
+        this.cuts.set(signal, left === this.timeouts.totalMs ? "cap" : "deadline");
+        return signal;
+      }
+      cuts = /* @__PURE__ */ new WeakMap();
+      /** A request undici's own timers ended, in words: the connection worked, the answer did not come in
+       *  time (REVSYNC_TIMEOUT_MS sets both timers, in ms); undefined for any other error. */
+      timerReason(e) {
+        const code = errorCode(e);
+        if (code === "UND_ERR_HEADERS_TIMEOUT") return `no answer within ${this.timeouts.headersMs} ms (REVSYNC_TIMEOUT_MS)`;
+        if (code === "UND_ERR_BODY_TIMEOUT") return `no complete answer: its body stopped coming for ${this.timeouts.bodyMs} ms (REVSYNC_TIMEOUT_MS)`;
+        return void 0;
+      }
+      /** A request that a signal ended, in words; undefined for any other error. */
+      abortReason(e, signal) {
+        const err = e;
+        if (err?.name !== "AbortError" && err?.name !== "TimeoutError" && err?.code !== "UND_ERR_ABORTED") return void 0;
+        const cut = signal ? this.cuts.get(signal) : void 0;
+        return cut === "cap" ? `no complete answer within ${formatDuration(this.timeouts.totalMs)} (the cap of one request, REVSYNC_TIMEOUT_MS)` : `no complete answer within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})`;
+      }
+      /** The transport: one send (plus one re-authentication after a 401, which the service did not
+       *  process), and the answer as it came. Never throws for what the service answers; a failed token
+       *  request is thrown (an ApiError of the token endpoint). */
+      async transport(spec, url, shown, p) {
+        const sends = p.sends;
+        const path = `${spec.path}${spec.query ? new URL(url).search : ""}`;
+        for (let reauthed = false; ; reauthed = true) {
+          const token = await this.auth.token();
+          const t0 = this.clock.now();
+          const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
+          this.onRequestStart?.({
+            method: spec.method,
+            path,
+            started_at: t0,
+            resend,
+            user: this.auth.username ?? null,
+            ...this.tag === void 0 ? {} : { tag: this.tag },
+            ...spec.kind !== "read" && spec.body !== void 0 ? { body: spec.body } : {}
+          });
+          let res;
+          let body;
+          const signal = this.requestSignal();
+          try {
+            res = await this.send(spec, url, token, signal);
+            body = Buffer.from(await res.body.arrayBuffer());
+          } catch (e) {
+            const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
+            this.observe(spec.method, path, null, t0, resend, reason);
+            this.log(`${shown} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
+            return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
+          }
+          const status = res.statusCode;
+          this.observe(spec.method, path, status, t0, resend);
+          this.log(`${shown} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
+          const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec, shown, token, reauthed, p) : void 0;
+          if (refused === "again") continue;
+          if (refused === "to the guard") return { status, body, reauth: true };
+          return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
+        }
+      }
+      /** One HTTP request of the service's interface, as the spec says it, with the token. */
+      send(spec, url, token, signal) {
+        return request(url, {
+          method: spec.method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: spec.schema === "bytes" ? "text/csv, */*" : "application/json",
+            ...spec.body !== void 0 ? { "content-type": "application/json" } : {},
+            ...spec.ifMatch ? { "if-match": spec.ifMatch } : {}
+          },
+          body: spec.body === void 0 ? void 0 : JSON.stringify(spec.body),
+          dispatcher: this.dispatcher,
+          headersTimeout: this.timeouts.headersMs,
+          bodyTimeout: this.timeouts.bodyMs,
+          signal
+        });
+      }
+      /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
+       *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
+       *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
+      tokenRefused(spec, shown, token, reauthed, p) {
+        if (spec.kind === "read" && !reauthed) {
+          this.auth.invalidate(token);
+          this.log(`${shown}: token refused, signing in again`);
+          return "again";
+        }
+        if (spec.kind !== "read" && !p.reauthed) {
+          this.auth.invalidate(token);
+          p.reauthed = true;
+          this.log(`${shown}: token refused; signing in again before the write's guard and its next send`);
+          return "to the guard";
+        }
+        return void 0;
+      }
+      /** One send of a request through the governor, and what its answer means: the one place each HTTP
+       *  attempt is sent. `p.sends + p.throttles > 0` says it is a resend. Throws (an ApiError) only when it
+       *  cannot be sent (the run's time limit) or its token cannot be had. */
+      async sendOnce(spec, p) {
+        return this.exchange(spec, joinUrl(this.base, spec.path, spec.query), p);
+      }
+      async exchange(spec, url, p) {
+        const shown = `${spec.method} ${spec.path}${spec.query ? new URL(url).search : ""}`;
+        let ticket;
+        try {
+          ticket = await this.governor.acquire();
+        } catch (e) {
+          if (e instanceof TimeLimitReached) throw this.timeLimit(spec, p);
+          throw e;
+        }
+        let answer;
+        try {
+          answer = await this.transport(spec, url, shown, p);
+        } catch (e) {
+          this.governor.settle(ticket, { kind: "no-answer" });
+          throw e;
+        }
+        const verdict = classify(answer, spec, p, this.clock.now());
+        if (verdict.outcome === "ok") {
+          this.governor.settle(ticket, { kind: "accepted" });
+          for (const u of verdict.unknownValues) this.onUnknownValue(u, shown);
+        } else {
+          this.governor.settle(
+            ticket,
+            verdict.throttled ? { kind: "turned-away", retryAfterMs: verdict.waitMs } : "lost" in answer ? { kind: "no-answer" } : { kind: "accepted" }
+          );
+          if (verdict.outcomeUnknown) p.mayHaveLanded = true;
+          p.last = verdict.err;
+        }
+        return verdict;
+      }
+      /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
+       *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
+       *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
+      async call(spec) {
+        if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
+        const url = joinUrl(this.base, spec.path, spec.query);
+        const p = freshProgress();
+        for (; ; ) {
+          const v = await this.exchange(spec, url, p);
+          if (v.outcome === "ok") return v.body;
+          if (!v.retryable) throw v.err;
+          await this.again(spec, v, p, this.retry.maxAttempts);
+        }
+      }
+      /** The most sends of a write that makes something (a create, an approval action): BUDGET.createSends. */
+      get writeSends() {
+        return Math.min(BUDGET.createSends, this.retry.maxAttempts);
+      }
+      /** The most sends of a request that changes a state in place (a PATCH) or reads: BUDGET.sends. */
+      get sendBudget() {
+        return this.retry.maxAttempts;
+      }
+      /** A view of this client whose requests the observer is told were sent for `tag` (apply: the change a
+       *  step's guard reads, writes and read-backs are for). It shares everything else (the connection
+       *  pool, the sign-in, the governor, the budgets): a prototype over this client, carrying only the tag,
+       *  so no async context has to follow the step's promises. Token requests stay untagged. */
+      tagged(tag) {
+        return Object.create(this, { tag: { value: tag, enumerable: true } });
+      }
+      /** The view of this client that sends as the approver identity (four eyes): it shares everything but
+       *  the sign-in (the connection pool, the governor, the budgets, the observer, its tag). Without an
+       *  approver identity, this client itself. */
+      asApprover() {
+        if (!this.approverAuth || this.auth === this.approverAuth) return this;
+        return Object.create(this, { auth: { value: this.approverAuth, enumerable: true } });
+      }
+      /** " (as bob)" in the verbose log, once the run has two identities: who sent what. */
+      asWhom() {
+        return this.approverAuth ? ` (as ${this.auth.username ?? "a user the token does not name"})` : "";
+      }
+      /** Tells the request observer about one attempt that ended. */
+      observe(method, path, status, t0, resend, error2, user = this.auth.username) {
+        if (!this.onRequest) return;
+        const r = { method, path, status, started_at: t0, duration_ms: this.clock.now() - t0, resend, user: user ?? null };
+        if (error2 !== void 0) r.error = error2;
+        if (this.tag !== void 0) r.tag = this.tag;
+        this.onRequest(r);
+      }
+      /** Waits before the next send of a request, or throws when it may not be sent again: its budget is
+       *  spent, or the run's time limit would pass first. After a 429 the governor holds the next send
+       *  (with the Retry-After, for every request); without a Retry-After this request also backs off. */
+      async again(spec, v, p, maxSends) {
+        const err = p.mayHaveLanded && !v.err.outcomeUnknown ? v.err.withOutcomeUnknown() : v.err;
+        let delay;
+        if (v.throttled) {
+          p.throttles++;
+          delay = v.waitMs === void 0 ? this.backoff(p.throttles - 1) : 0;
+        } else {
+          p.throttles = 0;
+          p.sends++;
+          delay = this.backoff(p.sends - 1, v.waitMs);
+          if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs)
+            throw err.status === 0 && p.sends > 1 ? err.withMessage(`${err.serviceMessage}, after ${plural(p.sends, "attempt")}`) : err;
+          p.waited += delay;
+        }
+        if (this.clock.now() + Math.max(delay, v.throttled ? this.governor.pausedForMs : 0) >= this.governor.deadline) throw this.timeLimit(spec, p);
+        if (delay || !v.throttled)
+          this.log(
+            `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec.method} ${spec.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`
+          );
+        if (delay) await this.clock.sleep(delay);
+      }
+      /** This request cannot be sent (again) within the run's time limit: it ran out, or the next send
+       *  would come after it (a Retry-After, or this request's own backoff, reaching past it). */
+      timeLimit(spec, p) {
+        const turned = this.governor.turnedAway;
+        const away = turned ? `; the service turned away ${turned === 1 ? "1 request" : `${turned} requests`} of this run with 429 (rate limited): try again later, give a longer --timeout, or set rate_limit for this environment (or --rate-limit) to the service's limit` : "";
+        const held = this.governor.pausedForMs;
+        const past = this.clock.now() + held >= this.governor.deadline;
+        const pause = held > 0 && past ? `: the service's Retry-After holds every request for another ${formatDuration(Math.max(1, Math.round(held / 1e3)) * 1e3)}` : "";
+        return new ApiError({
+          method: spec.method,
+          path: spec.path,
+          status: p.last?.status ?? 0,
+          message: `not sent${p.last ? " again" : ""} within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})${pause}${away}`,
+          retryable: true,
+          outcomeUnknown: p.mayHaveLanded
+        });
+      }
+    };
+    UNSENT = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+  }
+});
+
+// src/api/write.ts
+function guardFailed(e) {
+  return new ApiError({
+    method: e.method,
+    path: e.path,
+    status: e.status,
+    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
+    problems: e.problems
+  });
+}
+function runWrite(core, w) {
+  return new WriteAttempt(core, w).run();
+}
+var WriteAttempt;
+var init_write = __esm({
+  "src/api/write.ts"() {
+    "use strict";
+    init_errors();
+    init_classify();
+    init_core();
+    WriteAttempt = class {
+      constructor(core, w) {
+        this.core = core;
+        this.w = w;
+        this.maxSends = w.maxSends ?? core.writeSends;
+      }
+      core;
+      w;
+      p = freshProgress();
+      maxSends;
+      /** Some send of this write may have landed (its outcome was unknown at some point). */
+      mayHaveLanded = false;
+      /** The error of the last send that may have landed and that no read-back has settled yet. */
+      unsettled;
+      /** Guard, send, and decide from the answer, until the write has an outcome. */
+      async run() {
+        for (; ; ) {
+          if (this.unsettled) {
+            const s = await this.settle(this.unsettled);
+            if (s) return s;
+            this.unsettled = void 0;
+          }
+          const g = await this.guard();
+          if ("kind" in g) return g;
+          if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+          if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
+          const spec = this.w.request(g.go);
+          let v;
+          try {
+            v = await this.core.sendOnce(spec, this.p);
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            return this.stop(e);
+          }
+          if (v.outcome === "ok") return this.ok(spec, v.body);
+          const outcome = await this.answered(v);
+          if (outcome) return outcome;
+          try {
+            await this.core.again(spec, v, this.p, this.maxSends);
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            return this.stop(e);
           }
         }
       }
-      upload(raw) {
-        const realm = raw?.realm;
-        const t = typeof realm === "string" ? this.tenant(realm) : this.state.tenants[0];
-        if (!t) throw new EmuError(404, "unknown tenant");
-        const out = uploadFile(this.state, t, raw);
-        this.persist();
+      /** The guard's verdict, or the outcome of a guard whose read failed. */
+      async guard() {
+        try {
+          return await this.w.guard();
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e) };
+        }
+      }
+      /** What an answer means for the write: an outcome, or undefined to guard and send again. */
+      async answered(v) {
+        if (v.outcome === "refused") {
+          if (this.mayHaveLanded) {
+            const s = await this.settle(v.err);
+            return s ?? { kind: "refused", error: v.err };
+          }
+          if (v.err.status !== 412) {
+            const meant = this.w.firstRefusal ? await this.w.firstRefusal(v.err) : void 0;
+            return meant ?? { kind: "refused", error: v.err };
+          }
+        }
+        if (v.outcome === "unknown") {
+          this.mayHaveLanded = true;
+          this.unsettled = v.err;
+        }
+        return void 0;
+      }
+      /** A 2xx: done, with its result; one without what the caller needs is read back. */
+      async ok(spec, body) {
+        const r = this.w.result(body);
+        if (r !== void 0) return this.checked({ kind: "done", result: r });
+        const found = await this.w.readBack().catch((readErr) => ({ failed: readErr }));
+        if ("landed" in found && found.landed) return this.checked({ kind: "done", result: found.result });
+        const accepted = new ApiError({
+          method: spec.method,
+          path: spec.path,
+          status: 200,
+          message: "the service accepted the write but does not show it",
+          outcomeUnknown: true
+        });
+        return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
+      }
+      /** A landed write, checked against what the service holds right after it (Write.check). */
+      async checked(o) {
+        if (!this.w.check) return o;
+        try {
+          const undone = await this.w.check(o.result);
+          return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          return { ...o, unchecked: `not read again after the write: ${e.message}` };
+        }
+      }
+      /** Reads back after a send that may have landed: an outcome, or undefined when it did not land. */
+      async settle(err) {
+        let found;
+        try {
+          found = await this.w.readBack();
+        } catch (readErr) {
+          return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
+        }
+        const why = readBackReason(err);
+        if ("other" in found) {
+          return {
+            kind: "refused",
+            error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true })
+          };
+        }
+        if (found.landed) return this.checked({ kind: "confirmed", why, result: found.result, ...found.status ? { status: found.status } : {} });
+        this.p.mayHaveLanded = false;
+        return void 0;
+      }
+      /** The write cannot be sent (again): settled by reading back when a send may have landed. */
+      async stop(e) {
+        if (!this.mayHaveLanded) return { kind: "refused", error: e };
+        const s = await this.settle(this.unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
+        return s ?? {
+          kind: "refused",
+          error: new ApiError({
+            method: e.method,
+            path: e.path,
+            status: e.status,
+            message: `${e.serviceMessage}; read back: it did not land`,
+            problems: e.problems
+          })
+        };
+      }
+    };
+  }
+});
+
+// src/api/resources.ts
+function statusesFromService(core, list3) {
+  const choices = core.service;
+  const item = (i) => {
+    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
+    for (const b of i.batches ?? []) if (b && typeof b === "object") item(b);
+  };
+  for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
+  return list3;
+}
+var SSP, enc, exactPolicy, ssp, approvals, errorTransactions;
+var init_resources = __esm({
+  "src/api/resources.ts"() {
+    "use strict";
+    init_errors();
+    init_address();
+    init_write();
+    init_service_choices();
+    SSP = "/apis/policy-sets/v1/policy/ssp";
+    enc = encodeURIComponent;
+    exactPolicy = (list3, name) => list3.find((e) => e.compliance_name === name);
+    ssp = {
+      list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
+      /** One policy with its batches, matched by exact name; undefined when the service has no policy of
+       *  exactly that name (a 404, or an answer holding only other policies). */
+      async get(core, policyName) {
+        try {
+          const list3 = await core.call({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
+          return exactPolicy(statusesFromService(core, list3), policyName);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return void 0;
+          throw e;
+        }
+      },
+      /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
+       *  policy name when the answer names its policy. */
+      async batch(core, policyName, batchName) {
+        try {
+          const list3 = await core.call({
+            method: "GET",
+            path: SSP,
+            query: { policy_name: policyName, batch_name: batchName },
+            kind: "read",
+            schema: "SspList"
+          });
+          for (const env2 of statusesFromService(core, list3)) {
+            if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
+            const item = (env2.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === void 0 || i.policy_name === policyName));
+            if (item) return item;
+          }
+          return void 0;
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return void 0;
+          throw e;
+        }
+      },
+      /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
+      createRequest: (body) => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
+      /** The PATCH that reviews or approves a batch (sent by the write unit). */
+      batchActionRequest: (action, policyId, batchName, ifMatch) => ({
+        method: "PATCH",
+        path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
+        kind: "write",
+        schema: "SspUpdateResult",
+        ...ifMatch ? { ifMatch } : {},
+        emptyOk: true
+      }),
+      download: (core, fileId) => core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
+      /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
+       *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
+      template: (core, batchName) => batchName !== void 0 && core.service.templateBatchName === "path" ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" }) : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" })
+    };
+    approvals = {
+      pending: (core) => core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
+      /** Sent again only when the pending list says that none of the ids was processed (the create rule).
+       *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
+       *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
+       *  service says so (the list shows pending uploads only: someone else may have acted on them). */
+      async act(core, action, comments, ids) {
+        const spec = {
+          method: "POST",
+          path: "/apis/oingest-approval/v1/action",
+          body: { action, comments, approval_ids: ids },
+          kind: "write-once",
+          schema: "ApprovalActionResult",
+          emptyOk: true
+        };
+        let why = "";
+        let guarded = 0;
+        const o = await runWrite(core, {
+          // The first send: the command checked the ids against the pending list right before asking. Each
+          // resend: they must all be pending still (someone else may have acted on one meanwhile).
+          guard: async () => {
+            if (guarded++ === 0) return { go: null };
+            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+            const gone = ids.filter((id) => {
+              const r = records.get(id);
+              return !r || r.status !== void 0 && r.status !== "Pending Approval";
+            });
+            return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
+          },
+          request: () => spec,
+          result: (body) => body ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
+          readBack: async () => {
+            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
+            const pending = (id) => {
+              const r = records.get(id);
+              return !!r && (r.status === void 0 || r.status === "Pending Approval");
+            };
+            const left = ids.filter(pending);
+            if (left.length === ids.length) return { landed: false };
+            const gone = ids.filter((id) => !pending(id));
+            const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
+            const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
+            why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
+            return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
+          }
+        });
+        if (o.kind === "done") return o.result;
+        if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
+        if (o.kind === "refused" || o.kind === "unknown") throw o.error;
+        throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
+      }
+    };
+    errorTransactions = {
+      list: (core, filter) => core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" })
+    };
+  }
+});
+
+// src/shared/who.ts
+function isoOf(epoch2) {
+  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
+}
+function whoWords(w, verb = "last changed") {
+  if (!w.modified_by && !w.modified_on) return "";
+  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
+}
+function sameUser(a, b) {
+  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+var shortIso, envelopeWho, batchWho;
+var init_who = __esm({
+  "src/shared/who.ts"() {
+    "use strict";
+    shortIso = (iso4) => iso4.replace(".000Z", "Z");
+    envelopeWho = (env2) => ({
+      modified_by: env2?.last_modified_by ?? null,
+      modified_on: isoOf(env2?.last_modified_on)
+    });
+    batchWho = (b) => ({
+      modified_by: b?.updated_by ?? null,
+      modified_on: isoOf(b?.updated_at)
+    });
+  }
+});
+
+// src/kinds/words.ts
+function versionMoved(recorded, live) {
+  const out = [];
+  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
+    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
+  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
+    out.push(`last_modified_on ${iso(recorded.last_modified_on)} -> ${iso(live.last_modified_on)}`);
+  return out;
+}
+function overwrittenWords(who, what) {
+  return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
+}
+var show3, iso, blocked;
+var init_words2 = __esm({
+  "src/kinds/words.ts"() {
+    "use strict";
+    init_who();
+    show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    iso = (epoch2) => {
+      const t = isoOf(epoch2);
+      return t ? shortIso(t) : null;
+    };
+    blocked = (what) => ({
+      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
+    });
+  }
+});
+
+// src/map-limit.ts
+async function mapLimit(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
+}
+var init_map_limit = __esm({
+  "src/map-limit.ts"() {
+    "use strict";
+  }
+});
+
+// src/kinds/ssp/read.ts
+async function readBatchValues(core, policy2, batch) {
+  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp.download(core, batch.file_id)).toString("utf8") };
+  const item = await ssp.batch(core, policy2, batchNameOf(batch));
+  return item?.ssp_values ?? [];
+}
+function detailNames(live, desired, opts) {
+  const wanted = new Map(desired.map((d) => [d.name, d]));
+  return [...live.keys()].filter((name) => {
+    if (opts.approvedValues) return true;
+    if (!touchedBy(sspAddress.policy(name), opts.targets)) return false;
+    if (opts.allDetails) return true;
+    const d = wanted.get(name);
+    return !!d && (d.batches.length > 0 || !!opts.managedDetails);
+  });
+}
+function valuesJobs(live, desired, opts) {
+  const jobs = /* @__PURE__ */ new Map();
+  const queue = (policy2, batch, name = batchNameOf(batch)) => {
+    const key3 = `${policy2}/${name}`;
+    if (!jobs.has(key3)) jobs.set(key3, { key: key3, policy: policy2, batch });
+  };
+  for (const [name, lp] of live) {
+    if (opts.approvedValues) {
+      for (const b of lp.batches ?? []) if (b.status === "approved") queue(name, b);
+    }
+    if (opts.allValues && touchedBy(sspAddress.policy(name), opts.targets)) for (const b of lp.batches ?? []) queue(name, b);
+  }
+  if (opts.values) {
+    for (const d of desired) {
+      const lp = live.get(d.name);
+      if (!lp?.batches || !touchedBy(sspAddress.policy(d.name), opts.targets)) continue;
+      for (const b of d.batches) {
+        const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
+        if (b.values && lb) queue(d.name, lb, b.name);
+      }
+    }
+  }
+  return [...jobs.values()];
+}
+async function readSsp(core, desired, opts, progress) {
+  const list3 = await ssp.list(core);
+  progress.done("SSP policies");
+  const live = /* @__PURE__ */ new Map();
+  for (const env2 of list3) {
+    const item = env2.compliance_spec?.[0];
+    if (env2.compliance_name && item) live.set(env2.compliance_name, { envelope: env2, item });
+  }
+  const names = detailNames(live, desired, opts);
+  progress.more(names.length);
+  await mapLimit(names, opts.concurrency, async (name) => {
+    const env2 = await ssp.get(core, name);
+    const item = env2?.compliance_spec?.[0];
+    const entry = live.get(name);
+    if (entry && env2 && item) Object.assign(entry, { envelope: env2, item, batches: item.batches ?? [] });
+    progress.done(name);
+  });
+  const values2 = /* @__PURE__ */ new Map();
+  const jobs = valuesJobs(live, desired, opts);
+  progress.more(jobs.length);
+  await mapLimit(jobs, opts.concurrency, async (j) => {
+    values2.set(j.key, await readBatchValues(core, j.policy, j.batch));
+    progress.done(j.key);
+  });
+  return { ssp: live, values: values2 };
+}
+var sspAddress;
+var init_read = __esm({
+  "src/kinds/ssp/read.ts"() {
+    "use strict";
+    init_resources();
+    init_map_limit();
+    init_address();
+    sspAddress = {
+      policy: (name) => `ssp/${name}`,
+      batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
+    };
+  }
+});
+
+// src/ssp/csv.ts
+var csv_exports = {};
+__export(csv_exports, {
+  CsvSyntaxError: () => CsvSyntaxError,
+  TEMPLATE_EXAMPLE_ROW: () => TEMPLATE_EXAMPLE_ROW,
+  TEMPLATE_HEADER: () => TEMPLATE_HEADER,
+  formatCsv: () => formatCsv,
+  parseCsv: () => parseCsv,
+  templateCsv: () => templateCsv,
+  valuesColumns: () => valuesColumns,
+  valuesFromCsv: () => valuesFromCsv,
+  valuesToCsv: () => valuesToCsv
+});
+function openingQuoteLine(body) {
+  let line = 1;
+  let quoted = false;
+  let openedAt = 1;
+  let fieldStart = true;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (quoted) {
+      if (c === '"') {
+        if (body[i + 1] === '"') i++;
+        else quoted = false;
+      } else if (c === "\n") line++;
+      continue;
+    }
+    if (c === '"' && fieldStart) {
+      quoted = true;
+      openedAt = line;
+    }
+    fieldStart = c === "," || c === "\n" || c === "\r";
+    if (c === "\n") line++;
+  }
+  return openedAt;
+}
+function parseCsv(text3) {
+  const body = text3.charCodeAt(0) === 65279 ? text3.slice(1) : text3;
+  if (!body.includes('"')) {
+    const out = [];
+    const lines = body.split(/\r?\n|\r/);
+    for (let i = 0; i < lines.length; i++) {
+      const line2 = lines[i];
+      if (line2 !== "") out.push({ line: i + 1, cells: line2.split(",") });
+    }
+    return out;
+  }
+  let records;
+  const parseSync = (0, import_node_module2.createRequire)(__revsyncModuleUrl)("csv-parse/sync").parse;
+  try {
+    records = parseSync(body, {
+      info: true,
+      raw: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      record_delimiter: ["\r\n", "\n", "\r"]
+    });
+  } catch (e) {
+    const err = e;
+    if (err.code === "CSV_QUOTE_NOT_CLOSED") throw new CsvSyntaxError(openingQuoteLine(body), "a quoted field opens here and never closes");
+    const line2 = err.lines ?? 1;
+    const why = err.code === "INVALID_OPENING_QUOTE" ? "a quote inside an unquoted field (quote the whole field and double the quote)" : err.message;
+    throw new CsvSyntaxError(line2, why);
+  }
+  let line = 1;
+  return records.map((r) => {
+    const leading = /^(?:\r\n|\n|\r)*/.exec(r.raw)?.[0] ?? "";
+    const start = line + (leading.match(/\r\n|\n|\r/g) ?? []).length;
+    line += (r.raw.match(/\r\n|\n|\r/g) ?? []).length;
+    return { line: start, cells: r.record };
+  });
+}
+function valuesColumns(header) {
+  const problems = [];
+  const names = header.map((h) => h.trim());
+  if (names.length === 1 && (names[0] ?? "").includes(";")) {
+    return {
+      index: [],
+      problems: [
+        `the header is one column holding semicolons: the file looks semicolon-separated; revsync reads comma-separated values (${TEMPLATE_HEADER.join(",")})`
+      ]
+    };
+  }
+  if (!names.some((n) => TEMPLATE_HEADER.includes(n))) {
+    const data = names.some((n) => /^-?\d+(\.\d+)?$/.test(n) || /^\d{4}-\d{2}-\d{2}$/.test(n));
+    return {
+      index: [],
+      problems: [
+        `${data ? "the first line looks like data, not a header" : "the first line names none of the columns"}: a values file starts with the header line ${TEMPLATE_HEADER.join(",")} (revsync ssp template prints it)`
+      ]
+    };
+  }
+  const seen = /* @__PURE__ */ new Map();
+  names.forEach((n, i) => {
+    if (seen.has(n)) problems.push(`column ${JSON.stringify(n)} is repeated (columns ${(seen.get(n) ?? 0) + 1} and ${i + 1})`);
+    else seen.set(n, i);
+    if (!TEMPLATE_HEADER.includes(n))
+      problems.push(`unknown column ${JSON.stringify(n)} (column ${i + 1}); the columns are ${TEMPLATE_HEADER.join(", ")}`);
+  });
+  const index = TEMPLATE_HEADER.map((c) => seen.get(c) ?? -1);
+  TEMPLATE_HEADER.forEach((c, i) => {
+    if (index[i] === -1) problems.push(`missing column ${JSON.stringify(c)}`);
+  });
+  return { index, problems };
+}
+function quote(value2) {
+  return /[",\r\n]/.test(value2) ? `"${value2.replace(/"/g, '""')}"` : value2;
+}
+function formatCsv(rows) {
+  return rows.map((r) => r.map(quote).join(",")).join("\n") + "\n";
+}
+function valuesToCsv(values2) {
+  return formatCsv([
+    TEMPLATE_HEADER,
+    ...values2.map((v) => [
+      v.product_id,
+      v.currency_code,
+      v.value_type,
+      String(v.below_mid_point),
+      String(v.mid_point),
+      String(v.above_mid_point),
+      v.effective_start_date,
+      v.effective_end_date
+    ])
+  ]);
+}
+function templateCsv() {
+  return formatCsv([TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW]);
+}
+function valuesFromCsv(text3) {
+  const rows = parseCsv(text3);
+  const cols = valuesColumns(rows[0]?.cells ?? []).index;
+  return rows.slice(1).map((r) => {
+    const c = (i) => r.cells[cols[i] ?? -1] ?? "";
+    const n = (i) => {
+      const read = readWhole(c(i));
+      return read.ok ? read.value : Number.NaN;
+    };
+    return {
+      product_id: c(0),
+      currency_code: c(1),
+      value_type: c(2),
+      below_mid_point: n(3),
+      mid_point: n(4),
+      above_mid_point: n(5),
+      effective_start_date: c(6),
+      effective_end_date: c(7)
+    };
+  });
+}
+var import_node_module2, TEMPLATE_HEADER, TEMPLATE_EXAMPLE_ROW, CsvSyntaxError;
+var init_csv = __esm({
+  "src/ssp/csv.ts"() {
+    "use strict";
+    import_node_module2 = require("node:module");
+    init_number();
+    TEMPLATE_HEADER = [
+      "product_id",
+      "currency_code",
+      "value_type",
+      "below_mid_point",
+      "mid_point",
+      "above_mid_point",
+      "effective_start_date",
+      "effective_end_date"
+    ];
+    TEMPLATE_EXAMPLE_ROW = ["HW-1000", "USD", "Percent", "90", "100", "110", "2026-01-01", "2026-06-30"];
+    CsvSyntaxError = class extends Error {
+      constructor(line, message) {
+        super(message);
+        this.line = line;
+        this.name = "CsvSyntaxError";
+      }
+      line;
+    };
+  }
+});
+
+// src/kinds/ssp/values.ts
+function keyedValues(values2) {
+  const map = /* @__PURE__ */ new Map();
+  for (const v of values2) map.set(keyOf(v), restOf(v));
+  return map;
+}
+function cellNumber(cell2) {
+  const r = readWhole(cell2 ?? "");
+  return r.ok ? String(r.value) : `${NOT_A_NUMBER}${cell2 ?? ""}`;
+}
+function eachHeld(held, visit3) {
+  if (Array.isArray(held)) {
+    for (const v of held) visit3(keyOf(v), restOf(v));
+    return;
+  }
+  const rows = parseCsv(held.csv);
+  const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index;
+  for (let r = 1; r < rows.length; r++) {
+    const c = rows[r].cells;
+    visit3(
+      `${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`,
+      `${c[vt] ?? ""}${SEP}${cellNumber(c[below])}${SEP}${cellNumber(c[mid])}${SEP}${cellNumber(c[above])}${SEP}${c[end] ?? ""}`
+    );
+  }
+}
+function changedFields(key3, service, git) {
+  const s = service.split(SEP);
+  const g = git.split(SEP);
+  const fields = [];
+  VALUE_FIELDS.forEach((field, i) => {
+    const a = s[i] ?? "";
+    const b = g[i] ?? "";
+    const num3 = (x) => x.startsWith(NOT_A_NUMBER) ? x.slice(NOT_A_NUMBER.length) : Number(x);
+    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: num3(a), git: num3(b) } : { field, service: a, git: b });
+  });
+  return { key: key3, fields };
+}
+function compareValues(desired, held) {
+  const delta = { added: [], removed: [], changed: [] };
+  const seen = /* @__PURE__ */ new Set();
+  eachHeld(held, (k, rest) => {
+    const want = desired.get(k);
+    if (want === void 0) delta.removed.push(k);
+    else {
+      seen.add(k);
+      if (want !== rest) delta.changed.push(changedFields(k, rest, want));
+    }
+  });
+  if (seen.size !== desired.size) {
+    for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
+  }
+  return delta;
+}
+function valuesChecksum(held) {
+  const lines = [];
+  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
+  lines.sort(byCodePoint);
+  return `sha256:${(0, import_node_crypto4.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
+}
+var import_node_crypto4, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
+var init_values = __esm({
+  "src/kinds/ssp/values.ts"() {
+    "use strict";
+    import_node_crypto4 = require("node:crypto");
+    init_csv();
+    init_address();
+    init_number();
+    VALUE_FIELDS = ["value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_end_date"];
+    SEP = "";
+    NOT_A_NUMBER = "\0";
+    NUMERIC = /* @__PURE__ */ new Set(["below_mid_point", "mid_point", "above_mid_point"]);
+    keyOf = (v) => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
+    point = (n) => typeof n === "number" ? String(n) : `${NOT_A_NUMBER}${String(n)}`;
+    restOf = (v) => `${v.value_type}${SEP}${point(v.below_mid_point)}${SEP}${point(v.mid_point)}${SEP}${point(v.above_mid_point)}${SEP}${v.effective_end_date}`;
+  }
+});
+
+// src/kinds/ssp/payload.ts
+function createProblems(c, p, changes) {
+  const out = [];
+  const { batches, ...item } = createdItem(p);
+  const name = p.body.compliance_name;
+  if (c.address !== sspAddress.policy(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) out.push("the payload names another policy");
+  const { batches: shownBatches, ...shownItem } = c.after ?? {};
+  if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) out.push("the payload's policy is not the reviewed one");
+  for (const d of c.diff) {
+    const shownValue = d.path === "batches" ? shownBatches : item[d.path];
+    if (!sameJson(shownValue, d.after)) out.push(`the payload's ${d.path} is not the reviewed value`);
+  }
+  if (!sameJson(shownBatches ?? [], (batches ?? []).map(shownBatch))) out.push("the payload's batches are not the ones the plan shows");
+  for (const b of batches ?? []) {
+    const sum = changes.map(batchPayload).find((x) => x?.policy === name && x.batch === b.batch_name)?.values_checksum;
+    if (sum && valuesChecksum(b.ssp_values) !== sum) out.push(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
+  }
+  return out;
+}
+function sspPayloadProblems(c, changes) {
+  const want = c.action === "create" ? "create" : "batch";
+  if (c.payload?.kind !== want) return [`a ${c.payload?.kind} payload`];
+  if (c.action === "create") return createProblems(c, c.payload, changes);
+  const p = c.payload;
+  return c.address === sspAddress.batch(p.policy, p.batch) ? [] : [`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`];
+}
+var createPayload, batchPayload, createdItem, shownBatch;
+var init_payload = __esm({
+  "src/kinds/ssp/payload.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_read();
+    init_values();
+    createPayload = (c) => c.payload?.kind === "create" ? c.payload : void 0;
+    batchPayload = (c) => c.payload?.kind === "batch" ? c.payload : void 0;
+    createdItem = (p) => p.body.compliance_spec[0] ?? {};
+    shownBatch = (b) => ({
+      batch_name: b.batch_name,
+      status: "file uploaded",
+      file_name: b.file_name,
+      rows: b.ssp_values.length,
+      values_checksum: valuesChecksum(b.ssp_values)
+    });
+  }
+});
+
+// src/kinds/ssp/four-eyes.ts
+function planPreparers(c, changes, live) {
+  const p = batchPayload(c);
+  if (c.action !== "approve" || !p) return void 0;
+  const inPlan = (action, addr) => changes.some((x) => x.action === action && x.address === addr);
+  const lp = live.ssp.get(p.policy);
+  const lb = lp?.batches?.find((b) => batchNameOf(b) === p.batch);
+  const reviewedInPlan = inPlan("review", c.address);
+  const createdInPlan = inPlan("create", sspAddress.policy(p.policy));
+  return {
+    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
+    reviewed_in_plan: reviewedInPlan,
+    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
+    created_in_plan: createdInPlan
+  };
+}
+function runPreparers(env2, lb, run2) {
+  const reviewed = lb.status === "reviewed" ? named(lb.updated_by) : null;
+  return {
+    reviewed_by: run2.reviewedHere ? run2.user || reviewed : reviewed,
+    policy_created_by: run2.createdHere ? run2.user || named(env2.created_by) : named(env2.created_by)
+  };
+}
+function fourEyesBreach(facts, approverConfigured) {
+  const as = facts.approved_by;
+  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
+  if (!why) return void 0;
+  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
+  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
+}
+function fourEyesRefusal(facts, approverConfigured, error2) {
+  const as = facts.approved_by;
+  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
+  const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
+  if (!as || !who || !permission) return void 0;
+  const fix = approverFix(as, approverConfigured);
+  const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
+  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+}
+var named, approverFix;
+var init_four_eyes = __esm({
+  "src/kinds/ssp/four-eyes.ts"() {
+    "use strict";
+    init_auth();
+    init_address();
+    init_who();
+    init_payload();
+    init_read();
+    named = (v) => typeof v === "string" && v.trim() ? v : null;
+    approverFix = (as, approverConfigured) => approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
+  }
+});
+
+// src/kinds/ssp/batch.ts
+function batchWrite(core, action, policy2, batchName, guard = async () => ({ go: {} })) {
+  let id = policy2.id;
+  const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+  const answer = (status) => ({
+    compliance_id: id,
+    compliance_details: [{ error: [], message: status, unique_key: policy2.name }],
+    error: []
+  });
+  return runWrite(core, {
+    guard,
+    maxSends: core.sendBudget,
+    request: (read) => {
+      id = read.id ?? id;
+      return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
+    },
+    result: (b) => b ?? answer(action === "review" ? "reviewed" : "approved"),
+    readBack: async () => {
+      const status = (await ssp.batch(core, policy2.name, batchName))?.status;
+      if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
+      return { landed: false };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return void 0;
+      const status = (await ssp.batch(core, policy2.name, batchName).catch(() => void 0))?.status;
+      return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : void 0;
+    }
+  });
+}
+function policyMoves(policy2, c, env2, changes) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const x of changes) {
+    const p = batchPayload(x);
+    if (!p || p.policy !== policy2) continue;
+    const prior = seen.get(p.batch) ?? {};
+    seen.set(p.batch, { status: prior.status ?? x.before?.status, file_id: prior.file_id ?? p.file_id });
+  }
+  const out = [];
+  const liveNames = /* @__PURE__ */ new Set();
+  for (const lb of env2.compliance_spec?.[0]?.batches ?? []) {
+    const name = batchNameOf(lb);
+    if (!name) continue;
+    liveNames.add(name);
+    const was = seen.get(name);
+    const parts = [];
+    if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
+    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show3(was.file_id)} -> ${show3(file)}`);
+    const later = c.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c.last_modified_on;
+    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
+    if (!parts.length) continue;
+    const who = batchWho(lb);
+    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
+  }
+  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
+  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
+}
+async function sameUpload(run2, c, p, env2, lb, core) {
+  const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
+  if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
+    return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
+  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  if (p.compliance_id !== null && fileId !== p.file_id)
+    return blocked(`${c.address}${changed}: file_id ${show3(p.file_id)} -> ${show3(fileId)}, a new upload nobody reviewed`);
+  if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
+    run2.fileSums.set(fileId, Promise.resolve(p.values_checksum));
+  }
+  if (await run2.valuesOf(p.policy, lb, core) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+  return void 0;
+}
+function samePolicy(run2, c, p, env2, lb) {
+  if (p.compliance_id === null) return void 0;
+  if (!run2.policyChecked.has(p.policy)) {
+    const moved = versionMoved(c, env2);
+    if (moved.length)
+      return blocked(
+        `${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, run2.run.changes)}`
+      );
+    run2.policyChecked.add(p.policy);
+  }
+  const expected = c.before?.status ?? null;
+  if (lb.status !== expected)
+    return blocked(
+      `${c.address} changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}: status ${show3(expected)} -> ${show3(lb.status)}`
+    );
+  return void 0;
+}
+function batchGuard(run2, c, p, action, core, facts) {
+  return async () => {
+    const policyAddr = sspAddress.policy(p.policy);
+    const env2 = await ssp.get(core, p.policy);
+    if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+    if (p.compliance_id === null) {
+      const checked = await run2.checkCreations(core);
+      const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
+      if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
+    }
+    const ours = p.compliance_id ?? run2.createdIds.get(p.policy);
+    if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
+    const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
+    if (!lb) return blocked(`${c.address} no longer exists in the service`);
+    const upload = await sameUpload(run2, c, p, env2, lb, core);
+    if (upload) return upload;
+    const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+    if (typeof lb.status === "string" && target.includes(lb.status))
+      return { already: "the service shows it, with the values the plan showed", status: lb.status };
+    if (facts) {
+      const here = { user: run2.run.user, reviewedHere: run2.reviewedHere.has(c.address), createdHere: run2.createdIds.get(p.policy) === env2.compliance_id };
+      Object.assign(facts, runPreparers(env2, lb, here), { approved_by: core.auth.username ?? null });
+    }
+    const moved = samePolicy(run2, c, p, env2, lb);
+    if (moved) return moved;
+    const broken = facts && run2.run.fourEyes ? fourEyesBreach(facts, !!run2.run.core.approverAuth) : void 0;
+    if (broken && facts) {
+      facts.rule = "blocked";
+      return { blocked: broken };
+    }
+    run2.run.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
+    return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+  };
+}
+async function writeBatch(run2, c, p, core) {
+  const id = p.compliance_id ?? run2.createdIds.get(p.policy) ?? "";
+  if (c.action === "review") {
+    const o2 = await batchWrite(core, "review", { id, name: p.policy }, p.batch, batchGuard(run2, c, p, "review", core));
+    if (o2.kind === "done" || o2.kind === "confirmed") run2.reviewedHere.add(c.address);
+    return { outcome: o2 };
+  }
+  const approver = core.asApprover();
+  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
+  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run2, c, p, "approve", approver, facts));
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
+  if (refused) facts.rule = "refused";
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  const also = (core.approverAuth || run2.run.fourEyes) && landed ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
+  return { outcome: o, four_eyes: facts, ...refused ? { failed: refused } : {}, ...also ? { also } : {} };
+}
+var init_batch = __esm({
+  "src/kinds/ssp/batch.ts"() {
+    "use strict";
+    init_resources();
+    init_write();
+    init_address();
+    init_who();
+    init_words2();
+    init_four_eyes();
+    init_payload();
+    init_read();
+  }
+});
+
+// src/kinds/export-file.ts
+function newFile(file, address, schema, kind, name, batchAddress2) {
+  return {
+    file,
+    address,
+    ...batchAddress2 ? { batchAddress: batchAddress2 } : {},
+    schema,
+    value: { apiVersion: "revsync/v1", kind, metadata: { name }, spec: {} },
+    specComments: [],
+    batchComments: [],
+    leftOut: [],
+    valuesFiles: [],
+    batchValues: /* @__PURE__ */ new Map(),
+    leftOutFields: [],
+    nullFields: [],
+    notComparable: /* @__PURE__ */ new Map(),
+    batchDatesUnknown: /* @__PURE__ */ new Map()
+  };
+}
+function fitSpec(f, live, fields, unknownKeepsGit) {
+  for (const k of fields) {
+    const v = live[k];
+    if (v === void 0) continue;
+    if (v === null) {
+      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) f.nullFields.push(k);
+      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    if (isInexact(v)) {
+      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) {
+        f.nullFields.push(k);
+        f.notComparable.set(k, v.text);
+      }
+      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
+      continue;
+    }
+    f.value.spec[k] = v;
+  }
+  dropRefused(f, fields.length);
+}
+function dropRefused(f, most) {
+  const validate3 = fileValidator(f.schema);
+  const doc = f.value;
+  for (let guard = 0; guard < most && !validate3(doc); guard++) {
+    const err = (validate3.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
+    const field = err?.instancePath.split("/")[2];
+    if (!field || !(field in f.value.spec)) break;
+    const value2 = f.value.spec[field];
+    delete f.value.spec[field];
+    const why = err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "") ? `holds a value a policy file may not (${describeOutside(field, value2, err?.instancePath ?? "")})` : `holds ${show4(value2)}, which a policy file may not (${err?.message ?? "invalid"})`;
+    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOutFields.push(field);
+    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value2, err?.instancePath ?? "")})`);
+  }
+}
+function describeOutside(field, value2, pointer2) {
+  const parts = pointer2.split("/").slice(3);
+  let node = value2;
+  for (const p of parts) node = node?.[p];
+  const last2 = parts[parts.length - 1];
+  return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show4(node)}` : `${field} ${show4(value2)}`;
+}
+var BATCH_DATES, show4;
+var init_export_file = __esm({
+  "src/kinds/export-file.ts"() {
+    "use strict";
+    init_ajv();
+    init_number();
+    BATCH_DATES = ["effective_start_date", "effective_end_date"];
+    show4 = (v) => JSON.stringify(v) ?? "undefined";
+  }
+});
+
+// src/kinds/ssp/compare.ts
+function sspFieldDiff(d, lp, unknownOut) {
+  const live = lp.item;
+  const spec = d.spec;
+  const unknown = notShown(spec, live);
+  addUnknown(unknownOut, sspAddress.policy(d.name), unknown);
+  const keys2 = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
+  return fieldDiff(normalizeSspFields(lp.item, keys2), normalizeSspFields(d.spec, keys2));
+}
+function serviceDate(v) {
+  if (v === null || v === void 0) return { unknown: {} };
+  const date = typeof v === "string" ? parseDate(v) : void 0;
+  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
+}
+function batchDatesDiff(b, lb, addr, unknownOut) {
+  const diff = [];
+  const live = lb;
+  for (const k of BATCH_DATES) {
+    const git = b[k];
+    if (git === void 0) continue;
+    const held = serviceDate(live[k]);
+    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
+    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
+  }
+  return diff;
+}
+function valuesDiff(git, held, where, side2) {
+  if (!Array.isArray(held) && held.csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
+  let delta;
+  try {
+    delta = compareValues(keyedValues(git.rows), held);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    throw new UserError(`the service's values file of ${where} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
+  }
+  const rows = [];
+  for (const c of delta.changed) {
+    rows.push({
+      key: c.key,
+      diff: c.fields.map((f) => ({
+        path: `values[${c.key}].${f.field}`,
+        kind: "changed",
+        before: side2 === "plan" ? f.service : f.git,
+        after: side2 === "plan" ? f.git : f.service
+      }))
+    });
+  }
+  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
+  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
+  rows.sort((a, b) => byCodePoint(a.key, b.key));
+  return {
+    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
+    total: rows.length,
+    changed: delta.changed.length,
+    added: delta.added.length,
+    removed: delta.removed.length
+  };
+}
+function createMismatch(sent, live) {
+  if (!live) return ["(no policy item)"];
+  const l = live;
+  const keys2 = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
+  return fieldDiff(normalizeSspFields(live, keys2), normalizeSspFields(sent, keys2)).map((d) => d.path);
+}
+function unmanagedSsp(desired, live, targets) {
+  const out = [];
+  const inGit = new Map(desired.map((d) => [d.name, d]));
+  for (const [name, lp] of live) {
+    const d = inGit.get(name);
+    const envelope = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on) };
+    if (!d) {
+      if (!targeted(sspAddress.policy(name), targets)) continue;
+      const before = pick(lp.item, ["method", "active", "hierarchy_no", "when"]);
+      out.push({
+        address: sspAddress.policy(name),
+        class: "unmanaged",
+        reason: REASONS_NOT_IN_GIT.policy(name),
+        before,
+        ...envelope,
+        ...envelopeWho(lp.envelope)
+      });
+      continue;
+    }
+    for (const lb of lp.batches ?? []) {
+      const baddr = sspAddress.batch(name, batchNameOf(lb));
+      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batchNameOf(lb))) continue;
+      const status = lb.status ?? null;
+      out.push({
+        address: baddr,
+        class: "unmanaged_batch",
+        reason: REASONS_NOT_IN_GIT.batch(name),
+        before: { status },
+        ...envelope,
+        ...batchWho(lb),
+        drift: {
+          message: `batch in the service (status ${JSON.stringify(status)}), not listed in git`,
+          diff: [{ path: "status", kind: "removed", before: void 0, after: status }]
+        }
+      });
+    }
+  }
+  return out;
+}
+var VALUE_ROWS_SHOWN, liveBatch, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
+var init_compare = __esm({
+  "src/kinds/ssp/compare.ts"() {
+    "use strict";
+    init_errors();
+    init_line();
+    init_address();
+    init_normalize();
+    init_unknown();
+    init_who();
+    init_number();
+    init_csv();
+    init_export_file();
+    init_read();
+    init_values();
+    VALUE_ROWS_SHOWN = 20;
+    liveBatch = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
+    IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
+    REASONS_NOT_IN_GIT = {
+      policy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(name))} writes one)`,
+      batch: (policy2) => `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy2)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(policy2))} writes the policy's file with it)`
+    };
+  }
+});
+
+// src/kinds/ssp/state.ts
+function hierarchyHolder(list3, name, hierarchyNo) {
+  return list3.find((e) => {
+    const item = e.compliance_spec?.[0];
+    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
+  });
+}
+function clashes(list3, creates) {
+  const out = /* @__PURE__ */ new Map();
+  for (const c of creates) {
+    const p = createPayload(c);
+    if (!p) continue;
+    const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
+    if (!holder) continue;
+    const who = { modified_by: holder.created_by ?? holder.last_modified_by ?? null, modified_on: isoOf(holder.created_on ?? holder.last_modified_on) };
+    out.set(
+      c.address,
+      overwrittenWords(who, [
+        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
+      ])
+    );
+  }
+  return out;
+}
+var SspRun;
+var init_state = __esm({
+  "src/kinds/ssp/state.ts"() {
+    "use strict";
+    init_resources();
+    init_address();
+    init_who();
+    init_words2();
+    init_payload();
+    init_read();
+    init_values();
+    SspRun = class {
+      constructor(run2) {
+        this.run = run2;
+      }
+      run;
+      listing;
+      /** Values by file id: an upload's file does not change (a new upload is a new file). */
+      fileSums = /* @__PURE__ */ new Map();
+      /** Policies whose version this run checked against the plan (its own writes move it after). */
+      policyChecked = /* @__PURE__ */ new Set();
+      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
+      reviewedHere = /* @__PURE__ */ new Set();
+      /** The ids of the policies this run created, by name. */
+      createdIds = /* @__PURE__ */ new Map();
+      /** The creates of this run that landed, for the one check after the last of them. */
+      landedCreates = [];
+      creationsChecked;
+      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
+       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
+       *  itself, so a read failing fails only the writes whose own read fails. */
+      async list(core) {
+        const shared = this.listing;
+        if (shared) {
+          try {
+            return await shared;
+          } catch {
+            return ssp.list(core);
+          }
+        }
+        const mine = ssp.list(core);
+        this.listing = mine;
+        const done = () => {
+          if (this.listing === mine) this.listing = void 0;
+        };
+        mine.then(done, done);
+        return mine;
+      }
+      /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
+      valuesOf(policy2, lb, core) {
+        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
+        if (!file) return read();
+        let sum = this.fileSums.get(file);
+        if (!sum) {
+          sum = read();
+          this.fileSums.set(file, sum);
+          sum.catch(() => this.fileSums.delete(file));
+        }
+        return sum;
+      }
+      /** Differences between a live policy's batches and the values git sends with a create. */
+      async createValues(p, live, core) {
+        const out = [];
+        for (const b of createdItem(p).batches ?? []) {
+          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
+          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
+          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+        }
+        return out;
+      }
+      /** A create landed (done, or confirmed by reading back), with the id the service gave it. */
+      created(c, id) {
+        const p = createPayload(c);
+        if (p) this.createdIds.set(p.body.compliance_name, id);
+        this.landedCreates.push(c);
+      }
+      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
+       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
+       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
+       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
+      checkCreations(core = this.run.core) {
+        if (!this.creationsChecked) {
+          const creates = [...this.landedCreates];
+          this.creationsChecked = creates.length ? ssp.list(core).then(
+            (list3) => clashes(list3, creates),
+            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
+          ) : Promise.resolve(/* @__PURE__ */ new Map());
+        }
+        return this.creationsChecked;
+      }
+    };
+  }
+});
+
+// src/kinds/ssp/create.ts
+function createGuard(run2, c, p, core) {
+  return async () => {
+    const name = p.body.compliance_name;
+    const list3 = await run2.list(core);
+    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
+    const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
+    const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
+    if (existing) {
+      const sent = p.body.compliance_spec[0];
+      const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await run2.createValues(p, existing, core)];
+      if (differs.length)
+        return blocked(
+          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
+        );
+      if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
+      return { already: "the service holds git's policy and values" };
+    }
+    if (holder) return blocked(clash(holder));
+    run2.run.log(`${c.address}: read again just now, not in the service; sending the create`);
+    return { go: null };
+  };
+}
+function createWrite(core, body, guard = async () => ({ go: null }), verify = async () => []) {
+  const name = body.compliance_name;
+  const sent = body.compliance_spec[0];
+  const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
+  return runWrite(core, {
+    guard,
+    request: () => ssp.createRequest(body),
+    result: (b) => {
+      const r = b;
+      return r?.compliance_id ? r : void 0;
+    },
+    readBack: async () => {
+      const live = await ssp.get(core, name);
+      if (!live) return { landed: false };
+      const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
+      if (!differs.length) return { landed: true, result: found(live) };
+      return {
+        other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
+      };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return void 0;
+      const live = await ssp.get(core, name).catch(() => void 0);
+      const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
+      const message = `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`;
+      return { kind: "refused", error: new ApiError({ method: err.method, path: err.path, status: 409, message, conflict: true }) };
+    }
+  });
+}
+async function writeCreate(run2, c, p, core) {
+  const o = await createWrite(core, p.body, createGuard(run2, c, p, core), (live) => run2.createValues(p, live, core));
+  if (o.kind === "done" || o.kind === "confirmed") run2.created(c, o.result.compliance_id);
+  return o;
+}
+var init_create = __esm({
+  "src/kinds/ssp/create.ts"() {
+    "use strict";
+    init_resources();
+    init_write();
+    init_errors();
+    init_who();
+    init_words2();
+    init_compare();
+    init_state();
+  }
+});
+
+// src/kinds/ssp/apply.ts
+var SspApply;
+var init_apply = __esm({
+  "src/kinds/ssp/apply.ts"() {
+    "use strict";
+    init_errors();
+    init_batch();
+    init_create();
+    init_payload();
+    init_state();
+    SspApply = class extends SspRun {
+      /** One step: a create, or a batch's review or approve. */
+      async write(c, core) {
+        const create = createPayload(c);
+        if (create) return { outcome: await writeCreate(this, c, create, core) };
+        const batch = batchPayload(c);
+        if (batch) return writeBatch(this, c, batch, core);
+        throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
+      }
+      /** The one check after the run's creates (done already when a batch step of a created policy asked):
+       *  a create that shares its place in the hierarchy now was undone, not done. */
+      async settle(landed) {
+        const checked = await this.checkCreations();
+        const out = /* @__PURE__ */ new Map();
+        for (const c of landed) {
+          if (c.action !== "create") continue;
+          if ("failed" in checked) out.set(c.address, { unchecked: `not read again after the run's creates: ${checked.failed}` });
+          else {
+            const clash = checked.get(c.address);
+            if (clash) out.set(c.address, { overwritten: clash });
+          }
+        }
         return out;
       }
     };
   }
 });
 
-// src/cli/emulator.ts
-var emulator_exports = {};
-__export(emulator_exports, {
-  runEmulator: () => runEmulator
-});
-function int(flag, value2, min, max) {
-  const n = Number(value2);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UserError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value2)}`);
-  return n;
+// src/kinds/entries.ts
+function shownEntry(action, address, reason, o = {}) {
+  return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
 }
-async function runEmulator(flags, out) {
-  if (!SEEDS.includes(flags.seed)) throw new UserError(`--seed must be one of ${SEEDS.join(", ")}, got ${JSON.stringify(flags.seed)}`);
-  if (!PROFILES.includes(flags.profile)) throw new UserError(`--profile must be default or literal, got ${JSON.stringify(flags.profile)}`);
-  const port = int("--port", flags.port, 0, 65535);
-  const limit = flags.rateLimit === void 0 ? void 0 : parseRateLimit(flags.rateLimit);
-  if (flags.rateLimit !== void 0 && !limit)
-    throw new UserError(`--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got ${JSON.stringify(flags.rateLimit)}`);
-  const statePath = flags.state ? (0, import_node_path4.resolve)(out.io.cwd, flags.state) : void 0;
-  let state;
-  try {
-    state = statePath ? loadStateFile(statePath) : void 0;
-  } catch (e) {
-    throw new UserError(`cannot read --state ${flags.state}: ${e.message}`);
-  }
-  const running2 = await startEmulator({
-    state: state ?? seedState(flags.seed),
-    statePath,
-    host: flags.host,
-    port,
-    accessTtlS: flags.accessTtl ? int("--access-ttl", flags.accessTtl, 1, 86400) : void 0,
-    refreshTtlS: flags.refreshTtl ? int("--refresh-ttl", flags.refreshTtl, 1, 604800) : void 0,
-    profile: flags.profile,
-    rateLimit: limit && { ...limit, retryAfter: flags.retryAfter },
-    honourIfMatch: !flags.ignoreIfMatch,
-    fourEyes: !!flags.fourEyes
-  }).catch((e) => {
-    if (e.code === "EADDRINUSE") throw new UserError(`port ${port} on ${flags.host} is in use: pick another with --port (0 picks a free one)`);
-    throw e;
-  });
-  const realms = running2.emulator.state.tenants.map((t) => t.realm);
-  out.out(`base_url ${running2.url}`);
-  out.out(`auth_url ${running2.url}`);
-  for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running2.url}/tenants/${realm}`);
-  out.out(`token_url ${running2.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
-  out.info(
-    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer or uploader cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`
-  );
-  return new Promise((done) => {
-    const stop = () => {
-      void running2.close().then(() => done(0));
-    };
-    out.io.signals.once("SIGINT", stop);
-    out.io.signals.once("SIGTERM", stop);
-  });
+function changedItems(addr, diff, who) {
+  if (!diff.length) return [];
+  const message = `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`;
+  return [{ address: addr, class: "changed", diff, message, ...who }];
 }
-var import_node_path4;
-var init_emulator = __esm({
-  "src/cli/emulator.ts"() {
+var nobody, missingItem;
+var init_entries2 = __esm({
+  "src/kinds/entries.ts"() {
     "use strict";
-    import_node_path4 = require("node:path");
-    init_seed();
-    init_profile();
-    init_server();
-    init_faults();
-    init_state();
-    init_errors();
+    init_words();
+    nobody = { modified_by: null, modified_on: null };
+    missingItem = (addr, what = "in git") => ({
+      address: addr,
+      class: "missing",
+      diff: [],
+      message: `${what}, not in the service`,
+      ...nobody
+    });
+  }
+});
+
+// src/kinds/ssp/drift.ts
+function batchDrift(d, b, lp, live, unknown) {
+  const baddr = sspAddress.batch(d.name, b.name);
+  const lb = liveBatch(lp, b.name);
+  if (!lb) return [missingItem(baddr, "batch in git")];
+  const out = [];
+  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+  if (dates.length) {
+    out.push({
+      address: baddr,
+      class: "changed",
+      diff: dates,
+      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
+      ...batchWho(lb)
+    });
+  }
+  if (lb.status !== b.status) {
+    out.push({
+      address: baddr,
+      class: "batch_status",
+      diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
+      message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
+      ...batchWho(lb)
+    });
+  }
+  const held = live.values.get(`${d.name}/${b.name}`);
+  if (!b.values || !held) return out;
+  const vd = valuesDiff(b.values, held, baddr, "drift");
+  if (vd.total) {
+    out.push({
+      address: baddr,
+      class: "batch_values",
+      diff: vd.diff,
+      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
+      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
+      ...batchWho(lb)
+    });
+  }
+  return out;
+}
+function policyDrift(d, live, targets, unknown) {
+  const addr = sspAddress.policy(d.name);
+  const lp = live.ssp.get(d.name);
+  if (!lp) return targeted(addr, targets) ? [missingItem(addr)] : [];
+  const out = [];
+  if (targeted(addr, targets)) {
+    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+    out.push(...changedItems(addr, diff, envelopeWho(lp.envelope)));
+  }
+  for (const b of d.batches) if (targeted(sspAddress.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
+  return out;
+}
+var sspDrift;
+var init_drift = __esm({
+  "src/kinds/ssp/drift.ts"() {
+    "use strict";
+    init_address();
+    init_who();
+    init_entries2();
+    init_compare();
+    init_read();
+    sspDrift = (desired, live, targets, unknown) => desired.flatMap((d) => policyDrift(d, live, targets, unknown));
   }
 });
 
@@ -36277,7 +35770,7 @@ function closest(word, candidates2) {
   return nearest(word, candidates2, { max: 1 })[0];
 }
 var byCodePoint2;
-var init_diagnostics2 = __esm({
+var init_diagnostics = __esm({
   "src/config/diagnostics.ts"() {
     "use strict";
     init_did_you_mean();
@@ -43615,6 +43108,62 @@ var require_dist = __commonJS({
   }
 });
 
+// src/fs-atomic.ts
+function writeFileAtomic(path, data, mode = 420, exact = false) {
+  const tmp = writeTemp(path, data, mode, exact);
+  try {
+    (0, import_node_fs2.renameSync)(tmp, path);
+  } catch (e) {
+    (0, import_node_fs2.rmSync)(tmp, { force: true });
+    throw e;
+  }
+}
+function writeFileExclusive(path, data, mode = 420) {
+  const tmp = writeTemp(path, data, mode, false);
+  try {
+    (0, import_node_fs2.linkSync)(tmp, path);
+  } catch (e) {
+    if (!NO_LINKS.has(e.code ?? "")) throw e;
+    const fd = (0, import_node_fs2.openSync)(path, "wx", mode);
+    try {
+      if (typeof data === "string") (0, import_node_fs2.writeSync)(fd, data);
+      else (0, import_node_fs2.writeSync)(fd, data);
+      (0, import_node_fs2.fsyncSync)(fd);
+    } finally {
+      (0, import_node_fs2.closeSync)(fd);
+    }
+  } finally {
+    (0, import_node_fs2.rmSync)(tmp, { force: true });
+  }
+}
+function writeTemp(path, data, mode, exact) {
+  (0, import_node_fs2.mkdirSync)((0, import_node_path3.dirname)(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  (0, import_node_fs2.rmSync)(tmp, { force: true });
+  const fd = (0, import_node_fs2.openSync)(tmp, "wx", mode);
+  try {
+    if (exact) (0, import_node_fs2.fchmodSync)(fd, mode);
+    if (typeof data === "string") (0, import_node_fs2.writeSync)(fd, data);
+    else (0, import_node_fs2.writeSync)(fd, data);
+    (0, import_node_fs2.fsyncSync)(fd);
+  } catch (e) {
+    (0, import_node_fs2.closeSync)(fd);
+    (0, import_node_fs2.rmSync)(tmp, { force: true });
+    throw e;
+  }
+  (0, import_node_fs2.closeSync)(fd);
+  return tmp;
+}
+var import_node_fs2, import_node_path3, NO_LINKS;
+var init_fs_atomic = __esm({
+  "src/fs-atomic.ts"() {
+    "use strict";
+    import_node_fs2 = require("node:fs");
+    import_node_path3 = require("node:path");
+    NO_LINKS = /* @__PURE__ */ new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+  }
+});
+
 // src/user-files.ts
 function plainReason(e) {
   const code = e.code ?? "";
@@ -43626,55 +43175,55 @@ function fileError(action, path, e) {
 function realOf(path, hops = 0) {
   if (hops > 40) throw Object.assign(new Error("too many symbolic links"), { code: "ELOOP" });
   try {
-    return (0, import_node_fs4.realpathSync)(path);
+    return (0, import_node_fs3.realpathSync)(path);
   } catch (e) {
     if (e.code !== "ENOENT") throw e;
   }
   let link = false;
   try {
-    link = (0, import_node_fs4.lstatSync)(path).isSymbolicLink();
+    link = (0, import_node_fs3.lstatSync)(path).isSymbolicLink();
   } catch {
   }
-  if (link) return realOf((0, import_node_path5.resolve)((0, import_node_path5.dirname)(path), (0, import_node_fs4.readlinkSync)(path)), hops + 1);
-  const parent = (0, import_node_path5.dirname)(path);
-  return parent === path ? path : (0, import_node_path5.join)(realOf(parent, hops + 1), (0, import_node_path5.basename)(path));
+  if (link) return realOf((0, import_node_path4.resolve)((0, import_node_path4.dirname)(path), (0, import_node_fs3.readlinkSync)(path)), hops + 1);
+  const parent = (0, import_node_path4.dirname)(path);
+  return parent === path ? path : (0, import_node_path4.join)(realOf(parent, hops + 1), (0, import_node_path4.basename)(path));
 }
 function realPathInside(folder, path, words = {}) {
-  const show7 = words.show ?? ((p) => p);
-  const top = (0, import_node_path5.resolve)(folder);
-  const abs = (0, import_node_path5.resolve)(path);
-  const name = words.folderName ?? show7(top);
+  const show8 = words.show ?? ((p) => p);
+  const top = (0, import_node_path4.resolve)(folder);
+  const abs = (0, import_node_path4.resolve)(path);
+  const name = words.folderName ?? show8(top);
   let root;
   let real;
   try {
     root = realOf(top);
     real = realOf(abs);
   } catch (e) {
-    throw fileError("write", show7(abs), e);
+    throw fileError("write", show8(abs), e);
   }
   if (within(root, real)) return real;
-  const rel = (0, import_node_path5.relative)(top, abs);
-  if (rel.startsWith("..") || (0, import_node_path5.isAbsolute)(rel)) throw new UserError(`${show7(abs)} lies outside ${name}: not written`);
-  let at3 = top;
-  for (const part of rel.split(import_node_path5.sep)) {
-    at3 = (0, import_node_path5.join)(at3, part);
+  const rel = (0, import_node_path4.relative)(top, abs);
+  if (rel.startsWith("..") || (0, import_node_path4.isAbsolute)(rel)) throw new UserError(`${show8(abs)} lies outside ${name}: not written`);
+  let at2 = top;
+  for (const part of rel.split(import_node_path4.sep)) {
+    at2 = (0, import_node_path4.join)(at2, part);
     let link = false;
     try {
-      link = (0, import_node_fs4.lstatSync)(at3).isSymbolicLink();
+      link = (0, import_node_fs3.lstatSync)(at2).isSymbolicLink();
     } catch {
       break;
     }
-    const target = link ? realOf(at3) : void 0;
+    const target = link ? realOf(at2) : void 0;
     if (target !== void 0 && !within(root, target)) {
       throw new UserError(
-        `${show7(at3)} is a symbolic link to ${target}, outside ${name}: nothing is written through it${at3 === abs ? "" : ` (${show7(abs)} not written)`}`,
+        `${show8(at2)} is a symbolic link to ${target}, outside ${name}: nothing is written through it${at2 === abs ? "" : ` (${show8(abs)} not written)`}`,
         "point the link inside the folder, or put the file or folder itself in its place"
       );
     }
   }
-  throw new UserError(`${show7(abs)} lies outside ${name}: not written`);
+  throw new UserError(`${show8(abs)} lies outside ${name}: not written`);
 }
-function writeUserFile(path, data, folder = (0, import_node_path5.dirname)(path), words = {}) {
+function writeUserFile(path, data, folder = (0, import_node_path4.dirname)(path), words = {}) {
   const target = realPathInside(folder, path, words);
   try {
     writeFileAtomic(target, data);
@@ -43686,7 +43235,7 @@ function editUserFile(path, data, folder, words = {}) {
   const target = realPathInside(folder, path, words);
   let mode;
   try {
-    mode = (0, import_node_fs4.statSync)(target).mode & 4095;
+    mode = (0, import_node_fs3.statSync)(target).mode & 4095;
   } catch {
   }
   try {
@@ -43696,12 +43245,12 @@ function editUserFile(path, data, folder, words = {}) {
     throw fileError("write", words.show ? words.show(path) : path, e);
   }
 }
-var import_node_fs4, import_node_path5, REASONS, within;
+var import_node_fs3, import_node_path4, REASONS, within;
 var init_user_files = __esm({
   "src/user-files.ts"() {
     "use strict";
-    import_node_fs4 = require("node:fs");
-    import_node_path5 = require("node:path");
+    import_node_fs3 = require("node:fs");
+    import_node_path4 = require("node:path");
     init_errors();
     init_fs_atomic();
     REASONS = {
@@ -43718,7 +43267,7 @@ var init_user_files = __esm({
       ENAMETOOLONG: "the name is too long",
       ELOOP: "it is a symbolic link that leads round in a loop (to itself, or through others back to itself)"
     };
-    within = (root, path) => path === root || path.startsWith(root.endsWith(import_node_path5.sep) ? root : root + import_node_path5.sep);
+    within = (root, path) => path === root || path.startsWith(root.endsWith(import_node_path4.sep) ? root : root + import_node_path4.sep);
   }
 });
 
@@ -43825,10 +43374,10 @@ function position(lines, offset) {
   return { line: p.line, column: p.col };
 }
 function readYamlFile(absPath, shownPath, diagnostics, vars) {
-  const at3 = (line, column, message) => {
+  const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const text3 = readText(absPath, at3);
+  const text3 = readText(absPath, at2);
   if (text3 === void 0) return [];
   const lines = new import_yaml.LineCounter();
   const docs = (0, import_yaml.parseAllDocuments)(text3, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
@@ -43836,9 +43385,9 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
   const out = [];
   const flowVars = anyErrors(list3) ? unquotedFlowVariables(text3) : [];
   list3.forEach((doc, index) => {
-    const badSyntax = syntaxProblems(doc, lines, flowVars, at3);
+    const badSyntax = syntaxProblems(doc, lines, flowVars, at2);
     const inexact = /* @__PURE__ */ new Set();
-    const badKeys = keyAndNumberProblems(doc, lines, at3, inexact);
+    const badKeys = keyAndNumberProblems(doc, lines, at2, inexact);
     if (badSyntax || badKeys) return;
     if (doc.contents === null || (0, import_yaml.isScalar)(doc.contents) && doc.contents.value === null) return;
     const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : void 0;
@@ -43847,23 +43396,23 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
       value2 = doc.toJS({ maxAliasCount: 50 });
     } catch (e) {
       const msg = e.message;
-      at3(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
+      at2(1, 1, /alias/i.test(msg) ? "too many YAML aliases (a possible alias bomb): expand them by hand" : `YAML: ${msg}`);
       return;
     }
     out.push({ file: shownPath, index, doc, lines, value: value2, ...filled, ...inexact.size ? { inexact } : {} });
   });
   return out;
 }
-function readText(absPath, at3) {
+function readText(absPath, at2) {
   let bytes;
   try {
-    if ((0, import_node_fs5.statSync)(absPath).size > MAX_FILE_BYTES) {
-      at3(1, 1, `file is over 5 MiB (${((0, import_node_fs5.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
+    if ((0, import_node_fs4.statSync)(absPath).size > MAX_FILE_BYTES) {
+      at2(1, 1, `file is over 5 MiB (${((0, import_node_fs4.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
       return void 0;
     }
-    bytes = (0, import_node_fs5.readFileSync)(absPath);
+    bytes = (0, import_node_fs4.readFileSync)(absPath);
   } catch (e) {
-    at3(1, 1, `cannot read the file: ${plainReason(e)}`);
+    at2(1, 1, `cannot read the file: ${plainReason(e)}`);
     return void 0;
   }
   try {
@@ -43872,22 +43421,22 @@ function readText(absPath, at3) {
     const offset = firstInvalidUtf8(bytes);
     const before = bytes.subarray(0, offset).toString("utf8");
     const line = before.split("\n").length;
-    at3(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
+    at2(line, before.length - before.lastIndexOf("\n"), "file is not UTF-8 text: save it as UTF-8");
     return void 0;
   }
 }
-function syntaxProblems(doc, lines, flowVars, at3) {
+function syntaxProblems(doc, lines, flowVars, at2) {
   const explained = flowVars.filter((v) => doc.errors.some((e) => e.pos[0] >= v.offset && e.pos[0] < v.offset + v.text.length));
   for (const v of explained) {
     const p = position(lines, v.offset);
-    at3(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
+    at2(p.line, p.column, `${v.text} inside { } or [ ] must be quoted, or YAML reads its { as a mapping: write "${v.text}"`);
   }
   const problems = explained.length ? [] : [...doc.errors, ...doc.warnings];
   for (const e of problems) {
     const p = position(lines, e.pos[0]);
     const tag = /Unresolved tag: (\S+)/.exec(e.message);
     const written = tag?.[1]?.replace(/^tag:yaml\.org,2002:/, "!!");
-    at3(
+    at2(
       p.line,
       p.column,
       written ? `the YAML tag ${written} is not allowed in policy files: write the value as plain text` : `YAML syntax: ${e.message.split("\n")[0]}`
@@ -43895,13 +43444,13 @@ function syntaxProblems(doc, lines, flowVars, at3) {
   }
   return problems.length > 0;
 }
-function keyAndNumberProblems(doc, lines, at3, inexact) {
+function keyAndNumberProblems(doc, lines, at2, inexact) {
   let bad = false;
   (0, import_yaml.visit)(doc, {
     Pair(_, pair) {
       if ((0, import_yaml.isScalar)(pair.key) && FORBIDDEN_KEYS.has(String(pair.key.value))) {
         const p = position(lines, pair.key.range?.[0]);
-        at3(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
+        at2(p.line, p.column, `the key ${JSON.stringify(pair.key.value)} is not allowed`);
         bad = true;
       }
     },
@@ -43915,7 +43464,7 @@ function keyAndNumberProblems(doc, lines, at3, inexact) {
       const pointer2 = pointerOf(path, node);
       inexact.add(pointer2);
       const where = pointer2.slice(1).split("/").join(".");
-      at3(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
+      at2(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
     }
   });
   return bad;
@@ -44024,11 +43573,11 @@ function interpolate(doc, lines, vars, file, diagnostics) {
   });
   return { unresolved, envTexts, variables };
 }
-var import_node_fs5, import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS;
+var import_node_fs4, import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS;
 var init_yaml_source = __esm({
   "src/config/yaml-source.ts"() {
     "use strict";
-    import_node_fs5 = require("node:fs");
+    import_node_fs4 = require("node:fs");
     import_yaml = __toESM(require_dist(), 1);
     init_user_files();
     init_interpolate();
@@ -44042,7 +43591,7 @@ var init_yaml_source = __esm({
 function pathOf(pointer2) {
   return pointer2 === "" ? [] : pointer2.slice(1).split("/").map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
-function valueAt(root, path) {
+function valueAt2(root, path) {
   let v = root;
   for (const k of path) v = v && typeof v === "object" ? v[k] : void 0;
   return v;
@@ -44096,10 +43645,10 @@ function mergeAnyOf(errors) {
       out.splice(0, out.length, ...out.filter((b) => !wrongType.includes(b)));
       continue;
     }
-    const at3 = out.indexOf(branches[0]);
+    const at2 = out.indexOf(branches[0]);
     const types = branches.map((b) => String(b.params.type));
     const rest = out.filter((b) => !branches.includes(b));
-    out.splice(0, out.length, ...rest.slice(0, at3), { ...e, keyword: "type", params: { type: types.join(",") } }, ...rest.slice(at3));
+    out.splice(0, out.length, ...rest.slice(0, at2), { ...e, keyword: "type", params: { type: types.join(",") } }, ...rest.slice(at2));
   }
   return out;
 }
@@ -44113,7 +43662,7 @@ function schemaDiagnostics(src, schema, skip = () => false) {
   const out = [];
   for (const e of mergeAnyOf(fn.errors ?? [])) {
     const path = pathOf(e.instancePath);
-    const value2 = valueAt(src.value, path);
+    const value2 = valueAt2(src.value, path);
     const { message, key: key3 } = sentence(e, value2, root);
     const pointer2 = key3 ? `${e.instancePath}/${key3}` : e.instancePath;
     if ((e.keyword === "maximum" || e.keyword === "minimum") && typeof value2 === "number" && !(Math.abs(value2) <= MAX_EXACT_WHOLE)) continue;
@@ -44144,296 +43693,99 @@ var init_schema_diagnostics = __esm({
   "src/config/schema-diagnostics.ts"() {
     "use strict";
     init_ajv();
-    init_diagnostics2();
+    init_diagnostics();
     init_yaml_source();
     init_number();
     init_words();
   }
 });
 
-// src/config/drift-ignore.ts
-function ignoreRuleWarnings(repo, desired, today) {
-  const known = [
-    ...desired.tenantConfigs.map((d) => address.tenant(d.name)),
-    ...desired.ssp.flatMap((d) => [address.ssp(d.name), ...d.batches.map((b) => address.batch(d.name, b.name))])
-  ];
-  const file = (0, import_node_path6.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+// src/config/rules.ts
+function unsafeName(name) {
+  if (name === "." || name === "..") return `${JSON.stringify(name)} is a dot segment: in a URL path it would name another resource`;
+  if ([...name].some((ch) => (ch.codePointAt(0) ?? 0) < 32 || ch === "\x7F")) return `${JSON.stringify(name)} holds a control character`;
+  if (name.trim() === "") return "a name of blanks only";
+  return void 0;
+}
+function duplicateNames(docs, emit) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const name = d.src.value.metadata?.name;
+    if (typeof name !== "string") continue;
+    const unsafe = unsafeName(name);
+    if (unsafe) emit(d, "/metadata/name", `the name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
+    const key3 = `${d.kind}\0${name}`;
+    const first = seen.get(key3);
+    if (first) {
+      const p = at(first.src, "/metadata/name");
+      emit(d, "/metadata/name", `duplicate ${d.kind} name ${JSON.stringify(name)}: also defined at ${first.src.file}:${p.line}`, { rule: "duplicate-name" });
+    } else seen.set(key3, d);
+  }
+}
+function schemaTypeAt(schema, pointer2) {
+  let node = schema;
+  for (const seg of pointer2.split("/").slice(1)) {
+    node = node?.properties?.[seg] ?? (/^\d+$/.test(seg) ? node?.items : void 0);
+    if (!node) return void 0;
+  }
+  return node?.type;
+}
+function typeEnvValues(src, schema) {
+  for (const [pointer2, text3] of src.envTexts ?? []) {
+    const typed = coerceEnvText(text3, schemaTypeAt(schemaJson(schema), pointer2));
+    if (typed === text3) continue;
+    const parts = pointer2.split("/").slice(1);
+    const last2 = parts.pop();
+    let node = src.value;
+    for (const seg of parts) node = node?.[seg];
+    if (node && last2 !== void 0) node[last2] = typed;
+  }
+}
+function restated(pointer2, e) {
+  if (e.keyword === "if" || e.schemaPath.startsWith("#/then/")) return true;
+  return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer2);
+}
+function namingVariables(src, d) {
+  const from = d.pointer === void 0 ? void 0 : src.variables?.get(d.pointer);
+  return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
+}
+function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
   const out = [];
-  (repo.config.drift?.ignore ?? []).forEach((rule2, i) => {
-    if (!inForce(rule2, today)) {
-      out.push({
-        file,
-        ...at(repo.configDoc, `/drift/ignore/${i}/until`),
-        severity: "warning",
-        rule: "drift-ignore",
-        message: `drift.ignore.${i} (${rule2.address}) expired on ${rule2.until}: it applies no more, and drift reports what it covered`
-      });
-    }
-    if (rule2.fields && rule2.classes?.length && rule2.classes.every((c) => !FIELD_CLASSES.includes(c))) {
-      out.push({
-        file,
-        ...at(repo.configDoc, `/drift/ignore/${i}/fields`),
-        severity: "warning",
-        rule: "drift-ignore",
-        message: `drift.ignore.${i} (${rule2.address}) matches nothing: a rule with fields covers field differences (${FIELD_CLASSES.join(", ")}), never a whole ${rule2.classes.join(" or ")} entry; leave out fields to cover those`
-      });
-    }
-    const aboutUnmanaged = !!rule2.classes && rule2.classes.every((c) => c === "unmanaged" || c === "unmanaged_batch");
-    if (!aboutUnmanaged && !known.some((a) => globMatch(rule2.address, a))) {
-      out.push({
-        file,
-        ...at(repo.configDoc, `/drift/ignore/${i}/address`),
-        severity: "warning",
-        rule: "drift-ignore",
-        message: `drift.ignore.${i}: ${JSON.stringify(rule2.address)} matches no address in git`
-      });
-    }
-  });
+  const emit = (doc, pointer2, message, opts) => {
+    const p = at(doc.src, pointer2, opts?.key);
+    const d = { file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule };
+    out.push(namingVariables(doc.src, d));
+  };
+  const kindOf2 = new Map(kinds.map((k) => [k.fileKind, k]));
+  for (const d of docs) {
+    const kind = kindOf2.get(d.kind);
+    if (!kind) continue;
+    typeEnvValues(d.src, kind.schema);
+    const reported2 = (pointer2) => !exactAt(d, pointer2) || [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
+    out.push(
+      ...schemaDiagnostics(d.src, kind.schema, (pointer2, key3, e) => reported2(pointer2) || !!kind.ownWords?.(pointer2, key3) || !!e && restated(pointer2, e)).map(
+        (x) => namingVariables(d.src, x)
+      )
+    );
+  }
+  duplicateNames(docs, emit);
+  const ctx = { root, emit, extra: out, parsed };
+  for (const k of kinds)
+    k.rules?.(
+      docs.filter((d) => d.kind === k.fileKind),
+      ctx
+    );
   return out;
 }
-var import_node_path6, FIELD_CLASSES, todayUtc, inForce;
-var init_drift_ignore = __esm({
-  "src/config/drift-ignore.ts"() {
+var specOf, exactAt;
+var init_rules = __esm({
+  "src/config/rules.ts"() {
     "use strict";
-    import_node_path6 = require("node:path");
-    init_address();
     init_schema_diagnostics();
-    FIELD_CLASSES = ["changed", "batch_status", "batch_values"];
-    todayUtc = () => (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
-    inForce = (rule2, today) => !rule2.until || today <= rule2.until;
-  }
-});
-
-// src/config/walk.ts
-function listYamlFiles(dir) {
-  const out = [];
-  const walk = (d) => {
-    for (const entry of (0, import_node_fs6.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
-      if (entry.name.startsWith(".")) continue;
-      const p = (0, import_node_path7.join)(d, entry.name);
-      if (entry.isDirectory()) walk(p);
-      else if (/\.ya?ml$/i.test(entry.name)) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
-var import_node_fs6, import_node_path7;
-var init_walk = __esm({
-  "src/config/walk.ts"() {
-    "use strict";
-    import_node_fs6 = require("node:fs");
-    import_node_path7 = require("node:path");
-  }
-});
-
-// src/config/test-files.ts
-function testCase(file, c, shown2, where) {
-  return {
-    name: c.name,
-    file: shown2,
-    ...where,
-    input: c.line,
-    expect: { policy: c.expect.policy ?? null, ...c.expect.ssp !== void 0 ? { ssp: c.expect.ssp } : {} },
-    ...file.date_field ? { dateField: file.date_field } : {}
-  };
-}
-function contractOf(file, c, shown2, where) {
-  return {
-    name: c.name,
-    file: shown2,
-    ...where,
-    lines: c.lines.map((l) => {
-      const input = { ...l.line };
-      if (c.date !== void 0) {
-        const { field, raw } = lineDate(input, file.date_field);
-        if (raw === "") input[field] = c.date;
-      }
-      return { id: l.id, input };
-    }),
-    ...c.expect ? { expect: { allocation: c.expect.allocation } } : {},
-    ...file.date_field ? { dateField: file.date_field } : {}
-  };
-}
-function contractProblems(file, c, i) {
-  const out = [];
-  const here = `contracts.${i}`;
-  if (c.date !== void 0 && parseDate(c.date) === void 0) {
-    out.push({
-      path: `/contracts/${i}/date`,
-      message: `${here}.date: ${JSON.stringify(c.date)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)`
-    });
-  }
-  const first = lineCurrency(c.lines[0]?.line ?? {});
-  const seen = /* @__PURE__ */ new Set();
-  c.lines.forEach((l, j) => {
-    const line = l.line;
-    const at3 = `/contracts/${i}/lines/${j}`;
-    const problems = lineProblems(line, file.date_field);
-    for (const p of problems) out.push({ path: `${at3}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
-    if (seen.has(l.id))
-      out.push({ path: `${at3}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
-    seen.add(l.id);
-    if (!problems.length && sellCents(line) === void 0) {
-      out.push({
-        path: `${at3}/line`,
-        message: `${here}.lines.${j} (${l.id}): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers`
-      });
-    }
-    const cur = lineCurrency(line);
-    if (j > 0 && cur !== first) {
-      out.push({
-        path: `${at3}/line`,
-        message: `${here}.lines.${j} (${l.id}): currency ${JSON.stringify(cur)} differs from the contract's first line (${JSON.stringify(first)}): every line of a contract has one currency`
-      });
-    }
-  });
-  for (const id of Object.keys(c.expect?.allocation ?? {})) {
-    if (!seen.has(id)) {
-      out.push({
-        path: `/contracts/${i}/expect/allocation/${pointer(id)}`,
-        message: `${here}.expect.allocation: ${JSON.stringify(id)} is not a line of the contract (its lines: ${c.lines.map((l) => l.id).join(", ")})`
-      });
-    }
-  }
-  return out;
-}
-function fastCases(abs, shown2) {
-  const text3 = plainText(abs);
-  const read = text3 === void 0 ? void 0 : loadPlain(text3);
-  if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
-  const { starts } = read;
-  const file = read.value;
-  const cases = file.cases ?? [];
-  const contracts = file.contracts ?? [];
-  if (!cases.length && !contracts.length) return void 0;
-  if (starts.cases.length !== cases.length || starts.contracts.length !== contracts.length) return void 0;
-  if (cases.some((c) => lineProblems(c.line, file.date_field).length)) return void 0;
-  if (contracts.some((c, i) => contractProblems(file, c, i).length)) return void 0;
-  const place = (list3, i) => ({
-    line: list3[i]?.line ?? 1,
-    column: list3[i]?.column ?? 1
-  });
-  return {
-    cases: cases.map((c, i) => testCase(file, c, shown2, place(starts.cases, i))),
-    contracts: contracts.map((c, i) => contractOf(file, c, shown2, place(starts.contracts, i)))
-  };
-}
-function plainText(abs) {
-  let text3;
-  try {
-    const size = (0, import_node_fs7.statSync)(abs).size;
-    if (size > MAX_FILE_BYTES || size < 64 * 1024) return void 0;
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs7.readFileSync)(abs));
-  } catch {
-    return void 0;
-  }
-  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text3)) return void 0;
-  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text3)) return void 0;
-  return text3;
-}
-function loadPlain(text3) {
-  const jsYaml = (0, import_node_module3.createRequire)(__revsyncModuleUrl)("js-yaml");
-  const starts = { cases: [], contracts: [] };
-  let depth = 0;
-  let inList;
-  let next;
-  const listener = (type, state) => {
-    const st = state;
-    if (type === "open") {
-      depth++;
-      if (depth === 2 && next) {
-        inList = next;
-        next = void 0;
-      } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
-      return;
-    }
-    if (depth === 2) {
-      if (inList) inList = void 0;
-      else if (st.result === "cases" || st.result === "contracts") next = st.result;
-    }
-    depth--;
-  };
-  try {
-    return { value: jsYaml.load(text3, { schema: jsYaml.CORE_SCHEMA, json: false, listener }), starts };
-  } catch {
-    return void 0;
-  }
-}
-function testsDir(repo) {
-  return (0, import_node_path8.resolve)(repo.root, repo.config.tests ?? "tests");
-}
-function loadTests(repo, vars) {
-  const dir = testsDir(repo);
-  const diagnostics = [];
-  const cases = [];
-  const contracts = [];
-  if (!(0, import_node_fs7.existsSync)(dir) || !(0, import_node_fs7.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
-  for (const abs of listYamlFiles(dir)) {
-    const shown2 = (0, import_node_path8.relative)(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown2);
-    if (fast) {
-      cases.push(...fast.cases);
-      contracts.push(...fast.contracts);
-      continue;
-    }
-    for (const src of readYamlFile(abs, shown2, diagnostics, vars)) {
-      const kind = src.value?.kind;
-      if (kind !== "SspPolicyTest") {
-        diagnostics.push({
-          file: shown2,
-          ...at(src, "/kind"),
-          severity: "error",
-          message: `kind: a file in ${(0, import_node_path8.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`
-        });
-        continue;
-      }
-      const problems = schemaDiagnostics(src, "policy/ssp-policy-test.schema.json");
-      diagnostics.push(...problems);
-      if (problems.length) continue;
-      const file = src.value;
-      if (!file.cases && !file.contracts) {
-        diagnostics.push({
-          file: shown2,
-          ...at(src, ""),
-          severity: "error",
-          message: "a policy test file holds cases:, contracts: or both; this one holds neither"
-        });
-        continue;
-      }
-      const lineErrors = (file.cases ?? []).flatMap(
-        (c, i) => lineProblems(c.line, file.date_field).map((p) => ({
-          file: shown2,
-          ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
-          severity: "error",
-          message: `cases.${i}.line.${p.field}: ${p.message}`
-        }))
-      );
-      (file.contracts ?? []).forEach((c, i) => {
-        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown2, ...at(src, p.path), severity: "error", message: p.message });
-      });
-      diagnostics.push(...lineErrors);
-      if (lineErrors.length) continue;
-      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown2, at(src, `/cases/${i}`))));
-      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown2, at(src, `/contracts/${i}`))));
-    }
-  }
-  return { cases, contracts, diagnostics, dir, found: true };
-}
-var import_node_fs7, import_node_module3, import_node_path8, pointer;
-var init_test_files = __esm({
-  "src/config/test-files.ts"() {
-    "use strict";
-    import_node_fs7 = require("node:fs");
-    import_node_module3 = require("node:module");
+    init_interpolate();
     init_ajv();
-    import_node_path8 = require("node:path");
-    init_schema_diagnostics();
-    init_walk();
-    init_yaml_source();
-    init_line();
-    init_allocate();
-    pointer = (s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
+    specOf = (d) => d.src.value.spec ?? {};
+    exactAt = (d, pointer2) => !d.src.inexact?.has(pointer2);
   }
 });
 
@@ -44449,31 +43801,31 @@ function isDate(s) {
   return ok;
 }
 function resolveValuesPath(root, policyFile, value2) {
-  if ((0, import_node_path9.isAbsolute)(value2)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value2)}` };
-  const path = (0, import_node_path9.resolve)((0, import_node_path9.dirname)(policyFile), value2);
-  const rel = (0, import_node_path9.relative)(root, path);
-  if (rel.startsWith("..") || (0, import_node_path9.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
+  if ((0, import_node_path5.isAbsolute)(value2)) return { problem: `values must be a path relative to the policy file, not ${JSON.stringify(value2)}` };
+  const path = (0, import_node_path5.resolve)((0, import_node_path5.dirname)(policyFile), value2);
+  const rel = (0, import_node_path5.relative)(root, path);
+  if (rel.startsWith("..") || (0, import_node_path5.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
   try {
-    (0, import_node_fs8.lstatSync)(path);
+    (0, import_node_fs5.lstatSync)(path);
   } catch {
     return { problem: `values file ${JSON.stringify(value2)} does not exist` };
   }
   let real;
   try {
-    if ((0, import_node_fs8.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
-    real = (0, import_node_fs8.realpathSync)(path);
+    if ((0, import_node_fs5.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
+    real = (0, import_node_fs5.realpathSync)(path);
   } catch (e) {
     return { problem: `values file ${JSON.stringify(value2)} cannot be read: ${plainReason(e)}` };
   }
-  const realRoot = (0, import_node_fs8.realpathSync)(root);
-  if (real !== realRoot && !real.startsWith(realRoot + import_node_path9.sep))
+  const realRoot = (0, import_node_fs5.realpathSync)(root);
+  if (real !== realRoot && !real.startsWith(realRoot + import_node_path5.sep))
     return { problem: `values file ${JSON.stringify(value2)} is a link that leads outside the policy repo` };
   return { path };
 }
 function readValuesCsv(absPath, shownPath) {
   let text3;
   try {
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs8.readFileSync)(absPath));
+    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs5.readFileSync)(absPath));
   } catch (e) {
     const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${plainReason(e)}`;
     return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
@@ -44587,13 +43939,13 @@ function checkValuesText(text3, shownPath) {
   checkOverlaps(values2, err);
   return { values: values2, diagnostics, text: text3 };
 }
-var import_node_fs8, import_node_path9, DATE, dateSeen;
-var init_values = __esm({
+var import_node_fs5, import_node_path5, DATE, dateSeen;
+var init_values2 = __esm({
   "src/config/values.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs5 = require("node:fs");
     init_user_files();
-    import_node_path9 = require("node:path");
+    import_node_path5 = require("node:path");
     init_csv();
     init_number();
     DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -44601,77 +43953,117 @@ var init_values = __esm({
   }
 });
 
-// src/api/service-choices.ts
-function serviceChoices(service, approvals2, env2) {
-  const d = DEFAULT_SERVICE_CHOICES;
-  const s = service?.batch_status;
-  const source = (which) => {
-    const key3 = `${which}_action`;
-    if (env2[`REVSYNC_${which.toUpperCase()}_ACTION`]) return `REVSYNC_${which.toUpperCase()}_ACTION in the environment`;
-    if (service?.[key3]) return `service.${key3} of the environment in revsync.yaml`;
-    if (approvals2?.[key3]) return `approvals.${key3} in revsync.yaml`;
-    return void 0;
-  };
-  const approve = source("approve");
-  const reject = source("reject");
-  return {
-    approveAction: env2.REVSYNC_APPROVE_ACTION || service?.approve_action || approvals2?.approve_action || d.approveAction,
-    rejectAction: env2.REVSYNC_REJECT_ACTION || service?.reject_action || approvals2?.reject_action || d.rejectAction,
-    templateBatchName: service?.template_batch_name ?? d.templateBatchName,
-    batchStatus: {
-      "file uploaded": s?.file_uploaded ?? d.batchStatus["file uploaded"],
-      reviewed: s?.reviewed ?? d.batchStatus.reviewed,
-      approved: s?.approved ?? d.batchStatus.approved
-    },
-    allocationRules: { ...d.allocationRules, ...service?.allocation_rules },
-    ...approve || reject ? { actionSource: { ...approve ? { approve } : {}, ...reject ? { reject } : {} } } : {}
-  };
+// src/kinds/ssp/export.ts
+function unlisted(f, policy2, b) {
+  const batchName = batchNameOf(b);
+  const badName = unsafeName(batchName);
+  if (badName) {
+    f.batchComments.push(` batch ${show5(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
+    f.leftOut.push(`${f.address}: batch ${show5(batchName)} (its name cannot be used in a policy file: ${badName})`);
+    return true;
+  }
+  if (b.status && LISTED_STATUSES.has(b.status)) return false;
+  f.batchComments.push(
+    ` batch ${show5(batchName)}: not listed, its status in the service is ${show5(b.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`
+  );
+  f.leftOut.push(`${sspAddress.batch(policy2, batchName)} (status ${show5(b.status ?? null)})`);
+  return true;
 }
-function statusFromService(choices, status) {
-  for (const k of BATCH_STATUSES) if (choices.batchStatus[k] === status) return k;
-  return status;
+function batchValues(f, entry, policy2, live, unique) {
+  const held = live.values.get(`${policy2}/${entry.name}`);
+  if (!held) return;
+  const text3 = Array.isArray(held) ? valuesToCsv(held) : held.csv;
+  const file = unique(import_node_path6.posix.join(import_node_path6.posix.dirname(f.file), valuesFileFor(policy2, entry.name)));
+  const problem = checkValuesText(text3, file).diagnostics[0];
+  if (problem) {
+    f.batchComments.push(
+      ` batch ${show5(entry.name)}: values left out, the service's values do not pass revsync's checks (line ${problem.line}: ${problem.message}); git cannot review or approve them`
+    );
+    f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem.line}: ${problem.message})`);
+    return;
+  }
+  entry.values = import_node_path6.posix.relative(import_node_path6.posix.dirname(f.file), file);
+  f.valuesFiles.push({ file, text: text3 });
+  f.batchValues.set(entry.name, text3);
 }
-var BATCH_STATUSES, DEFAULT_SERVICE_CHOICES;
-var init_service_choices = __esm({
-  "src/api/service-choices.ts"() {
+function batchDates(f, entry, policy2, b) {
+  for (const k of BATCH_DATES) {
+    const held = serviceDate(b[k]);
+    if ("date" in held) {
+      entry[k] = held.date;
+      continue;
+    }
+    f.batchDatesUnknown.set(entry.name, [...f.batchDatesUnknown.get(entry.name) ?? [], { field: k, ...held.unknown }]);
+    if (held.unknown.unreadable === void 0) continue;
+    f.batchComments.push(` batch ${show5(entry.name)}: ${k} left out, the service shows ${show5(held.unknown.unreadable)}, which is no date`);
+    f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: ${k} (the service shows ${show5(held.unknown.unreadable)}, not comparable)`);
+  }
+}
+function exportSsp(live, ctx, schema) {
+  const files = [];
+  for (const [name, lp] of live.ssp) {
+    const addr = sspAddress.policy(name);
+    if (!targeted(addr, ctx.targets)) continue;
+    const bad = unsafeName(name);
+    if (bad) {
+      ctx.unnamed.push(`SSP policy ${show5(name)} (its name cannot be used in a policy file: ${bad})`);
+      continue;
+    }
+    const f = newFile(ctx.unique(`ssp/${slug(name)}.yaml`), addr, schema, "SspPolicy", name, (batch) => sspAddress.batch(name, batch));
+    fitSpec(f, lp.item, SSP_EXPORT_FIELDS, true);
+    const batches = [];
+    for (const b of [...lp.batches ?? []].sort((x, y) => byCodePoint(batchNameOf(x), batchNameOf(y)))) {
+      if (!targeted(sspAddress.batch(name, batchNameOf(b)), ctx.targets) || unlisted(f, name, b)) continue;
+      const entry = { name: batchNameOf(b), status: b.status ?? "" };
+      batchValues(f, entry, name, live, ctx.unique);
+      batchDates(f, entry, name, b);
+      batches.push(entry);
+    }
+    if (batches.length) f.value.batches = batches;
+    files.push(f);
+  }
+  return files;
+}
+var import_node_path6, SSP_EXPORT_FIELDS, LISTED_STATUSES, show5;
+var init_export = __esm({
+  "src/kinds/ssp/export.ts"() {
     "use strict";
-    BATCH_STATUSES = ["file uploaded", "reviewed", "approved"];
-    DEFAULT_SERVICE_CHOICES = {
-      approveAction: "Approved",
-      rejectAction: "Rejected",
-      templateBatchName: "query",
-      batchStatus: { "file uploaded": "file uploaded", reviewed: "reviewed", approved: "approved" },
-      allocationRules: {}
-    };
+    import_node_path6 = require("node:path");
+    init_service_choices();
+    init_rules();
+    init_values2();
+    init_address();
+    init_csv();
+    init_export_file();
+    init_compare();
+    init_read();
+    SSP_EXPORT_FIELDS = [
+      "method",
+      "active",
+      "hierarchy_no",
+      "data_identifiers",
+      "entity_type",
+      "floor_percentage",
+      "ceiling_percentage",
+      "expression",
+      "when",
+      "transaction_above_range",
+      "transaction_below_range",
+      "transaction_mid_range",
+      "type",
+      "can_delete",
+      "is_user_defined"
+    ];
+    LISTED_STATUSES = new Set(BATCH_STATUSES);
+    show5 = (v) => JSON.stringify(v) ?? "undefined";
   }
 });
 
-// src/config/rules.ts
-function unsafeName(name) {
-  if (name === "." || name === "..") return `${JSON.stringify(name)} is a dot segment: in a URL path it would name another resource`;
-  if ([...name].some((ch) => (ch.codePointAt(0) ?? 0) < 32 || ch === "\x7F")) return `${JSON.stringify(name)} holds a control character`;
-  if (name.trim() === "") return "a name of blanks only";
-  return void 0;
-}
-function duplicateNames(docs, emit) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const name = d.src.value.metadata?.name;
-    if (typeof name !== "string") continue;
-    const unsafe = unsafeName(name);
-    if (unsafe) emit(d, "/metadata/name", `the name cannot be used: ${unsafe}`, { rule: "unsafe-name" });
-    const key3 = `${d.kind}\0${name}`;
-    const first = seen.get(key3);
-    if (first) {
-      const p = at(first.src, "/metadata/name");
-      emit(d, "/metadata/name", `duplicate ${d.kind} name ${JSON.stringify(name)}: also defined at ${first.src.file}:${p.line}`, { rule: "duplicate-name" });
-    } else seen.set(key3, d);
-  }
-}
+// src/kinds/ssp/files.ts
 function duplicateHierarchy(docs, emit) {
   const seen = /* @__PURE__ */ new Map();
-  for (const d of ssp(docs)) {
-    const n = spec(d).hierarchy_no;
+  for (const d of docs) {
+    const n = specOf(d).hierarchy_no;
     if (typeof n !== "number" || !exactAt(d, "/spec/hierarchy_no")) continue;
     const first = seen.get(n);
     if (first) {
@@ -44685,8 +44077,8 @@ function duplicateHierarchy(docs, emit) {
   }
 }
 function floorNotAboveCeiling(docs, emit) {
-  for (const d of ssp(docs)) {
-    const s = spec(d);
+  for (const d of docs) {
+    const s = specOf(d);
     if (!exactAt(d, "/spec/floor_percentage") || !exactAt(d, "/spec/ceiling_percentage")) continue;
     if (typeof s.floor_percentage === "number" && typeof s.ceiling_percentage === "number" && s.floor_percentage > s.ceiling_percentage) {
       emit(d, "/spec/floor_percentage", `floor_percentage ${s.floor_percentage} is above ceiling_percentage ${s.ceiling_percentage}`, {
@@ -44696,8 +44088,8 @@ function floorNotAboveCeiling(docs, emit) {
   }
 }
 function formulaNeedsExpression(docs, emit) {
-  for (const d of ssp(docs)) {
-    const s = spec(d);
+  for (const d of docs) {
+    const s = specOf(d);
     if (s.method === "formula" && (typeof s.expression !== "string" || s.expression.trim() === "")) {
       emit(
         d,
@@ -44720,8 +44112,8 @@ function scalarOffset(src, pointer2, index) {
   return width === node.value.length + (quoted ? 2 : 0) ? index + (quoted ? 1 : 0) : void 0;
 }
 function formulaExpressionParses(docs, emit) {
-  for (const d of ssp(docs)) {
-    const s = spec(d);
+  for (const d of docs) {
+    const s = specOf(d);
     if (s.method !== "formula" && s.method !== void 0 || typeof s.expression !== "string" || s.expression.trim() === "") continue;
     try {
       parseExpr(s.expression);
@@ -44735,28 +44127,8 @@ function formulaExpressionParses(docs, emit) {
     }
   }
 }
-function tenantFieldsUpdatable(docs, emit) {
-  for (const d of docs.filter((x) => x.kind === "TenantConfiguration")) {
-    const s = spec(d);
-    if (!s || typeof s !== "object") continue;
-    for (const key3 of Object.keys(s)) {
-      if (key3 === "account_segment_delimiter" && !DELIMITERS.includes(String(s[key3]))) {
-        emit(d, `/spec/${key3}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s[key3])}`, { rule: "delimiter" });
-        continue;
-      }
-      if (READ_ONLY_TENANT_FIELDS.includes(key3)) {
-        emit(
-          d,
-          `/spec/${key3}`,
-          `${key3} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
-          { key: true, rule: "not-updatable" }
-        );
-      }
-    }
-  }
-}
-function batchRules(root, docs, emit, extra, parsed = /* @__PURE__ */ new Map()) {
-  for (const d of ssp(docs)) {
+function batchRules(docs, { root, emit, extra, parsed }) {
+  for (const d of docs) {
     const batches = d.src.value.batches;
     if (!Array.isArray(batches)) continue;
     const names = /* @__PURE__ */ new Set();
@@ -44796,80 +44168,652 @@ function batchRules(root, docs, emit, extra, parsed = /* @__PURE__ */ new Map())
       }
       let values2 = parsed.get(path);
       if (!values2) {
-        values2 = readValuesCsv(path, (0, import_node_path10.normalize)((0, import_node_path10.join)((0, import_node_path10.dirname)(d.src.file), b.values)));
+        values2 = readValuesCsv(path, (0, import_node_path7.normalize)((0, import_node_path7.join)((0, import_node_path7.dirname)(d.src.file), b.values)));
         parsed.set(path, values2);
         extra.push(...values2.diagnostics);
       }
     });
   }
 }
-function schemaTypeAt(schema, pointer2) {
-  let node = schema;
-  for (const seg of pointer2.split("/").slice(1)) {
-    node = node?.properties?.[seg] ?? (/^\d+$/.test(seg) ? node?.items : void 0);
-    if (!node) return void 0;
-  }
-  return node?.type;
+function sspRules(docs, ctx) {
+  for (const rule2 of [duplicateHierarchy, floorNotAboveCeiling, formulaNeedsExpression, formulaExpressionParses]) rule2(docs, ctx.emit);
+  batchRules(docs, ctx);
 }
-function typeEnvValues(src, schema) {
-  for (const [pointer2, text3] of src.envTexts ?? []) {
-    const typed = coerceEnvText(text3, schemaTypeAt(schemaJson(schema), pointer2));
-    if (typed === text3) continue;
-    const parts = pointer2.split("/").slice(1);
-    const last2 = parts.pop();
-    let node = src.value;
-    for (const seg of parts) node = node?.[seg];
-    if (node && last2 !== void 0) node[last2] = typed;
-  }
-}
-function restated(pointer2, e) {
-  if (e.keyword === "if" || e.schemaPath.startsWith("#/then/")) return true;
-  return e.keyword === "pattern" && /^\/(?:metadata\/name|batches\/\d+\/(?:name|effective_start_date|effective_end_date))$/.test(pointer2);
-}
-function namingVariables(src, d) {
-  const from = d.pointer === void 0 ? void 0 : src.variables?.get(d.pointer);
-  return from ? { ...d, message: `${d.message} (${from.words})`, variables: from.names } : d;
-}
-function runRules(root, docs, parsed = /* @__PURE__ */ new Map()) {
-  const out = [];
-  const emit = (doc, pointer2, message, opts) => {
-    const p = at(doc.src, pointer2, opts?.key);
-    const d = { file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule };
-    out.push(namingVariables(doc.src, d));
+function sspEntry(d, ctx) {
+  const v = d.src.value;
+  return {
+    name: v.metadata.name,
+    spec: v.spec,
+    source: { file: d.src.file, ...at(d.src, "/metadata/name") },
+    specSource: { file: d.src.file, ...at(d.src, "/spec") },
+    batches: (v.batches ?? []).map((b) => {
+      const path = b.values ? (0, import_node_path7.resolve)((0, import_node_path7.dirname)(d.absFile), b.values) : void 0;
+      const got = path ? ctx.parsed.get(path) : void 0;
+      return {
+        name: b.name,
+        status: b.status,
+        values: got && path ? { text: got.text, file: (0, import_node_path7.basename)(path), rows: got.values } : void 0,
+        valuesPath: path,
+        valuesShown: path ? (0, import_node_path7.relative)(ctx.cwd, path) : void 0,
+        effective_start_date: b.effective_start_date,
+        effective_end_date: b.effective_end_date
+      };
+    })
   };
-  for (const d of docs) {
-    const schema = d.kind === "TenantConfiguration" ? "policy/tenant-configuration.schema.json" : "policy/ssp-policy.schema.json";
-    typeEnvValues(d.src, schema);
-    const reported2 = (pointer2) => !exactAt(d, pointer2) || [...d.src.unresolved ?? []].some((u) => pointer2 === u || pointer2.startsWith(`${u}/`));
-    const readOnly = (pointer2, key3) => d.kind === "TenantConfiguration" && pointer2.startsWith("/spec/") && !!key3 && READ_ONLY_TENANT_FIELDS.concat(["account_segment_delimiter"]).includes(key3);
-    out.push(
-      ...schemaDiagnostics(d.src, schema, (pointer2, key3, e) => reported2(pointer2) || readOnly(pointer2, key3) || !!e && restated(pointer2, e)).map(
-        (x) => namingVariables(d.src, x)
-      )
-    );
+}
+var import_node_path7, import_yaml2;
+var init_files = __esm({
+  "src/kinds/ssp/files.ts"() {
+    "use strict";
+    import_node_path7 = require("node:path");
+    import_yaml2 = __toESM(require_dist(), 1);
+    init_service_choices();
+    init_rules();
+    init_rules();
+    init_schema_diagnostics();
+    init_values2();
+    init_yaml_source();
+    init_expr();
   }
-  duplicateNames(docs, emit);
-  duplicateHierarchy(docs, emit);
-  floorNotAboveCeiling(docs, emit);
-  formulaNeedsExpression(docs, emit);
-  formulaExpressionParses(docs, emit);
-  tenantFieldsUpdatable(docs, emit);
-  batchRules(root, docs, emit, out, parsed);
+});
+
+// src/kinds/ssp/create-body.ts
+function createItem(d) {
+  const s = d.spec;
+  const missing2 = CREATE_REQUIRED.filter((k) => s[k] === void 0);
+  if (s.active === void 0 || s.hierarchy_no === void 0 || !s.data_identifiers || s.floor_percentage === void 0 || s.ceiling_percentage === void 0 || missing2.length) {
+    return { missing: missing2 };
+  }
+  const item = {
+    active: s.active,
+    can_delete: s.can_delete ?? true,
+    ceiling_percentage: s.ceiling_percentage,
+    data_identifiers: s.data_identifiers,
+    entity_type: s.entity_type ?? "policy",
+    expression: s.expression ?? "",
+    floor_percentage: s.floor_percentage,
+    hierarchy_no: s.hierarchy_no,
+    is_user_defined: s.is_user_defined ?? true,
+    method: s.method === "formula" ? "formula" : "upload",
+    name: d.name,
+    transaction_above_range: s.transaction_above_range ?? "",
+    transaction_below_range: s.transaction_below_range ?? "",
+    transaction_mid_range: s.transaction_mid_range ?? "",
+    type: s.type ?? "SSP",
+    when: s.when ?? []
+  };
+  return { item, missing: [] };
+}
+function uploadBatch(b) {
+  if (!b.values) return void 0;
+  const values2 = b.values.rows.map(({ line: _line, ...v }) => v);
+  const starts = values2.map((v) => v.effective_start_date).sort();
+  const ends = values2.map((v) => v.effective_end_date).sort();
+  return {
+    batch_name: b.name,
+    file_name: b.values.file,
+    effective_start_date: b.effective_start_date ?? starts[0] ?? "",
+    effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
+    ssp_values: values2
+  };
+}
+function createBody(d, item) {
+  const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b) => !!b) : [];
+  const body = {
+    compliance_name: d.name,
+    unique_key: d.name,
+    format_type: "JSON",
+    compliance_spec: [uploads.length ? { ...item, batches: uploads } : item]
+  };
+  return { body, uploads };
+}
+var CREATE_REQUIRED;
+var init_create_body = __esm({
+  "src/kinds/ssp/create-body.ts"() {
+    "use strict";
+    CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"];
+  }
+});
+
+// src/kinds/ssp/plan.ts
+function valuesSummary(file, rows) {
+  const starts = rows.map((r) => r.effective_start_date).sort(byCodePoint);
+  const ends = rows.map((r) => r.effective_end_date).sort(byCodePoint);
+  return {
+    file,
+    rows: rows.length,
+    products: new Set(rows.map((r) => r.product_id)).size,
+    currencies: [...new Set(rows.map((r) => r.currency_code))].sort(byCodePoint),
+    from: starts[0] ?? "",
+    to: ends[ends.length - 1] ?? ""
+  };
+}
+function batchSteps(b, from, ctx, source) {
+  const addr = sspAddress.batch(ctx.policy, b.name);
+  const step = (action, before, after) => ({
+    address: addr,
+    action,
+    before: { status: before },
+    after: { status: after },
+    diff: [{ path: "status", kind: before === null ? "added" : "changed", before, after }],
+    version_id: ctx.version.id,
+    last_modified_on: ctx.version.on,
+    ...source ? { source } : {},
+    ...ctx.values ? { values: ctx.values } : {},
+    payload: {
+      kind: "batch",
+      compliance_id: ctx.version.compliance_id,
+      policy: ctx.policy,
+      batch: b.name,
+      file_id: ctx.file_id,
+      values_checksum: ctx.values_checksum
+    }
+  });
+  const cannot = (reason) => [
+    shownEntry("unsupported", addr, reason, {
+      before: { status: from },
+      after: { status: b.status },
+      diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
+      version_id: ctx.version.id,
+      last_modified_on: ctx.version.on,
+      ...source ? { source } : {}
+    })
+  ];
+  if (from === b.status) return [];
+  if (from === "file uploaded" || from === null) {
+    if (b.status === "file uploaded") return [];
+    const r = step("review", from, "reviewed");
+    return b.status === "approved" ? [r, step("approve", "reviewed", "approved")] : [r];
+  }
+  if (from === "reviewed") return b.status === "approved" ? [step("approve", "reviewed", "approved")] : cannot(REASONS2.batchBackwards(from, b.status));
+  if (from === "approved") return cannot(REASONS2.batchBackwards(from, b.status));
+  return cannot(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
+}
+function valuesHow(d, b, lb) {
+  const ref = valuesFileFor(d.name, b.name);
+  const path = import_node_path8.posix.join(import_node_path8.posix.dirname(d.source.file.split("\\").join("/")), ref);
+  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+  const get = fileId ? `revsync ssp download ${fileId} --output ${JSON.stringify(path)} gets them` : `revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(d.name))} writes them (with the policy's file) into DIR`;
+  return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
+}
+function hierarchyHolders(live) {
+  const out = /* @__PURE__ */ new Map();
+  for (const lp of live.ssp.values()) {
+    const n = lp.item.hierarchy_no;
+    if (typeof n !== "number" || lp.item.active === false) continue;
+    out.set(n, [...out.get(n) ?? [], lp]);
+  }
   return out;
 }
-var import_node_path10, import_yaml2, UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, spec, ssp, exactAt;
-var init_rules = __esm({
-  "src/config/rules.ts"() {
+function hierarchyClash(name, item, desired, live) {
+  const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
+  if (!holders.length) return void 0;
+  const inGit = new Set(desired.map((d) => d.name));
+  const want = canonicalConditions(item.when);
+  const renamed = holders.find(
+    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && sameJson(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : []), want)
+  );
+  if (renamed) return REASONS2.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
+  const named3 = holders.map((lp) => {
+    const n = lp.envelope.compliance_name ?? "";
+    return `${JSON.stringify(n)}${inGit.has(n) ? "" : " (not in git)"}`;
+  });
+  return REASONS2.hierarchyHeld(item.hierarchy_no, `${holders.length === 1 ? "policy" : "policies"} ${named3.join(" and ")}`);
+}
+function blockedCreate(p, item, diff, clash) {
+  const addr = sspAddress.policy(p.d.name);
+  const out = [shownEntry("blocked", addr, clash, { after: item, diff, source: p.source })];
+  for (const b of p.d.batches) {
+    const baddr = sspAddress.batch(p.d.name, b.name);
+    if (targeted(baddr, p.targets)) out.push(shownEntry("blocked", baddr, REASONS2.createBlocked(addr), { after: { status: b.status }, source: p.source }));
+  }
+  return out;
+}
+function createdBatches(p, uploaded) {
+  return p.d.batches.flatMap((b) => {
+    const baddr = sspAddress.batch(p.d.name, b.name);
+    if (!targeted(baddr, p.targets)) return [];
+    if (!b.values || !uploaded.has(b.name))
+      return [shownEntry("unsupported", baddr, REASONS2.newBatchNoValues, { after: { status: b.status }, source: p.source })];
+    const ctx = {
+      policy: p.d.name,
+      version: { id: null, on: null, compliance_id: null },
+      file_id: null,
+      values_checksum: valuesChecksum(b.values.rows),
+      values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows)
+    };
+    return batchSteps(b, "file uploaded", ctx, p.source);
+  });
+}
+function createChanges(p, desired, live, findings) {
+  const { d, source } = p;
+  const addr = sspAddress.policy(d.name);
+  if (!targeted(addr, p.targets)) return [];
+  if (d.spec.method === "calculator") return [shownEntry("unsupported", addr, REASONS2.calculatorCreate, { after: d.spec, source })];
+  const made = createItem(d);
+  if (!made.item) {
+    findings.problems.push({
+      ...d.specSource,
+      message: `ssp/${d.name} does not exist in the service, and creating it needs ${made.missing.join(", ")} in spec`
+    });
+    return [];
+  }
+  const item = made.item;
+  const diff = Object.entries(item).map(([path, after]) => ({ path, kind: "added", after }));
+  const clash = hierarchyClash(d.name, item, desired, live);
+  if (clash) return blockedCreate(p, item, diff, clash);
+  const { body, uploads } = createBody(d, item);
+  const sent = uploads.map((u) => ({
+    batch_name: u.batch_name,
+    status: "file uploaded",
+    file_name: u.file_name,
+    rows: u.ssp_values.length,
+    values_checksum: valuesChecksum(u.ssp_values)
+  }));
+  const create = {
+    address: addr,
+    action: "create",
+    before: null,
+    after: sent.length ? { ...item, batches: sent } : item,
+    diff: sent.length ? [...diff, { path: "batches", kind: "added", after: sent }] : diff,
+    version_id: null,
+    last_modified_on: null,
+    source,
+    payload: { kind: "create", body, hierarchy_no: item.hierarchy_no }
+  };
+  return [create, ...createdBatches(p, new Set(uploads.map((u) => u.batch_name)))];
+}
+function policyFields(p, lp, versioned, findings) {
+  const addr = sspAddress.policy(p.d.name);
+  if (!targeted(addr, p.targets)) return [];
+  const diff = sspFieldDiff(p.d, lp, findings.unknown);
+  if (!diff.length) return [];
+  return [
+    shownEntry("unsupported", addr, REASONS2.sspUpdate, {
+      before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
+      after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
+      diff,
+      ...versioned
+    })
+  ];
+}
+function batchChanges(p, b, lp, live, versioned, findings) {
+  const baddr = sspAddress.batch(p.d.name, b.name);
+  const lb = liveBatch(lp, b.name);
+  if (!lb) return [shownEntry("unsupported", baddr, REASONS2.batchMissing, { after: { status: b.status }, ...versioned })];
+  const from = lb.status ?? "";
+  const version2 = { id: versioned.version_id, on: versioned.last_modified_on, compliance_id: lp.envelope.compliance_id ?? null };
+  const steps = batchSteps(
+    b,
+    from,
+    { policy: p.d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null },
+    p.source
+  );
+  const moving = steps.some((s) => s.action === "review" || s.action === "approve");
+  const status = { before: { status: from }, after: { status: b.status } };
+  const out = [];
+  const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
+  if (dates.length) {
+    const onDates = {
+      before: { ...status.before, ...Object.fromEntries(dates.map((x) => [x.path, x.before])) },
+      after: { ...status.after, ...Object.fromEntries(dates.map((x) => [x.path, x.after])) },
+      diff: dates,
+      ...versioned
+    };
+    if (moving) return [shownEntry("blocked", baddr, REASONS2.batchDatesBlocked(b.status), onDates)];
+    out.push(shownEntry("unsupported", baddr, REASONS2.batchDates, onDates));
+  }
+  if (!b.values)
+    return [...out, ...moving ? [shownEntry("blocked", baddr, REASONS2.batchNoValues(b.status, valuesHow(p.d, b, lb)), { ...status, ...versioned })] : steps];
+  const held = live.values.get(`${p.d.name}/${b.name}`);
+  if (!held) return [...out, ...moving ? [shownEntry("blocked", baddr, REASONS2.batchValuesUnread(b.status), { ...status, ...versioned })] : steps];
+  const shownFile = b.valuesShown ?? b.values.file;
+  const vd = valuesDiff(b.values, held, baddr, "plan");
+  if (vd.total === 0) {
+    const checksum = moving ? valuesChecksum(held) : null;
+    for (const s of steps) {
+      if (s.payload?.kind !== "batch") continue;
+      s.payload.values_checksum = checksum;
+      s.values = valuesSummary(shownFile, b.values.rows);
+    }
+    return [...out, ...steps];
+  }
+  const rows = { diff: vd.diff, diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total } };
+  if (moving) return [...out, shownEntry("blocked", baddr, REASONS2.batchValuesBlocked(b.status, vd.total, shownFile), { ...status, ...rows, ...versioned })];
+  return [...out, ...steps, shownEntry("unsupported", baddr, REASONS2.batchValues, { ...status, ...rows, ...versioned })];
+}
+function policyChanges(d, desired, live, findings) {
+  const p = { d, source: `${d.source.file}:${d.source.line}`, targets: findings.targets };
+  const lp = live.ssp.get(d.name);
+  if (!lp) return createChanges(p, desired, live, findings);
+  const versioned = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on), source: p.source };
+  const batches = d.batches.filter((b) => targeted(sspAddress.batch(d.name, b.name), p.targets));
+  return [...policyFields(p, lp, versioned, findings), ...batches.flatMap((b) => batchChanges(p, b, lp, live, versioned, findings))];
+}
+var import_node_path8, REASONS2, sspPlan;
+var init_plan = __esm({
+  "src/kinds/ssp/plan.ts"() {
     "use strict";
-    import_node_path10 = require("node:path");
-    init_schema_diagnostics();
-    init_interpolate();
-    init_ajv();
-    init_yaml_source();
-    import_yaml2 = __toESM(require_dist(), 1);
-    init_expr();
+    import_node_path8 = require("node:path");
+    init_address();
+    init_normalize();
+    init_canonical_json();
+    init_number();
+    init_words();
+    init_entries2();
+    init_compare();
+    init_create_body();
+    init_read();
     init_values();
-    init_service_choices();
+    REASONS2 = {
+      sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
+      batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
+      batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
+      batchValues: "the values of an uploaded batch cannot be changed through the interface: upload a new batch in the service",
+      batchValuesBlocked: (status, rows, file) => `the service's values differ from ${file} in ${plural(rows, "row")}, so revsync will not move this batch to ${status}: re-upload the batch with git's values in the service first (the interface cannot change uploaded values), or make ${file} hold the values you reviewed`,
+      batchNoValues: (status, how) => `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
+      batchValuesUnread: (status) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
+      batchDates: "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
+      batchDatesBlocked: (status) => `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
+      calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
+      newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
+      hierarchyHeld: (n, holders) => `hierarchy_no ${n} is held by the active live ${holders}: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync will not create this one; give it a hierarchy_no no active policy holds`,
+      rename: (n, old, name) => `hierarchy_no ${n} is held by the active live policy ${JSON.stringify(old)}, which is not in git and has the same conditions: this looks like a rename. The interface cannot rename, update or delete an SSP policy: deactivate or delete ${JSON.stringify(old)} in the service first (then plan again: it creates ${JSON.stringify(name)}), or keep the old name in git`,
+      createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`
+    };
+    sspPlan = (desired, live, findings) => desired.flatMap((d) => policyChanges(d, desired, live, findings));
+  }
+});
+
+// src/kinds/ssp/tests.ts
+function rowsOf(held) {
+  if (!held) return [];
+  return Array.isArray(held) ? held : valuesFromCsv(held.csv);
+}
+function fromItem(name, item, batches, fromService = false) {
+  const hidden2 = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
+  const inexact = hidden2.filter((k) => isInexact(item[k]));
+  const place = item.hierarchy_no;
+  return {
+    name,
+    active: item.active !== false,
+    // A hierarchy_no that is not comparable (the one number rule) orders the policy by the double it reads
+    // as, and marks its place unknown: a line it may price is an error, never a guess.
+    hierarchy_no: typeof place === "number" ? place : isInexact(place) ? Number(place.text) : Number.MAX_SAFE_INTEGER,
+    ...isInexact(place) ? { placeUnknown: place.text } : {},
+    ...inexact.length ? { notComparable: inexact } : {},
+    method: typeof item.method === "string" ? item.method : "",
+    when: Array.isArray(item.when) ? item.when : [],
+    expression: typeof item.expression === "string" ? item.expression : "",
+    ...typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {},
+    batches,
+    ...typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {},
+    ...typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {},
+    ...hidden2.length ? { notShown: hidden2 } : {},
+    rules: {
+      ...typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {},
+      ...typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {},
+      ...typeof item.transaction_above_range === "string" ? { above: item.transaction_above_range } : {}
+    }
+  };
+}
+function ordinal(i) {
+  const n = i + 1;
+  const teen = n % 100 >= 11 && n % 100 <= 13;
+  return `${n}${teen ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
+}
+function liveBatch2(policy2, b, live) {
+  const name = batchNameOf(b);
+  const at2 = typeof b.updated_at === "number" ? b.updated_at : -1;
+  return {
+    name,
+    status: b.status ?? "",
+    values: rowsOf(live.values.get(`${policy2}/${name}`)),
+    ...str(b.effective_start_date) ? { effective_start_date: str(b.effective_start_date) } : {},
+    ...str(b.effective_end_date) ? { effective_end_date: str(b.effective_end_date) } : {},
+    approved: at2,
+    approvedShown: at2 >= 0 ? `updated_at ${iso2(at2)}` : "no updated_at"
+  };
+}
+function modelsFromLive(live) {
+  return [...live.ssp].map(
+    ([name, lp]) => fromItem(
+      name,
+      lp.item,
+      (lp.batches ?? []).map((b) => liveBatch2(name, b, live)),
+      true
+    )
+  );
+}
+function liveWithGitsUnknowns(desired, live, fromGit2) {
+  const ssp2 = new Map(live.ssp);
+  for (const d of desired) {
+    const lp = live.ssp.get(d.name);
+    if (!lp) continue;
+    const spec = d.spec;
+    const fields = notShown(spec, lp.item);
+    if (!fields.length) continue;
+    fromGit2.set(sspAddress.policy(d.name), fields);
+    const item = { ...lp.item, ...Object.fromEntries(fields.map((u) => [u.field, spec[u.field]])) };
+    ssp2.set(d.name, { ...lp, item });
+  }
+  return { ...live, ssp: ssp2 };
+}
+function modelsFromGit(desired, live) {
+  const out = /* @__PURE__ */ new Map();
+  if (live) for (const m of modelsFromLive(live)) out.set(m.name, m);
+  for (const d of desired) {
+    const lp = live?.ssp.get(d.name);
+    const item = { ...lp?.item ?? {}, ...d.spec };
+    const batches = /* @__PURE__ */ new Map();
+    for (const b of out.get(d.name)?.batches ?? []) batches.set(b.name, b);
+    d.batches.forEach((b, i) => {
+      const before = batches.get(b.name);
+      const keeps = b.status === "approved" && before?.status === "approved";
+      const inService = live?.ssp.get(d.name)?.batches?.some((lb) => batchNameOf(lb) === b.name) ?? false;
+      const start = inService ? before?.effective_start_date : b.effective_start_date ?? before?.effective_start_date;
+      const end = inService ? before?.effective_end_date : b.effective_end_date ?? before?.effective_end_date;
+      batches.set(b.name, {
+        name: b.name,
+        status: b.status,
+        values: b.values ? b.values.rows : before?.values ?? [],
+        ...start ? { effective_start_date: start } : {},
+        ...end ? { effective_end_date: end } : {},
+        approved: keeps && before ? before.approved : (live ? APPROVED_BY_THIS_CHANGE : 0) + i,
+        approvedShown: keeps && before ? before.approvedShown : live ? `approved by this change, listed ${ordinal(i)} in git` : `listed ${ordinal(i)} in git`
+      });
+    });
+    out.set(d.name, fromItem(d.name, item, [...batches.values()]));
+  }
+  return [...out.values()];
+}
+function modelsFromGitOnly(desired) {
+  const skipped = desired.filter((d) => d.spec.when === void 0 || d.spec.hierarchy_no === void 0).map((d) => d.name);
+  const models = modelsFromGit(desired.filter((d) => !skipped.includes(d.name)));
+  return { models, skipped };
+}
+var RANGE_FIELDS, iso2, str, APPROVED_BY_THIS_CHANGE;
+var init_tests = __esm({
+  "src/kinds/ssp/tests.ts"() {
+    "use strict";
+    init_number();
+    init_address();
+    init_unknown();
+    init_csv();
+    init_read();
+    RANGE_FIELDS = ["floor_percentage", "ceiling_percentage"];
+    iso2 = (epoch2) => new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z");
+    str = (v) => typeof v === "string" && v !== "" ? v : void 0;
+    APPROVED_BY_THIS_CHANGE = 1e15;
+  }
+});
+
+// src/kinds/ssp/kind.ts
+function evidenceCheck(core) {
+  const policies2 = /* @__PURE__ */ new Map();
+  const policy2 = (name) => {
+    let p = policies2.get(name);
+    if (!p) policies2.set(name, p = ssp.get(core, name));
+    return p;
+  };
+  return async (c) => {
+    const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
+    const rest = c.address.slice(sspAddress.policy("").length);
+    const cut = rest.lastIndexOf("/batch/");
+    const env2 = await policy2(cut < 0 ? rest : rest.slice(0, cut));
+    if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
+    const who = envelopeWho(env2);
+    const item = env2.compliance_spec?.[0];
+    if (cut >= 0) {
+      const batch = item?.batches?.find((b) => batchNameOf(b) === rest.slice(cut + "/batch/".length));
+      if (!batch) return { ...base, ...who, holds: false, note: "the batch is no longer in the service" };
+      const byBatch = batchWho(batch);
+      const differs2 = c.diff.filter((d) => !sameJson(valueAt(batch, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: valueAt(batch, d.path) }));
+      return {
+        ...base,
+        modified_by: byBatch.modified_by ?? who.modified_by,
+        modified_on: byBatch.modified_on ?? who.modified_on,
+        holds: !differs2.length,
+        differs: differs2
+      };
+    }
+    const fields = c.diff.map((d) => d.path.split(".")[0]).filter((k) => k !== "batches");
+    const now = normalizeSspFields(item ?? {}, fields);
+    const applied = normalizeSspFields(Object.fromEntries(c.diff.map((d) => [d.path.split(".")[0], d.after])), fields);
+    const differs = Object.keys(applied).filter((k) => !sameJson(now[k], applied[k])).map((k) => ({ path: k, applied: applied[k], now: now[k] }));
+    return { ...base, ...who, holds: !differs.length, differs };
+  };
+}
+var sspPolicy;
+var init_kind2 = __esm({
+  "src/kinds/ssp/kind.ts"() {
+    "use strict";
+    init_resources();
+    init_canonical_json();
+    init_address();
+    init_normalize();
+    init_who();
+    init_apply();
+    init_compare();
+    init_drift();
+    init_export();
+    init_files();
+    init_four_eyes();
+    init_payload();
+    init_plan();
+    init_read();
+    init_values();
+    init_tests();
+    sspPolicy = {
+      name: "ssp",
+      fileKind: "SspPolicy",
+      schema: "policy/ssp-policy.schema.json",
+      rules: sspRules,
+      entry: sspEntry,
+      addressesIn: (entries2) => entries2.flatMap((d) => [sspAddress.policy(d.name), ...d.batches.map((b) => sspAddress.batch(d.name, b.name))]),
+      address: sspAddress.policy,
+      addressForms: ["ssp/<policy name>", "ssp/<policy name>/batch/<batch name>"],
+      read: readSsp,
+      addressesLive: (live) => [...live.ssp].flatMap(([name, lp]) => [sspAddress.policy(name), ...(lp.batches ?? []).map((b) => sspAddress.batch(name, batchNameOf(b)))]),
+      // A policy selected only through some of its batches keeps its live fields and takes git's word for
+      // those batches; a policy the service does not hold is kept only when its own address is selected.
+      targeted: (desired, live, on) => desired.flatMap((d) => {
+        if (on(sspAddress.policy(d.name))) return [d];
+        const batches = d.batches.filter((b) => on(sspAddress.batch(d.name, b.name)));
+        if (!batches.length || !live.ssp.has(d.name)) return [];
+        return [{ ...d, spec: {}, batches }];
+      }),
+      plan: sspPlan,
+      // Creates in hierarchy_no order.
+      rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
+      drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
+      unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+      preparers: planPreparers,
+      payloadProblems: sspPayloadProblems,
+      // A batch's review after its policy exists (a policy this run creates: after every create of the run);
+      // approve after review; the batch steps of one policy one after another: each moves the policy's
+      // version, which the next one's If-Match names (sent at once, they would turn each other away with 412).
+      order(changes) {
+        const index = (action) => new Map(changes.flatMap((c, i) => c.action === action ? [[c.address, i]] : []));
+        const createOf = index("create");
+        const reviewOf = index("review");
+        const creates = [...createOf.values()];
+        const lastOfPolicy = /* @__PURE__ */ new Map();
+        return changes.map((c, i) => {
+          const o = { needs: [], after: [] };
+          const p = batchPayload(c);
+          if (!p) return o;
+          const policy2 = sspAddress.policy(p.policy);
+          const prev = lastOfPolicy.get(policy2);
+          if (prev !== void 0) o.after.push(prev);
+          lastOfPolicy.set(policy2, i);
+          const create = createOf.get(policy2);
+          if (create !== void 0) {
+            o.needs.push(create);
+            o.after.push(...creates.filter((id) => id !== create));
+          }
+          const review = c.action === "approve" ? reviewOf.get(c.address) : void 0;
+          if (review !== void 0) o.needs.push(review);
+          return o;
+        });
+      },
+      apply: (run2) => new SspApply(run2),
+      export(live, ctx) {
+        return exportSsp(live, ctx, this.schema);
+      },
+      compared: (field, value2) => normalizeSspFields({ [field]: value2 }, [field])[field],
+      sameValues: (a, b) => {
+        try {
+          return valuesChecksum({ csv: a }) === valuesChecksum({ csv: b });
+        } catch {
+          return false;
+        }
+      },
+      evidence: evidenceCheck,
+      tests: {
+        live: (live) => ({ policies: modelsFromLive(live) }),
+        git: (desired, live) => {
+          if (live) return { policies: modelsFromGit(desired, live) };
+          const { models, skipped } = modelsFromGitOnly(desired);
+          return { policies: models, skipped };
+        },
+        known: liveWithGitsUnknowns
+      }
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/files.ts
+function tenantFieldsUpdatable(docs, ctx) {
+  for (const d of docs) {
+    const s = specOf(d);
+    if (!s || typeof s !== "object") continue;
+    for (const key3 of Object.keys(s)) {
+      if (key3 === "account_segment_delimiter" && !DELIMITERS.includes(String(s[key3]))) {
+        ctx.emit(d, `/spec/${key3}`, `account_segment_delimiter must be one of ${DELIMITERS.join(" ")}, got ${JSON.stringify(s[key3])}`, { rule: "delimiter" });
+        continue;
+      }
+      if (READ_ONLY_TENANT_FIELDS.includes(key3)) {
+        ctx.emit(
+          d,
+          `/spec/${key3}`,
+          `${key3} cannot be changed: the update API (spec 4.2) does not carry it. Updatable fields: ${UPDATABLE_TENANT_FIELDS.join(", ")}`,
+          { key: true, rule: "not-updatable" }
+        );
+      }
+    }
+  }
+}
+function tenantEntry(d) {
+  const v = d.src.value;
+  return { name: v.metadata.name, spec: v.spec, source: { file: d.src.file, ...at(d.src, "/metadata/name") } };
+}
+var UPDATABLE_TENANT_FIELDS, READ_ONLY_TENANT_FIELDS, DELIMITERS, ownWords;
+var init_files2 = __esm({
+  "src/kinds/tenant-configuration/files.ts"() {
+    "use strict";
+    init_rules();
+    init_schema_diagnostics();
     UPDATABLE_TENANT_FIELDS = [
       "ar_accounting",
       "can_delete",
@@ -44911,43 +44855,3326 @@ var init_rules = __esm({
       "updated_by"
     ];
     DELIMITERS = ["-", ",", "|", "~", "#", ":", ".", "$"];
-    spec = (d) => d.src.value.spec ?? {};
-    ssp = (docs) => docs.filter((d) => d.kind === "SspPolicy");
-    exactAt = (d, pointer2) => !d.src.inexact?.has(pointer2);
+    ownWords = (pointer2, key3) => pointer2.startsWith("/spec/") && !!key3 && (READ_ONLY_TENANT_FIELDS.includes(key3) || key3 === "account_segment_delimiter");
+  }
+});
+
+// src/kinds/tenant-configuration/service.ts
+var TC, tenantConfigurations;
+var init_service = __esm({
+  "src/kinds/tenant-configuration/service.ts"() {
+    "use strict";
+    TC = "/apis/policy-sets/v1/policy/tenant-configurations";
+    tenantConfigurations = {
+      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
+      /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
+       *  sends and settles it. */
+      updateRequest: (id, body, ifMatch) => ({
+        method: "PATCH",
+        path: `${TC}/${encodeURIComponent(id)}`,
+        body,
+        kind: "write",
+        schema: "UpdateResult",
+        ...ifMatch ? { ifMatch } : {},
+        emptyOk: true
+      })
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/write.ts
+function seenFields(c) {
+  const p = updatePayload(c);
+  if (!p) return {};
+  const seen = { ...p.item };
+  const before = c.before ?? {};
+  for (const k of Object.keys(c.after ?? {})) seen[k] = before[k];
+  return seen;
+}
+function shownUpdate(c) {
+  const before = c.before ?? {};
+  const out = {};
+  for (const k of Object.keys(c.after ?? {})) out[k] = before[k];
+  for (const d of c.diff) out[d.path] = d.after;
+  return out;
+}
+function updateBody(p, user, clock) {
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(clock.now() / 1e3)),
+    format_type: "JSON",
+    compliance_name: p.compliance_name,
+    unique_key: p.unique_key,
+    compliance_spec: [p.item]
+  };
+}
+function requireUser(changes, core) {
+  if (!core.auth.username && changes.some((c) => c.action === "update")) {
+    throw new UserError(
+      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
+      "set REVSYNC_USER to your user id in the service"
+    );
+  }
+}
+function updateGuard(c, p, core, run2) {
+  return async () => {
+    const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
+    if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
+    const live = env2.compliance_spec?.[0] ?? {};
+    const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
+    if (c.diff.length && Object.entries(want).every(([k, v]) => sameJson(live[k], v))) return { already: "the service holds git's values" };
+    const seen = seenFields(c);
+    const fields = UPDATE_FIELDS.filter((k) => !sameJson(live[k], seen[k])).map((k) => `${k} ${show3(seen[k])} -> ${show3(live[k])}`);
+    const moved = [...fields, ...versionMoved(c, env2)];
+    if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
+    const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
+    run2.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
+    return { go: { body: updateBody({ ...p, item }, run2.user, core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+  };
+}
+function updateUnit(core, id, guard) {
+  let sent = {};
+  let before;
+  const empty = { compliance_id: id, compliance_details: [], error: [] };
+  const read = async () => {
+    const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+    return { env: env2, live: env2?.compliance_spec?.[0] ?? {} };
+  };
+  const write = {
+    guard,
+    maxSends: core.sendBudget,
+    request: (r) => {
+      sent = r.body.compliance_spec[0] ?? {};
+      before = r.before;
+      return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
+    },
+    result: (body) => body ?? empty,
+    readBack: async () => {
+      const { live } = await read();
+      if (Object.entries(sent).every(([k, v]) => sameJson(live[k], v))) return { landed: true, result: empty };
+      const b = before;
+      if (b && Object.keys(sent).every((k) => sameJson(live[k], b[k]))) return { landed: false };
+      return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
+    },
+    check: async () => {
+      const { env: env2, live } = await read();
+      if (!env2) return `the tenant configuration is no longer in the service after revsync's write`;
+      const moved = Object.entries(sent).filter(([k, v]) => live[k] !== null && live[k] !== void 0 && !sameJson(live[k], v)).map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
+      return moved.length ? overwrittenWords(envelopeWho(env2), moved) : void 0;
+    },
+    firstRefusal: async (err) => err.status === 412 ? {
+      kind: "refused",
+      error: new ApiError({
+        method: err.method,
+        path: err.path,
+        status: 412,
+        message: "the tenant configuration changed since the plan was made: plan again"
+      })
+    } : void 0
+  };
+  return write;
+}
+var UPDATE_FIELDS, updatePayload, TenantApply;
+var init_write2 = __esm({
+  "src/kinds/tenant-configuration/write.ts"() {
+    "use strict";
+    init_write();
+    init_canonical_json();
+    init_errors();
+    init_who();
+    init_words2();
+    init_files2();
+    init_service();
+    UPDATE_FIELDS = [...UPDATABLE_TENANT_FIELDS, "guid"];
+    updatePayload = (c) => c.payload?.kind === "update" ? c.payload : void 0;
+    TenantApply = class {
+      constructor(run2) {
+        this.run = run2;
+      }
+      run;
+      /** One step: the update of `c`, guarded before every send, through the write unit. */
+      async write(c, core) {
+        const p = updatePayload(c);
+        if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
+        const unit = updateUnit(core, p.compliance_id, updateGuard(c, p, core, this.run));
+        return { outcome: await runWrite(core, unit) };
+      }
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/compare.ts
+function tenantChange(d, live) {
+  const addr = tenantAddress(d.name);
+  const env2 = live.find((e) => e.compliance_name === d.name);
+  const item = env2?.compliance_spec?.[0];
+  if (!env2 || !item) {
+    return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
+  }
+  const keys2 = Object.keys(d.spec);
+  const before = pick(item, keys2);
+  const diff = fieldDiff(before, d.spec);
+  if (!diff.length) return void 0;
+  const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
+  return {
+    address: addr,
+    action: "update",
+    before,
+    after: d.spec,
+    diff,
+    version_id: env2.version_id ?? null,
+    last_modified_on: numberOrNull(env2.last_modified_on),
+    source: `${d.source.file}:${d.source.line}`,
+    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
+  };
+}
+function tenantDrift(d, live) {
+  const addr = tenantAddress(d.name);
+  const env2 = live.find((e) => e.compliance_name === d.name);
+  const item = env2?.compliance_spec?.[0];
+  if (!env2 || !item) return [missingItem(addr)];
+  const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" }));
+  return changedItems(addr, diff, envelopeWho(env2));
+}
+function unmanagedTenants(desired, live, targets) {
+  if (!desired.length) return [];
+  return live.filter((env2) => targeted(tenantAddress(env2.compliance_name ?? ""), targets) && !desired.some((d) => d.name === (env2.compliance_name ?? ""))).map((env2) => ({
+    address: tenantAddress(env2.compliance_name ?? ""),
+    class: "unmanaged",
+    reason: REASONS3.notInGit,
+    before: {},
+    version_id: env2.version_id ?? null,
+    last_modified_on: numberOrNull(env2.last_modified_on),
+    ...envelopeWho(env2)
+  }));
+}
+function updateProblems(c) {
+  const p = updatePayload(c);
+  if (c.action !== "update") return [`a tenant configuration has no ${c.action}`];
+  if (!p) return [`a ${c.payload?.kind} payload`];
+  const out = [];
+  if (c.address !== tenantAddress(p.compliance_name)) out.push(`the payload names ${JSON.stringify(p.compliance_name)}`);
+  const after = c.after ?? {};
+  for (const d of c.diff) if (!(d.path in after) || !sameJson(after[d.path], d.after)) out.push(`the diff of ${d.path} is not git's value`);
+  const item = p.item;
+  const fields = UPDATE_FIELDS;
+  for (const [k, v] of Object.entries(shownUpdate(c))) {
+    if (!fields.includes(k)) out.push(`${k} is not a field of the update`);
+    else if (!sameJson(item[k], v)) out.push(`the payload's ${k} ${show3(item[k])} is not the reviewed ${show3(v)}`);
+  }
+  for (const k of Object.keys(item)) if (!fields.includes(k)) out.push(`the payload's ${k} is not a field of the update`);
+  return out;
+}
+var tenantAddress, REASONS3;
+var init_compare2 = __esm({
+  "src/kinds/tenant-configuration/compare.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_number();
+    init_normalize();
+    init_address();
+    init_who();
+    init_entries2();
+    init_words2();
+    init_write2();
+    tenantAddress = (name) => `tenant-configuration/${name}`;
+    REASONS3 = {
+      noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
+      notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
+    };
+  }
+});
+
+// src/kinds/tenant-configuration/kind.ts
+function evidenceCheck2(core) {
+  let list3;
+  return async (c) => {
+    const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
+    const name = c.address.slice(tenantAddress("").length);
+    const env2 = (await (list3 ??= tenantConfigurations.list(core))).find((e) => e.compliance_name === name);
+    if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
+    const item = env2.compliance_spec?.[0] ?? {};
+    const differs = c.diff.filter((d) => !sameJson(valueAt(item, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: valueAt(item, d.path) }));
+    return { ...base, holds: !differs.length, differs, ...envelopeWho(env2) };
+  };
+}
+var tenantConfiguration, carves;
+var init_kind3 = __esm({
+  "src/kinds/tenant-configuration/kind.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_rules();
+    init_address();
+    init_normalize();
+    init_who();
+    init_export_file();
+    init_compare2();
+    init_files2();
+    init_service();
+    init_write2();
+    tenantConfiguration = {
+      name: "tenant-configuration",
+      fileKind: "TenantConfiguration",
+      schema: "policy/tenant-configuration.schema.json",
+      ownWords,
+      rules: (docs, ctx) => tenantFieldsUpdatable(docs, ctx),
+      entry: (doc) => tenantEntry(doc),
+      addressesIn: (entries2) => entries2.map((d) => tenantAddress(d.name)),
+      address: tenantAddress,
+      addressForms: [tenantAddress("<name>")],
+      read: async (core, _desired, _opts, progress) => {
+        const list3 = await tenantConfigurations.list(core);
+        progress.done("tenant configurations");
+        return list3;
+      },
+      addressesLive: (live) => live.map((e) => tenantAddress(e.compliance_name ?? "")),
+      targeted: (desired, _live, on) => desired.filter((d) => on(tenantAddress(d.name))),
+      plan: (desired, live, findings) => desired.flatMap((d) => targeted(tenantAddress(d.name), findings.targets) ? tenantChange(d, live) ?? [] : []),
+      drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
+      unmanaged: unmanagedTenants,
+      payloadProblems: (c) => updateProblems(c),
+      ready: requireUser,
+      apply: (run2) => new TenantApply(run2),
+      export(live, ctx) {
+        return live.flatMap((e) => {
+          const name = e.compliance_name ?? "";
+          const addr = tenantAddress(name);
+          if (!targeted(addr, ctx.targets)) return [];
+          const bad = unsafeName(name);
+          if (bad) {
+            ctx.unnamed.push(`tenant configuration ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
+            return [];
+          }
+          const f = newFile(ctx.unique(`${slug(name || "tenant-configuration")}.yaml`), addr, this.schema, this.fileKind, name);
+          fitSpec(f, e.compliance_spec?.[0] ?? {}, UPDATABLE_TENANT_FIELDS, false);
+          return [f];
+        });
+      },
+      evidence: evidenceCheck2,
+      tests: {
+        // carves_allocation: the service reallocates unless a configuration says false; as git asks, each
+        // of git's configurations over its live self.
+        live: (live) => ({ carves: live.every((e) => carves(e.compliance_spec?.[0])) }),
+        git(desired, live) {
+          const values2 = /* @__PURE__ */ new Map();
+          for (const e of live ?? []) values2.set(e.compliance_name ?? "", carves(e.compliance_spec?.[0]));
+          for (const d of desired) if (d.spec.carves_allocation !== void 0) values2.set(d.name, carves(d.spec));
+          return { carves: [...values2.values()].every(Boolean) };
+        }
+      }
+    };
+    carves = (item) => item?.carves_allocation !== false;
+  }
+});
+
+// src/kinds/registry.ts
+var KINDS, kindOf, kindOfFile;
+var init_registry = __esm({
+  "src/kinds/registry.ts"() {
+    "use strict";
+    init_kind();
+    init_kind2();
+    init_kind3();
+    KINDS = [tenantConfiguration, sspPolicy];
+    kindOf = (kinds, address) => kinds.find((k) => owns(k, address));
+    kindOfFile = (kinds, fileKind) => kinds.find((k) => k.fileKind === fileKind);
+  }
+});
+
+// src/plan/four-eyes.ts
+function fourEyesOfPlan(plan, live, who, kinds = KINDS) {
+  const sentAs = who.approverConfigured ? who.approver : who.signIn;
+  const approves = [];
+  for (const c of plan.changes) {
+    if (c.action !== "approve") continue;
+    const kind = kindOf(kinds, c.address);
+    const p = kind?.preparers?.(c, plan.changes, liveOf(kind, live));
+    if (!p) continue;
+    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
+    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
+    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
+    approves.push({ address: c.address, ...p, blocked: blocked2 });
+  }
+  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
+}
+var init_four_eyes2 = __esm({
+  "src/plan/four-eyes.ts"() {
+    "use strict";
+    init_kind();
+    init_registry();
+    init_who();
+    init_auth();
+  }
+});
+
+// src/report/plan.ts
+var plan_exports = {};
+__export(plan_exports, {
+  SYMBOL: () => SYMBOL,
+  applyLine: () => applyLine,
+  applyText: () => applyText,
+  attribution: () => attribution,
+  driftMarkdown: () => driftMarkdown,
+  driftSummaryLine: () => driftSummaryLine,
+  driftText: () => driftText,
+  fourEyesHead: () => fourEyesHead,
+  fourEyesLine: () => fourEyesLine,
+  hasApplied: () => hasApplied,
+  hasChanges: () => hasChanges,
+  markdownCut: () => markdownCut,
+  planMarkdown: () => planMarkdown,
+  planText: () => planText,
+  summaryLine: () => summaryLine,
+  valuesLine: () => valuesLine
+});
+function diffLines(diff, indent, limit = 40) {
+  const lines = diff.slice(0, limit).map((d) => {
+    if (d.before === void 0 && d.after === void 0)
+      return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
+    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show6(d.after)}`;
+    return `${indent}${terminalText(d.path)}: ${show6(d.before)} -> ${show6(d.after)}`;
+  });
+  if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
+  return lines;
+}
+function entryDiffLines(e, indent, limit) {
+  if (!e.diff_rows) return diffLines(e.diff, indent, limit);
+  const lines = diffLines(e.diff, indent, Infinity);
+  const rest = e.diff_rows.total - e.diff_rows.shown;
+  if (rest > 0) lines.push(`${indent}\u2026 and ${plural(rest, "more row")} that ${rest === 1 ? "differs" : "differ"} (${e.diff_rows.total} in all)`);
+  return lines;
+}
+function valuesLine(v) {
+  return `${plural(v.rows, "row")}, ${plural(v.products, "product")}, ${v.currencies.length === 1 ? "currency" : "currencies"} ${v.currencies.join(", ") || "(none)"}, ${v.from} to ${v.to}, as in ${v.file}`;
+}
+function summaryLine(plan) {
+  const s = plan.summary;
+  const parts = [`${s.create} to create`, `${s.update} to update`, `${s.review} to review`, `${s.approve} to approve`];
+  const shownOnly = ["blocked", "not_in_git", "unsupported"].filter((a) => s[a]).map((a) => `${s[a]} ${actionWords(a)}`);
+  const total = ["blocked", "not_in_git", "unsupported"].reduce((n, a) => n + (s[a] ?? 0), 0);
+  return `Plan: ${parts.join(", ")}${shownOnly.length ? `; ${shownOnly.join(", ")} (shown with ${total === 1 ? "the reason" : "their reasons"}, not applied)` : ""}.`;
+}
+function hasChanges(plan) {
+  return plan.changes.length > 0;
+}
+function hasApplied(plan) {
+  return plan.changes.some(isApplied);
+}
+function matchesWords(notes) {
+  return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
+}
+function fourEyesHead(f) {
+  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
+}
+function fourEyesLine(f, address) {
+  const a = f.approves.find((x) => x.address === address);
+  if (!a) return void 0;
+  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
+  const as = f.approver_configured ? f.approver : f.sign_in;
+  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
+}
+function planText(plan, out) {
+  const lines = [];
+  if (!hasChanges(plan)) {
+    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
+    return lines.join("\n");
+  }
+  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
+  lines.push(
+    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
+    ""
+  );
+  const fourEyes = plan.four_eyes;
+  let approves = false;
+  for (const c of plan.changes) {
+    if (fourEyes && c.action === "approve" && !approves) {
+      approves = true;
+      lines.push(...fourEyesHead(fourEyes).map((l) => out.paint("bold", l)), "");
+    }
+    const sym = out.paint(COLOR[c.action], SYMBOL[c.action].padStart(2));
+    lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
+    if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
+    lines.push(...entryDiffLines(c, "      ", 40));
+    if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
+    if (eyes) lines.push(`      ${terminalText(eyes)}`);
+    lines.push("");
+  }
+  lines.push(summaryLine(plan), ...noteLines(plan.notes));
+  return lines.join("\n");
+}
+function markdownCut(text3, max) {
+  const whole = markdownText(text3);
+  if (whole.length <= max) return { md: whole, cut: false };
+  const chars = [];
+  let units = 0;
+  for (const c of text3) {
+    if (units + c.length > max) break;
+    chars.push(c);
+    units += c.length;
+  }
+  let lo = 0;
+  let hi = chars.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (markdownText(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return { md: `${markdownText(chars.slice(0, lo).join(""))}\u2026`, cut: true };
+}
+function linesWithNames(names, room, line) {
+  const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
+  const cap = nameCap(
+    names.map((n) => markdownText(n).length),
+    room - around,
+    LEAST_NAME,
+    LINE_NAME
+  );
+  let cut = false;
+  const lines = names.map((n, i) => {
+    const c = markdownCut(n, cap);
+    cut ||= c.cut;
+    return line(i, c.md);
+  });
+  return { lines, cut };
+}
+function fullChanges(changes, fourEyes) {
+  const firstApprove = changes.findIndex((c) => c.action === "approve");
+  return changes.map((c, i) => {
+    const head = fourEyes && i === firstApprove ? [`> **${markdownText(fourEyesHead(fourEyes).join(" "))}**`, ""] : [];
+    const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
+    const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
+    if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
+    if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
+    if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
+    if (c.diff.length) {
+      b.push("| Field | Before | After |", "|---|---|---|");
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
+      if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
+      const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
+      if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
+    }
+    b.push("", "</details>", "");
+    return b.join("\n");
+  });
+}
+function changeLines(changes) {
+  let cut = false;
+  const lines = changes.map((c) => {
+    const address = markdownCut(c.address, LINE_NAME);
+    const why = c.reason ?? (c.values ? valuesLine(c.values) : void 0);
+    const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
+    cut ||= address.cut || !!reason?.cut;
+    return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}
+`;
+  });
+  return { lines, cut };
+}
+function changesMarkdown(changes, budget, whole, fourEyes) {
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const line = changeLines(changes);
+  const headOf2 = (rest, shown, cut) => {
+    const what = rest === "line" ? "one line each" : "one line each, without their reasons";
+    const said = cut ? cutWords(whole) : "";
+    return shown ? `
+#### The other ${plural(changes.length - shown, "change")}, ${what}
+
+_In full, the changes would pass the comment's ${limit} characters: the first ${shown} are in full above, every change in full is in ${whole}._${said}
+
+` : `#### Changes, ${what}
+
+_In full, the changes would pass the comment's ${limit} characters: each is listed here, in full in ${whole}._${said}
+
+`;
+  };
+  const bare = linesWithNames(
+    changes.map((c) => c.address),
+    budget - headOf2("bare", 0, true).length,
+    (i, name) => `- \`${SYMBOL[changes[i].action]}\` <code>${name}</code>
+`
+  );
+  const between = (rest, shown) => headOf2(rest, shown, rest === "line" ? line.cut : bare.cut);
+  const leftOut = (n) => `
+_${plural(n, "more change")} not listed: even one line each, the changes pass the comment's ${limit} characters. Every change is in ${whole}._
+`;
+  return fitTiers({ full: fullChanges(changes, fourEyes), line: line.lines, bare: bare.lines }, budget, between, leftOut);
+}
+function planMarkdown(plan, file) {
+  const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
+  const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
+  const notes = notesMarkdown(plan.notes, whole);
+  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
+  head.push("| Action | Count |", "|---|---|");
+  for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
+  head.push("", "");
+  const top = head.join("\n");
+  const tail = `
+${summaryLine(plan)}
+${notes ? `
+${notes}` : ""}`;
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
+  let impact2 = planImpactMarkdown(impactOf(plan), whole);
+  let changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  if (changes.listed < plan.changes.length && impact2) {
+    impact2 = `
+#### Impact
+
+_Not shown: the changes fill the comment. What the plan does to the policy test cases and contracts is in ${whole} (impact)._
+`;
+    changes = changesMarkdown(plan.changes, room - impact2.length, whole, plan.four_eyes);
+  }
+  return top + changes.text + (impact2 ? `
+${impact2}` : "") + tail;
+}
+function driftText(report2, out) {
+  if (!report2.drift.length) {
+    const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
+    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
+    return [
+      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
+      ...ignoredText(report2),
+      ...noteLines(report2.notes)
+    ].join("\n");
+  }
+  const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
+  for (const d of report2.drift) {
+    lines.push(`${out.paint("yellow", d.class.padEnd(15))} ${out.paint("bold", terminalText(d.address))}: ${terminalText(d.message)}`);
+    lines.push(...entryDiffLines(d, "      ", 20).map((l) => l.replace(/: (.*) -> (.*)$/, ": git $1, service $2")));
+    const who = attribution(d);
+    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
+  }
+  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
+  return lines.join("\n");
+}
+function ignoredText(report2) {
+  if (!report2.ignored?.length) return [];
+  return [
+    "",
+    `Ignored (accepted drift, drift.ignore of revsync.yaml): ${report2.ignored.length}`,
+    ...report2.ignored.map((d) => `  ${d.class.padEnd(15)} ${terminalText(d.address)}: ${terminalText(d.message)} (${terminalText(d.reason)})`)
+  ];
+}
+function ignoredMarkdown(report2, whole) {
+  if (!report2.ignored?.length) return "";
+  const rows = fitPieces(
+    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+`),
+    SECTION_BUDGET.ignored - 300,
+    (n) => `
+_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._
+`
+  );
+  return [
+    "",
+    `<details><summary>Ignored (accepted drift): ${report2.ignored.length}</summary>`,
+    "",
+    "| Class | Address | What | Reason |",
+    "|---|---|---|---|",
+    rows.text,
+    "</details>"
+  ].join("\n");
+}
+function driftSummaryLine(report2) {
+  const parts = Object.entries(report2.summary).filter(([, v]) => v).map(([k, v]) => plural(v, ...DRIFT_WORDS[k] ?? [k.replace(/_/g, " "), k.replace(/_/g, " ")]));
+  return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
+}
+function attribution(d) {
+  if (!d.modified_by && !d.modified_on) return "";
+  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
+}
+function driftMarkdown(report2, file) {
+  const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
+  const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
+  const notes = notesMarkdown(report2.notes, whole);
+  const ignored = ignoredMarkdown(report2, whole);
+  if (!report2.drift.length) {
+    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
+    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
+  }
+  lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
+  const top = lines.join("\n");
+  const limit = MARKDOWN_LIMIT.toLocaleString("en");
+  const leftOut = (n) => `
+_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._
+`;
+  const tail = `${ignored}
+
+${driftSummaryLine(report2)}
+${notes ? `
+${notes}` : ""}`;
+  const said = (f, cut) => f.rest === null || f.listed < report2.drift.length ? "" : `
+_With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
+`;
+  const room = MARKDOWN_LIMIT - 1 - top.length - tail.length - said({ full: report2.drift.length, rest: "bare", listed: report2.drift.length }, true).length;
+  const rows = driftRows(report2.drift, room);
+  const fitted = fitTiers(rows, room, () => "", leftOut);
+  return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
+}
+function driftRows(drift, room) {
+  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
+  const full = drift.map((d) => {
+    const head = row(d);
+    const out = [];
+    if (!d.diff.length) out.push(`${head} | | |`);
+    const limit = d.diff_rows ? Infinity : 20;
+    d.diff.slice(0, limit).forEach((x, i) => {
+      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
+      out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
+    });
+    if (d.diff.length > limit) out.push(`| | | | | \u2026 ${d.diff.length - limit} more | | |`);
+    const rest = d.diff_rows ? d.diff_rows.total - d.diff_rows.shown : 0;
+    if (rest > 0) out.push(`| | | | | \u2026 and ${plural(rest, "more row")} (${d.diff_rows?.total} in all) | | |`);
+    return out.join("\n") + "\n";
+  });
+  const fields = (d) => d.diff.length ? `${plural(d.diff_rows?.total ?? d.diff.length, "field")} differ` : "";
+  let lineCut = false;
+  const line = drift.map((d) => {
+    const [address, what, who] = [
+      markdownCut(d.address, LINE_NAME),
+      markdownCut(d.message, LINE_REASON),
+      markdownCut(attribution(d).replace(/^last modified /, ""), LINE_NAME)
+    ];
+    lineCut ||= address.cut || what.cut || who.cut;
+    return `| ${d.class} | <code>${address.md}</code> | ${what.md} | ${who.md} | ${fields(d)} | | |
+`;
+  });
+  const bare = linesWithNames(
+    drift.map((d) => d.address),
+    room,
+    (i, name) => `| ${drift[i].class} | <code>${name}</code> | | | | | |
+`
+  );
+  return { full, line, bare: bare.lines, cut: { line: lineCut, bare: bare.cut } };
+}
+function applyLine(o, out) {
+  const color = o.outcome === "done" || o.outcome === "already" || o.outcome === "confirmed" ? "green" : o.outcome === "skipped" ? "yellow" : "red";
+  return `${out.paint(color, o.outcome.padEnd(7))} ${o.action.padEnd(8)} ${terminalText(o.address)}: ${terminalText(o.message)}`;
+}
+function applyText(report2, out) {
+  const lines = report2.outcomes.map((o) => applyLine(o, out));
+  const s = report2.summary;
+  const undone = s.failed + s.unknown + s.overwritten;
+  const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
+  const names = Object.keys(s);
+  const counts2 = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
+  const sent = names.some((o) => o !== "already" && s[o]);
+  lines.push("", `Apply ${head}: ${counts2.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
+  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
+  if (eyes)
+    lines.push(
+      `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
+    );
+  if (s.overwritten)
+    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+  if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
+    lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
+  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
+    lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
+  return lines.join("\n");
+}
+var SYMBOL, COLOR, show6, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS;
+var init_plan2 = __esm({
+  "src/report/plan.ts"() {
+    "use strict";
+    init_escape();
+    init_policy_test();
+    init_model();
+    init_unknown();
+    init_four_eyes2();
+    init_words();
+    init_budget();
+    SYMBOL = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
+    COLOR = {
+      create: "green",
+      update: "yellow",
+      review: "cyan",
+      approve: "cyan",
+      blocked: "red",
+      not_in_git: "yellow",
+      unsupported: "red"
+    };
+    show6 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
+    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
+    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
+    LINE_NAME = 240;
+    LINE_REASON = 200;
+    LEAST_NAME = 20;
+    cutWords = (whole) => ` _A name or reason too long for its line is cut short, ending in \u2026: each is whole in ${whole}._`;
+    notesMarkdown = (notes, whole) => fitPieces(
+      (notes ?? []).map((n) => `> Note: ${markdownText(n)}
+
+`),
+      SECTION_BUDGET.notes,
+      (n) => `_${plural(n, "more note")} in ${whole} (notes)._
+`
+    ).text;
+    DRIFT_WORDS = {
+      changed: ["changed", "changed"],
+      unmanaged: ["unmanaged", "unmanaged"],
+      unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+      missing: ["missing", "missing"],
+      batch_status: ["batch status", "batch statuses"],
+      batch_values: ["batch's values", "batches' values"]
+    };
+  }
+});
+
+// src/report/views/apply.ts
+var applyViews;
+var init_apply2 = __esm({
+  "src/report/views/apply.ts"() {
+    "use strict";
+    applyViews = {
+      text: async () => {
+        const { applyText: applyText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
+        return ({ report: report2 }, out) => out.out(applyText2(report2, out));
+      },
+      json: async () => ({ report: report2, lock }, out) => out.json({ ...report2, lock })
+    };
+  }
+});
+
+// src/report/table.ts
+var table_exports = {};
+__export(table_exports, {
+  table: () => table,
+  time: () => time2
+});
+function table(cells) {
+  const rows = cells.map((r) => r.map(terminalText));
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => displayWidth(r[i] ?? "")))) ?? [];
+  return rows.map(
+    (r) => r.map((c, i) => padDisplay(c, widths[i] ?? 0)).join("  ").trimEnd()
+  ).join("\n");
+}
+var time2;
+var init_table = __esm({
+  "src/report/table.ts"() {
+    "use strict";
+    init_display_width();
+    init_escape();
+    time2 = (epoch2) => epoch2 ? new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z") : "";
+  }
+});
+
+// src/report/views/approvals.ts
+var approvalsListViews, approvalsActViews;
+var init_approvals = __esm({
+  "src/report/views/approvals.ts"() {
+    "use strict";
+    approvalsListViews = {
+      text: async () => {
+        const { table: table2, time: time3 } = await Promise.resolve().then(() => (init_table(), table_exports));
+        return (p, out) => {
+          out.out(
+            `Approval of manual uploads is ${p.approval_enabled ? "enabled" : "disabled"} for this tenant. Roles that may approve: ${(p.approval_roles ?? []).join(", ") || "(none listed)"}.`
+          );
+          const records = p.records ?? [];
+          if (!records.length) {
+            out.out("No uploads are pending approval.");
+            return;
+          }
+          out.out("");
+          out.out(
+            table2([
+              ["APPROVAL ID", "FILE", "TYPE", "ROWS", "UPLOADED BY", "UPLOADED AT", "OWN UPLOAD"],
+              ...records.map((r) => [
+                r.approval_id ?? "",
+                r.file_name ?? "",
+                r.ingested_transaction_type ?? "",
+                String(r.total_rows_received ?? ""),
+                r.uploaded_by ?? "",
+                time3(r.upload_time),
+                r.is_own_upload ? "yes" : "no"
+              ])
+            ])
+          );
+          out.out(`
+${p.total_records ?? records.length} pending.`);
+        };
+      },
+      json: async () => (p, out) => out.json(p)
+    };
+    approvalsActViews = {
+      text: async () => ({ action, ids, result: res, settled }, out) => {
+        const done = action === "approve" ? "approved" : "rejected";
+        const head = res.status === "success" ? action === "approve" ? "Approved" : "Rejected" : settled ? `No longer pending (whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)` : `Not all ${done} (status ${res.status})`;
+        const said = res.recovered ? res.message : `the service said: ${res.message}`;
+        out.out(`${head}: ${ids.join(", ")}. processed_count ${res.processed_count}; ${said}`);
+      },
+      json: async () => ({ action, ids, result }, out) => out.json({ action, approval_ids: ids, ...result })
+    };
+  }
+});
+
+// src/report/views/drift.ts
+var nothing, driftViews;
+var init_drift2 = __esm({
+  "src/report/views/drift.ts"() {
+    "use strict";
+    nothing = () => void 0;
+    driftViews = {
+      text: async () => {
+        const { driftText: driftText2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
+        return { environment: (report2, out) => out.out(driftText2(report2, out)), end: nothing };
+      },
+      json: async () => ({
+        environment: nothing,
+        // One report has its own format_version; several are one object with a list, so the output has one too.
+        end: ({ entries: entries2, allEnvs }, out) => allEnvs ? out.json({ environments: entries2 }) : out.out(JSON.stringify(entries2[0], null, 2))
+      }),
+      markdown: async () => {
+        const { driftMarkdown: driftMarkdown2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
+        return { environment: (report2, out) => out.out(driftMarkdown2(report2)), end: nothing };
+      }
+    };
+  }
+});
+
+// src/report/views/errors.ts
+var COLUMNS, NONE, errorsViews;
+var init_errors2 = __esm({
+  "src/report/views/errors.ts"() {
+    "use strict";
+    COLUMNS = [
+      { csv: "error_id", heading: "ERROR ID", get: (r) => r.error_id },
+      { csv: "error_date", heading: "DATE", get: (r) => r.error_date },
+      { csv: "error_warning_code", heading: "CODE", get: (r) => r.error_warning_code },
+      { csv: "error_warning_type", heading: "KIND", get: (r) => r.error_warning_type },
+      { csv: "document_identifier", heading: "DOCUMENT", get: (r) => r.document_identifier },
+      { csv: "request_id", get: (r) => r.request_id },
+      { csv: "legal_entity", heading: "ENTITY", get: (r) => r.document_details?.legal_entity },
+      { csv: "error_warning_field", heading: "FIELD", get: (r) => r.error_warning_field },
+      { csv: "error_warning_message", heading: "MESSAGE", get: (r) => r.error_warning_message },
+      { csv: "suggestions", get: (r) => r.suggestions }
+    ];
+    NONE = "No error transactions match.";
+    errorsViews = {
+      text: async () => {
+        const [{ table: table2 }, { terminalText: terminalText2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_escape(), escape_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        return {
+          summary: (rows, out) => {
+            if (!rows.length) out.out(NONE);
+            for (const r of rows) {
+              out.out(`${out.paint("bold", terminalText2(r.code))}  ${plural3(r.count, "transaction")}: ${terminalText2(r.message)}`);
+              out.out(`    suggestion: ${terminalText2(r.suggestion)}`);
+              if (r.missing_policy_set) out.out(`    missing policy set: ${r.missing_policy_set}`);
+            }
+          },
+          records: ({ total, records }, out) => {
+            if (!records.length) return out.out(NONE);
+            const shown = COLUMNS.filter((c) => c.heading);
+            out.out(table2([shown.map((c) => c.heading ?? ""), ...records.map((r) => shown.map((c) => c.get(r) ?? ""))]));
+            out.out(`
+${plural3(total, "error transaction")}.`);
+          }
+        };
+      },
+      json: async () => ({
+        summary: (rows, out) => out.json({ summary: rows }),
+        records: ({ total, records }, out) => out.json({ total_records: total, records })
+      }),
+      csv: async () => {
+        const [{ formatCsv: formatCsv2 }, { terminalText: terminalText2 }] = await Promise.all([Promise.resolve().then(() => (init_csv(), csv_exports)), Promise.resolve().then(() => (init_escape(), escape_exports))]);
+        const csv = (rows) => formatCsv2(rows.map((r) => r.map(terminalText2)));
+        return {
+          summary: (rows, out) => out.raw(
+            csv([
+              ["code", "count", "message", "suggestion", "missing_policy_set"],
+              ...rows.map((r) => [r.code, String(r.count), r.message, r.suggestion, r.missing_policy_set ?? ""])
+            ])
+          ),
+          records: ({ records }, out) => out.raw(csv([COLUMNS.map((c) => c.csv), ...records.map((r) => COLUMNS.map((c) => c.get(r) ?? ""))]))
+        };
+      }
+    };
+  }
+});
+
+// src/report/evidence.ts
+var evidence_exports = {};
+__export(evidence_exports, {
+  evidenceMarkdown: () => evidenceMarkdown,
+  evidenceText: () => evidenceText,
+  liveChanged: () => liveChanged,
+  liveWords: () => liveWords,
+  verifyText: () => verifyText
+});
+function approvedWords(r, esc) {
+  const how = {
+    "auto-approve": "confirmed by --auto-approve",
+    prompt: `confirmed by a person answering yes at the prompt${r.service_user ? ` (signed in as ${esc(r.service_user)})` : ""}`,
+    declined: "declined at the prompt: nothing was applied",
+    cancelled: "cancelled at the prompt (Ctrl-C or end of input): nothing was applied",
+    "not asked": "not asked: nothing was to be applied"
+  }[r.approval];
+  const ci = r.ci;
+  if (!ci) return how;
+  const pr = ci.pull_request !== null ? `, ${ci.provider === "gitlab" ? "merge request !" : "pull request #"}${ci.pull_request}` : "";
+  return `${how}; ${ci.provider === "gitlab" ? "GitLab CI" : "GitHub Actions"} run${ci.run_url ? ` ${esc(ci.run_url)}` : ""}${ci.actor ? ` started by ${esc(ci.actor)}` : ""}${pr}`;
+}
+function gitWords(r, esc) {
+  if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
+  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
+  return `${r.git.commit} (${tree})`;
+}
+function peopleWords(c, esc) {
+  const f = c.four_eyes;
+  if (!f) return void 0;
+  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : "";
+  return `reviewed by ${esc(named2(f.reviewed_by))}, policy created by ${esc(named2(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named2(f.approved_by))}${rule2}`;
+}
+function pullRequestWords(r, esc) {
+  const pr = r.pull_request_approval;
+  if (!pr) return r.ci ? "not read" : "not checked: the run was not in CI";
+  const name = pr.number === null ? "none named" : `${pr.provider === "gitlab" ? "merge request !" : "pull request #"}${esc(String(pr.number))}`;
+  const approvals2 = pr.approvals.length ? pr.approvals.map((a) => `${esc(a.user)}${a.at ? ` at ${esc(a.at)}` : ""} on ${a.commit ? esc(a.commit.slice(0, 12)) : "an unnamed commit"}`).join("; ") : "none";
+  if (!pr.author && !pr.head_commit && !pr.approvals.length) return `${name}: not read (${esc(pr.problem ?? "no answer")})`;
+  const verdict = pr.holds ? `independent approval by ${pr.independent.map(esc).join(", ")}` : `no independent approval: ${esc(pr.problem ?? "")}`;
+  return `${name} by ${esc(named2(pr.author))}, head ${esc(pr.head_commit?.slice(0, 12) ?? "unknown")}, applied ${esc(pr.applied_commit?.slice(0, 12) ?? "unknown")}; approvals: ${approvals2}; ${verdict}`;
+}
+function fourEyesText(r) {
+  if (r.four_eyes === void 0) return [];
+  return [
+    `  four eyes   ${r.four_eyes ? "required (four_eyes: true)" : "not required"}; prepared as ${terminalText(named2(r.service_user))}, approves as ${r.approver_user ? terminalText(r.approver_user) : `${terminalText(named2(r.service_user))} (no approver identity)`}`,
+    `  pull req.   ${pullRequestWords(r, terminalText)}`
+  ];
+}
+function fourEyesMarkdown(r) {
+  if (r.four_eyes === void 0) return [];
+  const approves = r.changes.filter((c) => c.action === "approve");
+  const rows = approves.map(
+    (c) => `| ${markdownCode(c.address)} | ${markdownText(named2(c.four_eyes?.reviewed_by))} | ${markdownText(named2(c.four_eyes?.policy_created_by))} | ${markdownText(named2(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
+  );
+  return [
+    "#### Four eyes",
+    "",
+    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Prepared as**: ${markdownCode(named2(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named2(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
+    `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
+    "",
+    ...rows.length ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
+    ""
+  ];
+}
+function lockWords(r) {
+  const l = r.lock;
+  if (!l) return void 0;
+  if ("disabled" in l) return `none: ${l.note}`;
+  const waited = l.waited_ms >= 1e3 ? `, after waiting ${(l.waited_ms / 1e3).toFixed(1)}s` : "";
+  return `${l.where}, id ${l.id}, taken ${l.acquired_at}${waited}${l.released ? "" : ", not released"}${l.note ? `; ${l.note}` : ""}`;
+}
+function countLine(r) {
+  const parts = Object.entries(r.summary).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
+  return parts.length ? parts.join(", ") : "no changes";
+}
+function evidenceText(file, r, out, doubt = null) {
+  const lines = [
+    out.paint("bold", `Evidence ${terminalText(file)}: run ${r.sequence} of environment ${JSON.stringify(r.environment)}`),
+    ...doubt ? [out.paint("red", `  ${doubt.tag}: ${terminalText(doubt.words)}`)] : [],
+    `  hash        ${terminalText(r.hash)}`,
+    `  prev        ${r.prev !== null ? terminalText(r.prev) : `none: this record starts a new chain because ${terminalText(r.chain_note ?? "it is the first record of this environment")}`}`,
+    `  when        ${terminalText(r.started_at)} to ${terminalText(r.finished_at)} (${seconds(r.started_at, r.finished_at)}), exit ${r.exit_code}${r.interrupted ? ", interrupted" : ""}`,
+    `  where       ${terminalText(r.base_url)}, realm ${terminalText(r.realm)}, as ${terminalText(r.service_user ?? "(no user named)")}`,
+    ...lockWords(r) ? [`  lock        ${terminalText(lockWords(r) ?? "")}`] : [],
+    `  plan        ${terminalText(r.plan.checksum)}, ${r.plan.file ? `saved plan ${terminalText(r.plan.file)}` : "planned in this run"}, made ${terminalText(r.plan.created_at)}${r.plan.made_by ? ` as ${terminalText(r.plan.made_by)}` : ""}`,
+    `  approved    ${approvedWords(r, terminalText)}`,
+    `  git         ${gitWords(r, terminalText)}`,
+    `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
+    ...fourEyesText(r)
+  ];
+  if (r.changes.length) lines.push("", "  changes:");
+  for (const c of r.changes) {
+    lines.push(`    ${c.outcome.padEnd(9)} ${terminalText(c.action)} ${terminalText(c.address)}: ${terminalText(c.why)}`);
+    if (c.values)
+      lines.push(
+        `                values: ${terminalText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${terminalText(c.values.checksum ?? "(none: uploaded by this plan)")}`
+      );
+    const people = peopleWords(c, terminalText);
+    if (people) lines.push(`                four eyes: ${people}`);
+    for (const d of c.diff) lines.push(`                ${terminalText(d.path)}: ${show7(d.before)} -> ${show7(d.after)}`);
+    for (const q of c.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
+  }
+  lines.push("", `  other requests: ${plural(r.other_requests.length, "request")} (the plan's reads, the sign-in)`);
+  return lines.join("\n");
+}
+function changeRows(c) {
+  const sent = c.requests.map(
+    (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
+  ).join("<br>");
+  const values2 = c.values ? [`values: ${markdownText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${markdownText(c.values.checksum ?? "none")}`] : [];
+  const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show7(d.before))} \u2192 ${markdownText(show7(d.after))}`)].join("<br>");
+  return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
+}
+function evidenceMarkdown(file, r, doubt = null) {
+  return [
+    `### Apply ${r.sequence} of ${markdownCode(r.environment)} \u2014 ${markdownText(r.finished_at)}`,
+    "",
+    ...doubt ? [`> **${doubt.tag}**: ${markdownText(doubt.words)}.`, ""] : [],
+    `- **Record**: ${markdownCode(file)}, hash ${markdownCode(r.hash)}, prev ${markdownCode(r.prev ?? "none")}${r.prev === null ? ` (this record starts a new chain because ${markdownText(r.chain_note ?? "it is the first record of this environment")})` : ""}`,
+    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${markdownText(r.plan.created_at)}${r.plan.made_by ? ` as ${markdownText(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, markdownText).replace(/^\S+ /, "")}` : gitWords(r, markdownText)}`,
+    `- **By whom**: ${approvedWords(r, markdownText)}`,
+    `- **When**: ${markdownText(r.started_at)} to ${markdownText(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
+    `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
+    ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
+    `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
+    "",
+    ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows)] : ["No changes were applied."],
+    "",
+    ...fourEyesMarkdown(r)
+  ].join("\n");
+}
+function verifyText(report2, out, live) {
+  const lines = [];
+  for (const v of report2.records) {
+    const ok = v.findings[0] === "intact";
+    const tag = ok ? out.paint("green", "intact   ") : out.paint("red", v.findings.join("+").toUpperCase().padEnd(9));
+    lines.push(`${tag} ${terminalText(v.file)}${v.environment ? ` (${terminalText(v.environment)} #${v.sequence ?? "?"})` : ""}`);
+    if (v.note) lines.push(`          ${/could not be fetched/.test(v.note) ? out.paint("yellow", terminalText(v.note)) : terminalText(v.note)}`);
+    for (const p of v.problems) lines.push(`          ${terminalText(p)}`);
+    for (const f of live?.get(v.file) ?? []) lines.push(`          ${liveWords(f)}`);
+  }
+  const bad = report2.records.filter((v) => v.findings[0] !== "intact").length;
+  lines.push(
+    "",
+    bad ? out.paint("red", `${plural(bad, "record")} of ${report2.records.length} failed the check.`) : `${plural(report2.records.length, "record")}: every hash and every link holds.`
+  );
+  for (const [env2, h] of Object.entries(report2.heads)) lines.push(`Latest of ${terminalText(env2)}: ${h.hash} (${terminalText(h.file)}); anchor it where the team cannot edit it.`);
+  const changed = liveChanged(live);
+  if (changed)
+    lines.push(
+      out.paint(
+        "red",
+        `live: ${plural(changed, "change")} applied by these records no longer ${changed === 1 ? "holds" : "hold"} in the service (named above).`
+      )
+    );
+  return lines.join("\n");
+}
+function liveWords(f) {
+  const who = f.modified_by || f.modified_on ? ` (last changed${f.modified_by ? ` by ${terminalText(f.modified_by)}` : ""}${f.modified_on ? ` at ${terminalText(f.modified_on)}` : ""})` : "";
+  const later = f.later.length ? ` (then ${terminalText(f.later.join(", "))})` : "";
+  if (f.holds) return `live: holds  ${terminalText(f.action)} ${terminalText(f.address)}${later}`;
+  const what = f.note ? terminalText(f.note) : `changed since${who}: ${f.differs.map((d) => `${terminalText(d.path)} ${show7(d.applied)} -> ${show7(d.now)}`).join(", ")}`;
+  return `live: CHANGED ${terminalText(f.action)} ${terminalText(f.address)}: ${what}${later}`;
+}
+var seconds, show7, requestWords, named2, liveChanged;
+var init_evidence = __esm({
+  "src/report/evidence.ts"() {
+    "use strict";
+    init_words();
+    init_escape();
+    seconds = (a, b) => `${((Date.parse(b) - Date.parse(a)) / 1e3).toFixed(1)}s`;
+    show7 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
+    named2 = (u) => u ?? "(not named)";
+    liveChanged = (live) => [...live?.values() ?? []].flat().filter((f) => !f.holds).length;
+  }
+});
+
+// src/report/views/evidence.ts
+var evidenceShowViews, evidenceVerifyViews;
+var init_evidence2 = __esm({
+  "src/report/views/evidence.ts"() {
+    "use strict";
+    evidenceShowViews = {
+      text: async () => {
+        const { evidenceText: evidenceText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return (records, out) => out.out(records.map((s) => evidenceText2(s.file, s.record, out, s.doubt)).join("\n\n"));
+      },
+      markdown: async () => {
+        const { evidenceMarkdown: evidenceMarkdown2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return (records, out) => out.out(records.map((s) => evidenceMarkdown2(s.file, s.record, s.doubt)).join("\n"));
+      },
+      json: async () => (records, out) => out.json({
+        records: records.map((s) => ({
+          file: s.file,
+          edited: s.verdict?.findings.includes("edited") ? s.verdict.problems.find((p) => p.startsWith("edited")) ?? "edited" : null,
+          verify: { findings: s.verdict?.findings ?? [], problems: s.verdict?.problems ?? [] },
+          doubt: s.doubt ?? null,
+          ...s.record
+        }))
+      })
+    };
+    evidenceVerifyViews = {
+      text: async () => {
+        const { verifyText: verifyText2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return ({ report: report2, live }, out) => out.out(verifyText2(report2, out, live));
+      },
+      json: async () => {
+        const { liveChanged: liveChanged2 } = await Promise.resolve().then(() => (init_evidence(), evidence_exports));
+        return ({ folder, report: report2, live }, out) => out.json({
+          folder,
+          ok: report2.ok && !liveChanged2(live),
+          records: report2.records.map((v) => ({ ...v, ...live ? { live: live.get(v.file) ?? null } : {} })),
+          heads: report2.heads
+        });
+      }
+    };
+  }
+});
+
+// src/lock/lock.ts
+var lock_exports = {};
+__export(lock_exports, {
+  LockHeld: () => LockHeld,
+  LockUnavailable: () => LockUnavailable,
+  acquireLock: () => acquireLock,
+  holderWords: () => holderWords
+});
+function holderWords(h, now) {
+  const since = Date.parse(h.since);
+  return [
+    `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
+    `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
+    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
+    `lock id ${h.id}`
+  ].join(", ");
+}
+async function acquireLock(backend, request2, opts) {
+  const start = opts.now();
+  const deadline = start + opts.timeoutMs;
+  let pause = 500;
+  const told = /* @__PURE__ */ new Set();
+  for (; ; ) {
+    const r = await backend.take({ ...request2, since: new Date(opts.now()).toISOString() });
+    if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...r.tookOver ? { tookOver: r.tookOver } : {} };
+    const left = deadline - opts.now();
+    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
+    if (!told.has(r.held.id)) {
+      told.add(r.held.id);
+      opts.onWait?.(r.held, left);
+    }
+    await opts.sleep(Math.min(pause, left));
+    pause = Math.min(pause * 2, 5e3);
+  }
+}
+var LockUnavailable, ago, LockHeld;
+var init_lock = __esm({
+  "src/lock/lock.ts"() {
+    "use strict";
+    init_duration();
+    init_errors();
+    LockUnavailable = class extends UserError {
+      constructor(message, hint) {
+        super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
+        this.name = "LockUnavailable";
+      }
+    };
+    ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
+    LockHeld = class extends UserError {
+      constructor(environment, holder, waitedMs, now) {
+        super(
+          `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
+          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`
+        );
+        this.environment = environment;
+        this.holder = holder;
+        this.name = "LockHeld";
+      }
+      environment;
+      holder;
+    };
+  }
+});
+
+// src/report/views/lock.ts
+var lockStatusViews;
+var init_lock2 = __esm({
+  "src/report/views/lock.ts"() {
+    "use strict";
+    lockStatusViews = {
+      text: async () => {
+        const { holderWords: holderWords2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
+        return ({ environment, backend, holder }, out) => out.out(
+          holder ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):
+  held by ${holderWords2(holder, Date.now())}
+  If that apply is dead, release it: revsync unlock --env ${environment} ${holder.id}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
+        );
+      },
+      json: async () => ({ environment, backend, holder }, out) => out.json({ environment, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null })
+    };
+  }
+});
+
+// src/report/views/plan.ts
+async function planText2() {
+  const [{ planText: planText3 }, { planImpactText: planImpactText2 }, { impactOf: impactOf2 }] = await Promise.all([
+    Promise.resolve().then(() => (init_plan2(), plan_exports)),
+    Promise.resolve().then(() => (init_policy_test(), policy_test_exports)),
+    Promise.resolve().then(() => (init_model(), model_exports))
+  ]);
+  return ({ plan }, out) => {
+    out.out(planText3(plan, out));
+    const impact2 = planImpactText2(impactOf2(plan));
+    if (impact2) out.out(`
+${impact2}`);
+  };
+}
+var planViews, showViews;
+var init_plan3 = __esm({
+  "src/report/views/plan.ts"() {
+    "use strict";
+    planViews = {
+      text: planText2,
+      json: async () => ({ plan }, out) => out.out(JSON.stringify(plan, null, 2)),
+      markdown: async () => {
+        const { planMarkdown: planMarkdown2 } = await Promise.resolve().then(() => (init_plan2(), plan_exports));
+        return ({ plan, file }, out) => out.out(planMarkdown2(plan, file));
+      }
+    };
+    showViews = {
+      ...planViews,
+      text: async () => {
+        const text3 = await planText2();
+        return (shown, out) => {
+          const { plan, file } = shown;
+          out.out(`Saved plan ${file ?? ""}, made ${plan.created_at.replace(/\.\d{3}Z$/, "Z")}${plan.user ? ` as ${plan.user}` : ""}.`);
+          text3(shown, out);
+        };
+      }
+    };
+  }
+});
+
+// src/report/views/policy-test.ts
+var policy_test_exports2 = {};
+__export(policy_test_exports2, {
+  testViews: () => testViews
+});
+var testViews;
+var init_policy_test2 = __esm({
+  "src/report/views/policy-test.ts"() {
+    "use strict";
+    testViews = {
+      text: async () => {
+        const { testText: testText2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        return {
+          results: ({ results, contracts, source, note }, out) => out.out(note ? `No policy tests ran: ${note}.` : testText2(results, source, out, contracts))
+        };
+      },
+      json: async () => {
+        const { testJson: testJson2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        return {
+          results: ({ results, contracts, source, note }, out) => {
+            out.out(JSON.stringify(note ? { ...testJson2(results, source), note } : testJson2(results, source, contracts), null, 2));
+            if (note) out.info(`Note: ${note}.`);
+          }
+        };
+      },
+      junit: async () => {
+        const { testJunit: testJunit2, testJunitError: testJunitError2 } = await Promise.resolve().then(() => (init_policy_test(), policy_test_exports));
+        return {
+          reportsBrokenFiles: true,
+          results: ({ results, contracts, note, broken }, out) => {
+            out.raw(testJunit2(results, contracts, broken));
+            if (note) out.info(`Note: ${note}.`);
+          },
+          error: (e, out) => out.raw(testJunitError2(e))
+        };
+      }
+    };
+  }
+});
+
+// src/report/views/ssp.ts
+var sspBatchesViews;
+var init_ssp = __esm({
+  "src/report/views/ssp.ts"() {
+    "use strict";
+    sspBatchesViews = {
+      text: async () => {
+        const [{ table: table2 }, { plural: plural3 }] = await Promise.all([Promise.resolve().then(() => (init_table(), table_exports)), Promise.resolve().then(() => (init_words(), words_exports))]);
+        return ({ policy: policy2, rows }, out) => {
+          if (!rows.length) return out.out(policy2 === void 0 ? "No SSP policy in the service has batches." : `${policy2} has no batches.`);
+          out.out(
+            table2([
+              ["POLICY", "BATCH", "STATUS", "FILE ID", "ROWS", "FROM", "TO", "UPDATED"],
+              ...rows.map((r) => [
+                r.policy,
+                r.batch,
+                r.status ?? "",
+                r.file_id ?? "(no file)",
+                r.rows === null ? "" : String(r.rows),
+                r.effective_start_date ?? "",
+                r.effective_end_date ?? "",
+                [r.updated_at, r.updated_by ? `by ${r.updated_by}` : ""].filter(Boolean).join(" ")
+              ])
+            ])
+          );
+          out.out(`
+${plural3(rows.length, "batch", "batches")}. revsync ssp download FILE_ID gets a batch's values.`);
+        };
+      },
+      json: async () => ({ rows }, out) => out.json({ batches: rows })
+    };
+  }
+});
+
+// src/report/diagnostics.ts
+var diagnostics_exports = {};
+__export(diagnostics_exports, {
+  diagnosticsJson: () => diagnosticsJson,
+  diagnosticsText: () => diagnosticsText,
+  githubAnnotations: () => githubAnnotations
+});
+function diagnosticsText({ diagnostics: list3, files }, out) {
+  const errors = errorsOf(list3);
+  for (const d of list3) {
+    const sev = d.severity === "error" ? out.paint("red", "error") : out.paint("yellow", "warning");
+    out.out(`${out.paint("bold", `${d.file}:${d.line}:${d.column}`)}: ${sev}: ${d.message}`);
+  }
+  const warnings = list3.length - errors;
+  const warned = warnings ? plural(warnings, "warning") : "";
+  if (errors) {
+    const failed2 = new Set(list3.filter((d) => d.severity === "error").map((d) => d.file)).size;
+    out.out(`
+${plural(errors, "error")} in ${plural(failed2, "file")}${warned ? `, and ${warned}` : ""}.`);
+  } else out.out(`${list3.length ? "\n" : ""}${out.paint("green", "Valid:")} ${plural(files, "policy document")}, ${warned || "no problems"}.`);
+}
+function diagnosticsJson({ diagnostics: list3, files }, out) {
+  const errors = errorsOf(list3);
+  out.json({ valid: errors === 0, files, errors, warnings: list3.length - errors, diagnostics: list3 });
+}
+function escapeData(s) {
+  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function escapeProp(s) {
+  return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+function githubAnnotations({ diagnostics: list3, env: env2 }, out) {
+  if (env2.GITHUB_ACTIONS !== "true") return;
+  for (const d of list3) {
+    out.raw(
+      `::${d.severity === "error" ? "error" : "warning"} file=${escapeProp(terminalText(d.file))},line=${d.line},col=${d.column}::${escapeData(terminalLines(d.message))}
+`
+    );
+  }
+}
+var errorsOf;
+var init_diagnostics2 = __esm({
+  "src/report/diagnostics.ts"() {
+    "use strict";
+    init_words();
+    init_escape();
+    errorsOf = (list3) => list3.filter((d) => d.severity === "error").length;
+  }
+});
+
+// src/report/views/validate.ts
+var validateViews;
+var init_validate = __esm({
+  "src/report/views/validate.ts"() {
+    "use strict";
+    validateViews = {
+      text: async () => {
+        const { diagnosticsText: diagnosticsText2, githubAnnotations: githubAnnotations2 } = await Promise.resolve().then(() => (init_diagnostics2(), diagnostics_exports));
+        return (checked, out) => {
+          diagnosticsText2(checked, out);
+          githubAnnotations2(checked, out);
+        };
+      },
+      json: async () => {
+        const { diagnosticsJson: diagnosticsJson2, githubAnnotations: githubAnnotations2 } = await Promise.resolve().then(() => (init_diagnostics2(), diagnostics_exports));
+        return (checked, out) => {
+          diagnosticsJson2(checked, out);
+          githubAnnotations2(checked, out);
+        };
+      }
+    };
+  }
+});
+
+// src/cli/flags.ts
+function formatOption(views) {
+  const choices = formatsOf(views);
+  const aliases = Object.entries(FORMAT_ALIASES).filter(([, to]) => choices.includes(to));
+  const also = aliases.length ? ` (${aliases.map(([a, to]) => `${a} is another name for ${to}`).join(", ")})` : "";
+  const option = new Option("--format <format>", `output format${also}`).default(choices[0]).argParser((value2) => {
+    const v = FORMAT_ALIASES[value2] && choices.includes(FORMAT_ALIASES[value2]) ? FORMAT_ALIASES[value2] : value2;
+    if (!choices.includes(v)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(", ")}.`);
+    return v;
+  });
+  option.argChoices = choices;
+  return option;
+}
+function choiceOption(flags, description, choices, defaultValue) {
+  const option = new Option(flags, description);
+  if (defaultValue !== void 0) option.default(defaultValue);
+  option.argChoices = choices;
+  return option;
+}
+function common(cmd, opts = {}) {
+  cmd.option("--env <name>", "environment of revsync.yaml (default: the only one, or REVSYNC_ENV)").option("--config <file>", "path of revsync.yaml (default: found from the working directory upwards)");
+  if (!opts.offline) {
+    cmd.option("--concurrency <n>", "requests in flight at once", "8").option(
+      "--rate-limit <n>",
+      "requests per second the service allows: start there, never above (default: rate_limit of the environment, else learned from its 429s)"
+    ).option("--timeout <duration>", "time limit of the run's requests, e.g. 90s, 10m, 1h: nothing is sent (or sent again) after it", "10m");
+  }
+  cmd.option("-q, --quiet", "print results only, no progress or notes");
+  if (!opts.offline) cmd.option("-v, --verbose", "log each request (method, path with its query, status, time, retries); never secrets");
+  cmd.option("--no-color", "plain output (also NO_COLOR)");
+  if (opts.views) cmd.addOption(formatOption(opts.views));
+  if (opts.target) cmd.option("--target <address>", "only this resource (repeatable), e.g. ssp/Hardware SSP", collect);
+  return cmd;
+}
+var FORMAT_ALIASES, collect;
+var init_flags = __esm({
+  "src/cli/flags.ts"() {
+    "use strict";
+    init_esm();
+    init_view();
+    FORMAT_ALIASES = { table: "text" };
+    collect = (value2, previous = []) => [...previous, value2];
+  }
+});
+
+// src/emulator/seed.ts
+function tenantConfigItem() {
+  return {
+    account_segment_delimiter: "-",
+    ar_accounting: true,
+    augment_currency_rates: false,
+    bundle_functionality: true,
+    can_delete: false,
+    carves_allocation: false,
+    contract_asset_journal_method: null,
+    contract_asset_segment: null,
+    cost_enabled: false,
+    cost_practical_expedient: 12,
+    create_revenue_schedules: true,
+    created_at: T0,
+    created_by: "setup",
+    distribution_method: "Days in Calendar Period",
+    egress_hold: false,
+    fx_adjustment_method: null,
+    fx_adjustments: true,
+    guid: "6f1c2a8e-4b7d-4e0a-9c3f-2d5b8a1e7c40",
+    ingest_hold: false,
+    is_user_defined: true,
+    journal_details_egress: true,
+    journal_transfer_by_ofid: false,
+    journals_run_currency: "USD",
+    lt_st_accounting: true,
+    manual_journal: true,
+    manual_journal_contra_account: "MJ-CONTRA-000",
+    multi_currency_revenue_contracts: false,
+    prorate_method: "Daily",
+    rc_activities_egress: true,
+    rc_distributions_egress: true,
+    reprocess_existing_ofid: false,
+    crm_multicurrorg_enabled: false,
+    snowman_enabled: false,
+    ui_mode: "Classic",
+    updated_at: T0,
+    updated_by: "setup"
+  };
+}
+function values(prefix, products, start, end, offset = 0) {
+  const out = [];
+  let n = 0;
+  for (let p = 0; p < products; p++) {
+    for (const currency of ["USD", "EUR"]) {
+      n++;
+      const mid = 100 + (p * 7 + offset) % 25;
+      out.push({
+        product_id: `${prefix}-${1e3 + p * 10}`,
+        currency_code: currency,
+        value_type: "Percent",
+        below_mid_point: mid - 10,
+        mid_point: mid,
+        above_mid_point: mid + 10,
+        effective_start_date: start,
+        effective_end_date: end,
+        ssp_value_id: `SV${prefix}${start.replace(/-/g, "")}${String(n).padStart(4, "0")}`
+      });
+    }
+  }
+  return out;
+}
+function policy(seed, files) {
+  const stamp = { created_at: T0, created_by: "alice", updated_at: T0, updated_by: "alice" };
+  const batches = seed.batches.map((b, i) => {
+    const fileId = seed.method === "upload" ? `FILE-${seed.id}-${i + 1}` : null;
+    if (fileId) files[fileId] = valuesToCsv(b.values);
+    return {
+      ...stamp,
+      can_delete: b.status !== "approved",
+      is_user_defined: true,
+      entity_type: "batch",
+      name: b.name,
+      batch_name: b.name,
+      policy_name: seed.name,
+      method: seed.method,
+      status: b.status,
+      file_id: fileId,
+      file_name: fileId ? b.file : null,
+      effective_start_date: b.start,
+      effective_end_date: b.end,
+      timestamp: T0,
+      ssp_values: b.values
+    };
+  });
+  return {
+    compliance_id: seed.id,
+    compliance_name: seed.name,
+    created_by: "alice",
+    created_on: T0,
+    last_modified_by: "alice",
+    last_modified_on: T0,
+    policy_type: "SSP",
+    status: "Active",
+    unique_key: `${seed.id.toLowerCase()}-5a1e-4c2b-8f3d-000000000001`,
+    version_id: "1",
+    item: {
+      ...stamp,
+      active: true,
+      can_delete: false,
+      ceiling_percentage: seed.ceiling,
+      floor_percentage: seed.floor,
+      data_identifiers: seed.identifiers,
+      entity_type: "policy",
+      expression: seed.expression,
+      hierarchy_no: seed.hierarchy,
+      is_user_defined: true,
+      method: seed.method,
+      name: seed.name,
+      transaction_above_range: "Cap at ceiling",
+      transaction_below_range: "Raise to floor",
+      transaction_mid_range: "Use transaction price",
+      type: "SSP",
+      when: seed.when,
+      apply_ssppercent_on: "List Price"
+    },
+    batches
+  };
+}
+function demoTenant() {
+  const files = {};
+  const ssp2 = [
+    policy(
+      {
+        id: "SSP-HW",
+        name: "Hardware SSP",
+        method: "upload",
+        hierarchy: 10,
+        expression: "",
+        identifiers: ["product_id", "currency_code"],
+        floor: 85,
+        ceiling: 115,
+        when: [
+          { field_name: "product_family", operator: "equality", value: "Hardware" },
+          { field_name: "legal_entity", operator: "in", value: "US01,DE01" }
+        ],
+        batches: [
+          {
+            name: "FY25-H2",
+            status: "approved",
+            file: "hardware-fy25-h2.csv",
+            values: values("HW", 6, "2025-07-01", "2025-12-31"),
+            start: "2025-07-01",
+            end: "2025-12-31"
+          },
+          {
+            name: "FY26-H1",
+            status: "reviewed",
+            file: "hardware-fy26-h1.csv",
+            values: values("HW", 6, "2026-01-01", "2026-06-30", 3),
+            start: "2026-01-01",
+            end: "2026-06-30"
+          },
+          {
+            name: "FY26-H2",
+            status: "file uploaded",
+            file: "hardware-fy26-h2.csv",
+            values: values("HW", 6, "2026-07-01", "2026-12-31", 5),
+            start: "2026-07-01",
+            end: "2026-12-31"
+          }
+        ]
+      },
+      files
+    ),
+    policy(
+      {
+        id: "SSP-SW",
+        name: "Software Subscriptions SSP",
+        method: "upload",
+        hierarchy: 20,
+        expression: "",
+        identifiers: ["product_id"],
+        floor: 80,
+        ceiling: 120,
+        when: [{ field_name: "product_family", operator: "equality", value: "Software" }],
+        batches: [
+          {
+            name: "FY26-Q1",
+            status: "file uploaded",
+            file: "software-fy26-q1.csv",
+            values: values("SW", 4, "2026-01-01", "2026-03-31", 1),
+            start: "2026-01-01",
+            end: "2026-03-31"
+          },
+          {
+            name: "FY26-Q2",
+            status: "approved",
+            file: "software-fy26-q2.csv",
+            values: values("SW", 4, "2026-04-01", "2026-06-30", 2),
+            start: "2026-04-01",
+            end: "2026-06-30"
+          }
+        ]
+      },
+      files
+    ),
+    policy(
+      {
+        id: "SSP-PS",
+        name: "Professional Services SSP",
+        method: "formula",
+        hierarchy: 30,
+        expression: "unit_list_price * 0.92",
+        identifiers: ["product_id"],
+        floor: 90,
+        ceiling: 110,
+        when: [{ field_name: "product_family", operator: "equality", value: "Services" }],
+        batches: []
+      },
+      files
+    ),
+    policy(
+      {
+        id: "SSP-SUP",
+        name: "Support Renewals SSP",
+        method: "calculator",
+        hierarchy: 40,
+        expression: "",
+        identifiers: ["product_id", "customer_tier"],
+        floor: 75,
+        ceiling: 125,
+        when: [{ field_name: "product_name", operator: "starts with", value: "Support" }],
+        batches: [
+          { name: "FY26-CALC", status: "reviewed", file: "", values: values("SUP", 3, "2026-01-01", "2026-12-31"), start: "2026-01-01", end: "2026-12-31" }
+        ]
+      },
+      files
+    )
+  ];
+  const approval = (n, by, type, file, rows, hoursAgo) => ({
+    approval_id: `APR-${String(n).padStart(4, "0")}`,
+    approval_comments: null,
+    approved_by: null,
+    approved_on: null,
+    approver_role: null,
+    context: type === "ORDER" ? "Orders" : type === "INVOICE" ? "Invoices" : "Events",
+    file_date_format: "MM/DD/YYYY",
+    file_format: "csv",
+    file_id: `UPL-${String(n).padStart(4, "0")}`,
+    file_name: file,
+    uploaded_file_name: file,
+    ingested_transaction_type: type,
+    status: "Pending Approval",
+    total_rows_received: rows,
+    upload_time: T0 + 86400 * 300 - hoursAgo * 3600,
+    upload_type: "MANUAL",
+    uploaded_by: by
+  });
+  const approved = approval(6, "carol", "ORDER", "orders-2026-10-01.csv", 120, 900);
+  approved.status = "Approved";
+  approved.approved_by = "bob";
+  approved.approved_on = T0 + 86400 * 275;
+  approved.approval_comments = "Checked against the CRM export";
+  approved.approver_role = "Revenue Approver";
+  return {
+    realm: DEMO.realm,
+    environment: DEMO.environment,
+    clients: { [DEMO.clientId]: DEMO.clientSecret },
+    users: Object.fromEntries(Object.entries(DEMO.users).map(([k, v]) => [k, { password: v.password, roles: [...v.roles] }])),
+    tenantConfigurations: [
+      {
+        compliance_id: "TC-0001",
+        compliance_name: "Default Tenant Configuration",
+        compliance_spec: [tenantConfigItem()],
+        created_by: "setup",
+        created_on: T0,
+        last_modified_by: "setup",
+        last_modified_on: T0,
+        policy_type: "Tenant Configuration",
+        status: "Active",
+        unique_key: "0b7e6d3c-91a2-4f5e-8d17-3c9a2b6e4f01",
+        version_id: "1"
+      }
+    ],
+    ssp: ssp2,
+    files,
+    approvals: {
+      enabled: true,
+      roles: ["Revenue Approver"],
+      records: [
+        approval(1, "alice", "ORDER", "orders-2026-10-27.csv", 1480, 30),
+        approval(2, "alice", "INVOICE", "invoices-2026-10-27.csv", 955, 29),
+        approval(3, "carol", "ORDER", "orders-2026-10-28.csv", 1512, 6),
+        approval(4, "carol", "EVENT", "events-usage-2026-10.csv", 40210, 5),
+        approval(5, "alice", "ORDER", "orders-emea-2026-10-28.csv", 312, 2),
+        approved
+      ]
+    },
+    errorTransactions: { compliance_id: "ERR-POLICY-1", compliance_name: "Error Transactions", records: errorRecords() }
+  };
+}
+function errorRecords() {
+  const rows = [
+    // code, type, kind, date, request, financial id, legal entity, field
+    ["ERR-00015", "ORDER", "remediable", "2026-10-01", "REQ-1001", "OF-50001", "US01", "revenue_rule"],
+    ["ERR-00015", "ORDER", "remediable", "2026-10-03", "REQ-1001", "OF-50002", "US01", "revenue_rule"],
+    ["ERR-00015", "ORDER", "remediable", "2026-10-15", "REQ-1007", "OF-50107", "DE01", "revenue_rule"],
+    ["ERR-00003", "ORDER", "remediable", "2026-10-05", "REQ-1002", "OF-50010", "US01", "transaction_currency"],
+    ["ERR-00021", "ORDER", "discarded", "2026-10-10", "REQ-1004", "OF-50033", "DE01", "product_id"],
+    ["ERR-00021", "ORDER", "discarded", "2026-10-31", "REQ-1009", "OF-50201", "US01", "product_id"],
+    ["ERR-00008", "INVOICE", "remediable", "2026-10-12", "REQ-2001", "BF-70001", "US01", "bill_date"],
+    ["ERR-00015", "INVOICE", "remediable", "2026-10-20", "REQ-2004", "BF-70020", "DE01", "revenue_rule"],
+    ["ERR-00030", "EVENT", "discarded", "2026-10-22", "REQ-3001", "EV-90001", "US01", "event_date"],
+    ["ERR-00041", "MJE", "remediable", "2026-10-25", "REQ-4001", "MJ-10001", "US01", "account"]
+  ];
+  const messages = {
+    "ERR-00015": ["No valid revenue rule policy is available", "Create the revenue rule policy and reprocess the transaction"],
+    "ERR-00003": ["Transaction currency is not an active currency", "Activate the currency in the currencies policy and reprocess"],
+    "ERR-00021": ["Product does not exist in the product catalog", "Correct the product_id and upload the line again"],
+    "ERR-00008": ["Bill date is before the order date", "Correct the bill date and reprocess"],
+    "ERR-00030": ["Event date falls in a closed period", "Open the period or correct the event date"],
+    "ERR-00041": ["Account segment is not valid", "Correct the account and reprocess"]
+  };
+  return rows.map(([code, type, kind, date, request2, fid, entity, field], i) => {
+    const [message, suggestion] = messages[code] ?? ["Unknown error", ""];
+    const [y, m, d] = date.split("-");
+    return {
+      bg_run_id: `BG-${8800 + i}`,
+      document_details: {
+        BUNDLE_CONFIG_KEY: "",
+        Cost_Amount: "0",
+        Deferred_Cost_Account: "",
+        Recognized_Cost_Account: "",
+        amendment_reason: "",
+        billing_revenue_accrual: false,
+        carves_eligible: true,
+        carves_liability_segment: "2400",
+        carves_revenue_segment: "4000",
+        contract_liability_segment: "2300",
+        contract_revenue_segment: "4100",
+        customer_id: `CUST-${300 + i}`,
+        customer_name: ["Northwind Traders", "Contoso Ltd", "Fabrikam GmbH", "Tailspin Toys"][i % 4] ?? "",
+        discount_amount: "0.00",
+        discount_percent: "0",
+        functional_currency: entity === "DE01" ? "EUR" : "USD",
+        functional_exchange_rate: "1",
+        global_currency: "USD",
+        global_exchange_rate: entity === "DE01" ? "1.08" : "1",
+        legal_entity: entity,
+        order_date: `${m}/${d}/${y}`,
+        order_financial_id: fid,
+        order_number: `SO-${2e4 + i}`,
+        order_quantity: "1",
+        parent_order_reference: "",
+        po_number: `PO-${4e3 + i}`,
+        product_id: `HW-${1e3 + i % 6 * 10}`,
+        product_name: "Edge Gateway",
+        revenue_end_date: `12/31/${y}`,
+        revenue_start_date: `${m}/${d}/${y}`,
+        source_system: "CRM",
+        ssp_date: date,
+        total_list_price: "1200.00",
+        total_sell_price: "1100.00",
+        transaction_currency: entity === "DE01" ? "EUR" : "USD",
+        transaction_type: type,
+        unit_list_price: "1200.00",
+        unit_sell_price: "1100.00",
+        usage_bookings: false
+      },
+      document_identifier: fid,
+      error_date: date,
+      error_id: `E-${String(i + 1).padStart(5, "0")}`,
+      error_warning_code: code,
+      error_warning_field: field,
+      error_warning_message: message,
+      error_warning_type: kind,
+      request_id: request2,
+      suggestions: suggestion,
+      transaction_type: type
+    };
+  });
+}
+function emptyTenant() {
+  const t = demoTenant();
+  return {
+    ...t,
+    ssp: [],
+    files: {},
+    approvals: { enabled: true, roles: ["Revenue Approver"], records: [] },
+    errorTransactions: { ...t.errorTransactions, records: [] }
+  };
+}
+function seedState(name) {
+  if (name === "multi-env") {
+    const sandbox = { ...demoTenant(), realm: "acme-sandbox", environment: "sandbox" };
+    const production = { ...demoTenant(), realm: "acme", environment: "production" };
+    return { version: 1, seq: 1e3, tenants: [sandbox, production], tokens: {} };
+  }
+  return { version: 1, seq: 1e3, tenants: [name === "demo" ? demoTenant() : emptyTenant()], tokens: {} };
+}
+var SEEDS, DEMO, T0;
+var init_seed = __esm({
+  "src/emulator/seed.ts"() {
+    "use strict";
+    init_csv();
+    SEEDS = ["demo", "empty", "multi-env"];
+    DEMO = {
+      realm: "demo",
+      environment: "sandbox",
+      clientId: "revsync",
+      clientSecret: "demo-secret",
+      users: {
+        alice: { password: "alice-password", roles: ["Revenue Analyst", "Revenue Approver"] },
+        bob: { password: "bob-password", roles: ["Revenue Approver"] },
+        carol: { password: "carol-password", roles: ["Revenue Analyst"] }
+      }
+    };
+    T0 = 1767225600;
+  }
+});
+
+// src/emulator/profile.ts
+function literalAnswer(body) {
+  const walk = (node, key3) => {
+    if (Array.isArray(node)) {
+      const items = node.map((v) => walk(v, key3));
+      return REORDERED.has(key3) ? items.reverse() : items;
+    }
+    if (!node || typeof node !== "object") return node;
+    const out = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (NULL_FIELDS.has(k)) out[k] = null;
+      else if (k === "operator" && typeof v === "string") out[k] = SYMBOLS[v] ?? v;
+      else out[k] = walk(v, k);
+    }
+    if ("compliance_name" in out || "compliance_id" in out) out.x_region = "eu-central";
+    if ("created_at" in out) out.x_revision = 3;
+    return out;
+  };
+  return walk(body, "(root)");
+}
+function literalRefusal(message, errors) {
+  return { compliance_id: "", compliance_details: [{ error: errors, message, unique_key: "" }], error: errors, message };
+}
+var PROFILES, NULL_FIELDS, SYMBOLS, REORDERED;
+var init_profile = __esm({
+  "src/emulator/profile.ts"() {
+    "use strict";
+    PROFILES = ["default", "literal"];
+    NULL_FIELDS = /* @__PURE__ */ new Set([
+      // a tenant configuration
+      "account_segment_delimiter",
+      "contract_asset_journal_method",
+      "contract_asset_segment",
+      "cost_practical_expedient",
+      "fx_adjustment_method",
+      // an SSP policy item
+      "ceiling_percentage",
+      "floor_percentage",
+      "compliance_percent",
+      "file_id",
+      "file_name",
+      "ssp_calculation_method",
+      "ssp_range_calc_type"
+    ]);
+    SYMBOLS = { "greater than": ">", "less than": "<", "greater or equal": ">=", "less or equal": "<=" };
+    REORDERED = /* @__PURE__ */ new Set(["(root)", "compliance_spec", "batches", "when", "data_identifiers", "records", "ssp_values"]);
+  }
+});
+
+// src/emulator/faults.ts
+function parseFaults(body) {
+  if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";
+  const b = body;
+  const list3 = Array.isArray(b.faults) ? b.faults : [body];
+  const faults = [];
+  for (const [i, f] of list3.entries()) {
+    if (!f || typeof f !== "object") return `faults[${i}] must be an object`;
+    const kind = f.kind;
+    if (!KINDS2.includes(kind)) return `faults[${i}].kind must be one of ${KINDS2.join(", ")}`;
+    const { rate: rate2, burst, retry_after } = f;
+    if (rate2 !== void 0 && (typeof rate2 !== "number" || !(rate2 > 0))) return `faults[${i}].rate must be a number of requests per second above 0`;
+    if (burst !== void 0 && (typeof burst !== "number" || !(burst >= 1))) return `faults[${i}].burst must be a number of requests, at least 1`;
+    if (retry_after !== void 0 && retry_after !== null && (typeof retry_after !== "number" || retry_after < 0))
+      return `faults[${i}].retry_after must be a number of seconds, or null for none`;
+    const p = f.probability;
+    if (p !== void 0 && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
+    faults.push(f);
+  }
+  if (b.seed !== void 0 && typeof b.seed !== "number") return "seed must be a number";
+  return { faults, seed: b.seed, replace: b.replace !== false };
+}
+function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = a + 1831565813 >>> 0;
+    let t = a;
+    t = Math.imul(t ^ t >>> 15, t | 1);
+    t ^= t + Math.imul(t ^ t >>> 7, t | 61);
+    return ((t ^ t >>> 14) >>> 0) / 4294967296;
+  };
+}
+function parseRateLimit(text3) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*s\s*(?:,\s*(\d+)\s*)?$/.exec(text3);
+  if (!m) return void 0;
+  const rate2 = Number(m[1]);
+  const burst = m[2] === void 0 ? Math.max(1, Math.ceil(rate2)) : Number(m[2]);
+  return rate2 > 0 && burst >= 1 ? { rate: rate2, burst } : void 0;
+}
+var KINDS2, TokenBucket, FaultTable;
+var init_faults = __esm({
+  "src/emulator/faults.ts"() {
+    "use strict";
+    KINDS2 = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle"];
+    TokenBucket = class {
+      constructor(rate2, burst, now = Date.now) {
+        this.rate = rate2;
+        this.burst = burst;
+        this.now = now;
+        this.tokens = burst;
+        this.at = now();
+      }
+      rate;
+      burst;
+      now;
+      tokens;
+      at;
+      /** Takes a token: undefined when there was one, else the seconds until there is one (at least 1, as
+       *  Retry-After counts whole seconds). */
+      take() {
+        const now = this.now();
+        this.tokens = Math.min(this.burst, this.tokens + (now - this.at) * this.rate / 1e3);
+        this.at = now;
+        if (this.tokens >= 1) {
+          this.tokens -= 1;
+          return void 0;
+        }
+        return Math.max(1, Math.ceil((1 - this.tokens) / this.rate));
+      }
+    };
+    FaultTable = class {
+      faults = [];
+      random = Math.random;
+      set(faults, seed, replace) {
+        if (replace) this.faults = [];
+        this.faults.push(
+          ...faults.map((f) => ({
+            ...f,
+            hits: 0,
+            bucket: f.kind === "rate_limit" && f.rate !== void 0 ? new TokenBucket(f.rate, f.burst ?? Math.max(1, Math.ceil(f.rate))) : void 0
+          }))
+        );
+        if (seed !== void 0) this.random = seededRandom(seed);
+      }
+      clear() {
+        this.faults = [];
+        this.random = Math.random;
+      }
+      list() {
+        return this.faults.map(({ bucket: _bucket, ...f }) => f);
+      }
+      /** The faults that fire for this request, each counted once. */
+      pick(method, path, body, query = "") {
+        const fired = [];
+        for (const f of this.faults) {
+          if (f.kind === "token_expiry") continue;
+          if (f.times !== void 0 && f.hits >= f.times) continue;
+          if (f.method && f.method.toUpperCase() !== method) continue;
+          if (f.path && !path.includes(f.path)) continue;
+          if (f.query && !query.includes(f.query)) continue;
+          if (f.body_contains && !body.includes(f.body_contains)) continue;
+          if ((f.probability ?? 1) < 1 && this.random() >= (f.probability ?? 1)) continue;
+          let fault = f;
+          if (f.bucket) {
+            const wait = f.bucket.take();
+            if (wait === void 0) continue;
+            fault = { ...f, retry_after: f.retry_after === void 0 ? wait : f.retry_after };
+          }
+          f.hits++;
+          fired.push(fault);
+        }
+        return fired;
+      }
+    };
+  }
+});
+
+// src/emulator/state.ts
+function checkState(v) {
+  return STATE(v, "state");
+}
+function loadStateFile(path) {
+  let text3;
+  try {
+    text3 = (0, import_node_fs6.readFileSync)(path, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return void 0;
+    throw e;
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(text3);
+  } catch (e) {
+    throw new Error(`it is not JSON (${e.message})`);
+  }
+  const problem = checkState(parsed);
+  if (problem) throw new Error(`it is not an emulator state: ${problem}`);
+  return parsed;
+}
+function saveStateFile(path, state) {
+  writeFileAtomic(path, JSON.stringify(state), 384);
+}
+function nextId(state, prefix) {
+  state.seq += 1;
+  return `${prefix}${String(state.seq).padStart(6, "0")}`;
+}
+var import_node_fs6, str2, bool, num2, obj, list, record, STATE;
+var init_state2 = __esm({
+  "src/emulator/state.ts"() {
+    "use strict";
+    import_node_fs6 = require("node:fs");
+    init_fs_atomic();
+    init_words();
+    str2 = (v, at2) => typeof v === "string" ? void 0 : `${at2} must be a string`;
+    bool = (v, at2) => typeof v === "boolean" ? void 0 : `${at2} must be true or false`;
+    num2 = (v, at2) => typeof v === "number" && Number.isFinite(v) ? void 0 : `${at2} must be a number`;
+    obj = (fields) => (v, at2) => {
+      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at2} must be an object`;
+      for (const [k, check] of Object.entries(fields)) {
+        const problem = check(v[k], `${at2}.${k}`);
+        if (problem) return problem;
+      }
+      return void 0;
+    };
+    list = (item, min = 0) => (v, at2) => {
+      if (!Array.isArray(v)) return `${at2} must be a list`;
+      if (v.length < min) return `${at2} must hold at least ${plural(min, "item")}`;
+      for (const [i, x] of v.entries()) {
+        const problem = item(x, `${at2}[${i}]`);
+        if (problem) return problem;
+      }
+      return void 0;
+    };
+    record = (value2) => (v, at2) => {
+      if (!v || typeof v !== "object" || Array.isArray(v)) return `${at2} must be an object`;
+      for (const [k, x] of Object.entries(v)) {
+        const problem = value2(x, `${at2}.${k}`);
+        if (problem) return problem;
+      }
+      return void 0;
+    };
+    STATE = obj({
+      version: (v, at2) => v === 1 ? void 0 : `${at2} must be 1`,
+      seq: num2,
+      tokens: record(obj({ kind: str2, realm: str2, user: str2, clientId: str2, expiresAt: num2, session: str2 })),
+      tenants: list(
+        obj({
+          realm: (v, at2) => typeof v === "string" && v !== "" ? void 0 : `${at2} must be a non-empty string`,
+          environment: str2,
+          clients: record(str2),
+          users: record(obj({ password: str2, roles: list(str2) })),
+          tenantConfigurations: list(obj({ compliance_id: str2, compliance_name: str2, compliance_spec: list(obj({}), 1) })),
+          ssp: list(
+            obj({
+              compliance_id: str2,
+              compliance_name: str2,
+              version_id: str2,
+              last_modified_on: num2,
+              item: obj({ name: str2 }),
+              batches: list(obj({ batch_name: str2, status: str2, ssp_values: list(obj({})) }))
+            })
+          ),
+          files: record(str2),
+          approvals: obj({ enabled: bool, roles: list(str2), records: list(obj({ approval_id: str2, status: str2, uploaded_by: str2 })) }),
+          errorTransactions: obj({ compliance_id: str2, compliance_name: str2, records: list(obj({})) })
+        }),
+        1
+      )
+    });
+  }
+});
+
+// src/emulator/service.ts
+function validate2(definition, body) {
+  const fn = apiValidator(definition);
+  if (!fn(body)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
+  return body;
+}
+function bump(env2, user) {
+  env2.version_id = String(Number(env2.version_id) + 1);
+  env2.last_modified_on = Math.max(epoch(), env2.last_modified_on + 1);
+  env2.last_modified_by = user;
+}
+function checkIfMatch(ifMatch, version2) {
+  if (ifMatch !== void 0 && ifMatch.replace(/^W\/|"/g, "") !== version2) {
+    throw new EmuError(412, `precondition failed: version_id is ${version2}, not ${ifMatch}`, [
+      { field: "If-Match", message: `the resource is at version_id ${version2}` }
+    ]);
+  }
+}
+function listTenantConfigurations(t) {
+  return t.tenantConfigurations;
+}
+function patchTenantConfiguration(t, caller, id, raw, ifMatch) {
+  const body = validate2("TenantConfigurationUpdateBody", raw);
+  const env2 = t.tenantConfigurations.find((e) => e.compliance_id === id);
+  if (!env2) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
+  checkIfMatch(ifMatch, env2.version_id ?? "1");
+  const live = env2.compliance_spec?.[0];
+  if (!live) throw new EmuError(409, "tenant configuration has no policy item");
+  const problems = [];
+  if (body.unique_key !== env2.unique_key) problems.push({ field: "unique_key", message: "does not match the policy's unique_key" });
+  if (body.compliance_name !== env2.compliance_name) problems.push({ field: "compliance_name", message: "does not match the policy's name" });
+  if (body.compliance_spec.length !== 1) problems.push({ field: "compliance_spec", message: "must hold exactly one item" });
+  const item = body.compliance_spec[0];
+  if (item && item.guid !== live.guid) problems.push({ field: "compliance_spec.0.guid", message: "does not match the live guid" });
+  if (problems.length) throw new EmuError(400, "invalid request body", problems);
+  if (!item) throw new EmuError(400, "invalid request body");
+  Object.assign(live, item, { updated_at: epoch(), updated_by: caller.user });
+  bump(env2, caller.user);
+  return {
+    compliance_id: env2.compliance_id,
+    compliance_details: [{ error: [], message: "Tenant configuration updated", unique_key: env2.unique_key }],
+    error: []
+  };
+}
+function policySummary(p, withBatches) {
+  const item = { ...p.item };
+  if (withBatches) item.batches = p.batches.map(({ ssp_values: _v, ...b }) => b);
+  return {
+    compliance_id: p.compliance_id,
+    compliance_name: p.compliance_name,
+    compliance_spec: [item],
+    created_by: p.created_by,
+    created_on: p.created_on,
+    last_modified_by: p.last_modified_by,
+    last_modified_on: p.last_modified_on,
+    policy_type: p.policy_type,
+    status: p.status,
+    unique_key: p.unique_key,
+    version_id: p.version_id
+  };
+}
+function getSsp(t, policyName, batchName) {
+  if (policyName === void 0 && batchName === void 0) return t.ssp.map((p) => policySummary(p, false));
+  const candidates2 = policyName === void 0 ? t.ssp : t.ssp.filter((p) => p.compliance_name === policyName);
+  if (candidates2.length === 0) throw new EmuError(404, `no SSP policy named ${JSON.stringify(policyName)}`);
+  if (batchName === void 0) return candidates2.map((p) => policySummary(p, true));
+  const found = candidates2.flatMap((p) => p.batches.filter((b) => b.batch_name === batchName).map((b) => ({ p, b })));
+  if (found.length === 0) throw new EmuError(404, `no SSP batch named ${JSON.stringify(batchName)}`);
+  return found.map(({ p, b }) => ({ ...policySummary(p, false), compliance_spec: [b] }));
+}
+function createSsp(state, t, caller, raw) {
+  const body = validate2("SspCreateBody", raw);
+  const item = body.compliance_spec[0];
+  if (!item) throw new EmuError(400, "invalid request body");
+  const problems = [];
+  if (item.name !== body.compliance_name) problems.push({ field: "compliance_spec.0.name", message: "must equal compliance_name" });
+  if (item.method === "formula" && item.expression.trim() === "")
+    problems.push({ field: "compliance_spec.0.expression", message: "is required for a formula policy" });
+  if (item.floor_percentage > item.ceiling_percentage)
+    problems.push({ field: "compliance_spec.0.floor_percentage", message: "must not be above ceiling_percentage" });
+  if (item.method !== "upload" && item.batches?.length)
+    problems.push({ field: "compliance_spec.0.batches", message: "only an upload policy can carry batches" });
+  const seen = /* @__PURE__ */ new Set();
+  for (const [i, b] of (item.batches ?? []).entries()) {
+    if (seen.has(b.batch_name)) problems.push({ field: `compliance_spec.0.batches.${i}.batch_name`, message: "is a duplicate" });
+    seen.add(b.batch_name);
+  }
+  if (problems.length) throw new EmuError(400, "invalid request body", problems);
+  if (t.ssp.some((p) => p.compliance_name === body.compliance_name)) {
+    throw new EmuError(409, `an SSP policy named ${JSON.stringify(body.compliance_name)} already exists`, [
+      { field: "compliance_name", message: "already exists" }
+    ]);
+  }
+  const now = epoch();
+  const id = nextId(state, "SSP-");
+  const { batches: inputBatches, ...fields } = item;
+  const stamp = { created_at: now, created_by: caller.user, updated_at: now, updated_by: caller.user };
+  const batches = (inputBatches ?? []).map((b) => storeBatch(state, t, { policy: body.compliance_name, method: "upload", user: caller.user, now, batch: b }));
+  t.ssp.push({
+    compliance_id: id,
+    compliance_name: body.compliance_name,
+    created_by: caller.user,
+    created_on: now,
+    last_modified_by: caller.user,
+    last_modified_on: now,
+    policy_type: "SSP",
+    status: "Active",
+    unique_key: nextId(state, "uk-"),
+    version_id: "1",
+    item: { ...fields, ...stamp },
+    batches
+  });
+  return { compliance_id: id, compliance_details: [{ error: [], message: "SSP policy created", unique_key: body.compliance_name }], error: [] };
+}
+function storeBatch(state, t, o) {
+  const fileId = nextId(state, "FILE-");
+  const values2 = o.batch.ssp_values.map((v) => ({ ...v, ssp_value_id: nextId(state, "SV") }));
+  t.files[fileId] = o.csv ?? valuesToCsv(values2);
+  return {
+    created_at: o.now,
+    created_by: o.user,
+    updated_at: o.now,
+    updated_by: o.user,
+    can_delete: true,
+    is_user_defined: true,
+    entity_type: "batch",
+    name: o.batch.batch_name,
+    batch_name: o.batch.batch_name,
+    policy_name: o.policy,
+    method: o.method,
+    status: "file uploaded",
+    file_id: fileId,
+    file_name: o.batch.file_name ?? `${o.batch.batch_name}.csv`,
+    effective_start_date: o.batch.effective_start_date,
+    effective_end_date: o.batch.effective_end_date,
+    timestamp: o.now,
+    ssp_values: values2
+  };
+}
+function uploadFile(state, t, raw) {
+  const b = raw ?? {};
+  const str4 = requiredText(b);
+  const user = str4("uploaded_by", "alice");
+  const type = str4("type", "order").toUpperCase();
+  const now = epoch();
+  const approvalId = nextId(state, "APR-");
+  let fileName = typeof b.file_name === "string" ? b.file_name : `${type.toLowerCase()}-${approvalId}.csv`;
+  let rows = typeof b.rows === "number" ? b.rows : 100;
+  const batch = type === "SSP" ? uploadedBatch(state, t, b, user, now) : void 0;
+  if (batch) {
+    fileName = typeof batch.file_name === "string" ? batch.file_name : fileName;
+    rows = batch.ssp_values.length;
+  }
+  const record2 = {
+    approval_id: approvalId,
+    approval_comments: null,
+    approved_by: null,
+    approved_on: null,
+    approver_role: null,
+    context: type === "SSP" ? "SSP" : type.charAt(0) + type.slice(1).toLowerCase() + "s",
+    file_date_format: "MM/DD/YYYY",
+    file_format: "csv",
+    file_id: nextId(state, "UPL-"),
+    file_name: fileName,
+    uploaded_file_name: fileName,
+    ingested_transaction_type: type,
+    status: "Pending Approval",
+    total_rows_received: rows,
+    upload_time: now,
+    upload_type: "MANUAL",
+    uploaded_by: user
+  };
+  t.approvals.records.push(record2);
+  return { approval: record2, batch };
+}
+function uploadedBatch(state, t, b, user, now) {
+  const str4 = requiredText(b);
+  const policy2 = t.ssp.find((p) => p.compliance_name === str4("policy_name"));
+  if (!policy2) throw new EmuError(404, "no such SSP policy");
+  if (policy2.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
+  const batchName = str4("batch_name");
+  if (policy2.batches.some((x) => x.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+  const input = {
+    batch_name: batchName,
+    file_name: typeof b.file_name === "string" ? b.file_name : void 0,
+    effective_start_date: str4("effective_start_date", "2026-01-01"),
+    effective_end_date: str4("effective_end_date", "2026-12-31"),
+    ssp_values: Array.isArray(b.values) ? b.values : []
+  };
+  const batch = storeBatch(state, t, {
+    policy: policy2.compliance_name,
+    method: policy2.item.method ?? "upload",
+    user,
+    now,
+    batch: input,
+    csv: typeof b.csv === "string" ? b.csv : void 0
+  });
+  policy2.batches.push(batch);
+  bump(policy2, user);
+  return batch;
+}
+function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false) {
+  if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
+  const p = t.ssp.find((x) => x.compliance_id === id);
+  if (!p) throw new EmuError(404, `no SSP policy with compliance_id ${id}`);
+  checkIfMatch(ifMatch, p.version_id);
+  if (p.item.method === "formula") {
+    throw new EmuError(409, `${p.compliance_name} is a formula policy: its batches cannot be reviewed or approved`);
+  }
+  const b = p.batches.find((x) => x.batch_name === batchName);
+  if (!b) throw new EmuError(404, `no batch ${JSON.stringify(batchName)} in ${p.compliance_name}`);
+  const from = action === "review" ? "file uploaded" : "reviewed";
+  const to = action === "review" ? "reviewed" : "approved";
+  if (b.status !== from) {
+    throw new EmuError(409, `cannot ${action} batch ${batchName}: its status is ${JSON.stringify(b.status)}, expected ${JSON.stringify(from)}`, [
+      { field: "status", message: `is ${b.status}` }
+    ]);
+  }
+  if (fourEyes && action === "approve" && b.updated_by === caller.user) {
+    throw new EmuError(403, `four eyes: ${caller.user} reviewed batch ${batchName} and cannot approve it; another user must`, [
+      { field: "user", message: `${caller.user} reviewed this batch` }
+    ]);
+  }
+  if (fourEyes && action === "approve" && b.created_by === caller.user) {
+    throw new EmuError(403, `four eyes: ${caller.user} uploaded batch ${batchName} and cannot approve it; another user must`, [
+      { field: "user", message: `${caller.user} uploaded this batch` }
+    ]);
+  }
+  const now = epoch();
+  Object.assign(b, { status: to, updated_at: now, updated_by: caller.user, timestamp: now, can_delete: to !== "approved" });
+  bump(p, caller.user);
+  return {
+    compliance_id: p.compliance_id,
+    compliance_details: [{ error: [], message: `Batch ${batchName} ${to}`, unique_key: p.compliance_name }],
+    error: []
+  };
+}
+function downloadBatch(t, fileId) {
+  const csv = t.files[fileId];
+  if (csv === void 0) throw new EmuError(404, `no uploaded file with file_id ${fileId}`);
+  return csv;
+}
+function sspTemplate(t, batchName) {
+  if (batchName !== void 0 && !t.ssp.some((p) => p.batches.some((b) => b.batch_name === batchName))) {
+    throw new EmuError(404, `no SSP batch named ${JSON.stringify(batchName)}`);
+  }
+  return templateCsv();
+}
+function pendingApprovals(t, caller) {
+  const records = t.approvals.records.filter((r) => r.status === "Pending Approval").map((r) => ({ ...r, is_own_upload: r.uploaded_by === caller.user }));
+  return { approval_enabled: t.approvals.enabled, approval_roles: t.approvals.roles, records, total_records: records.length };
+}
+function approvalAction(t, caller, raw) {
+  if (raw && typeof raw === "object" && raw.comments === void 0) {
+    throw new EmuError(400, "comments are mandatory", [{ field: "comments", message: "is required" }]);
+  }
+  const body = validate2("ApprovalActionBody", raw);
+  if (body.comments.trim() === "") throw new EmuError(400, "comments are mandatory", [{ field: "comments", message: "must not be blank" }]);
+  const approve = body.action === "Approved";
+  if (!approve && body.action !== "Rejected") {
+    throw new EmuError(400, `unknown action ${JSON.stringify(body.action)}`, [{ field: "action", message: 'must be "Approved" or "Rejected"' }]);
+  }
+  const role = caller.roles.find((r) => t.approvals.roles.includes(r));
+  if (!role) throw new EmuError(403, `${caller.user} holds none of the approval roles (${t.approvals.roles.join(", ")})`);
+  const records = body.approval_ids.map((id) => {
+    const r = t.approvals.records.find((x) => x.approval_id === id);
+    if (!r) throw new EmuError(404, `no approval record ${id}`, [{ field: "approval_ids", message: `${id} is unknown` }]);
+    return r;
+  });
+  const own2 = records.filter((r) => r.uploaded_by === caller.user);
+  if (approve && own2.length) {
+    throw new EmuError(
+      403,
+      "the uploader of a file cannot approve it",
+      own2.map((r) => ({ field: "approval_ids", message: `${r.approval_id} was uploaded by ${caller.user}` }))
+    );
+  }
+  const notPending = records.filter((r) => r.status !== "Pending Approval");
+  if (notPending.length) {
+    throw new EmuError(
+      409,
+      "only records in Pending Approval can be acted on",
+      notPending.map((r) => ({ field: "approval_ids", message: `${r.approval_id} is ${r.status}` }))
+    );
+  }
+  const now = epoch();
+  const unique = new Set(records);
+  for (const r of unique) {
+    Object.assign(r, {
+      status: approve ? "Approved" : "Rejected",
+      approved_by: caller.user,
+      approved_on: now,
+      approval_comments: body.comments,
+      approver_role: role
+    });
+  }
+  const verb = approve ? "approved" : "rejected";
+  return { message: `${unique.size} record(s) ${verb} successfully`, processed_count: unique.size, status: "success" };
+}
+function errorTransactions2(t, raw) {
+  const f = validate2("ErrorTransactionFilter", raw);
+  if (f.error_from_date && f.error_to_date && f.error_from_date > f.error_to_date) {
+    throw new EmuError(400, "error_from_date is after error_to_date", [{ field: "error_from_date", message: "must not be after error_to_date" }]);
+  }
+  const records = t.errorTransactions.records.filter(
+    (r) => r.transaction_type === f.transaction_type.toUpperCase() && (f.error_warning_type === void 0 || r.error_warning_type === f.error_warning_type) && (f.error_warning_code === void 0 || r.error_warning_code === f.error_warning_code) && (f.error_request_id === void 0 || r.request_id === f.error_request_id) && (f.financial_id === void 0 || r.document_identifier === f.financial_id) && (f.error_from_date === void 0 || (r.error_date ?? "") >= f.error_from_date) && (f.error_to_date === void 0 || (r.error_date ?? "") <= f.error_to_date) && (f.legal_entity === void 0 || r.document_details?.legal_entity === f.legal_entity)
+  );
+  return [
+    {
+      compliance_id: t.errorTransactions.compliance_id,
+      compliance_name: t.errorTransactions.compliance_name,
+      compliance_spec: records,
+      total_records: String(records.length)
+    }
+  ];
+}
+var EmuError, epoch, requiredText;
+var init_service2 = __esm({
+  "src/emulator/service.ts"() {
+    "use strict";
+    init_ajv();
+    init_csv();
+    init_state2();
+    EmuError = class extends Error {
+      constructor(status, message, errors = [{ message }]) {
+        super(message);
+        this.status = status;
+        this.errors = errors;
+      }
+      status;
+      errors;
+      body() {
+        return { status: this.status, message: this.message, error: this.errors };
+      }
+    };
+    epoch = () => Math.floor(Date.now() / 1e3);
+    requiredText = (b) => (k, dflt) => {
+      const v = b[k] ?? dflt;
+      if (typeof v !== "string" || v === "") throw new EmuError(400, `${k} is required (a string)`);
+      return v;
+    };
+  }
+});
+
+// src/emulator/server.ts
+function trickle(res, body, ms) {
+  return new Promise((resolve16) => {
+    let i = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || i >= body.length) {
+        clearInterval(timer);
+        if (!res.destroyed) res.end();
+        resolve16();
+        return;
+      }
+      res.write(body.subarray(i, ++i));
+    }, ms);
+    res.on("close", () => {
+      clearInterval(timer);
+      resolve16();
+    });
+  });
+}
+function isLoopback(address) {
+  return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
+}
+function readBody2(req) {
+  return new Promise((resolve16, reject) => {
+    const chunks = [];
+    let size = 0;
+    let over = false;
+    req.on("data", (c) => {
+      size += c.length;
+      if (size > MAX_BODY) over = true;
+      else chunks.push(c);
+    });
+    req.on("end", () => resolve16(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+function parseJson2(text3) {
+  if (text3.trim() === "") throw new EmuError(400, "a JSON body is required", [{ field: "(body)", message: "is empty" }]);
+  try {
+    return JSON.parse(text3);
+  } catch {
+    throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
+  }
+}
+function tooMany(retryAfter) {
+  const headers = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
+  return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
+}
+async function startEmulator(opts) {
+  const emulator = new Emulator(
+    opts.state,
+    opts.statePath,
+    opts.accessTtlS,
+    opts.refreshTtlS,
+    opts.profile,
+    { if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
+    opts.rateLimit
+  );
+  if (opts.statePath) saveStateFile(opts.statePath, opts.state);
+  const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
+    emulator.handle(req, res).catch(() => req.socket.destroy());
+  });
+  await new Promise((resolve16, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve16());
+  });
+  const addr = server.address();
+  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    server,
+    emulator,
+    close: () => new Promise((resolve16) => {
+      server.closeAllConnections();
+      server.close(() => resolve16());
+    })
+  };
+}
+var import_node_crypto5, import_node_http, MAX_BODY, JOURNAL_MAX, API, Reply, sleep, Emulator;
+var init_server = __esm({
+  "src/emulator/server.ts"() {
+    "use strict";
+    import_node_crypto5 = require("node:crypto");
+    import_node_http = require("node:http");
+    init_faults();
+    init_profile();
+    init_seed();
+    init_service2();
+    init_service2();
+    init_state2();
+    MAX_BODY = 1024 * 1024;
+    JOURNAL_MAX = 2e4;
+    API = "/apis/";
+    Reply = class {
+      constructor(status, body, contentType = "application/json", headers = {}) {
+        this.status = status;
+        this.body = body;
+        this.contentType = contentType;
+        this.headers = headers;
+      }
+      status;
+      body;
+      contentType;
+      headers;
+      /** A trickle fault: the body goes out one byte per this many ms. */
+      trickleMs;
+    };
+    sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    Emulator = class {
+      constructor(state, statePath, accessTtlS = 300, refreshTtlS = 1800, profile = "default", startSettings = { if_match: true, four_eyes: false }, rateLimit) {
+        this.state = state;
+        this.statePath = statePath;
+        this.profile = profile;
+        this.startSettings = startSettings;
+        this.gateway = rateLimit && { bucket: new TokenBucket(rateLimit.rate, rateLimit.burst), retryAfter: rateLimit.retryAfter };
+        this.accessTtlS = accessTtlS;
+        this.refreshTtlS = refreshTtlS;
+        this.settings = { ...startSettings };
+      }
+      state;
+      statePath;
+      profile;
+      startSettings;
+      faults = new FaultTable();
+      journal = [];
+      journalSeq = 0;
+      accessTtlS;
+      refreshTtlS;
+      gateway;
+      settings;
+      persist() {
+        if (this.statePath) saveStateFile(this.statePath, this.state);
+      }
+      tenant(realm) {
+        return this.state.tenants.find((t) => t.realm === realm);
+      }
+      async handle(req, res) {
+        const url = new URL(req.url ?? "/", "http://emulator");
+        const method = req.method ?? "GET";
+        const entry = { seq: 0, at: Date.now(), method, path: url.pathname, query: url.search, status: 0 };
+        let reply;
+        try {
+          reply = await this.dispatch(req, res, url, method, entry);
+        } catch (e) {
+          reply = e instanceof EmuError ? new Reply(e.status, e.body()) : new Reply(500, { status: 500, message: "internal emulator error", error: [{ message: String(e) }] });
+        }
+        if (!url.pathname.startsWith("/__admin/")) {
+          entry.seq = ++this.journalSeq;
+          entry.status = reply === "dropped" ? 0 : reply.status;
+          this.journal.push(entry);
+          if (this.journal.length > JOURNAL_MAX) this.journal.splice(0, this.journal.length - JOURNAL_MAX);
+        }
+        if (reply === "dropped") {
+          req.socket.destroy();
+          return;
+        }
+        const text3 = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
+        res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": Buffer.byteLength(text3), ...reply.headers });
+        if (reply.trickleMs !== void 0) return trickle(res, Buffer.from(text3), reply.trickleMs);
+        res.end(text3);
+      }
+      async dispatch(req, res, url, method, entry) {
+        const raw = await readBody2(req);
+        if (raw === "too-large") {
+          res.setHeader("connection", "close");
+          return new Reply(413, { status: 413, message: "request body over 1 MiB", error: [{ message: "request body over 1 MiB" }] });
+        }
+        const path = url.pathname;
+        if (path.startsWith("/__admin/")) {
+          if (!isLoopback(req.socket.remoteAddress)) return new Reply(403, { status: 403, message: "admin endpoints answer loopback only", error: [] });
+          return this.admin(method, path, raw, url);
+        }
+        if (this.gateway && path.includes(API)) {
+          const wait = this.gateway.bucket.take();
+          if (wait !== void 0) {
+            entry.fault = "rate_limit";
+            return tooMany(this.gateway.retryAfter ? wait : null);
+          }
+        }
+        const fired = this.faults.pick(method, path, raw, decodeURIComponent(url.search.replace(/\+/g, " ")));
+        let dropAfter = false;
+        let success2;
+        let trickleMs;
+        for (const f of fired) {
+          entry.fault = f.kind;
+          if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
+          else if (f.kind === "trickle") trickleMs = f.latency_ms ?? 1e3;
+          else if (f.kind === "drop") {
+            if (f.after_commit) dropAfter = true;
+            else return "dropped";
+          } else if (f.kind === "status") {
+            const status = f.status ?? 503;
+            return new Reply(status, { status, message: `injected ${status}`, error: [{ message: `injected ${status}` }] });
+          } else if (f.kind === "rate_limit") {
+            return tooMany(f.retry_after === void 0 ? 1 : f.retry_after);
+          } else if (f.kind === "success_status") {
+            success2 = f.status ?? 204;
+          } else if (f.kind === "error_array") {
+            return new Reply(200, {
+              compliance_id: "",
+              compliance_details: [{ error: [{ message: "injected failure in compliance_details" }], message: "failed", unique_key: "" }],
+              error: [{ message: "injected failure" }]
+            });
+          }
+        }
+        const result = this.route(req, url, method, path, raw, entry);
+        if (dropAfter) return "dropped";
+        if (success2 !== void 0 && result.status === 200) return new Reply(success2, "", "application/json");
+        if (trickleMs !== void 0) result.trickleMs = trickleMs;
+        return result;
+      }
+      route(req, url, method, path, raw, entry) {
+        const token = /^\/auth\/realms\/([^/]+)\/protocol\/openid-connect\/token$/.exec(path);
+        if (token) {
+          if (method !== "POST") return new Reply(405, { error: "invalid_request", error_description: "use POST" });
+          return this.token(decodeURIComponent(token[1] ?? ""), req.headers["content-type"] ?? "", raw);
+        }
+        let t = this.state.tenants[0];
+        let rest = path;
+        const prefixed = /^\/tenants\/([^/]+)(\/.*)$/.exec(path);
+        if (prefixed) {
+          t = this.tenant(decodeURIComponent(prefixed[1] ?? ""));
+          rest = prefixed[2] ?? "/";
+          if (!t) throw new EmuError(404, "unknown tenant");
+        }
+        if (!t || !rest.startsWith(API)) throw new EmuError(404, `no such endpoint: ${method} ${path}`);
+        const caller = this.authenticate(req, t);
+        entry.realm = t.realm;
+        entry.user = caller.user;
+        const writes = method !== "GET" && !rest.startsWith("/apis/errortransactions/");
+        let out;
+        try {
+          const ifMatch = this.settings.if_match ? req.headers["if-match"] : void 0;
+          out = this.api(t, caller, method, rest, url, raw, ifMatch);
+        } catch (e) {
+          if (!(this.profile === "literal" && writes && e instanceof EmuError && e.status !== 405)) throw e;
+          return new Reply(200, literalRefusal(e.message, e.errors));
+        }
+        if (writes) this.persist();
+        if (this.profile === "literal" && out.contentType === "application/json")
+          return new Reply(out.status, literalAnswer(out.body), out.contentType, out.headers);
+        return out;
+      }
+      api(t, caller, method, path, url, raw, ifMatch) {
+        const json = (body) => new Reply(200, body);
+        const seg = path.split("/").map((s) => decodeURIComponent(s));
+        const q = (k) => url.searchParams.get(k) ?? void 0;
+        const allow = (m) => {
+          if (method !== m) throw new EmuError(405, `${method} is not allowed on ${path}`);
+        };
+        if (path === "/apis/policy-sets/v1/policy/tenant-configurations") {
+          allow("GET");
+          return json(listTenantConfigurations(t));
+        }
+        if (path.startsWith("/apis/policy-sets/v1/policy/tenant-configurations/") && seg.length === 7) {
+          allow("PATCH");
+          return json(patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson2(raw), ifMatch));
+        }
+        if (path === "/apis/policy-sets/v1/policy/ssp") {
+          if (method === "GET") return json(getSsp(t, q("policy_name"), q("batch_name")));
+          allow("POST");
+          return json(createSsp(this.state, t, caller, parseJson2(raw)));
+        }
+        if (path === "/apis/policy-sets/v1/policy/ssp/template") {
+          allow("GET");
+          return new Reply(200, sspTemplate(t, q("batch_name")), "text/csv; charset=utf-8");
+        }
+        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/template/") && seg.length === 8) {
+          allow("GET");
+          return new Reply(200, sspTemplate(t, seg[7] ?? ""), "text/csv; charset=utf-8");
+        }
+        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/download/") && seg.length === 8) {
+          allow("GET");
+          return new Reply(200, downloadBatch(t, seg[7] ?? ""), "text/csv; charset=utf-8", {
+            "content-disposition": `attachment; filename="${seg[7] ?? "batch"}.csv"`
+          });
+        }
+        if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
+          allow("PATCH");
+          return json(batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, this.settings.four_eyes));
+        }
+        if (path === "/apis/oingest-approval/v1/pending") {
+          allow("GET");
+          return json(pendingApprovals(t, caller));
+        }
+        if (path === "/apis/oingest-approval/v1/action") {
+          allow("POST");
+          return json(approvalAction(t, caller, parseJson2(raw)));
+        }
+        if (path === "/apis/errortransactions/v1/" || path === "/apis/errortransactions/v1") {
+          allow("POST");
+          return json(errorTransactions2(t, parseJson2(raw)));
+        }
+        throw new EmuError(404, `no such endpoint: ${method} ${path}`);
+      }
+      authenticate(req, t) {
+        const header = req.headers.authorization ?? "";
+        const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header);
+        if (!m) throw new EmuError(401, header ? "malformed Authorization header" : "a bearer token is required");
+        const rec = this.state.tokens[m[1] ?? ""];
+        if (!rec || rec.kind !== "access") throw new EmuError(401, "unknown access token");
+        if (rec.expiresAt <= Date.now()) throw new EmuError(401, "the access token has expired");
+        if (rec.realm !== t.realm) throw new EmuError(401, "the access token belongs to another realm");
+        const user = t.users[rec.user];
+        if (!user) throw new EmuError(401, "the token's user no longer exists");
+        return { user: rec.user, roles: user.roles };
+      }
+      issue(kind, base, ttlS) {
+        const value2 = `${kind === "access" ? "at" : "rt"}.${(0, import_node_crypto5.randomBytes)(24).toString("base64url")}`;
+        this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
+        return value2;
+      }
+      token(realm, contentType, raw) {
+        const fail = (status, error2, description) => new Reply(status, { error: error2, error_description: description });
+        const t = this.tenant(realm);
+        if (!t) return fail(404, "invalid_realm", "realm not found");
+        if (!contentType.startsWith("application/x-www-form-urlencoded"))
+          return fail(400, "invalid_request", "content type must be application/x-www-form-urlencoded");
+        const form = new URLSearchParams(raw);
+        const clientId = form.get("client_id") ?? "";
+        if (!clientId || t.clients[clientId] === void 0 || t.clients[clientId] !== form.get("client_secret")) {
+          return fail(401, "invalid_client", "invalid client credentials");
+        }
+        const now = Date.now();
+        for (const [k, v] of Object.entries(this.state.tokens)) if (v.expiresAt <= now) delete this.state.tokens[k];
+        let user;
+        let session;
+        const grant = form.get("grant_type");
+        if (grant === "password") {
+          user = form.get("username") ?? "";
+          const u = t.users[user];
+          if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
+          session = (0, import_node_crypto5.randomUUID)();
+        } else if (grant === "refresh_token") {
+          const rt = form.get("refresh_token") ?? "";
+          const rec = this.state.tokens[rt];
+          if (!rec || rec.kind !== "refresh" || rec.realm !== realm || rec.clientId !== clientId) return fail(400, "invalid_grant", "invalid refresh token");
+          if (rec.expiresAt <= now) return fail(400, "invalid_grant", "refresh token expired");
+          delete this.state.tokens[rt];
+          user = rec.user;
+          session = rec.session;
+        } else {
+          return fail(400, "unsupported_grant_type", "grant_type must be password or refresh_token");
+        }
+        const base = { realm, user, clientId, session };
+        const access = this.issue("access", base, this.accessTtlS);
+        const refresh = this.issue("refresh", base, this.refreshTtlS);
+        this.persist();
+        return new Reply(200, {
+          access_token: access,
+          expires_in: this.accessTtlS,
+          refresh_expires_in: this.refreshTtlS,
+          refresh_token: refresh,
+          token_type: "Bearer",
+          "not-before-policy": 0,
+          session_state: session,
+          scope: "openid profile email"
+        });
+      }
+      admin(method, path, raw, url) {
+        const body = () => raw.trim() ? parseJson2(raw) : {};
+        if (path === "/__admin/reset" && method === "POST") {
+          const b = body();
+          if (b.state) {
+            const problem = checkState(b.state);
+            if (problem) throw new EmuError(400, `not an emulator state: ${problem}`, [{ field: "state", message: problem }]);
+            this.state = b.state;
+          } else {
+            const seed = b.seed ?? "demo";
+            if (!SEEDS.includes(seed)) throw new EmuError(400, `seed must be one of ${SEEDS.join(", ")}`);
+            this.state = seedState(seed);
+          }
+          this.faults.clear();
+          this.journal = [];
+          this.settings = { ...this.startSettings };
+          this.persist();
+          return new Reply(200, { status: "reset" });
+        }
+        if (path === "/__admin/settings") {
+          if (method === "POST") {
+            const b = body();
+            for (const [k, v] of Object.entries(b)) {
+              if (!(k in this.settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k)}; the settings are ${Object.keys(this.settings).join(", ")}`);
+              if (typeof v !== "boolean") throw new EmuError(400, `${k} must be true or false`);
+            }
+            Object.assign(this.settings, b);
+          } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
+          return new Reply(200, this.settings);
+        }
+        if (path === "/__admin/state" && method === "GET") return new Reply(200, this.state);
+        if (path === "/__admin/requests") {
+          if (method === "DELETE") {
+            this.journal = [];
+            return new Reply(200, { status: "cleared" });
+          }
+          const since = Number(url.searchParams.get("since") ?? 0);
+          return new Reply(
+            200,
+            this.journal.filter((e) => e.seq > since)
+          );
+        }
+        if (path === "/__admin/faults") {
+          if (method === "GET") return new Reply(200, { faults: this.faults.list() });
+          if (method === "DELETE") {
+            this.faults.clear();
+            return new Reply(200, { status: "cleared" });
+          }
+          if (method === "POST") {
+            const parsed = parseFaults(body());
+            if (typeof parsed === "string") throw new EmuError(400, parsed);
+            this.applyTokenFaults(parsed.faults);
+            this.faults.set(parsed.faults, parsed.seed, parsed.replace);
+            return new Reply(200, { faults: this.faults.list() });
+          }
+        }
+        if (path === "/__admin/uploads" && method === "POST") return new Reply(200, this.upload(body()));
+        throw new EmuError(404, `no such admin endpoint: ${method} ${path}`);
+      }
+      applyTokenFaults(faults) {
+        for (const f of faults) {
+          if (f.kind !== "token_expiry") continue;
+          if (f.access_ttl_s !== void 0) this.accessTtlS = f.access_ttl_s;
+          if (f.refresh_ttl_s !== void 0) this.refreshTtlS = f.refresh_ttl_s;
+          if (f.expire_now !== false) {
+            for (const rec of Object.values(this.state.tokens)) {
+              if (rec.kind === "access" || f.include_refresh) rec.expiresAt = 0;
+            }
+          }
+        }
+      }
+      upload(raw) {
+        const realm = raw?.realm;
+        const t = typeof realm === "string" ? this.tenant(realm) : this.state.tenants[0];
+        if (!t) throw new EmuError(404, "unknown tenant");
+        const out = uploadFile(this.state, t, raw);
+        this.persist();
+        return out;
+      }
+    };
+  }
+});
+
+// src/cli/emulator.ts
+var emulator_exports = {};
+__export(emulator_exports, {
+  runEmulator: () => runEmulator
+});
+function int(flag, value2, min, max) {
+  const n = numberOf(value2) ?? NaN;
+  if (!Number.isInteger(n) || n < min || n > max) throw new UserError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value2)}`);
+  return n;
+}
+async function runEmulator(flags, out) {
+  if (!SEEDS.includes(flags.seed)) throw new UserError(`--seed must be one of ${SEEDS.join(", ")}, got ${JSON.stringify(flags.seed)}`);
+  if (!PROFILES.includes(flags.profile)) throw new UserError(`--profile must be default or literal, got ${JSON.stringify(flags.profile)}`);
+  const port = int("--port", flags.port, 0, 65535);
+  const limit = flags.rateLimit === void 0 ? void 0 : parseRateLimit(flags.rateLimit);
+  if (flags.rateLimit !== void 0 && !limit)
+    throw new UserError(`--rate-limit must be requests per second with an optional burst, such as 25/s or 25/s,10; got ${JSON.stringify(flags.rateLimit)}`);
+  const statePath = flags.state ? (0, import_node_path9.resolve)(out.io.cwd, flags.state) : void 0;
+  let state;
+  try {
+    state = statePath ? loadStateFile(statePath) : void 0;
+  } catch (e) {
+    throw new UserError(`cannot read --state ${flags.state}: ${e.message}`);
+  }
+  const running2 = await startEmulator({
+    state: state ?? seedState(flags.seed),
+    statePath,
+    host: flags.host,
+    port,
+    accessTtlS: flags.accessTtl ? int("--access-ttl", flags.accessTtl, 1, 86400) : void 0,
+    refreshTtlS: flags.refreshTtl ? int("--refresh-ttl", flags.refreshTtl, 1, 604800) : void 0,
+    profile: flags.profile,
+    rateLimit: limit && { ...limit, retryAfter: flags.retryAfter },
+    honourIfMatch: !flags.ignoreIfMatch,
+    fourEyes: !!flags.fourEyes
+  }).catch((e) => {
+    if (e.code === "EADDRINUSE") throw new UserError(`port ${port} on ${flags.host} is in use: pick another with --port (0 picks a free one)`);
+    throw e;
+  });
+  const realms = running2.emulator.state.tenants.map((t) => t.realm);
+  out.out(`base_url ${running2.url}`);
+  out.out(`auth_url ${running2.url}`);
+  for (const realm of realms.slice(1)) out.out(`base_url[${realm}] ${running2.url}/tenants/${realm}`);
+  out.out(`token_url ${running2.url}/auth/realms/${realms[0]}/protocol/openid-connect/token`);
+  out.info(
+    `revsync emulator: ${state ? `state from ${statePath}` : `seed ${flags.seed}`}${statePath ? `, saved to ${statePath}` : ", in memory"}, profile ${flags.profile}${flags.ignoreIfMatch ? ", If-Match ignored" : ""}${flags.fourEyes ? ", four eyes (a batch's reviewer or uploader cannot approve it)" : ""}${limit ? `, rate limit ${limit.rate}/s (burst ${limit.burst}${flags.retryAfter ? "" : ", no Retry-After"})` : ""}. Ctrl-C stops it.`
+  );
+  return new Promise((done) => {
+    const stop = () => {
+      void running2.close().then(() => done(0));
+    };
+    out.io.signals.once("SIGINT", stop);
+    out.io.signals.once("SIGTERM", stop);
+  });
+}
+var import_node_path9;
+var init_emulator = __esm({
+  "src/cli/emulator.ts"() {
+    "use strict";
+    import_node_path9 = require("node:path");
+    init_seed();
+    init_profile();
+    init_server();
+    init_faults();
+    init_state2();
+    init_errors();
+    init_number();
+  }
+});
+
+// src/config/drift-ignore.ts
+function ignoreRuleWarnings(repo, known, today) {
+  const file = (0, import_node_path10.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const out = [];
+  (repo.config.drift?.ignore ?? []).forEach((rule2, i) => {
+    if (!inForce(rule2, today)) {
+      out.push({
+        file,
+        ...at(repo.configDoc, `/drift/ignore/${i}/until`),
+        severity: "warning",
+        rule: "drift-ignore",
+        message: `drift.ignore.${i} (${rule2.address}) expired on ${rule2.until}: it applies no more, and drift reports what it covered`
+      });
+    }
+    if (rule2.fields && rule2.classes?.length && rule2.classes.every((c) => !FIELD_CLASSES.includes(c))) {
+      out.push({
+        file,
+        ...at(repo.configDoc, `/drift/ignore/${i}/fields`),
+        severity: "warning",
+        rule: "drift-ignore",
+        message: `drift.ignore.${i} (${rule2.address}) matches nothing: a rule with fields covers field differences (${FIELD_CLASSES.join(", ")}), never a whole ${rule2.classes.join(" or ")} entry; leave out fields to cover those`
+      });
+    }
+    const aboutUnmanaged = !!rule2.classes && rule2.classes.every((c) => c === "unmanaged" || c === "unmanaged_batch");
+    if (!aboutUnmanaged && !known.some((a) => globMatch(rule2.address, a))) {
+      out.push({
+        file,
+        ...at(repo.configDoc, `/drift/ignore/${i}/address`),
+        severity: "warning",
+        rule: "drift-ignore",
+        message: `drift.ignore.${i}: ${JSON.stringify(rule2.address)} matches no address in git`
+      });
+    }
+  });
+  return out;
+}
+var import_node_path10, FIELD_CLASSES, todayUtc, inForce;
+var init_drift_ignore = __esm({
+  "src/config/drift-ignore.ts"() {
+    "use strict";
+    import_node_path10 = require("node:path");
+    init_address();
+    init_schema_diagnostics();
+    FIELD_CLASSES = ["changed", "batch_status", "batch_values"];
+    todayUtc = () => (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
+    inForce = (rule2, today) => !rule2.until || today <= rule2.until;
+  }
+});
+
+// src/config/walk.ts
+function listYamlFiles(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const entry of (0, import_node_fs7.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+      if (entry.name.startsWith(".")) continue;
+      const p = (0, import_node_path11.join)(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (/\.ya?ml$/i.test(entry.name)) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+var import_node_fs7, import_node_path11;
+var init_walk = __esm({
+  "src/config/walk.ts"() {
+    "use strict";
+    import_node_fs7 = require("node:fs");
+    import_node_path11 = require("node:path");
+  }
+});
+
+// src/config/test-files.ts
+function testCase(file, c, shown, where) {
+  return {
+    name: c.name,
+    file: shown,
+    ...where,
+    input: c.line,
+    expect: { policy: c.expect.policy ?? null, ...c.expect.ssp !== void 0 ? { ssp: c.expect.ssp } : {} },
+    ...file.date_field ? { dateField: file.date_field } : {}
+  };
+}
+function contractOf(file, c, shown, where) {
+  return {
+    name: c.name,
+    file: shown,
+    ...where,
+    lines: c.lines.map((l) => {
+      const input = { ...l.line };
+      if (c.date !== void 0) {
+        const { field, raw } = lineDate(input, file.date_field);
+        if (raw === "") input[field] = c.date;
+      }
+      return { id: l.id, input };
+    }),
+    ...c.expect ? { expect: { allocation: c.expect.allocation } } : {},
+    ...file.date_field ? { dateField: file.date_field } : {}
+  };
+}
+function contractProblems(file, c, i) {
+  const out = [];
+  const here = `contracts.${i}`;
+  if (c.date !== void 0 && parseDate(c.date) === void 0) {
+    out.push({
+      path: `/contracts/${i}/date`,
+      message: `${here}.date: ${JSON.stringify(c.date)} is not a date: write YYYY-MM-DD or MM/DD/YYYY (a day that exists)`
+    });
+  }
+  const first = lineCurrency(c.lines[0]?.line ?? {});
+  const seen = /* @__PURE__ */ new Set();
+  c.lines.forEach((l, j) => {
+    const line = l.line;
+    const at2 = `/contracts/${i}/lines/${j}`;
+    const problems = lineProblems(line, file.date_field);
+    for (const p of problems) out.push({ path: `${at2}/line/${pointer(p.field)}`, message: `${here}.lines.${j}.line.${p.field}: ${p.message}` });
+    if (seen.has(l.id))
+      out.push({ path: `${at2}/id`, message: `${here}.lines.${j}.id: ${JSON.stringify(l.id)} names two lines of the contract; ids are unique in a contract` });
+    seen.add(l.id);
+    if (!problems.length && sellCents(line) === void 0) {
+      out.push({
+        path: `${at2}/line`,
+        message: `${here}.lines.${j} (${l.id}): the line has no sell price: give total_sell_price, or unit_sell_price and order_quantity, as numbers`
+      });
+    }
+    const cur = lineCurrency(line);
+    if (j > 0 && cur !== first) {
+      out.push({
+        path: `${at2}/line`,
+        message: `${here}.lines.${j} (${l.id}): currency ${JSON.stringify(cur)} differs from the contract's first line (${JSON.stringify(first)}): every line of a contract has one currency`
+      });
+    }
+  });
+  for (const id of Object.keys(c.expect?.allocation ?? {})) {
+    if (!seen.has(id)) {
+      out.push({
+        path: `/contracts/${i}/expect/allocation/${pointer(id)}`,
+        message: `${here}.expect.allocation: ${JSON.stringify(id)} is not a line of the contract (its lines: ${c.lines.map((l) => l.id).join(", ")})`
+      });
+    }
+  }
+  return out;
+}
+function fastCases(abs, shown) {
+  const text3 = plainText(abs);
+  const read = text3 === void 0 ? void 0 : loadPlain(text3);
+  if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
+  const { starts } = read;
+  const file = read.value;
+  const cases = file.cases ?? [];
+  const contracts = file.contracts ?? [];
+  if (!cases.length && !contracts.length) return void 0;
+  if (starts.cases.length !== cases.length || starts.contracts.length !== contracts.length) return void 0;
+  if (cases.some((c) => lineProblems(c.line, file.date_field).length)) return void 0;
+  if (contracts.some((c, i) => contractProblems(file, c, i).length)) return void 0;
+  const place = (list3, i) => ({
+    line: list3[i]?.line ?? 1,
+    column: list3[i]?.column ?? 1
+  });
+  return {
+    cases: cases.map((c, i) => testCase(file, c, shown, place(starts.cases, i))),
+    contracts: contracts.map((c, i) => contractOf(file, c, shown, place(starts.contracts, i)))
+  };
+}
+function plainText(abs) {
+  let text3;
+  try {
+    const size = (0, import_node_fs8.statSync)(abs).size;
+    if (size > MAX_FILE_BYTES || size < 64 * 1024) return void 0;
+    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs8.readFileSync)(abs));
+  } catch {
+    return void 0;
+  }
+  if (/\$|!|&|\*|__proto__|constructor|prototype|\n---|\n\.\.\./.test(text3)) return void 0;
+  if (/\d[\d.]{15}|\d[eE][-+]?\d|\.(inf|nan)\b|\b0b[01]/i.test(text3)) return void 0;
+  return text3;
+}
+function loadPlain(text3) {
+  const jsYaml = (0, import_node_module3.createRequire)(__revsyncModuleUrl)("js-yaml");
+  const starts = { cases: [], contracts: [] };
+  let depth = 0;
+  let inList;
+  let next;
+  const listener = (type, state) => {
+    const st = state;
+    if (type === "open") {
+      depth++;
+      if (depth === 2 && next) {
+        inList = next;
+        next = void 0;
+      } else if (depth === 3 && inList) starts[inList].push({ line: st.line + 1, column: st.position - st.lineStart + 1 });
+      return;
+    }
+    if (depth === 2) {
+      if (inList) inList = void 0;
+      else if (st.result === "cases" || st.result === "contracts") next = st.result;
+    }
+    depth--;
+  };
+  try {
+    return { value: jsYaml.load(text3, { schema: jsYaml.CORE_SCHEMA, json: false, listener }), starts };
+  } catch {
+    return void 0;
+  }
+}
+function testsDir(repo) {
+  return (0, import_node_path12.resolve)(repo.root, repo.config.tests ?? "tests");
+}
+function loadTests(repo, vars) {
+  const dir = testsDir(repo);
+  const diagnostics = [];
+  const cases = [];
+  const contracts = [];
+  if (!(0, import_node_fs8.existsSync)(dir) || !(0, import_node_fs8.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
+  for (const abs of listYamlFiles(dir)) {
+    const shown = (0, import_node_path12.relative)(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown);
+    if (fast) {
+      cases.push(...fast.cases);
+      contracts.push(...fast.contracts);
+      continue;
+    }
+    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+      const kind = src.value?.kind;
+      if (kind !== "SspPolicyTest") {
+        diagnostics.push({
+          file: shown,
+          ...at(src, "/kind"),
+          severity: "error",
+          message: `kind: a file in ${(0, import_node_path12.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`
+        });
+        continue;
+      }
+      const problems = schemaDiagnostics(src, "policy/ssp-policy-test.schema.json");
+      diagnostics.push(...problems);
+      if (problems.length) continue;
+      const file = src.value;
+      if (!file.cases && !file.contracts) {
+        diagnostics.push({
+          file: shown,
+          ...at(src, ""),
+          severity: "error",
+          message: "a policy test file holds cases:, contracts: or both; this one holds neither"
+        });
+        continue;
+      }
+      const lineErrors = (file.cases ?? []).flatMap(
+        (c, i) => lineProblems(c.line, file.date_field).map((p) => ({
+          file: shown,
+          ...at(src, `/cases/${i}/line/${pointer(p.field)}`),
+          severity: "error",
+          message: `cases.${i}.line.${p.field}: ${p.message}`
+        }))
+      );
+      (file.contracts ?? []).forEach((c, i) => {
+        for (const p of contractProblems(file, c, i)) lineErrors.push({ file: shown, ...at(src, p.path), severity: "error", message: p.message });
+      });
+      diagnostics.push(...lineErrors);
+      if (lineErrors.length) continue;
+      (file.cases ?? []).forEach((c, i) => cases.push(testCase(file, c, shown, at(src, `/cases/${i}`))));
+      (file.contracts ?? []).forEach((c, i) => contracts.push(contractOf(file, c, shown, at(src, `/contracts/${i}`))));
+    }
+  }
+  return { cases, contracts, diagnostics, dir, found: true };
+}
+var import_node_fs8, import_node_module3, import_node_path12, pointer;
+var init_test_files = __esm({
+  "src/config/test-files.ts"() {
+    "use strict";
+    import_node_fs8 = require("node:fs");
+    import_node_module3 = require("node:module");
+    init_ajv();
+    import_node_path12 = require("node:path");
+    init_schema_diagnostics();
+    init_walk();
+    init_yaml_source();
+    init_line();
+    init_allocate();
+    pointer = (s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
   }
 });
 
 // src/config/repo.ts
 function findConfig(cwd, explicit) {
   if (explicit) {
-    const p = (0, import_node_path11.resolve)(cwd, explicit);
+    const p = (0, import_node_path13.resolve)(cwd, explicit);
     if (!(0, import_node_fs9.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
     return p;
   }
-  for (let dir = (0, import_node_path11.resolve)(cwd); ; dir = (0, import_node_path11.dirname)(dir)) {
-    const p = (0, import_node_path11.join)(dir, CONFIG_FILE);
+  for (let dir = (0, import_node_path13.resolve)(cwd); ; dir = (0, import_node_path13.dirname)(dir)) {
+    const p = (0, import_node_path13.join)(dir, CONFIG_FILE);
     if ((0, import_node_fs9.existsSync)(p)) return p;
-    if ((0, import_node_path11.dirname)(dir) === dir) break;
+    if ((0, import_node_path13.dirname)(dir) === dir) break;
   }
   throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
 }
 function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
-  const root = (0, import_node_path11.dirname)(configFile);
-  const shown2 = (0, import_node_path11.relative)(cwd, configFile) || configFile;
-  const docs = readYamlFile(configFile, shown2, diagnostics);
+  const root = (0, import_node_path13.dirname)(configFile);
+  const shown = (0, import_node_path13.relative)(cwd, configFile) || configFile;
+  const docs = readYamlFile(configFile, shown, diagnostics);
   const doc = docs[0];
   if (!doc) {
-    if (!diagnostics.length) diagnostics.push({ file: shown2, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    if (!diagnostics.length) diagnostics.push({ file: shown, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
     return void 0;
   }
   const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
   diagnostics.push(...problems);
   if (problems.length) return void 0;
   const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown2), ...connectionProblems(config, doc, shown2)];
+  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
   diagnostics.push(...ambiguous);
   if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path11.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
+  return { cwd, root, configFile, policiesDir: (0, import_node_path13.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
 }
 function batchStatusProblems(config, doc, file) {
   const problems = [];
@@ -44978,8 +48205,8 @@ function connectionProblems(config, doc, file) {
       const text3 = env2?.[field];
       if (typeof text3 !== "string") continue;
       const where = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
-      const named2 = variablesIn(text3).filter((v) => SIGN_IN_VARIABLES.has(v));
-      for (const v of named2) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
+      const named3 = variablesIn(text3).filter((v) => SIGN_IN_VARIABLES.has(v));
+      for (const v of named3) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
       const credentials = field === "realm" || variablesIn(text3).length ? void 0 : urlCredentials(text3);
       if (credentials) problems.push({ ...where, message: `environments.${name}.${field}: ${credentials}` });
     }
@@ -44999,7 +48226,7 @@ function selectEnv(repo, wanted, env2) {
 function fill(repo, name, field, value2, env2, problems) {
   const r = interpolateString(value2, { vars: {}, env: env2, process: true, hint: "set it in the process environment (a CI variable, say)" });
   const p = at(repo.configDoc, `/environments/${name}/${field}`);
-  const file = (0, import_node_path11.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
+  const file = (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
   for (const message of r.problems) {
     problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
   }
@@ -45039,7 +48266,7 @@ function resolveEnv(repo, name, env2) {
     const reads = variablesIn(String(raw[from] ?? ""));
     throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
       {
-        file: (0, import_node_path11.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+        file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
         ...at(repo.configDoc, `/environments/${name}/${from}`),
         severity: "error",
         message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`
@@ -45066,7 +48293,7 @@ function resolveEnv(repo, name, env2) {
     service: serviceChoices(raw.service, repo.config.approvals, env2),
     rateLimit: raw.rate_limit,
     fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
-    ...evidence === void 0 ? {} : { evidence: (0, import_node_path11.resolve)(repo.root, evidence) },
+    ...evidence === void 0 ? {} : { evidence: (0, import_node_path13.resolve)(repo.root, evidence) },
     lock
   };
 }
@@ -45106,69 +48333,49 @@ function lockSetting(name, raw, remote, baseUrl, authUrl) {
   if (raw === "local" || raw === void 0 && loopback) return { kind: "local" };
   return { kind: "git", remote: "origin" };
 }
-function loadPolicies(repo, vars) {
-  const diagnostics = [];
+function policyDocs(repo, vars, kinds, diagnostics) {
   const docs = [];
-  if (!(0, import_node_fs9.existsSync)(repo.policiesDir) || !(0, import_node_fs9.statSync)(repo.policiesDir).isDirectory()) {
-    diagnostics.push({
-      file: (0, import_node_path11.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
-      line: 1,
-      column: 1,
-      severity: "error",
-      message: `policies folder ${(0, import_node_path11.relative)(repo.root, repo.policiesDir) || "."} does not exist`
-    });
-    return { desired: { tenantConfigs: [], ssp: [] }, diagnostics, docs };
-  }
+  const known = kinds.map((k) => k.fileKind);
   for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown2 = (0, import_node_path11.relative)(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown2, diagnostics, vars)) {
+    const shown = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
       const kind = src.value?.kind;
-      if (kind === "TenantConfiguration" || kind === "SspPolicy") {
+      if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });
         continue;
       }
-      const p = at(src, "/kind");
       diagnostics.push({
-        file: shown2,
-        ...p,
+        file: shown,
+        ...at(src, "/kind"),
         severity: "error",
-        message: kind === void 0 ? "missing kind: expected TenantConfiguration or SspPolicy" : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds TenantConfiguration and SspPolicy files` : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`
+        message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k) => JSON.stringify(k)).join(" or ")}, got ${JSON.stringify(kind)}`
       });
     }
   }
+  return docs;
+}
+function loadPolicies(repo, vars, kinds) {
+  const diagnostics = [];
+  const desired = new Map(kinds.map((k) => [k.name, []]));
+  if (!(0, import_node_fs9.existsSync)(repo.policiesDir) || !(0, import_node_fs9.statSync)(repo.policiesDir).isDirectory()) {
+    diagnostics.push({
+      file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+      line: 1,
+      column: 1,
+      severity: "error",
+      message: `policies folder ${(0, import_node_path13.relative)(repo.root, repo.policiesDir) || "."} does not exist`
+    });
+    return { desired, diagnostics, docs: [] };
+  }
+  const docs = policyDocs(repo, vars, kinds, diagnostics);
   const parsed = /* @__PURE__ */ new Map();
-  diagnostics.push(...runRules(repo.root, docs, parsed));
-  const desired = { tenantConfigs: [], ssp: [] };
-  const failed = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
+  const failed2 = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  const byFile = new Map(kinds.map((k) => [k.fileKind, k]));
   for (const d of docs) {
-    if (failed.has(d.src.file)) continue;
-    const p = at(d.src, "/metadata/name");
-    const source = { file: d.src.file, ...p };
-    if (d.kind === "TenantConfiguration") {
-      const v = d.src.value;
-      desired.tenantConfigs.push({ name: v.metadata.name, spec: v.spec, source });
-    } else {
-      const v = d.src.value;
-      desired.ssp.push({
-        name: v.metadata.name,
-        spec: v.spec,
-        source,
-        specSource: { file: d.src.file, ...at(d.src, "/spec") },
-        batches: (v.batches ?? []).map((b) => {
-          const path = b.values ? (0, import_node_path11.resolve)((0, import_node_path11.dirname)(d.absFile), b.values) : void 0;
-          const got = path ? parsed.get(path) : void 0;
-          return {
-            name: b.name,
-            status: b.status,
-            values: got && path ? { text: got.text, file: (0, import_node_path11.basename)(path), rows: got.values } : void 0,
-            valuesPath: path,
-            valuesShown: path ? (0, import_node_path11.relative)(repo.cwd, path) : void 0,
-            effective_start_date: b.effective_start_date,
-            effective_end_date: b.effective_end_date
-          };
-        })
-      });
-    }
+    const kind = byFile.get(d.kind);
+    if (!kind || failed2.has(d.src.file)) continue;
+    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed }));
   }
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }
@@ -45176,18 +48383,19 @@ function varsFor(from, env2 = process.env) {
   const { vars, envTexts, origins, unresolved } = from;
   return { vars, env: env2, ...envTexts ? { envTexts } : {}, ...origins ? { origins } : {}, ...unresolved ? { unresolved } : {} };
 }
-var import_node_fs9, import_node_path11, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
+var import_node_fs9, import_node_path13, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
 var init_repo = __esm({
   "src/config/repo.ts"() {
     "use strict";
     import_node_fs9 = require("node:fs");
-    import_node_path11 = require("node:path");
+    import_node_path13 = require("node:path");
     init_errors();
     init_interpolate();
     init_auth();
     init_http();
-    init_diagnostics2();
+    init_diagnostics();
     init_rules();
+    init_words();
     init_walk();
     init_schema_diagnostics();
     init_yaml_source();
@@ -45215,15 +48423,18 @@ function validateRepo(input) {
       diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own2 = environmentVars(repo, name, input.env);
       const problems = own2.problems;
-      const loaded = loadPolicies(repo, varsFor(own2, input.env));
-      const named2 = [...problems, ...loaded.diagnostics].map(
+      const loaded = loadPolicies(repo, varsFor(own2, input.env), input.kinds);
+      const named3 = [...problems, ...loaded.diagnostics].map(
         (d) => (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d
       );
-      diagnostics.push(...named2);
+      diagnostics.push(...named3);
       docs = Math.max(docs, loaded.docs.length);
       const tests = loadTests(repo, varsFor(own2, input.env));
       diagnostics.push(...tests.diagnostics);
-      if (name === names[0]) diagnostics.push(...ignoreRuleWarnings(repo, loaded.desired, input.today ?? todayUtc()));
+      if (name === names[0]) {
+        const known = input.kinds.flatMap((k) => k.addressesIn(loaded.desired.get(k.name) ?? []));
+        diagnostics.push(...ignoreRuleWarnings(repo, known, input.today ?? todayUtc()));
+      }
     }
   }
   return { diagnostics: sortDiagnostics(diagnostics), docs };
@@ -45232,934 +48443,10 @@ var init_validate2 = __esm({
   "src/config/validate.ts"() {
     "use strict";
     init_errors();
-    init_diagnostics2();
+    init_diagnostics();
     init_drift_ignore();
     init_test_files();
     init_repo();
-  }
-});
-
-// src/api/clock.ts
-var systemClock;
-var init_clock = __esm({
-  "src/api/clock.ts"() {
-    "use strict";
-    systemClock = {
-      now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve15) => setTimeout(resolve15, ms))
-    };
-  }
-});
-
-// src/api/vocabulary.ts
-function unknownValues(body) {
-  const found = [];
-  const walk = (node, pointer2, policy2) => {
-    if (Array.isArray(node)) {
-      node.forEach((v, i) => walk(v, `${pointer2}/${i}`, policy2));
-      return;
-    }
-    if (!node || typeof node !== "object") return;
-    const o = node;
-    const name = typeof o.compliance_name === "string" ? o.compliance_name : policy2;
-    for (const [k, v] of Object.entries(o)) {
-      const list3 = DOCUMENTED_VALUES[k];
-      if (list3 && typeof v === "string" && !list3.includes(v)) found.push({ field: k, value: v, pointer: `${pointer2}/${k}`, policy: name });
-      else if (v && typeof v === "object") walk(v, `${pointer2}/${k}`, name);
-    }
-  };
-  walk(body, "", void 0);
-  return found;
-}
-var DOCUMENTED_VALUES;
-var init_vocabulary = __esm({
-  "src/api/vocabulary.ts"() {
-    "use strict";
-    DOCUMENTED_VALUES = {
-      // a tenant configuration
-      distribution_method: ["Days in Calendar Period", "Prorate"],
-      account_segment_delimiter: ["-", ",", "|", "~", "#", ":", ".", "$"],
-      // an SSP policy item
-      method: ["upload", "formula", "calculator"],
-      operator: [
-        "equality",
-        "inequality",
-        "greater than",
-        "less than",
-        "greater or equal",
-        "less or equal",
-        ">",
-        "<",
-        ">=",
-        "<=",
-        "in",
-        "not in",
-        "contains",
-        "not contains",
-        "starts with",
-        "ends with",
-        "null",
-        "not null"
-      ],
-      // SSP values
-      value_type: ["Amount", "Percent"],
-      // error transactions
-      error_warning_type: ["remediable", "discarded"]
-    };
-  }
-});
-
-// src/api/classify.ts
-function retryAfterMs(header, now) {
-  const v = header?.trim();
-  if (!v) return void 0;
-  if (/^\d+$/.test(v)) return Number(v) * 1e3;
-  const at3 = Date.parse(v);
-  return Number.isNaN(at3) ? void 0 : Math.max(0, at3 - now);
-}
-function problemsOf(body) {
-  const out = [];
-  const push = (e) => {
-    if (typeof e === "string") out.push({ message: e });
-    else if (e && typeof e === "object") {
-      const o = e;
-      const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
-      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
-    }
-  };
-  if (body && typeof body === "object" && !Array.isArray(body)) {
-    const b = body;
-    if (Array.isArray(b.error)) b.error.forEach(push);
-    if (Array.isArray(b.compliance_details)) {
-      for (const d of b.compliance_details) if (Array.isArray(d?.error)) d.error.forEach(push);
-    }
-  }
-  return out;
-}
-function readBackReason(err) {
-  if (err.status === 0) return "the answer was lost";
-  if (err.status >= 200 && err.status < 300) return "the answer could not be read";
-  return `the service answered ${err.status}`;
-}
-function classify(answer, req, attempt, now) {
-  const fail = failing(req, attempt);
-  if ("lost" in answer) return lost(answer, req, fail);
-  const { status } = answer;
-  if (answer.reauth) return fail("busy", { status, message: "the token was refused: signing in again" }, { retryable: true, outcomeUnknown: false });
-  const ok = status >= 200 && status < 300;
-  if (ok && req.schema === "bytes") return { outcome: "ok", body: answer.body, unknownValues: [] };
-  const text3 = answer.body.toString("utf8");
-  const unreadable = (message) => req.kind !== "read" ? fail("unknown", { status, message: `outcome unknown: ${message}` }, { outcomeUnknown: true }) : fail("refused", { status, message });
-  if (ok && text3.trim() === "") {
-    if (req.emptyOk) return { outcome: "ok", body: void 0, unknownValues: [] };
-    return unreadable(`the answer (status ${status}) has no body`);
-  }
-  const { body, json, marked } = readBody2(text3);
-  const notJson = `the answer is not JSON (status ${status}, first bytes: ${JSON.stringify(text3.slice(0, 120))})`;
-  if (ok && !json) return unreadable(notJson);
-  const problems = json ? problemsOf(body) : [];
-  const msg = json ? body?.message : void 0;
-  if (!ok) {
-    const fallback = json || RETRY_STATUS.has(status) ? `status ${status}` : notJson;
-    const message = typeof msg === "string" ? msg : problems[0]?.message ?? fallback;
-    return notOk({ status, message, problems, retryAfterMs: retryAfterMs(answer.retryAfter, now) }, req, fail);
-  }
-  if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
-  const fn = apiValidator(req.schema);
-  if (!fn(body)) {
-    const e = fn.errors?.[0];
-    const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
-    return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
-  }
-  const value2 = marked();
-  return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
-}
-function failing(req, attempt) {
-  return (outcome, err, o = {}) => {
-    const outcomeUnknown = o.outcomeUnknown ?? (req.kind === "write" && attempt.mayHaveLanded);
-    const retryable = o.retryable ?? false;
-    return {
-      outcome,
-      err: new ApiError({ method: req.method, path: req.path, ...err, retryable, outcomeUnknown }),
-      retryable,
-      outcomeUnknown,
-      throttled: o.throttled ?? false,
-      waitMs: err.retryAfterMs
-    };
-  };
-}
-function lost(answer, req, fail) {
-  const message = /^no (complete )?answer/.test(answer.lost) ? answer.lost : `connection failed: ${answer.lost}`;
-  if (answer.notTls) return fail("refused", { status: 0, message });
-  if (answer.unsent) return fail("busy", { status: 0, message }, { retryable: true, outcomeUnknown: false });
-  return fail("unknown", { status: 0, message }, { retryable: req.kind !== "write-once", outcomeUnknown: req.kind !== "read" });
-}
-function readBody2(text3) {
-  try {
-    const parsed = text3 === "" ? void 0 : parseJson(text3);
-    const body = parsed?.value;
-    return { body, json: true, marked: parsed?.inexact ? parsed.marked : () => body };
-  } catch {
-    return { body: text3, json: false, marked: () => text3 };
-  }
-}
-function notOk(err, req, fail) {
-  const { status } = err;
-  if (BUSY_STATUS.has(status)) return fail("busy", err, { retryable: true, throttled: status === 429 });
-  if (status < 500) return fail("refused", err);
-  const again = RETRY_STATUS.has(status);
-  if (req.kind === "read") return again ? fail("unknown", err, { retryable: true }) : fail("refused", err);
-  if (req.kind === "write") return again ? fail("unknown", err, { retryable: true, outcomeUnknown: true }) : fail("refused", err, { outcomeUnknown: true });
-  return fail("unknown", err, { outcomeUnknown: true });
-}
-var RETRY_STATUS, BUSY_STATUS;
-var init_classify = __esm({
-  "src/api/classify.ts"() {
-    "use strict";
-    init_errors();
-    init_ajv();
-    init_number();
-    init_vocabulary();
-    RETRY_STATUS = /* @__PURE__ */ new Set([429, 500, 502, 503, 504]);
-    BUSY_STATUS = /* @__PURE__ */ new Set([429, 503]);
-  }
-});
-
-// src/api/governor.ts
-var BETA, SCALE, MIN_RATE, TimeLimitReached, Governor;
-var init_governor = __esm({
-  "src/api/governor.ts"() {
-    "use strict";
-    BETA = 0.7;
-    SCALE = 0.4;
-    MIN_RATE = 0.5;
-    TimeLimitReached = class extends Error {
-      constructor(waitedFor) {
-        super("the run's time limit ran out");
-        this.waitedFor = waitedFor;
-        this.name = "TimeLimitReached";
-      }
-      waitedFor;
-    };
-    Governor = class {
-      clock;
-      random;
-      max;
-      ceiling;
-      startedAt;
-      /** When the run's time limit runs out (ms, the clock's time). */
-      timeLimitAt;
-      maxWaitMs;
-      log;
-      listeners = /* @__PURE__ */ new Set();
-      queue = [];
-      inFlight = 0;
-      /** Pacing: a token bucket refilled at `rate` (requests/s); off (Infinity) until the first 429 unless a
-       *  limit is known. */
-      rate;
-      tokens = 1;
-      refilledAt;
-      /** Retry-After: nothing is sent before pausedUntil. Paused time is not active time. */
-      pausedUntil = 0;
-      pauseStart = 0;
-      pausedTotal = 0;
-      /** Slow start, from the first 429 to the next: the rate doubles every half second. */
-      slowStart;
-      /** CUBIC: the rate at the last decrease, and the active time the curve takes to climb back to it. */
-      lastMax = 0;
-      climbS = 0;
-      /** The last decrease: when (wall and active time), and what came after it. */
-      decreases = 0;
-      decreasedAt;
-      activeAtDecrease;
-      acceptedSince = 0;
-      pausesSince = 0;
-      /** When the answers of the last two seconds were accepted (wall time). */
-      recent = [];
-      /** The service's burst as its first 429 showed it: what it took before, beyond a known rate. */
-      burst = 0;
-      /** Smoothed round-trip time (ms) of accepted answers, for the requests in flight the rate needs. */
-      srtt = 0;
-      wakeAt;
-      waitingBefore = false;
-      /** The rate last shown with --verbose. */
-      shownRate = 0;
-      /** Requests the service turned away (429), and requests sent, in this run. */
-      turnedAway = 0;
-      sent = 0;
-      /** After the first 429: when it came and the last accepted answer (active time), and the answers
-       *  accepted between them, for the rate the service actually took. */
-      firstTurnedAwayActive;
-      lastAcceptedActive = 0;
-      acceptedAfterFirst = 0;
-      constructor(o) {
-        this.clock = o.clock;
-        this.random = o.random;
-        this.max = Math.max(1, o.concurrency);
-        this.ceiling = o.rateLimit ?? Infinity;
-        this.rate = this.ceiling;
-        const now = o.clock.now();
-        this.startedAt = now;
-        this.refilledAt = now;
-        this.decreasedAt = now;
-        this.activeAtDecrease = now;
-        this.timeLimitAt = now + o.timeoutMs;
-        this.maxWaitMs = o.maxWaitMs ?? Infinity;
-        this.log = o.log ?? (() => void 0);
-      }
-      /** The rate revsync keeps to (requests/s), or undefined while nothing limits it. */
-      get currentRate() {
-        return Number.isFinite(this.rate) ? this.rate : void 0;
-      }
-      /** Requests/s the service took from its first 429 on: the answers it accepted over the active time
-       *  (Retry-After pauses left out) up to the last of them. What the pacing rate is not: it probes above
-       *  the limit between 429s. undefined before a 429, or with under a second to measure. */
-      get achievedRate() {
-        if (this.firstTurnedAwayActive === void 0) return void 0;
-        const seconds2 = (this.lastAcceptedActive - this.firstTurnedAwayActive) / 1e3;
-        return seconds2 >= 1 ? this.acceptedAfterFirst / seconds2 : void 0;
-      }
-      /** The requests revsync lets be in flight at once. */
-      get window() {
-        if (!Number.isFinite(this.rate)) return this.max;
-        const needed = Math.ceil(1.5 * this.rate * Math.max(this.srtt, 1) / 1e3) + 1;
-        return Math.min(this.max, Math.max(1, needed));
-      }
-      /** true while some request waits on the service's limit (a Retry-After pause, or pacing after 429s). */
-      get waiting() {
-        const now = this.clock.now();
-        return this.queue.length > 0 && (this.pausedUntil > now || this.turnedAway > 0 && this.nextTokenAt(now) > now);
-      }
-      /** How long every request still waits for the service's Retry-After (ms; 0 when none). */
-      get pausedForMs() {
-        return Math.max(0, this.pausedUntil - this.clock.now());
-      }
-      /** When the run's time limit runs out (the clock's time, ms): nothing is sent from then on. */
-      get deadline() {
-        return this.timeLimitAt;
-      }
-      /** Moves the time limit on by `ms` that were not the run's requests' time (apply's confirmation
-       *  prompt: a person reading the plan is not the service keeping revsync waiting). */
-      excludeFromTimeLimit(ms) {
-        this.timeLimitAt += Math.max(0, ms);
-      }
-      /** Calls `listener` whenever waiting on the service's limit starts or ends; returns the unsubscribe. */
-      watch(listener) {
-        this.listeners.add(listener);
-        return () => this.listeners.delete(listener);
-      }
-      /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
-       *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
-      acquire() {
-        return new Promise((resolve15, reject) => {
-          this.queue.push({ resolve: resolve15, reject });
-          this.pump();
-        });
-      }
-      /** A send's answer: frees its place and teaches the governor. */
-      settle(ticket, signal) {
-        this.inFlight--;
-        const now = this.clock.now();
-        if (signal.kind === "accepted") {
-          if (this.firstTurnedAwayActive !== void 0) {
-            this.acceptedAfterFirst++;
-            this.lastAcceptedActive = this.active(now);
-          }
-          this.recent.push(now);
-          if (this.recent.length > 64 && (this.recent[0] ?? 0) < now - 2e3) this.recent = this.recent.filter((t) => t >= now - 2e3);
-          if (ticket.sentAt > this.decreasedAt || !this.decreases) this.acceptedSince++;
-          const rtt = now - ticket.sentAt;
-          this.srtt = this.srtt ? this.srtt * 0.875 + rtt * 0.125 : rtt;
-          this.grow(now);
-        } else if (signal.kind === "turned-away") {
-          this.turnedAway++;
-          this.firstTurnedAwayActive ??= this.active(now);
-          if (ticket.sentAt > this.decreasedAt || !this.decreases) this.decrease(now, ticket);
-          if (signal.retryAfterMs !== void 0) this.pause(now, signal.retryAfterMs);
-        }
-        this.pump();
-      }
-      active(now) {
-        return now - this.pausedTotal - Math.max(0, Math.min(now, this.pausedUntil) - this.pauseStart);
-      }
-      /** Everyone waits: the service asked for it. Jitter (up to a tenth more) keeps several clients from
-       *  coming back at the same moment. */
-      pause(now, ms) {
-        const wait = Math.min(this.maxWaitMs, ms * (1 + 0.1 * this.random()));
-        if (now + wait <= this.pausedUntil) return;
-        if (this.pausedUntil <= now) {
-          this.pausedTotal += this.pausedUntil - this.pauseStart;
-          this.pauseStart = now;
-          this.pausesSince++;
-        }
-        this.pausedUntil = now + wait;
-        this.log(`rate limit: the service asked to wait ${ms / 1e3} s (Retry-After); every request waits ${Math.round(wait)} ms`);
-      }
-      /** Answers accepted in the last `ms` of wall time. */
-      acceptedWithin(now, ms) {
-        while (this.recent.length && (this.recent[0] ?? 0) < now - 2e3) this.recent.shift();
-        return this.recent.filter((t) => t >= now - ms).length;
-      }
-      decrease(now, ticket) {
-        const active = this.active(now);
-        if (!this.decreases) {
-          const took = ticket.seq - (this.turnedAway - 1);
-          const known2 = Number.isFinite(this.ceiling) ? this.ceiling * (now - this.startedAt) / 1e3 : 0;
-          this.burst = Math.max(1, took - known2);
-        }
-        const wallS = (now - this.decreasedAt) / 1e3;
-        const activeS = (active - this.activeAtDecrease) / 1e3;
-        const bounds = [this.acceptedSince / Math.max(1, activeS), ...[500, 1e3, 2e3].map((ms) => (this.acceptedWithin(now, ms) - this.burst - 1) * 1e3 / ms)];
-        const known = Math.max(MIN_RATE, ...bounds);
-        const first = !this.decreases && !Number.isFinite(this.ceiling);
-        this.decreases++;
-        this.decreasedAt = now;
-        this.activeAtDecrease = active;
-        this.acceptedSince = 0;
-        this.pausesSince = 0;
-        if (first) {
-          const start = Math.max(MIN_RATE, ticket.seq - (this.turnedAway - 1));
-          this.slowStart = { at: active, rate: start };
-          this.setRate(now, start);
-        } else {
-          this.slowStart = void 0;
-          this.lastMax = wallS >= 1 ? Math.min(this.rate, known) : this.rate;
-          this.climbS = Math.cbrt(this.lastMax * (1 - BETA) / SCALE);
-          this.setRate(now, Math.max(MIN_RATE, this.lastMax * BETA));
-        }
-        this.tokens = 0;
-        this.shownRate = this.rate;
-        this.log(`rate limit: 429 from the service; sending at most ${this.rate.toFixed(1)} requests/s, ${this.window} at once`);
-      }
-      grow(now) {
-        if (!Number.isFinite(this.rate) || !this.decreases) return;
-        const t = (this.active(now) - this.activeAtDecrease) / 1e3;
-        const target = this.slowStart ? this.slowStart.rate * 4 ** t : SCALE * (t - this.climbS) ** 3 + this.lastMax;
-        const next = Math.min(this.ceiling, Math.max(MIN_RATE, target), Math.max(2 * this.acceptedWithin(now, 1e3), this.rate));
-        if (next === this.rate) return;
-        this.setRate(now, next);
-        if (next >= this.shownRate * 1.25 || next === this.ceiling && this.shownRate !== next) {
-          this.shownRate = next;
-          this.log(`rate limit: no 429 since; sending at most ${next.toFixed(1)} requests/s, ${this.window} at once`);
-        }
-      }
-      setRate(now, rate2) {
-        this.refill(now);
-        this.rate = rate2;
-      }
-      /** The pacing bucket holds up to 50 ms of sends (one at least, two at most): enough to make up for
-       *  timers that fire late, too little for a burst. */
-      capacity() {
-        return Math.max(1, Math.min(2, this.rate * 0.05));
-      }
-      refill(now) {
-        if (Number.isFinite(this.rate)) this.tokens = Math.min(this.capacity(), this.tokens + (now - this.refilledAt) * this.rate / 1e3);
-        this.refilledAt = now;
-      }
-      nextTokenAt(now) {
-        if (!Number.isFinite(this.rate)) return now;
-        this.refill(now);
-        return this.tokens >= 1 ? now : now + (1 - this.tokens) * 1e3 / this.rate;
-      }
-      pump() {
-        const now = this.clock.now();
-        while (this.queue.length && this.inFlight < this.window) {
-          const at3 = Math.max(this.pausedUntil, this.nextTokenAt(now));
-          if (at3 >= this.timeLimitAt) {
-            const why = this.pausedUntil >= this.timeLimitAt || this.turnedAway > 0 ? "limit" : "time";
-            for (const w of this.queue.splice(0)) w.reject(new TimeLimitReached(why));
-            break;
-          }
-          if (at3 > now) {
-            this.wake(now, at3);
-            break;
-          }
-          if (Number.isFinite(this.rate)) this.tokens -= 1;
-          this.inFlight++;
-          this.queue.shift()?.resolve({ sentAt: now, seq: this.sent++ });
-        }
-        const waiting = this.waiting;
-        if (waiting !== this.waitingBefore) {
-          this.waitingBefore = waiting;
-          for (const l of this.listeners) l();
-        }
-      }
-      wake(now, at3) {
-        if (this.wakeAt !== void 0 && this.wakeAt <= at3 && this.wakeAt > now) return;
-        this.wakeAt = at3;
-        void this.clock.sleep(at3 - now).then(() => {
-          if (this.wakeAt === at3) this.wakeAt = void 0;
-          this.pump();
-        });
-      }
-    };
-  }
-});
-
-// src/api/core.ts
-function checkUrl(name, value2) {
-  const credentials = urlCredentials(value2);
-  if (credentials) throw new UserError(`${name}: ${credentials}`);
-  let url;
-  try {
-    url = new URL(value2);
-  } catch {
-    throw new UserError(`${name} is not a URL: ${JSON.stringify(value2)}`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
-    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
-  return url;
-}
-function proxyEnv(e) {
-  const httpProxy = e.http_proxy || e.HTTP_PROXY || "";
-  const httpsProxy = e.https_proxy || e.HTTPS_PROXY || "";
-  return httpProxy || httpsProxy ? { httpProxy, httpsProxy, noProxy: e.no_proxy ?? e.NO_PROXY ?? "" } : void 0;
-}
-function joinUrl(base, path, query) {
-  const url = new URL(base.href.replace(/\/$/, "") + path);
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== void 0) url.searchParams.set(k, v);
-  return url.href;
-}
-function errorCode(e) {
-  const err = e;
-  return err.cause?.code ?? err.code ?? "";
-}
-function notTls(e) {
-  return NOT_TLS.has(errorCode(e));
-}
-function connectionReason(e) {
-  const err = e;
-  const cause = err.cause;
-  const code = errorCode(e);
-  if (NOT_TLS.has(code)) return `the server did not answer TLS: is the URL http? (${code})`;
-  if (UNTRUSTED.has(code)) {
-    return `the server's TLS certificate is not trusted (${code}): check the URL's host, or give your CA bundle in NODE_EXTRA_CA_CERTS; TLS is always verified`;
-  }
-  if (code === "ECONNREFUSED") {
-    const refused = cause?.code === "ECONNREFUSED" ? cause : err;
-    const first = refused.address ? refused : refused.errors?.find((x) => x.address);
-    const at3 = first?.address;
-    const port = first?.port;
-    return `connection refused${at3 ? ` by ${at3}${port ? `:${port}` : ""}` : ""}: nothing listens there; is the service (or revsync emulator) running, and is the URL right?`;
-  }
-  const parts = [err.message, cause?.code ?? err.code, cause?.message].filter((p) => !!p && p !== "fetch failed");
-  return [...new Set(parts)].join(": ") || String(e);
-}
-function notSent(e) {
-  const err = e;
-  return UNSENT.has(err?.cause?.code ?? "") || UNSENT.has(err?.code ?? "");
-}
-function headerOf(h) {
-  return Array.isArray(h) ? h[0] : h;
-}
-var BUDGET, freshProgress, NOT_TLS, UNTRUSTED, ApiCore, UNSENT;
-var init_core = __esm({
-  "src/api/core.ts"() {
-    "use strict";
-    init_http();
-    init_errors();
-    init_ajv();
-    init_auth();
-    init_clock();
-    init_classify();
-    init_governor();
-    init_duration();
-    init_words();
-    init_service_choices();
-    BUDGET = { sends: 6, createSends: 3, totalMs: 12e4, timeoutMs: 6e5 };
-    freshProgress = () => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: void 0 });
-    NOT_TLS = /* @__PURE__ */ new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "EPROTO", "ERR_SSL_HTTP_REQUEST"]);
-    UNTRUSTED = /* @__PURE__ */ new Set([
-      "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-      "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-      "SELF_SIGNED_CERT_IN_CHAIN",
-      "DEPTH_ZERO_SELF_SIGNED_CERT",
-      "CERT_HAS_EXPIRED",
-      "CERT_NOT_YET_VALID",
-      "ERR_TLS_CERT_ALTNAME_INVALID"
-    ]);
-    ApiCore = class {
-      base;
-      /** The sign-in this view sends as: revsync's own, or on the approver's view (asApprover) the approver's. */
-      auth;
-      /** The approver identity's sign-in (four eyes), when one is given. */
-      approverAuth;
-      tokenUrl;
-      /** The realm signed in to, and the auth URL it is served under: what a 404 of the token endpoint names. */
-      realm;
-      clock;
-      random;
-      log;
-      retry;
-      dispatcher;
-      timeouts;
-      onUnknownValue;
-      service;
-      timeoutMs;
-      /** One per client, so one per run: every request to the service goes through it. */
-      governor;
-      onRequest;
-      onRequestStart;
-      /** What the request observer is told each request of this client view was sent for (see tagged). */
-      tag;
-      constructor(opts) {
-        this.service = opts.service ?? DEFAULT_SERVICE_CHOICES;
-        this.base = checkUrl("base_url", opts.baseUrl);
-        const authBase = checkUrl("auth_url", opts.authUrl);
-        if (!opts.realm) throw new UserError("no realm: set realm in revsync.yaml or REVSYNC_REALM");
-        this.tokenUrl = joinUrl(authBase, `/auth/realms/${encodeURIComponent(opts.realm)}/protocol/openid-connect/token`);
-        this.realm = { name: opts.realm, authBase: `${authBase.origin}${authBase.pathname.replace(/\/$/, "")}` };
-        this.clock = opts.clock ?? systemClock;
-        this.random = opts.random ?? Math.random;
-        this.log = opts.log ?? (() => void 0);
-        this.onUnknownValue = opts.onUnknownValue ?? (() => void 0);
-        this.onRequest = opts.onRequest;
-        this.onRequestStart = opts.onRequestStart;
-        this.retry = { maxAttempts: BUDGET.sends, maxTotalMs: BUDGET.totalMs, baseMs: 250, capMs: 2e4, maxWaitMs: Infinity, ...opts.retry };
-        const headersMs = opts.timeouts?.headersMs ?? 3e4;
-        const bodyMs = opts.timeouts?.bodyMs ?? 6e4;
-        this.timeouts = { headersMs, bodyMs, totalMs: opts.timeouts?.totalMs ?? headersMs + bodyMs };
-        const agentOpts = {
-          connect: { timeout: opts.timeouts?.connectMs ?? 1e4 },
-          connections: opts.connections ?? 16,
-          keepAliveTimeout: 1e4
-        };
-        const proxy = proxyEnv(opts.env ?? process.env);
-        this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
-        const onSecret = opts.onSecret ?? (() => void 0);
-        const own2 = new TokenManager(opts.credentials, (form) => this.postToken(form, own2.username), this.clock, onSecret, this.log);
-        this.auth = own2;
-        const approver = opts.approver ? new TokenManager(
-          opts.approver,
-          (form) => this.postToken(form, approver?.username),
-          this.clock,
-          onSecret,
-          (line) => this.log(`${line} (approver)`)
-        ) : void 0;
-        this.approverAuth = approver;
-        this.timeoutMs = opts.timeoutMs ?? BUDGET.timeoutMs;
-        this.governor = new Governor({
-          clock: this.clock,
-          random: this.random,
-          concurrency: opts.concurrency ?? 8,
-          rateLimit: opts.rateLimit,
-          timeoutMs: this.timeoutMs,
-          maxWaitMs: this.retry.maxWaitMs,
-          log: this.log
-        });
-      }
-      /** Runs `fn` outside the run's time limit (--timeout bounds the time spent on the service, not the
-       *  time apply's prompt waits for a person); nothing may be sent meanwhile. */
-      async untimed(fn) {
-        const started = this.clock.now();
-        try {
-          return await fn();
-        } finally {
-          this.governor.excludeFromTimeLimit(this.clock.now() - started);
-        }
-      }
-      async close() {
-        await this.dispatcher.close();
-      }
-      backoff(attempt, after) {
-        const wait = after ?? Math.floor(this.random() * Math.min(this.retry.capMs, this.retry.baseMs * 2 ** attempt));
-        return Math.min(wait, this.retry.maxWaitMs);
-      }
-      /** The token endpoint: safe to retry (it creates nothing the caller could duplicate). Never logs the
-       *  form. Not paced by the governor: it is another host, and every request waits on it. */
-      async postToken(form, user) {
-        const started = this.clock.now();
-        for (let attempt = 0; ; attempt++) {
-          const sent = await this.sendToken(form, user, attempt, started);
-          if ("answer" in sent) return sent.answer;
-          const delay = this.backoff(attempt, sent.wait);
-          if (attempt + 1 >= this.retry.maxAttempts || this.clock.now() - started + delay > this.retry.maxTotalMs || this.clock.now() + delay >= this.governor.deadline) {
-            const message = `no usable answer after ${plural(attempt + 1, "attempt")} (last: ${sent.last})`;
-            throw new ApiError({ method: "POST", path: "token endpoint", status: sent.status, message, retryable: true });
-          }
-          this.log(`retry ${attempt + 1}/${this.retry.maxAttempts - 1} of the token request in ${delay}ms`);
-          await this.clock.sleep(delay);
-        }
-      }
-      /** One send of the token request: its answer, when it is one to act on (a token, or a refusal in its
-       *  words), or why another send may do better (a retry status, its Retry-After; the connection). */
-      async sendToken(form, user, attempt, started) {
-        let status = 0;
-        const t0 = this.clock.now();
-        const path = new URL(this.tokenUrl).pathname;
-        this.onRequestStart?.({ method: "POST", path, started_at: t0, resend: attempt > 0, user: user ?? null });
-        try {
-          const res = await request(this.tokenUrl, {
-            method: "POST",
-            headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-            body: form.toString(),
-            dispatcher: this.dispatcher,
-            headersTimeout: this.timeouts.headersMs,
-            bodyTimeout: this.timeouts.bodyMs,
-            signal: this.requestSignal()
-          });
-          status = res.statusCode;
-          const text3 = await res.body.text();
-          this.observe("POST", path, status, t0, attempt > 0, void 0, user);
-          this.log(`POST /auth/realms/\u2026/token ${status} ${this.clock.now() - started}ms`);
-          if (!RETRY_STATUS.has(status)) return { answer: this.tokenAnswer(status, text3) };
-          return { status, wait: retryAfterMs(headerOf(res.headers["retry-after"]), this.clock.now()), last: `status ${status}` };
-        } catch (e) {
-          if (e instanceof ApiError) throw e;
-          const last2 = this.abortReason(e) ?? this.timerReason(e) ?? connectionReason(e);
-          this.observe("POST", path, null, t0, attempt > 0, last2, user);
-          this.log(`POST /auth/realms/\u2026/token failed: ${last2}`);
-          if (notTls(e)) throw new ApiError({ method: "POST", path: "token endpoint", status: 0, message: `connection failed: ${last2}` });
-          return { status, last: last2 };
-        }
-      }
-      /** The token endpoint's answer (not a retry status) as JSON, a token checked against its schema; a
-       *  404 names the realm: no token endpoint at this path, whatever the body, means the realm is not
-       *  served at this auth URL (a realm the service does not have, or the wrong auth_url). */
-      tokenAnswer(status, text3) {
-        const refused = (message, hint) => new ApiError({ method: "POST", path: "token endpoint", status, message, hint });
-        if (status === 404)
-          throw refused(
-            `sign-in refused: no realm ${JSON.stringify(this.realm.name)} at ${this.realm.authBase}`,
-            "check the environment's realm in revsync.yaml (or REVSYNC_REALM), and its auth_url (or REVSYNC_AUTH_URL)"
-          );
-        let body;
-        try {
-          body = JSON.parse(text3);
-        } catch {
-          throw refused(`answer is not JSON: ${JSON.stringify(text3.slice(0, 80))}`);
-        }
-        const fn = apiValidator("TokenResponse");
-        if (status === 200 && !fn(body)) throw refused(`unexpected token response: ${fn.errors?.[0]?.instancePath || "(body)"} ${fn.errors?.[0]?.message ?? ""}`);
-        return { status, body };
-      }
-      /** What ends one request: the run's time limit, or the request's own total cap, whichever comes first.
-       *  undici's headers and body timers are idle timers (a body that trickles in never trips them). */
-      requestSignal() {
-        const left = Math.max(1, Math.ceil(Math.min(this.timeouts.totalMs, this.governor.deadline - this.clock.now())));
-        const signal = AbortSignal.timeout(left);
-        this.cuts.set(signal, left === this.timeouts.totalMs ? "cap" : "deadline");
-        return signal;
-      }
-      cuts = /* @__PURE__ */ new WeakMap();
-      /** A request undici's own timers ended, in words: the connection worked, the answer did not come in
-       *  time (REVSYNC_TIMEOUT_MS sets both timers, in ms); undefined for any other error. */
-      timerReason(e) {
-        const code = errorCode(e);
-        if (code === "UND_ERR_HEADERS_TIMEOUT") return `no answer within ${this.timeouts.headersMs} ms (REVSYNC_TIMEOUT_MS)`;
-        if (code === "UND_ERR_BODY_TIMEOUT") return `no complete answer: its body stopped coming for ${this.timeouts.bodyMs} ms (REVSYNC_TIMEOUT_MS)`;
-        return void 0;
-      }
-      /** A request that a signal ended, in words; undefined for any other error. */
-      abortReason(e, signal) {
-        const err = e;
-        if (err?.name !== "AbortError" && err?.name !== "TimeoutError" && err?.code !== "UND_ERR_ABORTED") return void 0;
-        const cut = signal ? this.cuts.get(signal) : void 0;
-        return cut === "cap" ? `no complete answer within ${formatDuration(this.timeouts.totalMs)} (the cap of one request, REVSYNC_TIMEOUT_MS)` : `no complete answer within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})`;
-      }
-      /** The transport: one send (plus one re-authentication after a 401, which the service did not
-       *  process), and the answer as it came. Never throws for what the service answers; a failed token
-       *  request is thrown (an ApiError of the token endpoint). */
-      async transport(spec2, url, shown2, p) {
-        const sends = p.sends;
-        const path = `${spec2.path}${spec2.query ? new URL(url).search : ""}`;
-        for (let reauthed = false; ; reauthed = true) {
-          const token = await this.auth.token();
-          const t0 = this.clock.now();
-          const resend = reauthed || p.sends + p.throttles > 0 || !!p.reauthed;
-          this.onRequestStart?.({
-            method: spec2.method,
-            path,
-            started_at: t0,
-            resend,
-            user: this.auth.username ?? null,
-            ...this.tag === void 0 ? {} : { tag: this.tag },
-            ...spec2.kind !== "read" && spec2.body !== void 0 ? { body: spec2.body } : {}
-          });
-          let res;
-          let body;
-          const signal = this.requestSignal();
-          try {
-            res = await this.send(spec2, url, token, signal);
-            body = Buffer.from(await res.body.arrayBuffer());
-          } catch (e) {
-            const reason = this.abortReason(e, signal) ?? this.timerReason(e) ?? connectionReason(e);
-            this.observe(spec2.method, path, null, t0, resend, reason);
-            this.log(`${shown2} failed after ${this.clock.now() - t0}ms: ${reason}${this.asWhom()}`);
-            return notTls(e) ? { lost: reason, unsent: true, notTls: true } : { lost: reason, unsent: notSent(e) };
-          }
-          const status = res.statusCode;
-          this.observe(spec2.method, path, status, t0, resend);
-          this.log(`${shown2} ${status} ${this.clock.now() - t0}ms${sends ? ` (send ${sends + 1})` : ""}${this.asWhom()}`);
-          const refused = status === 401 && !this.auth.isStatic ? this.tokenRefused(spec2, shown2, token, reauthed, p) : void 0;
-          if (refused === "again") continue;
-          if (refused === "to the guard") return { status, body, reauth: true };
-          return { status, retryAfter: headerOf(res.headers["retry-after"]), body };
-        }
-      }
-      /** One HTTP request of the service's interface, as the spec says it, with the token. */
-      send(spec2, url, token, signal) {
-        return request(url, {
-          method: spec2.method,
-          headers: {
-            authorization: `Bearer ${token}`,
-            accept: spec2.schema === "bytes" ? "text/csv, */*" : "application/json",
-            ...spec2.body !== void 0 ? { "content-type": "application/json" } : {},
-            ...spec2.ifMatch ? { "if-match": spec2.ifMatch } : {}
-          },
-          body: spec2.body === void 0 ? void 0 : JSON.stringify(spec2.body),
-          dispatcher: this.dispatcher,
-          headersTimeout: this.timeouts.headersMs,
-          bodyTimeout: this.timeouts.bodyMs,
-          signal
-        });
-      }
-      /** A 401, which the service did not process: the token is dropped, and a read is sent again at once
-       *  with a new one ("again"); a write goes back to its write unit, whose guard reads again before the
-       *  send after the sign-in, once per write ("to the guard"). After that, the 401 is the answer. */
-      tokenRefused(spec2, shown2, token, reauthed, p) {
-        if (spec2.kind === "read" && !reauthed) {
-          this.auth.invalidate(token);
-          this.log(`${shown2}: token refused, signing in again`);
-          return "again";
-        }
-        if (spec2.kind !== "read" && !p.reauthed) {
-          this.auth.invalidate(token);
-          p.reauthed = true;
-          this.log(`${shown2}: token refused; signing in again before the write's guard and its next send`);
-          return "to the guard";
-        }
-        return void 0;
-      }
-      /** One send of a request through the governor, and what its answer means: the one place each HTTP
-       *  attempt is sent. `p.sends + p.throttles > 0` says it is a resend. Throws (an ApiError) only when it
-       *  cannot be sent (the run's time limit) or its token cannot be had. */
-      async sendOnce(spec2, p) {
-        return this.exchange(spec2, joinUrl(this.base, spec2.path, spec2.query), p);
-      }
-      async exchange(spec2, url, p) {
-        const shown2 = `${spec2.method} ${spec2.path}${spec2.query ? new URL(url).search : ""}`;
-        let ticket;
-        try {
-          ticket = await this.governor.acquire();
-        } catch (e) {
-          if (e instanceof TimeLimitReached) throw this.timeLimit(spec2, p);
-          throw e;
-        }
-        let answer;
-        try {
-          answer = await this.transport(spec2, url, shown2, p);
-        } catch (e) {
-          this.governor.settle(ticket, { kind: "no-answer" });
-          throw e;
-        }
-        const verdict = classify(answer, spec2, p, this.clock.now());
-        if (verdict.outcome === "ok") {
-          this.governor.settle(ticket, { kind: "accepted" });
-          for (const u of verdict.unknownValues) this.onUnknownValue(u, shown2);
-        } else {
-          this.governor.settle(
-            ticket,
-            verdict.throttled ? { kind: "turned-away", retryAfterMs: verdict.waitMs } : "lost" in answer ? { kind: "no-answer" } : { kind: "accepted" }
-          );
-          if (verdict.outcomeUnknown) p.mayHaveLanded = true;
-          p.last = verdict.err;
-        }
-        return verdict;
-      }
-      /** A read: at most BUDGET.sends sends (a 429 is not counted: the service did not process it) and
-       *  BUDGET.totalMs of waits between them; 429s are bounded by the run's time limit. Writes go through
-       *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
-      async call(spec2) {
-        if (spec2.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
-        const url = joinUrl(this.base, spec2.path, spec2.query);
-        const p = freshProgress();
-        for (; ; ) {
-          const v = await this.exchange(spec2, url, p);
-          if (v.outcome === "ok") return v.body;
-          if (!v.retryable) throw v.err;
-          await this.again(spec2, v, p, this.retry.maxAttempts);
-        }
-      }
-      /** The most sends of a write that makes something (a create, an approval action): BUDGET.createSends. */
-      get writeSends() {
-        return Math.min(BUDGET.createSends, this.retry.maxAttempts);
-      }
-      /** The most sends of a request that changes a state in place (a PATCH) or reads: BUDGET.sends. */
-      get sendBudget() {
-        return this.retry.maxAttempts;
-      }
-      /** A view of this client whose requests the observer is told were sent for `tag` (apply: the change a
-       *  step's guard reads, writes and read-backs are for). It shares everything else (the connection
-       *  pool, the sign-in, the governor, the budgets): a prototype over this client, carrying only the tag,
-       *  so no async context has to follow the step's promises. Token requests stay untagged. */
-      tagged(tag) {
-        return Object.create(this, { tag: { value: tag, enumerable: true } });
-      }
-      /** The view of this client that sends as the approver identity (four eyes): it shares everything but
-       *  the sign-in (the connection pool, the governor, the budgets, the observer, its tag). Without an
-       *  approver identity, this client itself. */
-      asApprover() {
-        if (!this.approverAuth || this.auth === this.approverAuth) return this;
-        return Object.create(this, { auth: { value: this.approverAuth, enumerable: true } });
-      }
-      /** " (as bob)" in the verbose log, once the run has two identities: who sent what. */
-      asWhom() {
-        return this.approverAuth ? ` (as ${this.auth.username ?? "a user the token does not name"})` : "";
-      }
-      /** Tells the request observer about one attempt that ended. */
-      observe(method, path, status, t0, resend, error2, user = this.auth.username) {
-        if (!this.onRequest) return;
-        const r = { method, path, status, started_at: t0, duration_ms: this.clock.now() - t0, resend, user: user ?? null };
-        if (error2 !== void 0) r.error = error2;
-        if (this.tag !== void 0) r.tag = this.tag;
-        this.onRequest(r);
-      }
-      /** Waits before the next send of a request, or throws when it may not be sent again: its budget is
-       *  spent, or the run's time limit would pass first. After a 429 the governor holds the next send
-       *  (with the Retry-After, for every request); without a Retry-After this request also backs off. */
-      async again(spec2, v, p, maxSends) {
-        const err = p.mayHaveLanded && !v.err.outcomeUnknown ? v.err.withOutcomeUnknown() : v.err;
-        let delay;
-        if (v.throttled) {
-          p.throttles++;
-          delay = v.waitMs === void 0 ? this.backoff(p.throttles - 1) : 0;
-        } else {
-          p.throttles = 0;
-          p.sends++;
-          delay = this.backoff(p.sends - 1, v.waitMs);
-          if (p.sends >= maxSends || p.waited + delay > this.retry.maxTotalMs)
-            throw err.status === 0 && p.sends > 1 ? err.withMessage(`${err.serviceMessage}, after ${plural(p.sends, "attempt")}`) : err;
-          p.waited += delay;
-        }
-        if (this.clock.now() + Math.max(delay, v.throttled ? this.governor.pausedForMs : 0) >= this.governor.deadline) throw this.timeLimit(spec2, p);
-        if (delay || !v.throttled)
-          this.log(
-            `${v.throttled ? "429: " : `send ${p.sends + 1}/${maxSends} of `}${spec2.method} ${spec2.path} in ${delay}ms${v.throttled ? "" : ` (${err.status || "connection"})`}`
-          );
-        if (delay) await this.clock.sleep(delay);
-      }
-      /** This request cannot be sent (again) within the run's time limit: it ran out, or the next send
-       *  would come after it (a Retry-After, or this request's own backoff, reaching past it). */
-      timeLimit(spec2, p) {
-        const turned = this.governor.turnedAway;
-        const away = turned ? `; the service turned away ${turned === 1 ? "1 request" : `${turned} requests`} of this run with 429 (rate limited): try again later, give a longer --timeout, or set rate_limit for this environment (or --rate-limit) to the service's limit` : "";
-        const held = this.governor.pausedForMs;
-        const past = this.clock.now() + held >= this.governor.deadline;
-        const pause = held > 0 && past ? `: the service's Retry-After holds every request for another ${formatDuration(Math.max(1, Math.round(held / 1e3)) * 1e3)}` : "";
-        return new ApiError({
-          method: spec2.method,
-          path: spec2.path,
-          status: p.last?.status ?? 0,
-          message: `not sent${p.last ? " again" : ""} within the run's time limit (--timeout ${formatDuration(this.timeoutMs)})${pause}${away}`,
-          retryable: true,
-          outcomeUnknown: p.mayHaveLanded
-        });
-      }
-    };
-    UNSENT = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
   }
 });
 
@@ -46175,14 +48462,14 @@ function cwdOf(flags) {
   return ioOf(flags).cwd;
 }
 function concurrencyOf(flags) {
-  const n = Number(flags.concurrency ?? 8);
+  const n = numberOf(flags.concurrency ?? 8) ?? NaN;
   if (!Number.isInteger(n) || n < 1 || n > 64)
     throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
   return n;
 }
 function rateLimitOf(flags, env2) {
   if (flags.rateLimit === void 0) return env2.rateLimit;
-  const n = Number(flags.rateLimit);
+  const n = numberOf(flags.rateLimit) ?? NaN;
   if (flags.rateLimit.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 1e4)
     throw new UserError(`--rate-limit must be a number of requests per second above 0 (at most 10000), got ${JSON.stringify(flags.rateLimit)}`);
   return n;
@@ -46201,7 +48488,7 @@ function openRepo(flags) {
   return repo;
 }
 function desiredState(repo, env2, out, flags) {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env2, envOf(flags)));
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env2, envOf(flags)), KINDS);
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }
@@ -46304,10 +48591,12 @@ var init_context = __esm({
     init_auth();
     init_http();
     init_service_choices();
-    init_diagnostics2();
+    init_diagnostics();
     init_repo();
     init_errors();
+    init_registry();
     init_duration();
+    init_number();
     init_io();
     SIGN_IN_NAMES = ["REVSYNC_CLIENT_ID", "REVSYNC_USERNAME", "REVSYNC_USER", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_USER"];
   }
@@ -46321,7 +48610,7 @@ __export(validate_exports, {
 async function runValidate(flags, out) {
   const view = await pickView(validateViews, flags.format);
   const env2 = envOf(flags);
-  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env: env2 });
+  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env: env2, kinds: KINDS });
   view({ diagnostics, files: docs, env: env2 }, out);
   return diagnostics.some((d) => d.severity === "error") ? 1 : 0;
 }
@@ -46329,6 +48618,7 @@ var init_validate3 = __esm({
   "src/cli/validate.ts"() {
     "use strict";
     init_validate2();
+    init_registry();
     init_view();
     init_validate();
     init_context();
@@ -46338,11 +48628,11 @@ var init_validate3 = __esm({
 // src/repo/schemas.ts
 function schemaFiles(root) {
   return REPO_SCHEMA_FILES.map((f) => {
-    const target = (0, import_node_path12.join)(root, REPO_SCHEMAS_DIR, f);
+    const target = (0, import_node_path14.join)(root, REPO_SCHEMAS_DIR, f);
     return {
       rel: `${REPO_SCHEMAS_DIR}/${f}`,
       target,
-      text: (0, import_node_fs10.readFileSync)((0, import_node_path12.join)(schemasDir, f), "utf8"),
+      text: (0, import_node_fs10.readFileSync)((0, import_node_path14.join)(schemasDir, f), "utf8"),
       current: (0, import_node_fs10.existsSync)(target) ? (0, import_node_fs10.readFileSync)(target, "utf8") : void 0
     };
   });
@@ -46360,12 +48650,12 @@ function writeRepoSchemas(root, overwrite, dryRun = false) {
   }
   return out;
 }
-var import_node_fs10, import_node_path12, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
+var import_node_fs10, import_node_path14, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
 var init_schemas = __esm({
   "src/repo/schemas.ts"() {
     "use strict";
     import_node_fs10 = require("node:fs");
-    import_node_path12 = require("node:path");
+    import_node_path14 = require("node:path");
     init_user_files();
     init_ajv();
     REPO_SCHEMAS_DIR = ".revsync/schemas";
@@ -46426,7 +48716,7 @@ function defaultPin(version2) {
       return void 0;
     }
   };
-  const clone = (0, import_node_fs11.existsSync)((0, import_node_path13.join)(OWN_ROOT, ".git"));
+  const clone = (0, import_node_fs11.existsSync)((0, import_node_path15.join)(OWN_ROOT, ".git"));
   let ref = `v${version2}`;
   if (clone && git("rev-parse", "-q", "--verify", `refs/tags/${ref}`) === void 0) ref = git("rev-parse", "HEAD") ?? ref;
   const pkg = ownPackage();
@@ -46441,7 +48731,7 @@ function pinFrom(url, ref) {
   return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
 }
 function packageJson(dir, pin) {
-  const name = (0, import_node_path13.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+  const name = (0, import_node_path15.basename)(dir).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
   return `${JSON.stringify(
     {
       name: `${name || "policy-repo"}`,
@@ -46457,8 +48747,8 @@ function packageJson(dir, pin) {
 }
 async function runInit(flags, out, args) {
   const envName = checkFlags(flags);
-  const dir = (0, import_node_path13.resolve)(out.io.cwd, args[0] ?? ".");
-  const where = (0, import_node_path13.relative)(out.io.cwd, dir) || ".";
+  const dir = (0, import_node_path15.resolve)(out.io.cwd, args[0] ?? ".");
+  const where = (0, import_node_path15.relative)(out.io.cwd, dir) || ".";
   const { existing, configText, shape } = readConfig(dir, where, envName, flags, out);
   const found = flags.pin ? {} : defaultPin(ownPackage().version);
   const scaffold = { dir, where, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
@@ -46482,13 +48772,13 @@ function checkFlags(flags) {
   return envName;
 }
 function readConfig(dir, where, envName, flags, out) {
-  const configPath = (0, import_node_path13.join)(dir, "revsync.yaml");
+  const configPath = (0, import_node_path15.join)(dir, "revsync.yaml");
   const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? (0, import_node_fs11.readFileSync)(configPath, "utf8") : void 0;
   const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
     throw new UserError(
-      `${(0, import_node_path13.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
+      `${(0, import_node_path15.relative)(out.io.cwd, configPath) || "revsync.yaml"} has no environments revsync can read, so init cannot fit the files it adds to it`,
       "run revsync validate to see why, or init --force to write a new revsync.yaml"
     );
   }
@@ -46502,14 +48792,14 @@ function readConfig(dir, where, envName, flags, out) {
 function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
   files.set("revsync.yaml", configText);
-  const policiesDir = (0, import_node_path13.join)(dir, shape.policies);
+  const policiesDir = (0, import_node_path15.join)(dir, shape.policies);
   if (!(0, import_node_fs11.existsSync)(policiesDir) || !(0, import_node_fs11.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
   files.set(".gitignore", `${GITIGNORE_HEADER}
 ${GITIGNORE_LINES.join("\n")}
 `);
   files.set(".vscode/settings.json", editorSettings(shape));
   if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin));
-  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path13.join)(CI_DIR, from), "utf8"), shape));
+  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path15.join)(CI_DIR, from), "utf8"), shape));
   return files;
 }
 function editorSettings(shape) {
@@ -46519,11 +48809,11 @@ function editorSettings(shape) {
 `;
 }
 function writeFiles({ dir, where, pin }, files, flags, out) {
-  const words = { show: (p) => (0, import_node_path13.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
-  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path13.join)(dir, name), words);
+  const words = { show: (p) => (0, import_node_path15.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
+  for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path15.join)(dir, name), words);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text3] of files) {
-    const path = (0, import_node_path13.join)(dir, name);
+    const path = (0, import_node_path15.join)(dir, name);
     const current = (0, import_node_fs11.existsSync)(path) ? (0, import_node_fs11.readFileSync)(path, "utf8") : void 0;
     const merged = current !== void 0 && current !== text3 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
     if (current === text3 || merged && merged.text === current) outcome.unchanged.push(name);
@@ -46544,7 +48834,7 @@ function writeFiles({ dir, where, pin }, files, flags, out) {
 }
 function pinnedIn(dir) {
   try {
-    const pkg = JSON.parse((0, import_node_fs11.readFileSync)((0, import_node_path13.join)(dir, "package.json"), "utf8"));
+    const pkg = JSON.parse((0, import_node_fs11.readFileSync)((0, import_node_path15.join)(dir, "package.json"), "utf8"));
     return { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
   } catch {
     return void 0;
@@ -46586,12 +48876,12 @@ function sayNext({ dir, where, existing, shape, pin, found }, { written }, flags
 function mergeInto(name, current, pinFlag, pin) {
   if (name === ".gitignore") {
     const has = new Set(current.split(/\r?\n/).map((l) => l.trim()));
-    const missing3 = GITIGNORE_LINES.filter((l) => !has.has(l));
-    if (!missing3.length) return { text: current, said: "" };
+    const missing2 = GITIGNORE_LINES.filter((l) => !has.has(l));
+    if (!missing2.length) return { text: current, said: "" };
     const sep5 = current === "" || current.endsWith("\n") ? "" : "\n";
     return { text: `${current}${sep5}${GITIGNORE_HEADER}
-${missing3.join("\n")}
-`, said: `added ${missing3.join(", ")} to .gitignore` };
+${missing2.join("\n")}
+`, said: `added ${missing2.join(", ")} to .gitignore` };
   }
   if (name === "package.json") {
     let pkg;
@@ -46629,16 +48919,16 @@ function editPin(current, section, want, wanted) {
   for (const m of current.matchAll(/("revsync"\s*:\s*)"(?:[^"\\]|\\.)*"/g))
     candidates2.push(current.slice(0, m.index) + m[1] + value2 + current.slice(m.index + m[0].length));
   for (const m of current.matchAll(new RegExp(`"${section}"\\s*:\\s*\\{(\\s*)`, "g"))) {
-    const at3 = m.index + m[0].length;
+    const at2 = m.index + m[0].length;
     const ws = m[1] ?? "";
-    if (current[at3] !== "}" || !ws.includes("\n")) {
-      const insert = current[at3] === "}" ? `"revsync": ${value2}${ws}` : `"revsync": ${value2},${ws}`;
-      candidates2.push(current.slice(0, at3) + insert + current.slice(at3));
+    if (current[at2] !== "}" || !ws.includes("\n")) {
+      const insert = current[at2] === "}" ? `"revsync": ${value2}${ws}` : `"revsync": ${value2},${ws}`;
+      candidates2.push(current.slice(0, at2) + insert + current.slice(at2));
     } else {
       const keyIndent = /[ \t]*$/.exec(current.slice(0, m.index))?.[0] ?? "";
-      candidates2.push(`${current.slice(0, at3 - ws.length)}
+      candidates2.push(`${current.slice(0, at2 - ws.length)}
 ${keyIndent}${unit}"revsync": ${value2}
-${keyIndent}${current.slice(at3)}`);
+${keyIndent}${current.slice(at2)}`);
     }
   }
   const end = current.lastIndexOf("}");
@@ -46671,13 +48961,13 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path13, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
     import_node_fs11 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_path15 = require("node:path");
     import_node_module4 = require("node:module");
     import_node_util = require("node:util");
     import_yaml3 = __toESM(require_dist(), 1);
@@ -46686,8 +48976,8 @@ var init_init = __esm({
     init_schemas();
     init_ajv();
     init_user_files();
-    OWN_ROOT = (0, import_node_path13.join)(schemasDir, "..");
-    CI_DIR = (0, import_node_path13.join)(OWN_ROOT, "examples", "ci");
+    OWN_ROOT = (0, import_node_path15.join)(schemasDir, "..");
+    CI_DIR = (0, import_node_path15.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
       github: [
         ["github/revsync-plan.yml", ".github/workflows/revsync-plan.yml"],
@@ -46696,7 +48986,7 @@ var init_init = __esm({
       ],
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
-    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path13.join)(OWN_ROOT, "package.json"));
+    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path15.join)(OWN_ROOT, "package.json"));
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
     GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
@@ -46704,1173 +48994,72 @@ var init_init = __esm({
 });
 
 // src/plan/policy-models.ts
-function rowsOf(held) {
-  if (!held) return [];
-  return Array.isArray(held) ? held : valuesFromCsv(held.csv);
+function modelsFromGitOnly2(desired, kinds = KINDS) {
+  const parts = fromGit(desired, void 0, kinds);
+  return { models: policiesOf(parts), skipped: parts.flatMap((p) => p.skipped ?? []) };
 }
-function fromItem(name, item, batches, fromService = false) {
-  const hidden2 = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
-  const inexact = hidden2.filter((k) => isInexact(item[k]));
-  const place = item.hierarchy_no;
-  return {
-    name,
-    active: item.active !== false,
-    // A hierarchy_no that is not comparable (the one number rule) orders the policy by the double it reads
-    // as, and marks its place unknown: a line it may price is an error, never a guess.
-    hierarchy_no: typeof place === "number" ? place : isInexact(place) ? Number(place.text) : Number.MAX_SAFE_INTEGER,
-    ...isInexact(place) ? { placeUnknown: place.text } : {},
-    ...inexact.length ? { notComparable: inexact } : {},
-    method: typeof item.method === "string" ? item.method : "",
-    when: Array.isArray(item.when) ? item.when : [],
-    expression: typeof item.expression === "string" ? item.expression : "",
-    ...typeof item.apply_ssppercent_on === "string" ? { percentOn: item.apply_ssppercent_on } : {},
-    batches,
-    ...typeof item.floor_percentage === "number" ? { floorPercentage: item.floor_percentage } : {},
-    ...typeof item.ceiling_percentage === "number" ? { ceilingPercentage: item.ceiling_percentage } : {},
-    ...hidden2.length ? { notShown: hidden2 } : {},
-    rules: {
-      ...typeof item.transaction_below_range === "string" ? { below: item.transaction_below_range } : {},
-      ...typeof item.transaction_mid_range === "string" ? { mid: item.transaction_mid_range } : {},
-      ...typeof item.transaction_above_range === "string" ? { above: item.transaction_above_range } : {}
+function liveWithGitsUnknowns2(desired, live, kinds = KINDS) {
+  const taken = /* @__PURE__ */ new Map();
+  const known = new Map(live);
+  for (const k of kinds) if (k.tests?.known) known.set(k.name, k.tests.known(desiredOf(k, desired), liveOf(k, live), taken));
+  return { live: known, fromGit: taken };
+}
+function impactNotes(cases, contracts, fromGit2, kinds = KINDS) {
+  const met = /* @__PURE__ */ new Set();
+  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)])
+    for (const p of [s.before.policy, s.after.policy]) if (p !== null) {
+      for (const k of kinds) if (k.tests) met.add(k.address(p));
     }
-  };
+  return [...fromGit2].filter(([addr]) => met.has(addr)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([addr, fields]) => impactNote(addr, fields));
 }
-function ordinal(i) {
-  const n = i + 1;
-  const teen = n % 100 >= 11 && n % 100 <= 13;
-  return `${n}${teen ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
+function impactNote(addr, unknown) {
+  const fields = unknown.map((f) => typeof f === "string" ? f : f.field);
+  const one = fields.length === 1;
+  const how = unknown.some((f) => typeof f !== "string" && f.inexact !== void 0) ? "null, or a number it cannot hold exactly" : "null";
+  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
 }
-function liveBatch(policy2, b, live) {
-  const name = batchNameOf(b);
-  const at3 = typeof b.updated_at === "number" ? b.updated_at : -1;
-  return {
-    name,
-    status: b.status ?? "",
-    values: rowsOf(live.values.get(`${policy2}/${name}`)),
-    ...str2(b.effective_start_date) ? { effective_start_date: str2(b.effective_start_date) } : {},
-    ...str2(b.effective_end_date) ? { effective_end_date: str2(b.effective_end_date) } : {},
-    approved: at3,
-    approvedShown: at3 >= 0 ? `updated_at ${iso(at3)}` : "no updated_at"
-  };
-}
-function modelsFromLive(live) {
-  return [...live.ssp].map(
-    ([name, lp]) => fromItem(
-      name,
-      lp.item,
-      (lp.batches ?? []).map((b) => liveBatch(name, b, live)),
-      true
-    )
-  );
-}
-function liveWithGitsUnknowns(desired, live) {
-  const fromGit = /* @__PURE__ */ new Map();
-  const ssp3 = new Map(live.ssp);
-  for (const d of desired.ssp) {
-    const lp = live.ssp.get(d.name);
-    if (!lp) continue;
-    const spec2 = d.spec;
-    const fields = notShown(spec2, lp.item);
-    if (!fields.length) continue;
-    fromGit.set(address.ssp(d.name), fields);
-    const item = { ...lp.item, ...Object.fromEntries(fields.map((u) => [u.field, spec2[u.field]])) };
-    ssp3.set(d.name, { ...lp, item });
-  }
-  return { live: { ...live, ssp: ssp3 }, fromGit };
-}
-function modelsFromGit(desired, live) {
-  const out = /* @__PURE__ */ new Map();
-  if (live) for (const m of modelsFromLive(live)) out.set(m.name, m);
-  for (const d of desired.ssp) {
-    const lp = live?.ssp.get(d.name);
-    const item = { ...lp?.item ?? {}, ...d.spec };
-    const batches = /* @__PURE__ */ new Map();
-    for (const b of out.get(d.name)?.batches ?? []) batches.set(b.name, b);
-    d.batches.forEach((b, i) => {
-      const before = batches.get(b.name);
-      const keeps = b.status === "approved" && before?.status === "approved";
-      const inService = live?.ssp.get(d.name)?.batches?.some((lb) => batchNameOf(lb) === b.name) ?? false;
-      const start = inService ? before?.effective_start_date : b.effective_start_date ?? before?.effective_start_date;
-      const end = inService ? before?.effective_end_date : b.effective_end_date ?? before?.effective_end_date;
-      batches.set(b.name, {
-        name: b.name,
-        status: b.status,
-        values: b.values ? b.values.rows : before?.values ?? [],
-        ...start ? { effective_start_date: start } : {},
-        ...end ? { effective_end_date: end } : {},
-        approved: keeps && before ? before.approved : (live ? APPROVED_BY_THIS_CHANGE : 0) + i,
-        approvedShown: keeps && before ? before.approvedShown : live ? `approved by this change, listed ${ordinal(i)} in git` : `listed ${ordinal(i)} in git`
-      });
-    });
-    out.set(d.name, fromItem(d.name, item, [...batches.values()]));
-  }
-  return [...out.values()];
-}
-function modelsFromGitOnly(desired) {
-  const skipped = desired.ssp.filter((d) => d.spec.when === void 0 || d.spec.hierarchy_no === void 0).map((d) => d.name);
-  const models = modelsFromGit({ ...desired, ssp: desired.ssp.filter((d) => !skipped.includes(d.name)) });
-  return { models, skipped };
-}
-function carvesLive(live) {
-  return live.tenantConfigs.every((e) => carvesOf(e.compliance_spec?.[0]));
-}
-function carvesGit(desired, live, use = () => true) {
-  const values2 = /* @__PURE__ */ new Map();
-  for (const e of live?.tenantConfigs ?? []) values2.set(e.compliance_name ?? "", carvesOf(e.compliance_spec?.[0]));
-  for (const d of desired.tenantConfigs) if (use(d.name) && d.spec.carves_allocation !== void 0) values2.set(d.name, carvesOf(d.spec));
-  return [...values2.values()].every(Boolean);
-}
-var RANGE_FIELDS, iso, str2, APPROVED_BY_THIS_CHANGE, carvesOf;
+var policiesOf, carvesOf, fromLive, fromGit, modelsFromLive2, carvesLive, modelsFromGit2, carvesGit;
 var init_policy_models = __esm({
   "src/plan/policy-models.ts"() {
     "use strict";
-    init_csv();
-    init_address();
-    init_unknown();
-    init_number();
-    RANGE_FIELDS = ["floor_percentage", "ceiling_percentage"];
-    iso = (epoch2) => new Date(epoch2 * 1e3).toISOString().replace(".000Z", "Z");
-    str2 = (v) => typeof v === "string" && v !== "" ? v : void 0;
-    APPROVED_BY_THIS_CHANGE = 1e15;
-    carvesOf = (item) => item?.carves_allocation !== false;
-  }
-});
-
-// src/map-limit.ts
-async function mapLimit(items, limit, fn) {
-  const results = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return results;
-}
-var init_map_limit = __esm({
-  "src/map-limit.ts"() {
-    "use strict";
-  }
-});
-
-// src/api/write.ts
-function guardFailed(e) {
-  return new ApiError({
-    method: e.method,
-    path: e.path,
-    status: e.status,
-    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
-    problems: e.problems
-  });
-}
-async function runWrite(core, w) {
-  const p = freshProgress();
-  const maxSends = w.maxSends ?? core.writeSends;
-  let mayHaveLanded = false;
-  let unsettled;
-  const checked = async (o) => {
-    if (!w.check) return o;
-    try {
-      const undone = await w.check(o.result);
-      return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return { ...o, unchecked: `not read again after the write: ${e.message}` };
-    }
-  };
-  const settle = async (err) => {
-    let found;
-    try {
-      found = await w.readBack();
-    } catch (readErr) {
-      return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
-    }
-    const why = readBackReason(err);
-    if ("other" in found) {
-      return {
-        kind: "refused",
-        error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true })
-      };
-    }
-    if (found.landed) return checked({ kind: "confirmed", why, result: found.result, ...found.status ? { status: found.status } : {} });
-    p.mayHaveLanded = false;
-    return void 0;
-  };
-  const stop = async (e) => {
-    if (!mayHaveLanded) return { kind: "refused", error: e };
-    const s = await settle(unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
-    return s ?? {
-      kind: "refused",
-      error: new ApiError({
-        method: e.method,
-        path: e.path,
-        status: e.status,
-        message: `${e.serviceMessage}; read back: it did not land`,
-        problems: e.problems
-      })
-    };
-  };
-  for (; ; ) {
-    if (unsettled) {
-      const s = await settle(unsettled);
-      if (s) return s;
-      unsettled = void 0;
-    }
-    let g;
-    try {
-      g = await w.guard();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return mayHaveLanded ? stop(e) : { kind: "refused", error: guardFailed(e) };
-    }
-    if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
-    if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
-    const spec2 = w.request(g.go);
-    let v;
-    try {
-      v = await core.sendOnce(spec2, p);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-    if (v.outcome === "ok") {
-      const r = w.result(v.body);
-      if (r !== void 0) return checked({ kind: "done", result: r });
-      const found = await w.readBack().catch((readErr) => ({ failed: readErr }));
-      if ("landed" in found && found.landed) return checked({ kind: "done", result: found.result });
-      const accepted = new ApiError({
-        method: spec2.method,
-        path: spec2.path,
-        status: 200,
-        message: "the service accepted the write but does not show it",
-        outcomeUnknown: true
-      });
-      return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
-    }
-    if (v.outcome === "refused") {
-      if (mayHaveLanded) {
-        const s = await settle(v.err);
-        return s ?? { kind: "refused", error: v.err };
-      }
-      if (v.err.status !== 412) {
-        const meant = w.firstRefusal ? await w.firstRefusal(v.err) : void 0;
-        return meant ?? { kind: "refused", error: v.err };
-      }
-    }
-    if (v.outcome === "unknown") {
-      mayHaveLanded = true;
-      unsettled = v.err;
-    }
-    try {
-      await core.again(spec2, v, p, maxSends);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-  }
-}
-var init_write = __esm({
-  "src/api/write.ts"() {
-    "use strict";
-    init_errors();
-    init_classify();
-    init_core();
-  }
-});
-
-// src/api/resources.ts
-function createMismatch(sent, live) {
-  if (!live) return ["(no policy item)"];
-  const l = live;
-  const keys2 = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
-  return fieldDiff(normalizeSspFields(live, keys2), normalizeSspFields(sent, keys2)).map((d) => d.path);
-}
-function overwrittenWords(who, what) {
-  return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
-}
-function statusesFromService(core, list3) {
-  const choices = core.service;
-  const item = (i) => {
-    if (typeof i.status === "string") i.status = statusFromService(choices, i.status);
-    for (const b of i.batches ?? []) if (b && typeof b === "object") item(b);
-  };
-  for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
-  return list3;
-}
-var TC, SSP, enc, tenantConfigurations, IDENTITY_FIELDS, exactPolicy, ssp2, writes, approvals, errorTransactions2;
-var init_resources = __esm({
-  "src/api/resources.ts"() {
-    "use strict";
-    init_errors();
-    init_address();
-    init_normalize();
-    init_write();
-    init_who();
-    init_service_choices();
-    TC = "/apis/policy-sets/v1/policy/tenant-configurations";
-    SSP = "/apis/policy-sets/v1/policy/ssp";
-    enc = encodeURIComponent;
-    tenantConfigurations = {
-      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
-      /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
-       *  sends and settles it. */
-      updateRequest: (id, body, ifMatch) => ({
-        method: "PATCH",
-        path: `${TC}/${enc(id)}`,
-        body,
-        kind: "write",
-        schema: "UpdateResult",
-        ...ifMatch ? { ifMatch } : {},
-        emptyOk: true
-      })
-    };
-    IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
-    exactPolicy = (list3, name) => list3.find((e) => e.compliance_name === name);
-    ssp2 = {
-      list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
-      /** One policy with its batches, matched by exact name; undefined when the service has no policy of
-       *  exactly that name (a 404, or an answer holding only other policies). */
-      async get(core, policyName) {
-        try {
-          const list3 = await core.call({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
-          return exactPolicy(statusesFromService(core, list3), policyName);
-        } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return void 0;
-          throw e;
-        }
-      },
-      /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
-       *  policy name when the answer names its policy. */
-      async batch(core, policyName, batchName) {
-        try {
-          const list3 = await core.call({
-            method: "GET",
-            path: SSP,
-            query: { policy_name: policyName, batch_name: batchName },
-            kind: "read",
-            schema: "SspList"
-          });
-          for (const env2 of statusesFromService(core, list3)) {
-            if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
-            const item = (env2.compliance_spec ?? []).find((i) => batchNameOf(i) === batchName && (i.policy_name === void 0 || i.policy_name === policyName));
-            if (item) return item;
-          }
-          return void 0;
-        } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return void 0;
-          throw e;
-        }
-      },
-      /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
-      createRequest: (body) => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
-      /** The PATCH that reviews or approves a batch (sent by the write unit). */
-      batchActionRequest: (action, policyId, batchName, ifMatch) => ({
-        method: "PATCH",
-        path: `${SSP}/${action}/${enc(policyId)}/${enc(batchName)}`,
-        kind: "write",
-        schema: "SspUpdateResult",
-        ...ifMatch ? { ifMatch } : {},
-        emptyOk: true
-      }),
-      download: (core, fileId) => core.call({ method: "GET", path: `${SSP}/download/${enc(fileId)}`, kind: "read", schema: "bytes" }),
-      /** The template; batch_name goes where the tenant takes it (service.template_batch_name: a query
-       *  parameter by default, or a segment of the path; docs/decisions.md, "The service's own choices"). */
-      template: (core, batchName) => batchName !== void 0 && core.service.templateBatchName === "path" ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" }) : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" })
-    };
-    writes = {
-      /** A tenant configuration PATCH. The guard gives the body of each send (rebuilt from its fresh read)
-       *  and the If-Match. A send that may have landed is settled by reading the configuration: landed when
-       *  it holds every field the last send set, not landed when it holds every such field as before. */
-      update(core, id, guard) {
-        let sent = {};
-        let before;
-        const empty = { compliance_id: id, compliance_details: [], error: [] };
-        const same2 = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-        return runWrite(core, {
-          guard,
-          maxSends: core.sendBudget,
-          request: (read) => {
-            sent = read.body.compliance_spec[0] ?? {};
-            before = read.before;
-            return tenantConfigurations.updateRequest(id, read.body, read.ifMatch);
-          },
-          result: (body) => body ?? empty,
-          readBack: async () => {
-            const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-            const live = env2?.compliance_spec?.[0] ?? {};
-            if (Object.entries(sent).every(([k, v]) => same2(live[k], v))) return { landed: true, result: empty };
-            const b = before;
-            if (b && Object.keys(sent).every((k) => same2(live[k], b[k]))) return { landed: false };
-            return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
-          },
-          // Read again right after the write: a field the service holds otherwise than sent was written over
-          // since, by someone else (a null the service answers tells nothing, as the interface allows it).
-          check: async () => {
-            const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-            if (!env2) return `the tenant configuration is no longer in the service after revsync's write`;
-            const live = env2.compliance_spec?.[0] ?? {};
-            const moved = Object.entries(sent).filter(([k, v]) => live[k] !== null && live[k] !== void 0 && !same2(live[k], v)).map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
-            return moved.length ? overwrittenWords(envelopeWho(env2), moved) : void 0;
-          },
-          firstRefusal: async (err) => err.status === 412 ? {
-            kind: "refused",
-            error: new ApiError({
-              method: err.method,
-              path: err.path,
-              status: 412,
-              message: "the tenant configuration changed since the plan was made: plan again"
-            })
-          } : void 0
-        });
-      },
-      /** An SSP create. After a send that may have landed, the policy is read back by exact name: landed
-       *  only when it equals what was sent on every field the create sets and `verify` (the values of its
-       *  batches) finds nothing amiss; another policy of that name is someone else's. A 409 to a send no
-       *  earlier send of which may have landed is a conflict: someone else's policy, never "created". */
-      create(core, body, guard = async () => ({ go: null }), verify = async () => []) {
-        const name = body.compliance_name;
-        const sent = body.compliance_spec[0];
-        const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
-        return runWrite(core, {
-          guard,
-          request: () => ssp2.createRequest(body),
-          result: (b) => {
-            const r = b;
-            return r?.compliance_id ? r : void 0;
-          },
-          readBack: async () => {
-            const live = await ssp2.get(core, name);
-            if (!live) return { landed: false };
-            const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
-            if (differs.length) {
-              return {
-                other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
-              };
-            }
-            return { landed: true, result: found(live) };
-          },
-          firstRefusal: async (err) => {
-            if (err.status !== 409) return void 0;
-            const live = await ssp2.get(core, name).catch(() => void 0);
-            const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
-            return {
-              kind: "refused",
-              error: new ApiError({
-                method: err.method,
-                path: err.path,
-                status: 409,
-                message: `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`,
-                conflict: true
-              })
-            };
-          }
-        });
-      },
-      /** A review or approve. A send that may have landed is settled by reading the batch: at the target
-       *  status, landed; at the status before it, not landed. A 409 to a first send reads the batch: at the
-       *  target status (someone else moved it), already; otherwise refused. */
-      batchAction(core, action, policy2, batchName, guard = async () => ({ go: {} })) {
-        let id = policy2.id;
-        const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-        const answer = (status) => ({
-          compliance_id: id,
-          compliance_details: [{ error: [], message: status, unique_key: policy2.name }],
-          error: []
-        });
-        return runWrite(core, {
-          guard,
-          maxSends: core.sendBudget,
-          request: (read) => {
-            id = read.id ?? id;
-            return ssp2.batchActionRequest(action, id, batchName, read.ifMatch);
-          },
-          result: (b) => b ?? answer(action === "review" ? "reviewed" : "approved"),
-          readBack: async () => {
-            const status = (await ssp2.batch(core, policy2.name, batchName))?.status;
-            if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
-            return { landed: false };
-          },
-          firstRefusal: async (err) => {
-            if (err.status !== 409) return void 0;
-            const status = (await ssp2.batch(core, policy2.name, batchName).catch(() => void 0))?.status;
-            return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : void 0;
-          }
-        });
-      }
-    };
-    approvals = {
-      pending: (core) => core.call({ method: "GET", path: "/apis/oingest-approval/v1/pending", kind: "read", schema: "PendingApprovals" }),
-      /** Sent again only when the pending list says that none of the ids was processed (the create rule).
-       *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
-       *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
-       *  service says so (the list shows pending uploads only: someone else may have acted on them). */
-      async act(core, action, comments, ids) {
-        const spec2 = {
-          method: "POST",
-          path: "/apis/oingest-approval/v1/action",
-          body: { action, comments, approval_ids: ids },
-          kind: "write-once",
-          schema: "ApprovalActionResult",
-          emptyOk: true
-        };
-        let why = "";
-        let guarded = 0;
-        const o = await runWrite(core, {
-          // The first send: the command checked the ids against the pending list right before asking. Each
-          // resend: they must all be pending still (someone else may have acted on one meanwhile).
-          guard: async () => {
-            if (guarded++ === 0) return { go: null };
-            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-            const gone = ids.filter((id) => {
-              const r = records.get(id);
-              return !r || r.status !== void 0 && r.status !== "Pending Approval";
-            });
-            return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
-          },
-          request: () => spec2,
-          result: (body) => body ?? { message: "accepted (no answer body)", processed_count: ids.length, status: "success" },
-          readBack: async () => {
-            const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
-            const pending = (id) => {
-              const r = records.get(id);
-              return !!r && (r.status === void 0 || r.status === "Pending Approval");
-            };
-            const left = ids.filter(pending);
-            if (left.length === ids.length) return { landed: false };
-            const gone = ids.filter((id) => !pending(id));
-            const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
-            const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
-            why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
-            return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
-          }
-        });
-        if (o.kind === "done") return o.result;
-        if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
-        if (o.kind === "refused" || o.kind === "unknown") throw o.error;
-        throw new ApiError({ method: spec2.method, path: spec2.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
-      }
-    };
-    errorTransactions2 = {
-      list: (core, filter) => core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" })
-    };
+    init_kind();
+    init_registry();
+    policiesOf = (parts) => parts.flatMap((p) => p.policies ?? []);
+    carvesOf = (parts) => parts.every((p) => p.carves ?? true);
+    fromLive = (live, kinds) => kinds.flatMap((k) => k.tests ? [k.tests.live(liveOf(k, live))] : []);
+    fromGit = (desired, live, kinds) => kinds.flatMap((k) => k.tests ? [k.tests.git(desiredOf(k, desired), live && liveOf(k, live))] : []);
+    modelsFromLive2 = (live, kinds = KINDS) => policiesOf(fromLive(live, kinds));
+    carvesLive = (live, kinds = KINDS) => carvesOf(fromLive(live, kinds));
+    modelsFromGit2 = (desired, live, kinds = KINDS) => policiesOf(fromGit(desired, live, kinds));
+    carvesGit = (desired, live, kinds = KINDS) => carvesOf(fromGit(desired, live, kinds));
   }
 });
 
 // src/live/read.ts
-async function readLive(core, desired, opts) {
+async function readLive(core, desired, opts, kinds = KINDS) {
   let done = 0;
-  let total = 2;
-  const tick = (what) => {
-    done++;
-    opts.progress?.(done, total, what);
+  let total = kinds.length;
+  const progress = {
+    more: (n) => void (total += n),
+    done: (what) => opts.progress?.(++done, total, what)
   };
-  const [tcs, list3] = await Promise.all([
-    tenantConfigurations.list(core).finally(() => tick("tenant configurations")),
-    ssp2.list(core).finally(() => tick("SSP policies"))
-  ]);
-  const live = /* @__PURE__ */ new Map();
-  for (const env2 of list3) {
-    const item = env2.compliance_spec?.[0];
-    if (env2.compliance_name && item) live.set(env2.compliance_name, { envelope: env2, item });
-  }
-  const wanted = new Map(desired.ssp.map((d) => [d.name, d]));
-  const detailNames = [...live.keys()].filter((name) => {
-    if (opts.approvedValues) return true;
-    if (!touchedBy(address.ssp(name), opts.targets)) return false;
-    if (opts.allDetails) return true;
-    const d = wanted.get(name);
-    return !!d && (d.batches.length > 0 || !!opts.managedDetails);
-  });
-  total += detailNames.length;
-  await mapLimit(detailNames, opts.concurrency, async (name) => {
-    const env2 = await ssp2.get(core, name);
-    const item = env2?.compliance_spec?.[0];
-    const entry = live.get(name);
-    if (entry && env2 && item) {
-      entry.envelope = env2;
-      entry.item = item;
-      entry.batches = item.batches ?? [];
-    }
-    tick(name);
-  });
-  const values2 = /* @__PURE__ */ new Map();
-  const jobs = [];
-  const queued = /* @__PURE__ */ new Set();
-  const queue = (j) => {
-    if (queued.has(j.key)) return;
-    queued.add(j.key);
-    jobs.push(j);
-  };
-  if (opts.approvedValues) {
-    for (const [name, lp] of live) {
-      for (const b of lp.batches ?? []) if (b.status === "approved") queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
-    }
-  }
-  if (opts.allValues) {
-    for (const [name, lp] of live) {
-      if (!touchedBy(address.ssp(name), opts.targets)) continue;
-      for (const b of lp.batches ?? []) queue({ key: `${name}/${batchNameOf(b)}`, policy: name, batch: b });
-    }
-  }
-  if (opts.values) {
-    for (const d of desired.ssp) {
-      const lp = live.get(d.name);
-      if (!lp?.batches || !touchedBy(address.ssp(d.name), opts.targets)) continue;
-      for (const b of d.batches) {
-        const lb = lp.batches.find((x) => batchNameOf(x) === b.name);
-        if (b.values && lb) queue({ key: `${d.name}/${b.name}`, policy: d.name, batch: lb });
-      }
-    }
-  }
-  if (jobs.length) {
-    total += jobs.length;
-    await mapLimit(jobs, opts.concurrency, async (j) => {
-      values2.set(j.key, await readBatchValues(core, j.policy, j.batch));
-      tick(j.key);
-    });
-  }
-  return { tenantConfigs: tcs, ssp: live, values: values2 };
+  const read = await Promise.all(kinds.map(async (k) => [k.name, await k.read(core, desiredOf(k, desired), opts, progress)]));
+  return new Map(read);
 }
-async function readBatchValues(core, policy2, batch) {
-  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp2.download(core, batch.file_id)).toString("utf8") };
-  const item = await ssp2.batch(core, policy2, batchNameOf(batch));
-  return item?.ssp_values ?? [];
-}
-var init_read = __esm({
+var nothingInGit;
+var init_read2 = __esm({
   "src/live/read.ts"() {
     "use strict";
-    init_map_limit();
-    init_resources();
-    init_address();
-  }
-});
-
-// src/plan/values.ts
-function keyedValues(values2) {
-  const map = /* @__PURE__ */ new Map();
-  for (const v of values2) map.set(keyOf(v), restOf(v));
-  return map;
-}
-function cellNumber(cell2) {
-  const r = readWhole(cell2 ?? "");
-  return r.ok ? String(r.value) : `${NOT_A_NUMBER}${cell2 ?? ""}`;
-}
-function eachHeld(held, visit3) {
-  if (Array.isArray(held)) {
-    for (const v of held) visit3(keyOf(v), restOf(v));
-    return;
-  }
-  const rows = parseCsv(held.csv);
-  const [p, cur, vt, below, mid, above, start, end] = valuesColumns(rows[0]?.cells ?? []).index;
-  for (let r = 1; r < rows.length; r++) {
-    const c = rows[r].cells;
-    visit3(
-      `${c[p] ?? ""}|${c[cur] ?? ""}|${c[start] ?? ""}`,
-      `${c[vt] ?? ""}${SEP}${cellNumber(c[below])}${SEP}${cellNumber(c[mid])}${SEP}${cellNumber(c[above])}${SEP}${c[end] ?? ""}`
-    );
-  }
-}
-function changedFields(key3, service, git) {
-  const s = service.split(SEP);
-  const g = git.split(SEP);
-  const fields = [];
-  VALUE_FIELDS.forEach((field, i) => {
-    const a = s[i] ?? "";
-    const b = g[i] ?? "";
-    const num3 = (x) => x.startsWith(NOT_A_NUMBER) ? x.slice(NOT_A_NUMBER.length) : Number(x);
-    if (a !== b) fields.push(NUMERIC.has(field) ? { field, service: num3(a), git: num3(b) } : { field, service: a, git: b });
-  });
-  return { key: key3, fields };
-}
-function compareValues(desired, held) {
-  const delta = { added: [], removed: [], changed: [] };
-  const seen = /* @__PURE__ */ new Set();
-  eachHeld(held, (k, rest) => {
-    const want = desired.get(k);
-    if (want === void 0) delta.removed.push(k);
-    else {
-      seen.add(k);
-      if (want !== rest) delta.changed.push(changedFields(k, rest, want));
-    }
-  });
-  if (seen.size !== desired.size) {
-    for (const k of desired.keys()) if (!seen.has(k)) delta.added.push(k);
-  }
-  return delta;
-}
-function valuesChecksum(held) {
-  const lines = [];
-  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
-  lines.sort(byCodePoint);
-  return `sha256:${(0, import_node_crypto5.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
-}
-var import_node_crypto5, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
-var init_values2 = __esm({
-  "src/plan/values.ts"() {
-    "use strict";
-    import_node_crypto5 = require("node:crypto");
-    init_csv();
-    init_address();
-    init_number();
-    VALUE_FIELDS = ["value_type", "below_mid_point", "mid_point", "above_mid_point", "effective_end_date"];
-    SEP = "";
-    NOT_A_NUMBER = "\0";
-    NUMERIC = /* @__PURE__ */ new Set(["below_mid_point", "mid_point", "above_mid_point"]);
-    keyOf = (v) => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
-    point = (n) => typeof n === "number" ? String(n) : `${NOT_A_NUMBER}${String(n)}`;
-    restOf = (v) => `${v.value_type}${SEP}${point(v.below_mid_point)}${SEP}${point(v.mid_point)}${SEP}${point(v.above_mid_point)}${SEP}${v.effective_end_date}`;
-  }
-});
-
-// src/plan/compare.ts
-function sspFieldDiff(d, lp, unknownOut) {
-  const live = lp.item;
-  const spec2 = d.spec;
-  const unknown = notShown(spec2, live);
-  addUnknown(unknownOut, address.ssp(d.name), unknown);
-  const keys2 = Object.keys(spec2).filter((k) => !unknown.some((u) => u.field === k));
-  return fieldDiff(normalizeSspFields(lp.item, keys2), normalizeSspFields(d.spec, keys2));
-}
-function serviceDate(v) {
-  if (v === null || v === void 0) return { unknown: {} };
-  const date = typeof v === "string" ? parseDate(v) : void 0;
-  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
-}
-function batchDatesDiff(b, lb, addr, unknownOut) {
-  const diff = [];
-  const live = lb;
-  for (const k of BATCH_DATES) {
-    const git = b[k];
-    if (git === void 0) continue;
-    const held = serviceDate(live[k]);
-    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
-    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
-  }
-  return diff;
-}
-function valuesDiff(git, held, where, side2) {
-  if (!Array.isArray(held) && held.csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
-  let delta;
-  try {
-    delta = compareValues(keyedValues(git.rows), held);
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    throw new UserError(`the service's values file of ${where} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
-  }
-  const rows = [];
-  for (const c of delta.changed) {
-    rows.push({
-      key: c.key,
-      diff: c.fields.map((f) => ({
-        path: `values[${c.key}].${f.field}`,
-        kind: "changed",
-        before: side2 === "plan" ? f.service : f.git,
-        after: side2 === "plan" ? f.git : f.service
-      }))
-    });
-  }
-  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
-  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
-  rows.sort((a, b) => byCodePoint(a.key, b.key));
-  return {
-    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
-    total: rows.length,
-    changed: delta.changed.length,
-    added: delta.added.length,
-    removed: delta.removed.length
-  };
-}
-function unmanagedOf(desired, live, targets) {
-  const out = [];
-  if (desired.tenantConfigs.length) {
-    for (const env2 of live.tenantConfigs) {
-      const name = env2.compliance_name ?? "";
-      if (!targeted(address.tenant(name), targets) || desired.tenantConfigs.some((d) => d.name === name)) continue;
-      out.push({
-        address: address.tenant(name),
-        name,
-        kind: "tenant",
-        before: {},
-        version_id: env2.version_id ?? null,
-        last_modified_on: numberOrNull(env2.last_modified_on),
-        ...envelopeWho(env2)
-      });
-    }
-  }
-  const inGit = new Map(desired.ssp.map((d) => [d.name, d]));
-  for (const [name, lp] of live.ssp) {
-    const d = inGit.get(name);
-    const envelope = {
-      version_id: lp.envelope.version_id ?? null,
-      last_modified_on: numberOrNull(lp.envelope.last_modified_on)
-    };
-    if (!d) {
-      if (!targeted(address.ssp(name), targets)) continue;
-      const item = lp.item;
-      out.push({
-        address: address.ssp(name),
-        name,
-        kind: "policy",
-        before: pick(item, ["method", "active", "hierarchy_no", "when"]),
-        ...envelope,
-        ...envelopeWho(lp.envelope)
-      });
-      continue;
-    }
-    for (const lb of lp.batches ?? []) {
-      const batch = batchNameOf(lb);
-      const baddr = address.batch(name, batch);
-      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batch)) continue;
-      out.push({
-        address: baddr,
-        kind: "batch",
-        before: { status: lb.status ?? null },
-        ...envelope,
-        ...batchWho(lb),
-        name
-      });
-    }
-  }
-  return out;
-}
-var VALUE_ROWS_SHOWN, pick, liveBatch2, BATCH_DATES;
-var init_compare = __esm({
-  "src/plan/compare.ts"() {
-    "use strict";
-    init_errors();
-    init_address();
-    init_normalize();
-    init_csv();
-    init_unknown();
-    init_line();
-    init_number();
-    init_values2();
-    init_who();
-    init_who();
-    VALUE_ROWS_SHOWN = 20;
-    pick = (o, keys2) => Object.fromEntries(keys2.map((k) => [k, o[k]]));
-    liveBatch2 = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
-    BATCH_DATES = ["effective_start_date", "effective_end_date"];
-  }
-});
-
-// src/plan/create-body.ts
-function createItem(d) {
-  const s = d.spec;
-  const missing3 = CREATE_REQUIRED.filter((k) => s[k] === void 0);
-  if (s.active === void 0 || s.hierarchy_no === void 0 || !s.data_identifiers || s.floor_percentage === void 0 || s.ceiling_percentage === void 0 || missing3.length) {
-    return { missing: missing3 };
-  }
-  const item = {
-    active: s.active,
-    can_delete: s.can_delete ?? true,
-    ceiling_percentage: s.ceiling_percentage,
-    data_identifiers: s.data_identifiers,
-    entity_type: s.entity_type ?? "policy",
-    expression: s.expression ?? "",
-    floor_percentage: s.floor_percentage,
-    hierarchy_no: s.hierarchy_no,
-    is_user_defined: s.is_user_defined ?? true,
-    method: s.method === "formula" ? "formula" : "upload",
-    name: d.name,
-    transaction_above_range: s.transaction_above_range ?? "",
-    transaction_below_range: s.transaction_below_range ?? "",
-    transaction_mid_range: s.transaction_mid_range ?? "",
-    type: s.type ?? "SSP",
-    when: s.when ?? []
-  };
-  return { item, missing: [] };
-}
-function uploadBatch(b) {
-  if (!b.values) return void 0;
-  const values2 = b.values.rows.map(({ line: _line, ...v }) => v);
-  const starts = values2.map((v) => v.effective_start_date).sort();
-  const ends = values2.map((v) => v.effective_end_date).sort();
-  return {
-    batch_name: b.name,
-    file_name: b.values.file,
-    effective_start_date: b.effective_start_date ?? starts[0] ?? "",
-    effective_end_date: b.effective_end_date ?? ends[ends.length - 1] ?? "",
-    ssp_values: values2
-  };
-}
-function createBody(d, item) {
-  const uploads = d.spec.method === "upload" ? d.batches.map(uploadBatch).filter((b) => !!b) : [];
-  const body = {
-    compliance_name: d.name,
-    unique_key: d.name,
-    format_type: "JSON",
-    compliance_spec: [uploads.length ? { ...item, batches: uploads } : item]
-  };
-  return { body, uploads };
-}
-var CREATE_REQUIRED;
-var init_create_body = __esm({
-  "src/plan/create-body.ts"() {
-    "use strict";
-    CREATE_REQUIRED = ["method", "active", "hierarchy_no", "data_identifiers", "floor_percentage", "ceiling_percentage"];
+    init_kind();
+    init_registry();
+    nothingInGit = (kinds = KINDS) => new Map(kinds.map((k) => [k.name, []]));
   }
 });
 
 // src/plan/build.ts
-function shown(action, address2, reason, o = {}) {
-  return { address: address2, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
-}
-function valuesSummary(file, rows) {
-  const starts = rows.map((r) => r.effective_start_date).sort(byCodePoint);
-  const ends = rows.map((r) => r.effective_end_date).sort(byCodePoint);
-  return {
-    file,
-    rows: rows.length,
-    products: new Set(rows.map((r) => r.product_id)).size,
-    currencies: [...new Set(rows.map((r) => r.currency_code))].sort(byCodePoint),
-    from: starts[0] ?? "",
-    to: ends[ends.length - 1] ?? ""
-  };
-}
-function tenantChange(d, live) {
-  const addr = address.tenant(d.name);
-  const env2 = live.tenantConfigs.find((e) => e.compliance_name === d.name);
-  const item = env2?.compliance_spec?.[0];
-  if (!env2 || !item) {
-    return shown("unsupported", addr, REASONS2.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
-  }
-  const keys2 = Object.keys(d.spec);
-  const before = pick(item, keys2);
-  const diff = fieldDiff(before, d.spec);
-  if (!diff.length) return void 0;
-  const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
-  return {
-    address: addr,
-    action: "update",
-    before,
-    after: d.spec,
-    diff,
-    version_id: env2.version_id ?? null,
-    last_modified_on: numberOrNull(env2.last_modified_on),
-    source: `${d.source.file}:${d.source.line}`,
-    payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
-  };
-}
-function batchSteps(b, from, ctx, source) {
-  const addr = address.batch(ctx.policy, b.name);
-  const step = (action, before, after) => ({
-    address: addr,
-    action,
-    before: { status: before },
-    after: { status: after },
-    diff: [{ path: "status", kind: before === null ? "added" : "changed", before, after }],
-    version_id: ctx.version.id,
-    last_modified_on: ctx.version.on,
-    ...source ? { source } : {},
-    ...ctx.values ? { values: ctx.values } : {},
-    payload: {
-      kind: "batch",
-      compliance_id: ctx.version.compliance_id,
-      policy: ctx.policy,
-      batch: b.name,
-      file_id: ctx.file_id,
-      values_checksum: ctx.values_checksum
-    }
-  });
-  const cannot = (reason) => [
-    shown("unsupported", addr, reason, {
-      before: { status: from },
-      after: { status: b.status },
-      diff: [{ path: "status", kind: "changed", before: from, after: b.status }],
-      version_id: ctx.version.id,
-      last_modified_on: ctx.version.on,
-      ...source ? { source } : {}
-    })
-  ];
-  if (from === b.status) return [];
-  if (from === "file uploaded" || from === null) {
-    if (b.status === "file uploaded") return [];
-    const r = step("review", from, "reviewed");
-    return b.status === "approved" ? [r, step("approve", "reviewed", "approved")] : [r];
-  }
-  if (from === "reviewed") return b.status === "approved" ? [step("approve", "reviewed", "approved")] : cannot(REASONS2.batchBackwards(from, b.status));
-  if (from === "approved") return cannot(REASONS2.batchBackwards(from, b.status));
-  return cannot(`the batch's status ${JSON.stringify(from)} has no transition to ${b.status}`);
-}
-function valuesHow(d, b, lb) {
-  const ref = valuesFileFor(d.name, b.name);
-  const path = import_node_path14.posix.join(import_node_path14.posix.dirname(d.source.file.split("\\").join("/")), ref);
-  const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-  const get = fileId ? `revsync ssp download ${fileId} --output ${JSON.stringify(path)} gets them` : `revsync export --dir DIR --target ${JSON.stringify(address.ssp(d.name))} writes them (with the policy's file) into DIR`;
-  return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
-}
-function hierarchyHolders(live) {
-  const out = /* @__PURE__ */ new Map();
-  for (const lp of live.ssp.values()) {
-    const n = lp.item.hierarchy_no;
-    if (typeof n !== "number" || lp.item.active === false) continue;
-    out.set(n, [...out.get(n) ?? [], lp]);
-  }
-  return out;
-}
-function hierarchyClash(name, item, desired, live) {
-  const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
-  if (!holders.length) return void 0;
-  const inGit = new Set(desired.ssp.map((d) => d.name));
-  const want = JSON.stringify(canonicalConditions(item.when));
-  const renamed = holders.find(
-    (lp) => !inGit.has(lp.envelope.compliance_name ?? "") && JSON.stringify(canonicalConditions(Array.isArray(lp.item.when) ? lp.item.when : [])) === want
-  );
-  if (renamed) return REASONS2.rename(item.hierarchy_no, renamed.envelope.compliance_name ?? "", name);
-  const named2 = holders.map((lp) => {
-    const n = lp.envelope.compliance_name ?? "";
-    return `${JSON.stringify(n)}${inGit.has(n) ? "" : " (not in git)"}`;
-  });
-  return REASONS2.hierarchyHeld(item.hierarchy_no, `${holders.length === 1 ? "policy" : "policies"} ${named2.join(" and ")}`);
-}
-function createChanges(d, desired, live, targets, findings) {
-  const addr = address.ssp(d.name);
-  const source = `${d.source.file}:${d.source.line}`;
-  if (!targeted(addr, targets)) return [];
-  if (d.spec.method === "calculator") return [shown("unsupported", addr, REASONS2.calculatorCreate, { after: d.spec, source })];
-  const made = createItem(d);
-  if (!made.item) {
-    findings.problems.push({
-      ...d.specSource,
-      message: `ssp/${d.name} does not exist in the service, and creating it needs ${made.missing.join(", ")} in spec`
-    });
-    return [];
-  }
-  const item = made.item;
-  const diff = Object.entries(item).map(([path, after]) => ({ path, kind: "added", after }));
-  const clash = hierarchyClash(d.name, item, desired, live);
-  const out = [];
-  if (clash) {
-    out.push(shown("blocked", addr, clash, { after: item, diff, source }));
-    for (const b of d.batches) {
-      const baddr = address.batch(d.name, b.name);
-      if (targeted(baddr, targets)) out.push(shown("blocked", baddr, REASONS2.createBlocked(addr), { after: { status: b.status }, source }));
-    }
-    return out;
-  }
-  const { body, uploads } = createBody(d, item);
-  const sent = uploads.map((u) => ({
-    batch_name: u.batch_name,
-    status: "file uploaded",
-    file_name: u.file_name,
-    rows: u.ssp_values.length,
-    values_checksum: valuesChecksum(u.ssp_values)
-  }));
-  out.push({
-    address: addr,
-    action: "create",
-    before: null,
-    after: sent.length ? { ...item, batches: sent } : item,
-    diff: sent.length ? [...diff, { path: "batches", kind: "added", after: sent }] : diff,
-    version_id: null,
-    last_modified_on: null,
-    source,
-    payload: { kind: "create", body, hierarchy_no: item.hierarchy_no }
-  });
-  for (const b of d.batches) {
-    if (!targeted(address.batch(d.name, b.name), targets)) continue;
-    if (!b.values || !uploads.some((u) => u.batch_name === b.name)) {
-      out.push(shown("unsupported", address.batch(d.name, b.name), REASONS2.newBatchNoValues, { after: { status: b.status }, source }));
-      continue;
-    }
-    const ctx = {
-      policy: d.name,
-      version: { id: null, on: null, compliance_id: null },
-      file_id: null,
-      values_checksum: valuesChecksum(b.values.rows),
-      values: valuesSummary(b.valuesShown ?? b.values.file, b.values.rows)
-    };
-    out.push(...batchSteps(b, "file uploaded", ctx, source));
-  }
-  return out;
-}
-function sspChanges(d, desired, live, targets, findings) {
-  const lp = live.ssp.get(d.name);
-  if (!lp) return createChanges(d, desired, live, targets, findings);
-  const out = [];
-  const addr = address.ssp(d.name);
-  const source = `${d.source.file}:${d.source.line}`;
-  const version2 = { id: lp.envelope.version_id ?? null, on: numberOrNull(lp.envelope.last_modified_on), compliance_id: lp.envelope.compliance_id ?? null };
-  const versioned = { version_id: version2.id, last_modified_on: version2.on, source };
-  if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp, findings.unknown);
-    if (diff.length) {
-      out.push(
-        shown("unsupported", addr, REASONS2.sspUpdate, {
-          before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
-          after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
-          diff,
-          ...versioned
-        })
-      );
-    }
-  }
-  for (const b of d.batches) {
-    const baddr = address.batch(d.name, b.name);
-    if (!targeted(baddr, targets)) continue;
-    const lb = liveBatch2(lp, b.name);
-    if (!lb) {
-      out.push(shown("unsupported", baddr, REASONS2.batchMissing, { after: { status: b.status }, ...versioned }));
-      continue;
-    }
-    const from = lb.status ?? "";
-    const ctx = { policy: d.name, version: version2, file_id: typeof lb.file_id === "string" ? lb.file_id : null, values_checksum: null };
-    const steps = batchSteps(b, from, ctx, source);
-    const moving = steps.some((s) => s.action === "review" || s.action === "approve");
-    const status = { before: { status: from }, after: { status: b.status } };
-    const dates = batchDatesDiff(b, lb, baddr, findings.unknown);
-    if (dates.length) {
-      const onDates = {
-        before: { ...status.before, ...Object.fromEntries(dates.map((x) => [x.path, x.before])) },
-        after: { ...status.after, ...Object.fromEntries(dates.map((x) => [x.path, x.after])) },
-        diff: dates,
-        ...versioned
-      };
-      if (moving) {
-        out.push(shown("blocked", baddr, REASONS2.batchDatesBlocked(b.status), onDates));
-        continue;
-      }
-      out.push(shown("unsupported", baddr, REASONS2.batchDates, onDates));
-    }
-    if (!b.values) {
-      out.push(...moving ? [shown("blocked", baddr, REASONS2.batchNoValues(b.status, valuesHow(d, b, lb)), { ...status, ...versioned })] : steps);
-      continue;
-    }
-    const held = live.values.get(`${d.name}/${b.name}`);
-    if (!held) {
-      out.push(...moving ? [shown("blocked", baddr, REASONS2.batchValuesUnread(b.status), { ...status, ...versioned })] : steps);
-      continue;
-    }
-    const shownFile = b.valuesShown ?? b.values.file;
-    const vd = valuesDiff(b.values, held, baddr, "plan");
-    if (vd.total === 0) {
-      const checksum = moving ? valuesChecksum(held) : null;
-      for (const s of steps) {
-        if (s.payload?.kind !== "batch") continue;
-        s.payload.values_checksum = checksum;
-        s.values = valuesSummary(shownFile, b.values.rows);
-      }
-      out.push(...steps);
-      continue;
-    }
-    const rows = { diff: vd.diff, diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total } };
-    if (moving) out.push(shown("blocked", baddr, REASONS2.batchValuesBlocked(b.status, vd.total, shownFile), { ...status, ...rows, ...versioned }));
-    else out.push(...steps, shown("unsupported", baddr, REASONS2.batchValues, { ...status, ...rows, ...versioned }));
-  }
-  return out;
-}
-function buildPlan(desired, live, meta) {
-  const changes = [];
-  for (const d of desired.tenantConfigs) {
-    if (!targeted(address.tenant(d.name), meta.targets)) continue;
-    const c = tenantChange(d, live);
-    if (c) changes.push(c);
-  }
-  const findings = { problems: [], unknown: /* @__PURE__ */ new Map() };
-  for (const d of desired.ssp) changes.push(...sspChanges(d, desired, live, meta.targets, findings));
+function entries(desired, live, targets, kinds) {
+  const findings = { targets, problems: [], unknown: /* @__PURE__ */ new Map() };
+  const changes = kinds.flatMap((k) => k.plan(desiredOf(k, desired), liveOf(k, live), findings));
   if (findings.problems.length) {
     throw new UserError(
       `the plan cannot be made, so nothing was sent:
@@ -47878,15 +49067,19 @@ function buildPlan(desired, live, meta) {
       "add the fields to the policy file (revsync validate checks them offline)"
     );
   }
-  for (const u of unmanagedOf(desired, live, meta.targets)) {
-    const reason = u.kind === "tenant" ? REASONS2.notInGitTenant : u.kind === "policy" ? REASONS2.notInGitPolicy(u.name) : REASONS2.notInGitBatch(u.name);
-    const who = whoWords(u, "last modified");
-    changes.push(shown("not_in_git", u.address, `${reason}${who}`, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
+  for (const k of kinds) {
+    for (const u of k.unmanaged(desiredOf(k, desired), liveOf(k, live), targets)) {
+      const why = `${u.reason}${whoWords(u, "last modified")}`;
+      changes.push(shownEntry("not_in_git", u.address, why, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
+    }
   }
-  const notes = unknownNotes(findings.unknown);
-  const hierarchy = (c) => c.payload?.kind === "create" ? c.payload.hierarchy_no : 0;
-  changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || hierarchy(a) - hierarchy(b) || byCodePoint(a.address, b.address));
-  const plan = {
+  return { changes, findings };
+}
+function draftPlan(desired, live, meta, kinds = KINDS) {
+  const { changes, findings } = entries(desired, live, meta.targets, kinds);
+  const rank = (c) => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
+  changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
+  return {
     format_version: "1",
     environment: meta.environment,
     created_at: (meta.now ?? /* @__PURE__ */ new Date()).toISOString(),
@@ -47899,70 +49092,37 @@ function buildPlan(desired, live, meta) {
     // plan reads back from its file as it was made.
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes, "action"),
-    notes
+    notes: unknownNotes(findings.unknown)
   };
-  return { ...plan, checksum: planChecksum(plan) };
 }
-var import_node_path14, UPDATE_FIELDS, REASONS2, ORDER;
+function seal(plan) {
+  const { four_eyes, impact: impact2, ...entries2 } = plan;
+  return { ...entries2, checksum: planChecksum(plan), ...four_eyes ? { four_eyes } : {}, ...impact2 ? { impact: impact2 } : {} };
+}
+var ORDER;
 var init_build = __esm({
   "src/plan/build.ts"() {
     "use strict";
-    import_node_path14 = require("node:path");
     init_errors();
-    init_rules();
+    init_kind();
+    init_entries2();
+    init_registry();
     init_address();
-    init_normalize();
-    init_words();
-    init_compare();
-    init_create_body();
-    init_model();
     init_unknown();
-    init_values2();
     init_who();
     init_number();
-    UPDATE_FIELDS = [...UPDATABLE_TENANT_FIELDS, "guid"];
-    REASONS2 = {
-      sspUpdate: "SSP policies have no update operation in the interface (spec 4.6 only creates): change this policy in the service's UI, or create a new policy under another name",
-      batchMissing: "this batch does not exist in the service: upload its file there first (the interface has no upload for an existing policy)",
-      batchBackwards: (from, to) => `a batch cannot move back from ${from} to ${to}`,
-      batchValues: "the values of an uploaded batch cannot be changed through the interface: upload a new batch in the service",
-      batchValuesBlocked: (status, rows, file) => `the service's values differ from ${file} in ${plural(rows, "row")}, so revsync will not move this batch to ${status}: re-upload the batch with git's values in the service first (the interface cannot change uploaded values), or make ${file} hold the values you reviewed`,
-      batchNoValues: (status, how) => `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
-      batchValuesUnread: (status) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
-      batchDates: "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
-      batchDatesBlocked: (status) => `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
-      calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
-      noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
-      newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
-      hierarchyHeld: (n, holders) => `hierarchy_no ${n} is held by the active live ${holders}: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync will not create this one; give it a hierarchy_no no active policy holds`,
-      rename: (n, old, name) => `hierarchy_no ${n} is held by the active live policy ${JSON.stringify(old)}, which is not in git and has the same conditions: this looks like a rename. The interface cannot rename, update or delete an SSP policy: deactivate or delete ${JSON.stringify(old)} in the service first (then plan again: it creates ${JSON.stringify(name)}), or keep the old name in git`,
-      createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`,
-      notInGitPolicy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(address.ssp(name))} writes one)`,
-      notInGitBatch: (policy2) => `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy2)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(address.ssp(policy2))} writes the policy's file with it)`,
-      notInGitTenant: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
-    };
+    init_model();
     ORDER = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
   }
 });
 
 // src/plan/targets.ts
-function knownAddresses(desired, live) {
-  const known = /* @__PURE__ */ new Set();
-  for (const d of desired.tenantConfigs) known.add(address.tenant(d.name));
-  for (const e of live.tenantConfigs) known.add(address.tenant(e.compliance_name ?? ""));
-  for (const d of desired.ssp) {
-    known.add(address.ssp(d.name));
-    for (const b of d.batches) known.add(address.batch(d.name, b.name));
-  }
-  for (const [name, lp] of live.ssp) {
-    known.add(address.ssp(name));
-    for (const b of lp.batches ?? []) known.add(address.batch(name, batchNameOf(b)));
-  }
-  return known;
+function knownAddresses(desired, live, kinds = KINDS) {
+  return new Set(kinds.flatMap((k) => [...k.addressesIn(desiredOf(k, desired)), ...k.addressesLive(liveOf(k, live))]));
 }
-function checkTargets(targets, desired, live) {
+function checkTargets(targets, desired, live, kinds = KINDS) {
   if (!targets.length) return;
-  const known = knownAddresses(desired, live);
+  const known = knownAddresses(desired, live, kinds);
   const bad = targets.filter((t) => !known.has(t));
   if (!bad.length) return;
   const lines = bad.map((t) => {
@@ -47972,26 +49132,75 @@ function checkTargets(targets, desired, live) {
   throw new UserError(
     `--target matches nothing in git or in the service (addresses are exact and case-sensitive):
   ${lines.join("\n  ")}`,
-    "addresses look like tenant-configuration/<name>, ssp/<policy name>, ssp/<policy name>/batch/<batch name>"
+    `addresses look like ${kinds.flatMap((k) => k.addressForms).join(", ")}`
   );
 }
-function targetedDesired(desired, live, targets) {
+function targetedDesired(desired, live, targets, kinds = KINDS) {
   if (!targets.length) return desired;
   const on = (a) => targeted(a, [...targets]);
-  const ssp3 = desired.ssp.flatMap((d) => {
-    if (on(address.ssp(d.name))) return [d];
-    const batches = d.batches.filter((b) => on(address.batch(d.name, b.name)));
-    if (!batches.length || !live.ssp.has(d.name)) return [];
-    return [{ ...d, spec: {}, batches }];
-  });
-  return { ...desired, tenantConfigs: desired.tenantConfigs.filter((d) => on(address.tenant(d.name))), ssp: ssp3 };
+  return new Map(kinds.map((k) => [k.name, k.targeted(desiredOf(k, desired), liveOf(k, live), on)]));
 }
 var init_targets = __esm({
   "src/plan/targets.ts"() {
     "use strict";
     init_errors();
+    init_kind();
+    init_registry();
     init_did_you_mean();
     init_address();
+  }
+});
+
+// src/plan/make.ts
+function planImpact(plan, desired, live, tests, kinds) {
+  if (!plan.changes.length) return { cases: [], allocation: [], moved: {} };
+  const { live: known, fromGit: fromGit2 } = liveWithGitsUnknowns2(desired, live, kinds);
+  const scoped = targetedDesired(desired, known, plan.targets, kinds);
+  const before = modelsFromLive2(known, kinds);
+  const after = modelsFromGit2(scoped, known, kinds);
+  const allocation = allocationImpact(
+    tests.contracts,
+    { policies: before, carves: carvesLive(known, kinds) },
+    { policies: after, carves: carvesGit(scoped, known, kinds) },
+    ruleReader(tests.rules)
+  );
+  const cases = impact(tests.cases, before, after);
+  const notes = impactNotes(cases, allocation, fromGit2, kinds);
+  return { cases, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
+}
+async function makePlan(core, req) {
+  const kinds = req.kinds ?? KINDS;
+  const tests = req.tests && (req.tests.cases.length || req.tests.contracts.length) ? req.tests : void 0;
+  const live = await readLive(
+    core,
+    req.desired,
+    {
+      concurrency: req.concurrency,
+      targets: req.meta.targets,
+      values: true,
+      managedDetails: true,
+      approvedValues: !!tests,
+      ...req.progress ? { progress: req.progress } : {}
+    },
+    kinds
+  );
+  checkTargets(req.meta.targets, req.desired, live, kinds);
+  const plan = draftPlan(req.desired, live, req.meta, kinds);
+  if (req.fourEyes) plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: req.meta.user, ...req.fourEyes }, kinds);
+  if (tests) plan.impact = planImpact(plan, req.desired, live, tests, kinds);
+  return seal(plan);
+}
+var init_make = __esm({
+  "src/plan/make.ts"() {
+    "use strict";
+    init_registry();
+    init_read2();
+    init_allocate();
+    init_run();
+    init_build();
+    init_four_eyes2();
+    init_policy_models();
+    init_targets();
   }
 });
 
@@ -51440,84 +52649,58 @@ var init_progress = __esm({
 });
 
 // src/cli/reading.ts
-async function readWithProgress(core, desired, flags, out, extra) {
+async function withProgress(core, flags, out, work2) {
   const progress = await startProgress(out, "Reading the service\u2026", flags.quiet, core.governor);
   try {
-    return await readLive(core, desired, {
-      concurrency: concurrencyOf(flags),
-      targets: flags.target ?? [],
-      ...extra,
-      progress: (done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`)
-    });
+    return await work2((done, total, what) => progress.update(`Reading the service: ${done}/${total} (${what})`));
   } finally {
     progress.stop();
   }
 }
-async function makePlan(repo, env2, core, flags, out, opts) {
+function readWithProgress(core, desired, flags, out, extra) {
+  return withProgress(
+    core,
+    flags,
+    out,
+    (progress) => readLive(core, desired, { concurrency: concurrencyOf(flags), targets: flags.target ?? [], ...extra, progress })
+  );
+}
+async function makePlan2(repo, env2, core, flags, out, opts) {
   const desired = desiredState(repo, env2, out, flags);
   const tests = opts.impact ? loadTests(repo, varsFor(env2, envOf(flags))) : void 0;
-  const testProblems = tests?.diagnostics.filter((d) => d.severity === "error") ?? [];
-  if (tests && testProblems.length) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  const cases = testProblems.length ? [] : tests?.cases ?? [];
-  const contracts = testProblems.length ? [] : tests?.contracts ?? [];
-  const live = await readWithProgress(core, desired, flags, out, {
-    values: true,
-    managedDetails: true,
-    approvedValues: cases.length > 0 || contracts.length > 0
-  });
-  checkTargets(flags.target ?? [], desired, live);
-  const plan = buildPlan(desired, live, {
+  const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
+  if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
+  const named3 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const meta = {
     environment: env2.name,
     baseUrl: env2.baseUrl,
     authUrl: env2.authUrl,
     realm: env2.realm,
     user: core.auth.username ?? null,
     targets: flags.target ?? []
-  });
-  if (env2.fourEyes) {
-    const named2 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
-    plan.four_eyes = fourEyesOfPlan(plan, live, { signIn: core.auth.username ?? null, approver: named2.user, approverConfigured: named2.configured });
-    plan.checksum = planChecksum(plan);
-  }
-  if (cases.length || contracts.length) {
-    if (!hasChanges(plan)) {
-      plan.impact = { cases: [], allocation: [], moved: {} };
-      plan.checksum = planChecksum(plan);
-      return plan;
-    }
-    const { live: known, fromGit } = liveWithGitsUnknowns(desired, live);
-    const scoped = targetedDesired(desired, known, flags.target ?? []);
-    const before = modelsFromLive(known);
-    const after = modelsFromGit(scoped, known);
-    const allocation = allocationImpact(
-      contracts,
-      { policies: before, carves: carvesLive(known) },
-      { policies: after, carves: carvesGit(scoped, known) },
-      ruleReader(env2.service.allocationRules)
-    );
-    const caseImpact = impact(cases, before, after);
-    const notes = impactNotes(caseImpact, allocation, fromGit);
-    plan.impact = { cases: caseImpact, allocation, moved: Object.fromEntries(movedByCurrency(allocation)), ...notes.length ? { notes } : {} };
-    plan.checksum = planChecksum(plan);
-  }
-  return plan;
+  };
+  return withProgress(
+    core,
+    flags,
+    out,
+    (progress) => makePlan(core, {
+      desired,
+      meta,
+      concurrency: concurrencyOf(flags),
+      progress,
+      ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
+      ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured } } : {}
+    })
+  );
 }
 var init_reading = __esm({
   "src/cli/reading.ts"() {
     "use strict";
-    init_read();
-    init_build();
-    init_targets();
-    init_model();
     init_repo();
     init_test_files();
-    init_policy_models();
-    init_run();
-    init_unknown();
-    init_four_eyes();
     init_auth();
-    init_plan();
-    init_allocate();
+    init_read2();
+    init_make();
     init_context();
     init_progress();
   }
@@ -51540,7 +52723,7 @@ async function runTest(flags, out) {
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
   const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
-  const shownDir = (0, import_node_path15.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const shownDir = (0, import_node_path16.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
@@ -51561,7 +52744,7 @@ async function testRun(flags, out, view) {
 function casesFor(repo, vars, flags, view) {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path15.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path16.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
     if (!view.reportsBrokenFiles) throw problems;
     return { cases, contracts, dir, broken: problems };
   }
@@ -51574,23 +52757,23 @@ async function liveRun(repo, flags, out, view) {
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env2, flags, out);
   try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
-    return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
+    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
+    return { ...base, policies: modelsFromLive2(live), carves: carvesLive(live) };
   } finally {
     await core.close();
   }
 }
 function offlineRuns(repo, flags, out, view) {
   const penv = envOf(flags);
-  const named2 = flags.env ?? penv.REVSYNC_ENV;
-  const names = named2 ? [selectEnv(repo, named2, penv)] : environmentNames(repo);
+  const named3 = flags.env ?? penv.REVSYNC_ENV;
+  const names = named3 ? [selectEnv(repo, named3, penv)] : environmentNames(repo);
   const groups = /* @__PURE__ */ new Map();
   const skipped = /* @__PURE__ */ new Set();
   for (const name of names.length ? names : [void 0]) {
     const own2 = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own2.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own2, penv), KINDS);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -51599,14 +52782,14 @@ function offlineRuns(repo, flags, out, view) {
       );
     }
     const { cases, contracts, dir, broken } = casesFor(repo, own2, flags, view);
-    const git = modelsFromGitOnly(desired);
+    const git = modelsFromGitOnly2(desired);
     for (const s of git.skipped) skipped.add(s);
-    const carves = carvesGit(desired);
+    const carves2 = carvesGit(desired);
     const rules = rulesOf(repo, name);
-    const key3 = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
+    const key3 = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves2, rules] : []]) : "";
     const group = groups.get(key3);
     if (group) group.names.push(name ?? "");
-    else groups.set(key3, { cases, contracts, dir, broken, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });
+    else groups.set(key3, { cases, contracts, dir, broken, policies: git.models, carves: carves2, rules, source: "git's policies", names: [name ?? ""] });
   }
   if (skipped.size) {
     out.warn(
@@ -51621,10 +52804,11 @@ function offlineRuns(repo, flags, out, view) {
     return { ...g, cases, contracts, label };
   });
 }
-var import_node_path15, reported, rulesOf;
+var import_node_path16, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
+    init_canonical_json();
     init_errors();
     init_policy_models();
     init_test_files();
@@ -51633,9 +52817,11 @@ var init_test = __esm({
     init_service_choices();
     init_view();
     init_policy_test2();
-    import_node_path15 = require("node:path");
+    import_node_path16 = require("node:path");
     init_context();
     init_reading();
+    init_read2();
+    init_registry();
     init_repo();
     reported = /* @__PURE__ */ new WeakSet();
     rulesOf = (repo, name) => (name ? serviceChoices(repo.config.environments[name]?.service, void 0, {}).allocationRules : void 0) ?? {};
@@ -51695,7 +52881,7 @@ async function runErrors(flags, out) {
   const view = await pickView(errorsViews, flags.format);
   const filter = errorFilter(flags);
   return withClient(flags, out, async (core) => {
-    const list3 = await errorTransactions2.list(core, filter);
+    const list3 = await errorTransactions.list(core, filter);
     const records = list3.flatMap((e) => e.compliance_spec ?? []);
     if (flags.summary) view.summary(byCode(records), out);
     else view.records({ total: numberOf(list3[0]?.total_records) ?? records.length, records }, out);
@@ -51718,7 +52904,7 @@ var init_errors3 = __esm({
   "src/cli/errors.ts"() {
     "use strict";
     init_resources();
-    init_values();
+    init_values2();
     init_errors();
     init_service_command();
     init_number();
@@ -51773,8 +52959,8 @@ async function runTestRecord(flags, out) {
   if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path16.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path16.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path17.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path17.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   sayRecorded(records.length, request2, recorded, out);
   return 0;
@@ -51788,17 +52974,17 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path16.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path16.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path17.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path17.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
   try {
     const [list3, live] = await Promise.all([
-      errorTransactions2.list(core, filter),
-      readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true })
+      errorTransactions.list(core, filter),
+      readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true })
     ]);
-    return { records: list3.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive(live) };
+    return { records: list3.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive2(live) };
   } finally {
     await core.close();
   }
@@ -51878,12 +53064,12 @@ function testFileText(envName, { filter, mask, omit }, { cases, comments }) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${doc.toString({ lineWidth: 0 })}`;
 }
-function sayRecorded(read, { mask, omit, shown: shown2 }, { cases, same: same2, withoutDocument }, out) {
+function sayRecorded(read, { mask, omit, shown }, { cases, same, withoutDocument }, out) {
   const routes = /* @__PURE__ */ new Map();
   for (const c of cases) routes.set(c.expect.policy ?? "no policy", (routes.get(c.expect.policy ?? "no policy") ?? 0) + 1);
-  const skippedNote = [same2 ? `${plural2(same2, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
+  const skippedNote = [same ? `${plural2(same, "line")} the same as another` : "", withoutDocument ? `${withoutDocument} without an order document` : ""].filter(Boolean).join(", ");
   out.out(
-    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown2}: ${[
+    `Recorded ${plural2(cases.length, "case")} from ${plural2(read, "error transaction")}${skippedNote ? ` (left out: ${skippedNote})` : ""} in ${shown}: ${[
       ...routes
     ].map(([p, n]) => `${n} ${p}`).join(", ")}.`
   );
@@ -51892,12 +53078,12 @@ function sayRecorded(read, { mask, omit, shown: shown2 }, { cases, same: same2, 
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
 }
-var import_node_fs12, import_node_path16, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs12, import_node_path17, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
     import_node_fs12 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_path17 = require("node:path");
     import_yaml4 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
@@ -51905,6 +53091,7 @@ var init_test_record = __esm({
     init_test_files();
     init_line();
     init_policy_models();
+    init_read2();
     init_user_files();
     init_context();
     init_errors3();
@@ -51932,11 +53119,11 @@ async function runPlan(flags, out) {
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   try {
-    const plan = await makePlan(repo, env2, core, flags, out, { impact: true });
+    const plan = await makePlan2(repo, env2, core, flags, out, { impact: true });
     view({ plan, file: flags.out }, out);
     noteTurnedAway(core.governor, env2, flags, out);
     if (flags.out) {
-      writeUserFile((0, import_node_path17.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeUserFile((0, import_node_path18.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
     }
     const actionable = hasApplied(plan);
@@ -51954,14 +53141,14 @@ async function runPlan(flags, out) {
     await core.close();
   }
 }
-var import_node_path17;
-var init_plan3 = __esm({
+var import_node_path18;
+var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path17 = require("node:path");
-    init_plan();
-    init_view();
+    import_node_path18 = require("node:path");
     init_plan2();
+    init_view();
+    init_plan3();
     init_user_files();
     init_context();
     init_reading();
@@ -52051,90 +53238,67 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path18.resolve)(out.io.cwd, file), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path19.resolve)(out.io.cwd, file), false), file }, out);
   return 0;
 }
-var import_node_path18;
+var import_node_path19;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path18 = require("node:path");
+    import_node_path19 = require("node:path");
     init_view();
-    init_plan2();
+    init_plan3();
     init_plan_file();
   }
 });
 
 // src/apply/graph.ts
-function buildSteps(plan) {
-  const steps = [];
-  plan.changes.forEach((change) => {
-    if (!isApplied(change)) return;
-    steps.push({ id: steps.length, change, needs: [], after: [] });
+function buildSteps(plan, kinds = KINDS) {
+  const steps = plan.changes.filter(isApplied).map((change, id) => {
+    const kind = kindOf(kinds, change.address);
+    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
+    return { id, change, kind, needs: [], after: [] };
   });
-  const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);
-  const createOf = /* @__PURE__ */ new Map();
-  const reviewOf = /* @__PURE__ */ new Map();
-  for (const s of steps) {
-    if (s.change.action === "create") createOf.set(s.change.address, s.id);
-    if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
-  }
-  const lastOfPolicy = /* @__PURE__ */ new Map();
-  const creates = [...createOf.values()];
-  for (const s of steps) {
-    if (s.change.action === "update") continue;
-    s.after.push(...updates);
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const policy2 = policyAddressOf(s.change);
-      const prev = lastOfPolicy.get(policy2);
-      if (prev !== void 0) s.after.push(prev);
-      lastOfPolicy.set(policy2, s.id);
-    }
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const create = createOf.get(policyAddressOf(s.change));
-      if (create !== void 0) {
-        s.needs.push(create);
-        s.after.push(...creates.filter((id) => id !== create));
-      }
-      if (s.change.action === "approve") {
-        const review = reviewOf.get(s.change.address);
-        if (review !== void 0) s.needs.push(review);
-      }
-    }
+  const earlier = [];
+  for (const kind of kinds) {
+    const own2 = steps.filter((s) => s.kind === kind);
+    const order2 = kind.order?.(own2.map((s) => s.change)) ?? [];
+    own2.forEach((s, i) => {
+      s.after.push(...earlier);
+      s.needs.push(...(order2[i]?.needs ?? []).map((n) => own2[n].id));
+      s.after.push(...(order2[i]?.after ?? []).map((n) => own2[n].id));
+    });
+    earlier.push(...own2.map((s) => s.id));
   }
   return steps;
 }
-function policyAddressOf(c) {
-  return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
+function skipDependents(steps, outcomes, running2, settle2) {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const s of steps) {
+      if (outcomes.has(s.id) || running2.has(s.id)) continue;
+      const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+      if (!bad) continue;
+      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
+      settle2({ step: s, status: "skipped", message: `skipped: ${why}` });
+      changed = true;
+    }
+  }
 }
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve15) => {
-    const settle = (o) => {
+  return new Promise((resolve16) => {
+    const settle2 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
     };
     const pump = () => {
-      let changed2 = true;
-      while (changed2) {
-        changed2 = false;
-        for (const s of steps) {
-          if (outcomes.has(s.id) || running2.has(s.id)) continue;
-          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-          if (bad) {
-            settle({
-              step: s,
-              status: "skipped",
-              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`
-            });
-            changed2 = true;
-          }
-        }
-      }
+      skipDependents(steps, outcomes, running2, settle2);
       if (opts.isStopping()) {
         for (const s of steps)
-          if (!outcomes.has(s.id) && !running2.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
+          if (!outcomes.has(s.id) && !running2.has(s.id)) settle2({ step: s, status: "skipped", message: "skipped: interrupted before it started" });
       }
       for (const s of steps) {
         if (running2.size >= opts.concurrency) break;
@@ -52144,10 +53308,10 @@ async function schedule(steps, exec, opts) {
         running2.add(s.id);
         opts.onStart?.(s, running2.size);
         exec(s).then(
-          (r) => settle({ step: s, status: "done", ...typeof r === "string" ? { message: r } : r }),
+          (r) => settle2({ step: s, status: "done", ...typeof r === "string" ? { message: r } : r }),
           (e) => {
             const { outcome, four_eyes } = e ?? {};
-            settle({
+            settle2({
               step: s,
               status: "failed",
               message: e instanceof Error ? e.message : String(e),
@@ -52160,7 +53324,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve15(steps.map((s) => outcomes.get(s.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve16(steps.map((s) => outcomes.get(s.id)));
     };
     pump();
   });
@@ -52168,6 +53332,8 @@ async function schedule(steps, exec, opts) {
 var init_graph = __esm({
   "src/apply/graph.ts"() {
     "use strict";
+    init_errors();
+    init_registry();
     init_model();
   }
 });
@@ -52183,94 +53349,16 @@ function countOutcomes(outcomes) {
   for (const o of outcomes) counts2[o.outcome]++;
   return counts2;
 }
-function versionMoved(recorded, live) {
-  const out = [];
-  if (recorded.version_id != null && live.version_id != null && recorded.version_id !== live.version_id)
-    out.push(`version_id ${recorded.version_id} -> ${live.version_id}`);
-  if (recorded.last_modified_on != null && live.last_modified_on != null && recorded.last_modified_on !== live.last_modified_on)
-    out.push(`last_modified_on ${iso2(recorded.last_modified_on)} -> ${iso2(live.last_modified_on)}`);
-  return out;
+function payloadProblems(plan, kinds = KINDS) {
+  return plan.changes.flatMap((c) => {
+    if (!isApplied(c)) return [];
+    const kind = kindOf(kinds, c.address);
+    const problems = !c.payload ? ["no payload"] : !kind ? ["revsync does not know this kind of address"] : kind.payloadProblems(c, plan.changes);
+    return problems.map((what) => `${c.address} (${c.action}): ${what}`);
+  });
 }
-function seenFields(c) {
-  const p = c.payload;
-  if (p?.kind !== "update") return {};
-  const seen = { ...p.item };
-  const before = c.before ?? {};
-  for (const k of Object.keys(c.after ?? {})) seen[k] = before[k];
-  return seen;
-}
-function shownUpdate(c) {
-  const before = c.before ?? {};
-  const out = {};
-  for (const k of Object.keys(c.after ?? {})) out[k] = before[k];
-  for (const d of c.diff) out[d.path] = d.after;
-  return out;
-}
-function payloadProblems(plan) {
-  const out = [];
-  const batchSums = /* @__PURE__ */ new Map();
-  for (const c of plan.changes) if (c.payload?.kind === "batch") batchSums.set(`${c.payload.policy}\0${c.payload.batch}`, c.payload.values_checksum);
-  for (const c of plan.changes) {
-    if (!isApplied(c)) continue;
-    const p = c.payload;
-    const bad = (what) => void out.push(`${c.address} (${c.action}): ${what}`);
-    if (!p) {
-      bad("no payload");
-      continue;
-    }
-    if (c.action === "update") {
-      if (p.kind !== "update") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      if (c.address !== address.tenant(p.compliance_name)) bad(`the payload names ${JSON.stringify(p.compliance_name)}`);
-      const after = c.after ?? {};
-      for (const d of c.diff) if (!(d.path in after) || !same(after[d.path], d.after)) bad(`the diff of ${d.path} is not git's value`);
-      const item = p.item;
-      for (const [k, v] of Object.entries(shownUpdate(c))) {
-        if (!UPDATE_FIELDS.includes(k)) bad(`${k} is not a field of the update`);
-        else if (!same(item[k], v)) bad(`the payload's ${k} ${show5(item[k])} is not the reviewed ${show5(v)}`);
-      }
-      for (const k of Object.keys(item))
-        if (!UPDATE_FIELDS.includes(k)) bad(`the payload's ${k} is not a field of the update`);
-    } else if (c.action === "create") {
-      if (p.kind !== "create") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      const { batches, ...item } = p.body.compliance_spec[0] ?? {};
-      const name = p.body.compliance_name;
-      if (c.address !== address.ssp(name) || p.body.unique_key !== name || p.body.compliance_spec.length !== 1) bad("the payload names another policy");
-      const { batches: shownBatches, ...shownItem } = c.after ?? {};
-      if (!sameJson(item, shownItem) || item.hierarchy_no !== p.hierarchy_no) bad("the payload's policy is not the reviewed one");
-      for (const d of c.diff) {
-        const shownValue = d.path === "batches" ? shownBatches : item[d.path];
-        if (!same(shownValue, d.after)) bad(`the payload's ${d.path} is not the reviewed value`);
-      }
-      const sentBatches = (batches ?? []).map((b) => ({
-        batch_name: b.batch_name,
-        status: "file uploaded",
-        file_name: b.file_name,
-        rows: b.ssp_values.length,
-        values_checksum: valuesChecksum(b.ssp_values)
-      }));
-      if (!sameJson(shownBatches ?? [], sentBatches)) bad("the payload's batches are not the ones the plan shows");
-      for (const b of batches ?? []) {
-        const sum = batchSums.get(`${name}\0${b.batch_name}`);
-        if (sum && valuesChecksum(b.ssp_values) !== sum) bad(`the values of the batch ${b.batch_name} are not the ones the plan showed`);
-      }
-    } else {
-      if (p.kind !== "batch") {
-        bad(`a ${p.kind} payload`);
-        continue;
-      }
-      if (c.address !== address.batch(p.policy, p.batch)) bad(`the payload names ${JSON.stringify(`${p.policy}/${p.batch}`)}`);
-    }
-  }
-  return out;
-}
-function checkPayloads(plan) {
-  const problems = payloadProblems(plan);
+function checkPayloads(plan, kinds = KINDS) {
+  const problems = payloadProblems(plan, kinds);
   if (problems.length) {
     throw new UserError(
       `the plan's writes are not what it shows, so nothing was sent:
@@ -52278,57 +53366,7 @@ function checkPayloads(plan) {
       "a saved plan is applied only as revsync wrote it: run revsync plan again"
     );
   }
-}
-function hierarchyHolder(list3, name, hierarchyNo) {
-  return list3.find((e) => {
-    const item = e.compliance_spec?.[0];
-    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
-  });
-}
-function policyMoves(policy2, c, env2, changes) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const x of changes) {
-    if (x.payload?.kind !== "batch" || x.payload.policy !== policy2) continue;
-    const before = x.before ?? {};
-    const prior = seen.get(x.payload.batch) ?? {};
-    seen.set(x.payload.batch, { status: prior.status ?? before.status, file_id: prior.file_id ?? x.payload.file_id });
-  }
-  const since = c.last_modified_on;
-  const out = [];
-  const liveNames = /* @__PURE__ */ new Set();
-  for (const lb of env2.compliance_spec?.[0]?.batches ?? []) {
-    const name = batchNameOf(lb);
-    if (!name) continue;
-    liveNames.add(name);
-    const was = seen.get(name);
-    const parts = [];
-    if (was?.status !== void 0 && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
-    const file = typeof lb.file_id === "string" ? lb.file_id : null;
-    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show5(was.file_id)} -> ${show5(file)}`);
-    const later = since != null && typeof lb.updated_at === "number" && lb.updated_at > since;
-    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
-    if (!parts.length) continue;
-    const who = batchWho(lb);
-    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
-  }
-  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
-  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
-}
-function fourEyesBreach(facts, approverConfigured) {
-  const as = facts.approved_by;
-  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
-  if (!why) return void 0;
-  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
-  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
-}
-function fourEyesRefusal(facts, approverConfigured, error2) {
-  const as = facts.approved_by;
-  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
-  const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
-  if (!as || !who || !permission) return void 0;
-  const fix = approverFix(as, approverConfigured);
-  const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
-  return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+  return plan;
 }
 function checkApprover(core, plan, fourEyes) {
   const approver = core.approverAuth;
@@ -52346,25 +53384,14 @@ function checkApprover(core, plan, fourEyes) {
     );
   }
 }
-function requireUser(core, plan) {
-  const user = core.auth.username;
-  if (!user && plan.changes.some((c) => c.action === "update")) {
-    throw new UserError(
-      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
-      "set REVSYNC_USER to your user id in the service"
-    );
+function readyToApply(plan, core, opts) {
+  const applied = plan.changes.filter(isApplied);
+  for (const k of opts.kinds ?? KINDS) {
+    const own2 = applied.filter((c) => kindOf(opts.kinds ?? KINDS, c.address) === k);
+    if (own2.length) k.ready?.(own2, core);
   }
-  return user;
-}
-function updateBody(p, user, clock) {
-  return {
-    user_name: user,
-    current_timestamp: String(Math.floor(clock.now() / 1e3)),
-    format_type: "JSON",
-    compliance_name: p.compliance_name,
-    unique_key: p.unique_key,
-    compliance_spec: [p.item]
-  };
+  checkApprover(core, plan, opts.fourEyes);
+  return plan;
 }
 function outcomeWords(action, o) {
   if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
@@ -52382,41 +53409,17 @@ function stepResult(action, o) {
     throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
   }
 }
-async function execute(core, guards, step, createdIds) {
-  const c = step.change;
-  const p = c.payload;
-  if (!p) throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-  if (p.kind === "update") return stepResult("update", await writes.update(core, p.compliance_id, guards.update(c, core)));
-  if (p.kind === "create") {
-    const o2 = await writes.create(core, p.body, guards.create(c, core), (live) => guards.createValues(p, live, core));
-    if (o2.kind === "done" || o2.kind === "confirmed") {
-      createdIds.set(p.body.compliance_name, o2.result.compliance_id);
-      guards.created(c);
-    }
-    return stepResult("create", o2);
-  }
-  const action = c.action === "review" ? "review" : "approve";
-  const id = p.compliance_id ?? createdIds.get(p.policy) ?? "";
-  if (action === "review") {
-    const guard2 = guards.batch(c, action, () => createdIds.get(p.policy), core);
-    const o2 = await writes.batchAction(core, action, { id, name: p.policy }, p.batch, guard2);
-    if (o2.kind === "done" || o2.kind === "confirmed") guards.reviewedHere.add(c.address);
-    return stepResult(action, o2);
-  }
-  const approver = core.asApprover();
-  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
-  const guard = guards.batch(c, action, () => createdIds.get(p.policy), approver, facts);
-  const o = await writes.batchAction(approver, action, { id, name: p.policy }, p.batch, guard);
-  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
-  if (refused) facts.rule = "refused";
+function runStep(step, applier, core) {
+  return applier.write(step.change, core);
+}
+function stepWords(action, r) {
+  const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
+  if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
   try {
-    if (refused) throw new StepFailed(refused, o.kind);
-    const r = stepResult(action, o);
-    const r2 = typeof r === "string" ? { message: r } : r;
-    const who = (core.approverAuth || guards.fourEyes) && (o.kind === "done" || o.kind === "confirmed") ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
-    return { ...r2, message: `${r2.message}${who}`, four_eyes: facts };
+    const s = stepResult(action, r.outcome);
+    return { ...s, message: `${s.message}${r.also ?? ""}`, ...four };
   } catch (e) {
-    throw Object.assign(e instanceof StepFailed ? e : new StepFailed(e instanceof Error ? e.message : String(e)), { four_eyes: facts });
+    throw Object.assign(e, four);
   }
 }
 function reportEntry(o) {
@@ -52429,282 +53432,54 @@ function reportEntry(o) {
     ...o.four_eyes ? { four_eyes: o.four_eyes } : {}
   };
 }
-async function applyPlan(core, plan, opts) {
-  checkPayloads(plan);
-  const user = requireUser(core, plan) ?? "";
-  checkApprover(core, plan, !!opts.fourEyes);
-  const steps = buildSteps(plan);
-  const created = /* @__PURE__ */ new Map();
-  const guards = new Guards(core, user, opts.log, plan.changes, !!opts.fourEyes);
-  let finished = 0;
-  const outcomes = await schedule(steps, (s) => execute(opts.tagRequests ? core.tagged(stepTag(s.change)) : core, guards, s, created), {
-    concurrency: opts.concurrency,
-    isStopping: opts.isStopping,
-    onStart: opts.onStart,
-    onFinish: (o) => opts.onFinish?.(o, ++finished, steps.length)
-  });
-  const checked = await guards.checkCreations(core);
-  for (const o of outcomes) {
-    if (o.step.change.action !== "create" || o.status !== "done") continue;
-    if ("failed" in checked) o.message = `${o.message} (not read again after the run's creates: ${checked.failed})`;
-    else {
-      const clash = checked.get(o.step.change.address);
-      if (clash) Object.assign(o, { status: "failed", outcome: "overwritten", message: clash });
+async function settle(outcomes, appliers) {
+  for (const [kind, applier] of appliers) {
+    const landed = outcomes.filter((o) => o.step.kind === kind && o.status === "done");
+    if (!applier.settle || !landed.length) continue;
+    const said = await applier.settle(landed.map((o) => o.step.change));
+    for (const o of landed) {
+      const s = said.get(o.step.change.address);
+      if (!s) continue;
+      if ("unchecked" in s) o.message = `${o.message} (${s.unchecked})`;
+      else Object.assign(o, { status: "failed", outcome: "overwritten", message: s.overwritten });
     }
   }
-  const entries = outcomes.map(reportEntry);
-  return { environment: plan.environment, outcomes: entries, summary: countOutcomes(entries), interrupted: opts.isStopping() };
 }
-var OUTCOMES, show5, same, iso2, blocked, Guards, approverFix, DONE, StepFailed, stepTag;
+async function applyPlan(core, plan, opts) {
+  const kinds = opts.kinds ?? KINDS;
+  const observers2 = opts.observers ?? [];
+  const log = (line) => observers2.forEach((o) => o.log?.(line));
+  const steps = buildSteps(plan, kinds);
+  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, log };
+  const appliers = new Map(kinds.filter((k) => steps.some((s) => s.kind === k)).map((k) => [k, k.apply(run2)]));
+  let finished = 0;
+  const outcomes = await schedule(
+    steps,
+    async (s) => stepWords(s.change.action, await runStep(s, appliers.get(s.kind), opts.tagRequests ? core.tagged(stepTag(s.change)) : core)),
+    {
+      concurrency: opts.concurrency,
+      isStopping: opts.isStopping,
+      onStart: (s) => observers2.forEach((o) => o.stepStarted?.(s)),
+      onFinish: (o) => {
+        finished++;
+        observers2.forEach((x) => x.stepFinished?.(o, finished, steps.length));
+      }
+    }
+  );
+  await settle(outcomes, appliers);
+  const entries2 = outcomes.map(reportEntry);
+  return { environment: plan.environment, outcomes: entries2, summary: countOutcomes(entries2), interrupted: opts.isStopping() };
+}
+var OUTCOMES, DONE, StepFailed, stepTag;
 var init_run2 = __esm({
   "src/apply/run.ts"() {
     "use strict";
-    init_resources();
-    init_canonical_json();
     init_errors();
-    init_read();
-    init_build();
+    init_registry();
     init_model();
-    init_values2();
-    init_address();
     init_who();
-    init_four_eyes();
     init_graph();
     OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"];
-    show5 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
-    same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-    iso2 = (epoch2) => {
-      const t = isoOf(epoch2);
-      return t ? shortIso(t) : null;
-    };
-    blocked = (what) => ({
-      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
-    });
-    Guards = class {
-      constructor(core, user, log = () => void 0, changes = [], fourEyes = false) {
-        this.core = core;
-        this.user = user;
-        this.log = log;
-        this.changes = changes;
-        this.fourEyes = fourEyes;
-      }
-      core;
-      user;
-      log;
-      changes;
-      fourEyes;
-      listing;
-      /** Policies whose version this run checked against the plan (its own writes move it after). */
-      policyChecked = /* @__PURE__ */ new Set();
-      /** Values by file id: an upload's file does not change (a new upload is a new file). */
-      fileSums = /* @__PURE__ */ new Map();
-      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
-      reviewedHere = /* @__PURE__ */ new Set();
-      /** A tenant configuration PATCH: the fields git does not set go as the plan read them, so any change
-       *  since (a field, version_id or last_modified_on) stops it (docs/decisions.md, "A tenant update
-       *  meets a change made since the plan"); a configuration that already holds git's values is done. */
-      update(c, core = this.core) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "update") throw new TypeError("not an update");
-          const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
-          if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
-          const live = env2.compliance_spec?.[0] ?? {};
-          const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
-          if (c.diff.length && Object.entries(want).every(([k, v]) => same(live[k], v))) return { already: "the service holds git's values" };
-          const seen = seenFields(c);
-          const fields = UPDATE_FIELDS.filter((k) => !same(live[k], seen[k])).map((k) => `${k} ${show5(seen[k])} -> ${show5(live[k])}`);
-          const moved = [...fields, ...versionMoved(c, env2)];
-          if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
-          const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
-          this.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-          return { go: { body: updateBody({ ...p, item }, this.user, this.core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-        };
-      }
-      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
-       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
-       *  itself, so a read failing fails only the writes whose own read fails. */
-      async list(core) {
-        const shared = this.listing;
-        if (shared) {
-          try {
-            return await shared;
-          } catch {
-            return ssp2.list(core);
-          }
-        }
-        return this.startList(core);
-      }
-      startList(core) {
-        const mine = ssp2.list(core);
-        this.listing = mine;
-        const done = () => {
-          if (this.listing === mine) this.listing = void 0;
-        };
-        mine.then(done, done);
-        return mine;
-      }
-      /** Differences between a live policy's batches and the values git sends with a create. */
-      async createValues(p, live, core = this.core) {
-        const out = [];
-        const item = p.body.compliance_spec[0];
-        for (const b of item?.batches ?? []) {
-          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
-          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
-        }
-        return out;
-      }
-      /** A create: the policy must not exist (unless it is git's policy already, values and all) and no
-       *  active policy may hold its place in the hierarchy. */
-      create(c, core = this.core) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "create") throw new TypeError("not a create");
-          const name = p.body.compliance_name;
-          const list3 = await this.list(core);
-          const holder = hierarchyHolder(list3, name, p.hierarchy_no);
-          const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
-          if (list3.some((e) => e.compliance_name === name)) {
-            const existing = await ssp2.get(core, name);
-            if (existing) {
-              const sent = p.body.compliance_spec[0];
-              const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await this.createValues(p, existing, core)];
-              if (differs.length)
-                return blocked(
-                  `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
-                );
-              if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
-              return { already: "the service holds git's policy and values" };
-            }
-          }
-          if (holder) return blocked(clash(holder));
-          this.log(`${c.address}: read again just now, not in the service; sending the create`);
-          return { go: null };
-        };
-      }
-      /** Who prepared the batch an approve moves forward (docs/decisions.md, "Four eyes"): its reviewer is the
-       *  service's updated_by of a batch it shows reviewed (nothing else changes a reviewed batch), or this
-       *  run's sign-in when this run reviewed it; its policy's creator is the envelope's created_by, or this
-       *  run's sign-in when this run created it. */
-      preparers(c, env2, lb, createdHere) {
-        const named2 = (v) => typeof v === "string" && v.trim() ? v : null;
-        const reviewed = lb.status === "reviewed" ? named2(lb.updated_by) : null;
-        return {
-          reviewed_by: this.reviewedHere.has(c.address) ? this.user || reviewed : reviewed,
-          policy_created_by: createdHere ? this.user || named2(env2.created_by) : named2(env2.created_by)
-        };
-      }
-      /** The creates of this run that landed, for the one check after the last of them. */
-      landedCreates = [];
-      creationsChecked;
-      /** A create landed (done, or confirmed by reading back). */
-      created(c) {
-        this.landedCreates.push(c);
-      }
-      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
-       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
-       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
-       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
-      checkCreations(core = this.core) {
-        if (!this.creationsChecked) {
-          const creates = [...this.landedCreates];
-          this.creationsChecked = creates.length ? ssp2.list(core).then(
-            (list3) => {
-              const clashes = /* @__PURE__ */ new Map();
-              for (const c of creates) {
-                const p = c.payload;
-                if (p?.kind !== "create") continue;
-                const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
-                if (!holder) continue;
-                const who = {
-                  modified_by: holder.created_by ?? holder.last_modified_by ?? null,
-                  modified_on: isoOf(holder.created_on ?? holder.last_modified_on)
-                };
-                clashes.set(
-                  c.address,
-                  overwrittenWords(who, [
-                    `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
-                  ])
-                );
-              }
-              return clashes;
-            },
-            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
-          ) : Promise.resolve(/* @__PURE__ */ new Map());
-        }
-        return this.creationsChecked;
-      }
-      valuesOf(policy2, lb, core) {
-        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
-        if (!file) return read();
-        let sum = this.fileSums.get(file);
-        if (!sum) {
-          sum = read();
-          this.fileSums.set(file, sum);
-          sum.catch(() => this.fileSums.delete(file));
-        }
-        return sum;
-      }
-      /** A review or approve: the batch must still be where the plan saw it (status), the same upload
-       *  (file_id) with the same values (checksum), of a policy at the version the plan read. A batch at
-       *  the status the write asks for is done already. */
-      batch(c, action, created, core = this.core, facts) {
-        return async () => {
-          const p = c.payload;
-          if (p?.kind !== "batch") throw new TypeError("not a batch step");
-          const policyAddr = address.ssp(p.policy);
-          const env2 = await ssp2.get(core, p.policy);
-          if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
-          if (p.compliance_id === null) {
-            const checked = await this.checkCreations(core);
-            const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
-            if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
-          }
-          const ours = p.compliance_id ?? created?.();
-          if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
-          const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
-          if (!lb) return blocked(`${c.address} no longer exists in the service`);
-          const changed2 = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
-          if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0) {
-            return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
-          }
-          const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
-          if (p.compliance_id !== null && fileId !== p.file_id)
-            return blocked(`${c.address}${changed2}: file_id ${show5(p.file_id)} -> ${show5(fileId)}, a new upload nobody reviewed`);
-          const fileOf = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-          if (p.compliance_id === null && fileOf && !this.fileSums.has(fileOf) && created?.() === env2.compliance_id) {
-            this.fileSums.set(fileOf, Promise.resolve(p.values_checksum));
-          }
-          if (await this.valuesOf(p.policy, lb, core) !== p.values_checksum)
-            return blocked(`${c.address}${changed2}: its values are not the ones the plan showed`);
-          const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-          if (typeof lb.status === "string" && target.includes(lb.status))
-            return { already: "the service shows it, with the values the plan showed", status: lb.status };
-          if (action === "approve" && facts)
-            Object.assign(facts, this.preparers(c, env2, lb, created?.() === env2.compliance_id), { approved_by: core.auth.username ?? null });
-          if (p.compliance_id !== null && !this.policyChecked.has(p.policy)) {
-            const moved = versionMoved(c, env2);
-            if (moved.length)
-              return blocked(
-                `${policyAddr} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, this.changes)}`
-              );
-            this.policyChecked.add(p.policy);
-          }
-          const expected = c.before?.status ?? null;
-          if (p.compliance_id !== null && lb.status !== expected) return blocked(`${c.address}${changed2}: status ${show5(expected)} -> ${show5(lb.status)}`);
-          const broken = action === "approve" && facts && this.fourEyes ? fourEyesBreach(facts, !!this.core.approverAuth) : void 0;
-          if (broken && facts) {
-            facts.rule = "blocked";
-            return { blocked: broken };
-          }
-          this.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
-          return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
-        };
-      }
-    };
-    approverFix = (as, approverConfigured) => approverConfigured ? APPROVER_FIX.replace("to another user", `to a user other than ${as}`) : APPROVER_FIX;
     DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
     StepFailed = class extends Error {
       constructor(message, outcome) {
@@ -52721,7 +53496,7 @@ var init_run2 = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve15) => stop = () => resolve15("stop now"));
+  const stopNow = new Promise((resolve16) => stop = () => resolve16("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -52806,18 +53581,18 @@ var init_prompt = __esm({
 
 // src/evidence/context.ts
 function run(args, cwd, env2) {
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve15(stdout)
+      (err, stdout) => err ? reject(err) : resolve16(stdout)
     );
   });
 }
 async function gitState(root, evidenceDir, env2) {
-  const inside = (0, import_node_path19.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path19.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  const inside = (0, import_node_path20.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path20.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
     status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env2);
@@ -52890,12 +53665,12 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_path19, nonEmpty, number;
+var import_node_child_process2, import_node_path20, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_path19 = require("node:path");
+    import_node_path20 = require("node:path");
     nonEmpty = (v) => v && v.trim() ? v : null;
     number = (v) => v && /^\d+$/.test(v) ? Number(v) : null;
   }
@@ -52918,84 +53693,48 @@ var init_record = __esm({
 });
 
 // src/evidence/live.ts
-function at2(o, path) {
-  let cur = o;
-  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? cur[part] : void 0;
-  return cur;
+function laterChanges(records, i, j) {
+  const { record: record2 } = records[i];
+  const c = record2.changes[j];
+  const after = [
+    ...record2.changes.slice(j + 1).map((x) => ({ x, where: "this record" })),
+    ...records.slice(i + 1).flatMap((r) => r.record.changes.map((x) => ({ x, where: r.file })))
+  ];
+  const later = [];
+  const paths = /* @__PURE__ */ new Set();
+  for (const { x, where } of after) {
+    if (x.address !== c.address || !LANDED.has(x.outcome)) continue;
+    later.push(`${x.action} in ${where}`);
+    for (const d of x.diff) paths.add(d.path);
+  }
+  return { later, paths };
 }
-async function checkLive(core, records) {
-  let tenants;
-  const policies2 = /* @__PURE__ */ new Map();
-  const policy2 = (name) => {
-    let p = policies2.get(name);
-    if (!p) policies2.set(name, p = ssp2.get(core, name));
-    return p;
+async function checkLive(core, records, kinds = KINDS) {
+  const checkers = new Map(kinds.map((k) => [k, k.evidence(core)]));
+  const check = (c) => {
+    const kind = kindOf(kinds, c.address);
+    const checker = kind && checkers.get(kind);
+    if (checker) return checker(c);
+    const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
+    return Promise.resolve({ ...base, holds: false, note: "revsync does not know this kind of address" });
   };
   const out = /* @__PURE__ */ new Map();
   for (const [i, { file, record: record2 }] of records.entries()) {
     const findings = [];
     for (const [j, c] of record2.changes.entries()) {
       if (!LANDED.has(c.outcome)) continue;
-      const later = [];
-      const laterPaths = /* @__PURE__ */ new Set();
-      const after = [
-        ...record2.changes.slice(j + 1).map((x) => ({ x, where: "this record" })),
-        ...records.slice(i + 1).flatMap((r) => r.record.changes.map((x) => ({ x, where: r.file })))
-      ];
-      for (const { x, where } of after) {
-        if (x.address !== c.address || !LANDED.has(x.outcome)) continue;
-        later.push(`${x.action} in ${where}`);
-        for (const d of x.diff) laterPaths.add(d.path);
-      }
-      const mine = { ...c, diff: c.diff.filter((d) => !laterPaths.has(d.path)) };
-      findings.push({ ...await checkChange(mine, () => tenants ??= tenantConfigurations.list(core), policy2), later });
+      const { later, paths } = laterChanges(records, i, j);
+      findings.push({ ...await check({ ...c, diff: c.diff.filter((d) => !paths.has(d.path)) }), later });
     }
     out.set(file, findings);
   }
   return out;
 }
-async function checkChange(c, tenants, policy2) {
-  const base = { address: c.address, action: c.action, differs: [], modified_by: null, modified_on: null };
-  if (c.address.startsWith("tenant-configuration/")) {
-    const name2 = c.address.slice("tenant-configuration/".length);
-    const env3 = (await tenants()).find((e) => e.compliance_name === name2);
-    if (!env3) return { ...base, holds: false, note: "it is no longer in the service" };
-    const item2 = env3.compliance_spec?.[0] ?? {};
-    const differs2 = c.diff.filter((d) => !sameJson(at2(item2, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at2(item2, d.path) }));
-    return { ...base, holds: !differs2.length, differs: differs2, modified_by: env3.last_modified_by ?? null, modified_on: isoOf2(env3.last_modified_on) };
-  }
-  if (!c.address.startsWith("ssp/")) return { ...base, holds: false, note: "revsync does not know this kind of address" };
-  const rest = c.address.slice("ssp/".length);
-  const cut = rest.lastIndexOf("/batch/");
-  const name = cut < 0 ? rest : rest.slice(0, cut);
-  const env2 = await policy2(name);
-  if (!env2) return { ...base, holds: false, note: "it is no longer in the service" };
-  const who = { modified_by: env2.last_modified_by ?? null, modified_on: isoOf2(env2.last_modified_on) };
-  const item = env2.compliance_spec?.[0];
-  if (cut >= 0) {
-    const batchName = rest.slice(cut + "/batch/".length);
-    const batch = item?.batches?.find((b) => batchNameOf(b) === batchName);
-    if (!batch) return { ...base, ...who, holds: false, note: "the batch is no longer in the service" };
-    const byBatch = { modified_by: batch.updated_by ?? who.modified_by, modified_on: isoOf2(batch.updated_at) ?? who.modified_on };
-    const differs2 = c.diff.filter((d) => !sameJson(at2(batch, d.path), d.after)).map((d) => ({ path: d.path, applied: d.after, now: at2(batch, d.path) }));
-    return { ...base, ...byBatch, holds: !differs2.length, differs: differs2 };
-  }
-  const fields = c.diff.map((d) => d.path.split(".")[0]).filter((k) => k !== "batches");
-  const now = normalizeSspFields(item ?? {}, fields);
-  const applied = normalizeSspFields(Object.fromEntries(c.diff.map((d) => [d.path.split(".")[0], d.after])), fields);
-  const differs = Object.keys(applied).filter((k) => !sameJson(now[k], applied[k])).map((k) => ({ path: k, applied: applied[k], now: now[k] }));
-  return { ...base, ...who, holds: !differs.length, differs };
-}
-var isoOf2;
 var init_live = __esm({
   "src/evidence/live.ts"() {
     "use strict";
-    init_resources();
-    init_address();
-    init_normalize();
-    init_canonical_json();
+    init_registry();
     init_record();
-    isoOf2 = (epoch2) => typeof epoch2 === "number" ? new Date(epoch2 * 1e3).toISOString() : null;
   }
 });
 
@@ -53004,7 +53743,7 @@ function lastRecordOf(dir, environment) {
   const tag = `-${envSlug(environment)}-`;
   const names = (0, import_node_fs14.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
   for (let i = names.length - 1; i >= 0; i--) {
-    const head = headOf((0, import_node_path20.join)(dir, names[i]), environment);
+    const head = headOf((0, import_node_path21.join)(dir, names[i]), environment);
     if (head) return head;
   }
   return void 0;
@@ -53025,8 +53764,8 @@ function headOf(path, environment) {
   return r && r.environment === environment ? r : void 0;
 }
 function recordFileName(r) {
-  const at3 = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms) => `${ms ?? ".000"}Z`);
-  return `${at3}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
+  const at2 = r.finished_at.replace(/[-:]/g, "").replace(/(\.\d{3})?Z$/, (m, ms) => `${ms ?? ".000"}Z`);
+  return `${at2}-${envSlug(r.environment)}-${r.hash.replace(/^sha256:/, "").slice(0, 12)}.json`;
 }
 function prepareEvidenceDir(dir) {
   try {
@@ -53042,17 +53781,17 @@ function prepareEvidenceDir(dir) {
   }
 }
 function readRecords(dir) {
-  let entries;
+  let entries2;
   try {
-    entries = (0, import_node_fs14.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs14.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
-  return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).map((e) => {
+  return entries2.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).map((e) => {
     if (e.isDirectory()) return { file: e.name, unreadable: "is a folder: an evidence folder holds records only" };
     if (!e.name.endsWith(".json"))
       return { file: e.name, unreadable: "is not an evidence record (revsync writes records as .json files): an evidence folder holds records only" };
-    return readRecord((0, import_node_path20.join)(dir, e.name), e.name);
+    return readRecord((0, import_node_path21.join)(dir, e.name), e.name);
   });
 }
 function readRecord(path, file = path) {
@@ -53078,17 +53817,17 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
   let record2 = { format_version, kind, sequence, ...rest, prev: last2?.hash ?? null, ...chain_note ? { chain_note } : {}, hash: "" };
   record2 = { ...redactJson(record2, redact), hash: "" };
   record2.hash = recordHash(record2);
-  const path = (0, import_node_path20.join)(dir, recordFileName(record2));
+  const path = (0, import_node_path21.join)(dir, recordFileName(record2));
   writeFileExclusive(path, `${JSON.stringify(record2, null, 2)}
 `);
   return { path, record: record2 };
 }
-var import_node_fs14, import_node_path20, envSlug;
+var import_node_fs14, import_node_path21, envSlug;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
-    import_node_path20 = require("node:path");
+    import_node_path21 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
@@ -53100,7 +53839,7 @@ var init_store = __esm({
 // src/evidence/recorder.ts
 function valuesOf(c) {
   if (!c.values) return {};
-  const checksum = c.payload?.kind === "batch" ? c.payload.values_checksum ?? null : null;
+  const checksum = typeof c.payload?.values_checksum === "string" ? c.payload.values_checksum : null;
   return { values: { checksum, file: c.values.file, rows: c.values.rows } };
 }
 var iso3, EvidenceRecorder;
@@ -53207,11 +53946,11 @@ var init_recorder = __esm({
       setLock(lock) {
         this.lock = lock;
       }
-      /** ApplyOptions.onStart: the step's work began. */
-      stepStarted(c) {
-        this.running.add(stepTag(c));
+      /** An observer of apply (ApplyObserver): the step's work began. */
+      stepStarted(s) {
+        this.running.add(stepTag(s.change));
       }
-      /** ApplyOptions.onFinish: what became of the step, as the apply report has it. */
+      /** An observer of apply (ApplyObserver): what became of the step, as the apply report has it. */
       stepFinished(o) {
         const tag = stepTag(o.step.change);
         this.finished.set(tag, { outcome: outcomeOf(o), message: o.message, ...o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {} });
@@ -53248,6 +53987,23 @@ var init_recorder = __esm({
         if (!outside.length) return git;
         return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
       }
+      /** Each of the plan's entries, with what became of it and the requests sent for it. */
+      changes(plan, end) {
+        return plan.changes.map((c) => {
+          const four = isApplied(c) ? this.finished.get(stepTag(c))?.four_eyes : void 0;
+          return {
+            address: c.address,
+            action: c.action,
+            ...this.changeOutcome(c, end),
+            source: c.source ?? null,
+            diff: c.diff,
+            version_id: c.version_id,
+            ...valuesOf(c),
+            ...four ? { four_eyes: four } : {},
+            requests: isApplied(c) && this.requestsOf.get(stepTag(c)) || []
+          };
+        });
+      }
       /** Writes the record (once); returns its path and hash. */
       async write(end) {
         if (this.written) return this.written;
@@ -53258,20 +54014,7 @@ var init_recorder = __esm({
         for (const list3 of this.pending.values()) for (const q of list3) q.duration_ms = Math.max(0, now - Date.parse(q.started_at));
         for (const o of end.report?.outcomes ?? [])
           this.finished.set(`${o.action} ${o.address}`, { outcome: o.outcome, message: o.message, ...o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {} });
-        const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
-        const changes = plan.changes.map((c) => {
-          return {
-            address: c.address,
-            action: c.action,
-            ...this.changeOutcome(c, state),
-            source: c.source ?? null,
-            diff: c.diff,
-            version_id: c.version_id,
-            ...valuesOf(c),
-            ...isApplied(c) && this.finished.get(stepTag(c))?.four_eyes ? { four_eyes: this.finished.get(stepTag(c))?.four_eyes } : {},
-            requests: isApplied(c) && this.requestsOf.get(stepTag(c)) || []
-          };
-        });
+        const changes = this.changes(plan, { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null });
         const acted = changes.filter((_, n) => isApplied(plan.changes[n]));
         const summary = { ...countOutcomes(acted), not_applied: changes.length - acted.length };
         const i = this.init;
@@ -53355,7 +54098,7 @@ function counts(user, pr) {
   if ((pr.head_commit_by ?? []).some((u) => sameUser(u, user))) return false;
   return !(pr.approvals ?? []).some((a) => sameUser(a.user, user) && a.excluded);
 }
-var init_four_eyes2 = __esm({
+var init_four_eyes3 = __esm({
   "src/evidence/four-eyes.ts"() {
     "use strict";
     init_who();
@@ -53499,10 +54242,10 @@ function checkRecord(s) {
   return { verified: v, placed: true };
 }
 function renamedWords(file, r) {
-  const named2 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path21.basename)(file))?.[1];
+  const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path22.basename)(file))?.[1];
   const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
-  if (named2 !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
-  if ((0, import_node_path21.basename)(file) !== recordFileName(r))
+  if (named3 !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
+  if ((0, import_node_path22.basename)(file) !== recordFileName(r))
     return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`;
   return void 0;
 }
@@ -53553,12 +54296,12 @@ function brokenLink(env2, list3, i, prev) {
   const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
   return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
 }
-var import_node_path21, missing, tenantKeysOf;
+var import_node_path22, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
-    init_four_eyes2();
-    import_node_path21 = require("node:path");
+    init_four_eyes3();
+    import_node_path22 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -53577,11 +54320,11 @@ __export(evidence_exports2, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path22.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path23.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path22.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path23.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -53637,17 +54380,17 @@ function recordsAt(target) {
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path22.dirname)(target);
+  const folder = dir ? target : (0, import_node_path23.dirname)(target);
   const all2 = readRecords(folder);
   const verdicts = new Map(verifyChain(all2).records.map((v) => [v.file, v]));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s) => s.file === (0, import_node_path22.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s) => s.file === (0, import_node_path23.basename)(target)) ?? readRecord(target);
   const verdict = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path22.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path23.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
     st = (0, import_node_fs15.statSync)(dir);
@@ -53668,8 +54411,8 @@ async function liveFindings(flags, stored, out) {
   const repo = openRepo(flags);
   const names = [...new Set(stored.map((s) => s.record?.environment).filter((n) => !!n))];
   const env2 = openEnv(repo, flags, flags.env ?? (names.length === 1 ? names[0] : void 0));
-  const same2 = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
-  const mine = stored.filter((s) => !!s.record && Array.isArray(s.record.changes) && same2(s.record));
+  const same = (r) => r.environment === env2.name && r.base_url.replace(/\/+$/, "") === env2.baseUrl.replace(/\/+$/, "") && r.realm === env2.realm;
+  const mine = stored.filter((s) => !!s.record && Array.isArray(s.record.changes) && same(s.record));
   const skipped = stored.length - mine.length;
   if (skipped)
     out.info(
@@ -53685,12 +54428,12 @@ async function liveFindings(flags, stored, out) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path22.isAbsolute)(target) ? target : (0, import_node_path22.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path23.isAbsolute)(target) ? target : (0, import_node_path23.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = recordsAt(path);
   let stored = all2;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
   if (flags.last !== void 0) {
-    const n = Number(flags.last);
+    const n = numberOf(flags.last) ?? NaN;
     if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(flags.last)}`);
     stored = stored.slice(-n);
   }
@@ -53721,12 +54464,12 @@ function doubtOf(v) {
     return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs15, import_node_path22, version;
+var import_node_fs15, import_node_path23, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs15 = require("node:fs");
-    import_node_path22 = require("node:path");
+    import_node_path23 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -53738,8 +54481,9 @@ var init_evidence3 = __esm({
     init_view();
     init_evidence2();
     init_words();
+    init_number();
     init_context();
-    version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path22.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -53854,14 +54598,14 @@ async function readGitlab(get, env2, n) {
   const token = env2.GITLAB_API_TOKEN;
   if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
   const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
-  const at3 = `${base}/projects/${encodeURIComponent(project)}`;
-  const mr = obj2(await getWhole(get, `${at3}/merge_requests/${n}`, headers, `merge request !${n}`));
-  const body = obj2(await getWhole(get, `${at3}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
+  const at2 = `${base}/projects/${encodeURIComponent(project)}`;
+  const mr = obj2(await getWhole(get, `${at2}/merge_requests/${n}`, headers, `merge request !${n}`));
+  const body = obj2(await getWhole(get, `${at2}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
   let reset2 = false;
   let commitNote;
   let headByNote;
   try {
-    const settings = obj2(await getWhole(get, `${at3}/approvals`, headers, "the project's approval settings"));
+    const settings = obj2(await getWhole(get, `${at2}/approvals`, headers, "the project's approval settings"));
     reset2 = settings.reset_approvals_on_push === true;
     if (!reset2)
       commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
@@ -54020,7 +54764,6 @@ function forgeClient(penv) {
 }
 async function fourEyesBeforeWriting(core, plan, ctx) {
   const { flags, out, fourEyes } = ctx;
-  checkApprover(core, plan, fourEyes);
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
   if (approves && core.approverAuth) {
     try {
@@ -54066,13 +54809,12 @@ async function fourEyesBeforeWriting(core, plan, ctx) {
   return approval;
 }
 var import_node_fs16;
-var init_four_eyes3 = __esm({
+var init_four_eyes4 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
     import_node_fs16 = require("node:fs");
     init_core();
     init_http();
-    init_run2();
     init_errors();
     init_context2();
     init_pull_request();
@@ -54129,7 +54871,7 @@ var init_git_lock = __esm({
       ref;
       where;
       git(args, extraEnv = {}) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           const child = (0, import_node_child_process3.execFile)(
             "git",
             args,
@@ -54152,7 +54894,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve15({
+              resolve16({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -54276,14 +55018,14 @@ function holderOf(s) {
     revsync_version: s.revsync_version
   };
 }
-var import_node_crypto7, import_node_fs17, import_node_os2, import_node_path23, running, LocalLock;
+var import_node_crypto7, import_node_fs17, import_node_os2, import_node_path24, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
     import_node_crypto7 = require("node:crypto");
     import_node_fs17 = require("node:fs");
     import_node_os2 = require("node:os");
-    import_node_path23 = require("node:path");
+    import_node_path24 = require("node:path");
     init_lock();
     running = (pid) => {
       try {
@@ -54300,7 +55042,7 @@ var init_local_lock = __esm({
         this.isRunning = isRunning;
         const key3 = (0, import_node_crypto7.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32);
-        this.path = (0, import_node_path23.join)(dir, `${key3}.json`);
+        this.path = (0, import_node_path24.join)(dir, `${key3}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -54425,7 +55167,7 @@ function lockBackend(repo, env2, flags) {
   const setting = env2.lock ?? { kind: "local" };
   if (setting.kind === "git") return new GitLock({ cwd: repo.root, remote: setting.remote, environment: env2.name, env: penv });
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os3.tmpdir)();
-  return new LocalLock((0, import_node_path24.join)((0, import_node_path24.resolve)(tmp), "revsync-locks"), { baseUrl: env2.baseUrl, realm: env2.realm });
+  return new LocalLock((0, import_node_path25.join)((0, import_node_path25.resolve)(tmp), "revsync-locks"), { baseUrl: env2.baseUrl, realm: env2.realm });
 }
 function runner(penv) {
   const ci = ciContext(penv);
@@ -54478,9 +55220,13 @@ async function takeEnvLock(backend, env2, run2) {
   );
   if (held.tookOver) run2.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
   run2.out.info(`Locked environment ${JSON.stringify(env2.name)} (${backend.where}; lock id ${held.holder.id}).`);
+  return heldLock(backend, env2, held);
+}
+function heldLock(backend, env2, held) {
   let released = false;
   let note = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : void 0;
-  const lock = {
+  const say = (more) => void (note = `${note ? `${note}; ` : ""}${more}`);
+  return {
     holder: held.holder,
     get released() {
       return released;
@@ -54501,21 +55247,20 @@ async function takeEnvLock(backend, env2, run2) {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
         if (r === "free") {
-          note = `${note ? `${note}; ` : ""}at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran`;
+          say("at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran");
           out.warn(`the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran`);
         } else if (r !== "released") {
-          note = `${note ? `${note}; ` : ""}at the end another apply held the lock: ${r.other.id}`;
+          say(`at the end another apply held the lock: ${r.other.id}`);
           out.warn(
             `the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now())}`
           );
         }
       } catch (e) {
-        note = `${note ? `${note}; ` : ""}not released: ${e.message}`;
+        say(`not released: ${e.message}`);
         out.warn(`the lock of environment ${JSON.stringify(env2.name)} could not be released: ${e.message}; release it with: ${unlock}`);
       }
     }
   };
-  return lock;
 }
 async function runLockStatus(flags, out) {
   const view = await pickView(lockStatusViews, flags.format);
@@ -54554,13 +55299,13 @@ async function runUnlock(flags, out, args) {
   }
   throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${holderWords(r.other, Date.now())}; nothing was released`);
 }
-var import_node_fs18, import_node_os3, import_node_path24, revsyncVersion;
+var import_node_fs18, import_node_os3, import_node_path25, revsyncVersion;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs18 = require("node:fs");
     import_node_os3 = require("node:os");
-    import_node_path24 = require("node:path");
+    import_node_path25 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -54571,7 +55316,7 @@ var init_lock3 = __esm({
     init_view();
     init_lock2();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path24.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -54580,18 +55325,17 @@ var apply_exports = {};
 __export(apply_exports, {
   runApply: () => runApply
 });
-async function runApply(flags, out, _r, args) {
-  const view = await pickView(applyViews, flags.format);
+function openRun(flags, out, args, view) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const saved = planFile ? readPlanFile((0, import_node_path25.resolve)(out.io.cwd, planFile)) : void 0;
-  if (saved && flags.target?.length) {
+  const read = planFile ? readPlanFile((0, import_node_path26.resolve)(out.io.cwd, planFile)) : void 0;
+  if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
       `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${JSON.stringify(t)}`).join(" ")} --out FILE, then apply that file`
     );
   }
-  if (saved) checkPayloads(saved);
+  const saved = read && checkPayloads(read);
   const env2 = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env2.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env2.name)}`);
@@ -54601,159 +55345,167 @@ async function runApply(flags, out, _r, args) {
   lockTimeoutOf(flags);
   const backend = noLock ? void 0 : lockBackend(repo, env2, flags);
   const evidence = startEvidence(flags, repo, env2, planFile);
-  const core = openClient(env2, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart }, {
-    approver: true
-  });
+  const observer = evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart };
+  const core = openClient(env2, flags, out, observer, { approver: true });
   const signals2 = applySignals(out.io.signals, (line) => out.warn(line));
-  let lock;
-  const work = async () => {
-    const plan = saved ?? await makePlan(repo, env2, core, flags, out, { impact: false });
-    evidence?.recorder.setPlan(plan);
-    evidence?.recorder.setUser(core.auth.username);
-    out.info(planText(plan, out.err));
-    if (!hasApplied(plan)) {
-      out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
-      noteTurnedAway(core.governor, env2, flags, out);
-      return 0;
-    }
-    evidence?.recorder.setUser(requireUser(core, plan));
+  return { flags, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2, view };
+}
+async function planToApply(run2) {
+  const plan = run2.saved ?? checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false }));
+  run2.evidence?.recorder.setPlan(plan);
+  run2.evidence?.recorder.setUser(run2.core.auth.username);
+  return plan;
+}
+async function confirmed(run2) {
+  const { out, core, signals: signals2 } = run2;
+  if (run2.flags.autoApprove) return true;
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  const yes = await signals2.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
+  if (!yes) {
+    run2.evidence?.recorder.setApproval("declined");
+    out.error("apply cancelled: nothing was written");
+  }
+  return yes;
+}
+async function beforeWriting(run2, plan) {
+  const { out, core, env: env2, evidence } = run2;
+  out.info(planText(plan, out.err));
+  if (!hasApplied(plan)) {
+    out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
+    noteTurnedAway(core.governor, env2, run2.flags, out);
+    return 0;
+  }
+  const fourEyes = env2.fourEyes || !!plan.four_eyes;
+  const ready = readyToApply(plan, core, { fourEyes });
+  evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? core.approverAuth.username ?? null : null);
+  const record2 = evidence && ((a) => evidence.recorder.setPullRequestApproval(a));
+  await fourEyesBeforeWriting(core, ready, { flags: run2.flags, out, repo: run2.repo, env: env2, fourEyes, ...record2 ? { record: record2 } : {} });
+  if (run2.signals.isStopping()) return interrupted(run2);
+  const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
+  out.info(
+    `Target: environment ${JSON.stringify(env2.name)}, ${env2.baseUrl}, realm ${env2.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`
+  );
+  if (!await confirmed(run2)) return 1;
+  evidence?.recorder.setApproval(run2.flags.autoApprove ? "auto-approve" : "prompt");
+  return ready;
+}
+function interrupted(run2) {
+  run2.out.error("apply interrupted before it wrote anything");
+  return 130;
+}
+async function lockEnvironment(run2, plan) {
+  const { out, env: env2, core, backend, evidence } = run2;
+  if (!backend) {
+    out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env2.name)}; another apply at the same time may undo its writes unseen`);
+    evidence?.recorder.setLock(NO_LOCK);
+    return void 0;
+  }
+  const opts = { planChecksum: plan.checksum, serviceUser: core.auth.username ?? null, flags: run2.flags, out, isStopping: run2.signals.isStopping };
+  const [taken] = await Promise.all([takeEnvLock(backend, env2, opts), core.auth.token().catch(() => void 0)]);
+  run2.lock = taken;
+  evidence?.recorder.setLock(taken.evidence());
+  return run2.signals.isStopping() ? interrupted(run2) : void 0;
+}
+function observers(run2, progress) {
+  const { out, signals: signals2 } = run2;
+  const watch = {
+    stepStarted: (s) => {
+      signals2.started(s.id, `${s.change.action} ${s.change.address}`);
+      out.verbose(`start ${s.change.action} ${s.change.address}`);
+      progress.update(`Applying: ${s.change.action} ${s.change.address}`);
+    },
+    stepFinished: (o, done, total) => {
+      signals2.finished(o.step.id, applyLine(reportEntry(o), out.err));
+      progress.update(`Applying: ${done}/${total} finished`);
+      out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
+    },
+    log: (line) => out.verbose(line)
+  };
+  return run2.evidence ? [run2.evidence.recorder, watch] : [watch];
+}
+async function writeAll(run2, plan) {
+  const { out, core, env: env2, flags } = run2;
+  const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
+  let report2;
+  try {
     const fourEyes = env2.fourEyes || !!plan.four_eyes;
-    evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? core.approverAuth.username ?? null : null);
-    await fourEyesBeforeWriting(core, plan, {
-      flags,
-      out,
-      repo,
-      env: env2,
-      fourEyes,
-      ...evidence ? { record: (a) => evidence.recorder.setPullRequestApproval(a) } : {}
-    });
-    if (signals2.isStopping()) {
-      out.error("apply interrupted before it wrote anything");
-      return 130;
-    }
-    const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
-    out.info(
-      `Target: environment ${JSON.stringify(env2.name)}, ${env2.baseUrl}, realm ${env2.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`
+    const opts = { concurrency: concurrencyOf(flags), isStopping: run2.signals.isStopping, observers: observers(run2, progress), fourEyes };
+    report2 = await applyPlan(core, plan, { ...opts, tagRequests: run2.evidence !== void 0 });
+  } finally {
+    progress.stop();
+  }
+  await releaseLock(run2);
+  run2.view({ report: report2, lock: run2.backend ? run2.lock?.evidence() : NO_LOCK }, out);
+  noteTurnedAway(core.governor, env2, flags, out);
+  if (run2.evidence) run2.evidence.report = report2;
+  return report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+}
+async function work(run2) {
+  const ready = await beforeWriting(run2, await planToApply(run2));
+  if (typeof ready === "number") return ready;
+  return await lockEnvironment(run2, ready) ?? writeAll(run2, ready);
+}
+async function releaseLock(run2) {
+  const { lock, out, env: env2 } = run2;
+  if (!lock || lock.released) return;
+  if (run2.signals.inFlight().length && run2.backend?.kind === "git") {
+    out.warn(
+      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env2.name} ${lock.holder.id}`
     );
-    if (!flags.autoApprove) {
-      if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
-      if (!await signals2.without(
-        () => (
-          // However long the answer takes, it is not the service's time: it does not count against --timeout.
-          core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: "))
-        )
-      )) {
-        evidence?.recorder.setApproval("declined");
-        out.error("apply cancelled: nothing was written");
-        return 1;
-      }
-    }
-    evidence?.recorder.setApproval(flags.autoApprove ? "auto-approve" : "prompt");
-    if (!backend) {
-      out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env2.name)}; another apply at the same time may undo its writes unseen`);
-      evidence?.recorder.setLock(NO_LOCK);
-    } else {
-      const taking = takeEnvLock(backend, env2, {
-        planChecksum: plan.checksum,
-        serviceUser: core.auth.username ?? null,
-        flags,
-        out,
-        isStopping: signals2.isStopping
-      });
-      const [taken] = await Promise.all([taking, core.auth.token().catch(() => void 0)]);
-      lock = taken;
-      evidence?.recorder.setLock(taken.evidence());
-      if (signals2.isStopping()) {
-        out.error("apply interrupted before it wrote anything");
-        return 130;
-      }
-    }
-    const progress = await startProgress(out, "Applying\u2026", flags.quiet, core.governor);
-    try {
-      const report2 = await applyPlan(core, plan, {
-        concurrency: concurrencyOf(flags),
-        isStopping: signals2.isStopping,
-        onStart: (s) => {
-          evidence?.recorder.stepStarted(s.change);
-          signals2.started(s.id, `${s.change.action} ${s.change.address}`);
-          out.verbose(`start ${s.change.action} ${s.change.address}`);
-          progress.update(`Applying: ${s.change.action} ${s.change.address}`);
-        },
-        tagRequests: evidence !== void 0,
-        onFinish: (o, done, total) => {
-          evidence?.recorder.stepFinished(o);
-          signals2.finished(o.step.id, applyLine(reportEntry(o), out.err));
-          progress.update(`Applying: ${done}/${total} finished`);
-          out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
-        },
-        log: (line) => out.verbose(line),
-        fourEyes
-      });
-      progress.stop();
-      await releaseLock();
-      view({ report: report2, lock: backend ? lock?.evidence() : NO_LOCK }, out);
-      noteTurnedAway(core.governor, env2, flags, out);
-      const code = report2.interrupted ? 130 : report2.outcomes.some((o) => o.status === "failed") ? 1 : 0;
-      if (evidence) evidence.report = report2;
-      return code;
-    } finally {
-      progress.stop();
-    }
-  };
-  const releaseLock = async () => {
-    if (!lock || lock.released) return;
-    if (signals2.inFlight().length && backend?.kind === "git") {
-      out.warn(
-        `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env2.name} ${lock.holder.id}`
-      );
-      return;
-    }
-    await lock.release(out);
-    evidence?.recorder.setLock(lock.evidence());
-  };
+    return;
+  }
+  await lock.release(out);
+  run2.evidence?.recorder.setLock(lock.evidence());
+}
+async function failed(run2, e) {
+  const { evidence, out } = run2;
+  await releaseLock(run2);
+  if (e instanceof Cancelled) {
+    evidence?.recorder.setApproval("cancelled");
+    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    throw e;
+  }
+  if (e instanceof LockHeld && run2.signals.isStopping()) {
+    out.error("apply interrupted while it waited for the lock: nothing was written");
+    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    return 130;
+  }
+  await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
+  throw e;
+}
+async function runApply(flags, out, _r, args) {
+  const run2 = openRun(flags, out, args, await pickView(applyViews, flags.format));
   try {
     let first;
     try {
-      first = await Promise.race([work(), signals2.stopNow]);
+      first = await Promise.race([work(run2), run2.signals.stopNow]);
     } catch (e) {
-      await releaseLock();
-      if (e instanceof Cancelled) {
-        evidence?.recorder.setApproval("cancelled");
-        await evidence?.finish(out, { exitCode: 130, error: e.message });
-        throw e;
-      }
-      if (e instanceof LockHeld && signals2.isStopping()) {
-        out.error("apply interrupted while it waited for the lock: nothing was written");
-        await evidence?.finish(out, { exitCode: 130, error: e.message });
-        return 130;
-      }
-      await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
-      throw e;
+      return await failed(run2, e);
     }
-    await releaseLock();
+    await releaseLock(run2);
     if (first !== "stop now") {
-      const kept = await evidence?.finish(out, { exitCode: first }) ?? true;
+      const kept = await run2.evidence?.finish(out, { exitCode: first }) ?? true;
       return !kept && first === 0 ? 1 : first;
     }
-    out.error(signals2.stopNowMessage());
-    await evidence?.finish(out, { exitCode: 130, stoppedNow: true });
+    out.error(run2.signals.stopNowMessage());
+    await run2.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
     return 130;
   } finally {
-    if (!signals2.inFlight().length) await core.close();
-    signals2.close();
+    if (!run2.signals.inFlight().length) await run2.core.close();
+    run2.signals.close();
   }
 }
-var import_node_path25, NO_LOCK;
-var init_apply2 = __esm({
+var import_node_path26, NO_LOCK;
+var init_apply3 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path25 = require("node:path");
+    import_node_path26 = require("node:path");
     init_run2();
     init_errors();
     init_lock();
-    init_plan();
+    init_plan2();
     init_view();
-    init_apply();
+    init_apply2();
     init_apply_signals();
     init_context();
     init_plan_file();
@@ -54762,95 +55514,18 @@ var init_apply2 = __esm({
     init_reading();
     init_rate_limit();
     init_evidence3();
-    init_four_eyes3();
+    init_four_eyes4();
     init_lock3();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
   }
 });
 
 // src/plan/drift.ts
-function changed(addr, diff, who) {
-  if (!diff.length) return [];
-  const message = `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`;
-  return [{ address: addr, class: "changed", diff, message, ...who }];
-}
-function tenantDrift(d, live) {
-  const addr = address.tenant(d.name);
-  const env2 = live.tenantConfigs.find((e) => e.compliance_name === d.name);
-  const item = env2?.compliance_spec?.[0];
-  if (!env2 || !item) return [missing2(addr)];
-  const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" }));
-  return changed(addr, diff, envelopeWho(env2));
-}
-function batchDrift(d, b, lp, live, unknown) {
-  const baddr = address.batch(d.name, b.name);
-  const lb = liveBatch2(lp, b.name);
-  if (!lb) return [missing2(baddr, "batch in git")];
-  const out = [];
-  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
-  if (dates.length) {
-    out.push({
-      address: baddr,
-      class: "changed",
-      diff: dates,
-      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
-      ...batchWho(lb)
-    });
-  }
-  if (lb.status !== b.status) {
-    out.push({
-      address: baddr,
-      class: "batch_status",
-      diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
-      message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
-      ...batchWho(lb)
-    });
-  }
-  const held = live.values.get(`${d.name}/${b.name}`);
-  if (!b.values || !held) return out;
-  const vd = valuesDiff(b.values, held, baddr, "drift");
-  if (vd.total) {
-    out.push({
-      address: baddr,
-      class: "batch_values",
-      diff: vd.diff,
-      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
-      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
-      ...batchWho(lb)
-    });
-  }
-  return out;
-}
-function sspDrift(d, live, targets, unknown) {
-  const addr = address.ssp(d.name);
-  const lp = live.ssp.get(d.name);
-  if (!lp) return targeted(addr, targets) ? [missing2(addr)] : [];
-  const out = [];
-  if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
-    out.push(...changed(addr, diff, envelopeWho(lp.envelope)));
-  }
-  for (const b of d.batches) if (targeted(address.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
-  return out;
-}
-function unmanagedDrift(u) {
-  const who = { modified_by: u.modified_by, modified_on: u.modified_on };
-  if (u.kind !== "batch") return { address: u.address, class: "unmanaged", diff: [], message: "in the service, not in git", ...who };
-  return {
-    address: u.address,
-    class: "unmanaged_batch",
-    diff: [{ path: "status", kind: "removed", before: void 0, after: u.before.status ?? null }],
-    message: `batch in the service (status ${JSON.stringify(u.before.status ?? null)}), not listed in git`,
-    ...who
-  };
-}
-function buildDrift(desired, live, meta) {
-  const t = meta.targets;
+function buildDrift(desired, live, meta, kinds = KINDS) {
   const unknown = /* @__PURE__ */ new Map();
   const items = [
-    ...desired.tenantConfigs.filter((d) => targeted(address.tenant(d.name), t)).flatMap((d) => tenantDrift(d, live)),
-    ...desired.ssp.flatMap((d) => sspDrift(d, live, t, unknown)),
-    ...unmanagedOf(desired, live, t).map(unmanagedDrift)
+    ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
+    ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift))
   ];
   return {
     format_version: PLAN_FORMAT_VERSION,
@@ -54861,25 +55536,22 @@ function buildDrift(desired, live, meta) {
     notes: unknownNotes(unknown)
   };
 }
-var nobody, missing2;
-var init_drift2 = __esm({
+var unmanagedDrift;
+var init_drift3 = __esm({
   "src/plan/drift.ts"() {
     "use strict";
-    init_address();
-    init_normalize();
-    init_words();
-    init_who();
-    init_compare();
+    init_kind();
+    init_registry();
     init_unknown();
     init_number();
     init_model();
-    nobody = { modified_by: null, modified_on: null };
-    missing2 = (addr, what = "in git") => ({
-      address: addr,
-      class: "missing",
-      diff: [],
-      message: `${what}, not in the service`,
-      ...nobody
+    unmanagedDrift = (u) => ({
+      address: u.address,
+      class: u.class,
+      diff: u.drift?.diff ?? [],
+      message: u.drift?.message ?? "in the service, not in git",
+      modified_by: u.modified_by,
+      modified_on: u.modified_on
     });
   }
 });
@@ -54963,7 +55635,7 @@ async function runDrift(flags, out) {
   const penv = envOf(flags);
   if (flags.allEnvs) refuseOverrides(penv);
   const names = flags.allEnvs ? environmentNames(repo) : [selectEnv(repo, flags.env, penv)];
-  const entries = [];
+  const entries2 = [];
   let code = 0;
   for (const name of names) {
     try {
@@ -54978,7 +55650,7 @@ async function runDrift(flags, out) {
           repo.config.drift?.ignore ?? [],
           todayUtc()
         );
-        entries.push(report2);
+        entries2.push(report2);
         view.environment(report2, out);
         noteTurnedAway(core.governor, env2, flags, out);
         if (report2.drift.length && code === 0) code = 2;
@@ -54988,24 +55660,24 @@ async function runDrift(flags, out) {
     } catch (e) {
       if (!flags.allEnvs) throw e;
       out.error(`${name}: ${e.message}`);
-      entries.push({ environment: name, ...errorObject(e) });
+      entries2.push({ environment: name, ...errorObject(e) });
       code = 1;
     }
   }
-  view.end({ entries, allEnvs: !!flags.allEnvs }, out);
+  view.end({ entries: entries2, allEnvs: !!flags.allEnvs }, out);
   return code;
 }
-var init_drift3 = __esm({
+var init_drift4 = __esm({
   "src/cli/drift.ts"() {
     "use strict";
     init_drift_ignore();
     init_repo();
     init_errors();
-    init_drift2();
+    init_drift3();
     init_ignore();
     init_targets();
     init_view();
-    init_drift();
+    init_drift2();
     init_words();
     init_context();
     init_reading();
@@ -55014,52 +55686,7 @@ var init_drift3 = __esm({
 });
 
 // src/export/mapping.ts
-function fitSpec(f, live, fields) {
-  for (const k of fields) {
-    const v = live[k];
-    if (v === void 0) continue;
-    if (v === null) {
-      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
-      f.leftOutFields.push(k);
-      if (f.value.kind === "SspPolicy") f.nullFields.push(k);
-      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
-      continue;
-    }
-    if (isInexact(v)) {
-      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
-      f.leftOutFields.push(k);
-      if (f.value.kind === "SspPolicy") {
-        f.nullFields.push(k);
-        f.notComparable.set(k, v.text);
-      }
-      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
-      continue;
-    }
-    f.value.spec[k] = v;
-  }
-  const validate3 = fileValidator(f.schema);
-  const doc = f.value;
-  for (let guard = 0; guard < fields.length && !validate3(doc); guard++) {
-    const err = (validate3.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
-    const field = err?.instancePath.split("/")[2];
-    if (!field || !(field in f.value.spec)) break;
-    const value2 = f.value.spec[field];
-    delete f.value.spec[field];
-    const why = err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "") ? `holds a value a policy file may not (${describeOutside(field, value2, err?.instancePath ?? "")})` : `holds ${show6(value2)}, which a policy file may not (${err?.message ?? "invalid"})`;
-    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
-    f.leftOutFields.push(field);
-    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value2, err?.instancePath ?? "")})`);
-  }
-}
-function describeOutside(field, value2, pointer2) {
-  const parts = pointer2.split("/").slice(3);
-  let node = value2;
-  for (const p of parts) node = node?.[p];
-  const last2 = parts[parts.length - 1];
-  return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show6(node)}` : `${field} ${show6(value2)}`;
-}
-function exportFiles(src, targets, taken = /* @__PURE__ */ new Set(), unnamed = []) {
-  const files = [];
+function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS) {
   const used = new Set(taken);
   const unique = (file) => {
     let path = file;
@@ -55067,108 +55694,7 @@ function exportFiles(src, targets, taken = /* @__PURE__ */ new Set(), unnamed = 
     used.add(path);
     return path;
   };
-  for (const e of src.tenantConfigs) {
-    const name = e.compliance_name ?? "";
-    const addr = address.tenant(name);
-    if (!targeted(addr, targets)) continue;
-    const bad = unsafeName(name);
-    if (bad) {
-      unnamed.push(`tenant configuration ${show6(name)} (its name cannot be used in a policy file: ${bad})`);
-      continue;
-    }
-    const f = {
-      file: unique(`${slug(name || "tenant-configuration")}.yaml`),
-      address: addr,
-      schema: "policy/tenant-configuration.schema.json",
-      value: { apiVersion: "revsync/v1", kind: "TenantConfiguration", metadata: { name }, spec: {} },
-      specComments: [],
-      batchComments: [],
-      leftOut: [],
-      valuesFiles: [],
-      batchValues: /* @__PURE__ */ new Map(),
-      leftOutFields: [],
-      nullFields: [],
-      notComparable: /* @__PURE__ */ new Map(),
-      batchDatesUnknown: /* @__PURE__ */ new Map()
-    };
-    fitSpec(f, e.compliance_spec?.[0] ?? {}, UPDATABLE_TENANT_FIELDS);
-    files.push(f);
-  }
-  for (const [name, lp] of src.ssp) {
-    const addr = address.ssp(name);
-    if (!targeted(addr, targets)) continue;
-    const bad = unsafeName(name);
-    if (bad) {
-      unnamed.push(`SSP policy ${show6(name)} (its name cannot be used in a policy file: ${bad})`);
-      continue;
-    }
-    const f = {
-      file: unique(`ssp/${slug(name)}.yaml`),
-      address: addr,
-      schema: "policy/ssp-policy.schema.json",
-      value: { apiVersion: "revsync/v1", kind: "SspPolicy", metadata: { name }, spec: {} },
-      specComments: [],
-      batchComments: [],
-      leftOut: [],
-      valuesFiles: [],
-      batchValues: /* @__PURE__ */ new Map(),
-      leftOutFields: [],
-      nullFields: [],
-      notComparable: /* @__PURE__ */ new Map(),
-      batchDatesUnknown: /* @__PURE__ */ new Map()
-    };
-    fitSpec(f, lp.item, SSP_EXPORT_FIELDS);
-    const batches = [];
-    for (const b of [...lp.batches ?? []].sort((x, y) => byCodePoint(batchNameOf(x), batchNameOf(y)))) {
-      const batchName = batchNameOf(b);
-      const baddr = address.batch(name, batchName);
-      if (!targeted(baddr, targets)) continue;
-      const badName = unsafeName(batchName);
-      if (badName) {
-        f.batchComments.push(` batch ${show6(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
-        f.leftOut.push(`${addr}: batch ${show6(batchName)} (its name cannot be used in a policy file: ${badName})`);
-        continue;
-      }
-      if (!b.status || !LISTED_STATUSES.has(b.status)) {
-        f.batchComments.push(
-          ` batch ${show6(batchName)}: not listed, its status in the service is ${show6(b.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`
-        );
-        f.leftOut.push(`${baddr} (status ${show6(b.status ?? null)})`);
-        continue;
-      }
-      const entry = { name: batchName, status: b.status };
-      const held = src.values?.get(`${name}/${batchName}`);
-      if (held) {
-        const text3 = Array.isArray(held) ? valuesToCsv(held) : held.csv;
-        const file = unique(import_node_path26.posix.join(import_node_path26.posix.dirname(f.file), valuesFileFor(name, batchName)));
-        const problem = checkValuesText(text3, file).diagnostics[0];
-        if (problem) {
-          f.batchComments.push(
-            ` batch ${show6(batchName)}: values left out, the service's values do not pass revsync's checks (line ${problem.line}: ${problem.message}); git cannot review or approve them`
-          );
-          f.leftOut.push(`${baddr}: values (line ${problem.line}: ${problem.message})`);
-        } else {
-          entry.values = import_node_path26.posix.relative(import_node_path26.posix.dirname(f.file), file);
-          f.valuesFiles.push({ file, text: text3 });
-          f.batchValues.set(batchName, text3);
-        }
-      }
-      for (const k of BATCH_DATES) {
-        const held2 = serviceDate(b[k]);
-        if ("date" in held2) {
-          entry[k] = held2.date;
-          continue;
-        }
-        f.batchDatesUnknown.set(batchName, [...f.batchDatesUnknown.get(batchName) ?? [], { field: k, ...held2.unknown }]);
-        if (held2.unknown.unreadable === void 0) continue;
-        f.batchComments.push(` batch ${show6(batchName)}: ${k} left out, the service shows ${show6(held2.unknown.unreadable)}, which is no date`);
-        f.leftOut.push(`${baddr}: ${k} (the service shows ${show6(held2.unknown.unreadable)}, not comparable)`);
-      }
-      batches.push(entry);
-    }
-    if (batches.length) f.value.batches = batches;
-    files.push(f);
-  }
+  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed }));
   for (const f of files) for (const list3 of [f.specComments, f.batchComments, f.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
   unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
   return files;
@@ -55184,8 +55710,8 @@ function quotedWhereNeeded(node) {
 function renderFile(f, header) {
   const doc = new import_yaml5.Document(literalValue(f.value));
   quotedWhereNeeded(doc.contents);
-  const spec2 = doc.get("spec", true);
-  if (spec2 && f.specComments.length) spec2.comment = f.specComments.join("\n");
+  const spec = doc.get("spec", true);
+  if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
   if (f.batchComments.length) {
     const batches = doc.get("batches", true);
     if (batches) batches.comment = f.batchComments.join("\n");
@@ -55194,40 +55720,14 @@ function renderFile(f, header) {
   return `${header.map((h) => `# ${h}`).join("\n")}
 ${doc.toString({ lineWidth: 0 })}`;
 }
-var import_node_path26, import_yaml5, SSP_EXPORT_FIELDS, LISTED_STATUSES, show6, oneLine;
+var import_yaml5, oneLine;
 var init_mapping = __esm({
   "src/export/mapping.ts"() {
     "use strict";
-    import_node_path26 = require("node:path");
     import_yaml5 = __toESM(require_dist(), 1);
-    init_values();
     init_interpolate();
-    init_rules();
-    init_address();
-    init_ajv();
-    init_csv();
-    init_service_choices();
-    init_number();
-    init_compare();
-    SSP_EXPORT_FIELDS = [
-      "method",
-      "active",
-      "hierarchy_no",
-      "data_identifiers",
-      "entity_type",
-      "floor_percentage",
-      "ceiling_percentage",
-      "expression",
-      "when",
-      "transaction_above_range",
-      "transaction_below_range",
-      "transaction_mid_range",
-      "type",
-      "can_delete",
-      "is_user_defined"
-    ];
-    LISTED_STATUSES = new Set(BATCH_STATUSES);
-    show6 = (v) => JSON.stringify(v) ?? "undefined";
+    init_kind();
+    init_registry();
     oneLine = (text3) => text3.replace(
       // eslint-disable-next-line no-control-regex
       /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
@@ -55240,17 +55740,12 @@ var init_mapping = __esm({
 function sameField(kind, field, git, live) {
   if (git === void 0) return false;
   if (typeof git === "string" && (typeof live === "number" || typeof live === "boolean") && String(live) === git) return true;
-  const norm = (v) => JSON.stringify(kind === "SspPolicy" ? normalizeSspFields({ [field]: v }, [field])[field] : v);
-  return norm(git) === norm(live);
+  const norm = (v) => kind?.compared ? kind.compared(field, v) : v;
+  return sameJson(norm(git), norm(live));
 }
-function sameValues(held, text3) {
+function sameValues(kind, held, text3) {
   if (held === void 0) return false;
-  if (held === text3) return true;
-  try {
-    return valuesChecksum({ csv: held }) === valuesChecksum({ csv: text3 });
-  } catch {
-    return false;
-  }
+  return held === text3 || !!kind?.sameValues?.(held, text3);
 }
 function scalarText(value2) {
   if (typeof value2 !== "string") return value2 === null ? "null" : String(value2);
@@ -55278,9 +55773,9 @@ function setValue(doc, path, serviceValue, edits) {
 function addComments(node, lines) {
   if (!node || !lines.length) return false;
   const held = (node.comment ?? "").split("\n").map((l) => l.trim());
-  const missing3 = lines.filter((l) => !held.includes(l.trim()));
-  if (!missing3.length) return false;
-  node.comment = [node.comment, ...missing3].filter((l) => l !== void 0 && l !== null && l !== "").join("\n");
+  const missing2 = lines.filter((l) => !held.includes(l.trim()));
+  if (!missing2.length) return false;
+  node.comment = [node.comment, ...missing2].filter((l) => l !== void 0 && l !== null && l !== "").join("\n");
   return true;
 }
 function sharedWords(sharedWith) {
@@ -55318,98 +55813,98 @@ function setField(doc, path, value2, edits, ctx) {
     return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
-  if (held && JSON.stringify(held.value) !== JSON.stringify(value2)) {
+  if (held && !sameJson(held.value, value2)) {
     return refuse(`comes from \${${name}}, which another field sets to ${JSON.stringify(held.value)} in this export`);
   }
   if (!held) ctx.plan.vars.push({ name, value: value2, what: `${ctx.address}: ${field}` });
   return "var";
 }
-function updateDoc(doc, current, f, policyDir, readValues, edits, ctx) {
-  const changes = [];
-  const values2 = [];
-  const kind = f.value.kind;
-  const put2 = (path, value2, what) => {
-    const how = setField(doc, path, value2, edits, ctx);
-    if (how === "set") changes.push(what);
-  };
+function updateSpec(doc, current, f, edits, ctx, changes) {
   for (const [field, live] of Object.entries(f.value.spec)) {
-    if (!current.spec || !(field in current.spec) || sameField(kind, field, current.spec[field], live)) continue;
-    put2(["spec", field], live, field);
+    if (!current.spec || !(field in current.spec) || sameField(ctx.kind, field, current.spec[field], live)) continue;
+    if (setField(doc, ["spec", field], live, edits, ctx) === "set") changes.push(field);
   }
+  let leftOut = false;
   for (const field of f.leftOutFields) {
+    if (!current.spec || !(field in current.spec)) continue;
     if (f.nullFields.includes(field)) {
-      if (current.spec && field in current.spec) {
-        const inexact = f.notComparable.get(field);
-        addUnknown(ctx.plan.unknown, f.address, [inexact === void 0 ? { field } : { field, inexact }]);
-      }
+      const inexact = f.notComparable.get(field);
+      addUnknown(ctx.plan.unknown, f.address, [inexact === void 0 ? { field } : { field, inexact }]);
       continue;
     }
-    if (current.spec && field in current.spec) {
-      if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
-      doc.deleteIn(["spec", field]);
-      edits.structural = true;
-      changes.push(`${field} (left out: it keeps its live value)`);
-    }
-  }
-  if (changes.some((c) => c.endsWith("(left out: it keeps its live value)")) && addComments(doc.get("spec", true), f.specComments)) {
+    if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
+    doc.deleteIn(["spec", field]);
     edits.structural = true;
+    changes.push(`${field} (left out: it keeps its live value)`);
+    leftOut = true;
   }
+  if (leftOut && addComments(doc.get("spec", true), f.specComments)) edits.structural = true;
+}
+function addBatch({ doc, f, b, newValues, edits, ctx, out }) {
+  if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) return;
+  const text3 = f.batchValues.get(b.name);
+  const file = text3 !== void 0 ? newValues() : void 0;
+  const entry = literalValue({ ...b, ...file !== void 0 ? { values: file } : {} });
+  const seq = doc.get("batches", true);
+  if ((0, import_yaml6.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+  else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
+  edits.structural = true;
+  out.changes.push(`batch ${b.name} added`);
+  if (file !== void 0 && text3 !== void 0) out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}` });
+}
+function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
+  const put2 = (path, value2, what2) => {
+    if (setField(doc, path, value2, edits, ctx) === "set") out.changes.push(what2);
+  };
+  if (g.status !== b.status) put2(["batches", i, "status"], b.status, `batch ${b.name} status`);
+  for (const k of BATCH_DATES) {
+    if (g[k] === void 0) continue;
+    const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
+    if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f, b.name), [unknown]);
+    else if (b[k] !== void 0 && g[k] !== b[k]) put2(["batches", i, k], b[k], `batch ${b.name} ${k}`);
+  }
+  const text3 = f.batchValues.get(b.name);
+  if (text3 === void 0) return;
+  const what = `values of ${batchAddress(f, b.name)}`;
+  if (typeof g.values === "string" && g.values !== "") {
+    const file2 = import_node_path27.posix.normalize(import_node_path27.posix.join(ctx.policyDir, g.values));
+    if (!sameValues(ctx.kind, ctx.readValues(file2), text3) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file2}`))
+      out.values.push({ file: file2, text: text3, what });
+    return;
+  }
+  if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) return;
+  const file = newValues();
+  setValue(doc, ["batches", i, "values"], file, edits);
+  out.changes.push(`batch ${b.name} values`);
+  out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what });
+}
+function updateDoc(doc, current, f, edits, ctx) {
+  const out = { changes: [], values: [] };
+  updateSpec(doc, current, f, edits, ctx, out.changes);
   const gitBatches = Array.isArray(current.batches) ? current.batches : [];
   for (const b of f.value.batches ?? []) {
-    const i = gitBatches.findIndex((g2) => g2?.name === b.name);
-    const text3 = f.batchValues.get(b.name);
-    const newValues = () => ctx.claimValues(policyDir, valuesFileFor(f.value.metadata.name, b.name));
-    if (i < 0) {
-      if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) continue;
-      const file = text3 !== void 0 ? newValues() : void 0;
-      const entry = literalValue({ ...b, ...file !== void 0 ? { values: file } : {} });
-      const seq = doc.get("batches", true);
-      if ((0, import_yaml6.isSeq)(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
-      else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
-      edits.structural = true;
-      changes.push(`batch ${b.name} added`);
-      if (file !== void 0 && text3 !== void 0)
-        values2.push({ file: import_node_path27.posix.join(policyDir, file), text: text3, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-      continue;
-    }
-    const g = gitBatches[i] ?? {};
-    if (g.status !== b.status) put2(["batches", i, "status"], b.status, `batch ${b.name} status`);
-    for (const k of BATCH_DATES) {
-      if (g[k] === void 0) continue;
-      const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
-      if (unknown) addUnknown(ctx.plan.unknown, address.batch(f.value.metadata.name, b.name), [unknown]);
-      else if (b[k] !== void 0 && g[k] !== b[k]) put2(["batches", i, k], b[k], `batch ${b.name} ${k}`);
-    }
-    if (text3 === void 0) continue;
-    if (typeof g.values === "string" && g.values !== "") {
-      const file = import_node_path27.posix.normalize(import_node_path27.posix.join(policyDir, g.values));
-      if (!sameValues(readValues(file), text3) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file}`))
-        values2.push({ file, text: text3, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-    } else {
-      if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) continue;
-      const file = newValues();
-      setValue(doc, ["batches", i, "values"], file, edits);
-      changes.push(`batch ${b.name} values`);
-      values2.push({ file: import_node_path27.posix.join(policyDir, file), text: text3, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-    }
+    const i = gitBatches.findIndex((g) => g?.name === b.name);
+    const newValues = () => ctx.claimValues(ctx.policyDir, valuesFileFor(f.value.metadata.name, b.name));
+    const place = { doc, f, b, newValues, edits, ctx, out };
+    if (i < 0) addBatch(place);
+    else updateBatch(place, i, gitBatches[i] ?? {});
   }
   const batchesNode = doc.get("batches", true) ?? doc;
   if (addComments(batchesNode, f.batchComments)) {
     edits.structural = true;
-    changes.push("comments on batches left out");
+    out.changes.push("comments on batches left out");
   }
-  return { changes, values: values2 };
+  return out;
 }
 function rewrite(original, docs, edits) {
   const whole = docs.map((d) => d.toString({ lineWidth: 0 })).join("");
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text3 = original;
   for (const s of [...edits.splices].sort((a, b) => b.start - a.start)) text3 = text3.slice(0, s.start) + s.text + text3.slice(s.end);
-  const meaning = (t) => JSON.stringify((0, import_yaml6.parseAllDocuments)(t).map((d) => d.toJS()));
-  return meaning(text3) === meaning(whole) ? text3 : whole;
+  const meaning = (t) => (0, import_yaml6.parseAllDocuments)(t).map((d) => d.toJS());
+  return sameJson(meaning(text3), meaning(whole)) ? text3 : whole;
 }
-function placeExport(files, git, header, readValues, opts = {}) {
-  const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
+function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();
   const where = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
@@ -55425,11 +55920,54 @@ function placeExport(files, git, header, readValues, opts = {}) {
     }
     docs.forEach((doc, index) => {
       const v = g.values[index] ?? (doc.errors.length ? void 0 : doc.toJS());
-      if (!v || v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration" || typeof v.metadata?.name !== "string") return;
+      if (!v || typeof v.kind !== "string" || !kindOfFile(kinds, v.kind) || typeof v.metadata?.name !== "string") return;
       const k = key(v.kind, v.metadata.name);
       if (!where.has(k)) where.set(k, { file: g, index });
     });
   }
+  return { parsed, where, broken };
+}
+function placeFile(f, x) {
+  const { plan, read, opts } = x;
+  const k = key(f.value.kind, f.value.metadata.name);
+  const hit = read.where.get(k);
+  const maybeIn = hit ? void 0 : [...read.broken.keys()].find((file) => x.git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
+  if (maybeIn) return void plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
+  if (hit) x.matched.add(k);
+  if (hit && read.broken.has(hit.file.file)) return;
+  if (!hit) {
+    if (opts.sharedWith?.length) return void plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
+    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address });
+    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
+    return;
+  }
+  const current = hit.file.values[hit.index];
+  const doc = read.parsed.get(hit.file.file)?.[hit.index];
+  if (current === void 0 || !doc || !(0, import_yaml6.isMap)(doc.contents)) {
+    plan.skipped.push(`${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`);
+    return;
+  }
+  const fileEdits = x.edits.get(hit.file.file) ?? { splices: [], structural: false };
+  x.edits.set(hit.file.file, fileEdits);
+  const kind = kindOfFile(opts.kinds ?? KINDS, f.value.kind);
+  const ctx = {
+    address: f.address,
+    claimValues: x.claimValues,
+    plan,
+    policyDir: import_node_path27.posix.dirname(hit.file.file),
+    readValues: x.readValues,
+    ...kind ? { kind } : {},
+    ...opts.varHome ? { varHome: opts.varHome } : {},
+    ...opts.sharedWith ? { sharedWith: opts.sharedWith } : {}
+  };
+  const { changes, values: values2 } = updateDoc(doc, current, f, fileEdits, ctx);
+  if (changes.length) x.dirty.set(hit.file.file, [...x.dirty.get(hit.file.file) ?? [], `${f.address}: ${changes.join(", ")}`]);
+  for (const v of values2) plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === void 0, what: v.what });
+}
+function placeExport(files, git, header, readValues, opts = {}) {
+  const kinds = opts.kinds ?? KINDS;
+  const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
+  const read = readGit(git, kinds);
   const claimed = new Set(files.flatMap((f) => f.valuesFiles.map((v) => v.file)));
   const claimValues = (policyDir, file) => {
     let path = file;
@@ -55438,80 +55976,36 @@ function placeExport(files, git, header, readValues, opts = {}) {
     claimed.add(import_node_path27.posix.join(policyDir, path));
     return path;
   };
-  const matched = /* @__PURE__ */ new Set();
-  const dirty = /* @__PURE__ */ new Map();
-  const edits = /* @__PURE__ */ new Map();
-  for (const f of files) {
-    const k = key(f.value.kind, f.value.metadata.name);
-    const hit = where.get(k);
-    const maybeIn = hit ? void 0 : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
-    if (maybeIn) {
-      plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
-      continue;
-    }
-    if (hit && broken.has(hit.file.file)) {
-      matched.add(k);
-      continue;
-    }
-    if (!hit) {
-      if (opts.sharedWith?.length) {
-        plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
-        continue;
-      }
-      plan.writes.push({ file: f.file, text: renderFile(f, header(f.file)), created: true, what: f.address });
-      for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
-      continue;
-    }
-    matched.add(k);
-    const current = hit.file.values[hit.index];
-    const doc = parsed.get(hit.file.file)?.[hit.index];
-    if (current === void 0 || !doc || !(0, import_yaml6.isMap)(doc.contents)) {
-      plan.skipped.push(
-        `${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`
-      );
-      continue;
-    }
-    const fileEdits = edits.get(hit.file.file) ?? { splices: [], structural: false };
-    edits.set(hit.file.file, fileEdits);
-    const ctx = {
-      address: f.address,
-      claimValues,
-      plan,
-      ...opts.varHome ? { varHome: opts.varHome } : {},
-      ...opts.sharedWith ? { sharedWith: opts.sharedWith } : {}
-    };
-    const { changes, values: values2 } = updateDoc(doc, current, f, import_node_path27.posix.dirname(hit.file.file), readValues, fileEdits, ctx);
-    if (changes.length) dirty.set(hit.file.file, [...dirty.get(hit.file.file) ?? [], `${f.address}: ${changes.join(", ")}`]);
-    for (const v of values2) plan.writes.push({ file: v.file, text: v.text, created: readValues(v.file) === void 0, what: v.what });
-  }
-  for (const [file, what] of dirty) {
-    const docs = parsed.get(file) ?? [];
+  const x = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
+  for (const f of files) placeFile(f, x);
+  for (const [file, what] of x.dirty) {
     const original = git.find((g) => g.file === file)?.text ?? "";
-    plan.writes.push({ file, text: rewrite(original, docs, edits.get(file)), created: false, what: what.join("; ") });
+    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; ") });
   }
-  plan.broken.push(...broken.values());
-  for (const [k, { file }] of where) {
-    if (matched.has(k)) continue;
-    const [kind, name] = k.split("\0");
-    plan.gitOnly.push({ address: kind === "SspPolicy" ? address.ssp(name) : address.tenant(name), file: file.file });
+  plan.broken.push(...read.broken.values());
+  for (const [k, { file }] of read.where) {
+    if (x.matched.has(k)) continue;
+    const [fileKind, name] = k.split("\0");
+    plan.gitOnly.push({ address: kindOfFile(kinds, fileKind)?.address(name) ?? `${fileKind}/${name}`, file: file.file });
   }
   return plan;
 }
-var import_node_path27, import_yaml6, key, WHOLE_VAR;
+var import_node_path27, import_yaml6, key, WHOLE_VAR, batchAddress;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
     import_node_path27 = require("node:path");
     import_yaml6 = __toESM(require_dist(), 1);
-    init_unknown();
-    init_compare();
-    init_values2();
-    init_address();
-    init_normalize();
-    init_mapping();
+    init_canonical_json();
     init_interpolate();
+    init_export_file();
+    init_registry();
+    init_address();
+    init_unknown();
+    init_mapping();
     key = (kind, name) => `${kind}\0${name}`;
     WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+    batchAddress = (f, name) => f.batchAddress?.(name) ?? f.address;
   }
 });
 
@@ -55582,153 +56076,170 @@ function gitFiles(dir, vars) {
     return [{ file: posixOf((0, import_node_path28.relative)(dir, abs)), text: text3, values: values2 }];
   });
 }
+function varHome(ctx) {
+  const { repo, env: env2 } = ctx;
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  return (name) => {
+    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
+      const raw = envVars[name];
+      if (typeof raw === "string" && /\$\{/.test(raw)) {
+        return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
+      }
+      return { kind: "own" };
+    }
+    const others = environmentNames(repo).filter((n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
+    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)` };
+  };
+}
+async function exportPlan(ctx, core) {
+  const { flags, out, repo, env: env2, dir } = ctx;
+  const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
+  checkTargets(flags.target ?? [], nothingInGit(), live);
+  let taken;
+  let git;
+  try {
+    taken = filesUnder(dir);
+    git = gitFiles(dir, varsFor(env2, envOf(flags)));
+  } catch (e) {
+    throw fileError("read", ctx.shown("."), e);
+  }
+  const unnamed = [];
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed);
+  const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const header = (file) => [
+    `yaml-language-server: $schema=${posixOf((0, import_node_path28.relative)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, file)), schemaFile))}`,
+    `Exported by revsync from environment ${env2.name}.`
+  ];
+  const inPolicies = !(0, import_node_path28.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.policiesDir, dir));
+  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
+}
+function whatToWrite(ctx, plan) {
+  const { out, repo, env: env2, dir } = ctx;
+  const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
+  const base = dirInRepo ? repo.root : dir;
+  const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${ctx.shown(".")}` };
+  const outside = plan.writes.filter((w) => {
+    try {
+      realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
+      return false;
+    } catch (e) {
+      out.error(`${e.message} (${w.what})`);
+      return true;
+    }
+  });
+  const writes = plan.writes.filter((w) => !outside.includes(w) && ctx.readValues(w.file) !== w.text);
+  const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = writes.some((w) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
+    return !!m && (0, import_node_path28.resolve)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, w.file)), m[1]) === schemaFile;
+  });
+  let configText;
+  if (plan.vars.length) {
+    const before = (0, import_node_fs19.readFileSync)(repo.configFile, "utf8");
+    const after = setEnvironmentVars(before, env2.name, plan.vars);
+    if (after !== before) configText = after;
+  }
+  return { writes, outside, needsSchemas, configText, base, words };
+}
+function reportWrites(ctx, plan, w, schemas2) {
+  const { flags, out, repo, env: env2 } = ctx;
+  const dry = !!flags.dryRun;
+  for (const x of w.writes)
+    out.out(
+      `${dry ? x.created ? "would write" : "would update" : x.created ? "wrote" : "updated"} ${ctx.shown(x.file)}${x.created && !x.what.startsWith("values") ? "" : ` (${x.what})`}`
+    );
+  const envVars = repo.config.environments[env2.name]?.vars ?? {};
+  const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  for (const v of plan.vars) {
+    out.out(
+      `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(envVars[v.name])} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`
+    );
+  }
+  for (const f of schemas2)
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path28.relative)(repo.cwd, (0, import_node_path28.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
+}
+function reportLeft(ctx, x, created) {
+  const { out, flags } = ctx;
+  const { plan, files, unnamed } = x;
+  for (const s of plan.skipped) out.warn(s);
+  for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
+  for (const r of plan.refused) out.error(r);
+  const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
+  const leftOut = files.flatMap((f) => created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l)));
+  if (unnamed.length)
+    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
+  ${unnamed.join("\n  ")}`);
+  if (leftOut.length)
+    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
+  ${leftOut.join("\n  ")}`);
+  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
+  const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
+  if (gitOnly.length) {
+    out.warn(
+      `git has files for what the service does not hold, left as they are (plan shows each):
+  ${gitOnly.map((g) => `${g.address} (${ctx.shown(g.file)})`).join("\n  ")}`
+    );
+  }
+}
+function closing(ctx, plan, w, schemas2) {
+  const { out, flags, repo } = ctx;
+  const failed2 = plan.broken.length + plan.refused.length + w.outside.length;
+  const newFiles = w.writes.filter((x) => x.created).length;
+  const total = w.writes.length + schemas2.length + (w.configText !== void 0 ? 1 : 0);
+  if (!total && !failed2) {
+    const unknown = [...plan.unknown.values()].flat().length;
+    const caveat = unknown ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})` : "";
+    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
+  } else if (!total) out.out("Nothing was exported: see the errors above.");
+  if (flags.dryRun && total) {
+    const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const parts = `${newFiles} new, ${w.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w.configText !== void 0 ? `, ${configShown}` : ""}`;
+    out.out(`
+Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
+  }
+  if (!failed2) return 0;
+  const failures = [
+    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+    plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
+    w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : ""
+  ].filter(Boolean);
+  out.error(
+    `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
+  );
+  return 1;
+}
 async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   const dir = (0, import_node_path28.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const shown2 = (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file;
-  try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });
-    checkTargets(flags.target ?? [], { tenantConfigs: [], ssp: [] }, live);
-    let taken;
-    let git;
+  const readValues = (file) => {
     try {
-      taken = filesUnder(dir);
-      git = gitFiles(dir, varsFor(env2, envOf(flags)));
-    } catch (e) {
-      throw fileError("read", shown2("."), e);
+      return (0, import_node_fs19.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
+    } catch {
+      return void 0;
     }
-    const unnamed = [];
-    const files = exportFiles(live, flags.target ?? [], taken, unnamed);
-    const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-    const header = (file) => [
-      `yaml-language-server: $schema=${posixOf((0, import_node_path28.relative)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, file)), schemaFile))}`,
-      `Exported by revsync from environment ${env2.name}.`
-    ];
-    const readValues = (file) => {
-      try {
-        return (0, import_node_fs19.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
-      } catch {
-        return void 0;
-      }
-    };
-    const envVars = repo.config.environments[env2.name]?.vars ?? {};
-    const varHome = (name) => {
-      if (Object.prototype.hasOwnProperty.call(envVars, name)) {
-        const raw = envVars[name];
-        if (typeof raw === "string" && /\$\{/.test(raw)) {
-          return { kind: "shared", environments: [], where: `environments.${env2.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
-        }
-        return { kind: "own" };
-      }
-      const others = environmentNames(repo).filter(
-        (n) => n !== env2.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name)
-      );
-      return {
-        kind: "shared",
-        environments: others,
-        where: `the process environment sets (environments.${env2.name}.vars of revsync.yaml has no entry for it)`
-      };
-    };
-    const inPolicies = !(0, import_node_path28.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.policiesDir, dir));
-    const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-    const plan = placeExport(files, git, header, readValues, { varHome, sharedWith });
-    const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
-    const base = dirInRepo ? repo.root : dir;
-    const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${shown2(".")}` };
-    const outside = plan.writes.filter((w) => {
-      try {
-        realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
-        return false;
-      } catch (e) {
-        out.error(`${e.message} (${w.what})`);
-        return true;
-      }
-    });
-    const writes2 = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
-    const verb = (w) => flags.dryRun ? w.created ? "would write" : "would update" : w.created ? "wrote" : "updated";
-    const refersToSchemas = (w) => {
-      const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
-      return !!m && (0, import_node_path28.resolve)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, w.file)), m[1]) === schemaFile;
-    };
-    const needsSchemas = writes2.some(refersToSchemas);
-    const schemas2 = needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
-    const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
-    let configText;
-    if (plan.vars.length) {
-      const before = (0, import_node_fs19.readFileSync)(repo.configFile, "utf8");
-      const after = setEnvironmentVars(before, env2.name, plan.vars);
-      if (after !== before) configText = after;
-    }
+  };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file, readValues };
+  try {
+    const x = await exportPlan(ctx, core);
+    const w = whatToWrite(ctx, x.plan);
+    const schemas2 = w.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     if (!flags.dryRun) {
-      for (const w of writes2) editUserFile((0, import_node_path28.join)(dir, w.file), w.text, base, words);
-      if (needsSchemas) writeRepoSchemas(repo.root, false);
-      if (configText !== void 0) editUserFile(repo.configFile, configText, repo.root, { ...words, folderName: "the policy repo" });
+      for (const f of w.writes) editUserFile((0, import_node_path28.join)(dir, f.file), f.text, w.base, w.words);
+      if (w.needsSchemas) writeRepoSchemas(repo.root, false);
+      if (w.configText !== void 0) editUserFile(repo.configFile, w.configText, repo.root, { ...w.words, folderName: "the policy repo" });
     }
-    for (const w of writes2) out.out(`${verb(w)} ${shown2(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
-    for (const v of plan.vars) {
-      const old = envVars[v.name];
-      out.out(
-        `${flags.dryRun ? "would set" : "set"} environments.${env2.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(old)} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`
-      );
-    }
-    for (const f of schemas2)
-      out.out(`${flags.dryRun ? "would write" : "wrote"} ${(0, import_node_path28.relative)(repo.cwd, (0, import_node_path28.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
-    for (const s of plan.skipped) out.warn(s);
-    for (const b of plan.broken) out.error(`${shown2(b.file)}:${b.message}`);
-    for (const r of plan.refused) out.error(r);
-    const created = new Set(writes2.filter((w) => w.created).map((w) => w.what));
-    const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
-    const leftOut = files.flatMap((f) => created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l)));
-    if (unnamed.length) {
-      out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):
-  ${unnamed.join("\n  ")}`);
-    }
-    if (leftOut.length) {
-      out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):
-  ${leftOut.join("\n  ")}`);
-    }
-    for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
-    const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
-    if (gitOnly.length) {
-      out.warn(
-        `git has files for what the service does not hold, left as they are (plan shows each):
-  ${gitOnly.map((g) => `${g.address} (${shown2(g.file)})`).join("\n  ")}`
-      );
-    }
-    const failed = plan.broken.length + plan.refused.length + outside.length;
-    const failures = [
-      plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-      plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
-      outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : ""
-    ].filter(Boolean);
-    const newFiles = writes2.filter((w) => w.created).length;
-    const updated = writes2.length - newFiles;
-    const total = writes2.length + schemas2.length + (configText !== void 0 ? 1 : 0);
-    if (!total && !failed) {
-      const caveat = plan.unknown.size ? `, in every field the service shows (${plural([...plan.unknown.values()].flat().length, "field")} it does not show kept as git has ${[...plan.unknown.values()].flat().length === 1 ? "it" : "them"})` : "";
-      out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
-    } else if (!total) out.out("Nothing was exported: see the errors above.");
-    if (flags.dryRun && total) {
-      out.out(
-        `
-Dry run: ${plural(total, "file")} would be written (${newFiles} new, ${updated} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${configText !== void 0 ? `, ${configShown}` : ""}); nothing was written.`
-      );
-    }
-    if (failed) {
-      out.error(
-        `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
-      );
-      return 1;
-    }
-    return 0;
+    reportWrites(ctx, x.plan, w, schemas2);
+    reportLeft(ctx, x, new Set(w.writes.filter((f) => f.created).map((f) => f.what)));
+    return closing(ctx, x.plan, w, schemas2);
   } finally {
     await core.close();
   }
 }
 var import_node_fs19, import_node_path28, posixOf;
-var init_export = __esm({
+var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
     import_node_fs19 = require("node:fs");
@@ -55739,6 +56250,7 @@ var init_export = __esm({
     init_config_vars();
     init_in_place();
     init_mapping();
+    init_read2();
     init_targets();
     init_unknown();
     init_schemas();
@@ -55779,7 +56291,7 @@ async function runApprovalsAct(action, flags, out, ids) {
       for (const r of chosen) out.out(uploadLine(r));
       return 0;
     }
-    if (!await confirmed(action, chosen, flags, out, env2)) return 1;
+    if (!await confirmed2(action, chosen, flags, out, env2)) return 1;
     const result = await sendAction(core, env2, action, flags.comment ?? "", idsToSend);
     const settled = result.status === "success" || result.recovered === true && result.status === "no longer pending";
     view({ action, ids: idsToSend, result, settled }, out);
@@ -55811,7 +56323,7 @@ function chooseUploads(action, flags, ids, pending, out) {
   }
   return chosen.filter((x) => !x.is_own_upload);
 }
-async function confirmed(action, chosen, flags, out, env2) {
+async function confirmed2(action, chosen, flags, out, env2) {
   if (!(flags.all || chosen.length > 1) || flags.yes) return true;
   if (!out.interactive) {
     throw new UserError(
@@ -55868,7 +56380,7 @@ async function runSspBatches(flags, out, args) {
   const view = await pickView(sspBatchesViews, flags.format);
   const wanted = args[0];
   return withClient(flags, out, async (core) => {
-    const names = (await ssp2.list(core)).map((e) => e.compliance_name ?? "").filter((n) => n !== "");
+    const names = (await ssp.list(core)).map((e) => e.compliance_name ?? "").filter((n) => n !== "");
     if (wanted !== void 0 && !names.includes(wanted)) {
       const near = nearest(wanted, names);
       throw new UserError(
@@ -55882,12 +56394,12 @@ async function runSspBatches(flags, out, args) {
 }
 async function batchRows(core, policies2, concurrency) {
   const perPolicy = await mapLimit(policies2, concurrency, async (policy2) => {
-    const batches = (await ssp2.get(core, policy2))?.compliance_spec?.[0]?.batches ?? [];
+    const batches = (await ssp.get(core, policy2))?.compliance_spec?.[0]?.batches ?? [];
     return batches.map((b) => ({ policy: policy2, b }));
   });
   const all2 = perPolicy.flat().sort((x, y) => byCodePoint(x.policy, y.policy) || byCodePoint(batchNameOf(x.b), batchNameOf(y.b)));
   return mapLimit(all2, concurrency, async ({ policy: policy2, b }) => {
-    const detail = await ssp2.batch(core, policy2, batchNameOf(b));
+    const detail = await ssp.batch(core, policy2, batchNameOf(b));
     return batchRow(policy2, b, detail?.ssp_values ?? b.ssp_values);
   });
 }
@@ -55930,7 +56442,7 @@ __export(ssp_files_exports, {
 });
 async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
-    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp2.download(core, args[0] ?? "");
+    const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
       writeUserFile((0, import_node_path29.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
@@ -55943,11 +56455,11 @@ async function runSspFile(what, flags, out, args) {
 }
 async function template(core, batch, out) {
   try {
-    return await ssp2.template(core, batch);
+    return await ssp.template(core, batch);
   } catch (e) {
     if (batch === void 0 || !(e instanceof ApiError) || e.status !== 404) throw e;
     out.info(`Note: the service has no batch named ${JSON.stringify(batch)} yet, so this is the generic template; fill it in to make that batch.`);
-    return ssp2.template(core);
+    return ssp.template(core);
   }
 }
 var import_node_path29;
@@ -56225,7 +56737,7 @@ var init_demo = __esm({
     init_seed();
     init_server();
     init_seed();
-    init_plan3();
+    init_plan4();
   }
 });
 
@@ -56338,7 +56850,7 @@ function registerPlan(program2, run2) {
       "\nExamples:\n  revsync plan\n  revsync plan --format markdown > plan.md\n  revsync plan --out demo.plan.json --detailed-exitcode\n  revsync plan --target 'ssp/Hardware SSP'"
     ),
     { views: planViews, target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_plan3(), plan_exports2))).runPlan(f, out)));
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_plan4(), plan_exports2))).runPlan(f, out)));
 }
 function registerShow(program2, run2) {
   program2.command("show").argument("<planfile>", "a plan saved with plan --out").description("print a saved plan as plan prints one; offline: no revsync.yaml, no credentials, no request").addOption(formatOption(showViews)).option("-q, --quiet", "print the plan only, no notes").option("--no-color", "plain output (also NO_COLOR)").addHelpText(
@@ -56355,7 +56867,7 @@ function registerApply(program2, run2) {
       "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM)."
     ),
     { views: applyViews, target: true }
-  ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply2(), apply_exports))).runApply(f, out, r, args)));
+  ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply3(), apply_exports))).runApply(f, out, r, args)));
 }
 function registerDrift(program2, run2) {
   common(
@@ -56364,7 +56876,7 @@ function registerDrift(program2, run2) {
       "\nExamples:\n  revsync drift\n  revsync drift --all-envs --format markdown\n\nExit: 0 no drift, 2 drift, 1 error (with --all-envs: 1 if any failed, else 2 if any drifted)."
     ),
     { views: driftViews, target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_drift3(), drift_exports))).runDrift(f, out)));
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_drift4(), drift_exports))).runDrift(f, out)));
 }
 function registerExport(program2, run2) {
   common(
@@ -56375,7 +56887,7 @@ function registerExport(program2, run2) {
       "\nExamples:\n  revsync export --env sandbox\n  revsync export --dry-run\n  revsync export --target 'ssp/Hardware SSP' --dir policies\n\nA policy's file keeps its name and its comments; only what differs from the service changes."
     ),
     { target: true }
-  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_export(), export_exports))).runExport(f, out)));
+  ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_export2(), export_exports))).runExport(f, out)));
 }
 function registerApprovals(program2, run2) {
   const approvalsCmd = program2.command("approvals").description("manual-upload approvals (spec 4.8, 4.9)").addHelpText(
@@ -56488,13 +57000,13 @@ var init_commands = __esm({
   "src/cli/commands.ts"() {
     "use strict";
     init_esm();
-    init_apply();
+    init_apply2();
     init_approvals();
-    init_drift();
+    init_drift2();
     init_errors2();
     init_evidence2();
     init_lock2();
-    init_plan2();
+    init_plan3();
     init_policy_test2();
     init_ssp();
     init_validate();

@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ApiCore } from "../src/api/core.js";
 import type { Clock } from "../src/api/clock.js";
-import { approvals, errorTransactions, ssp, tenantConfigurations, writes } from "../src/api/resources.js";
+import { approvals, errorTransactions, ssp } from "../src/api/resources.js";
+import { tenantConfigurations } from "../src/kinds/tenant-configuration/service.js";
+import { writes } from "../src/testing/helpers.js";
 import { ApiError, UserError } from "../src/errors.js";
 import type { Dispatcher } from "../src/api/http.js";
 import {

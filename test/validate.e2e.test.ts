@@ -2,9 +2,13 @@ import { mkdtempSync, mkdirSync, readdirSync, symlinkSync, writeFileSync, cpSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { validateRepo } from "../src/config/validate.js";
+import { validateRepo as validateWith, type ValidateInput } from "../src/config/validate.js";
+import { KINDS } from "../src/kinds/registry.js";
 import { readValuesCsv } from "../src/config/values.js";
 import { cli, ROOT, removeDir } from "../src/testing/helpers.js";
+
+/** validate as `revsync validate` runs it: every kind of the registry. */
+const validateRepo = (input: Omit<ValidateInput, "kinds">) => validateWith({ ...input, kinds: KINDS });
 
 const FIX = join(ROOT, "test", "fixtures", "invalid");
 

@@ -96,6 +96,9 @@ export function approverFromEnv(env: NodeJS.ProcessEnv): Credentials | undefined
   };
 }
 
+/** The variables that give apply its approver identity, in words for a fix. */
+export const APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
+
 /** Who the approver identity is, as far as the environment names it, without its secret (plan: a pull
  *  request's plan job need not hold the approver's password to say who will approve). */
 export function approverNamed(env: NodeJS.ProcessEnv): { configured: boolean; user: string | null } {

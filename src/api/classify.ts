@@ -1,5 +1,5 @@
 import { ApiError, type ServiceProblem } from "../errors.js";
-import { apiValidator } from "../schema/ajv.js";
+import { apiValidator, fileValidator } from "../schema/ajv.js";
 import { parseJson } from "../number.js";
 import { unknownValues, type UnknownValue } from "./vocabulary.js";
 
@@ -15,8 +15,9 @@ export interface RequestShape {
   method: "GET" | "POST" | "PATCH";
   path: string;
   kind: RequestKind;
-  /** Definition of schemas/api.schema.json the JSON answer must match; "bytes" for a file (CSV). */
-  schema: string | "bytes";
+  /** Definition of schemas/api.schema.json the JSON answer must match, or a schema document a resource
+   *  kind brings for its own answers; "bytes" for a file (CSV). */
+  schema: string | "bytes" | object;
   /** A 2xx answer without a body (204, or an empty 201) is success: the caller does not need the answer. */
   emptyOk?: boolean;
 }
@@ -123,7 +124,7 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
   }
   // A 2xx answer with an error array is a definite refusal (the interface reports problems in the error array, whatever the status): never sent again.
   if (problems.length) return fail("refused", { status, message: typeof msg === "string" && msg ? msg : "the service reported errors", problems });
-  const fn = apiValidator(req.schema);
+  const fn = typeof req.schema === "object" ? fileValidator(req.schema) : apiValidator(req.schema);
   if (!fn(body)) {
     const e = fn.errors?.[0];
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";

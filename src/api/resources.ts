@@ -8,56 +8,14 @@ import type {
   SspEnvelope,
   SspItem,
   SspList,
-  SspUpdateResult,
-  TenantConfigurationList,
-  TenantConfigurationUpdateBody,
-  UpdateResult,
 } from "../schema/generated/api.js";
 import { batchNameOf } from "../shared/address.js";
-import { fieldDiff, normalizeSspFields } from "../shared/normalize.js";
 import type { ApiCore, RequestSpec } from "./core.js";
-import { runWrite, type GuardVerdict, type WriteOutcome } from "./write.js";
-import { envelopeWho, isoOf, shortIso, whoWords, type Who } from "../shared/who.js";
+import { runWrite, type WriteOutcome } from "./write.js";
 import { statusFromService } from "./service-choices.js";
 
-const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 const enc = encodeURIComponent;
-
-// Tenant configurations: list, update.
-export const tenantConfigurations = {
-  list: (core: ApiCore): Promise<TenantConfigurationList> => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
-  /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
-   *  sends and settles it. */
-  updateRequest: (id: string, body: TenantConfigurationUpdateBody, ifMatch?: string): RequestSpec => ({
-    method: "PATCH",
-    path: `${TC}/${enc(id)}`,
-    body,
-    kind: "write",
-    schema: "UpdateResult",
-    ...(ifMatch ? { ifMatch } : {}),
-    emptyOk: true,
-  }),
-};
-
-/** The fields of a create body that identify what was asked for: a policy of the same name that differs
- *  in one of them is another policy, not ours. Fields the service answers as null are unknown, not a difference. */
-const IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"] as const;
-
-/** Fields in which a live policy differs from the item that was sent to create it, compared as plan
- *  compares them (conditions and identifiers as sets, operator spellings as one). */
-export function createMismatch(sent: SspCreateBody["compliance_spec"][number], live: SspItem | undefined): string[] {
-  if (!live) return ["(no policy item)"];
-  const l = live as unknown as Record<string, unknown>;
-  const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== undefined);
-  return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent as unknown as Record<string, unknown>, keys)).map((d) => d.path);
-}
-
-/** "overwritten after revsync's write by bob at …: what differs", the words of a write someone else's
- *  write undid (WriteOutcome "overwritten"). */
-export function overwrittenWords(who: Who, what: string[]): string {
-  return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
-}
 
 const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
 
@@ -134,161 +92,6 @@ export const ssp = {
     batchName !== undefined && core.service.templateBatchName === "path"
       ? core.call({ method: "GET", path: `${SSP}/template/${enc(batchName)}`, kind: "read", schema: "bytes" })
       : core.call({ method: "GET", path: `${SSP}/template`, query: { batch_name: batchName }, kind: "read", schema: "bytes" }),
-};
-
-// The writes of apply, each described for the write unit (src/api/write.ts). The caller gives the
-// guard: what the plan saw is apply's to compare.
-
-/** A write's guard: reads the resource right before each send and says go (with what the send needs),
- *  blocked or already. Without one (a caller outside apply, a test) every send goes as asked. */
-export type GuardOf<R> = () => Promise<GuardVerdict<R>>;
-
-export const writes = {
-  /** A tenant configuration PATCH. The guard gives the body of each send (rebuilt from its fresh read)
-   *  and the If-Match. A send that may have landed is settled by reading the configuration: landed when
-   *  it holds every field the last send set, not landed when it holds every such field as before. */
-  update(
-    core: ApiCore,
-    id: string,
-    guard: GuardOf<{ body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> }>,
-  ): Promise<WriteOutcome<UpdateResult>> {
-    let sent: Record<string, unknown> = {};
-    let before: Record<string, unknown> | undefined;
-    const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
-    const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-    return runWrite<UpdateResult, { body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> }>(core, {
-      guard,
-      maxSends: core.sendBudget,
-      request: (read) => {
-        sent = (read.body.compliance_spec[0] ?? {}) as unknown as Record<string, unknown>;
-        before = read.before;
-        return tenantConfigurations.updateRequest(id, read.body, read.ifMatch);
-      },
-      result: (body) => (body as UpdateResult | undefined) ?? empty,
-      readBack: async () => {
-        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-        const live = (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-        if (Object.entries(sent).every(([k, v]) => same(live[k], v))) return { landed: true, result: empty };
-        // As the guard read it right before the send: the write did not land (its guard runs again).
-        const b = before;
-        if (b && Object.keys(sent).every((k) => same(live[k], b[k]))) return { landed: false };
-        return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
-      },
-      // Read again right after the write: a field the service holds otherwise than sent was written over
-      // since, by someone else (a null the service answers tells nothing, as the interface allows it).
-      check: async () => {
-        const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
-        if (!env) return `the tenant configuration is no longer in the service after revsync's write`;
-        const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
-        const moved = Object.entries(sent)
-          .filter(([k, v]) => live[k] !== null && live[k] !== undefined && !same(live[k], v))
-          .map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
-        return moved.length ? overwrittenWords(envelopeWho(env), moved) : undefined;
-      },
-      firstRefusal: async (err) =>
-        err.status === 412
-          ? {
-              kind: "refused",
-              error: new ApiError({
-                method: err.method,
-                path: err.path,
-                status: 412,
-                message: "the tenant configuration changed since the plan was made: plan again",
-              }),
-            }
-          : undefined,
-    });
-  },
-
-  /** An SSP create. After a send that may have landed, the policy is read back by exact name: landed
-   *  only when it equals what was sent on every field the create sets and `verify` (the values of its
-   *  batches) finds nothing amiss; another policy of that name is someone else's. A 409 to a send no
-   *  earlier send of which may have landed is a conflict: someone else's policy, never "created". */
-  create(
-    core: ApiCore,
-    body: SspCreateBody,
-    guard: GuardOf<null> = async () => ({ go: null }),
-    verify: (live: SspEnvelope) => Promise<string[]> = async () => [],
-  ): Promise<WriteOutcome<SspUpdateResult>> {
-    const name = body.compliance_name;
-    const sent = body.compliance_spec[0];
-    const found = (live: SspEnvelope): SspUpdateResult => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
-    return runWrite<SspUpdateResult, null>(core, {
-      guard,
-      request: () => ssp.createRequest(body),
-      result: (b) => {
-        const r = b as SspUpdateResult | undefined;
-        return r?.compliance_id ? r : undefined;
-      },
-      readBack: async () => {
-        const live = await ssp.get(core, name);
-        if (!live) return { landed: false };
-        const differs = [...(sent ? createMismatch(sent, live.compliance_spec?.[0]) : []), ...(await verify(live))];
-        if (differs.length) {
-          return {
-            other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`,
-          };
-        }
-        return { landed: true, result: found(live) };
-      },
-      firstRefusal: async (err) => {
-        if (err.status !== 409) return undefined;
-        const live = await ssp.get(core, name).catch(() => undefined);
-        const who = live
-          ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created")
-          : "";
-        return {
-          kind: "refused",
-          error: new ApiError({
-            method: err.method,
-            path: err.path,
-            status: 409,
-            message: `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`,
-            conflict: true,
-          }),
-        };
-      },
-    });
-  },
-
-  /** A review or approve. A send that may have landed is settled by reading the batch: at the target
-   *  status, landed; at the status before it, not landed. A 409 to a first send reads the batch: at the
-   *  target status (someone else moved it), already; otherwise refused. */
-  batchAction(
-    core: ApiCore,
-    action: "review" | "approve",
-    policy: { id: string; name: string },
-    batchName: string,
-    guard: GuardOf<{ ifMatch?: string; id?: string }> = async () => ({ go: {} }),
-  ): Promise<WriteOutcome<SspUpdateResult>> {
-    // The guard's read may give the policy's id (a policy this run created has one only now).
-    let id = policy.id;
-    const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-    const answer = (status: string): SspUpdateResult => ({
-      compliance_id: id,
-      compliance_details: [{ error: [], message: status, unique_key: policy.name }],
-      error: [],
-    });
-    return runWrite<SspUpdateResult, { ifMatch?: string; id?: string }>(core, {
-      guard,
-      maxSends: core.sendBudget,
-      request: (read) => {
-        id = read.id ?? id;
-        return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
-      },
-      result: (b) => (b as SspUpdateResult | undefined) ?? answer(action === "review" ? "reviewed" : "approved"),
-      readBack: async () => {
-        const status = (await ssp.batch(core, policy.name, batchName))?.status;
-        if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
-        return { landed: false };
-      },
-      firstRefusal: async (err) => {
-        if (err.status !== 409) return undefined;
-        const status = (await ssp.batch(core, policy.name, batchName).catch(() => undefined))?.status;
-        return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : undefined;
-      },
-    });
-  },
 };
 
 /** A write's outcome as the older callers take it: the result when it landed, an ApiError thrown when not. */

@@ -29,6 +29,10 @@ export type WriteOutcome<T> =
  *  already (the service holds the write's effect). */
 export type GuardVerdict<R> = { go: R } | { blocked: string } | { already: string; status?: string };
 
+/** A write's guard: reads the resource right before each send and says go (with what the send needs),
+ *  blocked or already. Without one (a caller outside apply, a test) every send goes as asked. */
+export type GuardOf<R> = () => Promise<GuardVerdict<R>>;
+
 /** What a read-back found after a send that may have landed: the write's effect (landed), the state
  *  before it (not landed: it may be sent again), or something else (`other`, in words: another's work). */
 export type ReadBack<T> = { landed: true; status?: string; result: T } | { landed: false } | { other: string };
@@ -79,31 +83,125 @@ function guardFailed(e: ApiError): ApiError {
  *    If-Match no longer holds; not processed) sends the write back to its guard, which reads again.
  *  - Any failure after a send that may have landed (a token refresh, the time limit, a spent budget)
  *    is read back when possible, and stays "unknown" when not: never "refused". */
-export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<WriteOutcome<T>> {
-  const p = freshProgress();
-  const maxSends = w.maxSends ?? core.writeSends;
+export function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<WriteOutcome<T>> {
+  return new WriteAttempt(core, w).run();
+}
+
+/** One write under way: where its sends stand, and whether one of them may have landed. */
+class WriteAttempt<T, R> {
+  private readonly p = freshProgress();
+  private readonly maxSends: number;
   /** Some send of this write may have landed (its outcome was unknown at some point). */
-  let mayHaveLanded = false;
+  private mayHaveLanded = false;
   /** The error of the last send that may have landed and that no read-back has settled yet. */
-  let unsettled: ApiError | undefined;
+  private unsettled: ApiError | undefined;
+
+  constructor(
+    private readonly core: ApiCore,
+    private readonly w: Write<T, R>,
+  ) {
+    this.maxSends = w.maxSends ?? core.writeSends;
+  }
+
+  /** Guard, send, and decide from the answer, until the write has an outcome. */
+  async run(): Promise<WriteOutcome<T>> {
+    for (;;) {
+      if (this.unsettled) {
+        const s = await this.settle(this.unsettled);
+        if (s) return s;
+        this.unsettled = undefined;
+      }
+      const g = await this.guard();
+      if ("kind" in g) return g;
+      if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+      if ("already" in g) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}) };
+      const spec = this.w.request(g.go);
+      let v: Verdict;
+      try {
+        v = await this.core.sendOnce(spec, this.p);
+      } catch (e) {
+        // Not sent (the time limit), or its token could not be had after a 401 (not processed).
+        if (!(e instanceof ApiError)) throw e;
+        return this.stop(e);
+      }
+      if (v.outcome === "ok") return this.ok(spec, v.body);
+      const outcome = await this.answered(v);
+      if (outcome) return outcome;
+      try {
+        await this.core.again(spec, v, this.p, this.maxSends);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return this.stop(e);
+      }
+    }
+  }
+
+  /** The guard's verdict, or the outcome of a guard whose read failed. */
+  private async guard(): Promise<GuardVerdict<R> | WriteOutcome<T>> {
+    try {
+      return await this.w.guard();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e) };
+    }
+  }
+
+  /** What an answer means for the write: an outcome, or undefined to guard and send again. */
+  private async answered(v: Exclude<Verdict, { outcome: "ok" }>): Promise<WriteOutcome<T> | undefined> {
+    if (v.outcome === "refused") {
+      if (this.mayHaveLanded) {
+        // The refusal may be the service meeting an earlier send's effect (a stale If-Match, a status
+        // already moved on): only reading back tells.
+        const s = await this.settle(v.err);
+        return s ?? { kind: "refused", error: v.err };
+      }
+      if (v.err.status !== 412) {
+        const meant = this.w.firstRefusal ? await this.w.firstRefusal(v.err) : undefined;
+        return meant ?? { kind: "refused", error: v.err };
+      }
+      // 412: the version the guard read moved before the send arrived, and nothing was processed. The
+      // guard reads again and decides (someone else's change blocks it, with who and when).
+    }
+    if (v.outcome === "unknown") {
+      this.mayHaveLanded = true;
+      this.unsettled = v.err;
+    }
+    return undefined;
+  }
+
+  /** A 2xx: done, with its result; one without what the caller needs is read back. */
+  private async ok(spec: RequestSpec, body: unknown): Promise<WriteOutcome<T>> {
+    const r = this.w.result(body);
+    if (r !== undefined) return this.checked({ kind: "done", result: r });
+    const found = await this.w.readBack().catch((readErr: unknown) => ({ failed: readErr }) as const);
+    if ("landed" in found && found.landed) return this.checked({ kind: "done", result: found.result });
+    const accepted = new ApiError({
+      method: spec.method,
+      path: spec.path,
+      status: 200,
+      message: "the service accepted the write but does not show it",
+      outcomeUnknown: true,
+    });
+    return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
+  }
 
   /** A landed write, checked against what the service holds right after it (Write.check). */
-  const checked = async (o: Extract<WriteOutcome<T>, { kind: "done" | "confirmed" }>): Promise<WriteOutcome<T>> => {
-    if (!w.check) return o;
+  private async checked(o: Extract<WriteOutcome<T>, { kind: "done" | "confirmed" }>): Promise<WriteOutcome<T>> {
+    if (!this.w.check) return o;
     try {
-      const undone = await w.check(o.result);
+      const undone = await this.w.check(o.result);
       return undone === undefined ? o : { kind: "overwritten", reason: undone, result: o.result };
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return { ...o, unchecked: `not read again after the write: ${e.message}` };
     }
-  };
+  }
 
   /** Reads back after a send that may have landed: an outcome, or undefined when it did not land. */
-  const settle = async (err: ApiError): Promise<WriteOutcome<T> | undefined> => {
+  private async settle(err: ApiError): Promise<WriteOutcome<T> | undefined> {
     let found: ReadBack<T>;
     try {
-      found = await w.readBack();
+      found = await this.w.readBack();
     } catch (readErr) {
       return { kind: "unknown", error: ApiError.readBackFailed(err, readErr) };
     }
@@ -114,15 +212,15 @@ export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<Wri
         error: new ApiError({ method: err.method, path: err.path, status: err.status, message: `${why}; read back: ${found.other}`, conflict: true }),
       };
     }
-    if (found.landed) return checked({ kind: "confirmed", why, result: found.result, ...(found.status ? { status: found.status } : {}) });
-    p.mayHaveLanded = false;
+    if (found.landed) return this.checked({ kind: "confirmed", why, result: found.result, ...(found.status ? { status: found.status } : {}) });
+    this.p.mayHaveLanded = false;
     return undefined;
-  };
+  }
 
   /** The write cannot be sent (again): settled by reading back when a send may have landed. */
-  const stop = async (e: ApiError): Promise<WriteOutcome<T>> => {
-    if (!mayHaveLanded) return { kind: "refused", error: e };
-    const s = await settle(unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
+  private async stop(e: ApiError): Promise<WriteOutcome<T>> {
+    if (!this.mayHaveLanded) return { kind: "refused", error: e };
+    const s = await this.settle(this.unsettled ?? (e.outcomeUnknown ? e : e.withOutcomeUnknown()));
     // Read back, it did not land: nothing more is sent, so the write failed.
     return (
       s ?? {
@@ -136,70 +234,6 @@ export async function runWrite<T, R>(core: ApiCore, w: Write<T, R>): Promise<Wri
         }),
       }
     );
-  };
-
-  for (;;) {
-    if (unsettled) {
-      const s = await settle(unsettled);
-      if (s) return s;
-      unsettled = undefined;
-    }
-    let g: GuardVerdict<R>;
-    try {
-      g = await w.guard();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return mayHaveLanded ? stop(e) : { kind: "refused", error: guardFailed(e) };
-    }
-    if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
-    if ("already" in g) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}) };
-    const spec = w.request(g.go);
-    let v: Verdict;
-    try {
-      v = await core.sendOnce(spec, p);
-    } catch (e) {
-      // Not sent (the time limit), or its token could not be had after a 401 (not processed).
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
-    if (v.outcome === "ok") {
-      const r = w.result(v.body);
-      if (r !== undefined) return checked({ kind: "done", result: r });
-      const found = await w.readBack().catch((readErr: unknown) => ({ failed: readErr }) as const);
-      if ("landed" in found && found.landed) return checked({ kind: "done", result: found.result });
-      const accepted = new ApiError({
-        method: spec.method,
-        path: spec.path,
-        status: 200,
-        message: "the service accepted the write but does not show it",
-        outcomeUnknown: true,
-      });
-      return { kind: "unknown", error: "failed" in found ? ApiError.readBackFailed(accepted, found.failed) : accepted };
-    }
-    if (v.outcome === "refused") {
-      if (mayHaveLanded) {
-        // The refusal may be the service meeting an earlier send's effect (a stale If-Match, a status
-        // already moved on): only reading back tells.
-        const s = await settle(v.err);
-        return s ?? { kind: "refused", error: v.err };
-      }
-      if (v.err.status !== 412) {
-        const meant = w.firstRefusal ? await w.firstRefusal(v.err) : undefined;
-        return meant ?? { kind: "refused", error: v.err };
-      }
-      // 412: the version the guard read moved before the send arrived, and nothing was processed. The
-      // guard reads again and decides (someone else's change blocks it, with who and when).
-    }
-    if (v.outcome === "unknown") {
-      mayHaveLanded = true;
-      unsettled = v.err;
-    }
-    try {
-      await core.again(spec, v, p, maxSends);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return stop(e);
-    }
   }
 }
 

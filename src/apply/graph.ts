@@ -1,76 +1,45 @@
+import { UserError } from "../errors.js";
+import type { Kind, Registry } from "../kinds/kind.js";
+import { KINDS, kindOf } from "../kinds/registry.js";
 import { isApplied, type Change, type Plan } from "../plan/model.js";
+import type { FourEyesFacts } from "../shared/entries.js";
 
 export interface Step {
   id: number;
   change: Change;
+  /** The kind whose write the step is. */
+  kind: Kind;
   /** Steps that must succeed first; if one fails or is skipped, this step is skipped. */
   needs: number[];
   /** Steps that must have finished first (whatever their outcome): ordering only. */
   after: number[];
 }
 
-/** The apply order (docs/concepts.md, "Apply order"): tenant configuration updates; SSP creates in hierarchy_no order;
- *  a batch's review after its policy exists (a policy this run creates: after every create of the run);
- *  approve after review. Entries apply does not act on
- *  (blocked, not in git, unsupported) are not steps. */
-export function buildSteps(plan: Plan): Step[] {
-  const steps: Step[] = [];
-  plan.changes.forEach((change) => {
-    if (!isApplied(change)) return;
-    steps.push({ id: steps.length, change, needs: [], after: [] });
+/** The apply order (docs/concepts.md, "Apply order"): the kinds in the registry's order, each kind's steps after
+ *  every step of the kinds before it (src/kinds/registry.ts lists them in that order); within a kind,
+ *  as the kind orders its own (SSP: creates, a batch's review after its policy exists, approve after
+ *  review). Entries apply does not act on (blocked, not in git, unsupported) are not steps. */
+export function buildSteps(plan: Pick<Plan, "changes">, kinds: Registry = KINDS): Step[] {
+  const steps: Step[] = plan.changes.filter(isApplied).map((change, id) => {
+    const kind = kindOf(kinds, change.address);
+    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
+    return { id, change, kind, needs: [], after: [] };
   });
-  const updates = steps.filter((s) => s.change.action === "update").map((s) => s.id);
-  const createOf = new Map<string, number>();
-  const reviewOf = new Map<string, number>();
-  for (const s of steps) {
-    if (s.change.action === "create") createOf.set(s.change.address, s.id);
-    if (s.change.action === "review") reviewOf.set(s.change.address, s.id);
-  }
-  // The batch steps of one policy go one after another: each moves the policy's version, which the
-  // next one's If-Match names (sent at once, they would turn each other away with 412).
-  const lastOfPolicy = new Map<string, number>();
-  // A policy this run creates moves its batches forward only after every create of the run has ended:
-  // the one read after them says whether another policy took its place in the hierarchy meanwhile.
-  const creates = [...createOf.values()];
-  for (const s of steps) {
-    if (s.change.action === "update") continue;
-    s.after.push(...updates);
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const policy = policyAddressOf(s.change);
-      const prev = lastOfPolicy.get(policy);
-      if (prev !== undefined) s.after.push(prev);
-      lastOfPolicy.set(policy, s.id);
-    }
-    if (s.change.action === "review" || s.change.action === "approve") {
-      const create = createOf.get(policyAddressOf(s.change));
-      if (create !== undefined) {
-        s.needs.push(create);
-        s.after.push(...creates.filter((id) => id !== create));
-      }
-      if (s.change.action === "approve") {
-        const review = reviewOf.get(s.change.address);
-        if (review !== undefined) s.needs.push(review);
-      }
-    }
+  const earlier: number[] = [];
+  for (const kind of kinds) {
+    const own = steps.filter((s) => s.kind === kind);
+    const order = kind.order?.(own.map((s) => s.change)) ?? [];
+    own.forEach((s, i) => {
+      s.after.push(...earlier);
+      s.needs.push(...(order[i]?.needs ?? []).map((n) => (own[n] as Step).id));
+      s.after.push(...(order[i]?.after ?? []).map((n) => (own[n] as Step).id));
+    });
+    earlier.push(...own.map((s) => s.id));
   }
   return steps;
 }
 
-function policyAddressOf(c: Change): string {
-  return c.payload?.kind === "batch" ? `ssp/${c.payload.policy}` : c.address;
-}
-
-/** Who prepared and who approved an approve's batch (four eyes), as the step found them right before its
- *  send: the batch's reviewer and its policy's creator (the service's fields, or this run's own review and
- *  create), and the user the approve was sent as. */
-export interface FourEyesFacts {
-  reviewed_by: string | null;
-  policy_created_by: string | null;
-  approved_by: string | null;
-  /** What the four-eyes rule did to the approve: blocked by revsync before it was sent, or refused by the
-   *  service (sent as its preparer); absent when it did neither. */
-  rule?: "blocked" | "refused";
-}
+export type { FourEyesFacts };
 
 /** How a step ended: done, failed, or skipped (a step it needs did not succeed, or apply was interrupted). */
 export type StepOutcome = {
@@ -94,6 +63,22 @@ export interface ScheduleOptions {
   onFinish?: (outcome: StepOutcome) => void;
 }
 
+/** Skips whatever depends on a step that did not succeed (and what depends on those). */
+function skipDependents(steps: Step[], outcomes: Map<number, StepOutcome>, running: Set<number>, settle: (o: StepOutcome) => void): void {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const s of steps) {
+      if (outcomes.has(s.id) || running.has(s.id)) continue;
+      const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+      if (!bad) continue;
+      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
+      settle({ step: s, status: "skipped", message: `skipped: ${why}` });
+      changed = true;
+    }
+  }
+}
+
 /** Runs steps as their dependencies allow, at most `concurrency` at once, in list order among the ready.
  *  A failed step skips only what depends on it. Once stopping, nothing new starts. */
 export async function schedule(steps: Step[], exec: (s: Step) => Promise<StepResult>, opts: ScheduleOptions): Promise<StepOutcome[]> {
@@ -105,23 +90,7 @@ export async function schedule(steps: Step[], exec: (s: Step) => Promise<StepRes
       opts.onFinish?.(o);
     };
     const pump = (): void => {
-      // Skip whatever depends on a step that did not succeed.
-      let changed = true;
-      while (changed) {
-        changed = false;
-        for (const s of steps) {
-          if (outcomes.has(s.id) || running.has(s.id)) continue;
-          const bad = s.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-          if (bad) {
-            settle({
-              step: s,
-              status: "skipped",
-              message: `skipped: ${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`,
-            });
-            changed = true;
-          }
-        }
-      }
+      skipDependents(steps, outcomes, running, settle);
       if (opts.isStopping()) {
         for (const s of steps)
           if (!outcomes.has(s.id) && !running.has(s.id)) settle({ step: s, status: "skipped", message: "skipped: interrupted before it started" });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { DesiredState } from "../config/repo.js";
 import { exportFiles } from "../export/mapping.js";
 import { buildPlan } from "../plan/build.js";
 import type { Change, Plan } from "../plan/model.js";
 import { demoState, desiredFrom, liveOf } from "../testing/builders.js";
 import { payloadProblems } from "./run.js";
+import type { CreatePayload } from "../kinds/ssp/payload.js";
 
 const META = { environment: "demo", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: "alice", targets: [] };
 
@@ -12,17 +12,17 @@ const META = { environment: "demo", baseUrl: "http://127.0.0.1:1", authUrl: "htt
  *  batches and their values, so that its create uploads them. */
 function planWithUploadCreate(): Plan {
   const live = liveOf(demoState().tenants[0]!);
-  const desired: DesiredState = desiredFrom(exportFiles(live, []));
+  const desired = desiredFrom(exportFiles(live, []));
   const source = desired.ssp.find((d) => d.spec.method === "upload" && d.batches.some((b) => b.values));
   if (!source) throw new Error("the demo tenant has no upload policy with values");
   desired.ssp.push({ ...source, name: "Copy SSP", spec: { ...source.spec, hierarchy_no: 999, floor_percentage: 85, ceiling_percentage: 115 } });
   return buildPlan(desired, live, META);
 }
 
-const createOf = (plan: Plan): Change & { payload: { kind: "create" } } => {
+const createOf = (plan: Plan): Change & { payload: CreatePayload } => {
   const c = plan.changes.find((x) => x.action === "create" && x.address === "ssp/Copy SSP");
   if (c?.payload?.kind !== "create") throw new Error("no create of ssp/Copy SSP");
-  return c as Change & { payload: { kind: "create" } };
+  return c as Change & { payload: CreatePayload };
 };
 
 describe("a saved plan's create sends what its entry shows", () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Change } from "../plan/model.js";
 import { ApiError } from "../errors.js";
-import { outcomeWords, seenFields, updateBody, versionMoved } from "./run.js";
+import { outcomeWords } from "./run.js";
+import { seenFields, updateBody, updatePayload } from "../kinds/tenant-configuration/write.js";
+import { versionMoved } from "../kinds/words.js";
 
 const item = {
   ar_accounting: true,
@@ -53,8 +55,8 @@ describe("what apply checks right before a write", () => {
 
   it("the update body names the signed-in user and takes current_timestamp from the run's clock", () => {
     const clock = { now: () => 1_767_225_600_999, sleep: async () => undefined };
-    const p = update.payload;
-    if (p?.kind !== "update") throw new Error("not an update");
+    const p = updatePayload(update);
+    if (!p) throw new Error("not an update");
     expect(updateBody(p, "bob", clock)).toEqual({
       user_name: "bob",
       current_timestamp: "1767225600",

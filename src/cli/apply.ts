@@ -1,17 +1,28 @@
 import { resolve } from "node:path";
-import { applyPlan, checkPayloads, reportEntry, requireUser } from "../apply/run.js";
+import type { ApiCore } from "../api/core.js";
+import {
+  applyPlan,
+  checkPayloads,
+  readyToApply,
+  reportEntry,
+  type ApplyObserver,
+  type ApplyReport,
+  type CheckedPlan,
+  type PayloadsChecked,
+} from "../apply/run.js";
+import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { Cancelled, UserError } from "../errors.js";
+import type { LockBackend } from "../lock/lock.js";
 import { LockHeld } from "../lock/lock.js";
-import type { Plan } from "../plan/model.js";
 import { applyLine, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { pickView } from "../report/view.js";
-import { applyViews } from "../report/views/apply.js";
-import { applySignals } from "./apply-signals.js";
+import { applyViews, type ApplyView } from "../report/views/apply.js";
+import { applySignals, type ApplySignals } from "./apply-signals.js";
 import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
-import { startProgress } from "./progress.js";
+import { startProgress, type Progress } from "./progress.js";
 import { askYes } from "./prompt.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
@@ -27,12 +38,33 @@ export interface ApplyFlags extends GlobalFlags, ApplyLockFlags {
   evidence?: string;
 }
 
-export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
-  const view = await pickView(applyViews, flags.format);
+/** One apply run, as the command wires it: its flags and streams, the environment, the saved plan (its
+ *  payloads checked as it was read), where the lock is kept, the evidence, the client and the signals. */
+interface Run {
+  flags: ApplyFlags;
+  out: Output;
+  repo: Repo;
+  env: ResolvedEnv;
+  planFile: string | undefined;
+  saved: PayloadsChecked | undefined;
+  backend: LockBackend | undefined;
+  evidence: Evidence | undefined;
+  core: ApiCore;
+  signals: ApplySignals;
+  /** How the report is printed (--format), picked once. */
+  view: ApplyView;
+  /** The environment's lock, held from before the first write to after the last. */
+  lock?: EnvLock;
+}
+
+/** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
+ *  payloads what its diff shows, for this environment and tenant), the lock's flags and where it is kept,
+ *  the evidence folder. */
+function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView): Run {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const saved = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
-  if (saved && flags.target?.length) {
+  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
+  if (read && flags.target?.length) {
     // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
@@ -40,174 +72,200 @@ export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args
     );
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
-  if (saved) checkPayloads(saved);
+  const saved = read && checkPayloads(read);
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
   if (saved && planFile) checkBinding(saved, env, planFile);
-  // The lock's flags and where it is kept are checked before anything is read or sent.
   const noLock = lockDisabled(flags);
   lockTimeoutOf(flags);
   const backend = noLock ? undefined : lockBackend(repo, env, flags);
-  // The evidence folder is checked before anything is sent; the record is written at the end of every
-  // run that got as far as a plan, whatever its end.
-  const evidence: Evidence | undefined = startEvidence(flags, repo, env, planFile);
-  const core = openClient(env, flags, out, evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart }, {
-    approver: true,
-  });
+  // The record is written at the end of every run that got as far as a plan, whatever its end.
+  const evidence = startEvidence(flags, repo, env, planFile);
+  const observer = evidence && { onRequest: evidence.recorder.observe, onRequestStart: evidence.recorder.observeStart };
+  const core = openClient(env, flags, out, observer, { approver: true });
   const signals = applySignals(out.io.signals, (line) => out.warn(line));
-  /** The environment's lock, held from before the first write to after the last. */
-  let lock: EnvLock | undefined;
-  const work = async (): Promise<number> => {
-    // A saved plan is checked write by write right before every send of each, after the prompt
-    // (apply/run.ts, Guards): what changed since blocks only that write and its dependents.
-    const plan: Plan = saved ?? (await makePlan(repo, env, core, flags, out, { impact: false }));
-    evidence?.recorder.setPlan(plan);
-    evidence?.recorder.setUser(core.auth.username);
-    out.info(planText(plan, out.err));
-    if (!hasApplied(plan)) {
-      out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
-      noteTurnedAway(core.governor, env, flags, out);
-      return 0;
-    }
-    evidence?.recorder.setUser(requireUser(core, plan));
-    // Four eyes: the environment's rule, or the one the saved plan was made under.
+  return { flags, out, repo, env, planFile, saved, backend, evidence, core, signals, view };
+}
+
+/** The plan to apply: the saved one (checked when it was read; each write is checked against the service
+ *  right before every send of it, after the prompt), or one made now, its payloads checked once. */
+async function planToApply(run: Run): Promise<PayloadsChecked> {
+  const plan = run.saved ?? checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false }));
+  run.evidence?.recorder.setPlan(plan);
+  run.evidence?.recorder.setUser(run.core.auth.username);
+  return plan;
+}
+
+/** Asks before writing, unless --auto-approve (required without a terminal); false when declined. */
+async function confirmed(run: Run): Promise<boolean> {
+  const { out, core, signals } = run;
+  if (run.flags.autoApprove) return true;
+  if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
+  // However long the answer takes, it is not the service's time: it does not count against --timeout.
+  const yes = await signals.without(() => core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")));
+  if (!yes) {
+    run.evidence?.recorder.setApproval("declined");
+    out.error("apply cancelled: nothing was written");
+  }
+  return yes;
+}
+
+/** What comes between the plan and the first write: the plan shown, the sign-in's checks (each once),
+ *  four eyes, the prompt. The plan ready to apply, or the exit code of a run that ends here. */
+async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPlan | number> {
+  const { out, core, env, evidence } = run;
+  out.info(planText(plan, out.err));
+  if (!hasApplied(plan)) {
+    out.info(hasChanges(plan) ? "Nothing that revsync can apply: each entry above is shown with the reason it is not applied." : "Nothing to apply.");
+    noteTurnedAway(core.governor, env, run.flags, out);
+    return 0;
+  }
+  // Four eyes: the environment's rule, or the one the saved plan was made under.
+  const fourEyes = env.fourEyes || !!plan.four_eyes;
+  const ready = readyToApply(plan, core, { fourEyes });
+  evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
+  const record = evidence && ((a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a));
+  await fourEyesBeforeWriting(core, ready, { flags: run.flags, out, repo: run.repo, env, fourEyes, ...(record ? { record } : {}) });
+  if (run.signals.isStopping()) return interrupted(run);
+  const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
+  out.info(
+    `Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`,
+  );
+  if (!(await confirmed(run))) return 1;
+  evidence?.recorder.setApproval(run.flags.autoApprove ? "auto-approve" : "prompt");
+  return ready;
+}
+
+function interrupted(run: Run): number {
+  run.out.error("apply interrupted before it wrote anything");
+  return 130;
+}
+
+/** One writer per environment: the lock before the first write (the sign-in meanwhile), or, told
+ *  explicitly, none. An exit code when the run ends here. */
+async function lockEnvironment(run: Run, plan: CheckedPlan): Promise<number | undefined> {
+  const { out, env, core, backend, evidence } = run;
+  if (!backend) {
+    out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env.name)}; another apply at the same time may undo its writes unseen`);
+    evidence?.recorder.setLock(NO_LOCK);
+    return undefined;
+  }
+  const opts = { planChecksum: plan.checksum, serviceUser: core.auth.username ?? null, flags: run.flags, out, isStopping: run.signals.isStopping };
+  const [taken] = await Promise.all([takeEnvLock(backend, env, opts), core.auth.token().catch(() => undefined)]);
+  run.lock = taken;
+  evidence?.recorder.setLock(taken.evidence());
+  return run.signals.isStopping() ? interrupted(run) : undefined;
+}
+
+/** What watches the writes: the evidence record, the signal handlers (what a stop at once lists), the
+ *  progress line and the verbose log. */
+function observers(run: Run, progress: Progress): ApplyObserver[] {
+  const { out, signals } = run;
+  const watch: ApplyObserver = {
+    stepStarted: (s) => {
+      signals.started(s.id, `${s.change.action} ${s.change.address}`);
+      out.verbose(`start ${s.change.action} ${s.change.address}`);
+      progress.update(`Applying: ${s.change.action} ${s.change.address}`);
+    },
+    stepFinished: (o, done, total) => {
+      signals.finished(o.step.id, applyLine(reportEntry(o), out.err));
+      progress.update(`Applying: ${done}/${total} finished`);
+      out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
+    },
+    log: (line) => out.verbose(line),
+  };
+  return run.evidence ? [run.evidence.recorder, watch] : [watch];
+}
+
+/** The writes, then the report: the lock goes before it is printed. Any step that did not succeed
+ *  (failed, blocked, unknown, overwritten) fails the run. */
+async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
+  const { out, core, env, flags } = run;
+  const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
+  let report: ApplyReport;
+  try {
     const fourEyes = env.fourEyes || !!plan.four_eyes;
-    evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
-    await fourEyesBeforeWriting(core, plan, {
-      flags,
-      out,
-      repo,
-      env,
-      fourEyes,
-      ...(evidence ? { record: (a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a) } : {}),
-    });
-    if (signals.isStopping()) {
-      out.error("apply interrupted before it wrote anything");
-      return 130;
-    }
-    const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
-    out.info(
-      `Target: environment ${JSON.stringify(env.name)}, ${env.baseUrl}, realm ${env.realm}${core.auth.username ? `, as ${core.auth.username}` : ""}${approverWords}.`,
+    const opts = { concurrency: concurrencyOf(flags), isStopping: run.signals.isStopping, observers: observers(run, progress), fourEyes };
+    report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
+  } finally {
+    progress.stop();
+  }
+  await releaseLock(run);
+  run.view({ report, lock: run.backend ? run.lock?.evidence() : NO_LOCK }, out);
+  noteTurnedAway(core.governor, env, flags, out);
+  if (run.evidence) run.evidence.report = report;
+  return report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
+}
+
+/** The run from the plan to the report. */
+async function work(run: Run): Promise<number> {
+  const ready = await beforeWriting(run, await planToApply(run));
+  if (typeof ready === "number") return ready;
+  return (await lockEnvironment(run, ready)) ?? writeAll(run, ready);
+}
+
+/** Releases the lock unless a write may still be in flight (a stop at once): then a git lock is kept,
+ *  and the unlock command named, as a waiter must not read the service before that write lands (a file
+ *  of this machine is taken over once this process is gone, a moment later: it goes now). */
+async function releaseLock(run: Run): Promise<void> {
+  const { lock, out, env } = run;
+  if (!lock || lock.released) return;
+  if (run.signals.inFlight().length && run.backend?.kind === "git") {
+    out.warn(
+      `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env.name} ${lock.holder.id}`,
     );
-    if (!flags.autoApprove) {
-      if (!out.interactive) throw new UserError("apply writes to the service: without a terminal it needs --auto-approve");
-      if (
-        !(await signals.without(() =>
-          // However long the answer takes, it is not the service's time: it does not count against --timeout.
-          core.untimed(() => askYes(out, "\nDo you want to perform these actions? Only 'yes' will be accepted: ")),
-        ))
-      ) {
-        evidence?.recorder.setApproval("declined");
-        out.error("apply cancelled: nothing was written");
-        return 1;
-      }
-    }
-    evidence?.recorder.setApproval(flags.autoApprove ? "auto-approve" : "prompt");
-    // One writer per environment: the lock before the first write (the sign-in meanwhile), or, told
-    // explicitly, none.
-    if (!backend) {
-      out.warn(`--lock=false: this apply takes no lock of environment ${JSON.stringify(env.name)}; another apply at the same time may undo its writes unseen`);
-      evidence?.recorder.setLock(NO_LOCK);
-    } else {
-      const taking = takeEnvLock(backend, env, {
-        planChecksum: plan.checksum,
-        serviceUser: core.auth.username ?? null,
-        flags,
-        out,
-        isStopping: signals.isStopping,
-      });
-      const [taken] = await Promise.all([taking, core.auth.token().catch(() => undefined)]);
-      lock = taken;
-      evidence?.recorder.setLock(taken.evidence());
-      if (signals.isStopping()) {
-        out.error("apply interrupted before it wrote anything");
-        return 130;
-      }
-    }
-    const progress = await startProgress(out, "Applying…", flags.quiet, core.governor);
-    try {
-      const report = await applyPlan(core, plan, {
-        concurrency: concurrencyOf(flags),
-        isStopping: signals.isStopping,
-        onStart: (s) => {
-          evidence?.recorder.stepStarted(s.change);
-          signals.started(s.id, `${s.change.action} ${s.change.address}`);
-          out.verbose(`start ${s.change.action} ${s.change.address}`);
-          progress.update(`Applying: ${s.change.action} ${s.change.address}`);
-        },
-        tagRequests: evidence !== undefined,
-        onFinish: (o, done, total) => {
-          evidence?.recorder.stepFinished(o);
-          signals.finished(o.step.id, applyLine(reportEntry(o), out.err));
-          progress.update(`Applying: ${done}/${total} finished`);
-          out.verbose(`${o.status} ${o.step.change.action} ${o.step.change.address}: ${o.message}`);
-        },
-        log: (line) => out.verbose(line),
-        fourEyes,
-      });
-      progress.stop();
-      // After the last write: the lock goes before the report is printed.
-      await releaseLock();
-      view({ report, lock: backend ? lock?.evidence() : NO_LOCK }, out);
-      noteTurnedAway(core.governor, env, flags, out);
-      // Any step that did not succeed (failed, blocked, unknown, overwritten) fails the run.
-      const code = report.interrupted ? 130 : report.outcomes.some((o) => o.status === "failed") ? 1 : 0;
-      if (evidence) evidence.report = report;
-      return code;
-    } finally {
-      progress.stop();
-    }
-  };
-  /** Releases the lock unless a write may still be in flight (a stop at once): then a git lock is kept,
-   *  and the unlock command named, as a waiter must not read the service before that write lands (a
-   *  file of this machine is taken over once this process is gone, a moment later: it goes now). */
-  const releaseLock = async (): Promise<void> => {
-    if (!lock || lock.released) return;
-    if (signals.inFlight().length && backend?.kind === "git") {
-      out.warn(
-        `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env.name} ${lock.holder.id}`,
-      );
-      return;
-    }
-    await lock.release(out);
-    evidence?.recorder.setLock(lock.evidence());
-  };
+    return;
+  }
+  await lock.release(out);
+  run.evidence?.recorder.setLock(lock.evidence());
+}
+
+/** A run that stopped on an error: nothing more is written, the evidence says why. */
+async function failed(run: Run, e: unknown): Promise<number> {
+  const { evidence, out } = run;
+  await releaseLock(run);
+  // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
+  if (e instanceof Cancelled) {
+    evidence?.recorder.setApproval("cancelled");
+    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    throw e;
+  }
+  // Interrupted while waiting for another apply's lock: nothing was written.
+  if (e instanceof LockHeld && run.signals.isStopping()) {
+    out.error("apply interrupted while it waited for the lock: nothing was written");
+    await evidence?.finish(out, { exitCode: 130, error: e.message });
+    return 130;
+  }
+  await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
+  throw e;
+}
+
+/** revsync apply [PLANFILE]: the run until its report or until a second signal stops it at once; the
+ *  evidence record of its end. */
+export async function runApply(flags: ApplyFlags, out: Output, _r: unknown, args: string[]): Promise<number> {
+  const run = openRun(flags, out, args, await pickView(applyViews, flags.format));
   try {
     let first: number | "stop now";
     try {
-      first = await Promise.race([work(), signals.stopNow]);
+      first = await Promise.race([work(run), run.signals.stopNow]);
     } catch (e) {
-      await releaseLock();
-      // Left at the prompt (Ctrl-C, end of input): nothing was written, the process exits 130.
-      if (e instanceof Cancelled) {
-        evidence?.recorder.setApproval("cancelled");
-        await evidence?.finish(out, { exitCode: 130, error: e.message });
-        throw e;
-      }
-      // Interrupted while waiting for another apply's lock: nothing was written.
-      if (e instanceof LockHeld && signals.isStopping()) {
-        out.error("apply interrupted while it waited for the lock: nothing was written");
-        await evidence?.finish(out, { exitCode: 130, error: e.message });
-        return 130;
-      }
-      await evidence?.finish(out, { exitCode: 1, error: e instanceof Error ? e.message : String(e) });
-      throw e;
+      return await failed(run, e);
     }
-    await releaseLock();
+    await releaseLock(run);
     if (first !== "stop now") {
       // A run asked to leave evidence that could not fails, though its writes went through.
-      const kept = (await evidence?.finish(out, { exitCode: first })) ?? true;
+      const kept = (await run.evidence?.finish(out, { exitCode: first })) ?? true;
       return !kept && first === 0 ? 1 : first;
     }
-    out.error(signals.stopNowMessage());
-    await evidence?.finish(out, { exitCode: 130, stoppedNow: true });
+    out.error(run.signals.stopNowMessage());
+    await run.evidence?.finish(out, { exitCode: 130, stoppedNow: true });
     return 130;
   } finally {
     // The handlers stay until the client is closed: a signal then changes nothing, rather than killing
     // a process whose writes are done without a word.
-    if (!signals.inFlight().length) await core.close();
-    signals.close();
+    if (!run.signals.inFlight().length) await run.core.close();
+    run.signals.close();
   }
 }

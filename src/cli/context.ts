@@ -5,7 +5,9 @@ import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { PolicyProblems, UserError } from "../errors.js";
+import { KINDS } from "../kinds/registry.js";
 import { parseDuration } from "../duration.js";
+import { numberOf } from "../number.js";
 import type { GlobalFlags } from "./flags.js";
 import { processIo, type CliIo } from "./io.js";
 import type { Output } from "./output.js";
@@ -27,7 +29,7 @@ export function cwdOf(flags: GlobalFlags): string {
 }
 
 export function concurrencyOf(flags: GlobalFlags): number {
-  const n = Number(flags.concurrency ?? 8);
+  const n = numberOf(flags.concurrency ?? 8) ?? NaN;
   if (!Number.isInteger(n) || n < 1 || n > 64)
     throw new UserError(`--concurrency must be a whole number from 1 to 64, got ${JSON.stringify(flags.concurrency)}`);
   return n;
@@ -36,7 +38,7 @@ export function concurrencyOf(flags: GlobalFlags): number {
 /** Requests per second the service allows: --rate-limit, else the environment's rate_limit, else unknown. */
 export function rateLimitOf(flags: GlobalFlags, env: Pick<ResolvedEnv, "rateLimit">): number | undefined {
   if (flags.rateLimit === undefined) return env.rateLimit;
-  const n = Number(flags.rateLimit);
+  const n = numberOf(flags.rateLimit) ?? NaN;
   if (flags.rateLimit.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 10_000)
     throw new UserError(`--rate-limit must be a number of requests per second above 0 (at most 10000), got ${JSON.stringify(flags.rateLimit)}`);
   return n;
@@ -59,7 +61,7 @@ export function openRepo(flags: GlobalFlags): Repo {
 
 /** Reads the desired state; refuses to go on (exit 1, nothing sent) when any file has an error. */
 export function desiredState(repo: Repo, env: Pick<ResolvedEnv, "vars">, out: Output, flags: GlobalFlags): DesiredState {
-  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)));
+  const { desired, diagnostics } = loadPolicies(repo, varsFor(env, envOf(flags)), KINDS);
   if (diagnostics.some((d) => d.severity === "error")) {
     throw new PolicyProblems("the policy repo has errors: nothing was sent to the service", diagnostics, "run revsync validate");
   }

@@ -5,6 +5,7 @@ import { startEmulator } from "../emulator/server.js";
 import { parseRateLimit } from "../emulator/faults.js";
 import { loadStateFile } from "../emulator/state.js";
 import { UserError } from "../errors.js";
+import { numberOf } from "../number.js";
 import type { Output } from "./output.js";
 
 export interface EmulatorFlags {
@@ -22,7 +23,7 @@ export interface EmulatorFlags {
 }
 
 function int(flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
+  const n = numberOf(value) ?? NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw new UserError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return n;
 }

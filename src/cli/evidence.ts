@@ -15,6 +15,7 @@ import type { Doubt } from "../report/evidence.js";
 import { pickView } from "../report/view.js";
 import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
 import { plural } from "../words.js";
+import { numberOf } from "../number.js";
 import { cwdOf, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -166,7 +167,7 @@ export async function runEvidenceShow(flags: EvidenceFlags & { from?: string; la
   let stored = all;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
   if (flags.last !== undefined) {
-    const n = Number(flags.last);
+    const n = numberOf(flags.last) ?? NaN;
     if (!Number.isInteger(n) || n < 1) throw new UserError(`--last must be a whole number of records, at least 1, got ${JSON.stringify(flags.last)}`);
     stored = stored.slice(-n);
   }

@@ -1,13 +1,15 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { environmentNames, varsFor } from "../config/repo.js";
+import type { ApiCore } from "../api/core.js";
+import { environmentNames, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
 import { listYamlFiles } from "../config/walk.js";
 import { readYamlFile } from "../config/yaml-source.js";
 import { setEnvironmentVars } from "../export/config-vars.js";
-import { placeExport, type GitFile, type VarHome } from "../export/in-place.js";
-import { exportFiles } from "../export/mapping.js";
+import { placeExport, type ExportPlan, type GitFile, type VarHome } from "../export/in-place.js";
+import { exportFiles, type ExportedFile } from "../export/mapping.js";
+import { nothingInGit } from "../live/read.js";
 import { checkTargets } from "../plan/targets.js";
-import { unknownNotes } from "../plan/unknown.js";
+import { unknownNotes } from "../shared/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
 import { editUserFile, fileError, realPathInside } from "../user-files.js";
@@ -55,6 +57,175 @@ function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3]): GitFil
   });
 }
 
+/** One export, as the command wires it. */
+interface Ctx {
+  flags: ExportFlags;
+  out: Output;
+  repo: Repo;
+  env: ResolvedEnv;
+  /** The folder written to, absolute. */
+  dir: string;
+  /** A path of the folder as the user is shown it. */
+  shown: (file: string) => string;
+  readValues: (file: string) => string | undefined;
+}
+
+/** Where a `${NAME}` of a policy file takes its value in this environment: its own `vars:` entry (export
+ *  may write it), or somewhere other environments read too. */
+function varHome(ctx: Ctx): (name: string) => VarHome {
+  const { repo, env } = ctx;
+  const envVars = repo.config.environments[env.name]?.vars ?? {};
+  return (name) => {
+    if (Object.prototype.hasOwnProperty.call(envVars, name)) {
+      const raw = envVars[name];
+      if (typeof raw === "string" && /\$\{/.test(raw)) {
+        return { kind: "shared", environments: [], where: `environments.${env.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
+      }
+      return { kind: "own" };
+    }
+    const others = environmentNames(repo).filter((n) => n !== env.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name));
+    return { kind: "shared", environments: others, where: `the process environment sets (environments.${env.name}.vars of revsync.yaml has no entry for it)` };
+  };
+}
+
+/** The service's state as files placed into the folder's (export/in-place.ts), with the entries git
+ *  cannot hold the names of. The policies folder is read by every environment of revsync.yaml: what
+ *  export writes there must not change another environment's plan; a folder --dir names apart from it
+ *  is this export's alone. */
+async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; files: ExportedFile[]; unnamed: string[] }> {
+  const { flags, out, repo, env, dir } = ctx;
+  // Every batch's values too: export keeps them in git beside the policy file.
+  const live = await readWithProgress(core, nothingInGit(), flags, out, { allDetails: true, allValues: true });
+  checkTargets(flags.target ?? [], nothingInGit(), live);
+  let taken: Set<string>;
+  let git: GitFile[];
+  try {
+    taken = filesUnder(dir);
+    git = gitFiles(dir, varsFor(env, envOf(flags)));
+  } catch (e) {
+    throw fileError("read", ctx.shown("."), e);
+  }
+  const unnamed: string[] = [];
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed);
+  const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const header = (file: string): string[] => [
+    `yaml-language-server: $schema=${posixOf(relative(dirname(join(dir, file)), schemaFile))}`,
+    `Exported by revsync from environment ${env.name}.`,
+  ];
+  const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
+  const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
+}
+
+/** What export writes: the files that change (a write of what a file holds already is no write), none
+ *  outside the policy repo or the folder --dir names when that lies outside it (realPathInside, links
+ *  followed: a values path of git's own, or a link, that leads out is refused and named), the schemas a
+ *  written file's first line refers to, and revsync.yaml where a variable takes a new value. */
+function whatToWrite(ctx: Ctx, plan: ExportPlan) {
+  const { out, repo, env, dir } = ctx;
+  const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
+  const base = dirInRepo ? repo.root : dir;
+  const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${ctx.shown(".")}` };
+  const outside = plan.writes.filter((w) => {
+    try {
+      realPathInside(base, join(dir, w.file), words);
+      return false;
+    } catch (e) {
+      out.error(`${(e as Error).message} (${w.what})`);
+      return true;
+    }
+  });
+  const writes = plan.writes.filter((w) => !outside.includes(w) && ctx.readValues(w.file) !== w.text);
+  // The schemas are written only when a file export writes names them in its first line (a new file
+  // does; a file git holds keeps its own reference, say to a schemas folder of its own).
+  const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const needsSchemas = writes.some((w) => {
+    const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
+    return !!m && resolve(dirname(join(dir, w.file)), m[1] as string) === schemaFile;
+  });
+  let configText: string | undefined;
+  if (plan.vars.length) {
+    const before = readFileSync(repo.configFile, "utf8");
+    const after = setEnvironmentVars(before, env.name, plan.vars);
+    if (after !== before) configText = after;
+  }
+  return { writes, outside, needsSchemas, configText, base, words };
+}
+
+/** The lines of what was (or, with --dry-run, would be) written. */
+function reportWrites(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, schemas: string[]): void {
+  const { flags, out, repo, env } = ctx;
+  const dry = !!flags.dryRun;
+  for (const x of w.writes)
+    out.out(
+      `${dry ? (x.created ? "would write" : "would update") : x.created ? "wrote" : "updated"} ${ctx.shown(x.file)}${x.created && !x.what.startsWith("values") ? "" : ` (${x.what})`}`,
+    );
+  const envVars = repo.config.environments[env.name]?.vars ?? {};
+  const configShown = relative(repo.cwd, repo.configFile) || "revsync.yaml";
+  for (const v of plan.vars) {
+    out.out(
+      `${dry ? "would set" : "set"} environments.${env.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(envVars[v.name])} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`,
+    );
+  }
+  for (const f of schemas)
+    out.out(`${dry ? "would write" : "wrote"} ${relative(repo.cwd, join(repo.root, f)) || f} (the schemas the files' first line refers to)`);
+}
+
+/** What export left as it was, and why: files it could not update, differences another environment
+ *  would see, what git cannot hold, what the service does not show, what git holds alone. */
+function reportLeft(ctx: Ctx, x: Awaited<ReturnType<typeof exportPlan>>, created: Set<string>): void {
+  const { out, flags } = ctx;
+  const { plan, files, unnamed } = x;
+  for (const s of plan.skipped) out.warn(s);
+  for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
+  for (const r of plan.refused) out.error(r);
+  // Left out of new files only: in a file git holds, a field the service does not show (or shows as a
+  // number that is not comparable) keeps git's value.
+  const keptInGit = (l: string): boolean => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
+  const leftOut = files.flatMap((f) => (created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l))));
+  if (unnamed.length)
+    out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):\n  ${unnamed.join("\n  ")}`);
+  if (leftOut.length)
+    out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):\n  ${leftOut.join("\n  ")}`);
+  for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
+  const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
+  if (gitOnly.length) {
+    out.warn(
+      `git has files for what the service does not hold, left as they are (plan shows each):\n  ${gitOnly.map((g) => `${g.address} (${ctx.shown(g.file)})`).join("\n  ")}`,
+    );
+  }
+}
+
+/** The closing lines, and the exit code: 1 when anything was left as it was for a problem. */
+function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, schemas: string[]): number {
+  const { out, flags, repo } = ctx;
+  const failed = plan.broken.length + plan.refused.length + w.outside.length;
+  const newFiles = w.writes.filter((x) => x.created).length;
+  const total = w.writes.length + schemas.length + (w.configText !== undefined ? 1 : 0);
+  if (!total && !failed) {
+    const unknown = [...plan.unknown.values()].flat().length;
+    const caveat = unknown
+      ? `, in every field the service shows (${plural(unknown, "field")} it does not show kept as git has ${unknown === 1 ? "it" : "them"})`
+      : "";
+    out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
+  } else if (!total) out.out("Nothing was exported: see the errors above.");
+  if (flags.dryRun && total) {
+    const configShown = relative(repo.cwd, repo.configFile) || "revsync.yaml";
+    const parts = `${newFiles} new, ${w.writes.length - newFiles} updated${schemas.length ? `, ${schemas.length} schemas` : ""}${w.configText !== undefined ? `, ${configShown}` : ""}`;
+    out.out(`\nDry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
+  }
+  if (!failed) return 0;
+  const failures = [
+    plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
+    plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
+    w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : "",
+  ].filter(Boolean);
+  out.error(
+    `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
+  );
+  return 1;
+}
+
 /** revsync export: the service's policies as policy files. Into a folder that holds policy files
  *  already, each policy's file (found by metadata.name, whatever its name) is updated in place, keeping
  *  its comments; a file is created only for a policy git lacks. --dry-run says what it would write. */
@@ -63,151 +234,26 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   const dir = resolve(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const shown = (file: string): string => relative(out.io.cwd, join(dir, file)) || file;
-  try {
-    // Every batch's values too: export keeps them in git beside the policy file.
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { allDetails: true, allValues: true });
-    checkTargets(flags.target ?? [], { tenantConfigs: [], ssp: [] }, live);
-    let taken: Set<string>;
-    let git: GitFile[];
+  const readValues = (file: string): string | undefined => {
     try {
-      taken = filesUnder(dir);
-      git = gitFiles(dir, varsFor(env, envOf(flags)));
-    } catch (e) {
-      throw fileError("read", shown("."), e);
+      return readFileSync(join(dir, file), "utf8");
+    } catch {
+      return undefined;
     }
-    const unnamed: string[] = [];
-    const files = exportFiles(live, flags.target ?? [], taken, unnamed);
-    const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
-    const header = (file: string): string[] => [
-      `yaml-language-server: $schema=${posixOf(relative(dirname(join(dir, file)), schemaFile))}`,
-      `Exported by revsync from environment ${env.name}.`,
-    ];
-    const readValues = (file: string): string | undefined => {
-      try {
-        return readFileSync(join(dir, file), "utf8");
-      } catch {
-        return undefined;
-      }
-    };
-    const envVars = repo.config.environments[env.name]?.vars ?? {};
-    const varHome = (name: string): VarHome => {
-      if (Object.prototype.hasOwnProperty.call(envVars, name)) {
-        const raw = envVars[name];
-        if (typeof raw === "string" && /\$\{/.test(raw)) {
-          return { kind: "shared", environments: [], where: `environments.${env.name}.vars of revsync.yaml takes from ${raw} of the process environment` };
-        }
-        return { kind: "own" };
-      }
-      const others = environmentNames(repo).filter(
-        (n) => n !== env.name && !Object.prototype.hasOwnProperty.call(repo.config.environments[n]?.vars ?? {}, name),
-      );
-      return {
-        kind: "shared",
-        environments: others,
-        where: `the process environment sets (environments.${env.name}.vars of revsync.yaml has no entry for it)`,
-      };
-    };
-    // The policies folder is read by every environment of revsync.yaml: what export writes there must not
-    // change another environment's plan. A folder --dir names apart from it is this export's alone.
-    const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
-    const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
-    const plan = placeExport(files, git, header, readValues, { varHome, sharedWith });
-    // Writes stay inside the policy repo, or inside the folder --dir names when that lies outside it
-    // (realPathInside, symbolic links followed): a values path of git's own, or a link, that leads out of
-    // either is refused, named, and nothing is written through it.
-    const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
-    const base = dirInRepo ? repo.root : dir;
-    const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${shown(".")}` };
-    const outside = plan.writes.filter((w) => {
-      try {
-        realPathInside(base, join(dir, w.file), words);
-        return false;
-      } catch (e) {
-        out.error(`${(e as Error).message} (${w.what})`);
-        return true;
-      }
-    });
-    // "updated" only when the bytes change: a write of what the file holds already is no write.
-    const writes = plan.writes.filter((w) => !outside.includes(w) && readValues(w.file) !== w.text);
-    const verb = (w: (typeof writes)[number]): string => (flags.dryRun ? (w.created ? "would write" : "would update") : w.created ? "wrote" : "updated");
-    // The schemas are written only when a file export writes names them in its first line (a new file
-    // does; a file git holds keeps its own reference, say to a schemas folder of its own).
-    const refersToSchemas = (w: (typeof writes)[number]): boolean => {
-      const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
-      return !!m && resolve(dirname(join(dir, w.file)), m[1] as string) === schemaFile;
-    };
-    const needsSchemas = writes.some(refersToSchemas);
-    const schemas = needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
-    const configShown = relative(repo.cwd, repo.configFile) || "revsync.yaml";
-    let configText: string | undefined;
-    if (plan.vars.length) {
-      const before = readFileSync(repo.configFile, "utf8");
-      const after = setEnvironmentVars(before, env.name, plan.vars);
-      if (after !== before) configText = after;
-    }
+  };
+  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues };
+  try {
+    const x = await exportPlan(ctx, core);
+    const w = whatToWrite(ctx, x.plan);
+    const schemas = w.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     if (!flags.dryRun) {
-      for (const w of writes) editUserFile(join(dir, w.file), w.text, base, words);
-      if (needsSchemas) writeRepoSchemas(repo.root, false);
-      if (configText !== undefined) editUserFile(repo.configFile, configText, repo.root, { ...words, folderName: "the policy repo" });
+      for (const f of w.writes) editUserFile(join(dir, f.file), f.text, w.base, w.words);
+      if (w.needsSchemas) writeRepoSchemas(repo.root, false);
+      if (w.configText !== undefined) editUserFile(repo.configFile, w.configText, repo.root, { ...w.words, folderName: "the policy repo" });
     }
-    for (const w of writes) out.out(`${verb(w)} ${shown(w.file)}${w.created && !w.what.startsWith("values") ? "" : ` (${w.what})`}`);
-    for (const v of plan.vars) {
-      const old = envVars[v.name];
-      out.out(
-        `${flags.dryRun ? "would set" : "set"} environments.${env.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(old)} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`,
-      );
-    }
-    for (const f of schemas)
-      out.out(`${flags.dryRun ? "would write" : "wrote"} ${relative(repo.cwd, join(repo.root, f)) || f} (the schemas the files' first line refers to)`);
-    for (const s of plan.skipped) out.warn(s);
-    for (const b of plan.broken) out.error(`${shown(b.file)}:${b.message}`);
-    for (const r of plan.refused) out.error(r);
-    // Left out of new files only: in a file git holds, a field the service does not show (or shows as a
-    // number that is not comparable) keeps git's value.
-    const created = new Set(writes.filter((w) => w.created).map((w) => w.what));
-    const keptInGit = (l: string): boolean => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
-    const leftOut = files.flatMap((f) => (created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l))));
-    if (unnamed.length) {
-      out.warn(`not exported, git cannot hold their names (plan shows each as not in git; rename it in the service to manage it):\n  ${unnamed.join("\n  ")}`);
-    }
-    if (leftOut.length) {
-      out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):\n  ${leftOut.join("\n  ")}`);
-    }
-    for (const n of unknownNotes(plan.unknown)) out.out(`Note: ${n}`);
-    const gitOnly = plan.gitOnly.filter((g) => targeted(g.address, flags.target ?? []));
-    if (gitOnly.length) {
-      out.warn(
-        `git has files for what the service does not hold, left as they are (plan shows each):\n  ${gitOnly.map((g) => `${g.address} (${shown(g.file)})`).join("\n  ")}`,
-      );
-    }
-    const failed = plan.broken.length + plan.refused.length + outside.length;
-    const failures = [
-      plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-      plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
-      outside.length ? plural(outside.length, "file outside the folder", "files outside the folder") : "",
-    ].filter(Boolean);
-    const newFiles = writes.filter((w) => w.created).length;
-    const updated = writes.length - newFiles;
-    const total = writes.length + schemas.length + (configText !== undefined ? 1 : 0);
-    if (!total && !failed) {
-      const caveat = plan.unknown.size
-        ? `, in every field the service shows (${plural([...plan.unknown.values()].flat().length, "field")} it does not show kept as git has ${[...plan.unknown.values()].flat().length === 1 ? "it" : "them"})`
-        : "";
-      out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
-    } else if (!total) out.out("Nothing was exported: see the errors above.");
-    if (flags.dryRun && total) {
-      out.out(
-        `\nDry run: ${plural(total, "file")} would be written (${newFiles} new, ${updated} updated${schemas.length ? `, ${schemas.length} schemas` : ""}${configText !== undefined ? `, ${configShown}` : ""}); nothing was written.`,
-      );
-    }
-    if (failed) {
-      out.error(
-        `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
-      );
-      return 1;
-    }
-    return 0;
+    reportWrites(ctx, x.plan, w, schemas);
+    reportLeft(ctx, x, new Set(w.writes.filter((f) => f.created).map((f) => f.what)));
+    return closing(ctx, x.plan, w, schemas);
   } finally {
     await core.close();
   }

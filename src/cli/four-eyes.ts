@@ -1,13 +1,12 @@
 import { readFileSync } from "node:fs";
 import { checkUrl, proxyEnv, type ApiCore } from "../api/core.js";
 import { Agent, EnvHttpProxyAgent, request } from "../api/http.js";
-import { checkApprover } from "../apply/run.js";
+import type { CheckedPlan } from "../apply/run.js";
 import type { ResolvedEnv, Repo } from "../config/repo.js";
 import { ApiError, UserError } from "../errors.js";
 import { ciContext, gitState } from "../evidence/context.js";
 import { pullRequestApproval, type ForgeGet } from "../evidence/pull-request.js";
 import type { CiContext, PullRequestApproval } from "../evidence/record.js";
-import type { Plan } from "../plan/model.js";
 import { isApplied } from "../plan/model.js";
 import { envOf } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -52,16 +51,17 @@ function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Pro
   return { get, close: () => dispatcher.close() };
 }
 
-/** What apply checks before it writes anything, for the four-eyes rule and its evidence:
- *  - the approver identity is another user than the sign-in, and it signs in now when the plan holds an
- *    approve (a wrong approver password stops the run before its first write, not at its first approve);
+/** What apply checks before it writes anything, for the four-eyes rule and its evidence, of a plan whose
+ *  approver identity was checked (another user than the sign-in: readyToApply):
+ *  - the approver identity signs in now when the plan holds an approve (a wrong approver password stops
+ *    the run before its first write, not at its first approve);
  *  - in CI (with four_eyes, or to keep the evidence), the pull (merge) request's approval, read from the
  *    forge: with four_eyes, apply refuses when no approval by someone other than its author covers the
  *    commit applied; outside CI it says the rule could not be checked.
  *  Returns the approval read, for the evidence. */
 export async function fourEyesBeforeWriting(
   core: ApiCore,
-  plan: Plan,
+  plan: CheckedPlan,
   ctx: {
     flags: GlobalFlags;
     out: Output;
@@ -73,7 +73,6 @@ export async function fourEyesBeforeWriting(
   },
 ): Promise<PullRequestApproval | undefined> {
   const { flags, out, fourEyes } = ctx;
-  checkApprover(core, plan, fourEyes);
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
   if (approves && core.approverAuth) {
     try {

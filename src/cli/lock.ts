@@ -109,9 +109,16 @@ export async function takeEnvLock(
   );
   if (held.tookOver) run.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
   run.out.info(`Locked environment ${JSON.stringify(env.name)} (${backend.where}; lock id ${held.holder.id}).`);
+  return heldLock(backend, env, held);
+}
+
+/** The lock as this run holds it: what the evidence says of it, and its release (once; a failure is a
+ *  warning naming the unlock command, never the run's failure). */
+function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnType<typeof acquireLock>>): EnvLock {
   let released = false;
   let note: string | undefined = held.tookOver ? `took over the lock ${held.tookOver.id} of pid ${held.tookOver.pid}, no longer running` : undefined;
-  const lock: EnvLock = {
+  const say = (more: string): void => void (note = `${note ? `${note}; ` : ""}${more}`);
+  return {
     holder: held.holder,
     get released() {
       return released;
@@ -132,21 +139,20 @@ export async function takeEnvLock(
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
         if (r === "free") {
-          note = `${note ? `${note}; ` : ""}at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran`;
+          say("at the end the lock was no longer held: someone released it (revsync unlock) while this apply ran");
           out.warn(`the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran`);
         } else if (r !== "released") {
-          note = `${note ? `${note}; ` : ""}at the end another apply held the lock: ${r.other.id}`;
+          say(`at the end another apply held the lock: ${r.other.id}`);
           out.warn(
             `the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now())}`,
           );
         }
       } catch (e) {
-        note = `${note ? `${note}; ` : ""}not released: ${(e as Error).message}`;
+        say(`not released: ${(e as Error).message}`);
         out.warn(`the lock of environment ${JSON.stringify(env.name)} could not be released: ${(e as Error).message}; release it with: ${unlock}`);
       }
     },
   };
-  return lock;
 }
 
 export type LockCommandFlags = GlobalFlags;

@@ -7,6 +7,7 @@ import { matchLine, order, showSsp, type PolicyModel } from "../policy-test/eval
 import { testsDir } from "../config/test-files.js";
 import { lineProblems, type Line } from "../policy-test/line.js";
 import { modelsFromLive } from "../plan/policy-models.js";
+import { nothingInGit } from "../live/read.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
 import type { ResolvedEnv } from "../config/repo.js";
 import { writeUserFile } from "../user-files.js";
@@ -151,7 +152,7 @@ async function readSources(
   try {
     const [list, live] = await Promise.all([
       errorTransactions.list(core, filter),
-      readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true }),
+      readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true }),
     ]);
     return { records: list.flatMap((e) => e.compliance_spec ?? []), policies: modelsFromLive(live) };
   } finally {

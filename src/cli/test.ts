@@ -1,3 +1,4 @@
+import { canonicalJson } from "../canonical-json.js";
 import { PolicyProblems } from "../errors.js";
 import { carvesGit, carvesLive, modelsFromGitOnly, modelsFromLive } from "../plan/policy-models.js";
 import { loadTests } from "../config/test-files.js";
@@ -12,6 +13,8 @@ import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
+import { nothingInGit } from "../live/read.js";
+import { KINDS } from "../kinds/registry.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";
 
 export interface TestFlags extends GlobalFlags {
@@ -105,7 +108,7 @@ async function liveRun(repo: Repo, flags: TestFlags, out: Output, view: TestView
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
   try {
-    const live = await readWithProgress(core, { tenantConfigs: [], ssp: [] }, flags, out, { approvedValues: true });
+    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
     return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
   } finally {
     await core.close();
@@ -126,7 +129,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
     const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv));
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), KINDS);
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -141,7 +144,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
     const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
     // (Rules and carves_allocation matter only to contracts.)
-    const key = names.length > 1 ? JSON.stringify([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
+    const key = names.length > 1 ? canonicalJson([git.models, cases, contracts, contracts.length ? [carves, rules] : []]) : "";
     const group = groups.get(key);
     if (group) group.names.push(name ?? "");
     else groups.set(key, { cases, contracts, dir, broken, policies: git.models, carves, rules, source: "git's policies", names: [name ?? ""] });

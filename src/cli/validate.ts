@@ -1,4 +1,5 @@
 import { validateRepo } from "../config/validate.js";
+import { KINDS } from "../kinds/registry.js";
 import { pickView } from "../report/view.js";
 import { validateViews } from "../report/views/validate.js";
 import { envOf } from "./context.js";
@@ -8,7 +9,7 @@ import type { Output } from "./output.js";
 export async function runValidate(flags: GlobalFlags, out: Output): Promise<number> {
   const view = await pickView(validateViews, flags.format);
   const env = envOf(flags);
-  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env });
+  const { diagnostics, docs } = validateRepo({ cwd: out.io.cwd, config: flags.config, envName: flags.env, env, kinds: KINDS });
   view({ diagnostics, files: docs, env }, out);
   return diagnostics.some((d) => d.severity === "error") ? 1 : 0;
 }

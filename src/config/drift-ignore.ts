@@ -3,9 +3,9 @@
  *  plan layer's (src/plan/ignore.ts). */
 import { relative } from "node:path";
 import type { IgnoreRule } from "../schema/generated/policy.js";
-import { address, globMatch } from "../shared/address.js";
+import { globMatch } from "../shared/address.js";
 import type { Diagnostic } from "./diagnostics.js";
-import type { DesiredState, Repo } from "./repo.js";
+import type { Repo } from "./repo.js";
 import { at } from "./schema-diagnostics.js";
 
 /** The drift classes that are field differences: the only ones a rule with `fields` covers. */
@@ -17,13 +17,10 @@ export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
 /** Whether a rule still applies on `today` (YYYY-MM-DD): up to and including its until day. */
 export const inForce = (rule: IgnoreRule, today: string): boolean => !rule.until || today <= rule.until;
 
-/** drift.ignore rules that will not do what they say: one that matches no address in git, one past its
- *  until day (it applies no more). Warnings: the repo stays valid. */
-export function ignoreRuleWarnings(repo: Repo, desired: DesiredState, today: string): Diagnostic[] {
-  const known = [
-    ...desired.tenantConfigs.map((d) => address.tenant(d.name)),
-    ...desired.ssp.flatMap((d) => [address.ssp(d.name), ...d.batches.map((b) => address.batch(d.name, b.name))]),
-  ];
+/** drift.ignore rules that will not do what they say: one that matches no address in git (`known`, every
+ *  address git's policy files name), one past its until day (it applies no more). Warnings: the repo stays
+ *  valid. */
+export function ignoreRuleWarnings(repo: Repo, known: readonly string[], today: string): Diagnostic[] {
   const file = relative(repo.cwd, repo.configFile) || "revsync.yaml";
   const out: Diagnostic[] = [];
   (repo.config.drift?.ignore ?? []).forEach((rule, i) => {

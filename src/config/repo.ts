@@ -1,17 +1,17 @@
 import { existsSync, statSync } from "node:fs";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { PolicyProblems, UserError } from "../errors.js";
 import { interpolateString, signInProblem, variablesIn, type Interpolated, type VarSource, type VarValue } from "./interpolate.js";
 import { SIGN_IN_VARIABLES } from "../api/auth.js";
 import { urlCredentials } from "../api/http.js";
-import type { EnvironmentConfig, RevsyncConfig, SspPolicyFile, TenantConfigurationPolicy } from "../schema/generated/policy.js";
+import type { EnvironmentConfig, RevsyncConfig } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
-import { runRules, type ParsedValuesByPath, type PolicyDoc } from "./rules.js";
-import type { SspValueInput } from "../schema/generated/api.js";
+import { runRules, type FileKind, type ParsedValuesByPath, type PolicyDoc } from "./rules.js";
+import { andList } from "../words.js";
 import { listYamlFiles } from "./walk.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { readYamlFile, type SourceDoc } from "./yaml-source.js";
-import { serviceChoices, type BatchStatus, type ServiceChoices } from "../api/service-choices.js";
+import { serviceChoices, type ServiceChoices } from "../api/service-choices.js";
 import { isLoopbackHttp } from "../loopback.js";
 
 export const CONFIG_FILE = "revsync.yaml";
@@ -60,44 +60,9 @@ export interface SourceRef {
   column: number;
 }
 
-export interface DesiredTenantConfig {
-  name: string;
-  spec: Record<string, unknown>;
-  source: SourceRef;
-}
-
-export interface DesiredBatch {
-  name: string;
-  status: BatchStatus;
-  /** The values file as git holds it, parsed (its text too: a download byte-identical to it needs no
-   *  value-by-value comparison). */
-  values?: GitValues;
-  valuesPath?: string;
-  valuesShown?: string;
-  effective_start_date?: string;
-  effective_end_date?: string;
-}
-
-export interface GitValues {
-  text: string;
-  file: string;
-  /** The rows as parsed, each with its line in the file (a create body leaves the line out). */
-  rows: (SspValueInput & { line?: number })[];
-}
-
-export interface DesiredSsp {
-  name: string;
-  spec: SspPolicyFile["spec"];
-  batches: DesiredBatch[];
-  source: SourceRef;
-  /** Where the spec starts: plan-time problems of the spec point here. */
-  specSource: SourceRef;
-}
-
-export interface DesiredState {
-  tenantConfigs: DesiredTenantConfig[];
-  ssp: DesiredSsp[];
-}
+/** git's state: each resource kind's entries (what its policy files ask for), by the kind's name
+ *  (src/kinds/). */
+export type DesiredState = ReadonlyMap<string, readonly unknown[]>;
 
 /** revsync.yaml: --config, else the working directory and its parents. */
 export function findConfig(cwd: string, explicit?: string): string {
@@ -340,10 +305,40 @@ function lockSetting(name: string, raw: EnvironmentConfig["lock"], remote: strin
   return { kind: "git", remote: "origin" };
 }
 
-/** Parses and checks every policy file; returns the desired state and every problem found. */
-export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
-  const diagnostics: Diagnostic[] = [];
+/** The documents of the policies folder's YAML files, each of a kind the registry knows (`kinds`); one
+ *  of no kind, or of another, is a problem at its `kind:`. */
+function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], diagnostics: Diagnostic[]): PolicyDoc[] {
   const docs: PolicyDoc[] = [];
+  const known = kinds.map((k) => k.fileKind);
+  for (const abs of listYamlFiles(repo.policiesDir)) {
+    const shown = relative(repo.cwd, abs) || abs;
+    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+      const kind = (src.value as { kind?: unknown } | null)?.kind;
+      if (typeof kind === "string" && known.includes(kind)) {
+        docs.push({ src, absFile: abs, kind });
+        continue;
+      }
+      diagnostics.push({
+        file: shown,
+        ...at(src, "/kind"),
+        severity: "error",
+        message:
+          kind === undefined
+            ? `missing kind: expected ${known.join(" or ")}`
+            : kind === "SspPolicyTest"
+              ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files`
+              : `kind: expected ${known.map((k) => JSON.stringify(k)).join(" or ")}, got ${JSON.stringify(kind)}`,
+      });
+    }
+  }
+  return docs;
+}
+
+/** Parses and checks every policy file, each by its kind (`kinds`, the registry of src/kinds/); returns
+ *  git's state, keyed by kind, and every problem found. */
+export function loadPolicies(repo: Repo, vars: VarSource, kinds: readonly FileKind[]): { desired: DesiredState; diagnostics: Diagnostic[]; docs: PolicyDoc[] } {
+  const diagnostics: Diagnostic[] = [];
+  const desired = new Map<string, unknown[]>(kinds.map((k) => [k.name, []]));
   if (!existsSync(repo.policiesDir) || !statSync(repo.policiesDir).isDirectory()) {
     diagnostics.push({
       file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
@@ -352,63 +347,17 @@ export function loadPolicies(repo: Repo, vars: VarSource): { desired: DesiredSta
       severity: "error",
       message: `policies folder ${relative(repo.root, repo.policiesDir) || "."} does not exist`,
     });
-    return { desired: { tenantConfigs: [], ssp: [] }, diagnostics, docs };
+    return { desired, diagnostics, docs: [] };
   }
-  for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown = relative(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
-      const kind = (src.value as { kind?: unknown } | null)?.kind;
-      if (kind === "TenantConfiguration" || kind === "SspPolicy") {
-        docs.push({ src, absFile: abs, kind });
-        continue;
-      }
-      const p = at(src, "/kind");
-      diagnostics.push({
-        file: shown,
-        ...p,
-        severity: "error",
-        message:
-          kind === undefined
-            ? "missing kind: expected TenantConfiguration or SspPolicy"
-            : kind === "SspPolicyTest"
-              ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds TenantConfiguration and SspPolicy files`
-              : `kind: expected "TenantConfiguration" or "SspPolicy", got ${JSON.stringify(kind)}`,
-      });
-    }
-  }
+  const docs = policyDocs(repo, vars, kinds, diagnostics);
   const parsed: ParsedValuesByPath = new Map();
-  diagnostics.push(...runRules(repo.root, docs, parsed));
-  const desired: DesiredState = { tenantConfigs: [], ssp: [] };
+  diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
   const failed = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  const byFile = new Map(kinds.map((k) => [k.fileKind, k]));
   for (const d of docs) {
-    if (failed.has(d.src.file)) continue;
-    const p = at(d.src, "/metadata/name");
-    const source = { file: d.src.file, ...p };
-    if (d.kind === "TenantConfiguration") {
-      const v = d.src.value as TenantConfigurationPolicy;
-      desired.tenantConfigs.push({ name: v.metadata.name, spec: v.spec as Record<string, unknown>, source });
-    } else {
-      const v = d.src.value as SspPolicyFile;
-      desired.ssp.push({
-        name: v.metadata.name,
-        spec: v.spec,
-        source,
-        specSource: { file: d.src.file, ...at(d.src, "/spec") },
-        batches: (v.batches ?? []).map((b) => {
-          const path = b.values ? resolve(dirname(d.absFile), b.values) : undefined;
-          const got = path ? parsed.get(path) : undefined;
-          return {
-            name: b.name,
-            status: b.status,
-            values: got && path ? { text: got.text, file: basename(path), rows: got.values } : undefined,
-            valuesPath: path,
-            valuesShown: path ? relative(repo.cwd, path) : undefined,
-            effective_start_date: b.effective_start_date,
-            effective_end_date: b.effective_end_date,
-          };
-        }),
-      });
-    }
+    const kind = byFile.get(d.kind);
+    if (!kind || failed.has(d.src.file)) continue;
+    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed }));
   }
   return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
 }

@@ -1,13 +1,17 @@
 import { LineCounter, parseDocument } from "yaml";
 import { describe, expect, it } from "vitest";
 import type { PolicyDoc } from "./rules.js";
-import { duplicateHierarchy, duplicateNames, floorNotAboveCeiling, formulaNeedsExpression, tenantFieldsUpdatable } from "./rules.js";
+import { duplicateNames } from "./rules.js";
+import { duplicateHierarchy, floorNotAboveCeiling, formulaNeedsExpression } from "../kinds/ssp/files.js";
+import { tenantFieldsUpdatable as tenantRule } from "../kinds/tenant-configuration/files.js";
+
+const tenantFieldsUpdatable = (docs: PolicyDoc[], emit: Parameters<typeof tenantRule>[1]["emit"]): void => tenantRule(docs, { emit });
 
 /** An in-memory policy document, as the loader would produce it. */
 function doc(text: string, file = "p.yaml"): PolicyDoc {
   const lines = new LineCounter();
   const d = parseDocument(text, { lineCounter: lines });
-  const value = d.toJS() as { kind: "SspPolicy" | "TenantConfiguration" };
+  const value = d.toJS() as { kind: string };
   return { src: { file, index: 0, doc: d, lines, value }, absFile: `/repo/${file}`, kind: value.kind };
 }
 

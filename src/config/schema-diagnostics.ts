@@ -1,6 +1,6 @@
 import type { ErrorObject } from "ajv";
 import type { Document, Node } from "yaml";
-import { fileValidator, schemaJson, type SchemaFile } from "../schema/ajv.js";
+import { fileValidator, schemaJson, type SchemaRef } from "../schema/ajv.js";
 import { article, closest, describeValue, type Diagnostic } from "./diagnostics.js";
 import { keyAt, nodeAt, position, type SourceDoc } from "./yaml-source.js";
 import { MAX_EXACT_WHOLE } from "../number.js";
@@ -102,7 +102,7 @@ export interface SchemaError {
  *  reader of the file) is not said again; `skip` leaves out what a caller's rule says. */
 export function schemaDiagnostics(
   src: SourceDoc,
-  schema: SchemaFile,
+  schema: SchemaRef,
   skip: (pointer: string, key?: string, error?: SchemaError) => boolean = () => false,
 ): Diagnostic[] {
   const fn = fileValidator(schema);

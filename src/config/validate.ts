@@ -2,6 +2,7 @@ import { UserError } from "../errors.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { ignoreRuleWarnings, todayUtc } from "./drift-ignore.js";
 import { loadTests } from "./test-files.js";
+import type { FileKind } from "./rules.js";
 import { endpointWarnings, environmentNames, environmentVars, findConfig, loadPolicies, loadRepo, varsFor } from "./repo.js";
 
 export interface ValidateInput {
@@ -13,6 +14,8 @@ export interface ValidateInput {
   env: NodeJS.ProcessEnv;
   /** YYYY-MM-DD that drift.ignore rules' until dates are compared with (default: today, UTC). */
   today?: string;
+  /** The resource kinds whose policy files the repo holds (the registry of src/kinds/). */
+  kinds: readonly FileKind[];
 }
 
 export interface ValidateResult {
@@ -38,7 +41,7 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       diagnostics.push(...endpointWarnings(repo, name, input.env));
       const own = environmentVars(repo, name, input.env);
       const problems = own.problems;
-      const loaded = loadPolicies(repo, varsFor(own, input.env));
+      const loaded = loadPolicies(repo, varsFor(own, input.env), input.kinds);
       // A problem that one environment's variables cause (or of a value they filled) names that environment.
       const named = [...problems, ...loaded.diagnostics].map((d) =>
         (d.rule === "variables" || d.variables) && names.length > 1 ? { ...d, message: `${d.message} (environment ${name})` } : d,
@@ -47,7 +50,10 @@ export function validateRepo(input: ValidateInput): ValidateResult {
       docs = Math.max(docs, loaded.docs.length);
       const tests = loadTests(repo, varsFor(own, input.env));
       diagnostics.push(...tests.diagnostics);
-      if (name === names[0]) diagnostics.push(...ignoreRuleWarnings(repo, loaded.desired, input.today ?? todayUtc()));
+      if (name === names[0]) {
+        const known = input.kinds.flatMap((k) => k.addressesIn(loaded.desired.get(k.name) ?? []));
+        diagnostics.push(...ignoreRuleWarnings(repo, known, input.today ?? todayUtc()));
+      }
     }
   }
   return { diagnostics: sortDiagnostics(diagnostics), docs };

@@ -1,6 +1,6 @@
 import type { RequestObservation } from "../api/core.js";
-import { countOutcomes, outcomeOf, stepTag, type ApplyReport } from "../apply/run.js";
-import type { StepOutcome } from "../apply/graph.js";
+import { countOutcomes, outcomeOf, stepTag, type ApplyObserver, type ApplyReport } from "../apply/run.js";
+import type { Step, StepOutcome } from "../apply/graph.js";
 import { isApplied, type Plan } from "../plan/model.js";
 import { gitState, uncommittedFiles } from "./context.js";
 import {
@@ -21,7 +21,8 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /** What a review or approve moved forward: the plan's summary of the values and their checksum. */
 function valuesOf(c: Plan["changes"][number]): Pick<EvidenceChange, "values"> {
   if (!c.values) return {};
-  const checksum = c.payload?.kind === "batch" ? (c.payload.values_checksum ?? null) : null;
+  // A payload that binds the values it moves forward names their checksum.
+  const checksum = typeof c.payload?.values_checksum === "string" ? c.payload.values_checksum : null;
   return { values: { checksum, file: c.values.file, rows: c.values.rows } };
 }
 
@@ -50,7 +51,7 @@ export interface RecorderInit {
  *  change its tag names; each step's start and typed outcome) and writes it as one record at the end.
  *  Nothing secret reaches it: requests come as method, path, status and times, and a write's body (which
  *  never holds revsync's credentials: the token goes in a header, a policy file cannot read them). */
-export class EvidenceRecorder {
+export class EvidenceRecorder implements ApplyObserver {
   private readonly started: number;
   private readonly git: Promise<EvidenceRecord["git"]>;
   private plan: Plan | undefined;
@@ -148,11 +149,11 @@ export class EvidenceRecorder {
   setLock(lock: EvidenceLock): void {
     this.lock = lock;
   }
-  /** ApplyOptions.onStart: the step's work began. */
-  stepStarted(c: Plan["changes"][number]): void {
-    this.running.add(stepTag(c));
+  /** An observer of apply (ApplyObserver): the step's work began. */
+  stepStarted(s: Pick<Step, "change">): void {
+    this.running.add(stepTag(s.change));
   }
-  /** ApplyOptions.onFinish: what became of the step, as the apply report has it. */
+  /** An observer of apply (ApplyObserver): what became of the step, as the apply report has it. */
   stepFinished(o: Pick<StepOutcome, "step" | "status" | "outcome" | "message" | "four_eyes">): void {
     const tag = stepTag(o.step.change);
     this.finished.set(tag, { outcome: outcomeOf(o), message: o.message, ...(o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {}) });
@@ -197,6 +198,24 @@ export class EvidenceRecorder {
     return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
   }
 
+  /** Each of the plan's entries, with what became of it and the requests sent for it. */
+  private changes(plan: Plan, end: { stoppedNow: boolean; declined: boolean; error: string | null }): EvidenceChange[] {
+    return plan.changes.map((c) => {
+      const four = isApplied(c) ? this.finished.get(stepTag(c))?.four_eyes : undefined;
+      return {
+        address: c.address,
+        action: c.action,
+        ...this.changeOutcome(c, end),
+        source: c.source ?? null,
+        diff: c.diff,
+        version_id: c.version_id,
+        ...valuesOf(c),
+        ...(four ? { four_eyes: four } : {}),
+        requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
+      };
+    });
+  }
+
   /** Writes the record (once); returns its path and hash. */
   async write(end: { exitCode: number; report?: ApplyReport; stoppedNow?: boolean; error?: string }): Promise<{ path: string; record: EvidenceRecord }> {
     if (this.written) return this.written;
@@ -209,20 +228,7 @@ export class EvidenceRecorder {
     // line and --format json give (its last word on a create included: the check after the run's creates).
     for (const o of end.report?.outcomes ?? [])
       this.finished.set(`${o.action} ${o.address}`, { outcome: o.outcome, message: o.message, ...(o.four_eyes ? { four_eyes: { ...o.four_eyes } } : {}) });
-    const state = { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null };
-    const changes: EvidenceChange[] = plan.changes.map((c) => {
-      return {
-        address: c.address,
-        action: c.action,
-        ...this.changeOutcome(c, state),
-        source: c.source ?? null,
-        diff: c.diff,
-        version_id: c.version_id,
-        ...valuesOf(c),
-        ...(isApplied(c) && this.finished.get(stepTag(c))?.four_eyes ? { four_eyes: this.finished.get(stepTag(c))?.four_eyes } : {}),
-        requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
-      };
-    });
+    const changes = this.changes(plan, { stoppedNow: !!end.stoppedNow, declined: this.approval === "declined", error: end.error ?? null });
     // What apply acted on, counted as the apply report counts it (one function, the same outcome of each
     // step); the plan's entries it never acts on apart.
     const acted = changes.filter((_, n) => isApplied(plan.changes[n] as Plan["changes"][number]));

@@ -14,7 +14,8 @@ import { seedState } from "../emulator/seed.js";
 import { buildPlan } from "../plan/build.js";
 import { buildDrift } from "../plan/drift.js";
 import { isApplied } from "../plan/model.js";
-import { liveOf } from "../testing/builders.js";
+import { DesiredView, liveOf } from "../testing/builders.js";
+import { KINDS } from "../kinds/registry.js";
 import { setEnvironmentVars } from "./config-vars.js";
 import { placeExport, type GitFile } from "./in-place.js";
 import { exportFiles, renderFile } from "./mapping.js";
@@ -141,15 +142,15 @@ function putInGit(root: string, f: ReturnType<typeof exportFiles>[number], value
 }
 
 /** `revsync validate` of the repo, in process: git's desired state, every error failing the test. */
-function validated(root: string): ReturnType<typeof loadPolicies>["desired"] {
+function validated(root: string): DesiredView {
   const diagnostics: Diagnostic[] = [];
   const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
   if (!repo) throw new Error("no repo");
   const { vars, problems } = environmentVars(repo, "p", {});
-  const loaded = loadPolicies(repo, varsFor({ vars }, {}));
+  const loaded = loadPolicies(repo, varsFor({ vars }, {}), KINDS);
   const errors = [...diagnostics, ...problems, ...loaded.diagnostics].filter((d) => d.severity === "error");
   expect(errors.map((d) => `${d.file}:${d.line} ${d.message}`)).toEqual([]);
-  return loaded.desired;
+  return DesiredView.of(loaded.desired);
 }
 
 function check(profile: Profile, service: Side, gitSide: Side, e: Edits): void {

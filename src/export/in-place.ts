@@ -1,12 +1,13 @@
 import { posix } from "node:path";
 import { isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
-import { addUnknown, type Unknown } from "../plan/unknown.js";
-import { BATCH_DATES } from "../plan/compare.js";
-import { valuesChecksum } from "../plan/values.js";
-import { address, valuesFileFor } from "../shared/address.js";
-import { normalizeSspFields } from "../shared/normalize.js";
-import { quotedWhereNeeded, renderFile, type ExportedFile } from "./mapping.js";
+import { sameJson } from "../canonical-json.js";
 import { literalText, literalValue, variablesIn } from "../config/interpolate.js";
+import { BATCH_DATES, type ExportedBatch, type ExportedFile } from "../kinds/export-file.js";
+import type { Kind, Registry } from "../kinds/kind.js";
+import { KINDS, kindOfFile } from "../kinds/registry.js";
+import { valuesFileFor } from "../shared/address.js";
+import { addUnknown, type Unknown } from "../shared/unknown.js";
+import { quotedWhereNeeded, renderFile } from "./mapping.js";
 
 /** A policy file the export folder holds already. */
 export interface GitFile {
@@ -59,29 +60,27 @@ export interface PlaceOptions {
    *  named, and left for a reviewed change (docs/decisions.md, "Export never changes what another
    *  environment would do"). */
   sharedWith?: readonly string[];
+  /** The kinds whose files export places (the registry of src/kinds/). */
+  kinds?: Registry;
 }
 
 const key = (kind: string, name: string): string => `${kind}\u0000${name}`;
 
-/** Git's value of a spec field against the service's, compared as plan compares them (conditions and
- *  identifiers as sets, operator spellings as one). A value from a ${VAR} of the process environment is
- *  text where the field is a number or boolean: the same text is the same value. */
-function sameField(kind: string, field: string, git: unknown, live: unknown): boolean {
+/** Git's value of a spec field against the service's, compared as plan compares them (its kind's
+ *  `compared`: conditions and identifiers as sets, operator spellings as one). A value from a ${VAR} of
+ *  the process environment is text where the field is a number or boolean: the same text is the same value. */
+function sameField(kind: Kind | undefined, field: string, git: unknown, live: unknown): boolean {
   if (git === undefined) return false;
   if (typeof git === "string" && (typeof live === "number" || typeof live === "boolean") && String(live) === git) return true;
-  const norm = (v: unknown): string => JSON.stringify(kind === "SspPolicy" ? normalizeSspFields({ [field]: v }, [field])[field] : v);
-  return norm(git) === norm(live);
+  const norm = (v: unknown): unknown => (kind?.compared ? kind.compared(field, v) : v);
+  return sameJson(norm(git), norm(live));
 }
 
-/** Two values files hold the same values (whatever their column order, quoting or line ends). */
-function sameValues(held: string | undefined, text: string): boolean {
+/** Two values files hold the same values (whatever their column order, quoting or line ends), as the
+ *  kind whose batches they are reads them. */
+function sameValues(kind: Kind | undefined, held: string | undefined, text: string): boolean {
   if (held === undefined) return false;
-  if (held === text) return true;
-  try {
-    return valuesChecksum({ csv: held }) === valuesChecksum({ csv: text });
-  } catch {
-    return false;
-  }
+  return held === text || !!kind?.sameValues?.(held, text);
 }
 
 /** How one file changes: scalars replaced where they stand (spliced into the text, so that every other
@@ -140,6 +139,11 @@ interface VarContext {
   varHome?: (name: string) => VarHome;
   sharedWith?: readonly string[];
   plan: ExportPlan;
+  /** The kind of the file's document. */
+  kind?: Kind;
+  /** The folder of the policy file (relative to the export folder), and the values files it holds. */
+  policyDir: string;
+  readValues: (file: string) => string | undefined;
 }
 
 /** The words of a refusal for a file other environments read: what differs, and what to do. */
@@ -184,110 +188,125 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
     return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
-  if (held && JSON.stringify(held.value) !== JSON.stringify(value)) {
+  if (held && !sameJson(held.value, value)) {
     return refuse(`comes from \${${name}}, which another field sets to ${JSON.stringify(held.value)} in this export`);
   }
   if (!held) ctx.plan.vars.push({ name, value, what: `${ctx.address}: ${field}` });
   return "var";
 }
 
+type GitBatch = { name?: unknown; status?: unknown; values?: unknown; effective_start_date?: unknown; effective_end_date?: unknown };
+
 interface PolicyValue {
   spec?: Record<string, unknown>;
-  batches?: { name?: unknown; status?: unknown; values?: unknown; effective_start_date?: unknown; effective_end_date?: unknown }[];
+  batches?: GitBatch[];
+}
+
+const batchAddress = (f: ExportedFile, name: string): string => f.batchAddress?.(name) ?? f.address;
+
+type ValuesWrite = { file: string; text: string; what: string };
+
+/** The spec fields git sets brought to the service's: one it leaves out keeps its live value and stays
+ *  out; one the service does not show keeps git's value, unknown, never overwritten (src/shared/unknown.ts);
+ *  one the service holds a value of that no policy file may hold is left out, with a comment. */
+function updateSpec(doc: Document, current: PolicyValue, f: ExportedFile, edits: FileEdits, ctx: VarContext, changes: string[]): void {
+  for (const [field, live] of Object.entries(f.value.spec)) {
+    if (!current.spec || !(field in current.spec) || sameField(ctx.kind, field, current.spec[field], live)) continue;
+    if (setField(doc, ["spec", field], live, edits, ctx) === "set") changes.push(field);
+  }
+  let leftOut = false;
+  for (const field of f.leftOutFields) {
+    if (!current.spec || !(field in current.spec)) continue;
+    if (f.nullFields.includes(field)) {
+      const inexact = f.notComparable.get(field);
+      addUnknown(ctx.plan.unknown, f.address, [inexact === undefined ? { field } : { field, inexact }]);
+      continue;
+    }
+    if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
+    doc.deleteIn(["spec", field]);
+    edits.structural = true;
+    changes.push(`${field} (left out: it keeps its live value)`);
+    leftOut = true;
+  }
+  if (leftOut && addComments(doc.get("spec", true) as Node | undefined, f.specComments)) edits.structural = true;
+}
+
+/** One batch of an exported file, placed into git's document: what it needs to say what changed. */
+interface BatchPlace {
+  doc: Document;
+  f: ExportedFile;
+  b: ExportedBatch;
+  /** A values file of its own (two batches whose names read alike in a file name never share one). */
+  newValues: () => string;
+  edits: FileEdits;
+  ctx: VarContext;
+  out: { changes: string[]; values: ValuesWrite[] };
+}
+
+/** A batch of the service's that git does not list, added to the file (with its values file). */
+function addBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace): void {
+  if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) return;
+  const text = f.batchValues.get(b.name);
+  const file = text !== undefined ? newValues() : undefined;
+  const entry = literalValue({ ...b, ...(file !== undefined ? { values: file } : {}) });
+  const seq = doc.get("batches", true);
+  if (isSeq(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
+  else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
+  edits.structural = true;
+  out.changes.push(`batch ${b.name} added`);
+  if (file !== undefined && text !== undefined) out.values.push({ file: posix.join(ctx.policyDir, file), text, what: `values of ${batchAddress(f, b.name)}` });
+}
+
+/** A batch git lists brought to the service's: its status and the dates git sets (compared as plan
+ *  compares them; one the service does not show as a date keeps git's, noted), and its values: git's own
+ *  file keeps its name and gets the service's values when they differ; a batch without one gets one. */
+function updateBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace, i: number, g: GitBatch): void {
+  const put = (path: (string | number)[], value: unknown, what: string): void => {
+    if (setField(doc, path, value, edits, ctx) === "set") out.changes.push(what);
+  };
+  if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
+  for (const k of BATCH_DATES) {
+    if (g[k] === undefined) continue;
+    const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
+    if (unknown) addUnknown(ctx.plan.unknown, batchAddress(f, b.name), [unknown]);
+    else if (b[k] !== undefined && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
+  }
+  const text = f.batchValues.get(b.name);
+  if (text === undefined) return;
+  const what = `values of ${batchAddress(f, b.name)}`;
+  if (typeof g.values === "string" && g.values !== "") {
+    const file = posix.normalize(posix.join(ctx.policyDir, g.values));
+    if (!sameValues(ctx.kind, ctx.readValues(file), text) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file}`))
+      out.values.push({ file, text, what });
+    return;
+  }
+  if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) return;
+  const file = newValues();
+  setValue(doc, ["batches", i, "values"], file, edits);
+  out.changes.push(`batch ${b.name} values`);
+  out.values.push({ file: posix.join(ctx.policyDir, file), text, what });
 }
 
 /** One document of git brought to what the service holds, in place: only what differs is touched, so
  *  comments, ${VAR}s, order and the file's name stay. Returns what changed, and the values files to write
  *  (relative to the export folder). */
-function updateDoc(
-  doc: Document,
-  current: PolicyValue,
-  f: ExportedFile,
-  policyDir: string,
-  readValues: (file: string) => string | undefined,
-  edits: FileEdits,
-  ctx: VarContext,
-): { changes: string[]; values: { file: string; text: string; what: string }[] } {
-  const changes: string[] = [];
-  const values: { file: string; text: string; what: string }[] = [];
-  const kind = f.value.kind;
-  const put = (path: (string | number)[], value: unknown, what: string): void => {
-    const how = setField(doc, path, value, edits, ctx);
-    if (how === "set") changes.push(what);
-  };
-  // Only the fields git sets: one it leaves out keeps its live value, and stays out.
-  for (const [field, live] of Object.entries(f.value.spec)) {
-    if (!current.spec || !(field in current.spec) || sameField(kind, field, current.spec[field], live)) continue;
-    put(["spec", field], live, field);
-  }
-  for (const field of f.leftOutFields) {
-    // The service does not show it: git's value stays, unknown, never overwritten (src/plan/unknown.ts).
-    if (f.nullFields.includes(field)) {
-      if (current.spec && field in current.spec) {
-        const inexact = f.notComparable.get(field);
-        addUnknown(ctx.plan.unknown, f.address, [inexact === undefined ? { field } : { field, inexact }]);
-      }
-      continue;
-    }
-    if (current.spec && field in current.spec) {
-      if (refuseShared(ctx, `${field} would be left out (the service holds a value the policy files cannot hold)`)) continue;
-      doc.deleteIn(["spec", field]);
-      edits.structural = true;
-      changes.push(`${field} (left out: it keeps its live value)`);
-    }
-  }
-  if (changes.some((c) => c.endsWith("(left out: it keeps its live value)")) && addComments(doc.get("spec", true) as Node | undefined, f.specComments)) {
-    edits.structural = true;
-  }
+function updateDoc(doc: Document, current: PolicyValue, f: ExportedFile, edits: FileEdits, ctx: VarContext): { changes: string[]; values: ValuesWrite[] } {
+  const out = { changes: [] as string[], values: [] as ValuesWrite[] };
+  updateSpec(doc, current, f, edits, ctx, out.changes);
   const gitBatches = Array.isArray(current.batches) ? current.batches : [];
   for (const b of f.value.batches ?? []) {
     const i = gitBatches.findIndex((g) => g?.name === b.name);
-    const text = f.batchValues.get(b.name);
-    // A values file of its own: two batches whose names read alike in a file name never share one.
-    const newValues = (): string => ctx.claimValues(policyDir, valuesFileFor(f.value.metadata.name, b.name));
-    if (i < 0) {
-      if (refuseShared(ctx, `batch ${b.name} (${b.status}) is in the service, not in git`)) continue;
-      const file = text !== undefined ? newValues() : undefined;
-      const entry = literalValue({ ...b, ...(file !== undefined ? { values: file } : {}) });
-      const seq = doc.get("batches", true);
-      if (isSeq(seq)) seq.add(quotedWhereNeeded(doc.createNode(entry)));
-      else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
-      edits.structural = true;
-      changes.push(`batch ${b.name} added`);
-      if (file !== undefined && text !== undefined)
-        values.push({ file: posix.join(policyDir, file), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-      continue;
-    }
-    const g = gitBatches[i] ?? {};
-    if (g.status !== b.status) put(["batches", i, "status"], b.status, `batch ${b.name} status`);
-    // The dates git sets take the service's, compared as plan compares them; one the service does not
-    // show as a date keeps git's, noted (src/plan/unknown.ts). A date git leaves out stays out.
-    for (const k of BATCH_DATES) {
-      if (g[k] === undefined) continue;
-      const unknown = f.batchDatesUnknown.get(b.name)?.find((u) => u.field === k);
-      if (unknown) addUnknown(ctx.plan.unknown, address.batch(f.value.metadata.name, b.name), [unknown]);
-      else if (b[k] !== undefined && g[k] !== b[k]) put(["batches", i, k], b[k], `batch ${b.name} ${k}`);
-    }
-    if (text === undefined) continue;
-    if (typeof g.values === "string" && g.values !== "") {
-      // git's own file keeps its name; it gets the service's values when they differ.
-      const file = posix.normalize(posix.join(policyDir, g.values));
-      if (!sameValues(readValues(file), text) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file}`))
-        values.push({ file, text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-    } else {
-      if (refuseShared(ctx, `batch ${b.name} has values in the service and none in git`)) continue;
-      const file = newValues();
-      setValue(doc, ["batches", i, "values"], file, edits);
-      changes.push(`batch ${b.name} values`);
-      values.push({ file: posix.join(policyDir, file), text, what: `values of ${address.batch(f.value.metadata.name, b.name)}` });
-    }
+    const newValues = (): string => ctx.claimValues(ctx.policyDir, valuesFileFor(f.value.metadata.name, b.name));
+    const place: BatchPlace = { doc, f, b, newValues, edits, ctx, out };
+    if (i < 0) addBatch(place);
+    else updateBatch(place, i, gitBatches[i] ?? {});
   }
   const batchesNode = (doc.get("batches", true) as Node | undefined) ?? (doc as unknown as { comment?: string | null });
   if (addComments(batchesNode, f.batchComments)) {
     edits.structural = true;
-    changes.push("comments on batches left out");
+    out.changes.push("comments on batches left out");
   }
-  return { changes, values };
+  return out;
 }
 
 /** A changed file's text: with scalar changes only, the original text with those scalars replaced
@@ -298,25 +317,20 @@ function rewrite(original: string, docs: Document[], edits: FileEdits | undefine
   if (!edits || edits.structural || !edits.splices.length) return whole;
   let text = original;
   for (const s of [...edits.splices].sort((a, b) => b.start - a.start)) text = text.slice(0, s.start) + s.text + text.slice(s.end);
-  const meaning = (t: string): string => JSON.stringify(parseAllDocuments(t).map((d) => (d as Document).toJS()));
-  return meaning(text) === meaning(whole) ? text : whole;
+  const meaning = (t: string): unknown => parseAllDocuments(t).map((d) => (d as Document).toJS());
+  return sameJson(meaning(text), meaning(whole)) ? text : whole;
 }
 
-/** Where export writes into a folder that holds policy files already: each policy's file is found by
- *  kind and metadata.name, whatever its file name, and brought up to date in place; a file is created
- *  only for a policy git lacks. Pure: the caller reads and writes the files. */
-export function placeExport(
-  files: ExportedFile[],
+/** The policy files of the export folder as parsed: each document's place by kind and name (the first
+ *  file that names one is its file: validate reports the second as a duplicate), and the files with a
+ *  YAML error, each with its first error's place (they cannot be written again without losing what they
+ *  say: they are left as they are, and so are the policies they may hold). */
+function readGit(
   git: GitFile[],
-  header: (file: string) => string[],
-  readValues: (file: string) => string | undefined,
-  opts: PlaceOptions = {},
-): ExportPlan {
-  const plan: ExportPlan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: new Map(), vars: [], refused: [] };
+  kinds: Registry,
+): { parsed: Map<string, Document[]>; where: Map<string, { file: GitFile; index: number }>; broken: Map<string, { file: string; message: string }> } {
   const parsed = new Map<string, Document[]>();
   const where = new Map<string, { file: GitFile; index: number }>();
-  // A file with a YAML error cannot be written again without losing what it says: it is left as it is,
-  // with its first error's place, and so are the policies it may hold.
   const broken = new Map<string, { file: string; message: string }>();
   for (const g of git) {
     const docs = parseAllDocuments(g.text);
@@ -331,12 +345,83 @@ export function placeExport(
     docs.forEach((doc, index) => {
       // What the document means (its ${VAR}s filled, `$${` read as `${`), to match the service's names.
       const v = (g.values[index] ?? (doc.errors.length ? undefined : doc.toJS())) as { kind?: unknown; metadata?: { name?: unknown } } | null | undefined;
-      if (!v || (v.kind !== "SspPolicy" && v.kind !== "TenantConfiguration") || typeof v.metadata?.name !== "string") return;
+      if (!v || typeof v.kind !== "string" || !kindOfFile(kinds, v.kind) || typeof v.metadata?.name !== "string") return;
       const k = key(v.kind, v.metadata.name);
-      // The first file that names a policy is its file (validate reports the second as a duplicate).
       if (!where.has(k)) where.set(k, { file: g, index });
     });
   }
+  return { parsed, where, broken };
+}
+
+/** What one run of placeExport keeps while it goes through the exported files. */
+interface Placing {
+  plan: ExportPlan;
+  git: GitFile[];
+  read: ReturnType<typeof readGit>;
+  header: (file: string) => string[];
+  readValues: (file: string) => string | undefined;
+  claimValues: (policyDir: string, file: string) => string;
+  opts: PlaceOptions;
+  matched: Set<string>;
+  dirty: Map<string, string[]>;
+  edits: Map<string, FileEdits>;
+}
+
+/** One exported file: a new file for a policy git lacks, or git's file brought up to date in place. */
+function placeFile(f: ExportedFile, x: Placing): void {
+  const { plan, read, opts } = x;
+  const k = key(f.value.kind, f.value.metadata.name);
+  const hit = read.where.get(k);
+  // A policy a broken file may hold gets no second file.
+  const maybeIn = hit
+    ? undefined
+    : [...read.broken.keys()].find((file) => x.git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
+  if (maybeIn) return void plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
+  if (hit) x.matched.add(k);
+  if (hit && read.broken.has(hit.file.file)) return;
+  if (!hit) {
+    if (opts.sharedWith?.length) return void plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
+    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address });
+    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
+    return;
+  }
+  const current = hit.file.values[hit.index];
+  const doc = read.parsed.get(hit.file.file)?.[hit.index];
+  if (current === undefined || !doc || !isMap(doc.contents)) {
+    plan.skipped.push(`${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`);
+    return;
+  }
+  const fileEdits = x.edits.get(hit.file.file) ?? { splices: [], structural: false };
+  x.edits.set(hit.file.file, fileEdits);
+  const kind = kindOfFile(opts.kinds ?? KINDS, f.value.kind);
+  const ctx: VarContext = {
+    address: f.address,
+    claimValues: x.claimValues,
+    plan,
+    policyDir: posix.dirname(hit.file.file),
+    readValues: x.readValues,
+    ...(kind ? { kind } : {}),
+    ...(opts.varHome ? { varHome: opts.varHome } : {}),
+    ...(opts.sharedWith ? { sharedWith: opts.sharedWith } : {}),
+  };
+  const { changes, values } = updateDoc(doc, current as PolicyValue, f, fileEdits, ctx);
+  if (changes.length) x.dirty.set(hit.file.file, [...(x.dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);
+  for (const v of values) plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === undefined, what: v.what });
+}
+
+/** Where export writes into a folder that holds policy files already: each policy's file is found by
+ *  kind and metadata.name, whatever its file name, and brought up to date in place; a file is created
+ *  only for a policy git lacks. Pure: the caller reads and writes the files. */
+export function placeExport(
+  files: ExportedFile[],
+  git: GitFile[],
+  header: (file: string) => string[],
+  readValues: (file: string) => string | undefined,
+  opts: PlaceOptions = {},
+): ExportPlan {
+  const kinds = opts.kinds ?? KINDS;
+  const plan: ExportPlan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: new Map(), vars: [], refused: [] };
+  const read = readGit(git, kinds);
   // Values files this export writes, or may write (a new policy file's), and those the folder holds.
   const claimed = new Set(files.flatMap((f) => f.valuesFiles.map((v) => v.file)));
   const claimValues = (policyDir: string, file: string): string => {
@@ -346,63 +431,17 @@ export function placeExport(
     claimed.add(posix.join(policyDir, path));
     return path;
   };
-  const matched = new Set<string>();
-  const dirty = new Map<string, string[]>();
-  const edits = new Map<string, FileEdits>();
-  for (const f of files) {
-    const k = key(f.value.kind, f.value.metadata.name);
-    const hit = where.get(k);
-    // A policy a broken file may hold gets no second file.
-    const maybeIn = hit ? undefined : [...broken.keys()].find((file) => git.find((g) => g.file === file)?.text.includes(literalText(f.value.metadata.name)));
-    if (maybeIn) {
-      plan.skipped.push(`${f.address}: not written, ${maybeIn} may hold it and has a YAML error`);
-      continue;
-    }
-    if (hit && broken.has(hit.file.file)) {
-      matched.add(k);
-      continue;
-    }
-    if (!hit) {
-      if (opts.sharedWith?.length) {
-        plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
-        continue;
-      }
-      plan.writes.push({ file: f.file, text: renderFile(f, header(f.file)), created: true, what: f.address });
-      for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
-      continue;
-    }
-    matched.add(k);
-    const current = hit.file.values[hit.index];
-    const doc = parsed.get(hit.file.file)?.[hit.index];
-    if (current === undefined || !doc || !isMap(doc.contents)) {
-      plan.skipped.push(
-        `${hit.file.file} holds ${f.address} but could not be read with this environment's variables (revsync validate says why): left as it is`,
-      );
-      continue;
-    }
-    const fileEdits = edits.get(hit.file.file) ?? { splices: [], structural: false };
-    edits.set(hit.file.file, fileEdits);
-    const ctx: VarContext = {
-      address: f.address,
-      claimValues,
-      plan,
-      ...(opts.varHome ? { varHome: opts.varHome } : {}),
-      ...(opts.sharedWith ? { sharedWith: opts.sharedWith } : {}),
-    };
-    const { changes, values } = updateDoc(doc, current as PolicyValue, f, posix.dirname(hit.file.file), readValues, fileEdits, ctx);
-    if (changes.length) dirty.set(hit.file.file, [...(dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);
-    for (const v of values) plan.writes.push({ file: v.file, text: v.text, created: readValues(v.file) === undefined, what: v.what });
-  }
-  for (const [file, what] of dirty) {
-    const docs = parsed.get(file) ?? [];
+  const x: Placing = { plan, git, read, header, readValues, claimValues, opts, matched: new Set(), dirty: new Map(), edits: new Map() };
+  for (const f of files) placeFile(f, x);
+  for (const [file, what] of x.dirty) {
     const original = git.find((g) => g.file === file)?.text ?? "";
-    plan.writes.push({ file, text: rewrite(original, docs, edits.get(file)), created: false, what: what.join("; ") });
+    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; ") });
   }
-  plan.broken.push(...broken.values());
-  for (const [k, { file }] of where) {
-    if (matched.has(k)) continue;
-    const [kind, name] = k.split("\u0000") as [string, string];
-    plan.gitOnly.push({ address: kind === "SspPolicy" ? address.ssp(name) : address.tenant(name), file: file.file });
+  plan.broken.push(...read.broken.values());
+  for (const [k, { file }] of read.where) {
+    if (x.matched.has(k)) continue;
+    const [fileKind, name] = k.split("\u0000") as [string, string];
+    plan.gitOnly.push({ address: kindOfFile(kinds, fileKind)?.address(name) ?? `${fileKind}/${name}`, file: file.file });
   }
   return plan;
 }

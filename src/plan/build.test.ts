@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { unknownValues } from "../api/vocabulary.js";
-import type { DesiredBatch, DesiredSsp, DesiredState } from "../config/repo.js";
+import type { DesiredBatch, DesiredSsp } from "../kinds/ssp/files.js";
 import { PROFILES } from "../emulator/profile.js";
 import { exportFiles, renderFile } from "../export/mapping.js";
 import { fileValidator } from "../schema/ajv.js";
 import { checkValuesText } from "../config/values.js";
 import { valuesToCsv } from "../ssp/csv.js";
-import { applyInMemory, demoState, desiredFrom, liveOf } from "../testing/builders.js";
+import { applyInMemory, demoState, DesiredView, desiredFrom, liveOf } from "../testing/builders.js";
 import { buildPlan } from "./build.js";
 import { buildDrift } from "./drift.js";
 import type { Plan } from "./model.js";
@@ -14,7 +14,7 @@ import { markdownText } from "../report/escape.js";
 import { driftMarkdown, planMarkdown } from "../report/plan.js";
 
 const META = { environment: "demo", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: "alice", targets: [] };
-const plan = (desired: DesiredState, live: ReturnType<typeof liveOf>, targets: string[] = []): Plan => buildPlan(desired, live, { ...META, targets });
+const plan = (desired: DesiredView, live: ReturnType<typeof liveOf>, targets: string[] = []): Plan => buildPlan(desired, live, { ...META, targets });
 const actions = (p: Plan): string[] => p.changes.map((c) => `${c.action} ${c.address}`);
 
 /** The demo tenant, what plan reads of it, and git as export writes it. */
@@ -172,7 +172,7 @@ describe("what buildPlan decides", () => {
     expect(actions(p)).toEqual(["update tenant-configuration/Default Tenant Configuration"]);
     const c = p.changes[0]!;
     expect(c.diff).toEqual([{ path: "carves_allocation", kind: "changed", before: false, after: true }]);
-    expect(c.payload?.kind === "update" && Object.keys(c.payload.item).sort()).toHaveLength(14);
+    expect(c.payload?.kind === "update" && Object.keys(c.payload.item as object).sort()).toHaveLength(14);
     expect(c.version_id).toBe("1");
   });
 
@@ -188,7 +188,7 @@ describe("what buildPlan decides", () => {
   });
 
   /** git's batch of a policy (export gave it the service's values). */
-  const batchOf = (desired: DesiredState, policy: string, batch: string): DesiredBatch => {
+  const batchOf = (desired: DesiredView, policy: string, batch: string): DesiredBatch => {
     const b = desired.ssp.find((d) => d.name === policy)?.batches.find((x) => x.name === batch);
     if (!b) throw new Error(`no batch ${policy}/${batch}`);
     return b;
@@ -329,7 +329,7 @@ describe("buildDrift", () => {
       hw.batches.find((b) => b.batch_name === "FY26-H1")!,
       { status: "approved", updated_by: "carol", updated_at: 1_780_000_000 },
     );
-    const git = { ...desired, ssp: desired.ssp.filter((s) => s.name !== "Professional Services SSP") };
+    const git = new DesiredView({ tenantConfigs: desired.tenantConfigs, ssp: desired.ssp.filter((s) => s.name !== "Professional Services SSP") });
     const d = buildDrift(git, liveOf(t), { environment: "demo", targets: [] });
     expect(d.drift.map((x) => `${x.class} ${x.address}`).sort()).toEqual([
       "batch_status ssp/Hardware SSP/batch/FY26-H1",

@@ -1,70 +1,14 @@
 import { createHash } from "node:crypto";
 import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
-import type { SspCreateBody, TenantConfigurationUpdateItem } from "../schema/generated/api.js";
-import type { FieldDiff } from "../shared/normalize.js";
+import type { Action, Change, DriftClass, DriftItem } from "../shared/entries.js";
 
-/** What a plan entry is. The first four are writes apply makes; the rest are shown, never applied:
- *  `blocked` a write revsync refuses to make, `not_in_git` (said "not in git") something the service
- *  holds that git does not, `unsupported` a difference the interface cannot write. */
-export type Action = "create" | "update" | "review" | "approve" | "blocked" | "not_in_git" | "unsupported";
-
-/** The actions apply performs. */
-export const APPLIED_ACTIONS: readonly Action[] = ["create", "update", "review", "approve"];
-
-/** Whether apply acts on this entry (the others are shown with their reason and never sent). */
-export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.includes(c.action);
-
-/** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */
-export const actionWords = (a: Action): string => a.replace(/_/g, " ");
-export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
+// The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
+// named here too, with the plan and the drift report they make up.
+export { APPLIED_ACTIONS, actionWords, isApplied } from "../shared/entries.js";
+export type { Action, Change, DriftClass, DriftItem, Payload, ValuesSummary } from "../shared/entries.js";
 
 export const PLAN_FORMAT_VERSION = "1";
-
-/** What apply sends for a change, fixed at plan time so that apply does exactly what was reviewed. */
-export type Payload =
-  | { kind: "update"; compliance_id: string; compliance_name: string; unique_key: string; item: TenantConfigurationUpdateItem }
-  | { kind: "create"; body: SspCreateBody; hierarchy_no: number }
-  | {
-      kind: "batch";
-      compliance_id: string | null;
-      policy: string;
-      batch: string;
-      /** The batch's file as the plan saw it, and a checksum of its values (valuesChecksum): apply moves
-       *  the batch only while both still hold. Null for a batch the plan's own create uploads. */
-      file_id?: string | null;
-      values_checksum?: string | null;
-    };
-
-/** What a review or approve moves forward: the values, summed up for the reviewer. */
-export interface ValuesSummary {
-  /** git's values file, as shown from the working directory. */
-  file: string;
-  rows: number;
-  products: number;
-  currencies: string[];
-  /** The earliest effective_start_date and the latest effective_end_date. */
-  from: string;
-  to: string;
-}
-
-export interface Change {
-  address: string;
-  action: Action;
-  before: unknown;
-  after: unknown;
-  diff: FieldDiff[];
-  /** The live envelope's version this change was computed from (null for a create). */
-  version_id: string | null;
-  last_modified_on: number | null;
-  reason?: string;
-  source?: string;
-  payload?: Payload;
-  /** A review or approve: the values it moves forward. */
-  values?: ValuesSummary;
-  /** Values that differ, row by row: the diff shows the first `shown` rows of `total`. */
-  diff_rows?: { shown: number; total: number };
-}
 
 export interface Plan {
   format_version: string;
@@ -149,19 +93,6 @@ export function planChecksum(plan: Omit<Plan, "checksum"> & { checksum?: string 
 export function legacyPlanChecksum(plan: Pick<Plan, "environment" | "base_url" | "auth_url" | "realm" | "changes">): string {
   const text = JSON.stringify([plan.environment, plan.base_url, plan.auth_url, plan.realm, plan.changes]);
   return `sha256:${createHash("sha256").update(text).digest("hex")}`;
-}
-
-export interface DriftItem {
-  address: string;
-  class: DriftClass;
-  diff: FieldDiff[];
-  message: string;
-  /** Who changed it last, and when (ISO), from the live envelope of the policy concerned; null when the
-   *  service does not hold it (missing) or does not say. */
-  modified_by?: string | null;
-  modified_on?: string | null;
-  /** Values that differ, row by row (batch_values): the diff shows the first `shown` rows of `total`. */
-  diff_rows?: { shown: number; total: number };
 }
 
 export interface DriftReport {

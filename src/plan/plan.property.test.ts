@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { DesiredState } from "../config/repo.js";
 import { PROFILES } from "../emulator/profile.js";
 import { valuesFromCsv, valuesToCsv } from "../ssp/csv.js";
 import { seedState } from "../emulator/seed.js";
@@ -8,11 +7,12 @@ import * as svc from "../emulator/service.js";
 import type { EmulatorState } from "../emulator/state.js";
 import { exportFiles } from "../export/mapping.js";
 import type { SspCreateBody, SspValueInput } from "../schema/generated/api.js";
-import { applyInMemory, desiredFrom, liveOf } from "../testing/builders.js";
+import { applyInMemory, desiredFrom, liveOf, type DesiredView } from "../testing/builders.js";
 import { planText } from "../report/plan.js";
-import { buildPlan, REASONS } from "./build.js";
+import { buildPlan } from "./build.js";
+import { REASONS } from "../kinds/ssp/plan.js";
+import { sspAddress } from "../kinds/ssp/read.js";
 import { buildDrift } from "./drift.js";
-import { address } from "../shared/address.js";
 
 // Properties of the pure core over random live states (tenant fields, policies of each method,
 // batches of each status, values in any order), in both answer profiles:
@@ -136,12 +136,12 @@ const rotate = <T>(list: T[] | undefined, n: number): T[] | undefined =>
 
 /** Random edits in git: lists in another order (never a change), values files holding the service's
  *  values in another order, tenant fields, new formula policies, batches moved forward. */
-function edit(desired: DesiredState, e: Of<typeof edits>, live: ReturnType<typeof liveOf>): void {
+function edit(desired: DesiredView, e: Of<typeof edits>, live: ReturnType<typeof liveOf>): void {
   for (const d of desired.ssp) {
     d.spec.when = rotate(d.spec.when, e.rotate + 1)?.reverse();
     d.spec.data_identifiers = rotate(d.spec.data_identifiers, e.rotate)?.reverse();
     for (const b of d.batches) {
-      const held = live.values.get(`${d.name}/${b.name}`);
+      const held = live.batchValues.get(`${d.name}/${b.name}`);
       const rows = (Array.isArray(held) ? held : held ? valuesFromCsv(held.csv) : []) as SspValueInput[];
       const shuffled = rotate(rows, e.rotate)?.reverse() ?? [];
       b.values = { text: valuesToCsv(shuffled), file: `${b.name}.csv`, rows: shuffled };
@@ -225,16 +225,16 @@ describe("plan properties over random live states", () => {
             const desired = desiredFrom(exportFiles(live, []));
             edit(desired, e, live);
             const exported = desired.ssp.filter((d) => live.ssp.has(d.name));
-            const removed = exported[n % exported.length] as DesiredState["ssp"][number];
+            const removed = exported[n % exported.length] as DesiredView["ssp"][number];
             desired.ssp = desired.ssp.filter((d) => d !== removed);
             const plan = buildPlan(desired, live, META);
             const notInGit = plan.changes.filter((c) => c.action === "not_in_git");
-            expect(notInGit.map((c) => c.address)).toEqual([address.ssp(removed.name)]);
+            expect(notInGit.map((c) => c.address)).toEqual([sspAddress.policy(removed.name)]);
             expect(plan.summary.not_in_git).toBe(1);
             expect(planText(plan, { paint: (_c, text) => text })).not.toContain("No changes");
             // Drift names the same thing, the same way.
             const drift = buildDrift(desired, live, { environment: "p", targets: [] });
-            expect(drift.drift.filter((d) => d.class === "unmanaged").map((d) => d.address)).toEqual([address.ssp(removed.name)]);
+            expect(drift.drift.filter((d) => d.class === "unmanaged").map((d) => d.address)).toEqual([sspAddress.policy(removed.name)]);
           },
         ),
         { numRuns: RUNS },

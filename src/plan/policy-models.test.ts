@@ -1,18 +1,19 @@
 import { describe, expect, it } from "vitest";
-import type { DesiredState } from "../config/repo.js";
-import type { LiveState } from "../live/read.js";
+import type { LivePolicy } from "../kinds/ssp/read.js";
+import type { DesiredSsp } from "../kinds/ssp/files.js";
+import type { TenantConfigurationEnvelope } from "../schema/generated/api.js";
+import { DesiredView, LiveView } from "../testing/builders.js";
+import { targetedDesired } from "./targets.js";
 import { ruleReader, type Contract } from "../policy-test/allocate.js";
 import { allocationImpact } from "../policy-test/run.js";
 import { carvesGit, carvesLive, liveWithGitsUnknowns, modelsFromGit, modelsFromLive } from "./policy-models.js";
-import { impactNotes } from "./unknown.js";
+import { impactNotes } from "./policy-models.js";
 
-const tenant = (name: string, carves: boolean): LiveState["tenantConfigs"][number] =>
-  ({ compliance_name: name, compliance_spec: [{ carves_allocation: carves }] }) as unknown as LiveState["tenantConfigs"][number];
-const live = (...tcs: LiveState["tenantConfigs"]): LiveState => ({ tenantConfigs: tcs, ssp: new Map(), values: new Map() });
-const git = (...specs: [string, Record<string, unknown>][]): DesiredState => ({
-  tenantConfigs: specs.map(([name, spec]) => ({ name, spec, source: { file: "policies/t.yaml", line: 1, column: 1 } })) as DesiredState["tenantConfigs"],
-  ssp: [],
-});
+const tenant = (name: string, carves: boolean): TenantConfigurationEnvelope =>
+  ({ compliance_name: name, compliance_spec: [{ carves_allocation: carves }] }) as unknown as TenantConfigurationEnvelope;
+const live = (...tcs: TenantConfigurationEnvelope[]): LiveView => new LiveView({ tenantConfigs: tcs });
+const git = (...specs: [string, Record<string, unknown>][]): DesiredView =>
+  new DesiredView({ tenantConfigs: specs.map(([name, spec]) => ({ name, spec, source: { file: "policies/t.yaml", line: 1, column: 1 } })) });
 
 describe("carves_allocation, as the allocation reads it", () => {
   it("the service reallocates unless a tenant configuration says false", () => {
@@ -26,8 +27,8 @@ describe("carves_allocation, as the allocation reads it", () => {
     expect(carvesGit(git(["Default", { manual_journal: true }]), live(tenant("Default", false)))).toBe(false);
     expect(carvesGit(git(["Default", { carves_allocation: false }]))).toBe(false);
     expect(carvesGit(git())).toBe(true);
-    const notTargeted = (): boolean => false;
-    expect(carvesGit(git(["Default", { carves_allocation: true }]), live(tenant("Default", false)), notTargeted)).toBe(false);
+    const served = live(tenant("Default", false));
+    expect(carvesGit(targetedDesired(git(["Default", { carves_allocation: true }]), served, ["ssp/Other"]), served)).toBe(false);
   });
 });
 
@@ -45,17 +46,16 @@ describe("a field the service does not show, in the impact's models", () => {
     when: [{ field_name: "product_family", operator: "equality", value: "Services" }],
   };
   // The service as the literal profile answers: floor and ceiling null.
-  const served = (): LiveState => ({
-    tenantConfigs: [],
-    values: new Map(),
-    ssp: new Map([
-      ["Services SSP", { envelope: {}, item: { ...spec, floor_percentage: null, ceiling_percentage: null }, batches: [] }],
-    ]) as unknown as LiveState["ssp"],
+  const served = (): LiveView =>
+    new LiveView({
+      ssp: new Map([["Services SSP", { envelope: {}, item: { ...spec, floor_percentage: null, ceiling_percentage: null }, batches: [] }]]) as unknown as Map<
+        string,
+        LivePolicy
+      >,
+    });
+  const desired = new DesiredView({
+    ssp: [{ name: "Services SSP", spec, batches: [], source: { file: "policies/ssp/s.yaml", line: 1, column: 1 } }] as unknown as DesiredSsp[],
   });
-  const desired: DesiredState = {
-    tenantConfigs: [],
-    ssp: [{ name: "Services SSP", spec, batches: [], source: { file: "policies/ssp/s.yaml", line: 1, column: 1 } }] as unknown as DesiredState["ssp"],
-  };
   const line = (price: number) => ({ product_family: "Services", currency_code: "USD", unit_list_price: 500, order_quantity: 1, total_sell_price: price });
   const contract: Contract = {
     name: "Two services",

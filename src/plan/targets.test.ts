@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { exportFiles } from "../export/mapping.js";
-import { demoState, desiredFrom, liveOf } from "../testing/builders.js";
+import { demoState, desiredFrom, DesiredView, liveOf } from "../testing/builders.js";
 import { targetedDesired } from "./targets.js";
 
 describe("targetedDesired: git's state limited to the targets (the one filter of every impact section)", () => {
@@ -21,14 +21,14 @@ describe("targetedDesired: git's state limited to the targets (the one filter of
   });
 
   it("a policy: that policy whole; nothing else of git, tenant configuration and new policies included", () => {
-    const out = targetedDesired(desired, live, ["ssp/Hardware SSP"]);
+    const out = DesiredView.of(targetedDesired(desired, live, ["ssp/Hardware SSP"]));
     expect(out.tenantConfigs).toEqual([]);
     expect(out.ssp.map((d) => d.name)).toEqual(["Hardware SSP"]);
     expect(out.ssp[0]).toBe(desired.ssp.find((d) => d.name === "Hardware SSP"));
   });
 
   it("a batch: its policy keeps the service's fields, and only that batch takes git's word; a new policy's own address keeps it", () => {
-    const out = targetedDesired(desired, live, ["ssp/Hardware SSP/batch/FY26-H1", "ssp/New SSP"]);
+    const out = DesiredView.of(targetedDesired(desired, live, ["ssp/Hardware SSP/batch/FY26-H1", "ssp/New SSP"]));
     expect(out.ssp.map((d) => [d.name, Object.keys(d.spec).length, d.batches.map((b) => b.name)])).toEqual([
       ["Hardware SSP", 0, ["FY26-H1"]],
       ["New SSP", 6, []],

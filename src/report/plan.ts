@@ -15,7 +15,7 @@ import {
   type PlanFourEyes,
   type ValuesSummary,
 } from "../plan/model.js";
-import { unknownCaveat } from "../plan/unknown.js";
+import { unknownCaveat } from "../shared/unknown.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
@@ -76,7 +76,7 @@ export function hasApplied(plan: Plan): boolean {
   return plan.changes.some(isApplied);
 }
 
-/** "matches the policy repo", or, when some fields could not be compared (src/plan/unknown.ts), the
+/** "matches the policy repo", or, when some fields could not be compared (src/shared/unknown.ts), the
  *  same words with that caveat: no report says "matches" about what the service does not show. */
 function matchesWords(notes: readonly string[] | undefined): string {
   return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";

@@ -10,14 +10,11 @@ import precompiledValidators from "../../schemas/generated/validators.cjs";
 
 export const schemasDir = join(PACKAGE_ROOT, "schemas");
 
-export type SchemaFile =
-  | "api.schema.json"
-  | "revsync-config.schema.json"
-  | "policy/tenant-configuration.schema.json"
-  | "policy/ssp-policy.schema.json"
-  | "policy/ssp-policy-test.schema.json"
-  | "plan.schema.json"
-  | "evidence-record.schema.json";
+export type SchemaFile = "api.schema.json" | "revsync-config.schema.json" | `policy/${string}.schema.json` | "plan.schema.json" | "evidence-record.schema.json";
+
+/** A JSON Schema: one of revsync's files (schemas/), or a schema document itself, as a resource kind
+ *  defined outside schemas/ brings its own (src/kinds/kind.ts). */
+export type SchemaRef = SchemaFile | object;
 
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
@@ -49,14 +46,12 @@ export function apiValidator(definition: string): ValidateFunction {
   return fn;
 }
 
-const STANDALONE: Partial<Record<SchemaFile, string>> = {
-  "revsync-config.schema.json": "config",
-  "policy/tenant-configuration.schema.json": "tenantConfiguration",
-  "policy/ssp-policy.schema.json": "sspPolicy",
-  "plan.schema.json": "plan",
-  "policy/ssp-policy-test.schema.json": "sspPolicyTest",
-  "evidence-record.schema.json": "evidenceRecord",
-};
+/** The name the precompiled module gives a schema file's validator (npm run gen:types): its file name in
+ *  camel case ("policy/ssp-policy-test.schema.json": sspPolicyTest), revsync.yaml's "config". */
+function standaloneName(file: SchemaFile): string {
+  const base = file.replace(/^.*\//, "").replace(/\.schema\.json$/, "");
+  return base === "revsync-config" ? "config" : base.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
 
 /** The precompiled validators: exported as the schema's name (or api_<Definition>). */
 function standalone(): Record<string, ValidateFunction | undefined> {
@@ -64,12 +59,18 @@ function standalone(): Record<string, ValidateFunction | undefined> {
 }
 
 function precompiled(file: SchemaFile): ValidateFunction | undefined {
-  const name = STANDALONE[file];
-  return name ? standalone()[name] : undefined;
+  return file === "api.schema.json" ? undefined : standalone()[standaloneName(file)];
 }
 
-/** A validator for a whole schema file (policy and config formats). */
-export function fileValidator(file: SchemaFile): ValidateFunction {
+const ownCompiled = new WeakMap<object, ValidateFunction>();
+
+/** A validator for a whole schema (policy and config formats, or a kind's own schema document). */
+export function fileValidator(file: SchemaRef): ValidateFunction {
+  if (typeof file === "object") {
+    let own = ownCompiled.get(file);
+    if (!own) ownCompiled.set(file, (own = instance().compile(file)));
+    return own;
+  }
   let fn = compiled.get(file);
   if (!fn) {
     fn = precompiled(file) ?? instance().compile(schemaJson(file));
@@ -81,7 +82,8 @@ export function fileValidator(file: SchemaFile): ValidateFunction {
 const schemas = new Map<SchemaFile, object>();
 
 /** The schema document itself (for messages that list the allowed fields). */
-export function schemaJson(file: SchemaFile): object {
+export function schemaJson(file: SchemaRef): object {
+  if (typeof file === "object") return file;
   let s = schemas.get(file);
   if (!s) {
     s = JSON.parse(readFileSync(join(schemasDir, file), "utf8")) as object;

@@ -1,11 +1,6 @@
-/** Addresses and names: how revsync names what it manages, in plans, drift reports, --target and
- *  drift.ignore rules, and where a batch's values file lies. Matching is exact and case-sensitive. */
-
-export const address = {
-  tenant: (name: string): string => `tenant-configuration/${name}`,
-  ssp: (name: string): string => `ssp/${name}`,
-  batch: (policy: string, batch: string): string => `ssp/${policy}/batch/${batch}`,
-};
+/** Addresses and names: how --target and drift.ignore rules select what revsync manages, and where a
+ *  batch's values file lies. Each kind makes its own addresses (`<kind>/<name>`, src/kinds/); matching is
+ *  exact and case-sensitive. */
 
 /** A batch item's name: the service fills batch_name, or only name. The one matcher of batch names:
  *  exact, case-sensitive (docs/decisions.md, "Names match exactly"). */

@@ -2,6 +2,7 @@
  *  spelling. Plan, drift, export and the API layer's read-back of a create all compare this way. */
 import deepDiff from "deep-diff";
 import type { Condition, SspItem } from "../schema/generated/api.js";
+import { canonicalJson } from "../canonical-json.js";
 import { byCodePoint } from "./address.js";
 
 export interface FieldDiff {
@@ -31,14 +32,20 @@ export const SERVER_FIELDS = new Set([
   "file_name",
 ]);
 
-const stable = (v: unknown): string =>
-  JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => byCodePoint(a, b))) : x,
-  );
+/** The named fields of an object (undefined where it has none). */
+export const pick = (o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
-/** Lists whose order carries no meaning are compared as sorted sets. */
+/** The value at a dotted path of a field difference ("batch.status"), undefined where there is none. */
+export function valueAt(o: unknown, path: string): unknown {
+  let cur: unknown = o;
+  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[part] : undefined;
+  return cur;
+}
+
+/** Lists whose order carries no meaning are compared as sorted sets (in the order of their items' one
+ *  canonical JSON). */
 export function canonicalSet<T>(list: readonly T[] | undefined): T[] {
-  return [...(list ?? [])].sort((a, b) => byCodePoint(stable(a), stable(b)));
+  return [...(list ?? [])].sort((a, b) => byCodePoint(canonicalJson(a), canonicalJson(b)));
 }
 
 /** The interface names four comparisons twice, in words and as symbols: one meaning, one spelling

@@ -7,13 +7,13 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { systemClock } from "../api/clock.js";
-import { updateBody as revsyncUpdateBody } from "../apply/run.js";
-import { UPDATE_FIELDS } from "../plan/build.js";
+import { createWrite } from "../kinds/ssp/create.js";
+import { batchWrite } from "../kinds/ssp/batch.js";
+import { updateBody as revsyncUpdateBody, updateWrite as updateUnit, UPDATE_FIELDS } from "../kinds/tenant-configuration/write.js";
 import { seedState, type SeedName } from "../emulator/seed.js";
 import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
-import { writes } from "../api/resources.js";
 import type { WriteOutcome } from "../api/write.js";
 import type { TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 
@@ -264,9 +264,8 @@ export function removeDir(dir: string): void {
  *  (the body revsync itself sends, through the same function). */
 export function updateBody(env: any, overrides: Record<string, unknown> = {}, user = "alice"): any {
   const item = env.compliance_spec[0];
-  const fields = Object.fromEntries(UPDATE_FIELDS.map((f) => [f, item[f]]));
-  const payload = { kind: "update" as const, compliance_id: env.compliance_id, compliance_name: env.compliance_name, unique_key: env.unique_key };
-  return revsyncUpdateBody({ ...payload, item: { ...fields, ...overrides } as any }, user, systemClock);
+  const fields = Object.fromEntries(UPDATE_FIELDS.map((f: string) => [f, item[f]]));
+  return revsyncUpdateBody({ compliance_name: env.compliance_name, unique_key: env.unique_key, item: { ...fields, ...overrides } as any }, user, systemClock);
 }
 
 /** A token of the emulator's documented sign-in, for direct API calls (tests and benches). */
@@ -376,6 +375,9 @@ export async function landedWrite<T>(
   throw out.error;
 }
 
+/** The SSP writes through the write unit, each as its kind describes it, without apply's guards. */
+export const writes = { create: createWrite, batchAction: batchWrite };
+
 /** A tenant configuration PATCH through the write unit, without apply's guard: the body as given. */
 export const updateWrite = (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string) =>
-  landedWrite(writes.update(core, id, async () => ({ go: { body, ...(ifMatch ? { ifMatch } : {}) } })));
+  landedWrite(updateUnit(core, id, async () => ({ go: { body, ...(ifMatch ? { ifMatch } : {}) } })));

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import type { SspValue } from "../schema/generated/api.js";
-import { parseCsv, valuesColumns } from "../ssp/csv.js";
-import { byCodePoint } from "../shared/address.js";
-import { readWhole } from "../number.js";
+import type { SspValue } from "../../schema/generated/api.js";
+import { parseCsv, valuesColumns } from "../../ssp/csv.js";
+import { byCodePoint } from "../../shared/address.js";
+import { readWhole } from "../../number.js";
 
 export type ValueKey = string;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { valuesToCsv } from "../ssp/csv.js";
+import { valuesToCsv } from "../../ssp/csv.js";
 import { compareValues, keyedValues, valuesChecksum } from "./values.js";
-import { InexactNumber } from "../number.js";
+import { InexactNumber } from "../../number.js";
 
 const v = (product_id: string, mid_point = 100, currency_code = "USD") => ({
   product_id,

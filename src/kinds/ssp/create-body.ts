@@ -1,7 +1,7 @@
 /** The body of an SSP create: the item git's policy file asks for, with the defaults of the fields it
  *  leaves out (docs/decisions.md, "Defaults of a new SSP policy"), and the batches that go up with it. */
-import type { DesiredBatch, DesiredSsp } from "../config/repo.js";
-import type { SspCreateBatch, SspCreateBody, SspCreateItem } from "../schema/generated/api.js";
+import type { DesiredBatch, DesiredSsp } from "./files.js";
+import type { SspCreateBatch, SspCreateBody, SspCreateItem } from "../../schema/generated/api.js";
 
 /** Fields a policy file must set for plan to create the policy (the create body requires them; the
  *  others default). */

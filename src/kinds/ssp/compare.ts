@@ -1,48 +1,40 @@
-/** What plan and drift both compare: a live SSP policy's fields and a batch's values against git's,
- *  and what the service holds that git does not. Pure. */
-import type { DesiredBatch, DesiredSsp, DesiredState } from "../config/repo.js";
-import { UserError } from "../errors.js";
-import type { LivePolicy, LiveState } from "../live/read.js";
-import type { SspItem } from "../schema/generated/api.js";
-import { address, batchNameOf, byCodePoint, targeted } from "../shared/address.js";
-import { fieldDiff, normalizeSspFields, type FieldDiff } from "../shared/normalize.js";
-import { CsvSyntaxError } from "../ssp/csv.js";
-import { addUnknown, notShown, type Unknown, type UnknownField } from "./unknown.js";
-import { parseDate } from "../policy-test/line.js";
-import { numberOrNull } from "../number.js";
+/** What plan, drift, export and apply's checks compare of an SSP policy: its fields and a batch's dates
+ *  and values against git's, and a live policy against the body that created it. Pure. */
+import { UserError } from "../../errors.js";
+import { parseDate } from "../../policy-test/line.js";
+import type { SspCreateBody, SspItem } from "../../schema/generated/api.js";
+import { batchNameOf, byCodePoint, targeted } from "../../shared/address.js";
+import { fieldDiff, normalizeSspFields, pick, type FieldDiff } from "../../shared/normalize.js";
+import { addUnknown, notShown, type Unknown, type UnknownField } from "../../shared/unknown.js";
+import { batchWho, envelopeWho } from "../../shared/who.js";
+import { numberOrNull } from "../../number.js";
+import { CsvSyntaxError } from "../../ssp/csv.js";
+import { BATCH_DATES } from "../export-file.js";
+import type { Unmanaged } from "../kind.js";
+import type { DesiredBatch, DesiredSsp } from "./files.js";
+import { sspAddress, type LivePolicy } from "./read.js";
 import { compareValues, keyedValues, type HeldValues } from "./values.js";
-import { batchWho, envelopeWho } from "../shared/who.js";
 
 /** How many differing rows of a batch's values a plan or drift entry shows, field by field. */
 export const VALUE_ROWS_SHOWN = 20;
 
-export const pick = (o: Record<string, unknown>, keys: string[]): Record<string, unknown> => Object.fromEntries(keys.map((k) => [k, o[k]]));
 export const liveBatch = (lp: LivePolicy, name: string): SspItem | undefined => lp.batches?.find((b) => batchNameOf(b) === name);
-export { isoOf } from "../shared/who.js";
-
-/** What building a plan found that the plan itself cannot carry: problems (nothing may be sent) and
- *  notes (said once). */
-export interface PlanFindings {
-  problems: { file: string; line: number; column: number; message: string }[];
-  /** Per policy address, git's fields that were not compared because the service does not show them. */
-  unknown: Unknown;
-}
 
 /** Comparable fields of a live SSP policy against git. A field the service answers as null (or leaves
  *  out), or as a number a double cannot hold exactly, is unknown, not a change: it is not compared, and
- *  the report says so (src/plan/unknown.ts). */
+ *  the report says so (src/shared/unknown.ts). */
 export function sspFieldDiff(d: DesiredSsp, lp: LivePolicy, unknownOut?: Unknown): FieldDiff[] {
   const live = lp.item as unknown as Record<string, unknown>;
   const spec = d.spec as unknown as Record<string, unknown>;
   const unknown = notShown(spec, live);
-  addUnknown(unknownOut, address.ssp(d.name), unknown);
+  addUnknown(unknownOut, sspAddress.policy(d.name), unknown);
   const keys = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
   return fieldDiff(normalizeSspFields(lp.item, keys), normalizeSspFields(d.spec as unknown as Record<string, unknown>, keys));
 }
 
 /** A batch's dates: git may set them, the service holds them, and the interface has no call to change
  *  them on a batch that exists. */
-export const BATCH_DATES = ["effective_start_date", "effective_end_date"] as const;
+export { BATCH_DATES };
 
 /** The service's date of a batch as revsync compares it (YYYY-MM-DD, from that form or MM/DD/YYYY), or
  *  why it cannot be compared: the service shows none (null, or leaves it out), or text that is no date. */
@@ -54,7 +46,7 @@ export function serviceDate(v: unknown): { date: string } | { unknown: Omit<Unkn
 
 /** git's dates of a batch against the service's, for each date git sets (`before` the service's, `after`
  *  git's, as a plan shows them). A date the service does not show, or shows as no date, is not compared
- *  and is noted at the batch's address (src/plan/unknown.ts). */
+ *  and is noted at the batch's address (src/shared/unknown.ts). */
 export function batchDatesDiff(b: DesiredBatch, lb: SspItem, addr: string, unknownOut?: Unknown): FieldDiff[] {
   const diff: FieldDiff[] = [];
   const live = lb as unknown as Record<string, unknown>;
@@ -114,54 +106,42 @@ export function valuesDiff(git: NonNullable<DesiredBatch["values"]>, held: HeldV
   };
 }
 
-/** Something the service holds that git does not: plan shows it as `not in git`, drift as `unmanaged`
- *  (a policy or a tenant configuration) or `unmanaged_batch` (a batch of a policy git manages). One
- *  list, so that plan and drift classify the same things the same way. */
-export interface Unmanaged {
-  address: string;
-  kind: "tenant" | "policy" | "batch";
-  before: Record<string, unknown>;
-  version_id: string | null;
-  last_modified_on: number | null;
-  modified_by: string | null;
-  modified_on: string | null;
-  /** The policy's or tenant configuration's name (of a batch: its policy's). */
-  name: string;
+/** The fields of a create body that identify what was asked for: a policy of the same name that differs
+ *  in one of them is another policy, not ours. Fields the service answers as null are unknown, not a difference. */
+const IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"] as const;
+
+/** Fields in which a live policy differs from the item that was sent to create it, compared as plan
+ *  compares them (conditions and identifiers as sets, operator spellings as one). */
+export function createMismatch(sent: SspCreateBody["compliance_spec"][number], live: SspItem | undefined): string[] {
+  if (!live) return ["(no policy item)"];
+  const l = live as unknown as Record<string, unknown>;
+  const keys = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== undefined);
+  return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent as unknown as Record<string, unknown>, keys)).map((d) => d.path);
 }
 
-export function unmanagedOf(desired: DesiredState, live: LiveState, targets: string[]): Unmanaged[] {
+export const REASONS_NOT_IN_GIT = {
+  policy: (name: string): string =>
+    `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(name))} writes one)`,
+  batch: (policy: string): string =>
+    `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(policy))} writes the policy's file with it)`,
+};
+
+/** What the service holds and git does not: a policy git has no file for (`unmanaged`), and a batch git
+ *  does not list of a policy git manages (`unmanaged_batch`). */
+export function unmanagedSsp(desired: readonly DesiredSsp[], live: Map<string, LivePolicy>, targets: string[]): Unmanaged[] {
   const out: Unmanaged[] = [];
-  // A tenant configuration counts when git manages tenant configurations at all.
-  if (desired.tenantConfigs.length) {
-    for (const env of live.tenantConfigs) {
-      const name = env.compliance_name ?? "";
-      if (!targeted(address.tenant(name), targets) || desired.tenantConfigs.some((d) => d.name === name)) continue;
-      out.push({
-        address: address.tenant(name),
-        name,
-        kind: "tenant",
-        before: {},
-        version_id: env.version_id ?? null,
-        last_modified_on: numberOrNull(env.last_modified_on),
-        ...envelopeWho(env),
-      });
-    }
-  }
-  const inGit = new Map(desired.ssp.map((d) => [d.name, d]));
-  for (const [name, lp] of live.ssp) {
+  const inGit = new Map(desired.map((d) => [d.name, d]));
+  for (const [name, lp] of live) {
     const d = inGit.get(name);
-    const envelope = {
-      version_id: lp.envelope.version_id ?? null,
-      last_modified_on: numberOrNull(lp.envelope.last_modified_on),
-    };
+    const envelope = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on) };
     if (!d) {
-      if (!targeted(address.ssp(name), targets)) continue;
-      const item = lp.item as unknown as Record<string, unknown>;
+      if (!targeted(sspAddress.policy(name), targets)) continue;
+      const before = pick(lp.item as unknown as Record<string, unknown>, ["method", "active", "hierarchy_no", "when"]);
       out.push({
-        address: address.ssp(name),
-        name,
-        kind: "policy",
-        before: pick(item, ["method", "active", "hierarchy_no", "when"]),
+        address: sspAddress.policy(name),
+        class: "unmanaged",
+        reason: REASONS_NOT_IN_GIT.policy(name),
+        before,
         ...envelope,
         ...envelopeWho(lp.envelope),
       });
@@ -169,16 +149,20 @@ export function unmanagedOf(desired: DesiredState, live: LiveState, targets: str
     }
     // A live batch that git does not list, of a policy git manages.
     for (const lb of lp.batches ?? []) {
-      const batch = batchNameOf(lb);
-      const baddr = address.batch(name, batch);
-      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batch)) continue;
+      const baddr = sspAddress.batch(name, batchNameOf(lb));
+      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batchNameOf(lb))) continue;
+      const status = lb.status ?? null;
       out.push({
         address: baddr,
-        kind: "batch",
-        before: { status: lb.status ?? null },
+        class: "unmanaged_batch",
+        reason: REASONS_NOT_IN_GIT.batch(name),
+        before: { status },
         ...envelope,
         ...batchWho(lb),
-        name,
+        drift: {
+          message: `batch in the service (status ${JSON.stringify(status)}), not listed in git`,
+          diff: [{ path: "status", kind: "removed", before: undefined, after: status }],
+        },
       });
     }
   }

@@ -2,10 +2,9 @@
  *  where git holds a value is unknown: plan and drift do not compare it, export never overwrites git's
  *  value with the service's silence, and every report says so the same way, one note per field and
  *  policy, so that none of them says "matches" or "no drift" about what it could not see.
- *  docs/decisions.md, "Nulls are unknown, not a change". Pure. */
+ *  docs/decisions.md, "Nulls are unknown, not a change". Pure: every kind compares by it. */
 
 import { isInexact } from "../number.js";
-import { address } from "../shared/address.js";
 
 /** A field git sets that could not be compared: the service shows no value for it (null, or left out),
  *  or answers a number a double cannot hold exactly (`inexact`: the service's text; the one number rule,
@@ -58,26 +57,4 @@ export function unknownNote(addr: string, f: UnknownField | string): string {
 /** The words a report uses in place of "matches" when some fields could not be compared. */
 export function unknownCaveat(n: number): string {
   return `except ${n === 1 ? "1 field" : `${n} fields`} the service does not show (see the ${n === 1 ? "note" : "notes"})`;
-}
-
-/** The notes of a plan's impact: for each policy a listed case or contract line meets (either side)
- *  whose fields the service does not show, that the impact took git's value for them on both sides. */
-export function impactNotes(
-  cases: readonly { before: { policy: string | null }; after: { policy: string | null } }[],
-  contracts: readonly { lines: readonly { before: { policy: string | null }; after: { policy: string | null } }[] }[],
-  fromGit: Unknown,
-): string[] {
-  const met = new Set<string>();
-  for (const s of [...cases, ...contracts.flatMap((c) => c.lines)]) for (const p of [s.before.policy, s.after.policy]) if (p !== null) met.add(address.ssp(p));
-  return [...fromGit]
-    .filter(([addr]) => met.has(addr))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([addr, fields]) => impactNote(addr, fields));
-}
-
-export function impactNote(addr: string, unknown: readonly (UnknownField | string)[]): string {
-  const fields = unknown.map((f) => (typeof f === "string" ? f : f.field));
-  const one = fields.length === 1;
-  const how = unknown.some((f) => typeof f !== "string" && f.inexact !== undefined) ? "null, or a number it cannot hold exactly" : "null";
-  return `${addr}: ${fields.join(" and ")} ${one ? "is" : "are"} git's on both sides of this impact: the service does not show ${one ? "it" : "them"} (${how}), so ${one ? "it is" : "they are"} taken as unchanged`;
 }

@@ -1,0 +1,133 @@
+/** A policy file a kind exports: what it holds, what it left out and why, and the values files beside
+ *  it; and the one way a kind fits the service's values into a file's spec (fitSpec). */
+import { fileValidator, type SchemaRef } from "../schema/ajv.js";
+import { isInexact } from "../number.js";
+import type { UnknownField } from "../shared/unknown.js";
+
+/** The dates a batch of a policy file may set: git may set them, the service holds them. */
+export const BATCH_DATES = ["effective_start_date", "effective_end_date"] as const;
+
+export interface ExportedBatch {
+  name: string;
+  status: string;
+  /** The values file, relative to the policy file. */
+  values?: string;
+  /** The batch's dates as the service holds them (YYYY-MM-DD), where it shows them as dates. */
+  effective_start_date?: string;
+  effective_end_date?: string;
+}
+
+export interface ExportedFile {
+  /** Path relative to the export folder. */
+  file: string;
+  address: string;
+  /** The address of one of its batches, where it lists batches. */
+  batchAddress?: (name: string) => string;
+  schema: SchemaRef;
+  value: { apiVersion: string; kind: string; metadata: { name: string }; spec: Record<string, unknown>; batches?: ExportedBatch[] };
+  /** Values files written beside the policy file: path relative to the export folder, and the text. */
+  valuesFiles: { file: string; text: string }[];
+  /** Each listed batch's values (CSV text), by batch name: what an existing file's batch is given. */
+  batchValues: Map<string, string>;
+  /** The spec fields left out (a comment says why): an existing file loses its own value for them,
+   *  except for those the service does not show (nullFields), which keep git's value. */
+  leftOutFields: string[];
+  /** The spec fields the service shows as null, or as a number a double cannot hold exactly: unknown,
+   *  never a value to write over git's (src/shared/unknown.ts). */
+  nullFields: string[];
+  /** Of those, the ones the service answers with a number that is not exact: the service's text. */
+  notComparable: Map<string, string>;
+  /** Comments written in place of what was left out: inside spec, and after the batches. */
+  specComments: string[];
+  batchComments: string[];
+  /** One line per thing left out, for export to print. */
+  leftOut: string[];
+  /** Per batch, the dates the service does not show as dates (null, or text that is no date): git's
+   *  stay, not compared (src/shared/unknown.ts). */
+  batchDatesUnknown: Map<string, UnknownField[]>;
+}
+
+/** A new file of the policy file kind `kind` for the entry at `address` named `name`, nothing in it yet. */
+export function newFile(file: string, address: string, schema: SchemaRef, kind: string, name: string, batchAddress?: (name: string) => string): ExportedFile {
+  return {
+    file,
+    address,
+    ...(batchAddress ? { batchAddress } : {}),
+    schema,
+    value: { apiVersion: "revsync/v1", kind, metadata: { name }, spec: {} },
+    specComments: [],
+    batchComments: [],
+    leftOut: [],
+    valuesFiles: [],
+    batchValues: new Map(),
+    leftOutFields: [],
+    nullFields: [],
+    notComparable: new Map(),
+    batchDatesUnknown: new Map(),
+  };
+}
+
+const show = (v: unknown): string => JSON.stringify(v) ?? "undefined";
+
+/** Leaves out of spec each field the policy file format refuses (a value outside a documented list, a
+ *  type the format does not take) or that the service shows as null: a field left out keeps its live
+ *  value and is never a change. Each is named, with its live value, in a comment in its place.
+ *  `unknownKeepsGit`: a field the service does not show (null, or a number that is not comparable) keeps
+ *  git's value in a file git holds (docs/decisions.md, "Nulls are unknown, not a change"); a kind that
+ *  compares such a field as it is leaves it out. */
+export function fitSpec(f: ExportedFile, live: Record<string, unknown>, fields: readonly string[], unknownKeepsGit: boolean): void {
+  for (const k of fields) {
+    const v = live[k];
+    if (v === undefined) continue;
+    if (v === null) {
+      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) f.nullFields.push(k);
+      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    if (isInexact(v)) {
+      // A number a double cannot hold exactly is not comparable (the one number rule): never written into
+      // git, where it would read as another number, and git's own value stays, as for a null.
+      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) {
+        f.nullFields.push(k);
+        f.notComparable.set(k, v.text);
+      }
+      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
+      continue;
+    }
+    f.value.spec[k] = v;
+  }
+  dropRefused(f, fields.length);
+}
+
+/** Takes out of spec, one by one, each field the file's schema refuses (at most `most`). */
+function dropRefused(f: ExportedFile, most: number): void {
+  const validate = fileValidator(f.schema);
+  const doc: unknown = f.value;
+  for (let guard = 0; guard < most && !validate(doc); guard++) {
+    const err = (validate.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
+    const field = err?.instancePath.split("/")[2];
+    if (!field || !(field in f.value.spec)) break;
+    const value = f.value.spec[field];
+    delete f.value.spec[field];
+    const why =
+      err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "")
+        ? `holds a value a policy file may not (${describeOutside(field, value, err?.instancePath ?? "")})`
+        : `holds ${show(value)}, which a policy file may not (${err?.message ?? "invalid"})`;
+    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOutFields.push(field);
+    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value, err?.instancePath ?? "")})`);
+  }
+}
+
+/** The offending value itself: for a list, the item at fault (an operator of a condition, say). */
+function describeOutside(field: string, value: unknown, pointer: string): string {
+  const parts = pointer.split("/").slice(3);
+  let node: unknown = value;
+  for (const p of parts) node = (node as Record<string, unknown> | undefined)?.[p];
+  const last = parts[parts.length - 1];
+  return last && node !== undefined && typeof node !== "object" ? `${last} ${show(node)}` : `${field} ${show(value)}`;
+}

@@ -1,0 +1,226 @@
+/** What a resource kind is: everything revsync knows of one kind of thing a tenant holds, behind one
+ *  interface (as decK's Entity and Terraform's provider interface). Plan, drift, --target, apply, export
+ *  and evidence loop over the registry (./registry.ts) and know no kind. docs/architecture.md, "A
+ *  resource kind", walks through adding one. */
+import type { ApiCore } from "../api/core.js";
+import type { WriteOutcome } from "../api/write.js";
+import type { DesiredState } from "../config/repo.js";
+import type { FileKind } from "../config/rules.js";
+import type { PolicyModel } from "../policy-test/evaluate.js";
+import type { Change, DriftItem, FourEyesFacts } from "../shared/entries.js";
+import type { FieldDiff } from "../shared/normalize.js";
+import type { Unknown } from "../shared/unknown.js";
+import type { ExportedFile } from "./export-file.js";
+
+export type { DesiredState };
+
+/** The service's state: what each kind read, by the kind's name. */
+export type LiveState = ReadonlyMap<string, unknown>;
+
+/** What to read of the service, beyond what plan and drift compare: the reads of export and the policy
+ *  tests. Each kind reads what these ask of it. */
+export interface ReadOptions {
+  concurrency: number;
+  targets: string[];
+  /** Everything the service holds in detail (export), not only what git manages. */
+  allDetails?: boolean;
+  /** What git manages in detail, even where git lists nothing below it (drift: what git does not list). */
+  managedDetails?: boolean;
+  /** The values git holds a file of (plan, drift). */
+  values?: boolean;
+  /** What the policy tests run against: every approved batch's values. */
+  approvedValues?: boolean;
+  /** Every value read in detail (export keeps them in git). */
+  allValues?: boolean;
+}
+
+/** Progress of the reads: `more` announces reads, `done` ends one (named for a terminal's progress line). */
+export interface ReadProgress {
+  more(n: number): void;
+  done(what: string): void;
+}
+
+/** What building a plan found that its entries cannot carry: problems (the plan cannot be made, nothing
+ *  may be sent) and the fields git sets that the service does not show, by address. */
+export interface PlanFindings {
+  targets: string[];
+  problems: { file: string; line: number; column: number; message: string }[];
+  unknown: Unknown;
+}
+
+/** Something the service holds that git does not: plan shows it as `not in git` (with `reason`), drift
+ *  as `unmanaged`, or `unmanaged_batch` for a part of something git manages. One list for both, so that
+ *  plan and drift classify the same things the same way. */
+export interface Unmanaged {
+  address: string;
+  class: "unmanaged" | "unmanaged_batch";
+  /** Why revsync leaves it, for the plan, and what to do. */
+  reason: string;
+  before: Record<string, unknown>;
+  version_id: string | null;
+  last_modified_on: number | null;
+  modified_by: string | null;
+  modified_on: string | null;
+  /** What drift says of it, where more than "in the service, not in git". */
+  drift?: { message: string; diff: FieldDiff[] };
+}
+
+/** What a plan shows of who prepared an approve's batch (four eyes). */
+export interface Preparers {
+  reviewed_by: string | null;
+  reviewed_in_plan: boolean;
+  policy_created_by: string | null;
+  created_in_plan: boolean;
+}
+
+/** One step's write, done by its kind: the write unit's outcome, and what the report says beside it. */
+export interface WriteResult {
+  outcome: WriteOutcome<unknown>;
+  /** An approve's people (four eyes). */
+  four_eyes?: FourEyesFacts;
+  /** The step failed for a reason of its kind's (a refusal the four-eyes rule explains), in words. */
+  failed?: string;
+  /** Words after the outcome's ("as bob (reviewed by alice)"). */
+  also?: string;
+}
+
+/** A kind's writes in one apply run: what they share (reads, what this run made) lives here. */
+export interface KindApply {
+  /** One change of the plan, written: its guard, request, read-back and check, through the write unit.
+   *  `core`: the view of the client the step's requests go through. */
+  write(c: Change, core: ApiCore): Promise<WriteResult>;
+  /** After every step: writes that landed and are undone now (overwritten), or could not be checked
+   *  (unchecked), by address; of `landed`, the changes of this kind whose writes landed. */
+  settle?(landed: readonly Change[]): Promise<Map<string, { overwritten: string } | { unchecked: string }>>;
+}
+
+/** What an apply run gives a kind. */
+export interface ApplyRun {
+  core: ApiCore;
+  /** The signed-in user, whom a write may name. */
+  user: string;
+  /** The plan's entries. */
+  changes: readonly Change[];
+  /** four_eyes: no batch is approved by its reviewer or its policy's creator. */
+  fourEyes: boolean;
+  /** The verbose log. */
+  log(line: string): void;
+}
+
+/** Of a write this kind's steps wait for: steps that must succeed first (`needs`) and that must have ended
+ *  first (`after`), as indexes into the kind's own changes. */
+export interface StepOrder {
+  needs: number[];
+  after: number[];
+}
+
+/** One change an evidence record says landed, to be checked against the service now. */
+export interface AppliedChange {
+  address: string;
+  action: string;
+  diff: FieldDiff[];
+}
+
+/** Whether one change a record applied still holds in the service, and if not, what differs now and
+ *  who changed the resource last (as the service says, as drift says it). */
+export interface LiveFinding {
+  address: string;
+  action: string;
+  holds: boolean;
+  /** Each applied field that differs now: the value the record applied and the value the service holds. */
+  differs: { path: string; applied: unknown; now: unknown }[];
+  /** Gone from the service, or not readable as a resource of this kind. */
+  note?: string;
+  modified_by: string | null;
+  modified_on: string | null;
+  /** Later changes to the same resource (this record's own, or later records'): the fields they applied
+   *  are theirs to answer for, and are not compared for this one. */
+  later: string[];
+}
+
+/** What a kind gives the policy tests (revsync test, a plan's impact): SSP policies, and whether the
+ *  tenant reallocates (carves_allocation); `skipped`, what git alone cannot place. */
+export interface TestModels {
+  policies?: PolicyModel[];
+  carves?: boolean;
+  skipped?: string[];
+}
+
+/** What export asks of a kind: the targets, a file name no other file takes, and a place for each entry
+ *  left out because git cannot hold its name. */
+export interface ExportContext {
+  targets: string[];
+  unique(file: string): string;
+  unnamed: string[];
+}
+
+/** One resource kind. `D`: an entry of git's state (one policy file's document); `L`: what it reads of
+ *  the service. The members are the kind's whole story, in the order of a run. */
+export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
+  /** The address of an entry of this kind named `name`: `${name of the kind}/${name}`. */
+  address(name: string): string;
+  /** Its addresses, as help shows them ("ssp/<policy name>"). */
+  readonly addressForms: readonly string[];
+
+  /** Reads the service: what plan, drift, export or the tests compare against (`desired`: git's entries). */
+  read(core: ApiCore, desired: readonly D[], opts: ReadOptions, progress: ReadProgress): Promise<L>;
+  /** Every address the service holds of this kind. */
+  addressesLive(live: L): string[];
+  /** git's entries as the targets select them (`on`: whether an address is targeted). */
+  targeted(desired: readonly D[], live: L, on: (address: string) => boolean): D[];
+
+  /** The plan's entries of git's entries: each write to make, and each difference it cannot make with
+   *  the reason. */
+  plan(desired: readonly D[], live: L, findings: PlanFindings): Change[];
+  /** Where an entry stands among the plan's entries of its action (SSP creates by hierarchy_no). */
+  rank?(c: Change): number;
+  /** Drift: everything in which the service differs from git's entries. */
+  drift(desired: readonly D[], live: L, findings: Pick<PlanFindings, "targets" | "unknown">): DriftItem[];
+  /** What the service holds of this kind and git does not (plan: not in git; drift: unmanaged). */
+  unmanaged(desired: readonly D[], live: L, targets: string[]): Unmanaged[];
+  /** Who prepared an approve's batch, as the plan sees it (four eyes). */
+  preparers?(c: Change, changes: readonly Change[], live: L): Preparers | undefined;
+
+  /** What is wrong with a change's payload against its reviewed diff (a saved plan may have been edited):
+   *  problems in words; none when it sends exactly what it shows. */
+  payloadProblems(c: Change, changes: readonly Change[]): string[];
+  /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user). */
+  ready?(changes: readonly Change[], core: ApiCore): void;
+  /** The order among the kind's own steps (`changes`: the kind's applied changes, in plan order). Kinds
+   *  apply in the registry's order: every step of a kind waits for the steps of the kinds before it. */
+  order?(changes: readonly Change[]): StepOrder[];
+  /** The kind's writes of one apply run. */
+  apply(run: ApplyRun): KindApply;
+
+  /** The service's state of this kind as policy files. */
+  export(live: L, ctx: ExportContext): ExportedFile[];
+  /** A spec field's value as plan compares it (lists as sets, operator spellings as one); as it is
+   *  where the kind compares values as they are. */
+  compared?(field: string, value: unknown): unknown;
+  /** Whether two values files of its batches hold the same values (whatever their column order, quoting
+   *  or line ends). */
+  sameValues?(a: string, b: string): boolean;
+
+  /** Checks changes an evidence record applied against the service (reads shared across calls). */
+  evidence(core: ApiCore): (c: AppliedChange) => Promise<Omit<LiveFinding, "later">>;
+
+  /** What the policy tests take of this kind: from the service, as git asks (over the service, or
+   *  git's alone offline), and the service's state with git's values where the service shows none. */
+  tests?: {
+    live(live: L): TestModels;
+    git(desired: readonly D[], live: L | undefined): TestModels;
+    known?(desired: readonly D[], live: L, fromGit: Unknown): L;
+  };
+}
+
+/** The registry's list: the kinds revsync knows, in apply order. */
+export type Registry = readonly Kind[];
+
+/** A kind's entries of git's state. */
+export const desiredOf = <D, L>(kind: Kind<D, L>, state: DesiredState): readonly D[] => (state.get(kind.name) ?? []) as readonly D[];
+
+/** What a kind read of the service. */
+export const liveOf = <D, L>(kind: Kind<D, L>, state: LiveState): L => state.get(kind.name) as L;
+
+/** Whether an address is one of this kind's. */
+export const owns = (kind: Pick<Kind, "name">, address: string): boolean => address.startsWith(`${kind.name}/`);

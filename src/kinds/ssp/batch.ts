@@ -1,0 +1,196 @@
+/** The review or approve of an SSP batch, whole: the guard that reads the policy before every send (the
+ *  batch where the plan saw it, its upload and values, the policy's version, four eyes), the PATCH, and
+ *  the read-back of the batch's status, given to the write unit (src/api/write.ts). */
+import type { ApiCore } from "../../api/core.js";
+import { ssp } from "../../api/resources.js";
+import { runWrite, type GuardOf, type GuardVerdict, type WriteOutcome } from "../../api/write.js";
+import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
+import type { Change, FourEyesFacts } from "../../shared/entries.js";
+import { batchNameOf } from "../../shared/address.js";
+import { batchWho, envelopeWho, shortIso, whoWords } from "../../shared/who.js";
+import type { WriteResult } from "../kind.js";
+import { blocked, show, versionMoved } from "../words.js";
+import { fourEyesBreach, fourEyesRefusal, runPreparers } from "./four-eyes.js";
+import { batchPayload, type BatchPayload } from "./payload.js";
+import { sspAddress } from "./read.js";
+import type { SspRun } from "./state.js";
+
+type Action = "review" | "approve";
+type BatchRead = { ifMatch?: string; id?: string };
+
+/** A review or approve, through the write unit. A send that may have landed is settled by reading the
+ *  batch: at the target status, landed; at the status before it, not landed. A 409 to a first send reads
+ *  the batch: at the target status (someone else moved it), already; otherwise refused. */
+export function batchWrite(
+  core: ApiCore,
+  action: Action,
+  policy: { id: string; name: string },
+  batchName: string,
+  guard: GuardOf<BatchRead> = async () => ({ go: {} }),
+): Promise<WriteOutcome<SspUpdateResult>> {
+  // The guard's read may give the policy's id (a policy this run created has one only now).
+  let id = policy.id;
+  const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+  const answer = (status: string): SspUpdateResult => ({
+    compliance_id: id,
+    compliance_details: [{ error: [], message: status, unique_key: policy.name }],
+    error: [],
+  });
+  return runWrite<SspUpdateResult, BatchRead>(core, {
+    guard,
+    maxSends: core.sendBudget,
+    request: (read) => {
+      id = read.id ?? id;
+      return ssp.batchActionRequest(action, id, batchName, read.ifMatch);
+    },
+    result: (b) => (b as SspUpdateResult | undefined) ?? answer(action === "review" ? "reviewed" : "approved"),
+    readBack: async () => {
+      const status = (await ssp.batch(core, policy.name, batchName))?.status;
+      if (status && target.includes(status)) return { landed: true, status, result: answer(status) };
+      return { landed: false };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return undefined;
+      const status = (await ssp.batch(core, policy.name, batchName).catch(() => undefined))?.status;
+      return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : undefined;
+    },
+  });
+}
+
+/** What moved a policy's version, where its batches show it: each batch whose status or upload differs
+ *  from what the plan saw of it, and each batch changed after the plan's read of the policy, with who
+ *  and when (" (batch FY26-H2 file uploaded -> reviewed by bob at …)"). Says so when none shows it. */
+export function policyMoves(policy: string, c: Change, env: SspEnvelope, changes: readonly Change[]): string {
+  const seen = new Map<string, { status?: unknown; file_id?: string | null }>();
+  for (const x of changes) {
+    const p = batchPayload(x);
+    if (!p || p.policy !== policy) continue;
+    const prior = seen.get(p.batch) ?? {};
+    seen.set(p.batch, { status: prior.status ?? (x.before as { status?: unknown } | null)?.status, file_id: prior.file_id ?? p.file_id });
+  }
+  const out: string[] = [];
+  const liveNames = new Set<string>();
+  for (const lb of env.compliance_spec?.[0]?.batches ?? []) {
+    const name = batchNameOf(lb);
+    if (!name) continue;
+    liveNames.add(name);
+    const was = seen.get(name);
+    const parts: string[] = [];
+    if (was?.status !== undefined && was.status !== lb.status) parts.push(`${String(was.status)} -> ${String(lb.status)}`);
+    const file = typeof lb.file_id === "string" ? lb.file_id : null;
+    if (was?.file_id != null && was.file_id !== file) parts.push(`file_id ${show(was.file_id)} -> ${show(file)}`);
+    const later = c.last_modified_on != null && typeof lb.updated_at === "number" && lb.updated_at > c.last_modified_on;
+    if (!parts.length && later) parts.push(`${String(lb.status ?? "changed")} now`);
+    if (!parts.length) continue;
+    const who = batchWho(lb);
+    out.push(`batch ${name} ${parts.join(", ")}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`);
+  }
+  for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
+  return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
+}
+
+/** The batch the plan saw, and its upload: its file and values the ones the plan showed. Undefined when
+ *  they are; the verdict that stops the write when not. */
+async function sameUpload(run: SspRun, c: Change, p: BatchPayload, env: SspEnvelope, lb: SspItem, core: ApiCore): Promise<{ blocked: string } | undefined> {
+  const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
+  if (!p.values_checksum || (p.compliance_id !== null && p.file_id === undefined))
+    return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
+  const fileId = typeof lb.file_id === "string" ? lb.file_id : null;
+  if (p.compliance_id !== null && fileId !== p.file_id)
+    return blocked(`${c.address}${changed}: file_id ${show(p.file_id)} -> ${show(fileId)}, a new upload nobody reviewed`);
+  if (p.compliance_id === null && fileId && !run.fileSums.has(fileId) && run.createdIds.get(p.policy) === env.compliance_id) {
+    // This run's own create uploaded this batch with the values the plan binds (held to it before
+    // anything was sent): the file it made holds them, with no download to say so.
+    run.fileSums.set(fileId, Promise.resolve(p.values_checksum));
+  }
+  if ((await run.valuesOf(p.policy, lb, core)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+  return undefined;
+}
+
+/** The policy's version, checked before this run's first write to it (its own writes move it after), and
+ *  the batch's status, where the plan saw the policy in the service. */
+function samePolicy(run: SspRun, c: Change, p: BatchPayload, env: SspEnvelope, lb: SspItem): { blocked: string } | undefined {
+  if (p.compliance_id === null) return undefined;
+  if (!run.policyChecked.has(p.policy)) {
+    const moved = versionMoved(c, env);
+    if (moved.length)
+      return blocked(
+        `${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}${policyMoves(p.policy, c, env, run.run.changes)}`,
+      );
+    run.policyChecked.add(p.policy);
+  }
+  const expected = (c.before as { status?: unknown } | null)?.status ?? null;
+  if (lb.status !== expected)
+    return blocked(
+      `${c.address} changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}: status ${show(expected)} -> ${show(lb.status)}`,
+    );
+  return undefined;
+}
+
+/** The guard of a review or approve: the batch must still be where the plan saw it (status), the same
+ *  upload (file_id) with the same values (checksum), of a policy at the version the plan read, and, for an
+ *  approve under four eyes, not sent as its preparer. A batch at the status the write asks for is done
+ *  already. */
+function batchGuard(run: SspRun, c: Change, p: BatchPayload, action: Action, core: ApiCore, facts?: FourEyesFacts): GuardOf<{ ifMatch?: string; id: string }> {
+  return async (): Promise<GuardVerdict<{ ifMatch?: string; id: string }>> => {
+    const policyAddr = sspAddress.policy(p.policy);
+    const env = await ssp.get(core, p.policy);
+    if (!env || !env.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+    if (p.compliance_id === null) {
+      // The run's own create: the batch moves on only while its policy holds its place alone (the graph
+      // starts it after every create of the run, so the one check after them has its answer).
+      const checked = await run.checkCreations(core);
+      const clash = "failed" in checked ? undefined : checked.get(policyAddr);
+      if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
+    }
+    // The policy the plan read, or the one this run created (a policy of that name made by someone else
+    // is not ours to move forward, whatever its values).
+    const ours = p.compliance_id ?? run.createdIds.get(p.policy);
+    if (ours !== undefined && env.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env))}`);
+    const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
+    if (!lb) return blocked(`${c.address} no longer exists in the service`);
+    const upload = await sameUpload(run, c, p, env, lb, core);
+    if (upload) return upload;
+    const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
+    if (typeof lb.status === "string" && target.includes(lb.status))
+      return { already: "the service shows it, with the values the plan showed", status: lb.status };
+    if (facts) {
+      const here = { user: run.run.user, reviewedHere: run.reviewedHere.has(c.address), createdHere: run.createdIds.get(p.policy) === env.compliance_id };
+      Object.assign(facts, runPreparers(env, lb, here), { approved_by: core.auth.username ?? null });
+    }
+    const moved = samePolicy(run, c, p, env, lb);
+    if (moved) return moved;
+    // Four eyes, last: a batch changed since the plan is blocked for that, in its own words.
+    const broken = facts && run.run.fourEyes ? fourEyesBreach(facts, !!run.run.core.approverAuth) : undefined;
+    if (broken && facts) {
+      facts.rule = "blocked";
+      return { blocked: broken };
+    }
+    run.run.log(`${c.address}: read again just now, unchanged since the plan; sending the ${action}`);
+    return { go: { id: env.compliance_id, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
+  };
+}
+
+/** One step: a review (as revsync's sign-in) or an approve (as the approver identity, four eyes), guarded
+ *  before every send. The policy's id comes with the guard's read (a policy this run created has one only
+ *  now). An approve says who it went as, once there are two identities or the rule to keep: "approved as
+ *  bob (reviewed by alice)". */
+export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: ApiCore): Promise<WriteResult> {
+  const id = p.compliance_id ?? run.createdIds.get(p.policy) ?? "";
+  if (c.action === "review") {
+    const o = await batchWrite(core, "review", { id, name: p.policy }, p.batch, batchGuard(run, c, p, "review", core));
+    if (o.kind === "done" || o.kind === "confirmed") run.reviewedHere.add(c.address);
+    return { outcome: o };
+  }
+  const approver = core.asApprover();
+  const facts: FourEyesFacts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
+  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run, c, p, "approve", approver, facts));
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : undefined;
+  if (refused) facts.rule = "refused";
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  const also =
+    (core.approverAuth || run.run.fourEyes) && landed
+      ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})`
+      : "";
+  return { outcome: o, four_eyes: facts, ...(refused ? { failed: refused } : {}), ...(also ? { also } : {}) };
+}

@@ -1,0 +1,173 @@
+/** The write of a tenant configuration, whole: the PATCH's payload as the plan fixed it, the guard that
+ *  reads before every send, the request, the read-back and the check after it, given to the write unit
+ *  (src/api/write.ts). docs/decisions.md, "A tenant update meets a change made since the plan". */
+import type { Clock } from "../../api/clock.js";
+import type { ApiCore } from "../../api/core.js";
+import { runWrite, type GuardOf, type Write, type WriteOutcome } from "../../api/write.js";
+import { sameJson } from "../../canonical-json.js";
+import { ApiError, UserError } from "../../errors.js";
+import type { TenantConfigurationEnvelope, TenantConfigurationUpdateBody, TenantConfigurationUpdateItem, UpdateResult } from "../../schema/generated/api.js";
+import type { Change, Payload } from "../../shared/entries.js";
+import { envelopeWho, whoWords } from "../../shared/who.js";
+import type { ApplyRun, KindApply, WriteResult } from "../kind.js";
+import { blocked, overwrittenWords, show, versionMoved } from "../words.js";
+import { UPDATABLE_TENANT_FIELDS } from "./files.js";
+import { tenantConfigurations } from "./service.js";
+
+/** The 14 fields of the update body: the updatable ones and the guid. */
+export const UPDATE_FIELDS: (keyof TenantConfigurationUpdateItem)[] = [...UPDATABLE_TENANT_FIELDS, "guid"];
+
+/** What apply sends for an update: the configuration's id and names, and the 14 fields as the plan read
+ *  them with git's on top. */
+export interface UpdatePayload extends Payload {
+  kind: "update";
+  compliance_id: string;
+  compliance_name: string;
+  unique_key: string;
+  item: TenantConfigurationUpdateItem;
+}
+
+/** A change's update payload, where it carries one. */
+export const updatePayload = (c: Pick<Change, "payload">): UpdatePayload | undefined =>
+  c.payload?.kind === "update" ? (c.payload as UpdatePayload) : undefined;
+
+/** The update body's 14 fields as the plan read them: the payload carries the live values overlaid with
+ *  git's, and `before` the live values of git's fields. */
+export function seenFields(c: Change): Record<string, unknown> {
+  const p = updatePayload(c);
+  if (!p) return {};
+  const seen: Record<string, unknown> = { ...p.item };
+  const before = (c.before ?? {}) as Record<string, unknown>;
+  for (const k of Object.keys((c.after ?? {}) as object)) seen[k] = before[k];
+  return seen;
+}
+
+/** The values git's fields take after the update, as the reviewed diff shows them: a field the diff
+ *  names takes the diff's value, every other field git sets keeps the value the plan read. */
+export function shownUpdate(c: Change): Record<string, unknown> {
+  const before = (c.before ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys((c.after ?? {}) as object)) out[k] = before[k];
+  for (const d of c.diff) out[d.path] = d.after;
+  return out;
+}
+
+/** The body of a tenant configuration PATCH: the plan's 14 fields, the signed-in user, and the run's
+ *  clock for current_timestamp (epoch seconds, as text). */
+export function updateBody(p: Pick<UpdatePayload, "compliance_name" | "unique_key" | "item">, user: string, clock: Clock): TenantConfigurationUpdateBody {
+  return {
+    user_name: user,
+    current_timestamp: String(Math.floor(clock.now() / 1000)),
+    format_type: "JSON",
+    compliance_name: p.compliance_name,
+    unique_key: p.unique_key,
+    compliance_spec: [p.item],
+  };
+}
+
+/** The signed-in user, whom a PATCH names (user_name): required when the plan holds an update; checked
+ *  before anything is sent. */
+export function requireUser(changes: readonly Change[], core: ApiCore): void {
+  if (!core.auth.username && changes.some((c) => c.action === "update")) {
+    throw new UserError(
+      "the tenant configuration update names the user who makes it (user_name), and this sign-in gives none: the token carries no preferred_username or sub claim",
+      "set REVSYNC_USER to your user id in the service",
+    );
+  }
+}
+
+/** What the guard gives each send: the body (rebuilt from its fresh read), the If-Match, and the fields as
+ *  read right before it (for the read-back). */
+export type UpdateRead = { body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> };
+
+/** The guard: the fields git does not set go as the plan read them, so any change since (a field,
+ *  version_id or last_modified_on) stops the write; a configuration that holds git's values already is
+ *  done. The body is the fresh read with the reviewed diff on it (the payload, held equal to it before
+ *  anything was sent). */
+function updateGuard(c: Change, p: UpdatePayload, core: ApiCore, run: Pick<ApplyRun, "user" | "log">): GuardOf<UpdateRead> {
+  return async () => {
+    const env = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
+    if (!env || env.compliance_name !== p.compliance_name) return blocked(`${c.address} no longer exists in the service`);
+    const live = (env.compliance_spec?.[0] ?? {}) as Record<string, unknown>;
+    const want = { ...shownUpdate(c), ...Object.fromEntries(c.diff.map((d) => [d.path, d.after])) };
+    if (c.diff.length && Object.entries(want).every(([k, v]) => sameJson(live[k], v))) return { already: "the service holds git's values" };
+    const seen = seenFields(c);
+    const fields = UPDATE_FIELDS.filter((k) => !sameJson(live[k], seen[k])).map((k) => `${k} ${show(seen[k])} -> ${show(live[k])}`);
+    const moved = [...fields, ...versionMoved(c, env)];
+    if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
+    const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want } as unknown as TenantConfigurationUpdateItem;
+    run.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
+    return { go: { body: updateBody({ ...p, item }, run.user, core.clock), before: live, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
+  };
+}
+
+/** A tenant configuration PATCH, through the write unit. The guard gives the body of each send and the
+ *  If-Match. A send that may have landed is settled by reading the configuration: landed when it holds
+ *  every field the last send set, not landed when it holds every such field as before. After it landed,
+ *  it is read again: a field the service holds otherwise than sent was written over since, by someone
+ *  else (a null the service answers tells nothing, as the interface allows it). */
+export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Write<UpdateResult, UpdateRead> {
+  let sent: Record<string, unknown> = {};
+  let before: Record<string, unknown> | undefined;
+  const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
+  const read = async (): Promise<{ env?: TenantConfigurationEnvelope; live: Record<string, unknown> }> => {
+    const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
+    return { env, live: (env?.compliance_spec?.[0] ?? {}) as Record<string, unknown> };
+  };
+  const write: Write<UpdateResult, UpdateRead> = {
+    guard,
+    maxSends: core.sendBudget,
+    request: (r) => {
+      sent = (r.body.compliance_spec[0] ?? {}) as unknown as Record<string, unknown>;
+      before = r.before;
+      return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
+    },
+    result: (body) => (body as UpdateResult | undefined) ?? empty,
+    readBack: async () => {
+      const { live } = await read();
+      if (Object.entries(sent).every(([k, v]) => sameJson(live[k], v))) return { landed: true, result: empty };
+      // As the guard read it right before the send: the write did not land (its guard runs again).
+      const b = before;
+      if (b && Object.keys(sent).every((k) => sameJson(live[k], b[k]))) return { landed: false };
+      return { other: "the tenant configuration holds neither the new values nor those read right before the write" };
+    },
+    check: async () => {
+      const { env, live } = await read();
+      if (!env) return `the tenant configuration is no longer in the service after revsync's write`;
+      const moved = Object.entries(sent)
+        .filter(([k, v]) => live[k] !== null && live[k] !== undefined && !sameJson(live[k], v))
+        .map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
+      return moved.length ? overwrittenWords(envelopeWho(env), moved) : undefined;
+    },
+    firstRefusal: async (err) =>
+      err.status === 412
+        ? {
+            kind: "refused",
+            error: new ApiError({
+              method: err.method,
+              path: err.path,
+              status: 412,
+              message: "the tenant configuration changed since the plan was made: plan again",
+            }),
+          }
+        : undefined,
+  };
+  return write;
+}
+
+/** A PATCH through the write unit, guarded by `guard`. */
+export const updateWrite = (core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Promise<WriteOutcome<UpdateResult>> =>
+  runWrite(core, updateUnit(core, id, guard));
+
+/** The updates of one apply run. */
+export class TenantApply implements KindApply {
+  constructor(private readonly run: Pick<ApplyRun, "user" | "log">) {}
+
+  /** One step: the update of `c`, guarded before every send, through the write unit. */
+  async write(c: Change, core: ApiCore): Promise<WriteResult> {
+    const p = updatePayload(c);
+    if (!p) throw new UserError(`${c.address}: the plan carries no update payload for ${c.action}`);
+    const unit = updateUnit(core, p.compliance_id, updateGuard(c, p, core, this.run));
+    return { outcome: await runWrite(core, unit) };
+  }
+}

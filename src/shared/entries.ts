@@ -1,0 +1,82 @@
+/** The entries of a plan and of a drift report: what every resource kind answers and every report
+ *  shows, plain data in the same words for every kind. A plan as a whole is src/plan/model.ts. */
+import type { FieldDiff } from "./normalize.js";
+
+/** What a plan entry is. The first four are writes apply makes; the rest are shown, never applied:
+ *  `blocked` a write revsync refuses to make, `not_in_git` (said "not in git") something the service
+ *  holds that git does not, `unsupported` a difference the interface cannot write. */
+export type Action = "create" | "update" | "review" | "approve" | "blocked" | "not_in_git" | "unsupported";
+
+/** The actions apply performs. */
+export const APPLIED_ACTIONS: readonly Action[] = ["create", "update", "review", "approve"];
+
+/** Whether apply acts on this entry (the others are shown with their reason and never sent). */
+export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.includes(c.action);
+
+/** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */
+export const actionWords = (a: Action): string => a.replace(/_/g, " ");
+
+export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
+
+/** What apply sends for a change, fixed at plan time so that apply does exactly what was reviewed. Its
+ *  `kind` says which write of its resource kind it is; the rest is that write's own (each kind defines
+ *  its payloads and checks them, src/kinds/). */
+export interface Payload {
+  kind: string;
+  [field: string]: unknown;
+}
+
+/** What a review or approve moves forward: the values, summed up for the reviewer. */
+export interface ValuesSummary {
+  /** git's values file, as shown from the working directory. */
+  file: string;
+  rows: number;
+  products: number;
+  currencies: string[];
+  /** The earliest effective_start_date and the latest effective_end_date. */
+  from: string;
+  to: string;
+}
+
+export interface Change {
+  address: string;
+  action: Action;
+  before: unknown;
+  after: unknown;
+  diff: FieldDiff[];
+  /** The live envelope's version this change was computed from (null for a create). */
+  version_id: string | null;
+  last_modified_on: number | null;
+  reason?: string;
+  source?: string;
+  payload?: Payload;
+  /** A review or approve: the values it moves forward. */
+  values?: ValuesSummary;
+  /** Values that differ, row by row: the diff shows the first `shown` rows of `total`. */
+  diff_rows?: { shown: number; total: number };
+}
+
+export interface DriftItem {
+  address: string;
+  class: DriftClass;
+  diff: FieldDiff[];
+  message: string;
+  /** Who changed it last, and when (ISO), from the live envelope of the policy concerned; null when the
+   *  service does not hold it (missing) or does not say. */
+  modified_by?: string | null;
+  modified_on?: string | null;
+  /** Values that differ, row by row (batch_values): the diff shows the first `shown` rows of `total`. */
+  diff_rows?: { shown: number; total: number };
+}
+
+/** Who prepared and who approved an approve's batch (four eyes), as the step found them right before its
+ *  send: the batch's reviewer and its policy's creator (the service's fields, or this run's own review and
+ *  create), and the user the approve was sent as. */
+export interface FourEyesFacts {
+  reviewed_by: string | null;
+  policy_created_by: string | null;
+  approved_by: string | null;
+  /** What the four-eyes rule did to the approve: blocked by revsync before it was sent, or refused by the
+   *  service (sent as its preparer); absent when it did neither. */
+  rule?: "blocked" | "refused";
+}
