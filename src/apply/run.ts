@@ -16,7 +16,8 @@ import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } fr
  *  report and the evidence record all count by: done, already (nothing needed sending), confirmed (by
  *  reading it back after an unknown outcome), blocked (changed since the plan), failed (refused, or
  *  anything else that stopped the step), unknown (may have landed; reading back could not tell),
- *  skipped (not attempted), overwritten (landed, and someone else's write undid it right after). */
+ *  skipped (not attempted), overwritten (landed, and met someone else's write to the same resource: theirs
+ *  undid it right after, or came in the same round trip, and this write may have undone it). */
 export const OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
