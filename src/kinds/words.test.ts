@@ -20,7 +20,7 @@ describe("a version that moved by more than revsync's own write", () => {
       "may have overwritten a change made at the same time by bob at 2026-11-25T12:00:00Z: version_id went from 1 to 3 over revsync's one write; read the service and compare",
     );
     expect(concurrentWords("1", "3", { modified_by: " Alice", modified_on: at }, "alice")).toMatch(
-      /^may have overwritten a change made at the same time by someone else, before revsync's write landed \(the service names  Alice at 2026-11-25T12:00:00Z, revsync's own write, as the last change\): /,
+      /^may have overwritten a change made at the same time by someone else, before revsync's write landed \(the service names {2}Alice at 2026-11-25T12:00:00Z, revsync's own write, as the last change\): /,
     );
     expect(concurrentWords("7", "9", { modified_by: null, modified_on: null }, "alice")).toMatch(
       /^may have overwritten a change made at the same time by someone else: version_id went from 7 to 9/,

@@ -26,6 +26,12 @@ export function versionMoved(
   return out;
 }
 
+/** What a saved plan's change is told when git no longer asks for it at all. */
+export const NOT_IN_GIT_NOW = "git no longer asks for it (no policy file of the repo names it now)";
+
+/** "FIELD: the plan writes A, git asks for B", a field of a saved plan's change that is not git's now. */
+export const notGits = (field: string, plan: unknown, git: unknown): string => `${field}: the plan writes ${show(plan)}, git asks for ${show(git)}`;
+
 /** A guard's verdict for a write it stops: what changed, and what to do. */
 export const blocked = (what: string): { blocked: string } => ({
   blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`,
