@@ -34278,6 +34278,10 @@ var init_write = __esm({
       mayHaveLanded = false;
       /** The error of the last send that may have landed and that no read-back has settled yet. */
       unsettled;
+      /** The answer of the last send of this write that reached the service: one whose outcome was unknown,
+       *  or a 429 or 503, which says "not processed" but may have been processed all the same. After it, a
+       *  guard that finds the write's effect is not "already": the effect may be this write's own. */
+      reached;
       /** Guard, send, and decide from the answer, until the write has an outcome. */
       async run() {
         for (; ; ) {
@@ -34289,7 +34293,7 @@ var init_write = __esm({
           const g = await this.guard();
           if ("kind" in g) return g;
           if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
-          if ("already" in g) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
+          if ("already" in g) return this.already(g);
           const spec = this.w.request(g.go);
           let v;
           try {
@@ -34318,6 +34322,21 @@ var init_write = __esm({
           return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e) };
         }
       }
+      /** The guard finds what the write asks for in the service. Before any send reached it: already, nothing
+       *  was sent. After one did (a 503 or a 429 answered to a write the service processed all the same, an
+       *  answer lost): that send's effect, read back and confirmed, never "already"; when reading back does
+       *  not show it, the outcome is unknown. */
+      async already(g) {
+        const reached = this.reached;
+        if (!reached) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
+        const s = await this.settle(reached);
+        if (s) return s;
+        const message = `${readBackReason(reached)} to a send of this write, and the service holds what it asked for (${g.already}), but reading it back does not show the write's effect: run revsync plan to see`;
+        return {
+          kind: "unknown",
+          error: new ApiError({ method: reached.method, path: reached.path, status: reached.status, message: `outcome unknown: ${message}`, outcomeUnknown: true })
+        };
+      }
       /** What an answer means for the write: an outcome, or undefined to guard and send again. */
       async answered(v) {
         if (v.outcome === "refused") {
@@ -34333,7 +34352,9 @@ var init_write = __esm({
         if (v.outcome === "unknown") {
           this.mayHaveLanded = true;
           this.unsettled = v.err;
+          this.reached = v.err;
         }
+        if (v.outcome === "busy" && BUSY_STATUS.has(v.err.status)) this.reached = v.err;
         return void 0;
       }
       /** A 2xx: done, with its result; one without what the caller needs is read back. */
@@ -34569,16 +34590,34 @@ function versionMoved(recorded, live) {
 function overwrittenWords(who, what) {
   return `overwritten after revsync's write${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}: ${what.join(", ")}`;
 }
-var show3, iso, blocked;
+function versionSteps(before, after) {
+  const whole = (v) => {
+    if (typeof v !== "string" && typeof v !== "number") return void 0;
+    const r = readWhole(String(v));
+    return r.ok ? r.value : void 0;
+  };
+  const a = whole(before);
+  const b = whole(after);
+  return a === void 0 || b === void 0 ? void 0 : b - a;
+}
+function concurrentWords(from, to, last2, user) {
+  const when = last2.modified_on ? ` at ${shortIso(last2.modified_on)}` : "";
+  const by = !last2.modified_by ? "by someone else" : !sameUser(last2.modified_by, user) ? `by ${last2.modified_by}${when}` : `by someone else, before revsync's write landed (the service names ${last2.modified_by}${when}, revsync's own write, as the last change)`;
+  return `may have overwritten a change made at the same time ${by}: version_id went from ${from} to ${to} over revsync's one write; read the service and compare`;
+}
+var show3, iso, NOT_IN_GIT_NOW, notGits, blocked;
 var init_words2 = __esm({
   "src/kinds/words.ts"() {
     "use strict";
+    init_number();
     init_who();
     show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
     iso = (epoch2) => {
       const t = isoOf(epoch2);
       return t ? shortIso(t) : null;
     };
+    NOT_IN_GIT_NOW = "git no longer asks for it (no policy file of the repo names it now)";
+    notGits = (field, plan, git) => `${field}: the plan writes ${show3(plan)}, git asks for ${show3(git)}`;
     blocked = (what) => ({
       blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
     });
@@ -44275,6 +44314,78 @@ var init_create_body = __esm({
   }
 });
 
+// src/kinds/ssp/git-check.ts
+function batchesAgainstGit(sent, want) {
+  const out = [];
+  const byName = new Map(sent.map((b) => [b.batch_name, b]));
+  for (const w of want) {
+    const s = byName.get(w.batch_name);
+    byName.delete(w.batch_name);
+    if (!s) {
+      out.push(`batch ${w.batch_name}: git uploads it with the policy, the plan does not`);
+      continue;
+    }
+    const [a, b] = [uploaded(s), uploaded(w)];
+    for (const k of Object.keys(b)) if (!sameJson(a[k], b[k])) out.push(`batch ${w.batch_name}: ${notGits(k, a[k], b[k])}`);
+  }
+  for (const name of byName.keys()) out.push(`batch ${name}: the plan uploads it with the policy, git does not`);
+  return out;
+}
+function createAgainstGit(p, d) {
+  if (d.spec.method === "calculator") return ["git asks for a calculator policy, which the interface cannot create"];
+  const made = createItem(d);
+  if (!made.item) return [`git's policy lacks ${made.missing.join(", ")}, which its create needs`];
+  const { batches: want = [], ...wantItem } = createBody(d, made.item).body.compliance_spec[0];
+  const { batches: sent = [], ...sentItem } = createdItem(p);
+  const out = [];
+  const fields = /* @__PURE__ */ new Set([...Object.keys(wantItem), ...Object.keys(sentItem)]);
+  const w = wantItem;
+  const s = sentItem;
+  for (const k of fields) if (!sameJson(s[k], w[k])) out.push(notGits(k, s[k], w[k]));
+  if (p.hierarchy_no !== made.item.hierarchy_no) out.push(notGits("hierarchy_no", p.hierarchy_no, made.item.hierarchy_no));
+  return [...out, ...batchesAgainstGit(sent, want)];
+}
+function batchAgainstGit(c, p, d) {
+  const b = d.batches.find((x) => x.name === p.batch);
+  if (!b) return [`git no longer lists the batch ${p.batch} of ${d.name}`];
+  const out = [];
+  const need = c.action === "approve" ? STEP.approved : STEP.reviewed;
+  if (STEP[b.status] < need) out.push(`status: the plan ${c.action}s the batch, git asks for ${show3(b.status)}`);
+  const gits = b.values ? valuesChecksum(b.values.rows) : null;
+  const moved = `values: the plan moves values ${p.values_checksum ?? "of no checksum"} forward`;
+  if (gits === null) out.push(`${moved}, git holds no values file for the batch`);
+  else if (p.values_checksum !== gits) out.push(`${moved}, git's ${b.valuesShown ?? b.values?.file} holds ${gits}`);
+  return out;
+}
+function sspGitProblems(c, desired) {
+  const create = createPayload(c);
+  const batch = batchPayload(c);
+  const name = create?.body.compliance_name ?? batch?.policy;
+  const d = name === void 0 ? void 0 : desired.find((x) => x.name === name);
+  if (!d) return [NOT_IN_GIT_NOW];
+  if (create) return createAgainstGit(create, d);
+  if (batch) return batchAgainstGit(c, batch, d);
+  return [`a ${c.payload?.kind} payload`];
+}
+var STEP, uploaded;
+var init_git_check = __esm({
+  "src/kinds/ssp/git-check.ts"() {
+    "use strict";
+    init_canonical_json();
+    init_words2();
+    init_create_body();
+    init_payload();
+    init_values();
+    STEP = { "file uploaded": 0, reviewed: 1, approved: 2 };
+    uploaded = (b) => ({
+      file_name: b.file_name,
+      effective_start_date: b.effective_start_date,
+      effective_end_date: b.effective_end_date,
+      values_checksum: valuesChecksum(b.ssp_values)
+    });
+  }
+});
+
 // src/kinds/ssp/plan.ts
 function valuesSummary(file, rows) {
   const starts = rows.map((r) => r.effective_start_date).sort(byCodePoint);
@@ -44369,11 +44480,11 @@ function blockedCreate(p, item, diff, clash) {
   }
   return out;
 }
-function createdBatches(p, uploaded) {
+function createdBatches(p, uploaded2) {
   return p.d.batches.flatMap((b) => {
     const baddr = sspAddress.batch(p.d.name, b.name);
     if (!targeted(baddr, p.targets)) return [];
-    if (!b.values || !uploaded.has(b.name))
+    if (!b.values || !uploaded2.has(b.name))
       return [shownEntry("unsupported", baddr, REASONS2.newBatchNoValues, { after: { status: b.status }, source: p.source })];
     const ctx = {
       policy: p.d.name,
@@ -44699,6 +44810,7 @@ var init_kind2 = __esm({
     init_export();
     init_files();
     init_four_eyes();
+    init_git_check();
     init_payload();
     init_plan();
     init_read();
@@ -44730,6 +44842,7 @@ var init_kind2 = __esm({
       unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
       preparers: planPreparers,
       payloadProblems: sspPayloadProblems,
+      gitProblems: (c, desired) => sspGitProblems(c, desired),
       // A batch's review after its policy exists (a policy this run creates: after every create of the run);
       // approve after review; the batch steps of one policy one after another: each moves the policy's
       // version, which the next one's If-Match names (sent at once, they would turn each other away with 412).
@@ -44929,12 +45042,14 @@ function updateGuard(c, p, core, run2) {
     if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}`);
     const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want };
     run2.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-    return { go: { body: updateBody({ ...p, item }, run2.user, core.clock), before: live, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
+    const body = updateBody({ ...p, item }, run2.user, core.clock);
+    return { go: { body, before: live, version: env2.version_id ?? null, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
   };
 }
 function updateUnit(core, id, guard) {
   let sent = {};
   let before;
+  let seen = { version: void 0, user: "" };
   const empty = { compliance_id: id, compliance_details: [], error: [] };
   const read = async () => {
     const env2 = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
@@ -44946,6 +45061,7 @@ function updateUnit(core, id, guard) {
     request: (r) => {
       sent = r.body.compliance_spec[0] ?? {};
       before = r.before;
+      seen = { version: r.version, user: r.body.user_name };
       return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
     },
     result: (body) => body ?? empty,
@@ -44960,7 +45076,9 @@ function updateUnit(core, id, guard) {
       const { env: env2, live } = await read();
       if (!env2) return `the tenant configuration is no longer in the service after revsync's write`;
       const moved = Object.entries(sent).filter(([k, v]) => live[k] !== null && live[k] !== void 0 && !sameJson(live[k], v)).map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
-      return moved.length ? overwrittenWords(envelopeWho(env2), moved) : void 0;
+      if (moved.length) return overwrittenWords(envelopeWho(env2), moved);
+      const steps = versionSteps(seen.version, env2.version_id);
+      return steps !== void 0 && steps > 1 ? concurrentWords(String(seen.version), String(env2.version_id), envelopeWho(env2), seen.user) : void 0;
     },
     firstRefusal: async (err) => err.status === 412 ? {
       kind: "refused",
@@ -45065,6 +45183,20 @@ function updateProblems(c) {
   for (const k of Object.keys(item)) if (!fields.includes(k)) out.push(`the payload's ${k} is not a field of the update`);
   return out;
 }
+function updateAgainstGit(c, desired) {
+  const d = desired.find((x) => tenantAddress(x.name) === c.address);
+  if (!d) return [NOT_IN_GIT_NOW];
+  const item = updatePayload(c)?.item ?? {};
+  const after = c.after ?? {};
+  const spec = d.spec;
+  const out = [];
+  for (const [k, v] of Object.entries(spec)) {
+    if (!sameJson(item[k], v)) out.push(notGits(k, item[k], v));
+    else if (k in after && !sameJson(after[k], v)) out.push(`${k}: the plan shows ${show3(after[k])}, git asks for ${show3(v)}`);
+  }
+  for (const x of c.diff) if (!(x.path in spec)) out.push(`${x.path}: the plan writes ${show3(x.after)}, git no longer sets it`);
+  return out;
+}
 var tenantAddress, REASONS3;
 var init_compare2 = __esm({
   "src/kinds/tenant-configuration/compare.ts"() {
@@ -45133,6 +45265,7 @@ var init_kind3 = __esm({
       drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
       unmanaged: unmanagedTenants,
       payloadProblems: (c) => updateProblems(c),
+      gitProblems: (c, desired) => updateAgainstGit(c, desired),
       ready: requireUser,
       apply: (run2) => new TenantApply(run2),
       export(live, ctx) {
@@ -45567,7 +45700,9 @@ function applyText(report2, out) {
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
     );
   if (s.overwritten)
-    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+    lines.push(
+      "Someone else's write met a write of this apply (named above): run `revsync plan` to see the service as it is now; a change of theirs that this apply's write may have undone does not show there: read the service and ask them."
+    );
   if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
   else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
@@ -53368,6 +53503,25 @@ function checkPayloads(plan, kinds = KINDS) {
   }
   return plan;
 }
+function gitProblems(plan, desired, kinds = KINDS) {
+  return plan.changes.flatMap((c) => {
+    if (!isApplied(c)) return [];
+    const kind = kindOf(kinds, c.address);
+    const problems = kind ? kind.gitProblems(c, desiredOf(kind, desired), plan.changes) : ["revsync does not know this kind of address"];
+    return problems.map((what) => `${c.address} (${c.action}): ${what}`);
+  });
+}
+function checkAgainstGit(plan, desired, kinds = KINDS) {
+  const problems = gitProblems(plan, desired, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what git asks for now, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only while the policy files ask for what it writes: run revsync plan again, review it, and apply that plan"
+    );
+  }
+  return plan;
+}
 function checkApprover(core, plan, fourEyes) {
   const approver = core.approverAuth;
   if (!approver) return;
@@ -53475,6 +53629,7 @@ var init_run2 = __esm({
   "src/apply/run.ts"() {
     "use strict";
     init_errors();
+    init_kind();
     init_registry();
     init_model();
     init_who();
@@ -53543,42 +53698,6 @@ var init_apply_signals = __esm({
   }
 });
 
-// src/cli/prompt.ts
-async function askYes(out, question) {
-  const plain = !colorFor(out.errStream, !!out.opts.noColor, out.io.env);
-  const rl = (0, import_promises.createInterface)({ input: out.io.stdin, output: out.errStream, terminal: !plain });
-  const ac = new AbortController();
-  const cancel = () => ac.abort();
-  rl.on("SIGINT", cancel);
-  rl.on("close", cancel);
-  out.io.signals.on("SIGINT", cancel);
-  out.io.signals.on("SIGTERM", cancel);
-  try {
-    const answer = await rl.question(question, { signal: ac.signal });
-    return answer.trim() === "yes";
-  } catch (e) {
-    if (ac.signal.aborted) {
-      out.errStream.write("\n");
-      throw new Cancelled();
-    }
-    throw e;
-  } finally {
-    rl.off("close", cancel);
-    out.io.signals.off("SIGINT", cancel);
-    out.io.signals.off("SIGTERM", cancel);
-    rl.close();
-  }
-}
-var import_promises;
-var init_prompt = __esm({
-  "src/cli/prompt.ts"() {
-    "use strict";
-    import_promises = require("node:readline/promises");
-    init_errors();
-    init_output();
-  }
-});
-
 // src/evidence/context.ts
 function run(args, cwd, env2) {
   return new Promise((resolve16, reject) => {
@@ -53625,6 +53744,51 @@ async function uncommittedFiles(cwd, files, env2) {
   }
   return out;
 }
+function realOr(dir) {
+  try {
+    return (0, import_node_fs14.realpathSync)(dir);
+  } catch {
+    return dir;
+  }
+}
+function changeWords(xy) {
+  const c = xy[1] !== "." ? xy[1] : xy[0];
+  return c === "D" ? "deleted" : c === "A" ? "added" : c === "R" || c === "C" ? "renamed" : "modified";
+}
+async function changedPolicyFiles(root, paths, cwd, env2) {
+  let status;
+  try {
+    const specs = paths.map((p) => `:(literal)${p}`);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
+  } catch {
+    return { commit: null, files: [] };
+  }
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
+  const found = [];
+  for (let i = 0; i < entries2.length; i++) {
+    const e = entries2[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
+    const other = /^([?!]) (.+)$/.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++;
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+  }
+  const commit = oid && oid !== "(initial)" ? oid : null;
+  if (!found.length) return { commit, files: [] };
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(cwd);
+  found.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return { commit, files: found.map((f) => `${(0, import_node_path20.relative)(from, (0, import_node_path20.join)(top, f.path)) || f.path} (${f.what})`) };
+}
 function ciContext(env2, readEvent = () => void 0) {
   const ctx = ciOwnContext(env2, readEvent);
   const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
@@ -53665,14 +53829,52 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_path20, nonEmpty, number;
+var import_node_child_process2, import_node_fs14, import_node_path20, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
+    import_node_fs14 = require("node:fs");
     import_node_path20 = require("node:path");
+    POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v) => v && v.trim() ? v : null;
     number = (v) => v && /^\d+$/.test(v) ? Number(v) : null;
+  }
+});
+
+// src/cli/prompt.ts
+async function askYes(out, question) {
+  const plain = !colorFor(out.errStream, !!out.opts.noColor, out.io.env);
+  const rl = (0, import_promises.createInterface)({ input: out.io.stdin, output: out.errStream, terminal: !plain });
+  const ac = new AbortController();
+  const cancel = () => ac.abort();
+  rl.on("SIGINT", cancel);
+  rl.on("close", cancel);
+  out.io.signals.on("SIGINT", cancel);
+  out.io.signals.on("SIGTERM", cancel);
+  try {
+    const answer = await rl.question(question, { signal: ac.signal });
+    return answer.trim() === "yes";
+  } catch (e) {
+    if (ac.signal.aborted) {
+      out.errStream.write("\n");
+      throw new Cancelled();
+    }
+    throw e;
+  } finally {
+    rl.off("close", cancel);
+    out.io.signals.off("SIGINT", cancel);
+    out.io.signals.off("SIGTERM", cancel);
+    rl.close();
+  }
+}
+var import_promises;
+var init_prompt = __esm({
+  "src/cli/prompt.ts"() {
+    "use strict";
+    import_promises = require("node:readline/promises");
+    init_errors();
+    init_output();
   }
 });
 
@@ -53741,7 +53943,7 @@ var init_live = __esm({
 // src/evidence/store.ts
 function lastRecordOf(dir, environment) {
   const tag = `-${envSlug(environment)}-`;
-  const names = (0, import_node_fs14.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
+  const names = (0, import_node_fs15.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
   for (let i = names.length - 1; i >= 0; i--) {
     const head = headOf((0, import_node_path21.join)(dir, names[i]), environment);
     if (head) return head;
@@ -53751,7 +53953,7 @@ function lastRecordOf(dir, environment) {
 function headOf(path, environment) {
   let text3;
   try {
-    text3 = (0, import_node_fs14.readFileSync)(path, "utf8");
+    text3 = (0, import_node_fs15.readFileSync)(path, "utf8");
   } catch {
     return void 0;
   }
@@ -53769,9 +53971,9 @@ function recordFileName(r) {
 }
 function prepareEvidenceDir(dir) {
   try {
-    (0, import_node_fs14.mkdirSync)(dir, { recursive: true });
-    if (!(0, import_node_fs14.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
-    (0, import_node_fs14.accessSync)(dir, import_node_fs14.constants.W_OK);
+    (0, import_node_fs15.mkdirSync)(dir, { recursive: true });
+    if (!(0, import_node_fs15.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    (0, import_node_fs15.accessSync)(dir, import_node_fs15.constants.W_OK);
   } catch (e) {
     const code = e.code ?? e.message;
     throw new UserError(
@@ -53783,7 +53985,7 @@ function prepareEvidenceDir(dir) {
 function readRecords(dir) {
   let entries2;
   try {
-    entries2 = (0, import_node_fs14.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs15.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
@@ -53797,7 +53999,7 @@ function readRecords(dir) {
 function readRecord(path, file = path) {
   let text3;
   try {
-    text3 = (0, import_node_fs14.readFileSync)(path, "utf8");
+    text3 = (0, import_node_fs15.readFileSync)(path, "utf8");
   } catch (e) {
     return { file, unreadable: `cannot be read (${e.code ?? e.message})` };
   }
@@ -53822,11 +54024,11 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
 `);
   return { path, record: record2 };
 }
-var import_node_fs14, import_node_path21, envSlug;
+var import_node_fs15, import_node_path21, envSlug;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
+    import_node_fs15 = require("node:fs");
     import_node_path21 = require("node:path");
     init_errors();
     init_fs_atomic();
@@ -54349,7 +54551,7 @@ function startEvidence(flags, repo, env2, planFile) {
       revsyncVersion: version(),
       ci: ciContext(penv, (path) => {
         try {
-          return JSON.parse((0, import_node_fs15.readFileSync)(path, "utf8"));
+          return JSON.parse((0, import_node_fs16.readFileSync)(path, "utf8"));
         } catch {
           return void 0;
         }
@@ -54376,7 +54578,7 @@ function startEvidence(flags, repo, env2, planFile) {
 function recordsAt(target) {
   let dir = false;
   try {
-    dir = (0, import_node_fs15.statSync)(target).isDirectory();
+    dir = (0, import_node_fs16.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
@@ -54393,7 +54595,7 @@ async function runEvidenceVerify(flags, out, args) {
   const dir = (0, import_node_path23.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
-    st = (0, import_node_fs15.statSync)(dir);
+    st = (0, import_node_fs16.statSync)(dir);
   } catch {
     throw new UserError(`cannot read the evidence folder ${dir}: no such folder`);
   }
@@ -54464,11 +54666,11 @@ function doubtOf(v) {
     return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs15, import_node_path23, version;
+var import_node_fs16, import_node_path23, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
+    import_node_fs16 = require("node:fs");
     import_node_path23 = require("node:path");
     init_errors();
     init_context2();
@@ -54483,7 +54685,7 @@ var init_evidence3 = __esm({
     init_words();
     init_number();
     init_context();
-    version = () => JSON.parse((0, import_node_fs15.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -54731,7 +54933,7 @@ var init_pull_request = __esm({
 function ciOf(flags) {
   return ciContext(envOf(flags), (path) => {
     try {
-      return JSON.parse((0, import_node_fs16.readFileSync)(path, "utf8"));
+      return JSON.parse((0, import_node_fs17.readFileSync)(path, "utf8"));
     } catch {
       return void 0;
     }
@@ -54808,11 +55010,11 @@ async function fourEyesBeforeWriting(core, plan, ctx) {
   else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
   return approval;
 }
-var import_node_fs16;
+var import_node_fs17;
 var init_four_eyes4 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
+    import_node_fs17 = require("node:fs");
     init_core();
     init_http();
     init_errors();
@@ -55000,8 +55202,8 @@ function thisProcessSpace() {
   };
   return {
     host: (0, import_node_os2.hostname)(),
-    boot_id: read(() => (0, import_node_fs17.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
-    pid_ns: read(() => (0, import_node_fs17.readlinkSync)("/proc/self/ns/pid"))
+    boot_id: read(() => (0, import_node_fs18.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
+    pid_ns: read(() => (0, import_node_fs18.readlinkSync)("/proc/self/ns/pid"))
   };
 }
 function holderOf(s) {
@@ -55018,12 +55220,12 @@ function holderOf(s) {
     revsync_version: s.revsync_version
   };
 }
-var import_node_crypto7, import_node_fs17, import_node_os2, import_node_path24, running, LocalLock;
+var import_node_crypto7, import_node_fs18, import_node_os2, import_node_path24, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
     import_node_crypto7 = require("node:crypto");
-    import_node_fs17 = require("node:fs");
+    import_node_fs18 = require("node:fs");
     import_node_os2 = require("node:os");
     import_node_path24 = require("node:path");
     init_lock();
@@ -55054,7 +55256,7 @@ ${service.realm}`).digest("hex").slice(0, 32);
       read() {
         let text3;
         try {
-          text3 = (0, import_node_fs17.readFileSync)(this.path, "utf8");
+          text3 = (0, import_node_fs18.readFileSync)(this.path, "utf8");
         } catch (e) {
           if (e.code === "ENOENT") return void 0;
           throw new LockUnavailable(`cannot read the lock ${this.path}: ${e.message}`);
@@ -55079,20 +55281,20 @@ ${service.realm}`).digest("hex").slice(0, 32);
       place(record2) {
         const tmp = `${this.path}.${record2.id}.tmp`;
         try {
-          (0, import_node_fs17.mkdirSync)(this.dir, { recursive: true });
+          (0, import_node_fs18.mkdirSync)(this.dir, { recursive: true });
           try {
-            (0, import_node_fs17.chmodSync)(this.dir, 1023);
+            (0, import_node_fs18.chmodSync)(this.dir, 1023);
           } catch {
           }
-          (0, import_node_fs17.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
-          (0, import_node_fs17.linkSync)(tmp, this.path);
+          (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+          (0, import_node_fs18.linkSync)(tmp, this.path);
           return true;
         } catch (e) {
           if (e.code === "EEXIST") return false;
           throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
         } finally {
           try {
-            (0, import_node_fs17.unlinkSync)(tmp);
+            (0, import_node_fs18.unlinkSync)(tmp);
           } catch {
           }
         }
@@ -55101,19 +55303,19 @@ ${service.realm}`).digest("hex").slice(0, 32);
       removeGone(h) {
         const guard = `${this.path}.takeover`;
         try {
-          (0, import_node_fs17.mkdirSync)(guard);
+          (0, import_node_fs18.mkdirSync)(guard);
         } catch (e) {
           if (e.code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${e.message}`);
           try {
-            if (Date.now() - (0, import_node_fs17.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs17.rmdirSync)(guard);
+            if (Date.now() - (0, import_node_fs18.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs18.rmdirSync)(guard);
           } catch {
           }
           return;
         }
         try {
-          if (this.read()?.id === h.id) (0, import_node_fs17.unlinkSync)(this.path);
+          if (this.read()?.id === h.id) (0, import_node_fs18.unlinkSync)(this.path);
         } finally {
-          (0, import_node_fs17.rmdirSync)(guard);
+          (0, import_node_fs18.rmdirSync)(guard);
         }
       }
       async take(request2) {
@@ -55141,7 +55343,7 @@ ${service.realm}`).digest("hex").slice(0, 32);
         if (!h) return "free";
         if (h.id !== id) return { other: holderOf(h) };
         try {
-          (0, import_node_fs17.unlinkSync)(this.path);
+          (0, import_node_fs18.unlinkSync)(this.path);
         } catch (e) {
           if (e.code === "ENOENT") return "free";
           throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
@@ -55299,11 +55501,11 @@ async function runUnlock(flags, out, args) {
   }
   throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${holderWords(r.other, Date.now())}; nothing was released`);
 }
-var import_node_fs18, import_node_os3, import_node_path25, revsyncVersion;
+var import_node_fs19, import_node_os3, import_node_path25, revsyncVersion;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
-    import_node_fs18 = require("node:fs");
+    import_node_fs19 = require("node:fs");
     import_node_os3 = require("node:os");
     import_node_path25 = require("node:path");
     init_duration();
@@ -55316,7 +55518,7 @@ var init_lock3 = __esm({
     init_view();
     init_lock2();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -55350,8 +55552,19 @@ function openRun(flags, out, args, view) {
   const signals2 = applySignals(out.io.signals, (line) => out.warn(line));
   return { flags, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2, view };
 }
+async function warnUncommitted(run2) {
+  const { repo, out, flags } = run2;
+  const paths = [(0, import_node_path26.relative)(repo.root, repo.configFile), (0, import_node_path26.relative)(repo.root, repo.policiesDir) || "."];
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  if (!files.length) return;
+  const what = run2.saved ? "holds the saved plan to them" : "plans from them";
+  out.warn(
+    `the policy files differ from ${commit ? `commit ${commit.slice(0, 12)}` : "the commit"}: ${files.join(", ")}; this apply ${what} as they are, not as committed`
+  );
+}
 async function planToApply(run2) {
-  const plan = run2.saved ?? checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false }));
+  await warnUncommitted(run2);
+  const plan = run2.saved ? checkAgainstGit(run2.saved, desiredState(run2.repo, run2.env, run2.out, run2.flags)) : checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false }));
   run2.evidence?.recorder.setPlan(plan);
   run2.evidence?.recorder.setUser(run2.core.auth.username);
   return plan;
@@ -55507,6 +55720,7 @@ var init_apply3 = __esm({
     init_view();
     init_apply2();
     init_apply_signals();
+    init_context2();
     init_context();
     init_plan_file();
     init_progress();
@@ -56052,22 +56266,22 @@ __export(export_exports, {
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
-    for (const e of (0, import_node_fs19.readdirSync)(d, { withFileTypes: true })) {
+    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
       const p = (0, import_node_path28.join)(d, e.name);
       if (e.isDirectory()) walk(p);
       else out.add(posixOf((0, import_node_path28.relative)(dir, p)));
     }
   };
-  if ((0, import_node_fs19.existsSync)(dir)) walk(dir);
+  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
   return out;
 }
 function gitFiles(dir, vars) {
-  if (!(0, import_node_fs19.existsSync)(dir)) return [];
+  if (!(0, import_node_fs20.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
     let text3;
     try {
-      text3 = (0, import_node_fs19.readFileSync)(abs, "utf8");
+      text3 = (0, import_node_fs20.readFileSync)(abs, "utf8");
     } catch {
       return [];
     }
@@ -56136,7 +56350,7 @@ function whatToWrite(ctx, plan) {
   });
   let configText;
   if (plan.vars.length) {
-    const before = (0, import_node_fs19.readFileSync)(repo.configFile, "utf8");
+    const before = (0, import_node_fs20.readFileSync)(repo.configFile, "utf8");
     const after = setEnvironmentVars(before, env2.name, plan.vars);
     if (after !== before) configText = after;
   }
@@ -56216,7 +56430,7 @@ async function runExport(flags, out) {
   const dir = (0, import_node_path28.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
   const readValues = (file) => {
     try {
-      return (0, import_node_fs19.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
+      return (0, import_node_fs20.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
     } catch {
       return void 0;
     }
@@ -56238,11 +56452,11 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs19, import_node_path28, posixOf;
+var import_node_fs20, import_node_path28, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
-    import_node_fs19 = require("node:fs");
+    import_node_fs20 = require("node:fs");
     import_node_path28 = require("node:path");
     init_repo();
     init_walk();
@@ -57022,14 +57236,14 @@ __export(main_exports, {
 module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
-var import_node_fs20 = require("node:fs");
+var import_node_fs21 = require("node:fs");
 var import_node_path30 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs20.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }

@@ -121,6 +121,15 @@ const greeting: Kind<GitGreeting, Greeting[]> = {
     const p = c.payload as { name?: unknown; text?: unknown } | undefined;
     return p?.name === c.address.slice("greeting/".length) && c.diff.every((d) => d.after === p?.text) ? [] : ["the payload is not the reviewed text"];
   },
+  gitProblems: (c, desired) => {
+    const g = desired.find((x) => addr(x.name) === c.address);
+    const text = (c.payload as { text?: unknown } | undefined)?.text;
+    return !g
+      ? ["git no longer asks for it"]
+      : text === g.text
+        ? []
+        : [`text: the plan writes ${JSON.stringify(text)}, git asks for ${JSON.stringify(g.text)}`];
+  },
   apply: (run) => ({
     write: async (c, core) => {
       const p = c.payload as unknown as { name: string; text: string };

@@ -57,7 +57,7 @@ export type Verdict =
 /** Statuses after which reads and PATCHes are sent again (README, Reliability). */
 export const RETRY_STATUS: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
 /** Statuses that say the request was turned away before any processing. */
-const BUSY_STATUS: ReadonlySet<number> = new Set([429, 503]);
+export const BUSY_STATUS: ReadonlySet<number> = new Set([429, 503]);
 
 export function retryAfterMs(header: string | undefined, now: number): number | undefined {
   const v = header?.trim();

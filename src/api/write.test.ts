@@ -18,6 +18,7 @@ const ANSWERS: Record<string, Reply> = {
   "409": { status: 409, body: JSON.stringify({ message: "already exists" }) },
   "412": { status: 412, body: JSON.stringify({ message: "precondition failed" }) },
   "429": { status: 429, body: "{}", headers: { "retry-after": "1" } },
+  "503": { status: 503, body: "" },
   "5xx": { status: 500, body: JSON.stringify({ message: "boom" }) },
   "socket before the write": { socket: "before" },
   "socket after the write": { socket: "after" },
@@ -27,7 +28,7 @@ const ANSWERS: Record<string, Reply> = {
 
 /** One write against a scripted network: `replies` answer its sends in turn (then 200s); `reads` answer
  *  its read-backs in turn ("landed", "not", or "fails"). */
-async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[], blockAt?: number, check?: "holds" | "undone" | "fails") {
+async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[], blockAt?: number, check?: "holds" | "undone" | "fails", alreadyAt?: number) {
   let t = 1_000_000;
   let tokenRequests = 0;
   let refreshFails = false;
@@ -71,6 +72,7 @@ async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[],
   const outcome: WriteOutcome<unknown> = await runWrite<unknown, null>(core, {
     guard: async () => {
       guards++;
+      if (guards === alreadyAt) return { already: "the service holds git's values" };
       return guards === blockAt ? { blocked: "blocked: changed by bob" } : { go: null };
     },
     request: () => ({ method: "POST", path: "/apis/policy-sets/v1/policy/ssp", body: { name: "x" }, kind: "write-once", schema: "SspUpdateResult" }),
@@ -205,5 +207,30 @@ describe("the write unit: the check after a write that landed", () => {
     expect({ kind: confirmed.outcome.kind, sends: confirmed.sends, checks: confirmed.checks }).toEqual({ kind: "overwritten", sends: 1, checks: 1 });
     const refused = await scenario([ANSWERS["409"] as Reply], [], undefined, "undone");
     expect({ kind: refused.outcome.kind, checks: refused.checks }).toEqual({ kind: "refused", checks: 0 });
+  });
+});
+
+describe("the write unit: a guard that finds the write's effect", () => {
+  it("before any send: already, nothing sent; after a 503 or 429 the service may have processed all the same: confirmed by reading back, never already", async () => {
+    const first = await scenario([], [], undefined, undefined, 1);
+    expect({ kind: first.outcome.kind, sends: first.sends, readBacks: first.readBacks }).toEqual({ kind: "already", sends: 0, readBacks: 0 });
+    for (const answer of ["503", "429"] as const) {
+      const s = await scenario([ANSWERS[answer] as Reply], ["landed"], undefined, "holds", 2);
+      expect({ kind: s.outcome.kind, sends: s.sends, guards: s.guards, readBacks: s.readBacks, checks: s.checks }).toEqual({
+        kind: "confirmed",
+        sends: 1,
+        guards: 2,
+        readBacks: 1,
+        checks: 1,
+      });
+      expect(s.outcome).toMatchObject({ why: `the service answered ${answer}` });
+    }
+    // The guard finds the effect, reading back does not: unknown, nothing sent again.
+    const unsure = await scenario([ANSWERS["503"] as Reply], ["not"], undefined, undefined, 2);
+    expect({ kind: unsure.outcome.kind, sends: unsure.sends }).toEqual({ kind: "unknown", sends: 1 });
+    if (unsure.outcome.kind === "unknown") expect(unsure.outcome.error.message).toMatch(/outcome unknown: the service answered 503 to a send of this write/);
+    // After a send whose answer was lost: the same.
+    const lost = await scenario([{ socket: "after" }], ["not", "landed"], undefined, undefined, 2);
+    expect({ kind: lost.outcome.kind, sends: lost.sends, readBacks: lost.readBacks }).toEqual({ kind: "confirmed", sends: 1, readBacks: 2 });
   });
 });

@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import { readBackReason, type Verdict } from "./classify.js";
+import { BUSY_STATUS, readBackReason, type Verdict } from "./classify.js";
 import { freshProgress, type ApiCore, type RequestSpec } from "./core.js";
 
 /** What one write came to, as data: the apply report and the approvals command put it in words, and
@@ -9,13 +9,16 @@ export type WriteOutcome<T> =
    *  again after it, when the write has a check). */
   | { kind: "done"; result: T; unchecked?: string }
   /** Nothing needed sending, or a first send met the write's effect made by someone else: the service
-   *  holds what the write asks for (`status`: the state found, where the resource has one). */
+   *  holds what the write asks for (`status`: the state found, where the resource has one). Never after
+   *  a send of this write reached the service: what it finds then is confirmed (read back). */
   | { kind: "already"; status?: string; why: string }
   /** An earlier send of this run may have landed and reading back shows that it did (`why`: what left
-   *  the outcome unknown). */
+   *  the outcome unknown: a lost answer, a 5xx, or a 429 or 503 the service may have processed all the
+   *  same). */
   | { kind: "confirmed"; status?: string; why: string; result: T; unchecked?: string }
-  /** The write landed, and reading the service right after it shows that someone else's write has
-   *  undone it (`reason`: what differs, who changed it and when). Never "done". */
+  /** The write landed, and reading the service right after it shows that someone else's write met it:
+   *  undid it, or came in the same round trip, and this write may have undone theirs (`reason`: what
+   *  differs or how the version moved, who changed it and when). Never "done". */
   | { kind: "overwritten"; reason: string; result: T }
   /** The guard found the resource changed since the plan: nothing (more) was sent for it. */
   | { kind: "blocked"; reason: string }
@@ -55,8 +58,9 @@ export interface Write<T, R> {
   /** The most sends that spend the budget (default: ApiCore.writeSends). */
   maxSends?: number;
   /** After the write landed (done, or confirmed by reading back): reads what the service holds now and
-   *  says, in words, what undid it (someone else's write since, with who and when), or undefined when
-   *  what it set still holds. A read that fails leaves the write done, saying it was not checked. */
+   *  says, in words, what undid it (someone else's write since, with who and when) or what it may have
+   *  undone (someone else's write in the same round trip), or undefined when what it set still holds and
+   *  nobody else wrote meanwhile. A read that fails leaves the write done, saying it was not checked. */
   check?(result: T): Promise<string | undefined>;
 }
 
@@ -78,6 +82,8 @@ function guardFailed(e: ApiError): ApiError {
  *  - 2xx: done. A 2xx that cannot be read, a lost answer, a 5xx: may have landed; read back before
  *    anything else, sent again (after the guard) only when the read says it did not land.
  *  - 429, 503, a connection refused before it was sent: not processed; the guard runs again, then the send.
+ *    A guard that then finds the write's effect after a 429 or 503 reads back: a service may process a
+ *    write and answer 503 or 429 all the same, so what it finds is confirmed, never "already".
  *  - A refusal (409, any 4xx, a 2xx with errors) of a write no earlier send of which may have landed:
  *    refused (`firstRefusal` says what a 409 means); after one that may have: read back. A 412 (the
  *    If-Match no longer holds; not processed) sends the write back to its guard, which reads again.
@@ -95,6 +101,10 @@ class WriteAttempt<T, R> {
   private mayHaveLanded = false;
   /** The error of the last send that may have landed and that no read-back has settled yet. */
   private unsettled: ApiError | undefined;
+  /** The answer of the last send of this write that reached the service: one whose outcome was unknown,
+   *  or a 429 or 503, which says "not processed" but may have been processed all the same. After it, a
+   *  guard that finds the write's effect is not "already": the effect may be this write's own. */
+  private reached: ApiError | undefined;
 
   constructor(
     private readonly core: ApiCore,
@@ -114,7 +124,7 @@ class WriteAttempt<T, R> {
       const g = await this.guard();
       if ("kind" in g) return g;
       if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
-      if ("already" in g) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}) };
+      if ("already" in g) return this.already(g);
       const spec = this.w.request(g.go);
       let v: Verdict;
       try {
@@ -146,6 +156,22 @@ class WriteAttempt<T, R> {
     }
   }
 
+  /** The guard finds what the write asks for in the service. Before any send reached it: already, nothing
+   *  was sent. After one did (a 503 or a 429 answered to a write the service processed all the same, an
+   *  answer lost): that send's effect, read back and confirmed, never "already"; when reading back does
+   *  not show it, the outcome is unknown. */
+  private async already(g: { already: string; status?: string }): Promise<WriteOutcome<T>> {
+    const reached = this.reached;
+    if (!reached) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}) };
+    const s = await this.settle(reached);
+    if (s) return s;
+    const message = `${readBackReason(reached)} to a send of this write, and the service holds what it asked for (${g.already}), but reading it back does not show the write's effect: run revsync plan to see`;
+    return {
+      kind: "unknown",
+      error: new ApiError({ method: reached.method, path: reached.path, status: reached.status, message: `outcome unknown: ${message}`, outcomeUnknown: true }),
+    };
+  }
+
   /** What an answer means for the write: an outcome, or undefined to guard and send again. */
   private async answered(v: Exclude<Verdict, { outcome: "ok" }>): Promise<WriteOutcome<T> | undefined> {
     if (v.outcome === "refused") {
@@ -165,7 +191,11 @@ class WriteAttempt<T, R> {
     if (v.outcome === "unknown") {
       this.mayHaveLanded = true;
       this.unsettled = v.err;
+      this.reached = v.err;
     }
+    // A 429 or 503 reached the service, which may have processed it all the same (a token refused, a
+    // connection refused before the send, did not).
+    if (v.outcome === "busy" && BUSY_STATUS.has(v.err.status)) this.reached = v.err;
     return undefined;
   }
 

@@ -5,7 +5,7 @@
 import type { ApiCore } from "../api/core.js";
 import type { WriteOutcome } from "../api/write.js";
 import { UserError } from "../errors.js";
-import type { Kind, KindApply, Registry, WriteResult } from "../kinds/kind.js";
+import { desiredOf, type DesiredState, type Kind, type KindApply, type Registry, type WriteResult } from "../kinds/kind.js";
 import { KINDS, kindOf } from "../kinds/registry.js";
 import { isApplied, type Change, type Plan } from "../plan/model.js";
 import type { FourEyesFacts } from "../shared/entries.js";
@@ -16,7 +16,8 @@ import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } fr
  *  report and the evidence record all count by: done, already (nothing needed sending), confirmed (by
  *  reading it back after an unknown outcome), blocked (changed since the plan), failed (refused, or
  *  anything else that stopped the step), unknown (may have landed; reading back could not tell),
- *  skipped (not attempted), overwritten (landed, and someone else's write undid it right after). */
+ *  skipped (not attempted), overwritten (landed, and met someone else's write to the same resource: theirs
+ *  undid it right after, or came in the same round trip, and this write may have undone it). */
 export const OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
@@ -77,6 +78,33 @@ export function checkPayloads(plan: Plan, kinds: Registry = KINDS): PayloadsChec
     );
   }
   return plan as PayloadsChecked;
+}
+
+/** A saved plan's writes against what git asks for now (`desired`: the policy files of the repo at hand,
+ *  as they are): each change the plan would write, by its kind, against git's entry at its address. A
+ *  plan made with --target holds only its targets' changes, so only they are compared; what git asks for
+ *  beyond the plan is not written (plan again shows it). Returns the problems, in words. */
+export function gitProblems(plan: Pick<Plan, "changes">, desired: DesiredState, kinds: Registry = KINDS): string[] {
+  return plan.changes.flatMap((c) => {
+    if (!isApplied(c)) return [];
+    const kind = kindOf(kinds, c.address);
+    const problems = kind ? kind.gitProblems(c, desiredOf(kind, desired), plan.changes) : ["revsync does not know this kind of address"];
+    return problems.map((what) => `${c.address} (${c.action}): ${what}`);
+  });
+}
+
+/** Refuses, before anything is sent, a saved plan any of whose writes is not what git asks for now: its
+ *  checksum proves nothing (anyone can compute it), and in CI the plan comes from a job the pull request
+ *  controls; git at the commit applied is what was reviewed and merged. */
+export function checkAgainstGit(plan: PayloadsChecked, desired: DesiredState, kinds: Registry = KINDS): PayloadsChecked {
+  const problems = gitProblems(plan, desired, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what git asks for now, so nothing was sent:\n  ${problems.join("\n  ")}`,
+      "a saved plan is applied only while the policy files ask for what it writes: run revsync plan again, review it, and apply that plan",
+    );
+  }
+  return plan;
 }
 
 /** Before anything is sent: the approver identity is another user than revsync's sign-in (an approver

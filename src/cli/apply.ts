@@ -1,7 +1,8 @@
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import type { ApiCore } from "../api/core.js";
 import {
   applyPlan,
+  checkAgainstGit,
   checkPayloads,
   readyToApply,
   reportEntry,
@@ -18,7 +19,8 @@ import { applyLine, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { pickView } from "../report/view.js";
 import { applyViews, type ApplyView } from "../report/views/apply.js";
 import { applySignals, type ApplySignals } from "./apply-signals.js";
-import { concurrencyOf, openClient, openEnv, openRepo } from "./context.js";
+import { changedPolicyFiles } from "../evidence/context.js";
+import { concurrencyOf, cwdOf, desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
@@ -89,10 +91,27 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
   return { flags, out, repo, env, planFile, saved, backend, evidence, core, signals, view };
 }
 
-/** The plan to apply: the saved one (checked when it was read; each write is checked against the service
- *  right before every send of it, after the prompt), or one made now, its payloads checked once. */
+/** An apply from a tree whose policy files differ from its commit: said on stderr, naming the files (the
+ *  evidence record says it too). What apply holds a saved plan to, or plans from, is the files as they are. */
+async function warnUncommitted(run: Run): Promise<void> {
+  const { repo, out, flags } = run;
+  const paths = [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."];
+  const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  if (!files.length) return;
+  const what = run.saved ? "holds the saved plan to them" : "plans from them";
+  out.warn(
+    `the policy files differ from ${commit ? `commit ${commit.slice(0, 12)}` : "the commit"}: ${files.join(", ")}; this apply ${what} as they are, not as committed`,
+  );
+}
+
+/** The plan to apply: the saved one (checked when it was read, and held to what git's policy files ask for
+ *  now; each write is checked against the service right before every send of it, after the prompt), or
+ *  one made now, its payloads checked once. */
 async function planToApply(run: Run): Promise<PayloadsChecked> {
-  const plan = run.saved ?? checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false }));
+  await warnUncommitted(run);
+  const plan = run.saved
+    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags))
+    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false }));
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
   return plan;

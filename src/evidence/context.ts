@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { relative, isAbsolute } from "node:path";
+import { realpathSync } from "node:fs";
+import { isAbsolute, join, relative } from "node:path";
 import type { CiContext } from "./record.js";
 
 function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
@@ -56,6 +57,71 @@ export async function uncommittedFiles(cwd: string, files: string[], env: NodeJS
     if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
   }
   return out;
+}
+
+/** A folder's real path (git names files by real paths), or the folder as given. */
+function realOr(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}
+
+/** What became of a file in the working tree, as `git status` says it (porcelain v2: XY, staged then not). */
+function changeWords(xy: string): string {
+  const c = xy[1] !== "." ? xy[1] : xy[0];
+  return c === "D" ? "deleted" : c === "A" ? "added" : c === "R" || c === "C" ? "renamed" : "modified";
+}
+
+/** The files read as policy (revsync.yaml's folder of policy files, values files) are these. */
+const POLICY_FILE = /\.(ya?ml|csv)$/i;
+
+/** The policy files that differ from the commit the repository is at, each with what differs, as paths
+ *  from `cwd`: under `paths` (revsync.yaml and the policies folder, from `root`), every file git holds
+ *  that is changed, added or deleted (staged or not), and the YAML and CSV files git does not hold
+ *  (untracked, or ignored). `commit`: the commit (null when git cannot tell, or there is none yet). Empty
+ *  when git cannot tell (no git, not a repository): one git process, two when something differs. */
+export async function changedPolicyFiles(
+  root: string,
+  paths: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ commit: string | null; files: string[] }> {
+  let status: string;
+  try {
+    const specs = paths.map((p) => `:(literal)${p}`);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env);
+  } catch {
+    return { commit: null, files: [] };
+  }
+  const entries = status.split("\0");
+  const oid = entries.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
+  const found: { path: string; what: string }[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
+    const other = /^([?!]) (.+)$/.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++; // its former path follows
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+  }
+  const commit = oid && oid !== "(initial)" ? oid : null;
+  if (!found.length) return { commit, files: [] };
+  // git names them from the repository's top folder, which may lie above revsync's.
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
+  } catch {
+    /* named from revsync's folder */
+  }
+  const from = realOr(cwd);
+  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { commit, files: found.map((f) => `${relative(from, join(top, f.path)) || f.path} (${f.what})`) };
 }
 
 const nonEmpty = (v: string | undefined): string | null => (v && v.trim() ? v : null);

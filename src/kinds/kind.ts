@@ -184,6 +184,11 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   /** What is wrong with a change's payload against its reviewed diff (a saved plan may have been edited):
    *  problems in words; none when it sends exactly what it shows. */
   payloadProblems(c: Change, changes: readonly Change[]): string[];
+  /** What is wrong with a saved plan's change against what git asks for now (`desired`: this kind's entries
+   *  of git, loaded as the run loads them): problems in words, each naming what differs; none when the
+   *  change writes what git asks for. A change git no longer asks for at all says so. A plan's checksum
+   *  is no signature: this, not the checksum, holds a saved plan to git (docs/security.md). */
+  gitProblems(c: Change, desired: readonly D[], changes: readonly Change[]): string[];
   /** Refuses, before anything is sent, a plan its writes cannot be made for (a write needs the user). */
   ready?(changes: readonly Change[], core: ApiCore): void;
   /** The order among the kind's own steps (`changes`: the kind's applied changes, in plan order). Kinds

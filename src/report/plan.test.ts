@@ -364,6 +364,6 @@ describe("apply's text report", () => {
     expect(failed).toContain("unknown approve  ssp/P2: m2");
     expect(failed).toContain("overwritten update   ssp/P3: m3");
     expect(failed).toContain("Apply finished with failures: 0 done, 1 blocked, 1 failed, 1 unknown, 0 skipped, 1 overwritten.");
-    expect(failed).toContain("Someone else's write undid a write of this apply right after it");
+    expect(failed).toContain("Someone else's write met a write of this apply (named above)");
   });
 });

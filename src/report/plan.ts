@@ -469,7 +469,9 @@ export function applyText(report: ApplyReport, out: Painter): string {
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
     );
   if (s.overwritten)
-    lines.push("Someone else's write undid a write of this apply right after it (named above): run `revsync plan` to see the service as it is now.");
+    lines.push(
+      "Someone else's write met a write of this apply (named above): run `revsync plan` to see the service as it is now; a change of theirs that this apply's write may have undone does not show there: read the service and ask them.",
+    );
   if (s.blocked > report.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
   else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))

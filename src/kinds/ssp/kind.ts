@@ -16,6 +16,7 @@ import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { planPreparers } from "./four-eyes.js";
+import { sspGitProblems } from "./git-check.js";
 import { batchPayload, createPayload, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
@@ -95,6 +96,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   preparers: planPreparers,
 
   payloadProblems: sspPayloadProblems,
+  gitProblems: (c, desired) => sspGitProblems(c, desired),
   // A batch's review after its policy exists (a policy this run creates: after every create of the run);
   // approve after review; the batch steps of one policy one after another: each moves the policy's
   // version, which the next one's If-Match names (sent at once, they would turn each other away with 412).

@@ -9,7 +9,7 @@ import { targeted } from "../../shared/address.js";
 import { envelopeWho } from "../../shared/who.js";
 import { changedItems, missingItem, shownEntry } from "../entries.js";
 import type { Unmanaged } from "../kind.js";
-import { show } from "../words.js";
+import { notGits, NOT_IN_GIT_NOW, show } from "../words.js";
 import type { DesiredTenantConfig } from "./files.js";
 import { shownUpdate, UPDATE_FIELDS, updatePayload } from "./write.js";
 
@@ -94,5 +94,22 @@ export function updateProblems(c: Change): string[] {
     else if (!sameJson(item[k], v)) out.push(`the payload's ${k} ${show(item[k])} is not the reviewed ${show(v)}`);
   }
   for (const k of Object.keys(item)) if (!fields.includes(k)) out.push(`the payload's ${k} is not a field of the update`);
+  return out;
+}
+
+/** A saved plan's update against git's file now: every field git sets is sent (and shown) with git's
+ *  value, and every field the update changes is one git sets. */
+export function updateAgainstGit(c: Change, desired: readonly DesiredTenantConfig[]): string[] {
+  const d = desired.find((x) => tenantAddress(x.name) === c.address);
+  if (!d) return [NOT_IN_GIT_NOW];
+  const item = (updatePayload(c)?.item ?? {}) as unknown as Record<string, unknown>;
+  const after = (c.after ?? {}) as Record<string, unknown>;
+  const spec = d.spec as Record<string, unknown>;
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(spec)) {
+    if (!sameJson(item[k], v)) out.push(notGits(k, item[k], v));
+    else if (k in after && !sameJson(after[k], v)) out.push(`${k}: the plan shows ${show(after[k])}, git asks for ${show(v)}`);
+  }
+  for (const x of c.diff) if (!(x.path in spec)) out.push(`${x.path}: the plan writes ${show(x.after)}, git no longer sets it`);
   return out;
 }

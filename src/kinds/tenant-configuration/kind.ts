@@ -10,7 +10,7 @@ import { valueAt } from "../../shared/normalize.js";
 import { envelopeWho } from "../../shared/who.js";
 import { fitSpec, newFile } from "../export-file.js";
 import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
-import { REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateProblems } from "./compare.js";
+import { REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateAgainstGit, updateProblems } from "./compare.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
 import { requireUser, TenantApply } from "./write.js";
@@ -57,6 +57,7 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
   unmanaged: unmanagedTenants,
 
   payloadProblems: (c) => updateProblems(c),
+  gitProblems: (c, desired) => updateAgainstGit(c, desired),
   ready: requireUser,
   apply: (run) => new TenantApply(run),
 

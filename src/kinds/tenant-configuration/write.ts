@@ -10,7 +10,7 @@ import type { TenantConfigurationEnvelope, TenantConfigurationUpdateBody, Tenant
 import type { Change, Payload } from "../../shared/entries.js";
 import { envelopeWho, whoWords } from "../../shared/who.js";
 import type { ApplyRun, KindApply, WriteResult } from "../kind.js";
-import { blocked, overwrittenWords, show, versionMoved } from "../words.js";
+import { blocked, concurrentWords, overwrittenWords, show, versionMoved, versionSteps } from "../words.js";
 import { UPDATABLE_TENANT_FIELDS } from "./files.js";
 import { tenantConfigurations } from "./service.js";
 
@@ -76,9 +76,9 @@ export function requireUser(changes: readonly Change[], core: ApiCore): void {
   }
 }
 
-/** What the guard gives each send: the body (rebuilt from its fresh read), the If-Match, and the fields as
- *  read right before it (for the read-back). */
-export type UpdateRead = { body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown> };
+/** What the guard gives each send: the body (rebuilt from its fresh read), the If-Match, and the fields and
+ *  the version_id as read right before it (for the read-back and the check after the write). */
+export type UpdateRead = { body: TenantConfigurationUpdateBody; ifMatch?: string; before?: Record<string, unknown>; version?: string | null };
 
 /** The guard: the fields git does not set go as the plan read them, so any change since (a field,
  *  version_id or last_modified_on) stops the write; a configuration that holds git's values already is
@@ -97,7 +97,8 @@ function updateGuard(c: Change, p: UpdatePayload, core: ApiCore, run: Pick<Apply
     if (moved.length) return blocked(`${c.address} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}`);
     const item = { ...Object.fromEntries(UPDATE_FIELDS.map((k) => [k, live[k]])), ...want } as unknown as TenantConfigurationUpdateItem;
     run.log(`${c.address}: read again just now, unchanged since the plan; sending the update`);
-    return { go: { body: updateBody({ ...p, item }, run.user, core.clock), before: live, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
+    const body = updateBody({ ...p, item }, run.user, core.clock);
+    return { go: { body, before: live, version: env.version_id ?? null, ...(env.version_id ? { ifMatch: env.version_id } : {}) } };
   };
 }
 
@@ -109,6 +110,7 @@ function updateGuard(c: Change, p: UpdatePayload, core: ApiCore, run: Pick<Apply
 export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>): Write<UpdateResult, UpdateRead> {
   let sent: Record<string, unknown> = {};
   let before: Record<string, unknown> | undefined;
+  let seen: { version: string | null | undefined; user: string } = { version: undefined, user: "" };
   const empty: UpdateResult = { compliance_id: id, compliance_details: [], error: [] };
   const read = async (): Promise<{ env?: TenantConfigurationEnvelope; live: Record<string, unknown> }> => {
     const env = (await tenantConfigurations.list(core)).find((x) => x.compliance_id === id);
@@ -120,6 +122,7 @@ export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>
     request: (r) => {
       sent = (r.body.compliance_spec[0] ?? {}) as unknown as Record<string, unknown>;
       before = r.before;
+      seen = { version: r.version, user: r.body.user_name };
       return tenantConfigurations.updateRequest(id, r.body, r.ifMatch);
     },
     result: (body) => (body as UpdateResult | undefined) ?? empty,
@@ -137,7 +140,9 @@ export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>
       const moved = Object.entries(sent)
         .filter(([k, v]) => live[k] !== null && live[k] !== undefined && !sameJson(live[k], v))
         .map(([k, v]) => `${k} ${JSON.stringify(v)} -> ${JSON.stringify(live[k])}`);
-      return moved.length ? overwrittenWords(envelopeWho(env), moved) : undefined;
+      if (moved.length) return overwrittenWords(envelopeWho(env), moved);
+      const steps = versionSteps(seen.version, env.version_id);
+      return steps !== undefined && steps > 1 ? concurrentWords(String(seen.version), String(env.version_id), envelopeWho(env), seen.user) : undefined;
     },
     firstRefusal: async (err) =>
       err.status === 412
