@@ -178,7 +178,7 @@ function reportLeft(ctx: Ctx, x: Awaited<ReturnType<typeof exportPlan>>, created
   const { plan, files, unnamed } = x;
   for (const s of plan.skipped) out.warn(s);
   for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
-  for (const r of plan.refused) out.error(r);
+  for (const r of plan.refused) out.error(r.message);
   // Left out of new files only: in a file git holds, a field the service does not show (or shows as a
   // number that is not comparable) keeps git's value.
   const keptInGit = (l: string): boolean => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
@@ -194,6 +194,17 @@ function reportLeft(ctx: Ctx, x: Awaited<ReturnType<typeof exportPlan>>, created
       `git has files for what the service does not hold, left as they are (plan shows each):\n  ${gitOnly.map((g) => `${g.address} (${ctx.shown(g.file)})`).join("\n  ")}`,
     );
   }
+}
+
+/** Why export left differences as they were, counted by reason: the words of its closing line. */
+function refusalWords(refused: ExportPlan["refused"]): string[] {
+  const n = (because: string): number => refused.filter((r) => r.because === because).length;
+  const words = [
+    ["shared", "difference another environment would see", "differences other environments would see"],
+    ["process", "value that comes from a process variable", "values that come from process variables"],
+    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"],
+  ] as const;
+  return words.filter(([b]) => n(b) > 0).map(([b, one, many]) => plural(n(b), one, many));
 }
 
 /** The closing lines, and the exit code: 1 when anything was left as it was for a problem. */
@@ -217,7 +228,7 @@ function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, 
   if (!failed) return 0;
   const failures = [
     plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-    plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
+    ...refusalWords(plan.refused),
     w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : "",
   ].filter(Boolean);
   out.error(

@@ -42,9 +42,15 @@ export interface ExportPlan {
   /** Variables of this environment's `vars:` (revsync.yaml) that take the service's value, in place
    *  of the `${VAR}` in a policy file that reads them (which stays). */
   vars: { name: string; value: unknown; what: string }[];
-  /** Differences export may not write (git's value comes from a variable other environments read too,
-   *  or lies in a file other environments read): left as they are, each with why. Export fails (exit 1). */
-  refused: string[];
+  /** Differences export may not write, left as they are, each with why (`message`) and the reason's
+   *  kind (`because`): the value lies in a file other environments read (`shared`), comes from a process
+   *  variable (`process`), or from variables export cannot set (`variable`). Export fails (exit 1). */
+  refused: Refusal[];
+}
+
+export interface Refusal {
+  message: string;
+  because: "shared" | "process" | "variable";
 }
 
 /** Where a `${NAME}` of a policy file takes its value in the environment export reads: this
@@ -155,7 +161,7 @@ function sharedWords(sharedWith: readonly string[]): string {
 /** A difference export may not write because other environments read the file: refused, named. */
 function refuseShared(ctx: VarContext, what: string): boolean {
   if (!ctx.sharedWith?.length) return false;
-  ctx.plan.refused.push(`${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`);
+  ctx.plan.refused.push({ message: `${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`, because: "shared" });
   return true;
 }
 
@@ -173,10 +179,11 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   }
   const rawValue = doc.getIn(path);
   const whole = typeof rawValue === "string" ? WHOLE_VAR.exec(rawValue) : null;
-  const refuse = (why: string): "refused" => {
-    ctx.plan.refused.push(
-      `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
-    );
+  const refuse = (why: string, because: Refusal["because"] = "variable"): "refused" => {
+    ctx.plan.refused.push({
+      message: `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
+      because,
+    });
     return "refused";
   };
   if (!whole) return refuse(`is built from ${refs.map((r) => `\${${r}}`).join(", ")} (export cannot split the service's value over them)`);
@@ -185,7 +192,7 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   if (home.kind === "shared") {
     const n = home.environments.length;
     const envs = n ? `, and environment${n === 1 ? "" : "s"} ${home.environments.join(", ")} read${n === 1 ? "s" : ""} it too` : "";
-    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
+    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`, "process");
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
   if (held && !sameJson(held.value, value)) {
@@ -380,7 +387,8 @@ function placeFile(f: ExportedFile, x: Placing): void {
   if (hit) x.matched.add(k);
   if (hit && read.broken.has(hit.file.file)) return;
   if (!hit) {
-    if (opts.sharedWith?.length) return void plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
+    if (opts.sharedWith?.length)
+      return void plan.refused.push({ message: `${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`, because: "shared" });
     plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address });
     for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
     return;
