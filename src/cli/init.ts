@@ -274,6 +274,21 @@ function pinnedIn(dir: string): unknown {
   }
 }
 
+/** How to install revsync into the repo before the next steps run it, unless it is installed there:
+ *  `npx revsync` where it is not installed looks the name up on the npm registry and runs whatever is
+ *  published under it, with the tenant's credentials in its environment. So the steps install the pin
+ *  first (package.json's, else the pin init found or was given) and run it with `npx --no --`, which
+ *  never fetches a package. */
+function installStep(dir: string, pinned: unknown, pin: string): string[] {
+  if (existsSync(join(dir, "node_modules", "revsync", "package.json"))) return [];
+  if (typeof pinned === "string" && pinned !== PLACEHOLDER)
+    return ["  npm install                             # installs the revsync package.json pins; commit package-lock.json"];
+  if (pinned === PLACEHOLDER) return ["  npm install                             # once devDependencies.revsync names a real pin (see above)"];
+  return [
+    `  npm install --save-dev "${pin}"${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`,
+  ];
+}
+
 /** What the repo's package.json pins now decides whether the recipes' install step can work: said when
  *  it cannot; then the next steps, and with --ci what the recipes need. */
 function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { written }: Outcome, flags: InitFlags, out: Output): void {
@@ -289,16 +304,15 @@ function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { writte
   } else if (pins && pinned === undefined) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin}"`);
   }
-  const next: string[] = [];
-  // npm install when this run wrote the pin; a repo whose package.json was there as it is has run it.
-  if (pins && pinned !== undefined && pinned !== PLACEHOLDER && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
-    next.push("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
+  // The steps, with how to install revsync first, for a new repo, or where this run wrote the pin.
+  const wrotePin = written.some((w) => w.endsWith("package.json") || w.includes(" in package.json"));
+  const next = !existing || wrotePin ? installStep(dir, pinned, pin) : [];
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
     next.push(`  export ${setVars.join(" ")}`);
-    next.push(`  npx revsync export                      # the tenant's current policies, as files in ${shape.policies}/`);
-    next.push("  npx revsync validate");
-    next.push("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
+    next.push(`  npx --no -- revsync export              # the tenant's policies, as files in ${shape.policies}/ (--no: npx never fetches a package)`);
+    next.push("  npx --no -- revsync validate");
+    next.push("  npx --no -- revsync plan --detailed-exitcode   # exit 0: git matches the service");
   }
   if (next.length) {
     out.out("");
