@@ -281,7 +281,7 @@ export function endpointWarnings(repo: Repo, name: string, env: NodeJS.ProcessEn
   }));
 }
 
-/** The lock an environment resolves to (docs/decisions.md, "One writer per environment"). A service on
+/** The lock an environment resolves to (docs/decisions.md, "One writer per tenant"). A service on
  *  loopback is reached from this machine alone, so a file of this machine is its lock; any other is
  *  reached from CI runners and laptops, so its lock is a ref of a git remote they all reach, and a
  *  file of one machine is refused for it. */

@@ -1,8 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { lockRef, withoutCredentials } from "./git-lock.js";
+import { tenantIdentity } from "../tenant.js";
+import { GitLock, lockRef, tenantLockRef, withoutCredentials } from "./git-lock.js";
 import { LocalLock, type ProcessSpace } from "./local-lock.js";
 import { acquireLock, LockHeld, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
@@ -132,5 +134,23 @@ describe("the git lock's names", () => {
     expect(withoutCredentials("fatal: unable to access 'https://gitlab-ci-token:glcbt-secret@gitlab.example/g/p.git/': 403")).toBe(
       "fatal: unable to access 'https://***@gitlab.example/g/p.git/': 403",
     );
+  });
+});
+
+describe("the git lock's remote, as this clone names it", () => {
+  it("says the remote's URL (a fork's origin is another repository), with credentials blanked; the ref is the tenant's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-gitlock-"));
+    try {
+      execFileSync("git", ["init", "-q", dir]);
+      execFileSync("git", ["-C", dir, "remote", "add", "origin", "https://ci:hunter2@git.example.com/fork/policies.git"]);
+      const ref = tenantLockRef(tenantIdentity("https://Revenue.example.com/", "acme"));
+      expect(ref).toMatch(/^refs\/revsync\/tenant-locks\/revenue\.example\.com-acme-[0-9a-f]{16}$/);
+      const lock = new GitLock({ cwd: dir, remote: "origin", environment: "production", ref, env: process.env });
+      expect(await lock.describe()).toBe(`git remote origin (https://***@git.example.com/fork/policies.git), ref ${ref}`);
+      // Legacy: the ref an earlier revsync named by the environment.
+      expect(new GitLock({ cwd: dir, remote: "origin", environment: "production", env: process.env }).ref).toBe("refs/revsync/locks/production");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
