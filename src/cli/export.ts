@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ApiCore } from "../api/core.js";
 import { environmentNames, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
@@ -12,7 +12,7 @@ import { checkTargets } from "../plan/targets.js";
 import { unknownNotes } from "../shared/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
-import { editUserFile, fileError, realPathInside } from "../user-files.js";
+import { editUserFile, fileError, READ_CAPS, readUserFile, realPathInside, type PathWords } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -41,18 +41,19 @@ function filesUnder(dir: string): Set<string> {
   return out;
 }
 
-/** The policy files the folder holds, each document's value read with the environment's variables. */
-function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3]): GitFile[] {
+/** The policy files the folder holds, each document's value read with the environment's variables; only
+ *  files that really lie inside `inside` (links followed), regular files within the cap. */
+function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3], inside: { folder: string; words?: PathWords }): GitFile[] {
   if (!existsSync(dir)) return [];
   return listYamlFiles(dir).flatMap((abs): GitFile[] => {
     let text: string;
     try {
-      text = readFileSync(abs, "utf8");
+      text = readUserFile(abs, READ_CAPS.text, inside);
     } catch {
       return []; // validate says why; export does not write over what it cannot read
     }
     const values: unknown[] = [];
-    for (const src of readYamlFile(abs, abs, [], vars)) if (!src.unresolved?.size) values[src.index] = src.value;
+    for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values[src.index] = src.value;
     return [{ file: posixOf(relative(dir, abs)), text, values }];
   });
 }
@@ -67,6 +68,8 @@ interface Ctx {
   dir: string;
   /** A path of the folder as the user is shown it. */
   shown: (file: string) => string;
+  /** The folder files are read and written inside: the policy repo, or the --dir folder outside it. */
+  inside: { folder: string; words: PathWords };
   readValues: (file: string) => string | undefined;
 }
 
@@ -101,7 +104,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   let git: GitFile[];
   try {
     taken = filesUnder(dir);
-    git = gitFiles(dir, varsFor(env, envOf(flags)));
+    git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
@@ -123,9 +126,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
  *  written file's first line refers to, and revsync.yaml where a variable takes a new value. */
 function whatToWrite(ctx: Ctx, plan: ExportPlan) {
   const { out, repo, env, dir } = ctx;
-  const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
-  const base = dirInRepo ? repo.root : dir;
-  const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${ctx.shown(".")}` };
+  const { folder: base, words } = ctx.inside;
   const outside = plan.writes.filter((w) => {
     try {
       realPathInside(base, join(dir, w.file), words);
@@ -145,7 +146,7 @@ function whatToWrite(ctx: Ctx, plan: ExportPlan) {
   });
   let configText: string | undefined;
   if (plan.vars.length) {
-    const before = readFileSync(repo.configFile, "utf8");
+    const before = readUserFile(repo.configFile, READ_CAPS.text);
     const after = setEnvironmentVars(before, env.name, plan.vars);
     if (after !== before) configText = after;
   }
@@ -245,14 +246,22 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   const dir = resolve(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
+  const inside = {
+    folder: dirInRepo ? repo.root : dir,
+    words: {
+      show: (p: string): string => relative(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${relative(out.io.cwd, dir) || "."}`,
+    },
+  };
   const readValues = (file: string): string | undefined => {
     try {
-      return readFileSync(join(dir, file), "utf8");
+      return readUserFile(join(dir, file), READ_CAPS.values, inside);
     } catch {
       return undefined;
     }
   };
-  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues };
+  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues, inside };
   try {
     const x = await exportPlan(ctx, core);
     const w = whatToWrite(ctx, x.plan);

@@ -8,7 +8,7 @@ import { UserError } from "../errors.js";
 import { urlCredentials } from "../api/http.js";
 import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
-import { realPathInside, writeUserFile } from "../user-files.js";
+import { fileError, READ_CAPS, readUserFile, realPathInside, writeUserFile } from "../user-files.js";
 import type { Output } from "./output.js";
 
 export interface InitFlags {
@@ -197,7 +197,7 @@ function checkFlags(flags: InitFlags): string {
 /** The repo's revsync.yaml (kept unless --force) or a new one, and what the other files depend on in it. */
 function readConfig(dir: string, where: string, envName: string, flags: InitFlags, out: Output): { existing?: string; configText: string; shape: RepoShape } {
   const configPath = join(dir, "revsync.yaml");
-  const existing = existsSync(configPath) && !flags.force ? readFileSync(configPath, "utf8") : undefined;
+  const existing = existsSync(configPath) && !flags.force ? readRepoFile(configPath) : undefined;
   const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
@@ -245,7 +245,7 @@ function writeFiles({ dir, where, pin }: Scaffold, files: Map<string, string>, f
   const outcome: Outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text] of files) {
     const path = join(dir, name);
-    const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
+    const current = existsSync(path) ? readRepoFile(path) : undefined;
     const merged = current !== undefined && current !== text && !flags.force ? mergeInto(name, current, flags.pin, pin) : undefined;
     if (current === text || (merged && merged.text === current)) outcome.unchanged.push(name);
     else if (merged) {
@@ -264,10 +264,20 @@ function writeFiles({ dir, where, pin }: Scaffold, files: Map<string, string>, f
   return outcome;
 }
 
+/** A file of the repo init adds to (revsync.yaml, .gitignore, package.json…): a regular file within the
+ *  cap of hand-written text, or a plain error naming it. */
+function readRepoFile(path: string): string {
+  try {
+    return readUserFile(path, READ_CAPS.text);
+  } catch (e) {
+    throw fileError("read", path, e);
+  }
+}
+
 /** The revsync that the repo's package.json pins now (undefined: none, or no package.json). */
 function pinnedIn(dir: string): unknown {
   try {
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies?: object; devDependencies?: object };
+    const pkg = JSON.parse(readRepoFile(join(dir, "package.json"))) as { dependencies?: object; devDependencies?: object };
     return ({ ...pkg.dependencies, ...pkg.devDependencies } as Record<string, unknown>).revsync;
   } catch {
     return undefined;

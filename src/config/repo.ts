@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { PolicyProblems, UserError } from "../errors.js";
 import { interpolateString, signInProblem, variablesIn, type Interpolated, type VarSource, type VarValue } from "./interpolate.js";
 import { SIGN_IN_VARIABLES } from "../api/auth.js";
@@ -305,14 +305,27 @@ function lockSetting(name: string, raw: EnvironmentConfig["lock"], remote: strin
   return { kind: "git", remote: "origin" };
 }
 
+/** The folder a repo's files are read inside (docs/decisions.md, "Files revsync reads"): the policy repo,
+ *  links followed, so that a file that is a link out of it (to /dev/zero, to another repo) is refused and
+ *  named; a folder revsync.yaml names outside the repo (`policies: ../shared`) is its own. */
+export function readInside(repo: Repo, dir: string): { folder: string; words: { show: (p: string) => string; folderName: string } } {
+  const rel = relative(repo.root, dir);
+  const inRepo = !rel.startsWith("..") && !isAbsolute(rel);
+  return {
+    folder: inRepo ? repo.root : dir,
+    words: { show: (p) => relative(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${relative(repo.cwd, dir) || "."}` },
+  };
+}
+
 /** The documents of the policies folder's YAML files, each of a kind the registry knows (`kinds`); one
  *  of no kind, or of another, is a problem at its `kind:`. */
 function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], diagnostics: Diagnostic[]): PolicyDoc[] {
   const docs: PolicyDoc[] = [];
   const known = kinds.map((k) => k.fileKind);
+  const inside = readInside(repo, repo.policiesDir);
   for (const abs of listYamlFiles(repo.policiesDir)) {
     const shown = relative(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });

@@ -3,6 +3,7 @@ import { chmodSync, linkSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, 
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { tenantIdentity } from "../tenant.js";
+import { READ_CAPS, readFailure, readUserFile } from "../user-files.js";
 import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
 /** Which running system a process belongs to, where the system says (Linux): the boot and the pid
@@ -98,10 +99,12 @@ export class LocalLock implements LockBackend {
   private read(): Stored | undefined {
     let text: string;
     try {
-      text = readFileSync(this.path, "utf8");
+      // A regular file of a lock record's size: anyone may add a name to this folder (a FIFO there must
+      // not hang apply, a device not fill its memory).
+      text = readUserFile(this.path, READ_CAPS.lock);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw new LockUnavailable(`cannot read the lock ${this.path}: ${(e as Error).message}`);
+      throw new LockUnavailable(`cannot read the lock ${this.path}: ${readFailure(e)}`);
     }
     try {
       return JSON.parse(text) as Stored;

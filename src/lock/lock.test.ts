@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -120,6 +120,22 @@ describe("LocalLock: a file of this machine", () => {
       expect(await lock().release(rebooted.taken.id)).toBe("released");
       expect(await lock().holder()).toBeUndefined();
       expect(await lock().release(rebooted.taken.id)).toBe("free");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("LocalLock: what may lie at its name", () => {
+  it("a FIFO or a link to a device at the lock's name (anyone may add one to the folder) is refused, never read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-lock-fifo-"));
+    try {
+      const lock = new LocalLock(dir, { baseUrl: "http://127.0.0.1:4010", realm: "demo" });
+      execFileSync("mkfifo", [lock.path]);
+      await expect(lock.take(request())).rejects.toThrow(`cannot read the lock ${lock.path}: it is a named pipe (FIFO), not a regular file`);
+      rmSync(lock.path);
+      symlinkSync("/dev/zero", lock.path);
+      await expect(lock.holder()).rejects.toThrow("it is a character device, not a regular file");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
