@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FileRefused, READ_CAPS, readUserFileBytes } from "./user-files.js";
+import { FileRefused, READ_CAPS, readUserFileBytes, realPathInside } from "./user-files.js";
 
 describe("reading a file a user, a repo or a CI gives revsync", () => {
   it("a regular file within its cap is read; over the cap it is refused before it is read; a device or a folder by its type", () => {
@@ -31,6 +31,19 @@ describe("reading a file a user, a repo or a CI gives revsync", () => {
       expect(() => readUserFileBytes(join(dir, "z.yaml"), 1024, { folder: dir, words: { folderName: "the policy repo" } })).toThrow(
         `${join(dir, "z.yaml")} is a symbolic link to /dev/zero, outside the policy repo: nothing is read through it`,
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a write's path is checked for its length before it is written", () => {
+  it("a name over 255 bytes or a path over 4095 is refused, naming it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-long-"));
+    try {
+      expect(() => realPathInside(dir, join(dir, `${"é".repeat(128)}.csv`))).toThrow(/is 260 bytes, over the 255 a file name may have/);
+      expect(() => realPathInside(dir, join(dir, ...Array(20).fill("x".repeat(220)), "a.csv"))).toThrow(/over the 4095 a path may have/);
+      expect(realPathInside(dir, join(dir, `${"q".repeat(250)}.csv`))).toMatch(/q{250}\.csv$/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -75,9 +75,33 @@ export function realPathInsideToRead(folder: string, path: string, words: PathWo
   return pathInside(folder, path, words, "read");
 }
 
+/** A path that leads out of the folder it belongs to (a link, or `..`): refused, nothing read or written. */
+export class PathOutside extends UserError {
+  constructor(message: string, hint?: string) {
+    super(message, hint);
+    this.name = "PathOutside";
+  }
+}
+
+/** The most a file name holds (NAME_MAX) and a path (PATH_MAX, less its NUL), in bytes, on the systems
+ *  revsync runs on: a longer one fails only once it is written, so a write is checked for it first. */
+const NAME_MAX = 255;
+const PATH_MAX = 4095;
+
+/** Why a path cannot be written by its length, if it cannot. */
+function tooLong(abs: string): string | undefined {
+  const long = abs.split(sep).find((part) => Buffer.byteLength(part) > NAME_MAX);
+  if (long !== undefined)
+    return `the name ${JSON.stringify(`${long.slice(0, 40)}…`)} is ${Buffer.byteLength(long)} bytes, over the ${NAME_MAX} a file name may have`;
+  if (Buffer.byteLength(abs) > PATH_MAX) return `the path is ${Buffer.byteLength(abs)} bytes, over the ${PATH_MAX} a path may have`;
+  return undefined;
+}
+
 function pathInside(folder: string, path: string, words: PathWords, action: "read" | "write"): string {
   const show = words.show ?? ((p: string) => p);
   const not = action === "write" ? "not written" : "not read";
+  const long = action === "write" ? tooLong(resolve(path)) : undefined;
+  if (long) throw new UserError(`cannot write ${show(resolve(path))}: ${long}`);
   const top = resolve(folder);
   const abs = resolve(path);
   const name = words.folderName ?? show(top);
@@ -91,7 +115,7 @@ function pathInside(folder: string, path: string, words: PathWords, action: "rea
   }
   if (within(root, real)) return real;
   const rel = relative(top, abs);
-  if (rel.startsWith("..") || isAbsolute(rel)) throw new UserError(`${show(abs)} lies outside ${name}: ${not}`);
+  if (rel.startsWith("..") || isAbsolute(rel)) throw new PathOutside(`${show(abs)} lies outside ${name}: ${not}`);
   let at = top;
   for (const part of rel.split(sep)) {
     at = join(at, part);
@@ -103,13 +127,13 @@ function pathInside(folder: string, path: string, words: PathWords, action: "rea
     }
     const target = link ? realOf(at) : undefined;
     if (target !== undefined && !within(root, target)) {
-      throw new UserError(
+      throw new PathOutside(
         `${show(at)} is a symbolic link to ${target}, outside ${name}: nothing is ${action === "write" ? "written" : "read"} through it${at === abs ? "" : ` (${show(abs)} ${not})`}`,
         "point the link inside the folder, or put the file or folder itself in its place",
       );
     }
   }
-  throw new UserError(`${show(abs)} lies outside ${name}: ${not}`);
+  throw new PathOutside(`${show(abs)} lies outside ${name}: ${not}`);
 }
 
 /** The most revsync reads of each kind of file (docs/decisions.md, "Files revsync reads"): a file over

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -94,3 +94,61 @@ function yamlFiles(dir: string): string[] {
     e.isDirectory() ? yamlFiles(join(dir, e.name)) : /\.ya?ml$/.test(e.name) ? [join(dir, e.name)] : [],
   );
 }
+
+describe("names too long for a file name", () => {
+  it("a batch named 'Q' x 250 and a policy of 300 characters: short unique file names, the names whole in the YAML, every file reported; plan after is No changes", async () => {
+    const state: any = await emu.admin("GET", "state");
+    const ssp = state.tenants[0].ssp;
+    const hw = ssp.find((p: any) => p.compliance_name === "Hardware SSP");
+    const batch = hw.batches.find((b: any) => b.status === "approved");
+    hw.batches.push({ ...structuredClone(batch), batch_name: "Q".repeat(250), name: "Q".repeat(250) });
+    const long = `${"Long Policy ".repeat(25)}End`; // 303 characters
+    const copy = structuredClone(ssp.find((p: any) => p.compliance_name === "Software Subscriptions SSP"));
+    copy.compliance_name = long;
+    copy.item.name = long;
+    copy.compliance_id = "SSP-LONG-ID";
+    copy.item.hierarchy_no = 77;
+    ssp.push(copy);
+    await emu.admin("POST", "reset", { state });
+    const dir = repo("{ contra_account: MJ-CONTRA-000 }", {});
+    const e = await cli(["export"], { cwd: dir, env: DEMO_ENV });
+    expect(e.stderr).toBe("");
+    expect(e.code).toBe(0);
+    const files = yamlFiles(join(dir, "policies"));
+    const csvs = readdirSync(join(dir, "policies", "ssp", "values"));
+    // Every file written is reported, the tenant configuration's too.
+    const reported = [...e.stdout.matchAll(/^wrote (\S+)/gm)].map((m) => m[1] as string).filter((f) => !f.startsWith(".revsync/"));
+    expect(reported.sort()).toEqual([...files.map((f) => f.slice(dir.length + 1)), ...csvs.map((c) => `policies/ssp/values/${c}`)].sort());
+    expect(files.map((f) => f.slice(dir.length + 1))).toContain("policies/default-tenant-configuration.yaml");
+    for (const name of [...files.map((f) => f.split("/").pop() as string), ...csvs]) expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255);
+    const longFile = files.find((f) => readFileSync(f, "utf8").includes(long)) as string;
+    expect(longFile).toMatch(/\/ssp\/long-policy-long-policy-[a-z-]+-[0-9a-f]{8}\.yaml$/);
+    expect(readFileSync(join(dir, "policies", "ssp", "hardware-ssp.yaml"), "utf8")).toContain(`- name: ${"Q".repeat(250)}\n`);
+    const qValues = /values: (values\/hardware-ssp-q+-[0-9a-f]{8}\.csv)\n/.exec(readFileSync(join(dir, "policies", "ssp", "hardware-ssp.yaml"), "utf8"));
+    expect(qValues?.[1]).toBeDefined();
+    expect(csvs).toContain((qValues?.[1] as string).slice("values/".length));
+    const p = await cli(["plan", "--detailed-exitcode"], { cwd: dir, env: DEMO_ENV });
+    expect(p.stdout).toMatch(/^No changes\./);
+    expect(p.code).toBe(0);
+  });
+
+  it("every path is checked before anything is written: a policy file whose values cannot be written is held back with them, the rest written and reported", async () => {
+    const dir = repo("{ contra_account: MJ-CONTRA-000 }", {});
+    const outside = mkdtempSync(join(tmpdir(), "revsync-outside-"));
+    dirs.push(outside);
+    mkdirSync(join(dir, "policies", "ssp"), { recursive: true });
+    symlinkSync(outside, join(dir, "policies", "ssp", "values"));
+    const e = await cli(["export"], { cwd: dir, env: DEMO_ENV });
+    expect(e.code).toBe(1);
+    expect(e.stderr).toMatch(
+      /policies\/ssp\/values is a symbolic link to \S+, outside the policy repo: nothing is written through it \(policies\/ssp\/values\/hardware-ssp-fy26-h1\.csv not written\) \(values of ssp\/Hardware SSP\)/,
+    );
+    expect(e.stderr).toContain("policies/ssp/hardware-ssp.yaml not written (ssp/Hardware SSP): it goes with policies/ssp/values/");
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(join(dir, "policies", "ssp", "hardware-ssp.yaml"))).toBe(false);
+    // What has no values files is written, and reported.
+    expect(e.stdout).toContain("wrote policies/default-tenant-configuration.yaml\n");
+    expect(existsSync(join(dir, "policies", "default-tenant-configuration.yaml"))).toBe(true);
+    expect(e.stderr).toMatch(/export left 6 files outside the folder, 3 files held back with them as they were \(listed above\); the rest was written/);
+  });
+});

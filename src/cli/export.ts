@@ -12,7 +12,7 @@ import { checkTargets } from "../plan/targets.js";
 import { unknownNotes } from "../shared/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
-import { editUserFile, fileError, READ_CAPS, readUserFile, realPathInside, type PathWords } from "../user-files.js";
+import { editUserFile, fileError, PathOutside, READ_CAPS, readUserFile, realPathInside, type PathWords } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -120,23 +120,44 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
 }
 
-/** What export writes: the files that change (a write of what a file holds already is no write), none
- *  outside the policy repo or the folder --dir names when that lies outside it (realPathInside, links
- *  followed: a values path of git's own, or a link, that leads out is refused and named), the schemas a
- *  written file's first line refers to, and revsync.yaml where a variable takes a new value. */
-function whatToWrite(ctx: Ctx, plan: ExportPlan) {
-  const { out, repo, env, dir } = ctx;
+/** Every write checked before any is made: where it lies (realPathInside, links followed: none outside
+ *  the policy repo or the folder --dir names when that lies outside it) and whether its name and path
+ *  fit the file system. One that fails is named and not written, and holds back the writes of its group
+ *  (a policy file and the new values files it names), so that no file names a file that is not there. */
+function checkWrites(ctx: Ctx, plan: ExportPlan): { outside: ExportPlan["writes"]; unwritable: ExportPlan["writes"]; heldBack: ExportPlan["writes"] } {
+  const { out, dir } = ctx;
   const { folder: base, words } = ctx.inside;
-  const outside = plan.writes.filter((w) => {
+  const outside: ExportPlan["writes"] = [];
+  const unwritable: ExportPlan["writes"] = [];
+  for (const w of plan.writes) {
     try {
       realPathInside(base, join(dir, w.file), words);
-      return false;
     } catch (e) {
-      out.error(`${(e as Error).message} (${w.what})`);
-      return true;
+      const message = (e as Error).message;
+      out.error(`${message} (${w.what})`);
+      (e instanceof PathOutside ? outside : unwritable).push(w);
     }
-  });
-  const writes = plan.writes.filter((w) => !outside.includes(w) && ctx.readValues(w.file) !== w.text);
+  }
+  const failed = [...outside, ...unwritable];
+  const heldBack: ExportPlan["writes"] = [];
+  for (const w of plan.writes) {
+    const cause = w.group === undefined || failed.includes(w) ? undefined : failed.find((f) => f.group === w.group);
+    if (!cause) continue;
+    out.error(`${ctx.shown(w.file)} not written (${w.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
+    heldBack.push(w);
+  }
+  return { outside, unwritable, heldBack };
+}
+
+/** What export writes: the files that change (a write of what a file holds already is no write) that
+ *  pass checkWrites, the schemas a written file's first line refers to, and revsync.yaml where a
+ *  variable takes a new value. */
+function whatToWrite(ctx: Ctx, plan: ExportPlan) {
+  const { repo, env, dir } = ctx;
+  const { folder: base, words } = ctx.inside;
+  const { outside, unwritable, heldBack } = checkWrites(ctx, plan);
+  const left = new Set([...outside, ...unwritable, ...heldBack]);
+  const writes = plan.writes.filter((w) => !left.has(w) && ctx.readValues(w.file) !== w.text);
   // The schemas are written only when a file export writes names them in its first line (a new file
   // does; a file git holds keeps its own reference, say to a schemas folder of its own).
   const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
@@ -150,7 +171,7 @@ function whatToWrite(ctx: Ctx, plan: ExportPlan) {
     const after = setEnvironmentVars(before, env.name, plan.vars);
     if (after !== before) configText = after;
   }
-  return { writes, outside, needsSchemas, configText, base, words };
+  return { writes, outside, unwritable, heldBack, needsSchemas, configText, base, words };
 }
 
 /** The lines of what was (or, with --dry-run, would be) written. */
@@ -211,7 +232,7 @@ function refusalWords(refused: ExportPlan["refused"]): string[] {
 /** The closing lines, and the exit code: 1 when anything was left as it was for a problem. */
 function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, schemas: string[]): number {
   const { out, flags, repo } = ctx;
-  const failed = plan.broken.length + plan.refused.length + w.outside.length;
+  const failed = plan.broken.length + plan.refused.length + w.outside.length + w.unwritable.length + w.heldBack.length;
   const newFiles = w.writes.filter((x) => x.created).length;
   const total = w.writes.length + schemas.length + (w.configText !== undefined ? 1 : 0);
   if (!total && !failed) {
@@ -231,11 +252,29 @@ function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, 
     plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
     ...refusalWords(plan.refused),
     w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : "",
+    w.unwritable.length ? plural(w.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
+    w.heldBack.length ? plural(w.heldBack.length, "file held back with them", "files held back with them") : "",
   ].filter(Boolean);
   out.error(
     `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
   );
   return 1;
+}
+
+/** Writes the files, values files first (so that a policy file never names one not yet written); a
+ *  failure (a full disk) stops, saying what was written before it. */
+function writeAll(ctx: Ctx, w: ReturnType<typeof whatToWrite>): { written: ReturnType<typeof whatToWrite>["writes"]; error: Error } | undefined {
+  const written: ReturnType<typeof whatToWrite>["writes"] = [];
+  const order = [...w.writes.filter((f) => f.file.endsWith(".csv")), ...w.writes.filter((f) => !f.file.endsWith(".csv"))];
+  try {
+    for (const f of order) {
+      editUserFile(join(ctx.dir, f.file), f.text, w.base, w.words);
+      written.push(f);
+    }
+  } catch (e) {
+    return { written, error: e as Error };
+  }
+  return undefined;
 }
 
 /** revsync export: the service's policies as policy files. Into a folder that holds policy files
@@ -267,7 +306,15 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
     const w = whatToWrite(ctx, x.plan);
     const schemas = w.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     if (!flags.dryRun) {
-      for (const f of w.writes) editUserFile(join(dir, f.file), f.text, w.base, w.words);
+      const stopped = writeAll(ctx, w);
+      if (stopped) {
+        // Every file written before the failure is reported, and plan shows what is left.
+        reportWrites(ctx, { ...x.plan, vars: [] }, { ...w, writes: stopped.written }, []);
+        out.error(
+          `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`,
+        );
+        return 1;
+      }
       if (w.needsSchemas) writeRepoSchemas(repo.root, false);
       if (w.configText !== undefined) editUserFile(repo.configFile, w.configText, repo.root, { ...w.words, folderName: "the policy repo" });
     }
