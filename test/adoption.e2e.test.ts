@@ -46,7 +46,7 @@ describe("adopting an existing tenant", () => {
       expect(pinned.stdout).toContain("\n  npx --no -- revsync validate\n");
       // Without a pin init knows (this clone's origin is a path on this machine, or none), the install
       // step names the placeholder and how to fill it; every step runs revsync with npx --no.
-      expect(bare.stdout).toMatch(/\n {2}npm install --save-dev "(git\+[^"]+)" +# (pins revsync in package\.json|fill in the git URL and tag of your revsync)/);
+      expect(bare.stdout).toMatch(/\n {2}npm install --save-dev '(git\+[^']+)' +# (pins revsync in package\.json|fill in the git URL and tag of your revsync)/);
       expect(bare.stdout.indexOf("npm install --save-dev")).toBeLessThan(bare.stdout.indexOf("npx --no -- revsync export"));
       const settings = JSON.parse(readFileSync(join(dir, ".vscode/settings.json"), "utf8"));
       expect(settings["yaml.schemas"]["./.revsync/schemas/policy-file.schema.json"]).toEqual([
@@ -205,7 +205,7 @@ describe("targets mean what they say", () => {
     for (const cmd of [["plan"], ["apply", "--auto-approve"], ["drift"]]) {
       const r = await run([...cmd, "--target", "ssp/hardware ssp", "--target", "ssp/Nope"]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('"ssp/hardware ssp": did you mean "ssp/Hardware SSP"?');
+      expect(r.stderr).toContain(`"ssp/hardware ssp": did you mean --target 'ssp/Hardware SSP'?`);
       expect(r.stderr).toContain('"ssp/Nope"');
       expect(r.stdout).toBe("");
     }

@@ -9,6 +9,7 @@ import { urlCredentials } from "../api/http.js";
 import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
 import { fileError, READ_CAPS, readUserFile, realPathInside, writeUserFile } from "../user-files.js";
+import { shellQuote } from "../shell-quote.js";
 import type { Output } from "./output.js";
 
 export interface InitFlags {
@@ -295,7 +296,7 @@ function installStep(dir: string, pinned: unknown, pin: string): string[] {
     return ["  npm install                             # installs the revsync package.json pins; commit package-lock.json"];
   if (pinned === PLACEHOLDER) return ["  npm install                             # once devDependencies.revsync names a real pin (see above)"];
   return [
-    `  npm install --save-dev "${pin}"${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`,
+    `  npm install --save-dev ${shellQuote(pin)}${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`,
   ];
 }
 
@@ -312,7 +313,7 @@ function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { writte
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`,
     );
   } else if (pins && pinned === undefined) {
-    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin}"`);
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
   // The steps, with how to install revsync first, for a new repo, or where this run wrote the pin.
   const wrotePin = written.some((w) => w.endsWith("package.json") || w.includes(" in package.json"));
@@ -327,7 +328,7 @@ function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { writte
   if (next.length) {
     out.out("");
     out.out("Next:");
-    if (where !== ".") out.out(`  cd ${where}`);
+    if (where !== ".") out.out(`  cd ${shellQuote(where)}`);
     for (const line of next) out.out(line);
   }
   if (flags.ci) {

@@ -8,7 +8,7 @@ import { ciContext } from "../evidence/context.js";
 import type { EvidenceLock } from "../evidence/record.js";
 import { GitLock, tenantLockRef } from "../lock/git-lock.js";
 import { LocalLock } from "../lock/local-lock.js";
-import { acquireLock, holderWords, RenamedLock, type LockBackend, type LockHolder } from "../lock/lock.js";
+import { acquireLock, holderWords, RenamedLock, unlockCommand, type LockBackend, type LockHolder } from "../lock/lock.js";
 import { tenantIdentity } from "../tenant.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { pickView } from "../report/view.js";
@@ -144,7 +144,7 @@ function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnTy
     }),
     async release(out) {
       if (released) return;
-      const unlock = `revsync unlock --env ${env.name} ${held.holder.id}`;
+      const unlock = unlockCommand(env.name, held.holder.id);
       try {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
@@ -241,7 +241,7 @@ async function mayRelease(flags: LockCommandFlags, out: Output, environment: str
   if (!out.interactive)
     throw new UserError(
       `unlock releases the lock of another apply of environment ${env}: without a terminal to confirm on, it needs --force; nothing was released`,
-      `release a lock only once you know its apply no longer runs: revsync unlock --env ${environment} ${holder.id} --force`,
+      `release a lock only once you know its apply no longer runs: ${unlockCommand(environment, holder.id, true)}`,
     );
   out.info(`The lock of environment ${env} is held by ${holderWords(holder, Date.now(), environment)}.`);
   const yes = await askYes(out, "Release it? An apply that still runs would then write beside the next one. Only 'yes' will be accepted: ");

@@ -1,5 +1,6 @@
 import { formatDuration } from "../duration.js";
 import { UserError } from "../errors.js";
+import { shellQuote } from "../shell-quote.js";
 
 /** Who holds an environment's lock, as every waiter is shown it: never a secret (no token, no password,
  *  no URL with credentials), so that it can be printed, stored in a git remote and kept in evidence. */
@@ -57,6 +58,11 @@ export class LockUnavailable extends UserError {
   }
 }
 
+/** The command that releases a lock, as a shell reads it back: the environment's name (revsync.yaml's)
+ *  and the lock id (read from the lock, which anyone who can push may write) each one word. */
+export const unlockCommand = (environment: string, id: string, force = false): string =>
+  `revsync unlock --env ${shellQuote(environment)} ${shellQuote(id)}${force ? " --force" : ""}`;
+
 const ago = (ms: number): string => (ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))}s` : formatDuration(Math.round(ms / 60_000) * 60_000));
 
 /** The holder in words: "alice (CI run URL) on host runner-7 (pid 4242), since 2026-… (3m ago), applying plan
@@ -101,7 +107,7 @@ export class LockHeld extends UserError {
   ) {
     super(
       `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`,
+      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id)}`,
     );
     this.name = "LockHeld";
   }

@@ -1,4 +1,4 @@
-import type { HolderState, LockBackend, LockHolder } from "../../lock/lock.js";
+import { unlockCommand, type HolderState, type LockBackend, type LockHolder } from "../../lock/lock.js";
 import type { Sink } from "../painter.js";
 import type { Views } from "../view.js";
 
@@ -15,7 +15,7 @@ export type LockStatusView = (status: LockStatus, out: Sink) => void;
 
 /** What to do about a holder, by whether its process runs. */
 function advice({ environment, backend, holder, state }: LockStatus & { holder: LockHolder }): string {
-  const unlock = `revsync unlock --env ${environment} ${holder.id}`;
+  const unlock = unlockCommand(environment, holder.id);
   if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
   if (state === "gone")
     return backend.kind === "local"
