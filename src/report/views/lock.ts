@@ -1,4 +1,4 @@
-import { unlockCommand, type HolderState, type LockBackend, type LockHolder } from "../../lock/lock.js";
+import type { HolderState, LockBackend, LockHolder } from "../../lock/lock.js";
 import type { Sink } from "../painter.js";
 import type { Views } from "../view.js";
 
@@ -14,7 +14,7 @@ export interface LockStatus {
 export type LockStatusView = (status: LockStatus, out: Sink) => void;
 
 /** What to do about a holder, by whether its process runs. */
-function advice({ environment, backend, holder, state }: LockStatus & { holder: LockHolder }): string {
+function advice({ environment, backend, holder, state }: LockStatus & { holder: LockHolder }, unlockCommand: (env: string, id: string) => string): string {
   const unlock = unlockCommand(environment, holder.id);
   if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
   if (state === "gone")
@@ -27,12 +27,12 @@ function advice({ environment, backend, holder, state }: LockStatus & { holder: 
 /** revsync lock status. */
 export const lockStatusViews: Views<LockStatusView> = {
   text: async () => {
-    const { holderWords } = await import("../../lock/lock.js");
+    const { holderWords, unlockCommand } = await import("../../lock/lock.js");
     return (status, out) => {
       const { environment, backend, holder } = status;
       out.out(
         holder
-          ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):\n  held by ${holderWords(holder, Date.now(), environment)}\n  ${advice({ ...status, holder })}`
+          ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):\n  held by ${holderWords(holder, Date.now(), environment)}\n  ${advice({ ...status, holder }, unlockCommand)}`
           : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`,
       );
     };
