@@ -7,7 +7,7 @@ import { GitLock, tenantLockRef } from "../src/lock/git-lock.js";
 import { LocalLock } from "../src/lock/local-lock.js";
 import type { LockRequest } from "../src/lock/lock.js";
 import { tenantIdentity } from "../src/tenant.js";
-import { BIN, cli, DEMO_ENV, removeDir, startEmu, type Emu } from "../src/testing/helpers.js";
+import { BIN, cli, DEMO_ENV, removeDir, startEmu, type CliResult, type Emu } from "../src/testing/helpers.js";
 
 // One lock per tenant, whatever an environment is called and however its URL is spelt, and unlock that
 // never releases a live apply's lock unasked: through the real CLI against the emulator run as the
@@ -70,18 +70,25 @@ describe("one writer per tenant", () => {
     const b = repo(env("loopback", `http://localhost:${port()}/`), "manual_journal_contra_account: MJ-RACE-B");
     for (const dir of [a, b]) expect((await cli(["plan", "--out", "p.json", "--quiet"], { cwd: dir, env: { ...DEMO_ENV, ...locks } })).code).toBe(0);
     await emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "PATCH" });
+    // B starts once A holds its lock (A's PATCH then takes 400 ms): two applies at once, every time.
     const args = ["apply", "p.json", "--auto-approve"];
-    const [ra, rb] = await Promise.all([a, b].map((cwd) => cli(args, { cwd, env: { ...DEMO_ENV, ...locks } })));
-    const results = [ra, rb].map((r) => r!);
-    expect(results.map((r) => r.code).sort(), results.map((r) => r.stderr).join("\n")).toEqual([0, 1]);
-    const [won, lost] = results[0]!.code === 0 ? [results[0]!, results[1]!] : [results[1]!, results[0]!];
-    // The waiter names the holder, and the environment the holder applies to under its own name.
-    expect(lost.stderr).toMatch(
-      /is locked by another apply: .* to environment "(demo|loopback)" \(the same tenant\) as service user alice, lock id [0-9a-f]{40}; nothing was written/,
-    );
+    let second: Promise<CliResult> | undefined;
+    const won = await cli(args, {
+      cwd: a,
+      env: { ...DEMO_ENV, ...locks },
+      when: { stderr: "Locked environment", act: () => (second = cli(args, { cwd: b, env: { ...DEMO_ENV, ...locks } })) },
+    });
+    const lost = (await second) as CliResult;
+    expect(won.code, won.stderr).toBe(0);
     expect(won.stdout).toContain("1 done");
+    // The waiter names the holder, and the environment the holder applies to under its own name.
+    expect(lost.code).toBe(1);
+    expect(lost.stderr).toMatch(
+      /environment "loopback" is locked by another apply: .* to environment "demo" \(the same tenant\) as service user alice, lock id [0-9a-f]{40}; nothing was written/,
+    );
     const tc = await liveTc();
-    expect(won === results[0] ? tc.ui_mode : tc.manual_journal_contra_account).toBe(won === results[0] ? "Modern" : "MJ-RACE-B");
+    expect(tc.ui_mode).toBe("Modern");
+    expect(tc.manual_journal_contra_account).not.toBe("MJ-RACE-B");
   });
 
   it("two environments of one repo aimed at one tenant, and REVSYNC_BASE_URL on a third, take one git lock; lock status names the remote's URL", async () => {
