@@ -7108,14 +7108,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname: hostname3, host, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname4, host, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host) || null;
-          const sessionKey = servername || hostname3;
+          const sessionKey = servername || hostname4;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -7130,7 +7130,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname3
+            host: hostname4
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -7144,7 +7144,7 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname3
+            host: hostname4
           });
           if (useH2c === true) {
             socket.alpnProtocol = "h2";
@@ -7154,7 +7154,7 @@ var require_connect = __commonJS({
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname3, port });
+        const clearConnectTimeout = util.setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname4, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -10844,7 +10844,7 @@ var require_client_h1 = __commonJS({
       kHTTPContext,
       kClosed
     } = require_symbols();
-    var constants2 = require_constants2();
+    var constants3 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var removeAllListeners = util.removeAllListeners;
@@ -10980,7 +10980,7 @@ var require_client_h1 = __commonJS({
          */
       constructor(client, socket, { exports: exports3 }) {
         this.llhttp = exports3;
-        this.ptr = this.llhttp.llhttp_alloc(constants2.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants3.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -11076,11 +11076,11 @@ var require_client_h1 = __commonJS({
             currentParser = null;
             currentBufferRef = null;
           }
-          if (ret !== constants2.ERROR.OK) {
+          if (ret !== constants3.ERROR.OK) {
             const data = chunk.subarray(llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr);
-            if (ret === constants2.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants3.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(data);
-            } else if (ret === constants2.ERROR.PAUSED) {
+            } else if (ret === constants3.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(data);
             } else {
@@ -11103,10 +11103,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants2.ERROR.OK) {
+        if (ret === constants3.ERROR.OK) {
           return null;
         }
-        if (ret === constants2.ERROR.PAUSED || ret === constants2.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants3.ERROR.PAUSED || ret === constants3.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -11123,7 +11123,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants2.ERROR[ret], data);
+        return new HTTPParserError(message, constants3.ERROR[ret], data);
       }
       destroy() {
         assert(currentParser === null);
@@ -11334,7 +11334,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants2.ERROR.PAUSED : 0;
+        return pause ? constants3.ERROR.PAUSED : 0;
       }
       /**
        * @param {Buffer} buf
@@ -11360,7 +11360,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         }
         return 0;
       }
@@ -11400,13 +11400,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants2.ERROR.PAUSED;
+          return constants3.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(client[kResume]);
         } else {
@@ -12444,8 +12444,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream = null;
-      const { hostname: hostname3, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname3}${port ? `:${port}` : ""}`;
+      const { hostname: hostname4, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname4}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (err) => {
         if (request2.aborted || request2.completed) {
@@ -13182,20 +13182,20 @@ var require_client = __commonJS({
     function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host, hostname: hostname3, protocol, port } = client[kUrl];
-      if (hostname3[0] === "[") {
-        const idx = hostname3.indexOf("]");
+      let { host, hostname: hostname4, protocol, port } = client[kUrl];
+      if (hostname4[0] === "[") {
+        const idx = hostname4.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname3.substring(1, idx);
+        const ip = hostname4.substring(1, idx);
         assert(net.isIPv6(ip));
-        hostname3 = ip;
+        hostname4 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host,
-            hostname: hostname3,
+            hostname: hostname4,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -13208,14 +13208,14 @@ var require_client = __commonJS({
       try {
         client[kConnector]({
           host,
-          hostname: hostname3,
+          hostname: hostname4,
           protocol,
           port,
           servername: client[kServerName],
           localAddress: client[kLocalAddress]
         }, (err, socket) => {
           if (err) {
-            handleConnectError(client, err, { host, hostname: hostname3, protocol, port });
+            handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
             client[kResume]();
             return;
           }
@@ -13229,7 +13229,7 @@ var require_client = __commonJS({
             client[kHTTPContext] = socket.alpnProtocol === "h2" ? connectH2(client, socket) : connectH1(client, socket);
           } catch (err2) {
             socket.destroy().on("error", noop);
-            handleConnectError(client, err2, { host, hostname: hostname3, protocol, port });
+            handleConnectError(client, err2, { host, hostname: hostname4, protocol, port });
             client[kResume]();
             return;
           }
@@ -13242,7 +13242,7 @@ var require_client = __commonJS({
             channels.connected.publish({
               connectParams: {
                 host,
-                hostname: hostname3,
+                hostname: hostname4,
                 protocol,
                 port,
                 version: client[kHTTPContext]?.version,
@@ -13257,11 +13257,11 @@ var require_client = __commonJS({
           client[kResume]();
         });
       } catch (err) {
-        handleConnectError(client, err, { host, hostname: hostname3, protocol, port });
+        handleConnectError(client, err, { host, hostname: hostname4, protocol, port });
         client[kResume]();
       }
     }
-    function handleConnectError(client, err, { host, hostname: hostname3, protocol, port }) {
+    function handleConnectError(client, err, { host, hostname: hostname4, protocol, port }) {
       if (client.destroyed) {
         return;
       }
@@ -13270,7 +13270,7 @@ var require_client = __commonJS({
         channels.connectError.publish({
           connectParams: {
             host,
-            hostname: hostname3,
+            hostname: hostname4,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -14625,10 +14625,10 @@ var require_env_http_proxy_agent = __commonJS({
         ]);
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname3, port } = url;
-        hostname3 = hostname3.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname4, port } = url;
+        hostname4 = hostname4.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname3, port)) {
+        if (!this.#shouldProxy(hostname4, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -14636,7 +14636,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname3, port) {
+      #shouldProxy(hostname4, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -14651,10 +14651,10 @@ var require_env_http_proxy_agent = __commonJS({
           if (entry.port && entry.port !== port) {
             continue;
           }
-          if (hostname3 === entry.hostname) {
+          if (hostname4 === entry.hostname) {
             return false;
           }
-          if (hostname3.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
+          if (hostname4.slice(-(entry.hostname.length + 1)) === `.${entry.hostname}`) {
             return false;
           }
         }
@@ -16666,7 +16666,14 @@ function globMatch(pattern2, address) {
   return re.test(address);
 }
 function slug(name) {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
+  const s = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "policy";
+  if (s.length <= SLUG_MAX) return s;
+  return `${s.slice(0, SLUG_MAX - 9).replace(/-+$/, "")}-${fnv1a(name)}`;
+}
+function fnv1a(text3) {
+  let h = 2166136261;
+  for (let i = 0; i < text3.length; i++) h = Math.imul(h ^ text3.charCodeAt(i), 16777619) >>> 0;
+  return h.toString(16).padStart(8, "0");
 }
 function byCodePoint(a, b) {
   if (a === b) return 0;
@@ -16679,10 +16686,11 @@ function byCodePoint(a, b) {
   }
   return a.length - b.length;
 }
-var valuesFileFor;
+var SLUG_MAX, valuesFileFor;
 var init_address = __esm({
   "src/shared/address.ts"() {
     "use strict";
+    SLUG_MAX = 64;
     valuesFileFor = (policy2, batch) => `values/${slug(policy2)}-${slug(batch)}.csv`;
   }
 });
@@ -17233,9 +17241,9 @@ function canonicalHash(value2) {
   return `sha256:${(0, import_node_crypto2.createHash)("sha256").update(canonicalJson(value2), "utf8").digest("hex")}`;
 }
 function unwritable(v, at2) {
-  const where = at2 || "/";
-  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where}`;
-  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where}`;
+  const where2 = at2 || "/";
+  if (typeof v === "number" && !Number.isFinite(v)) return `the number ${v} at ${where2}`;
+  if (typeof v === "string" && LONE_SURROGATE.test(v)) return `a text with a lone surrogate (half of a UTF-16 pair, not Unicode text) at ${where2}`;
   if (v === null || typeof v !== "object") return void 0;
   for (const [k, x] of Object.entries(v)) {
     const key3 = k.replace(/~/g, "~0").replace(/\//g, "~1");
@@ -18368,7 +18376,7 @@ function junitCase(r) {
 }
 function brokenFileSuite(file, problems) {
   const first = problems[0];
-  const where = (d) => `${d.file}:${d.line}:${d.column}`;
+  const where2 = (d) => `${d.file}:${d.line}:${d.column}`;
   return {
     name: file,
     cases: [
@@ -18377,8 +18385,8 @@ function brokenFileSuite(file, problems) {
         name: `${file} (the test file)`,
         seconds: 0,
         error: {
-          message: first ? `${where(first)}: ${first.message}` : `${file} could not be read`,
-          text: problems.map((d) => `${where(d)}: ${d.message}`).join("\n")
+          message: first ? `${where2(first)}: ${first.message}` : `${file} could not be read`,
+          text: problems.map((d) => `${where2(d)}: ${d.message}`).join("\n")
         }
       }
     ]
@@ -18403,12 +18411,12 @@ function testJunitError(e) {
   const hint = typeof error2.hint === "string" ? `
 Hint: ${error2.hint}` : "";
   const cases = diagnostics.length ? diagnostics.map((d) => {
-    const where = `${d.file}:${d.line}:${d.column}`;
+    const where2 = `${d.file}:${d.line}:${d.column}`;
     return {
       classname: d.file,
-      name: where,
+      name: where2,
       seconds: 0,
-      error: { message: `${where}: ${d.message}`, text: `${message}${hint}` }
+      error: { message: `${where2}: ${d.message}`, text: `${message}${hint}` }
     };
   }) : [{ classname: "revsync", name: "revsync test", seconds: 0, error: { message, text: `${message}${hint}` } }];
   return junitXml(TITLE, [{ name: "revsync test", cases }]);
@@ -18777,8 +18785,8 @@ var require_validators = __commonJS({
   "schemas/generated/validators.cjs"(exports2) {
     "use strict";
     exports2.config = validate10;
-    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "type": "boolean", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "type": "boolean", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" } }, "title": "EnvironmentConfig" }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/locks/<environment> of the policy repo's git remote origin, or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per environment"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } } } };
-    var schema14 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/locks/<environment> of the policy repo's git remote origin, or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per environment"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
+    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "type": "boolean", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "type": "boolean", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" } }, "title": "EnvironmentConfig" }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } } } };
+    var schema14 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
     var schema16 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
     var func2 = Object.prototype.hasOwnProperty;
     var func4 = require_ucs2length().default;
@@ -33368,8 +33376,8 @@ function classify(answer, req, attempt, now) {
   const fn = typeof req.schema === "object" ? fileValidator(req.schema) : apiValidator(req.schema);
   if (!fn(body)) {
     const e = fn.errors?.[0];
-    const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
-    return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
+    const where2 = e?.instancePath ? `field ${e.instancePath}` : "the body";
+    return unreadable(`unexpected answer: ${where2} ${e?.message ?? "does not match the specification"}`);
   }
   const value2 = marked();
   return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
@@ -35225,528 +35233,6 @@ var init_batch = __esm({
     init_four_eyes();
     init_payload();
     init_read();
-  }
-});
-
-// src/kinds/export-file.ts
-function newFile(file, address, schema, kind, name, batchAddress2) {
-  return {
-    file,
-    address,
-    ...batchAddress2 ? { batchAddress: batchAddress2 } : {},
-    schema,
-    value: { apiVersion: "revsync/v1", kind, metadata: { name }, spec: {} },
-    specComments: [],
-    batchComments: [],
-    leftOut: [],
-    valuesFiles: [],
-    batchValues: /* @__PURE__ */ new Map(),
-    leftOutFields: [],
-    nullFields: [],
-    notComparable: /* @__PURE__ */ new Map(),
-    batchDatesUnknown: /* @__PURE__ */ new Map()
-  };
-}
-function fitSpec(f, live, fields, unknownKeepsGit) {
-  for (const k of fields) {
-    const v = live[k];
-    if (v === void 0) continue;
-    if (v === null) {
-      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
-      f.leftOutFields.push(k);
-      if (unknownKeepsGit) f.nullFields.push(k);
-      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
-      continue;
-    }
-    if (isInexact(v)) {
-      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
-      f.leftOutFields.push(k);
-      if (unknownKeepsGit) {
-        f.nullFields.push(k);
-        f.notComparable.set(k, v.text);
-      }
-      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
-      continue;
-    }
-    f.value.spec[k] = v;
-  }
-  dropRefused(f, fields.length);
-}
-function dropRefused(f, most) {
-  const validate3 = fileValidator(f.schema);
-  const doc = f.value;
-  for (let guard = 0; guard < most && !validate3(doc); guard++) {
-    const err = (validate3.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
-    const field = err?.instancePath.split("/")[2];
-    if (!field || !(field in f.value.spec)) break;
-    const value2 = f.value.spec[field];
-    delete f.value.spec[field];
-    const why = err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "") ? `holds a value a policy file may not (${describeOutside(field, value2, err?.instancePath ?? "")})` : `holds ${show4(value2)}, which a policy file may not (${err?.message ?? "invalid"})`;
-    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
-    f.leftOutFields.push(field);
-    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value2, err?.instancePath ?? "")})`);
-  }
-}
-function describeOutside(field, value2, pointer2) {
-  const parts = pointer2.split("/").slice(3);
-  let node = value2;
-  for (const p of parts) node = node?.[p];
-  const last2 = parts[parts.length - 1];
-  return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show4(node)}` : `${field} ${show4(value2)}`;
-}
-var BATCH_DATES, show4;
-var init_export_file = __esm({
-  "src/kinds/export-file.ts"() {
-    "use strict";
-    init_ajv();
-    init_number();
-    BATCH_DATES = ["effective_start_date", "effective_end_date"];
-    show4 = (v) => JSON.stringify(v) ?? "undefined";
-  }
-});
-
-// src/kinds/ssp/compare.ts
-function sspFieldDiff(d, lp, unknownOut) {
-  const live = lp.item;
-  const spec = d.spec;
-  const unknown = notShown(spec, live);
-  addUnknown(unknownOut, sspAddress.policy(d.name), unknown);
-  const keys2 = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
-  return fieldDiff(normalizeSspFields(lp.item, keys2), normalizeSspFields(d.spec, keys2));
-}
-function serviceDate(v) {
-  if (v === null || v === void 0) return { unknown: {} };
-  const date = typeof v === "string" ? parseDate(v) : void 0;
-  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
-}
-function batchDatesDiff(b, lb, addr, unknownOut) {
-  const diff = [];
-  const live = lb;
-  for (const k of BATCH_DATES) {
-    const git = b[k];
-    if (git === void 0) continue;
-    const held = serviceDate(live[k]);
-    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
-    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
-  }
-  return diff;
-}
-function valuesDiff(git, held, where, side2) {
-  if (!Array.isArray(held) && held.csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
-  let delta;
-  try {
-    delta = compareValues(keyedValues(git.rows), held);
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    throw new UserError(`the service's values file of ${where} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
-  }
-  const rows = [];
-  for (const c of delta.changed) {
-    rows.push({
-      key: c.key,
-      diff: c.fields.map((f) => ({
-        path: `values[${c.key}].${f.field}`,
-        kind: "changed",
-        before: side2 === "plan" ? f.service : f.git,
-        after: side2 === "plan" ? f.git : f.service
-      }))
-    });
-  }
-  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
-  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
-  rows.sort((a, b) => byCodePoint(a.key, b.key));
-  return {
-    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
-    total: rows.length,
-    changed: delta.changed.length,
-    added: delta.added.length,
-    removed: delta.removed.length
-  };
-}
-function createMismatch(sent, live) {
-  if (!live) return ["(no policy item)"];
-  const l = live;
-  const keys2 = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
-  return fieldDiff(normalizeSspFields(live, keys2), normalizeSspFields(sent, keys2)).map((d) => d.path);
-}
-function unmanagedSsp(desired, live, targets) {
-  const out = [];
-  const inGit = new Map(desired.map((d) => [d.name, d]));
-  for (const [name, lp] of live) {
-    const d = inGit.get(name);
-    const envelope = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on) };
-    if (!d) {
-      if (!targeted(sspAddress.policy(name), targets)) continue;
-      const before = pick(lp.item, ["method", "active", "hierarchy_no", "when"]);
-      out.push({
-        address: sspAddress.policy(name),
-        class: "unmanaged",
-        reason: REASONS_NOT_IN_GIT.policy(name),
-        before,
-        ...envelope,
-        ...envelopeWho(lp.envelope)
-      });
-      continue;
-    }
-    for (const lb of lp.batches ?? []) {
-      const baddr = sspAddress.batch(name, batchNameOf(lb));
-      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batchNameOf(lb))) continue;
-      const status = lb.status ?? null;
-      out.push({
-        address: baddr,
-        class: "unmanaged_batch",
-        reason: REASONS_NOT_IN_GIT.batch(name),
-        before: { status },
-        ...envelope,
-        ...batchWho(lb),
-        drift: {
-          message: `batch in the service (status ${JSON.stringify(status)}), not listed in git`,
-          diff: [{ path: "status", kind: "removed", before: void 0, after: status }]
-        }
-      });
-    }
-  }
-  return out;
-}
-var VALUE_ROWS_SHOWN, liveBatch, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
-var init_compare = __esm({
-  "src/kinds/ssp/compare.ts"() {
-    "use strict";
-    init_errors();
-    init_line();
-    init_address();
-    init_normalize();
-    init_unknown();
-    init_who();
-    init_number();
-    init_csv();
-    init_export_file();
-    init_read();
-    init_values();
-    VALUE_ROWS_SHOWN = 20;
-    liveBatch = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
-    IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
-    REASONS_NOT_IN_GIT = {
-      policy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(name))} writes one)`,
-      batch: (policy2) => `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy2)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(policy2))} writes the policy's file with it)`
-    };
-  }
-});
-
-// src/kinds/ssp/state.ts
-function hierarchyHolder(list3, name, hierarchyNo) {
-  return list3.find((e) => {
-    const item = e.compliance_spec?.[0];
-    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
-  });
-}
-function clashes(list3, creates) {
-  const out = /* @__PURE__ */ new Map();
-  for (const c of creates) {
-    const p = createPayload(c);
-    if (!p) continue;
-    const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
-    if (!holder) continue;
-    const who = { modified_by: holder.created_by ?? holder.last_modified_by ?? null, modified_on: isoOf(holder.created_on ?? holder.last_modified_on) };
-    out.set(
-      c.address,
-      overwrittenWords(who, [
-        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
-      ])
-    );
-  }
-  return out;
-}
-var SspRun;
-var init_state = __esm({
-  "src/kinds/ssp/state.ts"() {
-    "use strict";
-    init_resources();
-    init_address();
-    init_who();
-    init_words2();
-    init_payload();
-    init_read();
-    init_values();
-    SspRun = class {
-      constructor(run2) {
-        this.run = run2;
-      }
-      run;
-      listing;
-      /** Values by file id: an upload's file does not change (a new upload is a new file). */
-      fileSums = /* @__PURE__ */ new Map();
-      /** Policies whose version this run checked against the plan (its own writes move it after). */
-      policyChecked = /* @__PURE__ */ new Set();
-      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
-      reviewedHere = /* @__PURE__ */ new Set();
-      /** The ids of the policies this run created, by name. */
-      createdIds = /* @__PURE__ */ new Map();
-      /** The creates of this run that landed, for the one check after the last of them. */
-      landedCreates = [];
-      creationsChecked;
-      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
-       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
-       *  itself, so a read failing fails only the writes whose own read fails. */
-      async list(core) {
-        const shared = this.listing;
-        if (shared) {
-          try {
-            return await shared;
-          } catch {
-            return ssp.list(core);
-          }
-        }
-        const mine = ssp.list(core);
-        this.listing = mine;
-        const done = () => {
-          if (this.listing === mine) this.listing = void 0;
-        };
-        mine.then(done, done);
-        return mine;
-      }
-      /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
-      valuesOf(policy2, lb, core) {
-        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
-        if (!file) return read();
-        let sum = this.fileSums.get(file);
-        if (!sum) {
-          sum = read();
-          this.fileSums.set(file, sum);
-          sum.catch(() => this.fileSums.delete(file));
-        }
-        return sum;
-      }
-      /** Differences between a live policy's batches and the values git sends with a create. */
-      async createValues(p, live, core) {
-        const out = [];
-        for (const b of createdItem(p).batches ?? []) {
-          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
-          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
-        }
-        return out;
-      }
-      /** A create landed (done, or confirmed by reading back), with the id the service gave it. */
-      created(c, id) {
-        const p = createPayload(c);
-        if (p) this.createdIds.set(p.body.compliance_name, id);
-        this.landedCreates.push(c);
-      }
-      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
-       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
-       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
-       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
-      checkCreations(core = this.run.core) {
-        if (!this.creationsChecked) {
-          const creates = [...this.landedCreates];
-          this.creationsChecked = creates.length ? ssp.list(core).then(
-            (list3) => clashes(list3, creates),
-            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
-          ) : Promise.resolve(/* @__PURE__ */ new Map());
-        }
-        return this.creationsChecked;
-      }
-    };
-  }
-});
-
-// src/kinds/ssp/create.ts
-function createGuard(run2, c, p, core) {
-  return async () => {
-    const name = p.body.compliance_name;
-    const list3 = await run2.list(core);
-    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
-    const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
-    const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
-    if (existing) {
-      const sent = p.body.compliance_spec[0];
-      const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await run2.createValues(p, existing, core)];
-      if (differs.length)
-        return blocked(
-          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
-        );
-      if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
-      return { already: "the service holds git's policy and values" };
-    }
-    if (holder) return blocked(clash(holder));
-    run2.run.log(`${c.address}: read again just now, not in the service; sending the create`);
-    return { go: null };
-  };
-}
-function createWrite(core, body, guard = async () => ({ go: null }), verify = async () => []) {
-  const name = body.compliance_name;
-  const sent = body.compliance_spec[0];
-  const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
-  return runWrite(core, {
-    guard,
-    request: () => ssp.createRequest(body),
-    result: (b) => {
-      const r = b;
-      return r?.compliance_id ? r : void 0;
-    },
-    readBack: async () => {
-      const live = await ssp.get(core, name);
-      if (!live) return { landed: false };
-      const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
-      if (!differs.length) return { landed: true, result: found(live) };
-      return {
-        other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
-      };
-    },
-    firstRefusal: async (err) => {
-      if (err.status !== 409) return void 0;
-      const live = await ssp.get(core, name).catch(() => void 0);
-      const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
-      const message = `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`;
-      return { kind: "refused", error: new ApiError({ method: err.method, path: err.path, status: 409, message, conflict: true }) };
-    }
-  });
-}
-async function writeCreate(run2, c, p, core) {
-  const o = await createWrite(core, p.body, createGuard(run2, c, p, core), (live) => run2.createValues(p, live, core));
-  if (o.kind === "done" || o.kind === "confirmed") run2.created(c, o.result.compliance_id);
-  return o;
-}
-var init_create = __esm({
-  "src/kinds/ssp/create.ts"() {
-    "use strict";
-    init_resources();
-    init_write();
-    init_errors();
-    init_who();
-    init_words2();
-    init_compare();
-    init_state();
-  }
-});
-
-// src/kinds/ssp/apply.ts
-var SspApply;
-var init_apply = __esm({
-  "src/kinds/ssp/apply.ts"() {
-    "use strict";
-    init_errors();
-    init_batch();
-    init_create();
-    init_payload();
-    init_state();
-    SspApply = class extends SspRun {
-      /** One step: a create, or a batch's review or approve. */
-      async write(c, core) {
-        const create = createPayload(c);
-        if (create) return { outcome: await writeCreate(this, c, create, core) };
-        const batch = batchPayload(c);
-        if (batch) return writeBatch(this, c, batch, core);
-        throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
-      }
-      /** The one check after the run's creates (done already when a batch step of a created policy asked):
-       *  a create that shares its place in the hierarchy now was undone, not done. */
-      async settle(landed) {
-        const checked = await this.checkCreations();
-        const out = /* @__PURE__ */ new Map();
-        for (const c of landed) {
-          if (c.action !== "create") continue;
-          if ("failed" in checked) out.set(c.address, { unchecked: `not read again after the run's creates: ${checked.failed}` });
-          else {
-            const clash = checked.get(c.address);
-            if (clash) out.set(c.address, { overwritten: clash });
-          }
-        }
-        return out;
-      }
-    };
-  }
-});
-
-// src/kinds/entries.ts
-function shownEntry(action, address, reason, o = {}) {
-  return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
-}
-function changedItems(addr, diff, who) {
-  if (!diff.length) return [];
-  const message = `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`;
-  return [{ address: addr, class: "changed", diff, message, ...who }];
-}
-var nobody, missingItem;
-var init_entries2 = __esm({
-  "src/kinds/entries.ts"() {
-    "use strict";
-    init_words();
-    nobody = { modified_by: null, modified_on: null };
-    missingItem = (addr, what = "in git") => ({
-      address: addr,
-      class: "missing",
-      diff: [],
-      message: `${what}, not in the service`,
-      ...nobody
-    });
-  }
-});
-
-// src/kinds/ssp/drift.ts
-function batchDrift(d, b, lp, live, unknown) {
-  const baddr = sspAddress.batch(d.name, b.name);
-  const lb = liveBatch(lp, b.name);
-  if (!lb) return [missingItem(baddr, "batch in git")];
-  const out = [];
-  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
-  if (dates.length) {
-    out.push({
-      address: baddr,
-      class: "changed",
-      diff: dates,
-      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
-      ...batchWho(lb)
-    });
-  }
-  if (lb.status !== b.status) {
-    out.push({
-      address: baddr,
-      class: "batch_status",
-      diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
-      message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
-      ...batchWho(lb)
-    });
-  }
-  const held = live.values.get(`${d.name}/${b.name}`);
-  if (!b.values || !held) return out;
-  const vd = valuesDiff(b.values, held, baddr, "drift");
-  if (vd.total) {
-    out.push({
-      address: baddr,
-      class: "batch_values",
-      diff: vd.diff,
-      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
-      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
-      ...batchWho(lb)
-    });
-  }
-  return out;
-}
-function policyDrift(d, live, targets, unknown) {
-  const addr = sspAddress.policy(d.name);
-  const lp = live.ssp.get(d.name);
-  if (!lp) return targeted(addr, targets) ? [missingItem(addr)] : [];
-  const out = [];
-  if (targeted(addr, targets)) {
-    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
-    out.push(...changedItems(addr, diff, envelopeWho(lp.envelope)));
-  }
-  for (const b of d.batches) if (targeted(sspAddress.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
-  return out;
-}
-var sspDrift;
-var init_drift = __esm({
-  "src/kinds/ssp/drift.ts"() {
-    "use strict";
-    init_address();
-    init_who();
-    init_entries2();
-    init_compare();
-    init_read();
-    sspDrift = (desired, live, targets, unknown) => desired.flatMap((d) => policyDrift(d, live, targets, unknown));
   }
 });
 
@@ -43209,7 +42695,7 @@ function plainReason(e) {
   return REASONS[code] ?? e.message;
 }
 function fileError(action, path, e) {
-  return new UserError(`cannot ${action} ${path}: ${plainReason(e)}`);
+  return new UserError(`cannot ${action} ${path}: ${e instanceof FileRefused ? e.why : plainReason(e)}`);
 }
 function realOf(path, hops = 0) {
   if (hops > 40) throw Object.assign(new Error("too many symbolic links"), { code: "ELOOP" });
@@ -43228,7 +42714,23 @@ function realOf(path, hops = 0) {
   return parent === path ? path : (0, import_node_path4.join)(realOf(parent, hops + 1), (0, import_node_path4.basename)(path));
 }
 function realPathInside(folder, path, words = {}) {
+  return pathInside(folder, path, words, "write");
+}
+function realPathInsideToRead(folder, path, words = {}) {
+  return pathInside(folder, path, words, "read");
+}
+function tooLong(abs) {
+  const long = abs.split(import_node_path4.sep).find((part) => Buffer.byteLength(part) > NAME_MAX);
+  if (long !== void 0)
+    return `the name ${JSON.stringify(`${long.slice(0, 40)}\u2026`)} is ${Buffer.byteLength(long)} bytes, over the ${NAME_MAX} a file name may have`;
+  if (Buffer.byteLength(abs) > PATH_MAX) return `the path is ${Buffer.byteLength(abs)} bytes, over the ${PATH_MAX} a path may have`;
+  return void 0;
+}
+function pathInside(folder, path, words, action) {
   const show8 = words.show ?? ((p) => p);
+  const not = action === "write" ? "not written" : "not read";
+  const long = action === "write" ? tooLong((0, import_node_path4.resolve)(path)) : void 0;
+  if (long) throw new UserError(`cannot write ${show8((0, import_node_path4.resolve)(path))}: ${long}`);
   const top = (0, import_node_path4.resolve)(folder);
   const abs = (0, import_node_path4.resolve)(path);
   const name = words.folderName ?? show8(top);
@@ -43238,11 +42740,11 @@ function realPathInside(folder, path, words = {}) {
     root = realOf(top);
     real = realOf(abs);
   } catch (e) {
-    throw fileError("write", show8(abs), e);
+    throw action === "read" ? new FileRefused(show8(abs), plainReason(e)) : fileError(action, show8(abs), e);
   }
   if (within(root, real)) return real;
   const rel = (0, import_node_path4.relative)(top, abs);
-  if (rel.startsWith("..") || (0, import_node_path4.isAbsolute)(rel)) throw new UserError(`${show8(abs)} lies outside ${name}: not written`);
+  if (rel.startsWith("..") || (0, import_node_path4.isAbsolute)(rel)) throw new PathOutside(`${show8(abs)} lies outside ${name}: ${not}`);
   let at2 = top;
   for (const part of rel.split(import_node_path4.sep)) {
     at2 = (0, import_node_path4.join)(at2, part);
@@ -43254,13 +42756,60 @@ function realPathInside(folder, path, words = {}) {
     }
     const target = link ? realOf(at2) : void 0;
     if (target !== void 0 && !within(root, target)) {
-      throw new UserError(
-        `${show8(at2)} is a symbolic link to ${target}, outside ${name}: nothing is written through it${at2 === abs ? "" : ` (${show8(abs)} not written)`}`,
+      throw new PathOutside(
+        `${show8(at2)} is a symbolic link to ${target}, outside ${name}: nothing is ${action === "write" ? "written" : "read"} through it${at2 === abs ? "" : ` (${show8(abs)} ${not})`}`,
         "point the link inside the folder, or put the file or folder itself in its place"
       );
     }
   }
-  throw new UserError(`${show8(abs)} lies outside ${name}: not written`);
+  throw new PathOutside(`${show8(abs)} lies outside ${name}: ${not}`);
+}
+function typeWords(st) {
+  if (st.isDirectory()) return "a folder";
+  if (st.isFIFO()) return "a named pipe (FIFO)";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  if (st.isSocket()) return "a socket";
+  return "not a regular file";
+}
+function readUserFileBytes(path, maxBytes, inside) {
+  const real = inside ? realPathInsideToRead(inside.folder, path, inside.words) : path;
+  const shown = inside?.words?.show?.(path) ?? path;
+  const notAFile = (st) => new FileRefused(shown, `it is ${typeWords(st)}, not a regular file`);
+  const before = (0, import_node_fs3.statSync)(real);
+  if (!before.isFile()) throw notAFile(before);
+  const fd = (0, import_node_fs3.openSync)(real, import_node_fs3.constants.O_RDONLY | (import_node_fs3.constants.O_NONBLOCK ?? 0));
+  try {
+    const st = (0, import_node_fs3.fstatSync)(fd);
+    if (!st.isFile()) throw notAFile(st);
+    const over = () => new FileRefused(shown, `it is over ${MiB(maxBytes)}, the most revsync reads of such a file`);
+    if (st.size > maxBytes) throw over();
+    let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 64 * 1024)));
+    let n = 0;
+    for (; ; ) {
+      if (n === buf.length) {
+        if (n > maxBytes) throw over();
+        const more = Buffer.alloc(Math.min(maxBytes + 1, buf.length * 2));
+        buf.copy(more);
+        buf = more;
+      }
+      const r = (0, import_node_fs3.readSync)(fd, buf, n, buf.length - n, null);
+      if (r === 0) return buf.subarray(0, n);
+      n += r;
+    }
+  } finally {
+    (0, import_node_fs3.closeSync)(fd);
+  }
+}
+function readUserFile(path, maxBytes, inside) {
+  return readUserFileBytes(path, maxBytes, inside).toString("utf8");
+}
+function readJsonFile(path) {
+  try {
+    return JSON.parse(readUserFile(path, READ_CAPS.json));
+  } catch {
+    return void 0;
+  }
 }
 function writeUserFile(path, data, folder = (0, import_node_path4.dirname)(path), words = {}) {
   const target = realPathInside(folder, path, words);
@@ -43284,7 +42833,7 @@ function editUserFile(path, data, folder, words = {}) {
     throw fileError("write", words.show ? words.show(path) : path, e);
   }
 }
-var import_node_fs3, import_node_path4, REASONS, within;
+var import_node_fs3, import_node_path4, REASONS, within, PathOutside, NAME_MAX, PATH_MAX, READ_CAPS, MiB, FileRefused, readFailure;
 var init_user_files = __esm({
   "src/user-files.ts"() {
     "use strict";
@@ -43307,6 +42856,34 @@ var init_user_files = __esm({
       ELOOP: "it is a symbolic link that leads round in a loop (to itself, or through others back to itself)"
     };
     within = (root, path) => path === root || path.startsWith(root.endsWith(import_node_path4.sep) ? root : root + import_node_path4.sep);
+    PathOutside = class extends UserError {
+      constructor(message, hint) {
+        super(message, hint);
+        this.name = "PathOutside";
+      }
+    };
+    NAME_MAX = 255;
+    PATH_MAX = 4095;
+    READ_CAPS = {
+      /** revsync.yaml, policy files, policy test files, package.json: written by hand, parsed whole. */
+      text: 5 * 1024 * 1024,
+      /** A batch's values CSV: some 50 bytes a row, so about a million rows. */
+      values: 64 * 1024 * 1024,
+      /** JSON revsync wrote or a CI gives it: a saved plan, an evidence record, the CI's event file. */
+      json: 64 * 1024 * 1024,
+      /** A lock record of this machine. */
+      lock: 64 * 1024
+    };
+    MiB = (n) => n >= 1024 * 1024 ? `${(n / 1048576).toFixed(n % 1048576 ? 1 : 0)} MiB` : `${Math.round(n / 1024)} KiB`;
+    FileRefused = class extends UserError {
+      constructor(shown, why) {
+        super(`cannot read ${shown}: ${why}`);
+        this.why = why;
+        this.name = "FileRefused";
+      }
+      why;
+    };
+    readFailure = (e) => e instanceof FileRefused ? e.why : e instanceof UserError ? e.message : plainReason(e);
   }
 });
 
@@ -43412,11 +42989,11 @@ function position(lines, offset) {
   const p = lines.linePos(offset ?? 0);
   return { line: p.line, column: p.col };
 }
-function readYamlFile(absPath, shownPath, diagnostics, vars) {
+function readYamlFile(absPath, shownPath, diagnostics, vars, inside) {
   const at2 = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const text3 = readText(absPath, at2);
+  const text3 = readText(absPath, at2, inside);
   if (text3 === void 0) return [];
   const lines = new import_yaml.LineCounter();
   const docs = (0, import_yaml.parseAllDocuments)(text3, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, customTags: [], resolveKnownTags: false, strict: true });
@@ -43442,16 +43019,13 @@ function readYamlFile(absPath, shownPath, diagnostics, vars) {
   });
   return out;
 }
-function readText(absPath, at2) {
+function readText(absPath, at2, inside) {
   let bytes;
   try {
-    if ((0, import_node_fs4.statSync)(absPath).size > MAX_FILE_BYTES) {
-      at2(1, 1, `file is over 5 MiB (${((0, import_node_fs4.statSync)(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
-      return void 0;
-    }
-    bytes = (0, import_node_fs4.readFileSync)(absPath);
+    bytes = readUserFileBytes(absPath, MAX_FILE_BYTES, inside);
   } catch (e) {
-    at2(1, 1, `cannot read the file: ${plainReason(e)}`);
+    if (e instanceof FileRefused && /is over /.test(e.why)) at2(1, 1, "file is over 5 MiB: policy files must be smaller");
+    else at2(1, 1, e instanceof FileRefused || !(e instanceof UserError) ? `cannot read the file: ${readFailure(e)}` : e.message);
     return void 0;
   }
   try {
@@ -43502,8 +43076,8 @@ function keyAndNumberProblems(doc, lines, at2, inexact) {
       const p = position(lines, node.range?.[0]);
       const pointer2 = pointerOf(path, node);
       inexact.add(pointer2);
-      const where = pointer2.slice(1).split("/").join(".");
-      at2(p.line, p.column, `${where ? `${where}: ` : ""}${e.why}: write a number revsync can hold exactly`);
+      const where2 = pointer2.slice(1).split("/").join(".");
+      at2(p.line, p.column, `${where2 ? `${where2}: ` : ""}${e.why}: write a number revsync can hold exactly`);
     }
   });
   return bad;
@@ -43612,16 +43186,16 @@ function interpolate(doc, lines, vars, file, diagnostics) {
   });
   return { unresolved, envTexts, variables };
 }
-var import_node_fs4, import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS;
+var import_yaml, MAX_FILE_BYTES, FORBIDDEN_KEYS;
 var init_yaml_source = __esm({
   "src/config/yaml-source.ts"() {
     "use strict";
-    import_node_fs4 = require("node:fs");
     import_yaml = __toESM(require_dist(), 1);
     init_user_files();
     init_interpolate();
     init_number();
-    MAX_FILE_BYTES = 5 * 1024 * 1024;
+    init_errors();
+    MAX_FILE_BYTES = READ_CAPS.text;
     FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
   }
 });
@@ -43708,12 +43282,12 @@ function schemaDiagnostics(src, schema, skip = () => false) {
     if (skip(pointer2, key3, e)) continue;
     const node = key3 ? keyAt(src.doc, path, key3) : nodeAt(src.doc, path);
     const p = position(src.lines, node?.range?.[0]);
-    const where = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer2);
+    const where2 = e.keyword === "required" ? fieldName(e.instancePath) : fieldName(pointer2);
     out.push({
       file: src.file,
       ...p,
       pointer: pointer2,
-      message: e.keyword === "required" && where === "(document)" ? message : `${where}: ${message}`,
+      message: e.keyword === "required" && where2 === "(document)" ? message : `${where2}: ${message}`,
       severity: "error",
       rule: "schema"
     });
@@ -43828,6 +43402,552 @@ var init_rules = __esm({
   }
 });
 
+// src/shell-quote.ts
+var PLAIN2, singleQuoted, shellQuote, pasteable;
+var init_shell_quote = __esm({
+  "src/shell-quote.ts"() {
+    "use strict";
+    PLAIN2 = /^[A-Za-z0-9_@+:,./-]+$/;
+    singleQuoted = (text3) => `'${text3.replace(/'/g, `'\\''`)}'`;
+    shellQuote = (text3) => PLAIN2.test(text3) ? text3 : singleQuoted(text3);
+    pasteable = (text3) => !/[\u0000-\u001f\u007f-\u009f]/.test(text3);
+  }
+});
+
+// src/kinds/export-file.ts
+function newFile(file, address, schema, kind, name, batchAddress2) {
+  return {
+    file,
+    address,
+    ...batchAddress2 ? { batchAddress: batchAddress2 } : {},
+    schema,
+    value: { apiVersion: "revsync/v1", kind, metadata: { name }, spec: {} },
+    specComments: [],
+    batchComments: [],
+    leftOut: [],
+    valuesFiles: [],
+    batchValues: /* @__PURE__ */ new Map(),
+    leftOutFields: [],
+    nullFields: [],
+    notComparable: /* @__PURE__ */ new Map(),
+    batchDatesUnknown: /* @__PURE__ */ new Map()
+  };
+}
+function fitSpec(f, live, fields, unknownKeepsGit) {
+  for (const k of fields) {
+    const v = live[k];
+    if (v === void 0) continue;
+    if (v === null) {
+      f.specComments.push(` ${k}: left out, the service shows null (unknown); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) f.nullFields.push(k);
+      f.leftOut.push(`${f.address}: ${k} (the service shows null)`);
+      continue;
+    }
+    if (isInexact(v)) {
+      f.specComments.push(` ${k}: left out, the service answers ${v.text}, a number a double cannot hold exactly (not comparable); it keeps its live value`);
+      f.leftOutFields.push(k);
+      if (unknownKeepsGit) {
+        f.nullFields.push(k);
+        f.notComparable.set(k, v.text);
+      }
+      f.leftOut.push(`${f.address}: ${k} (the service answers ${v.text}, not comparable)`);
+      continue;
+    }
+    f.value.spec[k] = v;
+  }
+  dropRefused(f, fields.length);
+}
+function dropRefused(f, most) {
+  const validate3 = fileValidator(f.schema);
+  const doc = f.value;
+  for (let guard = 0; guard < most && !validate3(doc); guard++) {
+    const err = (validate3.errors ?? []).find((e) => e.instancePath.startsWith("/spec/"));
+    const field = err?.instancePath.split("/")[2];
+    if (!field || !(field in f.value.spec)) break;
+    const value2 = f.value.spec[field];
+    delete f.value.spec[field];
+    const why = err?.keyword === "enum" || /must be equal to one of the allowed values/.test(err?.message ?? "") ? `holds a value a policy file may not (${describeOutside(field, value2, err?.instancePath ?? "")})` : `holds ${show4(value2)}, which a policy file may not (${err?.message ?? "invalid"})`;
+    f.specComments.push(` ${field}: left out, the service ${why}; it keeps its live value`);
+    f.leftOutFields.push(field);
+    f.leftOut.push(`${f.address}: ${field} (${describeOutside(field, value2, err?.instancePath ?? "")})`);
+  }
+}
+function describeOutside(field, value2, pointer2) {
+  const parts = pointer2.split("/").slice(3);
+  let node = value2;
+  for (const p of parts) node = node?.[p];
+  const last2 = parts[parts.length - 1];
+  return last2 && node !== void 0 && typeof node !== "object" ? `${last2} ${show4(node)}` : `${field} ${show4(value2)}`;
+}
+var BATCH_DATES, show4;
+var init_export_file = __esm({
+  "src/kinds/export-file.ts"() {
+    "use strict";
+    init_ajv();
+    init_number();
+    BATCH_DATES = ["effective_start_date", "effective_end_date"];
+    show4 = (v) => JSON.stringify(v) ?? "undefined";
+  }
+});
+
+// src/kinds/ssp/compare.ts
+function sspFieldDiff(d, lp, unknownOut) {
+  const live = lp.item;
+  const spec = d.spec;
+  const unknown = notShown(spec, live);
+  addUnknown(unknownOut, sspAddress.policy(d.name), unknown);
+  const keys2 = Object.keys(spec).filter((k) => !unknown.some((u) => u.field === k));
+  return fieldDiff(normalizeSspFields(lp.item, keys2), normalizeSspFields(d.spec, keys2));
+}
+function serviceDate(v) {
+  if (v === null || v === void 0) return { unknown: {} };
+  const date = typeof v === "string" ? parseDate(v) : void 0;
+  return date ? { date } : { unknown: { unreadable: typeof v === "string" ? v : JSON.stringify(v) } };
+}
+function batchDatesDiff(b, lb, addr, unknownOut) {
+  const diff = [];
+  const live = lb;
+  for (const k of BATCH_DATES) {
+    const git = b[k];
+    if (git === void 0) continue;
+    const held = serviceDate(live[k]);
+    if ("unknown" in held) addUnknown(unknownOut, addr, [{ field: k, ...held.unknown }]);
+    else if (held.date !== git) diff.push({ path: k, kind: "changed", before: held.date, after: git });
+  }
+  return diff;
+}
+function valuesDiff(git, held, where2, side2) {
+  if (!Array.isArray(held) && held.csv === git.text) return { diff: [], total: 0, changed: 0, added: 0, removed: 0 };
+  let delta;
+  try {
+    delta = compareValues(keyedValues(git.rows), held);
+  } catch (e) {
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    throw new UserError(`the service's values file of ${where2} is not valid CSV (line ${e.line}: ${e.message}), so it cannot be compared with git`);
+  }
+  const rows = [];
+  for (const c of delta.changed) {
+    rows.push({
+      key: c.key,
+      diff: c.fields.map((f) => ({
+        path: `values[${c.key}].${f.field}`,
+        kind: "changed",
+        before: side2 === "plan" ? f.service : f.git,
+        after: side2 === "plan" ? f.git : f.service
+      }))
+    });
+  }
+  for (const k of delta.added) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "added" }] });
+  for (const k of delta.removed) rows.push({ key: k, diff: [{ path: `values[${k}]`, kind: "removed" }] });
+  rows.sort((a, b) => byCodePoint(a.key, b.key));
+  return {
+    diff: rows.slice(0, VALUE_ROWS_SHOWN).flatMap((r) => r.diff),
+    total: rows.length,
+    changed: delta.changed.length,
+    added: delta.added.length,
+    removed: delta.removed.length
+  };
+}
+function createMismatch(sent, live) {
+  if (!live) return ["(no policy item)"];
+  const l = live;
+  const keys2 = IDENTITY_FIELDS.filter((k) => l[k] !== null && l[k] !== void 0);
+  return fieldDiff(normalizeSspFields(live, keys2), normalizeSspFields(sent, keys2)).map((d) => d.path);
+}
+function exportHint(policy2, writes) {
+  const bad = unsafeName(policy2);
+  if (bad) return `its name cannot be written in a policy file (${bad}): rename it in the service, then revsync export --dir DIR ${writes}`;
+  if (!pasteable(policy2))
+    return `revsync export --dir DIR ${writes}, with every other policy: its name holds a character a terminal shows as text, so --target cannot name it as shown`;
+  return `revsync export --dir DIR --target ${shellQuote(sspAddress.policy(policy2))} ${writes}`;
+}
+function unmanagedSsp(desired, live, targets) {
+  const out = [];
+  const inGit = new Map(desired.map((d) => [d.name, d]));
+  for (const [name, lp] of live) {
+    const d = inGit.get(name);
+    const envelope = { version_id: lp.envelope.version_id ?? null, last_modified_on: numberOrNull(lp.envelope.last_modified_on) };
+    if (!d) {
+      if (!targeted(sspAddress.policy(name), targets)) continue;
+      const before = pick(lp.item, ["method", "active", "hierarchy_no", "when"]);
+      out.push({
+        address: sspAddress.policy(name),
+        class: "unmanaged",
+        reason: REASONS_NOT_IN_GIT.policy(name),
+        before,
+        ...envelope,
+        ...envelopeWho(lp.envelope)
+      });
+      continue;
+    }
+    for (const lb of lp.batches ?? []) {
+      const baddr = sspAddress.batch(name, batchNameOf(lb));
+      if (!targeted(baddr, targets) || d.batches.some((b) => b.name === batchNameOf(lb))) continue;
+      const status = lb.status ?? null;
+      out.push({
+        address: baddr,
+        class: "unmanaged_batch",
+        reason: REASONS_NOT_IN_GIT.batch(name, batchNameOf(lb)),
+        before: { status },
+        ...envelope,
+        ...batchWho(lb),
+        drift: {
+          message: `batch in the service (status ${JSON.stringify(status)}), not listed in git`,
+          diff: [{ path: "status", kind: "removed", before: void 0, after: status }]
+        }
+      });
+    }
+  }
+  return out;
+}
+var VALUE_ROWS_SHOWN, liveBatch, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
+var init_compare = __esm({
+  "src/kinds/ssp/compare.ts"() {
+    "use strict";
+    init_rules();
+    init_errors();
+    init_shell_quote();
+    init_line();
+    init_address();
+    init_normalize();
+    init_unknown();
+    init_who();
+    init_number();
+    init_csv();
+    init_export_file();
+    init_read();
+    init_values();
+    VALUE_ROWS_SHOWN = 20;
+    liveBatch = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
+    IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
+    REASONS_NOT_IN_GIT = {
+      policy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (${exportHint(name, "writes one")})`,
+      batch: (policy2, batch) => {
+        const bad = unsafeName(batch);
+        return bad ? `the service holds this batch and git does not list it, so revsync never moves it; its name cannot be written in a policy file (${bad}): rename it in the service to list it in git, or leave it there` : `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy2)} in git (with its status and values), or leave it in the service (${exportHint(policy2, "writes the policy's file with it")})`;
+      }
+    };
+  }
+});
+
+// src/kinds/ssp/state.ts
+function hierarchyHolder(list3, name, hierarchyNo) {
+  return list3.find((e) => {
+    const item = e.compliance_spec?.[0];
+    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
+  });
+}
+function clashes(list3, creates) {
+  const out = /* @__PURE__ */ new Map();
+  for (const c of creates) {
+    const p = createPayload(c);
+    if (!p) continue;
+    const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
+    if (!holder) continue;
+    const who = { modified_by: holder.created_by ?? holder.last_modified_by ?? null, modified_on: isoOf(holder.created_on ?? holder.last_modified_on) };
+    out.set(
+      c.address,
+      overwrittenWords(who, [
+        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
+      ])
+    );
+  }
+  return out;
+}
+var SspRun;
+var init_state = __esm({
+  "src/kinds/ssp/state.ts"() {
+    "use strict";
+    init_resources();
+    init_address();
+    init_who();
+    init_words2();
+    init_payload();
+    init_read();
+    init_values();
+    SspRun = class {
+      constructor(run2) {
+        this.run = run2;
+      }
+      run;
+      listing;
+      /** Values by file id: an upload's file does not change (a new upload is a new file). */
+      fileSums = /* @__PURE__ */ new Map();
+      /** Policies whose version this run checked against the plan (its own writes move it after). */
+      policyChecked = /* @__PURE__ */ new Set();
+      /** Batches (their addresses) this run reviewed: their reviewer is this run's sign-in. */
+      reviewedHere = /* @__PURE__ */ new Set();
+      /** The ids of the policies this run created, by name. */
+      createdIds = /* @__PURE__ */ new Map();
+      /** The creates of this run that landed, for the one check after the last of them. */
+      landedCreates = [];
+      creationsChecked;
+      /** The SSP list, read right before a create's send: creates whose guards start while a read is in
+       *  flight share it (one round trip old at most); a failed shared read makes each of them read for
+       *  itself, so a read failing fails only the writes whose own read fails. */
+      async list(core) {
+        const shared = this.listing;
+        if (shared) {
+          try {
+            return await shared;
+          } catch {
+            return ssp.list(core);
+          }
+        }
+        const mine = ssp.list(core);
+        this.listing = mine;
+        const done = () => {
+          if (this.listing === mine) this.listing = void 0;
+        };
+        mine.then(done, done);
+        return mine;
+      }
+      /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
+      valuesOf(policy2, lb, core) {
+        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
+        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
+        if (!file) return read();
+        let sum = this.fileSums.get(file);
+        if (!sum) {
+          sum = read();
+          this.fileSums.set(file, sum);
+          sum.catch(() => this.fileSums.delete(file));
+        }
+        return sum;
+      }
+      /** Differences between a live policy's batches and the values git sends with a create. */
+      async createValues(p, live, core) {
+        const out = [];
+        for (const b of createdItem(p).batches ?? []) {
+          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
+          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
+          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+        }
+        return out;
+      }
+      /** A create landed (done, or confirmed by reading back), with the id the service gave it. */
+      created(c, id) {
+        const p = createPayload(c);
+        if (p) this.createdIds.set(p.body.compliance_name, id);
+        this.landedCreates.push(c);
+      }
+      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
+       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
+       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
+       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
+      checkCreations(core = this.run.core) {
+        if (!this.creationsChecked) {
+          const creates = [...this.landedCreates];
+          this.creationsChecked = creates.length ? ssp.list(core).then(
+            (list3) => clashes(list3, creates),
+            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
+          ) : Promise.resolve(/* @__PURE__ */ new Map());
+        }
+        return this.creationsChecked;
+      }
+    };
+  }
+});
+
+// src/kinds/ssp/create.ts
+function createGuard(run2, c, p, core) {
+  return async () => {
+    const name = p.body.compliance_name;
+    const list3 = await run2.list(core);
+    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
+    const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
+    const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
+    if (existing) {
+      const sent = p.body.compliance_spec[0];
+      const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await run2.createValues(p, existing, core)];
+      if (differs.length)
+        return blocked(
+          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
+        );
+      if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
+      return { already: "the service holds git's policy and values" };
+    }
+    if (holder) return blocked(clash(holder));
+    run2.run.log(`${c.address}: read again just now, not in the service; sending the create`);
+    return { go: null };
+  };
+}
+function createWrite(core, body, guard = async () => ({ go: null }), verify = async () => []) {
+  const name = body.compliance_name;
+  const sent = body.compliance_spec[0];
+  const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
+  return runWrite(core, {
+    guard,
+    request: () => ssp.createRequest(body),
+    result: (b) => {
+      const r = b;
+      return r?.compliance_id ? r : void 0;
+    },
+    readBack: async () => {
+      const live = await ssp.get(core, name);
+      if (!live) return { landed: false };
+      const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
+      if (!differs.length) return { landed: true, result: found(live) };
+      return {
+        other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
+      };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return void 0;
+      const live = await ssp.get(core, name).catch(() => void 0);
+      const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
+      const message = `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`;
+      return { kind: "refused", error: new ApiError({ method: err.method, path: err.path, status: 409, message, conflict: true }) };
+    }
+  });
+}
+async function writeCreate(run2, c, p, core) {
+  const o = await createWrite(core, p.body, createGuard(run2, c, p, core), (live) => run2.createValues(p, live, core));
+  if (o.kind === "done" || o.kind === "confirmed") run2.created(c, o.result.compliance_id);
+  return o;
+}
+var init_create = __esm({
+  "src/kinds/ssp/create.ts"() {
+    "use strict";
+    init_resources();
+    init_write();
+    init_errors();
+    init_who();
+    init_words2();
+    init_compare();
+    init_state();
+  }
+});
+
+// src/kinds/ssp/apply.ts
+var SspApply;
+var init_apply = __esm({
+  "src/kinds/ssp/apply.ts"() {
+    "use strict";
+    init_errors();
+    init_batch();
+    init_create();
+    init_payload();
+    init_state();
+    SspApply = class extends SspRun {
+      /** One step: a create, or a batch's review or approve. */
+      async write(c, core) {
+        const create = createPayload(c);
+        if (create) return { outcome: await writeCreate(this, c, create, core) };
+        const batch = batchPayload(c);
+        if (batch) return writeBatch(this, c, batch, core);
+        throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
+      }
+      /** The one check after the run's creates (done already when a batch step of a created policy asked):
+       *  a create that shares its place in the hierarchy now was undone, not done. */
+      async settle(landed) {
+        const checked = await this.checkCreations();
+        const out = /* @__PURE__ */ new Map();
+        for (const c of landed) {
+          if (c.action !== "create") continue;
+          if ("failed" in checked) out.set(c.address, { unchecked: `not read again after the run's creates: ${checked.failed}` });
+          else {
+            const clash = checked.get(c.address);
+            if (clash) out.set(c.address, { overwritten: clash });
+          }
+        }
+        return out;
+      }
+    };
+  }
+});
+
+// src/kinds/entries.ts
+function shownEntry(action, address, reason, o = {}) {
+  return { address, action, before: null, after: null, diff: [], version_id: null, last_modified_on: null, reason, ...o };
+}
+function changedItems(addr, diff, who) {
+  if (!diff.length) return [];
+  const message = `${plural(diff.length, "field")} ${diff.length === 1 ? "differs" : "differ"} from git: ${diff.map((x) => x.path).join(", ")}`;
+  return [{ address: addr, class: "changed", diff, message, ...who }];
+}
+var nobody, missingItem;
+var init_entries2 = __esm({
+  "src/kinds/entries.ts"() {
+    "use strict";
+    init_words();
+    nobody = { modified_by: null, modified_on: null };
+    missingItem = (addr, what = "in git") => ({
+      address: addr,
+      class: "missing",
+      diff: [],
+      message: `${what}, not in the service`,
+      ...nobody
+    });
+  }
+});
+
+// src/kinds/ssp/drift.ts
+function batchDrift(d, b, lp, live, unknown) {
+  const baddr = sspAddress.batch(d.name, b.name);
+  const lb = liveBatch(lp, b.name);
+  if (!lb) return [missingItem(baddr, "batch in git")];
+  const out = [];
+  const dates = batchDatesDiff(b, lb, baddr, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+  if (dates.length) {
+    out.push({
+      address: baddr,
+      class: "changed",
+      diff: dates,
+      message: `${dates.map((x) => x.path).join(" and ")} ${dates.length === 1 ? "differs" : "differ"} from git; the interface cannot change a batch's dates: change them in the service, or make git hold the service's (revsync export writes them)`,
+      ...batchWho(lb)
+    });
+  }
+  if (lb.status !== b.status) {
+    out.push({
+      address: baddr,
+      class: "batch_status",
+      diff: [{ path: "status", kind: "changed", before: b.status, after: lb.status }],
+      message: `status is ${JSON.stringify(lb.status)}, git says ${JSON.stringify(b.status)}`,
+      ...batchWho(lb)
+    });
+  }
+  const held = live.values.get(`${d.name}/${b.name}`);
+  if (!b.values || !held) return out;
+  const vd = valuesDiff(b.values, held, baddr, "drift");
+  if (vd.total) {
+    out.push({
+      address: baddr,
+      class: "batch_values",
+      diff: vd.diff,
+      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
+      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
+      ...batchWho(lb)
+    });
+  }
+  return out;
+}
+function policyDrift(d, live, targets, unknown) {
+  const addr = sspAddress.policy(d.name);
+  const lp = live.ssp.get(d.name);
+  if (!lp) return targeted(addr, targets) ? [missingItem(addr)] : [];
+  const out = [];
+  if (targeted(addr, targets)) {
+    const diff = sspFieldDiff(d, lp, unknown).map((x) => ({ ...x, before: x.after, after: x.before }));
+    out.push(...changedItems(addr, diff, envelopeWho(lp.envelope)));
+  }
+  for (const b of d.batches) if (targeted(sspAddress.batch(d.name, b.name), targets)) out.push(...batchDrift(d, b, lp, live, unknown));
+  return out;
+}
+var sspDrift;
+var init_drift = __esm({
+  "src/kinds/ssp/drift.ts"() {
+    "use strict";
+    init_address();
+    init_who();
+    init_entries2();
+    init_compare();
+    init_read();
+    sspDrift = (desired, live, targets, unknown) => desired.flatMap((d) => policyDrift(d, live, targets, unknown));
+  }
+});
+
 // src/config/values.ts
 function isDate(s) {
   let ok = dateSeen.get(s);
@@ -43845,18 +43965,18 @@ function resolveValuesPath(root, policyFile, value2) {
   const rel = (0, import_node_path5.relative)(root, path);
   if (rel.startsWith("..") || (0, import_node_path5.isAbsolute)(rel)) return { problem: `values file ${JSON.stringify(value2)} lies outside the policy repo` };
   try {
-    (0, import_node_fs5.lstatSync)(path);
+    (0, import_node_fs4.lstatSync)(path);
   } catch {
     return { problem: `values file ${JSON.stringify(value2)} does not exist` };
   }
   let real;
   try {
-    if ((0, import_node_fs5.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
-    real = (0, import_node_fs5.realpathSync)(path);
+    if ((0, import_node_fs4.statSync)(path).isDirectory()) return { problem: `values ${JSON.stringify(value2)} is a folder: name the CSV file of the batch's values` };
+    real = (0, import_node_fs4.realpathSync)(path);
   } catch (e) {
     return { problem: `values file ${JSON.stringify(value2)} cannot be read: ${plainReason(e)}` };
   }
-  const realRoot = (0, import_node_fs5.realpathSync)(root);
+  const realRoot = (0, import_node_fs4.realpathSync)(root);
   if (real !== realRoot && !real.startsWith(realRoot + import_node_path5.sep))
     return { problem: `values file ${JSON.stringify(value2)} is a link that leads outside the policy repo` };
   return { path };
@@ -43864,9 +43984,9 @@ function resolveValuesPath(root, policyFile, value2) {
 function readValuesCsv(absPath, shownPath) {
   let text3;
   try {
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs5.readFileSync)(absPath));
+    text3 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(absPath, READ_CAPS.values));
   } catch (e) {
-    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${plainReason(e)}`;
+    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${readFailure(e)}`;
     return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
   }
   return checkValuesText(text3, shownPath);
@@ -43978,11 +44098,11 @@ function checkValuesText(text3, shownPath) {
   checkOverlaps(values2, err);
   return { values: values2, diagnostics, text: text3 };
 }
-var import_node_fs5, import_node_path5, DATE, dateSeen;
+var import_node_fs4, import_node_path5, DATE, dateSeen;
 var init_values2 = __esm({
   "src/config/values.ts"() {
     "use strict";
-    import_node_fs5 = require("node:fs");
+    import_node_fs4 = require("node:fs");
     init_user_files();
     import_node_path5 = require("node:path");
     init_csv();
@@ -44444,7 +44564,7 @@ function valuesHow(d, b, lb) {
   const ref = valuesFileFor(d.name, b.name);
   const path = import_node_path8.posix.join(import_node_path8.posix.dirname(d.source.file.split("\\").join("/")), ref);
   const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-  const get = fileId ? `revsync ssp download ${fileId} --output ${JSON.stringify(path)} gets them` : `revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(d.name))} writes them (with the policy's file) into DIR`;
+  const get = fileId && pasteable(fileId) && pasteable(path) ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them` : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
 }
 function hierarchyHolders(live) {
@@ -44612,6 +44732,7 @@ var init_plan = __esm({
     init_number();
     init_words();
     init_entries2();
+    init_shell_quote();
     init_compare();
     init_create_body();
     init_read();
@@ -45414,9 +45535,9 @@ function planText(plan, out) {
     lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
     return lines.join("\n");
   }
-  const where = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
+  const where2 = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
   lines.push(
-    hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
+    hasApplied(plan) ? `revsync will make these changes in ${where2}:` : `Nothing for revsync to apply in ${where2}, but the service and git differ:`,
     ""
   );
   const fourEyes = plan.four_eyes;
@@ -46156,15 +46277,18 @@ var lock_exports = {};
 __export(lock_exports, {
   LockHeld: () => LockHeld,
   LockUnavailable: () => LockUnavailable,
+  RenamedLock: () => RenamedLock,
   acquireLock: () => acquireLock,
-  holderWords: () => holderWords
+  holderWords: () => holderWords,
+  unlockCommand: () => unlockCommand
 });
-function holderWords(h, now) {
+function holderWords(h, now, environment) {
   const since = Date.parse(h.since);
+  const other = environment !== void 0 && h.environment !== environment ? ` to environment ${JSON.stringify(h.environment)} (the same tenant)` : "";
   return [
     `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
     `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
-    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
+    `applying plan ${h.plan_checksum ?? "(unknown)"}${other}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
     `lock id ${h.id}`
   ].join(", ");
 }
@@ -46186,24 +46310,26 @@ async function acquireLock(backend, request2, opts) {
     pause = Math.min(pause * 2, 5e3);
   }
 }
-var LockUnavailable, ago, LockHeld;
+var LockUnavailable, unlockCommand, ago, LockHeld, RenamedLock;
 var init_lock = __esm({
   "src/lock/lock.ts"() {
     "use strict";
     init_duration();
     init_errors();
+    init_shell_quote();
     LockUnavailable = class extends UserError {
       constructor(message, hint) {
         super(message, hint ?? "fix that, or run apply with --lock=false to go on without a lock (the evidence record says so)");
         this.name = "LockUnavailable";
       }
     };
+    unlockCommand = (environment, id, force = false) => `revsync unlock --env ${shellQuote(environment)} ${shellQuote(id)}${force ? " --force" : ""}`;
     ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
     LockHeld = class extends UserError {
       constructor(environment, holder, waitedMs, now) {
         super(
-          `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`
+          `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
+          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id)}`
         );
         this.environment = environment;
         this.holder = holder;
@@ -46212,24 +46338,92 @@ var init_lock = __esm({
       environment;
       holder;
     };
+    RenamedLock = class {
+      constructor(current, earlier) {
+        this.current = current;
+        this.earlier = earlier;
+        this.kind = current.kind;
+        this.where = current.where;
+      }
+      current;
+      earlier;
+      kind;
+      where;
+      onEarlier = /* @__PURE__ */ new Set();
+      async describe() {
+        return await this.current.describe?.() ?? this.current.where;
+      }
+      /** Where the lock of `id` lies, in words: the earlier name's, said so, when it is held there. */
+      async whereOf(id) {
+        return this.onEarlier.has(id) ? `${this.earlier.where}, the name an earlier revsync gave this lock` : this.describe();
+      }
+      state(h) {
+        return (this.onEarlier.has(h.id) ? this.earlier.state?.(h) : this.current.state?.(h)) ?? "unknown";
+      }
+      async take(request2) {
+        const r = await this.current.take(request2);
+        if (!("taken" in r)) return r;
+        let old;
+        try {
+          old = await this.earlier.live();
+        } catch (e) {
+          await this.current.release(r.taken.id).catch(() => void 0);
+          throw e;
+        }
+        if (!old || old.id === r.taken.id) return r;
+        this.onEarlier.add(old.id);
+        await this.current.release(r.taken.id);
+        return { held: old };
+      }
+      async holder() {
+        const now = await this.current.holder();
+        if (now) return now;
+        const old = await this.earlier.holder();
+        if (old) this.onEarlier.add(old.id);
+        return old;
+      }
+      async release(id) {
+        const r = await this.current.release(id);
+        if (r === "released") return r;
+        const old = await this.earlier.holder();
+        return old?.id === id ? this.earlier.release(id) : r;
+      }
+    };
   }
 });
 
 // src/report/views/lock.ts
+function advice({ environment, backend, holder, state }, unlockCommand2) {
+  const unlock = unlockCommand2(environment, holder.id);
+  if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
+  if (state === "gone")
+    return backend.kind === "local" ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over (or release it now: ${unlock}).` : `Its process (pid ${holder.pid}) is no longer running on this host: release it: ${unlock}`;
+  return `If that apply is dead, release it: ${unlock}`;
+}
 var lockStatusViews;
 var init_lock2 = __esm({
   "src/report/views/lock.ts"() {
     "use strict";
     lockStatusViews = {
       text: async () => {
-        const { holderWords: holderWords2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
-        return ({ environment, backend, holder }, out) => out.out(
-          holder ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):
-  held by ${holderWords2(holder, Date.now())}
-  If that apply is dead, release it: revsync unlock --env ${environment} ${holder.id}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
-        );
+        const { holderWords: holderWords2, unlockCommand: unlockCommand2 } = await Promise.resolve().then(() => (init_lock(), lock_exports));
+        return (status, out) => {
+          const { environment, backend, holder } = status;
+          out.out(
+            holder ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):
+  held by ${holderWords2(holder, Date.now(), environment)}
+  ${advice({ ...status, holder }, unlockCommand2)}` : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`
+          );
+        };
       },
-      json: async () => ({ environment, backend, holder }, out) => out.json({ environment, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null })
+      json: async () => ({ environment, backend, holder, state }, out) => out.json({
+        environment,
+        backend: backend.kind,
+        where: backend.where,
+        locked: !!holder,
+        holder: holder ?? null,
+        ...holder ? { holder_process: state ?? "unknown" } : {}
+      })
     };
   }
 });
@@ -47053,7 +47247,7 @@ function checkState(v) {
 function loadStateFile(path) {
   let text3;
   try {
-    text3 = (0, import_node_fs6.readFileSync)(path, "utf8");
+    text3 = (0, import_node_fs5.readFileSync)(path, "utf8");
   } catch (e) {
     if (e.code === "ENOENT") return void 0;
     throw e;
@@ -47075,11 +47269,11 @@ function nextId(state, prefix) {
   state.seq += 1;
   return `${prefix}${String(state.seq).padStart(6, "0")}`;
 }
-var import_node_fs6, str2, bool, num2, obj, list, record, STATE;
+var import_node_fs5, str2, bool, num2, obj, list, record, STATE;
 var init_state2 = __esm({
   "src/emulator/state.ts"() {
     "use strict";
-    import_node_fs6 = require("node:fs");
+    import_node_fs5 = require("node:fs");
     init_fs_atomic();
     init_words();
     str2 = (v, at2) => typeof v === "string" ? void 0 : `${at2} must be a string`;
@@ -48050,7 +48244,7 @@ var init_drift_ignore = __esm({
 function listYamlFiles(dir) {
   const out = [];
   const walk = (d) => {
-    for (const entry of (0, import_node_fs7.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+    for (const entry of (0, import_node_fs6.readdirSync)(d, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
       if (entry.name.startsWith(".")) continue;
       const p = (0, import_node_path11.join)(d, entry.name);
       if (entry.isDirectory()) walk(p);
@@ -48060,31 +48254,304 @@ function listYamlFiles(dir) {
   walk(dir);
   return out;
 }
-var import_node_fs7, import_node_path11;
+var import_node_fs6, import_node_path11;
 var init_walk = __esm({
   "src/config/walk.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
+    import_node_fs6 = require("node:fs");
     import_node_path11 = require("node:path");
   }
 });
 
+// src/config/repo.ts
+function findConfig(cwd, explicit) {
+  if (explicit) {
+    const p = (0, import_node_path12.resolve)(cwd, explicit);
+    if (!(0, import_node_fs7.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
+    return p;
+  }
+  for (let dir = (0, import_node_path12.resolve)(cwd); ; dir = (0, import_node_path12.dirname)(dir)) {
+    const p = (0, import_node_path12.join)(dir, CONFIG_FILE);
+    if ((0, import_node_fs7.existsSync)(p)) return p;
+    if ((0, import_node_path12.dirname)(dir) === dir) break;
+  }
+  throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
+}
+function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
+  const root = (0, import_node_path12.dirname)(configFile);
+  const shown = (0, import_node_path12.relative)(cwd, configFile) || configFile;
+  const docs = readYamlFile(configFile, shown, diagnostics);
+  const doc = docs[0];
+  if (!doc) {
+    if (!diagnostics.length) diagnostics.push({ file: shown, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
+    return void 0;
+  }
+  const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
+  diagnostics.push(...problems);
+  if (problems.length) return void 0;
+  const config = doc.value;
+  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
+  diagnostics.push(...ambiguous);
+  if (ambiguous.length) return void 0;
+  return { cwd, root, configFile, policiesDir: (0, import_node_path12.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
+}
+function batchStatusProblems(config, doc, file) {
+  const problems = [];
+  for (const [name, env2] of Object.entries(config.environments ?? {})) {
+    const texts = env2?.service?.batch_status ?? {};
+    const seen = /* @__PURE__ */ new Map();
+    for (const [status, text3] of Object.entries(texts)) {
+      if (typeof text3 !== "string") continue;
+      const other = seen.get(text3);
+      if (other === void 0) {
+        seen.set(text3, status);
+        continue;
+      }
+      problems.push({
+        file,
+        ...at(doc, `/environments/${name}/service/batch_status/${status}`),
+        severity: "error",
+        message: `environments.${name}.service.batch_status.${status}: ${JSON.stringify(text3)} is also the text of ${other}: each batch status needs its own text, or a batch the service shows with it could be either`
+      });
+    }
+  }
+  return problems;
+}
+function connectionProblems(config, doc, file) {
+  const problems = [];
+  for (const [name, env2] of Object.entries(config.environments ?? {})) {
+    for (const field of CONNECTION_FIELDS) {
+      const text3 = env2?.[field];
+      if (typeof text3 !== "string") continue;
+      const where2 = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
+      const named3 = variablesIn(text3).filter((v) => SIGN_IN_VARIABLES.has(v));
+      for (const v of named3) problems.push({ ...where2, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
+      const credentials = field === "realm" || variablesIn(text3).length ? void 0 : urlCredentials(text3);
+      if (credentials) problems.push({ ...where2, message: `environments.${name}.${field}: ${credentials}` });
+    }
+  }
+  return problems;
+}
+function environmentNames(repo) {
+  return Object.keys(repo.config.environments);
+}
+function selectEnv(repo, wanted, env2) {
+  const names = environmentNames(repo);
+  const name = wanted ?? env2.REVSYNC_ENV ?? (names.length === 1 ? names[0] : void 0);
+  if (!name) throw new UserError(`${CONFIG_FILE} has several environments (${names.join(", ")}): choose one with --env NAME or REVSYNC_ENV`);
+  if (!names.includes(name)) throw new UserError(`no environment ${JSON.stringify(name)} in ${CONFIG_FILE}; it has: ${names.join(", ")}`);
+  return name;
+}
+function fill(repo, name, field, value2, env2, problems) {
+  const r = interpolateString(value2, { vars: {}, env: env2, process: true, hint: "set it in the process environment (a CI variable, say)" });
+  const p = at(repo.configDoc, `/environments/${name}/${field}`);
+  const file = (0, import_node_path12.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
+  for (const message of r.problems) {
+    problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
+  }
+  return r;
+}
+function environmentVars(repo, name, env2) {
+  const vars = {};
+  const envTexts = /* @__PURE__ */ new Set();
+  const origins = /* @__PURE__ */ new Map();
+  const unresolved = /* @__PURE__ */ new Set();
+  const problems = [];
+  for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
+    if (typeof v !== "string") {
+      vars[k] = v ?? "";
+      continue;
+    }
+    const r = fill(repo, name, `vars/${k}`, v, env2, problems);
+    vars[k] = r.value;
+    if (r.envText !== void 0) envTexts.add(k);
+    if (r.read?.length) origins.set(k, v);
+    if (r.problems.length) unresolved.add(k);
+  }
+  return { vars, envTexts, origins, unresolved, problems };
+}
+function resolveEnv(repo, name, env2) {
+  const raw = repo.config.environments[name];
+  const { baseUrl, authUrl, realm, problems } = endpoints(repo, name, env2);
+  for (const [field, value2] of [
+    ["base_url", baseUrl],
+    ["auth_url", authUrl]
+  ]) {
+    const credentials = urlCredentials(value2);
+    if (!credentials) continue;
+    const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
+    if (env2[override] !== void 0) throw new UserError(`${override}: ${credentials}`);
+    const from = field === "auth_url" && raw.auth_url === void 0 ? "base_url" : field;
+    const reads = variablesIn(String(raw[from] ?? ""));
+    throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
+      {
+        file: (0, import_node_path12.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+        ...at(repo.configDoc, `/environments/${name}/${from}`),
+        severity: "error",
+        message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`
+      }
+    ]);
+  }
+  const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env2);
+  const evidence = raw.evidence ?? repo.config.evidence;
+  const lockRaw = raw.lock ?? repo.config.lock;
+  const lockField = raw.lock !== void 0 ? "lock/remote" : void 0;
+  const text3 = (field, value2) => String(fill(repo, name, field, value2, env2, problems).value);
+  const remote = typeof lockRaw === "object" ? lockField ? text3(lockField, lockRaw.remote) : text3("lock", lockRaw.remote) : void 0;
+  problems.push(...varProblems);
+  if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
+  const lock = lockSetting(name, lockRaw, remote, baseUrl, authUrl);
+  return {
+    name,
+    baseUrl,
+    authUrl,
+    realm,
+    vars,
+    envTexts,
+    origins,
+    service: serviceChoices(raw.service, repo.config.approvals, env2),
+    rateLimit: raw.rate_limit,
+    fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
+    ...evidence === void 0 ? {} : { evidence: (0, import_node_path12.resolve)(repo.root, evidence) },
+    lock
+  };
+}
+function endpoints(repo, name, env2) {
+  const raw = repo.config.environments[name];
+  const problems = [];
+  const text3 = (field, value2) => value2 === void 0 ? void 0 : String(fill(repo, name, field, value2, env2, problems).value);
+  const baseUrl = env2.REVSYNC_BASE_URL ?? text3("base_url", raw.base_url) ?? "";
+  const authUrl = env2.REVSYNC_AUTH_URL ?? text3("auth_url", raw.auth_url) ?? baseUrl;
+  const realm = env2.REVSYNC_REALM ?? text3("realm", raw.realm) ?? "";
+  return { baseUrl, authUrl, realm, problems };
+}
+function endpointWarnings(repo, name, env2) {
+  return endpoints(repo, name, env2).problems.map((d) => ({
+    ...d,
+    severity: "warning",
+    rule: "url-variables",
+    message: `${d.message}; plan, apply and drift of environment ${name} need it where they run (validate and test read no URL)`
+  }));
+}
+function lockSetting(name, raw, remote, baseUrl, authUrl) {
+  const loopback = isLoopbackHttp(baseUrl) && isLoopbackHttp(authUrl);
+  if (raw === "local" && !loopback)
+    throw new UserError(
+      `environment ${JSON.stringify(name)}: lock: local keeps the lock in a file of this machine, which a CI runner or another laptop applying to ${baseUrl} never sees`,
+      "remove lock: local (the default for a service not on loopback is a ref of the git remote origin), or name a remote every machine that applies reaches: lock: { remote: NAME }"
+    );
+  if (remote !== void 0) {
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(remote))
+      throw new UserError(
+        `environment ${JSON.stringify(name)}: lock.remote holds a password in its URL; credentials never live in files`,
+        "name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives"
+      );
+    return { kind: "git", remote };
+  }
+  if (raw === "git") return { kind: "git", remote: "origin" };
+  if (raw === "local" || raw === void 0 && loopback) return { kind: "local" };
+  return { kind: "git", remote: "origin" };
+}
+function readInside(repo, dir) {
+  const rel = (0, import_node_path12.relative)(repo.root, dir);
+  const inRepo = !rel.startsWith("..") && !(0, import_node_path12.isAbsolute)(rel);
+  return {
+    folder: inRepo ? repo.root : dir,
+    words: { show: (p) => (0, import_node_path12.relative)(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${(0, import_node_path12.relative)(repo.cwd, dir) || "."}` }
+  };
+}
+function policyDocs(repo, vars, kinds, diagnostics) {
+  const docs = [];
+  const known = kinds.map((k) => k.fileKind);
+  const inside = readInside(repo, repo.policiesDir);
+  for (const abs of listYamlFiles(repo.policiesDir)) {
+    const shown = (0, import_node_path12.relative)(repo.cwd, abs) || abs;
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
+      const kind = src.value?.kind;
+      if (typeof kind === "string" && known.includes(kind)) {
+        docs.push({ src, absFile: abs, kind });
+        continue;
+      }
+      diagnostics.push({
+        file: shown,
+        ...at(src, "/kind"),
+        severity: "error",
+        message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k) => JSON.stringify(k)).join(" or ")}, got ${JSON.stringify(kind)}`
+      });
+    }
+  }
+  return docs;
+}
+function loadPolicies(repo, vars, kinds) {
+  const diagnostics = [];
+  const desired = new Map(kinds.map((k) => [k.name, []]));
+  if (!(0, import_node_fs7.existsSync)(repo.policiesDir) || !(0, import_node_fs7.statSync)(repo.policiesDir).isDirectory()) {
+    diagnostics.push({
+      file: (0, import_node_path12.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
+      line: 1,
+      column: 1,
+      severity: "error",
+      message: `policies folder ${(0, import_node_path12.relative)(repo.root, repo.policiesDir) || "."} does not exist`
+    });
+    return { desired, diagnostics, docs: [] };
+  }
+  const docs = policyDocs(repo, vars, kinds, diagnostics);
+  const parsed = /* @__PURE__ */ new Map();
+  diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
+  const failed2 = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
+  const byFile = new Map(kinds.map((k) => [k.fileKind, k]));
+  for (const d of docs) {
+    const kind = byFile.get(d.kind);
+    if (!kind || failed2.has(d.src.file)) continue;
+    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed }));
+  }
+  return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
+}
+function varsFor(from, env2 = process.env) {
+  const { vars, envTexts, origins, unresolved } = from;
+  return { vars, env: env2, ...envTexts ? { envTexts } : {}, ...origins ? { origins } : {}, ...unresolved ? { unresolved } : {} };
+}
+var import_node_fs7, import_node_path12, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
+var init_repo = __esm({
+  "src/config/repo.ts"() {
+    "use strict";
+    import_node_fs7 = require("node:fs");
+    import_node_path12 = require("node:path");
+    init_errors();
+    init_interpolate();
+    init_auth();
+    init_http();
+    init_diagnostics();
+    init_rules();
+    init_words();
+    init_walk();
+    init_schema_diagnostics();
+    init_yaml_source();
+    init_service_choices();
+    init_loopback();
+    CONFIG_FILE = "revsync.yaml";
+    CONNECTION_FIELDS = ["base_url", "auth_url", "realm"];
+    OVERRIDE_VARS = ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL", "REVSYNC_REALM"];
+    overridesSet = (env2) => OVERRIDE_VARS.filter((k) => env2[k] !== void 0);
+  }
+});
+
 // src/config/test-files.ts
-function testCase(file, c, shown, where) {
+function testCase(file, c, shown, where2) {
   return {
     name: c.name,
     file: shown,
-    ...where,
+    ...where2,
     input: c.line,
     expect: { policy: c.expect.policy ?? null, ...c.expect.ssp !== void 0 ? { ssp: c.expect.ssp } : {} },
     ...file.date_field ? { dateField: file.date_field } : {}
   };
 }
-function contractOf(file, c, shown, where) {
+function contractOf(file, c, shown, where2) {
   return {
     name: c.name,
     file: shown,
-    ...where,
+    ...where2,
     lines: c.lines.map((l) => {
       const input = { ...l.line };
       if (c.date !== void 0) {
@@ -48140,8 +48607,8 @@ function contractProblems(file, c, i) {
   }
   return out;
 }
-function fastCases(abs, shown) {
-  const text3 = plainText(abs);
+function fastCases(abs, shown, inside) {
+  const text3 = plainText(abs, inside);
   const read = text3 === void 0 ? void 0 : loadPlain(text3);
   if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return void 0;
   const { starts } = read;
@@ -48161,12 +48628,12 @@ function fastCases(abs, shown) {
     contracts: contracts.map((c, i) => contractOf(file, c, shown, place(starts.contracts, i)))
   };
 }
-function plainText(abs) {
+function plainText(abs, inside) {
   let text3;
   try {
-    const size = (0, import_node_fs8.statSync)(abs).size;
-    if (size > MAX_FILE_BYTES || size < 64 * 1024) return void 0;
-    text3 = new TextDecoder("utf-8", { fatal: true }).decode((0, import_node_fs8.readFileSync)(abs));
+    const st = (0, import_node_fs8.lstatSync)(abs);
+    if (!st.isFile() || st.size > MAX_FILE_BYTES || st.size < 64 * 1024) return void 0;
+    text3 = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(abs, MAX_FILE_BYTES, inside));
   } catch {
     return void 0;
   }
@@ -48203,7 +48670,7 @@ function loadPlain(text3) {
   }
 }
 function testsDir(repo) {
-  return (0, import_node_path12.resolve)(repo.root, repo.config.tests ?? "tests");
+  return (0, import_node_path13.resolve)(repo.root, repo.config.tests ?? "tests");
 }
 function loadTests(repo, vars) {
   const dir = testsDir(repo);
@@ -48211,22 +48678,23 @@ function loadTests(repo, vars) {
   const cases = [];
   const contracts = [];
   if (!(0, import_node_fs8.existsSync)(dir) || !(0, import_node_fs8.statSync)(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
+  const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
-    const shown = (0, import_node_path12.relative)(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown);
+    const shown = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
+    const fast = fastCases(abs, shown, inside);
     if (fast) {
       cases.push(...fast.cases);
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
       const kind = src.value?.kind;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({
           file: shown,
           ...at(src, "/kind"),
           severity: "error",
-          message: `kind: a file in ${(0, import_node_path12.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`
+          message: `kind: a file in ${(0, import_node_path13.relative)(repo.cwd, dir) || "."} must be an SspPolicyTest, got ${JSON.stringify(kind)}`
         });
         continue;
       }
@@ -48262,284 +48730,22 @@ function loadTests(repo, vars) {
   }
   return { cases, contracts, diagnostics, dir, found: true };
 }
-var import_node_fs8, import_node_module3, import_node_path12, pointer;
+var import_node_fs8, import_node_module3, import_node_path13, pointer;
 var init_test_files = __esm({
   "src/config/test-files.ts"() {
     "use strict";
     import_node_fs8 = require("node:fs");
     import_node_module3 = require("node:module");
     init_ajv();
-    import_node_path12 = require("node:path");
+    import_node_path13 = require("node:path");
+    init_repo();
+    init_user_files();
     init_schema_diagnostics();
     init_walk();
     init_yaml_source();
     init_line();
     init_allocate();
     pointer = (s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
-  }
-});
-
-// src/config/repo.ts
-function findConfig(cwd, explicit) {
-  if (explicit) {
-    const p = (0, import_node_path13.resolve)(cwd, explicit);
-    if (!(0, import_node_fs9.existsSync)(p)) throw new UserError(`--config ${explicit}: no such file`);
-    return p;
-  }
-  for (let dir = (0, import_node_path13.resolve)(cwd); ; dir = (0, import_node_path13.dirname)(dir)) {
-    const p = (0, import_node_path13.join)(dir, CONFIG_FILE);
-    if ((0, import_node_fs9.existsSync)(p)) return p;
-    if ((0, import_node_path13.dirname)(dir) === dir) break;
-  }
-  throw new UserError(`no ${CONFIG_FILE} in ${cwd} or any parent folder`, "run revsync from a policy repo, or pass --config PATH");
-}
-function loadRepo(configFile, diagnostics, cwd = process.cwd()) {
-  const root = (0, import_node_path13.dirname)(configFile);
-  const shown = (0, import_node_path13.relative)(cwd, configFile) || configFile;
-  const docs = readYamlFile(configFile, shown, diagnostics);
-  const doc = docs[0];
-  if (!doc) {
-    if (!diagnostics.length) diagnostics.push({ file: shown, line: 1, column: 1, message: `${CONFIG_FILE} is empty`, severity: "error" });
-    return void 0;
-  }
-  const problems = schemaDiagnostics(doc, "revsync-config.schema.json");
-  diagnostics.push(...problems);
-  if (problems.length) return void 0;
-  const config = doc.value;
-  const ambiguous = [...batchStatusProblems(config, doc, shown), ...connectionProblems(config, doc, shown)];
-  diagnostics.push(...ambiguous);
-  if (ambiguous.length) return void 0;
-  return { cwd, root, configFile, policiesDir: (0, import_node_path13.resolve)(root, config.policies ?? "policies"), config, configDoc: doc };
-}
-function batchStatusProblems(config, doc, file) {
-  const problems = [];
-  for (const [name, env2] of Object.entries(config.environments ?? {})) {
-    const texts = env2?.service?.batch_status ?? {};
-    const seen = /* @__PURE__ */ new Map();
-    for (const [status, text3] of Object.entries(texts)) {
-      if (typeof text3 !== "string") continue;
-      const other = seen.get(text3);
-      if (other === void 0) {
-        seen.set(text3, status);
-        continue;
-      }
-      problems.push({
-        file,
-        ...at(doc, `/environments/${name}/service/batch_status/${status}`),
-        severity: "error",
-        message: `environments.${name}.service.batch_status.${status}: ${JSON.stringify(text3)} is also the text of ${other}: each batch status needs its own text, or a batch the service shows with it could be either`
-      });
-    }
-  }
-  return problems;
-}
-function connectionProblems(config, doc, file) {
-  const problems = [];
-  for (const [name, env2] of Object.entries(config.environments ?? {})) {
-    for (const field of CONNECTION_FIELDS) {
-      const text3 = env2?.[field];
-      if (typeof text3 !== "string") continue;
-      const where = { file, ...at(doc, `/environments/${name}/${field}`), severity: "error" };
-      const named3 = variablesIn(text3).filter((v) => SIGN_IN_VARIABLES.has(v));
-      for (const v of named3) problems.push({ ...where, rule: "variables", message: `environments.${name}.${field}: ${signInProblem(v)}` });
-      const credentials = field === "realm" || variablesIn(text3).length ? void 0 : urlCredentials(text3);
-      if (credentials) problems.push({ ...where, message: `environments.${name}.${field}: ${credentials}` });
-    }
-  }
-  return problems;
-}
-function environmentNames(repo) {
-  return Object.keys(repo.config.environments);
-}
-function selectEnv(repo, wanted, env2) {
-  const names = environmentNames(repo);
-  const name = wanted ?? env2.REVSYNC_ENV ?? (names.length === 1 ? names[0] : void 0);
-  if (!name) throw new UserError(`${CONFIG_FILE} has several environments (${names.join(", ")}): choose one with --env NAME or REVSYNC_ENV`);
-  if (!names.includes(name)) throw new UserError(`no environment ${JSON.stringify(name)} in ${CONFIG_FILE}; it has: ${names.join(", ")}`);
-  return name;
-}
-function fill(repo, name, field, value2, env2, problems) {
-  const r = interpolateString(value2, { vars: {}, env: env2, process: true, hint: "set it in the process environment (a CI variable, say)" });
-  const p = at(repo.configDoc, `/environments/${name}/${field}`);
-  const file = (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE;
-  for (const message of r.problems) {
-    problems.push({ file, ...p, severity: "error", rule: "variables", message: `environments.${name}.${field.replace("/", ".")}: ${message}` });
-  }
-  return r;
-}
-function environmentVars(repo, name, env2) {
-  const vars = {};
-  const envTexts = /* @__PURE__ */ new Set();
-  const origins = /* @__PURE__ */ new Map();
-  const unresolved = /* @__PURE__ */ new Set();
-  const problems = [];
-  for (const [k, v] of Object.entries(repo.config.environments[name]?.vars ?? {})) {
-    if (typeof v !== "string") {
-      vars[k] = v ?? "";
-      continue;
-    }
-    const r = fill(repo, name, `vars/${k}`, v, env2, problems);
-    vars[k] = r.value;
-    if (r.envText !== void 0) envTexts.add(k);
-    if (r.read?.length) origins.set(k, v);
-    if (r.problems.length) unresolved.add(k);
-  }
-  return { vars, envTexts, origins, unresolved, problems };
-}
-function resolveEnv(repo, name, env2) {
-  const raw = repo.config.environments[name];
-  const { baseUrl, authUrl, realm, problems } = endpoints(repo, name, env2);
-  for (const [field, value2] of [
-    ["base_url", baseUrl],
-    ["auth_url", authUrl]
-  ]) {
-    const credentials = urlCredentials(value2);
-    if (!credentials) continue;
-    const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
-    if (env2[override] !== void 0) throw new UserError(`${override}: ${credentials}`);
-    const from = field === "auth_url" && raw.auth_url === void 0 ? "base_url" : field;
-    const reads = variablesIn(String(raw[from] ?? ""));
-    throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
-      {
-        file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
-        ...at(repo.configDoc, `/environments/${name}/${from}`),
-        severity: "error",
-        message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`
-      }
-    ]);
-  }
-  const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env2);
-  const evidence = raw.evidence ?? repo.config.evidence;
-  const lockRaw = raw.lock ?? repo.config.lock;
-  const lockField = raw.lock !== void 0 ? "lock/remote" : void 0;
-  const text3 = (field, value2) => String(fill(repo, name, field, value2, env2, problems).value);
-  const remote = typeof lockRaw === "object" ? lockField ? text3(lockField, lockRaw.remote) : text3("lock", lockRaw.remote) : void 0;
-  problems.push(...varProblems);
-  if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-  const lock = lockSetting(name, lockRaw, remote, baseUrl, authUrl);
-  return {
-    name,
-    baseUrl,
-    authUrl,
-    realm,
-    vars,
-    envTexts,
-    origins,
-    service: serviceChoices(raw.service, repo.config.approvals, env2),
-    rateLimit: raw.rate_limit,
-    fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
-    ...evidence === void 0 ? {} : { evidence: (0, import_node_path13.resolve)(repo.root, evidence) },
-    lock
-  };
-}
-function endpoints(repo, name, env2) {
-  const raw = repo.config.environments[name];
-  const problems = [];
-  const text3 = (field, value2) => value2 === void 0 ? void 0 : String(fill(repo, name, field, value2, env2, problems).value);
-  const baseUrl = env2.REVSYNC_BASE_URL ?? text3("base_url", raw.base_url) ?? "";
-  const authUrl = env2.REVSYNC_AUTH_URL ?? text3("auth_url", raw.auth_url) ?? baseUrl;
-  const realm = env2.REVSYNC_REALM ?? text3("realm", raw.realm) ?? "";
-  return { baseUrl, authUrl, realm, problems };
-}
-function endpointWarnings(repo, name, env2) {
-  return endpoints(repo, name, env2).problems.map((d) => ({
-    ...d,
-    severity: "warning",
-    rule: "url-variables",
-    message: `${d.message}; plan, apply and drift of environment ${name} need it where they run (validate and test read no URL)`
-  }));
-}
-function lockSetting(name, raw, remote, baseUrl, authUrl) {
-  const loopback = isLoopbackHttp(baseUrl) && isLoopbackHttp(authUrl);
-  if (raw === "local" && !loopback)
-    throw new UserError(
-      `environment ${JSON.stringify(name)}: lock: local keeps the lock in a file of this machine, which a CI runner or another laptop applying to ${baseUrl} never sees`,
-      "remove lock: local (the default for a service not on loopback is a ref of the git remote origin), or name a remote every machine that applies reaches: lock: { remote: NAME }"
-    );
-  if (remote !== void 0) {
-    if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(remote))
-      throw new UserError(
-        `environment ${JSON.stringify(name)}: lock.remote holds a password in its URL; credentials never live in files`,
-        "name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives"
-      );
-    return { kind: "git", remote };
-  }
-  if (raw === "git") return { kind: "git", remote: "origin" };
-  if (raw === "local" || raw === void 0 && loopback) return { kind: "local" };
-  return { kind: "git", remote: "origin" };
-}
-function policyDocs(repo, vars, kinds, diagnostics) {
-  const docs = [];
-  const known = kinds.map((k) => k.fileKind);
-  for (const abs of listYamlFiles(repo.policiesDir)) {
-    const shown = (0, import_node_path13.relative)(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
-      const kind = src.value?.kind;
-      if (typeof kind === "string" && known.includes(kind)) {
-        docs.push({ src, absFile: abs, kind });
-        continue;
-      }
-      diagnostics.push({
-        file: shown,
-        ...at(src, "/kind"),
-        severity: "error",
-        message: kind === void 0 ? `missing kind: expected ${known.join(" or ")}` : kind === "SspPolicyTest" ? `kind: SspPolicyTest is a policy test file: move it to the tests folder (${repo.config.tests ?? "tests"}/, as tests: of revsync.yaml names it); the policies folder holds ${andList(known)} files` : `kind: expected ${known.map((k) => JSON.stringify(k)).join(" or ")}, got ${JSON.stringify(kind)}`
-      });
-    }
-  }
-  return docs;
-}
-function loadPolicies(repo, vars, kinds) {
-  const diagnostics = [];
-  const desired = new Map(kinds.map((k) => [k.name, []]));
-  if (!(0, import_node_fs9.existsSync)(repo.policiesDir) || !(0, import_node_fs9.statSync)(repo.policiesDir).isDirectory()) {
-    diagnostics.push({
-      file: (0, import_node_path13.relative)(repo.cwd, repo.configFile) || CONFIG_FILE,
-      line: 1,
-      column: 1,
-      severity: "error",
-      message: `policies folder ${(0, import_node_path13.relative)(repo.root, repo.policiesDir) || "."} does not exist`
-    });
-    return { desired, diagnostics, docs: [] };
-  }
-  const docs = policyDocs(repo, vars, kinds, diagnostics);
-  const parsed = /* @__PURE__ */ new Map();
-  diagnostics.push(...runRules(repo.root, docs, kinds, parsed));
-  const failed2 = new Set(diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
-  const byFile = new Map(kinds.map((k) => [k.fileKind, k]));
-  for (const d of docs) {
-    const kind = byFile.get(d.kind);
-    if (!kind || failed2.has(d.src.file)) continue;
-    desired.get(kind.name)?.push(kind.entry(d, { cwd: repo.cwd, parsed }));
-  }
-  return { desired, diagnostics: sortDiagnostics(diagnostics), docs };
-}
-function varsFor(from, env2 = process.env) {
-  const { vars, envTexts, origins, unresolved } = from;
-  return { vars, env: env2, ...envTexts ? { envTexts } : {}, ...origins ? { origins } : {}, ...unresolved ? { unresolved } : {} };
-}
-var import_node_fs9, import_node_path13, CONFIG_FILE, CONNECTION_FIELDS, OVERRIDE_VARS, overridesSet;
-var init_repo = __esm({
-  "src/config/repo.ts"() {
-    "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_path13 = require("node:path");
-    init_errors();
-    init_interpolate();
-    init_auth();
-    init_http();
-    init_diagnostics();
-    init_rules();
-    init_words();
-    init_walk();
-    init_schema_diagnostics();
-    init_yaml_source();
-    init_service_choices();
-    init_loopback();
-    CONFIG_FILE = "revsync.yaml";
-    CONNECTION_FIELDS = ["base_url", "auth_url", "realm"];
-    OVERRIDE_VARS = ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL", "REVSYNC_REALM"];
-    overridesSet = (env2) => OVERRIDE_VARS.filter((k) => env2[k] !== void 0);
   }
 });
 
@@ -48675,10 +48881,10 @@ function refuseSecretsInNames(env2, penv) {
   for (const variable of SECRET_VARIABLES) {
     const secret = penv[variable];
     if (!secret) continue;
-    const where = names.find(([, value2]) => !!value2 && value2.includes(secret));
-    if (where)
+    const where2 = names.find(([, value2]) => !!value2 && value2.includes(secret));
+    if (where2)
       throw new UserError(
-        `${variable} cannot be kept out of revsync's output: ${where[0]} holds it, and blanking it out would blank ${where[0]} out of the plan, the output and the evidence; nothing was sent`,
+        `${variable} cannot be kept out of revsync's output: ${where2[0]} holds it, and blanking it out would blank ${where2[0]} out of the plan, the output and the evidence; nothing was sent`,
         `give ${variable} the real secret, one that no name of the run holds`
       );
   }
@@ -48702,11 +48908,11 @@ function openClient(env2, flags, out, observer, opts = {}) {
     env: penv,
     onSecret: (s) => out.redactor.add(s),
     onUnknownValue: (u, request2) => {
-      const where = `${u.policy ? `${u.policy}: ` : ""}${request2} ${u.pointer}`;
+      const where2 = `${u.policy ? `${u.policy}: ` : ""}${request2} ${u.pointer}`;
       if (out.once(`unknown:${u.field}:${u.value}`)) {
         out.warn(`the service answered ${u.field} ${JSON.stringify(u.value)}, which is not one of the documented values; revsync reads it as it is`);
       }
-      out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where}`);
+      out.verbose(`  ${u.field} ${JSON.stringify(u.value)} at ${where2}`);
     },
     log: (line) => out.verbose(`${out.err.paint("dim", "http")} ${line}`),
     ...observer,
@@ -48767,8 +48973,8 @@ function schemaFiles(root) {
     return {
       rel: `${REPO_SCHEMAS_DIR}/${f}`,
       target,
-      text: (0, import_node_fs10.readFileSync)((0, import_node_path14.join)(schemasDir, f), "utf8"),
-      current: (0, import_node_fs10.existsSync)(target) ? (0, import_node_fs10.readFileSync)(target, "utf8") : void 0
+      text: (0, import_node_fs9.readFileSync)((0, import_node_path14.join)(schemasDir, f), "utf8"),
+      current: (0, import_node_fs9.existsSync)(target) ? (0, import_node_fs9.readFileSync)(target, "utf8") : void 0
     };
   });
 }
@@ -48785,11 +48991,11 @@ function writeRepoSchemas(root, overwrite, dryRun = false) {
   }
   return out;
 }
-var import_node_fs10, import_node_path14, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
+var import_node_fs9, import_node_path14, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA, CONFIG_SCHEMA, REPO_SCHEMA_FILES;
 var init_schemas = __esm({
   "src/repo/schemas.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     import_node_path14 = require("node:path");
     init_user_files();
     init_ajv();
@@ -48851,7 +49057,7 @@ function defaultPin(version2) {
       return void 0;
     }
   };
-  const clone = (0, import_node_fs11.existsSync)((0, import_node_path15.join)(OWN_ROOT, ".git"));
+  const clone = (0, import_node_fs10.existsSync)((0, import_node_path15.join)(OWN_ROOT, ".git"));
   let ref = `v${version2}`;
   if (clone && git("rev-parse", "-q", "--verify", `refs/tags/${ref}`) === void 0) ref = git("rev-parse", "HEAD") ?? ref;
   const pkg = ownPackage();
@@ -48883,12 +49089,12 @@ function packageJson(dir, pin) {
 async function runInit(flags, out, args) {
   const envName = checkFlags(flags);
   const dir = (0, import_node_path15.resolve)(out.io.cwd, args[0] ?? ".");
-  const where = (0, import_node_path15.relative)(out.io.cwd, dir) || ".";
-  const { existing, configText, shape } = readConfig(dir, where, envName, flags, out);
+  const where2 = (0, import_node_path15.relative)(out.io.cwd, dir) || ".";
+  const { existing, configText, shape } = readConfig(dir, where2, envName, flags, out);
   const found = flags.pin ? {} : defaultPin(ownPackage().version);
-  const scaffold = { dir, where, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
+  const scaffold = { dir, where: where2, existing, shape, pin: flags.pin ?? found.spec ?? PLACEHOLDER, found };
   const outcome = writeFiles(scaffold, filesFor(scaffold, configText, flags), flags, out);
-  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where}:`);
+  out.out(`${existing ? "Added to" : "Initialised"} a revsync policy repo in ${where2}:`);
   for (const w of outcome.written) out.out(`  ${w}`);
   if (!outcome.written.length) out.out("  nothing: every file init writes is there");
   if (outcome.unchanged.length) out.out(`  unchanged, already as init writes them: ${outcome.unchanged.join(", ")}`);
@@ -48906,9 +49112,9 @@ function checkFlags(flags) {
   if (flags.baseUrl && !/^https?:\/\//.test(flags.baseUrl)) throw new UserError(`--base-url must be an http(s) URL, got ${JSON.stringify(flags.baseUrl)}`);
   return envName;
 }
-function readConfig(dir, where, envName, flags, out) {
+function readConfig(dir, where2, envName, flags, out) {
   const configPath = (0, import_node_path15.join)(dir, "revsync.yaml");
-  const existing = (0, import_node_fs11.existsSync)(configPath) && !flags.force ? (0, import_node_fs11.readFileSync)(configPath, "utf8") : void 0;
+  const existing = (0, import_node_fs10.existsSync)(configPath) && !flags.force ? readRepoFile(configPath) : void 0;
   const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
@@ -48919,7 +49125,7 @@ function readConfig(dir, where, envName, flags, out) {
   }
   if (existing && (flags.env || flags.baseUrl || flags.realm)) {
     out.warn(
-      `${where === "." ? "" : `${where}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`
+      `${where2 === "." ? "" : `${where2}/`}revsync.yaml exists and is left as it is: --env, --base-url and --realm shape a new one only (--force writes it again)`
     );
   }
   return { existing, configText, shape };
@@ -48928,13 +49134,13 @@ function filesFor({ dir, shape, pin }, configText, flags) {
   const files = /* @__PURE__ */ new Map();
   files.set("revsync.yaml", configText);
   const policiesDir = (0, import_node_path15.join)(dir, shape.policies);
-  if (!(0, import_node_fs11.existsSync)(policiesDir) || !(0, import_node_fs11.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
+  if (!(0, import_node_fs10.existsSync)(policiesDir) || !(0, import_node_fs10.readdirSync)(policiesDir).length) files.set(`${shape.policies}/.gitkeep`, "");
   files.set(".gitignore", `${GITIGNORE_HEADER}
 ${GITIGNORE_LINES.join("\n")}
 `);
   files.set(".vscode/settings.json", editorSettings(shape));
   if (flags.ci || flags.pin) files.set("package.json", packageJson(dir, pin));
-  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs11.readFileSync)((0, import_node_path15.join)(CI_DIR, from), "utf8"), shape));
+  for (const [from, to] of flags.ci ? CI_FILES[flags.ci] ?? [] : []) files.set(to, adaptRecipe((0, import_node_fs10.readFileSync)((0, import_node_path15.join)(CI_DIR, from), "utf8"), shape));
   return files;
 }
 function editorSettings(shape) {
@@ -48943,13 +49149,13 @@ function editorSettings(shape) {
   return `${JSON.stringify({ "yaml.schemas": schemas2 }, null, 2)}
 `;
 }
-function writeFiles({ dir, where, pin }, files, flags, out) {
-  const words = { show: (p) => (0, import_node_path15.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where})` };
+function writeFiles({ dir, where: where2, pin }, files, flags, out) {
+  const words = { show: (p) => (0, import_node_path15.relative)(out.io.cwd, p) || ".", folderName: `the folder init writes (${where2})` };
   for (const name of [...files.keys(), `${REPO_SCHEMAS_DIR}/${POLICY_FILE_SCHEMA}`]) realPathInside(dir, (0, import_node_path15.join)(dir, name), words);
   const outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text3] of files) {
     const path = (0, import_node_path15.join)(dir, name);
-    const current = (0, import_node_fs11.existsSync)(path) ? (0, import_node_fs11.readFileSync)(path, "utf8") : void 0;
+    const current = (0, import_node_fs10.existsSync)(path) ? readRepoFile(path) : void 0;
     const merged = current !== void 0 && current !== text3 && !flags.force ? mergeInto(name, current, flags.pin, pin) : void 0;
     if (current === text3 || merged && merged.text === current) outcome.unchanged.push(name);
     else if (merged) {
@@ -48967,15 +49173,31 @@ function writeFiles({ dir, where, pin }, files, flags, out) {
   if (!schemas2.written.length && !schemas2.kept.length) outcome.unchanged.push(`${REPO_SCHEMAS_DIR}/`);
   return outcome;
 }
+function readRepoFile(path) {
+  try {
+    return readUserFile(path, READ_CAPS.text);
+  } catch (e) {
+    throw fileError("read", path, e);
+  }
+}
 function pinnedIn(dir) {
   try {
-    const pkg = JSON.parse((0, import_node_fs11.readFileSync)((0, import_node_path15.join)(dir, "package.json"), "utf8"));
+    const pkg = JSON.parse(readRepoFile((0, import_node_path15.join)(dir, "package.json")));
     return { ...pkg.dependencies, ...pkg.devDependencies }.revsync;
   } catch {
     return void 0;
   }
 }
-function sayNext({ dir, where, existing, shape, pin, found }, { written }, flags, out) {
+function installStep(dir, pinned, pin) {
+  if ((0, import_node_fs10.existsSync)((0, import_node_path15.join)(dir, "node_modules", "revsync", "package.json"))) return [];
+  if (typeof pinned === "string" && pinned !== PLACEHOLDER)
+    return ["  npm install                             # installs the revsync package.json pins; commit package-lock.json"];
+  if (pinned === PLACEHOLDER) return ["  npm install                             # once devDependencies.revsync names a real pin (see above)"];
+  return [
+    `  npm install --save-dev ${shellQuote(pin)}${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`
+  ];
+}
+function sayNext({ dir, where: where2, existing, shape, pin, found }, { written }, flags, out) {
   const pinned = pinnedIn(dir);
   const pins = !!(flags.ci || flags.pin);
   if (pins && pinned === PLACEHOLDER) {
@@ -48984,22 +49206,21 @@ function sayNext({ dir, where, existing, shape, pin, found }, { written }, flags
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`
     );
   } else if (pins && pinned === void 0) {
-    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin}"`);
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
-  const next = [];
-  if (pins && pinned !== void 0 && pinned !== PLACEHOLDER && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
-    next.push("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
+  const wrotePin = written.some((w) => w.endsWith("package.json") || w.includes(" in package.json"));
+  const next = !existing || wrotePin ? installStep(dir, pinned, pin) : [];
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=\u2026`), "REVSYNC_CLIENT_ID=\u2026", "REVSYNC_CLIENT_SECRET=\u2026", "REVSYNC_USERNAME=\u2026", "REVSYNC_PASSWORD=\u2026"];
     next.push(`  export ${setVars.join(" ")}`);
-    next.push(`  npx revsync export                      # the tenant's current policies, as files in ${shape.policies}/`);
-    next.push("  npx revsync validate");
-    next.push("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
+    next.push(`  npx --no -- revsync export              # the tenant's policies, as files in ${shape.policies}/ (--no: npx never fetches a package)`);
+    next.push("  npx --no -- revsync validate");
+    next.push("  npx --no -- revsync plan --detailed-exitcode   # exit 0: git matches the service");
   }
   if (next.length) {
     out.out("");
     out.out("Next:");
-    if (where !== ".") out.out(`  cd ${where}`);
+    if (where2 !== ".") out.out(`  cd ${shellQuote(where2)}`);
     for (const line of next) out.out(line);
   }
   if (flags.ci) {
@@ -49096,12 +49317,12 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs10, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
-    import_node_fs11 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     import_node_path15 = require("node:path");
     import_node_module4 = require("node:module");
     import_node_util = require("node:util");
@@ -49111,6 +49332,7 @@ var init_init = __esm({
     init_schemas();
     init_ajv();
     init_user_files();
+    init_shell_quote();
     OWN_ROOT = (0, import_node_path15.join)(schemasDir, "..");
     CI_DIR = (0, import_node_path15.join)(OWN_ROOT, "examples", "ci");
     CI_FILES = {
@@ -49262,7 +49484,7 @@ function checkTargets(targets, desired, live, kinds = KINDS) {
   if (!bad.length) return;
   const lines = bad.map((t) => {
     const near = nearest(t, known);
-    return `${JSON.stringify(t)}${near.length ? `: did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?` : ""}`;
+    return `${JSON.stringify(t)}${near.length ? `: did you mean ${near.map((n) => `--target ${shellQuote(n)}`).join(" or ")}?` : ""}`;
   });
   throw new UserError(
     `--target matches nothing in git or in the service (addresses are exact and case-sensitive):
@@ -49282,6 +49504,7 @@ var init_targets = __esm({
     init_kind();
     init_registry();
     init_did_you_mean();
+    init_shell_quote();
     init_address();
   }
 });
@@ -52963,6 +53186,61 @@ var init_test = __esm({
   }
 });
 
+// src/export/mapping.ts
+function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS) {
+  const used = new Set(taken);
+  const unique = (file) => {
+    let path = file;
+    for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
+    used.add(path);
+    return path;
+  };
+  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed }));
+  for (const f of files) for (const list3 of [f.specComments, f.batchComments, f.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
+  unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
+  return files;
+}
+function quotedWhereNeeded(node) {
+  (0, import_yaml4.visit)(node, {
+    Scalar(_, s) {
+      if (typeof s.value !== "string") return;
+      if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s.value)) s.type = "QUOTE_DOUBLE";
+      else if (yaml11NotText(s.value) && s.type !== "QUOTE_DOUBLE") s.type = "QUOTE_SINGLE";
+    }
+  });
+  return node;
+}
+function renderFile(f, header) {
+  const doc = new import_yaml4.Document(literalValue(f.value));
+  quotedWhereNeeded(doc.contents);
+  const spec = doc.get("spec", true);
+  if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
+  if (f.batchComments.length) {
+    const batches = doc.get("batches", true);
+    if (batches) batches.comment = f.batchComments.join("\n");
+    else doc.comment = f.batchComments.join("\n");
+  }
+  return `${header.map((h) => `# ${h}`).join("\n")}
+${doc.toString({ lineWidth: 0 })}`;
+}
+var import_yaml4, oneLine, YAML11_NOT_TEXT, yaml11NotText;
+var init_mapping = __esm({
+  "src/export/mapping.ts"() {
+    "use strict";
+    import_yaml4 = __toESM(require_dist(), 1);
+    init_interpolate();
+    init_kind();
+    init_registry();
+    oneLine = (text3) => text3.replace(
+      // eslint-disable-next-line no-control-regex
+      /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+    );
+    YAML11_NOT_TEXT = /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
+    yaml11NotText = (text3) => YAML11_NOT_TEXT.test(text3);
+  }
+});
+
 // src/cli/service-command.ts
 async function withClient(flags, out, fn) {
   const env2 = openServiceEnv(flags);
@@ -53078,7 +53356,7 @@ function lineOf(details, omit, mask, pseudonyms, dropped) {
 async function runTestRecord(flags, out) {
   const request2 = checkRequest(flags, out);
   const repo = openRepo(flags);
-  if ((0, import_node_fs12.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  if ((0, import_node_fs11.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
   const recorded = recordCases(records, order(policies2), request2, out);
@@ -53181,16 +53459,17 @@ function testFileText(envName, { filter, mask, omit }, { cases, comments }) {
     ...mask.size ? [`Masked: ${[...mask].join(", ")}.`] : [],
     ...omit.size ? [`Left out: ${[...omit].join(", ")}.`] : []
   ];
-  const doc = new import_yaml4.Document({
+  const doc = new import_yaml5.Document({
     apiVersion: "revsync/v1",
     kind: "SspPolicyTest",
     metadata: { name: `Recorded order lines (${envName}, ${when})` },
     cases
   });
+  quotedWhereNeeded(doc.contents);
   const seq = doc.get("cases", true);
-  if ((0, import_yaml4.isSeq)(seq)) {
+  if ((0, import_yaml5.isSeq)(seq)) {
     seq.items.forEach((item, i) => {
-      if (!(0, import_yaml4.isMap)(item)) return;
+      if (!(0, import_yaml5.isMap)(item)) return;
       item.commentBefore = comments[i];
       const expect = item.get("expect", true);
       if (expect) expect.flow = true;
@@ -53213,13 +53492,13 @@ function sayRecorded(read, { mask, omit, shown }, { cases, same, withoutDocument
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
 }
-var import_node_fs12, import_node_path17, import_yaml4, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs11, import_node_path17, import_yaml5, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     import_node_path17 = require("node:path");
-    import_yaml4 = __toESM(require_dist(), 1);
+    import_yaml5 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
     init_evaluate();
@@ -53227,6 +53506,7 @@ var init_test_record = __esm({
     init_line();
     init_policy_models();
     init_read2();
+    init_mapping();
     init_user_files();
     init_context();
     init_errors3();
@@ -53259,7 +53539,7 @@ async function runPlan(flags, out) {
     noteTurnedAway(core.governor, env2, flags, out);
     if (flags.out) {
       writeUserFile((0, import_node_path18.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
-      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
+      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
     }
     const actionable = hasApplied(plan);
     if (!actionable && hasChanges(plan)) {
@@ -53285,6 +53565,7 @@ var init_plan4 = __esm({
     init_view();
     init_plan3();
     init_user_files();
+    init_shell_quote();
     init_context();
     init_reading();
     init_rate_limit();
@@ -53296,8 +53577,9 @@ function readPlanFile(path, forApply = true) {
   const outcome = forApply ? "so nothing was applied" : "so apply would refuse it";
   let raw;
   try {
-    raw = JSON.parse((0, import_node_fs13.readFileSync)(path, "utf8"));
+    raw = JSON.parse(readUserFile(path, READ_CAPS.json));
   } catch (e) {
+    if (e instanceof FileRefused) throw new UserError(`cannot read the plan ${path}: ${e.why}`);
     const code = e.code;
     if (code === "ENOENT") throw new UserError(`cannot read the plan ${path}: no such file`);
     if (code === "EISDIR") throw new UserError(`cannot read the plan ${path}: it is a folder`);
@@ -53353,14 +53635,14 @@ function checkBinding(plan, env2, planFile) {
     );
   }
 }
-var import_node_fs13, sameUrl;
+var sameUrl;
 var init_plan_file = __esm({
   "src/cli/plan-file.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
     init_errors();
     init_model();
     init_ajv();
+    init_user_files();
     sameUrl = (a, b) => a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
   }
 });
@@ -53746,7 +54028,7 @@ async function uncommittedFiles(cwd, files, env2) {
 }
 function realOr(dir) {
   try {
-    return (0, import_node_fs14.realpathSync)(dir);
+    return (0, import_node_fs12.realpathSync)(dir);
   } catch {
     return dir;
   }
@@ -53829,12 +54111,12 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs14, import_node_path20, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs12, import_node_path20, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
-    import_node_fs14 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_path20 = require("node:path");
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v) => v && v.trim() ? v : null;
@@ -53904,9 +54186,9 @@ function laterChanges(records, i, j) {
   ];
   const later = [];
   const paths = /* @__PURE__ */ new Set();
-  for (const { x, where } of after) {
+  for (const { x, where: where2 } of after) {
     if (x.address !== c.address || !LANDED.has(x.outcome)) continue;
-    later.push(`${x.action} in ${where}`);
+    later.push(`${x.action} in ${where2}`);
     for (const d of x.diff) paths.add(d.path);
   }
   return { later, paths };
@@ -53943,7 +54225,7 @@ var init_live = __esm({
 // src/evidence/store.ts
 function lastRecordOf(dir, environment) {
   const tag = `-${envSlug(environment)}-`;
-  const names = (0, import_node_fs15.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
+  const names = (0, import_node_fs13.readdirSync)(dir).filter((n) => n.endsWith(".json") && n.includes(tag)).sort();
   for (let i = names.length - 1; i >= 0; i--) {
     const head = headOf((0, import_node_path21.join)(dir, names[i]), environment);
     if (head) return head;
@@ -53953,7 +54235,7 @@ function lastRecordOf(dir, environment) {
 function headOf(path, environment) {
   let text3;
   try {
-    text3 = (0, import_node_fs15.readFileSync)(path, "utf8");
+    text3 = readUserFile(path, READ_CAPS.json);
   } catch {
     return void 0;
   }
@@ -53971,9 +54253,9 @@ function recordFileName(r) {
 }
 function prepareEvidenceDir(dir) {
   try {
-    (0, import_node_fs15.mkdirSync)(dir, { recursive: true });
-    if (!(0, import_node_fs15.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
-    (0, import_node_fs15.accessSync)(dir, import_node_fs15.constants.W_OK);
+    (0, import_node_fs13.mkdirSync)(dir, { recursive: true });
+    if (!(0, import_node_fs13.statSync)(dir).isDirectory()) throw Object.assign(new Error("not a folder"), { code: "ENOTDIR" });
+    (0, import_node_fs13.accessSync)(dir, import_node_fs13.constants.W_OK);
   } catch (e) {
     const code = e.code ?? e.message;
     throw new UserError(
@@ -53985,7 +54267,7 @@ function prepareEvidenceDir(dir) {
 function readRecords(dir) {
   let entries2;
   try {
-    entries2 = (0, import_node_fs15.readdirSync)(dir, { withFileTypes: true });
+    entries2 = (0, import_node_fs13.readdirSync)(dir, { withFileTypes: true });
   } catch (e) {
     throw new UserError(`cannot read the evidence folder ${dir}: ${e.code ?? e.message}`);
   }
@@ -53999,9 +54281,12 @@ function readRecords(dir) {
 function readRecord(path, file = path) {
   let text3;
   try {
-    text3 = (0, import_node_fs15.readFileSync)(path, "utf8");
+    text3 = readUserFile(path, READ_CAPS.json);
   } catch (e) {
-    return { file, unreadable: `cannot be read (${e.code ?? e.message})` };
+    return {
+      file,
+      unreadable: e instanceof FileRefused ? `cannot be read: ${e.why}` : `cannot be read (${e.code ?? e.message})`
+    };
   }
   try {
     const record2 = JSON.parse(text3);
@@ -54024,15 +54309,16 @@ function appendRecord(dir, content, redact = (t) => t, unavailable = null) {
 `);
   return { path, record: record2 };
 }
-var import_node_fs15, import_node_path21, envSlug;
+var import_node_fs13, import_node_path21, envSlug;
 var init_store = __esm({
   "src/evidence/store.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     import_node_path21 = require("node:path");
     init_errors();
     init_fs_atomic();
     init_redact_json();
+    init_user_files();
     init_record();
     envSlug = (environment) => environment.replace(/[^A-Za-z0-9_.-]+/g, "_");
   }
@@ -54308,6 +54594,34 @@ var init_four_eyes3 = __esm({
   }
 });
 
+// src/tenant.ts
+function serviceUrl(baseUrl) {
+  const text3 = baseUrl.trim();
+  let u;
+  try {
+    u = new URL(text3);
+  } catch {
+    return text3.replace(/\/+$/, "");
+  }
+  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
+  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
+}
+function tenantIdentity(baseUrl, realm) {
+  const url = serviceUrl(baseUrl);
+  const key3 = (0, import_node_crypto6.createHash)("sha256").update(`${url}
+${realm}`).digest("hex");
+  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
+  return { url, realm, key: key3, label };
+}
+var import_node_crypto6;
+var init_tenant = __esm({
+  "src/tenant.ts"() {
+    "use strict";
+    import_node_crypto6 = require("node:crypto");
+    init_loopback();
+  }
+});
+
 // src/evidence/look-alike.ts
 function keys(name) {
   const seen = name.normalize("NFKC").replace(UNSEEN, "");
@@ -54320,14 +54634,7 @@ function looksAlike(a, b) {
   return ka[0] === kb[0] || ka[1] === kb[1];
 }
 function tenantKeys(baseUrl, realm) {
-  let url = baseUrl.trim();
-  try {
-    const u = new URL(url);
-    url = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
-  } catch {
-    url = url.replace(/\/+$/, "");
-  }
-  const [u1, u2] = keys(url);
+  const [u1, u2] = keys(serviceUrl(baseUrl));
   const [r1, r2] = keys(realm);
   return [`${u1}\0${r1}`, `${u2}\0${r2}`];
 }
@@ -54336,6 +54643,7 @@ var init_look_alike = __esm({
   "src/evidence/look-alike.ts"() {
     "use strict";
     import_node_module5 = require("node:module");
+    init_tenant();
     unhomoglyph = (text3) => (confusables ??= (0, import_node_module5.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text3);
     UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
   }
@@ -54549,13 +54857,7 @@ function startEvidence(flags, repo, env2, planFile) {
       realm: env2.realm,
       planFile: planFile ?? null,
       revsyncVersion: version(),
-      ci: ciContext(penv, (path) => {
-        try {
-          return JSON.parse((0, import_node_fs16.readFileSync)(path, "utf8"));
-        } catch {
-          return void 0;
-        }
-      }),
+      ci: ciContext(penv, readJsonFile),
       now: () => Date.now(),
       unavailable: penv.REVSYNC_EVIDENCE_UNAVAILABLE?.trim() || null,
       redact: (t) => redactor.redact(t)
@@ -54578,7 +54880,7 @@ function startEvidence(flags, repo, env2, planFile) {
 function recordsAt(target) {
   let dir = false;
   try {
-    dir = (0, import_node_fs16.statSync)(target).isDirectory();
+    dir = (0, import_node_fs14.statSync)(target).isDirectory();
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
@@ -54595,7 +54897,7 @@ async function runEvidenceVerify(flags, out, args) {
   const dir = (0, import_node_path23.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
-    st = (0, import_node_fs16.statSync)(dir);
+    st = (0, import_node_fs14.statSync)(dir);
   } catch {
     throw new UserError(`cannot read the evidence folder ${dir}: no such folder`);
   }
@@ -54666,11 +54968,11 @@ function doubtOf(v) {
     return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs16, import_node_path23, version;
+var import_node_fs14, import_node_path23, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     import_node_path23 = require("node:path");
     init_errors();
     init_context2();
@@ -54685,7 +54987,7 @@ var init_evidence3 = __esm({
     init_words();
     init_number();
     init_context();
-    version = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs14.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -54756,6 +55058,7 @@ async function readGithub(get, env2, n) {
   const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
   const approvals2 = [];
   const latest = /* @__PURE__ */ new Map();
+  const withdrawn = /* @__PURE__ */ new Map();
   for (const raw of reviews) {
     const r = obj2(raw);
     const reviewer = obj2(r.user);
@@ -54765,7 +55068,12 @@ async function readGithub(get, env2, n) {
     const excluded = githubExcluded(reviewer, user, str3(r.author_association));
     const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
     if (state === "APPROVED") approvals2.push(a);
-    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") latest.set(user.toLowerCase(), state === "APPROVED" ? a : null);
+    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
+      const key3 = user.toLowerCase();
+      if (state === "CHANGES_REQUESTED" && latest.get(key3)) withdrawn.set(key3, user);
+      else withdrawn.delete(key3);
+      latest.set(key3, state === "APPROVED" ? a : null);
+    }
   }
   const head = str3(obj2(pr.head).sha);
   const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
@@ -54776,6 +55084,7 @@ async function readGithub(get, env2, n) {
     merges: merge ? [merge] : [],
     approvals: approvals2,
     standing: [...latest.values()].filter((a) => a !== null),
+    ...withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {},
     ...made
   };
 }
@@ -54850,8 +55159,8 @@ async function gitlabBot(get, headers, base, u, user) {
     return `${e.message}, so whether it is a bot is unknown`;
   }
 }
-function judgeApproval(read, applied, where) {
-  const name = where.provider === "gitlab" ? `merge request !${where.number}` : `pull request #${where.number}`;
+function judgeApproval(read, applied, where2) {
+  const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
   const short = (c) => c ? c.slice(0, 12) : "unknown";
   const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
   const others = read.standing.filter((a) => !sameUser(a.user, read.author));
@@ -54860,9 +55169,10 @@ function judgeApproval(read, applied, where) {
   let problem = null;
   if (!read.author) problem = `the forge does not say who wrote ${name}`;
   else if (!read.head) problem = `the forge does not say which commit ${name} holds`;
-  else if (!others.length)
-    problem = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
-  else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
+  else if (!others.length) {
+    const withdrawn = (read.withdrawn ?? []).filter((u) => !sameUser(u, read.author));
+    problem = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : withdrawn.length ? `${name}'s approval was withdrawn: ${withdrawn.map((u) => `${u} approved, then requested changes`).join("; ")}; it needs an approval standing now by someone other than its author, ${read.author}` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
+  } else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
   else if (!counting.length)
     problem = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
   else if (!atHead.length)
@@ -54871,8 +55181,8 @@ function judgeApproval(read, applied, where) {
   else if (applied !== read.head && !read.merges.includes(applied))
     problem = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
   return {
-    provider: where.provider,
-    number: where.number,
+    provider: where2.provider,
+    number: where2.number,
     author: read.author,
     head_commit: read.head,
     head_commit_by: read.headBy,
@@ -54931,13 +55241,7 @@ var init_pull_request = __esm({
 
 // src/cli/four-eyes.ts
 function ciOf(flags) {
-  return ciContext(envOf(flags), (path) => {
-    try {
-      return JSON.parse((0, import_node_fs17.readFileSync)(path, "utf8"));
-    } catch {
-      return void 0;
-    }
-  });
+  return ciContext(envOf(flags), readJsonFile);
 }
 function forgeClient(penv) {
   const agentOpts = { connect: { timeout: 1e4 } };
@@ -55010,12 +55314,11 @@ async function fourEyesBeforeWriting(core, plan, ctx) {
   else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
   return approval;
 }
-var import_node_fs17;
 var init_four_eyes4 = __esm({
   "src/cli/four-eyes.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
     init_core();
+    init_user_files();
     init_http();
     init_errors();
     init_context2();
@@ -55025,7 +55328,192 @@ var init_four_eyes4 = __esm({
   }
 });
 
+// src/lock/local-lock.ts
+function thisProcessSpace() {
+  const read = (f) => {
+    try {
+      return f().trim() || null;
+    } catch {
+      return null;
+    }
+  };
+  return {
+    host: (0, import_node_os2.hostname)(),
+    boot_id: read(() => (0, import_node_fs15.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
+    pid_ns: read(() => (0, import_node_fs15.readlinkSync)("/proc/self/ns/pid"))
+  };
+}
+function holderState(h, s, isRunning = running) {
+  if (h.host !== s.host || h.pid <= 0) return "unknown";
+  if (s.boot_id && h.boot_id && h.boot_id !== s.boot_id) return "gone";
+  if (isRunning(h.pid)) return "alive";
+  if (h.boot_id === void 0 && h.pid_ns === void 0) return "gone";
+  return (h.boot_id ?? null) === s.boot_id && (h.pid_ns ?? null) === s.pid_ns ? "gone" : "unknown";
+}
+function holderOf(s) {
+  return {
+    id: s.id,
+    environment: s.environment,
+    user: s.user ?? null,
+    service_user: s.service_user ?? null,
+    host: s.host,
+    pid: s.pid,
+    ci_run_url: s.ci_run_url ?? null,
+    since: s.since,
+    plan_checksum: s.plan_checksum ?? null,
+    revsync_version: s.revsync_version
+  };
+}
+var import_node_crypto7, import_node_fs15, import_node_os2, import_node_path24, running, LocalLock;
+var init_local_lock = __esm({
+  "src/lock/local-lock.ts"() {
+    "use strict";
+    import_node_crypto7 = require("node:crypto");
+    import_node_fs15 = require("node:fs");
+    import_node_os2 = require("node:os");
+    import_node_path24 = require("node:path");
+    init_tenant();
+    init_user_files();
+    init_lock();
+    running = (pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (e) {
+        return e.code === "EPERM";
+      }
+    };
+    LocalLock = class {
+      constructor(dir, service, space = thisProcessSpace(), isRunning = running, earlier = false) {
+        this.dir = dir;
+        this.space = space;
+        this.isRunning = isRunning;
+        const tenant = tenantIdentity(service.baseUrl, service.realm);
+        const name = earlier ? (0, import_node_crypto7.createHash)("sha256").update(`${service.baseUrl}
+${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
+        this.path = (0, import_node_path24.join)(dir, `${name}.json`);
+        this.where = `file ${this.path} of this machine`;
+      }
+      dir;
+      space;
+      isRunning;
+      kind = "local";
+      path;
+      where;
+      /** The holder whose process still counts: undefined when free, or held by a process that is gone. */
+      async live() {
+        const h = this.read();
+        return h && !this.gone(h) ? holderOf(h) : void 0;
+      }
+      state(h) {
+        const stored = this.read();
+        return holderState(stored?.id === h.id ? stored : h, this.space, this.isRunning);
+      }
+      read() {
+        let text3;
+        try {
+          text3 = readUserFile(this.path, READ_CAPS.lock);
+        } catch (e) {
+          if (e.code === "ENOENT") return void 0;
+          throw new LockUnavailable(`cannot read the lock ${this.path}: ${readFailure(e)}`);
+        }
+        try {
+          return JSON.parse(text3);
+        } catch {
+          throw new LockUnavailable(
+            `the lock ${this.path} is not a lock record revsync wrote`,
+            `remove the file if no apply to this service runs, or run apply with --lock=false`
+          );
+        }
+      }
+      /** Certainly gone: a holder of this host, boot and pid namespace whose pid no longer runs. */
+      gone(h) {
+        const s = this.space;
+        if (h.host !== s.host || h.pid <= 0) return false;
+        if (s.boot_id && h.boot_id && h.boot_id !== s.boot_id) return true;
+        if ((h.boot_id ?? null) !== s.boot_id || (h.pid_ns ?? null) !== s.pid_ns) return false;
+        return !this.isRunning(h.pid);
+      }
+      place(record2) {
+        const tmp = `${this.path}.${record2.id}.tmp`;
+        try {
+          (0, import_node_fs15.mkdirSync)(this.dir, { recursive: true });
+          try {
+            (0, import_node_fs15.chmodSync)(this.dir, 1023);
+          } catch {
+          }
+          (0, import_node_fs15.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
+          (0, import_node_fs15.linkSync)(tmp, this.path);
+          return true;
+        } catch (e) {
+          if (e.code === "EEXIST") return false;
+          throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
+        } finally {
+          try {
+            (0, import_node_fs15.unlinkSync)(tmp);
+          } catch {
+          }
+        }
+      }
+      /** Removes a gone holder's lock, once, however many takers found it gone at the same moment. */
+      removeGone(h) {
+        const guard = `${this.path}.takeover`;
+        try {
+          (0, import_node_fs15.mkdirSync)(guard);
+        } catch (e) {
+          if (e.code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${e.message}`);
+          try {
+            if (Date.now() - (0, import_node_fs15.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs15.rmdirSync)(guard);
+          } catch {
+          }
+          return;
+        }
+        try {
+          if (this.read()?.id === h.id) (0, import_node_fs15.unlinkSync)(this.path);
+        } finally {
+          (0, import_node_fs15.rmdirSync)(guard);
+        }
+      }
+      async take(request2) {
+        const id = (0, import_node_crypto7.randomBytes)(20).toString("hex");
+        const record2 = { id, ...request2, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
+        let tookOver;
+        for (let attempt = 0; attempt < 3; attempt++) {
+          if (this.place(record2)) return { taken: holderOf(record2), ...tookOver ? { tookOver } : {} };
+          const h2 = this.read();
+          if (!h2) continue;
+          if (!this.gone(h2)) return { held: holderOf(h2) };
+          tookOver = holderOf(h2);
+          this.removeGone(h2);
+        }
+        const h = this.read();
+        if (h) return { held: holderOf(h) };
+        throw new LockUnavailable(`cannot take the lock ${this.path}: it changed hands three times while revsync tried`);
+      }
+      async holder() {
+        const h = this.read();
+        return h && holderOf(h);
+      }
+      async release(id) {
+        const h = this.read();
+        if (!h) return "free";
+        if (h.id !== id) return { other: holderOf(h) };
+        try {
+          (0, import_node_fs15.unlinkSync)(this.path);
+        } catch (e) {
+          if (e.code === "ENOENT") return "free";
+          throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
+        }
+        return "released";
+      }
+    };
+  }
+});
+
 // src/lock/git-lock.ts
+function tenantLockRef(tenant) {
+  return `refs/revsync/tenant-locks/${tenant.label ? `${tenant.label}-` : ""}${tenant.key.slice(0, 16)}`;
+}
 function lockRef(environment) {
   const plain = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(environment) && !environment.endsWith(".lock") && !environment.includes("..") && !environment.endsWith(".");
   return `refs/revsync/locks/${plain ? environment : `x-${Buffer.from(environment, "utf8").toString("hex")}`}`;
@@ -55052,12 +55540,14 @@ function parseRecord(id, message, environment) {
     revsync_version: text3(r.revsync_version) ?? "(unknown)"
   };
 }
-var import_node_child_process3, import_node_crypto6, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
+var import_node_child_process3, import_node_crypto8, import_node_os3, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
 var init_git_lock = __esm({
   "src/lock/git-lock.ts"() {
     "use strict";
     import_node_child_process3 = require("node:child_process");
-    import_node_crypto6 = require("node:crypto");
+    import_node_crypto8 = require("node:crypto");
+    import_node_os3 = require("node:os");
+    init_local_lock();
     init_lock();
     EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
     GIT_TIMEOUT_MS = 6e4;
@@ -55065,13 +55555,28 @@ var init_git_lock = __esm({
     GitLock = class _GitLock {
       constructor(opts) {
         this.opts = opts;
-        this.ref = lockRef(opts.environment);
+        this.ref = opts.ref ?? lockRef(opts.environment);
         this.where = `git remote ${withoutCredentials(opts.remote)}, ref ${this.ref}`;
       }
       opts;
       kind = "git";
       ref;
       where;
+      /** Where, with the remote's URL as this clone has it (credentials blanked): `origin` means each clone's
+       *  own origin, and a fork's is another repository, whose locks nobody else sees. */
+      async describe() {
+        if (/[:/\\]/.test(this.opts.remote)) return this.where;
+        const r = await this.git(["remote", "get-url", this.opts.remote]).catch(() => void 0);
+        const url = r && r.code === 0 ? r.stdout.trim() : "";
+        return url ? `git remote ${this.opts.remote} (${withoutCredentials(url)}), ref ${this.ref}` : this.where;
+      }
+      /** The holder: a git lock's process cannot be seen from here unless it runs on this host. */
+      async live() {
+        return this.holder();
+      }
+      state(h) {
+        return h.host === (0, import_node_os3.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
+      }
       git(args, extraEnv = {}) {
         return new Promise((resolve16, reject) => {
           const child = (0, import_node_child_process3.execFile)(
@@ -55152,7 +55657,7 @@ ${JSON.stringify(request2)}
         }
       }
       async holder() {
-        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto6.randomBytes)(4).toString("hex")}`;
+        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto8.randomBytes)(4).toString("hex")}`;
         const fetch = await this.git([
           "-c",
           "gc.auto=0",
@@ -55191,169 +55696,6 @@ ${JSON.stringify(request2)}
   }
 });
 
-// src/lock/local-lock.ts
-function thisProcessSpace() {
-  const read = (f) => {
-    try {
-      return f().trim() || null;
-    } catch {
-      return null;
-    }
-  };
-  return {
-    host: (0, import_node_os2.hostname)(),
-    boot_id: read(() => (0, import_node_fs18.readFileSync)("/proc/sys/kernel/random/boot_id", "utf8")),
-    pid_ns: read(() => (0, import_node_fs18.readlinkSync)("/proc/self/ns/pid"))
-  };
-}
-function holderOf(s) {
-  return {
-    id: s.id,
-    environment: s.environment,
-    user: s.user ?? null,
-    service_user: s.service_user ?? null,
-    host: s.host,
-    pid: s.pid,
-    ci_run_url: s.ci_run_url ?? null,
-    since: s.since,
-    plan_checksum: s.plan_checksum ?? null,
-    revsync_version: s.revsync_version
-  };
-}
-var import_node_crypto7, import_node_fs18, import_node_os2, import_node_path24, running, LocalLock;
-var init_local_lock = __esm({
-  "src/lock/local-lock.ts"() {
-    "use strict";
-    import_node_crypto7 = require("node:crypto");
-    import_node_fs18 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path24 = require("node:path");
-    init_lock();
-    running = (pid) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch (e) {
-        return e.code === "EPERM";
-      }
-    };
-    LocalLock = class {
-      constructor(dir, service, space = thisProcessSpace(), isRunning = running) {
-        this.dir = dir;
-        this.space = space;
-        this.isRunning = isRunning;
-        const key3 = (0, import_node_crypto7.createHash)("sha256").update(`${service.baseUrl}
-${service.realm}`).digest("hex").slice(0, 32);
-        this.path = (0, import_node_path24.join)(dir, `${key3}.json`);
-        this.where = `file ${this.path} of this machine`;
-      }
-      dir;
-      space;
-      isRunning;
-      kind = "local";
-      path;
-      where;
-      read() {
-        let text3;
-        try {
-          text3 = (0, import_node_fs18.readFileSync)(this.path, "utf8");
-        } catch (e) {
-          if (e.code === "ENOENT") return void 0;
-          throw new LockUnavailable(`cannot read the lock ${this.path}: ${e.message}`);
-        }
-        try {
-          return JSON.parse(text3);
-        } catch {
-          throw new LockUnavailable(
-            `the lock ${this.path} is not a lock record revsync wrote`,
-            `remove the file if no apply to this service runs, or run apply with --lock=false`
-          );
-        }
-      }
-      /** Certainly gone: a holder of this host, boot and pid namespace whose pid no longer runs. */
-      gone(h) {
-        const s = this.space;
-        if (h.host !== s.host || h.pid <= 0) return false;
-        if (s.boot_id && h.boot_id && h.boot_id !== s.boot_id) return true;
-        if ((h.boot_id ?? null) !== s.boot_id || (h.pid_ns ?? null) !== s.pid_ns) return false;
-        return !this.isRunning(h.pid);
-      }
-      place(record2) {
-        const tmp = `${this.path}.${record2.id}.tmp`;
-        try {
-          (0, import_node_fs18.mkdirSync)(this.dir, { recursive: true });
-          try {
-            (0, import_node_fs18.chmodSync)(this.dir, 1023);
-          } catch {
-          }
-          (0, import_node_fs18.writeFileSync)(tmp, JSON.stringify(record2), { mode: 420 });
-          (0, import_node_fs18.linkSync)(tmp, this.path);
-          return true;
-        } catch (e) {
-          if (e.code === "EEXIST") return false;
-          throw new LockUnavailable(`cannot take the lock ${this.path}: ${e.message}`);
-        } finally {
-          try {
-            (0, import_node_fs18.unlinkSync)(tmp);
-          } catch {
-          }
-        }
-      }
-      /** Removes a gone holder's lock, once, however many takers found it gone at the same moment. */
-      removeGone(h) {
-        const guard = `${this.path}.takeover`;
-        try {
-          (0, import_node_fs18.mkdirSync)(guard);
-        } catch (e) {
-          if (e.code !== "EEXIST") throw new LockUnavailable(`cannot take over the lock ${this.path}: ${e.message}`);
-          try {
-            if (Date.now() - (0, import_node_fs18.statSync)(guard).mtimeMs > 1e4) (0, import_node_fs18.rmdirSync)(guard);
-          } catch {
-          }
-          return;
-        }
-        try {
-          if (this.read()?.id === h.id) (0, import_node_fs18.unlinkSync)(this.path);
-        } finally {
-          (0, import_node_fs18.rmdirSync)(guard);
-        }
-      }
-      async take(request2) {
-        const id = (0, import_node_crypto7.randomBytes)(20).toString("hex");
-        const record2 = { id, ...request2, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
-        let tookOver;
-        for (let attempt = 0; attempt < 3; attempt++) {
-          if (this.place(record2)) return { taken: holderOf(record2), ...tookOver ? { tookOver } : {} };
-          const h2 = this.read();
-          if (!h2) continue;
-          if (!this.gone(h2)) return { held: holderOf(h2) };
-          tookOver = holderOf(h2);
-          this.removeGone(h2);
-        }
-        const h = this.read();
-        if (h) return { held: holderOf(h) };
-        throw new LockUnavailable(`cannot take the lock ${this.path}: it changed hands three times while revsync tried`);
-      }
-      async holder() {
-        const h = this.read();
-        return h && holderOf(h);
-      }
-      async release(id) {
-        const h = this.read();
-        if (!h) return "free";
-        if (h.id !== id) return { other: holderOf(h) };
-        try {
-          (0, import_node_fs18.unlinkSync)(this.path);
-        } catch (e) {
-          if (e.code === "ENOENT") return "free";
-          throw new LockUnavailable(`cannot release the lock ${this.path}: ${e.message}`);
-        }
-        return "released";
-      }
-    };
-  }
-});
-
 // src/cli/lock.ts
 var lock_exports2 = {};
 __export(lock_exports2, {
@@ -55367,16 +55709,21 @@ __export(lock_exports2, {
 function lockBackend(repo, env2, flags) {
   const penv = envOf(flags);
   const setting = env2.lock ?? { kind: "local" };
-  if (setting.kind === "git") return new GitLock({ cwd: repo.root, remote: setting.remote, environment: env2.name, env: penv });
-  const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os3.tmpdir)();
-  return new LocalLock((0, import_node_path25.join)((0, import_node_path25.resolve)(tmp), "revsync-locks"), { baseUrl: env2.baseUrl, realm: env2.realm });
+  if (setting.kind === "git") {
+    const git = { cwd: repo.root, remote: setting.remote, environment: env2.name, env: penv };
+    return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
+  }
+  const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os4.tmpdir)();
+  const dir = (0, import_node_path25.join)((0, import_node_path25.resolve)(tmp), "revsync-locks");
+  const service = { baseUrl: env2.baseUrl, realm: env2.realm };
+  return new RenamedLock(new LocalLock(dir, service), new LocalLock(dir, service, void 0, void 0, true));
 }
 function runner(penv) {
   const ci = ciContext(penv);
   let user = ci?.actor ?? null;
   if (!user) {
     try {
-      user = (0, import_node_os3.userInfo)().username || null;
+      user = (0, import_node_os4.userInfo)().username || null;
     } catch {
       user = penv.USER ?? penv.USERNAME ?? null;
     }
@@ -55404,7 +55751,7 @@ async function takeEnvLock(backend, env2, run2) {
       environment: env2.name,
       ...runner(penv),
       service_user: run2.serviceUser,
-      host: (0, import_node_os3.hostname)(),
+      host: (0, import_node_os4.hostname)(),
       pid: process.pid,
       since: (/* @__PURE__ */ new Date()).toISOString(),
       plan_checksum: run2.planChecksum,
@@ -55416,12 +55763,12 @@ async function takeEnvLock(backend, env2, run2) {
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       isStopping: run2.isStopping,
       onWait: (h, left) => run2.out.warn(
-        `environment ${JSON.stringify(env2.name)} is locked by another apply: ${holderWords(h, Date.now())}; waiting up to ${Math.ceil(left / 1e3)}s (--lock-timeout)`
+        `environment ${JSON.stringify(env2.name)} is locked by another apply: ${holderWords(h, Date.now(), env2.name)}; waiting up to ${Math.ceil(left / 1e3)}s (--lock-timeout)`
       )
     }
   );
   if (held.tookOver) run2.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
-  run2.out.info(`Locked environment ${JSON.stringify(env2.name)} (${backend.where}; lock id ${held.holder.id}).`);
+  run2.out.info(`Locked environment ${JSON.stringify(env2.name)} (${await where(backend)}; lock id ${held.holder.id}).`);
   return heldLock(backend, env2, held);
 }
 function heldLock(backend, env2, held) {
@@ -55444,7 +55791,7 @@ function heldLock(backend, env2, held) {
     }),
     async release(out) {
       if (released) return;
-      const unlock = `revsync unlock --env ${env2.name} ${held.holder.id}`;
+      const unlock = unlockCommand(env2.name, held.holder.id);
       try {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
@@ -55454,7 +55801,7 @@ function heldLock(backend, env2, held) {
         } else if (r !== "released") {
           say(`at the end another apply held the lock: ${r.other.id}`);
           out.warn(
-            `the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now())}`
+            `the lock of environment ${JSON.stringify(env2.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now(), env2.name)}`
           );
         }
       } catch (e) {
@@ -55469,7 +55816,9 @@ async function runLockStatus(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const backend = lockBackend(repo, env2, flags);
-  view({ environment: env2.name, backend, holder: await backend.holder() }, out);
+  const holder = await backend.holder();
+  const at2 = holder ? await backend.whereOf(holder.id) : await backend.describe();
+  view({ environment: env2.name, backend: { kind: backend.kind, where: at2 }, holder, ...holder ? { state: backend.state(holder) } : {} }, out);
   return 0;
 }
 async function runUnlock(flags, out, args) {
@@ -55481,32 +55830,56 @@ async function runUnlock(flags, out, args) {
   const backend = lockBackend(repo, env2, flags);
   const holder = await backend.holder();
   if (!holder) {
-    out.info(`Environment ${JSON.stringify(env2.name)} is not locked (${backend.where}): nothing to release.`);
+    out.info(`Environment ${JSON.stringify(env2.name)} is not locked (${await where(backend)}): nothing to release.`);
     return 0;
   }
+  const words = (h) => holderWords(h, Date.now(), env2.name);
   if (!(id === holder.id || id.length >= 7 && holder.id.startsWith(id))) {
     throw new UserError(
-      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${id}: held by ${holderWords(holder, Date.now())}; nothing was released`,
+      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${id}: held by ${words(holder)}; nothing was released`,
       "check revsync lock status: another apply may have taken the lock since"
     );
   }
+  if (!await mayRelease(flags, out, env2.name, holder, backend.state(holder))) return 1;
   const r = await backend.release(holder.id);
   if (r === "released") {
-    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${holderWords(holder, Date.now())}.`);
+    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env2.name)}, held by ${words(holder)}.`);
     return 0;
   }
   if (r === "free") {
     out.info(`Environment ${JSON.stringify(env2.name)} is not locked any more: nothing to release.`);
     return 0;
   }
-  throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${holderWords(r.other, Date.now())}; nothing was released`);
+  throw new UserError(`the lock of environment ${JSON.stringify(env2.name)} changed hands meanwhile: ${words(r.other)}; nothing was released`);
 }
-var import_node_fs19, import_node_os3, import_node_path25, revsyncVersion;
+async function mayRelease(flags, out, environment, holder, state) {
+  const env2 = JSON.stringify(environment);
+  if (state === "alive") {
+    if (!flags.force)
+      throw new UserError(
+        `the lock of environment ${env2} is held by a process that is running on this host (pid ${holder.pid}): ${holderWords(holder, Date.now(), environment)}; nothing was released`,
+        `that apply is not dead: wait for it (apply --lock-timeout), or stop it first (its writes stop with it); --force releases the lock of a running apply, which then writes beside the next one`
+      );
+    out.warn(`releasing the lock of a process that is running on this host (pid ${holder.pid}), as --force says: it may go on writing beside the next apply`);
+    return true;
+  }
+  if (flags.force) return true;
+  if (!out.interactive)
+    throw new UserError(
+      `unlock releases the lock of another apply of environment ${env2}: without a terminal to confirm on, it needs --force; nothing was released`,
+      `release a lock only once you know its apply no longer runs: ${unlockCommand(environment, holder.id, true)}`
+    );
+  out.info(`The lock of environment ${env2} is held by ${holderWords(holder, Date.now(), environment)}.`);
+  const yes = await askYes(out, "Release it? An apply that still runs would then write beside the next one. Only 'yes' will be accepted: ");
+  if (!yes) out.error("unlock cancelled: nothing was released");
+  return yes;
+}
+var import_node_fs16, import_node_os4, import_node_path25, revsyncVersion, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
-    import_node_fs19 = require("node:fs");
-    import_node_os3 = require("node:os");
+    import_node_fs16 = require("node:fs");
+    import_node_os4 = require("node:os");
     import_node_path25 = require("node:path");
     init_duration();
     init_errors();
@@ -55514,11 +55887,14 @@ var init_lock3 = __esm({
     init_git_lock();
     init_local_lock();
     init_lock();
+    init_tenant();
     init_package_root();
     init_view();
     init_lock2();
+    init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs19.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
 });
 
@@ -55534,7 +55910,7 @@ function openRun(flags, out, args, view) {
   if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
-      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${JSON.stringify(t)}`).join(" ")} --out FILE, then apply that file`
+      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${shellQuote(t)}`).join(" ")} --out FILE, then apply that file`
     );
   }
   const saved = read && checkPayloads(read);
@@ -55663,7 +56039,7 @@ async function releaseLock(run2) {
   if (!lock || lock.released) return;
   if (run2.signals.inFlight().length && run2.backend?.kind === "git") {
     out.warn(
-      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env2.name} ${lock.holder.id}`
+      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env2.name, lock.holder.id)}`
     );
     return;
   }
@@ -55716,6 +56092,7 @@ var init_apply3 = __esm({
     init_run2();
     init_errors();
     init_lock();
+    init_shell_quote();
     init_plan2();
     init_view();
     init_apply2();
@@ -55899,57 +56276,6 @@ var init_drift4 = __esm({
   }
 });
 
-// src/export/mapping.ts
-function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS) {
-  const used = new Set(taken);
-  const unique = (file) => {
-    let path = file;
-    for (let i = 2; used.has(path); i++) path = file.replace(/\.(yaml|csv)$/, `-${i}.$1`);
-    used.add(path);
-    return path;
-  };
-  const files = kinds.flatMap((k) => k.export(liveOf(k, live), { targets, unique, unnamed }));
-  for (const f of files) for (const list3 of [f.specComments, f.batchComments, f.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
-  unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
-  return files;
-}
-function quotedWhereNeeded(node) {
-  (0, import_yaml5.visit)(node, {
-    Scalar(_, s) {
-      if (typeof s.value === "string" && /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s.value)) s.type = "QUOTE_DOUBLE";
-    }
-  });
-  return node;
-}
-function renderFile(f, header) {
-  const doc = new import_yaml5.Document(literalValue(f.value));
-  quotedWhereNeeded(doc.contents);
-  const spec = doc.get("spec", true);
-  if (spec && f.specComments.length) spec.comment = f.specComments.join("\n");
-  if (f.batchComments.length) {
-    const batches = doc.get("batches", true);
-    if (batches) batches.comment = f.batchComments.join("\n");
-    else doc.comment = f.batchComments.join("\n");
-  }
-  return `${header.map((h) => `# ${h}`).join("\n")}
-${doc.toString({ lineWidth: 0 })}`;
-}
-var import_yaml5, oneLine;
-var init_mapping = __esm({
-  "src/export/mapping.ts"() {
-    "use strict";
-    import_yaml5 = __toESM(require_dist(), 1);
-    init_interpolate();
-    init_kind();
-    init_registry();
-    oneLine = (text3) => text3.replace(
-      // eslint-disable-next-line no-control-regex
-      /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
-      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
-    );
-  }
-});
-
 // src/export/in-place.ts
 function sameField(kind, field, git, live) {
   if (git === void 0) return false;
@@ -55998,7 +56324,7 @@ function sharedWords(sharedWith) {
 }
 function refuseShared(ctx, what) {
   if (!ctx.sharedWith?.length) return false;
-  ctx.plan.refused.push(`${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`);
+  ctx.plan.refused.push({ message: `${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`, because: "shared" });
   return true;
 }
 function setField(doc, path, value2, edits, ctx) {
@@ -56012,10 +56338,11 @@ function setField(doc, path, value2, edits, ctx) {
   }
   const rawValue = doc.getIn(path);
   const whole = typeof rawValue === "string" ? WHOLE_VAR.exec(rawValue) : null;
-  const refuse = (why) => {
-    ctx.plan.refused.push(
-      `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value2)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`
-    );
+  const refuse = (why, because = "variable") => {
+    ctx.plan.refused.push({
+      message: `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value2)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
+      because
+    });
     return "refused";
   };
   if (!whole) return refuse(`is built from ${refs.map((r) => `\${${r}}`).join(", ")} (export cannot split the service's value over them)`);
@@ -56024,7 +56351,7 @@ function setField(doc, path, value2, edits, ctx) {
   if (home.kind === "shared") {
     const n = home.environments.length;
     const envs = n ? `, and environment${n === 1 ? "" : "s"} ${home.environments.join(", ")} read${n === 1 ? "s" : ""} it too` : "";
-    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
+    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`, "process");
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
   if (held && !sameJson(held.value, value2)) {
@@ -56064,7 +56391,8 @@ function addBatch({ doc, f, b, newValues, edits, ctx, out }) {
   else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
   edits.structural = true;
   out.changes.push(`batch ${b.name} added`);
-  if (file !== void 0 && text3 !== void 0) out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}` });
+  if (file !== void 0 && text3 !== void 0)
+    out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}`, named: true });
 }
 function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const put2 = (path, value2, what2) => {
@@ -56090,7 +56418,7 @@ function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b.name} values`);
-  out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what });
+  out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what, named: true });
 }
 function updateDoc(doc, current, f, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -56120,7 +56448,7 @@ function rewrite(original, docs, edits) {
 }
 function readGit(git, kinds) {
   const parsed = /* @__PURE__ */ new Map();
-  const where = /* @__PURE__ */ new Map();
+  const where2 = /* @__PURE__ */ new Map();
   const broken = /* @__PURE__ */ new Map();
   for (const g of git) {
     const docs = (0, import_yaml6.parseAllDocuments)(g.text);
@@ -56136,10 +56464,10 @@ function readGit(git, kinds) {
       const v = g.values[index] ?? (doc.errors.length ? void 0 : doc.toJS());
       if (!v || typeof v.kind !== "string" || !kindOfFile(kinds, v.kind) || typeof v.metadata?.name !== "string") return;
       const k = key(v.kind, v.metadata.name);
-      if (!where.has(k)) where.set(k, { file: g, index });
+      if (!where2.has(k)) where2.set(k, { file: g, index });
     });
   }
-  return { parsed, where, broken };
+  return { parsed, where: where2, broken };
 }
 function placeFile(f, x) {
   const { plan, read, opts } = x;
@@ -56150,9 +56478,10 @@ function placeFile(f, x) {
   if (hit) x.matched.add(k);
   if (hit && read.broken.has(hit.file.file)) return;
   if (!hit) {
-    if (opts.sharedWith?.length) return void plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
-    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address });
-    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
+    if (opts.sharedWith?.length)
+      return void plan.refused.push({ message: `${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`, because: "shared" });
+    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address, group: f.file });
+    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}`, group: f.file });
     return;
   }
   const current = hit.file.values[hit.index];
@@ -56176,7 +56505,8 @@ function placeFile(f, x) {
   };
   const { changes, values: values2 } = updateDoc(doc, current, f, fileEdits, ctx);
   if (changes.length) x.dirty.set(hit.file.file, [...x.dirty.get(hit.file.file) ?? [], `${f.address}: ${changes.join(", ")}`]);
-  for (const v of values2) plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === void 0, what: v.what });
+  for (const v of values2)
+    plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === void 0, what: v.what, ...v.named ? { group: hit.file.file } : {} });
 }
 function placeExport(files, git, header, readValues, opts = {}) {
   const kinds = opts.kinds ?? KINDS;
@@ -56194,7 +56524,7 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f of files) placeFile(f, x);
   for (const [file, what] of x.dirty) {
     const original = git.find((g) => g.file === file)?.text ?? "";
-    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; ") });
+    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; "), group: file });
   }
   plan.broken.push(...read.broken.values());
   for (const [k, { file }] of read.where) {
@@ -56266,27 +56596,27 @@ __export(export_exports, {
 function filesUnder(dir) {
   const out = /* @__PURE__ */ new Set();
   const walk = (d) => {
-    for (const e of (0, import_node_fs20.readdirSync)(d, { withFileTypes: true })) {
+    for (const e of (0, import_node_fs17.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
       const p = (0, import_node_path28.join)(d, e.name);
       if (e.isDirectory()) walk(p);
       else out.add(posixOf((0, import_node_path28.relative)(dir, p)));
     }
   };
-  if ((0, import_node_fs20.existsSync)(dir)) walk(dir);
+  if ((0, import_node_fs17.existsSync)(dir)) walk(dir);
   return out;
 }
-function gitFiles(dir, vars) {
-  if (!(0, import_node_fs20.existsSync)(dir)) return [];
+function gitFiles(dir, vars, inside) {
+  if (!(0, import_node_fs17.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
     let text3;
     try {
-      text3 = (0, import_node_fs20.readFileSync)(abs, "utf8");
+      text3 = readUserFile(abs, READ_CAPS.text, inside);
     } catch {
       return [];
     }
     const values2 = [];
-    for (const src of readYamlFile(abs, abs, [], vars)) if (!src.unresolved?.size) values2[src.index] = src.value;
+    for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values2[src.index] = src.value;
     return [{ file: posixOf((0, import_node_path28.relative)(dir, abs)), text: text3, values: values2 }];
   });
 }
@@ -56313,7 +56643,7 @@ async function exportPlan(ctx, core) {
   let git;
   try {
     taken = filesUnder(dir);
-    git = gitFiles(dir, varsFor(env2, envOf(flags)));
+    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
@@ -56328,21 +56658,36 @@ async function exportPlan(ctx, core) {
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
 }
-function whatToWrite(ctx, plan) {
-  const { out, repo, env: env2, dir } = ctx;
-  const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
-  const base = dirInRepo ? repo.root : dir;
-  const words = { show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${ctx.shown(".")}` };
-  const outside = plan.writes.filter((w) => {
+function checkWrites(ctx, plan) {
+  const { out, dir } = ctx;
+  const { folder: base, words } = ctx.inside;
+  const outside = [];
+  const unwritable2 = [];
+  for (const w of plan.writes) {
     try {
       realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
-      return false;
     } catch (e) {
-      out.error(`${e.message} (${w.what})`);
-      return true;
+      const message = e.message;
+      out.error(`${message} (${w.what})`);
+      (e instanceof PathOutside ? outside : unwritable2).push(w);
     }
-  });
-  const writes = plan.writes.filter((w) => !outside.includes(w) && ctx.readValues(w.file) !== w.text);
+  }
+  const failed2 = [...outside, ...unwritable2];
+  const heldBack = [];
+  for (const w of plan.writes) {
+    const cause = w.group === void 0 || failed2.includes(w) ? void 0 : failed2.find((f) => f.group === w.group);
+    if (!cause) continue;
+    out.error(`${ctx.shown(w.file)} not written (${w.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
+    heldBack.push(w);
+  }
+  return { outside, unwritable: unwritable2, heldBack };
+}
+function whatToWrite(ctx, plan) {
+  const { repo, env: env2, dir } = ctx;
+  const { folder: base, words } = ctx.inside;
+  const { outside, unwritable: unwritable2, heldBack } = checkWrites(ctx, plan);
+  const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack]);
+  const writes = plan.writes.filter((w) => !left.has(w) && ctx.readValues(w.file) !== w.text);
   const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
@@ -56350,11 +56695,11 @@ function whatToWrite(ctx, plan) {
   });
   let configText;
   if (plan.vars.length) {
-    const before = (0, import_node_fs20.readFileSync)(repo.configFile, "utf8");
+    const before = readUserFile(repo.configFile, READ_CAPS.text);
     const after = setEnvironmentVars(before, env2.name, plan.vars);
     if (after !== before) configText = after;
   }
-  return { writes, outside, needsSchemas, configText, base, words };
+  return { writes, outside, unwritable: unwritable2, heldBack, needsSchemas, configText, base, words };
 }
 function reportWrites(ctx, plan, w, schemas2) {
   const { flags, out, repo, env: env2 } = ctx;
@@ -56378,7 +56723,7 @@ function reportLeft(ctx, x, created) {
   const { plan, files, unnamed } = x;
   for (const s of plan.skipped) out.warn(s);
   for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
-  for (const r of plan.refused) out.error(r);
+  for (const r of plan.refused) out.error(r.message);
   const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
   const leftOut = files.flatMap((f) => created.has(f.address) ? f.leftOut : f.leftOut.filter((l) => !keptInGit(l)));
   if (unnamed.length)
@@ -56396,9 +56741,18 @@ function reportLeft(ctx, x, created) {
     );
   }
 }
+function refusalWords(refused) {
+  const n = (because) => refused.filter((r) => r.because === because).length;
+  const words = [
+    ["shared", "difference another environment would see", "differences other environments would see"],
+    ["process", "value that comes from a process variable", "values that come from process variables"],
+    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"]
+  ];
+  return words.filter(([b]) => n(b) > 0).map(([b, one, many]) => plural(n(b), one, many));
+}
 function closing(ctx, plan, w, schemas2) {
   const { out, flags, repo } = ctx;
-  const failed2 = plan.broken.length + plan.refused.length + w.outside.length;
+  const failed2 = plan.broken.length + plan.refused.length + w.outside.length + w.unwritable.length + w.heldBack.length;
   const newFiles = w.writes.filter((x) => x.created).length;
   const total = w.writes.length + schemas2.length + (w.configText !== void 0 ? 1 : 0);
   if (!total && !failed2) {
@@ -56415,33 +56769,63 @@ Dry run: ${plural(total, "file")} would be written (${parts}); nothing was writt
   if (!failed2) return 0;
   const failures = [
     plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-    plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
-    w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : ""
+    ...refusalWords(plan.refused),
+    w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : "",
+    w.unwritable.length ? plural(w.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
+    w.heldBack.length ? plural(w.heldBack.length, "file held back with them", "files held back with them") : ""
   ].filter(Boolean);
   out.error(
     `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
   );
   return 1;
 }
+function writeAll2(ctx, w) {
+  const written = [];
+  const order2 = [...w.writes.filter((f) => f.file.endsWith(".csv")), ...w.writes.filter((f) => !f.file.endsWith(".csv"))];
+  try {
+    for (const f of order2) {
+      editUserFile((0, import_node_path28.join)(ctx.dir, f.file), f.text, w.base, w.words);
+      written.push(f);
+    }
+  } catch (e) {
+    return { written, error: e };
+  }
+  return void 0;
+}
 async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
   const dir = (0, import_node_path28.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
+  const inside = {
+    folder: dirInRepo ? repo.root : dir,
+    words: {
+      show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path28.relative)(out.io.cwd, dir) || "."}`
+    }
+  };
   const readValues = (file) => {
     try {
-      return (0, import_node_fs20.readFileSync)((0, import_node_path28.join)(dir, file), "utf8");
+      return readUserFile((0, import_node_path28.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file, readValues };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file, readValues, inside };
   try {
     const x = await exportPlan(ctx, core);
     const w = whatToWrite(ctx, x.plan);
     const schemas2 = w.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     if (!flags.dryRun) {
-      for (const f of w.writes) editUserFile((0, import_node_path28.join)(dir, f.file), f.text, w.base, w.words);
+      const stopped = writeAll2(ctx, w);
+      if (stopped) {
+        reportWrites(ctx, { ...x.plan, vars: [] }, { ...w, writes: stopped.written }, []);
+        out.error(
+          `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`
+        );
+        return 1;
+      }
       if (w.needsSchemas) writeRepoSchemas(repo.root, false);
       if (w.configText !== void 0) editUserFile(repo.configFile, w.configText, repo.root, { ...w.words, folderName: "the policy repo" });
     }
@@ -56452,11 +56836,11 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs20, import_node_path28, posixOf;
+var import_node_fs17, import_node_path28, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
-    import_node_fs20 = require("node:fs");
+    import_node_fs17 = require("node:fs");
     import_node_path28 = require("node:path");
     init_repo();
     init_walk();
@@ -56598,7 +56982,7 @@ async function runSspBatches(flags, out, args) {
     if (wanted !== void 0 && !names.includes(wanted)) {
       const near = nearest(wanted, names);
       throw new UserError(
-        `no SSP policy named ${JSON.stringify(wanted)} in the service (names are exact and case-sensitive)${near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?` : ""}`
+        `no SSP policy named ${JSON.stringify(wanted)} in the service (names are exact and case-sensitive)${near.length ? `; did you mean revsync ssp batches ${near.map((n) => shellQuote(n)).join(" or ")}?` : ""}`
       );
     }
     const chosen = (wanted === void 0 ? names : [wanted]).sort(byCodePoint);
@@ -56637,6 +57021,7 @@ var init_ssp_batches = __esm({
     "use strict";
     init_resources();
     init_did_you_mean();
+    init_shell_quote();
     init_errors();
     init_map_limit();
     init_address();
@@ -56901,11 +57286,12 @@ var init_completion = __esm({
   "src/cli/completion.ts"() {
     "use strict";
     init_errors();
+    init_shell_quote();
     FILE_OPTIONS = /* @__PURE__ */ new Set(["--config", "--out", "--output", "--dir", "--state"]);
     FILE_ARGUMENTS = /* @__PURE__ */ new Set(["planfile", "dir"]);
     key2 = (path) => path.join("/");
     last = (n) => n.path[n.path.length - 1] ?? "";
-    sq = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+    sq = singleQuoted;
     pat = (s) => `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
     longFlags = (n) => n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));
     valueFlagKeys = (nodes) => nodes.flatMap((n) => n.options.flatMap((o) => o.values ? o.flags.map((f) => `${key2(n.path)} ${f}`) : []));
@@ -57078,7 +57464,7 @@ function registerApply(program2, run2) {
       choiceOption("--lock <bool>", "--lock=false: apply without the environment's lock (said in the evidence record); only explicitly", ["true", "false"])
     ).addHelpText(
       "after",
-      "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM)."
+      "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per tenant: apply holds the lock of the environment's tenant from its first write to its\nlast (revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM)."
     ),
     { views: applyViews, target: true }
   ).action(run2(async (f, out, r, args) => (await Promise.resolve().then(() => (init_apply3(), apply_exports))).runApply(f, out, r, args)));
@@ -57181,9 +57567,9 @@ function registerLock(program2, run2) {
     { views: lockStatusViews }
   ).action(run2(async (f, out) => (await Promise.resolve().then(() => (init_lock3(), lock_exports2))).runLockStatus(f, out)));
   const unlock = common(
-    program2.command("unlock").argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)").description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock").addHelpText(
+    program2.command("unlock").argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)").option("--force", "release without asking (required without a terminal), even the lock of a process running on this host").description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock").addHelpText(
       "after",
-      "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error."
+      "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running: the lock of a process that\nruns on this host is refused unless --force; any other is released once you answer yes on a terminal,\nor with --force where there is none (CI).\nExit: 0 released (or not locked), 1 refused, declined, another lock is held, or an error."
     )
   );
   const env2 = unlock.options.find((o) => o.long === "--env");
@@ -57236,14 +57622,14 @@ __export(main_exports, {
 module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
-var import_node_fs21 = require("node:fs");
+var import_node_fs18 = require("node:fs");
 var import_node_path30 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs21.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }
@@ -57336,8 +57722,8 @@ function report(e, out, format2) {
   }
   if (e instanceof ApiError) {
     out.error(e.message);
-    const advice = e.hint ?? adviceFor(e.status);
-    if (advice) out.hint(`Hint: ${advice}`);
+    const advice2 = e.hint ?? adviceFor(e.status);
+    if (advice2) out.hint(`Hint: ${advice2}`);
     return 1;
   }
   const err = e instanceof Error ? e : new InternalError(String(e));

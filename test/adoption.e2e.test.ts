@@ -17,7 +17,11 @@ describe("adopting an existing tenant", () => {
       const init = await cli(["init", "policy-repo", "--realm", "demo", "--ci", "gitlab"], { cwd: parent });
       expect(init.code).toBe(0);
       expect(init.stdout).toContain("export SANDBOX_BASE_URL=… REVSYNC_CLIENT_ID=…");
-      expect(init.stdout).toContain("npx revsync export");
+      // revsync is not installed in the new repo: the steps install the pin first and run it with
+      // npx --no, which never fetches a package named revsync from the npm registry.
+      expect(init.stdout).toContain("\n  npm install   ");
+      expect(init.stdout).toContain("\n  npx --no -- revsync export ");
+      expect(init.stdout).not.toMatch(/npx revsync/);
       const dir = join(parent, "policy-repo");
       for (const f of [
         "revsync.yaml",
@@ -36,7 +40,14 @@ describe("adopting an existing tenant", () => {
       expect(bare.code).toBe(0);
       expect(existsSync(join(parent, "bare-repo", "revsync.yaml"))).toBe(true);
       expect(existsSync(join(parent, "bare-repo", "package.json"))).toBe(false);
-      expect(bare.stdout).not.toContain("npm install");
+      expect(bare.stdout).not.toMatch(/npx revsync/);
+      const pinned = await cli(["init", "pinned-repo", "--realm", "demo", "--pin", "git+https://example.com/org/revsync.git#v9"], { cwd: parent });
+      expect(pinned.stdout).toContain("\n  npm install   ");
+      expect(pinned.stdout).toContain("\n  npx --no -- revsync validate\n");
+      // Without a pin init knows (this clone's origin is a path on this machine, or none), the install
+      // step names the placeholder and how to fill it; every step runs revsync with npx --no.
+      expect(bare.stdout).toMatch(/\n {2}npm install --save-dev '(git\+[^']+)' +# (pins revsync in package\.json|fill in the git URL and tag of your revsync)/);
+      expect(bare.stdout.indexOf("npm install --save-dev")).toBeLessThan(bare.stdout.indexOf("npx --no -- revsync export"));
       const settings = JSON.parse(readFileSync(join(dir, ".vscode/settings.json"), "utf8"));
       expect(settings["yaml.schemas"]["./.revsync/schemas/policy-file.schema.json"]).toEqual([
         "policies/**/*.yaml",
@@ -170,7 +181,8 @@ describe("init --ci, run from a clone whose origin is a path on this machine", (
       expect(r.stderr).toContain(
         "package.json pins revsync at a placeholder: revsync runs from a clone whose origin is a path on this machine (/srv/git/revsync), and a pin to it would install only here, never in CI.",
       );
-      expect(r.stdout).not.toContain("npm install ");
+      // npm install of the placeholder would fail: the step says to fill it in first.
+      expect(r.stdout).toMatch(/\n {2}npm install +# once devDependencies\.revsync names a real pin \(see above\)\n/);
     } finally {
       removeDir(dir);
     }
@@ -193,7 +205,7 @@ describe("targets mean what they say", () => {
     for (const cmd of [["plan"], ["apply", "--auto-approve"], ["drift"]]) {
       const r = await run([...cmd, "--target", "ssp/hardware ssp", "--target", "ssp/Nope"]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('"ssp/hardware ssp": did you mean "ssp/Hardware SSP"?');
+      expect(r.stderr).toContain(`"ssp/hardware ssp": did you mean --target 'ssp/Hardware SSP'?`);
       expect(r.stderr).toContain('"ssp/Nope"');
       expect(r.stdout).toBe("");
     }

@@ -250,10 +250,10 @@ export function engineSuite(profile: Profile): void {
       // Follow the plan's advice: the download (a batch with a file id), else an export of the policy.
       const csv = join(repo, "policies", "ssp", "values", "software-subscriptions-ssp-fy26-q1.csv");
       if (profile === "default") {
-        expect(entry.reason).toContain('revsync ssp download FILE-SSP-SW-1 --output "policies/ssp/values/software-subscriptions-ssp-fy26-q1.csv" gets them');
+        expect(entry.reason).toContain("revsync ssp download FILE-SSP-SW-1 --output policies/ssp/values/software-subscriptions-ssp-fy26-q1.csv gets them");
         expect((await run(["ssp", "download", "FILE-SSP-SW-1", "--output", csv])).code).toBe(0);
       } else {
-        expect(entry.reason).toContain('revsync export --dir DIR --target "ssp/Software Subscriptions SSP" writes them (with the policy\'s file) into DIR');
+        expect(entry.reason).toContain("revsync export --dir DIR --target 'ssp/Software Subscriptions SSP' writes them (with the policy's file) into DIR");
         expect((await run(["export", "--dir", join(repo, "exported"), "--target", "ssp/Software Subscriptions SSP"])).code).toBe(0);
         writeFileSync(csv, readFileSync(join(repo, "exported", "ssp", "values", "software-subscriptions-ssp-fy26-q1.csv")));
       }

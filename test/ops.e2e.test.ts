@@ -267,7 +267,9 @@ describe("ssp template and download", () => {
     ]);
     const near = await run(["ssp", "batches", "hardware ssp"]);
     expect(near.code).toBe(1);
-    expect(near.stderr).toContain('no SSP policy named "hardware ssp" in the service (names are exact and case-sensitive); did you mean "Hardware SSP"?');
+    expect(near.stderr).toContain(
+      `no SSP policy named "hardware ssp" in the service (names are exact and case-sensitive); did you mean revsync ssp batches 'Hardware SSP'?`,
+    );
   });
 
   it("batches: names in CJK or with emoji keep the columns lined up on the screen", async () => {

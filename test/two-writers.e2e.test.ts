@@ -321,7 +321,14 @@ describe("one writer per environment", () => {
     expect(killed.code).toBe(null);
     await emu.admin("DELETE", "faults");
     const status = await run(dir, ["lock", "status", "--env", "demo"]);
-    expect(status.stdout).toMatch(new RegExp(`is locked \\(git remote origin, ref refs/revsync/locks/demo\\):\\n  held by \\S+ on host \\S+ \\(pid ${pid}\\)`));
+    // Named by the tenant (its URL and realm), in the remote this clone's origin names (its URL shown).
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `is locked \\(git remote origin \\(${remote}\\), ref refs/revsync/tenant-locks/localhost-\\d+-demo-[0-9a-f]{16}\\):\\n  held by \\S+ on host \\S+ \\(pid ${pid}\\)`,
+      ),
+    );
+    // Killed: its process is no longer running on this host.
+    expect(status.stdout).toContain(`Its process (pid ${pid}) is no longer running on this host: release it: revsync unlock --env demo `);
     const id = /lock id ([0-9a-f]{40})/.exec(status.stdout)?.[1] ?? "";
     const next = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(next.code).toBe(1);
@@ -330,7 +337,11 @@ describe("one writer per environment", () => {
     // Another id than the lock held now releases nothing; the environment is named, never guessed.
     expect((await run(dir, ["unlock", "--env", "demo", "0123456789"])).stderr).toContain("nothing was released");
     expect((await run(dir, ["unlock", id])).stderr).toContain("unlock needs --env NAME");
-    const unlock = await run(dir, ["unlock", "--env", "demo", id.slice(0, 12)]);
+    // Without a terminal to confirm on, unlock needs --force.
+    const unconfirmed = await run(dir, ["unlock", "--env", "demo", id.slice(0, 12)]);
+    expect(unconfirmed.code).toBe(1);
+    expect(unconfirmed.stderr).toContain("without a terminal to confirm on, it needs --force; nothing was released");
+    const unlock = await run(dir, ["unlock", "--env", "demo", id.slice(0, 12), "--force"]);
     expect(unlock.code).toBe(0);
     expect(unlock.stdout).toContain(`Released the lock ${id} of environment "demo"`);
     const after = await run(dir, ["apply", "p.json", "--auto-approve"]);

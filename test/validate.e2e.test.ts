@@ -1,4 +1,5 @@
-import { mkdtempSync, mkdirSync, readdirSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -347,6 +348,68 @@ describe("revsync validate", () => {
       const r = await cli(["validate"], { cwd: dir });
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/policies\/big\.yaml:1:1: error: file is over 5 MiB/);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it("a policy or policy test file that is a link out of the repo is not read (one to /dev/zero neither), a FIFO is refused by its type; a link inside is read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-links-"));
+    const outside = mkdtempSync(join(tmpdir(), "revsync-outside-"));
+    try {
+      cpSync(join(FIX, "tc-boolean-as-string", "revsync.yaml"), join(dir, "revsync.yaml"));
+      mkdirSync(join(dir, "policies", "ssp"), { recursive: true });
+      mkdirSync(join(dir, "tests"));
+      const policy =
+        "apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: Outside SSP }\nspec: { method: formula, active: true, hierarchy_no: 90, data_identifiers: [product_id], floor_percentage: 85, ceiling_percentage: 115, expression: unit_list_price, when: [{ field_name: product_family, operator: equality, value: X }] }\n";
+      writeFileSync(join(outside, "policy.yaml"), policy);
+      writeFileSync(join(outside, "test.yaml"), "apiVersion: revsync/v1\nkind: SspPolicyTest\nmetadata: { name: t }\ncases: []\n");
+      symlinkSync(join(outside, "policy.yaml"), join(dir, "policies", "ssp", "outside.yaml"));
+      symlinkSync("/dev/zero", join(dir, "policies", "z.yaml"));
+      symlinkSync(join(outside, "test.yaml"), join(dir, "tests", "outside.yaml"));
+      expect(spawnSync("mkfifo", [join(dir, "policies", "pipe.yaml")]).status).toBe(0);
+      // A link that stays inside the repo is read as the file it points to.
+      writeFileSync(join(dir, "policies", "inside.txt"), policy.replace("Outside SSP", "Inside SSP").replace("90", "91"));
+      symlinkSync("inside.txt", join(dir, "policies", "inside.yaml"));
+      const r = await cli(["validate", "--format", "json"], { cwd: dir });
+      expect(r.code).toBe(1);
+      const problems = JSON.parse(r.stdout).diagnostics.map((d: any) => `${d.file}:${d.line}: ${d.message}`);
+      const real = (p: string): string => realpathSync(p);
+      expect(problems).toEqual(
+        expect.arrayContaining([
+          `policies/ssp/outside.yaml:1: policies/ssp/outside.yaml is a symbolic link to ${real(join(outside, "policy.yaml"))}, outside the policy repo: nothing is read through it`,
+          "policies/z.yaml:1: policies/z.yaml is a symbolic link to /dev/zero, outside the policy repo: nothing is read through it",
+          "policies/pipe.yaml:1: cannot read the file: it is a named pipe (FIFO), not a regular file",
+          `tests/outside.yaml:1: tests/outside.yaml is a symbolic link to ${real(join(outside, "test.yaml"))}, outside the policy repo: nothing is read through it`,
+        ]),
+      );
+      expect(r.stdout).not.toContain("Outside SSP");
+      // The link inside is read: its policy is checked with the rest, and plan would see it.
+      expect(problems.filter((p: string) => p.startsWith("policies/inside.yaml"))).toEqual([]);
+    } finally {
+      removeDir(dir);
+      removeDir(outside);
+    }
+  });
+
+  it("a values file, a saved plan or an evidence record that is a FIFO or a device is refused by its type, never read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-fifo-"));
+    try {
+      const show = await cli(["show", "/dev/zero"]);
+      expect(show.stderr).toContain("cannot read the plan /dev/zero: it is a character device, not a regular file");
+      expect(show.code).toBe(1);
+      mkdirSync(join(dir, "evidence"));
+      expect(spawnSync("mkfifo", [join(dir, "evidence", "r.json")]).status).toBe(0);
+      const verify = await cli(["evidence", "verify", join(dir, "evidence")]);
+      expect(verify.stdout + verify.stderr).toContain("cannot be read: it is a named pipe (FIFO), not a regular file");
+      expect(verify.code).toBe(1);
+      expect(spawnSync("mkfifo", [join(dir, "values.csv")]).status).toBe(0);
+      expect(readValuesCsv(join(dir, "values.csv"), "values.csv").diagnostics.map((d) => d.message)).toEqual([
+        "cannot read the file: it is a named pipe (FIFO), not a regular file",
+      ]);
+      expect(readValuesCsv("/dev/zero", "zero.csv").diagnostics.map((d) => d.message)).toEqual([
+        "cannot read the file: it is a character device, not a regular file",
+      ]);
     } finally {
       removeDir(dir);
     }

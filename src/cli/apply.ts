@@ -14,7 +14,8 @@ import {
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
-import { LockHeld } from "../lock/lock.js";
+import { LockHeld, unlockCommand } from "../lock/lock.js";
+import { shellQuote } from "../shell-quote.js";
 import { applyLine, hasApplied, hasChanges, planText } from "../report/plan.js";
 import { pickView } from "../report/view.js";
 import { applyViews, type ApplyView } from "../report/views/apply.js";
@@ -70,7 +71,7 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
     // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
-      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${JSON.stringify(t)}`).join(" ")} --out FILE, then apply that file`,
+      `make a plan of the target: revsync plan ${flags.target.map((t) => `--target ${shellQuote(t)}`).join(" ")} --out FILE, then apply that file`,
     );
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
@@ -233,7 +234,7 @@ async function releaseLock(run: Run): Promise<void> {
   if (!lock || lock.released) return;
   if (run.signals.inFlight().length && run.backend?.kind === "git") {
     out.warn(
-      `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: revsync unlock --env ${env.name} ${lock.holder.id}`,
+      `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env.name, lock.holder.id)}`,
     );
     return;
   }

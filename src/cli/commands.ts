@@ -213,7 +213,7 @@ function registerApply(program: Command, run: Runner): void {
       )
       .addHelpText(
         "after",
-        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per environment: apply holds the environment's lock from its first write to its last\n(revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
+        "\nExamples:\n  revsync apply                       # plan, show, ask, apply\n  revsync apply demo.plan.json --auto-approve\n  revsync apply demo.plan.json --auto-approve --evidence evidence/\n  revsync apply demo.plan.json --auto-approve --lock-timeout 10m\n\nA saved plan is refused when anything it touches changed since it was made.\nOne writer per tenant: apply holds the lock of the environment's tenant from its first write to its\nlast (revsync lock status shows the holder; revsync unlock --env NAME LOCK_ID releases a dead one's).\nWith --evidence, every run that gets as far as a plan leaves a record (revsync evidence verify, show).\nExit: 0 done, 1 error, failure, refused or locked, 130 interrupted (SIGINT/SIGTERM).",
       ),
     { views: applyViews, target: true },
   ).action(run(async (f, out, r, args) => (await import("./apply.js")).runApply(f, out, r, args)));
@@ -397,10 +397,11 @@ function registerLock(program: Command, run: Runner): void {
     program
       .command("unlock")
       .argument("<lock_id>", "the lock's id, as lock status and a waiting apply show it (7 characters or more of it)")
+      .option("--force", "release without asking (required without a terminal), even the lock of a process running on this host")
       .description("release the environment's lock left by an apply that died (killed, its runner gone), as terraform force-unlock")
       .addHelpText(
         "after",
-        "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running.\nExit: 0 released (or not locked), 1 another lock is held, or an error.",
+        "\nExample:\n  revsync unlock --env production 8dbd59891142\n\n--env is required, and the id must name the lock held now: a lock another apply took since is never\nreleased by mistake. Release only a lock whose apply is no longer running: the lock of a process that\nruns on this host is refused unless --force; any other is released once you answer yes on a terminal,\nor with --force where there is none (CI).\nExit: 0 released (or not locked), 1 refused, declined, another lock is held, or an error.",
       ),
   );
   // The lock of one environment, named on purpose: unlock takes no default environment (neither the only

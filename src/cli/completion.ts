@@ -1,5 +1,6 @@
 import type { Command, Option } from "commander";
 import { UserError } from "../errors.js";
+import { singleQuoted } from "../shell-quote.js";
 
 /** One command of the tree, as completion needs it: its path from the root, its subcommands and
  *  options. Read from commander's own tree, so a new command or flag completes without a hand-kept list. */
@@ -57,7 +58,7 @@ function all(node: CompletionNode): CompletionNode[] {
 const key = (path: string[]): string => path.join("/");
 const last = (n: CompletionNode): string => n.path[n.path.length - 1] ?? "";
 /** Text inside single quotes, for sh, zsh and fish (fish also takes '\'' inside single quotes). */
-const sq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+const sq = singleQuoted;
 /** A pattern of a case statement matching exactly this text. */
 const pat = (s: string): string => `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
 const longFlags = (n: CompletionNode): string[] => n.options.flatMap((o) => o.flags.filter((f) => f.startsWith("--")));

@@ -10,7 +10,7 @@ import { EvidenceRecorder } from "../evidence/recorder.js";
 import { prepareEvidenceDir, readRecord, readRecords, type StoredRecord } from "../evidence/store.js";
 import { verifyChain, type VerifiedRecord } from "../evidence/verify.js";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { realPathInside } from "../user-files.js";
+import { readJsonFile, realPathInside } from "../user-files.js";
 import type { Doubt } from "../report/evidence.js";
 import { pickView } from "../report/view.js";
 import { evidenceShowViews, evidenceVerifyViews } from "../report/views/evidence.js";
@@ -62,13 +62,7 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
       realm: env.realm,
       planFile: planFile ?? null,
       revsyncVersion: version(),
-      ci: ciContext(penv, (path) => {
-        try {
-          return JSON.parse(readFileSync(path, "utf8")) as unknown;
-        } catch {
-          return undefined;
-        }
-      }),
+      ci: ciContext(penv, readJsonFile),
       now: () => Date.now(),
       unavailable: penv.REVSYNC_EVIDENCE_UNAVAILABLE?.trim() || null,
       redact: (t) => redactor.redact(t),

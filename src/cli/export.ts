@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ApiCore } from "../api/core.js";
 import { environmentNames, varsFor, type Repo, type ResolvedEnv } from "../config/repo.js";
@@ -12,7 +12,7 @@ import { checkTargets } from "../plan/targets.js";
 import { unknownNotes } from "../shared/unknown.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { targeted } from "../shared/address.js";
-import { editUserFile, fileError, realPathInside } from "../user-files.js";
+import { editUserFile, fileError, PathOutside, READ_CAPS, readUserFile, realPathInside, type PathWords } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
@@ -41,18 +41,19 @@ function filesUnder(dir: string): Set<string> {
   return out;
 }
 
-/** The policy files the folder holds, each document's value read with the environment's variables. */
-function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3]): GitFile[] {
+/** The policy files the folder holds, each document's value read with the environment's variables; only
+ *  files that really lie inside `inside` (links followed), regular files within the cap. */
+function gitFiles(dir: string, vars: Parameters<typeof readYamlFile>[3], inside: { folder: string; words?: PathWords }): GitFile[] {
   if (!existsSync(dir)) return [];
   return listYamlFiles(dir).flatMap((abs): GitFile[] => {
     let text: string;
     try {
-      text = readFileSync(abs, "utf8");
+      text = readUserFile(abs, READ_CAPS.text, inside);
     } catch {
       return []; // validate says why; export does not write over what it cannot read
     }
     const values: unknown[] = [];
-    for (const src of readYamlFile(abs, abs, [], vars)) if (!src.unresolved?.size) values[src.index] = src.value;
+    for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values[src.index] = src.value;
     return [{ file: posixOf(relative(dir, abs)), text, values }];
   });
 }
@@ -67,6 +68,8 @@ interface Ctx {
   dir: string;
   /** A path of the folder as the user is shown it. */
   shown: (file: string) => string;
+  /** The folder files are read and written inside: the policy repo, or the --dir folder outside it. */
+  inside: { folder: string; words: PathWords };
   readValues: (file: string) => string | undefined;
 }
 
@@ -101,7 +104,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   let git: GitFile[];
   try {
     taken = filesUnder(dir);
-    git = gitFiles(dir, varsFor(env, envOf(flags)));
+    git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
@@ -117,25 +120,44 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
 }
 
-/** What export writes: the files that change (a write of what a file holds already is no write), none
- *  outside the policy repo or the folder --dir names when that lies outside it (realPathInside, links
- *  followed: a values path of git's own, or a link, that leads out is refused and named), the schemas a
- *  written file's first line refers to, and revsync.yaml where a variable takes a new value. */
-function whatToWrite(ctx: Ctx, plan: ExportPlan) {
-  const { out, repo, env, dir } = ctx;
-  const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
-  const base = dirInRepo ? repo.root : dir;
-  const words = { show: (p: string): string => relative(out.io.cwd, p) || ".", folderName: dirInRepo ? "the policy repo" : `the folder ${ctx.shown(".")}` };
-  const outside = plan.writes.filter((w) => {
+/** Every write checked before any is made: where it lies (realPathInside, links followed: none outside
+ *  the policy repo or the folder --dir names when that lies outside it) and whether its name and path
+ *  fit the file system. One that fails is named and not written, and holds back the writes of its group
+ *  (a policy file and the new values files it names), so that no file names a file that is not there. */
+function checkWrites(ctx: Ctx, plan: ExportPlan): { outside: ExportPlan["writes"]; unwritable: ExportPlan["writes"]; heldBack: ExportPlan["writes"] } {
+  const { out, dir } = ctx;
+  const { folder: base, words } = ctx.inside;
+  const outside: ExportPlan["writes"] = [];
+  const unwritable: ExportPlan["writes"] = [];
+  for (const w of plan.writes) {
     try {
       realPathInside(base, join(dir, w.file), words);
-      return false;
     } catch (e) {
-      out.error(`${(e as Error).message} (${w.what})`);
-      return true;
+      const message = (e as Error).message;
+      out.error(`${message} (${w.what})`);
+      (e instanceof PathOutside ? outside : unwritable).push(w);
     }
-  });
-  const writes = plan.writes.filter((w) => !outside.includes(w) && ctx.readValues(w.file) !== w.text);
+  }
+  const failed = [...outside, ...unwritable];
+  const heldBack: ExportPlan["writes"] = [];
+  for (const w of plan.writes) {
+    const cause = w.group === undefined || failed.includes(w) ? undefined : failed.find((f) => f.group === w.group);
+    if (!cause) continue;
+    out.error(`${ctx.shown(w.file)} not written (${w.what}): it goes with ${ctx.shown(cause.file)}, which cannot be written`);
+    heldBack.push(w);
+  }
+  return { outside, unwritable, heldBack };
+}
+
+/** What export writes: the files that change (a write of what a file holds already is no write) that
+ *  pass checkWrites, the schemas a written file's first line refers to, and revsync.yaml where a
+ *  variable takes a new value. */
+function whatToWrite(ctx: Ctx, plan: ExportPlan) {
+  const { repo, env, dir } = ctx;
+  const { folder: base, words } = ctx.inside;
+  const { outside, unwritable, heldBack } = checkWrites(ctx, plan);
+  const left = new Set([...outside, ...unwritable, ...heldBack]);
+  const writes = plan.writes.filter((w) => !left.has(w) && ctx.readValues(w.file) !== w.text);
   // The schemas are written only when a file export writes names them in its first line (a new file
   // does; a file git holds keeps its own reference, say to a schemas folder of its own).
   const schemaFile = join(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
@@ -145,11 +167,11 @@ function whatToWrite(ctx: Ctx, plan: ExportPlan) {
   });
   let configText: string | undefined;
   if (plan.vars.length) {
-    const before = readFileSync(repo.configFile, "utf8");
+    const before = readUserFile(repo.configFile, READ_CAPS.text);
     const after = setEnvironmentVars(before, env.name, plan.vars);
     if (after !== before) configText = after;
   }
-  return { writes, outside, needsSchemas, configText, base, words };
+  return { writes, outside, unwritable, heldBack, needsSchemas, configText, base, words };
 }
 
 /** The lines of what was (or, with --dry-run, would be) written. */
@@ -178,7 +200,7 @@ function reportLeft(ctx: Ctx, x: Awaited<ReturnType<typeof exportPlan>>, created
   const { plan, files, unnamed } = x;
   for (const s of plan.skipped) out.warn(s);
   for (const b of plan.broken) out.error(`${ctx.shown(b.file)}:${b.message}`);
-  for (const r of plan.refused) out.error(r);
+  for (const r of plan.refused) out.error(r.message);
   // Left out of new files only: in a file git holds, a field the service does not show (or shows as a
   // number that is not comparable) keeps git's value.
   const keptInGit = (l: string): boolean => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
@@ -196,10 +218,21 @@ function reportLeft(ctx: Ctx, x: Awaited<ReturnType<typeof exportPlan>>, created
   }
 }
 
+/** Why export left differences as they were, counted by reason: the words of its closing line. */
+function refusalWords(refused: ExportPlan["refused"]): string[] {
+  const n = (because: string): number => refused.filter((r) => r.because === because).length;
+  const words = [
+    ["shared", "difference another environment would see", "differences other environments would see"],
+    ["process", "value that comes from a process variable", "values that come from process variables"],
+    ["variable", "value that comes from variables export cannot set", "values that come from variables export cannot set"],
+  ] as const;
+  return words.filter(([b]) => n(b) > 0).map(([b, one, many]) => plural(n(b), one, many));
+}
+
 /** The closing lines, and the exit code: 1 when anything was left as it was for a problem. */
 function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, schemas: string[]): number {
   const { out, flags, repo } = ctx;
-  const failed = plan.broken.length + plan.refused.length + w.outside.length;
+  const failed = plan.broken.length + plan.refused.length + w.outside.length + w.unwritable.length + w.heldBack.length;
   const newFiles = w.writes.filter((x) => x.created).length;
   const total = w.writes.length + schemas.length + (w.configText !== undefined ? 1 : 0);
   if (!total && !failed) {
@@ -217,13 +250,31 @@ function closing(ctx: Ctx, plan: ExportPlan, w: ReturnType<typeof whatToWrite>, 
   if (!failed) return 0;
   const failures = [
     plan.broken.length ? plural(plan.broken.length, "file with a YAML error", "files with YAML errors") : "",
-    plan.refused.length ? plural(plan.refused.length, "difference another environment would see", "differences other environments would see") : "",
+    ...refusalWords(plan.refused),
     w.outside.length ? plural(w.outside.length, "file outside the folder", "files outside the folder") : "",
+    w.unwritable.length ? plural(w.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
+    w.heldBack.length ? plural(w.heldBack.length, "file held back with them", "files held back with them") : "",
   ].filter(Boolean);
   out.error(
     `export left ${failures.join(", ")} as ${failed === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`,
   );
   return 1;
+}
+
+/** Writes the files, values files first (so that a policy file never names one not yet written); a
+ *  failure (a full disk) stops, saying what was written before it. */
+function writeAll(ctx: Ctx, w: ReturnType<typeof whatToWrite>): { written: ReturnType<typeof whatToWrite>["writes"]; error: Error } | undefined {
+  const written: ReturnType<typeof whatToWrite>["writes"] = [];
+  const order = [...w.writes.filter((f) => f.file.endsWith(".csv")), ...w.writes.filter((f) => !f.file.endsWith(".csv"))];
+  try {
+    for (const f of order) {
+      editUserFile(join(ctx.dir, f.file), f.text, w.base, w.words);
+      written.push(f);
+    }
+  } catch (e) {
+    return { written, error: e as Error };
+  }
+  return undefined;
 }
 
 /** revsync export: the service's policies as policy files. Into a folder that holds policy files
@@ -234,20 +285,36 @@ export async function runExport(flags: ExportFlags, out: Output): Promise<number
   const env = openEnv(repo, flags);
   const core = openClient(env, flags, out);
   const dir = resolve(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !relative(repo.root, dir).startsWith("..") && !isAbsolute(relative(repo.root, dir));
+  const inside = {
+    folder: dirInRepo ? repo.root : dir,
+    words: {
+      show: (p: string): string => relative(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${relative(out.io.cwd, dir) || "."}`,
+    },
+  };
   const readValues = (file: string): string | undefined => {
     try {
-      return readFileSync(join(dir, file), "utf8");
+      return readUserFile(join(dir, file), READ_CAPS.values, inside);
     } catch {
       return undefined;
     }
   };
-  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues };
+  const ctx: Ctx = { flags, out, repo, env, dir, shown: (file) => relative(out.io.cwd, join(dir, file)) || file, readValues, inside };
   try {
     const x = await exportPlan(ctx, core);
     const w = whatToWrite(ctx, x.plan);
     const schemas = w.needsSchemas ? writeRepoSchemas(repo.root, false, true).written : [];
     if (!flags.dryRun) {
-      for (const f of w.writes) editUserFile(join(dir, f.file), f.text, w.base, w.words);
+      const stopped = writeAll(ctx, w);
+      if (stopped) {
+        // Every file written before the failure is reported, and plan shows what is left.
+        reportWrites(ctx, { ...x.plan, vars: [] }, { ...w, writes: stopped.written }, []);
+        out.error(
+          `export stopped: ${stopped.error.message}; ${plural(stopped.written.length, "file was", "files were")} written (listed above): run export again, or plan to see what is left`,
+        );
+        return 1;
+      }
       if (w.needsSchemas) writeRepoSchemas(repo.root, false);
       if (w.configText !== undefined) editUserFile(repo.configFile, w.configText, repo.root, { ...w.words, folderName: "the policy repo" });
     }

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { checkUrl, proxyEnv, type ApiCore } from "../api/core.js";
+import { readJsonFile } from "../user-files.js";
 import { Agent, EnvHttpProxyAgent, request } from "../api/http.js";
 import type { CheckedPlan } from "../apply/run.js";
 import type { ResolvedEnv, Repo } from "../config/repo.js";
@@ -14,13 +14,7 @@ import type { Output } from "./output.js";
 
 /** The CI run this command is part of (GitHub Actions, GitLab CI), from the run's environment. */
 export function ciOf(flags: GlobalFlags): CiContext | null {
-  return ciContext(envOf(flags), (path) => {
-    try {
-      return JSON.parse(readFileSync(path, "utf8")) as unknown;
-    } catch {
-      return undefined;
-    }
-  });
+  return ciContext(envOf(flags), readJsonFile);
 }
 
 /** GETs of the forge's API (GitHub, GitLab): JSON, through the run's proxy, TLS verified, http:// only to

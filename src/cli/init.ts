@@ -8,7 +8,8 @@ import { UserError } from "../errors.js";
 import { urlCredentials } from "../api/http.js";
 import { CONFIG_SCHEMA, POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { schemasDir } from "../schema/ajv.js";
-import { realPathInside, writeUserFile } from "../user-files.js";
+import { fileError, READ_CAPS, readUserFile, realPathInside, writeUserFile } from "../user-files.js";
+import { shellQuote } from "../shell-quote.js";
 import type { Output } from "./output.js";
 
 export interface InitFlags {
@@ -197,7 +198,7 @@ function checkFlags(flags: InitFlags): string {
 /** The repo's revsync.yaml (kept unless --force) or a new one, and what the other files depend on in it. */
 function readConfig(dir: string, where: string, envName: string, flags: InitFlags, out: Output): { existing?: string; configText: string; shape: RepoShape } {
   const configPath = join(dir, "revsync.yaml");
-  const existing = existsSync(configPath) && !flags.force ? readFileSync(configPath, "utf8") : undefined;
+  const existing = existsSync(configPath) && !flags.force ? readRepoFile(configPath) : undefined;
   const configText = existing ?? freshConfig(envName, envName.toUpperCase().replace(/[^A-Z0-9]/g, "_"), flags);
   const shape = repoShape(configText);
   if (!shape) {
@@ -245,7 +246,7 @@ function writeFiles({ dir, where, pin }: Scaffold, files: Map<string, string>, f
   const outcome: Outcome = { written: [], kept: [], unchanged: [] };
   for (const [name, text] of files) {
     const path = join(dir, name);
-    const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
+    const current = existsSync(path) ? readRepoFile(path) : undefined;
     const merged = current !== undefined && current !== text && !flags.force ? mergeInto(name, current, flags.pin, pin) : undefined;
     if (current === text || (merged && merged.text === current)) outcome.unchanged.push(name);
     else if (merged) {
@@ -264,14 +265,39 @@ function writeFiles({ dir, where, pin }: Scaffold, files: Map<string, string>, f
   return outcome;
 }
 
+/** A file of the repo init adds to (revsync.yaml, .gitignore, package.json…): a regular file within the
+ *  cap of hand-written text, or a plain error naming it. */
+function readRepoFile(path: string): string {
+  try {
+    return readUserFile(path, READ_CAPS.text);
+  } catch (e) {
+    throw fileError("read", path, e);
+  }
+}
+
 /** The revsync that the repo's package.json pins now (undefined: none, or no package.json). */
 function pinnedIn(dir: string): unknown {
   try {
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies?: object; devDependencies?: object };
+    const pkg = JSON.parse(readRepoFile(join(dir, "package.json"))) as { dependencies?: object; devDependencies?: object };
     return ({ ...pkg.dependencies, ...pkg.devDependencies } as Record<string, unknown>).revsync;
   } catch {
     return undefined;
   }
+}
+
+/** How to install revsync into the repo before the next steps run it, unless it is installed there:
+ *  `npx revsync` where it is not installed looks the name up on the npm registry and runs whatever is
+ *  published under it, with the tenant's credentials in its environment. So the steps install the pin
+ *  first (package.json's, else the pin init found or was given) and run it with `npx --no --`, which
+ *  never fetches a package. */
+function installStep(dir: string, pinned: unknown, pin: string): string[] {
+  if (existsSync(join(dir, "node_modules", "revsync", "package.json"))) return [];
+  if (typeof pinned === "string" && pinned !== PLACEHOLDER)
+    return ["  npm install                             # installs the revsync package.json pins; commit package-lock.json"];
+  if (pinned === PLACEHOLDER) return ["  npm install                             # once devDependencies.revsync names a real pin (see above)"];
+  return [
+    `  npm install --save-dev ${shellQuote(pin)}${pin === PLACEHOLDER ? "   # fill in the git URL and tag of your revsync, or run init with --pin SPEC" : "   # pins revsync in package.json and installs it here (init --pin SPEC names another)"}`,
+  ];
 }
 
 /** What the repo's package.json pins now decides whether the recipes' install step can work: said when
@@ -287,23 +313,22 @@ function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { writte
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`,
     );
   } else if (pins && pinned === undefined) {
-    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev "${pin}"`);
+    out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
-  const next: string[] = [];
-  // npm install when this run wrote the pin; a repo whose package.json was there as it is has run it.
-  if (pins && pinned !== undefined && pinned !== PLACEHOLDER && written.some((w) => w.endsWith("package.json") || w.includes(" in package.json")))
-    next.push("  npm install                             # installs the revsync package.json pins; commit package-lock.json");
+  // The steps, with how to install revsync first, for a new repo, or where this run wrote the pin.
+  const wrotePin = written.some((w) => w.endsWith("package.json") || w.includes(" in package.json"));
+  const next = !existing || wrotePin ? installStep(dir, pinned, pin) : [];
   if (!existing) {
     const setVars = [...shape.variables.map((v) => `${v}=…`), "REVSYNC_CLIENT_ID=…", "REVSYNC_CLIENT_SECRET=…", "REVSYNC_USERNAME=…", "REVSYNC_PASSWORD=…"];
     next.push(`  export ${setVars.join(" ")}`);
-    next.push(`  npx revsync export                      # the tenant's current policies, as files in ${shape.policies}/`);
-    next.push("  npx revsync validate");
-    next.push("  npx revsync plan --detailed-exitcode    # exit 0: git matches the service");
+    next.push(`  npx --no -- revsync export              # the tenant's policies, as files in ${shape.policies}/ (--no: npx never fetches a package)`);
+    next.push("  npx --no -- revsync validate");
+    next.push("  npx --no -- revsync plan --detailed-exitcode   # exit 0: git matches the service");
   }
   if (next.length) {
     out.out("");
     out.out("Next:");
-    if (where !== ".") out.out(`  cd ${where}`);
+    if (where !== ".") out.out(`  cd ${shellQuote(where)}`);
     for (const line of next) out.out(line);
   }
   if (flags.ci) {

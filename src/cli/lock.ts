@@ -6,24 +6,34 @@ import { parseDuration } from "../duration.js";
 import { UserError } from "../errors.js";
 import { ciContext } from "../evidence/context.js";
 import type { EvidenceLock } from "../evidence/record.js";
-import { GitLock } from "../lock/git-lock.js";
+import { GitLock, tenantLockRef } from "../lock/git-lock.js";
 import { LocalLock } from "../lock/local-lock.js";
-import { acquireLock, holderWords, type LockBackend, type LockHolder } from "../lock/lock.js";
+import { acquireLock, holderWords, RenamedLock, unlockCommand, type LockBackend, type LockHolder } from "../lock/lock.js";
+import { tenantIdentity } from "../tenant.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { pickView } from "../report/view.js";
 import { lockStatusViews } from "../report/views/lock.js";
+import { askYes } from "./prompt.js";
 import { envOf, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 
-/** Where the environment's lock is kept (docs/decisions.md, "One writer per environment"): a ref of a git
- *  remote of the policy repo, or for a service on loopback a file of this machine's temporary folder. */
-export function lockBackend(repo: Repo, env: ResolvedEnv, flags: GlobalFlags): LockBackend {
+/** Where the environment's lock is kept (docs/decisions.md, "One writer per tenant"): a ref of a git
+ *  remote of the policy repo, or for a service on loopback a file of this machine's temporary folder;
+ *  named by the tenant the environment resolves to (its base URL, normalised, and realm), so every
+ *  environment and every spelling of one tenant's URL takes one lock; and, while the change of names
+ *  lasts, honouring the name an earlier revsync gave it (RenamedLock). */
+export function lockBackend(repo: Repo, env: ResolvedEnv, flags: GlobalFlags): RenamedLock {
   const penv = envOf(flags);
   const setting = env.lock ?? { kind: "local" };
-  if (setting.kind === "git") return new GitLock({ cwd: repo.root, remote: setting.remote, environment: env.name, env: penv });
+  if (setting.kind === "git") {
+    const git = { cwd: repo.root, remote: setting.remote, environment: env.name, env: penv };
+    return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env.baseUrl, env.realm)) }), new GitLock(git));
+  }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || tmpdir();
-  return new LocalLock(join(resolve(tmp), "revsync-locks"), { baseUrl: env.baseUrl, realm: env.realm });
+  const dir = join(resolve(tmp), "revsync-locks");
+  const service = { baseUrl: env.baseUrl, realm: env.realm };
+  return new RenamedLock(new LocalLock(dir, service), new LocalLock(dir, service, undefined, undefined, true));
 }
 
 const revsyncVersion = (): string => (JSON.parse(readFileSync(resolve(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -103,12 +113,12 @@ export async function takeEnvLock(
       isStopping: run.isStopping,
       onWait: (h, left) =>
         run.out.warn(
-          `environment ${JSON.stringify(env.name)} is locked by another apply: ${holderWords(h, Date.now())}; waiting up to ${Math.ceil(left / 1000)}s (--lock-timeout)`,
+          `environment ${JSON.stringify(env.name)} is locked by another apply: ${holderWords(h, Date.now(), env.name)}; waiting up to ${Math.ceil(left / 1000)}s (--lock-timeout)`,
         ),
     },
   );
   if (held.tookOver) run.out.warn(`took over the lock of an apply on this machine that is no longer running: ${holderWords(held.tookOver, Date.now())}`);
-  run.out.info(`Locked environment ${JSON.stringify(env.name)} (${backend.where}; lock id ${held.holder.id}).`);
+  run.out.info(`Locked environment ${JSON.stringify(env.name)} (${await where(backend)}; lock id ${held.holder.id}).`);
   return heldLock(backend, env, held);
 }
 
@@ -134,7 +144,7 @@ function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnTy
     }),
     async release(out) {
       if (released) return;
-      const unlock = `revsync unlock --env ${env.name} ${held.holder.id}`;
+      const unlock = unlockCommand(env.name, held.holder.id);
       try {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
@@ -144,7 +154,7 @@ function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnTy
         } else if (r !== "released") {
           say(`at the end another apply held the lock: ${r.other.id}`);
           out.warn(
-            `the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now())}`,
+            `the lock of environment ${JSON.stringify(env.name)} was released by someone else while this apply ran, and another apply holds it now: ${holderWords(r.other, Date.now(), env.name)}`,
           );
         }
       } catch (e) {
@@ -155,22 +165,32 @@ function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnTy
   };
 }
 
-export type LockCommandFlags = GlobalFlags;
+/** Where a lock is kept, in the words a person checks it by (a git remote's URL too). */
+const where = async (backend: LockBackend): Promise<string> => (await backend.describe?.().catch(() => undefined)) ?? backend.where;
 
-/** revsync lock status: who holds the environment's lock, or that nobody does. Exit 0 either way; 1 when
- *  it cannot be read. */
+export interface LockCommandFlags extends GlobalFlags {
+  /** unlock --force: release without asking, even the lock of a process that runs on this host. */
+  force?: boolean;
+}
+
+/** revsync lock status: who holds the environment's lock, or that nobody does, and whether its process
+ *  still runs where this machine can tell. Exit 0 either way; 1 when it cannot be read. */
 export async function runLockStatus(flags: LockCommandFlags, out: Output): Promise<number> {
   const view = await pickView(lockStatusViews, flags.format);
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   const backend = lockBackend(repo, env, flags);
-  view({ environment: env.name, backend, holder: await backend.holder() }, out);
+  const holder = await backend.holder();
+  const at = holder ? await backend.whereOf(holder.id) : await backend.describe();
+  view({ environment: env.name, backend: { kind: backend.kind, where: at }, holder, ...(holder ? { state: backend.state(holder) } : {}) }, out);
   return 0;
 }
 
 /** revsync unlock --env NAME LOCK_ID: releases a dead holder's lock (as terraform force-unlock). The
  *  environment is named, never guessed, and the id must name the lock held now (a prefix of 7 or more
- *  characters of it will do), so a lock taken since by another apply is never released by mistake. */
+ *  characters of it will do), so a lock taken since by another apply is never released by mistake. The
+ *  lock of a process that runs on this host is not released (it is not dead) unless --force; any other
+ *  is released once a person says yes on a terminal, or with --force where none can (no terminal). */
 export async function runUnlock(flags: LockCommandFlags, out: Output, args: string[]): Promise<number> {
   if (!flags.env) throw new UserError("unlock needs --env NAME: the environment whose lock to release is named, never guessed");
   const id = (args[0] ?? "").trim();
@@ -180,23 +200,51 @@ export async function runUnlock(flags: LockCommandFlags, out: Output, args: stri
   const backend = lockBackend(repo, env, flags);
   const holder = await backend.holder();
   if (!holder) {
-    out.info(`Environment ${JSON.stringify(env.name)} is not locked (${backend.where}): nothing to release.`);
+    out.info(`Environment ${JSON.stringify(env.name)} is not locked (${await where(backend)}): nothing to release.`);
     return 0;
   }
+  const words = (h: LockHolder): string => holderWords(h, Date.now(), env.name);
   if (!(id === holder.id || (id.length >= 7 && holder.id.startsWith(id)))) {
     throw new UserError(
-      `the lock of environment ${JSON.stringify(env.name)} is ${holder.id}, not ${id}: held by ${holderWords(holder, Date.now())}; nothing was released`,
+      `the lock of environment ${JSON.stringify(env.name)} is ${holder.id}, not ${id}: held by ${words(holder)}; nothing was released`,
       "check revsync lock status: another apply may have taken the lock since",
     );
   }
+  if (!(await mayRelease(flags, out, env.name, holder, backend.state(holder)))) return 1;
   const r = await backend.release(holder.id);
   if (r === "released") {
-    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env.name)}, held by ${holderWords(holder, Date.now())}.`);
+    out.out(`Released the lock ${holder.id} of environment ${JSON.stringify(env.name)}, held by ${words(holder)}.`);
     return 0;
   }
   if (r === "free") {
     out.info(`Environment ${JSON.stringify(env.name)} is not locked any more: nothing to release.`);
     return 0;
   }
-  throw new UserError(`the lock of environment ${JSON.stringify(env.name)} changed hands meanwhile: ${holderWords(r.other, Date.now())}; nothing was released`);
+  throw new UserError(`the lock of environment ${JSON.stringify(env.name)} changed hands meanwhile: ${words(r.other)}; nothing was released`);
+}
+
+/** Whether unlock may release `holder`'s lock: never a process that runs on this host without --force
+ *  (that apply is alive, and would go on writing beside the next); else with --force, or once a person
+ *  answers yes on a terminal (without one, --force is required). */
+async function mayRelease(flags: LockCommandFlags, out: Output, environment: string, holder: LockHolder, state: string): Promise<boolean> {
+  const env = JSON.stringify(environment);
+  if (state === "alive") {
+    if (!flags.force)
+      throw new UserError(
+        `the lock of environment ${env} is held by a process that is running on this host (pid ${holder.pid}): ${holderWords(holder, Date.now(), environment)}; nothing was released`,
+        `that apply is not dead: wait for it (apply --lock-timeout), or stop it first (its writes stop with it); --force releases the lock of a running apply, which then writes beside the next one`,
+      );
+    out.warn(`releasing the lock of a process that is running on this host (pid ${holder.pid}), as --force says: it may go on writing beside the next apply`);
+    return true;
+  }
+  if (flags.force) return true;
+  if (!out.interactive)
+    throw new UserError(
+      `unlock releases the lock of another apply of environment ${env}: without a terminal to confirm on, it needs --force; nothing was released`,
+      `release a lock only once you know its apply no longer runs: ${unlockCommand(environment, holder.id, true)}`,
+    );
+  out.info(`The lock of environment ${env} is held by ${holderWords(holder, Date.now(), environment)}.`);
+  const yes = await askYes(out, "Release it? An apply that still runs would then write beside the next one. Only 'yes' will be accepted: ");
+  if (!yes) out.error("unlock cancelled: nothing was released");
+  return yes;
 }

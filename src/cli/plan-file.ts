@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import type { ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import { ACTIONS, actionWords, legacyPlanChecksum, PLAN_FORMAT_VERSION, planChecksum, summarize, type Action, type Plan } from "../plan/model.js";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
+import { FileRefused, READ_CAPS, readUserFile } from "../user-files.js";
 
 /** A saved plan, checked before anything is sent: JSON, a format this revsync reads, the plan schema,
  *  its checksum (a plan edited by hand or corrupted is refused; one of an older revsync's checksum is
@@ -13,8 +13,9 @@ export function readPlanFile(path: string, forApply = true): Plan {
   const outcome = forApply ? "so nothing was applied" : "so apply would refuse it";
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(readUserFile(path, READ_CAPS.json));
   } catch (e) {
+    if (e instanceof FileRefused) throw new UserError(`cannot read the plan ${path}: ${e.why}`);
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new UserError(`cannot read the plan ${path}: no such file`);
     if (code === "EISDIR") throw new UserError(`cannot read the plan ${path}: it is a folder`);

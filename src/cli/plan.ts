@@ -3,6 +3,7 @@ import { hasApplied, hasChanges } from "../report/plan.js";
 import { pickView } from "../report/view.js";
 import { planViews } from "../report/views/plan.js";
 import { writeUserFile } from "../user-files.js";
+import { shellQuote } from "../shell-quote.js";
 import { openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
@@ -26,7 +27,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
     noteTurnedAway(core.governor, env, flags, out);
     if (flags.out) {
       writeUserFile(resolve(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
-      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${flags.out}`);
+      out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
     }
     // 2 only when apply would do something: entries it never applies (blocked, not in git, unsupported)
     // keep a PR check green, with a warning naming them; the plan itself never says "No changes" then.

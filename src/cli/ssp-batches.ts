@@ -1,6 +1,7 @@
 import type { ApiCore } from "../api/core.js";
 import { ssp } from "../api/resources.js";
 import { nearest } from "../did-you-mean.js";
+import { shellQuote } from "../shell-quote.js";
 import { UserError } from "../errors.js";
 import { mapLimit } from "../map-limit.js";
 import type { SspItem } from "../schema/generated/api.js";
@@ -25,7 +26,7 @@ export async function runSspBatches(flags: GlobalFlags, out: Output, args: strin
     if (wanted !== undefined && !names.includes(wanted)) {
       const near = nearest(wanted, names);
       throw new UserError(
-        `no SSP policy named ${JSON.stringify(wanted)} in the service (names are exact and case-sensitive)${near.length ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?` : ""}`,
+        `no SSP policy named ${JSON.stringify(wanted)} in the service (names are exact and case-sensitive)${near.length ? `; did you mean revsync ssp batches ${near.map((n) => shellQuote(n)).join(" or ")}?` : ""}`,
       );
     }
     const chosen = (wanted === undefined ? names : [wanted]).sort(byCodePoint);

@@ -8,6 +8,7 @@ import { testsDir } from "../config/test-files.js";
 import { lineProblems, type Line } from "../policy-test/line.js";
 import { modelsFromLive } from "../plan/policy-models.js";
 import { nothingInGit } from "../live/read.js";
+import { quotedWhereNeeded } from "../export/mapping.js";
 import type { ErrorTransactionFilter, ErrorTransactionRecord } from "../schema/generated/api.js";
 import type { ResolvedEnv } from "../config/repo.js";
 import { writeUserFile } from "../user-files.js";
@@ -231,6 +232,8 @@ function testFileText(envName: string, { filter, mask, omit }: Request, { cases,
     metadata: { name: `Recorded order lines (${envName}, ${when})` },
     cases,
   });
+  // The service's text as text for every reader: a date stays text for a YAML 1.1 reader (ajv-cli).
+  quotedWhereNeeded(doc.contents);
   const seq = doc.get("cases", true);
   if (isSeq(seq)) {
     seq.items.forEach((item, i) => {

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { PolicyProblems, UserError } from "../errors.js";
 import { interpolateString, signInProblem, variablesIn, type Interpolated, type VarSource, type VarValue } from "./interpolate.js";
 import { SIGN_IN_VARIABLES } from "../api/auth.js";
@@ -281,7 +281,7 @@ export function endpointWarnings(repo: Repo, name: string, env: NodeJS.ProcessEn
   }));
 }
 
-/** The lock an environment resolves to (docs/decisions.md, "One writer per environment"). A service on
+/** The lock an environment resolves to (docs/decisions.md, "One writer per tenant"). A service on
  *  loopback is reached from this machine alone, so a file of this machine is its lock; any other is
  *  reached from CI runners and laptops, so its lock is a ref of a git remote they all reach, and a
  *  file of one machine is refused for it. */
@@ -305,14 +305,27 @@ function lockSetting(name: string, raw: EnvironmentConfig["lock"], remote: strin
   return { kind: "git", remote: "origin" };
 }
 
+/** The folder a repo's files are read inside (docs/decisions.md, "Files revsync reads"): the policy repo,
+ *  links followed, so that a file that is a link out of it (to /dev/zero, to another repo) is refused and
+ *  named; a folder revsync.yaml names outside the repo (`policies: ../shared`) is its own. */
+export function readInside(repo: Repo, dir: string): { folder: string; words: { show: (p: string) => string; folderName: string } } {
+  const rel = relative(repo.root, dir);
+  const inRepo = !rel.startsWith("..") && !isAbsolute(rel);
+  return {
+    folder: inRepo ? repo.root : dir,
+    words: { show: (p) => relative(repo.cwd, p) || p, folderName: inRepo ? "the policy repo" : `the folder ${relative(repo.cwd, dir) || "."}` },
+  };
+}
+
 /** The documents of the policies folder's YAML files, each of a kind the registry knows (`kinds`); one
  *  of no kind, or of another, is a problem at its `kind:`. */
 function policyDocs(repo: Repo, vars: VarSource, kinds: readonly FileKind[], diagnostics: Diagnostic[]): PolicyDoc[] {
   const docs: PolicyDoc[] = [];
   const known = kinds.map((k) => k.fileKind);
+  const inside = readInside(repo, repo.policiesDir);
   for (const abs of listYamlFiles(repo.policiesDir)) {
     const shown = relative(repo.cwd, abs) || abs;
-    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (typeof kind === "string" && known.includes(kind)) {
         docs.push({ src, absFile: abs, kind });

@@ -1,11 +1,12 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import type * as JsYaml from "js-yaml";
 import { fileValidator } from "../schema/ajv.js";
 import { relative, resolve } from "node:path";
 import type { Diagnostic } from "./diagnostics.js";
 import type { VarSource } from "./interpolate.js";
-import type { Repo } from "./repo.js";
+import { readInside, type Repo } from "./repo.js";
+import { readUserFileBytes } from "../user-files.js";
 import { at, schemaDiagnostics } from "./schema-diagnostics.js";
 import { listYamlFiles } from "./walk.js";
 import { MAX_FILE_BYTES, readYamlFile } from "./yaml-source.js";
@@ -13,6 +14,9 @@ import type { SspPolicyTestFile } from "../schema/generated/policy.js";
 import { lineCurrency, lineDate, lineProblems, parseDate, type Line } from "../policy-test/line.js";
 import type { TestCase } from "../policy-test/run.js";
 import { sellCents, type Contract } from "../policy-test/allocate.js";
+
+/** The folder a test file must really lie in, and how its paths are said. */
+type Inside = ReturnType<typeof readInside>;
 
 type FileCase = NonNullable<SspPolicyTestFile["cases"]>[number];
 type FileContract = NonNullable<SspPolicyTestFile["contracts"]>[number];
@@ -104,8 +108,8 @@ function contractProblems(file: SspPolicyTestFile, c: FileContract, i: number): 
  *  ${VAR}s or prototype keys) that js-yaml reads and the schema accepts is taken from it, each case's
  *  line from the listener. Anything else, and any file with a problem, goes the full way, which reports
  *  every problem at its line. */
-function fastCases(abs: string, shown: string): { cases: TestCase[]; contracts: Contract[] } | undefined {
-  const text = plainText(abs);
+function fastCases(abs: string, shown: string, inside: Inside): { cases: TestCase[]; contracts: Contract[] } | undefined {
+  const text = plainText(abs, inside);
   const read = text === undefined ? undefined : loadPlain(text);
   if (!read || !fileValidator("policy/ssp-policy-test.schema.json")(read.value)) return undefined;
   const { starts } = read;
@@ -132,12 +136,13 @@ function fastCases(abs: string, shown: string): { cases: TestCase[]; contracts: 
  *  prototype key, a second document) or a number the one number rule may refuse (16 digits or more, an
  *  exponent, .inf / .nan), or one js-yaml reads otherwise than yaml (0b101): the full way checks each
  *  number's literal at its place. */
-function plainText(abs: string): string | undefined {
+function plainText(abs: string, inside: Inside): string | undefined {
   let text: string;
   try {
-    const size = statSync(abs).size;
-    if (size > MAX_FILE_BYTES || size < 64 * 1024) return undefined;
-    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(abs));
+    // A link, a special file or a size the full way refuses goes the full way, which says why.
+    const st = lstatSync(abs);
+    if (!st.isFile() || st.size > MAX_FILE_BYTES || st.size < 64 * 1024) return undefined;
+    text = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(abs, MAX_FILE_BYTES, inside));
   } catch {
     return undefined;
   }
@@ -195,15 +200,16 @@ export function loadTests(repo: Repo, vars: VarSource): { cases: TestCase[]; con
   const cases: TestCase[] = [];
   const contracts: Contract[] = [];
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return { cases, contracts, diagnostics, dir, found: false };
+  const inside = readInside(repo, dir);
   for (const abs of listYamlFiles(dir)) {
     const shown = relative(repo.cwd, abs) || abs;
-    const fast = fastCases(abs, shown);
+    const fast = fastCases(abs, shown, inside);
     if (fast) {
       cases.push(...fast.cases);
       contracts.push(...fast.contracts);
       continue;
     }
-    for (const src of readYamlFile(abs, shown, diagnostics, vars)) {
+    for (const src of readYamlFile(abs, shown, diagnostics, vars, inside)) {
       const kind = (src.value as { kind?: unknown } | null)?.kind;
       if (kind !== "SspPolicyTest") {
         diagnostics.push({

@@ -1,5 +1,5 @@
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { plainReason } from "../user-files.js";
+import { lstatSync, realpathSync, statSync } from "node:fs";
+import { plainReason, READ_CAPS, readFailure, readUserFileBytes } from "../user-files.js";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import type { SspValueInput } from "../schema/generated/api.js";
 import { CsvSyntaxError, parseCsv, TEMPLATE_HEADER, valuesColumns, type CsvRow } from "../ssp/csv.js";
@@ -54,13 +54,14 @@ export interface ParsedValues {
   text: string;
 }
 
-/** Reads a batch values CSV (the spec's columns, by header name) and checks each row. */
+/** Reads a batch values CSV (the spec's columns, by header name) and checks each row: a regular file of
+ *  at most 64 MiB (READ_CAPS.values; a FIFO or a device is refused by its type, never read). */
 export function readValuesCsv(absPath: string, shownPath: string): ParsedValues {
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(absPath));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(readUserFileBytes(absPath, READ_CAPS.values));
   } catch (e) {
-    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${plainReason(e)}`;
+    const message = e instanceof TypeError ? "file is not UTF-8 text" : `cannot read the file: ${readFailure(e)}`;
     return { values: [], diagnostics: [{ file: shownPath, line: 1, column: 1, message, severity: "error", rule: "batch-values" }], text: "" };
   }
   return checkValuesText(text, shownPath);

@@ -1,11 +1,11 @@
-import { readFileSync, statSync } from "node:fs";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Document, type Node } from "yaml";
 import type { Diagnostic } from "./diagnostics.js";
-import { plainReason } from "../user-files.js";
+import { FileRefused, READ_CAPS, readFailure, readUserFileBytes, type PathWords } from "../user-files.js";
 import { interpolateString, variableWords, type VarSource } from "./interpolate.js";
 import { exactness } from "../number.js";
+import { UserError } from "../errors.js";
 
-export const MAX_FILE_BYTES = 5 * 1024 * 1024;
+export const MAX_FILE_BYTES = READ_CAPS.text;
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 export interface SourceDoc {
@@ -35,13 +35,20 @@ export type { VarSource };
 /** A problem at a place of the file being read. */
 type At = (line: number, column: number, message: string) => void;
 
-/** Reads one YAML file defensively: size cap, strict UTF-8, no unknown tags, no prototype keys,
- *  bounded alias expansion. Every problem becomes a diagnostic; nothing throws. */
-export function readYamlFile(absPath: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource): SourceDoc[] {
+/** Reads one YAML file defensively: a regular file only, size cap, strict UTF-8, no unknown tags, no
+ *  prototype keys, bounded alias expansion; `inside`: the folder it must really lie in (a policy or
+ *  policy test file: the policy repo, links followed). Every problem becomes a diagnostic; nothing throws. */
+export function readYamlFile(
+  absPath: string,
+  shownPath: string,
+  diagnostics: Diagnostic[],
+  vars?: VarSource,
+  inside?: { folder: string; words?: PathWords },
+): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
-  const text = readText(absPath, at);
+  const text = readText(absPath, at, inside);
   if (text === undefined) return [];
   const lines = new LineCounter();
   // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
@@ -72,17 +79,15 @@ export function readYamlFile(absPath: string, shownPath: string, diagnostics: Di
   return out;
 }
 
-/** The file's text: at most 5 MiB, strict UTF-8 (the first byte that is not said at its place). */
-function readText(absPath: string, at: At): string | undefined {
+/** The file's text: a regular file (readUserFileBytes), at most 5 MiB, strict UTF-8 (the first byte
+ *  that is not said at its place). */
+function readText(absPath: string, at: At, inside?: { folder: string; words?: PathWords }): string | undefined {
   let bytes: Buffer;
   try {
-    if (statSync(absPath).size > MAX_FILE_BYTES) {
-      at(1, 1, `file is over 5 MiB (${(statSync(absPath).size / 1048576).toFixed(1)} MiB): policy files must be smaller`);
-      return undefined;
-    }
-    bytes = readFileSync(absPath);
+    bytes = readUserFileBytes(absPath, MAX_FILE_BYTES, inside);
   } catch (e) {
-    at(1, 1, `cannot read the file: ${plainReason(e)}`);
+    if (e instanceof FileRefused && /is over /.test(e.why)) at(1, 1, "file is over 5 MiB: policy files must be smaller");
+    else at(1, 1, e instanceof FileRefused || !(e instanceof UserError) ? `cannot read the file: ${readFailure(e)}` : e.message);
     return undefined;
   }
   try {

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { serviceUrl } from "../tenant.js";
 
 /** Unicode's confusables (UTS #39) as the unhomoglyph package maps them: loaded the first time verify
  *  compares two names, not by every command that loads evidence (apply writes records and compares none). */
@@ -29,17 +30,11 @@ export function looksAlike(a: string, b: string): boolean {
   return ka[0] === kb[0] || ka[1] === kb[1];
 }
 
-/** A tenant as a record names it (base_url, realm), as a key two look-alike tenants share: the URL as a
- *  URL reads it (scheme and host in lower case, no trailing slash), then both as looksAlike reads them. */
+/** A tenant as a record names it (base_url, realm), as a key two look-alike tenants share: the URL in the
+ *  one form a lock names a tenant by (serviceUrl: scheme and host in lower case, no default port, no
+ *  trailing slash, one name for this machine), then both as looksAlike reads them. */
 export function tenantKeys(baseUrl: string, realm: string): [string, string] {
-  let url = baseUrl.trim();
-  try {
-    const u = new URL(url);
-    url = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
-  } catch {
-    url = url.replace(/\/+$/, "");
-  }
-  const [u1, u2] = keys(url);
+  const [u1, u2] = keys(serviceUrl(baseUrl));
   const [r1, r2] = keys(realm);
   return [`${u1}\u0000${r1}`, `${u2}\u0000${r2}`];
 }

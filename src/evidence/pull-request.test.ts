@@ -50,6 +50,31 @@ describe("the pull request's approval (GitHub)", () => {
     expect(got.approvals.map((a) => a.user)).toEqual(["dave", "erin"]);
   });
 
+  it("an approval followed by the same reviewer's changes requested is said withdrawn, not missing", async () => {
+    const got = await pullRequestApproval(
+      ci,
+      env,
+      HEAD,
+      github({ "/repos/o/r/pulls/5": pull, [COMMITS]: commits(), [REVIEWS]: { body: [review("dave", "APPROVED"), review("dave", "CHANGES_REQUESTED")] } }),
+    );
+    expect(got.holds).toBe(false);
+    expect(got.problem).toBe(
+      "pull request #5's approval was withdrawn: dave approved, then requested changes; it needs an approval standing now by someone other than its author, Carol",
+    );
+    // Approved again after the changes: it stands.
+    const again = await pullRequestApproval(
+      ci,
+      env,
+      HEAD,
+      github({
+        "/repos/o/r/pulls/5": pull,
+        [COMMITS]: commits(),
+        [REVIEWS]: { body: [review("dave", "APPROVED"), review("dave", "CHANGES_REQUESTED"), review("dave", "APPROVED")] },
+      }),
+    );
+    expect(again).toMatchObject({ holds: true, independent: ["dave"] });
+  });
+
   it("the author is the author whatever the case of the login; reviews are read page by page, on the API's host only", async () => {
     const only = await pullRequestApproval(
       ci,

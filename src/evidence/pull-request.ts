@@ -27,6 +27,8 @@ interface Read {
   approvals: Approval[];
   /** Each user's approval standing now (the latest decisive review of each user, on GitHub). */
   standing: Approval[];
+  /** Users whose approval no longer stands because their own later review requested changes (GitHub). */
+  withdrawn?: string[];
   commitNote?: string;
   headBy: string[];
   headByNote?: string;
@@ -134,6 +136,7 @@ async function readGithub(get: ForgeGet, env: NodeJS.ProcessEnv, n: number): Pro
   const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
   const approvals: Approval[] = [];
   const latest = new Map<string, Approval | null>();
+  const withdrawn = new Map<string, string>();
   for (const raw of reviews) {
     const r = obj(raw);
     const reviewer = obj(r.user);
@@ -143,7 +146,12 @@ async function readGithub(get: ForgeGet, env: NodeJS.ProcessEnv, n: number): Pro
     const excluded = githubExcluded(reviewer, user, str(r.author_association));
     const a: Approval = { user, at: str(r.submitted_at), commit: str(r.commit_id), ...(excluded ? { excluded } : {}) };
     if (state === "APPROVED") approvals.push(a);
-    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") latest.set(user.toLowerCase(), state === "APPROVED" ? a : null);
+    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
+      const key = user.toLowerCase();
+      if (state === "CHANGES_REQUESTED" && latest.get(key)) withdrawn.set(key, user);
+      else withdrawn.delete(key);
+      latest.set(key, state === "APPROVED" ? a : null);
+    }
   }
   const head = str(obj(pr.head).sha);
   const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
@@ -154,6 +162,7 @@ async function readGithub(get: ForgeGet, env: NodeJS.ProcessEnv, n: number): Pro
     merges: merge ? [merge] : [],
     approvals,
     standing: [...latest.values()].filter((a): a is Approval => a !== null),
+    ...(withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {}),
     ...made,
   };
 }
@@ -279,11 +288,14 @@ export function judgeApproval(read: Read, applied: string | null, where: { provi
   let problem: string | null = null;
   if (!read.author) problem = `the forge does not say who wrote ${name}`;
   else if (!read.head) problem = `the forge does not say which commit ${name} holds`;
-  else if (!others.length)
+  else if (!others.length) {
+    const withdrawn = (read.withdrawn ?? []).filter((u) => !sameUser(u, read.author));
     problem = read.standing.length
       ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else`
-      : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
-  else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
+      : withdrawn.length
+        ? `${name}'s approval was withdrawn: ${withdrawn.map((u) => `${u} approved, then requested changes`).join("; ")}; it needs an approval standing now by someone other than its author, ${read.author}`
+        : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
+  } else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
   else if (!counting.length)
     problem = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
   else if (!atHead.length)

@@ -1,8 +1,9 @@
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.js";
 import { writeFileExclusive } from "../fs-atomic.js";
 import { redactJson } from "../redact-json.js";
+import { FileRefused, READ_CAPS, readUserFile } from "../user-files.js";
 import { recordHash, type EvidenceRecord } from "./record.js";
 
 /** A record's file name: when it was written (UTC, to the millisecond), the environment, and the start
@@ -31,7 +32,7 @@ function lastRecordOf(dir: string, environment: string): Pick<EvidenceRecord, "h
 function headOf(path: string, environment: string): Pick<EvidenceRecord, "hash" | "sequence"> | undefined {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readUserFile(path, READ_CAPS.json);
   } catch {
     return undefined;
   }
@@ -95,9 +96,12 @@ export function readRecords(dir: string): StoredRecord[] {
 export function readRecord(path: string, file = path): StoredRecord {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readUserFile(path, READ_CAPS.json);
   } catch (e) {
-    return { file, unreadable: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+    return {
+      file,
+      unreadable: e instanceof FileRefused ? `cannot be read: ${e.why}` : `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    };
   }
   try {
     const record = JSON.parse(text) as EvidenceRecord;

@@ -26,6 +26,10 @@ export interface ExportWrite {
   created: boolean;
   /** What changed, in words, for the report ("ssp/Hardware SSP: batch FY26-H1 status"). */
   what: string;
+  /** Writes that stand or fall together: a policy file and the new values files it names (the policy
+   *  file's path). One that cannot be written holds back the others, so no file names a file that is
+   *  not there. */
+  group?: string;
 }
 
 export interface ExportPlan {
@@ -42,9 +46,15 @@ export interface ExportPlan {
   /** Variables of this environment's `vars:` (revsync.yaml) that take the service's value, in place
    *  of the `${VAR}` in a policy file that reads them (which stays). */
   vars: { name: string; value: unknown; what: string }[];
-  /** Differences export may not write (git's value comes from a variable other environments read too,
-   *  or lies in a file other environments read): left as they are, each with why. Export fails (exit 1). */
-  refused: string[];
+  /** Differences export may not write, left as they are, each with why (`message`) and the reason's
+   *  kind (`because`): the value lies in a file other environments read (`shared`), comes from a process
+   *  variable (`process`), or from variables export cannot set (`variable`). Export fails (exit 1). */
+  refused: Refusal[];
+}
+
+export interface Refusal {
+  message: string;
+  because: "shared" | "process" | "variable";
 }
 
 /** Where a `${NAME}` of a policy file takes its value in the environment export reads: this
@@ -155,7 +165,7 @@ function sharedWords(sharedWith: readonly string[]): string {
 /** A difference export may not write because other environments read the file: refused, named. */
 function refuseShared(ctx: VarContext, what: string): boolean {
   if (!ctx.sharedWith?.length) return false;
-  ctx.plan.refused.push(`${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`);
+  ctx.plan.refused.push({ message: `${ctx.address}: ${what}; ${sharedWords(ctx.sharedWith)}`, because: "shared" });
   return true;
 }
 
@@ -173,10 +183,11 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   }
   const rawValue = doc.getIn(path);
   const whole = typeof rawValue === "string" ? WHOLE_VAR.exec(rawValue) : null;
-  const refuse = (why: string): "refused" => {
-    ctx.plan.refused.push(
-      `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
-    );
+  const refuse = (why: string, because: Refusal["because"] = "variable"): "refused" => {
+    ctx.plan.refused.push({
+      message: `${ctx.address}: ${field} ${why}; the service holds ${JSON.stringify(value)}: not exported (set the variable yourself, or give this environment its own entry under vars: in revsync.yaml and export again)`,
+      because,
+    });
     return "refused";
   };
   if (!whole) return refuse(`is built from ${refs.map((r) => `\${${r}}`).join(", ")} (export cannot split the service's value over them)`);
@@ -185,7 +196,7 @@ function setField(doc: Document, path: (string | number)[], value: unknown, edit
   if (home.kind === "shared") {
     const n = home.environments.length;
     const envs = n ? `, and environment${n === 1 ? "" : "s"} ${home.environments.join(", ")} read${n === 1 ? "s" : ""} it too` : "";
-    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`);
+    return refuse(`comes from \${${name}}, which ${home.where}${envs}: export writes no literal over a variable, and cannot set it there`, "process");
   }
   const held = ctx.plan.vars.find((v) => v.name === name);
   if (held && !sameJson(held.value, value)) {
@@ -204,7 +215,8 @@ interface PolicyValue {
 
 const batchAddress = (f: ExportedFile, name: string): string => f.batchAddress?.(name) ?? f.address;
 
-type ValuesWrite = { file: string; text: string; what: string };
+/** A values file to write; `named`: one the policy file names only now (a batch added, or given values). */
+type ValuesWrite = { file: string; text: string; what: string; named?: boolean };
 
 /** The spec fields git sets brought to the service's: one it leaves out keeps its live value and stays
  *  out; one the service does not show keeps git's value, unknown, never overwritten (src/shared/unknown.ts);
@@ -254,7 +266,8 @@ function addBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace): void {
   else doc.set("batches", quotedWhereNeeded(doc.createNode([entry])));
   edits.structural = true;
   out.changes.push(`batch ${b.name} added`);
-  if (file !== undefined && text !== undefined) out.values.push({ file: posix.join(ctx.policyDir, file), text, what: `values of ${batchAddress(f, b.name)}` });
+  if (file !== undefined && text !== undefined)
+    out.values.push({ file: posix.join(ctx.policyDir, file), text, what: `values of ${batchAddress(f, b.name)}`, named: true });
 }
 
 /** A batch git lists brought to the service's: its status and the dates git sets (compared as plan
@@ -284,7 +297,7 @@ function updateBatch({ doc, f, b, newValues, edits, ctx, out }: BatchPlace, i: n
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b.name} values`);
-  out.values.push({ file: posix.join(ctx.policyDir, file), text, what });
+  out.values.push({ file: posix.join(ctx.policyDir, file), text, what, named: true });
 }
 
 /** One document of git brought to what the service holds, in place: only what differs is touched, so
@@ -380,9 +393,10 @@ function placeFile(f: ExportedFile, x: Placing): void {
   if (hit) x.matched.add(k);
   if (hit && read.broken.has(hit.file.file)) return;
   if (!hit) {
-    if (opts.sharedWith?.length) return void plan.refused.push(`${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`);
-    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address });
-    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}` });
+    if (opts.sharedWith?.length)
+      return void plan.refused.push({ message: `${f.address}: in the service, no file in git; ${sharedWords(opts.sharedWith)}`, because: "shared" });
+    plan.writes.push({ file: f.file, text: renderFile(f, x.header(f.file)), created: true, what: f.address, group: f.file });
+    for (const v of f.valuesFiles) plan.writes.push({ file: v.file, text: v.text, created: true, what: `values of ${f.address}`, group: f.file });
     return;
   }
   const current = hit.file.values[hit.index];
@@ -406,7 +420,8 @@ function placeFile(f: ExportedFile, x: Placing): void {
   };
   const { changes, values } = updateDoc(doc, current as PolicyValue, f, fileEdits, ctx);
   if (changes.length) x.dirty.set(hit.file.file, [...(x.dirty.get(hit.file.file) ?? []), `${f.address}: ${changes.join(", ")}`]);
-  for (const v of values) plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === undefined, what: v.what });
+  for (const v of values)
+    plan.writes.push({ file: v.file, text: v.text, created: x.readValues(v.file) === undefined, what: v.what, ...(v.named ? { group: hit.file.file } : {}) });
 }
 
 /** Where export writes into a folder that holds policy files already: each policy's file is found by
@@ -435,7 +450,7 @@ export function placeExport(
   for (const f of files) placeFile(f, x);
   for (const [file, what] of x.dirty) {
     const original = git.find((g) => g.file === file)?.text ?? "";
-    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; ") });
+    plan.writes.push({ file, text: rewrite(original, read.parsed.get(file) ?? [], x.edits.get(file)), created: false, what: what.join("; "), group: file });
   }
   plan.broken.push(...read.broken.values());
   for (const [k, { file }] of read.where) {

@@ -43,14 +43,28 @@ export function exportFiles(
   return files;
 }
 
+/** Plain text that a YAML 1.1 reader (ajv-cli's, PyYAML's) takes for another type, though YAML 1.2 (what
+ *  revsync and editors read) takes it for text, and which the YAML writer therefore leaves plain: a date
+ *  or timestamp, a y/n/yes/no/on/off, a binary, sexagesimal or underscored number. (What YAML 1.2 reads as
+ *  another type too, `true`, `null`, `12`, the writer quotes already.) */
+const YAML11_NOT_TEXT =
+  /^(?:\d{4}-\d\d?-\d\d?(?:(?:[Tt]|[ \t]+)\d\d?:\d\d:\d\d(?:\.\d*)?(?:[ \t]*(?:Z|[-+]\d\d?(?::\d\d)?))?)?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(?:0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?))$/;
+
+/** Whether a text written plain is read as another type by a YAML 1.1 reader. */
+export const yaml11NotText = (text: string): boolean => YAML11_NOT_TEXT.test(text);
+
 /** A node export made from the service's values, with every text that holds a line break or a control
  *  character written double-quoted (escaped): YAML's block styles cannot carry every such text exactly
- *  (a line of blanks before a line break is lost), a double-quoted scalar carries any. */
+ *  (a line of blanks before a line break is lost), a double-quoted scalar carries any. A text a YAML 1.1
+ *  reader would take for a date, a boolean or a number (yaml11NotText) is quoted too: a date export
+ *  writes stays text for ajv-cli. */
 export function quotedWhereNeeded<T>(node: T): T {
   visit(node as Node, {
     Scalar(_, s) {
+      if (typeof s.value !== "string") return;
       // eslint-disable-next-line no-control-regex
-      if (typeof s.value === "string" && /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s.value)) s.type = "QUOTE_DOUBLE";
+      if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s.value)) s.type = "QUOTE_DOUBLE";
+      else if (yaml11NotText(s.value) && s.type !== "QUOTE_DOUBLE") s.type = "QUOTE_SINGLE";
     },
   });
   return node;

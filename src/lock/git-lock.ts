@@ -1,6 +1,9 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { LockUnavailable, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+import { hostname } from "node:os";
+import type { TenantIdentity } from "../tenant.js";
+import { holderState, thisProcessSpace } from "./local-lock.js";
+import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
 /** The tree of a lock commit: git's empty tree, which every repository knows without storing it. */
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -16,8 +19,16 @@ interface GitResult {
 /** A URL's credentials (`https://user:token@host`) never reach a message: git may quote its remote's URL. */
 export const withoutCredentials = (text: string): string => text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, "$1***@");
 
-/** The ref of an environment's lock: its name as it is when git takes it as a ref's last part, else
- *  hex (a name with spaces, dots at the ends or other characters a ref cannot hold). */
+/** The ref of a tenant's lock: a readable part (host, port, path, realm) and a hash of the tenant's
+ *  identity (its normalised base URL and realm), so that every environment aimed at one tenant, however
+ *  its URL is spelt, takes one lock. */
+export function tenantLockRef(tenant: TenantIdentity): string {
+  return `refs/revsync/tenant-locks/${tenant.label ? `${tenant.label}-` : ""}${tenant.key.slice(0, 16)}`;
+}
+
+/** The ref an earlier revsync kept an environment's lock under, by the environment's name: its name as
+ *  it is when git takes it as a ref's last part, else hex (a name with spaces, dots at the ends or other
+ *  characters a ref cannot hold). RenamedLock honours it while the change of names lasts. */
 export function lockRef(environment: string): string {
   const plain =
     /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(environment) && !environment.endsWith(".lock") && !environment.includes("..") && !environment.endsWith(".");
@@ -67,12 +78,32 @@ export class GitLock implements LockBackend {
       /** A remote's name or URL. */
       remote: string;
       environment: string;
+      /** The lock's ref (default: the environment's, as an earlier revsync named it). */
+      ref?: string;
       /** The run's environment (git's own: PATH, HOME, credential helpers, SSH agent). */
       env: NodeJS.ProcessEnv;
     },
   ) {
-    this.ref = lockRef(opts.environment);
+    this.ref = opts.ref ?? lockRef(opts.environment);
     this.where = `git remote ${withoutCredentials(opts.remote)}, ref ${this.ref}`;
+  }
+
+  /** Where, with the remote's URL as this clone has it (credentials blanked): `origin` means each clone's
+   *  own origin, and a fork's is another repository, whose locks nobody else sees. */
+  async describe(): Promise<string> {
+    if (/[:/\\]/.test(this.opts.remote)) return this.where;
+    const r = await this.git(["remote", "get-url", this.opts.remote]).catch(() => undefined);
+    const url = r && r.code === 0 ? r.stdout.trim() : "";
+    return url ? `git remote ${this.opts.remote} (${withoutCredentials(url)}), ref ${this.ref}` : this.where;
+  }
+
+  /** The holder: a git lock's process cannot be seen from here unless it runs on this host. */
+  async live(): Promise<LockHolder | undefined> {
+    return this.holder();
+  }
+
+  state(h: LockHolder): HolderState {
+    return h.host === hostname() ? holderState(h, thisProcessSpace()) : "unknown";
   }
 
   private git(args: string[], extraEnv: Record<string, string> = {}): Promise<GitResult> {

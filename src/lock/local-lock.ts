@@ -2,7 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, linkSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { LockUnavailable, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
+import { tenantIdentity } from "../tenant.js";
+import { READ_CAPS, readFailure, readUserFile } from "../user-files.js";
+import { LockUnavailable, type HolderState, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
 /** Which running system a process belongs to, where the system says (Linux): the boot and the pid
  *  namespace. A holder of this host, boot and namespace whose pid no longer runs is certainly gone. */
@@ -29,7 +31,7 @@ export function thisProcessSpace(): ProcessSpace {
 
 type Stored = LockHolder & Partial<ProcessSpace>;
 
-const running = (pid: number): boolean => {
+export const running = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
@@ -39,10 +41,28 @@ const running = (pid: number): boolean => {
   }
 };
 
+/** Whether a holder's process still runs, as this machine can tell: a holder of another host is
+ *  `unknown`; of this host, `alive` while its pid runs (whatever the namespace: a lock is never called
+ *  dead on a guess), `gone` once it does not (in the same boot and pid namespace, or where the record
+ *  does not say them, as a git lock's does not) or after a reboot. */
+export function holderState(
+  h: { host: string; pid: number; boot_id?: string | null; pid_ns?: string | null },
+  s: ProcessSpace,
+  isRunning = running,
+): HolderState {
+  if (h.host !== s.host || h.pid <= 0) return "unknown";
+  if (s.boot_id && h.boot_id && h.boot_id !== s.boot_id) return "gone";
+  if (isRunning(h.pid)) return "alive";
+  if (h.boot_id === undefined && h.pid_ns === undefined) return "gone";
+  return (h.boot_id ?? null) === s.boot_id && (h.pid_ns ?? null) === s.pid_ns ? "gone" : "unknown";
+}
+
 /** The lock as a file of this machine, for a service on loopback (the emulator): nothing but this machine
  *  reaches it, so every writer to it can see this file. Taking it is an atomic link of a complete record
- *  to the lock's name, which fails when the name exists; the file is named by the service (base URL and
- *  realm), so two policy repos aimed at one emulator share it. Like an operating system's file lock, it
+ *  to the lock's name, which fails when the name exists; the file is named by the tenant (its base URL as
+ *  serviceUrl normalises it, and its realm: src/tenant.ts), so two policy repos aimed at one emulator
+ *  share it however they spell its URL (`earlier`: the name an earlier revsync gave it, the base URL as
+ *  written, which RenamedLock honours while the change of names lasts). Like an operating system's file lock, it
  *  does not outlive its holder: a holder of this machine whose process is gone (its pid not running, in
  *  the same boot and pid namespace) is replaced, and the take says so. */
 export class LocalLock implements LockBackend {
@@ -55,19 +75,36 @@ export class LocalLock implements LockBackend {
     service: { baseUrl: string; realm: string },
     private readonly space: ProcessSpace = thisProcessSpace(),
     private readonly isRunning: (pid: number) => boolean = running,
+    earlier = false,
   ) {
-    const key = createHash("sha256").update(`${service.baseUrl}\n${service.realm}`).digest("hex").slice(0, 32);
-    this.path = join(dir, `${key}.json`);
+    const tenant = tenantIdentity(service.baseUrl, service.realm);
+    const name = earlier
+      ? createHash("sha256").update(`${service.baseUrl}\n${service.realm}`).digest("hex").slice(0, 32)
+      : `${tenant.label}-${tenant.key.slice(0, 32)}`;
+    this.path = join(dir, `${name}.json`);
     this.where = `file ${this.path} of this machine`;
+  }
+
+  /** The holder whose process still counts: undefined when free, or held by a process that is gone. */
+  async live(): Promise<LockHolder | undefined> {
+    const h = this.read();
+    return h && !this.gone(h) ? holderOf(h) : undefined;
+  }
+
+  state(h: LockHolder): HolderState {
+    const stored = this.read();
+    return holderState(stored?.id === h.id ? stored : h, this.space, this.isRunning);
   }
 
   private read(): Stored | undefined {
     let text: string;
     try {
-      text = readFileSync(this.path, "utf8");
+      // A regular file of a lock record's size: anyone may add a name to this folder (a FIFO there must
+      // not hang apply, a device not fill its memory).
+      text = readUserFile(this.path, READ_CAPS.lock);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw new LockUnavailable(`cannot read the lock ${this.path}: ${(e as Error).message}`);
+      throw new LockUnavailable(`cannot read the lock ${this.path}: ${readFailure(e)}`);
     }
     try {
       return JSON.parse(text) as Stored;

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { lockRef, withoutCredentials } from "./git-lock.js";
+import { tenantIdentity } from "../tenant.js";
+import { GitLock, lockRef, tenantLockRef, withoutCredentials } from "./git-lock.js";
 import { LocalLock, type ProcessSpace } from "./local-lock.js";
 import { acquireLock, LockHeld, type LockBackend, type LockHolder, type LockRequest } from "./lock.js";
 
@@ -124,6 +126,22 @@ describe("LocalLock: a file of this machine", () => {
   });
 });
 
+describe("LocalLock: what may lie at its name", () => {
+  it("a FIFO or a link to a device at the lock's name (anyone may add one to the folder) is refused, never read", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-lock-fifo-"));
+    try {
+      const lock = new LocalLock(dir, { baseUrl: "http://127.0.0.1:4010", realm: "demo" });
+      execFileSync("mkfifo", [lock.path]);
+      await expect(lock.take(request())).rejects.toThrow(`cannot read the lock ${lock.path}: it is a named pipe (FIFO), not a regular file`);
+      rmSync(lock.path);
+      symlinkSync("/dev/zero", lock.path);
+      await expect(lock.holder()).rejects.toThrow("it is a character device, not a regular file");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the git lock's names", () => {
   it("a ref per environment, hex where the name cannot be a ref; credentials in URLs never shown", () => {
     expect(lockRef("production")).toBe("refs/revsync/locks/production");
@@ -132,5 +150,23 @@ describe("the git lock's names", () => {
     expect(withoutCredentials("fatal: unable to access 'https://gitlab-ci-token:glcbt-secret@gitlab.example/g/p.git/': 403")).toBe(
       "fatal: unable to access 'https://***@gitlab.example/g/p.git/': 403",
     );
+  });
+});
+
+describe("the git lock's remote, as this clone names it", () => {
+  it("says the remote's URL (a fork's origin is another repository), with credentials blanked; the ref is the tenant's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "revsync-gitlock-"));
+    try {
+      execFileSync("git", ["init", "-q", dir]);
+      execFileSync("git", ["-C", dir, "remote", "add", "origin", "https://ci:hunter2@git.example.com/fork/policies.git"]);
+      const ref = tenantLockRef(tenantIdentity("https://Revenue.example.com/", "acme"));
+      expect(ref).toMatch(/^refs\/revsync\/tenant-locks\/revenue\.example\.com-acme-[0-9a-f]{16}$/);
+      const lock = new GitLock({ cwd: dir, remote: "origin", environment: "production", ref, env: process.env });
+      expect(await lock.describe()).toBe(`git remote origin (https://***@git.example.com/fork/policies.git), ref ${ref}`);
+      // Legacy: the ref an earlier revsync named by the environment.
+      expect(new GitLock({ cwd: dir, remote: "origin", environment: "production", env: process.env }).ref).toBe("refs/revsync/locks/production");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

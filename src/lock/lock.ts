@@ -1,5 +1,6 @@
 import { formatDuration } from "../duration.js";
 import { UserError } from "../errors.js";
+import { shellQuote } from "../shell-quote.js";
 
 /** Who holds an environment's lock, as every waiter is shown it: never a secret (no token, no password,
  *  no URL with credentials), so that it can be printed, stored in a git remote and kept in evidence. */
@@ -25,12 +26,20 @@ export interface LockHolder {
 /** What a lock record holds before it has an id. */
 export type LockRequest = Omit<LockHolder, "id">;
 
-/** One place an environment's lock is kept. Taking it is one atomic test-and-set: of two takers at the
- *  same moment exactly one gets it; releasing it removes only the lock of that id. */
+/** Whether a holder's process still runs: `alive`, a process of this host that runs; `gone`, a process of
+ *  this host that no longer runs; `unknown`, a process of another host (or one this host cannot tell). */
+export type HolderState = "alive" | "gone" | "unknown";
+
+/** One place a tenant's lock is kept. Taking it is one atomic test-and-set: of two takers at the same
+ *  moment exactly one gets it; releasing it removes only the lock of that id. */
 export interface LockBackend {
   readonly kind: "git" | "local";
-  /** Where, in words: "git remote origin, ref refs/revsync/locks/production", "file /tmp/…". */
+  /** Where, in words: "git remote origin, ref refs/revsync/tenant-locks/…", "file /tmp/…". */
   readonly where: string;
+  /** Where, in words a person checks it by: a git remote's URL too (credentials blanked). */
+  describe?(): Promise<string>;
+  /** Whether the holder's process still runs, as far as this machine can tell. */
+  state?(holder: LockHolder): HolderState;
   /** Takes the lock, or says who holds it. `tookOver`: a holder on this machine whose process is gone,
    *  whose lock this take replaced. Throws LockUnavailable when it can neither take nor read it. */
   take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }>;
@@ -49,16 +58,23 @@ export class LockUnavailable extends UserError {
   }
 }
 
+/** The command that releases a lock, as a shell reads it back: the environment's name (revsync.yaml's)
+ *  and the lock id (read from the lock, which anyone who can push may write) each one word. */
+export const unlockCommand = (environment: string, id: string, force = false): string =>
+  `revsync unlock --env ${shellQuote(environment)} ${shellQuote(id)}${force ? " --force" : ""}`;
+
 const ago = (ms: number): string => (ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))}s` : formatDuration(Math.round(ms / 60_000) * 60_000));
 
 /** The holder in words: "alice (CI run URL) on host runner-7 (pid 4242), since 2026-… (3m ago), applying plan
- *  sha256:… as service user ci-bot; lock id 8dbd…". */
-export function holderWords(h: LockHolder, now: number): string {
+ *  sha256:… as service user ci-bot; lock id 8dbd…". `environment`: the environment the reader names; a
+ *  holder that applies to the same tenant under another environment's name is said to. */
+export function holderWords(h: LockHolder, now: number, environment?: string): string {
   const since = Date.parse(h.since);
+  const other = environment !== undefined && h.environment !== environment ? ` to environment ${JSON.stringify(h.environment)} (the same tenant)` : "";
   return [
     `${h.user ?? "someone"}${h.ci_run_url ? ` (CI run ${h.ci_run_url})` : ""} on host ${h.host} (pid ${h.pid})`,
     `since ${h.since.replace(/\.\d{3}Z$/, "Z")}${Number.isFinite(since) ? ` (${ago(now - since)} ago)` : ""}`,
-    `applying plan ${h.plan_checksum ?? "(unknown)"}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
+    `applying plan ${h.plan_checksum ?? "(unknown)"}${other}${h.service_user ? ` as service user ${h.service_user}` : ""}`,
     `lock id ${h.id}`,
   ].join(", ");
 }
@@ -90,8 +106,8 @@ export class LockHeld extends UserError {
     now: number,
   ) {
     super(
-      `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: revsync unlock --env ${environment} ${holder.id}`,
+      `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
+      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id)}`,
     );
     this.name = "LockHeld";
   }
@@ -115,5 +131,69 @@ export async function acquireLock(backend: LockBackend, request: LockRequest, op
     }
     await opts.sleep(Math.min(pause, left));
     pause = Math.min(pause * 2, 5000);
+  }
+}
+
+/** A lock kept under its tenant's name (`current`) that, while the change of names lasts, also honours
+ *  the name an earlier revsync gave it (`earlier`: the raw base URL for a file of this machine, the
+ *  environment's name for a git ref), so that a lock an earlier revsync holds is never ignored
+ *  (docs/decisions.md, "One writer per tenant"). A take takes the current name, then reads the earlier
+ *  one: a holder there (one that still counts) is met as any holder is, and the current name is let go
+ *  again. lock status shows either; unlock releases either, by its id. */
+export class RenamedLock implements LockBackend {
+  readonly kind: "git" | "local";
+  readonly where: string;
+  private readonly onEarlier = new Set<string>();
+
+  constructor(
+    private readonly current: LockBackend,
+    private readonly earlier: LockBackend & { live(): Promise<LockHolder | undefined> },
+  ) {
+    this.kind = current.kind;
+    this.where = current.where;
+  }
+
+  async describe(): Promise<string> {
+    return (await this.current.describe?.()) ?? this.current.where;
+  }
+
+  /** Where the lock of `id` lies, in words: the earlier name's, said so, when it is held there. */
+  async whereOf(id: string): Promise<string> {
+    return this.onEarlier.has(id) ? `${this.earlier.where}, the name an earlier revsync gave this lock` : this.describe();
+  }
+
+  state(h: LockHolder): HolderState {
+    return (this.onEarlier.has(h.id) ? this.earlier.state?.(h) : this.current.state?.(h)) ?? "unknown";
+  }
+
+  async take(request: LockRequest): Promise<{ taken: LockHolder; tookOver?: LockHolder } | { held: LockHolder }> {
+    const r = await this.current.take(request);
+    if (!("taken" in r)) return r;
+    let old: LockHolder | undefined;
+    try {
+      old = await this.earlier.live();
+    } catch (e) {
+      await this.current.release(r.taken.id).catch(() => undefined);
+      throw e;
+    }
+    if (!old || old.id === r.taken.id) return r;
+    this.onEarlier.add(old.id);
+    await this.current.release(r.taken.id);
+    return { held: old };
+  }
+
+  async holder(): Promise<LockHolder | undefined> {
+    const now = await this.current.holder();
+    if (now) return now;
+    const old = await this.earlier.holder();
+    if (old) this.onEarlier.add(old.id);
+    return old;
+  }
+
+  async release(id: string): Promise<"released" | "free" | { other: LockHolder }> {
+    const r = await this.current.release(id);
+    if (r === "released") return r;
+    const old = await this.earlier.holder();
+    return old?.id === id ? this.earlier.release(id) : r;
   }
 }

@@ -242,7 +242,7 @@ describe("what buildPlan decides", () => {
     const blocked = plan(desired, live);
     expect(actions(blocked)).toEqual(["blocked ssp/Software Subscriptions SSP/batch/FY26-Q1"]);
     expect(blocked.changes[0]?.reason).toBe(
-      'git holds no values for this batch, so revsync will not move it to approved (values nobody reviewed are never reviewed or approved): revsync ssp download FILE-SSP-SW-1 --output "ssp/values/software-subscriptions-ssp-fy26-q1.csv" gets them; review them, then add `values: values/software-subscriptions-ssp-fy26-q1.csv` to this batch in ssp/software-subscriptions-ssp.yaml',
+      "git holds no values for this batch, so revsync will not move it to approved (values nobody reviewed are never reviewed or approved): revsync ssp download FILE-SSP-SW-1 --output ssp/values/software-subscriptions-ssp-fy26-q1.csv gets them; review them, then add `values: values/software-subscriptions-ssp-fy26-q1.csv` to this batch in ssp/software-subscriptions-ssp.yaml",
     );
     expect(blocked.summary).toMatchObject({ blocked: 1, review: 0, approve: 0 });
     Object.assign(q1, held);

@@ -3,6 +3,7 @@ import { UserError } from "../errors.js";
 import { desiredOf, liveOf, type DesiredState, type LiveState, type Registry } from "../kinds/kind.js";
 import { KINDS } from "../kinds/registry.js";
 import { nearest } from "../did-you-mean.js";
+import { shellQuote } from "../shell-quote.js";
 import { targeted } from "../shared/address.js";
 
 /** Every address known in git or in the service. */
@@ -19,7 +20,7 @@ export function checkTargets(targets: string[], desired: DesiredState, live: Liv
   if (!bad.length) return;
   const lines = bad.map((t) => {
     const near = nearest(t, known);
-    return `${JSON.stringify(t)}${near.length ? `: did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?` : ""}`;
+    return `${JSON.stringify(t)}${near.length ? `: did you mean ${near.map((n) => `--target ${shellQuote(n)}`).join(" or ")}?` : ""}`;
   });
   throw new UserError(
     `--target matches nothing in git or in the service (addresses are exact and case-sensitive):\n  ${lines.join("\n  ")}`,

@@ -30,14 +30,30 @@ export function globMatch(pattern: string, address: string): boolean {
   return re.test(address);
 }
 
-/** A name as a file name: lower case, runs of anything but letters and digits as one dash. */
+/** The longest slug: a file name holds at most 255 bytes (NAME_MAX), and a values file's name holds two
+ *  slugs (the policy's and the batch's) and more. */
+const SLUG_MAX = 64;
+
+/** A name as a file name: lower case, runs of anything but letters and digits as one dash. A name whose
+ *  slug is longer than SLUG_MAX keeps its beginning and ends in a hash of the whole name, so that it
+ *  fits a file name and two long names that begin alike get names of their own (the name itself stays
+ *  whole in the file). */
 export function slug(name: string): string {
-  return (
+  const s =
     name
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, "-")
-      .replace(/^-|-$/g, "") || "policy"
-  );
+      .replace(/^-|-$/g, "") || "policy";
+  if (s.length <= SLUG_MAX) return s;
+  return `${s.slice(0, SLUG_MAX - 9).replace(/-+$/, "")}-${fnv1a(name)}`;
+}
+
+/** 8 hex digits of the 32-bit FNV-1a hash of a text's UTF-16 code units: a short, stable tag (not a
+ *  checksum: a clash only makes export pick the next free name, as for any name taken). */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
 }
 
 /** Where a batch's values file lies, relative to its policy's file: what export writes, and what plan

@@ -1,6 +1,8 @@
 /** What plan, drift, export and apply's checks compare of an SSP policy: its fields and a batch's dates
  *  and values against git's, and a live policy against the body that created it. Pure. */
+import { unsafeName } from "../../config/rules.js";
 import { UserError } from "../../errors.js";
+import { pasteable, shellQuote } from "../../shell-quote.js";
 import { parseDate } from "../../policy-test/line.js";
 import type { SspCreateBody, SspItem } from "../../schema/generated/api.js";
 import { batchNameOf, byCodePoint, targeted } from "../../shared/address.js";
@@ -119,11 +121,27 @@ export function createMismatch(sent: SspCreateBody["compliance_spec"][number], l
   return fieldDiff(normalizeSspFields(live, keys), normalizeSspFields(sent as unknown as Record<string, unknown>, keys)).map((d) => d.path);
 }
 
+/** How `revsync export` writes a policy's file, as a command a reader can paste into a shell: the
+ *  policy's address as one word (shellQuote, whatever the service named it); for a name a policy file
+ *  cannot hold, or one a terminal shows otherwise than it is, what to do instead of a command that
+ *  cannot work (docs/decisions.md, "A hint's command runs as written"). */
+export function exportHint(policy: string, writes: string): string {
+  const bad = unsafeName(policy);
+  if (bad) return `its name cannot be written in a policy file (${bad}): rename it in the service, then revsync export --dir DIR ${writes}`;
+  if (!pasteable(policy))
+    return `revsync export --dir DIR ${writes}, with every other policy: its name holds a character a terminal shows as text, so --target cannot name it as shown`;
+  return `revsync export --dir DIR --target ${shellQuote(sspAddress.policy(policy))} ${writes}`;
+}
+
 export const REASONS_NOT_IN_GIT = {
   policy: (name: string): string =>
-    `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(name))} writes one)`,
-  batch: (policy: string): string =>
-    `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy)} in git (with its status and values), or leave it in the service (revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(policy))} writes the policy's file with it)`,
+    `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (${exportHint(name, "writes one")})`,
+  batch: (policy: string, batch: string): string => {
+    const bad = unsafeName(batch);
+    return bad
+      ? `the service holds this batch and git does not list it, so revsync never moves it; its name cannot be written in a policy file (${bad}): rename it in the service to list it in git, or leave it there`
+      : `the service holds this batch and git does not list it, so revsync never moves it: add it to the batches of ${JSON.stringify(policy)} in git (with its status and values), or leave it in the service (${exportHint(policy, "writes the policy's file with it")})`;
+  },
 };
 
 /** What the service holds and git does not: a policy git has no file for (`unmanaged`), and a batch git
@@ -155,7 +173,7 @@ export function unmanagedSsp(desired: readonly DesiredSsp[], live: Map<string, L
       out.push({
         address: baddr,
         class: "unmanaged_batch",
-        reason: REASONS_NOT_IN_GIT.batch(name),
+        reason: REASONS_NOT_IN_GIT.batch(name, batchNameOf(lb)),
         before: { status },
         ...envelope,
         ...batchWho(lb),

@@ -10,7 +10,8 @@ import { numberOrNull } from "../../number.js";
 import { plural } from "../../words.js";
 import { shownEntry } from "../entries.js";
 import type { PlanFindings } from "../kind.js";
-import { batchDatesDiff, liveBatch, sspFieldDiff, valuesDiff, VALUE_ROWS_SHOWN } from "./compare.js";
+import { pasteable, shellQuote } from "../../shell-quote.js";
+import { batchDatesDiff, exportHint, liveBatch, sspFieldDiff, valuesDiff, VALUE_ROWS_SHOWN } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
 import { sspAddress, type LivePolicy, type SspLive } from "./read.js";
@@ -115,9 +116,10 @@ function valuesHow(d: DesiredSsp, b: DesiredBatch, lb: SspItem): string {
   const ref = valuesFileFor(d.name, b.name);
   const path = posix.join(posix.dirname(d.source.file.split("\\").join("/")), ref);
   const fileId = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
-  const get = fileId
-    ? `revsync ssp download ${fileId} --output ${JSON.stringify(path)} gets them`
-    : `revsync export --dir DIR --target ${JSON.stringify(sspAddress.policy(d.name))} writes them (with the policy's file) into DIR`;
+  const get =
+    fileId && pasteable(fileId) && pasteable(path)
+      ? `revsync ssp download ${shellQuote(fileId)} --output ${shellQuote(path)} gets them`
+      : exportHint(d.name, "writes them (with the policy's file) into DIR");
   return `${get}; review them, then add \`values: ${ref}\` to this batch in ${d.source.file}`;
 }
 

@@ -1,29 +1,51 @@
-import type { LockBackend, LockHolder } from "../../lock/lock.js";
+import type { HolderState, LockBackend, LockHolder } from "../../lock/lock.js";
 import type { Sink } from "../painter.js";
 import type { Views } from "../view.js";
 
-/** An environment's lock as lock status reads it: where it is kept, and who holds it, if anyone. */
+/** An environment's lock as lock status reads it: where it is kept, who holds it, if anyone, and whether
+ *  the holder's process still runs, where this machine can tell (`state`). */
 export interface LockStatus {
   environment: string;
   backend: Pick<LockBackend, "kind" | "where">;
   holder: LockHolder | undefined;
+  state?: HolderState;
 }
 
 export type LockStatusView = (status: LockStatus, out: Sink) => void;
 
+/** What to do about a holder, by whether its process runs. */
+function advice({ environment, backend, holder, state }: LockStatus & { holder: LockHolder }, unlockCommand: (env: string, id: string) => string): string {
+  const unlock = unlockCommand(environment, holder.id);
+  if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
+  if (state === "gone")
+    return backend.kind === "local"
+      ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over (or release it now: ${unlock}).`
+      : `Its process (pid ${holder.pid}) is no longer running on this host: release it: ${unlock}`;
+  return `If that apply is dead, release it: ${unlock}`;
+}
+
 /** revsync lock status. */
 export const lockStatusViews: Views<LockStatusView> = {
   text: async () => {
-    const { holderWords } = await import("../../lock/lock.js");
-    return ({ environment, backend, holder }, out) =>
+    const { holderWords, unlockCommand } = await import("../../lock/lock.js");
+    return (status, out) => {
+      const { environment, backend, holder } = status;
       out.out(
         holder
-          ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):\n  held by ${holderWords(holder, Date.now())}\n  If that apply is dead, release it: revsync unlock --env ${environment} ${holder.id}`
+          ? `Environment ${JSON.stringify(environment)} is locked (${backend.where}):\n  held by ${holderWords(holder, Date.now(), environment)}\n  ${advice({ ...status, holder }, unlockCommand)}`
           : `Environment ${JSON.stringify(environment)} is not locked (${backend.where}).`,
       );
+    };
   },
   json:
     async () =>
-    ({ environment, backend, holder }, out) =>
-      out.json({ environment, backend: backend.kind, where: backend.where, locked: !!holder, holder: holder ?? null }),
+    ({ environment, backend, holder, state }, out) =>
+      out.json({
+        environment,
+        backend: backend.kind,
+        where: backend.where,
+        locked: !!holder,
+        holder: holder ?? null,
+        ...(holder ? { holder_process: state ?? "unknown" } : {}),
+      }),
 };
