@@ -103,7 +103,8 @@ async function sameUpload(run: SspRun, c: Change, p: BatchPayload, env: SspEnvel
     // anything was sent): the file it made holds them, with no download to say so.
     run.fileSums.set(fileId, Promise.resolve(p.values_checksum));
   }
-  if ((await run.valuesOf(p.policy, lb, core)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+  const otherwise = await run.heldOtherwise(p.policy, lb, p.values_checksum, core);
+  if (otherwise) return blocked(`${c.address}${changed}: its values are not the ones the plan showed (${otherwise})`);
   return undefined;
 }
 

@@ -10,7 +10,7 @@ import { isoOf } from "../../shared/who.js";
 import type { ApplyRun } from "../kind.js";
 import { overwrittenWords } from "../words.js";
 import { createdItem, createPayload, type CreatePayload } from "./payload.js";
-import { readBatchValues } from "./read.js";
+import { fileIdOf, ownValues } from "./read.js";
 import { valuesChecksum } from "./values.js";
 
 /** Another active policy that holds `hierarchyNo`, of a name other than `name`. */
@@ -23,7 +23,8 @@ export function hierarchyHolder(list: SspList, name: string, hierarchyNo: number
 
 export class SspRun {
   private listing: Promise<SspList> | undefined;
-  /** Values by file id: an upload's file does not change (a new upload is a new file). */
+  /** The checksums of uploaded files' values, by file id: an upload's file does not change (a new upload
+   *  is a new file). */
   readonly fileSums = new Map<string, Promise<string>>();
   /** Policies whose version this run checked against the plan (its own writes move it after). */
   readonly policyChecked = new Set<string>();
@@ -58,18 +59,34 @@ export class SspRun {
     return mine;
   }
 
-  /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
-  valuesOf(policy: string, lb: SspItem, core: ApiCore): Promise<string> {
-    const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
-    const read = (): Promise<string> => readBatchValues(core, policy, lb).then((v) => valuesChecksum(v));
-    if (!file) return read();
-    let sum = this.fileSums.get(file);
+  /** The checksum of an uploaded file's values, read once: an upload's file does not change (a new upload
+   *  is a new file). */
+  fileSum(fileId: string, core: ApiCore): Promise<string> {
+    let sum = this.fileSums.get(fileId);
     if (!sum) {
-      sum = read();
-      this.fileSums.set(file, sum);
-      sum.catch(() => this.fileSums.delete(file));
+      sum = ssp.download(core, fileId).then((b) => valuesChecksum({ csv: b.toString("utf8") }));
+      this.fileSums.set(fileId, sum);
+      sum.catch(() => this.fileSums.delete(fileId));
     }
     return sum;
+  }
+
+  /** Whether a live batch holds the values of checksum `sum`, as far as the service shows them: its
+   *  uploaded file (read once) and its own values (ssp_values, what pricing uses; read each time, as they
+   *  may change without a new file). Undefined when every one shown holds them; what differs, in words,
+   *  when not (docs/decisions.md, "Values nobody reviewed are never approved"). */
+  async heldOtherwise(policy: string, lb: SspItem, sum: string, core: ApiCore): Promise<string | undefined> {
+    const fileId = fileIdOf(lb);
+    const [file, own] = await Promise.all([
+      fileId ? this.fileSum(fileId, core) : undefined,
+      ownValues(core, policy, batchNameOf(lb)).then((v) => v && valuesChecksum(v)),
+    ]);
+    if (file === undefined && own === undefined) return "the service shows neither an uploaded file of it nor its own values (ssp_values)";
+    if (file !== undefined && file !== sum) return "its uploaded file does not hold the values git holds";
+    if (own === undefined || own === sum) return undefined;
+    return file === undefined
+      ? "its own values (ssp_values, what pricing uses) are not the values git holds"
+      : "its own values (ssp_values, what pricing uses) are not the values git holds, though its uploaded file is: the service holds two sets of values for it";
   }
 
   /** Differences between a live policy's batches and the values git sends with a create. */
@@ -78,7 +95,7 @@ export class SspRun {
     for (const b of createdItem(p).batches ?? []) {
       const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
       if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-      else if ((await this.valuesOf(p.body.compliance_name, lb, core)) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
+      else if (await this.heldOtherwise(p.body.compliance_name, lb, valuesChecksum(b.ssp_values), core)) out.push(`batch ${b.batch_name} (values)`);
     }
     return out;
   }
