@@ -10,7 +10,7 @@ import { batchNameOf } from "../../shared/address.js";
 import { batchWho, envelopeWho, shortIso, whoWords } from "../../shared/who.js";
 import type { WriteResult } from "../kind.js";
 import { blocked, show, versionMoved } from "../words.js";
-import { fourEyesBreach, fourEyesRefusal, runPreparers } from "./four-eyes.js";
+import { approvedBy, approverUnconfirmed, fourEyesBreach, fourEyesRefusal, runPreparers } from "./four-eyes.js";
 import { batchPayload, type BatchPayload } from "./payload.js";
 import { sspAddress } from "./read.js";
 import type { SspRun } from "./state.js";
@@ -27,6 +27,7 @@ export function batchWrite(
   policy: { id: string; name: string },
   batchName: string,
   guard: GuardOf<BatchRead> = async () => ({ go: {} }),
+  seen?: (batch: SspItem | undefined) => void,
 ): Promise<WriteOutcome<SspUpdateResult>> {
   // The guard's read may give the policy's id (a policy this run created has one only now).
   let id = policy.id;
@@ -54,6 +55,16 @@ export function batchWrite(
       const status = (await ssp.batch(core, policy.name, batchName).catch(() => undefined))?.status;
       return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : undefined;
     },
+    // The batch as the service holds it right after the write landed, for whoever asked to see it (an
+    // approve: who the service shows approved it).
+    ...(seen
+      ? {
+          check: async () => {
+            seen(await ssp.batch(core, policy.name, batchName));
+            return undefined;
+          },
+        }
+      : {}),
   });
 }
 
@@ -174,8 +185,9 @@ function batchGuard(run: SspRun, c: Change, p: BatchPayload, action: Action, cor
 
 /** One step: a review (as revsync's sign-in) or an approve (as the approver identity, four eyes), guarded
  *  before every send. The policy's id comes with the guard's read (a policy this run created has one only
- *  now). An approve says who it went as, once there are two identities or the rule to keep: "approved as
- *  bob (reviewed by alice)". */
+ *  now). An approve that landed is read back: who approved it is who the service shows (a breach of four
+ *  eyes when that is another user than it was sent as, or its preparer). An approve says who it went as,
+ *  once there are two identities or the rule to keep: "approved as bob (reviewed by alice)". */
 export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: ApiCore): Promise<WriteResult> {
   const id = p.compliance_id ?? run.createdIds.get(p.policy) ?? "";
   if (c.action === "review") {
@@ -184,14 +196,18 @@ export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: 
     return { outcome: o };
   }
   const approver = core.asApprover();
-  const facts: FourEyesFacts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
-  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run, c, p, "approve", approver, facts));
+  const facts: FourEyesFacts = { reviewed_by: null, uploaded_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
+  let read: SspItem | undefined;
+  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run, c, p, "approve", approver, facts), (b) => (read = b));
   const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : undefined;
   if (refused) facts.rule = "refused";
   const landed = o.kind === "done" || o.kind === "confirmed";
+  const rule = { fourEyes: run.run.fourEyes, approverConfigured: !!core.approverAuth };
+  const breached = landed ? approvedBy(facts, read, rule) : undefined;
+  const matters = rule.fourEyes || rule.approverConfigured;
   const also =
-    (core.approverAuth || run.run.fourEyes) && landed
-      ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})`
+    matters && landed
+      ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})${approverUnconfirmed(facts, matters) ?? ""}`
       : "";
-  return { outcome: o, four_eyes: facts, ...(refused ? { failed: refused } : {}), ...(also ? { also } : {}) };
+  return { outcome: o, four_eyes: facts, ...(refused ? { failed: refused } : {}), ...(breached ? { breached } : {}), ...(also ? { also } : {}) };
 }
