@@ -3,12 +3,13 @@
  *  right before the send; who approved it, as the service shows it right after; and the words of an
  *  approve the rule holds back, the service refuses, or the service shows made by the wrong user. */
 import { APPROVER_FIX } from "../../api/auth.js";
+import type { WriteOutcome } from "../../api/write.js";
 import type { ApiError } from "../../errors.js";
-import type { SspEnvelope, SspItem } from "../../schema/generated/api.js";
+import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import type { Change, FourEyesFacts } from "../../shared/entries.js";
 import { batchNameOf } from "../../shared/address.js";
 import { sameUser } from "../../shared/who.js";
-import type { Preparers } from "../kind.js";
+import type { Preparers, WriteResult } from "../kind.js";
 import { batchPayload } from "./payload.js";
 import { sspAddress, type SspLive } from "./read.js";
 
@@ -122,4 +123,25 @@ export function approvedBy(facts: FourEyesFacts, read: SspItem | undefined, rule
 export function approverUnconfirmed(facts: FourEyesFacts, matters: boolean): string | undefined {
   if (!matters || facts.confirmed) return undefined;
   return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
+}
+
+/** What an approve's report says beside its outcome: the four-eyes rule's refusal, its breach (the
+ *  service shows it made by another user than it was sent as, or by its preparer), or who it went as,
+ *  once there are two identities or the rule to keep. */
+export function approveWords(
+  facts: FourEyesFacts,
+  o: WriteOutcome<SspUpdateResult>,
+  read: SspItem | undefined,
+  rule: { fourEyes: boolean; approverConfigured: boolean },
+): Pick<WriteResult, "failed" | "breached" | "also"> {
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule.approverConfigured, o.error) : undefined;
+  if (refused) facts.rule = "refused";
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  const breached = landed ? approvedBy(facts, read, rule) : undefined;
+  const matters = rule.fourEyes || rule.approverConfigured;
+  const also =
+    matters && landed
+      ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})${approverUnconfirmed(facts, matters) ?? ""}`
+      : "";
+  return { ...(refused ? { failed: refused } : {}), ...(breached ? { breached } : {}), ...(also ? { also } : {}) };
 }
