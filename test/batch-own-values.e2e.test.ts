@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PROFILES } from "../src/emulator/profile.js";
-import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "../src/testing/helpers.js";
+import { cli, DEMO_ENV, useEmulatorRepo } from "../src/testing/helpers.js";
 
 // The values a batch is approved with are what pricing uses: the batch's own values (ssp_values of its
 // detail), not only its uploaded file. Plan, drift, export and apply's guard compare git's values with
@@ -13,30 +13,17 @@ import { cli, DEMO_ENV, removeDir, startEmu, tempRepo, type Emu } from "../src/t
 type Entry = { method: string; path: string; status: number };
 
 describe.each(PROFILES)("a batch's own values against the emulator's %s profile", (profile) => {
-  let emu: Emu;
-  let repo: string;
-  beforeAll(async () => {
-    emu = await startEmu("demo", { profile });
-  });
-  afterAll(async () => {
-    if (repo) removeDir(repo);
-    await emu.close();
-  });
-  beforeEach(async () => {
-    await emu.reset();
-    if (repo) removeDir(repo);
-    repo = tempRepo(emu.url);
-  });
-  const run = (args: string[]) => cli(args, { cwd: repo, env: DEMO_ENV });
+  const fx = useEmulatorRepo({ profile, freshRepo: true });
+  const run = (args: string[]) => cli(args, { cwd: fx.repo, env: DEMO_ENV });
   /** Hardware SSP's batch FY26-H1 (reviewed; git approves it) or FY25-H2 (approved in both) holding 999
    *  as its first value's mid_point, its uploaded file untouched. */
   const ownValueBecomes = async (batch: 0 | 1, mid: number): Promise<void> => {
-    const state: any = await emu.admin("GET", "state");
+    const state: any = await fx.emu.admin("GET", "state");
     state.tenants[0].ssp[0].batches[batch].ssp_values[0].mid_point = mid;
-    await emu.admin("POST", "reset", { state });
+    await fx.emu.admin("POST", "reset", { state });
   };
   const approves = async (): Promise<Entry[]> =>
-    (await emu.admin<Entry[]>("GET", "requests")).filter((e) => e.method === "PATCH" && e.path.includes("/approve/"));
+    (await fx.emu.admin<Entry[]>("GET", "requests")).filter((e) => e.method === "PATCH" && e.path.includes("/approve/"));
 
   it("a batch whose own values hold 999 is never approved: plan and drift show it, apply approves nothing of it", async () => {
     await ownValueBecomes(1, 999);
@@ -61,11 +48,11 @@ describe.each(PROFILES)("a batch's own values against the emulator's %s profile"
     expect(drift.stdout).toMatch(/batch_values +ssp\/Hardware SSP\/batch\/FY26-H1: values differ from policies\/ssp\/values\/hardware-fy26-h1.csv: 1 changed/);
     expect(drift.stdout).toContain(`${profile === "default" ? "ssp_values" : "values"}[HW-1000|USD|2026-01-01].mid_point: git 103, service 999`);
 
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     const apply = await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP/batch/FY26-H1"]);
     expect(apply.stdout).not.toMatch(/^\S+ +approve /m);
     expect(await approves()).toEqual([]);
-    const state: any = await emu.admin("GET", "state");
+    const state: any = await fx.emu.admin("GET", "state");
     expect(state.tenants[0].ssp[0].batches[1].status).toBe("reviewed");
   });
 
@@ -77,10 +64,10 @@ describe.each(PROFILES)("a batch's own values against the emulator's %s profile"
     expect(plan.stdout).toContain(`${profile === "default" ? "ssp_values" : "values"}[HW-1000|USD|2025-07-01].mid_point: 101 -> 100`);
     const exported = await run(["export", "--target", "ssp/Hardware SSP"]);
     expect(exported.code, exported.stderr).toBe(0);
-    const csv = readFileSync(join(repo, "policies", "ssp", "values", "hardware-fy25-h2.csv"), "utf8");
+    const csv = readFileSync(join(fx.repo, "policies", "ssp", "values", "hardware-fy25-h2.csv"), "utf8");
     expect(csv).toMatch(/^HW-1000,USD,Percent,90,101,110,/m);
     if (profile === "default") {
-      expect(readFileSync(join(repo, "policies", "ssp", "hardware.yaml"), "utf8")).toContain(
+      expect(readFileSync(join(fx.repo, "policies", "ssp", "hardware.yaml"), "utf8")).toContain(
         "the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses)",
       );
       // The service still holds two sets of values: the plan says so, exported or not.
@@ -93,7 +80,7 @@ describe.each(PROFILES)("a batch's own values against the emulator's %s profile"
     expect(saved.code, saved.stderr).toBe(0);
     expect(saved.stdout).toContain("ssp/Hardware SSP/batch/FY26-H1 (approve)");
     await ownValueBecomes(1, 999);
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     const apply = await run(["apply", "plan.json", "--auto-approve"]);
     expect(apply.code).toBe(1);
     expect(apply.stdout).toContain("blocked approve  ssp/Hardware SSP/batch/FY26-H1:");
@@ -106,7 +93,7 @@ describe.each(PROFILES)("a batch's own values against the emulator's %s profile"
   });
 
   it("where the batch's detail leaves its own values out, the plan says what it compared with (the file alone, or nothing)", async () => {
-    await emu.admin("POST", "faults", { kind: "omit", field: "ssp_values" });
+    await fx.emu.admin("POST", "faults", { kind: "omit", field: "ssp_values" });
     const plan = await run(["plan", "--target", "ssp/Hardware SSP/batch/FY26-H2"]);
     if (profile === "default") {
       expect(plan.stdout).toContain(" > ssp/Hardware SSP/batch/FY26-H2 (review)\n");

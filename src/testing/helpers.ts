@@ -114,19 +114,26 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
   });
 }
 
-/** One emulator and one copy of the policy repo aimed at it, for a whole test file; the demo seed is
- *  restored before each test unless `reset` is false. */
-export function useEmulatorRepo(opts: { reset?: boolean } = {}): { emu: Emu; repo: string } {
+/** One emulator (of `profile`, with `fourEyes`) and one copy of the policy repo aimed at it, for a whole
+ *  test file (or a describe block); the demo seed is restored before each test unless `reset` is false,
+ *  and with `freshRepo` the repo is copied anew too. */
+export function useEmulatorRepo(opts: { reset?: boolean; freshRepo?: boolean; profile?: Profile; fourEyes?: boolean } = {}): { emu: Emu; repo: string } {
   const fx = {} as { emu: Emu; repo: string };
   beforeAll(async () => {
-    fx.emu = await startEmu();
+    fx.emu = await startEmu("demo", { ...(opts.profile ? { profile: opts.profile } : {}), ...(opts.fourEyes ? { fourEyes: true } : {}) });
     fx.repo = tempRepo(fx.emu.url);
   });
   afterAll(async () => {
     removeDir(fx.repo);
     await fx.emu.close();
   });
-  if (opts.reset !== false) beforeEach(async () => fx.emu.reset());
+  if (opts.reset !== false)
+    beforeEach(async () => {
+      await fx.emu.reset();
+      if (!opts.freshRepo) return;
+      removeDir(fx.repo);
+      fx.repo = tempRepo(fx.emu.url);
+    });
   return fx;
 }
 
