@@ -63,6 +63,19 @@ describe.each(PROFILES)("who approved, against the emulator's %s profile", (prof
     });
   });
 
+  it("an approver token that is a JWT naming bob: apply says, before it writes, that the name is the token's own unverified claim", async () => {
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    const part = (o: object): string => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const jwt = `${part({ alg: "none" })}.${part({ preferred_username: "bob" })}.${part({ signature: "none" })}`;
+    const applied = await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP/batch/FY26-H1"], { REVSYNC_APPROVER_TOKEN: jwt });
+    expect(applied.stderr).toContain(
+      "four eyes: approves go as a bearer token whose user, bob, comes from the token's own claims (preferred_username, read without verifying it), unverified until the service answers",
+    );
+    // The service does not take the token: nothing was approved.
+    expect(applied.code).toBe(1);
+    expect((await approvesSent()).filter((e) => e.status === 200)).toEqual([]);
+  });
+
   it("without four_eyes, an approver identity whose token is someone else's is reported all the same: the record would name an approver the service does not", async () => {
     const applied = await run(["apply", "--auto-approve", "--target", "ssp/Hardware SSP/batch/FY26-H1"], {
       REVSYNC_APPROVER_TOKEN: await token(fx.emu.url, "carol"),
