@@ -16042,11 +16042,14 @@ var init_auth = __esm({
         this.log = log;
         if (creds.kind === "token") {
           onSecret(creds.token);
-          this.username = tokenUser(creds.token) ?? creds.user;
+          const claimed = tokenUser(creds.token);
+          this.username = claimed ?? creds.user;
+          this.usernameFrom = claimed ? "token claims" : creds.user ? "variable" : void 0;
         } else {
           onSecret(creds.clientSecret);
           onSecret(creds.password);
           this.username = creds.username;
+          this.usernameFrom = "sign-in";
         }
       }
       creds;
@@ -16060,6 +16063,10 @@ var init_auth = __esm({
       /** The signed-in user: the password grant's username; with a static token the user its claims name,
        *  else REVSYNC_USER; undefined when none does. */
       username;
+      /** Where `username` comes from: the password grant the service signed in (`sign-in`), a JWT's claims
+       *  revsync reads without verifying them (`token claims`), or a variable (`variable`: REVSYNC_USER,
+       *  REVSYNC_APPROVER_USER). Only the service's own answers confirm a token's user. */
+      usernameFrom;
       get isStatic() {
         return this.creds.kind === "token";
       }
@@ -18728,6 +18735,9 @@ function unknownNote(addr, f) {
   if (u.inexact !== void 0) {
     return `${addr}: ${u.field} not comparable: the service answers ${u.inexact}, a number a double cannot hold exactly, so git's value could be neither checked nor changed`;
   }
+  if (u.comparedWith !== void 0) {
+    return `${addr}: ${u.field} not shown (null, or left out), so git's values were compared with ${u.comparedWith} only`;
+  }
   if (u.unreadable !== void 0) {
     return `${addr}: ${u.field} not comparable: the service answers ${JSON.stringify(u.unreadable)}, which revsync cannot read as a date, so git's value could be neither checked nor changed`;
   }
@@ -21070,7 +21080,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate15;
-    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": "boolean" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var pattern11 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern13 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
     var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
@@ -23924,24 +23934,26 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data15.approver_known !== void 0) {
+              if (false !== data15.approver_known) {
+                const err36 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
             if (data15.approves !== void 0) {
-              let data19 = data15.approves;
-              if (Array.isArray(data19)) {
-                const len3 = data19.length;
+              let data20 = data15.approves;
+              if (Array.isArray(data20)) {
+                const len3 = data20.length;
                 for (let i3 = 0; i3 < len3; i3++) {
-                  let data20 = data19[i3];
-                  if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
-                    if (data20.address === void 0) {
-                      const err36 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
-                      if (vErrors === null) {
-                        vErrors = [err36];
-                      } else {
-                        vErrors.push(err36);
-                      }
-                      errors++;
-                    }
-                    if (data20.reviewed_by === void 0) {
-                      const err37 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
+                  let data21 = data20[i3];
+                  if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
+                    if (data21.address === void 0) {
+                      const err37 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
                       if (vErrors === null) {
                         vErrors = [err37];
                       } else {
@@ -23949,8 +23961,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data20.reviewed_in_plan === void 0) {
-                      const err38 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
+                    if (data21.reviewed_by === void 0) {
+                      const err38 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
                       if (vErrors === null) {
                         vErrors = [err38];
                       } else {
@@ -23958,8 +23970,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data20.policy_created_by === void 0) {
-                      const err39 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
+                    if (data21.reviewed_in_plan === void 0) {
+                      const err39 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
                       if (vErrors === null) {
                         vErrors = [err39];
                       } else {
@@ -23967,8 +23979,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data20.created_in_plan === void 0) {
-                      const err40 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
+                    if (data21.policy_created_by === void 0) {
+                      const err40 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
                       if (vErrors === null) {
                         vErrors = [err40];
                       } else {
@@ -23976,8 +23988,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data20.blocked === void 0) {
-                      const err41 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+                    if (data21.created_in_plan === void 0) {
+                      const err41 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
                       if (vErrors === null) {
                         vErrors = [err41];
                       } else {
@@ -23985,21 +23997,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data20.address !== void 0) {
-                      if (typeof data20.address !== "string") {
-                        const err42 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err42];
-                        } else {
-                          vErrors.push(err42);
-                        }
-                        errors++;
+                    if (data21.blocked === void 0) {
+                      const err42 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+                      if (vErrors === null) {
+                        vErrors = [err42];
+                      } else {
+                        vErrors.push(err42);
                       }
+                      errors++;
                     }
-                    if (data20.reviewed_by !== void 0) {
-                      let data22 = data20.reviewed_by;
-                      if (typeof data22 !== "string" && data22 !== null) {
-                        const err43 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
+                    if (data21.address !== void 0) {
+                      if (typeof data21.address !== "string") {
+                        const err43 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err43];
                         } else {
@@ -24008,9 +24017,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data20.reviewed_in_plan !== void 0) {
-                      if (typeof data20.reviewed_in_plan !== "boolean") {
-                        const err44 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (data21.reviewed_by !== void 0) {
+                      let data23 = data21.reviewed_by;
+                      if (typeof data23 !== "string" && data23 !== null) {
+                        const err44 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err44];
                         } else {
@@ -24019,10 +24029,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data20.policy_created_by !== void 0) {
-                      let data24 = data20.policy_created_by;
-                      if (typeof data24 !== "string" && data24 !== null) {
-                        const err45 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
+                    if (data21.reviewed_in_plan !== void 0) {
+                      if (typeof data21.reviewed_in_plan !== "boolean") {
+                        const err45 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                         if (vErrors === null) {
                           vErrors = [err45];
                         } else {
@@ -24031,9 +24040,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data20.created_in_plan !== void 0) {
-                      if (typeof data20.created_in_plan !== "boolean") {
-                        const err46 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (data21.uploaded_by !== void 0) {
+                      let data25 = data21.uploaded_by;
+                      if (typeof data25 !== "string" && data25 !== null) {
+                        const err46 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err46];
                         } else {
@@ -24042,9 +24052,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data20.blocked !== void 0) {
-                      if (typeof data20.blocked !== "boolean") {
-                        const err47 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (data21.uploaded_in_plan !== void 0) {
+                      if (typeof data21.uploaded_in_plan !== "boolean") {
+                        const err47 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                         if (vErrors === null) {
                           vErrors = [err47];
                         } else {
@@ -24053,76 +24063,84 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data21.policy_created_by !== void 0) {
+                      let data27 = data21.policy_created_by;
+                      if (typeof data27 !== "string" && data27 !== null) {
+                        const err48 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err48];
+                        } else {
+                          vErrors.push(err48);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data21.created_in_plan !== void 0) {
+                      if (typeof data21.created_in_plan !== "boolean") {
+                        const err49 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err49];
+                        } else {
+                          vErrors.push(err49);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data21.blocked !== void 0) {
+                      let data29 = data21.blocked;
+                      if (typeof data29 !== "boolean" && data29 !== null) {
+                        const err50 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                        if (vErrors === null) {
+                          vErrors = [err50];
+                        } else {
+                          vErrors.push(err50);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err48 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err51 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err48];
+                      vErrors = [err51];
                     } else {
-                      vErrors.push(err48);
+                      vErrors.push(err51);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err49 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err52 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err49];
+                  vErrors = [err52];
                 } else {
-                  vErrors.push(err49);
+                  vErrors.push(err52);
                 }
                 errors++;
               }
             }
           } else {
-            const err50 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err53 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err50];
+              vErrors = [err53];
             } else {
-              vErrors.push(err50);
+              vErrors.push(err53);
             }
             errors++;
           }
         }
         if (data.impact !== void 0) {
-          let data27 = data.impact;
-          const _errs56 = errors;
+          let data30 = data.impact;
+          const _errs61 = errors;
           let valid12 = false;
           let passing0 = null;
-          const _errs57 = errors;
-          if (Array.isArray(data27)) {
-            const len4 = data27.length;
+          const _errs62 = errors;
+          if (Array.isArray(data30)) {
+            const len4 = data30.length;
             for (let i4 = 0; i4 < len4; i4++) {
-              let data28 = data27[i4];
-              if (data28 && typeof data28 == "object" && !Array.isArray(data28)) {
-                if (data28.name === void 0) {
-                  const err51 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                  if (vErrors === null) {
-                    vErrors = [err51];
-                  } else {
-                    vErrors.push(err51);
-                  }
-                  errors++;
-                }
-                if (data28.file === void 0) {
-                  const err52 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                  if (vErrors === null) {
-                    vErrors = [err52];
-                  } else {
-                    vErrors.push(err52);
-                  }
-                  errors++;
-                }
-                if (data28.line === void 0) {
-                  const err53 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                  if (vErrors === null) {
-                    vErrors = [err53];
-                  } else {
-                    vErrors.push(err53);
-                  }
-                  errors++;
-                }
-                if (data28.before === void 0) {
-                  const err54 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+              let data31 = data30[i4];
+              if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
+                if (data31.name === void 0) {
+                  const err54 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
                     vErrors = [err54];
                   } else {
@@ -24130,8 +24148,8 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (data28.after === void 0) {
-                  const err55 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                if (data31.file === void 0) {
+                  const err55 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                   if (vErrors === null) {
                     vErrors = [err55];
                   } else {
@@ -24139,124 +24157,96 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (data28.name !== void 0) {
-                  if (typeof data28.name !== "string") {
-                    const err56 = { instancePath: instancePath + "/impact/" + i4 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err56];
-                    } else {
-                      vErrors.push(err56);
-                    }
-                    errors++;
-                  }
-                }
-                if (data28.file !== void 0) {
-                  if (typeof data28.file !== "string") {
-                    const err57 = { instancePath: instancePath + "/impact/" + i4 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err57];
-                    } else {
-                      vErrors.push(err57);
-                    }
-                    errors++;
-                  }
-                }
-                if (data28.line !== void 0) {
-                  let data31 = data28.line;
-                  if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)))) {
-                    const err58 = { instancePath: instancePath + "/impact/" + i4 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                    if (vErrors === null) {
-                      vErrors = [err58];
-                    } else {
-                      vErrors.push(err58);
-                    }
-                    errors++;
-                  }
-                }
-                if (data28.before !== void 0) {
-                  let data32 = data28.before;
-                  if (data32 && typeof data32 == "object" && !Array.isArray(data32)) {
-                    if (data32.policy === void 0) {
-                      const err59 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                      if (vErrors === null) {
-                        vErrors = [err59];
-                      } else {
-                        vErrors.push(err59);
-                      }
-                      errors++;
-                    }
-                    if (data32.ssp === void 0) {
-                      const err60 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                      if (vErrors === null) {
-                        vErrors = [err60];
-                      } else {
-                        vErrors.push(err60);
-                      }
-                      errors++;
-                    }
-                    if (data32.policy !== void 0) {
-                      let data33 = data32.policy;
-                      if (typeof data33 !== "string" && data33 !== null) {
-                        const err61 = { instancePath: instancePath + "/impact/" + i4 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err61];
-                        } else {
-                          vErrors.push(err61);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data32.ssp !== void 0) {
-                      let data34 = data32.ssp;
-                      if (!(typeof data34 == "number") && data34 !== null) {
-                        const err62 = { instancePath: instancePath + "/impact/" + i4 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                        if (vErrors === null) {
-                          vErrors = [err62];
-                        } else {
-                          vErrors.push(err62);
-                        }
-                        errors++;
-                      }
-                    }
+                if (data31.line === void 0) {
+                  const err56 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                  if (vErrors === null) {
+                    vErrors = [err56];
                   } else {
-                    const err63 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    vErrors.push(err56);
+                  }
+                  errors++;
+                }
+                if (data31.before === void 0) {
+                  const err57 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                  if (vErrors === null) {
+                    vErrors = [err57];
+                  } else {
+                    vErrors.push(err57);
+                  }
+                  errors++;
+                }
+                if (data31.after === void 0) {
+                  const err58 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                  if (vErrors === null) {
+                    vErrors = [err58];
+                  } else {
+                    vErrors.push(err58);
+                  }
+                  errors++;
+                }
+                if (data31.name !== void 0) {
+                  if (typeof data31.name !== "string") {
+                    const err59 = { instancePath: instancePath + "/impact/" + i4 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err63];
+                      vErrors = [err59];
                     } else {
-                      vErrors.push(err63);
+                      vErrors.push(err59);
                     }
                     errors++;
                   }
                 }
-                if (data28.after !== void 0) {
-                  let data35 = data28.after;
+                if (data31.file !== void 0) {
+                  if (typeof data31.file !== "string") {
+                    const err60 = { instancePath: instancePath + "/impact/" + i4 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err60];
+                    } else {
+                      vErrors.push(err60);
+                    }
+                    errors++;
+                  }
+                }
+                if (data31.line !== void 0) {
+                  let data34 = data31.line;
+                  if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)))) {
+                    const err61 = { instancePath: instancePath + "/impact/" + i4 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err61];
+                    } else {
+                      vErrors.push(err61);
+                    }
+                    errors++;
+                  }
+                }
+                if (data31.before !== void 0) {
+                  let data35 = data31.before;
                   if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
                     if (data35.policy === void 0) {
-                      const err64 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      const err62 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                       if (vErrors === null) {
-                        vErrors = [err64];
+                        vErrors = [err62];
                       } else {
-                        vErrors.push(err64);
+                        vErrors.push(err62);
                       }
                       errors++;
                     }
                     if (data35.ssp === void 0) {
-                      const err65 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                      const err63 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                       if (vErrors === null) {
-                        vErrors = [err65];
+                        vErrors = [err63];
                       } else {
-                        vErrors.push(err65);
+                        vErrors.push(err63);
                       }
                       errors++;
                     }
                     if (data35.policy !== void 0) {
                       let data36 = data35.policy;
                       if (typeof data36 !== "string" && data36 !== null) {
-                        const err66 = { instancePath: instancePath + "/impact/" + i4 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        const err64 = { instancePath: instancePath + "/impact/" + i4 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
-                          vErrors = [err66];
+                          vErrors = [err64];
                         } else {
-                          vErrors.push(err66);
+                          vErrors.push(err64);
                         }
                         errors++;
                       }
@@ -24264,114 +24254,142 @@ var require_validators = __commonJS({
                     if (data35.ssp !== void 0) {
                       let data37 = data35.ssp;
                       if (!(typeof data37 == "number") && data37 !== null) {
-                        const err67 = { instancePath: instancePath + "/impact/" + i4 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        const err65 = { instancePath: instancePath + "/impact/" + i4 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err67];
+                          vErrors = [err65];
                         } else {
-                          vErrors.push(err67);
+                          vErrors.push(err65);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err68 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err66 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err68];
+                      vErrors = [err66];
                     } else {
-                      vErrors.push(err68);
+                      vErrors.push(err66);
+                    }
+                    errors++;
+                  }
+                }
+                if (data31.after !== void 0) {
+                  let data38 = data31.after;
+                  if (data38 && typeof data38 == "object" && !Array.isArray(data38)) {
+                    if (data38.policy === void 0) {
+                      const err67 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      if (vErrors === null) {
+                        vErrors = [err67];
+                      } else {
+                        vErrors.push(err67);
+                      }
+                      errors++;
+                    }
+                    if (data38.ssp === void 0) {
+                      const err68 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                      if (vErrors === null) {
+                        vErrors = [err68];
+                      } else {
+                        vErrors.push(err68);
+                      }
+                      errors++;
+                    }
+                    if (data38.policy !== void 0) {
+                      let data39 = data38.policy;
+                      if (typeof data39 !== "string" && data39 !== null) {
+                        const err69 = { instancePath: instancePath + "/impact/" + i4 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err69];
+                        } else {
+                          vErrors.push(err69);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data38.ssp !== void 0) {
+                      let data40 = data38.ssp;
+                      if (!(typeof data40 == "number") && data40 !== null) {
+                        const err70 = { instancePath: instancePath + "/impact/" + i4 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        if (vErrors === null) {
+                          vErrors = [err70];
+                        } else {
+                          vErrors.push(err70);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err71 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err71];
+                    } else {
+                      vErrors.push(err71);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err69 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err72 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err69];
+                  vErrors = [err72];
                 } else {
-                  vErrors.push(err69);
+                  vErrors.push(err72);
                 }
                 errors++;
               }
             }
           } else {
-            const err70 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err73 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err70];
+              vErrors = [err73];
             } else {
-              vErrors.push(err70);
+              vErrors.push(err73);
             }
             errors++;
           }
-          var _valid0 = _errs57 === errors;
+          var _valid0 = _errs62 === errors;
           if (_valid0) {
             valid12 = true;
             passing0 = 0;
           }
-          const _errs79 = errors;
-          if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
-            if (data27.cases === void 0) {
-              const err71 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+          const _errs84 = errors;
+          if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
+            if (data30.cases === void 0) {
+              const err74 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
               if (vErrors === null) {
-                vErrors = [err71];
+                vErrors = [err74];
               } else {
-                vErrors.push(err71);
+                vErrors.push(err74);
               }
               errors++;
             }
-            if (data27.allocation === void 0) {
-              const err72 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
+            if (data30.allocation === void 0) {
+              const err75 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
               if (vErrors === null) {
-                vErrors = [err72];
+                vErrors = [err75];
               } else {
-                vErrors.push(err72);
+                vErrors.push(err75);
               }
               errors++;
             }
-            if (data27.moved === void 0) {
-              const err73 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+            if (data30.moved === void 0) {
+              const err76 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
               if (vErrors === null) {
-                vErrors = [err73];
+                vErrors = [err76];
               } else {
-                vErrors.push(err73);
+                vErrors.push(err76);
               }
               errors++;
             }
-            if (data27.cases !== void 0) {
-              let data38 = data27.cases;
-              if (Array.isArray(data38)) {
-                const len5 = data38.length;
+            if (data30.cases !== void 0) {
+              let data41 = data30.cases;
+              if (Array.isArray(data41)) {
+                const len5 = data41.length;
                 for (let i5 = 0; i5 < len5; i5++) {
-                  let data39 = data38[i5];
-                  if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
-                    if (data39.name === void 0) {
-                      const err74 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                      if (vErrors === null) {
-                        vErrors = [err74];
-                      } else {
-                        vErrors.push(err74);
-                      }
-                      errors++;
-                    }
-                    if (data39.file === void 0) {
-                      const err75 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                      if (vErrors === null) {
-                        vErrors = [err75];
-                      } else {
-                        vErrors.push(err75);
-                      }
-                      errors++;
-                    }
-                    if (data39.line === void 0) {
-                      const err76 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                      if (vErrors === null) {
-                        vErrors = [err76];
-                      } else {
-                        vErrors.push(err76);
-                      }
-                      errors++;
-                    }
-                    if (data39.before === void 0) {
-                      const err77 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                  let data42 = data41[i5];
+                  if (data42 && typeof data42 == "object" && !Array.isArray(data42)) {
+                    if (data42.name === void 0) {
+                      const err77 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
                         vErrors = [err77];
                       } else {
@@ -24379,8 +24397,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data39.after === void 0) {
-                      const err78 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                    if (data42.file === void 0) {
+                      const err78 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                       if (vErrors === null) {
                         vErrors = [err78];
                       } else {
@@ -24388,124 +24406,96 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data39.name !== void 0) {
-                      if (typeof data39.name !== "string") {
-                        const err79 = { instancePath: instancePath + "/impact/cases/" + i5 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err79];
-                        } else {
-                          vErrors.push(err79);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data39.file !== void 0) {
-                      if (typeof data39.file !== "string") {
-                        const err80 = { instancePath: instancePath + "/impact/cases/" + i5 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err80];
-                        } else {
-                          vErrors.push(err80);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data39.line !== void 0) {
-                      let data42 = data39.line;
-                      if (!(typeof data42 == "number" && (!(data42 % 1) && !isNaN(data42)))) {
-                        const err81 = { instancePath: instancePath + "/impact/cases/" + i5 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err81];
-                        } else {
-                          vErrors.push(err81);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data39.before !== void 0) {
-                      let data43 = data39.before;
-                      if (data43 && typeof data43 == "object" && !Array.isArray(data43)) {
-                        if (data43.policy === void 0) {
-                          const err82 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                          if (vErrors === null) {
-                            vErrors = [err82];
-                          } else {
-                            vErrors.push(err82);
-                          }
-                          errors++;
-                        }
-                        if (data43.ssp === void 0) {
-                          const err83 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                          if (vErrors === null) {
-                            vErrors = [err83];
-                          } else {
-                            vErrors.push(err83);
-                          }
-                          errors++;
-                        }
-                        if (data43.policy !== void 0) {
-                          let data44 = data43.policy;
-                          if (typeof data44 !== "string" && data44 !== null) {
-                            const err84 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                            if (vErrors === null) {
-                              vErrors = [err84];
-                            } else {
-                              vErrors.push(err84);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data43.ssp !== void 0) {
-                          let data45 = data43.ssp;
-                          if (!(typeof data45 == "number") && data45 !== null) {
-                            const err85 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                            if (vErrors === null) {
-                              vErrors = [err85];
-                            } else {
-                              vErrors.push(err85);
-                            }
-                            errors++;
-                          }
-                        }
+                    if (data42.line === void 0) {
+                      const err79 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                      if (vErrors === null) {
+                        vErrors = [err79];
                       } else {
-                        const err86 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        vErrors.push(err79);
+                      }
+                      errors++;
+                    }
+                    if (data42.before === void 0) {
+                      const err80 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                      if (vErrors === null) {
+                        vErrors = [err80];
+                      } else {
+                        vErrors.push(err80);
+                      }
+                      errors++;
+                    }
+                    if (data42.after === void 0) {
+                      const err81 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                      if (vErrors === null) {
+                        vErrors = [err81];
+                      } else {
+                        vErrors.push(err81);
+                      }
+                      errors++;
+                    }
+                    if (data42.name !== void 0) {
+                      if (typeof data42.name !== "string") {
+                        const err82 = { instancePath: instancePath + "/impact/cases/" + i5 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err86];
+                          vErrors = [err82];
                         } else {
-                          vErrors.push(err86);
+                          vErrors.push(err82);
                         }
                         errors++;
                       }
                     }
-                    if (data39.after !== void 0) {
-                      let data46 = data39.after;
+                    if (data42.file !== void 0) {
+                      if (typeof data42.file !== "string") {
+                        const err83 = { instancePath: instancePath + "/impact/cases/" + i5 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err83];
+                        } else {
+                          vErrors.push(err83);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data42.line !== void 0) {
+                      let data45 = data42.line;
+                      if (!(typeof data45 == "number" && (!(data45 % 1) && !isNaN(data45)))) {
+                        const err84 = { instancePath: instancePath + "/impact/cases/" + i5 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err84];
+                        } else {
+                          vErrors.push(err84);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data42.before !== void 0) {
+                      let data46 = data42.before;
                       if (data46 && typeof data46 == "object" && !Array.isArray(data46)) {
                         if (data46.policy === void 0) {
-                          const err87 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                          const err85 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                           if (vErrors === null) {
-                            vErrors = [err87];
+                            vErrors = [err85];
                           } else {
-                            vErrors.push(err87);
+                            vErrors.push(err85);
                           }
                           errors++;
                         }
                         if (data46.ssp === void 0) {
-                          const err88 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                          const err86 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                           if (vErrors === null) {
-                            vErrors = [err88];
+                            vErrors = [err86];
                           } else {
-                            vErrors.push(err88);
+                            vErrors.push(err86);
                           }
                           errors++;
                         }
                         if (data46.policy !== void 0) {
                           let data47 = data46.policy;
                           if (typeof data47 !== "string" && data47 !== null) {
-                            const err89 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                            const err87 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
                             if (vErrors === null) {
-                              vErrors = [err89];
+                              vErrors = [err87];
                             } else {
-                              vErrors.push(err89);
+                              vErrors.push(err87);
                             }
                             errors++;
                           }
@@ -24513,81 +24503,109 @@ var require_validators = __commonJS({
                         if (data46.ssp !== void 0) {
                           let data48 = data46.ssp;
                           if (!(typeof data48 == "number") && data48 !== null) {
-                            const err90 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                            const err88 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
                             if (vErrors === null) {
-                              vErrors = [err90];
+                              vErrors = [err88];
                             } else {
-                              vErrors.push(err90);
+                              vErrors.push(err88);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err91 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        const err89 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err91];
+                          vErrors = [err89];
                         } else {
-                          vErrors.push(err91);
+                          vErrors.push(err89);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data42.after !== void 0) {
+                      let data49 = data42.after;
+                      if (data49 && typeof data49 == "object" && !Array.isArray(data49)) {
+                        if (data49.policy === void 0) {
+                          const err90 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                          if (vErrors === null) {
+                            vErrors = [err90];
+                          } else {
+                            vErrors.push(err90);
+                          }
+                          errors++;
+                        }
+                        if (data49.ssp === void 0) {
+                          const err91 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                          if (vErrors === null) {
+                            vErrors = [err91];
+                          } else {
+                            vErrors.push(err91);
+                          }
+                          errors++;
+                        }
+                        if (data49.policy !== void 0) {
+                          let data50 = data49.policy;
+                          if (typeof data50 !== "string" && data50 !== null) {
+                            const err92 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                            if (vErrors === null) {
+                              vErrors = [err92];
+                            } else {
+                              vErrors.push(err92);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data49.ssp !== void 0) {
+                          let data51 = data49.ssp;
+                          if (!(typeof data51 == "number") && data51 !== null) {
+                            const err93 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                            if (vErrors === null) {
+                              vErrors = [err93];
+                            } else {
+                              vErrors.push(err93);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err94 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        if (vErrors === null) {
+                          vErrors = [err94];
+                        } else {
+                          vErrors.push(err94);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err92 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err95 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err92];
+                      vErrors = [err95];
                     } else {
-                      vErrors.push(err92);
+                      vErrors.push(err95);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err93 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err96 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err93];
+                  vErrors = [err96];
                 } else {
-                  vErrors.push(err93);
+                  vErrors.push(err96);
                 }
                 errors++;
               }
             }
-            if (data27.allocation !== void 0) {
-              let data49 = data27.allocation;
-              if (Array.isArray(data49)) {
-                const len6 = data49.length;
+            if (data30.allocation !== void 0) {
+              let data52 = data30.allocation;
+              if (Array.isArray(data52)) {
+                const len6 = data52.length;
                 for (let i6 = 0; i6 < len6; i6++) {
-                  let data50 = data49[i6];
-                  if (data50 && typeof data50 == "object" && !Array.isArray(data50)) {
-                    if (data50.contract === void 0) {
-                      const err94 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
-                      if (vErrors === null) {
-                        vErrors = [err94];
-                      } else {
-                        vErrors.push(err94);
-                      }
-                      errors++;
-                    }
-                    if (data50.file === void 0) {
-                      const err95 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                      if (vErrors === null) {
-                        vErrors = [err95];
-                      } else {
-                        vErrors.push(err95);
-                      }
-                      errors++;
-                    }
-                    if (data50.line === void 0) {
-                      const err96 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                      if (vErrors === null) {
-                        vErrors = [err96];
-                      } else {
-                        vErrors.push(err96);
-                      }
-                      errors++;
-                    }
-                    if (data50.currency === void 0) {
-                      const err97 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
+                  let data53 = data52[i6];
+                  if (data53 && typeof data53 == "object" && !Array.isArray(data53)) {
+                    if (data53.contract === void 0) {
+                      const err97 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
                       if (vErrors === null) {
                         vErrors = [err97];
                       } else {
@@ -24595,8 +24613,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data50.before_status === void 0) {
-                      const err98 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
+                    if (data53.file === void 0) {
+                      const err98 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                       if (vErrors === null) {
                         vErrors = [err98];
                       } else {
@@ -24604,8 +24622,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data50.after_status === void 0) {
-                      const err99 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
+                    if (data53.line === void 0) {
+                      const err99 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                       if (vErrors === null) {
                         vErrors = [err99];
                       } else {
@@ -24613,8 +24631,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data50.lines === void 0) {
-                      const err100 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                    if (data53.currency === void 0) {
+                      const err100 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
                       if (vErrors === null) {
                         vErrors = [err100];
                       } else {
@@ -24622,8 +24640,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data50.moved === void 0) {
-                      const err101 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+                    if (data53.before_status === void 0) {
+                      const err101 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
                       if (vErrors === null) {
                         vErrors = [err101];
                       } else {
@@ -24631,43 +24649,36 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data50.contract !== void 0) {
-                      if (typeof data50.contract !== "string") {
-                        const err102 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err102];
-                        } else {
-                          vErrors.push(err102);
-                        }
-                        errors++;
+                    if (data53.after_status === void 0) {
+                      const err102 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err102];
+                      } else {
+                        vErrors.push(err102);
                       }
+                      errors++;
                     }
-                    if (data50.file !== void 0) {
-                      if (typeof data50.file !== "string") {
-                        const err103 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err103];
-                        } else {
-                          vErrors.push(err103);
-                        }
-                        errors++;
+                    if (data53.lines === void 0) {
+                      const err103 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                      if (vErrors === null) {
+                        vErrors = [err103];
+                      } else {
+                        vErrors.push(err103);
                       }
+                      errors++;
                     }
-                    if (data50.line !== void 0) {
-                      let data53 = data50.line;
-                      if (!(typeof data53 == "number" && (!(data53 % 1) && !isNaN(data53)))) {
-                        const err104 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err104];
-                        } else {
-                          vErrors.push(err104);
-                        }
-                        errors++;
+                    if (data53.moved === void 0) {
+                      const err104 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+                      if (vErrors === null) {
+                        vErrors = [err104];
+                      } else {
+                        vErrors.push(err104);
                       }
+                      errors++;
                     }
-                    if (data50.currency !== void 0) {
-                      if (typeof data50.currency !== "string") {
-                        const err105 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data53.contract !== void 0) {
+                      if (typeof data53.contract !== "string") {
+                        const err105 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err105];
                         } else {
@@ -24676,10 +24687,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data50.before_status !== void 0) {
-                      let data55 = data50.before_status;
-                      if (!(data55 === "allocated" || data55 === "not carved" || data55 === "cannot allocate")) {
-                        const err106 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
+                    if (data53.file !== void 0) {
+                      if (typeof data53.file !== "string") {
+                        const err106 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err106];
                         } else {
@@ -24688,10 +24698,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data50.after_status !== void 0) {
-                      let data56 = data50.after_status;
-                      if (!(data56 === "allocated" || data56 === "not carved" || data56 === "cannot allocate")) {
-                        const err107 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
+                    if (data53.line !== void 0) {
+                      let data56 = data53.line;
+                      if (!(typeof data56 == "number" && (!(data56 % 1) && !isNaN(data56)))) {
+                        const err107 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
                           vErrors = [err107];
                         } else {
@@ -24700,23 +24710,21 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data50.why !== void 0) {
-                      let data57 = data50.why;
-                      if (Array.isArray(data57)) {
-                        const len7 = data57.length;
-                        for (let i7 = 0; i7 < len7; i7++) {
-                          if (typeof data57[i7] !== "string") {
-                            const err108 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/why/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err108];
-                            } else {
-                              vErrors.push(err108);
-                            }
-                            errors++;
-                          }
+                    if (data53.currency !== void 0) {
+                      if (typeof data53.currency !== "string") {
+                        const err108 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err108];
+                        } else {
+                          vErrors.push(err108);
                         }
-                      } else {
-                        const err109 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        errors++;
+                      }
+                    }
+                    if (data53.before_status !== void 0) {
+                      let data58 = data53.before_status;
+                      if (!(data58 === "allocated" || data58 === "not carved" || data58 === "cannot allocate")) {
+                        const err109 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err109];
                         } else {
@@ -24725,42 +24733,52 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data50.lines !== void 0) {
-                      let data59 = data50.lines;
-                      if (Array.isArray(data59)) {
-                        const len8 = data59.length;
+                    if (data53.after_status !== void 0) {
+                      let data59 = data53.after_status;
+                      if (!(data59 === "allocated" || data59 === "not carved" || data59 === "cannot allocate")) {
+                        const err110 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err110];
+                        } else {
+                          vErrors.push(err110);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data53.why !== void 0) {
+                      let data60 = data53.why;
+                      if (Array.isArray(data60)) {
+                        const len7 = data60.length;
+                        for (let i7 = 0; i7 < len7; i7++) {
+                          if (typeof data60[i7] !== "string") {
+                            const err111 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/why/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err111];
+                            } else {
+                              vErrors.push(err111);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err112 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err112];
+                        } else {
+                          vErrors.push(err112);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data53.lines !== void 0) {
+                      let data62 = data53.lines;
+                      if (Array.isArray(data62)) {
+                        const len8 = data62.length;
                         for (let i8 = 0; i8 < len8; i8++) {
-                          let data60 = data59[i8];
-                          if (data60 && typeof data60 == "object" && !Array.isArray(data60)) {
-                            if (data60.id === void 0) {
-                              const err110 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
-                              if (vErrors === null) {
-                                vErrors = [err110];
-                              } else {
-                                vErrors.push(err110);
-                              }
-                              errors++;
-                            }
-                            if (data60.before === void 0) {
-                              const err111 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
-                              if (vErrors === null) {
-                                vErrors = [err111];
-                              } else {
-                                vErrors.push(err111);
-                              }
-                              errors++;
-                            }
-                            if (data60.after === void 0) {
-                              const err112 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
-                              if (vErrors === null) {
-                                vErrors = [err112];
-                              } else {
-                                vErrors.push(err112);
-                              }
-                              errors++;
-                            }
-                            if (data60.shift === void 0) {
-                              const err113 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
+                          let data63 = data62[i8];
+                          if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
+                            if (data63.id === void 0) {
+                              const err113 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
                               if (vErrors === null) {
                                 vErrors = [err113];
                               } else {
@@ -24768,49 +24786,49 @@ var require_validators = __commonJS({
                               }
                               errors++;
                             }
-                            if (data60.id !== void 0) {
-                              if (typeof data60.id !== "string") {
-                                const err114 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (data63.before === void 0) {
+                              const err114 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                              if (vErrors === null) {
+                                vErrors = [err114];
+                              } else {
+                                vErrors.push(err114);
+                              }
+                              errors++;
+                            }
+                            if (data63.after === void 0) {
+                              const err115 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                              if (vErrors === null) {
+                                vErrors = [err115];
+                              } else {
+                                vErrors.push(err115);
+                              }
+                              errors++;
+                            }
+                            if (data63.shift === void 0) {
+                              const err116 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
+                              if (vErrors === null) {
+                                vErrors = [err116];
+                              } else {
+                                vErrors.push(err116);
+                              }
+                              errors++;
+                            }
+                            if (data63.id !== void 0) {
+                              if (typeof data63.id !== "string") {
+                                const err117 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                 if (vErrors === null) {
-                                  vErrors = [err114];
+                                  vErrors = [err117];
                                 } else {
-                                  vErrors.push(err114);
+                                  vErrors.push(err117);
                                 }
                                 errors++;
                               }
                             }
-                            if (data60.before !== void 0) {
-                              let data62 = data60.before;
-                              if (data62 && typeof data62 == "object" && !Array.isArray(data62)) {
-                                if (data62.policy === void 0) {
-                                  const err115 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err115];
-                                  } else {
-                                    vErrors.push(err115);
-                                  }
-                                  errors++;
-                                }
-                                if (data62.ssp === void 0) {
-                                  const err116 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err116];
-                                  } else {
-                                    vErrors.push(err116);
-                                  }
-                                  errors++;
-                                }
-                                if (data62.basis === void 0) {
-                                  const err117 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err117];
-                                  } else {
-                                    vErrors.push(err117);
-                                  }
-                                  errors++;
-                                }
-                                if (data62.allocated === void 0) {
-                                  const err118 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                            if (data63.before !== void 0) {
+                              let data65 = data63.before;
+                              if (data65 && typeof data65 == "object" && !Array.isArray(data65)) {
+                                if (data65.policy === void 0) {
+                                  const err118 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                                   if (vErrors === null) {
                                     vErrors = [err118];
                                   } else {
@@ -24818,46 +24836,37 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data62.policy !== void 0) {
-                                  let data63 = data62.policy;
-                                  if (typeof data63 !== "string" && data63 !== null) {
-                                    const err119 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err119];
-                                    } else {
-                                      vErrors.push(err119);
-                                    }
-                                    errors++;
+                                if (data65.ssp === void 0) {
+                                  const err119 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err119];
+                                  } else {
+                                    vErrors.push(err119);
                                   }
+                                  errors++;
                                 }
-                                if (data62.ssp !== void 0) {
-                                  let data64 = data62.ssp;
-                                  if (!(typeof data64 == "number") && data64 !== null) {
-                                    const err120 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err120];
-                                    } else {
-                                      vErrors.push(err120);
-                                    }
-                                    errors++;
+                                if (data65.basis === void 0) {
+                                  const err120 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err120];
+                                  } else {
+                                    vErrors.push(err120);
                                   }
+                                  errors++;
                                 }
-                                if (data62.basis !== void 0) {
-                                  let data65 = data62.basis;
-                                  if (!(typeof data65 == "number") && data65 !== null) {
-                                    const err121 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err121];
-                                    } else {
-                                      vErrors.push(err121);
-                                    }
-                                    errors++;
+                                if (data65.allocated === void 0) {
+                                  const err121 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err121];
+                                  } else {
+                                    vErrors.push(err121);
                                   }
+                                  errors++;
                                 }
-                                if (data62.allocated !== void 0) {
-                                  let data66 = data62.allocated;
-                                  if (!(typeof data66 == "number") && data66 !== null) {
-                                    const err122 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
+                                if (data65.policy !== void 0) {
+                                  let data66 = data65.policy;
+                                  if (typeof data66 !== "string" && data66 !== null) {
+                                    const err122 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
                                       vErrors = [err122];
                                     } else {
@@ -24866,48 +24875,57 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
+                                if (data65.ssp !== void 0) {
+                                  let data67 = data65.ssp;
+                                  if (!(typeof data67 == "number") && data67 !== null) {
+                                    const err123 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err123];
+                                    } else {
+                                      vErrors.push(err123);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data65.basis !== void 0) {
+                                  let data68 = data65.basis;
+                                  if (!(typeof data68 == "number") && data68 !== null) {
+                                    const err124 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err124];
+                                    } else {
+                                      vErrors.push(err124);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data65.allocated !== void 0) {
+                                  let data69 = data65.allocated;
+                                  if (!(typeof data69 == "number") && data69 !== null) {
+                                    const err125 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err125];
+                                    } else {
+                                      vErrors.push(err125);
+                                    }
+                                    errors++;
+                                  }
+                                }
                               } else {
-                                const err123 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                const err126 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                 if (vErrors === null) {
-                                  vErrors = [err123];
+                                  vErrors = [err126];
                                 } else {
-                                  vErrors.push(err123);
+                                  vErrors.push(err126);
                                 }
                                 errors++;
                               }
                             }
-                            if (data60.after !== void 0) {
-                              let data67 = data60.after;
-                              if (data67 && typeof data67 == "object" && !Array.isArray(data67)) {
-                                if (data67.policy === void 0) {
-                                  const err124 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err124];
-                                  } else {
-                                    vErrors.push(err124);
-                                  }
-                                  errors++;
-                                }
-                                if (data67.ssp === void 0) {
-                                  const err125 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err125];
-                                  } else {
-                                    vErrors.push(err125);
-                                  }
-                                  errors++;
-                                }
-                                if (data67.basis === void 0) {
-                                  const err126 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err126];
-                                  } else {
-                                    vErrors.push(err126);
-                                  }
-                                  errors++;
-                                }
-                                if (data67.allocated === void 0) {
-                                  const err127 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                            if (data63.after !== void 0) {
+                              let data70 = data63.after;
+                              if (data70 && typeof data70 == "object" && !Array.isArray(data70)) {
+                                if (data70.policy === void 0) {
+                                  const err127 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                                   if (vErrors === null) {
                                     vErrors = [err127];
                                   } else {
@@ -24915,46 +24933,37 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data67.policy !== void 0) {
-                                  let data68 = data67.policy;
-                                  if (typeof data68 !== "string" && data68 !== null) {
-                                    const err128 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err128];
-                                    } else {
-                                      vErrors.push(err128);
-                                    }
-                                    errors++;
+                                if (data70.ssp === void 0) {
+                                  const err128 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err128];
+                                  } else {
+                                    vErrors.push(err128);
                                   }
+                                  errors++;
                                 }
-                                if (data67.ssp !== void 0) {
-                                  let data69 = data67.ssp;
-                                  if (!(typeof data69 == "number") && data69 !== null) {
-                                    const err129 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err129];
-                                    } else {
-                                      vErrors.push(err129);
-                                    }
-                                    errors++;
+                                if (data70.basis === void 0) {
+                                  const err129 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err129];
+                                  } else {
+                                    vErrors.push(err129);
                                   }
+                                  errors++;
                                 }
-                                if (data67.basis !== void 0) {
-                                  let data70 = data67.basis;
-                                  if (!(typeof data70 == "number") && data70 !== null) {
-                                    const err130 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err130];
-                                    } else {
-                                      vErrors.push(err130);
-                                    }
-                                    errors++;
+                                if (data70.allocated === void 0) {
+                                  const err130 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err130];
+                                  } else {
+                                    vErrors.push(err130);
                                   }
+                                  errors++;
                                 }
-                                if (data67.allocated !== void 0) {
-                                  let data71 = data67.allocated;
-                                  if (!(typeof data71 == "number") && data71 !== null) {
-                                    const err131 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                if (data70.policy !== void 0) {
+                                  let data71 = data70.policy;
+                                  if (typeof data71 !== "string" && data71 !== null) {
+                                    const err131 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
                                       vErrors = [err131];
                                     } else {
@@ -24963,139 +24972,175 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
+                                if (data70.ssp !== void 0) {
+                                  let data72 = data70.ssp;
+                                  if (!(typeof data72 == "number") && data72 !== null) {
+                                    const err132 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err132];
+                                    } else {
+                                      vErrors.push(err132);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data70.basis !== void 0) {
+                                  let data73 = data70.basis;
+                                  if (!(typeof data73 == "number") && data73 !== null) {
+                                    const err133 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err133];
+                                    } else {
+                                      vErrors.push(err133);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data70.allocated !== void 0) {
+                                  let data74 = data70.allocated;
+                                  if (!(typeof data74 == "number") && data74 !== null) {
+                                    const err134 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err134];
+                                    } else {
+                                      vErrors.push(err134);
+                                    }
+                                    errors++;
+                                  }
+                                }
                               } else {
-                                const err132 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                const err135 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                 if (vErrors === null) {
-                                  vErrors = [err132];
+                                  vErrors = [err135];
                                 } else {
-                                  vErrors.push(err132);
+                                  vErrors.push(err135);
                                 }
                                 errors++;
                               }
                             }
-                            if (data60.shift !== void 0) {
-                              let data72 = data60.shift;
-                              if (!(typeof data72 == "number") && data72 !== null) {
-                                const err133 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
+                            if (data63.shift !== void 0) {
+                              let data75 = data63.shift;
+                              if (!(typeof data75 == "number") && data75 !== null) {
+                                const err136 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
                                 if (vErrors === null) {
-                                  vErrors = [err133];
+                                  vErrors = [err136];
                                 } else {
-                                  vErrors.push(err133);
+                                  vErrors.push(err136);
                                 }
                                 errors++;
                               }
                             }
                           } else {
-                            const err134 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                            const err137 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                             if (vErrors === null) {
-                              vErrors = [err134];
+                              vErrors = [err137];
                             } else {
-                              vErrors.push(err134);
+                              vErrors.push(err137);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err135 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err138 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err135];
+                          vErrors = [err138];
                         } else {
-                          vErrors.push(err135);
+                          vErrors.push(err138);
                         }
                         errors++;
                       }
                     }
-                    if (data50.moved !== void 0) {
-                      let data73 = data50.moved;
-                      if (!(typeof data73 == "number") && data73 !== null) {
-                        const err136 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
+                    if (data53.moved !== void 0) {
+                      let data76 = data53.moved;
+                      if (!(typeof data76 == "number") && data76 !== null) {
+                        const err139 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err136];
+                          vErrors = [err139];
                         } else {
-                          vErrors.push(err136);
+                          vErrors.push(err139);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err137 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err140 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err137];
+                      vErrors = [err140];
                     } else {
-                      vErrors.push(err137);
+                      vErrors.push(err140);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err138 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err141 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err138];
+                  vErrors = [err141];
                 } else {
-                  vErrors.push(err138);
+                  vErrors.push(err141);
                 }
                 errors++;
               }
             }
-            if (data27.moved !== void 0) {
-              let data74 = data27.moved;
-              if (data74 && typeof data74 == "object" && !Array.isArray(data74)) {
-                for (const key1 in data74) {
-                  if (!(typeof data74[key1] == "number")) {
-                    const err139 = { instancePath: instancePath + "/impact/moved/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+            if (data30.moved !== void 0) {
+              let data77 = data30.moved;
+              if (data77 && typeof data77 == "object" && !Array.isArray(data77)) {
+                for (const key1 in data77) {
+                  if (!(typeof data77[key1] == "number")) {
+                    const err142 = { instancePath: instancePath + "/impact/moved/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                     if (vErrors === null) {
-                      vErrors = [err139];
+                      vErrors = [err142];
                     } else {
-                      vErrors.push(err139);
+                      vErrors.push(err142);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err140 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err143 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err140];
+                  vErrors = [err143];
                 } else {
-                  vErrors.push(err140);
+                  vErrors.push(err143);
                 }
                 errors++;
               }
             }
-            if (data27.notes !== void 0) {
-              let data76 = data27.notes;
-              if (Array.isArray(data76)) {
-                const len9 = data76.length;
+            if (data30.notes !== void 0) {
+              let data79 = data30.notes;
+              if (Array.isArray(data79)) {
+                const len9 = data79.length;
                 for (let i9 = 0; i9 < len9; i9++) {
-                  if (typeof data76[i9] !== "string") {
-                    const err141 = { instancePath: instancePath + "/impact/notes/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data79[i9] !== "string") {
+                    const err144 = { instancePath: instancePath + "/impact/notes/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err141];
+                      vErrors = [err144];
                     } else {
-                      vErrors.push(err141);
+                      vErrors.push(err144);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err142 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err145 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err142];
+                  vErrors = [err145];
                 } else {
-                  vErrors.push(err142);
+                  vErrors.push(err145);
                 }
                 errors++;
               }
             }
           } else {
-            const err143 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err146 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err143];
+              vErrors = [err146];
             } else {
-              vErrors.push(err143);
+              vErrors.push(err146);
             }
             errors++;
           }
-          var _valid0 = _errs79 === errors;
+          var _valid0 = _errs84 === errors;
           if (_valid0 && valid12) {
             valid12 = false;
             passing0 = [passing0, 1];
@@ -25106,18 +25151,18 @@ var require_validators = __commonJS({
             }
           }
           if (!valid12) {
-            const err144 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+            const err147 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err144];
+              vErrors = [err147];
             } else {
-              vErrors.push(err144);
+              vErrors.push(err147);
             }
             errors++;
           } else {
-            errors = _errs56;
+            errors = _errs61;
             if (vErrors !== null) {
-              if (_errs56) {
-                vErrors.length = _errs56;
+              if (_errs61) {
+                vErrors.length = _errs61;
               } else {
                 vErrors = null;
               }
@@ -25125,33 +25170,33 @@ var require_validators = __commonJS({
           }
         }
         if (data.checksum !== void 0) {
-          let data78 = data.checksum;
-          if (typeof data78 === "string") {
-            if (!pattern13.test(data78)) {
-              const err145 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          let data81 = data.checksum;
+          if (typeof data81 === "string") {
+            if (!pattern13.test(data81)) {
+              const err148 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err145];
+                vErrors = [err148];
               } else {
-                vErrors.push(err145);
+                vErrors.push(err148);
               }
               errors++;
             }
           } else {
-            const err146 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err149 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err146];
+              vErrors = [err149];
             } else {
-              vErrors.push(err146);
+              vErrors.push(err149);
             }
             errors++;
           }
         }
       } else {
-        const err147 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err150 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err147];
+          vErrors = [err150];
         } else {
-          vErrors.push(err147);
+          vErrors.push(err150);
         }
         errors++;
       }
@@ -25922,12 +25967,12 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate27;
-    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch and who created its policy (the service's fields, or this run's own review and create), and who the approve was sent as", "properties": { "reviewed_by": { "type": ["string", "null"] }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"] }, "rule": { "enum": ["blocked", "refused"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
+    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as)" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
     var schema32 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
     var pattern16 = new RegExp("^1(\\.[0-9]+)*$", "u");
     var pattern17 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
     var pattern19 = new RegExp("^[0-9a-f]{40,64}$", "u");
-    var schema35 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch and who created its policy (the service's fields, or this run's own review and create), and who the approve was sent as", "properties": { "reviewed_by": { "type": ["string", "null"] }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"] }, "rule": { "enum": ["blocked", "refused"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } };
+    var schema35 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as)" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } };
     var schema36 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
     var pattern21 = new RegExp("^/", "u");
     function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
@@ -26268,7 +26313,7 @@ var require_validators = __commonJS({
         }
         if (data.outcome !== void 0) {
           let data2 = data.outcome;
-          if (!(data2 === "done" || data2 === "already" || data2 === "confirmed" || data2 === "blocked" || data2 === "failed" || data2 === "skipped" || data2 === "unknown" || data2 === "overwritten")) {
+          if (!(data2 === "done" || data2 === "already" || data2 === "confirmed" || data2 === "blocked" || data2 === "failed" || data2 === "skipped" || data2 === "unknown" || data2 === "overwritten" || data2 === "breached")) {
             const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema35.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err12];
@@ -26508,7 +26553,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key22 in data14) {
-              if (!(key22 === "reviewed_by" || key22 === "policy_created_by" || key22 === "approved_by" || key22 === "rule")) {
+              if (!(key22 === "reviewed_by" || key22 === "uploaded_by" || key22 === "policy_created_by" || key22 === "approved_by" || key22 === "sent_as" || key22 === "confirmed" || key22 === "rule")) {
                 const err34 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err34];
@@ -26530,10 +26575,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data14.policy_created_by !== void 0) {
-              let data16 = data14.policy_created_by;
+            if (data14.uploaded_by !== void 0) {
+              let data16 = data14.uploaded_by;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err36 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema35.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
+                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema35.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err36];
                 } else {
@@ -26542,10 +26587,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data14.approved_by !== void 0) {
-              let data17 = data14.approved_by;
+            if (data14.policy_created_by !== void 0) {
+              let data17 = data14.policy_created_by;
               if (typeof data17 !== "string" && data17 !== null) {
-                const err37 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema35.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
+                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema35.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err37];
                 } else {
@@ -26554,10 +26599,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data14.rule !== void 0) {
-              let data18 = data14.rule;
-              if (!(data18 === "blocked" || data18 === "refused")) {
-                const err38 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema35.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
+            if (data14.approved_by !== void 0) {
+              let data18 = data14.approved_by;
+              if (typeof data18 !== "string" && data18 !== null) {
+                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema35.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err38];
                 } else {
@@ -26566,42 +26611,77 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data14.sent_as !== void 0) {
+              let data19 = data14.sent_as;
+              if (typeof data19 !== "string" && data19 !== null) {
+                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema35.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err39];
+                } else {
+                  vErrors.push(err39);
+                }
+                errors++;
+              }
+            }
+            if (data14.confirmed !== void 0) {
+              if (typeof data14.confirmed !== "boolean") {
+                const err40 = { instancePath: instancePath + "/four_eyes/confirmed", schemaPath: "#/properties/four_eyes/properties/confirmed/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+            }
+            if (data14.rule !== void 0) {
+              let data21 = data14.rule;
+              if (!(data21 === "blocked" || data21 === "refused" || data21 === "breached")) {
+                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema35.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err41];
+                } else {
+                  vErrors.push(err41);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err39 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err42 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err42];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err42);
             }
             errors++;
           }
         }
         if (data.requests !== void 0) {
-          let data19 = data.requests;
-          if (Array.isArray(data19)) {
-            const len1 = data19.length;
+          let data22 = data.requests;
+          if (Array.isArray(data22)) {
+            const len1 = data22.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              if (!validate29(data19[i1], { instancePath: instancePath + "/requests/" + i1, parentData: data19, parentDataProperty: i1, rootData })) {
+              if (!validate29(data22[i1], { instancePath: instancePath + "/requests/" + i1, parentData: data22, parentDataProperty: i1, rootData })) {
                 vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err40 = { instancePath: instancePath + "/requests", schemaPath: "#/properties/requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err43 = { instancePath: instancePath + "/requests", schemaPath: "#/properties/requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err40];
+              vErrors = [err43];
             } else {
-              vErrors.push(err40);
+              vErrors.push(err43);
             }
             errors++;
           }
         }
       } else {
-        const err41 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err44 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err41];
+          vErrors = [err44];
         } else {
-          vErrors.push(err41);
+          vErrors.push(err44);
         }
         errors++;
       }
@@ -27280,20 +27360,22 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.pull_request_approval !== void 0) {
-          let data11 = data.pull_request_approval;
-          if (data11 && typeof data11 == "object" && !Array.isArray(data11)) {
-            if (data11.provider === void 0) {
-              const err38 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
-              if (vErrors === null) {
-                vErrors = [err38];
-              } else {
-                vErrors.push(err38);
-              }
-              errors++;
+        if (data.approver_note !== void 0) {
+          if (typeof data.approver_note !== "string") {
+            const err38 = { instancePath: instancePath + "/approver_note", schemaPath: "#/properties/approver_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err38];
+            } else {
+              vErrors.push(err38);
             }
-            if (data11.number === void 0) {
-              const err39 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "number" }, message: "must have required property 'number'" };
+            errors++;
+          }
+        }
+        if (data.pull_request_approval !== void 0) {
+          let data12 = data.pull_request_approval;
+          if (data12 && typeof data12 == "object" && !Array.isArray(data12)) {
+            if (data12.provider === void 0) {
+              const err39 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
               if (vErrors === null) {
                 vErrors = [err39];
               } else {
@@ -27301,8 +27383,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.author === void 0) {
-              const err40 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "author" }, message: "must have required property 'author'" };
+            if (data12.number === void 0) {
+              const err40 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "number" }, message: "must have required property 'number'" };
               if (vErrors === null) {
                 vErrors = [err40];
               } else {
@@ -27310,8 +27392,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.head_commit === void 0) {
-              const err41 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "head_commit" }, message: "must have required property 'head_commit'" };
+            if (data12.author === void 0) {
+              const err41 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "author" }, message: "must have required property 'author'" };
               if (vErrors === null) {
                 vErrors = [err41];
               } else {
@@ -27319,8 +27401,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.merge_commits === void 0) {
-              const err42 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "merge_commits" }, message: "must have required property 'merge_commits'" };
+            if (data12.head_commit === void 0) {
+              const err42 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "head_commit" }, message: "must have required property 'head_commit'" };
               if (vErrors === null) {
                 vErrors = [err42];
               } else {
@@ -27328,8 +27410,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.applied_commit === void 0) {
-              const err43 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "applied_commit" }, message: "must have required property 'applied_commit'" };
+            if (data12.merge_commits === void 0) {
+              const err43 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "merge_commits" }, message: "must have required property 'merge_commits'" };
               if (vErrors === null) {
                 vErrors = [err43];
               } else {
@@ -27337,8 +27419,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.approvals === void 0) {
-              const err44 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "approvals" }, message: "must have required property 'approvals'" };
+            if (data12.applied_commit === void 0) {
+              const err44 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "applied_commit" }, message: "must have required property 'applied_commit'" };
               if (vErrors === null) {
                 vErrors = [err44];
               } else {
@@ -27346,8 +27428,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.independent === void 0) {
-              const err45 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "independent" }, message: "must have required property 'independent'" };
+            if (data12.approvals === void 0) {
+              const err45 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "approvals" }, message: "must have required property 'approvals'" };
               if (vErrors === null) {
                 vErrors = [err45];
               } else {
@@ -27355,8 +27437,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.holds === void 0) {
-              const err46 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "holds" }, message: "must have required property 'holds'" };
+            if (data12.independent === void 0) {
+              const err46 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "independent" }, message: "must have required property 'independent'" };
               if (vErrors === null) {
                 vErrors = [err46];
               } else {
@@ -27364,8 +27446,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data11.problem === void 0) {
-              const err47 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "problem" }, message: "must have required property 'problem'" };
+            if (data12.holds === void 0) {
+              const err47 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "holds" }, message: "must have required property 'holds'" };
               if (vErrors === null) {
                 vErrors = [err47];
               } else {
@@ -27373,21 +27455,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key1 in data11) {
-              if (!func2.call(schema32.properties, key1)) {
-                const err48 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err48];
-                } else {
-                  vErrors.push(err48);
-                }
-                errors++;
+            if (data12.problem === void 0) {
+              const err48 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "problem" }, message: "must have required property 'problem'" };
+              if (vErrors === null) {
+                vErrors = [err48];
+              } else {
+                vErrors.push(err48);
               }
+              errors++;
             }
-            if (data11.provider !== void 0) {
-              let data12 = data11.provider;
-              if (!(data12 === "github" || data12 === "gitlab")) {
-                const err49 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema32.properties.provider.enum }, message: "must be equal to one of the allowed values" };
+            for (const key1 in data12) {
+              if (!func2.call(schema32.properties, key1)) {
+                const err49 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err49];
                 } else {
@@ -27396,10 +27475,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.number !== void 0) {
-              let data13 = data11.number;
-              if (!(typeof data13 == "number" && (!(data13 % 1) && !isNaN(data13))) && data13 !== null) {
-                const err50 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema32.properties.number.type }, message: "must be integer,null" };
+            if (data12.provider !== void 0) {
+              let data13 = data12.provider;
+              if (!(data13 === "github" || data13 === "gitlab")) {
+                const err50 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema32.properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err50];
                 } else {
@@ -27408,10 +27487,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.author !== void 0) {
-              let data14 = data11.author;
-              if (typeof data14 !== "string" && data14 !== null) {
-                const err51 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema32.properties.author.type }, message: "must be string,null" };
+            if (data12.number !== void 0) {
+              let data14 = data12.number;
+              if (!(typeof data14 == "number" && (!(data14 % 1) && !isNaN(data14))) && data14 !== null) {
+                const err51 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema32.properties.number.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err51];
                 } else {
@@ -27420,10 +27499,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.head_commit !== void 0) {
-              let data15 = data11.head_commit;
+            if (data12.author !== void 0) {
+              let data15 = data12.author;
               if (typeof data15 !== "string" && data15 !== null) {
-                const err52 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema32.properties.head_commit.type }, message: "must be string,null" };
+                const err52 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema32.properties.author.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err52];
                 } else {
@@ -27432,60 +27511,60 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.head_commit_by !== void 0) {
-              let data16 = data11.head_commit_by;
-              if (Array.isArray(data16)) {
-                const len0 = data16.length;
+            if (data12.head_commit !== void 0) {
+              let data16 = data12.head_commit;
+              if (typeof data16 !== "string" && data16 !== null) {
+                const err53 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema32.properties.head_commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err53];
+                } else {
+                  vErrors.push(err53);
+                }
+                errors++;
+              }
+            }
+            if (data12.head_commit_by !== void 0) {
+              let data17 = data12.head_commit_by;
+              if (Array.isArray(data17)) {
+                const len0 = data17.length;
                 for (let i0 = 0; i0 < len0; i0++) {
-                  if (typeof data16[i0] !== "string") {
-                    const err53 = { instancePath: instancePath + "/pull_request_approval/head_commit_by/" + i0, schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data17[i0] !== "string") {
+                    const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit_by/" + i0, schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err53];
+                      vErrors = [err54];
                     } else {
-                      vErrors.push(err53);
+                      vErrors.push(err54);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit_by", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err55 = { instancePath: instancePath + "/pull_request_approval/head_commit_by", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err54];
+                  vErrors = [err55];
                 } else {
-                  vErrors.push(err54);
+                  vErrors.push(err55);
                 }
                 errors++;
               }
             }
-            if (data11.merge_commits !== void 0) {
-              let data18 = data11.merge_commits;
-              if (Array.isArray(data18)) {
-                const len1 = data18.length;
+            if (data12.merge_commits !== void 0) {
+              let data19 = data12.merge_commits;
+              if (Array.isArray(data19)) {
+                const len1 = data19.length;
                 for (let i1 = 0; i1 < len1; i1++) {
-                  if (typeof data18[i1] !== "string") {
-                    const err55 = { instancePath: instancePath + "/pull_request_approval/merge_commits/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data19[i1] !== "string") {
+                    const err56 = { instancePath: instancePath + "/pull_request_approval/merge_commits/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err55];
+                      vErrors = [err56];
                     } else {
-                      vErrors.push(err55);
+                      vErrors.push(err56);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err56 = { instancePath: instancePath + "/pull_request_approval/merge_commits", schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err56];
-                } else {
-                  vErrors.push(err56);
-                }
-                errors++;
-              }
-            }
-            if (data11.applied_commit !== void 0) {
-              let data20 = data11.applied_commit;
-              if (typeof data20 !== "string" && data20 !== null) {
-                const err57 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema32.properties.applied_commit.type }, message: "must be string,null" };
+                const err57 = { instancePath: instancePath + "/pull_request_approval/merge_commits", schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err57];
                 } else {
@@ -27494,24 +27573,27 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.approvals !== void 0) {
-              let data21 = data11.approvals;
-              if (Array.isArray(data21)) {
-                const len2 = data21.length;
+            if (data12.applied_commit !== void 0) {
+              let data21 = data12.applied_commit;
+              if (typeof data21 !== "string" && data21 !== null) {
+                const err58 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema32.properties.applied_commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err58];
+                } else {
+                  vErrors.push(err58);
+                }
+                errors++;
+              }
+            }
+            if (data12.approvals !== void 0) {
+              let data22 = data12.approvals;
+              if (Array.isArray(data22)) {
+                const len2 = data22.length;
                 for (let i2 = 0; i2 < len2; i2++) {
-                  let data22 = data21[i2];
-                  if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
-                    if (data22.user === void 0) {
-                      const err58 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
-                      if (vErrors === null) {
-                        vErrors = [err58];
-                      } else {
-                        vErrors.push(err58);
-                      }
-                      errors++;
-                    }
-                    if (data22.at === void 0) {
-                      const err59 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "at" }, message: "must have required property 'at'" };
+                  let data23 = data22[i2];
+                  if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
+                    if (data23.user === void 0) {
+                      const err59 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
                       if (vErrors === null) {
                         vErrors = [err59];
                       } else {
@@ -27519,8 +27601,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data22.commit === void 0) {
-                      const err60 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+                    if (data23.at === void 0) {
+                      const err60 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "at" }, message: "must have required property 'at'" };
                       if (vErrors === null) {
                         vErrors = [err60];
                       } else {
@@ -27528,20 +27610,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key22 in data22) {
-                      if (!(key22 === "user" || key22 === "at" || key22 === "commit" || key22 === "excluded")) {
-                        const err61 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err61];
-                        } else {
-                          vErrors.push(err61);
-                        }
-                        errors++;
+                    if (data23.commit === void 0) {
+                      const err61 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+                      if (vErrors === null) {
+                        vErrors = [err61];
+                      } else {
+                        vErrors.push(err61);
                       }
+                      errors++;
                     }
-                    if (data22.user !== void 0) {
-                      if (typeof data22.user !== "string") {
-                        const err62 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/user", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key22 in data23) {
+                      if (!(key22 === "user" || key22 === "at" || key22 === "commit" || key22 === "excluded")) {
+                        const err62 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err62];
                         } else {
@@ -27550,10 +27630,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data22.at !== void 0) {
-                      let data24 = data22.at;
-                      if (typeof data24 !== "string" && data24 !== null) {
-                        const err63 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.at.type }, message: "must be string,null" };
+                    if (data23.user !== void 0) {
+                      if (typeof data23.user !== "string") {
+                        const err63 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/user", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err63];
                         } else {
@@ -27562,10 +27641,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data22.commit !== void 0) {
-                      let data25 = data22.commit;
+                    if (data23.at !== void 0) {
+                      let data25 = data23.at;
                       if (typeof data25 !== "string" && data25 !== null) {
-                        const err64 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
+                        const err64 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.at.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err64];
                         } else {
@@ -27574,9 +27653,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data22.excluded !== void 0) {
-                      if (typeof data22.excluded !== "string") {
-                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/excluded", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/excluded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data23.commit !== void 0) {
+                      let data26 = data23.commit;
+                      if (typeof data26 !== "string" && data26 !== null) {
+                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema32.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err65];
                         } else {
@@ -27585,54 +27665,54 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data23.excluded !== void 0) {
+                      if (typeof data23.excluded !== "string") {
+                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/excluded", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/excluded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err66];
+                        } else {
+                          vErrors.push(err66);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err67 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err66];
+                      vErrors = [err67];
                     } else {
-                      vErrors.push(err66);
+                      vErrors.push(err67);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err67 = { instancePath: instancePath + "/pull_request_approval/approvals", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err68 = { instancePath: instancePath + "/pull_request_approval/approvals", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err67];
+                  vErrors = [err68];
                 } else {
-                  vErrors.push(err67);
+                  vErrors.push(err68);
                 }
                 errors++;
               }
             }
-            if (data11.independent !== void 0) {
-              let data27 = data11.independent;
-              if (Array.isArray(data27)) {
-                const len3 = data27.length;
+            if (data12.independent !== void 0) {
+              let data28 = data12.independent;
+              if (Array.isArray(data28)) {
+                const len3 = data28.length;
                 for (let i3 = 0; i3 < len3; i3++) {
-                  if (typeof data27[i3] !== "string") {
-                    const err68 = { instancePath: instancePath + "/pull_request_approval/independent/" + i3, schemaPath: "#/definitions/PullRequestApproval/properties/independent/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data28[i3] !== "string") {
+                    const err69 = { instancePath: instancePath + "/pull_request_approval/independent/" + i3, schemaPath: "#/definitions/PullRequestApproval/properties/independent/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err68];
+                      vErrors = [err69];
                     } else {
-                      vErrors.push(err68);
+                      vErrors.push(err69);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err69 = { instancePath: instancePath + "/pull_request_approval/independent", schemaPath: "#/definitions/PullRequestApproval/properties/independent/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err69];
-                } else {
-                  vErrors.push(err69);
-                }
-                errors++;
-              }
-            }
-            if (data11.holds !== void 0) {
-              if (typeof data11.holds !== "boolean") {
-                const err70 = { instancePath: instancePath + "/pull_request_approval/holds", schemaPath: "#/definitions/PullRequestApproval/properties/holds/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err70 = { instancePath: instancePath + "/pull_request_approval/independent", schemaPath: "#/definitions/PullRequestApproval/properties/independent/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err70];
                 } else {
@@ -27641,10 +27721,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data11.problem !== void 0) {
-              let data30 = data11.problem;
-              if (typeof data30 !== "string" && data30 !== null) {
-                const err71 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema32.properties.problem.type }, message: "must be string,null" };
+            if (data12.holds !== void 0) {
+              if (typeof data12.holds !== "boolean") {
+                const err71 = { instancePath: instancePath + "/pull_request_approval/holds", schemaPath: "#/definitions/PullRequestApproval/properties/holds/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err71];
                 } else {
@@ -27653,74 +27732,77 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data12.problem !== void 0) {
+              let data31 = data12.problem;
+              if (typeof data31 !== "string" && data31 !== null) {
+                const err72 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema32.properties.problem.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err72];
+                } else {
+                  vErrors.push(err72);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err72 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err73 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err72];
+              vErrors = [err73];
             } else {
-              vErrors.push(err72);
+              vErrors.push(err73);
             }
             errors++;
           }
         }
         if (data.started_at !== void 0) {
-          let data31 = data.started_at;
-          if (typeof data31 === "string") {
-            if (!pattern17.test(data31)) {
-              const err73 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
+          let data32 = data.started_at;
+          if (typeof data32 === "string") {
+            if (!pattern17.test(data32)) {
+              const err74 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
-                vErrors = [err73];
+                vErrors = [err74];
               } else {
-                vErrors.push(err73);
+                vErrors.push(err74);
               }
               errors++;
             }
           } else {
-            const err74 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err75 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err74];
+              vErrors = [err75];
             } else {
-              vErrors.push(err74);
+              vErrors.push(err75);
             }
             errors++;
           }
         }
         if (data.finished_at !== void 0) {
-          let data32 = data.finished_at;
-          if (typeof data32 === "string") {
-            if (!pattern17.test(data32)) {
-              const err75 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
+          let data33 = data.finished_at;
+          if (typeof data33 === "string") {
+            if (!pattern17.test(data33)) {
+              const err76 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
-                vErrors = [err75];
+                vErrors = [err76];
               } else {
-                vErrors.push(err75);
+                vErrors.push(err76);
               }
               errors++;
             }
           } else {
-            const err76 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err77 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err76];
+              vErrors = [err77];
             } else {
-              vErrors.push(err76);
+              vErrors.push(err77);
             }
             errors++;
           }
         }
         if (data.git !== void 0) {
-          let data33 = data.git;
-          if (data33 && typeof data33 == "object" && !Array.isArray(data33)) {
-            if (data33.commit === void 0) {
-              const err77 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
-              if (vErrors === null) {
-                vErrors = [err77];
-              } else {
-                vErrors.push(err77);
-              }
-              errors++;
-            }
-            if (data33.clean === void 0) {
-              const err78 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "clean" }, message: "must have required property 'clean'" };
+          let data34 = data.git;
+          if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
+            if (data34.commit === void 0) {
+              const err78 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
               if (vErrors === null) {
                 vErrors = [err78];
               } else {
@@ -27728,21 +27810,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key3 in data33) {
-              if (!(key3 === "commit" || key3 === "clean" || key3 === "note")) {
-                const err79 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err79];
-                } else {
-                  vErrors.push(err79);
-                }
-                errors++;
+            if (data34.clean === void 0) {
+              const err79 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "clean" }, message: "must have required property 'clean'" };
+              if (vErrors === null) {
+                vErrors = [err79];
+              } else {
+                vErrors.push(err79);
               }
+              errors++;
             }
-            if (data33.commit !== void 0) {
-              let data34 = data33.commit;
-              if (typeof data34 !== "string" && data34 !== null) {
-                const err80 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema31.properties.git.properties.commit.type }, message: "must be string,null" };
+            for (const key3 in data34) {
+              if (!(key3 === "commit" || key3 === "clean" || key3 === "note")) {
+                const err80 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err80];
                 } else {
@@ -27750,33 +27829,34 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data34 === "string") {
-                if (!pattern19.test(data34)) {
-                  const err81 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
+            }
+            if (data34.commit !== void 0) {
+              let data35 = data34.commit;
+              if (typeof data35 !== "string" && data35 !== null) {
+                const err81 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema31.properties.git.properties.commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err81];
+                } else {
+                  vErrors.push(err81);
+                }
+                errors++;
+              }
+              if (typeof data35 === "string") {
+                if (!pattern19.test(data35)) {
+                  const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
                   if (vErrors === null) {
-                    vErrors = [err81];
+                    vErrors = [err82];
                   } else {
-                    vErrors.push(err81);
+                    vErrors.push(err82);
                   }
                   errors++;
                 }
               }
             }
-            if (data33.clean !== void 0) {
-              let data35 = data33.clean;
-              if (typeof data35 !== "boolean" && data35 !== null) {
-                const err82 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema31.properties.git.properties.clean.type }, message: "must be boolean,null" };
-                if (vErrors === null) {
-                  vErrors = [err82];
-                } else {
-                  vErrors.push(err82);
-                }
-                errors++;
-              }
-            }
-            if (data33.note !== void 0) {
-              if (typeof data33.note !== "string") {
-                const err83 = { instancePath: instancePath + "/git/note", schemaPath: "#/properties/git/properties/note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data34.clean !== void 0) {
+              let data36 = data34.clean;
+              if (typeof data36 !== "boolean" && data36 !== null) {
+                const err83 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema31.properties.git.properties.clean.type }, message: "must be boolean,null" };
                 if (vErrors === null) {
                   vErrors = [err83];
                 } else {
@@ -27785,24 +27865,19 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-          } else {
-            const err84 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err84];
-            } else {
-              vErrors.push(err84);
+            if (data34.note !== void 0) {
+              if (typeof data34.note !== "string") {
+                const err84 = { instancePath: instancePath + "/git/note", schemaPath: "#/properties/git/properties/note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err84];
+                } else {
+                  vErrors.push(err84);
+                }
+                errors++;
+              }
             }
-            errors++;
-          }
-        }
-        if (data.ci !== void 0) {
-          let data37 = data.ci;
-          const _errs81 = errors;
-          let valid15 = false;
-          let passing0 = null;
-          const _errs82 = errors;
-          if (data37 !== null) {
-            const err85 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+          } else {
+            const err85 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err85];
             } else {
@@ -27810,24 +27885,31 @@ var require_validators = __commonJS({
             }
             errors++;
           }
-          var _valid0 = _errs82 === errors;
+        }
+        if (data.ci !== void 0) {
+          let data38 = data.ci;
+          const _errs83 = errors;
+          let valid15 = false;
+          let passing0 = null;
+          const _errs84 = errors;
+          if (data38 !== null) {
+            const err86 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+            if (vErrors === null) {
+              vErrors = [err86];
+            } else {
+              vErrors.push(err86);
+            }
+            errors++;
+          }
+          var _valid0 = _errs84 === errors;
           if (_valid0) {
             valid15 = true;
             passing0 = 0;
           }
-          const _errs84 = errors;
-          if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
-            if (data37.provider === void 0) {
-              const err86 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
-              if (vErrors === null) {
-                vErrors = [err86];
-              } else {
-                vErrors.push(err86);
-              }
-              errors++;
-            }
-            if (data37.run_url === void 0) {
-              const err87 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
+          const _errs86 = errors;
+          if (data38 && typeof data38 == "object" && !Array.isArray(data38)) {
+            if (data38.provider === void 0) {
+              const err87 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
               if (vErrors === null) {
                 vErrors = [err87];
               } else {
@@ -27835,8 +27917,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data37.actor === void 0) {
-              const err88 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
+            if (data38.run_url === void 0) {
+              const err88 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
               if (vErrors === null) {
                 vErrors = [err88];
               } else {
@@ -27844,8 +27926,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data37.pull_request === void 0) {
-              const err89 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
+            if (data38.actor === void 0) {
+              const err89 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
               if (vErrors === null) {
                 vErrors = [err89];
               } else {
@@ -27853,8 +27935,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data37.commit === void 0) {
-              const err90 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+            if (data38.pull_request === void 0) {
+              const err90 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
               if (vErrors === null) {
                 vErrors = [err90];
               } else {
@@ -27862,8 +27944,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data37.ref === void 0) {
-              const err91 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
+            if (data38.commit === void 0) {
+              const err91 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
               if (vErrors === null) {
                 vErrors = [err91];
               } else {
@@ -27871,8 +27953,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data37.workflow === void 0) {
-              const err92 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
+            if (data38.ref === void 0) {
+              const err92 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
               if (vErrors === null) {
                 vErrors = [err92];
               } else {
@@ -27880,8 +27962,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data37.event === void 0) {
-              const err93 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
+            if (data38.workflow === void 0) {
+              const err93 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
               if (vErrors === null) {
                 vErrors = [err93];
               } else {
@@ -27889,21 +27971,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key4 in data37) {
-              if (!(key4 === "provider" || key4 === "run_url" || key4 === "actor" || key4 === "pull_request" || key4 === "commit" || key4 === "ref" || key4 === "workflow" || key4 === "event")) {
-                const err94 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err94];
-                } else {
-                  vErrors.push(err94);
-                }
-                errors++;
+            if (data38.event === void 0) {
+              const err94 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
+              if (vErrors === null) {
+                vErrors = [err94];
+              } else {
+                vErrors.push(err94);
               }
+              errors++;
             }
-            if (data37.provider !== void 0) {
-              let data38 = data37.provider;
-              if (!(data38 === "github" || data38 === "gitlab")) {
-                const err95 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema31.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
+            for (const key4 in data38) {
+              if (!(key4 === "provider" || key4 === "run_url" || key4 === "actor" || key4 === "pull_request" || key4 === "commit" || key4 === "ref" || key4 === "workflow" || key4 === "event")) {
+                const err95 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err95];
                 } else {
@@ -27912,10 +27991,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.run_url !== void 0) {
-              let data39 = data37.run_url;
-              if (typeof data39 !== "string" && data39 !== null) {
-                const err96 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
+            if (data38.provider !== void 0) {
+              let data39 = data38.provider;
+              if (!(data39 === "github" || data39 === "gitlab")) {
+                const err96 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema31.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err96];
                 } else {
@@ -27924,10 +28003,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.actor !== void 0) {
-              let data40 = data37.actor;
+            if (data38.run_url !== void 0) {
+              let data40 = data38.run_url;
               if (typeof data40 !== "string" && data40 !== null) {
-                const err97 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
+                const err97 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err97];
                 } else {
@@ -27936,10 +28015,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.pull_request !== void 0) {
-              let data41 = data37.pull_request;
-              if (!(typeof data41 == "number" && (!(data41 % 1) && !isNaN(data41))) && data41 !== null) {
-                const err98 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
+            if (data38.actor !== void 0) {
+              let data41 = data38.actor;
+              if (typeof data41 !== "string" && data41 !== null) {
+                const err98 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err98];
                 } else {
@@ -27948,10 +28027,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.commit !== void 0) {
-              let data42 = data37.commit;
-              if (typeof data42 !== "string" && data42 !== null) {
-                const err99 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
+            if (data38.pull_request !== void 0) {
+              let data42 = data38.pull_request;
+              if (!(typeof data42 == "number" && (!(data42 % 1) && !isNaN(data42))) && data42 !== null) {
+                const err99 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err99];
                 } else {
@@ -27960,10 +28039,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.ref !== void 0) {
-              let data43 = data37.ref;
+            if (data38.commit !== void 0) {
+              let data43 = data38.commit;
               if (typeof data43 !== "string" && data43 !== null) {
-                const err100 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                const err100 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err100];
                 } else {
@@ -27972,10 +28051,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.workflow !== void 0) {
-              let data44 = data37.workflow;
+            if (data38.ref !== void 0) {
+              let data44 = data38.ref;
               if (typeof data44 !== "string" && data44 !== null) {
-                const err101 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
+                const err101 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err101];
                 } else {
@@ -27984,10 +28063,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data37.event !== void 0) {
-              let data45 = data37.event;
+            if (data38.workflow !== void 0) {
+              let data45 = data38.workflow;
               if (typeof data45 !== "string" && data45 !== null) {
-                const err102 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                const err102 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err102];
                 } else {
@@ -27996,16 +28075,28 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data38.event !== void 0) {
+              let data46 = data38.event;
+              if (typeof data46 !== "string" && data46 !== null) {
+                const err103 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err103];
+                } else {
+                  vErrors.push(err103);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err103 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err103];
+              vErrors = [err104];
             } else {
-              vErrors.push(err103);
+              vErrors.push(err104);
             }
             errors++;
           }
-          var _valid0 = _errs84 === errors;
+          var _valid0 = _errs86 === errors;
           if (_valid0 && valid15) {
             valid15 = false;
             passing0 = [passing0, 1];
@@ -28016,18 +28107,18 @@ var require_validators = __commonJS({
             }
           }
           if (!valid15) {
-            const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+            const err105 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err104];
+              vErrors = [err105];
             } else {
-              vErrors.push(err104);
+              vErrors.push(err105);
             }
             errors++;
           } else {
-            errors = _errs81;
+            errors = _errs83;
             if (vErrors !== null) {
-              if (_errs81) {
-                vErrors.length = _errs81;
+              if (_errs83) {
+                vErrors.length = _errs83;
               } else {
                 vErrors = null;
               }
@@ -28035,19 +28126,10 @@ var require_validators = __commonJS({
           }
         }
         if (data.plan !== void 0) {
-          let data46 = data.plan;
-          if (data46 && typeof data46 == "object" && !Array.isArray(data46)) {
-            if (data46.checksum === void 0) {
-              const err105 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
-              if (vErrors === null) {
-                vErrors = [err105];
-              } else {
-                vErrors.push(err105);
-              }
-              errors++;
-            }
-            if (data46.file === void 0) {
-              const err106 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+          let data47 = data.plan;
+          if (data47 && typeof data47 == "object" && !Array.isArray(data47)) {
+            if (data47.checksum === void 0) {
+              const err106 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
               if (vErrors === null) {
                 vErrors = [err106];
               } else {
@@ -28055,8 +28137,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data46.created_at === void 0) {
-              const err107 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
+            if (data47.file === void 0) {
+              const err107 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
               if (vErrors === null) {
                 vErrors = [err107];
               } else {
@@ -28064,8 +28146,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data46.made_by === void 0) {
-              const err108 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
+            if (data47.created_at === void 0) {
+              const err108 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
               if (vErrors === null) {
                 vErrors = [err108];
               } else {
@@ -28073,8 +28155,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data46.targets === void 0) {
-              const err109 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
+            if (data47.made_by === void 0) {
+              const err109 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
               if (vErrors === null) {
                 vErrors = [err109];
               } else {
@@ -28082,8 +28164,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data46.summary === void 0) {
-              const err110 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+            if (data47.targets === void 0) {
+              const err110 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
               if (vErrors === null) {
                 vErrors = [err110];
               } else {
@@ -28091,43 +28173,40 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key5 in data46) {
-              if (!(key5 === "checksum" || key5 === "file" || key5 === "created_at" || key5 === "made_by" || key5 === "targets" || key5 === "summary")) {
-                const err111 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+            if (data47.summary === void 0) {
+              const err111 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+              if (vErrors === null) {
+                vErrors = [err111];
+              } else {
+                vErrors.push(err111);
+              }
+              errors++;
+            }
+            for (const key5 in data47) {
+              if (!(key5 === "checksum" || key5 === "file" || key5 === "created_at" || key5 === "made_by" || key5 === "approver" || key5 === "targets" || key5 === "summary")) {
+                const err112 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err111];
+                  vErrors = [err112];
                 } else {
-                  vErrors.push(err111);
+                  vErrors.push(err112);
                 }
                 errors++;
               }
             }
-            if (data46.checksum !== void 0) {
-              let data47 = data46.checksum;
-              if (typeof data47 === "string") {
-                if (!pattern13.test(data47)) {
-                  const err112 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+            if (data47.checksum !== void 0) {
+              let data48 = data47.checksum;
+              if (typeof data48 === "string") {
+                if (!pattern13.test(data48)) {
+                  const err113 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
                   if (vErrors === null) {
-                    vErrors = [err112];
+                    vErrors = [err113];
                   } else {
-                    vErrors.push(err112);
+                    vErrors.push(err113);
                   }
                   errors++;
                 }
               } else {
-                const err113 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err113];
-                } else {
-                  vErrors.push(err113);
-                }
-                errors++;
-              }
-            }
-            if (data46.file !== void 0) {
-              let data48 = data46.file;
-              if (typeof data48 !== "string" && data48 !== null) {
-                const err114 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema31.properties.plan.properties.file.type }, message: "must be string,null" };
+                const err114 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err114];
                 } else {
@@ -28136,9 +28215,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data46.created_at !== void 0) {
-              if (typeof data46.created_at !== "string") {
-                const err115 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data47.file !== void 0) {
+              let data49 = data47.file;
+              if (typeof data49 !== "string" && data49 !== null) {
+                const err115 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema31.properties.plan.properties.file.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err115];
                 } else {
@@ -28147,10 +28227,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data46.made_by !== void 0) {
-              let data50 = data46.made_by;
-              if (typeof data50 !== "string" && data50 !== null) {
-                const err116 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema31.properties.plan.properties.made_by.type }, message: "must be string,null" };
+            if (data47.created_at !== void 0) {
+              if (typeof data47.created_at !== "string") {
+                const err116 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err116];
                 } else {
@@ -28159,23 +28238,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data46.targets !== void 0) {
-              let data51 = data46.targets;
-              if (Array.isArray(data51)) {
-                const len4 = data51.length;
-                for (let i4 = 0; i4 < len4; i4++) {
-                  if (typeof data51[i4] !== "string") {
-                    const err117 = { instancePath: instancePath + "/plan/targets/" + i4, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err117];
-                    } else {
-                      vErrors.push(err117);
-                    }
-                    errors++;
-                  }
+            if (data47.made_by !== void 0) {
+              let data51 = data47.made_by;
+              if (typeof data51 !== "string" && data51 !== null) {
+                const err117 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema31.properties.plan.properties.made_by.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err117];
+                } else {
+                  vErrors.push(err117);
                 }
-              } else {
-                const err118 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                errors++;
+              }
+            }
+            if (data47.approver !== void 0) {
+              let data52 = data47.approver;
+              if (typeof data52 !== "string" && data52 !== null) {
+                const err118 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema31.properties.plan.properties.approver.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err118];
                 } else {
@@ -28184,13 +28262,13 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data46.summary !== void 0) {
-              let data53 = data46.summary;
-              if (data53 && typeof data53 == "object" && !Array.isArray(data53)) {
-                for (const key6 in data53) {
-                  let data54 = data53[key6];
-                  if (!(typeof data54 == "number" && (!(data54 % 1) && !isNaN(data54)))) {
-                    const err119 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data47.targets !== void 0) {
+              let data53 = data47.targets;
+              if (Array.isArray(data53)) {
+                const len4 = data53.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  if (typeof data53[i4] !== "string") {
+                    const err119 = { instancePath: instancePath + "/plan/targets/" + i4, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err119];
                     } else {
@@ -28198,62 +28276,55 @@ var require_validators = __commonJS({
                     }
                     errors++;
                   }
-                  if (typeof data54 == "number") {
-                    if (data54 < 0 || isNaN(data54)) {
-                      const err120 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                }
+              } else {
+                const err120 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err120];
+                } else {
+                  vErrors.push(err120);
+                }
+                errors++;
+              }
+            }
+            if (data47.summary !== void 0) {
+              let data55 = data47.summary;
+              if (data55 && typeof data55 == "object" && !Array.isArray(data55)) {
+                for (const key6 in data55) {
+                  let data56 = data55[key6];
+                  if (!(typeof data56 == "number" && (!(data56 % 1) && !isNaN(data56)))) {
+                    const err121 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (vErrors === null) {
+                      vErrors = [err121];
+                    } else {
+                      vErrors.push(err121);
+                    }
+                    errors++;
+                  }
+                  if (typeof data56 == "number") {
+                    if (data56 < 0 || isNaN(data56)) {
+                      const err122 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                       if (vErrors === null) {
-                        vErrors = [err120];
+                        vErrors = [err122];
                       } else {
-                        vErrors.push(err120);
+                        vErrors.push(err122);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err121 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err123 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err121];
+                  vErrors = [err123];
                 } else {
-                  vErrors.push(err121);
+                  vErrors.push(err123);
                 }
                 errors++;
               }
             }
           } else {
-            const err122 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err122];
-            } else {
-              vErrors.push(err122);
-            }
-            errors++;
-          }
-        }
-        if (data.approval !== void 0) {
-          let data55 = data.approval;
-          if (!(data55 === "auto-approve" || data55 === "prompt" || data55 === "declined" || data55 === "cancelled" || data55 === "not asked")) {
-            const err123 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema31.properties.approval.enum }, message: "must be equal to one of the allowed values" };
-            if (vErrors === null) {
-              vErrors = [err123];
-            } else {
-              vErrors.push(err123);
-            }
-            errors++;
-          }
-        }
-        if (data.changes !== void 0) {
-          let data56 = data.changes;
-          if (Array.isArray(data56)) {
-            const len5 = data56.length;
-            for (let i5 = 0; i5 < len5; i5++) {
-              if (!validate28(data56[i5], { instancePath: instancePath + "/changes/" + i5, parentData: data56, parentDataProperty: i5, rootData })) {
-                vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-                errors = vErrors.length;
-              }
-            }
-          } else {
-            const err124 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err124 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err124];
             } else {
@@ -28262,18 +28333,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.other_requests !== void 0) {
-          let data58 = data.other_requests;
-          if (Array.isArray(data58)) {
-            const len6 = data58.length;
-            for (let i6 = 0; i6 < len6; i6++) {
-              if (!validate29(data58[i6], { instancePath: instancePath + "/other_requests/" + i6, parentData: data58, parentDataProperty: i6, rootData })) {
-                vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-                errors = vErrors.length;
-              }
-            }
-          } else {
-            const err125 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+        if (data.approval !== void 0) {
+          let data57 = data.approval;
+          if (!(data57 === "auto-approve" || data57 === "prompt" || data57 === "declined" || data57 === "cancelled" || data57 === "not asked")) {
+            const err125 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema31.properties.approval.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err125];
             } else {
@@ -28282,29 +28345,51 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.changes !== void 0) {
+          let data58 = data.changes;
+          if (Array.isArray(data58)) {
+            const len5 = data58.length;
+            for (let i5 = 0; i5 < len5; i5++) {
+              if (!validate28(data58[i5], { instancePath: instancePath + "/changes/" + i5, parentData: data58, parentDataProperty: i5, rootData })) {
+                vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err126 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err126];
+            } else {
+              vErrors.push(err126);
+            }
+            errors++;
+          }
+        }
+        if (data.other_requests !== void 0) {
+          let data60 = data.other_requests;
+          if (Array.isArray(data60)) {
+            const len6 = data60.length;
+            for (let i6 = 0; i6 < len6; i6++) {
+              if (!validate29(data60[i6], { instancePath: instancePath + "/other_requests/" + i6, parentData: data60, parentDataProperty: i6, rootData })) {
+                vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err127 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err127];
+            } else {
+              vErrors.push(err127);
+            }
+            errors++;
+          }
+        }
         if (data.summary !== void 0) {
-          let data60 = data.summary;
-          if (data60 && typeof data60 == "object" && !Array.isArray(data60)) {
-            if (data60.done === void 0) {
-              const err126 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
-              if (vErrors === null) {
-                vErrors = [err126];
-              } else {
-                vErrors.push(err126);
-              }
-              errors++;
-            }
-            if (data60.already === void 0) {
-              const err127 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
-              if (vErrors === null) {
-                vErrors = [err127];
-              } else {
-                vErrors.push(err127);
-              }
-              errors++;
-            }
-            if (data60.confirmed === void 0) {
-              const err128 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
+          let data62 = data.summary;
+          if (data62 && typeof data62 == "object" && !Array.isArray(data62)) {
+            if (data62.done === void 0) {
+              const err128 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
               if (vErrors === null) {
                 vErrors = [err128];
               } else {
@@ -28312,8 +28397,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data60.blocked === void 0) {
-              const err129 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+            if (data62.already === void 0) {
+              const err129 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
               if (vErrors === null) {
                 vErrors = [err129];
               } else {
@@ -28321,8 +28406,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data60.failed === void 0) {
-              const err130 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+            if (data62.confirmed === void 0) {
+              const err130 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
               if (vErrors === null) {
                 vErrors = [err130];
               } else {
@@ -28330,8 +28415,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data60.skipped === void 0) {
-              const err131 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
+            if (data62.blocked === void 0) {
+              const err131 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
               if (vErrors === null) {
                 vErrors = [err131];
               } else {
@@ -28339,8 +28424,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data60.unknown === void 0) {
-              const err132 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+            if (data62.failed === void 0) {
+              const err132 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
               if (vErrors === null) {
                 vErrors = [err132];
               } else {
@@ -28348,44 +28433,39 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key7 in data60) {
+            if (data62.skipped === void 0) {
+              const err133 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
+              if (vErrors === null) {
+                vErrors = [err133];
+              } else {
+                vErrors.push(err133);
+              }
+              errors++;
+            }
+            if (data62.unknown === void 0) {
+              const err134 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+              if (vErrors === null) {
+                vErrors = [err134];
+              } else {
+                vErrors.push(err134);
+              }
+              errors++;
+            }
+            for (const key7 in data62) {
               if (!func2.call(schema31.properties.summary.properties, key7)) {
-                const err133 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                const err135 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err133];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err133);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
             }
-            if (data60.done !== void 0) {
-              let data61 = data60.done;
-              if (!(typeof data61 == "number" && (!(data61 % 1) && !isNaN(data61)))) {
-                const err134 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err134];
-                } else {
-                  vErrors.push(err134);
-                }
-                errors++;
-              }
-              if (typeof data61 == "number") {
-                if (data61 < 0 || isNaN(data61)) {
-                  const err135 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err135];
-                  } else {
-                    vErrors.push(err135);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data60.already !== void 0) {
-              let data62 = data60.already;
-              if (!(typeof data62 == "number" && (!(data62 % 1) && !isNaN(data62)))) {
-                const err136 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.done !== void 0) {
+              let data63 = data62.done;
+              if (!(typeof data63 == "number" && (!(data63 % 1) && !isNaN(data63)))) {
+                const err136 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err136];
                 } else {
@@ -28393,9 +28473,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data62 == "number") {
-                if (data62 < 0 || isNaN(data62)) {
-                  const err137 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data63 == "number") {
+                if (data63 < 0 || isNaN(data63)) {
+                  const err137 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err137];
                   } else {
@@ -28405,10 +28485,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.confirmed !== void 0) {
-              let data63 = data60.confirmed;
-              if (!(typeof data63 == "number" && (!(data63 % 1) && !isNaN(data63)))) {
-                const err138 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.already !== void 0) {
+              let data64 = data62.already;
+              if (!(typeof data64 == "number" && (!(data64 % 1) && !isNaN(data64)))) {
+                const err138 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err138];
                 } else {
@@ -28416,9 +28496,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data63 == "number") {
-                if (data63 < 0 || isNaN(data63)) {
-                  const err139 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data64 == "number") {
+                if (data64 < 0 || isNaN(data64)) {
+                  const err139 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err139];
                   } else {
@@ -28428,10 +28508,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.blocked !== void 0) {
-              let data64 = data60.blocked;
-              if (!(typeof data64 == "number" && (!(data64 % 1) && !isNaN(data64)))) {
-                const err140 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.confirmed !== void 0) {
+              let data65 = data62.confirmed;
+              if (!(typeof data65 == "number" && (!(data65 % 1) && !isNaN(data65)))) {
+                const err140 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err140];
                 } else {
@@ -28439,9 +28519,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data64 == "number") {
-                if (data64 < 0 || isNaN(data64)) {
-                  const err141 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data65 == "number") {
+                if (data65 < 0 || isNaN(data65)) {
+                  const err141 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err141];
                   } else {
@@ -28451,10 +28531,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.failed !== void 0) {
-              let data65 = data60.failed;
-              if (!(typeof data65 == "number" && (!(data65 % 1) && !isNaN(data65)))) {
-                const err142 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.blocked !== void 0) {
+              let data66 = data62.blocked;
+              if (!(typeof data66 == "number" && (!(data66 % 1) && !isNaN(data66)))) {
+                const err142 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err142];
                 } else {
@@ -28462,9 +28542,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data65 == "number") {
-                if (data65 < 0 || isNaN(data65)) {
-                  const err143 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data66 == "number") {
+                if (data66 < 0 || isNaN(data66)) {
+                  const err143 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err143];
                   } else {
@@ -28474,10 +28554,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.skipped !== void 0) {
-              let data66 = data60.skipped;
-              if (!(typeof data66 == "number" && (!(data66 % 1) && !isNaN(data66)))) {
-                const err144 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.failed !== void 0) {
+              let data67 = data62.failed;
+              if (!(typeof data67 == "number" && (!(data67 % 1) && !isNaN(data67)))) {
+                const err144 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err144];
                 } else {
@@ -28485,9 +28565,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data66 == "number") {
-                if (data66 < 0 || isNaN(data66)) {
-                  const err145 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data67 == "number") {
+                if (data67 < 0 || isNaN(data67)) {
+                  const err145 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err145];
                   } else {
@@ -28497,10 +28577,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.unknown !== void 0) {
-              let data67 = data60.unknown;
-              if (!(typeof data67 == "number" && (!(data67 % 1) && !isNaN(data67)))) {
-                const err146 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.skipped !== void 0) {
+              let data68 = data62.skipped;
+              if (!(typeof data68 == "number" && (!(data68 % 1) && !isNaN(data68)))) {
+                const err146 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err146];
                 } else {
@@ -28508,9 +28588,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data67 == "number") {
-                if (data67 < 0 || isNaN(data67)) {
-                  const err147 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data68 == "number") {
+                if (data68 < 0 || isNaN(data68)) {
+                  const err147 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err147];
                   } else {
@@ -28520,10 +28600,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.overwritten !== void 0) {
-              let data68 = data60.overwritten;
-              if (!(typeof data68 == "number" && (!(data68 % 1) && !isNaN(data68)))) {
-                const err148 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.unknown !== void 0) {
+              let data69 = data62.unknown;
+              if (!(typeof data69 == "number" && (!(data69 % 1) && !isNaN(data69)))) {
+                const err148 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err148];
                 } else {
@@ -28531,9 +28611,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data68 == "number") {
-                if (data68 < 0 || isNaN(data68)) {
-                  const err149 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data69 == "number") {
+                if (data69 < 0 || isNaN(data69)) {
+                  const err149 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err149];
                   } else {
@@ -28543,10 +28623,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data60.not_applied !== void 0) {
-              let data69 = data60.not_applied;
-              if (!(typeof data69 == "number" && (!(data69 % 1) && !isNaN(data69)))) {
-                const err150 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data62.overwritten !== void 0) {
+              let data70 = data62.overwritten;
+              if (!(typeof data70 == "number" && (!(data70 % 1) && !isNaN(data70)))) {
+                const err150 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err150];
                 } else {
@@ -28554,9 +28634,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data69 == "number") {
-                if (data69 < 0 || isNaN(data69)) {
-                  const err151 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data70 == "number") {
+                if (data70 < 0 || isNaN(data70)) {
+                  const err151 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err151];
                   } else {
@@ -28566,47 +28646,93 @@ var require_validators = __commonJS({
                 }
               }
             }
+            if (data62.breached !== void 0) {
+              let data71 = data62.breached;
+              if (!(typeof data71 == "number" && (!(data71 % 1) && !isNaN(data71)))) {
+                const err152 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err152];
+                } else {
+                  vErrors.push(err152);
+                }
+                errors++;
+              }
+              if (typeof data71 == "number") {
+                if (data71 < 0 || isNaN(data71)) {
+                  const err153 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err153];
+                  } else {
+                    vErrors.push(err153);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data62.not_applied !== void 0) {
+              let data72 = data62.not_applied;
+              if (!(typeof data72 == "number" && (!(data72 % 1) && !isNaN(data72)))) {
+                const err154 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err154];
+                } else {
+                  vErrors.push(err154);
+                }
+                errors++;
+              }
+              if (typeof data72 == "number") {
+                if (data72 < 0 || isNaN(data72)) {
+                  const err155 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err155];
+                  } else {
+                    vErrors.push(err155);
+                  }
+                  errors++;
+                }
+              }
+            }
           } else {
-            const err152 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err156 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err152];
+              vErrors = [err156];
             } else {
-              vErrors.push(err152);
+              vErrors.push(err156);
             }
             errors++;
           }
         }
         if (data.exit_code !== void 0) {
-          let data70 = data.exit_code;
-          if (!(typeof data70 == "number" && (!(data70 % 1) && !isNaN(data70)))) {
-            const err153 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+          let data73 = data.exit_code;
+          if (!(typeof data73 == "number" && (!(data73 % 1) && !isNaN(data73)))) {
+            const err157 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
             if (vErrors === null) {
-              vErrors = [err153];
+              vErrors = [err157];
             } else {
-              vErrors.push(err153);
+              vErrors.push(err157);
             }
             errors++;
           }
         }
         if (data.interrupted !== void 0) {
           if (typeof data.interrupted !== "boolean") {
-            const err154 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            const err158 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
-              vErrors = [err154];
+              vErrors = [err158];
             } else {
-              vErrors.push(err154);
+              vErrors.push(err158);
             }
             errors++;
           }
         }
         if (data.error !== void 0) {
-          let data72 = data.error;
-          if (typeof data72 !== "string" && data72 !== null) {
-            const err155 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema31.properties.error.type }, message: "must be string,null" };
+          let data75 = data.error;
+          if (typeof data75 !== "string" && data75 !== null) {
+            const err159 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema31.properties.error.type }, message: "must be string,null" };
             if (vErrors === null) {
-              vErrors = [err155];
+              vErrors = [err159];
             } else {
-              vErrors.push(err155);
+              vErrors.push(err159);
             }
             errors++;
           }
@@ -28618,53 +28744,9 @@ var require_validators = __commonJS({
           }
         }
         if (data.prev !== void 0) {
-          let data74 = data.prev;
-          if (typeof data74 !== "string" && data74 !== null) {
-            const err156 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema31.properties.prev.type }, message: "must be string,null" };
-            if (vErrors === null) {
-              vErrors = [err156];
-            } else {
-              vErrors.push(err156);
-            }
-            errors++;
-          }
-          if (typeof data74 === "string") {
-            if (!pattern13.test(data74)) {
-              const err157 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
-              if (vErrors === null) {
-                vErrors = [err157];
-              } else {
-                vErrors.push(err157);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data.chain_note !== void 0) {
-          if (typeof data.chain_note !== "string") {
-            const err158 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-            if (vErrors === null) {
-              vErrors = [err158];
-            } else {
-              vErrors.push(err158);
-            }
-            errors++;
-          }
-        }
-        if (data.hash !== void 0) {
-          let data76 = data.hash;
-          if (typeof data76 === "string") {
-            if (!pattern13.test(data76)) {
-              const err159 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
-              if (vErrors === null) {
-                vErrors = [err159];
-              } else {
-                vErrors.push(err159);
-              }
-              errors++;
-            }
-          } else {
-            const err160 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+          let data77 = data.prev;
+          if (typeof data77 !== "string" && data77 !== null) {
+            const err160 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema31.properties.prev.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err160];
             } else {
@@ -28672,13 +28754,57 @@ var require_validators = __commonJS({
             }
             errors++;
           }
+          if (typeof data77 === "string") {
+            if (!pattern13.test(data77)) {
+              const err161 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+              if (vErrors === null) {
+                vErrors = [err161];
+              } else {
+                vErrors.push(err161);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data.chain_note !== void 0) {
+          if (typeof data.chain_note !== "string") {
+            const err162 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err162];
+            } else {
+              vErrors.push(err162);
+            }
+            errors++;
+          }
+        }
+        if (data.hash !== void 0) {
+          let data79 = data.hash;
+          if (typeof data79 === "string") {
+            if (!pattern13.test(data79)) {
+              const err163 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+              if (vErrors === null) {
+                vErrors = [err163];
+              } else {
+                vErrors.push(err163);
+              }
+              errors++;
+            }
+          } else {
+            const err164 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err164];
+            } else {
+              vErrors.push(err164);
+            }
+            errors++;
+          }
         }
       } else {
-        const err161 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err165 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err161];
+          vErrors = [err165];
         } else {
-          vErrors.push(err161);
+          vErrors.push(err165);
         }
         errors++;
       }
@@ -34652,10 +34778,17 @@ var init_map_limit = __esm({
 });
 
 // src/kinds/ssp/read.ts
+async function ownValues(core, policy2, batch) {
+  const item = await ssp.batch(core, policy2, batch);
+  return Array.isArray(item?.ssp_values) ? item.ssp_values : void 0;
+}
 async function readBatchValues(core, policy2, batch) {
-  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp.download(core, batch.file_id)).toString("utf8") };
-  const item = await ssp.batch(core, policy2, batchNameOf(batch));
-  return item?.ssp_values ?? [];
+  const fileId = fileIdOf(batch);
+  const [csv, values2] = await Promise.all([
+    fileId ? ssp.download(core, fileId).then((b) => b.toString("utf8")) : void 0,
+    ownValues(core, policy2, batchNameOf(batch))
+  ]);
+  return { ...csv !== void 0 ? { file: { csv } } : {}, ...values2 ? { values: values2 } : {} };
 }
 function detailNames(live, desired, opts) {
   const wanted = new Map(desired.map((d) => [d.name, d]));
@@ -34717,7 +34850,7 @@ async function readSsp(core, desired, opts, progress) {
   });
   return { ssp: live, values: values2 };
 }
-var sspAddress;
+var sspAddress, fileIdOf;
 var init_read = __esm({
   "src/kinds/ssp/read.ts"() {
     "use strict";
@@ -34728,6 +34861,7 @@ var init_read = __esm({
       policy: (name) => `ssp/${name}`,
       batch: (policy2, batch) => `ssp/${policy2}/batch/${batch}`
     };
+    fileIdOf = (batch) => typeof batch.file_id === "string" && batch.file_id ? batch.file_id : void 0;
   }
 });
 
@@ -35042,34 +35176,70 @@ function planPreparers(c, changes, live) {
   const reviewedInPlan = inPlan("review", c.address);
   const createdInPlan = inPlan("create", sspAddress.policy(p.policy));
   return {
-    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
+    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" ? named(lb.updated_by) : null,
     reviewed_in_plan: reviewedInPlan,
-    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
+    uploaded_by: createdInPlan ? null : named(lb?.created_by),
+    uploaded_in_plan: createdInPlan,
+    policy_created_by: createdInPlan ? null : named(lp?.envelope.created_by),
     created_in_plan: createdInPlan
   };
 }
 function runPreparers(env2, lb, run2) {
-  const reviewed = lb.status === "reviewed" ? named(lb.updated_by) : null;
+  const here = (did, service) => service ?? (did ? named(run2.user) : null);
   return {
-    reviewed_by: run2.reviewedHere ? run2.user || reviewed : reviewed,
-    policy_created_by: run2.createdHere ? run2.user || named(env2.created_by) : named(env2.created_by)
+    reviewed_by: here(run2.reviewedHere, lb.status === "reviewed" ? named(lb.updated_by) : null),
+    uploaded_by: here(run2.createdHere, named(lb.created_by)),
+    policy_created_by: here(run2.createdHere, named(env2.created_by))
   };
+}
+function preparedBy(facts, as) {
+  if (sameUser(as, facts.reviewed_by)) return "reviewed this batch";
+  if (sameUser(as, facts.uploaded_by)) return "uploaded this batch";
+  if (sameUser(as, facts.policy_created_by)) return "created its policy";
+  return void 0;
 }
 function fourEyesBreach(facts, approverConfigured) {
   const as = facts.approved_by;
-  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : sameUser(as, facts.reviewed_by) ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}` : sameUser(as, facts.policy_created_by) ? `${facts.policy_created_by} created its policy and the approve would go as ${as}` : void 0;
+  const did = preparedBy(facts, as);
+  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : did ? `${as} ${did} and the approve would go as ${as}` : void 0;
   if (!why) return void 0;
   const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
   return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
 }
 function fourEyesRefusal(facts, approverConfigured, error2) {
   const as = facts.approved_by;
-  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : void 0;
+  const who = preparedBy(facts, as);
   const permission = error2.status === 403 || error2.status >= 200 && error2.status < 300;
   if (!as || !who || !permission) return void 0;
   const fix = approverFix(as, approverConfigured);
   const said = `${error2.status && error2.status !== 200 ? `${error2.status}: ` : ""}${error2.serviceMessage}`;
   return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+}
+function approvedBy(facts, read, rule2) {
+  const sentAs = facts.approved_by;
+  const shown = read?.status === "approved" ? named(read.updated_by) : null;
+  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown }, shown ? { approved_by: shown } : {});
+  if (!shown) return void 0;
+  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sameUser(shown, sentAs);
+  const did = rule2.fourEyes ? preparedBy(facts, shown) : void 0;
+  if (!other && !did) return void 0;
+  facts.rule = "breached";
+  const asWho = other ? `the service shows it approved by ${shown}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown})` : "";
+  const prepared = did ? `${shown} ${did} and the service shows it approved by ${shown}` : "";
+  return `approved, but four eyes is broken: ${[asWho, prepared].filter(Boolean).join("; ")}; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)`;
+}
+function approverUnconfirmed(facts, matters) {
+  if (!matters || facts.confirmed) return void 0;
+  return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
+}
+function approveWords(facts, o, read, rule2) {
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule2.approverConfigured, o.error) : void 0;
+  if (refused) facts.rule = "refused";
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  const breached = landed ? approvedBy(facts, read, rule2) : void 0;
+  const matters = rule2.fourEyes || rule2.approverConfigured;
+  const also = matters && landed ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})${approverUnconfirmed(facts, matters) ?? ""}` : "";
+  return { ...refused ? { failed: refused } : {}, ...breached ? { breached } : {}, ...also ? { also } : {} };
 }
 var named, approverFix;
 var init_four_eyes = __esm({
@@ -35085,8 +35255,116 @@ var init_four_eyes = __esm({
   }
 });
 
+// src/kinds/ssp/create.ts
+function hierarchyHolder(list3, name, hierarchyNo) {
+  return list3.find((e) => {
+    const item = e.compliance_spec?.[0];
+    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
+  });
+}
+function createGuard(run2, c, p, core, differs) {
+  return async () => {
+    const name = p.body.compliance_name;
+    const list3 = await run2.list(core);
+    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
+    const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
+    const held = existing && await differs(existing);
+    const clash = holder && `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(holder.compliance_name)}${whoWords(envelopeWho(holder))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
+    if (existing && held?.length)
+      return blocked(
+        `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${held.join(", ")}); the plan was to create it`
+      );
+    if (existing && clash) return blocked(`${c.address} is in the service as git has it, but ${clash}`);
+    if (existing) return { already: "the service holds git's policy and values" };
+    if (clash) return blocked(clash);
+    run2.run.log(`${c.address}: read again just now, not in the service; sending the create`);
+    return { go: null };
+  };
+}
+function createWrite(core, body, guard, differs) {
+  const name = body.compliance_name;
+  const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
+  return runWrite(core, {
+    guard,
+    request: () => ssp.createRequest(body),
+    result: (b) => {
+      const r = b;
+      return r?.compliance_id ? r : void 0;
+    },
+    readBack: async () => {
+      const live = await ssp.get(core, name);
+      if (!live) return { landed: false };
+      const differ = await differs(live);
+      if (!differ.length) return { landed: true, result: found(live) };
+      return {
+        other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differ.join(", ")}): it is not ours to count as created`
+      };
+    },
+    firstRefusal: async (err) => {
+      if (err.status !== 409) return void 0;
+      const live = await ssp.get(core, name).catch(() => void 0);
+      const message = `ssp/${name} exists in the service now${live ? whoWords(madeBy(live), "created") : ""}: someone else's policy, not created by this run; its batches are left alone`;
+      return { kind: "refused", error: new ApiError({ method: err.method, path: err.path, status: 409, message, conflict: true }) };
+    }
+  });
+}
+async function writeCreate(run2, c, p, core, bound) {
+  const differs = async (live) => {
+    const { fields, batches } = await bound(live, core);
+    return [...fields, ...batches.map((b) => `batch ${b.batch} (${b.why === "missing" ? "missing" : "values"})`)];
+  };
+  const o = await createWrite(core, p.body, createGuard(run2, c, p, core, differs), differs);
+  if (o.kind === "done" || o.kind === "confirmed") {
+    run2.createdIds.set(p.body.compliance_name, o.result.compliance_id);
+    run2.landedCreates.push(c);
+  }
+  return o;
+}
+function checkCreations(run2, core = run2.run.core) {
+  if (!run2.creationsChecked) {
+    const creates = [...run2.landedCreates];
+    run2.creationsChecked = creates.length ? ssp.list(core).then(
+      (list3) => clashes(list3, creates),
+      (e) => ({ failed: e instanceof Error ? e.message : String(e) })
+    ) : Promise.resolve(/* @__PURE__ */ new Map());
+  }
+  return run2.creationsChecked;
+}
+function clashes(list3, creates) {
+  const out = /* @__PURE__ */ new Map();
+  for (const c of creates) {
+    const p = createPayload(c);
+    if (!p) continue;
+    const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
+    if (!holder) continue;
+    out.set(
+      c.address,
+      overwrittenWords(madeBy(holder), [
+        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
+      ])
+    );
+  }
+  return out;
+}
+var madeBy;
+var init_create = __esm({
+  "src/kinds/ssp/create.ts"() {
+    "use strict";
+    init_resources();
+    init_write();
+    init_errors();
+    init_who();
+    init_words2();
+    init_payload();
+    madeBy = (env2) => ({
+      modified_by: env2.created_by ?? env2.last_modified_by ?? null,
+      modified_on: isoOf(env2.created_on ?? env2.last_modified_on)
+    });
+  }
+});
+
 // src/kinds/ssp/batch.ts
-function batchWrite(core, action, policy2, batchName, guard = async () => ({ go: {} })) {
+function batchWrite(core, action, policy2, batchName, guard = async () => ({ go: {} }), seen) {
   let id = policy2.id;
   const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
   const answer = (status) => ({
@@ -35111,7 +35389,15 @@ function batchWrite(core, action, policy2, batchName, guard = async () => ({ go:
       if (err.status !== 409) return void 0;
       const status = (await ssp.batch(core, policy2.name, batchName).catch(() => void 0))?.status;
       return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : void 0;
-    }
+    },
+    // The batch as the service holds it right after the write landed, for whoever asked to see it (an
+    // approve: who the service shows approved it).
+    ...seen ? {
+      check: async () => {
+        seen(await ssp.batch(core, policy2.name, batchName));
+        return void 0;
+      }
+    } : {}
   });
 }
 function policyMoves(policy2, c, env2, changes) {
@@ -35142,7 +35428,8 @@ function policyMoves(policy2, c, env2, changes) {
   for (const name of seen.keys()) if (!liveNames.has(name)) out.push(`batch ${name} no longer in the service`);
   return out.length ? ` (${out.join("; ")})` : " (none of its batches shows what moved: a field of the policy itself may have)";
 }
-async function sameUpload(run2, c, p, env2, lb, core) {
+async function sameUpload(run2, c, p, read, bound) {
+  const { env: env2, lb, core } = read;
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || p.compliance_id !== null && p.file_id === void 0)
     return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
@@ -35152,17 +35439,17 @@ async function sameUpload(run2, c, p, env2, lb, core) {
   if (p.compliance_id === null && fileId && !run2.fileSums.has(fileId) && run2.createdIds.get(p.policy) === env2.compliance_id) {
     run2.fileSums.set(fileId, Promise.resolve(p.values_checksum));
   }
-  if (await run2.valuesOf(p.policy, lb, core) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+  const [otherwise] = (await bound(env2, core)).batches;
+  if (otherwise) return blocked(`${c.address}${changed}: its values are not the ones the plan showed (${otherwise.why})`);
   return void 0;
 }
 function samePolicy(run2, c, p, env2, lb) {
   if (p.compliance_id === null) return void 0;
   if (!run2.policyChecked.has(p.policy)) {
+    const what = () => policyMoves(p.policy, c, env2, run2.run.changes);
     const moved = versionMoved(c, env2);
     if (moved.length)
-      return blocked(
-        `${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${policyMoves(p.policy, c, env2, run2.run.changes)}`
-      );
+      return blocked(`${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env2))}: ${moved.join(", ")}${what()}`);
     run2.policyChecked.add(p.policy);
   }
   const expected = c.before?.status ?? null;
@@ -35172,13 +35459,14 @@ function samePolicy(run2, c, p, env2, lb) {
     );
   return void 0;
 }
-function batchGuard(run2, c, p, action, core, facts) {
+function batchGuard(run2, c, p, step) {
+  const { action, core, bound, facts } = step;
   return async () => {
     const policyAddr = sspAddress.policy(p.policy);
     const env2 = await ssp.get(core, p.policy);
     if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
     if (p.compliance_id === null) {
-      const checked = await run2.checkCreations(core);
+      const checked = await checkCreations(run2, core);
       const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
       if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
     }
@@ -35186,16 +35474,16 @@ function batchGuard(run2, c, p, action, core, facts) {
     if (ours !== void 0 && env2.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env2))}`);
     const lb = env2.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
     if (!lb) return blocked(`${c.address} no longer exists in the service`);
-    const upload = await sameUpload(run2, c, p, env2, lb, core);
+    const upload = await sameUpload(run2, c, p, { env: env2, lb, core }, bound);
     if (upload) return upload;
     const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
     if (typeof lb.status === "string" && target.includes(lb.status))
       return { already: "the service shows it, with the values the plan showed", status: lb.status };
+    const moved = samePolicy(run2, c, p, env2, lb);
     if (facts) {
       const here = { user: run2.run.user, reviewedHere: run2.reviewedHere.has(c.address), createdHere: run2.createdIds.get(p.policy) === env2.compliance_id };
       Object.assign(facts, runPreparers(env2, lb, here), { approved_by: core.auth.username ?? null });
     }
-    const moved = samePolicy(run2, c, p, env2, lb);
     if (moved) return moved;
     const broken = facts && run2.run.fourEyes ? fourEyesBreach(facts, !!run2.run.core.approverAuth) : void 0;
     if (broken && facts) {
@@ -35206,21 +35494,22 @@ function batchGuard(run2, c, p, action, core, facts) {
     return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
   };
 }
-async function writeBatch(run2, c, p, core) {
+async function writeBatch(run2, c, p, core, bound) {
   const id = p.compliance_id ?? run2.createdIds.get(p.policy) ?? "";
-  if (c.action === "review") {
-    const o2 = await batchWrite(core, "review", { id, name: p.policy }, p.batch, batchGuard(run2, c, p, "review", core));
-    if (o2.kind === "done" || o2.kind === "confirmed") run2.reviewedHere.add(c.address);
-    return { outcome: o2 };
-  }
-  const approver = core.asApprover();
-  const facts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
-  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run2, c, p, "approve", approver, facts));
-  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : void 0;
-  if (refused) facts.rule = "refused";
+  const action = c.action === "approve" ? "approve" : "review";
+  const as = action === "approve" ? core.asApprover() : core;
+  const facts = action === "approve" ? { reviewed_by: null, uploaded_by: null, policy_created_by: null, approved_by: as.auth.username ?? null } : void 0;
+  let read;
+  const seen = facts && ((b) => {
+    read = b;
+  });
+  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, batchGuard(run2, c, p, { action, core: as, bound, facts }), seen);
   const landed = o.kind === "done" || o.kind === "confirmed";
-  const also = (core.approverAuth || run2.run.fourEyes) && landed ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})` : "";
-  return { outcome: o, four_eyes: facts, ...refused ? { failed: refused } : {}, ...also ? { also } : {} };
+  if (!facts) {
+    if (landed) run2.reviewedHere.add(c.address);
+    return { outcome: o };
+  }
+  return { outcome: o, four_eyes: facts, ...approveWords(facts, o, read, { fourEyes: run2.run.fourEyes, approverConfigured: !!core.approverAuth }) };
 }
 var init_batch = __esm({
   "src/kinds/ssp/batch.ts"() {
@@ -35233,6 +35522,7 @@ var init_batch = __esm({
     init_four_eyes();
     init_payload();
     init_read();
+    init_create();
   }
 });
 
@@ -43549,6 +43839,34 @@ function valuesDiff(git, held, where2, side2) {
     removed: delta.removed.length
   };
 }
+function shownValuesDiff(git, held, where2, side2, unknownOut) {
+  const { file, values: values2 } = held;
+  if (!file && !values2) {
+    addUnknown(unknownOut, where2, [{ field: "values (neither an uploaded file nor the batch's own values)" }]);
+    return { diff: [], total: 0, changed: 0, added: 0, removed: 0, shown: "none", split: 0, rowsShown: 0 };
+  }
+  if (!file || !values2) {
+    if (!values2) addUnknown(unknownOut, where2, [{ field: "ssp_values (the batch's own values, what pricing uses)", comparedWith: "its uploaded file" }]);
+    const one = file ?? values2;
+    const vd = valuesDiff(git, one, where2, side2);
+    return { ...vd, shown: file ? "file" : "values", split: 0, checksum: valuesChecksum(one), rowsShown: Math.min(vd.total, VALUE_ROWS_SHOWN) };
+  }
+  const ofFile = valuesDiff(git, file, where2, side2);
+  const ofBatch = valuesDiff(git, values2, where2, side2);
+  const sum = valuesChecksum(file);
+  if (sum === valuesChecksum(values2)) return { ...ofFile, shown: "both", split: 0, checksum: sum, rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) };
+  const apart = compareValues(keyedValues(values2), file);
+  return {
+    diff: [...ofFile.diff, ...ofBatch.diff.map((d) => ({ ...d, path: `ssp_${d.path}` }))],
+    total: ofFile.total + ofBatch.total,
+    changed: ofFile.changed + ofBatch.changed,
+    added: ofFile.added + ofBatch.added,
+    removed: ofFile.removed + ofBatch.removed,
+    shown: "both",
+    split: apart.added.length + apart.removed.length + apart.changed.length,
+    rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) + Math.min(ofBatch.total, VALUE_ROWS_SHOWN)
+  };
+}
 function createMismatch(sent, live) {
   if (!live) return ["(no policy item)"];
   const l = live;
@@ -43632,28 +43950,25 @@ var init_compare = __esm({
 });
 
 // src/kinds/ssp/state.ts
-function hierarchyHolder(list3, name, hierarchyNo) {
-  return list3.find((e) => {
-    const item = e.compliance_spec?.[0];
-    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
-  });
+function boundTo(run2, c) {
+  const bound = boundChecksums(c);
+  const sent = createPayload(c)?.body.compliance_spec[0];
+  return async (live, core) => {
+    const batches = [];
+    for (const b of bound) {
+      const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch);
+      const why = lb ? await run2.heldOtherwise(b.policy, lb, b.sum, core) : "missing";
+      if (why) batches.push({ batch: b.batch, why });
+    }
+    return { fields: sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], batches };
+  };
 }
-function clashes(list3, creates) {
-  const out = /* @__PURE__ */ new Map();
-  for (const c of creates) {
-    const p = createPayload(c);
-    if (!p) continue;
-    const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
-    if (!holder) continue;
-    const who = { modified_by: holder.created_by ?? holder.last_modified_by ?? null, modified_on: isoOf(holder.created_on ?? holder.last_modified_on) };
-    out.set(
-      c.address,
-      overwrittenWords(who, [
-        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`
-      ])
-    );
-  }
-  return out;
+function boundChecksums(c) {
+  const batch = batchPayload(c);
+  if (batch) return batch.values_checksum ? [{ policy: batch.policy, batch: batch.batch, sum: batch.values_checksum }] : [];
+  const policy2 = createPayload(c)?.body.compliance_name ?? "";
+  const shown = c.after?.batches ?? [];
+  return shown.map((b) => ({ policy: policy2, batch: b.batch_name, sum: b.values_checksum }));
 }
 var SspRun;
 var init_state = __esm({
@@ -43661,8 +43976,7 @@ var init_state = __esm({
     "use strict";
     init_resources();
     init_address();
-    init_who();
-    init_words2();
+    init_compare();
     init_payload();
     init_read();
     init_values();
@@ -43672,7 +43986,8 @@ var init_state = __esm({
       }
       run;
       listing;
-      /** Values by file id: an upload's file does not change (a new upload is a new file). */
+      /** The checksums of uploaded files' values, by file id: an upload's file does not change (a new upload
+       *  is a new file). */
       fileSums = /* @__PURE__ */ new Map();
       /** Policies whose version this run checked against the plan (its own writes move it after). */
       policyChecked = /* @__PURE__ */ new Set();
@@ -43680,7 +43995,8 @@ var init_state = __esm({
       reviewedHere = /* @__PURE__ */ new Set();
       /** The ids of the policies this run created, by name. */
       createdIds = /* @__PURE__ */ new Map();
-      /** The creates of this run that landed, for the one check after the last of them. */
+      /** The creates of this run that landed (done, or confirmed by reading back), for the one check after
+       *  the last of them, and what that check found (src/kinds/ssp/create.ts, checkCreations). */
       landedCreates = [];
       creationsChecked;
       /** The SSP list, read right before a create's send: creates whose guards start while a read is in
@@ -43703,120 +44019,33 @@ var init_state = __esm({
         mine.then(done, done);
         return mine;
       }
-      /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
-      valuesOf(policy2, lb, core) {
-        const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : void 0;
-        const read = () => readBatchValues(core, policy2, lb).then((v) => valuesChecksum(v));
-        if (!file) return read();
-        let sum = this.fileSums.get(file);
+      /** The checksum of an uploaded file's values, read once: an upload's file does not change (a new upload
+       *  is a new file). */
+      fileSum(fileId, core) {
+        let sum = this.fileSums.get(fileId);
         if (!sum) {
-          sum = read();
-          this.fileSums.set(file, sum);
-          sum.catch(() => this.fileSums.delete(file));
+          sum = ssp.download(core, fileId).then((b) => valuesChecksum({ csv: b.toString("utf8") }));
+          this.fileSums.set(fileId, sum);
+          sum.catch(() => this.fileSums.delete(fileId));
         }
         return sum;
       }
-      /** Differences between a live policy's batches and the values git sends with a create. */
-      async createValues(p, live, core) {
-        const out = [];
-        for (const b of createdItem(p).batches ?? []) {
-          const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
-          if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-          else if (await this.valuesOf(p.body.compliance_name, lb, core) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
-        }
-        return out;
-      }
-      /** A create landed (done, or confirmed by reading back), with the id the service gave it. */
-      created(c, id) {
-        const p = createPayload(c);
-        if (p) this.createdIds.set(p.body.compliance_name, id);
-        this.landedCreates.push(c);
-      }
-      /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
-       *  landed, finds each created policy that another active policy shares its hierarchy_no with now
-       *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
-       *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
-      checkCreations(core = this.run.core) {
-        if (!this.creationsChecked) {
-          const creates = [...this.landedCreates];
-          this.creationsChecked = creates.length ? ssp.list(core).then(
-            (list3) => clashes(list3, creates),
-            (e) => ({ failed: e instanceof Error ? e.message : String(e) })
-          ) : Promise.resolve(/* @__PURE__ */ new Map());
-        }
-        return this.creationsChecked;
+      /** Whether a live batch holds the values of checksum `sum`, as far as the service shows them: its
+       *  uploaded file (read once) and its own values (ssp_values, what pricing uses; read each time, as they
+       *  may change without a new file). Undefined when every one shown holds them; what differs, in words,
+       *  when not (docs/decisions.md, "Values nobody reviewed are never approved"). */
+      async heldOtherwise(policy2, lb, sum, core) {
+        const fileId = fileIdOf(lb);
+        const [file, own2] = await Promise.all([
+          fileId ? this.fileSum(fileId, core) : void 0,
+          ownValues(core, policy2, batchNameOf(lb)).then((v) => v && valuesChecksum(v))
+        ]);
+        if (file === void 0 && own2 === void 0) return "the service shows neither an uploaded file of it nor its own values (ssp_values)";
+        if (file !== void 0 && file !== sum) return "its uploaded file does not hold the values git holds";
+        if (own2 === void 0 || own2 === sum) return void 0;
+        return file === void 0 ? "its own values (ssp_values, what pricing uses) are not the values git holds" : "its own values (ssp_values, what pricing uses) are not the values git holds, though its uploaded file is: the service holds two sets of values for it";
       }
     };
-  }
-});
-
-// src/kinds/ssp/create.ts
-function createGuard(run2, c, p, core) {
-  return async () => {
-    const name = p.body.compliance_name;
-    const list3 = await run2.list(core);
-    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
-    const clash = (h) => `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(h.compliance_name)}${whoWords(envelopeWho(h))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
-    const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
-    if (existing) {
-      const sent = p.body.compliance_spec[0];
-      const differs = [...sent ? createMismatch(sent, existing.compliance_spec?.[0]) : [], ...await run2.createValues(p, existing, core)];
-      if (differs.length)
-        return blocked(
-          `${c.address} exists in the service now${whoWords(envelopeWho(existing))}, and differs from git's (${differs.join(", ")}); the plan was to create it`
-        );
-      if (holder) return blocked(`${c.address} is in the service as git has it, but ${clash(holder)}`);
-      return { already: "the service holds git's policy and values" };
-    }
-    if (holder) return blocked(clash(holder));
-    run2.run.log(`${c.address}: read again just now, not in the service; sending the create`);
-    return { go: null };
-  };
-}
-function createWrite(core, body, guard = async () => ({ go: null }), verify = async () => []) {
-  const name = body.compliance_name;
-  const sent = body.compliance_spec[0];
-  const found = (live) => ({ compliance_id: live.compliance_id ?? "", compliance_details: [], error: [] });
-  return runWrite(core, {
-    guard,
-    request: () => ssp.createRequest(body),
-    result: (b) => {
-      const r = b;
-      return r?.compliance_id ? r : void 0;
-    },
-    readBack: async () => {
-      const live = await ssp.get(core, name);
-      if (!live) return { landed: false };
-      const differs = [...sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], ...await verify(live)];
-      if (!differs.length) return { landed: true, result: found(live) };
-      return {
-        other: `an SSP policy named ${JSON.stringify(name)} exists in the service${whoWords(envelopeWho(live), "created")} but differs from the one revsync sent (${differs.join(", ")}): it is not ours to count as created`
-      };
-    },
-    firstRefusal: async (err) => {
-      if (err.status !== 409) return void 0;
-      const live = await ssp.get(core, name).catch(() => void 0);
-      const who = live ? whoWords({ modified_by: live.created_by ?? live.last_modified_by ?? null, modified_on: isoOf(live.created_on ?? live.last_modified_on) }, "created") : "";
-      const message = `ssp/${name} exists in the service now${who}: someone else's policy, not created by this run; its batches are left alone`;
-      return { kind: "refused", error: new ApiError({ method: err.method, path: err.path, status: 409, message, conflict: true }) };
-    }
-  });
-}
-async function writeCreate(run2, c, p, core) {
-  const o = await createWrite(core, p.body, createGuard(run2, c, p, core), (live) => run2.createValues(p, live, core));
-  if (o.kind === "done" || o.kind === "confirmed") run2.created(c, o.result.compliance_id);
-  return o;
-}
-var init_create = __esm({
-  "src/kinds/ssp/create.ts"() {
-    "use strict";
-    init_resources();
-    init_write();
-    init_errors();
-    init_who();
-    init_words2();
-    init_compare();
-    init_state();
   }
 });
 
@@ -43833,16 +44062,17 @@ var init_apply = __esm({
     SspApply = class extends SspRun {
       /** One step: a create, or a batch's review or approve. */
       async write(c, core) {
+        const bound = boundTo(this, c);
         const create = createPayload(c);
-        if (create) return { outcome: await writeCreate(this, c, create, core) };
+        if (create) return { outcome: await writeCreate(this, c, create, core, bound) };
         const batch = batchPayload(c);
-        if (batch) return writeBatch(this, c, batch, core);
+        if (batch) return writeBatch(this, c, batch, core, bound);
         throw new UserError(`${c.address}: the plan carries no payload for ${c.action}`);
       }
       /** The one check after the run's creates (done already when a batch step of a created policy asked):
        *  a create that shares its place in the hierarchy now was undone, not done. */
       async settle(landed) {
-        const checked = await this.checkCreations();
+        const checked = await checkCreations(this);
         const out = /* @__PURE__ */ new Map();
         for (const c of landed) {
           if (c.action !== "create") continue;
@@ -43910,14 +44140,15 @@ function batchDrift(d, b, lp, live, unknown) {
   }
   const held = live.values.get(`${d.name}/${b.name}`);
   if (!b.values || !held) return out;
-  const vd = valuesDiff(b.values, held, baddr, "drift");
-  if (vd.total) {
+  const vd = shownValuesDiff(b.values, held, baddr, "drift", unknown);
+  if (vd.total || vd.split) {
+    const split = vd.split ? `; the service holds two sets of values for it: its uploaded file and its own values (ssp_values, what pricing uses) differ in ${plural(vd.split, "row")}` : "";
     out.push({
       address: baddr,
       class: "batch_values",
       diff: vd.diff,
-      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
-      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
+      diff_rows: { shown: vd.rowsShown, total: vd.total },
+      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service${split}`,
       ...batchWho(lb)
     });
   }
@@ -43942,6 +44173,7 @@ var init_drift = __esm({
     init_address();
     init_who();
     init_entries2();
+    init_words();
     init_compare();
     init_read();
     sspDrift = (desired, live, targets, unknown) => desired.flatMap((d) => policyDrift(d, live, targets, unknown));
@@ -44128,10 +44360,17 @@ function unlisted(f, policy2, b) {
   f.leftOut.push(`${sspAddress.batch(policy2, batchName)} (status ${show5(b.status ?? null)})`);
   return true;
 }
+function valuesText(held) {
+  const { file, values: values2 } = held;
+  if (!values2) return file && { text: file.csv, split: false };
+  if (file && valuesChecksum(file) === valuesChecksum(values2)) return { text: file.csv, split: false };
+  return { text: valuesToCsv(values2), split: !!file };
+}
 function batchValues(f, entry, policy2, live, unique) {
   const held = live.values.get(`${policy2}/${entry.name}`);
-  if (!held) return;
-  const text3 = Array.isArray(held) ? valuesToCsv(held) : held.csv;
+  const shown = held && valuesText(held);
+  if (!shown) return;
+  const text3 = shown.text;
   const file = unique(import_node_path6.posix.join(import_node_path6.posix.dirname(f.file), valuesFileFor(policy2, entry.name)));
   const problem = checkValuesText(text3, file).diagnostics[0];
   if (problem) {
@@ -44140,6 +44379,12 @@ function batchValues(f, entry, policy2, live, unique) {
     );
     f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem.line}: ${problem.message})`);
     return;
+  }
+  if (shown.split) {
+    f.batchComments.push(
+      ` batch ${show5(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`
+    );
+    f.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: its uploaded file (it differs from the batch's own values, which were written)`);
   }
   entry.values = import_node_path6.posix.relative(import_node_path6.posix.dirname(f.file), file);
   f.valuesFiles.push({ file, text: text3 });
@@ -44196,6 +44441,7 @@ var init_export = __esm({
     init_export_file();
     init_compare();
     init_read();
+    init_values();
     SSP_EXPORT_FIELDS = [
       "method",
       "active",
@@ -44699,9 +44945,11 @@ function batchChanges(p, b, lp, live, versioned, findings) {
   const held = live.values.get(`${p.d.name}/${b.name}`);
   if (!held) return [...out, ...moving ? [shownEntry("blocked", baddr, REASONS2.batchValuesUnread(b.status), { ...status, ...versioned })] : steps];
   const shownFile = b.valuesShown ?? b.values.file;
-  const vd = valuesDiff(b.values, held, baddr, "plan");
-  if (vd.total === 0) {
-    const checksum = moving ? valuesChecksum(held) : null;
+  const vd = shownValuesDiff(b.values, held, baddr, "plan", findings.unknown);
+  if (vd.shown === "none")
+    return [...out, ...moving ? [shownEntry("blocked", baddr, REASONS2.batchValuesNotShown(b.status), { ...status, ...versioned })] : steps];
+  if (vd.total === 0 && !vd.split) {
+    const checksum = moving ? vd.checksum ?? null : null;
     for (const s of steps) {
       if (s.payload?.kind !== "batch") continue;
       s.payload.values_checksum = checksum;
@@ -44709,7 +44957,11 @@ function batchChanges(p, b, lp, live, versioned, findings) {
     }
     return [...out, ...steps];
   }
-  const rows = { diff: vd.diff, diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total } };
+  const rows = { diff: vd.diff, diff_rows: { shown: vd.rowsShown, total: vd.total } };
+  if (vd.split) {
+    const why = moving ? REASONS2.batchSplitBlocked(b.status, vd.split, shownFile) : REASONS2.batchSplit(vd.split, shownFile);
+    return [...out, ...moving ? [] : steps, shownEntry(moving ? "blocked" : "unsupported", baddr, why, { ...status, ...rows, ...versioned })];
+  }
   if (moving) return [...out, shownEntry("blocked", baddr, REASONS2.batchValuesBlocked(b.status, vd.total, shownFile), { ...status, ...rows, ...versioned })];
   return [...out, ...steps, shownEntry("unsupported", baddr, REASONS2.batchValues, { ...status, ...rows, ...versioned })];
 }
@@ -44745,6 +44997,9 @@ var init_plan = __esm({
       batchValuesBlocked: (status, rows, file) => `the service's values differ from ${file} in ${plural(rows, "row")}, so revsync will not move this batch to ${status}: re-upload the batch with git's values in the service first (the interface cannot change uploaded values), or make ${file} hold the values you reviewed`,
       batchNoValues: (status, how) => `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
       batchValuesUnread: (status) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
+      batchValuesNotShown: (status) => `the service shows neither an uploaded file of this batch nor its own values (ssp_values), so nobody can review what it holds and revsync will not move it to ${status}`,
+      batchSplit: (rows, file) => `the service holds two sets of values for this batch: its uploaded file and its own values (ssp_values, what pricing uses) differ in ${plural(rows, "row")}, and git's ${file} cannot equal both; the interface cannot change either: upload the batch again in the service with one set of values`,
+      batchSplitBlocked: (status, rows, file) => `the service holds two sets of values for this batch: its uploaded file and its own values (ssp_values, what pricing uses) differ in ${plural(rows, "row")}, so nobody can say which ones a move to ${status} would approve, and revsync will not move it (never approve values nobody reviewed); upload the batch again in the service with the values of ${file}, then plan again`,
       batchDates: "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
       batchDatesBlocked: (status) => `the service's dates of this batch differ from git's, so revsync will not move it to ${status} (it would approve the batch for days nobody reviewed), and the interface has no call to change them: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them), then plan again`,
       calculatorCreate: "the create operation (spec 4.6) takes upload or formula policies; a calculator policy cannot be created through the interface",
@@ -44759,8 +45014,8 @@ var init_plan = __esm({
 
 // src/kinds/ssp/tests.ts
 function rowsOf(held) {
-  if (!held) return [];
-  return Array.isArray(held) ? held : valuesFromCsv(held.csv);
+  if (held?.values) return held.values;
+  return held?.file ? valuesFromCsv(held.file.csv) : [];
 }
 function fromItem(name, item, batches, fromService = false) {
   const hidden2 = fromService ? RANGE_FIELDS.filter((k) => typeof item[k] !== "number") : [];
@@ -45437,6 +45692,7 @@ var init_registry = __esm({
 
 // src/plan/four-eyes.ts
 function fourEyesOfPlan(plan, live, who, kinds = KINDS) {
+  const known = who.approverConfigured || who.approverKnown !== false;
   const sentAs = who.approverConfigured ? who.approver : who.signIn;
   const approves = [];
   for (const c of plan.changes) {
@@ -45444,12 +45700,34 @@ function fourEyesOfPlan(plan, live, who, kinds = KINDS) {
     const kind = kindOf(kinds, c.address);
     const p = kind?.preparers?.(c, plan.changes, liveOf(kind, live));
     if (!p) continue;
-    const reviewer = p.reviewed_in_plan ? who.signIn : p.reviewed_by;
-    const creator = p.created_in_plan ? who.signIn : p.policy_created_by;
-    const blocked2 = !sentAs || !reviewer || sameUser(sentAs, reviewer) || sameUser(sentAs, creator);
+    const preparers = [
+      p.reviewed_in_plan ? who.signIn : p.reviewed_by,
+      p.uploaded_in_plan ? who.signIn : p.uploaded_by,
+      p.created_in_plan ? who.signIn : p.policy_created_by
+    ];
+    const blocked2 = !known ? null : !sentAs || !preparers[0] || preparers.some((u) => sameUser(sentAs, u));
     approves.push({ address: c.address, ...p, blocked: blocked2 });
   }
-  return { sign_in: who.signIn, approver: who.approverConfigured ? who.approver : null, approver_configured: who.approverConfigured, approves };
+  return {
+    sign_in: who.signIn,
+    approver: who.approverConfigured ? who.approver : null,
+    approver_configured: who.approverConfigured,
+    ...known ? {} : { approver_known: false },
+    approves
+  };
+}
+function planApprover(plan) {
+  const f = plan.four_eyes;
+  if (!f) return void 0;
+  if (f.approver_configured) return f.approver;
+  return f.approver_known === false ? null : f.sign_in;
+}
+function approverSincePlan(plan, approver) {
+  const was = planApprover(plan);
+  if (was === void 0 || !plan.four_eyes?.approves.length || sameUser(was, approver)) return void 0;
+  const now = approver ?? "a user its token does not name";
+  const said = was === null ? "the plan was made by a job that did not know the approver identity" : `the plan was made with approves going as ${was}`;
+  return `four eyes: ${said}, and this apply approves as ${now}; the rule holds for ${now} all the same (no batch is approved by its reviewer, its uploader or its policy's creator, checked right before each approve)`;
 }
 var init_four_eyes2 = __esm({
   "src/plan/four-eyes.ts"() {
@@ -45518,16 +45796,18 @@ function matchesWords(notes) {
   return notes?.length ? `matches the policy repo in every field it shows, ${unknownCaveat(notes.length)}` : "matches the policy repo";
 }
 function fourEyesHead(f) {
-  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
+  const who = f.approver_configured ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.` : f.approver_known === false ? `the approver identity is not known to this job (it names no REVSYNC_APPROVER_USERNAME): approves go as the apply job's approver, so whether apply blocks one is not known here; everything else as ${f.sign_in ?? "the sign-in"} (give the plan job the approver's user name in REVSYNC_APPROVER_USERNAME).` : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer, its uploader and its policy's creator; ${who}`];
 }
 function fourEyesLine(f, address) {
   const a = f.approves.find((x) => x.address === address);
   if (!a) return void 0;
-  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
-  const creator = a.created_in_plan ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as = f.approver_configured ? f.approver : f.sign_in;
-  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
+  const signIn = f.sign_in ?? "the sign-in";
+  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${signIn})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const uploader = a.uploaded_in_plan ? `uploaded by this apply's create (as ${signIn})` : a.uploaded_by !== void 0 ? `uploaded by ${a.uploaded_by ?? "a user the service does not name"}` : void 0;
+  const creator = a.created_in_plan ? `policy created by this apply (as ${signIn})` : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
+  const as = f.approver_known === false ? "the apply job's approver, not known here" : (f.approver_configured ? f.approver : f.sign_in) ?? "a user the token does not name";
+  return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
 }
 function planText(plan, out) {
   const lines = [];
@@ -45809,16 +46089,20 @@ function applyLine(o, out) {
 function applyText(report2, out) {
   const lines = report2.outcomes.map((o) => applyLine(o, out));
   const s = report2.summary;
-  const undone = s.failed + s.unknown + s.overwritten;
+  const undone = s.failed + s.unknown + s.overwritten + s.breached;
   const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s);
   const counts2 = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
   const sent = names.some((o) => o !== "already" && s[o]);
   lines.push("", `Apply ${head}: ${counts2.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
-  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule).length;
+  const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
   if (eyes)
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
+    );
+  if (s.breached)
+    lines.push(
+      `Four eyes is broken by ${plural(s.breached, "approve")} that landed (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`
     );
   if (s.overwritten)
     lines.push(
@@ -45826,7 +46110,7 @@ function applyText(report2, out) {
     );
   if (s.blocked > report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
+  else if (!s.overwritten && !s.breached && !eyes && (s.failed || s.unknown || s.skipped))
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
@@ -46080,8 +46364,11 @@ function gitWords(r, esc) {
 function peopleWords(c, esc) {
   const f = c.four_eyes;
   if (!f) return void 0;
-  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : "";
-  return `reviewed by ${esc(named2(f.reviewed_by))}, policy created by ${esc(named2(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named2(f.approved_by))}${rule2}`;
+  const rule2 = f.rule === "blocked" ? "; blocked by revsync: it would have gone as its preparer" : f.rule === "refused" ? "; refused by the service: it went as its preparer" : f.rule === "breached" ? `; four eyes broken: the service shows it approved by ${esc(named2(f.approved_by))}${f.sent_as ? `, sent as ${esc(f.sent_as)}` : ""}` : "";
+  const landed = c.outcome === "done" || c.outcome === "confirmed" || c.outcome === "breached";
+  const uploaded2 = f.uploaded_by !== void 0 ? `, uploaded by ${esc(named2(f.uploaded_by))}` : "";
+  const unconfirmed = landed && f.confirmed === false ? " (not confirmed by the service's answer)" : "";
+  return `reviewed by ${esc(named2(f.reviewed_by))}${uploaded2}, policy created by ${esc(named2(f.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc(named2(f.approved_by))}${unconfirmed}${rule2}`;
 }
 function pullRequestWords(r, esc) {
   const pr = r.pull_request_approval;
@@ -46103,16 +46390,16 @@ function fourEyesMarkdown(r) {
   if (r.four_eyes === void 0) return [];
   const approves = r.changes.filter((c) => c.action === "approve");
   const rows = approves.map(
-    (c) => `| ${markdownCode(c.address)} | ${markdownText(named2(c.four_eyes?.reviewed_by))} | ${markdownText(named2(c.four_eyes?.policy_created_by))} | ${markdownText(named2(c.four_eyes?.approved_by))} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`
+    (c) => `| ${markdownCode(c.address)} | ${markdownText(named2(c.four_eyes?.reviewed_by))} | ${markdownText(c.four_eyes?.uploaded_by === void 0 ? "(not recorded)" : named2(c.four_eyes.uploaded_by))} | ${markdownText(named2(c.four_eyes?.policy_created_by))} | ${markdownText(named2(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${markdownText(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`
   );
   return [
     "#### Four eyes",
     "",
-    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it, uploaded it or created its policy (who approved it is what the service shows right after the approve), and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
     `- **Prepared as**: ${markdownCode(named2(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named2(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
     `- **Pull request**: ${pullRequestWords(r, markdownText)}.`,
     "",
-    ...rows.length ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
+    ...rows.length ? ["| batch | reviewed by | uploaded by | policy created by | approved by | outcome |", "|---|---|---|---|---|---|", ...rows] : ["No batch was to be approved."],
     ""
   ];
 }
@@ -47138,6 +47425,8 @@ function parseFaults(body) {
     if (burst !== void 0 && (typeof burst !== "number" || !(burst >= 1))) return `faults[${i}].burst must be a number of requests, at least 1`;
     if (retry_after !== void 0 && retry_after !== null && (typeof retry_after !== "number" || retry_after < 0))
       return `faults[${i}].retry_after must be a number of seconds, or null for none`;
+    const field = f.field;
+    if (kind === "omit" && (typeof field !== "string" || field === "")) return `faults[${i}].field must name the field an omit fault leaves out`;
     const p = f.probability;
     if (p !== void 0 && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
     faults.push(f);
@@ -47162,11 +47451,16 @@ function parseRateLimit(text3) {
   const burst = m[2] === void 0 ? Math.max(1, Math.ceil(rate2)) : Number(m[2]);
   return rate2 > 0 && burst >= 1 ? { rate: rate2, burst } : void 0;
 }
+function withoutField(body, field) {
+  if (Array.isArray(body)) return body.map((v) => withoutField(v, field));
+  if (!body || typeof body !== "object") return body;
+  return Object.fromEntries(Object.entries(body).flatMap(([k, v]) => k === field ? [] : [[k, withoutField(v, field)]]));
+}
 var KINDS2, TokenBucket, FaultTable;
 var init_faults = __esm({
   "src/emulator/faults.ts"() {
     "use strict";
-    KINDS2 = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle"];
+    KINDS2 = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle", "omit"];
     TokenBucket = class {
       constructor(rate2, burst, now = Date.now) {
         this.rate = rate2;
@@ -47723,6 +48017,11 @@ function parseJson2(text3) {
     throw new EmuError(400, "the body is not valid JSON", [{ field: "(body)", message: "is not valid JSON" }]);
   }
 }
+function omitted(reply, fields) {
+  if (!fields.length || reply.contentType !== "application/json") return reply;
+  const body = fields.reduce((b, k) => withoutField(b, k), reply.body);
+  return new Reply(reply.status, body, reply.contentType, reply.headers);
+}
 function tooMany(retryAfter) {
   const headers = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
   return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
@@ -47862,6 +48161,7 @@ var init_server = __esm({
         let dropAfter = false;
         let success2;
         let trickleMs;
+        const omit = [];
         for (const f of fired) {
           entry.fault = f.kind;
           if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
@@ -47876,6 +48176,8 @@ var init_server = __esm({
             return tooMany(f.retry_after === void 0 ? 1 : f.retry_after);
           } else if (f.kind === "success_status") {
             success2 = f.status ?? 204;
+          } else if (f.kind === "omit" && f.field) {
+            omit.push(f.field);
           } else if (f.kind === "error_array") {
             return new Reply(200, {
               compliance_id: "",
@@ -47884,7 +48186,7 @@ var init_server = __esm({
             });
           }
         }
-        const result = this.route(req, url, method, path, raw, entry);
+        const result = omitted(this.route(req, url, method, path, raw, entry), omit);
         if (dropAfter) return "dropped";
         if (success2 !== void 0 && result.status === 200) return new Reply(success2, "", "application/json");
         if (trickleMs !== void 0) result.trickleMs = trickleMs;
@@ -49225,7 +49527,7 @@ function sayNext({ dir, where: where2, existing, shape, pin, found }, { written 
   }
   if (flags.ci) {
     out.out(
-      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token.`
+      `The CI recipes install what package.json pins, then run npx --no -- revsync, which never downloads a package: set ${shape.variables.length ? `${shape.variables.join(", ")} and ` : ""}the credentials as CI variables. With four_eyes: true, give the apply job alone the approver identity too (REVSYNC_APPROVER_USERNAME, REVSYNC_APPROVER_PASSWORD): approves go as that second user, and apply reads the pull request's approvals with the CI's token; and give the plan job the approver's user name alone, as the variable REVSYNC_APPROVER_USERNAME (on GitHub a variable of the <env>-read environment or the repository, on GitLab an unprotected CI/CD variable), so that the plan names who will approve.`
     );
   }
 }
@@ -49559,6 +49861,496 @@ var init_make = __esm({
     init_four_eyes2();
     init_policy_models();
     init_targets();
+  }
+});
+
+// src/evidence/context.ts
+function run(args, cwd, env2) {
+  return new Promise((resolve16, reject) => {
+    (0, import_node_child_process2.execFile)(
+      "git",
+      args,
+      { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
+      (err, stdout) => err ? reject(err) : resolve16(stdout)
+    );
+  });
+}
+async function gitState(root, evidenceDir, env2) {
+  const inside = (0, import_node_path16.relative)(root, evidenceDir);
+  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path16.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
+  let status;
+  try {
+    status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env2);
+  } catch (e) {
+    const code = e.code;
+    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
+  }
+  const lines = status.split("\n").filter((l) => l);
+  const oid = /^# branch\.oid (\S+)$/m.exec(status)?.[1];
+  const clean = lines.every((l) => l.startsWith("# "));
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet" };
+  return { commit: oid, clean };
+}
+async function uncommittedFiles(cwd, files, env2) {
+  if (!files.length) return [];
+  let status;
+  try {
+    status = await run(
+      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f) => `:(literal)${f}`)],
+      cwd,
+      env2
+    );
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const entry of status.split("\0")) {
+    const m = /^([?!]) (.+)$/.exec(entry);
+    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
+  }
+  return out;
+}
+function realOr(dir) {
+  try {
+    return (0, import_node_fs11.realpathSync)(dir);
+  } catch {
+    return dir;
+  }
+}
+function changeWords(xy) {
+  const c = xy[1] !== "." ? xy[1] : xy[0];
+  return c === "D" ? "deleted" : c === "A" ? "added" : c === "R" || c === "C" ? "renamed" : "modified";
+}
+async function changedPolicyFiles(root, paths, cwd, env2) {
+  let status;
+  try {
+    const specs = paths.map((p) => `:(literal)${p}`);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
+  } catch {
+    return { commit: null, files: [] };
+  }
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
+  const found = [];
+  for (let i = 0; i < entries2.length; i++) {
+    const e = entries2[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
+    const other = /^([?!]) (.+)$/.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++;
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+  }
+  const commit = oid && oid !== "(initial)" ? oid : null;
+  if (!found.length) return { commit, files: [] };
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(cwd);
+  found.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return { commit, files: found.map((f) => `${(0, import_node_path16.relative)(from, (0, import_node_path16.join)(top, f.path)) || f.path} (${f.what})`) };
+}
+function ciContext(env2, readEvent = () => void 0) {
+  const ctx = ciOwnContext(env2, readEvent);
+  const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
+  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
+}
+function ciOwnContext(env2, readEvent) {
+  if (env2.GITHUB_ACTIONS === "true") {
+    const server = env2.GITHUB_SERVER_URL ?? "https://github.com";
+    const run2 = env2.GITHUB_REPOSITORY && env2.GITHUB_RUN_ID ? `${server}/${env2.GITHUB_REPOSITORY}/actions/runs/${env2.GITHUB_RUN_ID}${env2.GITHUB_RUN_ATTEMPT ? `/attempts/${env2.GITHUB_RUN_ATTEMPT}` : ""}` : null;
+    let pr = number(/^refs\/pull\/(\d+)\//.exec(env2.GITHUB_REF ?? "")?.[1]);
+    if (pr === null && env2.GITHUB_EVENT_PATH) {
+      const event = readEvent(env2.GITHUB_EVENT_PATH);
+      const n = event?.pull_request?.number ?? void 0;
+      pr = typeof n === "number" ? n : null;
+    }
+    return {
+      provider: "github",
+      run_url: run2,
+      actor: nonEmpty(env2.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env2.GITHUB_ACTOR),
+      pull_request: pr,
+      commit: nonEmpty(env2.GITHUB_SHA),
+      ref: nonEmpty(env2.GITHUB_REF),
+      workflow: nonEmpty(env2.GITHUB_WORKFLOW),
+      event: nonEmpty(env2.GITHUB_EVENT_NAME)
+    };
+  }
+  if (env2.GITLAB_CI === "true") {
+    return {
+      provider: "gitlab",
+      run_url: nonEmpty(env2.CI_JOB_URL) ?? nonEmpty(env2.CI_PIPELINE_URL),
+      actor: nonEmpty(env2.GITLAB_USER_LOGIN),
+      pull_request: number(env2.CI_MERGE_REQUEST_IID),
+      commit: nonEmpty(env2.CI_COMMIT_SHA),
+      ref: nonEmpty(env2.CI_COMMIT_REF_NAME),
+      workflow: nonEmpty(env2.CI_PROJECT_PATH),
+      event: nonEmpty(env2.CI_PIPELINE_SOURCE)
+    };
+  }
+  return null;
+}
+var import_node_child_process2, import_node_fs11, import_node_path16, POLICY_FILE, nonEmpty, number;
+var init_context2 = __esm({
+  "src/evidence/context.ts"() {
+    "use strict";
+    import_node_child_process2 = require("node:child_process");
+    import_node_fs11 = require("node:fs");
+    import_node_path16 = require("node:path");
+    POLICY_FILE = /\.(ya?ml|csv)$/i;
+    nonEmpty = (v) => v && v.trim() ? v : null;
+    number = (v) => v && /^\d+$/.test(v) ? Number(v) : null;
+  }
+});
+
+// src/evidence/pull-request.ts
+async function getJson(get, url, headers, what) {
+  let r;
+  try {
+    r = await get(url, headers);
+  } catch (e) {
+    throw new ForgeError(`${what} could not be read (${e.message})`);
+  }
+  if (r.status !== 200)
+    throw new ForgeError(
+      `${what} could not be read: the API answered ${r.status}${r.status === 401 || r.status === 403 || r.status === 404 ? " (is the token valid, and may it read the repository's pull requests?)" : ""}`
+    );
+  if (r.body === void 0) throw new ForgeError(`${what}: the API's answer is not JSON`);
+  return r;
+}
+async function getWhole(get, url, headers, what) {
+  const r = await getJson(get, url, headers, what);
+  if (/rel="?next"?/i.test(r.link ?? "") || (r.nextPage ?? "").trim())
+    throw new ForgeError(`${what}: the API answered with only a first page, so what the rest holds is unknown`);
+  return r.body;
+}
+async function readPages(get, first, headers, what, base) {
+  const items = [];
+  let url = first;
+  for (let page = 0; url; page++) {
+    if (page === MAX_PAGES)
+      throw new ForgeError(
+        `${what} go on past ${MAX_PAGES} pages (${MAX_PAGES * 100} items): revsync reads no further, and what it did not read (a later review, the head commit) could change the verdict`
+      );
+    const r = await getJson(get, url, headers, what);
+    if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
+    items.push(...r.body);
+    url = nextPage(r.link, base);
+  }
+  return items;
+}
+function githubExcluded(user, login, association) {
+  if (/\[bot\]$/i.test(login) || str3(user.type) === "Bot") return "a bot";
+  if (!association || !WRITERS.has(association.toUpperCase()))
+    return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
+  return void 0;
+}
+function nextPage(link, base) {
+  const m = /<([^>]+)>\s*;\s*rel="next"/.exec(link ?? "");
+  if (!m?.[1]) return void 0;
+  try {
+    return new URL(m[1]).origin === new URL(base).origin ? m[1] : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function readGithub(get, env2, n) {
+  const base = (env2.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
+  const repo = env2.GITHUB_REPOSITORY;
+  if (!repo) throw new ForgeError("GITHUB_REPOSITORY is not set, so the pull request cannot be found");
+  const token = env2.GITHUB_TOKEN;
+  if (!token) throw new ForgeError("GITHUB_TOKEN is not set: give the apply step GITHUB_TOKEN: ${{ github.token }} (with pull-requests: read)");
+  const headers = {
+    authorization: `Bearer ${token}`,
+    accept: "application/vnd.github+json",
+    "x-github-api-version": "2022-11-28",
+    "user-agent": "revsync"
+  };
+  const pr = obj2(await getWhole(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`));
+  const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
+  const approvals2 = [];
+  const latest = /* @__PURE__ */ new Map();
+  const withdrawn = /* @__PURE__ */ new Map();
+  for (const raw of reviews) {
+    const r = obj2(raw);
+    const reviewer = obj2(r.user);
+    const user = str3(reviewer.login);
+    const state = str3(r.state)?.toUpperCase();
+    if (!user || !state) continue;
+    const excluded = githubExcluded(reviewer, user, str3(r.author_association));
+    const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
+    if (state === "APPROVED") approvals2.push(a);
+    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
+      const key3 = user.toLowerCase();
+      if (state === "CHANGES_REQUESTED" && latest.get(key3)) withdrawn.set(key3, user);
+      else withdrawn.delete(key3);
+      latest.set(key3, state === "APPROVED" ? a : null);
+    }
+  }
+  const head = str3(obj2(pr.head).sha);
+  const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
+  const merge = str3(pr.merge_commit_sha);
+  return {
+    author: str3(obj2(pr.user).login),
+    head,
+    merges: merge ? [merge] : [],
+    approvals: approvals2,
+    standing: [...latest.values()].filter((a) => a !== null),
+    ...withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {},
+    ...made
+  };
+}
+async function githubHeadBy(get, headers, base, repo, n, head) {
+  const commits = await readPages(get, `${base}/repos/${repo}/pulls/${n}/commits?per_page=100`, headers, `the commits of pull request #${n}`, base);
+  const commit = commits.map(obj2).find((c) => str3(c.sha) === head);
+  if (!commit) return { headBy: [], headByNote: `its head commit ${head.slice(0, 12)} is not among the commits the API lists for it (it lists at most 250)` };
+  const by = ["author", "committer"].map((role) => ({ role, login: str3(obj2(commit[role]).login) }));
+  const unknown = by.filter((b) => !b.login).map((b) => b.role);
+  return {
+    headBy: [...new Set(by.flatMap((b) => b.login ? [b.login] : []))],
+    ...unknown.length ? {
+      headByNote: `GitHub names no user as the ${unknown.join(" and ")} of its head commit ${head.slice(0, 12)} (the commit's e-mail is linked to no account)`
+    } : {}
+  };
+}
+async function readGitlab(get, env2, n) {
+  const base = (env2.CI_API_V4_URL ?? "").replace(/\/+$/, "");
+  if (!base) throw new ForgeError("CI_API_V4_URL is not set, so the merge request cannot be found");
+  const project = env2.CI_PROJECT_ID;
+  if (!project) throw new ForgeError("CI_PROJECT_ID is not set, so the merge request cannot be found");
+  const token = env2.GITLAB_API_TOKEN;
+  if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
+  const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
+  const at2 = `${base}/projects/${encodeURIComponent(project)}`;
+  const mr = obj2(await getWhole(get, `${at2}/merge_requests/${n}`, headers, `merge request !${n}`));
+  const body = obj2(await getWhole(get, `${at2}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
+  let reset2 = false;
+  let commitNote;
+  let headByNote;
+  try {
+    const settings = obj2(await getWhole(get, `${at2}/approvals`, headers, "the project's approval settings"));
+    reset2 = settings.reset_approvals_on_push === true;
+    if (!reset2)
+      commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
+    if (settings.merge_requests_disable_committers_approval !== true)
+      headByNote = "the project lets users who add commits approve (merge_requests_disable_committers_approval is off), and GitLab names no user who pushed a commit: turn on preventing approvals by users who add commits";
+  } catch (e) {
+    if (!(e instanceof ForgeError)) throw e;
+    commitNote = `${e.message}, so which commit each approval is of is unknown`;
+    headByNote = `${e.message}, so whether a user who added commits may have approved is unknown`;
+  }
+  const head = str3(mr.sha);
+  const approvals2 = [];
+  for (const raw of Array.isArray(body.approved_by) ? body.approved_by : []) {
+    const a = obj2(raw);
+    const u = obj2(a.user);
+    const user = str3(u.username);
+    if (!user) continue;
+    const excluded = await gitlabBot(get, headers, base, u, user);
+    approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
+  }
+  return {
+    author: str3(obj2(mr.author).username),
+    head,
+    merges: [str3(mr.merge_commit_sha), str3(mr.squash_commit_sha)].filter((s) => !!s),
+    approvals: approvals2,
+    standing: approvals2,
+    headBy: [],
+    ...commitNote ? { commitNote } : {},
+    ...headByNote ? { headByNote } : {}
+  };
+}
+async function gitlabBot(get, headers, base, u, user) {
+  if (u.bot === true || GITLAB_BOT_NAME.test(user)) return "a bot";
+  const id = typeof u.id === "number" && Number.isSafeInteger(u.id) ? u.id : null;
+  if (id === null) return "GitLab does not say which user this is (no user id), so whether it is a bot is unknown";
+  try {
+    return obj2(await getWhole(get, `${base}/users/${id}`, headers, `the user ${user}`)).bot === true ? "a bot" : void 0;
+  } catch (e) {
+    if (!(e instanceof ForgeError)) throw e;
+    return `${e.message}, so whether it is a bot is unknown`;
+  }
+}
+function judgeApproval(read, applied, where2) {
+  const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
+  const short = (c) => c ? c.slice(0, 12) : "unknown";
+  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
+  const others = read.standing.filter((a) => !sameUser(a.user, read.author));
+  const counting = others.filter((a) => !excluded(a));
+  const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
+  let problem = null;
+  if (!read.author) problem = `the forge does not say who wrote ${name}`;
+  else if (!read.head) problem = `the forge does not say which commit ${name} holds`;
+  else if (!others.length) {
+    const withdrawn = (read.withdrawn ?? []).filter((u) => !sameUser(u, read.author));
+    problem = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : withdrawn.length ? `${name}'s approval was withdrawn: ${withdrawn.map((u) => `${u} approved, then requested changes`).join("; ")}; it needs an approval standing now by someone other than its author, ${read.author}` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
+  } else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
+  else if (!counting.length)
+    problem = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
+  else if (!atHead.length)
+    problem = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
+  else if (!applied) problem = "the commit this run applies is unknown (no git HEAD, no CI commit)";
+  else if (applied !== read.head && !read.merges.includes(applied))
+    problem = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
+  return {
+    provider: where2.provider,
+    number: where2.number,
+    author: read.author,
+    head_commit: read.head,
+    head_commit_by: read.headBy,
+    merge_commits: read.merges,
+    applied_commit: applied,
+    approvals: read.approvals.map((a) => {
+      const why = excluded(a);
+      return { user: a.user, at: a.at, commit: a.commit, ...why ? { excluded: why } : {} };
+    }),
+    independent: atHead.map((a) => a.user),
+    holds: problem === null,
+    problem
+  };
+}
+async function pullRequestApproval(ci, env2, applied, get) {
+  const empty = (number2, problem) => ({
+    provider: ci.provider,
+    number: number2,
+    author: null,
+    head_commit: null,
+    merge_commits: [],
+    applied_commit: applied,
+    approvals: [],
+    independent: [],
+    holds: false,
+    problem
+  });
+  const n = ci.pull_request;
+  if (n === null)
+    return empty(
+      null,
+      `this ${ci.provider === "gitlab" ? "pipeline" : "run"} names no ${ci.provider === "gitlab" ? "merge" : "pull"} request (the CI recipes set REVSYNC_PULL_REQUEST to the one merged)`
+    );
+  try {
+    const read = ci.provider === "gitlab" ? await readGitlab(get, env2, n) : await readGithub(get, env2, n);
+    return judgeApproval(read, applied, { provider: ci.provider, number: n });
+  } catch (e) {
+    if (e instanceof ForgeError) return empty(n, e.message);
+    throw e;
+  }
+}
+var str3, obj2, ForgeError, MAX_PAGES, WRITERS, GITLAB_BOT_NAME;
+var init_pull_request = __esm({
+  "src/evidence/pull-request.ts"() {
+    "use strict";
+    init_who();
+    str3 = (v) => typeof v === "string" && v.trim() ? v : null;
+    obj2 = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : {};
+    ForgeError = class extends Error {
+    };
+    MAX_PAGES = 30;
+    WRITERS = /* @__PURE__ */ new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
+    GITLAB_BOT_NAME = /^(?:(?:project|group)_\d+_bot(?:_|\d|$)|service_account_)/i;
+  }
+});
+
+// src/cli/four-eyes.ts
+function ciOf(flags) {
+  return ciContext(envOf(flags), readJsonFile);
+}
+function forgeClient(penv) {
+  const agentOpts = { connect: { timeout: 1e4 } };
+  const proxy = proxyEnv(penv);
+  const dispatcher = proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts);
+  const get = async (url, headers) => {
+    checkUrl("the forge's API URL", url);
+    let res;
+    try {
+      res = await request(url, { method: "GET", headers, dispatcher, headersTimeout: 3e4, bodyTimeout: 3e4, signal: AbortSignal.timeout(6e4) });
+    } catch (e) {
+      throw new Error(`GET ${new URL(url).pathname} failed: ${e.message}`);
+    }
+    const text3 = await res.body.text();
+    let body;
+    try {
+      body = JSON.parse(text3);
+    } catch {
+      body = void 0;
+    }
+    const link = res.headers.link;
+    const nextPage2 = res.headers["x-next-page"];
+    return { status: res.statusCode, body, ...typeof link === "string" ? { link } : {}, ...typeof nextPage2 === "string" ? { nextPage: nextPage2 } : {} };
+  };
+  return { get, close: () => dispatcher.close() };
+}
+function approverUnverified(core) {
+  const auth = core.approverAuth ?? core.auth;
+  if (auth.usernameFrom === "sign-in") return void 0;
+  const variable = core.approverAuth ? "REVSYNC_APPROVER_USER" : "REVSYNC_USER";
+  const from = auth.usernameFrom === "token claims" ? "the token's own claims (preferred_username, read without verifying it)" : auth.usernameFrom === "variable" ? variable : "nothing: the token names no user";
+  return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
+}
+async function fourEyesBeforeWriting(core, plan, ctx) {
+  const { flags, out, fourEyes } = ctx;
+  const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
+  if (approves && core.approverAuth) {
+    try {
+      await core.approverAuth.token();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      throw new UserError(
+        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)"
+      );
+    }
+  }
+  const unconfirmed = fourEyes && approves ? approverUnverified(core) : void 0;
+  if (unconfirmed) out.warn(unconfirmed);
+  const ci = ciOf(flags);
+  if (!ci) {
+    if (fourEyes)
+      out.warn(
+        "four eyes: the pull request's approval could not be checked: this run is not in CI (GitHub Actions or GitLab CI); apply still keeps every batch from being approved by the user who prepared it"
+      );
+    return void 0;
+  }
+  if (!fourEyes && !ctx.record) return void 0;
+  const penv = envOf(flags);
+  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
+  const forge = forgeClient(penv);
+  let approval;
+  try {
+    approval = await pullRequestApproval(ci, penv, applied, forge.get);
+  } finally {
+    await forge.close();
+  }
+  ctx.record?.(approval);
+  const name = ci.provider === "gitlab" ? "merge request" : "pull request";
+  if (approval.holds)
+    out.info(
+      `Four eyes: ${name} ${ci.provider === "gitlab" ? "!" : "#"}${approval.number} by ${approval.author} is approved by ${approval.independent.join(", ")} at ${approval.head_commit?.slice(0, 12)}.`
+    );
+  else if (fourEyes)
+    throw new UserError(
+      `four eyes: ${approval.problem ?? "no independent approval"}; nothing was sent`,
+      `apply only what someone other than its author approved`
+    );
+  else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
+  return approval;
+}
+var init_four_eyes3 = __esm({
+  "src/cli/four-eyes.ts"() {
+    "use strict";
+    init_core();
+    init_user_files();
+    init_http();
+    init_errors();
+    init_context2();
+    init_pull_request();
+    init_model();
+    init_context();
   }
 });
 
@@ -53029,6 +53821,7 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
   const named3 = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const approverKnown = named3.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env2.name,
     baseUrl: env2.baseUrl,
@@ -53047,7 +53840,7 @@ async function makePlan2(repo, env2, core, flags, out, opts) {
       concurrency: concurrencyOf(flags),
       progress,
       ...tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env2.service.allocationRules } } : {},
-      ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured } } : {}
+      ...env2.fourEyes ? { fourEyes: { approver: named3.user, approverConfigured: named3.configured, approverKnown } } : {}
     })
   );
 }
@@ -53060,6 +53853,7 @@ var init_reading = __esm({
     init_read2();
     init_make();
     init_context();
+    init_four_eyes3();
     init_progress();
   }
 });
@@ -53081,7 +53875,7 @@ async function runTest(flags, out) {
 async function testRun(flags, out, view) {
   const repo = openRepo(flags);
   const runs = flags.live ? [await liveRun(repo, flags, out, view)] : offlineRuns(repo, flags, out, view);
-  const shownDir = (0, import_node_path16.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
+  const shownDir = (0, import_node_path17.relative)(repo.cwd, runs[0]?.dir ?? repo.root) || ".";
   const results = runs.flatMap((r) => runCases(r.cases, r.policies));
   const contracts = runs.flatMap((r) => runContracts(r.contracts, r.policies, { readRule: ruleReader(r.rules), carves: r.carves }));
   const source = runs.length === 1 ? runs[0]?.source ?? "" : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
@@ -53102,7 +53896,7 @@ async function testRun(flags, out, view) {
 function casesFor(repo, vars, flags, view) {
   const { cases, contracts, diagnostics, dir } = loadTests(repo, varsFor(vars, envOf(flags)));
   if (diagnostics.some((d) => d.severity === "error")) {
-    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path16.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
+    const problems = new PolicyProblems(`the policy tests in ${(0, import_node_path17.relative)(repo.cwd, dir) || "."} have errors`, diagnostics);
     if (!view.reportsBrokenFiles) throw problems;
     return { cases, contracts, dir, broken: problems };
   }
@@ -53162,7 +53956,7 @@ function offlineRuns(repo, flags, out, view) {
     return { ...g, cases, contracts, label };
   });
 }
-var import_node_path16, reported, rulesOf;
+var import_node_path17, reported, rulesOf;
 var init_test = __esm({
   "src/cli/test.ts"() {
     "use strict";
@@ -53175,7 +53969,7 @@ var init_test = __esm({
     init_service_choices();
     init_view();
     init_policy_test2();
-    import_node_path16 = require("node:path");
+    import_node_path17 = require("node:path");
     init_context();
     init_reading();
     init_read2();
@@ -53356,7 +54150,7 @@ function lineOf(details, omit, mask, pseudonyms, dropped) {
 async function runTestRecord(flags, out) {
   const request2 = checkRequest(flags, out);
   const repo = openRepo(flags);
-  if ((0, import_node_fs11.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
+  if ((0, import_node_fs12.existsSync)(request2.target)) throw new UserError(`${request2.shown} exists: test record writes a new file; choose another name, or remove it first`);
   const env2 = openEnv(repo, flags);
   const { records, policies: policies2 } = await readSources(env2, request2.filter, flags, out);
   const recorded = recordCases(records, order(policies2), request2, out);
@@ -53372,8 +54166,8 @@ async function runTestRecord(flags, out) {
   if (safe !== text3) out.warn("a value of the order documents held a secret revsync uses: it is written as [redacted]");
   writeUserFile(request2.target, safe);
   const dir = testsDir(repo);
-  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path17.sep))) {
-    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path17.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
+  if (!(request2.target === dir || request2.target.startsWith(dir + import_node_path18.sep))) {
+    out.warn(`${request2.shown} is outside the tests folder (${(0, import_node_path18.relative)(out.io.cwd, dir) || "."}): revsync test and plan's impact do not read it there`);
   }
   sayRecorded(records.length, request2, recorded, out);
   return 0;
@@ -53387,8 +54181,8 @@ function checkRequest(flags, out) {
   const mask = new Set(list2(flags.mask, "--mask"));
   const omit = new Set(list2(flags.omit, "--omit"));
   for (const f of mask) if (omit.has(f)) throw new UserError(`${f} is in both --mask and --omit: choose one`);
-  const target = (0, import_node_path17.resolve)(out.io.cwd, flags.out);
-  return { filter, mask, omit, target, shown: (0, import_node_path17.relative)(out.io.cwd, target) || flags.out };
+  const target = (0, import_node_path18.resolve)(out.io.cwd, flags.out);
+  return { filter, mask, omit, target, shown: (0, import_node_path18.relative)(out.io.cwd, target) || flags.out };
 }
 async function readSources(env2, filter, flags, out) {
   const core = openClient(env2, flags, out);
@@ -53492,12 +54286,12 @@ function sayRecorded(read, { mask, omit, shown }, { cases, same, withoutDocument
     out.info(`Note: the cases hold ${personal.join(", ")} as the service gave them; --mask ${personal.join(",")} masks them, --omit leaves them out.`);
   }
 }
-var import_node_fs11, import_node_path17, import_yaml5, PERSONAL, CREDENTIAL, list2, plural2;
+var import_node_fs12, import_node_path18, import_yaml5, PERSONAL, CREDENTIAL, list2, plural2;
 var init_test_record = __esm({
   "src/cli/test-record.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
-    import_node_path17 = require("node:path");
+    import_node_fs12 = require("node:fs");
+    import_node_path18 = require("node:path");
     import_yaml5 = __toESM(require_dist(), 1);
     init_resources();
     init_errors();
@@ -53538,7 +54332,7 @@ async function runPlan(flags, out) {
     view({ plan, file: flags.out }, out);
     noteTurnedAway(core.governor, env2, flags, out);
     if (flags.out) {
-      writeUserFile((0, import_node_path18.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
+      writeUserFile((0, import_node_path19.resolve)(out.io.cwd, flags.out), JSON.stringify(plan, null, 2) + "\n");
       out.info(`Saved the plan to ${flags.out}. Apply exactly this plan with: revsync apply ${shellQuote(flags.out)}`);
     }
     const actionable = hasApplied(plan);
@@ -53556,11 +54350,11 @@ async function runPlan(flags, out) {
     await core.close();
   }
 }
-var import_node_path18;
+var import_node_path19;
 var init_plan4 = __esm({
   "src/cli/plan.ts"() {
     "use strict";
-    import_node_path18 = require("node:path");
+    import_node_path19 = require("node:path");
     init_plan2();
     init_view();
     init_plan3();
@@ -53655,14 +54449,14 @@ __export(show_exports, {
 async function runShow(flags, out, args) {
   const view = await pickView(showViews, flags.format);
   const file = args[0] ?? "";
-  view({ plan: readPlanFile((0, import_node_path19.resolve)(out.io.cwd, file), false), file }, out);
+  view({ plan: readPlanFile((0, import_node_path20.resolve)(out.io.cwd, file), false), file }, out);
   return 0;
 }
-var import_node_path19;
+var import_node_path20;
 var init_show = __esm({
   "src/cli/show.ts"() {
     "use strict";
-    import_node_path19 = require("node:path");
+    import_node_path20 = require("node:path");
     init_view();
     init_plan3();
     init_plan_file();
@@ -53851,6 +54645,7 @@ function runStep(step, applier, core) {
 function stepWords(action, r) {
   const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
   if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
+  if (r.breached) throw Object.assign(new StepFailed(r.breached, "breached"), four);
   try {
     const s = stepResult(action, r.outcome);
     return { ...s, message: `${s.message}${r.also ?? ""}`, ...four };
@@ -53916,7 +54711,7 @@ var init_run2 = __esm({
     init_model();
     init_who();
     init_graph();
-    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"];
+    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"];
     DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
     StepFailed = class extends Error {
       constructor(message, outcome) {
@@ -53980,150 +54775,6 @@ var init_apply_signals = __esm({
   }
 });
 
-// src/evidence/context.ts
-function run(args, cwd, env2) {
-  return new Promise((resolve16, reject) => {
-    (0, import_node_child_process2.execFile)(
-      "git",
-      args,
-      { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve16(stdout)
-    );
-  });
-}
-async function gitState(root, evidenceDir, env2) {
-  const inside = (0, import_node_path20.relative)(root, evidenceDir);
-  const exclude = inside && !inside.startsWith("..") && !(0, import_node_path20.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
-  let status;
-  try {
-    status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env2);
-  } catch (e) {
-    const code = e.code;
-    return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
-  }
-  const lines = status.split("\n").filter((l) => l);
-  const oid = /^# branch\.oid (\S+)$/m.exec(status)?.[1];
-  const clean = lines.every((l) => l.startsWith("# "));
-  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet" };
-  return { commit: oid, clean };
-}
-async function uncommittedFiles(cwd, files, env2) {
-  if (!files.length) return [];
-  let status;
-  try {
-    status = await run(
-      ["status", "--porcelain=v2", "--untracked-files=all", "--ignored=matching", "-z", "--", ...files.map((f) => `:(literal)${f}`)],
-      cwd,
-      env2
-    );
-  } catch {
-    return [];
-  }
-  const out = [];
-  for (const entry of status.split("\0")) {
-    const m = /^([?!]) (.+)$/.exec(entry);
-    if (m?.[2]) out.push(`${m[2]} (${m[1] === "!" ? "ignored by git" : "untracked"})`);
-  }
-  return out;
-}
-function realOr(dir) {
-  try {
-    return (0, import_node_fs12.realpathSync)(dir);
-  } catch {
-    return dir;
-  }
-}
-function changeWords(xy) {
-  const c = xy[1] !== "." ? xy[1] : xy[0];
-  return c === "D" ? "deleted" : c === "A" ? "added" : c === "R" || c === "C" ? "renamed" : "modified";
-}
-async function changedPolicyFiles(root, paths, cwd, env2) {
-  let status;
-  try {
-    const specs = paths.map((p) => `:(literal)${p}`);
-    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignored=traditional", "--", ...specs], root, env2);
-  } catch {
-    return { commit: null, files: [] };
-  }
-  const entries2 = status.split("\0");
-  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
-  const found = [];
-  for (let i = 0; i < entries2.length; i++) {
-    const e = entries2[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++;
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-  }
-  const commit = oid && oid !== "(initial)" ? oid : null;
-  if (!found.length) return { commit, files: [] };
-  let top = root;
-  try {
-    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
-  } catch {
-  }
-  const from = realOr(cwd);
-  found.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return { commit, files: found.map((f) => `${(0, import_node_path20.relative)(from, (0, import_node_path20.join)(top, f.path)) || f.path} (${f.what})`) };
-}
-function ciContext(env2, readEvent = () => void 0) {
-  const ctx = ciOwnContext(env2, readEvent);
-  const given = number(env2.REVSYNC_PULL_REQUEST?.trim().replace(/^[#!]/, ""));
-  return ctx && given !== null ? { ...ctx, pull_request: given } : ctx;
-}
-function ciOwnContext(env2, readEvent) {
-  if (env2.GITHUB_ACTIONS === "true") {
-    const server = env2.GITHUB_SERVER_URL ?? "https://github.com";
-    const run2 = env2.GITHUB_REPOSITORY && env2.GITHUB_RUN_ID ? `${server}/${env2.GITHUB_REPOSITORY}/actions/runs/${env2.GITHUB_RUN_ID}${env2.GITHUB_RUN_ATTEMPT ? `/attempts/${env2.GITHUB_RUN_ATTEMPT}` : ""}` : null;
-    let pr = number(/^refs\/pull\/(\d+)\//.exec(env2.GITHUB_REF ?? "")?.[1]);
-    if (pr === null && env2.GITHUB_EVENT_PATH) {
-      const event = readEvent(env2.GITHUB_EVENT_PATH);
-      const n = event?.pull_request?.number ?? void 0;
-      pr = typeof n === "number" ? n : null;
-    }
-    return {
-      provider: "github",
-      run_url: run2,
-      actor: nonEmpty(env2.GITHUB_TRIGGERING_ACTOR) ?? nonEmpty(env2.GITHUB_ACTOR),
-      pull_request: pr,
-      commit: nonEmpty(env2.GITHUB_SHA),
-      ref: nonEmpty(env2.GITHUB_REF),
-      workflow: nonEmpty(env2.GITHUB_WORKFLOW),
-      event: nonEmpty(env2.GITHUB_EVENT_NAME)
-    };
-  }
-  if (env2.GITLAB_CI === "true") {
-    return {
-      provider: "gitlab",
-      run_url: nonEmpty(env2.CI_JOB_URL) ?? nonEmpty(env2.CI_PIPELINE_URL),
-      actor: nonEmpty(env2.GITLAB_USER_LOGIN),
-      pull_request: number(env2.CI_MERGE_REQUEST_IID),
-      commit: nonEmpty(env2.CI_COMMIT_SHA),
-      ref: nonEmpty(env2.CI_COMMIT_REF_NAME),
-      workflow: nonEmpty(env2.CI_PROJECT_PATH),
-      event: nonEmpty(env2.CI_PIPELINE_SOURCE)
-    };
-  }
-  return null;
-}
-var import_node_child_process2, import_node_fs12, import_node_path20, POLICY_FILE, nonEmpty, number;
-var init_context2 = __esm({
-  "src/evidence/context.ts"() {
-    "use strict";
-    import_node_child_process2 = require("node:child_process");
-    import_node_fs12 = require("node:fs");
-    import_node_path20 = require("node:path");
-    POLICY_FILE = /\.(ya?ml|csv)$/i;
-    nonEmpty = (v) => v && v.trim() ? v : null;
-    number = (v) => v && /^\d+$/.test(v) ? Number(v) : null;
-  }
-});
-
 // src/cli/prompt.ts
 async function askYes(out, question) {
   const plain = !colorFor(out.errStream, !!out.opts.noColor, out.io.env);
@@ -54172,7 +54823,7 @@ var init_record = __esm({
     init_canonical_json();
     init_run2();
     EVIDENCE_FORMAT_VERSION = "1";
-    LANDED = /* @__PURE__ */ new Set(["done", "already", "confirmed"]);
+    LANDED = /* @__PURE__ */ new Set(["done", "already", "confirmed", "breached"]);
   }
 });
 
@@ -54335,6 +54986,7 @@ var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
     init_run2();
+    init_four_eyes2();
     init_model();
     init_context2();
     init_record();
@@ -54359,6 +55011,7 @@ var init_recorder = __esm({
       pending = /* @__PURE__ */ new Map();
       finished = /* @__PURE__ */ new Map();
       fourEyes;
+      approverNote;
       pullRequest;
       running = /* @__PURE__ */ new Set();
       written;
@@ -54425,6 +55078,10 @@ var init_recorder = __esm({
       /** four_eyes of the environment, and the approver identity's user (null: none configured). */
       setFourEyes(required, approver) {
         this.fourEyes = { required, approver };
+      }
+      /** Apply approves as another user than the plan was made with, in words (src/plan/four-eyes.ts). */
+      setApproverNote(note) {
+        this.approverNote = note;
       }
       /** The pull (merge) request's approval, as read from the forge. */
       setPullRequestApproval(a) {
@@ -54516,6 +55173,7 @@ var init_recorder = __esm({
           realm: i.realm,
           service_user: this.user,
           ...this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {},
+          ...this.approverNote ? { approver_note: this.approverNote } : {},
           ...this.pullRequest ? { pull_request_approval: this.pullRequest } : {},
           started_at: iso3(this.started),
           finished_at: iso3(i.now()),
@@ -54527,7 +55185,8 @@ var init_recorder = __esm({
             created_at: plan.created_at,
             made_by: plan.user ?? null,
             targets: plan.targets ?? [],
-            summary: plan.summary
+            summary: plan.summary,
+            ...plan.four_eyes ? { approver: planApprover(plan) ?? null } : {}
           },
           approval: this.approval,
           changes,
@@ -54546,11 +55205,20 @@ var init_recorder = __esm({
 });
 
 // src/evidence/four-eyes.ts
-function fourEyesFindings(r) {
+function approverProblems(changes) {
+  const out = [];
+  for (const c of changes) {
+    const f = c.four_eyes;
+    if (c.action !== "approve" || !f) continue;
+    if (c.outcome === "breached" || f.rule === "breached") out.push(`four eyes: ${c.address} was approved in breach of four eyes (${c.why})`);
+    else if (f.sent_as && f.approved_by && !sameUser(f.sent_as, f.approved_by))
+      out.push(`four eyes: ${c.address} was sent as ${f.sent_as} and the service shows it approved by ${f.approved_by}`);
+  }
+  return out;
+}
+function preparerProblems(changes) {
   const problems = [];
-  const notes = [];
-  if (r.four_eyes !== true) return { problems, notes };
-  const changes = Array.isArray(r.changes) ? r.changes : [];
+  const unconfirmed = [];
   for (const c of changes) {
     if (c.action !== "approve" || c.outcome === "already" || !LANDED.has(c.outcome)) continue;
     const f = c.four_eyes;
@@ -54562,10 +55230,23 @@ function fourEyesFindings(r) {
     for (const as of /* @__PURE__ */ new Set([f.approved_by, ...sentAs])) {
       if (!as) problems.push(`four eyes: ${c.address} was approved as a user the record does not name`);
       else if (sameUser(as, f.reviewed_by)) problems.push(`four eyes: ${c.address} was reviewed and approved by the same user, ${as}`);
+      else if (sameUser(as, f.uploaded_by)) problems.push(`four eyes: ${c.address} was approved by ${as}, who uploaded it`);
       else if (sameUser(as, f.policy_created_by)) problems.push(`four eyes: ${c.address} was approved by ${as}, who created its policy`);
     }
     if (!f.reviewed_by) problems.push(`four eyes: the record does not say who reviewed ${c.address}`);
+    if (f.confirmed === false) unconfirmed.push(c.address);
   }
+  return { problems, unconfirmed };
+}
+function fourEyesFindings(r) {
+  const notes = [];
+  const changes = Array.isArray(r.changes) ? r.changes : [];
+  const problems = approverProblems(changes);
+  if (r.four_eyes !== true) return { problems: [...new Set(problems)], notes };
+  const preparers = preparerProblems(changes);
+  problems.push(...preparers.problems);
+  for (const a of preparers.unconfirmed)
+    notes.push(`four eyes: who approved ${a} is not confirmed by the service's answer; the record names the user it was sent as`);
   const wrote = changes.some((c) => LANDED.has(c.outcome) && c.outcome !== "already");
   const pr = r.pull_request_approval;
   if (r.ci === null) {
@@ -54579,14 +55260,14 @@ function fourEyesFindings(r) {
     problems.push(
       `four eyes: the pull request's approval names no approver who counts: ${(pr.independent ?? []).join(", ")} ${pr.independent?.length === 1 ? "is" : "are each"} a bot, ruled out by the record's own approvals, or who made its head commit`
     );
-  return { problems, notes };
+  return { problems: [...new Set(problems)], notes };
 }
 function counts(user, pr) {
   if (/\[bot\]$/i.test(user)) return false;
   if ((pr.head_commit_by ?? []).some((u) => sameUser(u, user))) return false;
   return !(pr.approvals ?? []).some((a) => sameUser(a.user, user) && a.excluded);
 }
-var init_four_eyes3 = __esm({
+var init_four_eyes4 = __esm({
   "src/evidence/four-eyes.ts"() {
     "use strict";
     init_who();
@@ -54810,7 +55491,7 @@ var import_node_path22, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
-    init_four_eyes3();
+    init_four_eyes4();
     import_node_path22 = require("node:path");
     init_ajv();
     init_record();
@@ -54988,343 +55669,6 @@ var init_evidence3 = __esm({
     init_number();
     init_context();
     version = () => JSON.parse((0, import_node_fs14.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
-  }
-});
-
-// src/evidence/pull-request.ts
-async function getJson(get, url, headers, what) {
-  let r;
-  try {
-    r = await get(url, headers);
-  } catch (e) {
-    throw new ForgeError(`${what} could not be read (${e.message})`);
-  }
-  if (r.status !== 200)
-    throw new ForgeError(
-      `${what} could not be read: the API answered ${r.status}${r.status === 401 || r.status === 403 || r.status === 404 ? " (is the token valid, and may it read the repository's pull requests?)" : ""}`
-    );
-  if (r.body === void 0) throw new ForgeError(`${what}: the API's answer is not JSON`);
-  return r;
-}
-async function getWhole(get, url, headers, what) {
-  const r = await getJson(get, url, headers, what);
-  if (/rel="?next"?/i.test(r.link ?? "") || (r.nextPage ?? "").trim())
-    throw new ForgeError(`${what}: the API answered with only a first page, so what the rest holds is unknown`);
-  return r.body;
-}
-async function readPages(get, first, headers, what, base) {
-  const items = [];
-  let url = first;
-  for (let page = 0; url; page++) {
-    if (page === MAX_PAGES)
-      throw new ForgeError(
-        `${what} go on past ${MAX_PAGES} pages (${MAX_PAGES * 100} items): revsync reads no further, and what it did not read (a later review, the head commit) could change the verdict`
-      );
-    const r = await getJson(get, url, headers, what);
-    if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
-    items.push(...r.body);
-    url = nextPage(r.link, base);
-  }
-  return items;
-}
-function githubExcluded(user, login, association) {
-  if (/\[bot\]$/i.test(login) || str3(user.type) === "Bot") return "a bot";
-  if (!association || !WRITERS.has(association.toUpperCase()))
-    return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
-  return void 0;
-}
-function nextPage(link, base) {
-  const m = /<([^>]+)>\s*;\s*rel="next"/.exec(link ?? "");
-  if (!m?.[1]) return void 0;
-  try {
-    return new URL(m[1]).origin === new URL(base).origin ? m[1] : void 0;
-  } catch {
-    return void 0;
-  }
-}
-async function readGithub(get, env2, n) {
-  const base = (env2.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
-  const repo = env2.GITHUB_REPOSITORY;
-  if (!repo) throw new ForgeError("GITHUB_REPOSITORY is not set, so the pull request cannot be found");
-  const token = env2.GITHUB_TOKEN;
-  if (!token) throw new ForgeError("GITHUB_TOKEN is not set: give the apply step GITHUB_TOKEN: ${{ github.token }} (with pull-requests: read)");
-  const headers = {
-    authorization: `Bearer ${token}`,
-    accept: "application/vnd.github+json",
-    "x-github-api-version": "2022-11-28",
-    "user-agent": "revsync"
-  };
-  const pr = obj2(await getWhole(get, `${base}/repos/${repo}/pulls/${n}`, headers, `pull request #${n}`));
-  const reviews = await readPages(get, `${base}/repos/${repo}/pulls/${n}/reviews?per_page=100`, headers, `the reviews of pull request #${n}`, base);
-  const approvals2 = [];
-  const latest = /* @__PURE__ */ new Map();
-  const withdrawn = /* @__PURE__ */ new Map();
-  for (const raw of reviews) {
-    const r = obj2(raw);
-    const reviewer = obj2(r.user);
-    const user = str3(reviewer.login);
-    const state = str3(r.state)?.toUpperCase();
-    if (!user || !state) continue;
-    const excluded = githubExcluded(reviewer, user, str3(r.author_association));
-    const a = { user, at: str3(r.submitted_at), commit: str3(r.commit_id), ...excluded ? { excluded } : {} };
-    if (state === "APPROVED") approvals2.push(a);
-    if (state === "APPROVED" || state === "CHANGES_REQUESTED" || state === "DISMISSED") {
-      const key3 = user.toLowerCase();
-      if (state === "CHANGES_REQUESTED" && latest.get(key3)) withdrawn.set(key3, user);
-      else withdrawn.delete(key3);
-      latest.set(key3, state === "APPROVED" ? a : null);
-    }
-  }
-  const head = str3(obj2(pr.head).sha);
-  const made = head ? await githubHeadBy(get, headers, base, repo, n, head) : { headBy: [] };
-  const merge = str3(pr.merge_commit_sha);
-  return {
-    author: str3(obj2(pr.user).login),
-    head,
-    merges: merge ? [merge] : [],
-    approvals: approvals2,
-    standing: [...latest.values()].filter((a) => a !== null),
-    ...withdrawn.size ? { withdrawn: [...withdrawn.values()] } : {},
-    ...made
-  };
-}
-async function githubHeadBy(get, headers, base, repo, n, head) {
-  const commits = await readPages(get, `${base}/repos/${repo}/pulls/${n}/commits?per_page=100`, headers, `the commits of pull request #${n}`, base);
-  const commit = commits.map(obj2).find((c) => str3(c.sha) === head);
-  if (!commit) return { headBy: [], headByNote: `its head commit ${head.slice(0, 12)} is not among the commits the API lists for it (it lists at most 250)` };
-  const by = ["author", "committer"].map((role) => ({ role, login: str3(obj2(commit[role]).login) }));
-  const unknown = by.filter((b) => !b.login).map((b) => b.role);
-  return {
-    headBy: [...new Set(by.flatMap((b) => b.login ? [b.login] : []))],
-    ...unknown.length ? {
-      headByNote: `GitHub names no user as the ${unknown.join(" and ")} of its head commit ${head.slice(0, 12)} (the commit's e-mail is linked to no account)`
-    } : {}
-  };
-}
-async function readGitlab(get, env2, n) {
-  const base = (env2.CI_API_V4_URL ?? "").replace(/\/+$/, "");
-  if (!base) throw new ForgeError("CI_API_V4_URL is not set, so the merge request cannot be found");
-  const project = env2.CI_PROJECT_ID;
-  if (!project) throw new ForgeError("CI_PROJECT_ID is not set, so the merge request cannot be found");
-  const token = env2.GITLAB_API_TOKEN;
-  if (!token) throw new ForgeError("GITLAB_API_TOKEN is not set: set it as a masked CI/CD variable (api or read_api scope)");
-  const headers = { "private-token": token, accept: "application/json", "user-agent": "revsync" };
-  const at2 = `${base}/projects/${encodeURIComponent(project)}`;
-  const mr = obj2(await getWhole(get, `${at2}/merge_requests/${n}`, headers, `merge request !${n}`));
-  const body = obj2(await getWhole(get, `${at2}/merge_requests/${n}/approvals`, headers, `the approvals of merge request !${n}`));
-  let reset2 = false;
-  let commitNote;
-  let headByNote;
-  try {
-    const settings = obj2(await getWhole(get, `${at2}/approvals`, headers, "the project's approval settings"));
-    reset2 = settings.reset_approvals_on_push === true;
-    if (!reset2)
-      commitNote = "the project keeps approvals when commits are pushed (reset_approvals_on_push is off), so an approval may be of an older commit: turn on removing all approvals when commits are added";
-    if (settings.merge_requests_disable_committers_approval !== true)
-      headByNote = "the project lets users who add commits approve (merge_requests_disable_committers_approval is off), and GitLab names no user who pushed a commit: turn on preventing approvals by users who add commits";
-  } catch (e) {
-    if (!(e instanceof ForgeError)) throw e;
-    commitNote = `${e.message}, so which commit each approval is of is unknown`;
-    headByNote = `${e.message}, so whether a user who added commits may have approved is unknown`;
-  }
-  const head = str3(mr.sha);
-  const approvals2 = [];
-  for (const raw of Array.isArray(body.approved_by) ? body.approved_by : []) {
-    const a = obj2(raw);
-    const u = obj2(a.user);
-    const user = str3(u.username);
-    if (!user) continue;
-    const excluded = await gitlabBot(get, headers, base, u, user);
-    approvals2.push({ user, at: str3(a.approved_at), commit: reset2 ? head : null, ...excluded ? { excluded } : {} });
-  }
-  return {
-    author: str3(obj2(mr.author).username),
-    head,
-    merges: [str3(mr.merge_commit_sha), str3(mr.squash_commit_sha)].filter((s) => !!s),
-    approvals: approvals2,
-    standing: approvals2,
-    headBy: [],
-    ...commitNote ? { commitNote } : {},
-    ...headByNote ? { headByNote } : {}
-  };
-}
-async function gitlabBot(get, headers, base, u, user) {
-  if (u.bot === true || GITLAB_BOT_NAME.test(user)) return "a bot";
-  const id = typeof u.id === "number" && Number.isSafeInteger(u.id) ? u.id : null;
-  if (id === null) return "GitLab does not say which user this is (no user id), so whether it is a bot is unknown";
-  try {
-    return obj2(await getWhole(get, `${base}/users/${id}`, headers, `the user ${user}`)).bot === true ? "a bot" : void 0;
-  } catch (e) {
-    if (!(e instanceof ForgeError)) throw e;
-    return `${e.message}, so whether it is a bot is unknown`;
-  }
-}
-function judgeApproval(read, applied, where2) {
-  const name = where2.provider === "gitlab" ? `merge request !${where2.number}` : `pull request #${where2.number}`;
-  const short = (c) => c ? c.slice(0, 12) : "unknown";
-  const excluded = (a) => sameUser(a.user, read.author) ? "the author" : a.excluded ?? (read.headBy.some((u) => sameUser(u, a.user)) ? `made the head commit ${short(read.head)}` : void 0);
-  const others = read.standing.filter((a) => !sameUser(a.user, read.author));
-  const counting = others.filter((a) => !excluded(a));
-  const atHead = counting.filter((a) => !!read.head && a.commit === read.head);
-  let problem = null;
-  if (!read.author) problem = `the forge does not say who wrote ${name}`;
-  else if (!read.head) problem = `the forge does not say which commit ${name} holds`;
-  else if (!others.length) {
-    const withdrawn = (read.withdrawn ?? []).filter((u) => !sameUser(u, read.author));
-    problem = read.standing.length ? `${name} is approved only by its author, ${read.author}: it needs an approval by someone else` : withdrawn.length ? `${name}'s approval was withdrawn: ${withdrawn.map((u) => `${u} approved, then requested changes`).join("; ")}; it needs an approval standing now by someone other than its author, ${read.author}` : `${name} has no approval: it needs one by someone other than its author, ${read.author}`;
-  } else if (read.headByNote) problem = `${name} is approved, but ${read.headByNote}: no approval can be shown to be by someone other than who made its head`;
-  else if (!counting.length)
-    problem = `${name} has no approval that counts (${others.map((a) => `${a.user}: ${excluded(a)}`).join("; ")}): it needs one by someone other than its author, ${read.author}, who has write access, is not a bot and did not make its head commit`;
-  else if (!atHead.length)
-    problem = read.commitNote ? `${name} is approved by ${counting.map((a) => a.user).join(", ")}, but ${read.commitNote}` : `${name} was approved by ${counting.map((a) => a.user).join(", ")} at an older commit (${[...new Set(counting.map((a) => short(a.commit)))].join(", ")}), not at its head ${short(read.head)}: the change applied is not the one approved`;
-  else if (!applied) problem = "the commit this run applies is unknown (no git HEAD, no CI commit)";
-  else if (applied !== read.head && !read.merges.includes(applied))
-    problem = `the commit applied, ${short(applied)}, is neither the approved head ${short(read.head)} of ${name} nor the commit its merge made (${read.merges.map(short).join(", ") || "none yet"})`;
-  return {
-    provider: where2.provider,
-    number: where2.number,
-    author: read.author,
-    head_commit: read.head,
-    head_commit_by: read.headBy,
-    merge_commits: read.merges,
-    applied_commit: applied,
-    approvals: read.approvals.map((a) => {
-      const why = excluded(a);
-      return { user: a.user, at: a.at, commit: a.commit, ...why ? { excluded: why } : {} };
-    }),
-    independent: atHead.map((a) => a.user),
-    holds: problem === null,
-    problem
-  };
-}
-async function pullRequestApproval(ci, env2, applied, get) {
-  const empty = (number2, problem) => ({
-    provider: ci.provider,
-    number: number2,
-    author: null,
-    head_commit: null,
-    merge_commits: [],
-    applied_commit: applied,
-    approvals: [],
-    independent: [],
-    holds: false,
-    problem
-  });
-  const n = ci.pull_request;
-  if (n === null)
-    return empty(
-      null,
-      `this ${ci.provider === "gitlab" ? "pipeline" : "run"} names no ${ci.provider === "gitlab" ? "merge" : "pull"} request (the CI recipes set REVSYNC_PULL_REQUEST to the one merged)`
-    );
-  try {
-    const read = ci.provider === "gitlab" ? await readGitlab(get, env2, n) : await readGithub(get, env2, n);
-    return judgeApproval(read, applied, { provider: ci.provider, number: n });
-  } catch (e) {
-    if (e instanceof ForgeError) return empty(n, e.message);
-    throw e;
-  }
-}
-var str3, obj2, ForgeError, MAX_PAGES, WRITERS, GITLAB_BOT_NAME;
-var init_pull_request = __esm({
-  "src/evidence/pull-request.ts"() {
-    "use strict";
-    init_who();
-    str3 = (v) => typeof v === "string" && v.trim() ? v : null;
-    obj2 = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : {};
-    ForgeError = class extends Error {
-    };
-    MAX_PAGES = 30;
-    WRITERS = /* @__PURE__ */ new Set(["OWNER", "MEMBER", "COLLABORATOR"]);
-    GITLAB_BOT_NAME = /^(?:(?:project|group)_\d+_bot(?:_|\d|$)|service_account_)/i;
-  }
-});
-
-// src/cli/four-eyes.ts
-function ciOf(flags) {
-  return ciContext(envOf(flags), readJsonFile);
-}
-function forgeClient(penv) {
-  const agentOpts = { connect: { timeout: 1e4 } };
-  const proxy = proxyEnv(penv);
-  const dispatcher = proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts);
-  const get = async (url, headers) => {
-    checkUrl("the forge's API URL", url);
-    let res;
-    try {
-      res = await request(url, { method: "GET", headers, dispatcher, headersTimeout: 3e4, bodyTimeout: 3e4, signal: AbortSignal.timeout(6e4) });
-    } catch (e) {
-      throw new Error(`GET ${new URL(url).pathname} failed: ${e.message}`);
-    }
-    const text3 = await res.body.text();
-    let body;
-    try {
-      body = JSON.parse(text3);
-    } catch {
-      body = void 0;
-    }
-    const link = res.headers.link;
-    const nextPage2 = res.headers["x-next-page"];
-    return { status: res.statusCode, body, ...typeof link === "string" ? { link } : {}, ...typeof nextPage2 === "string" ? { nextPage: nextPage2 } : {} };
-  };
-  return { get, close: () => dispatcher.close() };
-}
-async function fourEyesBeforeWriting(core, plan, ctx) {
-  const { flags, out, fourEyes } = ctx;
-  const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
-  if (approves && core.approverAuth) {
-    try {
-      await core.approverAuth.token();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw new UserError(
-        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)"
-      );
-    }
-  }
-  const ci = ciOf(flags);
-  if (!ci) {
-    if (fourEyes)
-      out.warn(
-        "four eyes: the pull request's approval could not be checked: this run is not in CI (GitHub Actions or GitLab CI); apply still keeps every batch from being approved by the user who prepared it"
-      );
-    return void 0;
-  }
-  if (!fourEyes && !ctx.record) return void 0;
-  const penv = envOf(flags);
-  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
-  const forge = forgeClient(penv);
-  let approval;
-  try {
-    approval = await pullRequestApproval(ci, penv, applied, forge.get);
-  } finally {
-    await forge.close();
-  }
-  ctx.record?.(approval);
-  const name = ci.provider === "gitlab" ? "merge request" : "pull request";
-  if (approval.holds)
-    out.info(
-      `Four eyes: ${name} ${ci.provider === "gitlab" ? "!" : "#"}${approval.number} by ${approval.author} is approved by ${approval.independent.join(", ")} at ${approval.head_commit?.slice(0, 12)}.`
-    );
-  else if (fourEyes)
-    throw new UserError(
-      `four eyes: ${approval.problem ?? "no independent approval"}; nothing was sent`,
-      `apply only what someone other than its author approved`
-    );
-  else out.info(`The ${name}'s approval is recorded as it stands: ${approval.problem}.`);
-  return approval;
-}
-var init_four_eyes4 = __esm({
-  "src/cli/four-eyes.ts"() {
-    "use strict";
-    init_core();
-    init_user_files();
-    init_http();
-    init_errors();
-    init_context2();
-    init_pull_request();
-    init_model();
-    init_context();
   }
 });
 
@@ -55940,7 +56284,7 @@ async function warnUncommitted(run2) {
 }
 async function planToApply(run2) {
   await warnUncommitted(run2);
-  const plan = run2.saved ? checkAgainstGit(run2.saved, desiredState(run2.repo, run2.env, run2.out, run2.flags)) : checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false }));
+  const plan = run2.saved ? checkAgainstGit(run2.saved, desiredState(run2.repo, run2.env, run2.out, run2.flags)) : checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false, applies: true }));
   run2.evidence?.recorder.setPlan(plan);
   run2.evidence?.recorder.setUser(run2.core.auth.username);
   return plan;
@@ -55967,6 +56311,11 @@ async function beforeWriting(run2, plan) {
   const fourEyes = env2.fourEyes || !!plan.four_eyes;
   const ready = readyToApply(plan, core, { fourEyes });
   evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? core.approverAuth.username ?? null : null);
+  const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
+  if (since) {
+    out.warn(since);
+    evidence?.recorder.setApproverNote(since);
+  }
   const record2 = evidence && ((a) => evidence.recorder.setPullRequestApproval(a));
   await fourEyesBeforeWriting(core, ready, { flags: run2.flags, out, repo: run2.repo, env: env2, fourEyes, ...record2 ? { record: record2 } : {} });
   if (run2.signals.isStopping()) return interrupted(run2);
@@ -56105,7 +56454,8 @@ var init_apply3 = __esm({
     init_reading();
     init_rate_limit();
     init_evidence3();
-    init_four_eyes4();
+    init_four_eyes3();
+    init_four_eyes2();
     init_lock3();
     NO_LOCK = { disabled: true, note: "--lock=false: applied without the environment's lock" };
   }

@@ -586,7 +586,7 @@ batches:
       const again = await run(["apply", file, "--auto-approve", "--format", "json"]);
       expect(again.code).toBe(0);
       const report = JSON.parse(again.stdout);
-      expect(report.summary).toEqual({ done: 0, already: 7, confirmed: 0, blocked: 0, failed: 0, unknown: 0, skipped: 0, overwritten: 0 });
+      expect(report.summary).toEqual({ done: 0, already: 7, confirmed: 0, blocked: 0, failed: 0, unknown: 0, skipped: 0, overwritten: 0, breached: 0 });
       expect(report.outcomes.map((o: any) => o.outcome)).toEqual(Array(7).fill("already"));
       for (const o of report.outcomes) expect(o.message).toMatch(/^already \S+ \(.*; nothing was sent\)$/);
       // In words: nothing was sent, and the closing line says so rather than "7 done".

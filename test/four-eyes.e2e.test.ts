@@ -95,11 +95,16 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
     expect(r1).toMatchObject({ four_eyes: true, approver_user: null, service_user: "alice" });
     expect(r1.changes.find((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H1")).toMatchObject({
       outcome: "blocked",
-      four_eyes: { reviewed_by: "alice", policy_created_by: "alice", approved_by: "alice", rule: "blocked" },
+      four_eyes: { reviewed_by: "alice", uploaded_by: "alice", policy_created_by: "alice", approved_by: "alice", rule: "blocked" },
     });
     expect(r2).toMatchObject({ four_eyes: true, approver_user: "bob", service_user: "alice" });
     for (const c of r2.changes)
-      expect([c.address, c.outcome, c.four_eyes]).toEqual([c.address, "done", { reviewed_by: "alice", policy_created_by: "alice", approved_by: "bob" }]);
+      expect([c.address, c.outcome, c.four_eyes]).toEqual([
+        c.address,
+        "done",
+        // Who approved is what the service shows right after the approve: bob, as the approve was sent.
+        { reviewed_by: "alice", uploaded_by: "alice", policy_created_by: "alice", approved_by: "bob", sent_as: "bob", confirmed: true },
+      ]);
     // Every request names its user: the approver signed in as bob, and each approve's requests went as bob.
     const all = [...r2.other_requests, ...r2.changes.flatMap((c: any) => c.requests)];
     expect(all.every((q: any) => q.user === "alice" || q.user === "bob")).toBe(true);
@@ -112,7 +117,7 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
     expect(verify.stdout).toContain("four eyes: applied outside CI, so no pull request's approval was checked");
     const md = await run(["evidence", "show", files[1] ? join("ev", files[1]) : "", "--format", "markdown"]);
     expect(md.stdout).toContain("#### Four eyes");
-    expect(md.stdout).toContain("| <code>ssp/Hardware SSP/batch/FY26-H1</code> | alice | alice | bob | **done** |");
+    expect(md.stdout).toContain("| <code>ssp/Hardware SSP/batch/FY26-H1</code> | alice | alice | alice | bob | **done** |");
 
     if (profile !== "default") return;
     // A record edited so that the reviewer approved, its hash recomputed (a forger's work, not a slip):
@@ -120,6 +125,7 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
     const forged = structuredClone(r2);
     const approve = forged.changes.find((c: any) => c.address === "ssp/Hardware SSP/batch/FY26-H1");
     approve.four_eyes.approved_by = "alice";
+    approve.four_eyes.sent_as = "alice";
     for (const q of approve.requests) q.user = "alice";
     const { hash: _old, ...content } = forged;
     forged.hash = `sha256:${createHash("sha256")
@@ -182,14 +188,16 @@ describe("four eyes: the approver identity and the plan, against `revsync emulat
   it("plan says above the approves that they need another approver and whether one is configured, and which it would block", async () => {
     const none = await run(["plan"]);
     const head = none.stdout.indexOf(
-      "Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator",
+      "Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer, its uploader and its policy's creator",
     );
     expect(head).toBeGreaterThan(0);
     expect(head).toBeLessThan(none.stdout.indexOf("(approve)"));
     expect(head).toBeGreaterThan(none.stdout.lastIndexOf("(review)"));
     expect(none.stdout).toContain("no approver identity is configured");
-    expect(none.stdout).toContain("four eyes: reviewed by alice, policy created by alice; approve as alice: apply would block it");
-    expect(none.stdout).toContain("four eyes: reviewed by this apply (as alice), policy created by alice; approve as alice: apply would block it");
+    expect(none.stdout).toContain("four eyes: reviewed by alice, uploaded by alice, policy created by alice; approve as alice: apply would block it");
+    expect(none.stdout).toContain(
+      "four eyes: reviewed by this apply (as alice), uploaded by alice, policy created by alice; approve as alice: apply would block it",
+    );
     const json = JSON.parse((await run(["plan", "--format", "json"], APPROVER)).stdout);
     expect(json.four_eyes).toMatchObject({ sign_in: "alice", approver: "bob", approver_configured: true });
     expect(json.four_eyes.approves.map((a: any) => [a.address, a.reviewed_by, a.reviewed_in_plan, a.blocked])).toEqual([
@@ -200,7 +208,7 @@ describe("four eyes: the approver identity and the plan, against `revsync emulat
     // A plan job need not hold the approver's password to say who will approve.
     const named = await run(["plan"], { REVSYNC_APPROVER_USERNAME: "bob" });
     expect(named.stdout).toContain("approves go as the approver identity, bob; everything else as alice.");
-    expect(named.stdout).toContain("four eyes: reviewed by alice, policy created by alice; approve as bob\n");
+    expect(named.stdout).toContain("four eyes: reviewed by alice, uploaded by alice, policy created by alice; approve as bob\n");
     const md = (await run(["plan", "--format", "markdown"], APPROVER)).stdout;
     expect(md).toContain("approves go as the approver identity, bob; everything else as alice.");
   });

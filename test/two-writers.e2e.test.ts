@@ -144,7 +144,7 @@ describe("a write that knows when it was undone", () => {
     expect(entry.message).toMatch(
       /^overwritten after revsync's write by bob at \d{4}-\S+Z: (?=.*ui_mode "Modern" -> "Classic")(?=.*carves_allocation false -> true)/,
     );
-    expect(report.summary).toEqual({ done: 0, already: 0, confirmed: 0, blocked: 0, failed: 0, unknown: 0, skipped: 0, overwritten: 1 });
+    expect(report.summary).toEqual({ done: 0, already: 0, confirmed: 0, blocked: 0, failed: 0, unknown: 0, skipped: 0, overwritten: 1, breached: 0 });
     const rec = evidenceOf(dir);
     expect(rec.summary).toMatchObject({ ...report.summary, not_applied: expect.any(Number) });
     expect(rec.changes.find((c: any) => c.action === "update")).toMatchObject({

@@ -141,6 +141,10 @@ export class TokenManager {
   /** The signed-in user: the password grant's username; with a static token the user its claims name,
    *  else REVSYNC_USER; undefined when none does. */
   readonly username: string | undefined;
+  /** Where `username` comes from: the password grant the service signed in (`sign-in`), a JWT's claims
+   *  revsync reads without verifying them (`token claims`), or a variable (`variable`: REVSYNC_USER,
+   *  REVSYNC_APPROVER_USER). Only the service's own answers confirm a token's user. */
+  readonly usernameFrom: "sign-in" | "token claims" | "variable" | undefined;
 
   constructor(
     private readonly creds: Credentials,
@@ -151,11 +155,14 @@ export class TokenManager {
   ) {
     if (creds.kind === "token") {
       onSecret(creds.token);
-      this.username = tokenUser(creds.token) ?? creds.user;
+      const claimed = tokenUser(creds.token);
+      this.username = claimed ?? creds.user;
+      this.usernameFrom = claimed ? "token claims" : creds.user ? "variable" : undefined;
     } else {
       onSecret(creds.clientSecret);
       onSecret(creds.password);
       this.username = creds.username;
+      this.usernameFrom = "sign-in";
     }
   }
 

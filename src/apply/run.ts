@@ -17,8 +17,9 @@ import { buildSteps, schedule, type StepOutcome, type StepResult, type Step } fr
  *  reading it back after an unknown outcome), blocked (changed since the plan), failed (refused, or
  *  anything else that stopped the step), unknown (may have landed; reading back could not tell),
  *  skipped (not attempted), overwritten (landed, and met someone else's write to the same resource: theirs
- *  undid it right after, or came in the same round trip, and this write may have undone it). */
-export const OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten"] as const;
+ *  undid it right after, or came in the same round trip, and this write may have undone it), breached
+ *  (landed, and broke a rule its kind keeps: four eyes). */
+export const OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** A step's outcome by those names: the write unit's kind where the step has one (a refusal is failed). */
@@ -187,6 +188,7 @@ function runStep(step: Step, applier: KindApply, core: ApiCore): Promise<WriteRe
 function stepWords(action: Change["action"], r: WriteResult): StepResult {
   const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
   if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
+  if (r.breached) throw Object.assign(new StepFailed(r.breached, "breached"), four);
   try {
     const s = stepResult(action as keyof typeof DONE, r.outcome);
     return { ...s, message: `${s.message}${r.also ?? ""}`, ...four };

@@ -31,6 +31,7 @@ import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
 import { startEvidence, type Evidence } from "./evidence.js";
 import { fourEyesBeforeWriting } from "./four-eyes.js";
+import { approverSincePlan } from "../plan/four-eyes.js";
 import { lockBackend, lockDisabled, lockTimeoutOf, takeEnvLock, type ApplyLockFlags, type EnvLock } from "./lock.js";
 
 /** What the evidence record and --format json say of a run told --lock=false. */
@@ -112,7 +113,7 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   await warnUncommitted(run);
   const plan = run.saved
     ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags))
-    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false }));
+    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true }));
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
   return plan;
@@ -146,6 +147,12 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   const fourEyes = env.fourEyes || !!plan.four_eyes;
   const ready = readyToApply(plan, core, { fourEyes });
   evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
+  // The plan was reviewed with its approver in mind: another one now is said (the rule holds for it).
+  const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
+  if (since) {
+    out.warn(since);
+    evidence?.recorder.setApproverNote(since);
+  }
   const record = evidence && ((a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a));
   await fourEyesBeforeWriting(core, ready, { flags: run.flags, out, repo: run.repo, env, fourEyes, ...(record ? { record } : {}) });
   if (run.signals.isStopping()) return interrupted(run);

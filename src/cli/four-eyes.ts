@@ -45,6 +45,23 @@ function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Pro
   return { get, close: () => dispatcher.close() };
 }
 
+/** Under four eyes, an approver whose user nobody has confirmed yet, in words: a bearer token's user is
+ *  what a variable or the token's own claims say (a JWT's preferred_username, read without verifying
+ *  it), where only a password grant is signed in by the service. Apply takes who approved from the
+ *  service right after each approve; this says so before the first. Undefined for a password grant. */
+function approverUnverified(core: ApiCore): string | undefined {
+  const auth = core.approverAuth ?? core.auth;
+  if (auth.usernameFrom === "sign-in") return undefined;
+  const variable = core.approverAuth ? "REVSYNC_APPROVER_USER" : "REVSYNC_USER";
+  const from =
+    auth.usernameFrom === "token claims"
+      ? "the token's own claims (preferred_username, read without verifying it)"
+      : auth.usernameFrom === "variable"
+        ? variable
+        : "nothing: the token names no user";
+  return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
+}
+
 /** What apply checks before it writes anything, for the four-eyes rule and its evidence, of a plan whose
  *  approver identity was checked (another user than the sign-in: readyToApply):
  *  - the approver identity signs in now when the plan holds an approve (a wrong approver password stops
@@ -79,6 +96,8 @@ export async function fourEyesBeforeWriting(
       );
     }
   }
+  const unconfirmed = fourEyes && approves ? approverUnverified(core) : undefined;
+  if (unconfirmed) out.warn(unconfirmed);
   const ci = ciOf(flags);
   if (!ci) {
     if (fourEyes)

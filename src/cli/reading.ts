@@ -8,6 +8,7 @@ import { readLive, type LiveState, type ReadOptions } from "../live/read.js";
 import { makePlan as composePlan } from "../plan/make.js";
 import type { Plan } from "../plan/model.js";
 import { concurrencyOf, desiredState, envOf } from "./context.js";
+import { ciOf } from "./four-eyes.js";
 import type { GlobalFlags } from "./flags.js";
 import type { Output } from "./output.js";
 import { startProgress } from "./progress.js";
@@ -43,14 +44,25 @@ export function readWithProgress(
 
 /** git and the service, into a Plan (plan, and apply without a saved plan: src/plan/make.ts makes it).
  *  With `impact` (plan), the policy tests are loaded and the plan says what the change does to them;
- *  apply does not print it, so it reads nothing for it. */
-export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flags: GlobalFlags, out: Output, opts: { impact: boolean }): Promise<Plan> {
+ *  apply does not print it, so it reads nothing for it. `applies`: the run that makes the plan applies it
+ *  (its approves go as its own approver identity, or its sign-in). */
+export async function makePlan(
+  repo: Repo,
+  env: ResolvedEnv,
+  core: ApiCore,
+  flags: GlobalFlags,
+  out: Output,
+  opts: { impact: boolean; applies?: boolean },
+): Promise<Plan> {
   const desired = desiredState(repo, env, out, flags);
   const tests = opts.impact ? loadTests(repo, varsFor(env, envOf(flags))) : undefined;
   const broken = tests?.diagnostics.some((d) => d.severity === "error") ?? false;
   if (tests && broken) out.warn(`the policy tests in ${tests.dir} have errors (revsync validate lists them): the plan shows no impact`);
-  // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret).
+  // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret). A CI
+  // job that names none cannot say who the apply job's approves go as: the plan says so, never that
+  // apply would block them.
   const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const approverKnown = named.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env.name,
     baseUrl: env.baseUrl,
@@ -66,7 +78,7 @@ export async function makePlan(repo: Repo, env: ResolvedEnv, core: ApiCore, flag
       concurrency: concurrencyOf(flags),
       progress,
       ...(tests && !broken ? { tests: { cases: tests.cases, contracts: tests.contracts, rules: env.service.allocationRules } } : {}),
-      ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured } } : {}),
+      ...(env.fourEyes ? { fourEyes: { approver: named.user, approverConfigured: named.configured, approverKnown } } : {}),
     }),
   );
 }

@@ -1,5 +1,5 @@
 /** Fault injection for the emulator (README, "The emulator"): POST /__admin/faults. */
-export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status" | "trickle";
+export type FaultKind = "latency" | "status" | "rate_limit" | "drop" | "error_array" | "token_expiry" | "success_status" | "trickle" | "omit";
 
 export interface Fault {
   kind: FaultKind;
@@ -35,9 +35,12 @@ export interface Fault {
   refresh_ttl_s?: number;
   expire_now?: boolean;
   include_refresh?: boolean;
+  /** omit: handles the request as usual, then leaves this field out of the JSON answer wherever it stands
+   *  (a field the interface does not promise, as a service may leave it out). */
+  field?: string;
 }
 
-const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle"];
+const KINDS: FaultKind[] = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle", "omit"];
 
 export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; replace: boolean } | string {
   if (!body || typeof body !== "object") return "body must be an object {faults: [...], seed?, replace?}";
@@ -53,6 +56,8 @@ export function parseFaults(body: unknown): { faults: Fault[]; seed?: number; re
     if (burst !== undefined && (typeof burst !== "number" || !(burst >= 1))) return `faults[${i}].burst must be a number of requests, at least 1`;
     if (retry_after !== undefined && retry_after !== null && (typeof retry_after !== "number" || retry_after < 0))
       return `faults[${i}].retry_after must be a number of seconds, or null for none`;
+    const field = (f as { field?: unknown }).field;
+    if (kind === "omit" && (typeof field !== "string" || field === "")) return `faults[${i}].field must name the field an omit fault leaves out`;
     const p = (f as { probability?: unknown }).probability;
     if (p !== undefined && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
     faults.push(f as Fault);
@@ -159,4 +164,11 @@ export class FaultTable {
     }
     return fired;
   }
+}
+
+/** A JSON answer without `field`, wherever it stands (an omit fault); the stored state is untouched. */
+export function withoutField(body: unknown, field: string): unknown {
+  if (Array.isArray(body)) return body.map((v) => withoutField(v, field));
+  if (!body || typeof body !== "object") return body;
+  return Object.fromEntries(Object.entries(body as Record<string, unknown>).flatMap(([k, v]) => (k === field ? [] : [[k, withoutField(v, field)]])));
 }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { FaultTable, parseFaults, TokenBucket, type Fault } from "./faults.js";
+import { FaultTable, parseFaults, TokenBucket, withoutField, type Fault } from "./faults.js";
 import { literalAnswer, literalRefusal, type Profile } from "./profile.js";
 import { SEEDS, seedState, type SeedName } from "./seed.js";
 import * as svc from "./service.js";
@@ -121,6 +121,13 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** A JSON answer without the fields omit faults name. */
+function omitted(reply: Reply, fields: readonly string[]): Reply {
+  if (!fields.length || reply.contentType !== "application/json") return reply;
+  const body = fields.reduce<unknown>((b, k) => withoutField(b, k), reply.body);
+  return new Reply(reply.status, body, reply.contentType, reply.headers);
+}
+
 /** 429, with Retry-After in seconds unless null. */
 function tooMany(retryAfter: number | null): Reply {
   const headers: Record<string, string> = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
@@ -213,6 +220,7 @@ export class Emulator {
     let dropAfter = false;
     let success: number | undefined;
     let trickleMs: number | undefined;
+    const omit: string[] = [];
     for (const f of fired) {
       entry.fault = f.kind;
       if (f.kind === "latency") await sleep(f.latency_ms ?? 100);
@@ -227,6 +235,8 @@ export class Emulator {
         return tooMany(f.retry_after === undefined ? 1 : f.retry_after);
       } else if (f.kind === "success_status") {
         success = f.status ?? 204;
+      } else if (f.kind === "omit" && f.field) {
+        omit.push(f.field);
       } else if (f.kind === "error_array") {
         return new Reply(200, {
           compliance_id: "",
@@ -235,7 +245,7 @@ export class Emulator {
         });
       }
     }
-    const result = this.route(req, url, method, path, raw, entry);
+    const result = omitted(this.route(req, url, method, path, raw, entry), omit);
     if (dropAfter) return "dropped";
     if (success !== undefined && result.status === 200) return new Reply(success, "", "application/json");
     if (trickleMs !== undefined) result.trickleMs = trickleMs;

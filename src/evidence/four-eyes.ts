@@ -1,16 +1,27 @@
 import { sameUser } from "../shared/who.js";
 import { LANDED, type EvidenceRecord } from "./record.js";
 
-/** What a record of a four_eyes environment shows against the rule (evidence verify): each approve that
- *  this run landed must name its batch's reviewer and its policy's creator, and the user it went as
- *  (its own requests say who sent them) must be neither; a run in CI that landed a write must hold an
- *  independent approval of its pull (merge) request. `problems` fail the check; `notes` are said (a run
- *  outside CI, where no pull request could be checked). Pure. */
-export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes: string[] } {
+/** An approve a record says landed whose approver the service named otherwise than it was sent as, or
+ *  that broke the rule by apply's own word (outcome breached): in any record, four eyes or not, since the
+ *  record would otherwise name an approver the service does not. */
+function approverProblems(changes: EvidenceRecord["changes"]): string[] {
+  const out: string[] = [];
+  for (const c of changes) {
+    const f = c.four_eyes;
+    if (c.action !== "approve" || !f) continue;
+    if (c.outcome === "breached" || f.rule === "breached") out.push(`four eyes: ${c.address} was approved in breach of four eyes (${c.why})`);
+    else if (f.sent_as && f.approved_by && !sameUser(f.sent_as, f.approved_by))
+      out.push(`four eyes: ${c.address} was sent as ${f.sent_as} and the service shows it approved by ${f.approved_by}`);
+  }
+  return out;
+}
+
+/** Each landed approve of a four_eyes record against its preparers: it must name its batch's reviewer,
+ *  and the user it went as (the record's approved_by, and the user its own requests say sent it) must be
+ *  neither its reviewer, its uploader nor its policy's creator. */
+function preparerProblems(changes: EvidenceRecord["changes"]): { problems: string[]; unconfirmed: string[] } {
   const problems: string[] = [];
-  const notes: string[] = [];
-  if (r.four_eyes !== true) return { problems, notes };
-  const changes = Array.isArray(r.changes) ? r.changes : [];
+  const unconfirmed: string[] = [];
   for (const c of changes) {
     if (c.action !== "approve" || c.outcome === "already" || !LANDED.has(c.outcome)) continue;
     const f = c.four_eyes;
@@ -25,10 +36,31 @@ export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes
     for (const as of new Set([f.approved_by, ...sentAs])) {
       if (!as) problems.push(`four eyes: ${c.address} was approved as a user the record does not name`);
       else if (sameUser(as, f.reviewed_by)) problems.push(`four eyes: ${c.address} was reviewed and approved by the same user, ${as}`);
+      else if (sameUser(as, f.uploaded_by)) problems.push(`four eyes: ${c.address} was approved by ${as}, who uploaded it`);
       else if (sameUser(as, f.policy_created_by)) problems.push(`four eyes: ${c.address} was approved by ${as}, who created its policy`);
     }
     if (!f.reviewed_by) problems.push(`four eyes: the record does not say who reviewed ${c.address}`);
+    if (f.confirmed === false) unconfirmed.push(c.address);
   }
+  return { problems, unconfirmed };
+}
+
+/** What a record shows against the rule (evidence verify): in any record, an approve the service shows
+ *  made by another user than it was sent as, or that apply reported as breaching four eyes; in a record
+ *  of a four_eyes environment, each approve that this run landed must name its batch's reviewer and the
+ *  user it went as must be none of its preparers, and a run in CI that landed a write must hold an
+ *  independent approval of its pull (merge) request. `problems` fail the check; `notes` are said (a run
+ *  outside CI, where no pull request could be checked; an approver the service's answer did not
+ *  confirm). Pure. */
+export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes: string[] } {
+  const notes: string[] = [];
+  const changes = Array.isArray(r.changes) ? r.changes : [];
+  const problems = approverProblems(changes);
+  if (r.four_eyes !== true) return { problems: [...new Set(problems)], notes };
+  const preparers = preparerProblems(changes);
+  problems.push(...preparers.problems);
+  for (const a of preparers.unconfirmed)
+    notes.push(`four eyes: who approved ${a} is not confirmed by the service's answer; the record names the user it was sent as`);
   const wrote = changes.some((c) => LANDED.has(c.outcome) && c.outcome !== "already");
   const pr = r.pull_request_approval;
   if (r.ci === null) {
@@ -42,7 +74,7 @@ export function fourEyesFindings(r: EvidenceRecord): { problems: string[]; notes
     problems.push(
       `four eyes: the pull request's approval names no approver who counts: ${(pr.independent ?? []).join(", ")} ${pr.independent?.length === 1 ? "is" : "are each"} a bot, ruled out by the record's own approvals, or who made its head commit`,
     );
-  return { problems, notes };
+  return { problems: [...new Set(problems)], notes };
 }
 
 /** Whether an approver a record names as independent may count, by what the record itself holds: not a

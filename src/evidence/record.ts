@@ -11,7 +11,7 @@ export const EVIDENCE_FORMAT_VERSION = "1";
 export type EvidenceOutcome = Outcome;
 export { OUTCOMES };
 /** The outcomes that mean the write is in the service. */
-export const LANDED: ReadonlySet<EvidenceOutcome> = new Set(["done", "already", "confirmed"]);
+export const LANDED: ReadonlySet<EvidenceOutcome> = new Set(["done", "already", "confirmed", "breached"]);
 
 /** One HTTP attempt, as revsync sent it: never a header, a body or a form. */
 export interface EvidenceRequest {
@@ -34,15 +34,20 @@ export interface EvidenceRequest {
   body?: unknown;
 }
 
-/** An approve's people (four eyes): who reviewed the batch, who created its policy (the service's fields,
- *  or this run's own review and create), who the approve was sent as, and what the rule did to it. */
+/** An approve's people (four eyes): who reviewed the batch, who uploaded it and who created its policy
+ *  (the service's fields, or this run's own review and create), who approved it, and what the rule did
+ *  to it (src/shared/entries.ts, FourEyesFacts). */
 export interface EvidenceFourEyes {
   reviewed_by: string | null;
+  uploaded_by?: string | null;
   policy_created_by: string | null;
   approved_by: string | null;
+  sent_as?: string | null;
+  confirmed?: boolean;
   /** blocked: revsync did not send it (it would have gone as its preparer); refused: the service refused
-   *  it, sent as its preparer. */
-  rule?: "blocked" | "refused";
+   *  it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer or
+   *  by another user than it was sent as. */
+  rule?: "blocked" | "refused" | "breached";
 }
 
 /** The pull (merge) request's approval as the forge's API gave it, judged against the commit applied. */
@@ -137,6 +142,9 @@ export interface EvidenceRecord {
   four_eyes?: boolean;
   /** The approver identity approves were sent as (REVSYNC_APPROVER_*); null when none was configured. */
   approver_user?: string | null;
+  /** Apply approved as another user than the plan was made with (or than a plan whose job did not know
+   *  the approver), in words; absent when they are the same. */
+  approver_note?: string;
   /** In CI: the pull (merge) request's author and approvals, read from the forge's API, and whether an
    *  independent approval covers the commit applied. */
   pull_request_approval?: PullRequestApproval;
@@ -151,6 +159,9 @@ export interface EvidenceRecord {
     created_at: string;
     /** Who the plan was made as. */
     made_by: string | null;
+    /** With four eyes: who the plan said its approves go as (the approver identity, else the sign-in);
+     *  null when the plan's job did not know. */
+    approver?: string | null;
     targets: string[];
     summary: Record<string, number>;
   };

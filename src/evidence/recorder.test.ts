@@ -42,7 +42,18 @@ describe("the record's summary", () => {
       rec.stepFinished({ step: { change: update } as never, status: "done", outcome: "done", message: "updated" });
       rec.stepFinished({ step: { change: create } as never, status: "done", outcome: "confirmed", message: "confirmed by reading it back" });
       const { record } = await rec.write({ exitCode: 0 });
-      expect(record.summary).toEqual({ done: 1, already: 0, confirmed: 1, blocked: 0, failed: 0, skipped: 0, unknown: 0, overwritten: 0, not_applied: 2 });
+      expect(record.summary).toEqual({
+        done: 1,
+        already: 0,
+        confirmed: 1,
+        blocked: 0,
+        failed: 0,
+        skipped: 0,
+        unknown: 0,
+        overwritten: 0,
+        breached: 0,
+        not_applied: 2,
+      });
       expect(record.changes.map((c) => c.outcome)).toEqual(["done", "confirmed", "skipped", "skipped"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import type { RequestObservation } from "../api/core.js";
 import { countOutcomes, outcomeOf, stepTag, type ApplyObserver, type ApplyReport } from "../apply/run.js";
 import type { Step, StepOutcome } from "../apply/graph.js";
+import { planApprover } from "../plan/four-eyes.js";
 import { isApplied, type Plan } from "../plan/model.js";
 import { gitState, uncommittedFiles } from "./context.js";
 import {
@@ -64,6 +65,7 @@ export class EvidenceRecorder implements ApplyObserver {
   private readonly pending = new Map<string, EvidenceRequest[]>();
   private readonly finished = new Map<string, { outcome: EvidenceOutcome; message: string; four_eyes?: EvidenceFourEyes }>();
   private fourEyes: { required: boolean; approver: string | null } | undefined;
+  private approverNote: string | undefined;
   private pullRequest: PullRequestApproval | undefined;
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
@@ -140,6 +142,10 @@ export class EvidenceRecorder implements ApplyObserver {
   /** four_eyes of the environment, and the approver identity's user (null: none configured). */
   setFourEyes(required: boolean, approver: string | null): void {
     this.fourEyes = { required, approver };
+  }
+  /** Apply approves as another user than the plan was made with, in words (src/plan/four-eyes.ts). */
+  setApproverNote(note: string): void {
+    this.approverNote = note;
   }
   /** The pull (merge) request's approval, as read from the forge. */
   setPullRequestApproval(a: PullRequestApproval): void {
@@ -244,6 +250,7 @@ export class EvidenceRecorder implements ApplyObserver {
       realm: i.realm,
       service_user: this.user,
       ...(this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {}),
+      ...(this.approverNote ? { approver_note: this.approverNote } : {}),
       ...(this.pullRequest ? { pull_request_approval: this.pullRequest } : {}),
       started_at: iso(this.started),
       finished_at: iso(i.now()),
@@ -256,6 +263,7 @@ export class EvidenceRecorder implements ApplyObserver {
         made_by: plan.user ?? null,
         targets: plan.targets ?? [],
         summary: plan.summary,
+        ...(plan.four_eyes ? { approver: planApprover(plan) ?? null } : {}),
       },
       approval: this.approval,
       changes,

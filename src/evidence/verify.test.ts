@@ -24,7 +24,7 @@ export function recordOf(o: Partial<EvidenceRecord> = {}): EvidenceRecord {
     approval: "auto-approve",
     changes: [],
     other_requests: [],
-    summary: { done: 0, already: 0, confirmed: 0, blocked: 0, failed: 0, skipped: 0, unknown: 0, overwritten: 0 },
+    summary: { done: 0, already: 0, confirmed: 0, blocked: 0, failed: 0, skipped: 0, unknown: 0, overwritten: 0, breached: 0 },
     exit_code: 0,
     interrupted: false,
     error: null,

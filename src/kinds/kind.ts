@@ -69,6 +69,9 @@ export interface Unmanaged {
 export interface Preparers {
   reviewed_by: string | null;
   reviewed_in_plan: boolean;
+  /** The batch's uploader (null when this plan's create uploads it, or the service names nobody). */
+  uploaded_by: string | null;
+  uploaded_in_plan: boolean;
   policy_created_by: string | null;
   created_in_plan: boolean;
 }
@@ -80,6 +83,10 @@ export interface WriteResult {
   four_eyes?: FourEyesFacts;
   /** The step failed for a reason of its kind's (a refusal the four-eyes rule explains), in words. */
   failed?: string;
+  /** The write landed, and broke a rule of its kind's (four eyes: the service shows the approve made by its
+   *  preparer, or by another user than the one it was sent as), in words: the step's outcome is
+   *  "breached", and the run fails. */
+  breached?: string;
   /** Words after the outcome's ("as bob (reviewed by alice)"). */
   also?: string;
 }

@@ -22,8 +22,9 @@ export interface PlanRequest {
   progress?: (done: number, total: number, what: string) => void;
   /** The policy tests whose impact the plan shows (none: no impact), and the tenant's rule texts. */
   tests?: { cases: TestCase[]; contracts: Contract[]; rules: Record<string, string> };
-  /** four_eyes: who the approves would go as (the approver identity, where one is configured). */
-  fourEyes?: { approver: string | null; approverConfigured: boolean };
+  /** four_eyes: who the approves would go as (the approver identity, where one is configured);
+   *  `approverKnown` false where this run cannot say (a CI job that names no approver identity). */
+  fourEyes?: { approver: string | null; approverConfigured: boolean; approverKnown?: boolean };
   kinds?: Registry;
 }
 

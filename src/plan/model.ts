@@ -54,21 +54,30 @@ export interface FourEyesApprove {
    *  plan's own review makes it (reviewed_in_plan) or the service names nobody. */
   reviewed_by: string | null;
   reviewed_in_plan: boolean;
+  /** The batch's uploader (its created_by); null when this plan's create uploads it (uploaded_in_plan)
+   *  or the service names nobody. Absent in plans saved before it was shown. */
+  uploaded_by?: string | null;
+  uploaded_in_plan?: boolean;
   /** The policy's creator (the envelope's created_by); null when this plan creates the policy
    *  (created_in_plan) or the service names nobody. */
   policy_created_by: string | null;
   created_in_plan: boolean;
-  /** The approve would be sent as its batch's reviewer or its policy's creator, or as a user nobody can
-   *  name: apply would block it. */
-  blocked: boolean;
+  /** The approve would be sent as its batch's reviewer, uploader or policy's creator, or as a user nobody
+   *  can name: apply would block it. null: the plan does not know who the approves go as (approver_known
+   *  false). */
+  blocked: boolean | null;
 }
 
 /** A plan's four-eyes view (four_eyes: true): the sign-in (creates, updates, reviews), the approver
- *  identity (approves) when one is configured, and each approve. */
+ *  identity (approves) when one is configured, and each approve. The approver a saved plan was made
+ *  with: apply says so when its own differs. */
 export interface PlanFourEyes {
   sign_in: string | null;
   approver: string | null;
   approver_configured: boolean;
+  /** false: made in CI by a job that names no approver identity, so who the approves go as is the apply
+   *  job's to say, not known here (absent: known, the approver identity or the sign-in). */
+  approver_known?: false;
   approves: FourEyesApprove[];
 }
 

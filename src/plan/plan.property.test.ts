@@ -142,7 +142,7 @@ function edit(desired: DesiredView, e: Of<typeof edits>, live: ReturnType<typeof
     d.spec.data_identifiers = rotate(d.spec.data_identifiers, e.rotate)?.reverse();
     for (const b of d.batches) {
       const held = live.batchValues.get(`${d.name}/${b.name}`);
-      const rows = (Array.isArray(held) ? held : held ? valuesFromCsv(held.csv) : []) as SspValueInput[];
+      const rows = (held?.values ?? (held?.file ? valuesFromCsv(held.file.csv) : [])) as SspValueInput[];
       const shuffled = rotate(rows, e.rotate)?.reverse() ?? [];
       b.values = { text: valuesToCsv(shuffled), file: `${b.name}.csv`, rows: shuffled };
     }

@@ -51,8 +51,13 @@ function peopleWords(c: EvidenceChange, esc: Esc): string | undefined {
       ? "; blocked by revsync: it would have gone as its preparer"
       : f.rule === "refused"
         ? "; refused by the service: it went as its preparer"
-        : "";
-  return `reviewed by ${esc(named(f.reviewed_by))}, policy created by ${esc(named(f.policy_created_by))}, ${c.outcome === "done" || c.outcome === "confirmed" ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${rule}`;
+        : f.rule === "breached"
+          ? `; four eyes broken: the service shows it approved by ${esc(named(f.approved_by))}${f.sent_as ? `, sent as ${esc(f.sent_as)}` : ""}`
+          : "";
+  const landed = c.outcome === "done" || c.outcome === "confirmed" || c.outcome === "breached";
+  const uploaded = f.uploaded_by !== undefined ? `, uploaded by ${esc(named(f.uploaded_by))}` : "";
+  const unconfirmed = landed && f.confirmed === false ? " (not confirmed by the service's answer)" : "";
+  return `reviewed by ${esc(named(f.reviewed_by))}${uploaded}, policy created by ${esc(named(f.policy_created_by))}, ${landed ? "approved" : "to be approved"} by ${esc(named(f.approved_by))}${unconfirmed}${rule}`;
 }
 
 /** The pull (merge) request's approval in words, each value passed through `esc`. */
@@ -84,17 +89,17 @@ function fourEyesMarkdown(r: EvidenceRecord): string[] {
   const approves = r.changes.filter((c) => c.action === "approve");
   const rows = approves.map(
     (c) =>
-      `| ${markdownCode(c.address)} | ${md(named(c.four_eyes?.reviewed_by))} | ${md(named(c.four_eyes?.policy_created_by))} | ${md(named(c.four_eyes?.approved_by))} | **${md(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule} by the four-eyes rule)` : ""} |`,
+      `| ${markdownCode(c.address)} | ${md(named(c.four_eyes?.reviewed_by))} | ${md(c.four_eyes?.uploaded_by === undefined ? "(not recorded)" : named(c.four_eyes.uploaded_by))} | ${md(named(c.four_eyes?.policy_created_by))} | ${md(named(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${md(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${md(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`,
   );
   return [
     "#### Four eyes",
     "",
-    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it or created its policy, and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
+    `- **Control**: ${r.four_eyes ? "required for this environment (`four_eyes: true`): no SSP batch is approved by the user who reviewed it, uploaded it or created its policy (who approved it is what the service shows right after the approve), and in CI the pull request needs an approval by someone other than its author, at the commit applied" : "not required for this environment (`four_eyes` is off); who prepared and who approved is recorded all the same"}.`,
     `- **Prepared as**: ${markdownCode(named(r.service_user))} (creates, updates, reviews); **approves sent as**: ${markdownCode(r.approver_user ?? named(r.service_user))}${r.approver_user ? " (the approver identity)" : " (no approver identity)"}.`,
     `- **Pull request**: ${pullRequestWords(r, md)}.`,
     "",
     ...(rows.length
-      ? ["| batch | reviewed by | policy created by | approved by | outcome |", "|---|---|---|---|---|", ...rows]
+      ? ["| batch | reviewed by | uploaded by | policy created by | approved by | outcome |", "|---|---|---|---|---|---|", ...rows]
       : ["No batch was to be approved."]),
     "",
   ];

@@ -350,7 +350,7 @@ describe("apply's text report", () => {
       "Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.",
     );
     expect(text).toContain("Apply finished with blocked writes: 1 done, 1 already, 1 confirmed, 1 blocked, 0 failed, 1 skipped.");
-    expect(r.summary).toEqual({ done: 1, already: 1, confirmed: 1, blocked: 1, failed: 0, unknown: 0, skipped: 1, overwritten: 0 });
+    expect(r.summary).toEqual({ done: 1, already: 1, confirmed: 1, blocked: 1, failed: 0, unknown: 0, skipped: 1, overwritten: 0, breached: 0 });
     const failed = applyText(
       report([
         { status: "failed", outcome: "refused" },

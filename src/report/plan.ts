@@ -86,22 +86,31 @@ function matchesWords(notes: readonly string[] | undefined): string {
 export function fourEyesHead(f: PlanFourEyes): string[] {
   const who = f.approver_configured
     ? `approves go as the approver identity, ${f.approver ?? "a user its token does not name"}; everything else as ${f.sign_in ?? "the sign-in"}.`
-    : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
-  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer and its policy's creator; ${who}`];
+    : f.approver_known === false
+      ? `the approver identity is not known to this job (it names no REVSYNC_APPROVER_USERNAME): approves go as the apply job's approver, so whether apply blocks one is not known here; everything else as ${f.sign_in ?? "the sign-in"} (give the plan job the approver's user name in REVSYNC_APPROVER_USERNAME).`
+      : `no approver identity is configured: approves would go as the sign-in, ${f.sign_in ?? "a user its token does not name"}, and apply blocks each one that user prepared (${APPROVER_FIX}).`;
+  return [`Four eyes (four_eyes: true): each approve below needs an approver other than its batch's reviewer, its uploader and its policy's creator; ${who}`];
 }
 
 /** One approve's four-eyes line: who prepared its batch, and whether apply would block it. */
 export function fourEyesLine(f: PlanFourEyes, address: string): string | undefined {
   const a = f.approves.find((x) => x.address === address);
   if (!a) return undefined;
-  const reviewer = a.reviewed_in_plan
-    ? `reviewed by this apply (as ${f.sign_in ?? "the sign-in"})`
-    : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const signIn = f.sign_in ?? "the sign-in";
+  const reviewer = a.reviewed_in_plan ? `reviewed by this apply (as ${signIn})` : `reviewed by ${a.reviewed_by ?? "a user the service does not name"}`;
+  const uploader = a.uploaded_in_plan
+    ? `uploaded by this apply's create (as ${signIn})`
+    : a.uploaded_by !== undefined
+      ? `uploaded by ${a.uploaded_by ?? "a user the service does not name"}`
+      : undefined;
   const creator = a.created_in_plan
-    ? `policy created by this apply (as ${f.sign_in ?? "the sign-in"})`
+    ? `policy created by this apply (as ${signIn})`
     : `policy created by ${a.policy_created_by ?? "a user the service does not name"}`;
-  const as = f.approver_configured ? f.approver : f.sign_in;
-  return `four eyes: ${reviewer}, ${creator}; approve as ${as ?? "a user the token does not name"}${a.blocked ? ": apply would block it" : ""}`;
+  const as =
+    f.approver_known === false
+      ? "the apply job's approver, not known here"
+      : ((f.approver_configured ? f.approver : f.sign_in) ?? "a user the token does not name");
+  return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
 }
 
 /** The notes of a report, one per line, for text. */
@@ -453,7 +462,7 @@ export function applyLine(o: ApplyEntry, out: Painter): string {
 export function applyText(report: ApplyReport, out: Painter): string {
   const lines = report.outcomes.map((o) => applyLine(o, out));
   const s = report.summary;
-  const undone = s.failed + s.unknown + s.overwritten;
+  const undone = s.failed + s.unknown + s.overwritten + s.breached;
   const head = report.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
   // Every outcome, in the order the summary counts them (apply's OUTCOMES: a type here, so that the
   // report's views load without the client); done, failed and skipped always, the others where some
@@ -463,10 +472,14 @@ export function applyText(report: ApplyReport, out: Painter): string {
   const sent = names.some((o) => o !== "already" && s[o]);
   lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
-  const eyes = report.outcomes.filter((o) => o.four_eyes?.rule).length;
+  const eyes = report.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
   if (eyes)
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`,
+    );
+  if (s.breached)
+    lines.push(
+      `Four eyes is broken by ${plural(s.breached, "approve")} that landed (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
     );
   if (s.overwritten)
     lines.push(
@@ -474,7 +487,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
     );
   if (s.blocked > report.outcomes.filter((o) => o.four_eyes?.rule === "blocked").length)
     lines.push("Someone changed what a blocked write was to change: run `revsync plan` to review the service as it is now, then apply that plan.");
-  else if (!s.overwritten && !eyes && (s.failed || s.unknown || s.skipped))
+  else if (!s.overwritten && !s.breached && !eyes && (s.failed || s.unknown || s.skipped))
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }

@@ -70,13 +70,24 @@ export interface DriftItem {
 }
 
 /** Who prepared and who approved an approve's batch (four eyes), as the step found them right before its
- *  send: the batch's reviewer and its policy's creator (the service's fields, or this run's own review and
- *  create), and the user the approve was sent as. */
+ *  send: the batch's reviewer, its uploader and its policy's creator (the service's fields, or this run's
+ *  own review and create where the service names nobody), and who approved it. */
 export interface FourEyesFacts {
   reviewed_by: string | null;
+  /** The batch's uploader (its created_by): the uploader of a file cannot approve it. Absent in records
+   *  written before it was recorded. */
+  uploaded_by?: string | null;
   policy_created_by: string | null;
+  /** Who approved it: once it landed, the user the service names (the batch's updated_by once approved);
+   *  before, or where the service names nobody, the user it is (or would be) sent as. */
   approved_by: string | null;
-  /** What the four-eyes rule did to the approve: blocked by revsync before it was sent, or refused by the
-   *  service (sent as its preparer); absent when it did neither. */
-  rule?: "blocked" | "refused";
+  /** An approve that was sent: the user revsync sent it as, as its credentials name it (the approver
+   *  identity's, else the sign-in's). */
+  sent_as?: string | null;
+  /** An approve that landed: whether the service's own answer (the batch read back) names who approved it. */
+  confirmed?: boolean;
+  /** What the four-eyes rule did to the approve: blocked by revsync before it was sent, refused by the
+   *  service (sent as its preparer), or breached (it landed, and the service shows it approved by its
+   *  preparer, or by another user than the one it was sent as); absent when it did none. */
+  rule?: "blocked" | "refused" | "breached";
 }

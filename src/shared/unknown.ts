@@ -13,6 +13,9 @@ export interface UnknownField {
   field: string;
   inexact?: string;
   unreadable?: string;
+  /** What git's value was compared with instead, where the service shows it otherwise (an SSP batch's
+   *  values: with its uploaded file only, when the batch's detail leaves its own values out). */
+  comparedWith?: string;
 }
 
 /** The fields git sets that the service does not show (null or absent in its answer), or shows as a
@@ -47,6 +50,9 @@ export function unknownNote(addr: string, f: UnknownField | string): string {
   const u = typeof f === "string" ? { field: f } : f;
   if (u.inexact !== undefined) {
     return `${addr}: ${u.field} not comparable: the service answers ${u.inexact}, a number a double cannot hold exactly, so git's value could be neither checked nor changed`;
+  }
+  if (u.comparedWith !== undefined) {
+    return `${addr}: ${u.field} not shown (null, or left out), so git's values were compared with ${u.comparedWith} only`;
   }
   if (u.unreadable !== undefined) {
     return `${addr}: ${u.field} not comparable: the service answers ${JSON.stringify(u.unreadable)}, which revsync cannot read as a date, so git's value could be neither checked nor changed`;

@@ -68,7 +68,7 @@ export class LiveView extends Map<string, unknown> {
   }
 }
 
-/** What plan, drift and export would read from this tenant (values: every batch's file, or its values). */
+/** What plan, drift and export would read from this tenant (values: every batch's file and its own values). */
 export function liveOf(t: TenantState, profile: Profile = "default"): LiveView {
   const answer = <T>(body: unknown): T => (profile === "literal" ? literalAnswer(body) : structuredClone(body)) as T;
   const tenantConfigs = answer<TenantConfigurationList>(svc.listTenantConfigurations(t));
@@ -82,7 +82,9 @@ export function liveOf(t: TenantState, profile: Profile = "default"): LiveView {
     for (const b of p.batches) {
       const name = batchNameOf(b);
       const fileId = item.batches?.find((x) => batchNameOf(x) === name)?.file_id;
-      values.set(`${p.compliance_name}/${name}`, typeof fileId === "string" && t.files[fileId] !== undefined ? { csv: t.files[fileId] } : b.ssp_values);
+      const own = answer<SspList>(svc.getSsp(t, p.compliance_name, name))[0]?.compliance_spec?.[0]?.ssp_values;
+      const file = typeof fileId === "string" && t.files[fileId] !== undefined ? { csv: t.files[fileId] } : undefined;
+      values.set(`${p.compliance_name}/${name}`, { ...(file ? { file } : {}), ...(Array.isArray(own) ? { values: own } : {}) });
     }
   }
   return new LiveView({ tenantConfigs, ssp, values });

@@ -7,6 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { systemClock } from "../api/clock.js";
+import { createMismatch } from "../kinds/ssp/compare.js";
 import { createWrite } from "../kinds/ssp/create.js";
 import { batchWrite } from "../kinds/ssp/batch.js";
 import { updateBody as revsyncUpdateBody, updateWrite as updateUnit, UPDATE_FIELDS } from "../kinds/tenant-configuration/write.js";
@@ -15,7 +16,7 @@ import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import type { WriteOutcome } from "../api/write.js";
-import type { TenantConfigurationUpdateBody } from "../schema/generated/api.js";
+import type { SspCreateBody, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 
 // Two levels up from src/testing/ (tests) and from build/testing/ (benches): the repository.
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -113,19 +114,26 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
   });
 }
 
-/** One emulator and one copy of the policy repo aimed at it, for a whole test file; the demo seed is
- *  restored before each test unless `reset` is false. */
-export function useEmulatorRepo(opts: { reset?: boolean } = {}): { emu: Emu; repo: string } {
+/** One emulator (of `profile`, with `fourEyes`) and one copy of the policy repo aimed at it, for a whole
+ *  test file (or a describe block); the demo seed is restored before each test unless `reset` is false,
+ *  and with `freshRepo` the repo is copied anew too. */
+export function useEmulatorRepo(opts: { reset?: boolean; freshRepo?: boolean; profile?: Profile; fourEyes?: boolean } = {}): { emu: Emu; repo: string } {
   const fx = {} as { emu: Emu; repo: string };
   beforeAll(async () => {
-    fx.emu = await startEmu();
+    fx.emu = await startEmu("demo", { ...(opts.profile ? { profile: opts.profile } : {}), ...(opts.fourEyes ? { fourEyes: true } : {}) });
     fx.repo = tempRepo(fx.emu.url);
   });
   afterAll(async () => {
     removeDir(fx.repo);
     await fx.emu.close();
   });
-  if (opts.reset !== false) beforeEach(async () => fx.emu.reset());
+  if (opts.reset !== false)
+    beforeEach(async () => {
+      await fx.emu.reset();
+      if (!opts.freshRepo) return;
+      removeDir(fx.repo);
+      fx.repo = tempRepo(fx.emu.url);
+    });
   return fx;
 }
 
@@ -376,7 +384,17 @@ export async function landedWrite<T>(
 }
 
 /** The SSP writes through the write unit, each as its kind describes it, without apply's guards. */
-export const writes = { create: createWrite, batchAction: batchWrite };
+export const writes = {
+  /** A create as apply sends it, read back (after a lost answer) by the fields it sets. */
+  create: (core: ApiCore, body: SspCreateBody) =>
+    createWrite(
+      core,
+      body,
+      async () => ({ go: null }),
+      async (live) => (body.compliance_spec[0] ? createMismatch(body.compliance_spec[0], live.compliance_spec?.[0]) : []),
+    ),
+  batchAction: batchWrite,
+};
 
 /** A tenant configuration PATCH through the write unit, without apply's guard: the body as given. */
 export const updateWrite = (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string) =>

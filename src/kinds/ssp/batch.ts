@@ -10,10 +10,11 @@ import { batchNameOf } from "../../shared/address.js";
 import { batchWho, envelopeWho, shortIso, whoWords } from "../../shared/who.js";
 import type { WriteResult } from "../kind.js";
 import { blocked, show, versionMoved } from "../words.js";
-import { fourEyesBreach, fourEyesRefusal, runPreparers } from "./four-eyes.js";
+import { approveWords, fourEyesBreach, runPreparers } from "./four-eyes.js";
 import { batchPayload, type BatchPayload } from "./payload.js";
 import { sspAddress } from "./read.js";
-import type { SspRun } from "./state.js";
+import { checkCreations } from "./create.js";
+import type { BoundCheck, SspRun } from "./state.js";
 
 type Action = "review" | "approve";
 type BatchRead = { ifMatch?: string; id?: string };
@@ -27,6 +28,7 @@ export function batchWrite(
   policy: { id: string; name: string },
   batchName: string,
   guard: GuardOf<BatchRead> = async () => ({ go: {} }),
+  seen?: (batch: SspItem | undefined) => void,
 ): Promise<WriteOutcome<SspUpdateResult>> {
   // The guard's read may give the policy's id (a policy this run created has one only now).
   let id = policy.id;
@@ -54,6 +56,16 @@ export function batchWrite(
       const status = (await ssp.batch(core, policy.name, batchName).catch(() => undefined))?.status;
       return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : undefined;
     },
+    // The batch as the service holds it right after the write landed, for whoever asked to see it (an
+    // approve: who the service shows approved it).
+    ...(seen
+      ? {
+          check: async () => {
+            seen(await ssp.batch(core, policy.name, batchName));
+            return undefined;
+          },
+        }
+      : {}),
   });
 }
 
@@ -91,7 +103,14 @@ export function policyMoves(policy: string, c: Change, env: SspEnvelope, changes
 
 /** The batch the plan saw, and its upload: its file and values the ones the plan showed. Undefined when
  *  they are; the verdict that stops the write when not. */
-async function sameUpload(run: SspRun, c: Change, p: BatchPayload, env: SspEnvelope, lb: SspItem, core: ApiCore): Promise<{ blocked: string } | undefined> {
+async function sameUpload(
+  run: SspRun,
+  c: Change,
+  p: BatchPayload,
+  read: { env: SspEnvelope; lb: SspItem; core: ApiCore },
+  bound: BoundCheck,
+): Promise<{ blocked: string } | undefined> {
+  const { env, lb, core } = read;
   const changed = ` changed in the service since the plan${whoWords(batchWho(lb), "batch last changed")}`;
   if (!p.values_checksum || (p.compliance_id !== null && p.file_id === undefined))
     return blocked(`${c.address}: the saved plan does not bind this batch to its values (it was made by an older revsync)`);
@@ -103,7 +122,8 @@ async function sameUpload(run: SspRun, c: Change, p: BatchPayload, env: SspEnvel
     // anything was sent): the file it made holds them, with no download to say so.
     run.fileSums.set(fileId, Promise.resolve(p.values_checksum));
   }
-  if ((await run.valuesOf(p.policy, lb, core)) !== p.values_checksum) return blocked(`${c.address}${changed}: its values are not the ones the plan showed`);
+  const [otherwise] = (await bound(env, core)).batches;
+  if (otherwise) return blocked(`${c.address}${changed}: its values are not the ones the plan showed (${otherwise.why})`);
   return undefined;
 }
 
@@ -112,11 +132,10 @@ async function sameUpload(run: SspRun, c: Change, p: BatchPayload, env: SspEnvel
 function samePolicy(run: SspRun, c: Change, p: BatchPayload, env: SspEnvelope, lb: SspItem): { blocked: string } | undefined {
   if (p.compliance_id === null) return undefined;
   if (!run.policyChecked.has(p.policy)) {
+    const what = (): string => policyMoves(p.policy, c, env, run.run.changes);
     const moved = versionMoved(c, env);
     if (moved.length)
-      return blocked(
-        `${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}${policyMoves(p.policy, c, env, run.run.changes)}`,
-      );
+      return blocked(`${sspAddress.policy(p.policy)} changed in the service since the plan${whoWords(envelopeWho(env))}: ${moved.join(", ")}${what()}`);
     run.policyChecked.add(p.policy);
   }
   const expected = (c.before as { status?: unknown } | null)?.status ?? null;
@@ -131,7 +150,13 @@ function samePolicy(run: SspRun, c: Change, p: BatchPayload, env: SspEnvelope, l
  *  upload (file_id) with the same values (checksum), of a policy at the version the plan read, and, for an
  *  approve under four eyes, not sent as its preparer. A batch at the status the write asks for is done
  *  already. */
-function batchGuard(run: SspRun, c: Change, p: BatchPayload, action: Action, core: ApiCore, facts?: FourEyesFacts): GuardOf<{ ifMatch?: string; id: string }> {
+function batchGuard(
+  run: SspRun,
+  c: Change,
+  p: BatchPayload,
+  step: { action: Action; core: ApiCore; bound: BoundCheck; facts: FourEyesFacts | undefined },
+): GuardOf<{ ifMatch?: string; id: string }> {
+  const { action, core, bound, facts } = step;
   return async (): Promise<GuardVerdict<{ ifMatch?: string; id: string }>> => {
     const policyAddr = sspAddress.policy(p.policy);
     const env = await ssp.get(core, p.policy);
@@ -139,7 +164,7 @@ function batchGuard(run: SspRun, c: Change, p: BatchPayload, action: Action, cor
     if (p.compliance_id === null) {
       // The run's own create: the batch moves on only while its policy holds its place alone (the graph
       // starts it after every create of the run, so the one check after them has its answer).
-      const checked = await run.checkCreations(core);
+      const checked = await checkCreations(run, core);
       const clash = "failed" in checked ? undefined : checked.get(policyAddr);
       if (clash) return blocked(`${policyAddr}, created by this run, was ${clash}`);
     }
@@ -149,16 +174,16 @@ function batchGuard(run: SspRun, c: Change, p: BatchPayload, action: Action, cor
     if (ours !== undefined && env.compliance_id !== ours) return blocked(`${policyAddr} is another policy of that name now${whoWords(envelopeWho(env))}`);
     const lb = env.compliance_spec?.[0]?.batches?.find((b) => batchNameOf(b) === p.batch);
     if (!lb) return blocked(`${c.address} no longer exists in the service`);
-    const upload = await sameUpload(run, c, p, env, lb, core);
+    const upload = await sameUpload(run, c, p, { env, lb, core }, bound);
     if (upload) return upload;
     const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
     if (typeof lb.status === "string" && target.includes(lb.status))
       return { already: "the service shows it, with the values the plan showed", status: lb.status };
+    const moved = samePolicy(run, c, p, env, lb);
     if (facts) {
       const here = { user: run.run.user, reviewedHere: run.reviewedHere.has(c.address), createdHere: run.createdIds.get(p.policy) === env.compliance_id };
       Object.assign(facts, runPreparers(env, lb, here), { approved_by: core.auth.username ?? null });
     }
-    const moved = samePolicy(run, c, p, env, lb);
     if (moved) return moved;
     // Four eyes, last: a batch changed since the plan is blocked for that, in its own words.
     const broken = facts && run.run.fourEyes ? fourEyesBreach(facts, !!run.run.core.approverAuth) : undefined;
@@ -173,24 +198,26 @@ function batchGuard(run: SspRun, c: Change, p: BatchPayload, action: Action, cor
 
 /** One step: a review (as revsync's sign-in) or an approve (as the approver identity, four eyes), guarded
  *  before every send. The policy's id comes with the guard's read (a policy this run created has one only
- *  now). An approve says who it went as, once there are two identities or the rule to keep: "approved as
- *  bob (reviewed by alice)". */
-export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: ApiCore): Promise<WriteResult> {
+ *  now). An approve that landed is read back: who approved it is who the service shows (a breach of four
+ *  eyes when that is another user than it was sent as, or its preparer). An approve says who it went as,
+ *  once there are two identities or the rule to keep: "approved as bob (reviewed by alice)". */
+export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: ApiCore, bound: BoundCheck): Promise<WriteResult> {
   const id = p.compliance_id ?? run.createdIds.get(p.policy) ?? "";
-  if (c.action === "review") {
-    const o = await batchWrite(core, "review", { id, name: p.policy }, p.batch, batchGuard(run, c, p, "review", core));
-    if (o.kind === "done" || o.kind === "confirmed") run.reviewedHere.add(c.address);
+  const action: Action = c.action === "approve" ? "approve" : "review";
+  const as = action === "approve" ? core.asApprover() : core;
+  const facts: FourEyesFacts | undefined =
+    action === "approve" ? { reviewed_by: null, uploaded_by: null, policy_created_by: null, approved_by: as.auth.username ?? null } : undefined;
+  let read: SspItem | undefined;
+  const seen =
+    facts &&
+    ((b: SspItem | undefined): void => {
+      read = b;
+    });
+  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, batchGuard(run, c, p, { action, core: as, bound, facts }), seen);
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  if (!facts) {
+    if (landed) run.reviewedHere.add(c.address);
     return { outcome: o };
   }
-  const approver = core.asApprover();
-  const facts: FourEyesFacts = { reviewed_by: null, policy_created_by: null, approved_by: approver.auth.username ?? null };
-  const o = await batchWrite(approver, "approve", { id, name: p.policy }, p.batch, batchGuard(run, c, p, "approve", approver, facts));
-  const refused = o.kind === "refused" ? fourEyesRefusal(facts, !!core.approverAuth, o.error) : undefined;
-  if (refused) facts.rule = "refused";
-  const landed = o.kind === "done" || o.kind === "confirmed";
-  const also =
-    (core.approverAuth || run.run.fourEyes) && landed
-      ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})`
-      : "";
-  return { outcome: o, four_eyes: facts, ...(refused ? { failed: refused } : {}), ...(also ? { also } : {}) };
+  return { outcome: o, four_eyes: facts, ...approveWords(facts, o, read, { fourEyes: run.run.fourEyes, approverConfigured: !!core.approverAuth }) };
 }

@@ -14,8 +14,8 @@ import { CsvSyntaxError } from "../../ssp/csv.js";
 import { BATCH_DATES } from "../export-file.js";
 import type { Unmanaged } from "../kind.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
-import { sspAddress, type LivePolicy } from "./read.js";
-import { compareValues, keyedValues, type HeldValues } from "./values.js";
+import { sspAddress, type LivePolicy, type ShownValues } from "./read.js";
+import { compareValues, keyedValues, valuesChecksum, type HeldValues } from "./values.js";
 
 /** How many differing rows of a batch's values a plan or drift entry shows, field by field. */
 export const VALUE_ROWS_SHOWN = 20;
@@ -105,6 +105,60 @@ export function valuesDiff(git: NonNullable<DesiredBatch["values"]>, held: HeldV
     changed: delta.changed.length,
     added: delta.added.length,
     removed: delta.removed.length,
+  };
+}
+
+/** git's values against what the service shows of a batch's (its uploaded file and its own values). */
+export interface ShownValuesDiff extends ValuesDiff {
+  /** What was compared: both, the file alone (the detail leaves the batch's own values out), the batch's
+   *  own values alone (it names no file), or nothing (it shows neither). */
+  shown: "both" | "file" | "values" | "none";
+  /** Rows in which the uploaded file and the batch's own values differ: the service holds two sets of
+   *  values for one batch (0 when it holds one, or shows one). */
+  split: number;
+  /** The checksum of the service's values when it holds one set: what a step moving the batch is bound to. */
+  checksum?: string;
+  /** How many of the differing rows the diff shows. */
+  rowsShown: number;
+}
+
+/** git's values file against everything the service shows of a batch's values: the uploaded file and the
+ *  batch's own values (`ssp_values`, what pricing uses), each where it shows it. When the two differ, the
+ *  entry shows git against each (the file's rows as `values[…]`, the batch's own as `ssp_values[…]`) and
+ *  `split` counts the rows in which they differ. What the service leaves out is said at `where`
+ *  (src/shared/unknown.ts): the batch's own values (compared with the file only), or both. */
+export function shownValuesDiff(
+  git: NonNullable<DesiredBatch["values"]>,
+  held: ShownValues,
+  where: string,
+  side: "plan" | "drift",
+  unknownOut?: Unknown,
+): ShownValuesDiff {
+  const { file, values } = held;
+  if (!file && !values) {
+    addUnknown(unknownOut, where, [{ field: "values (neither an uploaded file nor the batch's own values)" }]);
+    return { diff: [], total: 0, changed: 0, added: 0, removed: 0, shown: "none", split: 0, rowsShown: 0 };
+  }
+  if (!file || !values) {
+    if (!values) addUnknown(unknownOut, where, [{ field: "ssp_values (the batch's own values, what pricing uses)", comparedWith: "its uploaded file" }]);
+    const one = (file ?? values) as HeldValues;
+    const vd = valuesDiff(git, one, where, side);
+    return { ...vd, shown: file ? "file" : "values", split: 0, checksum: valuesChecksum(one), rowsShown: Math.min(vd.total, VALUE_ROWS_SHOWN) };
+  }
+  const ofFile = valuesDiff(git, file, where, side);
+  const ofBatch = valuesDiff(git, values, where, side);
+  const sum = valuesChecksum(file);
+  if (sum === valuesChecksum(values)) return { ...ofFile, shown: "both", split: 0, checksum: sum, rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) };
+  const apart = compareValues(keyedValues(values), file);
+  return {
+    diff: [...ofFile.diff, ...ofBatch.diff.map((d) => ({ ...d, path: `ssp_${d.path}` }))],
+    total: ofFile.total + ofBatch.total,
+    changed: ofFile.changed + ofBatch.changed,
+    added: ofFile.added + ofBatch.added,
+    removed: ofFile.removed + ofBatch.removed,
+    shown: "both",
+    split: apart.added.length + apart.removed.length + apart.changed.length,
+    rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) + Math.min(ofBatch.total, VALUE_ROWS_SHOWN),
   };
 }
 

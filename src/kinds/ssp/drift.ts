@@ -5,7 +5,8 @@ import { targeted } from "../../shared/address.js";
 import type { Unknown } from "../../shared/unknown.js";
 import { batchWho, envelopeWho } from "../../shared/who.js";
 import { changedItems, missingItem } from "../entries.js";
-import { batchDatesDiff, liveBatch, sspFieldDiff, valuesDiff, VALUE_ROWS_SHOWN } from "./compare.js";
+import { plural } from "../../words.js";
+import { batchDatesDiff, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
 import { sspAddress, type LivePolicy, type SspLive } from "./read.js";
 
@@ -36,14 +37,17 @@ function batchDrift(d: DesiredSsp, b: DesiredBatch, lp: LivePolicy, live: SspLiv
   }
   const held = live.values.get(`${d.name}/${b.name}`);
   if (!b.values || !held) return out;
-  const vd = valuesDiff(b.values, held, baddr, "drift");
-  if (vd.total) {
+  const vd = shownValuesDiff(b.values, held, baddr, "drift", unknown);
+  if (vd.total || vd.split) {
+    const split = vd.split
+      ? `; the service holds two sets of values for it: its uploaded file and its own values (ssp_values, what pricing uses) differ in ${plural(vd.split, "row")}`
+      : "";
     out.push({
       address: baddr,
       class: "batch_values",
       diff: vd.diff,
-      diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total },
-      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service`,
+      diff_rows: { shown: vd.rowsShown, total: vd.total },
+      message: `values differ from ${b.valuesShown}: ${vd.changed} changed, ${vd.added} only in git, ${vd.removed} only in the service${split}`,
       ...batchWho(lb),
     });
   }

@@ -10,7 +10,8 @@ import { valuesToCsv } from "../../ssp/csv.js";
 import { fitSpec, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
 import type { ExportContext } from "../kind.js";
 import { BATCH_DATES, serviceDate } from "./compare.js";
-import { sspAddress, type SspLive } from "./read.js";
+import { sspAddress, type ShownValues, type SspLive } from "./read.js";
+import { valuesChecksum } from "./values.js";
 
 export const SSP_EXPORT_FIELDS = [
   "method",
@@ -53,12 +54,24 @@ function unlisted(f: ExportedFile, policy: string, b: SspItem): boolean {
   return true;
 }
 
+/** The text of a batch's values file: the uploaded file as it is, where the batch's own values (what
+ *  pricing uses) are the same or not shown; the batch's own values where it names no file, or where they
+ *  differ from its file (`split`: the service then holds two sets of values, which the file's comment and
+ *  plan say). Undefined when the service shows neither. */
+function valuesText(held: ShownValues): { text: string; split: boolean } | undefined {
+  const { file, values } = held;
+  if (!values) return file && { text: file.csv, split: false };
+  if (file && valuesChecksum(file) === valuesChecksum(values)) return { text: file.csv, split: false };
+  return { text: valuesToCsv(values), split: !!file };
+}
+
 /** The values a batch holds, kept in git beside the policy file: what a reviewer reads before a review or
  *  approve, and what plan compares with the service. Left out when they do not pass revsync's checks. */
 function batchValues(f: ExportedFile, entry: ExportedBatch, policy: string, live: SspLive, unique: ExportContext["unique"]): void {
   const held = live.values.get(`${policy}/${entry.name}`);
-  if (!held) return;
-  const text = Array.isArray(held) ? valuesToCsv(held) : held.csv;
+  const shown = held && valuesText(held);
+  if (!shown) return;
+  const text = shown.text;
   const file = unique(posix.join(posix.dirname(f.file), valuesFileFor(policy, entry.name)));
   const problem = checkValuesText(text, file).diagnostics[0];
   if (problem) {
@@ -67,6 +80,12 @@ function batchValues(f: ExportedFile, entry: ExportedBatch, policy: string, live
     );
     f.leftOut.push(`${sspAddress.batch(policy, entry.name)}: values (line ${problem.line}: ${problem.message})`);
     return;
+  }
+  if (shown.split) {
+    f.batchComments.push(
+      ` batch ${show(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`,
+    );
+    f.leftOut.push(`${sspAddress.batch(policy, entry.name)}: its uploaded file (it differs from the batch's own values, which were written)`);
   }
   entry.values = posix.relative(posix.dirname(f.file), file);
   f.valuesFiles.push({ file, text });

@@ -1,13 +1,15 @@
 /** Four eyes for SSP batches (docs/decisions.md, "Four eyes"): who prepared the batch an approve moves
- *  forward, as the plan sees it and as apply finds it right before the send, and the words of an approve
- *  the rule holds back or the service refuses. */
+ *  forward (its reviewer, its uploader, its policy's creator), as the plan sees it and as apply finds it
+ *  right before the send; who approved it, as the service shows it right after; and the words of an
+ *  approve the rule holds back, the service refuses, or the service shows made by the wrong user. */
 import { APPROVER_FIX } from "../../api/auth.js";
+import type { WriteOutcome } from "../../api/write.js";
 import type { ApiError } from "../../errors.js";
-import type { SspEnvelope, SspItem } from "../../schema/generated/api.js";
+import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import type { Change, FourEyesFacts } from "../../shared/entries.js";
 import { batchNameOf } from "../../shared/address.js";
 import { sameUser } from "../../shared/who.js";
-import type { Preparers } from "../kind.js";
+import type { Preparers, WriteResult } from "../kind.js";
 import { batchPayload } from "./payload.js";
 import { sspAddress, type SspLive } from "./read.js";
 
@@ -15,7 +17,8 @@ const named = (v: unknown): string | null => (typeof v === "string" && v.trim() 
 
 /** Who prepared the batch of an approve, as the plan sees it: its reviewer is the service's updated_by of
  *  a batch it shows reviewed (nothing else changes a reviewed batch), or this plan's own review (made as
- *  the sign-in); its policy's creator is the envelope's created_by, or this plan's own create. */
+ *  the sign-in); its uploader the batch's created_by, or this plan's create, which uploads it; its
+ *  policy's creator the envelope's created_by, or this plan's own create. */
 export function planPreparers(c: Change, changes: readonly Change[], live: SspLive): Preparers | undefined {
   const p = batchPayload(c);
   if (c.action !== "approve" || !p) return undefined;
@@ -25,26 +28,38 @@ export function planPreparers(c: Change, changes: readonly Change[], live: SspLi
   const reviewedInPlan = inPlan("review", c.address);
   const createdInPlan = inPlan("create", sspAddress.policy(p.policy));
   return {
-    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" && typeof lb.updated_by === "string" && lb.updated_by ? lb.updated_by : null,
+    reviewed_by: reviewedInPlan ? null : lb?.status === "reviewed" ? named(lb.updated_by) : null,
     reviewed_in_plan: reviewedInPlan,
-    policy_created_by: createdInPlan ? null : typeof lp?.envelope.created_by === "string" && lp.envelope.created_by ? lp.envelope.created_by : null,
+    uploaded_by: createdInPlan ? null : named(lb?.created_by),
+    uploaded_in_plan: createdInPlan,
+    policy_created_by: createdInPlan ? null : named(lp?.envelope.created_by),
     created_in_plan: createdInPlan,
   };
 }
 
-/** Who prepared the batch an approve moves forward, as apply finds it right before the send: the
- *  service's reviewer (or this run's sign-in, when this run reviewed it) and the policy's creator (or this
- *  run's sign-in, when this run created it). */
+/** Who prepared the batch an approve moves forward, as apply finds it right before the send: the user the
+ *  service names (its reviewer, its uploader, its policy's creator), or this run's sign-in where this run
+ *  reviewed or created it and the service names nobody. */
 export function runPreparers(
   env: SspEnvelope,
   lb: SspItem,
   run: { user: string; reviewedHere: boolean; createdHere: boolean },
-): Omit<FourEyesFacts, "approved_by"> {
-  const reviewed = lb.status === "reviewed" ? named(lb.updated_by) : null;
+): Pick<FourEyesFacts, "reviewed_by" | "uploaded_by" | "policy_created_by"> {
+  const here = (did: boolean, service: string | null): string | null => service ?? (did ? named(run.user) : null);
   return {
-    reviewed_by: run.reviewedHere ? run.user || reviewed : reviewed,
-    policy_created_by: run.createdHere ? run.user || named(env.created_by) : named(env.created_by),
+    reviewed_by: here(run.reviewedHere, lb.status === "reviewed" ? named(lb.updated_by) : null),
+    uploaded_by: here(run.createdHere, named(lb.created_by)),
+    policy_created_by: here(run.createdHere, named(env.created_by)),
   };
+}
+
+/** What `as` did to the batch, where it prepared it: "reviewed this batch", "uploaded this batch",
+ *  "created its policy"; undefined when it prepared nothing of it. */
+function preparedBy(facts: FourEyesFacts, as: string | null): string | undefined {
+  if (sameUser(as, facts.reviewed_by)) return "reviewed this batch";
+  if (sameUser(as, facts.uploaded_by)) return "uploaded this batch";
+  if (sameUser(as, facts.policy_created_by)) return "created its policy";
+  return undefined;
 }
 
 /** The fix of an approve that would go (or went) as its preparer: an approver identity, or another one. */
@@ -56,30 +71,77 @@ const approverFix = (as: string, approverConfigured: boolean): string =>
  *  another person: an approve whose reviewer or approver is unknown is blocked too. */
 export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean): string | undefined {
   const as = facts.approved_by;
+  const did = preparedBy(facts, as);
   const why = !as
     ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer`
     : !facts.reviewed_by
       ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}`
-      : sameUser(as, facts.reviewed_by)
-        ? `${facts.reviewed_by} reviewed this batch and the approve would go as ${as}`
-        : sameUser(as, facts.policy_created_by)
-          ? `${facts.policy_created_by} created its policy and the approve would go as ${as}`
-          : undefined;
+      : did
+        ? `${as} ${did} and the approve would go as ${as}`
+        : undefined;
   if (!why) return undefined;
   const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
   return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
 }
 
-/** The service's refusal of an approve sent as the batch's reviewer or its policy's creator, explained: a
- *  service that holds four eyes refuses exactly that, as a permission (403) or in its answer's error array
- *  (the interface's way of refusing, whatever the status). Other refusals (a conflict, a stale version,
- *  an unknown batch) are not the rule's and keep their own words. */
+/** The service's refusal of an approve sent as the batch's reviewer, its uploader or its policy's
+ *  creator, explained: a service that holds four eyes refuses exactly that, as a permission (403) or in
+ *  its answer's error array (the interface's way of refusing, whatever the status). Other refusals (a
+ *  conflict, a stale version, an unknown batch) are not the rule's and keep their own words. */
 export function fourEyesRefusal(facts: FourEyesFacts, approverConfigured: boolean, error: ApiError): string | undefined {
   const as = facts.approved_by;
-  const who = sameUser(as, facts.reviewed_by) ? "reviewed this batch" : sameUser(as, facts.policy_created_by) ? "created its policy" : undefined;
+  const who = preparedBy(facts, as);
   const permission = error.status === 403 || (error.status >= 200 && error.status < 300);
   if (!as || !who || !permission) return undefined;
   const fix = approverFix(as, approverConfigured);
   const said = `${error.status && error.status !== 200 ? `${error.status}: ` : ""}${error.serviceMessage}`;
   return `refused by the four-eyes rule: ${as} ${who} and the approve went as ${as} (the service: ${said}); fix: ${fix} and apply again (the review is done and is not sent again)`;
+}
+
+/** After an approve landed: who the service shows approved it (the batch read back, its updated_by once
+ *  approved), set as `approved_by` when it names one (`confirmed`), beside `sent_as`, the user its
+ *  credentials name. Returns the breach in words, where there is one: the service shows the approve
+ *  made by another user than it was sent as (an approver identity's token that is someone else's, a user
+ *  variable that names the wrong user), or, under four eyes, by the batch's preparer. */
+export function approvedBy(facts: FourEyesFacts, read: SspItem | undefined, rule: { fourEyes: boolean; approverConfigured: boolean }): string | undefined {
+  const sentAs = facts.approved_by;
+  const shown = read?.status === "approved" ? named(read.updated_by) : null;
+  Object.assign(facts, { sent_as: sentAs, confirmed: !!shown }, shown ? { approved_by: shown } : {});
+  if (!shown) return undefined;
+  const other = (rule.fourEyes || rule.approverConfigured) && !!sentAs && !sameUser(shown, sentAs);
+  const did = rule.fourEyes ? preparedBy(facts, shown) : undefined;
+  if (!other && !did) return undefined;
+  facts.rule = "breached";
+  const asWho = other ? `the service shows it approved by ${shown}, not by ${sentAs}, the user it was sent as (its credentials sign in as ${shown})` : "";
+  const prepared = did ? `${shown} ${did} and the service shows it approved by ${shown}` : "";
+  return `approved, but four eyes is broken: ${[asWho, prepared].filter(Boolean).join("; ")}; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)`;
+}
+
+/** An approve that landed, without the service's word on who approved it (the batch could not be read
+ *  back, or names no updated_by), in words; undefined when it has that word or the approver does not
+ *  matter (no four eyes, no approver identity). */
+export function approverUnconfirmed(facts: FourEyesFacts, matters: boolean): string | undefined {
+  if (!matters || facts.confirmed) return undefined;
+  return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
+}
+
+/** What an approve's report says beside its outcome: the four-eyes rule's refusal, its breach (the
+ *  service shows it made by another user than it was sent as, or by its preparer), or who it went as,
+ *  once there are two identities or the rule to keep. */
+export function approveWords(
+  facts: FourEyesFacts,
+  o: WriteOutcome<SspUpdateResult>,
+  read: SspItem | undefined,
+  rule: { fourEyes: boolean; approverConfigured: boolean },
+): Pick<WriteResult, "failed" | "breached" | "also"> {
+  const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule.approverConfigured, o.error) : undefined;
+  if (refused) facts.rule = "refused";
+  const landed = o.kind === "done" || o.kind === "confirmed";
+  const breached = landed ? approvedBy(facts, read, rule) : undefined;
+  const matters = rule.fourEyes || rule.approverConfigured;
+  const also =
+    matters && landed
+      ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})${approverUnconfirmed(facts, matters) ?? ""}`
+      : "";
+  return { ...(refused ? { failed: refused } : {}), ...(breached ? { breached } : {}), ...(also ? { also } : {}) };
 }

@@ -11,7 +11,7 @@ import { plural } from "../../words.js";
 import { shownEntry } from "../entries.js";
 import type { PlanFindings } from "../kind.js";
 import { pasteable, shellQuote } from "../../shell-quote.js";
-import { batchDatesDiff, exportHint, liveBatch, sspFieldDiff, valuesDiff, VALUE_ROWS_SHOWN } from "./compare.js";
+import { batchDatesDiff, exportHint, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
 import { sspAddress, type LivePolicy, type SspLive } from "./read.js";
@@ -28,6 +28,12 @@ export const REASONS = {
   batchNoValues: (status: string, how: string) =>
     `git holds no values for this batch, so revsync will not move it to ${status} (values nobody reviewed are never reviewed or approved): ${how}`,
   batchValuesUnread: (status: string) => `the service's values of this batch could not be read, so revsync will not move it to ${status}`,
+  batchValuesNotShown: (status: string) =>
+    `the service shows neither an uploaded file of this batch nor its own values (ssp_values), so nobody can review what it holds and revsync will not move it to ${status}`,
+  batchSplit: (rows: number, file: string) =>
+    `the service holds two sets of values for this batch: its uploaded file and its own values (ssp_values, what pricing uses) differ in ${plural(rows, "row")}, and git's ${file} cannot equal both; the interface cannot change either: upload the batch again in the service with one set of values`,
+  batchSplitBlocked: (status: string, rows: number, file: string) =>
+    `the service holds two sets of values for this batch: its uploaded file and its own values (ssp_values, what pricing uses) differ in ${plural(rows, "row")}, so nobody can say which ones a move to ${status} would approve, and revsync will not move it (never approve values nobody reviewed); upload the batch again in the service with the values of ${file}, then plan again`,
   batchDates:
     "the service's dates of this batch differ from git's, and the interface has no call to change the dates of a batch that exists: change them in the service (or upload the batch again there with git's dates), or make git hold the service's (revsync export writes them); until then git and the service disagree about the days the batch prices",
   batchDatesBlocked: (status: string) =>
@@ -287,11 +293,13 @@ function batchChanges(p: PolicyContext, b: DesiredBatch, lp: LivePolicy, live: S
   const held = live.values.get(`${p.d.name}/${b.name}`);
   if (!held) return [...out, ...(moving ? [shownEntry("blocked", baddr, REASONS.batchValuesUnread(b.status), { ...status, ...versioned })] : steps)];
   const shownFile = b.valuesShown ?? b.values.file;
-  const vd = valuesDiff(b.values, held, baddr, "plan");
-  if (vd.total === 0) {
+  const vd = shownValuesDiff(b.values, held, baddr, "plan", findings.unknown);
+  if (vd.shown === "none")
+    return [...out, ...(moving ? [shownEntry("blocked", baddr, REASONS.batchValuesNotShown(b.status), { ...status, ...versioned })] : steps)];
+  if (vd.total === 0 && !vd.split) {
     // What the reviewer approves, and what apply checks right before the batch's first write: the same
     // file, the same values.
-    const checksum = moving ? valuesChecksum(held) : null;
+    const checksum = moving ? (vd.checksum ?? null) : null;
     for (const s of steps) {
       if (s.payload?.kind !== "batch") continue;
       s.payload.values_checksum = checksum;
@@ -299,7 +307,12 @@ function batchChanges(p: PolicyContext, b: DesiredBatch, lp: LivePolicy, live: S
     }
     return [...out, ...steps];
   }
-  const rows = { diff: vd.diff, diff_rows: { shown: Math.min(vd.total, VALUE_ROWS_SHOWN), total: vd.total } };
+  const rows = { diff: vd.diff, diff_rows: { shown: vd.rowsShown, total: vd.total } };
+  if (vd.split) {
+    // Two sets of values for one batch: which one a review or approve would move forward is not known.
+    const why = moving ? REASONS.batchSplitBlocked(b.status, vd.split, shownFile) : REASONS.batchSplit(vd.split, shownFile);
+    return [...out, ...(moving ? [] : steps), shownEntry(moving ? "blocked" : "unsupported", baddr, why, { ...status, ...rows, ...versioned })];
+  }
   if (moving) return [...out, shownEntry("blocked", baddr, REASONS.batchValuesBlocked(b.status, vd.total, shownFile), { ...status, ...rows, ...versioned })];
   return [...out, ...steps, shownEntry("unsupported", baddr, REASONS.batchValues, { ...status, ...rows, ...versioned })];
 }

@@ -25,17 +25,37 @@ export interface LivePolicy {
 /** What revsync reads of the service's SSP policies. */
 export interface SspLive {
   ssp: Map<string, LivePolicy>;
-  /** Values of batches whose git side names a values file, keyed "policy/batch": the downloaded CSV
-   *  as is (parsed only when it differs from git's file), or the values read from the batch. */
-  values: Map<string, LiveValue[] | { csv: string }>;
+  /** Values of batches whose git side names a values file, keyed "policy/batch": what the service shows
+   *  of them (its uploaded file as is, parsed only when it differs from git's; the batch's own values). */
+  values: Map<string, ShownValues>;
 }
 
-/** A batch's values as the service holds them: the uploaded file (download by file id) as is, or, for a
- *  batch without a file (a calculator's), the values of the batch read. */
-export async function readBatchValues(core: ApiCore, policy: string, batch: SspItem): Promise<LiveValue[] | { csv: string }> {
-  if (typeof batch.file_id === "string" && batch.file_id) return { csv: (await ssp.download(core, batch.file_id)).toString("utf8") };
-  const item = await ssp.batch(core, policy, batchNameOf(batch));
-  return item?.ssp_values ?? [];
+/** A batch's values as the service shows them, each where it shows it: the uploaded file (downloaded by
+ *  its file id; absent when the batch names no file) and the batch's own values (`ssp_values` of the
+ *  batch's detail, what pricing uses; absent when the detail leaves them out). The interface holds both,
+ *  so both are compared with git (docs/decisions.md, "Values nobody reviewed are never approved"). */
+export interface ShownValues {
+  file?: { csv: string };
+  values?: LiveValue[];
+}
+
+/** The id of a batch's uploaded file, when the service names one. */
+export const fileIdOf = (batch: SspItem): string | undefined => (typeof batch.file_id === "string" && batch.file_id ? batch.file_id : undefined);
+
+/** The batch's own values in its detail (`ssp_values`), or undefined when the detail leaves them out. */
+export async function ownValues(core: ApiCore, policy: string, batch: string): Promise<LiveValue[] | undefined> {
+  const item = await ssp.batch(core, policy, batch);
+  return Array.isArray(item?.ssp_values) ? item.ssp_values : undefined;
+}
+
+/** What the service shows of a batch's values: its file and its own values, read at once. */
+export async function readBatchValues(core: ApiCore, policy: string, batch: SspItem): Promise<ShownValues> {
+  const fileId = fileIdOf(batch);
+  const [csv, values] = await Promise.all([
+    fileId ? ssp.download(core, fileId).then((b) => b.toString("utf8")) : undefined,
+    ownValues(core, policy, batchNameOf(batch)),
+  ]);
+  return { ...(csv !== undefined ? { file: { csv } } : {}), ...(values ? { values } : {}) };
 }
 
 /** The policies whose details are read: git's that list batches (or every one git manages, or every one,
@@ -98,7 +118,7 @@ export async function readSsp(core: ApiCore, desired: readonly DesiredSsp[], opt
     if (entry && env && item) Object.assign(entry, { envelope: env, item, batches: item.batches ?? [] });
     progress.done(name);
   });
-  const values = new Map<string, LiveValue[] | { csv: string }>();
+  const values = new Map<string, ShownValues>();
   const jobs = valuesJobs(live, desired, opts);
   progress.more(jobs.length);
   await mapLimit(jobs, opts.concurrency, async (j) => {

@@ -1,29 +1,33 @@
 /** What the SSP writes of one apply run share: the SSP list read right before creates (shared by the
- *  creates whose guards start together), the checksums of uploaded files' values, what this run created,
- *  reviewed and checked, and the one read after the run's creates. */
+ *  creates whose guards start together), the checksums of uploaded files' values and the check of the
+ *  values a step is bound to, what this run created, reviewed and checked. */
 import type { ApiCore } from "../../api/core.js";
 import { ssp } from "../../api/resources.js";
 import type { SspEnvelope, SspItem, SspList } from "../../schema/generated/api.js";
 import type { Change } from "../../shared/entries.js";
 import { batchNameOf } from "../../shared/address.js";
-import { isoOf } from "../../shared/who.js";
 import type { ApplyRun } from "../kind.js";
-import { overwrittenWords } from "../words.js";
-import { createdItem, createPayload, type CreatePayload } from "./payload.js";
-import { readBatchValues } from "./read.js";
+import { createMismatch } from "./compare.js";
+import { batchPayload, createPayload } from "./payload.js";
+import { fileIdOf, ownValues } from "./read.js";
 import { valuesChecksum } from "./values.js";
 
-/** Another active policy that holds `hierarchyNo`, of a name other than `name`. */
-export function hierarchyHolder(list: SspList, name: string, hierarchyNo: number): SspEnvelope | undefined {
-  return list.find((e) => {
-    const item = e.compliance_spec?.[0];
-    return e.compliance_name !== name && item?.hierarchy_no === hierarchyNo && item.active !== false;
-  });
+/** What the service holds otherwise than a step is bound to, found in a live policy: the fields a create
+ *  sets that differ, and each batch whose values are not the ones bound (`why`: "missing", or
+ *  heldOtherwise's words). Empty lists when it holds them all. */
+export interface Unbound {
+  fields: string[];
+  batches: { batch: string; why: string }[];
 }
+
+/** The check of what a step is bound to, against the live policy a guard (or a create's read-back) read,
+ *  with the reads it needs going through `core` (the step's view of the client). */
+export type BoundCheck = (live: SspEnvelope, core: ApiCore) => Promise<Unbound>;
 
 export class SspRun {
   private listing: Promise<SspList> | undefined;
-  /** Values by file id: an upload's file does not change (a new upload is a new file). */
+  /** The checksums of uploaded files' values, by file id: an upload's file does not change (a new upload
+   *  is a new file). */
   readonly fileSums = new Map<string, Promise<string>>();
   /** Policies whose version this run checked against the plan (its own writes move it after). */
   readonly policyChecked = new Set<string>();
@@ -31,9 +35,10 @@ export class SspRun {
   readonly reviewedHere = new Set<string>();
   /** The ids of the policies this run created, by name. */
   readonly createdIds = new Map<string, string>();
-  /** The creates of this run that landed, for the one check after the last of them. */
-  private readonly landedCreates: Change[] = [];
-  private creationsChecked: Promise<Map<string, string> | { failed: string }> | undefined;
+  /** The creates of this run that landed (done, or confirmed by reading back), for the one check after
+   *  the last of them, and what that check found (src/kinds/ssp/create.ts, checkCreations). */
+  readonly landedCreates: Change[] = [];
+  creationsChecked: Promise<Map<string, string> | { failed: string }> | undefined;
 
   constructor(readonly run: ApplyRun) {}
 
@@ -58,71 +63,62 @@ export class SspRun {
     return mine;
   }
 
-  /** The checksum of a batch's values as the service holds them (an uploaded file's, read once). */
-  valuesOf(policy: string, lb: SspItem, core: ApiCore): Promise<string> {
-    const file = typeof lb.file_id === "string" && lb.file_id ? lb.file_id : undefined;
-    const read = (): Promise<string> => readBatchValues(core, policy, lb).then((v) => valuesChecksum(v));
-    if (!file) return read();
-    let sum = this.fileSums.get(file);
+  /** The checksum of an uploaded file's values, read once: an upload's file does not change (a new upload
+   *  is a new file). */
+  fileSum(fileId: string, core: ApiCore): Promise<string> {
+    let sum = this.fileSums.get(fileId);
     if (!sum) {
-      sum = read();
-      this.fileSums.set(file, sum);
-      sum.catch(() => this.fileSums.delete(file));
+      sum = ssp.download(core, fileId).then((b) => valuesChecksum({ csv: b.toString("utf8") }));
+      this.fileSums.set(fileId, sum);
+      sum.catch(() => this.fileSums.delete(fileId));
     }
     return sum;
   }
 
-  /** Differences between a live policy's batches and the values git sends with a create. */
-  async createValues(p: CreatePayload, live: SspEnvelope, core: ApiCore): Promise<string[]> {
-    const out: string[] = [];
-    for (const b of createdItem(p).batches ?? []) {
-      const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch_name);
-      if (!lb) out.push(`batch ${b.batch_name} (missing)`);
-      else if ((await this.valuesOf(p.body.compliance_name, lb, core)) !== valuesChecksum(b.ssp_values)) out.push(`batch ${b.batch_name} (values)`);
-    }
-    return out;
-  }
-
-  /** A create landed (done, or confirmed by reading back), with the id the service gave it. */
-  created(c: Change, id: string): void {
-    const p = createPayload(c);
-    if (p) this.createdIds.set(p.body.compliance_name, id);
-    this.landedCreates.push(c);
-  }
-
-  /** Once every create of the run has ended: one read of the SSP list, sent after the last of them
-   *  landed, finds each created policy that another active policy shares its hierarchy_no with now
-   *  (someone else's create since the guard's read). Of two creates at one place made at once, at least
-   *  one run's read sees the other's. Its words by the create's address; `failed` when the read failed. */
-  checkCreations(core: ApiCore = this.run.core): Promise<Map<string, string> | { failed: string }> {
-    if (!this.creationsChecked) {
-      const creates = [...this.landedCreates];
-      this.creationsChecked = creates.length
-        ? ssp.list(core).then(
-            (list) => clashes(list, creates),
-            (e: unknown) => ({ failed: e instanceof Error ? e.message : String(e) }),
-          )
-        : Promise.resolve(new Map());
-    }
-    return this.creationsChecked;
+  /** Whether a live batch holds the values of checksum `sum`, as far as the service shows them: its
+   *  uploaded file (read once) and its own values (ssp_values, what pricing uses; read each time, as they
+   *  may change without a new file). Undefined when every one shown holds them; what differs, in words,
+   *  when not (docs/decisions.md, "Values nobody reviewed are never approved"). */
+  async heldOtherwise(policy: string, lb: SspItem, sum: string, core: ApiCore): Promise<string | undefined> {
+    const fileId = fileIdOf(lb);
+    const [file, own] = await Promise.all([
+      fileId ? this.fileSum(fileId, core) : undefined,
+      ownValues(core, policy, batchNameOf(lb)).then((v) => v && valuesChecksum(v)),
+    ]);
+    if (file === undefined && own === undefined) return "the service shows neither an uploaded file of it nor its own values (ssp_values)";
+    if (file !== undefined && file !== sum) return "its uploaded file does not hold the values git holds";
+    if (own === undefined || own === sum) return undefined;
+    return file === undefined
+      ? "its own values (ssp_values, what pricing uses) are not the values git holds"
+      : "its own values (ssp_values, what pricing uses) are not the values git holds, though its uploaded file is: the service holds two sets of values for it";
   }
 }
 
-/** Each created policy another active policy shares its place in the hierarchy with, in words. */
-function clashes(list: SspList, creates: readonly Change[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const c of creates) {
-    const p = createPayload(c);
-    if (!p) continue;
-    const holder = hierarchyHolder(list, p.body.compliance_name, p.hierarchy_no);
-    if (!holder) continue;
-    const who = { modified_by: holder.created_by ?? holder.last_modified_by ?? null, modified_on: isoOf(holder.created_on ?? holder.last_modified_on) };
-    out.set(
-      c.address,
-      overwrittenWords(who, [
-        `the active policy ${JSON.stringify(holder.compliance_name)} holds hierarchy_no ${p.hierarchy_no} too, so which one prices an order line is undefined`,
-      ]),
-    );
-  }
-  return out;
+/** What a step is bound to, as a check of a live policy: a review or approve to its batch's values, a
+ *  create to the fields it sets and the values of each batch it uploads; values by the checksum of git's
+ *  values the plan showed (docs/decisions.md, "Values nobody reviewed are never approved"). One check
+ *  for the guard of every step and a create's read-back: what the reviewer saw is what the service must
+ *  hold. */
+export function boundTo(run: SspRun, c: Change): BoundCheck {
+  const bound = boundChecksums(c);
+  const sent = createPayload(c)?.body.compliance_spec[0];
+  return async (live, core) => {
+    const batches: Unbound["batches"] = [];
+    for (const b of bound) {
+      const lb = live.compliance_spec?.[0]?.batches?.find((x) => batchNameOf(x) === b.batch);
+      const why = lb ? await run.heldOtherwise(b.policy, lb, b.sum, core) : "missing";
+      if (why) batches.push({ batch: b.batch, why });
+    }
+    return { fields: sent ? createMismatch(sent, live.compliance_spec?.[0]) : [], batches };
+  };
+}
+
+/** What a step is bound to: the policy, batch and values checksum of a review or approve, or of each batch
+ *  a create uploads (the checksums its entry shows, which the payload check held to the values it sends). */
+function boundChecksums(c: Change): { policy: string; batch: string; sum: string }[] {
+  const batch = batchPayload(c);
+  if (batch) return batch.values_checksum ? [{ policy: batch.policy, batch: batch.batch, sum: batch.values_checksum }] : [];
+  const policy = createPayload(c)?.body.compliance_name ?? "";
+  const shown = (c.after as { batches?: { batch_name: string; values_checksum: string }[] } | null)?.batches ?? [];
+  return shown.map((b) => ({ policy, batch: b.batch_name, sum: b.values_checksum }));
 }

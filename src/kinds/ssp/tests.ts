@@ -7,13 +7,14 @@ import { batchNameOf } from "../../shared/address.js";
 import { notShown, type Unknown } from "../../shared/unknown.js";
 import { valuesFromCsv } from "../../ssp/csv.js";
 import type { DesiredSsp } from "./files.js";
-import { sspAddress, type LivePolicy, type SspLive } from "./read.js";
+import { sspAddress, type LivePolicy, type ShownValues, type SspLive } from "./read.js";
 
 type Item = Record<string, unknown>;
 
-function rowsOf(held: SspLive["values"] extends Map<string, infer V> ? V | undefined : never): ValueRow[] {
-  if (!held) return [];
-  return Array.isArray(held) ? held : valuesFromCsv(held.csv);
+/** The values a batch prices with: its own values (ssp_values), else its uploaded file. */
+function rowsOf(held: ShownValues | undefined): ValueRow[] {
+  if (held?.values) return held.values;
+  return held?.file ? valuesFromCsv(held.file.csv) : [];
 }
 
 /** The range fields an allocation needs when a value row gives no range of its own. */
