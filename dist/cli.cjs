@@ -33410,7 +33410,7 @@ var init_vocabulary = __esm({
   "src/api/vocabulary.ts"() {
     "use strict";
     DOCUMENTED_VALUES = {
-      // a tenant configuration
+      // fields of the tenant-wide settings
       distribution_method: ["Days in Calendar Period", "Prorate"],
       account_segment_delimiter: ["-", ",", "|", "~", "#", ":", ".", "$"],
       // an SSP policy item

@@ -2,7 +2,7 @@
  *  answer with another value is read as it is, and revsync warns once per value (liberal reads). What
  *  revsync writes is still checked against them (schemas/api.schema.json, the policy file schemas). */
 export const DOCUMENTED_VALUES: Readonly<Record<string, readonly string[]>> = {
-  // a tenant configuration
+  // fields of the tenant-wide settings
   distribution_method: ["Days in Calendar Period", "Prorate"],
   account_segment_delimiter: ["-", ",", "|", "~", "#", ":", ".", "$"],
   // an SSP policy item

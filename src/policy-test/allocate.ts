@@ -84,7 +84,7 @@ export interface Allocation {
 
 export interface AllocateOptions {
   readRule: RuleReader;
-  /** carves_allocation of the tenant configuration (false: nothing is reallocated). */
+  /** carves_allocation of the tenant-wide settings (false: nothing is reallocated). */
   carves: boolean;
 }
 
