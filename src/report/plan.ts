@@ -469,7 +469,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
   // change has them.
   const names = Object.keys(s) as Outcome[];
   const counts = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s[o]);
+  const sent = names.some((o) => o !== "already" && s[o]) || report.outcomes.some((o) => o.answered !== undefined);
   lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
   const eyes = report.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
@@ -479,7 +479,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
     );
   if (s.breached)
     lines.push(
-      `Four eyes is broken by ${plural(s.breached, "approve")} that landed (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
+      `Four eyes is broken by ${plural(s.breached, "approve")} that landed or were found made (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
     );
   if (s.overwritten)
     lines.push(
