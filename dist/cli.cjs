@@ -46768,7 +46768,8 @@ var init_lock = __esm({
 // src/report/views/lock.ts
 function advice({ environment, backend, holder, state }, unlockCommand2) {
   const unlock = unlockCommand2(environment, holder.id);
-  if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
+  if (state === "alive")
+    return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: ${unlockCommand2(environment, holder.id, true)}`;
   if (state === "gone")
     return backend.kind === "local" ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over (or release it now: ${unlock}).` : `Its process (pid ${holder.pid}) is no longer running on this host: release it: ${unlock}`;
   return `If that apply is dead, release it: ${unlock}`;

@@ -12,7 +12,7 @@ const BACKSLASH = "(?:\\\\|&#0*92;)";
 const QUOTE = '(?:"|&quot;|&#0*34;)';
 
 /** How one character of a secret may stand in what revsync prints, however a report wrote it: as
- *  itself; as a character reference, in markdown, HTML and XML (`&#64;`, `&amp;`); as JSON and the
+ *  itself; a `|` as a markdown table cell's `\|`; as a character reference, in markdown, HTML and XML (`&#64;`, `&amp;`); as JSON and the
  *  terminal show it (`\"`, `\\`, `\n`, `\u0009`), also inside markdown (`&#92;"`); percent-encoded, as
  *  in a URL's path; a control character as XML's replacement character. Markdown puts a word joiner
  *  after an `@` or a `#` it writes (docs/decisions.md, "Reports show outside text as text"), which may
@@ -26,6 +26,8 @@ function charPattern(c: string): string {
   if (named[c]) forms.push(named[c]);
   const json: Record<string, string> = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f" };
   if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
+  // A code span in a markdown table cell writes a `|` as `\|` (markdownCode).
+  if (c === "|") forms.push(`${BACKSLASH}\\|`);
   if (code <= 0xffff) {
     const hex = [...code.toString(16).padStart(4, "0")].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join("");
     forms.push(`${BACKSLASH}u${hex}`);
