@@ -3793,6 +3793,7 @@ function charPattern(c) {
   if (named3[c]) forms.push(named3[c]);
   const json = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "	": "t", "\b": "b", "\f": "f" };
   if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
+  if (c === "|") forms.push(`${BACKSLASH}\\|`);
   if (code <= 65535) {
     const hex = [...code.toString(16).padStart(4, "0")].map((d) => /[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d).join("");
     forms.push(`${BACKSLASH}u${hex}`);
