@@ -3685,7 +3685,9 @@ var init_redact_json = __esm({
 // src/report/escape.ts
 var escape_exports = {};
 __export(escape_exports, {
+  codeText: () => codeText,
   commentText: () => commentText,
+  htmlCode: () => htmlCode,
   markdownCode: () => markdownCode,
   markdownText: () => markdownText,
   mermaidLabel: () => mermaidLabel,
@@ -3693,15 +3695,26 @@ __export(escape_exports, {
   terminalText: () => terminalText
 });
 function markdownText(text3) {
-  let safe = terminalText(text3).replace(SPECIAL, reference).replace(AUTOLINK, (c) => `&#${c.charCodeAt(0)};`);
+  return referenced(text3, reference);
+}
+function referenced(text3, ref) {
+  let safe = terminalText(text3).replace(SPECIAL, ref).replace(AUTOLINK, (c) => `&#${c.charCodeAt(0)};`);
   if (LAST_SPACE.test(safe)) safe = `${safe.slice(0, -1)}&#${safe.charCodeAt(safe.length - 1)};`;
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
+}
+function markdownCode(text3, where2 = {}) {
+  const shown = terminalText(text3);
+  if (shown === "" || where2.cell && shown.includes("\\|")) return htmlCode(text3);
+  const longest = Math.max(0, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(shown) && !/^ +$/.test(shown) ? " " : "";
+  return `${fence}${pad}${where2.cell ? shown.replace(/\|/g, "\\|") : shown}${pad}${fence}`;
 }
 function mermaidLabel(text3, max) {
   const t = [...text3].map((c) => /["'[\]`\\]/.test(c) ? "'" : /[\p{L}\p{M}\p{N}\p{Sc} .,:!?/()+%*=@-]/u.test(c) ? c : "_");
   return `"${t.length > max ? `${t.slice(0, max - 1).join("")}\u2026` : t.join("")}"`;
 }
-var CONTROLS, CONTROLS_BUT_LINES, SHORT, visible, terminalText, terminalLines, SPECIAL, WORD_JOINER, reference, AUTOLINK, BLOCK_START, LAST_SPACE, markdownCode, commentText;
+var CONTROLS, CONTROLS_BUT_LINES, SHORT, visible, terminalText, terminalLines, SPECIAL, WORD_JOINER, reference, codeReference, AUTOLINK, BLOCK_START, LAST_SPACE, htmlCode, codeText, commentText;
 var init_escape = __esm({
   "src/report/escape.ts"() {
     "use strict";
@@ -3714,10 +3727,12 @@ var init_escape = __esm({
     SPECIAL = /[&<>\\`*_~[\]|#$@]/g;
     WORD_JOINER = "&#8288;";
     reference = (c) => c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "@" || c === "#" ? `&#${c.charCodeAt(0)};${WORD_JOINER}` : `&#${c.charCodeAt(0)};`;
+    codeReference = (c) => reference(c).replace(WORD_JOINER, "");
     AUTOLINK = /(?<=[wW]{3})\.|:(?=\/)|\/(?=\/)/g;
     BLOCK_START = /^(?:[-+=\s]|\d+[.)])/;
     LAST_SPACE = /\s$/;
-    markdownCode = (text3) => `<code>${markdownText(text3)}</code>`;
+    htmlCode = (text3) => `<code>${codeText(text3)}</code>`;
+    codeText = (text3) => referenced(text3, codeReference);
     commentText = (text3) => terminalText(text3).replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 });
@@ -3778,6 +3793,7 @@ function charPattern(c) {
   if (named3[c]) forms.push(named3[c]);
   const json = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "	": "t", "\b": "b", "\f": "f" };
   if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
+  if (c === "|") forms.push(`${BACKSLASH}\\|`);
   if (code <= 65535) {
     const hex = [...code.toString(16).padStart(4, "0")].map((d) => /[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d).join("");
     forms.push(`${BACKSLASH}u${hex}`);
@@ -3792,20 +3808,23 @@ function unsafeSecret(secret) {
   const n = [...secret].length;
   if (n < MIN_SECRET)
     return `it is ${n} character${n === 1 ? "" : "s"} long: a secret that short could be any word or value revsync prints, and blanking it out would garble them`;
-  if (n < MIN_PLAIN_SECRET && /^(?:[A-Za-z]+|[0-9]+)$/.test(secret))
+  if (n < MIN_PLAIN_SECRET && new RegExp("^(?:[\\p{L}\\p{M}]+|\\p{N}+)$", "u").test(secret))
     return `it is a word or a number of ${n} characters alone: blanking it out would garble every word or value revsync prints that holds it`;
   return void 0;
 }
-function refuseUnsafeSecrets(env2, names) {
-  for (const name of names) {
+function unsafeSecrets(env2, names) {
+  return names.flatMap((name) => {
     const value2 = env2[name];
     const why = value2 ? unsafeSecret(value2) : void 0;
-    if (why)
-      throw new UserError(
-        `${name} cannot be kept out of revsync's output: ${why}; nothing was sent`,
-        `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`
-      );
-  }
+    return why ? [{ name, why }] : [];
+  });
+}
+function unsafeSecretRefusal(first) {
+  const { name, why } = first;
+  return new UserError(
+    `${name} cannot be kept out of revsync's output: ${why}; nothing was sent`,
+    `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`
+  );
 }
 function colorFor(stream, noColorFlag, env2 = process.env) {
   if (noColorFlag) return false;
@@ -3836,16 +3855,36 @@ var init_output = __esm({
     BACKSLASH = "(?:\\\\|&#0*92;)";
     QUOTE = '(?:"|&quot;|&#0*34;)';
     Redactor = class {
-      secrets = /* @__PURE__ */ new Set();
+      /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
+      secrets = /* @__PURE__ */ new Map();
       pattern;
-      add(secret) {
+      /** What holds each secret that was blanked out of some text so far. */
+      hit = /* @__PURE__ */ new Set();
+      add(secret, holder = "a token revsync received") {
         if (!secret || this.secrets.has(secret)) return;
-        this.secrets.add(secret);
-        const each = [...this.secrets].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
-        this.pattern = new RegExp(each.join("|"), "g");
+        this.secrets.set(secret, holder);
+        this.build();
+      }
+      /** Takes a secret out (one a command that sends nothing does not blank out: unsafeSecret). */
+      drop(secret) {
+        if (secret && this.secrets.delete(secret)) this.build();
+      }
+      build() {
+        const each = [...this.secrets.keys()].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
+        this.pattern = each.length ? new RegExp(each.join("|"), "g") : void 0;
       }
       redact(text3) {
-        return this.pattern ? text3.replace(this.pattern, "[redacted]") : text3;
+        if (!this.pattern) return text3;
+        const out = text3.replace(this.pattern, "[redacted]");
+        if (out !== text3) {
+          for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text3)) this.hit.add(holder);
+        }
+        return out;
+      }
+      /** What holds each secret blanked out of some text so far: text revsync printed then is not what the
+       *  service or a file holds. */
+      altered() {
+        return [...this.hit];
       }
     };
     MIN_SECRET = 8;
@@ -25967,12 +26006,12 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate27;
-    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as)" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
+    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
     var schema32 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
     var pattern16 = new RegExp("^1(\\.[0-9]+)*$", "u");
     var pattern17 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
     var pattern19 = new RegExp("^[0-9a-f]{40,64}$", "u");
-    var schema35 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: it was made already; confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as)" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } };
+    var schema35 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } };
     var schema36 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
     var pattern21 = new RegExp("^/", "u");
     function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
@@ -34379,25 +34418,28 @@ var init_core = __esm({
 });
 
 // src/api/write.ts
-function guardFailed(e) {
+function guardFailed(e, sent) {
+  const tail = sent ? notSentSince(sent) : NOTHING_SENT_FOR_IT;
   return new ApiError({
     method: e.method,
     path: e.path,
     status: e.status,
-    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
+    message: `${e.serviceMessage}; reading it right before the write failed, so ${tail}`,
     problems: e.problems
   });
 }
 function runWrite(core, w) {
   return new WriteAttempt(core, w).run();
 }
-var WriteAttempt;
+var NOTHING_SENT_FOR_IT, notSentSince, WriteAttempt;
 var init_write = __esm({
   "src/api/write.ts"() {
     "use strict";
     init_errors();
     init_classify();
     init_core();
+    NOTHING_SENT_FOR_IT = "nothing was sent for it";
+    notSentSince = (sent) => `nothing more was sent for it (its send: ${readBackReason(sent)})`;
     WriteAttempt = class {
       constructor(core, w) {
         this.core = core;
@@ -34416,6 +34458,9 @@ var init_write = __esm({
        *  or a 429 or 503, which says "not processed" but may have been processed all the same. After it, a
        *  guard that finds the write's effect is not "already": the effect may be this write's own. */
       reached;
+      /** The answer of the last send of this write that went out (any but a connection refused before it
+       *  was sent): after it, no verdict says "nothing was sent". */
+      sent;
       /** Guard, send, and decide from the answer, until the write has an outcome. */
       async run() {
         for (; ; ) {
@@ -34426,7 +34471,7 @@ var init_write = __esm({
           }
           const g = await this.guard();
           if ("kind" in g) return g;
-          if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+          if ("blocked" in g) return { kind: "blocked", reason: this.afterSends(g.blocked) };
           if ("already" in g) return this.already(g);
           const spec = this.w.request(g.go);
           let v;
@@ -34453,16 +34498,25 @@ var init_write = __esm({
           return await this.w.guard();
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
-          return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e) };
+          return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e, this.sent) };
         }
       }
-      /** The guard finds what the write asks for in the service. Before any send reached it: already, nothing
-       *  was sent. After one did (a 503 or a 429 answered to a write the service processed all the same, an
-       *  answer lost): that send's effect, read back and confirmed, never "already"; when reading back does
-       *  not show it, the outcome is unknown. */
+      /** A guard's blocked words, true of this write: "nothing was sent for it" only while no send of it went
+       *  out; after one did (a 412 sent it back to the guard, a 429 or 503 turned it away, a read-back found
+       *  it had not landed), what the service answered it. */
+      afterSends(words) {
+        const sent = this.sent;
+        return sent ? words.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words;
+      }
+      /** The guard finds what the write asks for in the service. Before any send went out: already, nothing
+       *  was sent. After a send the service refused as not made (a 412, a 401): already, someone else's,
+       *  made first, and said so (`answered`). After one that reached it and may have been processed (a 503
+       *  or a 429 answered to a write the service processed all the same, an answer lost): that send's
+       *  effect, read back and confirmed, never "already"; when reading back does not show it, the outcome
+       *  is unknown. */
       async already(g) {
         const reached = this.reached;
-        if (!reached) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {} };
+        if (!reached) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {}, ...this.sent ? { answered: this.sent.status } : {} };
         const s = await this.settle(reached);
         if (s) return s;
         const message = `${readBackReason(reached)} to a send of this write, and the service holds what it asked for (${g.already}), but reading it back does not show the write's effect: run revsync plan to see`;
@@ -34473,6 +34527,7 @@ var init_write = __esm({
       }
       /** What an answer means for the write: an outcome, or undefined to guard and send again. */
       async answered(v) {
+        if (!(v.outcome === "busy" && v.err.status === 0)) this.sent = v.err;
         if (v.outcome === "refused") {
           if (this.mayHaveLanded) {
             const s = await this.settle(v.err);
@@ -34646,7 +34701,9 @@ var init_resources = __esm({
         let guarded = 0;
         const o = await runWrite(core, {
           // The first send: the command checked the ids against the pending list right before asking. Each
-          // resend: they must all be pending still (someone else may have acted on one meanwhile).
+          // resend: they must all be pending still (someone else may have acted on one meanwhile). None
+          // pending: the action's effect, which the write unit reads back after a 429 or 503 the service may
+          // have processed all the same (confirmed), and takes as someone else's otherwise (already).
           guard: async () => {
             if (guarded++ === 0) return { go: null };
             const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
@@ -34654,6 +34711,7 @@ var init_resources = __esm({
               const r = records.get(id);
               return !r || r.status !== void 0 && r.status !== "Pending Approval";
             });
+            if (gone.length === ids.length) return { already: `no longer pending before the action was sent again: ${gone.join(", ")}` };
             return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
           },
           request: () => spec,
@@ -34676,7 +34734,8 @@ var init_resources = __esm({
         if (o.kind === "done") return o.result;
         if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
         if (o.kind === "refused" || o.kind === "unknown") throw o.error;
-        throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
+        const message = o.kind === "already" ? `${o.why}; revsync's action did not land: someone else acted on them` : o.reason;
+        throw new ApiError({ method: spec.method, path: spec.path, status: 0, message });
       }
     };
     errorTransactions = {
@@ -34743,6 +34802,7 @@ var show3, iso, NOT_IN_GIT_NOW, notGits, blocked;
 var init_words2 = __esm({
   "src/kinds/words.ts"() {
     "use strict";
+    init_write();
     init_number();
     init_who();
     show3 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
@@ -34753,7 +34813,7 @@ var init_words2 = __esm({
     NOT_IN_GIT_NOW = "git no longer asks for it (no policy file of the repo names it now)";
     notGits = (field, plan, git) => `${field}: the plan writes ${show3(plan)}, git asks for ${show3(git)}`;
     blocked = (what) => ({
-      blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`
+      blocked: `blocked: ${what}; ${NOTHING_SENT_FOR_IT}. Run revsync plan again and review the new plan`
     });
   }
 });
@@ -35204,7 +35264,7 @@ function fourEyesBreach(facts, approverConfigured) {
   const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : did ? `${as} ${did} and the approve would go as ${as}` : void 0;
   if (!why) return void 0;
   const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
-  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
+  return `blocked: four eyes: ${why}; ${NOTHING_SENT_FOR_IT}; fix: ${fix} and apply again (what this run did stays done)`;
 }
 function fourEyesRefusal(facts, approverConfigured, error2) {
   const as = facts.approved_by;
@@ -35232,11 +35292,21 @@ function approverUnconfirmed(facts, matters) {
   if (!matters || facts.confirmed) return void 0;
   return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
 }
+function foundApproved(facts, o, read, rule2) {
+  const shown = read?.status === "approved" ? named(read.updated_by) : null;
+  delete facts.sent_as;
+  Object.assign(facts, { approved_by: shown, confirmed: !!shown });
+  const did = rule2.fourEyes ? preparedBy(facts, shown) : void 0;
+  if (!shown || !did) return void 0;
+  facts.rule = "breached";
+  const when = o.answered === void 0 ? "before revsync sent anything for it" : `first: revsync's approve, sent as ${rule2.sendsAs ?? "a user its token does not name"}, was answered ${o.answered} and did not land`;
+  return `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}; the batch is approved in the service as it stands: have its approval reviewed there`;
+}
 function approveWords(facts, o, read, rule2) {
   const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule2.approverConfigured, o.error) : void 0;
   if (refused) facts.rule = "refused";
   const landed = o.kind === "done" || o.kind === "confirmed";
-  const breached = landed ? approvedBy(facts, read, rule2) : void 0;
+  const breached = landed ? approvedBy(facts, read, rule2) : o.kind === "already" ? foundApproved(facts, o, read, rule2) : void 0;
   const matters = rule2.fourEyes || rule2.approverConfigured;
   const also = matters && landed ? ` as ${facts.approved_by ?? "a user the token does not name"} (reviewed by ${facts.reviewed_by ?? "a user the service does not name"})${approverUnconfirmed(facts, matters) ?? ""}` : "";
   return { ...refused ? { failed: refused } : {}, ...breached ? { breached } : {}, ...also ? { also } : {} };
@@ -35246,6 +35316,7 @@ var init_four_eyes = __esm({
   "src/kinds/ssp/four-eyes.ts"() {
     "use strict";
     init_auth();
+    init_write();
     init_address();
     init_who();
     init_payload();
@@ -35387,8 +35458,11 @@ function batchWrite(core, action, policy2, batchName, guard = async () => ({ go:
     },
     firstRefusal: async (err) => {
       if (err.status !== 409) return void 0;
-      const status = (await ssp.batch(core, policy2.name, batchName).catch(() => void 0))?.status;
-      return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : void 0;
+      const batch = await ssp.batch(core, policy2.name, batchName).catch(() => void 0);
+      const status = batch?.status;
+      if (!status || !target.includes(status)) return void 0;
+      seen?.(batch);
+      return { kind: "already", status, why: `the service shows it ${madeBy2(batch)}`, answered: err.status };
     },
     // The batch as the service holds it right after the write landed, for whoever asked to see it (an
     // approve: who the service shows approved it).
@@ -35399,6 +35473,10 @@ function batchWrite(core, action, policy2, batchName, guard = async () => ({ go:
       }
     } : {}
   });
+}
+function madeBy2(lb) {
+  const who = batchWho(lb);
+  return `${String(lb.status)}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`;
 }
 function policyMoves(policy2, c, env2, changes) {
   const seen = /* @__PURE__ */ new Map();
@@ -35477,13 +35555,17 @@ function batchGuard(run2, c, p, step) {
     const upload = await sameUpload(run2, c, p, { env: env2, lb, core }, bound);
     if (upload) return upload;
     const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-    if (typeof lb.status === "string" && target.includes(lb.status))
-      return { already: "the service shows it, with the values the plan showed", status: lb.status };
-    const moved = samePolicy(run2, c, p, env2, lb);
-    if (facts) {
-      const here = { user: run2.run.user, reviewedHere: run2.reviewedHere.has(c.address), createdHere: run2.createdIds.get(p.policy) === env2.compliance_id };
-      Object.assign(facts, runPreparers(env2, lb, here), { approved_by: core.auth.username ?? null });
+    const here = { user: run2.run.user, reviewedHere: run2.reviewedHere.has(c.address), createdHere: run2.createdIds.get(p.policy) === env2.compliance_id };
+    if (typeof lb.status === "string" && target.includes(lb.status)) {
+      if (facts) {
+        const now = runPreparers(env2, lb, here);
+        Object.assign(facts, { ...now, reviewed_by: now.reviewed_by ?? facts.reviewed_by ?? run2.run.reviewers?.get(c.address) ?? null });
+      }
+      step.seen?.(lb);
+      return { already: `the service shows it ${madeBy2(lb)}, with the values the plan showed`, status: lb.status };
     }
+    const moved = samePolicy(run2, c, p, env2, lb);
+    if (facts) Object.assign(facts, runPreparers(env2, lb, here), { approved_by: core.auth.username ?? null });
     if (moved) return moved;
     const broken = facts && run2.run.fourEyes ? fourEyesBreach(facts, !!run2.run.core.approverAuth) : void 0;
     if (broken && facts) {
@@ -35503,13 +35585,18 @@ async function writeBatch(run2, c, p, core, bound) {
   const seen = facts && ((b) => {
     read = b;
   });
-  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, batchGuard(run2, c, p, { action, core: as, bound, facts }), seen);
+  const guard = batchGuard(run2, c, p, { action, core: as, bound, facts, ...seen ? { seen } : {} });
+  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, guard, seen);
   const landed = o.kind === "done" || o.kind === "confirmed";
   if (!facts) {
     if (landed) run2.reviewedHere.add(c.address);
     return { outcome: o };
   }
-  return { outcome: o, four_eyes: facts, ...approveWords(facts, o, read, { fourEyes: run2.run.fourEyes, approverConfigured: !!core.approverAuth }) };
+  return {
+    outcome: o,
+    four_eyes: facts,
+    ...approveWords(facts, o, read, { fourEyes: run2.run.fourEyes, approverConfigured: !!core.approverAuth, sendsAs: as.auth.username ?? null })
+  };
 }
 var init_batch = __esm({
   "src/kinds/ssp/batch.ts"() {
@@ -45839,8 +45926,8 @@ function planText(plan, out) {
   lines.push(summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
-function markdownCut(text3, max) {
-  const whole = markdownText(text3);
+function markdownCut(text3, max, esc = markdownText) {
+  const whole = esc(text3);
   if (whole.length <= max) return { md: whole, cut: false };
   const chars = [];
   let units = 0;
@@ -45853,22 +45940,22 @@ function markdownCut(text3, max) {
   let hi = chars.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (markdownText(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
+    if (esc(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
     else hi = mid - 1;
   }
-  return { md: `${markdownText(chars.slice(0, lo).join(""))}\u2026`, cut: true };
+  return { md: `${esc(chars.slice(0, lo).join(""))}\u2026`, cut: true };
 }
 function linesWithNames(names, room, line) {
   const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
   const cap = nameCap(
-    names.map((n) => markdownText(n).length),
+    names.map((n) => codeText(n).length),
     room - around,
     LEAST_NAME,
     LINE_NAME
   );
   let cut = false;
   const lines = names.map((n, i) => {
-    const c = markdownCut(n, cap);
+    const c = markdownCut(n, cap, codeText);
     cut ||= c.cut;
     return line(i, c.md);
   });
@@ -45885,7 +45972,7 @@ function fullChanges(changes, fourEyes) {
     if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path, { cell: true })} | ${cell(d.before)} | ${cell(d.after)} |`);
       if (c.diff.length > 100) b.push(`| \u2026 ${c.diff.length - 100} more | | |`);
       const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
       if (rest > 0) b.push(`| \u2026 and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
@@ -45897,7 +45984,7 @@ function fullChanges(changes, fourEyes) {
 function changeLines(changes) {
   let cut = false;
   const lines = changes.map((c) => {
-    const address = markdownCut(c.address, LINE_NAME);
+    const address = markdownCut(c.address, LINE_NAME, codeText);
     const why = c.reason ?? (c.values ? valuesLine(c.values) : void 0);
     const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
@@ -45993,7 +46080,7 @@ function ignoredText(report2) {
 function ignoredMarkdown(report2, whole) {
   if (!report2.ignored?.length) return "";
   const rows = fitPieces(
-    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
+    report2.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(d.reason)} |
 `),
     SECTION_BUDGET.ignored - 300,
     (n) => `
@@ -46047,14 +46134,14 @@ _With every field that differs, the drift would pass the comment's ${limit} char
   return top + fitted.text + said(fitted, fitted.rest === "line" ? rows.cut.line : fitted.rest === "bare" && rows.cut.bare) + tail;
 }
 function driftRows(drift, room) {
-  const row = (d) => `| ${d.class} | ${markdownCode(d.address)} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
+  const row = (d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${markdownText(d.message)} | ${markdownText(attribution(d).replace(/^last modified /, ""))} |`;
   const full = drift.map((d) => {
     const head = row(d);
     const out = [];
     if (!d.diff.length) out.push(`${head} | | |`);
     const limit = d.diff_rows ? Infinity : 20;
     d.diff.slice(0, limit).forEach((x, i) => {
-      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
+      const r = `${markdownCode(x.path, { cell: true })} | ${cell(x.before)} | ${cell(x.after)} |`;
       out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
     });
     if (d.diff.length > limit) out.push(`| | | | | \u2026 ${d.diff.length - limit} more | | |`);
@@ -46066,7 +46153,7 @@ function driftRows(drift, room) {
   let lineCut = false;
   const line = drift.map((d) => {
     const [address, what, who] = [
-      markdownCut(d.address, LINE_NAME),
+      markdownCut(d.address, LINE_NAME, codeText),
       markdownCut(d.message, LINE_REASON),
       markdownCut(attribution(d).replace(/^last modified /, ""), LINE_NAME)
     ];
@@ -46093,7 +46180,7 @@ function applyText(report2, out) {
   const head = report2.interrupted ? "interrupted" : undone ? "finished with failures" : s.blocked ? "finished with blocked writes" : "complete";
   const names = Object.keys(s);
   const counts2 = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s[o]);
+  const sent = names.some((o) => o !== "already" && s[o]) || report2.outcomes.some((o) => o.answered !== void 0);
   lines.push("", `Apply ${head}: ${counts2.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   const eyes = report2.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
   if (eyes)
@@ -46102,7 +46189,7 @@ function applyText(report2, out) {
     );
   if (s.breached)
     lines.push(
-      `Four eyes is broken by ${plural(s.breached, "approve")} that landed (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`
+      `Four eyes is broken by ${plural(s.breached, "approve")} that landed or were found made (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`
     );
   if (s.overwritten)
     lines.push(
@@ -46137,8 +46224,8 @@ var init_plan2 = __esm({
     };
     show6 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
     noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
-    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v));
-    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
+    cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v), { cell: true });
+    changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${htmlCode(c.address)}`;
     LINE_NAME = 240;
     LINE_REASON = 200;
     LEAST_NAME = 20;
@@ -46390,7 +46477,7 @@ function fourEyesMarkdown(r) {
   if (r.four_eyes === void 0) return [];
   const approves = r.changes.filter((c) => c.action === "approve");
   const rows = approves.map(
-    (c) => `| ${markdownCode(c.address)} | ${markdownText(named2(c.four_eyes?.reviewed_by))} | ${markdownText(c.four_eyes?.uploaded_by === void 0 ? "(not recorded)" : named2(c.four_eyes.uploaded_by))} | ${markdownText(named2(c.four_eyes?.policy_created_by))} | ${markdownText(named2(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${markdownText(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`
+    (c) => `| ${markdownCode(c.address, { cell: true })} | ${markdownText(named2(c.four_eyes?.reviewed_by))} | ${markdownText(c.four_eyes?.uploaded_by === void 0 ? "(not recorded)" : named2(c.four_eyes.uploaded_by))} | ${markdownText(named2(c.four_eyes?.policy_created_by))} | ${markdownText(named2(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${markdownText(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${markdownText(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`
   );
   return [
     "#### Four eyes",
@@ -46450,7 +46537,7 @@ function changeRows(c) {
   ).join("<br>");
   const values2 = c.values ? [`values: ${markdownText(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${markdownText(c.values.checksum ?? "none")}`] : [];
   const diff = [...values2, ...c.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show7(d.before))} \u2192 ${markdownText(show7(d.after))}`)].join("<br>");
-  return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
+  return `| ${markdownCode(c.action, { cell: true })} | ${markdownCode(c.address, { cell: true })} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c.outcome}**: ${markdownText(c.why)} |`;
 }
 function evidenceMarkdown(file, r, doubt = null) {
   return [
@@ -46682,7 +46769,8 @@ var init_lock = __esm({
 // src/report/views/lock.ts
 function advice({ environment, backend, holder, state }, unlockCommand2) {
   const unlock = unlockCommand2(environment, holder.id);
-  if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
+  if (state === "alive")
+    return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: ${unlockCommand2(environment, holder.id, true)}`;
   if (state === "gone")
     return backend.kind === "local" ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over (or release it now: ${unlock}).` : `Its process (pid ${holder.pid}) is no longer running on this host: release it: ${unlock}`;
   return `If that apply is dead, release it: ${unlock}`;
@@ -54625,7 +54713,8 @@ function readyToApply(plan, core, opts) {
 }
 function outcomeWords(action, o) {
   if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
-  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "already")
+    return o.answered === void 0 ? `already ${o.status ?? "applied"} (${o.why}; nothing was sent)` : `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service answered ${o.answered}: someone else's came first, and revsync's did not land)`;
   if (o.kind === "confirmed")
     return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
   if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
@@ -54634,7 +54723,7 @@ function outcomeWords(action, o) {
 }
 function stepResult(action, o) {
   try {
-    return { message: outcomeWords(action, o), outcome: o.kind };
+    return { message: outcomeWords(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
   } catch (e) {
     throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
   }
@@ -54660,7 +54749,8 @@ function reportEntry(o) {
     status: o.status,
     outcome: outcomeOf(o),
     message: o.message,
-    ...o.four_eyes ? { four_eyes: o.four_eyes } : {}
+    ...o.four_eyes ? { four_eyes: o.four_eyes } : {},
+    ...o.answered !== void 0 ? { answered: o.answered } : {}
   };
 }
 async function settle(outcomes, appliers) {
@@ -54681,7 +54771,8 @@ async function applyPlan(core, plan, opts) {
   const observers2 = opts.observers ?? [];
   const log = (line) => observers2.forEach((o) => o.log?.(line));
   const steps = buildSteps(plan, kinds);
-  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, log };
+  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => a.reviewed_by ? [[a.address, a.reviewed_by]] : []));
+  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
   const appliers = new Map(kinds.filter((k) => steps.some((s) => s.kind === k)).map((k) => [k, k.apply(run2)]));
   let finished = 0;
   const outcomes = await schedule(
@@ -55216,10 +55307,20 @@ function approverProblems(changes) {
   }
   return out;
 }
+function foundProblems(c) {
+  const f = c.four_eyes;
+  if (c.action !== "approve" || c.outcome !== "already" || !f?.confirmed || !f.approved_by) return [];
+  const as = f.approved_by;
+  if (sameUser(as, f.reviewed_by)) return [`four eyes: ${c.address} was reviewed and approved by the same user, ${as} (found approved)`];
+  if (sameUser(as, f.uploaded_by)) return [`four eyes: ${c.address} was approved by ${as}, who uploaded it (found approved)`];
+  if (sameUser(as, f.policy_created_by)) return [`four eyes: ${c.address} was approved by ${as}, who created its policy (found approved)`];
+  return [];
+}
 function preparerProblems(changes) {
   const problems = [];
   const unconfirmed = [];
   for (const c of changes) {
+    problems.push(...foundProblems(c));
     if (c.action !== "approve" || c.outcome === "already" || !LANDED.has(c.outcome)) continue;
     const f = c.four_eyes;
     if (!f) {
@@ -57666,8 +57767,8 @@ async function runDemo(flags, out) {
     REVSYNC_PASSWORD: DEMO.users.alice.password,
     REVSYNC_TOKEN: void 0
   };
-  out.redactor.add(DEMO.clientSecret);
-  out.redactor.add(DEMO.users.alice.password);
+  out.redactor.add(DEMO.clientSecret, "the demo's client secret");
+  out.redactor.add(DEMO.users.alice.password, "the demo's password");
   out.info(`Started a demo emulator at ${emu.url} (seed demo) and signed in as alice.
 Planning policies/ against it:
 `);
@@ -57985,7 +58086,7 @@ function makeOutput(flags, redactor, io) {
 }
 async function runCli(argv, io = processIo()) {
   const redactor = new Redactor();
-  for (const name of SECRET_VARIABLES) redactor.add(io.env[name]);
+  for (const name of SECRET_VARIABLES) redactor.add(io.env[name], name);
   const program2 = programFor(io);
   const ran = { code: 0 };
   const run2 = (fn) => async (...args) => {
@@ -57993,8 +58094,9 @@ async function runCli(argv, io = processIo()) {
     const flags = { ...cmd.optsWithGlobals(), io };
     const out = makeOutput(flags, redactor, io);
     ran.current = { flags, out };
-    refuseUnsafeSecrets(io.env, SECRET_VARIABLES);
+    keepSecretsOut(cmd, flags, out, ran);
     ran.code = await fn(flags, out, redactor, cmd.args);
+    saySecretsAltered(redactor, out);
   };
   (await Promise.resolve().then(() => (init_commands(), commands_exports))).register(program2, run2);
   try {
@@ -58003,8 +58105,37 @@ async function runCli(argv, io = processIo()) {
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program2.opts(), redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    return report(e, out, ran.current?.flags.format);
+    const code = report(e, out, ran.current?.flags.format);
+    saySecretsAltered(redactor, out);
+    return code;
   }
+}
+function sendsNothing(cmd, flags) {
+  const path = [];
+  for (let c = cmd; c?.parent; c = c.parent) path.unshift(c.name());
+  const [top, sub] = path;
+  if (top === "test") return sub === void 0 && !flags.live;
+  return top === "validate" || top === "show" || top === "completion" || top === "init" || top === "evidence" && (sub === "verify" || sub === "show");
+}
+function keepSecretsOut(cmd, flags, out, ran) {
+  const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);
+  const [first] = unsafe;
+  if (!first) return;
+  if (!sendsNothing(cmd, flags)) {
+    ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
+    throw unsafeSecretRefusal(first);
+  }
+  for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
+  out.hint(
+    `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`
+  );
+}
+function saySecretsAltered(redactor, out) {
+  const holders = redactor.altered();
+  if (holders.length && out.once("secrets-altered"))
+    out.hint(
+      `Warning: the value of ${holders.join(", ")} stands in text revsync printed (text from the service or a file, such as a policy's name or a field's value) and is shown there as [redacted]: that text is not what the service or the file holds`
+    );
 }
 function programFor(io) {
   return new Command("revsync").description(

@@ -99,7 +99,7 @@ export function engineSuite(profile: Profile): void {
 
     anyProfile("markdown: marker, summary table, details per resource", async () => {
       const r = await run(["plan", "--format", "markdown"]);
-      expect(r.stdout.startsWith("<!-- revsync-plan:demo -->\n### revsync plan for <code>demo</code>")).toBe(true);
+      expect(r.stdout.startsWith("<!-- revsync-plan:demo -->\n### revsync plan for `demo`")).toBe(true);
       expect(r.stdout).toContain("| ~ update | 1 |");
       expect(r.stdout).toContain("<details><summary><code>+</code> <b>create</b> <code>ssp/Training Courses SSP</code></summary>");
     });

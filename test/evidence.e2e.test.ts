@@ -253,7 +253,7 @@ describe("apply --evidence", () => {
       "- **By whom**: confirmed by --auto-approve; GitHub Actions run https&#58;&#47;/github.com/acme/policies/actions/runs/42 started by dana, pull request #17",
     );
     expect(md.stdout).toMatch(
-      /\| <code>update<\/code> \| <code>tenant-configuration\/Default Tenant Configuration<\/code> \| carves&#95;allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice<br>GET \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
+      /\| `update` \| `tenant-configuration\/Default Tenant Configuration` \| carves&#95;allocation: false → true \| GET \S+ → 200 as alice<br>PATCH \S+ → 200 as alice<br>GET \S+ → 200 as alice \| \*\*done\*\*: updated \|/,
     );
 
     // A policy file git ignores is not in the commit, though the tree is clean to `git status`: the
@@ -441,7 +441,7 @@ describe("apply --evidence", () => {
       expect(block.split("\n")[1]).toMatch(/^ {2}FORKED: evidence verify does not hold this record in its chain \(fork: two records follow #1/);
       const one = await run(["evidence", "show", join(forked, twin), "--format", "markdown"]);
       expect(one.code).toBe(1);
-      expect(one.stdout).toMatch(/^### Apply 2 of <code>demo<\/code> — \S+\n\n> \*\*FORKED\*\*: evidence verify does not hold this record/);
+      expect(one.stdout).toMatch(/^### Apply 2 of `demo` — \S+\n\n> \*\*FORKED\*\*: evidence verify does not hold this record/);
 
       // The same forgery in a look-alike environment, "demo " (a trailing space), starting a chain of its
       // own beside the real one: every hash and link of each chain holds, yet verify names both chains,

@@ -34,7 +34,7 @@ describe.each(PROFILES)("who approved, against the emulator's %s profile", (prof
       "breached approve  ssp/Hardware SSP/batch/FY26-H1: approved, but four eyes is broken: the service shows it approved by alice, not by bob, the user it was sent as (its credentials sign in as alice); alice reviewed this batch and the service shows it approved by alice; the batch is approved in the service as it stands: have its approval reviewed there, and give REVSYNC_APPROVER_* the approver's own credentials (a token's user is what the service says, not what a variable or the token's unverified claims name)",
     );
     expect(applied.stdout).toMatch(/^Apply finished with failures: .*3 breached/m);
-    expect(applied.stdout).toContain("Four eyes is broken by 3 approves that landed (named above)");
+    expect(applied.stdout).toContain("Four eyes is broken by 3 approves that landed or were found made (named above)");
     expect((await approvesSent()).map((e) => [e.status, e.user])).toEqual(Array(3).fill([200, "alice"]));
 
     const [file] = readdirSync(join(fx.repo, "ev"));

@@ -117,7 +117,7 @@ describe.each(["default", "literal"] as const)("four eyes against the emulator's
     expect(verify.stdout).toContain("four eyes: applied outside CI, so no pull request's approval was checked");
     const md = await run(["evidence", "show", files[1] ? join("ev", files[1]) : "", "--format", "markdown"]);
     expect(md.stdout).toContain("#### Four eyes");
-    expect(md.stdout).toContain("| <code>ssp/Hardware SSP/batch/FY26-H1</code> | alice | alice | alice | bob | **done** |");
+    expect(md.stdout).toContain("| `ssp/Hardware SSP/batch/FY26-H1` | alice | alice | alice | bob | **done** |");
 
     if (profile !== "default") return;
     // A record edited so that the reviewer approved, its hash recomputed (a forger's work, not a slip):

@@ -162,7 +162,9 @@ describe("unlock never releases a live apply's lock unasked", () => {
     expect(r.stderr).toContain(`(pid ${process.pid})`);
     expect(await emu.writes()).toEqual([]);
     const status = await cli(["lock", "status", "--env", "demo"], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
-    expect(status.stdout).toContain(`Its process (pid ${process.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`);
+    expect(status.stdout).toContain(
+      `Its process (pid ${process.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: revsync unlock --env demo ${id} --force`,
+    );
     const refused = await cli(["unlock", "--env", "demo", id], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`is held by a process that is running on this host (pid ${process.pid})`);

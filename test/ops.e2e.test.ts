@@ -50,6 +50,24 @@ describe("approvals", () => {
     expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
   });
 
+  it.each([
+    ["approve", 503],
+    ["reject", 429],
+  ] as const)(
+    "approvals %s, processed by the service but answered %i: read back from the pending list, 'no longer pending', one POST, exit 0",
+    async (action, status) => {
+      await fx.emu.admin("POST", "faults", { kind: "success_status", status, method: "POST", path: "/oingest-approval/v1/action", times: 1 });
+      const r = await run(["approvals", action, "APR-0003", "APR-0004", "--comment", "Checked", "--yes"]);
+      expect(r.stdout + r.stderr).toContain(
+        `No longer pending (whether they were ${action === "approve" ? "approved" : "rejected"}, and by whom, the service does not say): APR-0003, APR-0004. processed_count 2; the service answered ${status}; read back: 2 of 2 no longer pending (APR-0003, APR-0004)`,
+      );
+      expect(r.stderr).not.toContain("nothing more was sent");
+      expect(r.code).toBe(0);
+      expect((await fx.emu.writes()).filter((w) => w.method === "POST")).toHaveLength(1);
+      expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
+    },
+  );
+
   it("only own uploads selected: nothing sent, exit 1", async () => {
     await fx.emu.admin("DELETE", "requests");
     const r = await run(["approvals", "approve", "APR-0001", "--comment", "x"]);

@@ -447,7 +447,7 @@ describe("against the service", () => {
     const json = JSON.parse((await run(["drift", "--format", "json", "--target", "tenant-configuration/Default Tenant Configuration"])).stdout);
     expect(json.drift[0]).toMatchObject({ modified_by: "bob", modified_on: expect.stringMatching(/Z$/) });
     expect((await run(["drift", "--format", "markdown"])).stdout).toMatch(
-      /\| changed \| <code>tenant-configuration\/Default Tenant Configuration<\/code> \| .* \| by bob at \d{4}-/,
+      /\| changed \| `tenant-configuration\/Default Tenant Configuration` \| .* \| by bob at \d{4}-/,
     );
 
     const cfg = join(fx.repo, "revsync.yaml");

@@ -39,6 +39,33 @@ describe("a secret that cannot be blanked out without harm stops the run before 
     expect(existsSync(join(dir, "ev")) ? readdirSync(join(dir, "ev")).filter((f) => f.endsWith(".json")) : []).toEqual([]);
   });
 
+  it("the refusal is said whole, never through the redactor: a secret that is a word of it does not garble it", async () => {
+    const dir = repo();
+    const r = await cli(["plan"], { cwd: dir, env: { ...DEMO_ENV, GITHUB_TOKEN: "output" } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "Error: GITHUB_TOKEN cannot be kept out of revsync's output: it is 6 characters long: a secret that short could be any word or value revsync prints, and blanking it out would garble them; nothing was sent",
+    );
+    expect(r.stderr).not.toContain("[redacted]");
+    expect(await journal()).toEqual([]);
+  });
+
+  it("commands that send nothing go on with an unsafe secret, saying so, and leave it in their output; test --live refuses", async () => {
+    const dir = repo();
+    const env = { ...DEMO_ENV, GITHUB_TOKEN: "true" };
+    for (const args of [["validate"], ["test"], ["completion", "bash"]]) {
+      const r = await cli(args, { cwd: dir, env });
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      expect(r.stderr).toContain("Warning: GITHUB_TOKEN cannot be kept out of revsync's output (it is 4 characters long");
+      expect(r.stderr).toContain("this command sends nothing, so it goes on");
+      expect(r.stdout + r.stderr).not.toContain("[redacted]");
+    }
+    const live = await cli(["test", "--live"], { cwd: dir, env });
+    expect(live.code).toBe(1);
+    expect(live.stderr).toMatch(/^Error: GITHUB_TOKEN cannot be kept out of revsync's output/m);
+    expect(await journal()).toEqual([]);
+  });
+
   it("a secret the environment's name holds (the evidence's chain is named by it) is refused too, before the sign-in", async () => {
     const dir = repo("staging-eu1");
     const r = await cli(["apply", "--auto-approve", "--evidence", "ev"], { cwd: dir, env: { ...DEMO_ENV, GITHUB_TOKEN: "staging-eu1" } });
@@ -70,6 +97,10 @@ describe("a secret in the service's text is blanked out of every report, in ever
       expect(r.code, r.stderr).toBe(0);
       for (const f of forms) expect(r.stdout).not.toContain(f);
       expect(r.stdout).toContain("MJ-[redacted]");
+      // Said, never silent: the text shown is not the service's.
+      expect(r.stderr).toContain(
+        "Warning: the value of GITHUB_TOKEN stands in text revsync printed (text from the service or a file, such as a policy's name or a field's value) and is shown there as [redacted]: that text is not what the service or the file holds",
+      );
     }
     expect(JSON.parse(json.stdout).format_version).toBe("1");
     const applied = await cli(["apply", "--auto-approve", "--evidence", "ev", "--format", "json"], { cwd: dir, env });

@@ -168,7 +168,7 @@ describe("GitHub Actions recipes", () => {
       expect(md.startsWith(`<!-- revsync-plan:${env} -->`)).toBe(true);
       // The comment is the saved plan's markdown: what apply later applies, not a second read.
       expect(md).toBe((await cli(["show", join(work, `plan-${env}.json`), "--format", "markdown"], { cwd: work })).stdout);
-      expect(readFileSync(join(work, `summary-${env}`), "utf8")).toContain(`### revsync plan for <code>${env}</code>`);
+      expect(readFileSync(join(work, `summary-${env}`), "utf8")).toContain(`### revsync plan for \`${env}\``);
       expect(outputs(env).changes).toBe("true");
     }
   });
@@ -250,7 +250,7 @@ describe("GitHub Actions recipes", () => {
     const drift = await runJob("revsync-drift.yml", "drift", "sandbox");
     expect(drift.code, drift.out).toBe(2);
     expect(drift.out).toContain("::error title=revsync drift (sandbox)::the service differs from git");
-    expect(readFileSync(join(work, "drift-sandbox.md"), "utf8")).toContain("| changed | <code>tenant-configuration/Default Tenant Configuration</code> |");
+    expect(readFileSync(join(work, "drift-sandbox.md"), "utf8")).toContain("| changed | `tenant-configuration/Default Tenant Configuration` |");
   });
 });
 

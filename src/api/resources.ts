@@ -125,7 +125,9 @@ export const approvals = {
     let guarded = 0;
     const o = await runWrite<ApprovalActionResult, null>(core, {
       // The first send: the command checked the ids against the pending list right before asking. Each
-      // resend: they must all be pending still (someone else may have acted on one meanwhile).
+      // resend: they must all be pending still (someone else may have acted on one meanwhile). None
+      // pending: the action's effect, which the write unit reads back after a 429 or 503 the service may
+      // have processed all the same (confirmed), and takes as someone else's otherwise (already).
       guard: async () => {
         if (guarded++ === 0) return { go: null };
         const records = new Map(((await approvals.pending(core)).records ?? []).map((r) => [r.approval_id, r]));
@@ -133,6 +135,7 @@ export const approvals = {
           const r = records.get(id);
           return !r || (r.status !== undefined && r.status !== "Pending Approval");
         });
+        if (gone.length === ids.length) return { already: `no longer pending before the action was sent again: ${gone.join(", ")}` };
         return gone.length ? { blocked: `no longer pending before the action was sent again: ${gone.join(", ")}; nothing more was sent` } : { go: null };
       },
       request: () => spec,
@@ -156,7 +159,9 @@ export const approvals = {
     if (o.kind === "done") return o.result;
     if (o.kind === "confirmed") return { ...o.result, message: `${o.why}; ${o.result.message}`, recovered: true };
     if (o.kind === "refused" || o.kind === "unknown") throw o.error;
-    throw new ApiError({ method: spec.method, path: spec.path, status: 0, message: o.kind === "blocked" || o.kind === "overwritten" ? o.reason : o.why });
+    // Someone else's (already): the sends before were not processed (a 401), and none is pending now.
+    const message = o.kind === "already" ? `${o.why}; revsync's action did not land: someone else acted on them` : o.reason;
+    throw new ApiError({ method: spec.method, path: spec.path, status: 0, message });
   },
 };
 

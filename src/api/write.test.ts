@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors.js";
 import { ApiCore } from "./core.js";
 import type { Dispatcher } from "./http.js";
-import { runWrite, type ReadBack, type WriteOutcome } from "./write.js";
+import { NOTHING_SENT_FOR_IT, runWrite, type ReadBack, type WriteOutcome } from "./write.js";
 
 // The write unit, table-driven: every (first send / resend) x answer, through the real HTTP core and the
 // real classification of answers, with a scripted network underneath (a dispatcher that answers each
@@ -73,7 +73,7 @@ async function scenario(replies: Reply[], reads: ("landed" | "not" | "fails")[],
     guard: async () => {
       guards++;
       if (guards === alreadyAt) return { already: "the service holds git's values" };
-      return guards === blockAt ? { blocked: "blocked: changed by bob" } : { go: null };
+      return guards === blockAt ? { blocked: `blocked: changed by bob; ${NOTHING_SENT_FOR_IT}` } : { go: null };
     },
     request: () => ({ method: "POST", path: "/apis/policy-sets/v1/policy/ssp", body: { name: "x" }, kind: "write-once", schema: "SspUpdateResult" }),
     result: (body) => body,
@@ -232,5 +232,31 @@ describe("the write unit: a guard that finds the write's effect", () => {
     // After a send whose answer was lost: the same.
     const lost = await scenario([{ socket: "after" }], ["not", "landed"], undefined, undefined, 2);
     expect({ kind: lost.outcome.kind, sends: lost.sends, readBacks: lost.readBacks }).toEqual({ kind: "confirmed", sends: 1, readBacks: 2 });
+  });
+});
+
+describe("the write unit: someone else's write met by revsync's own send", () => {
+  it("a 412 to the first send, then the guard finds the effect: already, with the status that answered (never 'nothing was sent'), nothing read back", async () => {
+    const s = await scenario([ANSWERS["412"] as Reply], [], undefined, undefined, 2);
+    expect({ outcome: s.outcome, sends: s.sends, readBacks: s.readBacks }).toEqual({
+      outcome: { kind: "already", why: "the service holds git's values", answered: 412 },
+      sends: 1,
+      readBacks: 0,
+    });
+  });
+
+  it("a guard that blocks after a send went out says what answered it, never that nothing was sent; before any send, that nothing was", async () => {
+    const before = await scenario([], [], 1);
+    expect(before.outcome).toEqual({ kind: "blocked", reason: "blocked: changed by bob; nothing was sent for it" });
+    for (const answer of ["412", "429"] as const) {
+      const after = await scenario([ANSWERS[answer] as Reply], [], 2);
+      expect(after.outcome).toEqual({
+        kind: "blocked",
+        reason: `blocked: changed by bob; nothing more was sent for it (its send: the service answered ${answer})`,
+      });
+    }
+    // A connection refused before the request went out sent nothing.
+    const unsent = await scenario([{ socket: "before" }], [], 2);
+    expect(unsent.outcome).toEqual({ kind: "blocked", reason: "blocked: changed by bob; nothing was sent for it" });
   });
 });

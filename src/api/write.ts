@@ -8,10 +8,12 @@ export type WriteOutcome<T> =
   /** The service answered that it made the write (`unchecked`: why what it holds could not be read
    *  again after it, when the write has a check). */
   | { kind: "done"; result: T; unchecked?: string }
-  /** Nothing needed sending, or a first send met the write's effect made by someone else: the service
-   *  holds what the write asks for (`status`: the state found, where the resource has one). Never after
-   *  a send of this write reached the service: what it finds then is confirmed (read back). */
-  | { kind: "already"; status?: string; why: string }
+  /** The service holds what the write asks for, made by someone else (`status`: the state found, where
+   *  the resource has one): found before anything was sent, or after a send of this write that the
+   *  service refused as not made (`answered`: its status, a 409 or a 412; someone else's write came
+   *  first). Never after a send that may have landed, or a 429 or 503 the service may have processed all
+   *  the same: what it finds then is confirmed (read back). */
+  | { kind: "already"; status?: string; why: string; answered?: number }
   /** An earlier send of this run may have landed and reading back shows that it did (`why`: what left
    *  the outcome unknown: a lost answer, a 5xx, or a 429 or 503 the service may have processed all the
    *  same). */
@@ -64,13 +66,22 @@ export interface Write<T, R> {
   check?(result: T): Promise<string | undefined>;
 }
 
-/** Why the guard's read failed, for the refusal of a write nothing was sent for. */
-function guardFailed(e: ApiError): ApiError {
+/** The words a guard's blocked verdict ends its "what changed" with (src/kinds/words.ts): true of a write
+ *  none of whose sends reached the service; the write unit says otherwise where one did. */
+export const NOTHING_SENT_FOR_IT = "nothing was sent for it";
+
+/** What a write says in place of "nothing was sent for it" once a send of it went out, and what answered it. */
+const notSentSince = (sent: ApiError): string => `nothing more was sent for it (its send: ${readBackReason(sent)})`;
+
+/** Why the guard's read failed, for the refusal of a write nothing (more) was sent for (`sent`: the
+ *  answer to an earlier send of it that did not land). */
+function guardFailed(e: ApiError, sent: ApiError | undefined): ApiError {
+  const tail = sent ? notSentSince(sent) : NOTHING_SENT_FOR_IT;
   return new ApiError({
     method: e.method,
     path: e.path,
     status: e.status,
-    message: `${e.serviceMessage}; reading it right before the write failed, so nothing was sent for it`,
+    message: `${e.serviceMessage}; reading it right before the write failed, so ${tail}`,
     problems: e.problems,
   });
 }
@@ -105,6 +116,9 @@ class WriteAttempt<T, R> {
    *  or a 429 or 503, which says "not processed" but may have been processed all the same. After it, a
    *  guard that finds the write's effect is not "already": the effect may be this write's own. */
   private reached: ApiError | undefined;
+  /** The answer of the last send of this write that went out (any but a connection refused before it
+   *  was sent): after it, no verdict says "nothing was sent". */
+  private sent: ApiError | undefined;
 
   constructor(
     private readonly core: ApiCore,
@@ -123,7 +137,7 @@ class WriteAttempt<T, R> {
       }
       const g = await this.guard();
       if ("kind" in g) return g;
-      if ("blocked" in g) return { kind: "blocked", reason: g.blocked };
+      if ("blocked" in g) return { kind: "blocked", reason: this.afterSends(g.blocked) };
       if ("already" in g) return this.already(g);
       const spec = this.w.request(g.go);
       let v: Verdict;
@@ -152,17 +166,27 @@ class WriteAttempt<T, R> {
       return await this.w.guard();
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e) };
+      return this.mayHaveLanded ? this.stop(e) : { kind: "refused", error: guardFailed(e, this.sent) };
     }
   }
 
-  /** The guard finds what the write asks for in the service. Before any send reached it: already, nothing
-   *  was sent. After one did (a 503 or a 429 answered to a write the service processed all the same, an
-   *  answer lost): that send's effect, read back and confirmed, never "already"; when reading back does
-   *  not show it, the outcome is unknown. */
+  /** A guard's blocked words, true of this write: "nothing was sent for it" only while no send of it went
+   *  out; after one did (a 412 sent it back to the guard, a 429 or 503 turned it away, a read-back found
+   *  it had not landed), what the service answered it. */
+  private afterSends(words: string): string {
+    const sent = this.sent;
+    return sent ? words.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words;
+  }
+
+  /** The guard finds what the write asks for in the service. Before any send went out: already, nothing
+   *  was sent. After a send the service refused as not made (a 412, a 401): already, someone else's,
+   *  made first, and said so (`answered`). After one that reached it and may have been processed (a 503
+   *  or a 429 answered to a write the service processed all the same, an answer lost): that send's
+   *  effect, read back and confirmed, never "already"; when reading back does not show it, the outcome
+   *  is unknown. */
   private async already(g: { already: string; status?: string }): Promise<WriteOutcome<T>> {
     const reached = this.reached;
-    if (!reached) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}) };
+    if (!reached) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}), ...(this.sent ? { answered: this.sent.status } : {}) };
     const s = await this.settle(reached);
     if (s) return s;
     const message = `${readBackReason(reached)} to a send of this write, and the service holds what it asked for (${g.already}), but reading it back does not show the write's effect: run revsync plan to see`;
@@ -174,6 +198,8 @@ class WriteAttempt<T, R> {
 
   /** What an answer means for the write: an outcome, or undefined to guard and send again. */
   private async answered(v: Exclude<Verdict, { outcome: "ok" }>): Promise<WriteOutcome<T> | undefined> {
+    // A connection refused before the request went out is the one answer to a send that was not sent.
+    if (!(v.outcome === "busy" && v.err.status === 0)) this.sent = v.err;
     if (v.outcome === "refused") {
       if (this.mayHaveLanded) {
         // The refusal may be the service meeting an earlier send's effect (a stale If-Match, a status

@@ -50,11 +50,14 @@ export type StepOutcome = {
   outcome?: string;
   /** An approve's preparers and approver, where its step read them. */
   four_eyes?: FourEyesFacts;
+  /** already: the status that answered the step's own send before its write was found made by someone
+   *  else. */
+  answered?: number;
 };
 
 /** What a step's run gives: its message, and the kind of its outcome. A step that fails throws; an
  *  error with an `outcome` property says its kind, and one with `four_eyes` an approve's people. */
-export type StepResult = string | { message: string; outcome?: string; four_eyes?: FourEyesFacts };
+export type StepResult = string | { message: string; outcome?: string; four_eyes?: FourEyesFacts; answered?: number };
 
 export interface ScheduleOptions {
   concurrency: number;

@@ -48,6 +48,9 @@ export interface ApplyReport {
     message: string;
     /** An approve: who reviewed its batch, who created its policy, and who it was sent as. */
     four_eyes?: FourEyesFacts;
+    /** already: the status the service answered revsync's own send with (a 409, a 412) before the write
+     *  was found made by someone else; absent when nothing was sent. */
+    answered?: number;
   }[];
   /** Each outcome's count over `outcomes`: the one count the closing line and the evidence record show. */
   summary: Record<Outcome, number>;
@@ -149,7 +152,10 @@ const DONE = { update: "updated", create: "created", review: "reviewed", approve
  *  other is thrown (the step fails with it). */
 export function outcomeWords(action: keyof typeof DONE, o: WriteOutcome<unknown>): string {
   if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
-  if (o.kind === "already") return `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "already")
+    return o.answered === undefined
+      ? `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`
+      : `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service answered ${o.answered}: someone else's came first, and revsync's did not land)`;
   if (o.kind === "confirmed")
     return `${action === "create" ? "created" : (o.status ?? DONE[action])} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
   if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
@@ -169,9 +175,9 @@ class StepFailed extends Error {
 
 /** A write's outcome as a step's result: its words and its kind; a write that did not land fails the
  *  step, with both. */
-function stepResult(action: keyof typeof DONE, o: WriteOutcome<unknown>): { message: string; outcome: string } {
+function stepResult(action: keyof typeof DONE, o: WriteOutcome<unknown>): { message: string; outcome: string; answered?: number } {
   try {
-    return { message: outcomeWords(action, o), outcome: o.kind };
+    return { message: outcomeWords(action, o), outcome: o.kind, ...(o.kind === "already" && o.answered !== undefined ? { answered: o.answered } : {}) };
   } catch (e) {
     throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
   }
@@ -225,6 +231,7 @@ export function reportEntry(o: StepOutcome): ApplyReport["outcomes"][number] {
     outcome: outcomeOf(o),
     message: o.message,
     ...(o.four_eyes ? { four_eyes: o.four_eyes } : {}),
+    ...(o.answered !== undefined ? { answered: o.answered } : {}),
   };
 }
 
@@ -255,7 +262,8 @@ export async function applyPlan(core: ApiCore, plan: CheckedPlan, opts: ApplyOpt
   const observers = opts.observers ?? [];
   const log = (line: string): void => observers.forEach((o) => o.log?.(line));
   const steps = buildSteps(plan, kinds);
-  const run = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, log };
+  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => (a.reviewed_by ? [[a.address, a.reviewed_by] as const] : [])));
+  const run = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
   const appliers = new Map(kinds.filter((k) => steps.some((s) => s.kind === k)).map((k) => [k, k.apply(run)] as const));
   let finished = 0;
   // No retry here: each write is one write unit (src/api/write.ts), with one budget. Each step's requests

@@ -19,8 +19,8 @@ export async function runDemo(flags: PlanFlags, out: Output): Promise<number> {
     REVSYNC_PASSWORD: DEMO.users.alice.password,
     REVSYNC_TOKEN: undefined,
   };
-  out.redactor.add(DEMO.clientSecret);
-  out.redactor.add(DEMO.users.alice.password);
+  out.redactor.add(DEMO.clientSecret, "the demo's client secret");
+  out.redactor.add(DEMO.users.alice.password, "the demo's password");
   out.info(`Started a demo emulator at ${emu.url} (seed demo) and signed in as alice.\nPlanning policies/ against it:\n`);
   try {
     const code = await runPlan({ ...flags, env: flags.env ?? "demo", envOverride }, out);

@@ -5,7 +5,7 @@ import type { GlobalFlags } from "./flags.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
-import { colorFor, Output, Redactor, refuseUnsafeSecrets } from "./output.js";
+import { colorFor, Output, Redactor, unsafeSecretRefusal, unsafeSecrets } from "./output.js";
 import { processIo, type CliIo } from "./io.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
 import { viewNamed } from "../report/view.js";
@@ -20,7 +20,7 @@ function makeOutput(flags: GlobalFlags, redactor: Redactor, io: CliIo): Output {
  *  working directory and signals of `io` (the process's own unless given), and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
   const redactor = new Redactor();
-  for (const name of SECRET_VARIABLES) redactor.add(io.env[name]);
+  for (const name of SECRET_VARIABLES) redactor.add(io.env[name], name);
   const program = programFor(io);
   // The command that runs: its flags and output (for the one error report below), and its exit code.
   const ran: { current?: { flags: GlobalFlags; out: Output }; code: number } = { code: 0 };
@@ -31,8 +31,9 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       const flags = { ...cmd.optsWithGlobals(), io } as Parameters<typeof fn>[0] & GlobalFlags;
       const out = makeOutput(flags, redactor, io);
       ran.current = { flags, out };
-      refuseUnsafeSecrets(io.env, SECRET_VARIABLES);
+      keepSecretsOut(cmd, flags, out, ran);
       ran.code = await fn(flags, out, redactor, cmd.args);
+      saySecretsAltered(redactor, out);
     };
   (await import("./commands.js")).register(program, run);
   try {
@@ -41,8 +42,48 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   } catch (e) {
     const out = ran.current?.out ?? makeOutput(program.opts() as GlobalFlags, redactor, io);
     if (e instanceof CommanderError && !ran.current && e.exitCode !== 0) await commandLineRefused(e, argv, out);
-    return report(e, out, ran.current?.flags.format);
+    const code = report(e, out, ran.current?.flags.format);
+    saySecretsAltered(redactor, out);
+    return code;
   }
+}
+
+/** Commands that send nothing (no sign-in, no request): an unsafe secret cannot leak through them. */
+function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
+  const path: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
+  const [top, sub] = path;
+  if (top === "test") return sub === undefined && !(flags as { live?: boolean }).live;
+  return top === "validate" || top === "show" || top === "completion" || top === "init" || (top === "evidence" && (sub === "verify" || sub === "show"));
+}
+
+/** A secret that cannot be blanked out without garbling output (unsafeSecret) stops a command that
+ *  would send anything, before it does, in words no redactor touches (they never hold the secret, and
+ *  blanking it out of them would garble them). A command that sends nothing goes on, said once, and
+ *  leaves it in its output, which blanking it out would garble. */
+function keepSecretsOut(cmd: Command, flags: GlobalFlags, out: Output, ran: { current?: { flags: GlobalFlags; out: Output } }): void {
+  const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);
+  const [first] = unsafe;
+  if (!first) return;
+  if (!sendsNothing(cmd, flags)) {
+    ran.current = { flags, out: makeOutput(flags, new Redactor(), flags.io ?? processIo()) };
+    throw unsafeSecretRefusal(first);
+  }
+  for (const { name } of unsafe) out.redactor.drop((flags.io?.env ?? process.env)[name]);
+  out.hint(
+    `Warning: ${unsafe.map((u) => u.name).join(", ")} cannot be kept out of revsync's output (${first.why}); this command sends nothing, so it goes on, and leaves ${unsafe.length === 1 ? "it" : "them"} in its output; a command that signs in refuses ${unsafe.length === 1 ? "it" : "them"}`,
+  );
+}
+
+/** A secret revsync holds, blanked out of text it printed (a policy's name, a field's value, a file's
+ *  line that holds it): said once, so that "[redacted]" is never taken for what the service or the
+ *  file holds. */
+function saySecretsAltered(redactor: Redactor, out: Output): void {
+  const holders = redactor.altered();
+  if (holders.length && out.once("secrets-altered"))
+    out.hint(
+      `Warning: the value of ${holders.join(", ")} stands in text revsync printed (text from the service or a file, such as a policy's name or a field's value) and is shown there as [redacted]: that text is not what the service or the file holds`,
+    );
 }
 
 /** revsync itself: its words, its version, and commander writing to the run's streams. */

@@ -90,11 +90,14 @@ describe("secrets out of output", () => {
   });
 
   it("refuses, naming the variable and never the secret, a secret so short or so plain that redacting it would garble output", async () => {
-    const { refuseUnsafeSecrets, unsafeSecret } = await import("./output.js");
+    const { unsafeSecretRefusal, unsafeSecrets, unsafeSecret } = await import("./output.js");
     for (const s of ["true", "null", "demo", "abc", "1234567"]) expect(unsafeSecret(s), s).toMatch(/^it is \d+ characters? long/);
-    for (const s of ["password", "changemenow", "12345678901"]) expect(unsafeSecret(s), s).toMatch(/^it is a word or a number of \d+ characters alone/);
+    for (const s of ["password", "changemenow", "12345678901", "Kennwörter", "contraseña"])
+      expect(unsafeSecret(s), s).toMatch(/^it is a word or a number of \d+ characters alone/);
     for (const s of ["demo-secret", "alice-password", "ghs_0123456789abcdef", "passwordpassword"]) expect(unsafeSecret(s), s).toBeUndefined();
-    expect(() => refuseUnsafeSecrets({ REVSYNC_TOKEN: "x".repeat(40), GITHUB_TOKEN: "true" }, ["REVSYNC_TOKEN", "GITHUB_TOKEN"])).toThrow(
+    const unsafe = unsafeSecrets({ REVSYNC_TOKEN: "x".repeat(40), GITHUB_TOKEN: "true" }, ["REVSYNC_TOKEN", "GITHUB_TOKEN"]);
+    expect(unsafe.map((u) => u.name)).toEqual(["GITHUB_TOKEN"]);
+    expect(unsafeSecretRefusal(unsafe[0] as (typeof unsafe)[number]).message).toMatch(
       /^GITHUB_TOKEN cannot be kept out of revsync's output: it is 4 characters long: .*; nothing was sent$/,
     );
   });

@@ -12,7 +12,7 @@ const BACKSLASH = "(?:\\\\|&#0*92;)";
 const QUOTE = '(?:"|&quot;|&#0*34;)';
 
 /** How one character of a secret may stand in what revsync prints, however a report wrote it: as
- *  itself; as a character reference, in markdown, HTML and XML (`&#64;`, `&amp;`); as JSON and the
+ *  itself; a `|` as a markdown table cell's `\|`; as a character reference, in markdown, HTML and XML (`&#64;`, `&amp;`); as JSON and the
  *  terminal show it (`\"`, `\\`, `\n`, `\u0009`), also inside markdown (`&#92;"`); percent-encoded, as
  *  in a URL's path; a control character as XML's replacement character. Markdown puts a word joiner
  *  after an `@` or a `#` it writes (docs/decisions.md, "Reports show outside text as text"), which may
@@ -26,6 +26,8 @@ function charPattern(c: string): string {
   if (named[c]) forms.push(named[c]);
   const json: Record<string, string> = { '"': QUOTE, "\\": BACKSLASH, "\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f" };
   if (json[c]) forms.push(`${BACKSLASH}${json[c]}`);
+  // A code span in a markdown table cell writes a `|` as `\|` (markdownCode).
+  if (c === "|") forms.push(`${BACKSLASH}\\|`);
   if (code <= 0xffff) {
     const hex = [...code.toString(16).padStart(4, "0")].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join("");
     forms.push(`${BACKSLASH}u${hex}`);
@@ -43,18 +45,39 @@ function charPattern(c: string): string {
  *  that redacting never breaks it. What cannot be redacted without harm is refused before a run starts
  *  (`unsafeSecret`). */
 export class Redactor {
-  private secrets = new Set<string>();
+  /** Each secret, and what holds it (a variable's name, "a token revsync received"). */
+  private secrets = new Map<string, string>();
   private pattern: RegExp | undefined;
+  /** What holds each secret that was blanked out of some text so far. */
+  private hit = new Set<string>();
 
-  add(secret: string | undefined): void {
+  add(secret: string | undefined, holder = "a token revsync received"): void {
     if (!secret || this.secrets.has(secret)) return;
-    this.secrets.add(secret);
-    const each = [...this.secrets].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
-    this.pattern = new RegExp(each.join("|"), "g");
+    this.secrets.set(secret, holder);
+    this.build();
+  }
+
+  /** Takes a secret out (one a command that sends nothing does not blank out: unsafeSecret). */
+  drop(secret: string | undefined): void {
+    if (secret && this.secrets.delete(secret)) this.build();
+  }
+
+  private build(): void {
+    const each = [...this.secrets.keys()].sort((a, b) => b.length - a.length).map((x) => [...x].map(charPattern).join(""));
+    this.pattern = each.length ? new RegExp(each.join("|"), "g") : undefined;
   }
 
   redact(text: string): string {
-    return this.pattern ? text.replace(this.pattern, "[redacted]") : text;
+    if (!this.pattern) return text;
+    const out = text.replace(this.pattern, "[redacted]");
+    if (out !== text) for (const [secret, holder] of this.secrets) if (new RegExp([...secret].map(charPattern).join("")).test(text)) this.hit.add(holder);
+    return out;
+  }
+
+  /** What holds each secret blanked out of some text so far: text revsync printed then is not what the
+   *  service or a file holds. */
+  altered(): string[] {
+    return [...this.hit];
   }
 }
 
@@ -70,23 +93,28 @@ export function unsafeSecret(secret: string): string | undefined {
   const n = [...secret].length;
   if (n < MIN_SECRET)
     return `it is ${n} character${n === 1 ? "" : "s"} long: a secret that short could be any word or value revsync prints, and blanking it out would garble them`;
-  if (n < MIN_PLAIN_SECRET && /^(?:[A-Za-z]+|[0-9]+)$/.test(secret))
+  if (n < MIN_PLAIN_SECRET && /^(?:[\p{L}\p{M}]+|\p{N}+)$/u.test(secret))
     return `it is a word or a number of ${n} characters alone: blanking it out would garble every word or value revsync prints that holds it`;
   return undefined;
 }
 
 /** The secrets of the environment that revsync would blank out of everything it prints, each checked
- *  before the run does anything: a UserError naming the first variable whose secret is unsafe. */
-export function refuseUnsafeSecrets(env: NodeJS.ProcessEnv, names: readonly string[]): void {
-  for (const name of names) {
+ *  before the run does anything: each variable whose secret is unsafe, with why. */
+export function unsafeSecrets(env: NodeJS.ProcessEnv, names: readonly string[]): { name: string; why: string }[] {
+  return names.flatMap((name) => {
     const value = env[name];
     const why = value ? unsafeSecret(value) : undefined;
-    if (why)
-      throw new UserError(
-        `${name} cannot be kept out of revsync's output: ${why}; nothing was sent`,
-        `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`,
-      );
-  }
+    return why ? [{ name, why }] : [];
+  });
+}
+
+/** The refusal of a command that would send with an unsafe secret: a UserError naming the first. */
+export function unsafeSecretRefusal(first: { name: string; why: string }): UserError {
+  const { name, why } = first;
+  return new UserError(
+    `${name} cannot be kept out of revsync's output: ${why}; nothing was sent`,
+    `give ${name} the real secret (at least ${MIN_SECRET} characters, not a word or a number alone), or unset it`,
+  );
 }
 
 export interface Stream {

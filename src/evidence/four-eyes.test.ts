@@ -42,3 +42,31 @@ describe("what verify holds a four-eyes record's pull request approval to", () =
       ]);
   });
 });
+
+describe("what verify holds an approve found made by someone else to", () => {
+  const found = (approvedBy: string, fourEyes = true): EvidenceRecord => {
+    const r = record({});
+    const change = {
+      address: "ssp/Hardware SSP/batch/FY26-H1",
+      action: "approve",
+      outcome: "already",
+      why: "already approved",
+      requests: [],
+      four_eyes: { reviewed_by: "alice", uploaded_by: "carol", policy_created_by: "erin", approved_by: approvedBy, confirmed: true },
+    };
+    return { ...r, four_eyes: fourEyes, changes: [...r.changes, change] } as unknown as EvidenceRecord;
+  };
+  it("in a four_eyes record, an approval found made by the batch's reviewer, uploader or policy creator is flagged; by another user, or outside four eyes, it is not", () => {
+    expect(fourEyesFindings(found("alice")).problems).toEqual([
+      "four eyes: ssp/Hardware SSP/batch/FY26-H1 was reviewed and approved by the same user, alice (found approved)",
+    ]);
+    expect(fourEyesFindings(found("carol")).problems).toEqual([
+      "four eyes: ssp/Hardware SSP/batch/FY26-H1 was approved by carol, who uploaded it (found approved)",
+    ]);
+    expect(fourEyesFindings(found("erin")).problems).toEqual([
+      "four eyes: ssp/Hardware SSP/batch/FY26-H1 was approved by erin, who created its policy (found approved)",
+    ]);
+    expect(fourEyesFindings(found("bob")).problems).toEqual([]);
+    expect(fourEyesFindings(found("alice", false)).problems).toEqual([]);
+  });
+});

@@ -16,6 +16,19 @@ function approverProblems(changes: EvidenceRecord["changes"]): string[] {
   return out;
 }
 
+/** An approve of a four_eyes record found made by someone else (already), whose approver the service
+ *  named: that approver must be none of its batch's preparers either (the rule is the batch's, whoever
+ *  approved it). */
+function foundProblems(c: EvidenceRecord["changes"][number]): string[] {
+  const f = c.four_eyes;
+  if (c.action !== "approve" || c.outcome !== "already" || !f?.confirmed || !f.approved_by) return [];
+  const as = f.approved_by;
+  if (sameUser(as, f.reviewed_by)) return [`four eyes: ${c.address} was reviewed and approved by the same user, ${as} (found approved)`];
+  if (sameUser(as, f.uploaded_by)) return [`four eyes: ${c.address} was approved by ${as}, who uploaded it (found approved)`];
+  if (sameUser(as, f.policy_created_by)) return [`four eyes: ${c.address} was approved by ${as}, who created its policy (found approved)`];
+  return [];
+}
+
 /** Each landed approve of a four_eyes record against its preparers: it must name its batch's reviewer,
  *  and the user it went as (the record's approved_by, and the user its own requests say sent it) must be
  *  neither its reviewer, its uploader nor its policy's creator. */
@@ -23,6 +36,7 @@ function preparerProblems(changes: EvidenceRecord["changes"]): { problems: strin
   const problems: string[] = [];
   const unconfirmed: string[] = [];
   for (const c of changes) {
+    problems.push(...foundProblems(c));
     if (c.action !== "approve" || c.outcome === "already" || !LANDED.has(c.outcome)) continue;
     const f = c.four_eyes;
     if (!f) {

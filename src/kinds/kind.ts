@@ -110,6 +110,10 @@ export interface ApplyRun {
   changes: readonly Change[];
   /** four_eyes: no batch is approved by its reviewer or its policy's creator. */
   fourEyes: boolean;
+  /** Who the plan saw review each approve's batch, by the approve's address (four eyes): once a batch is
+   *  approved the service no longer names its reviewer, so an approve found made by someone else is held
+   *  to the plan's. */
+  reviewers?: ReadonlyMap<string, string>;
   /** The verbose log. */
   log(line: string): void;
 }

@@ -1,5 +1,6 @@
 /** What every kind's guards and checks say, in one wording: a value, a version that moved, a write
  *  blocked, a write someone else's undid. */
+import { NOTHING_SENT_FOR_IT } from "../api/write.js";
 import { readWhole } from "../number.js";
 import { isoOf, sameUser, shortIso, type Who } from "../shared/who.js";
 
@@ -34,7 +35,7 @@ export const notGits = (field: string, plan: unknown, git: unknown): string => `
 
 /** A guard's verdict for a write it stops: what changed, and what to do. */
 export const blocked = (what: string): { blocked: string } => ({
-  blocked: `blocked: ${what}; nothing was sent for it. Run revsync plan again and review the new plan`,
+  blocked: `blocked: ${what}; ${NOTHING_SENT_FOR_IT}. Run revsync plan again and review the new plan`,
 });
 
 /** "overwritten after revsync's write by bob at …: what differs", the words of a write someone else's

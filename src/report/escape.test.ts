@@ -4,7 +4,7 @@ import { ACTIONS, DRIFT_CLASSES, summarize, type Change, type DriftItem, type Dr
 import { planOf } from "../testing/builders.js";
 import type { AllocationImpact } from "../policy-test/run.js";
 import { autolinksOf, elementsOf, mentionsOf, renderGfm, tagsOf, textOf } from "../testing/gfm.js";
-import { markdownText, mermaidLabel, terminalText } from "./escape.js";
+import { htmlCode, markdownCode, markdownText, mermaidLabel, terminalText } from "./escape.js";
 import { driftMarkdown, planMarkdown } from "./plan.js";
 import { allocationImpactMarkdown } from "./policy-test.js";
 
@@ -288,3 +288,38 @@ describe("the markdown plan and drift, rendered by a GFM renderer, whatever the 
 });
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+describe("outside text as code reads, and copies, as the text itself", () => {
+  /** The text of each <code> element, character references read, nothing left out (a word joiner stays). */
+  const codes = (html: string): string[] =>
+    elementsOf(html, "code").map((c) =>
+      c.replace(/&(?:#(\d+)|(amp|lt|gt|quot));/g, (_, dec?: string, name?: string) =>
+        dec ? String.fromCodePoint(Number(dec)) : (({ amp: "&", lt: "<", gt: ">", quot: '"' } as Record<string, string>)[name ?? ""] ?? ""),
+      ),
+    );
+  const name = fc.string({
+    unit: fc.constantFrom("a", "Z", " ", "`", "|", "@", "#", "\\", "<", ">", "&", "*", "_", "[", "]", "-", ".", ":", "/", "w", "$", "~"),
+    minLength: 1,
+    maxLength: 12,
+  });
+
+  it("a code span in a paragraph, a heading and a table cell, and <code> in a <summary>: exactly the name, no invisible character added, whatever backticks, pipes, @ and # it holds", () => {
+    fc.assert(
+      fc.property(name, (text) => {
+        expect(markdownCode(text)).not.toMatch(/\u2060|&#8288;/);
+        expect(codes(renderGfm(`A name: ${markdownCode(text)} here.`))).toEqual([text]);
+        expect(codes(renderGfm(`### Plan for ${markdownCode(text)}`))).toEqual([text]);
+        const table = renderGfm(`| Address | What |\n|---|---|\n| ${markdownCode(text, { cell: true })} | x |\n`);
+        expect(elementsOf(table, "td")).toHaveLength(2);
+        expect(codes(table)).toEqual([text]);
+        expect(codes(renderGfm(`<details><summary>${htmlCode(text)}</summary>\n\nbody\n</details>\n`))).toEqual([text]);
+        expect(mentionsOf(renderGfm(`A name: ${markdownCode(text)}`))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    // The fence is longer than any run inside; a name that starts or ends with a backtick is padded.
+    expect(markdownCode("a``b")).toBe("```a``b```");
+    expect(markdownCode("`x")).toBe("`` `x ``");
+    expect(markdownCode("@alice #12")).toBe("`@alice #12`");
+  });
+});

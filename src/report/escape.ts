@@ -49,6 +49,9 @@ const SPECIAL = /[&<>\\`*_~[\]|#$@]/g;
 const WORD_JOINER = "&#8288;";
 const reference = (c: string): string =>
   c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "@" || c === "#" ? `&#${c.charCodeAt(0)};${WORD_JOINER}` : `&#${c.charCodeAt(0)};`;
+/** The same, without the word joiner: inside a `<code>` element, which GitHub makes no mention or issue
+ *  reference in, so that a name copied from it is the name. */
+const codeReference = (c: string): string => reference(c).replace(WORD_JOINER, "");
 /** What makes a link of plain text (GitHub's autolinks, linkify's): the dot of `www.`, the `:` of
  *  `https://` and a `//` (an e-mail's `@` is a reference already). Each as a character reference, which
  *  ends the run of text a renderer looks for links in, and reads as the same character. */
@@ -66,16 +69,41 @@ const LAST_SPACE = /\s$/;
  *  it makes no autolink (`https://…`, `www.…`, a domain, an e-mail), no @mention and no issue reference.
  *  Not for an HTML attribute value (revsync puts none there). */
 export function markdownText(text: string): string {
+  return referenced(text, reference);
+}
+
+function referenced(text: string, ref: (c: string) => string): string {
   let safe = terminalText(text)
-    .replace(SPECIAL, reference)
+    .replace(SPECIAL, ref)
     .replace(AUTOLINK, (c) => `&#${c.charCodeAt(0)};`);
   if (LAST_SPACE.test(safe)) safe = `${safe.slice(0, -1)}&#${safe.charCodeAt(safe.length - 1)};`;
   return BLOCK_START.test(safe) ? `&#${safe.charCodeAt(0)};${safe.slice(1)}` : safe;
 }
 
-/** Outside text as code: `<code>` with the text escaped as `markdownText` does. (A markdown code span
- *  cannot hold every text: a backtick ends it, and in a table a `|` ends the cell.) */
-export const markdownCode = (text: string): string => `<code>${markdownText(text)}</code>`;
+/** Outside text as a `<code>` element, for raw HTML (a `<summary>`, where markdown is not read) and for
+ *  what a code span cannot hold: escaped as `markdownText` escapes it, but for the word joiners (GitHub
+ *  makes no mention or issue reference inside code), so that it reads, and copies, as the text itself. */
+export const htmlCode = (text: string): string => `<code>${codeText(text)}</code>`;
+
+/** Outside text inside a `<code>` element revsync writes around it: `markdownText` but for the word
+ *  joiners. */
+export const codeText = (text: string): string => referenced(text, codeReference);
+
+/** Outside text as a markdown code span, in a paragraph, a list item or a heading (`cell`: in a table
+ *  cell): the text as it is (control characters shown as `terminalText` shows them), nothing invisible
+ *  added, so that a name copied from the page is the name. Its fence is a run of backticks longer than
+ *  any inside, padded with a space on each side where the text begins or ends with a backtick or a
+ *  space (CommonMark takes one away from each side). In a table cell each `|` is written `\|` (the
+ *  table reads it as the character, code span or not); a text with a backslash right before a `|`,
+ *  which no escape keeps in a cell, and the empty text, which no code span holds, are `htmlCode`. */
+export function markdownCode(text: string, where: { cell?: boolean } = {}): string {
+  const shown = terminalText(text);
+  if (shown === "" || (where.cell && shown.includes("\\|"))) return htmlCode(text);
+  const longest = Math.max(0, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(shown) && !/^ +$/.test(shown) ? " " : "";
+  return `${fence}${pad}${where.cell ? shown.replace(/\|/g, "\\|") : shown}${pad}${fence}`;
+}
 
 /** Outside text inside an HTML comment (the hidden marker a CI recipe finds the comment by, which it
  *  writes with the plain name): kept as it is but for control characters (shown), `>`, the one

@@ -89,7 +89,7 @@ function fourEyesMarkdown(r: EvidenceRecord): string[] {
   const approves = r.changes.filter((c) => c.action === "approve");
   const rows = approves.map(
     (c) =>
-      `| ${markdownCode(c.address)} | ${md(named(c.four_eyes?.reviewed_by))} | ${md(c.four_eyes?.uploaded_by === undefined ? "(not recorded)" : named(c.four_eyes.uploaded_by))} | ${md(named(c.four_eyes?.policy_created_by))} | ${md(named(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${md(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${md(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`,
+      `| ${markdownCode(c.address, { cell: true })} | ${md(named(c.four_eyes?.reviewed_by))} | ${md(c.four_eyes?.uploaded_by === undefined ? "(not recorded)" : named(c.four_eyes.uploaded_by))} | ${md(named(c.four_eyes?.policy_created_by))} | ${md(named(c.four_eyes?.approved_by))}${c.four_eyes?.confirmed === false ? " (not confirmed by the service)" : ""} | **${md(c.outcome)}**${c.four_eyes?.rule ? ` (${c.four_eyes.rule === "breached" ? `four eyes broken${c.four_eyes.sent_as ? `: sent as ${md(c.four_eyes.sent_as)}` : ""}` : `${c.four_eyes.rule} by the four-eyes rule`})` : ""} |`,
   );
   return [
     "#### Four eyes",
@@ -165,7 +165,7 @@ function changeRows(c: EvidenceChange): string {
     .join("<br>");
   const values = c.values ? [`values: ${md(c.values.file)}, ${plural(c.values.rows, "row")}, checksum ${md(c.values.checksum ?? "none")}`] : [];
   const diff = [...values, ...c.diff.map((d) => `${md(d.path)}: ${md(show(d.before))} → ${md(show(d.after))}`)].join("<br>");
-  return `| ${markdownCode(c.action)} | ${markdownCode(c.address)} | ${diff || "—"} | ${sent || "—"} | **${c.outcome}**: ${md(c.why)} |`;
+  return `| ${markdownCode(c.action, { cell: true })} | ${markdownCode(c.address, { cell: true })} | ${diff || "—"} | ${sent || "—"} | **${c.outcome}**: ${md(c.why)} |`;
 }
 
 /** One record as markdown, for an audit file or a ticket: every value of the record escaped

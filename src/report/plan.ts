@@ -1,4 +1,4 @@
-import { commentText, markdownCode, markdownText as md, terminalText as t } from "./escape.js";
+import { codeText, commentText, htmlCode, markdownCode, markdownText as md, terminalText as t } from "./escape.js";
 import type { Painter } from "./painter.js";
 import { planImpactMarkdown } from "./policy-test.js";
 import type { ApplyReport, Outcome } from "../apply/run.js";
@@ -149,10 +149,10 @@ export function planText(plan: Plan, out: Painter): string {
 }
 
 /** A value in a markdown table cell: its JSON, as code. */
-const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.stringify(v)));
+const cell = (v: unknown): string => (v === undefined ? "" : markdownCode(JSON.stringify(v), { cell: true }));
 
 /** A change's title in markdown: its symbol, its action and its address. */
-const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${markdownCode(c.address)}`;
+const changeTitle = (c: Change): string => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${htmlCode(c.address)}`;
 
 /** How long outside text may be in a list of one line each, in characters of markdown: a name up to
  *  LINE_NAME, a reason up to LINE_REASON; when many long names share the comment (one line each without
@@ -166,8 +166,8 @@ const LEAST_NAME = 20;
 /** Outside text as markdown (markdownText) of at most `max` characters: whole when it fits, else its
  *  longest beginning that fits, and "…". Cut before it is escaped, so that no character reference is
  *  cut in two (escaping a `<` makes four characters of one). */
-export function markdownCut(text: string, max: number): { md: string; cut: boolean } {
-  const whole = md(text);
+export function markdownCut(text: string, max: number, esc: (text: string) => string = md): { md: string; cut: boolean } {
+  const whole = esc(text);
   if (whole.length <= max) return { md: whole, cut: false };
   // Escaping never shortens text: a beginning longer than max is never the answer.
   const chars: string[] = [];
@@ -181,10 +181,10 @@ export function markdownCut(text: string, max: number): { md: string; cut: boole
   let hi = chars.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (md(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
+    if (esc(chars.slice(0, mid).join("")).length + 1 <= max) lo = mid;
     else hi = mid - 1;
   }
-  return { md: `${md(chars.slice(0, lo).join(""))}…`, cut: true };
+  return { md: `${esc(chars.slice(0, lo).join(""))}…`, cut: true };
 }
 
 /** Lines of a list, one per entry: `line(i, name)` writes the i-th around its name (markdown), and each
@@ -192,14 +192,14 @@ export function markdownCut(text: string, max: number): { md: string; cut: boole
 function linesWithNames(names: readonly string[], room: number, line: (i: number, name: string) => string): { lines: string[]; cut: boolean } {
   const around = names.reduce((n, _, i) => n + line(i, "").length, 0);
   const cap = nameCap(
-    names.map((n) => md(n).length),
+    names.map((n) => codeText(n).length),
     room - around,
     LEAST_NAME,
     LINE_NAME,
   );
   let cut = false;
   const lines = names.map((n, i) => {
-    const c = markdownCut(n, cap);
+    const c = markdownCut(n, cap, codeText);
     cut ||= c.cut;
     return line(i, c.md);
   });
@@ -223,7 +223,7 @@ function fullChanges(changes: readonly Change[], fourEyes?: Plan["four_eyes"]): 
     if (eyes) b.push(`${md(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
     if (c.diff.length) {
       b.push("| Field | Before | After |", "|---|---|---|");
-      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path)} | ${cell(d.before)} | ${cell(d.after)} |`);
+      for (const d of c.diff.slice(0, 100)) b.push(`| ${markdownCode(d.path, { cell: true })} | ${cell(d.before)} | ${cell(d.after)} |`);
       if (c.diff.length > 100) b.push(`| … ${c.diff.length - 100} more | | |`);
       const rest = c.diff_rows ? c.diff_rows.total - c.diff_rows.shown : 0;
       if (rest > 0) b.push(`| … and ${plural(rest, "more row")} (${c.diff_rows?.total} in all) | | |`);
@@ -238,7 +238,7 @@ function fullChanges(changes: readonly Change[], fourEyes?: Plan["four_eyes"]): 
 function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolean } {
   let cut = false;
   const lines = changes.map((c) => {
-    const address = markdownCut(c.address, LINE_NAME);
+    const address = markdownCut(c.address, LINE_NAME, codeText);
     const why = c.reason ?? (c.values ? valuesLine(c.values) : undefined);
     const reason = why === undefined ? undefined : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
@@ -342,7 +342,7 @@ function ignoredText(report: DriftReport): string[] {
 function ignoredMarkdown(report: DriftReport, whole: string): string {
   if (!report.ignored?.length) return "";
   const rows = fitPieces(
-    report.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(d.reason)} |\n`),
+    report.ignored.map((d) => `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${md(d.message)} | ${md(d.reason)} |\n`),
     SECTION_BUDGET.ignored - 300,
     (n) => `\n_${plural(n, "more accepted difference")} not shown here: every one is in ${whole} (ignored)._\n`,
   );
@@ -413,14 +413,15 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
  *  what and who cut to a line's share); one row each without what drifted, the longest addresses cut as
  *  far as lets every row fit in `room` characters. */
 function driftRows(drift: readonly DriftItem[], room: number): Tiers & { cut: { line: boolean; bare: boolean } } {
-  const row = (d: DriftItem): string => `| ${d.class} | ${markdownCode(d.address)} | ${md(d.message)} | ${md(attribution(d).replace(/^last modified /, ""))} |`;
+  const row = (d: DriftItem): string =>
+    `| ${d.class} | ${markdownCode(d.address, { cell: true })} | ${md(d.message)} | ${md(attribution(d).replace(/^last modified /, ""))} |`;
   const full = drift.map((d) => {
     const head = row(d);
     const out: string[] = [];
     if (!d.diff.length) out.push(`${head} | | |`);
     const limit = d.diff_rows ? Infinity : 20;
     d.diff.slice(0, limit).forEach((x, i) => {
-      const r = `${markdownCode(x.path)} | ${cell(x.before)} | ${cell(x.after)} |`;
+      const r = `${markdownCode(x.path, { cell: true })} | ${cell(x.before)} | ${cell(x.after)} |`;
       out.push(i === 0 ? `${head} ${r}` : `| | | | | ${r}`);
     });
     if (d.diff.length > limit) out.push(`| | | | | … ${d.diff.length - limit} more | | |`);
@@ -432,7 +433,7 @@ function driftRows(drift: readonly DriftItem[], room: number): Tiers & { cut: { 
   let lineCut = false;
   const line = drift.map((d) => {
     const [address, what, who] = [
-      markdownCut(d.address, LINE_NAME),
+      markdownCut(d.address, LINE_NAME, codeText),
       markdownCut(d.message, LINE_REASON),
       markdownCut(attribution(d).replace(/^last modified /, ""), LINE_NAME),
     ];
@@ -469,7 +470,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
   // change has them.
   const names = Object.keys(s) as Outcome[];
   const counts = names.filter((o) => s[o] || o === "done" || o === "failed" || o === "skipped").map((o) => `${s[o]} ${o}`);
-  const sent = names.some((o) => o !== "already" && s[o]);
+  const sent = names.some((o) => o !== "already" && s[o]) || report.outcomes.some((o) => o.answered !== undefined);
   lines.push("", `Apply ${head}: ${counts.join(", ")}${!sent && s.already ? "; nothing was sent" : ""}.`);
   // The four-eyes rule's blocks and refusals: their fix is another approver, not another plan.
   const eyes = report.outcomes.filter((o) => o.four_eyes?.rule === "blocked" || o.four_eyes?.rule === "refused").length;
@@ -479,7 +480,7 @@ export function applyText(report: ApplyReport, out: Painter): string {
     );
   if (s.breached)
     lines.push(
-      `Four eyes is broken by ${plural(s.breached, "approve")} that landed (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
+      `Four eyes is broken by ${plural(s.breached, "approve")} that landed or were found made (named above): the service shows ${s.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s.breached === 1 ? "that approval" : "those approvals"} in the service.`,
     );
   if (s.overwritten)
     lines.push(

@@ -21,7 +21,9 @@ type BatchRead = { ifMatch?: string; id?: string };
 
 /** A review or approve, through the write unit. A send that may have landed is settled by reading the
  *  batch: at the target status, landed; at the status before it, not landed. A 409 to a first send reads
- *  the batch: at the target status (someone else moved it), already; otherwise refused. */
+ *  the batch: at the target status (someone else moved it first), already, with the status that answered
+ *  revsync's send; otherwise refused. `seen` is given the batch as the service shows it right after a write
+ *  that landed, or when a 409 finds it moved by someone else. */
 export function batchWrite(
   core: ApiCore,
   action: Action,
@@ -53,8 +55,11 @@ export function batchWrite(
     },
     firstRefusal: async (err) => {
       if (err.status !== 409) return undefined;
-      const status = (await ssp.batch(core, policy.name, batchName).catch(() => undefined))?.status;
-      return status && target.includes(status) ? { kind: "already", status, why: `the service answered ${err.status}` } : undefined;
+      const batch = await ssp.batch(core, policy.name, batchName).catch(() => undefined);
+      const status = batch?.status;
+      if (!status || !target.includes(status)) return undefined;
+      seen?.(batch);
+      return { kind: "already", status, why: `the service shows it ${madeBy(batch)}`, answered: err.status };
     },
     // The batch as the service holds it right after the write landed, for whoever asked to see it (an
     // approve: who the service shows approved it).
@@ -67,6 +72,13 @@ export function batchWrite(
         }
       : {}),
   });
+}
+
+/** "approved by alice at 2026-…Z": a batch's status and who moved it there last and when, as the service
+ *  shows it (nothing changes a batch after it is approved, so its updated_by then is its approver). */
+function madeBy(lb: SspItem): string {
+  const who = batchWho(lb);
+  return `${String(lb.status)}${who.modified_by ? ` by ${who.modified_by}` : ""}${who.modified_on ? ` at ${shortIso(who.modified_on)}` : ""}`;
 }
 
 /** What moved a policy's version, where its batches show it: each batch whose status or upload differs
@@ -154,7 +166,7 @@ function batchGuard(
   run: SspRun,
   c: Change,
   p: BatchPayload,
-  step: { action: Action; core: ApiCore; bound: BoundCheck; facts: FourEyesFacts | undefined },
+  step: { action: Action; core: ApiCore; bound: BoundCheck; facts: FourEyesFacts | undefined; seen?: (lb: SspItem) => void },
 ): GuardOf<{ ifMatch?: string; id: string }> {
   const { action, core, bound, facts } = step;
   return async (): Promise<GuardVerdict<{ ifMatch?: string; id: string }>> => {
@@ -177,13 +189,20 @@ function batchGuard(
     const upload = await sameUpload(run, c, p, { env, lb, core }, bound);
     if (upload) return upload;
     const target = action === "review" ? ["reviewed", "approved"] : ["approved"];
-    if (typeof lb.status === "string" && target.includes(lb.status))
-      return { already: "the service shows it, with the values the plan showed", status: lb.status };
-    const moved = samePolicy(run, c, p, env, lb);
-    if (facts) {
-      const here = { user: run.run.user, reviewedHere: run.reviewedHere.has(c.address), createdHere: run.createdIds.get(p.policy) === env.compliance_id };
-      Object.assign(facts, runPreparers(env, lb, here), { approved_by: core.auth.username ?? null });
+    const here = { user: run.run.user, reviewedHere: run.reviewedHere.has(c.address), createdHere: run.createdIds.get(p.policy) === env.compliance_id };
+    if (typeof lb.status === "string" && target.includes(lb.status)) {
+      // Made by someone else: who prepared it, as far as the service still shows it (an approved batch no
+      // longer names its reviewer: an earlier read of this write, or the plan's, does); who approved it is
+      // the writeBatch's to take from this read.
+      if (facts) {
+        const now = runPreparers(env, lb, here);
+        Object.assign(facts, { ...now, reviewed_by: now.reviewed_by ?? facts.reviewed_by ?? run.run.reviewers?.get(c.address) ?? null });
+      }
+      step.seen?.(lb);
+      return { already: `the service shows it ${madeBy(lb)}, with the values the plan showed`, status: lb.status };
     }
+    const moved = samePolicy(run, c, p, env, lb);
+    if (facts) Object.assign(facts, runPreparers(env, lb, here), { approved_by: core.auth.username ?? null });
     if (moved) return moved;
     // Four eyes, last: a batch changed since the plan is blocked for that, in its own words.
     const broken = facts && run.run.fourEyes ? fourEyesBreach(facts, !!run.run.core.approverAuth) : undefined;
@@ -213,11 +232,16 @@ export async function writeBatch(run: SspRun, c: Change, p: BatchPayload, core: 
     ((b: SspItem | undefined): void => {
       read = b;
     });
-  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, batchGuard(run, c, p, { action, core: as, bound, facts }), seen);
+  const guard = batchGuard(run, c, p, { action, core: as, bound, facts, ...(seen ? { seen } : {}) });
+  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, guard, seen);
   const landed = o.kind === "done" || o.kind === "confirmed";
   if (!facts) {
     if (landed) run.reviewedHere.add(c.address);
     return { outcome: o };
   }
-  return { outcome: o, four_eyes: facts, ...approveWords(facts, o, read, { fourEyes: run.run.fourEyes, approverConfigured: !!core.approverAuth }) };
+  return {
+    outcome: o,
+    four_eyes: facts,
+    ...approveWords(facts, o, read, { fourEyes: run.run.fourEyes, approverConfigured: !!core.approverAuth, sendsAs: as.auth.username ?? null }),
+  };
 }

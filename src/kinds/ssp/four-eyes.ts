@@ -3,7 +3,7 @@
  *  right before the send; who approved it, as the service shows it right after; and the words of an
  *  approve the rule holds back, the service refuses, or the service shows made by the wrong user. */
 import { APPROVER_FIX } from "../../api/auth.js";
-import type { WriteOutcome } from "../../api/write.js";
+import { NOTHING_SENT_FOR_IT, type WriteOutcome } from "../../api/write.js";
 import type { ApiError } from "../../errors.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import type { Change, FourEyesFacts } from "../../shared/entries.js";
@@ -81,7 +81,7 @@ export function fourEyesBreach(facts: FourEyesFacts, approverConfigured: boolean
         : undefined;
   if (!why) return undefined;
   const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
-  return `blocked: four eyes: ${why}; nothing was sent for it; fix: ${fix} and apply again (what this run did stays done)`;
+  return `blocked: four eyes: ${why}; ${NOTHING_SENT_FOR_IT}; fix: ${fix} and apply again (what this run did stays done)`;
 }
 
 /** The service's refusal of an approve sent as the batch's reviewer, its uploader or its policy's
@@ -125,19 +125,42 @@ export function approverUnconfirmed(facts: FourEyesFacts, matters: boolean): str
   return `; who approved it is not confirmed: the service's answer, read right after the approve, names nobody (it was sent as ${facts.sent_as ?? "a user its token does not name"})`;
 }
 
+/** An approve found made by someone else (already): who approved it is who the service shows (the batch's
+ *  updated_by once approved), never the user revsync would have sent it as, and nothing was sent as
+ *  anyone that landed (no `sent_as`). Under four eyes, an approval by the batch's reviewer, uploader or
+ *  policy creator is a breach all the same, found or made: returns it in words. */
+export function foundApproved(
+  facts: FourEyesFacts,
+  o: Extract<WriteOutcome<SspUpdateResult>, { kind: "already" }>,
+  read: SspItem | undefined,
+  rule: { fourEyes: boolean; sendsAs: string | null },
+): string | undefined {
+  const shown = read?.status === "approved" ? named(read.updated_by) : null;
+  delete facts.sent_as;
+  Object.assign(facts, { approved_by: shown, confirmed: !!shown });
+  const did = rule.fourEyes ? preparedBy(facts, shown) : undefined;
+  if (!shown || !did) return undefined;
+  facts.rule = "breached";
+  const when =
+    o.answered === undefined
+      ? "before revsync sent anything for it"
+      : `first: revsync's approve, sent as ${rule.sendsAs ?? "a user its token does not name"}, was answered ${o.answered} and did not land`;
+  return `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}; the batch is approved in the service as it stands: have its approval reviewed there`;
+}
+
 /** What an approve's report says beside its outcome: the four-eyes rule's refusal, its breach (the
- *  service shows it made by another user than it was sent as, or by its preparer), or who it went as,
- *  once there are two identities or the rule to keep. */
+ *  service shows it made by another user than it was sent as, or by its preparer, whether revsync sent it
+ *  or found it made), or who it went as, once there are two identities or the rule to keep. */
 export function approveWords(
   facts: FourEyesFacts,
   o: WriteOutcome<SspUpdateResult>,
   read: SspItem | undefined,
-  rule: { fourEyes: boolean; approverConfigured: boolean },
+  rule: { fourEyes: boolean; approverConfigured: boolean; sendsAs: string | null },
 ): Pick<WriteResult, "failed" | "breached" | "also"> {
   const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule.approverConfigured, o.error) : undefined;
   if (refused) facts.rule = "refused";
   const landed = o.kind === "done" || o.kind === "confirmed";
-  const breached = landed ? approvedBy(facts, read, rule) : undefined;
+  const breached = landed ? approvedBy(facts, read, rule) : o.kind === "already" ? foundApproved(facts, o, read, rule) : undefined;
   const matters = rule.fourEyes || rule.approverConfigured;
   const also =
     matters && landed

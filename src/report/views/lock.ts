@@ -14,9 +14,14 @@ export interface LockStatus {
 export type LockStatusView = (status: LockStatus, out: Sink) => void;
 
 /** What to do about a holder, by whether its process runs. */
-function advice({ environment, backend, holder, state }: LockStatus & { holder: LockHolder }, unlockCommand: (env: string, id: string) => string): string {
+function advice(
+  { environment, backend, holder, state }: LockStatus & { holder: LockHolder },
+  unlockCommand: (env: string, id: string, force?: boolean) => string,
+): string {
   const unlock = unlockCommand(environment, holder.id);
-  if (state === "alive") return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout).`;
+  // unlock refuses a running holder's lock but with --force: the command it names says so.
+  if (state === "alive")
+    return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: ${unlockCommand(environment, holder.id, true)}`;
   if (state === "gone")
     return backend.kind === "local"
       ? `Its process (pid ${holder.pid}) is gone: the next apply takes the lock over (or release it now: ${unlock}).`
