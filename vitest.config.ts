@@ -9,6 +9,11 @@ delete process.env.NODE_EXTRA_CA_CERTS;
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+    // The tests that drive other real tools as a user runs them (gitlab-ci-local over the CI recipes,
+    // every sh block of the docs, ajv-cli and yaml-language-server over the schemas, zsh and fish over
+    // completion) take about as long as all the others together: `npm run test:tools` runs them
+    // (vitest.tools.config.ts), and CI runs it after `npm test` (docs/development.md).
+    exclude: ["**/node_modules/**", "**/*.tools.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Many tests wait: on child processes (npm installs, shells running the README and the CI recipes,

@@ -1,5 +1,5 @@
 // The JSON Schemas of schemas/ as standard validators read them, each the real tool run as a user runs
-// it, with no flag but the schema and the file: ajv-cli (test/schemas.e2e.test.ts), yaml-language-server
+// it, with no flag but the schema and the file: ajv-cli (test/schemas.tools.test.ts), yaml-language-server
 // through its language server protocol, as editors drive it (the same test), and Python's jsonschema,
 // reading files as check-jsonschema does (npm run test:install, which makes a Python venv).
 // Each takes checks: a file, the schema it is checked against, and whether it must pass.
