@@ -14,7 +14,7 @@ const gateway = (rate: number, burst: number) => fx.emu.admin("POST", "faults", 
 
 describe("behind the service's rate limit", () => {
   it("plan and drift: every read answered in the end, the 429s counted in a closing note; --verbose shows the rate learned", async () => {
-    await gateway(8, 2);
+    await gateway(16, 3);
     const plan = await run(["plan", "--verbose"]);
     expect(plan.code).toBe(0);
     expect(plan.stdout).toContain("Plan:");
@@ -23,15 +23,15 @@ describe("behind the service's rate limit", () => {
     expect(turned).toBeGreaterThan(0);
     expect(plan.stderr).toContain(`Note: the service's rate limit turned away ${turned} requests of ${journal.length} (429); `);
     expect(plan.stderr).toMatch(/\(429\); (from then on it took about [\d.]+ requests\/s|revsync slowed down)\./);
-    // The rate said is what the 8/s gateway took, never the pacing rate probing above it.
+    // The rate said is what the 16/s gateway took, never the pacing rate probing above it.
     const took = /it took about ([\d.]+) requests\/s/.exec(plan.stderr)?.[1];
-    if (took !== undefined) expect(Number(took)).toBeLessThanOrEqual(8.5);
+    if (took !== undefined) expect(Number(took)).toBeLessThanOrEqual(16.5);
     expect(plan.stderr).toContain('If you know the limit, set rate_limit for environment "demo" in revsync.yaml (or --rate-limit).');
     expect(plan.stderr).toMatch(/rate limit: 429 from the service; sending at most \d+\.\d requests\/s, \d at once/);
     expect(plan.stderr).toMatch(/rate limit: the service asked to wait 1 s \(Retry-After\)/);
 
     await fx.emu.admin("DELETE", "requests");
-    await gateway(8, 2);
+    await gateway(16, 3);
     const drift = await run(["drift"]);
     expect(drift.code).toBe(2);
     journal = await api();
@@ -43,9 +43,9 @@ describe("behind the service's rate limit", () => {
   it("rate_limit in revsync.yaml: apply keeps to it and meets no 429, so no note", async () => {
     const config = join(fx.repo, "revsync.yaml");
     const original = readFileSync(config, "utf8");
-    writeFileSync(config, original.replace("    realm: demo\n", "    realm: demo\n    rate_limit: 10\n"));
+    writeFileSync(config, original.replace("    realm: demo\n", "    realm: demo\n    rate_limit: 20\n"));
     try {
-      await gateway(20, 3);
+      await gateway(40, 5);
       const r = await run(["apply", "--auto-approve"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Apply complete: 7 done, 0 failed, 0 skipped.");

@@ -19,7 +19,7 @@ import { buildDrift } from "./drift.js";
 //  1. export, read back as git, plans to no change;
 //  2. random edits in git, planned, then applied to the tenant in memory, leave nothing to plan;
 //  3. a live policy removed from git (after random edits) always appears in the plan, as not in git.
-export const RUNS = 150;
+export const RUNS = 100;
 
 const META = { environment: "p", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: null, targets: [] };
 const OPERATORS = ["equality", "inequality", "greater than", "less than", ">=", "<=", "in", "not in", "contains", "starts with", "null"] as const;
