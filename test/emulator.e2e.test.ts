@@ -330,6 +330,47 @@ describe("admin and faults", () => {
     expect((await api(emu.url, alice, "GET", "/apis/oingest-approval/v1/pending")).body.total_records).toBe(7);
   });
 
+  it("an upload with a malformed value row (or field) is refused 400, naming the row and what is wrong, and nothing is stored", async () => {
+    const row = {
+      product_id: "HW-9000",
+      currency_code: "USD",
+      value_type: "Percent",
+      below_mid_point: 90,
+      mid_point: 100,
+      above_mid_point: 110,
+      effective_start_date: "2027-01-01",
+      effective_end_date: "2027-12-31",
+    };
+    const { product_id: _gone, ...noProduct } = row;
+    const post = async (body: object) => {
+      const r = await fetch(`${emu.url}/__admin/uploads`, { method: "POST", body: JSON.stringify(body) });
+      return { status: r.status, message: ((await r.json()) as { message: string }).message };
+    };
+    const before = await emu.admin("GET", "state");
+    const ssp = (values: unknown) => ({ type: "ssp", policy_name: "Hardware SSP", batch_name: "FY27-BAD", values });
+    expect(await post(ssp([row, { ...row, mid_point: "100" }]))).toEqual({
+      status: 400,
+      message: "values[1] is not an SSP value row: values[1].mid_point must be integer",
+    });
+    expect(await post(ssp([null]))).toEqual({ status: 400, message: "values[0] is not an SSP value row: values[0] must be object" });
+    expect(await post(ssp([noProduct]))).toEqual({ status: 400, message: "values[0] is not an SSP value row: values[0].product_id is required" });
+    expect(await post(ssp([{ ...row, note: "x" }]))).toEqual({
+      status: 400,
+      message: "values[0] is not an SSP value row: values[0].note is not an allowed field",
+    });
+    expect(await post(ssp([{ ...row, value_type: "Ratio" }]))).toEqual({
+      status: 400,
+      message: 'values[0] is not an SSP value row: values[0].value_type must be one of "Amount", "Percent"',
+    });
+    expect(await post(ssp("HW-9000,USD"))).toEqual({ status: 400, message: "values must be a list of SSP value rows" });
+    expect(await post({ ...ssp([row]), csv: 7 })).toEqual({ status: 400, message: "csv must be a string" });
+    expect(await post({ type: "order", rows: -1 })).toEqual({ status: 400, message: "rows must be a whole number, 0 or more" });
+    expect(await post({ type: "order", rows: "3" })).toEqual({ status: 400, message: "rows must be a whole number, 0 or more" });
+    // Nothing stored: no batch, no approval, no id spent.
+    expect(await emu.admin("GET", "state")).toEqual(before);
+    expect((await post(ssp([row]))).status).toBe(200);
+  });
+
   it("latency, status, rate_limit with Retry-After, error_array and the request journal", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 150, times: 1 }] });
     const t0 = Date.now();
