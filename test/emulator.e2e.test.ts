@@ -331,16 +331,9 @@ describe("admin and faults", () => {
   });
 
   it("an upload with a malformed value row (or field) is refused 400, naming the row and what is wrong, and nothing is stored", async () => {
-    const row = {
-      product_id: "HW-9000",
-      currency_code: "USD",
-      value_type: "Percent",
-      below_mid_point: 90,
-      mid_point: 100,
-      above_mid_point: 110,
-      effective_start_date: "2027-01-01",
-      effective_end_date: "2027-12-31",
-    };
+    // A row as the seeded tenant holds it, without the id the service assigns.
+    const seeded = (await emu.admin("GET", "state")) as any;
+    const { ssp_value_id: _id, ...row } = seeded.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP").batches[0].ssp_values[0];
     const { product_id: _gone, ...noProduct } = row;
     const post = async (body: object) => {
       const r = await fetch(`${emu.url}/__admin/uploads`, { method: "POST", body: JSON.stringify(body) });
