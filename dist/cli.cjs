@@ -33542,10 +33542,34 @@ function classify(answer, req, attempt, now) {
   if (!fn(body)) {
     const e = fn.errors?.[0];
     const where2 = e?.instancePath ? `field ${e.instancePath}` : "the body";
-    return unreadable(`unexpected answer: ${where2} ${e?.message ?? "does not match the specification"}`);
+    const along = namedAlong(body, e?.instancePath ?? "");
+    const about = along?.batch !== void 0 ? along.words : req.about ?? along?.words;
+    return unreadable(`unexpected answer${about ? ` for ${about}` : ""}: ${where2} ${e?.message ?? "does not match the specification"}`);
   }
   const value2 = marked();
   return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
+}
+function namedAlong(body, instancePath) {
+  let policy2;
+  let batch;
+  let node = body;
+  const look = () => {
+    if (!node || typeof node !== "object" || Array.isArray(node)) return;
+    const o = node;
+    const p = o.compliance_name ?? o.policy_name;
+    if (typeof p === "string") policy2 = p;
+    if (typeof o.batch_name === "string") batch = o.batch_name;
+    else if (o.entity_type === "batch" && typeof o.name === "string") batch = o.name;
+  };
+  look();
+  for (const part of instancePath.split("/").slice(1)) {
+    if (!node || typeof node !== "object") break;
+    node = node[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+    look();
+  }
+  if (policy2 === void 0 && batch === void 0) return void 0;
+  const words = [policy2 !== void 0 ? `SSP policy ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
+  return { words, ...batch !== void 0 ? { batch } : {} };
 }
 function failing(req, attempt) {
   return (outcome, err, o = {}) => {
@@ -34637,7 +34661,14 @@ var init_resources = __esm({
        *  exactly that name (a 404, or an answer holding only other policies). */
       async get(core, policyName) {
         try {
-          const list3 = await core.call({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
+          const list3 = await core.call({
+            method: "GET",
+            path: SSP,
+            query: { policy_name: policyName },
+            kind: "read",
+            schema: "SspList",
+            about: `SSP policy ${JSON.stringify(policyName)}`
+          });
           return exactPolicy(statusesFromService(core, list3), policyName);
         } catch (e) {
           if (e instanceof ApiError && e.status === 404) return void 0;
@@ -34653,7 +34684,8 @@ var init_resources = __esm({
             path: SSP,
             query: { policy_name: policyName, batch_name: batchName },
             kind: "read",
-            schema: "SspList"
+            schema: "SspList",
+            about: `SSP policy ${JSON.stringify(policyName)}, batch ${JSON.stringify(batchName)}`
           });
           for (const env2 of statusesFromService(core, list3)) {
             if (env2.compliance_name !== void 0 && env2.compliance_name !== policyName) continue;
@@ -47857,7 +47889,9 @@ function storeBatch(state, t, o) {
   };
 }
 function uploadFile(state, t, raw) {
+  if (raw !== void 0 && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) throw new EmuError(400, "an upload is a JSON object");
   const b = raw ?? {};
+  checkUploadFields(b);
   const str4 = requiredText(b);
   const user = str4("uploaded_by", "alice");
   const type = str4("type", "order").toUpperCase();
@@ -47891,6 +47925,24 @@ function uploadFile(state, t, raw) {
   };
   t.approvals.records.push(record2);
   return { approval: record2, batch };
+}
+function checkUploadFields(b) {
+  for (const k of ["file_name", "csv", "realm"]) {
+    if (b[k] !== void 0 && typeof b[k] !== "string") throw new EmuError(400, `${k} must be a string`, [{ field: k, message: "must be a string" }]);
+  }
+  if (b.rows !== void 0 && !(Number.isSafeInteger(b.rows) && b.rows >= 0))
+    throw new EmuError(400, "rows must be a whole number, 0 or more", [{ field: "rows", message: "must be a whole number, 0 or more" }]);
+  if (b.values === void 0) return;
+  if (!Array.isArray(b.values)) throw new EmuError(400, "values must be a list of SSP value rows", [{ field: "values", message: "must be a list" }]);
+  const fn = apiValidator("SspValueInput");
+  b.values.forEach((row, i) => {
+    if (fn(row)) return;
+    const problems = describeAjvErrors(fn.errors).map((e) => ({
+      field: e.field === "(body)" ? `values[${i}]` : `values[${i}].${e.field}`,
+      message: e.message
+    }));
+    throw new EmuError(400, `values[${i}] is not an SSP value row: ${problems.map((e) => `${e.field} ${e.message}`).join("; ")}`, problems);
+  });
 }
 function uploadedBatch(state, t, b, user, now) {
   const str4 = requiredText(b);
@@ -49402,6 +49454,7 @@ __export(init_exports, {
   adaptRecipe: () => adaptRecipe,
   defaultPin: () => defaultPin,
   editPin: () => editPin,
+  isLocalSpec: () => isLocalSpec,
   pinFrom: () => pinFrom,
   repoShape: () => repoShape,
   runInit: () => runInit
@@ -49456,7 +49509,7 @@ function defaultPin(version2) {
   return url ? pinFrom(url, ref) : {};
 }
 function pinFrom(url, ref) {
-  if (/^(git\+)?file:/.test(url) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(url)) return { local: url };
+  if (isLocalSpec(url)) return { local: url };
   const scp = /^([^@/]+@[^:/]+):(.+)$/.exec(url);
   const normal = scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
   return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
@@ -49595,6 +49648,11 @@ function sayNext({ dir, where: where2, existing, shape, pin, found }, { written 
     out.warn(
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`
     );
+  } else if (flags.ci && typeof pinned === "string" && isLocalSpec(pinned)) {
+    const instead = found.spec ?? (pin !== pinned ? pin : PLACEHOLDER);
+    out.warn(
+      `package.json pins revsync at ${JSON.stringify(pinned)}, a path on this machine: a CI runner cannot fetch it, so the recipes' npm install fails there. Pin a version from an npm registry your CI reaches, or a git+https URL at a release tag or full commit id (init --pin ${shellQuote(instead)})`
+    );
   } else if (pins && pinned === void 0) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);
   }
@@ -49707,7 +49765,7 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs10, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs10, import_node_path15, import_node_module4, import_node_util, import_yaml3, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
@@ -49734,6 +49792,7 @@ var init_init = __esm({
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
     ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path15.join)(OWN_ROOT, "package.json"));
+    isLocalSpec = (spec) => /^(git\+)?(file|link):/.test(spec) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(spec);
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
     GITIGNORE_LINES = ["plan.json", "plan-*.json", "*.plan.json", "plan-*.md", "drift-*.md", "policy-tests.xml", "node_modules/"];
@@ -56920,6 +56979,18 @@ function readGit(git, kinds) {
   }
   return { parsed, where: where2, broken };
 }
+function valuesNamedIn(git) {
+  const named3 = /* @__PURE__ */ new Set();
+  for (const g of git) {
+    const docs = g.values.length ? g.values : (0, import_yaml6.parseAllDocuments)(g.text).map((d) => d.toJS());
+    for (const v of docs) {
+      const batches = v?.batches;
+      if (!Array.isArray(batches)) continue;
+      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named3.add(import_node_path27.posix.normalize(import_node_path27.posix.join(import_node_path27.posix.dirname(g.file), b.values)));
+    }
+  }
+  return named3;
+}
 function placeFile(f, x) {
   const { plan, read, opts } = x;
   const k = key(f.value.kind, f.value.metadata.name);
@@ -56963,7 +57034,8 @@ function placeExport(files, git, header, readValues, opts = {}) {
   const kinds = opts.kinds ?? KINDS;
   const plan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: /* @__PURE__ */ new Map(), vars: [], refused: [] };
   const read = readGit(git, kinds);
-  const claimed = new Set(files.flatMap((f) => f.valuesFiles.map((v) => v.file)));
+  const claimed = /* @__PURE__ */ new Set([...valuesNamedIn(git), ...opts.taken ?? []]);
+  for (const f of files) if (!read.where.has(key(f.value.kind, f.value.metadata.name))) for (const v of f.valuesFiles) claimed.add(v.file);
   const claimValues = (policyDir, file) => {
     let path = file;
     for (let i = 2; claimed.has(import_node_path27.posix.join(policyDir, path)) || readValues(import_node_path27.posix.join(policyDir, path)) !== void 0; i++)
@@ -57093,8 +57165,8 @@ async function exportPlan(ctx, core) {
   let taken;
   let git;
   try {
-    taken = filesUnder(dir);
     git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside);
+    taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
@@ -57107,7 +57179,7 @@ async function exportPlan(ctx, core) {
   ];
   const inPolicies = !(0, import_node_path28.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed };
 }
 function checkWrites(ctx, plan) {
   const { out, dir } = ctx;

@@ -164,6 +164,37 @@ describe("init in a repo that has its own .gitignore and package.json", () => {
   });
 });
 
+describe("init --ci in a repo whose package.json pins revsync at a path on this machine", () => {
+  it("warns on stderr that a CI runner cannot fetch it, naming the spec and what to pin instead; a git+https pin gets no such warning", async () => {
+    for (const spec of ["file:../revsync", "git+file:///srv/git/revsync.git#v1", "../revsync", "link:../revsync"]) {
+      const dir = mkdtempSync(join(tmpdir(), "revsync-init-pinned-"));
+      try {
+        writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "mine", devDependencies: { revsync: spec } }, null, 2)}\n`);
+        const r = await cli(["init", ".", "--ci", "github", "--realm", "demo"], { cwd: dir });
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr, spec).toContain(`package.json pins revsync at ${JSON.stringify(spec)}, a path on this machine: a CI runner cannot fetch it`);
+        expect(r.stderr, spec).toContain(
+          "Pin a version from an npm registry your CI reaches, or a git+https URL at a release tag or full commit id (init --pin ",
+        );
+        expect(r.stdout).not.toContain("a CI runner cannot fetch it");
+        // The pin is the user's: left as it was.
+        expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).devDependencies.revsync).toBe(spec);
+      } finally {
+        removeDir(dir);
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), "revsync-init-pinned-"));
+    try {
+      writeFileSync(join(dir, "package.json"), '{ "devDependencies": { "revsync": "git+https://example.com/org/revsync.git#v1" } }\n');
+      const r = await cli(["init", ".", "--ci", "gitlab", "--realm", "demo"], { cwd: dir });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain("cannot fetch");
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
 describe("init --ci, run from a clone whose origin is a path on this machine", () => {
   it("pins a placeholder and says why: a git+file pin would install here and never in CI", () => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-init-local-"));

@@ -165,6 +165,49 @@ describe("all ten operations", () => {
   });
 });
 
+describe("an SSP answer of the wrong shape", () => {
+  it("names the policy and the batch that were read: from the answer along the wrong field, else from the request", async () => {
+    const SSP_PATH = "/apis/policy-sets/v1/policy/ssp";
+    // The emulator's own answers, each then made wrong in one place.
+    const real = (query: Record<string, string>): Promise<any> => core.call({ method: "GET", path: SSP_PATH, query, kind: "read", schema: "SspList" });
+    const batch = await real({ policy_name: "Hardware SSP", batch_name: "FY26-H1" });
+    batch[0].compliance_spec[0].ssp_values[0].mid_point = "ten";
+    const policy = await real({ policy_name: "Hardware SSP" });
+    policy[0].compliance_spec[0].batches[1].status = 7;
+    const { MockAgent } = await import("undici");
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const pool = agent.get("http://127.0.0.1:9");
+    pool.intercept({ path: /token/, method: "POST" }).reply(200, { access_token: "at.mock-token", expires_in: 300 }).persist();
+    const asked = (policyName: string, batchName?: string) => (p: string) => {
+      const q = new URL(p, "http://x").searchParams;
+      return p.startsWith(SSP_PATH) && q.get("policy_name") === policyName && q.get("batch_name") === (batchName ?? null);
+    };
+    pool.intercept({ path: asked("Hardware SSP", "FY26-H1"), method: "GET" }).reply(200, batch);
+    // The envelope itself is wrong, and names nothing: the request says what was read.
+    pool.intercept({ path: asked("Software SSP", "FY26-Q1"), method: "GET" }).reply(200, [{ compliance_spec: "none" }]);
+    pool.intercept({ path: asked("Hardware SSP"), method: "GET" }).reply(200, policy);
+    const mocked = mockedClient(agent);
+    const said = (p: Promise<unknown>) =>
+      p.then(
+        () => "no error",
+        (e: Error) => e.message,
+      );
+    expect(await said(ssp.batch(mocked, "Hardware SSP", "FY26-H1"))).toBe(
+      'GET /apis/policy-sets/v1/policy/ssp failed (200): unexpected answer for SSP policy "Hardware SSP", batch "FY26-H1": field /0/compliance_spec/0/ssp_values/0/mid_point must be integer',
+    );
+    expect(await said(ssp.batch(mocked, "Software SSP", "FY26-Q1"))).toMatch(
+      /unexpected answer for SSP policy "Software SSP", batch "FY26-Q1": field \/0\/compliance_spec must be/,
+    );
+    expect(await said(ssp.get(mocked, "Hardware SSP"))).toMatch(
+      new RegExp(
+        `unexpected answer for SSP policy "Hardware SSP", batch "${policy[0].compliance_spec[0].batches[1].batch_name}": field /0/compliance_spec/0/batches/1/status must be`,
+      ),
+    );
+    await agent.close();
+  });
+});
+
 describe("auth", () => {
   it("token expiry forced mid-run: continues after a refresh", async () => {
     await tenantConfigurations.list(core);

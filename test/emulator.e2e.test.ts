@@ -330,6 +330,40 @@ describe("admin and faults", () => {
     expect((await api(emu.url, alice, "GET", "/apis/oingest-approval/v1/pending")).body.total_records).toBe(7);
   });
 
+  it("an upload with a malformed value row (or field) is refused 400, naming the row and what is wrong, and nothing is stored", async () => {
+    // A row as the seeded tenant holds it, without the id the service assigns.
+    const seeded = (await emu.admin("GET", "state")) as any;
+    const { ssp_value_id: _id, ...row } = seeded.tenants[0].ssp.find((p: any) => p.compliance_name === "Hardware SSP").batches[0].ssp_values[0];
+    const { product_id: _gone, ...noProduct } = row;
+    const post = async (body: object) => {
+      const r = await fetch(`${emu.url}/__admin/uploads`, { method: "POST", body: JSON.stringify(body) });
+      return { status: r.status, message: ((await r.json()) as { message: string }).message };
+    };
+    const before = await emu.admin("GET", "state");
+    const ssp = (values: unknown) => ({ type: "ssp", policy_name: "Hardware SSP", batch_name: "FY27-BAD", values });
+    expect(await post(ssp([row, { ...row, mid_point: "100" }]))).toEqual({
+      status: 400,
+      message: "values[1] is not an SSP value row: values[1].mid_point must be integer",
+    });
+    expect(await post(ssp([null]))).toEqual({ status: 400, message: "values[0] is not an SSP value row: values[0] must be object" });
+    expect(await post(ssp([noProduct]))).toEqual({ status: 400, message: "values[0] is not an SSP value row: values[0].product_id is required" });
+    expect(await post(ssp([{ ...row, note: "x" }]))).toEqual({
+      status: 400,
+      message: "values[0] is not an SSP value row: values[0].note is not an allowed field",
+    });
+    expect(await post(ssp([{ ...row, value_type: "Ratio" }]))).toEqual({
+      status: 400,
+      message: 'values[0] is not an SSP value row: values[0].value_type must be one of "Amount", "Percent"',
+    });
+    expect(await post(ssp("HW-9000,USD"))).toEqual({ status: 400, message: "values must be a list of SSP value rows" });
+    expect(await post({ ...ssp([row]), csv: 7 })).toEqual({ status: 400, message: "csv must be a string" });
+    expect(await post({ type: "order", rows: -1 })).toEqual({ status: 400, message: "rows must be a whole number, 0 or more" });
+    expect(await post({ type: "order", rows: "3" })).toEqual({ status: 400, message: "rows must be a whole number, 0 or more" });
+    // Nothing stored: no batch, no approval, no id spent.
+    expect(await emu.admin("GET", "state")).toEqual(before);
+    expect((await post(ssp([row]))).status).toBe(200);
+  });
+
   it("latency, status, rate_limit with Retry-After, error_array and the request journal", async () => {
     await emu.admin("POST", "faults", { faults: [{ kind: "latency", latency_ms: 150, times: 1 }] });
     const t0 = Date.now();

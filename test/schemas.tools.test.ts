@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -111,6 +111,29 @@ describe("schemas/ for standard tools", () => {
       { cwd: ROOT, encoding: "utf8" },
     );
     expect(`${r.stdout}${r.stderr}`).toBe("examples/multi-env/policies/ssp/edge-devices.yaml valid\n");
+  });
+
+  it("the ajv-cli command of docs/concepts.md runs as written, in a repo init made holding one of policies/ (no node_modules/.bin on the PATH, as a user's shell has)", async () => {
+    const page = readFileSync(join(ROOT, "docs", "concepts.md"), "utf8");
+    const commands = [...page.matchAll(/`([^`]*\bajv\b[^`]*\bvalidate\b[^`]*)`/g)].map((m) => (m[1] ?? "").replace(/\s+/g, " "));
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toContain("-d policies/tenant-configuration.yaml");
+    // Inside the project's folder, so npx finds the pinned devDependency and needs no network.
+    const dir = join(ROOT, ".revsync-tmp", `ajv-doc-${process.pid}`);
+    mkdirSync(join(dir, "policies"), { recursive: true });
+    try {
+      const init = await cli(["init"], { cwd: dir, env: DEMO_ENV });
+      expect(init.code, init.stderr).toBe(0);
+      cpSync(join(ROOT, "policies", "tenant-configuration.yaml"), join(dir, "policies", "tenant-configuration.yaml"));
+      const PATH = (process.env.PATH ?? "")
+        .split(":")
+        .filter((p) => !p.endsWith(join("node_modules", ".bin")))
+        .join(":");
+      const r = spawnSync("bash", ["-c", commands[0] ?? ""], { cwd: dir, encoding: "utf8", env: { ...process.env, PATH } });
+      expect({ code: r.status, said: `${r.stdout}${r.stderr}` }).toEqual({ code: 0, said: "policies/tenant-configuration.yaml valid\n" });
+    } finally {
+      removeDir(dir);
+    }
   });
 
   it("yaml-language-server, as an editor drives it: the files' first lines and the editor settings init writes find the schemas; no diagnostic but on a typo", async () => {

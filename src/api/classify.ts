@@ -20,6 +20,9 @@ export interface RequestShape {
   schema: string | "bytes" | object;
   /** A 2xx answer without a body (204, or an empty 201) is success: the caller does not need the answer. */
   emptyOk?: boolean;
+  /** What the request reads, in words (`SSP policy "Hardware SSP", batch "FY26-H1"`): an answer of the
+   *  wrong shape is named by it where the answer itself names nothing along the wrong field's path. */
+  about?: string;
 }
 
 /** One send's answer as the transport got it: a status, its Retry-After and body, or none at all. */
@@ -128,10 +131,41 @@ export function classify(answer: Answer, req: RequestShape, attempt: Attempt, no
   if (!fn(body)) {
     const e = fn.errors?.[0];
     const where = e?.instancePath ? `field ${e.instancePath}` : "the body";
-    return unreadable(`unexpected answer: ${where} ${e?.message ?? "does not match the specification"}`);
+    // The names along the path where they reach a batch, else what the request reads, else the policy named.
+    const along = namedAlong(body, e?.instancePath ?? "");
+    const about = along?.batch !== undefined ? along.words : (req.about ?? along?.words);
+    return unreadable(`unexpected answer${about ? ` for ${about}` : ""}: ${where} ${e?.message ?? "does not match the specification"}`);
   }
   const value = marked();
   return { outcome: "ok", body: value, unknownValues: unknownValues(value) };
+}
+
+/** The SSP policy and batch an answer names along a field's path (`/0/compliance_spec/0/batches/2/status`:
+ *  the policy of envelope 0, the batch of item 2), in words (and the batch's name, where one is named),
+ *  so that an answer of the wrong shape says what it was about; undefined where the path passes none. */
+function namedAlong(body: unknown, instancePath: string): { words: string; batch?: string } | undefined {
+  let policy: string | undefined;
+  let batch: string | undefined;
+  let node = body;
+  const look = (): void => {
+    if (!node || typeof node !== "object" || Array.isArray(node)) return;
+    const o = node as Record<string, unknown>;
+    const p = o.compliance_name ?? o.policy_name;
+    if (typeof p === "string") policy = p;
+    if (typeof o.batch_name === "string") batch = o.batch_name;
+    else if (o.entity_type === "batch" && typeof o.name === "string") batch = o.name;
+  };
+  look();
+  for (const part of instancePath.split("/").slice(1)) {
+    if (!node || typeof node !== "object") break;
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+    look();
+  }
+  if (policy === undefined && batch === undefined) return undefined;
+  const words = [policy !== undefined ? `SSP policy ${JSON.stringify(policy)}` : undefined, batch !== undefined ? `batch ${JSON.stringify(batch)}` : undefined]
+    .filter(Boolean)
+    .join(", ");
+  return { words, ...(batch !== undefined ? { batch } : {}) };
 }
 
 /** An error of the request as an ApiError. */

@@ -39,7 +39,14 @@ export const ssp = {
    *  exactly that name (a 404, or an answer holding only other policies). */
   async get(core: ApiCore, policyName: string): Promise<SspEnvelope | undefined> {
     try {
-      const list = await core.call<SspList>({ method: "GET", path: SSP, query: { policy_name: policyName }, kind: "read", schema: "SspList" });
+      const list = await core.call<SspList>({
+        method: "GET",
+        path: SSP,
+        query: { policy_name: policyName },
+        kind: "read",
+        schema: "SspList",
+        about: `SSP policy ${JSON.stringify(policyName)}`,
+      });
       return exactPolicy(statusesFromService(core, list), policyName);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return undefined;
@@ -57,6 +64,7 @@ export const ssp = {
         query: { policy_name: policyName, batch_name: batchName },
         kind: "read",
         schema: "SspList",
+        about: `SSP policy ${JSON.stringify(policyName)}, batch ${JSON.stringify(batchName)}`,
       });
       for (const env of statusesFromService(core, list)) {
         if (env.compliance_name !== undefined && env.compliance_name !== policyName) continue;

@@ -5,7 +5,7 @@ import { environmentNames, varsFor, type Repo, type ResolvedEnv } from "../confi
 import { listYamlFiles } from "../config/walk.js";
 import { readYamlFile } from "../config/yaml-source.js";
 import { setEnvironmentVars } from "../export/config-vars.js";
-import { placeExport, type ExportPlan, type GitFile, type VarHome } from "../export/in-place.js";
+import { placeExport, valuesNamedIn, type ExportPlan, type GitFile, type VarHome } from "../export/in-place.js";
 import { exportFiles, type ExportedFile } from "../export/mapping.js";
 import { nothingInGit } from "../live/read.js";
 import { checkTargets } from "../plan/targets.js";
@@ -103,8 +103,9 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   let taken: Set<string>;
   let git: GitFile[];
   try {
-    taken = filesUnder(dir);
     git = gitFiles(dir, varsFor(env, envOf(flags)), ctx.inside);
+    // A values file a policy file names is taken even before it is there.
+    taken = new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
@@ -117,7 +118,7 @@ async function exportPlan(ctx: Ctx, core: ApiCore): Promise<{ plan: ExportPlan; 
   ];
   const inPolicies = !relative(repo.policiesDir, dir).startsWith("..") && !isAbsolute(relative(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith }), files, unnamed };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed };
 }
 
 /** Every write checked before any is made: where it lies (realPathInside, links followed: none outside

@@ -111,11 +111,15 @@ export function defaultPin(version: string): { spec?: string; local?: string } {
   return url ? pinFrom(url, ref) : {};
 }
 
+/** A spec or address that names a place on this machine (a path, file:, link:, git+file:): npm installs
+ *  it only where that place is, never on a CI runner. */
+export const isLocalSpec = (spec: string): boolean => /^(git\+)?(file|link):/.test(spec) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(spec);
+
 /** The npm spec of a git address at a ref: an scp-like address becomes the ssh form. A path or file://
  *  address (a clone of a clone on this machine) is returned as `local`: a pin to it installs only here,
  *  never in CI, so init writes a placeholder instead and says why. */
 export function pinFrom(url: string, ref: string): { spec?: string; local?: string } {
-  if (/^(git\+)?file:/.test(url) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(url)) return { local: url };
+  if (isLocalSpec(url)) return { local: url };
   const scp = /^([^@/]+@[^:/]+):(.+)$/.exec(url);
   const normal = scp ? `git+ssh://${scp[1]}/${scp[2]}` : url.startsWith("git+") ? url : `git+${url}`;
   return { spec: `${normal.replace(/#.*$/, "")}#${ref}` };
@@ -311,6 +315,11 @@ function sayNext({ dir, where, existing, shape, pin, found }: Scaffold, { writte
       : "revsync does not know where it was installed from";
     out.warn(
       `package.json pins revsync at a placeholder: ${why}. Set devDependencies.revsync to the git URL your CI can reach and a release tag or full commit id (or run init with --pin SPEC)`,
+    );
+  } else if (flags.ci && typeof pinned === "string" && isLocalSpec(pinned)) {
+    const instead = found.spec ?? (pin !== pinned ? pin : PLACEHOLDER);
+    out.warn(
+      `package.json pins revsync at ${JSON.stringify(pinned)}, a path on this machine: a CI runner cannot fetch it, so the recipes' npm install fails there. Pin a version from an npm registry your CI reaches, or a git+https URL at a release tag or full commit id (init --pin ${shellQuote(instead)})`,
     );
   } else if (pins && pinned === undefined) {
     out.warn(`package.json does not pin revsync, and the CI recipes install what it pins: npm install --save-dev ${shellQuote(pin)}`);

@@ -195,7 +195,9 @@ function storeBatch(
 
 /** Admin: simulates a manual upload, a pending approval, and for SSP an uploaded batch of an existing policy. */
 export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): object {
+  if (raw !== undefined && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) throw new EmuError(400, "an upload is a JSON object");
   const b = (raw ?? {}) as Record<string, unknown>;
+  checkUploadFields(b);
   const str = requiredText(b);
   const user = str("uploaded_by", "alice");
   const type = str("type", "order").toUpperCase();
@@ -229,6 +231,28 @@ export function uploadFile(state: EmulatorState, t: TenantState, raw: unknown): 
   };
   t.approvals.records.push(record);
   return { approval: record, batch };
+}
+
+/** The optional fields of an admin upload, each of its type, and each of its SSP value rows as an upload
+ *  carries one (SspValueInput): a malformed one is refused (400) with the field or the row (`values[2]`,
+ *  counted from 0) and what is wrong with it, before anything is stored. */
+function checkUploadFields(b: Record<string, unknown>): void {
+  for (const k of ["file_name", "csv", "realm"]) {
+    if (b[k] !== undefined && typeof b[k] !== "string") throw new EmuError(400, `${k} must be a string`, [{ field: k, message: "must be a string" }]);
+  }
+  if (b.rows !== undefined && !(Number.isSafeInteger(b.rows) && (b.rows as number) >= 0))
+    throw new EmuError(400, "rows must be a whole number, 0 or more", [{ field: "rows", message: "must be a whole number, 0 or more" }]);
+  if (b.values === undefined) return;
+  if (!Array.isArray(b.values)) throw new EmuError(400, "values must be a list of SSP value rows", [{ field: "values", message: "must be a list" }]);
+  const fn = apiValidator("SspValueInput");
+  b.values.forEach((row, i) => {
+    if (fn(row)) return;
+    const problems = describeAjvErrors(fn.errors).map((e) => ({
+      field: e.field === "(body)" ? `values[${i}]` : `values[${i}].${e.field}`,
+      message: e.message,
+    }));
+    throw new EmuError(400, `values[${i}] is not an SSP value row: ${problems.map((e) => `${e.field} ${e.message}`).join("; ")}`, problems);
+  });
 }
 
 /** A text field of an admin request, required (or its default). */

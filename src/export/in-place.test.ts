@@ -1,7 +1,7 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { demoState, liveOf } from "../testing/builders.js";
-import { placeExport, type GitFile } from "./in-place.js";
+import { placeExport, valuesNamedIn, type GitFile } from "./in-place.js";
 import { exportFiles } from "./mapping.js";
 
 const header = (): string[] => ["Exported by revsync."];
@@ -178,5 +178,52 @@ describe("export into a folder that has policy files", () => {
     expect(plan.skipped).toEqual([
       "tc.yaml holds tenant-configuration/Default Tenant Configuration but could not be read with this environment's variables (revsync validate says why): left as it is",
     ]);
+  });
+
+  it("a new values file takes a name no other file has or is named: batch names that read alike, a -2 the folder holds, a file git names but lacks; the same names on every run", () => {
+    const t = demoState().tenants[0];
+    const hw = t?.ssp.find((p) => p.compliance_name === "Hardware SSP");
+    const first = hw?.batches[0];
+    if (!t || !hw || !first) throw new Error("no demo Hardware SSP");
+    // "X" and "x" both read as hardware-ssp-x.csv in a file name.
+    for (const name of ["X", "x"]) hw.batches.push({ ...structuredClone(first), name, batch_name: name });
+    const text = [
+      "apiVersion: revsync/v1",
+      "kind: SspPolicy",
+      "metadata: { name: Hardware SSP }",
+      "spec: { method: upload }",
+      "batches:",
+      "  - { name: FY26-H1, status: reviewed, values: values/hardware-ssp-x-4.csv }",
+      "  - { name: FY26-H2, status: file uploaded, values: values/software-subscriptions-ssp-fy26-q1.csv }",
+      "",
+    ].join("\n");
+    // Someone else's file, and git's named files not there yet.
+    const held = new Map([["ssp/values/hardware-ssp-x-2.csv", "not export's\n"]]);
+    const run = (git: GitFile[], folder: Map<string, string>) => {
+      const taken = new Set([...folder.keys(), ...valuesNamedIn(git)]);
+      const files = exportFiles(liveOf(t), [], taken);
+      return placeExport(files, git, header, (f) => folder.get(f), { taken });
+    };
+    const git = [gitFile("ssp/hw.yaml", text)];
+    const plan = run(git, held);
+    const written = plan.writes.map((w) => w.file);
+    expect(new Set(written).size).toBe(written.length);
+    expect(written).not.toContain("ssp/values/hardware-ssp-x-2.csv");
+    const batches = (parse(plan.writes.find((w) => w.file === "ssp/hw.yaml")?.text ?? "") as { batches: { name: string; values: string }[] }).batches;
+    expect(batches.map((b) => [b.name, b.values])).toEqual([
+      ["FY26-H1", "values/hardware-ssp-x-4.csv"],
+      ["FY26-H2", "values/software-subscriptions-ssp-fy26-q1.csv"],
+      ["FY25-H2", "values/hardware-ssp-fy25-h2.csv"],
+      ["X", "values/hardware-ssp-x.csv"],
+      ["x", "values/hardware-ssp-x-3.csv"],
+    ]);
+    // A new policy file's values keep clear of the name git's file gives another batch.
+    const sw = parse(plan.writes.find((w) => w.file === "ssp/software-subscriptions-ssp.yaml")?.text ?? "") as { batches: { name: string; values: string }[] };
+    expect(sw.batches.find((b) => b.name === "FY26-Q1")?.values).toBe("values/software-subscriptions-ssp-fy26-q1-2.csv");
+    // The same state gives the same plan; with what it wrote in the folder, the next run writes nothing.
+    expect(run(git, held)).toEqual(plan);
+    const folder = new Map([...held, ...plan.writes.map((w): [string, string] => [w.file, w.text])]);
+    const yamlFiles = [...folder].filter(([f]) => f.endsWith(".yaml")).map(([f, text]) => gitFile(f, text));
+    expect(run(yamlFiles, folder).writes).toEqual([]);
   });
 });

@@ -72,6 +72,9 @@ export interface PlaceOptions {
   sharedWith?: readonly string[];
   /** The kinds whose files export places (the registry of src/kinds/). */
   kinds?: Registry;
+  /** Paths (relative to the export folder) that hold something already, readable or not: a new values
+   *  file never takes one. */
+  taken?: ReadonlySet<string>;
 }
 
 const key = (kind: string, name: string): string => `${kind}\u0000${name}`;
@@ -366,6 +369,22 @@ function readGit(
   return { parsed, where, broken };
 }
 
+/** The values files the policy files of the export folder name (batches[].values, relative to the
+ *  export folder), whether the folder holds them or not: export gives no other batch these names, in a
+ *  new policy file or one it updates. */
+export function valuesNamedIn(git: GitFile[]): Set<string> {
+  const named = new Set<string>();
+  for (const g of git) {
+    const docs = g.values.length ? g.values : parseAllDocuments(g.text).map((d) => (d as Document).toJS() as unknown);
+    for (const v of docs) {
+      const batches = (v as PolicyValue | null | undefined)?.batches;
+      if (!Array.isArray(batches)) continue;
+      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named.add(posix.normalize(posix.join(posix.dirname(g.file), b.values)));
+    }
+  }
+  return named;
+}
+
 /** What one run of placeExport keeps while it goes through the exported files. */
 interface Placing {
   plan: ExportPlan;
@@ -437,8 +456,11 @@ export function placeExport(
   const kinds = opts.kinds ?? KINDS;
   const plan: ExportPlan = { writes: [], skipped: [], broken: [], gitOnly: [], unknown: new Map(), vars: [], refused: [] };
   const read = readGit(git, kinds);
-  // Values files this export writes, or may write (a new policy file's), and those the folder holds.
-  const claimed = new Set(files.flatMap((f) => f.valuesFiles.map((v) => v.file)));
+  // Values files this export may write for a policy git lacks (a new policy file's), those git's files
+  // name (held or not yet), and those the folder holds: a batch git gains a values file for takes the
+  // first name none of them has, so no two batches share a file and the same state gives the same names.
+  const claimed = new Set([...valuesNamedIn(git), ...(opts.taken ?? [])]);
+  for (const f of files) if (!read.where.has(key(f.value.kind, f.value.metadata.name))) for (const v of f.valuesFiles) claimed.add(v.file);
   const claimValues = (policyDir: string, file: string): string => {
     let path = file;
     for (let i = 2; claimed.has(posix.join(policyDir, path)) || readValues(posix.join(policyDir, path)) !== undefined; i++)
