@@ -289,6 +289,8 @@ describe("what buildPlan decides", () => {
     const p = plan(desired, live);
     expect(actions(p)).toEqual(["unsupported ssp/Hardware SSP"]);
     expect(p.changes[0]?.diff).toEqual([{ path: "hierarchy_no", kind: "changed", before: 10, after: 11 }]);
+    // Who changed the live policy last, and when, as its envelope says.
+    expect(p.changes[0]).toMatchObject({ modified_by: "alice", modified_on: "2026-01-01T00:00:00.000Z" });
   });
 
   it("targets select an address and what lies below it", () => {
@@ -382,6 +384,7 @@ describe("the plan is the whole truth", () => {
       when: [{ field_name: "product_family", operator: "equality", value: "Services" }],
     });
     expect(c.version_id).toBe("1");
+    expect(c).toMatchObject({ modified_by: "alice", modified_on: "2026-01-01T00:00:00.000Z" });
     expect(c.payload).toBeUndefined();
     expect(p.summary).toMatchObject({ not_in_git: 1, create: 0 });
   });

@@ -10,6 +10,7 @@ import { numberOrNull } from "../../number.js";
 import { plural } from "../../words.js";
 import { shownEntry } from "../entries.js";
 import type { PlanFindings } from "../kind.js";
+import { envelopeWho } from "../../shared/who.js";
 import { pasteable, shellQuote } from "../../shell-quote.js";
 import { batchDatesDiff, exportHint, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
@@ -264,6 +265,7 @@ function policyFields(p: PolicyContext, lp: LivePolicy, versioned: Versioned, fi
       after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
       diff,
       ...versioned,
+      ...envelopeWho(lp.envelope),
     }),
   ];
 }
