@@ -18792,6 +18792,37 @@ var init_unknown = __esm({
   }
 });
 
+// src/shared/who.ts
+function isoOf(epoch2) {
+  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
+}
+function modifiedWords(w, verb = "last modified") {
+  if (!w.modified_by && !w.modified_on) return "";
+  return `${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""}`;
+}
+function whoWords(w, verb = "last changed") {
+  const words = modifiedWords(w, verb);
+  return words && ` (${words})`;
+}
+function sameUser(a, b) {
+  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+var shortIso, envelopeWho, batchWho;
+var init_who = __esm({
+  "src/shared/who.ts"() {
+    "use strict";
+    shortIso = (iso4) => iso4.replace(".000Z", "Z");
+    envelopeWho = (env2) => ({
+      modified_by: env2?.last_modified_by ?? null,
+      modified_on: isoOf(env2?.last_modified_on)
+    });
+    batchWho = (b) => ({
+      modified_by: b?.updated_by ?? null,
+      modified_on: isoOf(b?.updated_at)
+    });
+  }
+});
+
 // src/kinds/kind.ts
 var desiredOf, liveOf, owns;
 var init_kind = __esm({
@@ -21119,10 +21150,10 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate15;
-    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var pattern11 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern13 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
+    var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
     var schema22 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var pattern12 = new RegExp("^(tenant-configuration|ssp)/", "u");
     var schema23 = { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] };
@@ -23286,9 +23317,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.reason !== void 0) {
-          if (typeof data.reason !== "string") {
-            const err31 = { instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.modified_by !== void 0) {
+          let data18 = data.modified_by;
+          if (typeof data18 !== "string" && data18 !== null) {
+            const err31 = { instancePath: instancePath + "/modified_by", schemaPath: "#/properties/modified_by/type", keyword: "type", params: { type: schema21.properties.modified_by.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err31];
             } else {
@@ -23297,13 +23329,36 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.source !== void 0) {
-          if (typeof data.source !== "string") {
-            const err32 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.modified_on !== void 0) {
+          let data19 = data.modified_on;
+          if (typeof data19 !== "string" && data19 !== null) {
+            const err32 = { instancePath: instancePath + "/modified_on", schemaPath: "#/properties/modified_on/type", keyword: "type", params: { type: schema21.properties.modified_on.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err32];
             } else {
               vErrors.push(err32);
+            }
+            errors++;
+          }
+        }
+        if (data.reason !== void 0) {
+          if (typeof data.reason !== "string") {
+            const err33 = { instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err33];
+            } else {
+              vErrors.push(err33);
+            }
+            errors++;
+          }
+        }
+        if (data.source !== void 0) {
+          if (typeof data.source !== "string") {
+            const err34 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err34];
+            } else {
+              vErrors.push(err34);
             }
             errors++;
           }
@@ -23315,28 +23370,10 @@ var require_validators = __commonJS({
           }
         }
         if (data.values !== void 0) {
-          let data21 = data.values;
-          if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
-            if (data21.file === void 0) {
-              const err33 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-              if (vErrors === null) {
-                vErrors = [err33];
-              } else {
-                vErrors.push(err33);
-              }
-              errors++;
-            }
-            if (data21.rows === void 0) {
-              const err34 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "rows" }, message: "must have required property 'rows'" };
-              if (vErrors === null) {
-                vErrors = [err34];
-              } else {
-                vErrors.push(err34);
-              }
-              errors++;
-            }
-            if (data21.products === void 0) {
-              const err35 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "products" }, message: "must have required property 'products'" };
+          let data23 = data.values;
+          if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
+            if (data23.file === void 0) {
+              const err35 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
               if (vErrors === null) {
                 vErrors = [err35];
               } else {
@@ -23344,8 +23381,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data21.currencies === void 0) {
-              const err36 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "currencies" }, message: "must have required property 'currencies'" };
+            if (data23.rows === void 0) {
+              const err36 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "rows" }, message: "must have required property 'rows'" };
               if (vErrors === null) {
                 vErrors = [err36];
               } else {
@@ -23353,8 +23390,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data21.from === void 0) {
-              const err37 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+            if (data23.products === void 0) {
+              const err37 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "products" }, message: "must have required property 'products'" };
               if (vErrors === null) {
                 vErrors = [err37];
               } else {
@@ -23362,8 +23399,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data21.to === void 0) {
-              const err38 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "to" }, message: "must have required property 'to'" };
+            if (data23.currencies === void 0) {
+              const err38 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "currencies" }, message: "must have required property 'currencies'" };
               if (vErrors === null) {
                 vErrors = [err38];
               } else {
@@ -23371,44 +23408,39 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data21.file !== void 0) {
-              if (typeof data21.file !== "string") {
-                const err39 = { instancePath: instancePath + "/values/file", schemaPath: "#/properties/values/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data23.from === void 0) {
+              const err39 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err39];
+              } else {
+                vErrors.push(err39);
+              }
+              errors++;
+            }
+            if (data23.to === void 0) {
+              const err40 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "to" }, message: "must have required property 'to'" };
+              if (vErrors === null) {
+                vErrors = [err40];
+              } else {
+                vErrors.push(err40);
+              }
+              errors++;
+            }
+            if (data23.file !== void 0) {
+              if (typeof data23.file !== "string") {
+                const err41 = { instancePath: instancePath + "/values/file", schemaPath: "#/properties/values/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err39];
+                  vErrors = [err41];
                 } else {
-                  vErrors.push(err39);
+                  vErrors.push(err41);
                 }
                 errors++;
               }
             }
-            if (data21.rows !== void 0) {
-              let data23 = data21.rows;
-              if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)))) {
-                const err40 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err40];
-                } else {
-                  vErrors.push(err40);
-                }
-                errors++;
-              }
-              if (typeof data23 == "number") {
-                if (data23 < 0 || isNaN(data23)) {
-                  const err41 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err41];
-                  } else {
-                    vErrors.push(err41);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data21.products !== void 0) {
-              let data24 = data21.products;
-              if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24)))) {
-                const err42 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data23.rows !== void 0) {
+              let data25 = data23.rows;
+              if (!(typeof data25 == "number" && (!(data25 % 1) && !isNaN(data25)))) {
+                const err42 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err42];
                 } else {
@@ -23416,9 +23448,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data24 == "number") {
-                if (data24 < 0 || isNaN(data24)) {
-                  const err43 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data25 == "number") {
+                if (data25 < 0 || isNaN(data25)) {
+                  const err43 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err43];
                   } else {
@@ -23428,45 +23460,46 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data21.currencies !== void 0) {
-              let data25 = data21.currencies;
-              if (Array.isArray(data25)) {
-                const len1 = data25.length;
+            if (data23.products !== void 0) {
+              let data26 = data23.products;
+              if (!(typeof data26 == "number" && (!(data26 % 1) && !isNaN(data26)))) {
+                const err44 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
+                }
+                errors++;
+              }
+              if (typeof data26 == "number") {
+                if (data26 < 0 || isNaN(data26)) {
+                  const err45 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err45];
+                  } else {
+                    vErrors.push(err45);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data23.currencies !== void 0) {
+              let data27 = data23.currencies;
+              if (Array.isArray(data27)) {
+                const len1 = data27.length;
                 for (let i1 = 0; i1 < len1; i1++) {
-                  if (typeof data25[i1] !== "string") {
-                    const err44 = { instancePath: instancePath + "/values/currencies/" + i1, schemaPath: "#/properties/values/properties/currencies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data27[i1] !== "string") {
+                    const err46 = { instancePath: instancePath + "/values/currencies/" + i1, schemaPath: "#/properties/values/properties/currencies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err44];
+                      vErrors = [err46];
                     } else {
-                      vErrors.push(err44);
+                      vErrors.push(err46);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err45 = { instancePath: instancePath + "/values/currencies", schemaPath: "#/properties/values/properties/currencies/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err45];
-                } else {
-                  vErrors.push(err45);
-                }
-                errors++;
-              }
-            }
-            if (data21.from !== void 0) {
-              if (typeof data21.from !== "string") {
-                const err46 = { instancePath: instancePath + "/values/from", schemaPath: "#/properties/values/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-            }
-            if (data21.to !== void 0) {
-              if (typeof data21.to !== "string") {
-                const err47 = { instancePath: instancePath + "/values/to", schemaPath: "#/properties/values/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err47 = { instancePath: instancePath + "/values/currencies", schemaPath: "#/properties/values/properties/currencies/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err47];
                 } else {
@@ -23475,64 +23508,63 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data23.from !== void 0) {
+              if (typeof data23.from !== "string") {
+                const err48 = { instancePath: instancePath + "/values/from", schemaPath: "#/properties/values/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+            }
+            if (data23.to !== void 0) {
+              if (typeof data23.to !== "string") {
+                const err49 = { instancePath: instancePath + "/values/to", schemaPath: "#/properties/values/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err48 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err50 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err48];
+              vErrors = [err50];
             } else {
-              vErrors.push(err48);
+              vErrors.push(err50);
             }
             errors++;
           }
         }
         if (data.diff_rows !== void 0) {
-          let data29 = data.diff_rows;
-          if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
-            if (data29.shown === void 0) {
-              const err49 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "shown" }, message: "must have required property 'shown'" };
+          let data31 = data.diff_rows;
+          if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
+            if (data31.shown === void 0) {
+              const err51 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "shown" }, message: "must have required property 'shown'" };
               if (vErrors === null) {
-                vErrors = [err49];
+                vErrors = [err51];
               } else {
-                vErrors.push(err49);
+                vErrors.push(err51);
               }
               errors++;
             }
-            if (data29.total === void 0) {
-              const err50 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "total" }, message: "must have required property 'total'" };
+            if (data31.total === void 0) {
+              const err52 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "total" }, message: "must have required property 'total'" };
               if (vErrors === null) {
-                vErrors = [err50];
+                vErrors = [err52];
               } else {
-                vErrors.push(err50);
+                vErrors.push(err52);
               }
               errors++;
             }
-            if (data29.shown !== void 0) {
-              let data30 = data29.shown;
-              if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)))) {
-                const err51 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err51];
-                } else {
-                  vErrors.push(err51);
-                }
-                errors++;
-              }
-              if (typeof data30 == "number") {
-                if (data30 < 0 || isNaN(data30)) {
-                  const err52 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err52];
-                  } else {
-                    vErrors.push(err52);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data29.total !== void 0) {
-              let data31 = data29.total;
-              if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)))) {
-                const err53 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data31.shown !== void 0) {
+              let data32 = data31.shown;
+              if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)))) {
+                const err53 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err53];
                 } else {
@@ -23540,9 +23572,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data31 == "number") {
-                if (data31 < 0 || isNaN(data31)) {
-                  const err54 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data32 == "number") {
+                if (data32 < 0 || isNaN(data32)) {
+                  const err54 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err54];
                   } else {
@@ -23552,22 +23584,45 @@ var require_validators = __commonJS({
                 }
               }
             }
+            if (data31.total !== void 0) {
+              let data33 = data31.total;
+              if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)))) {
+                const err55 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err55];
+                } else {
+                  vErrors.push(err55);
+                }
+                errors++;
+              }
+              if (typeof data33 == "number") {
+                if (data33 < 0 || isNaN(data33)) {
+                  const err56 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err56];
+                  } else {
+                    vErrors.push(err56);
+                  }
+                  errors++;
+                }
+              }
+            }
           } else {
-            const err55 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err57 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err55];
+              vErrors = [err57];
             } else {
-              vErrors.push(err55);
+              vErrors.push(err57);
             }
             errors++;
           }
         }
       } else {
-        const err56 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err58 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err56];
+          vErrors = [err58];
         } else {
-          vErrors.push(err56);
+          vErrors.push(err58);
         }
         errors++;
       }
@@ -34776,33 +34831,6 @@ var init_resources = __esm({
   }
 });
 
-// src/shared/who.ts
-function isoOf(epoch2) {
-  return typeof epoch2 === "number" && Number.isFinite(epoch2) ? new Date(epoch2 * 1e3).toISOString() : null;
-}
-function whoWords(w, verb = "last changed") {
-  if (!w.modified_by && !w.modified_on) return "";
-  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
-}
-function sameUser(a, b) {
-  return !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();
-}
-var shortIso, envelopeWho, batchWho;
-var init_who = __esm({
-  "src/shared/who.ts"() {
-    "use strict";
-    shortIso = (iso4) => iso4.replace(".000Z", "Z");
-    envelopeWho = (env2) => ({
-      modified_by: env2?.last_modified_by ?? null,
-      modified_on: isoOf(env2?.last_modified_on)
-    });
-    batchWho = (b) => ({
-      modified_by: b?.updated_by ?? null,
-      modified_on: isoOf(b?.updated_at)
-    });
-  }
-});
-
 // src/kinds/words.ts
 function versionMoved(recorded, live) {
   const out = [];
@@ -43775,7 +43803,15 @@ function runRules(root, docs, kinds, parsed = /* @__PURE__ */ new Map()) {
   const out = [];
   const emit = (doc, pointer2, message, opts) => {
     const p = at(doc.src, pointer2, opts?.key);
-    const d = { file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer: pointer2, message, severity: "error", rule: opts?.rule };
+    const d = {
+      file: doc.src.file,
+      line: p.line,
+      column: p.column + (opts?.offset ?? 0),
+      pointer: pointer2,
+      message,
+      severity: opts?.severity ?? "error",
+      rule: opts?.rule
+    };
     out.push(namingVariables(doc.src, d));
   };
   const kindOf2 = new Map(kinds.map((k) => [k.fileKind, k]));
@@ -44587,15 +44623,16 @@ var init_export = __esm({
 function duplicateHierarchy(docs, emit) {
   const seen = /* @__PURE__ */ new Map();
   for (const d of docs) {
-    const n = specOf(d).hierarchy_no;
-    if (typeof n !== "number" || !exactAt(d, "/spec/hierarchy_no")) continue;
+    const s = specOf(d);
+    const n = s.hierarchy_no;
+    if (typeof n !== "number" || s.active === false || !exactAt(d, "/spec/hierarchy_no")) continue;
     const first = seen.get(n);
     if (first) {
       emit(
         d,
         "/spec/hierarchy_no",
-        `hierarchy_no ${n} is already used by ${JSON.stringify(first.src.value.metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`,
-        { rule: "duplicate-hierarchy" }
+        `hierarchy_no ${n} is also held by the active policy ${JSON.stringify(first.src.value.metadata.name)} (${first.src.file}): the interface does not say which of the two prices an order line (policy tests take them by name), and revsync creates no policy at a place an active live policy holds`,
+        { rule: "duplicate-hierarchy", severity: "warning" }
       );
     } else seen.set(n, d);
   }
@@ -44943,7 +44980,13 @@ function hierarchyHolders(live) {
 }
 function hierarchyClash(name, item, desired, live) {
   const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
-  if (!holders.length) return void 0;
+  if (!holders.length) {
+    const created = desired.filter((d) => d.name !== name && !live.ssp.has(d.name) && d.spec.hierarchy_no === item.hierarchy_no && d.spec.active !== false);
+    return created.length && item.active !== false ? REASONS2.hierarchyShared(
+      item.hierarchy_no,
+      `${created.length === 1 ? "policy" : "policies"} ${created.map((d) => JSON.stringify(d.name)).join(" and ")}`
+    ) : void 0;
+  }
   const inGit = new Set(desired.map((d) => d.name));
   const want = canonicalConditions(item.when);
   const renamed = holders.find(
@@ -45029,7 +45072,8 @@ function policyFields(p, lp, versioned, findings) {
       before: Object.fromEntries(diff.map((x) => [x.path, x.before])),
       after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
       diff,
-      ...versioned
+      ...versioned,
+      ...envelopeWho(lp.envelope)
     })
   ];
 }
@@ -45103,6 +45147,7 @@ var init_plan = __esm({
     init_number();
     init_words();
     init_entries2();
+    init_who();
     init_shell_quote();
     init_compare();
     init_create_body();
@@ -45125,6 +45170,7 @@ var init_plan = __esm({
       newBatchNoValues: "a batch of a new policy can only be created with it when it names a values file (and the policy's method is upload)",
       hierarchyHeld: (n, holders) => `hierarchy_no ${n} is held by the active live ${holders}: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync will not create this one; give it a hierarchy_no no active policy holds`,
       rename: (n, old, name) => `hierarchy_no ${n} is held by the active live policy ${JSON.stringify(old)}, which is not in git and has the same conditions: this looks like a rename. The interface cannot rename, update or delete an SSP policy: deactivate or delete ${JSON.stringify(old)} in the service first (then plan again: it creates ${JSON.stringify(name)}), or keep the old name in git`,
+      hierarchyShared: (n, others) => `hierarchy_no ${n} is also given to ${others} in git, which this plan creates too: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync creates neither; give each its own hierarchy_no`,
       createBlocked: (policy2) => `the create of ${policy2} is blocked, so nothing is done for its batches`
     };
     sspPlan = (desired, live, findings) => desired.flatMap((d) => policyChanges(d, desired, live, findings));
@@ -45637,6 +45683,7 @@ function tenantChange(d, live) {
     diff,
     version_id: env2.version_id ?? null,
     last_modified_on: numberOrNull(env2.last_modified_on),
+    ...envelopeWho(env2),
     source: `${d.source.file}:${d.source.line}`,
     payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
   };
@@ -45950,6 +45997,8 @@ function planText(plan, out) {
     lines.push(`${sym} ${out.paint("bold", terminalText(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${terminalText(c.reason ?? "")}`);
     lines.push(...entryDiffLines(c, "      ", 40));
+    const who = changeWho(c);
+    if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
     if (c.values) lines.push(`      values: ${terminalText(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
     if (eyes) lines.push(`      ${terminalText(eyes)}`);
@@ -46000,6 +46049,8 @@ function fullChanges(changes, fourEyes) {
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : void 0;
     const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
     if (c.reason) b.push(`> ${markdownText(c.reason)}`, "");
+    const who = changeWho(c);
+    if (who) b.push(`${markdownText(who.charAt(0).toUpperCase() + who.slice(1))}.`, "");
     if (c.values) b.push(`Values: ${markdownText(valuesLine(c.values))}.`, "");
     if (eyes) b.push(`${markdownText(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
     if (c.diff.length) {
@@ -46017,7 +46068,7 @@ function changeLines(changes) {
   let cut = false;
   const lines = changes.map((c) => {
     const address = markdownCut(c.address, LINE_NAME, codeText);
-    const why = c.reason ?? (c.values ? valuesLine(c.values) : void 0);
+    const why = c.reason ?? (c.values ? valuesLine(c.values) : changeWho(c) || void 0);
     const reason = why === void 0 ? void 0 : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
     return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}
@@ -46134,8 +46185,7 @@ function driftSummaryLine(report2) {
   return `Drift: ${parts.join(", ")}${report2.ignored?.length ? `; ${report2.ignored.length} ignored (accepted)` : ""}.`;
 }
 function attribution(d) {
-  if (!d.modified_by && !d.modified_on) return "";
-  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
+  return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
 }
 function driftMarkdown(report2, file) {
   const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
@@ -46233,7 +46283,7 @@ function applyText(report2, out) {
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR, show6, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS;
+var SYMBOL, COLOR, show6, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
 var init_plan2 = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -46241,6 +46291,7 @@ var init_plan2 = __esm({
     init_policy_test();
     init_model();
     init_unknown();
+    init_who();
     init_four_eyes2();
     init_words();
     init_budget();
@@ -46278,6 +46329,7 @@ var init_plan2 = __esm({
       batch_status: ["batch status", "batch statuses"],
       batch_values: ["batch's values", "batches' values"]
     };
+    changeWho = (c) => c.action === "not_in_git" ? "" : attribution(c);
   }
 });
 
@@ -46707,7 +46759,8 @@ async function acquireLock(backend, request2, opts) {
     const r = await backend.take({ ...request2, since: new Date(opts.now()).toISOString() });
     if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...r.tookOver ? { tookOver: r.tookOver } : {} };
     const left = deadline - opts.now();
-    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
+    if (left <= 0 || opts.isStopping?.())
+      throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now(), opts.unlockForce);
     if (!told.has(r.held.id)) {
       told.add(r.held.id);
       opts.onWait?.(r.held, left);
@@ -46732,10 +46785,10 @@ var init_lock = __esm({
     unlockCommand = (environment, id, force = false) => `revsync unlock --env ${shellQuote(environment)} ${shellQuote(id)}${force ? " --force" : ""}`;
     ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
     LockHeld = class extends UserError {
-      constructor(environment, holder, waitedMs, now) {
+      constructor(environment, holder, waitedMs, now, force = false) {
         super(
           `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id)}`
+          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`
         );
         this.environment = environment;
         this.holder = holder;
@@ -46799,8 +46852,8 @@ var init_lock = __esm({
 });
 
 // src/report/views/lock.ts
-function advice({ environment, backend, holder, state }, unlockCommand2) {
-  const unlock = unlockCommand2(environment, holder.id);
+function advice({ environment, backend, holder, state, interactive }, unlockCommand2) {
+  const unlock = unlockCommand2(environment, holder.id, !interactive);
   if (state === "alive")
     return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: ${unlockCommand2(environment, holder.id, true)}`;
   if (state === "gone")
@@ -49876,7 +49929,15 @@ function entries(desired, live, targets, kinds) {
   for (const k of kinds) {
     for (const u of k.unmanaged(desiredOf(k, desired), liveOf(k, live), targets)) {
       const why = `${u.reason}${whoWords(u, "last modified")}`;
-      changes.push(shownEntry("not_in_git", u.address, why, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
+      changes.push(
+        shownEntry("not_in_git", u.address, why, {
+          before: u.before,
+          version_id: u.version_id,
+          last_modified_on: u.last_modified_on,
+          modified_by: u.modified_by,
+          modified_on: u.modified_on
+        })
+      );
     }
   }
   return { changes, findings };
@@ -56266,6 +56327,7 @@ async function takeEnvLock(backend, env2, run2) {
       now: () => Date.now(),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       isStopping: run2.isStopping,
+      unlockForce: !run2.out.interactive,
       onWait: (h, left) => run2.out.warn(
         `environment ${JSON.stringify(env2.name)} is locked by another apply: ${holderWords(h, Date.now(), env2.name)}; waiting up to ${Math.ceil(left / 1e3)}s (--lock-timeout)`
       )
@@ -56295,7 +56357,7 @@ function heldLock(backend, env2, held) {
     }),
     async release(out) {
       if (released) return;
-      const unlock = unlockCommand(env2.name, held.holder.id);
+      const unlock = unlockCommand(env2.name, held.holder.id, !out.interactive);
       try {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
@@ -56322,7 +56384,16 @@ async function runLockStatus(flags, out) {
   const backend = lockBackend(repo, env2, flags);
   const holder = await backend.holder();
   const at2 = holder ? await backend.whereOf(holder.id) : await backend.describe();
-  view({ environment: env2.name, backend: { kind: backend.kind, where: at2 }, holder, ...holder ? { state: backend.state(holder) } : {} }, out);
+  view(
+    {
+      environment: env2.name,
+      backend: { kind: backend.kind, where: at2 },
+      holder,
+      ...holder ? { state: backend.state(holder) } : {},
+      interactive: out.interactive
+    },
+    out
+  );
   return 0;
 }
 async function runUnlock(flags, out, args) {
@@ -56340,7 +56411,7 @@ async function runUnlock(flags, out, args) {
   const words = (h) => holderWords(h, Date.now(), env2.name);
   if (!(id === holder.id || id.length >= 7 && holder.id.startsWith(id))) {
     throw new UserError(
-      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${id}: held by ${words(holder)}; nothing was released`,
+      `the lock of environment ${JSON.stringify(env2.name)} is ${holder.id}, not ${JSON.stringify(id)}: held by ${words(holder)}; nothing was released`,
       "check revsync lock status: another apply may have taken the lock since"
     );
   }
@@ -56548,7 +56619,7 @@ async function releaseLock(run2) {
   if (!lock || lock.released) return;
   if (run2.signals.inFlight().length && run2.backend?.kind === "git") {
     out.warn(
-      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env2.name, lock.holder.id)}`
+      `the lock of environment ${JSON.stringify(env2.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env2.name, lock.holder.id, !out.interactive)}`
     );
     return;
   }

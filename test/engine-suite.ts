@@ -128,6 +128,28 @@ export function engineSuite(profile: Profile): void {
       expect(j.drift[0]).toMatchObject({ class: "changed", diff: [{ path: "ui_mode", before: "Classic", after: "Modern" }] });
     });
 
+    it("a change someone made since: plan's update says who made it and when, in the words drift uses, in text, markdown and JSON", async () => {
+      const t = await token(emu.url, "carol");
+      const env = (await api(emu.url, t, "GET", TC)).body[0];
+      expect((await api(emu.url, t, "PATCH", `${TC}/${env.compliance_id}`, updateBody(env, { manual_journal_contra_account: "HACK-1" }, "carol"))).status).toBe(
+        200,
+      );
+      const d = await run(["drift"]);
+      const who = /^ {6}(last modified by carol at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/m.exec(d.stdout)?.[1];
+      expect(who, d.stdout).toBeDefined();
+      const p = await run(["plan", "--target", "tenant-configuration/Default Tenant Configuration"]);
+      // The entry: its fields (the demo repo also sets carves_allocation), then who changed it last.
+      expect(p.stdout).toContain(
+        `~ tenant-configuration/Default Tenant Configuration (update)\n      carves_allocation: false -> true\n      manual_journal_contra_account: "HACK-1" -> "MJ-CONTRA-100"\n      ${who}\n\n`,
+      );
+      const j = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+      const update = j.changes.find((c: any) => c.action === "update");
+      expect(update).toMatchObject({ modified_by: "carol", modified_on: expect.stringMatching(/^\d{4}-.*Z$/) });
+      expect(who).toBe(`last modified by carol at ${update.modified_on.replace(".000Z", "Z")}`);
+      const md = await run(["plan", "--format", "markdown"]);
+      expect(md.stdout).toContain(`\n${who?.replace("last", "Last")}.\n`);
+    });
+
     it("classes: unmanaged, missing, batch status and batch values; plan shows the changed value old -> new and blocks the approve", async () => {
       writeFileSync(
         join(repo, "policies", "ssp", "values", "hardware-fy26-h1.csv"),

@@ -328,20 +328,27 @@ describe("one writer per environment", () => {
       ),
     );
     // Killed: its process is no longer running on this host.
-    expect(status.stdout).toContain(`Its process (pid ${pid}) is no longer running on this host: release it: revsync unlock --env demo `);
     const id = /lock id ([0-9a-f]{40})/.exec(status.stdout)?.[1] ?? "";
+    // Without a terminal (as here, and in CI) the command each hint names carries --force: unlock asks
+    // nobody there and refuses without it.
+    expect(status.stdout).toContain(`Its process (pid ${pid}) is no longer running on this host: release it: revsync unlock --env demo ${id} --force\n`);
     const next = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(next.code).toBe(1);
     expect(next.stderr).toContain(`(pid ${pid})`);
-    expect(next.stderr).toContain(`revsync unlock --env demo ${id}`);
-    // Another id than the lock held now releases nothing; the environment is named, never guessed.
-    expect((await run(dir, ["unlock", "--env", "demo", "0123456789"])).stderr).toContain("nothing was released");
+    const hint = /if that apply is dead \(killed, its runner gone\), release its lock: (revsync unlock .*)$/m.exec(next.stderr)?.[1];
+    expect(hint).toBe(`revsync unlock --env demo ${id} --force`);
+    // Another id than the lock held now releases nothing; the id given is quoted as outside text is.
+    // The environment is named, never guessed.
+    const wrong = await run(dir, ["unlock", "--env", "demo", "01234 56789"]);
+    expect(wrong.stderr).toContain(`Error: the lock of environment "demo" is ${id}, not "01234 56789": held by `);
+    expect(wrong.stderr).toContain("nothing was released");
     expect((await run(dir, ["unlock", id])).stderr).toContain("unlock needs --env NAME");
     // Without a terminal to confirm on, unlock needs --force.
     const unconfirmed = await run(dir, ["unlock", "--env", "demo", id.slice(0, 12)]);
     expect(unconfirmed.code).toBe(1);
     expect(unconfirmed.stderr).toContain("without a terminal to confirm on, it needs --force; nothing was released");
-    const unlock = await run(dir, ["unlock", "--env", "demo", id.slice(0, 12), "--force"]);
+    // The hint apply printed, run as printed (its words: the id is hex, nothing to unquote).
+    const unlock = await run(dir, (hint ?? "").split(" ").slice(1));
     expect(unlock.code).toBe(0);
     expect(unlock.stdout).toContain(`Released the lock ${id} of environment "demo"`);
     const after = await run(dir, ["apply", "p.json", "--auto-approve"]);

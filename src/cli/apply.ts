@@ -241,7 +241,7 @@ async function releaseLock(run: Run): Promise<void> {
   if (!lock || lock.released) return;
   if (run.signals.inFlight().length && run.backend?.kind === "git") {
     out.warn(
-      `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env.name, lock.holder.id)}`,
+      `the lock of environment ${JSON.stringify(env.name)} is kept: writes were in flight when the run stopped; once they have ended (revsync plan shows what landed), release it: ${unlockCommand(env.name, lock.holder.id, !out.interactive)}`,
     );
     return;
   }

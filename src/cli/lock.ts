@@ -111,6 +111,7 @@ export async function takeEnvLock(
       now: () => Date.now(),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       isStopping: run.isStopping,
+      unlockForce: !run.out.interactive,
       onWait: (h, left) =>
         run.out.warn(
           `environment ${JSON.stringify(env.name)} is locked by another apply: ${holderWords(h, Date.now(), env.name)}; waiting up to ${Math.ceil(left / 1000)}s (--lock-timeout)`,
@@ -144,7 +145,7 @@ function heldLock(backend: LockBackend, env: ResolvedEnv, held: Awaited<ReturnTy
     }),
     async release(out) {
       if (released) return;
-      const unlock = unlockCommand(env.name, held.holder.id);
+      const unlock = unlockCommand(env.name, held.holder.id, !out.interactive);
       try {
         const r = await backend.release(held.holder.id);
         released = r === "released" || r === "free";
@@ -182,7 +183,16 @@ export async function runLockStatus(flags: LockCommandFlags, out: Output): Promi
   const backend = lockBackend(repo, env, flags);
   const holder = await backend.holder();
   const at = holder ? await backend.whereOf(holder.id) : await backend.describe();
-  view({ environment: env.name, backend: { kind: backend.kind, where: at }, holder, ...(holder ? { state: backend.state(holder) } : {}) }, out);
+  view(
+    {
+      environment: env.name,
+      backend: { kind: backend.kind, where: at },
+      holder,
+      ...(holder ? { state: backend.state(holder) } : {}),
+      interactive: out.interactive,
+    },
+    out,
+  );
   return 0;
 }
 
@@ -206,7 +216,7 @@ export async function runUnlock(flags: LockCommandFlags, out: Output, args: stri
   const words = (h: LockHolder): string => holderWords(h, Date.now(), env.name);
   if (!(id === holder.id || (id.length >= 7 && holder.id.startsWith(id)))) {
     throw new UserError(
-      `the lock of environment ${JSON.stringify(env.name)} is ${holder.id}, not ${id}: held by ${words(holder)}; nothing was released`,
+      `the lock of environment ${JSON.stringify(env.name)} is ${holder.id}, not ${JSON.stringify(id)}: held by ${words(holder)}; nothing was released`,
       "check revsync lock status: another apply may have taken the lock since",
     );
   }

@@ -1,6 +1,6 @@
 import { LineCounter, parseDocument } from "yaml";
 import { describe, expect, it } from "vitest";
-import type { PolicyDoc } from "./rules.js";
+import type { Emit, PolicyDoc } from "./rules.js";
 import { duplicateNames } from "./rules.js";
 import { duplicateHierarchy, floorNotAboveCeiling, formulaNeedsExpression } from "../kinds/ssp/files.js";
 import { tenantFieldsUpdatable as tenantRule } from "../kinds/tenant-configuration/files.js";
@@ -17,9 +17,12 @@ function doc(text: string, file = "p.yaml"): PolicyDoc {
 
 const ssp = (name: string, spec: string): string => `kind: SspPolicy\nmetadata:\n  name: ${name}\nspec:\n${spec}`;
 
-function run(rule: (docs: PolicyDoc[], emit: (d: PolicyDoc, pointer: string, message: string) => void) => void, docs: PolicyDoc[]) {
+function run(rule: (docs: PolicyDoc[], emit: Emit) => void, docs: PolicyDoc[], severities: unknown[] = []) {
   const out: { file: string; pointer: string; message: string }[] = [];
-  rule(docs, (d, pointer, message) => out.push({ file: d.src.file, pointer, message }));
+  rule(docs, (d, pointer, message, opts) => {
+    out.push({ file: d.src.file, pointer, message });
+    severities.push(opts?.severity ?? "error");
+  });
   return out;
 }
 
@@ -35,9 +38,20 @@ describe("semantic rules", () => {
     ]);
   });
 
-  it("duplicate hierarchy_no", () => {
-    expect(run(duplicateHierarchy, [doc(ssp("A", "  hierarchy_no: 5\n")), doc(ssp("B", "  hierarchy_no: 5\n"), "b.yaml")])).toHaveLength(1);
+  it("duplicate hierarchy_no of two active policies: a warning (the service holds such pairs), at the second", () => {
+    const severities: unknown[] = [];
+    const out = run(duplicateHierarchy, [doc(ssp("A", "  hierarchy_no: 5\n")), doc(ssp("B", "  hierarchy_no: 5\n"), "b.yaml")], severities);
+    expect(out).toEqual([
+      {
+        file: "b.yaml",
+        pointer: "/spec/hierarchy_no",
+        message: expect.stringMatching(/^hierarchy_no 5 is also held by the active policy "A" \(p\.yaml\): the interface does not say which/),
+      },
+    ]);
+    expect(severities).toEqual(["warning"]);
     expect(run(duplicateHierarchy, [doc(ssp("A", "  hierarchy_no: 5\n")), doc(ssp("B", "  hierarchy_no: 6\n"))])).toHaveLength(0);
+    // An inactive policy prices nothing: it shares no place.
+    expect(run(duplicateHierarchy, [doc(ssp("A", "  hierarchy_no: 5\n")), doc(ssp("B", "  hierarchy_no: 5\n  active: false\n"))])).toHaveLength(0);
   });
 
   it("floor_percentage not above ceiling_percentage", () => {

@@ -12,8 +12,14 @@ export interface PolicyDoc {
   kind: string;
 }
 
-/** Reports a problem of a document at a place of it (a JSON pointer; `key`: the key's place, not the value's). */
-export type Emit = (doc: PolicyDoc, pointer: string, message: string, opts?: { key?: boolean; rule: string; offset?: number }) => void;
+/** Reports a problem of a document at a place of it (a JSON pointer; `key`: the key's place, not the value's;
+ *  `severity`: an error unless said, a warning leaves validate's exit 0 and lets plan run). */
+export type Emit = (
+  doc: PolicyDoc,
+  pointer: string,
+  message: string,
+  opts?: { key?: boolean; rule: string; offset?: number; severity?: Diagnostic["severity"] },
+) => void;
 
 /** A document's spec, as its rules read it. */
 export const specOf = <T>(d: PolicyDoc): T => (d.src.value as { spec?: T }).spec ?? ({} as T);
@@ -124,7 +130,15 @@ export function runRules(root: string, docs: PolicyDoc[], kinds: readonly FileKi
   const out: Diagnostic[] = [];
   const emit: Emit = (doc, pointer, message, opts) => {
     const p = at(doc.src, pointer, opts?.key);
-    const d: Diagnostic = { file: doc.src.file, line: p.line, column: p.column + (opts?.offset ?? 0), pointer, message, severity: "error", rule: opts?.rule };
+    const d: Diagnostic = {
+      file: doc.src.file,
+      line: p.line,
+      column: p.column + (opts?.offset ?? 0),
+      pointer,
+      message,
+      severity: opts?.severity ?? "error",
+      rule: opts?.rule,
+    };
     out.push(namingVariables(doc.src, d));
   };
   const kindOf = new Map(kinds.map((k) => [k.fileKind, k]));

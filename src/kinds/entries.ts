@@ -5,7 +5,7 @@ import type { FieldDiff } from "../shared/normalize.js";
 import { plural } from "../words.js";
 import type { Who } from "../shared/who.js";
 
-type Extra = Partial<Pick<Change, "before" | "after" | "diff" | "version_id" | "last_modified_on" | "source" | "diff_rows">>;
+type Extra = Partial<Pick<Change, "before" | "after" | "diff" | "version_id" | "last_modified_on" | "modified_by" | "modified_on" | "source" | "diff_rows">>;
 
 /** An entry apply never acts on: a difference the interface cannot write, a write revsync refuses, or
  *  something the service holds that git does not; always shown with the reason. */

@@ -52,8 +52,13 @@ describe("acquireLock: one writer, a bounded wait", () => {
     expect((err as LockHeld).message).toBe(
       'environment "production" is locked by another apply: bob (CI run https://ci.example/runs/9) on host laptop (pid 7), since 2026-11-25T12:00:00Z (3m ago), applying plan sha256:abc as service user ci-bot, lock id 8dbd5989; nothing was written',
     );
-    expect((err as LockHeld).hint).toContain("revsync unlock --env production 8dbd5989");
+    expect((err as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989$/);
     expect(sleeps).toEqual([]);
+    // Where the run has no terminal, the command it names carries --force: there unlock needs it.
+    const ci = await acquireLock(scripted([other]), request(), { timeoutMs: 0, now: () => t, sleep: async () => {}, unlockForce: true }).catch(
+      (e: unknown) => e,
+    );
+    expect((ci as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989 --force$/);
   });
 
   it("with a timeout polls from 0.5 s, doubling to 5 s, never past the deadline; says each holder once; takes it when free", async () => {

@@ -88,6 +88,9 @@ export interface AcquireOptions {
   onWait?: (holder: LockHolder, remainingMs: number) => void;
   /** Stop waiting (an interrupt): nothing was written. */
   isStopping?: () => boolean;
+  /** The unlock command a LockHeld names carries --force: the run has no terminal, and where there is
+   *  none unlock asks nobody and refuses without it (the command works where it is printed). */
+  unlockForce?: boolean;
 }
 
 /** The lock this run holds. */
@@ -104,10 +107,11 @@ export class LockHeld extends UserError {
     readonly holder: LockHolder,
     waitedMs: number,
     now: number,
+    force = false,
   ) {
     super(
       `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id)}`,
+      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`,
     );
     this.name = "LockHeld";
   }
@@ -124,7 +128,8 @@ export async function acquireLock(backend: LockBackend, request: LockRequest, op
     const r = await backend.take({ ...request, since: new Date(opts.now()).toISOString() });
     if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...(r.tookOver ? { tookOver: r.tookOver } : {}) };
     const left = deadline - opts.now();
-    if (left <= 0 || opts.isStopping?.()) throw new LockHeld(request.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now());
+    if (left <= 0 || opts.isStopping?.())
+      throw new LockHeld(request.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now(), opts.unlockForce);
     if (!told.has(r.held.id)) {
       told.add(r.held.id);
       opts.onWait?.(r.held, left);

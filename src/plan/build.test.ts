@@ -289,6 +289,8 @@ describe("what buildPlan decides", () => {
     const p = plan(desired, live);
     expect(actions(p)).toEqual(["unsupported ssp/Hardware SSP"]);
     expect(p.changes[0]?.diff).toEqual([{ path: "hierarchy_no", kind: "changed", before: 10, after: 11 }]);
+    // Who changed the live policy last, and when, as its envelope says.
+    expect(p.changes[0]).toMatchObject({ modified_by: "alice", modified_on: "2026-01-01T00:00:00.000Z" });
   });
 
   it("targets select an address and what lies below it", () => {
@@ -382,6 +384,7 @@ describe("the plan is the whole truth", () => {
       when: [{ field_name: "product_family", operator: "equality", value: "Services" }],
     });
     expect(c.version_id).toBe("1");
+    expect(c).toMatchObject({ modified_by: "alice", modified_on: "2026-01-01T00:00:00.000Z" });
     expect(c.payload).toBeUndefined();
     expect(p.summary).toMatchObject({ not_in_git: 1, create: 0 });
   });
@@ -411,9 +414,25 @@ describe("the plan is the whole truth", () => {
     expect(edge?.reason).toMatch(/^hierarchy_no 20 is held by the active live policy "Software Subscriptions SSP": two policies in one place of the hierarchy/);
   });
 
+  it("two creates at one place of the hierarchy (validate only warns of it): both blocked, each naming the other; an inactive one takes no place", () => {
+    const { desired, live } = base();
+    desired.ssp.push(newPolicy({ hierarchy_no: 600 }, "One SSP"), newPolicy({ hierarchy_no: 600 }, "Two SSP"));
+    const p = plan(desired, live);
+    expect(p.changes.filter((c) => /^ssp\/(One|Two) SSP$/.test(c.address)).map((c) => [c.action, c.reason])).toEqual([
+      [
+        "blocked",
+        'hierarchy_no 600 is also given to policy "Two SSP" in git, which this plan creates too: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync creates neither; give each its own hierarchy_no',
+      ],
+      ["blocked", expect.stringMatching(/^hierarchy_no 600 is also given to policy "One SSP" in git/)],
+    ]);
+    desired.ssp[desired.ssp.length - 1]!.spec.active = false;
+    expect(actions(plan(desired, live)).filter((a) => /(One|Two) SSP$/.test(a))).toEqual(["create ssp/One SSP", "create ssp/Two SSP"]);
+  });
+
   it("entries are ordered by code point, whatever the machine's locale", () => {
     const { desired, live } = base();
-    for (const name of ["b SSP", "B SSP", "a SSP", "Ä SSP"]) desired.ssp.push(newPolicy({ hierarchy_no: 500 }, name));
+    // Inactive: one place of the hierarchy, so that only the names order them (active ones would be blocked).
+    for (const name of ["b SSP", "B SSP", "a SSP", "Ä SSP"]) desired.ssp.push(newPolicy({ hierarchy_no: 500, active: false }, name));
     expect(actions(plan(desired, live))).toEqual(["create ssp/B SSP", "create ssp/a SSP", "create ssp/b SSP", "create ssp/Ä SSP"]);
   });
 });

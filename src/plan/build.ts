@@ -40,7 +40,15 @@ function entries(desired: DesiredState, live: LiveState, targets: string[], kind
   for (const k of kinds) {
     for (const u of k.unmanaged(desiredOf(k, desired), liveOf(k, live), targets)) {
       const why = `${u.reason}${whoWords(u, "last modified")}`;
-      changes.push(shownEntry("not_in_git", u.address, why, { before: u.before, version_id: u.version_id, last_modified_on: u.last_modified_on }));
+      changes.push(
+        shownEntry("not_in_git", u.address, why, {
+          before: u.before,
+          version_id: u.version_id,
+          last_modified_on: u.last_modified_on,
+          modified_by: u.modified_by,
+          modified_on: u.modified_on,
+        }),
+      );
     }
   }
   return { changes, findings };

@@ -16,6 +16,7 @@ import {
   type ValuesSummary,
 } from "../plan/model.js";
 import { unknownCaveat } from "../shared/unknown.js";
+import { modifiedWords } from "../shared/who.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
@@ -139,6 +140,8 @@ export function planText(plan: Plan, out: Painter): string {
     lines.push(`${sym} ${out.paint("bold", t(c.address))} ${out.paint("dim", `(${actionWords(c.action)})`)}`);
     if (!isApplied(c)) lines.push(`      ${out.paint(COLOR[c.action], "reason:")} ${t(c.reason ?? "")}`);
     lines.push(...entryDiffLines(c, "      ", 40));
+    const who = changeWho(c);
+    if (who) lines.push(`      ${out.paint("dim", t(who))}`);
     if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     if (eyes) lines.push(`      ${t(eyes)}`);
@@ -219,6 +222,8 @@ function fullChanges(changes: readonly Change[], fourEyes?: Plan["four_eyes"]): 
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     const b = [...head, `<details><summary>${changeTitle(c)}</summary>`, ""];
     if (c.reason) b.push(`> ${md(c.reason)}`, "");
+    const who = changeWho(c);
+    if (who) b.push(`${md(who.charAt(0).toUpperCase() + who.slice(1))}.`, "");
     if (c.values) b.push(`Values: ${md(valuesLine(c.values))}.`, "");
     if (eyes) b.push(`${md(eyes.charAt(0).toUpperCase() + eyes.slice(1))}.`, "");
     if (c.diff.length) {
@@ -239,7 +244,7 @@ function changeLines(changes: readonly Change[]): { lines: string[]; cut: boolea
   let cut = false;
   const lines = changes.map((c) => {
     const address = markdownCut(c.address, LINE_NAME, codeText);
-    const why = c.reason ?? (c.values ? valuesLine(c.values) : undefined);
+    const why = c.reason ?? (c.values ? valuesLine(c.values) : changeWho(c) || undefined);
     const reason = why === undefined ? undefined : markdownCut(why, LINE_REASON);
     cut ||= address.cut || !!reason?.cut;
     return `- \`${SYMBOL[c.action]}\` ${actionWords(c.action)} <code>${address.md}</code>${reason ? `: ${reason.md}` : ""}\n`;
@@ -374,11 +379,14 @@ export function driftSummaryLine(report: DriftReport): string {
   return `Drift: ${parts.join(", ")}${report.ignored?.length ? `; ${report.ignored.length} ignored (accepted)` : ""}.`;
 }
 
-/** Who changed a drifted resource last, and when. */
-export function attribution(d: DriftItem): string {
-  if (!d.modified_by && !d.modified_on) return "";
-  return `last modified${d.modified_by ? ` by ${d.modified_by}` : ""}${d.modified_on ? ` at ${d.modified_on.replace(".000Z", "Z")}` : ""}`;
+/** Who changed a drifted resource, or the live resource of a plan entry, last, and when. */
+export function attribution(d: Pick<DriftItem, "modified_by" | "modified_on">): string {
+  return modifiedWords({ modified_by: d.modified_by ?? null, modified_on: d.modified_on ?? null });
 }
+
+/** Who last changed the live resource of a plan entry, where its reason does not say it already (a not
+ *  in git entry's does). */
+const changeWho = (c: Change): string => (c.action === "not_in_git" ? "" : attribution(c));
 
 /** The drift report in markdown: never over MARKDOWN_LIMIT characters. Each drifted resource is listed
  *  (with its fields that differ while they fit, else one row each); the accepted drift and the notes

@@ -47,6 +47,10 @@ export interface Change {
   /** The live envelope's version this change was computed from (null for a create). */
   version_id: string | null;
   last_modified_on: number | null;
+  /** Who changed the live resource last, and when (ISO), as the service says, on an update, an SSP
+   *  policy's fields that differ and a not in git entry; absent or null where it does not say. */
+  modified_by?: string | null;
+  modified_on?: string | null;
   reason?: string;
   source?: string;
   payload?: Payload;

@@ -25,11 +25,18 @@ export const batchWho = (b: { updated_by?: string | null; updated_at?: number | 
   modified_on: isoOf(b?.updated_at),
 });
 
+/** "last modified by bob at 2026-…Z", with `verb` for the words before; "" when the service names
+ *  neither. How drift and plan say who changed a resource last. */
+export function modifiedWords(w: Who, verb = "last modified"): string {
+  if (!w.modified_by && !w.modified_on) return "";
+  return `${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""}`;
+}
+
 /** " (last changed by bob at 2026-…Z)", with `verb` for the words before ("created", "batch last
  *  changed"); "" when the service names neither. */
 export function whoWords(w: Who, verb = "last changed"): string {
-  if (!w.modified_by && !w.modified_on) return "";
-  return ` (${verb}${w.modified_by ? ` by ${w.modified_by}` : ""}${w.modified_on ? ` at ${shortIso(w.modified_on)}` : ""})`;
+  const words = modifiedWords(w, verb);
+  return words && ` (${words})`;
 }
 
 /** Whether two user ids name the same user (four eyes): compared without case and surrounding space, as

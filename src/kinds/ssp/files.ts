@@ -41,18 +41,23 @@ export interface DesiredSsp {
   specSource: SourceRef;
 }
 
+/** Two active policies in one place of the hierarchy: a warning, not an error. The service keeps them
+ *  (hierarchy_no is only an order of evaluation), so export writes them and must read back clean; but the
+ *  interface does not say which of the two prices an order line. A create at a place an active live
+ *  policy holds stays blocked by plan and apply. */
 export function duplicateHierarchy(docs: PolicyDoc[], emit: Emit): void {
   const seen = new Map<number, PolicyDoc>();
   for (const d of docs) {
-    const n = specOf<SspPolicyFile["spec"]>(d).hierarchy_no;
-    if (typeof n !== "number" || !exactAt(d, "/spec/hierarchy_no")) continue;
+    const s = specOf<SspPolicyFile["spec"]>(d);
+    const n = s.hierarchy_no;
+    if (typeof n !== "number" || s.active === false || !exactAt(d, "/spec/hierarchy_no")) continue;
     const first = seen.get(n);
     if (first) {
       emit(
         d,
         "/spec/hierarchy_no",
-        `hierarchy_no ${n} is already used by ${JSON.stringify((first.src.value as SspPolicyFile).metadata.name)} (${first.src.file}): each SSP policy needs its own place in the hierarchy`,
-        { rule: "duplicate-hierarchy" },
+        `hierarchy_no ${n} is also held by the active policy ${JSON.stringify((first.src.value as SspPolicyFile).metadata.name)} (${first.src.file}): the interface does not say which of the two prices an order line (policy tests take them by name), and revsync creates no policy at a place an active live policy holds`,
+        { rule: "duplicate-hierarchy", severity: "warning" },
       );
     } else seen.set(n, d);
   }

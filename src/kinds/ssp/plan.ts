@@ -10,6 +10,7 @@ import { numberOrNull } from "../../number.js";
 import { plural } from "../../words.js";
 import { shownEntry } from "../entries.js";
 import type { PlanFindings } from "../kind.js";
+import { envelopeWho } from "../../shared/who.js";
 import { pasteable, shellQuote } from "../../shell-quote.js";
 import { batchDatesDiff, exportHint, liveBatch, shownValuesDiff, sspFieldDiff } from "./compare.js";
 import { createBody, createItem } from "./create-body.js";
@@ -44,6 +45,8 @@ export const REASONS = {
     `hierarchy_no ${n} is held by the active live ${holders}: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync will not create this one; give it a hierarchy_no no active policy holds`,
   rename: (n: number, old: string, name: string) =>
     `hierarchy_no ${n} is held by the active live policy ${JSON.stringify(old)}, which is not in git and has the same conditions: this looks like a rename. The interface cannot rename, update or delete an SSP policy: deactivate or delete ${JSON.stringify(old)} in the service first (then plan again: it creates ${JSON.stringify(name)}), or keep the old name in git`,
+  hierarchyShared: (n: number, others: string) =>
+    `hierarchy_no ${n} is also given to ${others} in git, which this plan creates too: two policies in one place of the hierarchy make it undefined which one prices an order line, so revsync creates neither; give each its own hierarchy_no`,
   createBlocked: (policy: string) => `the create of ${policy} is blocked, so nothing is done for its batches`,
 } as const;
 
@@ -144,7 +147,17 @@ function hierarchyHolders(live: SspLive): Map<number, LivePolicy[]> {
  *  a rename when the holder is not in git and has the same conditions), or undefined when it is free. */
 function hierarchyClash(name: string, item: SspCreateItem, desired: readonly DesiredSsp[], live: SspLive): string | undefined {
   const holders = (hierarchyHolders(live).get(item.hierarchy_no) ?? []).filter((lp) => lp.envelope.compliance_name !== name);
-  if (!holders.length) return undefined;
+  if (!holders.length) {
+    // validate only warns of two active policies in one place (the service may hold such pairs); two
+    // that this plan would create there are blocked both, as neither comes first.
+    const created = desired.filter((d) => d.name !== name && !live.ssp.has(d.name) && d.spec.hierarchy_no === item.hierarchy_no && d.spec.active !== false);
+    return created.length && item.active !== false
+      ? REASONS.hierarchyShared(
+          item.hierarchy_no,
+          `${created.length === 1 ? "policy" : "policies"} ${created.map((d) => JSON.stringify(d.name)).join(" and ")}`,
+        )
+      : undefined;
+  }
   const inGit = new Set(desired.map((d) => d.name));
   const want = canonicalConditions(item.when);
   const renamed = holders.find(
@@ -252,6 +265,7 @@ function policyFields(p: PolicyContext, lp: LivePolicy, versioned: Versioned, fi
       after: Object.fromEntries(diff.map((x) => [x.path, x.after])),
       diff,
       ...versioned,
+      ...envelopeWho(lp.envelope),
     }),
   ];
 }

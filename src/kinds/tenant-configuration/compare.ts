@@ -45,6 +45,7 @@ export function tenantChange(d: DesiredTenantConfig, live: TenantConfigurationLi
     diff,
     version_id: env.version_id ?? null,
     last_modified_on: numberOrNull(env.last_modified_on),
+    ...envelopeWho(env),
     source: `${d.source.file}:${d.source.line}`,
     payload: { kind: "update", compliance_id: env.compliance_id ?? "", compliance_name: d.name, unique_key: env.unique_key ?? "", item: merged },
   };

@@ -9,16 +9,19 @@ export interface LockStatus {
   backend: Pick<LockBackend, "kind" | "where">;
   holder: LockHolder | undefined;
   state?: HolderState;
+  /** Whether lock status runs on a terminal: without one, the unlock command it names carries --force
+   *  (there, unlock asks nobody and refuses without it). */
+  interactive?: boolean;
 }
 
 export type LockStatusView = (status: LockStatus, out: Sink) => void;
 
 /** What to do about a holder, by whether its process runs. */
 function advice(
-  { environment, backend, holder, state }: LockStatus & { holder: LockHolder },
+  { environment, backend, holder, state, interactive }: LockStatus & { holder: LockHolder },
   unlockCommand: (env: string, id: string, force?: boolean) => string,
 ): string {
-  const unlock = unlockCommand(environment, holder.id);
+  const unlock = unlockCommand(environment, holder.id, !interactive);
   // unlock refuses a running holder's lock but with --force: the command it names says so.
   if (state === "alive")
     return `Its process (pid ${holder.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: ${unlockCommand(environment, holder.id, true)}`;
