@@ -153,19 +153,8 @@ export async function changedPolicyFiles(
   }
   const entries = status.split("\0");
   const oid = entries.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
-  const found: { path: string; what: string }[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++; // its former path follows
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-  }
+  // Of what git does not hold, only the YAML and CSV files: what revsync could read as policy.
+  const found = statusEntries(entries).filter((f) => (f.what !== "untracked" && f.what !== "ignored by git") || POLICY_FILE.test(f.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
   // git names them from the repository's top folder, which may lie above revsync's.

@@ -163,14 +163,13 @@ export function shownValuesDiff(
   };
 }
 
-/** The fields of an SSP policy that say what it does (which lines it meets, how its SSP is found and
- *  held to its range): where git's file leaves one out that the service holds, plan and drift show it.
- *  The record's own bookkeeping (entity_type, type, can_delete, is_user_defined) is not among them. */
-export const SSP_KEPT_FIELDS = [
+/** The fields of an SSP policy a policy file holds, in the order export writes them. */
+export const SSP_EXPORT_FIELDS = [
   "method",
   "active",
   "hierarchy_no",
   "data_identifiers",
+  "entity_type",
   "floor_percentage",
   "ceiling_percentage",
   "expression",
@@ -178,7 +177,17 @@ export const SSP_KEPT_FIELDS = [
   "transaction_above_range",
   "transaction_below_range",
   "transaction_mid_range",
+  "type",
+  "can_delete",
+  "is_user_defined",
 ] as const;
+
+/** The record's own bookkeeping among them: not what a policy does. */
+const SSP_BOOKKEEPING: readonly string[] = ["entity_type", "type", "can_delete", "is_user_defined"];
+
+/** The fields of an SSP policy that say what it does (which lines it meets, how its SSP is found and
+ *  held to its range): where git's file leaves one out that the service holds, plan and drift show it. */
+export const SSP_KEPT_FIELDS = SSP_EXPORT_FIELDS.filter((f) => !SSP_BOOKKEEPING.includes(f));
 
 /** Of git's SSP policies the service holds, the fields their files leave out that the service holds a
  *  value of (SSP_KEPT_FIELDS): each keeps its live value, and plan and drift show it. */
