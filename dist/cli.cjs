@@ -44301,7 +44301,7 @@ function unmanagedSsp(desired, live, targets) {
   }
   return out;
 }
-var VALUE_ROWS_SHOWN, liveBatch, SSP_KEPT_FIELDS, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
+var VALUE_ROWS_SHOWN, liveBatch, SSP_EXPORT_FIELDS, SSP_BOOKKEEPING, SSP_KEPT_FIELDS, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
 var init_compare = __esm({
   "src/kinds/ssp/compare.ts"() {
     "use strict";
@@ -44321,19 +44321,25 @@ var init_compare = __esm({
     init_values();
     VALUE_ROWS_SHOWN = 20;
     liveBatch = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
-    SSP_KEPT_FIELDS = [
+    SSP_EXPORT_FIELDS = [
       "method",
       "active",
       "hierarchy_no",
       "data_identifiers",
+      "entity_type",
       "floor_percentage",
       "ceiling_percentage",
       "expression",
       "when",
       "transaction_above_range",
       "transaction_below_range",
-      "transaction_mid_range"
+      "transaction_mid_range",
+      "type",
+      "can_delete",
+      "is_user_defined"
     ];
+    SSP_BOOKKEEPING = ["entity_type", "type", "can_delete", "is_user_defined"];
+    SSP_KEPT_FIELDS = SSP_EXPORT_FIELDS.filter((f) => !SSP_BOOKKEEPING.includes(f));
     IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
     REASONS_NOT_IN_GIT = {
       policy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (${exportHint(name, "writes one")})`,
@@ -44824,7 +44830,7 @@ function exportSsp(live, ctx, schema) {
   }
   return files;
 }
-var import_node_path6, SSP_EXPORT_FIELDS, LISTED_STATUSES, show5;
+var import_node_path6, LISTED_STATUSES, show5;
 var init_export = __esm({
   "src/kinds/ssp/export.ts"() {
     "use strict";
@@ -44838,23 +44844,6 @@ var init_export = __esm({
     init_compare();
     init_read();
     init_values();
-    SSP_EXPORT_FIELDS = [
-      "method",
-      "active",
-      "hierarchy_no",
-      "data_identifiers",
-      "entity_type",
-      "floor_percentage",
-      "ceiling_percentage",
-      "expression",
-      "when",
-      "transaction_above_range",
-      "transaction_below_range",
-      "transaction_mid_range",
-      "type",
-      "can_delete",
-      "is_user_defined"
-    ];
     LISTED_STATUSES = new Set(BATCH_STATUSES);
     show5 = (v) => JSON.stringify(v) ?? "undefined";
   }
@@ -50467,19 +50456,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const entries2 = status.split("\0");
   const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
-  const found = [];
-  for (let i = 0; i < entries2.length; i++) {
-    const e = entries2[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++;
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-  }
+  const found = statusEntries(entries2).filter((f) => f.what !== "untracked" && f.what !== "ignored by git" || POLICY_FILE.test(f.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
   let top = root;
