@@ -6091,9 +6091,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve17, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve16(data);
+              return err ? reject(err) : resolve17(data);
             });
           });
         }
@@ -6131,9 +6131,9 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve17, reject) => {
             this.destroy(err, (err2, data) => {
-              return err2 ? reject(err2) : resolve16(data);
+              return err2 ? reject(err2) : resolve17(data);
             });
           });
         }
@@ -6409,8 +6409,8 @@ var require_pool_base = __commonJS({
           }
           return Promise.all(closeAll);
         } else {
-          return new Promise((resolve16) => {
-            this[kClosedResolve] = resolve16;
+          return new Promise((resolve17) => {
+            this[kClosedResolve] = resolve17;
           });
         }
       }
@@ -10533,8 +10533,8 @@ var require_promise = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve16, reject) => {
-        res = resolve16;
+      const promise = new Promise((resolve17, reject) => {
+        res = resolve17;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -11960,12 +11960,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve16, reject) => {
+      const waitForDrain = () => new Promise((resolve17, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve16;
+          callback = resolve17;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -12849,12 +12849,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve16, reject) => {
+      const waitForDrain = () => new Promise((resolve17, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve16;
+          callback = resolve17;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -13171,16 +13171,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       [kClose]() {
-        return new Promise((resolve16) => {
+        return new Promise((resolve17) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve16;
+            this[kClosedResolve] = resolve17;
           } else {
-            resolve16(null);
+            resolve17(null);
           }
         });
       }
       [kDestroy](err) {
-        return new Promise((resolve16) => {
+        return new Promise((resolve17) => {
           const requests2 = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests2.length; i++) {
             const request2 = requests2[i];
@@ -13193,7 +13193,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve16(null);
+            resolve17(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -14209,7 +14209,7 @@ var require_socks5_proxy_agent = __commonJS({
         const proxyHost = this[kProxyUrl].hostname;
         const proxyPort = parseInt(this[kProxyUrl].port) || 1080;
         debug("creating SOCKS5 connection to", proxyHost, proxyPort);
-        const socket = await new Promise((resolve16, reject) => {
+        const socket = await new Promise((resolve17, reject) => {
           this[kConnector]({
             hostname: proxyHost,
             host: proxyHost,
@@ -14219,7 +14219,7 @@ var require_socks5_proxy_agent = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve16(socket2);
+              resolve17(socket2);
             }
           });
         });
@@ -14229,14 +14229,14 @@ var require_socks5_proxy_agent = __commonJS({
           socket.destroy();
         });
         await socks5Client.handshake();
-        await new Promise((resolve16, reject) => {
+        await new Promise((resolve17, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 authentication timeout"));
           }, 5e3);
           const onAuthenticated = () => {
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve16();
+            resolve17();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14245,14 +14245,14 @@ var require_socks5_proxy_agent = __commonJS({
           };
           if (socks5Client.state === STATES.AUTHENTICATED) {
             clearTimeout(timeout);
-            resolve16();
+            resolve17();
           } else {
             socks5Client.once("authenticated", onAuthenticated);
             socks5Client.once("error", onError);
           }
         });
         await socks5Client.connect(targetHost, targetPort);
-        await new Promise((resolve16, reject) => {
+        await new Promise((resolve17, reject) => {
           const timeout = setTimeout(() => {
             reject(new Error("SOCKS5 connection timeout"));
           }, 5e3);
@@ -14260,7 +14260,7 @@ var require_socks5_proxy_agent = __commonJS({
             debug("SOCKS5 tunnel established to", targetHost, targetPort, "via", info2);
             clearTimeout(timeout);
             socks5Client.removeListener("error", onError);
-            resolve16();
+            resolve17();
           };
           const onError = (err) => {
             clearTimeout(timeout);
@@ -14303,8 +14303,8 @@ var require_socks5_proxy_agent = __commonJS({
                       socket,
                       servername: this[kRequestTls]?.servername || targetHost
                     });
-                    await new Promise((resolve16, reject) => {
-                      finalSocket.once("secureConnect", resolve16);
+                    await new Promise((resolve17, reject) => {
+                      finalSocket.once("secureConnect", resolve17);
                       finalSocket.once("error", reject);
                     });
                   }
@@ -14954,7 +14954,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return Promise.resolve(null);
         }
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve17, reject) => {
           if (this[kContentLength] && this[kContentLength] > limit || this[kBytesRead] > limit) {
             this.destroy(new AbortError());
           }
@@ -14968,11 +14968,11 @@ var require_readable = __commonJS({
               if (signal.aborted) {
                 reject(signal.reason ?? new AbortError());
               } else {
-                resolve16(null);
+                resolve17(null);
               }
             });
           } else {
-            this.on("close", resolve16);
+            this.on("close", resolve17);
           }
           this.on("error", noop).on("data", () => {
             if (this[kBytesRead] > limit) {
@@ -15000,7 +15000,7 @@ var require_readable = __commonJS({
     }
     function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve16, reject) => {
+      return new Promise((resolve17, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -15015,7 +15015,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve16,
+              resolve: resolve17,
               reject,
               length: 0,
               body: []
@@ -15089,18 +15089,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2, encoding) {
-      const { type, body, resolve: resolve16, stream, length } = consume2;
+      const { type, body, resolve: resolve17, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve16(chunksDecode(body, length, encoding));
+          resolve17(chunksDecode(body, length, encoding));
         } else if (type === "json") {
-          resolve16(JSON.parse(chunksDecode(body, length, encoding)));
+          resolve17(JSON.parse(chunksDecode(body, length, encoding)));
         } else if (type === "arrayBuffer") {
-          resolve16(chunksConcat(body, length).buffer);
+          resolve17(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve16(new Blob(body, { type: stream[kContentType] }));
+          resolve17(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve16(chunksConcat(body, length));
+          resolve17(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -15290,9 +15290,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve17, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve17(data);
           });
         });
       }
@@ -15504,9 +15504,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve17, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve17(data);
           });
         });
       }
@@ -15794,9 +15794,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve17, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve17(data);
           });
         });
       }
@@ -15889,9 +15889,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve17, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve17(data);
           });
         });
       }
@@ -18064,6 +18064,8 @@ var init_budget = __esm({
       impactNotes: 2e3,
       /** The notes of a plan or a drift report (fields the service does not show). */
       notes: 4e3,
+      /** Fields the service holds that git's files leave out (information, one line per resource). */
+      kept: 4e3,
       /** Drift accepted by drift.ignore, listed apart. */
       ignored: 6e3
     };
@@ -18700,13 +18702,23 @@ var init_policy_test = __esm({
 });
 
 // src/shared/entries.ts
-var APPLIED_ACTIONS, isApplied, actionWords;
+function keptFields(git, live, fields) {
+  const out = {};
+  for (const k of fields) {
+    const v = live[k];
+    if (k in git || v === null || v === void 0 || v === "" || Array.isArray(v) && !v.length) continue;
+    out[k] = v;
+  }
+  return out;
+}
+var APPLIED_ACTIONS, isApplied, actionWords, keptCount;
 var init_entries = __esm({
   "src/shared/entries.ts"() {
     "use strict";
     APPLIED_ACTIONS = ["create", "update", "review", "approve"];
     isApplied = (c) => APPLIED_ACTIONS.includes(c.action);
     actionWords = (a) => a.replace(/_/g, " ");
+    keptCount = (kept) => (kept ?? []).reduce((n, k) => n + Object.keys(k.fields).length, 0);
   }
 });
 
@@ -21150,7 +21162,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate15;
-    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var pattern11 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern13 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
     var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
@@ -23954,356 +23966,356 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.four_eyes !== void 0) {
-          let data15 = data.four_eyes;
-          if (data15 && typeof data15 == "object" && !Array.isArray(data15)) {
-            if (data15.sign_in === void 0) {
-              const err29 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "sign_in" }, message: "must have required property 'sign_in'" };
-              if (vErrors === null) {
-                vErrors = [err29];
-              } else {
-                vErrors.push(err29);
-              }
-              errors++;
-            }
-            if (data15.approver === void 0) {
-              const err30 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver" }, message: "must have required property 'approver'" };
-              if (vErrors === null) {
-                vErrors = [err30];
-              } else {
-                vErrors.push(err30);
-              }
-              errors++;
-            }
-            if (data15.approver_configured === void 0) {
-              const err31 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver_configured" }, message: "must have required property 'approver_configured'" };
-              if (vErrors === null) {
-                vErrors = [err31];
-              } else {
-                vErrors.push(err31);
-              }
-              errors++;
-            }
-            if (data15.approves === void 0) {
-              const err32 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approves" }, message: "must have required property 'approves'" };
-              if (vErrors === null) {
-                vErrors = [err32];
-              } else {
-                vErrors.push(err32);
-              }
-              errors++;
-            }
-            if (data15.sign_in !== void 0) {
-              let data16 = data15.sign_in;
-              if (typeof data16 !== "string" && data16 !== null) {
-                const err33 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err33];
-                } else {
-                  vErrors.push(err33);
-                }
-                errors++;
-              }
-            }
-            if (data15.approver !== void 0) {
-              let data17 = data15.approver;
-              if (typeof data17 !== "string" && data17 !== null) {
-                const err34 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err34];
-                } else {
-                  vErrors.push(err34);
-                }
-                errors++;
-              }
-            }
-            if (data15.approver_configured !== void 0) {
-              if (typeof data15.approver_configured !== "boolean") {
-                const err35 = { instancePath: instancePath + "/four_eyes/approver_configured", schemaPath: "#/properties/four_eyes/properties/approver_configured/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                if (vErrors === null) {
-                  vErrors = [err35];
-                } else {
-                  vErrors.push(err35);
-                }
-                errors++;
-              }
-            }
-            if (data15.approver_known !== void 0) {
-              if (false !== data15.approver_known) {
-                const err36 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
-                if (vErrors === null) {
-                  vErrors = [err36];
-                } else {
-                  vErrors.push(err36);
-                }
-                errors++;
-              }
-            }
-            if (data15.approves !== void 0) {
-              let data20 = data15.approves;
-              if (Array.isArray(data20)) {
-                const len3 = data20.length;
-                for (let i3 = 0; i3 < len3; i3++) {
-                  let data21 = data20[i3];
-                  if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
-                    if (data21.address === void 0) {
-                      const err37 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
-                      if (vErrors === null) {
-                        vErrors = [err37];
-                      } else {
-                        vErrors.push(err37);
-                      }
-                      errors++;
-                    }
-                    if (data21.reviewed_by === void 0) {
-                      const err38 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
-                      if (vErrors === null) {
-                        vErrors = [err38];
-                      } else {
-                        vErrors.push(err38);
-                      }
-                      errors++;
-                    }
-                    if (data21.reviewed_in_plan === void 0) {
-                      const err39 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
-                      if (vErrors === null) {
-                        vErrors = [err39];
-                      } else {
-                        vErrors.push(err39);
-                      }
-                      errors++;
-                    }
-                    if (data21.policy_created_by === void 0) {
-                      const err40 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
-                      if (vErrors === null) {
-                        vErrors = [err40];
-                      } else {
-                        vErrors.push(err40);
-                      }
-                      errors++;
-                    }
-                    if (data21.created_in_plan === void 0) {
-                      const err41 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
-                      if (vErrors === null) {
-                        vErrors = [err41];
-                      } else {
-                        vErrors.push(err41);
-                      }
-                      errors++;
-                    }
-                    if (data21.blocked === void 0) {
-                      const err42 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
-                      if (vErrors === null) {
-                        vErrors = [err42];
-                      } else {
-                        vErrors.push(err42);
-                      }
-                      errors++;
-                    }
-                    if (data21.address !== void 0) {
-                      if (typeof data21.address !== "string") {
-                        const err43 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err43];
-                        } else {
-                          vErrors.push(err43);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.reviewed_by !== void 0) {
-                      let data23 = data21.reviewed_by;
-                      if (typeof data23 !== "string" && data23 !== null) {
-                        const err44 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err44];
-                        } else {
-                          vErrors.push(err44);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.reviewed_in_plan !== void 0) {
-                      if (typeof data21.reviewed_in_plan !== "boolean") {
-                        const err45 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err45];
-                        } else {
-                          vErrors.push(err45);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.uploaded_by !== void 0) {
-                      let data25 = data21.uploaded_by;
-                      if (typeof data25 !== "string" && data25 !== null) {
-                        const err46 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err46];
-                        } else {
-                          vErrors.push(err46);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.uploaded_in_plan !== void 0) {
-                      if (typeof data21.uploaded_in_plan !== "boolean") {
-                        const err47 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err47];
-                        } else {
-                          vErrors.push(err47);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.policy_created_by !== void 0) {
-                      let data27 = data21.policy_created_by;
-                      if (typeof data27 !== "string" && data27 !== null) {
-                        const err48 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err48];
-                        } else {
-                          vErrors.push(err48);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.created_in_plan !== void 0) {
-                      if (typeof data21.created_in_plan !== "boolean") {
-                        const err49 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
-                        if (vErrors === null) {
-                          vErrors = [err49];
-                        } else {
-                          vErrors.push(err49);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data21.blocked !== void 0) {
-                      let data29 = data21.blocked;
-                      if (typeof data29 !== "boolean" && data29 !== null) {
-                        const err50 = { instancePath: instancePath + "/four_eyes/approves/" + i3 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
-                        if (vErrors === null) {
-                          vErrors = [err50];
-                        } else {
-                          vErrors.push(err50);
-                        }
-                        errors++;
-                      }
-                    }
+        if (data.kept_live !== void 0) {
+          let data15 = data.kept_live;
+          if (Array.isArray(data15)) {
+            const len3 = data15.length;
+            for (let i3 = 0; i3 < len3; i3++) {
+              let data16 = data15[i3];
+              if (data16 && typeof data16 == "object" && !Array.isArray(data16)) {
+                if (data16.address === void 0) {
+                  const err29 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+                  if (vErrors === null) {
+                    vErrors = [err29];
                   } else {
-                    const err51 = { instancePath: instancePath + "/four_eyes/approves/" + i3, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    vErrors.push(err29);
+                  }
+                  errors++;
+                }
+                if (data16.fields === void 0) {
+                  const err30 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "fields" }, message: "must have required property 'fields'" };
+                  if (vErrors === null) {
+                    vErrors = [err30];
+                  } else {
+                    vErrors.push(err30);
+                  }
+                  errors++;
+                }
+                if (data16.modified_by === void 0) {
+                  const err31 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "modified_by" }, message: "must have required property 'modified_by'" };
+                  if (vErrors === null) {
+                    vErrors = [err31];
+                  } else {
+                    vErrors.push(err31);
+                  }
+                  errors++;
+                }
+                if (data16.modified_on === void 0) {
+                  const err32 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/required", keyword: "required", params: { missingProperty: "modified_on" }, message: "must have required property 'modified_on'" };
+                  if (vErrors === null) {
+                    vErrors = [err32];
+                  } else {
+                    vErrors.push(err32);
+                  }
+                  errors++;
+                }
+                if (data16.address !== void 0) {
+                  if (typeof data16.address !== "string") {
+                    const err33 = { instancePath: instancePath + "/kept_live/" + i3 + "/address", schemaPath: "#/properties/kept_live/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err51];
+                      vErrors = [err33];
                     } else {
-                      vErrors.push(err51);
+                      vErrors.push(err33);
+                    }
+                    errors++;
+                  }
+                }
+                if (data16.fields !== void 0) {
+                  let data18 = data16.fields;
+                  if (!(data18 && typeof data18 == "object" && !Array.isArray(data18))) {
+                    const err34 = { instancePath: instancePath + "/kept_live/" + i3 + "/fields", schemaPath: "#/properties/kept_live/items/properties/fields/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err34];
+                    } else {
+                      vErrors.push(err34);
+                    }
+                    errors++;
+                  }
+                }
+                if (data16.modified_by !== void 0) {
+                  let data19 = data16.modified_by;
+                  if (typeof data19 !== "string" && data19 !== null) {
+                    const err35 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_by", schemaPath: "#/properties/kept_live/items/properties/modified_by/type", keyword: "type", params: { type: schema20.properties.kept_live.items.properties.modified_by.type }, message: "must be string,null" };
+                    if (vErrors === null) {
+                      vErrors = [err35];
+                    } else {
+                      vErrors.push(err35);
+                    }
+                    errors++;
+                  }
+                }
+                if (data16.modified_on !== void 0) {
+                  let data20 = data16.modified_on;
+                  if (typeof data20 !== "string" && data20 !== null) {
+                    const err36 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_on", schemaPath: "#/properties/kept_live/items/properties/modified_on/type", keyword: "type", params: { type: schema20.properties.kept_live.items.properties.modified_on.type }, message: "must be string,null" };
+                    if (vErrors === null) {
+                      vErrors = [err36];
+                    } else {
+                      vErrors.push(err36);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err52 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err37 = { instancePath: instancePath + "/kept_live/" + i3, schemaPath: "#/properties/kept_live/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err52];
+                  vErrors = [err37];
                 } else {
-                  vErrors.push(err52);
+                  vErrors.push(err37);
                 }
                 errors++;
               }
             }
           } else {
-            const err53 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err38 = { instancePath: instancePath + "/kept_live", schemaPath: "#/properties/kept_live/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err38];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err38);
             }
             errors++;
           }
         }
-        if (data.impact !== void 0) {
-          let data30 = data.impact;
-          const _errs61 = errors;
-          let valid12 = false;
-          let passing0 = null;
-          const _errs62 = errors;
-          if (Array.isArray(data30)) {
-            const len4 = data30.length;
-            for (let i4 = 0; i4 < len4; i4++) {
-              let data31 = data30[i4];
-              if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
-                if (data31.name === void 0) {
-                  const err54 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                  if (vErrors === null) {
-                    vErrors = [err54];
-                  } else {
-                    vErrors.push(err54);
-                  }
-                  errors++;
+        if (data.four_eyes !== void 0) {
+          let data21 = data.four_eyes;
+          if (data21 && typeof data21 == "object" && !Array.isArray(data21)) {
+            if (data21.sign_in === void 0) {
+              const err39 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "sign_in" }, message: "must have required property 'sign_in'" };
+              if (vErrors === null) {
+                vErrors = [err39];
+              } else {
+                vErrors.push(err39);
+              }
+              errors++;
+            }
+            if (data21.approver === void 0) {
+              const err40 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver" }, message: "must have required property 'approver'" };
+              if (vErrors === null) {
+                vErrors = [err40];
+              } else {
+                vErrors.push(err40);
+              }
+              errors++;
+            }
+            if (data21.approver_configured === void 0) {
+              const err41 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approver_configured" }, message: "must have required property 'approver_configured'" };
+              if (vErrors === null) {
+                vErrors = [err41];
+              } else {
+                vErrors.push(err41);
+              }
+              errors++;
+            }
+            if (data21.approves === void 0) {
+              const err42 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/required", keyword: "required", params: { missingProperty: "approves" }, message: "must have required property 'approves'" };
+              if (vErrors === null) {
+                vErrors = [err42];
+              } else {
+                vErrors.push(err42);
+              }
+              errors++;
+            }
+            if (data21.sign_in !== void 0) {
+              let data22 = data21.sign_in;
+              if (typeof data22 !== "string" && data22 !== null) {
+                const err43 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
                 }
-                if (data31.file === void 0) {
-                  const err55 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                  if (vErrors === null) {
-                    vErrors = [err55];
-                  } else {
-                    vErrors.push(err55);
-                  }
-                  errors++;
+                errors++;
+              }
+            }
+            if (data21.approver !== void 0) {
+              let data23 = data21.approver;
+              if (typeof data23 !== "string" && data23 !== null) {
+                const err44 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
                 }
-                if (data31.line === void 0) {
-                  const err56 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                  if (vErrors === null) {
-                    vErrors = [err56];
-                  } else {
-                    vErrors.push(err56);
-                  }
-                  errors++;
+                errors++;
+              }
+            }
+            if (data21.approver_configured !== void 0) {
+              if (typeof data21.approver_configured !== "boolean") {
+                const err45 = { instancePath: instancePath + "/four_eyes/approver_configured", schemaPath: "#/properties/four_eyes/properties/approver_configured/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
                 }
-                if (data31.before === void 0) {
-                  const err57 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
-                  if (vErrors === null) {
-                    vErrors = [err57];
-                  } else {
-                    vErrors.push(err57);
-                  }
-                  errors++;
+                errors++;
+              }
+            }
+            if (data21.approver_known !== void 0) {
+              if (false !== data21.approver_known) {
+                const err46 = { instancePath: instancePath + "/four_eyes/approver_known", schemaPath: "#/properties/four_eyes/properties/approver_known/const", keyword: "const", params: { allowedValue: false }, message: "must be equal to constant" };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
                 }
-                if (data31.after === void 0) {
-                  const err58 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
-                  if (vErrors === null) {
-                    vErrors = [err58];
-                  } else {
-                    vErrors.push(err58);
-                  }
-                  errors++;
-                }
-                if (data31.name !== void 0) {
-                  if (typeof data31.name !== "string") {
-                    const err59 = { instancePath: instancePath + "/impact/" + i4 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err59];
-                    } else {
-                      vErrors.push(err59);
+                errors++;
+              }
+            }
+            if (data21.approves !== void 0) {
+              let data26 = data21.approves;
+              if (Array.isArray(data26)) {
+                const len4 = data26.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data27 = data26[i4];
+                  if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
+                    if (data27.address === void 0) {
+                      const err47 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+                      if (vErrors === null) {
+                        vErrors = [err47];
+                      } else {
+                        vErrors.push(err47);
+                      }
+                      errors++;
                     }
-                    errors++;
-                  }
-                }
-                if (data31.file !== void 0) {
-                  if (typeof data31.file !== "string") {
-                    const err60 = { instancePath: instancePath + "/impact/" + i4 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err60];
-                    } else {
-                      vErrors.push(err60);
+                    if (data27.reviewed_by === void 0) {
+                      const err48 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_by" }, message: "must have required property 'reviewed_by'" };
+                      if (vErrors === null) {
+                        vErrors = [err48];
+                      } else {
+                        vErrors.push(err48);
+                      }
+                      errors++;
                     }
-                    errors++;
-                  }
-                }
-                if (data31.line !== void 0) {
-                  let data34 = data31.line;
-                  if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)))) {
-                    const err61 = { instancePath: instancePath + "/impact/" + i4 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (data27.reviewed_in_plan === void 0) {
+                      const err49 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "reviewed_in_plan" }, message: "must have required property 'reviewed_in_plan'" };
+                      if (vErrors === null) {
+                        vErrors = [err49];
+                      } else {
+                        vErrors.push(err49);
+                      }
+                      errors++;
+                    }
+                    if (data27.policy_created_by === void 0) {
+                      const err50 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "policy_created_by" }, message: "must have required property 'policy_created_by'" };
+                      if (vErrors === null) {
+                        vErrors = [err50];
+                      } else {
+                        vErrors.push(err50);
+                      }
+                      errors++;
+                    }
+                    if (data27.created_in_plan === void 0) {
+                      const err51 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "created_in_plan" }, message: "must have required property 'created_in_plan'" };
+                      if (vErrors === null) {
+                        vErrors = [err51];
+                      } else {
+                        vErrors.push(err51);
+                      }
+                      errors++;
+                    }
+                    if (data27.blocked === void 0) {
+                      const err52 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+                      if (vErrors === null) {
+                        vErrors = [err52];
+                      } else {
+                        vErrors.push(err52);
+                      }
+                      errors++;
+                    }
+                    if (data27.address !== void 0) {
+                      if (typeof data27.address !== "string") {
+                        const err53 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/address", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err53];
+                        } else {
+                          vErrors.push(err53);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.reviewed_by !== void 0) {
+                      let data29 = data27.reviewed_by;
+                      if (typeof data29 !== "string" && data29 !== null) {
+                        const err54 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err54];
+                        } else {
+                          vErrors.push(err54);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.reviewed_in_plan !== void 0) {
+                      if (typeof data27.reviewed_in_plan !== "boolean") {
+                        const err55 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/reviewed_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err55];
+                        } else {
+                          vErrors.push(err55);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.uploaded_by !== void 0) {
+                      let data31 = data27.uploaded_by;
+                      if (typeof data31 !== "string" && data31 !== null) {
+                        const err56 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err56];
+                        } else {
+                          vErrors.push(err56);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.uploaded_in_plan !== void 0) {
+                      if (typeof data27.uploaded_in_plan !== "boolean") {
+                        const err57 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/uploaded_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err57];
+                        } else {
+                          vErrors.push(err57);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.policy_created_by !== void 0) {
+                      let data33 = data27.policy_created_by;
+                      if (typeof data33 !== "string" && data33 !== null) {
+                        const err58 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err58];
+                        } else {
+                          vErrors.push(err58);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.created_in_plan !== void 0) {
+                      if (typeof data27.created_in_plan !== "boolean") {
+                        const err59 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/created_in_plan", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/created_in_plan/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err59];
+                        } else {
+                          vErrors.push(err59);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data27.blocked !== void 0) {
+                      let data35 = data27.blocked;
+                      if (typeof data35 !== "boolean" && data35 !== null) {
+                        const err60 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema20.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                        if (vErrors === null) {
+                          vErrors = [err60];
+                        } else {
+                          vErrors.push(err60);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err61 = { instancePath: instancePath + "/four_eyes/approves/" + i4, schemaPath: "#/properties/four_eyes/properties/approves/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err61];
                     } else {
@@ -24312,108 +24324,108 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data31.before !== void 0) {
-                  let data35 = data31.before;
-                  if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
-                    if (data35.policy === void 0) {
-                      const err62 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                      if (vErrors === null) {
-                        vErrors = [err62];
-                      } else {
-                        vErrors.push(err62);
-                      }
-                      errors++;
-                    }
-                    if (data35.ssp === void 0) {
-                      const err63 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                      if (vErrors === null) {
-                        vErrors = [err63];
-                      } else {
-                        vErrors.push(err63);
-                      }
-                      errors++;
-                    }
-                    if (data35.policy !== void 0) {
-                      let data36 = data35.policy;
-                      if (typeof data36 !== "string" && data36 !== null) {
-                        const err64 = { instancePath: instancePath + "/impact/" + i4 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err64];
-                        } else {
-                          vErrors.push(err64);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data35.ssp !== void 0) {
-                      let data37 = data35.ssp;
-                      if (!(typeof data37 == "number") && data37 !== null) {
-                        const err65 = { instancePath: instancePath + "/impact/" + i4 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                        if (vErrors === null) {
-                          vErrors = [err65];
-                        } else {
-                          vErrors.push(err65);
-                        }
-                        errors++;
-                      }
-                    }
+              } else {
+                const err62 = { instancePath: instancePath + "/four_eyes/approves", schemaPath: "#/properties/four_eyes/properties/approves/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err62];
+                } else {
+                  vErrors.push(err62);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err63 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+        }
+        if (data.impact !== void 0) {
+          let data36 = data.impact;
+          const _errs73 = errors;
+          let valid15 = false;
+          let passing0 = null;
+          const _errs74 = errors;
+          if (Array.isArray(data36)) {
+            const len5 = data36.length;
+            for (let i5 = 0; i5 < len5; i5++) {
+              let data37 = data36[i5];
+              if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
+                if (data37.name === void 0) {
+                  const err64 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                  if (vErrors === null) {
+                    vErrors = [err64];
                   } else {
-                    const err66 = { instancePath: instancePath + "/impact/" + i4 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    vErrors.push(err64);
+                  }
+                  errors++;
+                }
+                if (data37.file === void 0) {
+                  const err65 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                  if (vErrors === null) {
+                    vErrors = [err65];
+                  } else {
+                    vErrors.push(err65);
+                  }
+                  errors++;
+                }
+                if (data37.line === void 0) {
+                  const err66 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                  if (vErrors === null) {
+                    vErrors = [err66];
+                  } else {
+                    vErrors.push(err66);
+                  }
+                  errors++;
+                }
+                if (data37.before === void 0) {
+                  const err67 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                  if (vErrors === null) {
+                    vErrors = [err67];
+                  } else {
+                    vErrors.push(err67);
+                  }
+                  errors++;
+                }
+                if (data37.after === void 0) {
+                  const err68 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                  if (vErrors === null) {
+                    vErrors = [err68];
+                  } else {
+                    vErrors.push(err68);
+                  }
+                  errors++;
+                }
+                if (data37.name !== void 0) {
+                  if (typeof data37.name !== "string") {
+                    const err69 = { instancePath: instancePath + "/impact/" + i5 + "/name", schemaPath: "#/properties/impact/oneOf/0/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err66];
+                      vErrors = [err69];
                     } else {
-                      vErrors.push(err66);
+                      vErrors.push(err69);
                     }
                     errors++;
                   }
                 }
-                if (data31.after !== void 0) {
-                  let data38 = data31.after;
-                  if (data38 && typeof data38 == "object" && !Array.isArray(data38)) {
-                    if (data38.policy === void 0) {
-                      const err67 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                      if (vErrors === null) {
-                        vErrors = [err67];
-                      } else {
-                        vErrors.push(err67);
-                      }
-                      errors++;
+                if (data37.file !== void 0) {
+                  if (typeof data37.file !== "string") {
+                    const err70 = { instancePath: instancePath + "/impact/" + i5 + "/file", schemaPath: "#/properties/impact/oneOf/0/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err70];
+                    } else {
+                      vErrors.push(err70);
                     }
-                    if (data38.ssp === void 0) {
-                      const err68 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                      if (vErrors === null) {
-                        vErrors = [err68];
-                      } else {
-                        vErrors.push(err68);
-                      }
-                      errors++;
-                    }
-                    if (data38.policy !== void 0) {
-                      let data39 = data38.policy;
-                      if (typeof data39 !== "string" && data39 !== null) {
-                        const err69 = { instancePath: instancePath + "/impact/" + i4 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
-                        if (vErrors === null) {
-                          vErrors = [err69];
-                        } else {
-                          vErrors.push(err69);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data38.ssp !== void 0) {
-                      let data40 = data38.ssp;
-                      if (!(typeof data40 == "number") && data40 !== null) {
-                        const err70 = { instancePath: instancePath + "/impact/" + i4 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
-                        if (vErrors === null) {
-                          vErrors = [err70];
-                        } else {
-                          vErrors.push(err70);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err71 = { instancePath: instancePath + "/impact/" + i4 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    errors++;
+                  }
+                }
+                if (data37.line !== void 0) {
+                  let data40 = data37.line;
+                  if (!(typeof data40 == "number" && (!(data40 % 1) && !isNaN(data40)))) {
+                    const err71 = { instancePath: instancePath + "/impact/" + i5 + "/line", schemaPath: "#/properties/impact/oneOf/0/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                     if (vErrors === null) {
                       vErrors = [err71];
                     } else {
@@ -24422,68 +24434,66 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-              } else {
-                const err72 = { instancePath: instancePath + "/impact/" + i4, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err72];
-                } else {
-                  vErrors.push(err72);
+                if (data37.before !== void 0) {
+                  let data41 = data37.before;
+                  if (data41 && typeof data41 == "object" && !Array.isArray(data41)) {
+                    if (data41.policy === void 0) {
+                      const err72 = { instancePath: instancePath + "/impact/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      if (vErrors === null) {
+                        vErrors = [err72];
+                      } else {
+                        vErrors.push(err72);
+                      }
+                      errors++;
+                    }
+                    if (data41.ssp === void 0) {
+                      const err73 = { instancePath: instancePath + "/impact/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                      if (vErrors === null) {
+                        vErrors = [err73];
+                      } else {
+                        vErrors.push(err73);
+                      }
+                      errors++;
+                    }
+                    if (data41.policy !== void 0) {
+                      let data42 = data41.policy;
+                      if (typeof data42 !== "string" && data42 !== null) {
+                        const err74 = { instancePath: instancePath + "/impact/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err74];
+                        } else {
+                          vErrors.push(err74);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data41.ssp !== void 0) {
+                      let data43 = data41.ssp;
+                      if (!(typeof data43 == "number") && data43 !== null) {
+                        const err75 = { instancePath: instancePath + "/impact/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                        if (vErrors === null) {
+                          vErrors = [err75];
+                        } else {
+                          vErrors.push(err75);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err76 = { instancePath: instancePath + "/impact/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err76];
+                    } else {
+                      vErrors.push(err76);
+                    }
+                    errors++;
+                  }
                 }
-                errors++;
-              }
-            }
-          } else {
-            const err73 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err73];
-            } else {
-              vErrors.push(err73);
-            }
-            errors++;
-          }
-          var _valid0 = _errs62 === errors;
-          if (_valid0) {
-            valid12 = true;
-            passing0 = 0;
-          }
-          const _errs84 = errors;
-          if (data30 && typeof data30 == "object" && !Array.isArray(data30)) {
-            if (data30.cases === void 0) {
-              const err74 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
-              if (vErrors === null) {
-                vErrors = [err74];
-              } else {
-                vErrors.push(err74);
-              }
-              errors++;
-            }
-            if (data30.allocation === void 0) {
-              const err75 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
-              if (vErrors === null) {
-                vErrors = [err75];
-              } else {
-                vErrors.push(err75);
-              }
-              errors++;
-            }
-            if (data30.moved === void 0) {
-              const err76 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
-              if (vErrors === null) {
-                vErrors = [err76];
-              } else {
-                vErrors.push(err76);
-              }
-              errors++;
-            }
-            if (data30.cases !== void 0) {
-              let data41 = data30.cases;
-              if (Array.isArray(data41)) {
-                const len5 = data41.length;
-                for (let i5 = 0; i5 < len5; i5++) {
-                  let data42 = data41[i5];
-                  if (data42 && typeof data42 == "object" && !Array.isArray(data42)) {
-                    if (data42.name === void 0) {
-                      const err77 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+                if (data37.after !== void 0) {
+                  let data44 = data37.after;
+                  if (data44 && typeof data44 == "object" && !Array.isArray(data44)) {
+                    if (data44.policy === void 0) {
+                      const err77 = { instancePath: instancePath + "/impact/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                       if (vErrors === null) {
                         vErrors = [err77];
                       } else {
@@ -24491,8 +24501,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data42.file === void 0) {
-                      const err78 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                    if (data44.ssp === void 0) {
+                      const err78 = { instancePath: instancePath + "/impact/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                       if (vErrors === null) {
                         vErrors = [err78];
                       } else {
@@ -24500,169 +24510,171 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data42.line === void 0) {
-                      const err79 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                    if (data44.policy !== void 0) {
+                      let data45 = data44.policy;
+                      if (typeof data45 !== "string" && data45 !== null) {
+                        const err79 = { instancePath: instancePath + "/impact/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        if (vErrors === null) {
+                          vErrors = [err79];
+                        } else {
+                          vErrors.push(err79);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data44.ssp !== void 0) {
+                      let data46 = data44.ssp;
+                      if (!(typeof data46 == "number") && data46 !== null) {
+                        const err80 = { instancePath: instancePath + "/impact/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        if (vErrors === null) {
+                          vErrors = [err80];
+                        } else {
+                          vErrors.push(err80);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err81 = { instancePath: instancePath + "/impact/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err81];
+                    } else {
+                      vErrors.push(err81);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err82 = { instancePath: instancePath + "/impact/" + i5, schemaPath: "#/properties/impact/oneOf/0/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                if (vErrors === null) {
+                  vErrors = [err82];
+                } else {
+                  vErrors.push(err82);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err83 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/0/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err83];
+            } else {
+              vErrors.push(err83);
+            }
+            errors++;
+          }
+          var _valid0 = _errs74 === errors;
+          if (_valid0) {
+            valid15 = true;
+            passing0 = 0;
+          }
+          const _errs96 = errors;
+          if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
+            if (data36.cases === void 0) {
+              const err84 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "cases" }, message: "must have required property 'cases'" };
+              if (vErrors === null) {
+                vErrors = [err84];
+              } else {
+                vErrors.push(err84);
+              }
+              errors++;
+            }
+            if (data36.allocation === void 0) {
+              const err85 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "allocation" }, message: "must have required property 'allocation'" };
+              if (vErrors === null) {
+                vErrors = [err85];
+              } else {
+                vErrors.push(err85);
+              }
+              errors++;
+            }
+            if (data36.moved === void 0) {
+              const err86 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+            if (data36.cases !== void 0) {
+              let data47 = data36.cases;
+              if (Array.isArray(data47)) {
+                const len6 = data47.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data48 = data47[i6];
+                  if (data48 && typeof data48 == "object" && !Array.isArray(data48)) {
+                    if (data48.name === void 0) {
+                      const err87 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
-                        vErrors = [err79];
+                        vErrors = [err87];
                       } else {
-                        vErrors.push(err79);
+                        vErrors.push(err87);
                       }
                       errors++;
                     }
-                    if (data42.before === void 0) {
-                      const err80 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                    if (data48.file === void 0) {
+                      const err88 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
                       if (vErrors === null) {
-                        vErrors = [err80];
+                        vErrors = [err88];
                       } else {
-                        vErrors.push(err80);
+                        vErrors.push(err88);
                       }
                       errors++;
                     }
-                    if (data42.after === void 0) {
-                      const err81 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                    if (data48.line === void 0) {
+                      const err89 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
                       if (vErrors === null) {
-                        vErrors = [err81];
+                        vErrors = [err89];
                       } else {
-                        vErrors.push(err81);
+                        vErrors.push(err89);
                       }
                       errors++;
                     }
-                    if (data42.name !== void 0) {
-                      if (typeof data42.name !== "string") {
-                        const err82 = { instancePath: instancePath + "/impact/cases/" + i5 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err82];
-                        } else {
-                          vErrors.push(err82);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data42.file !== void 0) {
-                      if (typeof data42.file !== "string") {
-                        const err83 = { instancePath: instancePath + "/impact/cases/" + i5 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err83];
-                        } else {
-                          vErrors.push(err83);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data42.line !== void 0) {
-                      let data45 = data42.line;
-                      if (!(typeof data45 == "number" && (!(data45 % 1) && !isNaN(data45)))) {
-                        const err84 = { instancePath: instancePath + "/impact/cases/" + i5 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err84];
-                        } else {
-                          vErrors.push(err84);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data42.before !== void 0) {
-                      let data46 = data42.before;
-                      if (data46 && typeof data46 == "object" && !Array.isArray(data46)) {
-                        if (data46.policy === void 0) {
-                          const err85 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                          if (vErrors === null) {
-                            vErrors = [err85];
-                          } else {
-                            vErrors.push(err85);
-                          }
-                          errors++;
-                        }
-                        if (data46.ssp === void 0) {
-                          const err86 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                          if (vErrors === null) {
-                            vErrors = [err86];
-                          } else {
-                            vErrors.push(err86);
-                          }
-                          errors++;
-                        }
-                        if (data46.policy !== void 0) {
-                          let data47 = data46.policy;
-                          if (typeof data47 !== "string" && data47 !== null) {
-                            const err87 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                            if (vErrors === null) {
-                              vErrors = [err87];
-                            } else {
-                              vErrors.push(err87);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data46.ssp !== void 0) {
-                          let data48 = data46.ssp;
-                          if (!(typeof data48 == "number") && data48 !== null) {
-                            const err88 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                            if (vErrors === null) {
-                              vErrors = [err88];
-                            } else {
-                              vErrors.push(err88);
-                            }
-                            errors++;
-                          }
-                        }
+                    if (data48.before === void 0) {
+                      const err90 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                      if (vErrors === null) {
+                        vErrors = [err90];
                       } else {
-                        const err89 = { instancePath: instancePath + "/impact/cases/" + i5 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        vErrors.push(err90);
+                      }
+                      errors++;
+                    }
+                    if (data48.after === void 0) {
+                      const err91 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                      if (vErrors === null) {
+                        vErrors = [err91];
+                      } else {
+                        vErrors.push(err91);
+                      }
+                      errors++;
+                    }
+                    if (data48.name !== void 0) {
+                      if (typeof data48.name !== "string") {
+                        const err92 = { instancePath: instancePath + "/impact/cases/" + i6 + "/name", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
-                          vErrors = [err89];
+                          vErrors = [err92];
                         } else {
-                          vErrors.push(err89);
+                          vErrors.push(err92);
                         }
                         errors++;
                       }
                     }
-                    if (data42.after !== void 0) {
-                      let data49 = data42.after;
-                      if (data49 && typeof data49 == "object" && !Array.isArray(data49)) {
-                        if (data49.policy === void 0) {
-                          const err90 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                          if (vErrors === null) {
-                            vErrors = [err90];
-                          } else {
-                            vErrors.push(err90);
-                          }
-                          errors++;
+                    if (data48.file !== void 0) {
+                      if (typeof data48.file !== "string") {
+                        const err93 = { instancePath: instancePath + "/impact/cases/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err93];
+                        } else {
+                          vErrors.push(err93);
                         }
-                        if (data49.ssp === void 0) {
-                          const err91 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                          if (vErrors === null) {
-                            vErrors = [err91];
-                          } else {
-                            vErrors.push(err91);
-                          }
-                          errors++;
-                        }
-                        if (data49.policy !== void 0) {
-                          let data50 = data49.policy;
-                          if (typeof data50 !== "string" && data50 !== null) {
-                            const err92 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
-                            if (vErrors === null) {
-                              vErrors = [err92];
-                            } else {
-                              vErrors.push(err92);
-                            }
-                            errors++;
-                          }
-                        }
-                        if (data49.ssp !== void 0) {
-                          let data51 = data49.ssp;
-                          if (!(typeof data51 == "number") && data51 !== null) {
-                            const err93 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
-                            if (vErrors === null) {
-                              vErrors = [err93];
-                            } else {
-                              vErrors.push(err93);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err94 = { instancePath: instancePath + "/impact/cases/" + i5 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        errors++;
+                      }
+                    }
+                    if (data48.line !== void 0) {
+                      let data51 = data48.line;
+                      if (!(typeof data51 == "number" && (!(data51 % 1) && !isNaN(data51)))) {
+                        const err94 = { instancePath: instancePath + "/impact/cases/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                         if (vErrors === null) {
                           vErrors = [err94];
                         } else {
@@ -24671,364 +24683,368 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                  } else {
-                    const err95 = { instancePath: instancePath + "/impact/cases/" + i5, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err95];
-                    } else {
-                      vErrors.push(err95);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err96 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err96];
-                } else {
-                  vErrors.push(err96);
-                }
-                errors++;
-              }
-            }
-            if (data30.allocation !== void 0) {
-              let data52 = data30.allocation;
-              if (Array.isArray(data52)) {
-                const len6 = data52.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data53 = data52[i6];
-                  if (data53 && typeof data53 == "object" && !Array.isArray(data53)) {
-                    if (data53.contract === void 0) {
-                      const err97 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
-                      if (vErrors === null) {
-                        vErrors = [err97];
-                      } else {
-                        vErrors.push(err97);
-                      }
-                      errors++;
-                    }
-                    if (data53.file === void 0) {
-                      const err98 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-                      if (vErrors === null) {
-                        vErrors = [err98];
-                      } else {
-                        vErrors.push(err98);
-                      }
-                      errors++;
-                    }
-                    if (data53.line === void 0) {
-                      const err99 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
-                      if (vErrors === null) {
-                        vErrors = [err99];
-                      } else {
-                        vErrors.push(err99);
-                      }
-                      errors++;
-                    }
-                    if (data53.currency === void 0) {
-                      const err100 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
-                      if (vErrors === null) {
-                        vErrors = [err100];
-                      } else {
-                        vErrors.push(err100);
-                      }
-                      errors++;
-                    }
-                    if (data53.before_status === void 0) {
-                      const err101 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
-                      if (vErrors === null) {
-                        vErrors = [err101];
-                      } else {
-                        vErrors.push(err101);
-                      }
-                      errors++;
-                    }
-                    if (data53.after_status === void 0) {
-                      const err102 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
-                      if (vErrors === null) {
-                        vErrors = [err102];
-                      } else {
-                        vErrors.push(err102);
-                      }
-                      errors++;
-                    }
-                    if (data53.lines === void 0) {
-                      const err103 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
-                      if (vErrors === null) {
-                        vErrors = [err103];
-                      } else {
-                        vErrors.push(err103);
-                      }
-                      errors++;
-                    }
-                    if (data53.moved === void 0) {
-                      const err104 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
-                      if (vErrors === null) {
-                        vErrors = [err104];
-                      } else {
-                        vErrors.push(err104);
-                      }
-                      errors++;
-                    }
-                    if (data53.contract !== void 0) {
-                      if (typeof data53.contract !== "string") {
-                        const err105 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err105];
-                        } else {
-                          vErrors.push(err105);
+                    if (data48.before !== void 0) {
+                      let data52 = data48.before;
+                      if (data52 && typeof data52 == "object" && !Array.isArray(data52)) {
+                        if (data52.policy === void 0) {
+                          const err95 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                          if (vErrors === null) {
+                            vErrors = [err95];
+                          } else {
+                            vErrors.push(err95);
+                          }
+                          errors++;
                         }
-                        errors++;
-                      }
-                    }
-                    if (data53.file !== void 0) {
-                      if (typeof data53.file !== "string") {
-                        const err106 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err106];
-                        } else {
-                          vErrors.push(err106);
+                        if (data52.ssp === void 0) {
+                          const err96 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                          if (vErrors === null) {
+                            vErrors = [err96];
+                          } else {
+                            vErrors.push(err96);
+                          }
+                          errors++;
                         }
-                        errors++;
-                      }
-                    }
-                    if (data53.line !== void 0) {
-                      let data56 = data53.line;
-                      if (!(typeof data56 == "number" && (!(data56 % 1) && !isNaN(data56)))) {
-                        const err107 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err107];
-                        } else {
-                          vErrors.push(err107);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data53.currency !== void 0) {
-                      if (typeof data53.currency !== "string") {
-                        const err108 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err108];
-                        } else {
-                          vErrors.push(err108);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data53.before_status !== void 0) {
-                      let data58 = data53.before_status;
-                      if (!(data58 === "allocated" || data58 === "not carved" || data58 === "cannot allocate")) {
-                        const err109 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err109];
-                        } else {
-                          vErrors.push(err109);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data53.after_status !== void 0) {
-                      let data59 = data53.after_status;
-                      if (!(data59 === "allocated" || data59 === "not carved" || data59 === "cannot allocate")) {
-                        const err110 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
-                        if (vErrors === null) {
-                          vErrors = [err110];
-                        } else {
-                          vErrors.push(err110);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data53.why !== void 0) {
-                      let data60 = data53.why;
-                      if (Array.isArray(data60)) {
-                        const len7 = data60.length;
-                        for (let i7 = 0; i7 < len7; i7++) {
-                          if (typeof data60[i7] !== "string") {
-                            const err111 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/why/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (data52.policy !== void 0) {
+                          let data53 = data52.policy;
+                          if (typeof data53 !== "string" && data53 !== null) {
+                            const err97 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
                             if (vErrors === null) {
-                              vErrors = [err111];
+                              vErrors = [err97];
                             } else {
-                              vErrors.push(err111);
+                              vErrors.push(err97);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data52.ssp !== void 0) {
+                          let data54 = data52.ssp;
+                          if (!(typeof data54 == "number") && data54 !== null) {
+                            const err98 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                            if (vErrors === null) {
+                              vErrors = [err98];
+                            } else {
+                              vErrors.push(err98);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err112 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err99 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
-                          vErrors = [err112];
+                          vErrors = [err99];
                         } else {
-                          vErrors.push(err112);
+                          vErrors.push(err99);
                         }
                         errors++;
                       }
                     }
-                    if (data53.lines !== void 0) {
-                      let data62 = data53.lines;
-                      if (Array.isArray(data62)) {
-                        const len8 = data62.length;
+                    if (data48.after !== void 0) {
+                      let data55 = data48.after;
+                      if (data55 && typeof data55 == "object" && !Array.isArray(data55)) {
+                        if (data55.policy === void 0) {
+                          const err100 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                          if (vErrors === null) {
+                            vErrors = [err100];
+                          } else {
+                            vErrors.push(err100);
+                          }
+                          errors++;
+                        }
+                        if (data55.ssp === void 0) {
+                          const err101 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                          if (vErrors === null) {
+                            vErrors = [err101];
+                          } else {
+                            vErrors.push(err101);
+                          }
+                          errors++;
+                        }
+                        if (data55.policy !== void 0) {
+                          let data56 = data55.policy;
+                          if (typeof data56 !== "string" && data56 !== null) {
+                            const err102 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                            if (vErrors === null) {
+                              vErrors = [err102];
+                            } else {
+                              vErrors.push(err102);
+                            }
+                            errors++;
+                          }
+                        }
+                        if (data55.ssp !== void 0) {
+                          let data57 = data55.ssp;
+                          if (!(typeof data57 == "number") && data57 !== null) {
+                            const err103 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                            if (vErrors === null) {
+                              vErrors = [err103];
+                            } else {
+                              vErrors.push(err103);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err104 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                        if (vErrors === null) {
+                          vErrors = [err104];
+                        } else {
+                          vErrors.push(err104);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err105 = { instancePath: instancePath + "/impact/cases/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err105];
+                    } else {
+                      vErrors.push(err105);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err106 = { instancePath: instancePath + "/impact/cases", schemaPath: "#/properties/impact/oneOf/1/properties/cases/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err106];
+                } else {
+                  vErrors.push(err106);
+                }
+                errors++;
+              }
+            }
+            if (data36.allocation !== void 0) {
+              let data58 = data36.allocation;
+              if (Array.isArray(data58)) {
+                const len7 = data58.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data59 = data58[i7];
+                  if (data59 && typeof data59 == "object" && !Array.isArray(data59)) {
+                    if (data59.contract === void 0) {
+                      const err107 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "contract" }, message: "must have required property 'contract'" };
+                      if (vErrors === null) {
+                        vErrors = [err107];
+                      } else {
+                        vErrors.push(err107);
+                      }
+                      errors++;
+                    }
+                    if (data59.file === void 0) {
+                      const err108 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+                      if (vErrors === null) {
+                        vErrors = [err108];
+                      } else {
+                        vErrors.push(err108);
+                      }
+                      errors++;
+                    }
+                    if (data59.line === void 0) {
+                      const err109 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "line" }, message: "must have required property 'line'" };
+                      if (vErrors === null) {
+                        vErrors = [err109];
+                      } else {
+                        vErrors.push(err109);
+                      }
+                      errors++;
+                    }
+                    if (data59.currency === void 0) {
+                      const err110 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "currency" }, message: "must have required property 'currency'" };
+                      if (vErrors === null) {
+                        vErrors = [err110];
+                      } else {
+                        vErrors.push(err110);
+                      }
+                      errors++;
+                    }
+                    if (data59.before_status === void 0) {
+                      const err111 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "before_status" }, message: "must have required property 'before_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err111];
+                      } else {
+                        vErrors.push(err111);
+                      }
+                      errors++;
+                    }
+                    if (data59.after_status === void 0) {
+                      const err112 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "after_status" }, message: "must have required property 'after_status'" };
+                      if (vErrors === null) {
+                        vErrors = [err112];
+                      } else {
+                        vErrors.push(err112);
+                      }
+                      errors++;
+                    }
+                    if (data59.lines === void 0) {
+                      const err113 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "lines" }, message: "must have required property 'lines'" };
+                      if (vErrors === null) {
+                        vErrors = [err113];
+                      } else {
+                        vErrors.push(err113);
+                      }
+                      errors++;
+                    }
+                    if (data59.moved === void 0) {
+                      const err114 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/required", keyword: "required", params: { missingProperty: "moved" }, message: "must have required property 'moved'" };
+                      if (vErrors === null) {
+                        vErrors = [err114];
+                      } else {
+                        vErrors.push(err114);
+                      }
+                      errors++;
+                    }
+                    if (data59.contract !== void 0) {
+                      if (typeof data59.contract !== "string") {
+                        const err115 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/contract", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/contract/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err115];
+                        } else {
+                          vErrors.push(err115);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.file !== void 0) {
+                      if (typeof data59.file !== "string") {
+                        const err116 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/file", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err116];
+                        } else {
+                          vErrors.push(err116);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.line !== void 0) {
+                      let data62 = data59.line;
+                      if (!(typeof data62 == "number" && (!(data62 % 1) && !isNaN(data62)))) {
+                        const err117 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/line", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/line/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err117];
+                        } else {
+                          vErrors.push(err117);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.currency !== void 0) {
+                      if (typeof data59.currency !== "string") {
+                        const err118 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/currency", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err118];
+                        } else {
+                          vErrors.push(err118);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.before_status !== void 0) {
+                      let data64 = data59.before_status;
+                      if (!(data64 === "allocated" || data64 === "not carved" || data64 === "cannot allocate")) {
+                        const err119 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err119];
+                        } else {
+                          vErrors.push(err119);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.after_status !== void 0) {
+                      let data65 = data59.after_status;
+                      if (!(data65 === "allocated" || data65 === "not carved" || data65 === "cannot allocate")) {
+                        const err120 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err120];
+                        } else {
+                          vErrors.push(err120);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.why !== void 0) {
+                      let data66 = data59.why;
+                      if (Array.isArray(data66)) {
+                        const len8 = data66.length;
                         for (let i8 = 0; i8 < len8; i8++) {
-                          let data63 = data62[i8];
-                          if (data63 && typeof data63 == "object" && !Array.isArray(data63)) {
-                            if (data63.id === void 0) {
-                              const err113 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
+                          if (typeof data66[i8] !== "string") {
+                            const err121 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/why/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err121];
+                            } else {
+                              vErrors.push(err121);
+                            }
+                            errors++;
+                          }
+                        }
+                      } else {
+                        const err122 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/why", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/why/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        if (vErrors === null) {
+                          vErrors = [err122];
+                        } else {
+                          vErrors.push(err122);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data59.lines !== void 0) {
+                      let data68 = data59.lines;
+                      if (Array.isArray(data68)) {
+                        const len9 = data68.length;
+                        for (let i9 = 0; i9 < len9; i9++) {
+                          let data69 = data68[i9];
+                          if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
+                            if (data69.id === void 0) {
+                              const err123 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "id" }, message: "must have required property 'id'" };
                               if (vErrors === null) {
-                                vErrors = [err113];
+                                vErrors = [err123];
                               } else {
-                                vErrors.push(err113);
+                                vErrors.push(err123);
                               }
                               errors++;
                             }
-                            if (data63.before === void 0) {
-                              const err114 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
+                            if (data69.before === void 0) {
+                              const err124 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "before" }, message: "must have required property 'before'" };
                               if (vErrors === null) {
-                                vErrors = [err114];
+                                vErrors = [err124];
                               } else {
-                                vErrors.push(err114);
+                                vErrors.push(err124);
                               }
                               errors++;
                             }
-                            if (data63.after === void 0) {
-                              const err115 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
+                            if (data69.after === void 0) {
+                              const err125 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "after" }, message: "must have required property 'after'" };
                               if (vErrors === null) {
-                                vErrors = [err115];
+                                vErrors = [err125];
                               } else {
-                                vErrors.push(err115);
+                                vErrors.push(err125);
                               }
                               errors++;
                             }
-                            if (data63.shift === void 0) {
-                              const err116 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
+                            if (data69.shift === void 0) {
+                              const err126 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/required", keyword: "required", params: { missingProperty: "shift" }, message: "must have required property 'shift'" };
                               if (vErrors === null) {
-                                vErrors = [err116];
+                                vErrors = [err126];
                               } else {
-                                vErrors.push(err116);
+                                vErrors.push(err126);
                               }
                               errors++;
                             }
-                            if (data63.id !== void 0) {
-                              if (typeof data63.id !== "string") {
-                                const err117 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (data69.id !== void 0) {
+                              if (typeof data69.id !== "string") {
+                                const err127 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/id", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                 if (vErrors === null) {
-                                  vErrors = [err117];
+                                  vErrors = [err127];
                                 } else {
-                                  vErrors.push(err117);
+                                  vErrors.push(err127);
                                 }
                                 errors++;
                               }
                             }
-                            if (data63.before !== void 0) {
-                              let data65 = data63.before;
-                              if (data65 && typeof data65 == "object" && !Array.isArray(data65)) {
-                                if (data65.policy === void 0) {
-                                  const err118 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err118];
-                                  } else {
-                                    vErrors.push(err118);
-                                  }
-                                  errors++;
-                                }
-                                if (data65.ssp === void 0) {
-                                  const err119 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err119];
-                                  } else {
-                                    vErrors.push(err119);
-                                  }
-                                  errors++;
-                                }
-                                if (data65.basis === void 0) {
-                                  const err120 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err120];
-                                  } else {
-                                    vErrors.push(err120);
-                                  }
-                                  errors++;
-                                }
-                                if (data65.allocated === void 0) {
-                                  const err121 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err121];
-                                  } else {
-                                    vErrors.push(err121);
-                                  }
-                                  errors++;
-                                }
-                                if (data65.policy !== void 0) {
-                                  let data66 = data65.policy;
-                                  if (typeof data66 !== "string" && data66 !== null) {
-                                    const err122 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err122];
-                                    } else {
-                                      vErrors.push(err122);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data65.ssp !== void 0) {
-                                  let data67 = data65.ssp;
-                                  if (!(typeof data67 == "number") && data67 !== null) {
-                                    const err123 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err123];
-                                    } else {
-                                      vErrors.push(err123);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data65.basis !== void 0) {
-                                  let data68 = data65.basis;
-                                  if (!(typeof data68 == "number") && data68 !== null) {
-                                    const err124 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err124];
-                                    } else {
-                                      vErrors.push(err124);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                                if (data65.allocated !== void 0) {
-                                  let data69 = data65.allocated;
-                                  if (!(typeof data69 == "number") && data69 !== null) {
-                                    const err125 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err125];
-                                    } else {
-                                      vErrors.push(err125);
-                                    }
-                                    errors++;
-                                  }
-                                }
-                              } else {
-                                const err126 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                if (vErrors === null) {
-                                  vErrors = [err126];
-                                } else {
-                                  vErrors.push(err126);
-                                }
-                                errors++;
-                              }
-                            }
-                            if (data63.after !== void 0) {
-                              let data70 = data63.after;
-                              if (data70 && typeof data70 == "object" && !Array.isArray(data70)) {
-                                if (data70.policy === void 0) {
-                                  const err127 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
-                                  if (vErrors === null) {
-                                    vErrors = [err127];
-                                  } else {
-                                    vErrors.push(err127);
-                                  }
-                                  errors++;
-                                }
-                                if (data70.ssp === void 0) {
-                                  const err128 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                            if (data69.before !== void 0) {
+                              let data71 = data69.before;
+                              if (data71 && typeof data71 == "object" && !Array.isArray(data71)) {
+                                if (data71.policy === void 0) {
+                                  const err128 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
                                   if (vErrors === null) {
                                     vErrors = [err128];
                                   } else {
@@ -25036,8 +25052,8 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data70.basis === void 0) {
-                                  const err129 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
+                                if (data71.ssp === void 0) {
+                                  const err129 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
                                   if (vErrors === null) {
                                     vErrors = [err129];
                                   } else {
@@ -25045,8 +25061,8 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data70.allocated === void 0) {
-                                  const err130 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                if (data71.basis === void 0) {
+                                  const err130 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
                                   if (vErrors === null) {
                                     vErrors = [err130];
                                   } else {
@@ -25054,22 +25070,19 @@ var require_validators = __commonJS({
                                   }
                                   errors++;
                                 }
-                                if (data70.policy !== void 0) {
-                                  let data71 = data70.policy;
-                                  if (typeof data71 !== "string" && data71 !== null) {
-                                    const err131 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
-                                    if (vErrors === null) {
-                                      vErrors = [err131];
-                                    } else {
-                                      vErrors.push(err131);
-                                    }
-                                    errors++;
+                                if (data71.allocated === void 0) {
+                                  const err131 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err131];
+                                  } else {
+                                    vErrors.push(err131);
                                   }
+                                  errors++;
                                 }
-                                if (data70.ssp !== void 0) {
-                                  let data72 = data70.ssp;
-                                  if (!(typeof data72 == "number") && data72 !== null) {
-                                    const err132 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                                if (data71.policy !== void 0) {
+                                  let data72 = data71.policy;
+                                  if (typeof data72 !== "string" && data72 !== null) {
+                                    const err132 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
                                       vErrors = [err132];
                                     } else {
@@ -25078,10 +25091,10 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                                if (data70.basis !== void 0) {
-                                  let data73 = data70.basis;
+                                if (data71.ssp !== void 0) {
+                                  let data73 = data71.ssp;
                                   if (!(typeof data73 == "number") && data73 !== null) {
-                                    const err133 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                                    const err133 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err133];
                                     } else {
@@ -25090,10 +25103,10 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                                if (data70.allocated !== void 0) {
-                                  let data74 = data70.allocated;
+                                if (data71.basis !== void 0) {
+                                  let data74 = data71.basis;
                                   if (!(typeof data74 == "number") && data74 !== null) {
-                                    const err134 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                    const err134 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err134];
                                     } else {
@@ -25102,20 +25115,20 @@ var require_validators = __commonJS({
                                     errors++;
                                   }
                                 }
-                              } else {
-                                const err135 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                                if (vErrors === null) {
-                                  vErrors = [err135];
-                                } else {
-                                  vErrors.push(err135);
+                                if (data71.allocated !== void 0) {
+                                  let data75 = data71.allocated;
+                                  if (!(typeof data75 == "number") && data75 !== null) {
+                                    const err135 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err135];
+                                    } else {
+                                      vErrors.push(err135);
+                                    }
+                                    errors++;
+                                  }
                                 }
-                                errors++;
-                              }
-                            }
-                            if (data63.shift !== void 0) {
-                              let data75 = data63.shift;
-                              if (!(typeof data75 == "number") && data75 !== null) {
-                                const err136 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
+                              } else {
+                                const err136 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                                 if (vErrors === null) {
                                   vErrors = [err136];
                                 } else {
@@ -25124,139 +25137,248 @@ var require_validators = __commonJS({
                                 errors++;
                               }
                             }
+                            if (data69.after !== void 0) {
+                              let data76 = data69.after;
+                              if (data76 && typeof data76 == "object" && !Array.isArray(data76)) {
+                                if (data76.policy === void 0) {
+                                  const err137 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err137];
+                                  } else {
+                                    vErrors.push(err137);
+                                  }
+                                  errors++;
+                                }
+                                if (data76.ssp === void 0) {
+                                  const err138 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "ssp" }, message: "must have required property 'ssp'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err138];
+                                  } else {
+                                    vErrors.push(err138);
+                                  }
+                                  errors++;
+                                }
+                                if (data76.basis === void 0) {
+                                  const err139 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "basis" }, message: "must have required property 'basis'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err139];
+                                  } else {
+                                    vErrors.push(err139);
+                                  }
+                                  errors++;
+                                }
+                                if (data76.allocated === void 0) {
+                                  const err140 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/required", keyword: "required", params: { missingProperty: "allocated" }, message: "must have required property 'allocated'" };
+                                  if (vErrors === null) {
+                                    vErrors = [err140];
+                                  } else {
+                                    vErrors.push(err140);
+                                  }
+                                  errors++;
+                                }
+                                if (data76.policy !== void 0) {
+                                  let data77 = data76.policy;
+                                  if (typeof data77 !== "string" && data77 !== null) {
+                                    const err141 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err141];
+                                    } else {
+                                      vErrors.push(err141);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data76.ssp !== void 0) {
+                                  let data78 = data76.ssp;
+                                  if (!(typeof data78 == "number") && data78 !== null) {
+                                    const err142 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err142];
+                                    } else {
+                                      vErrors.push(err142);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data76.basis !== void 0) {
+                                  let data79 = data76.basis;
+                                  if (!(typeof data79 == "number") && data79 !== null) {
+                                    const err143 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err143];
+                                    } else {
+                                      vErrors.push(err143);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                                if (data76.allocated !== void 0) {
+                                  let data80 = data76.allocated;
+                                  if (!(typeof data80 == "number") && data80 !== null) {
+                                    const err144 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                    if (vErrors === null) {
+                                      vErrors = [err144];
+                                    } else {
+                                      vErrors.push(err144);
+                                    }
+                                    errors++;
+                                  }
+                                }
+                              } else {
+                                const err145 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                                if (vErrors === null) {
+                                  vErrors = [err145];
+                                } else {
+                                  vErrors.push(err145);
+                                }
+                                errors++;
+                              }
+                            }
+                            if (data69.shift !== void 0) {
+                              let data81 = data69.shift;
+                              if (!(typeof data81 == "number") && data81 !== null) {
+                                const err146 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
+                                if (vErrors === null) {
+                                  vErrors = [err146];
+                                } else {
+                                  vErrors.push(err146);
+                                }
+                                errors++;
+                              }
+                            }
                           } else {
-                            const err137 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines/" + i8, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                            const err147 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                             if (vErrors === null) {
-                              vErrors = [err137];
+                              vErrors = [err147];
                             } else {
-                              vErrors.push(err137);
+                              vErrors.push(err147);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err138 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err148 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err138];
+                          vErrors = [err148];
                         } else {
-                          vErrors.push(err138);
+                          vErrors.push(err148);
                         }
                         errors++;
                       }
                     }
-                    if (data53.moved !== void 0) {
-                      let data76 = data53.moved;
-                      if (!(typeof data76 == "number") && data76 !== null) {
-                        const err139 = { instancePath: instancePath + "/impact/allocation/" + i6 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
+                    if (data59.moved !== void 0) {
+                      let data82 = data59.moved;
+                      if (!(typeof data82 == "number") && data82 !== null) {
+                        const err149 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema20.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
                         if (vErrors === null) {
-                          vErrors = [err139];
+                          vErrors = [err149];
                         } else {
-                          vErrors.push(err139);
+                          vErrors.push(err149);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err140 = { instancePath: instancePath + "/impact/allocation/" + i6, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err150 = { instancePath: instancePath + "/impact/allocation/" + i7, schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err140];
+                      vErrors = [err150];
                     } else {
-                      vErrors.push(err140);
+                      vErrors.push(err150);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err141 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err151 = { instancePath: instancePath + "/impact/allocation", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err141];
+                  vErrors = [err151];
                 } else {
-                  vErrors.push(err141);
+                  vErrors.push(err151);
                 }
                 errors++;
               }
             }
-            if (data30.moved !== void 0) {
-              let data77 = data30.moved;
-              if (data77 && typeof data77 == "object" && !Array.isArray(data77)) {
-                for (const key1 in data77) {
-                  if (!(typeof data77[key1] == "number")) {
-                    const err142 = { instancePath: instancePath + "/impact/moved/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
+            if (data36.moved !== void 0) {
+              let data83 = data36.moved;
+              if (data83 && typeof data83 == "object" && !Array.isArray(data83)) {
+                for (const key1 in data83) {
+                  if (!(typeof data83[key1] == "number")) {
+                    const err152 = { instancePath: instancePath + "/impact/moved/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/impact/oneOf/1/properties/moved/additionalProperties/type", keyword: "type", params: { type: "number" }, message: "must be number" };
                     if (vErrors === null) {
-                      vErrors = [err142];
+                      vErrors = [err152];
                     } else {
-                      vErrors.push(err142);
+                      vErrors.push(err152);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err143 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err153 = { instancePath: instancePath + "/impact/moved", schemaPath: "#/properties/impact/oneOf/1/properties/moved/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err143];
+                  vErrors = [err153];
                 } else {
-                  vErrors.push(err143);
+                  vErrors.push(err153);
                 }
                 errors++;
               }
             }
-            if (data30.notes !== void 0) {
-              let data79 = data30.notes;
-              if (Array.isArray(data79)) {
-                const len9 = data79.length;
-                for (let i9 = 0; i9 < len9; i9++) {
-                  if (typeof data79[i9] !== "string") {
-                    const err144 = { instancePath: instancePath + "/impact/notes/" + i9, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data36.notes !== void 0) {
+              let data85 = data36.notes;
+              if (Array.isArray(data85)) {
+                const len10 = data85.length;
+                for (let i10 = 0; i10 < len10; i10++) {
+                  if (typeof data85[i10] !== "string") {
+                    const err154 = { instancePath: instancePath + "/impact/notes/" + i10, schemaPath: "#/properties/impact/oneOf/1/properties/notes/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err144];
+                      vErrors = [err154];
                     } else {
-                      vErrors.push(err144);
+                      vErrors.push(err154);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err145 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err155 = { instancePath: instancePath + "/impact/notes", schemaPath: "#/properties/impact/oneOf/1/properties/notes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err145];
+                  vErrors = [err155];
                 } else {
-                  vErrors.push(err145);
+                  vErrors.push(err155);
                 }
                 errors++;
               }
             }
           } else {
-            const err146 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err156 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err146];
+              vErrors = [err156];
             } else {
-              vErrors.push(err146);
+              vErrors.push(err156);
             }
             errors++;
           }
-          var _valid0 = _errs84 === errors;
-          if (_valid0 && valid12) {
-            valid12 = false;
+          var _valid0 = _errs96 === errors;
+          if (_valid0 && valid15) {
+            valid15 = false;
             passing0 = [passing0, 1];
           } else {
             if (_valid0) {
-              valid12 = true;
+              valid15 = true;
               passing0 = 1;
             }
           }
-          if (!valid12) {
-            const err147 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+          if (!valid15) {
+            const err157 = { instancePath: instancePath + "/impact", schemaPath: "#/properties/impact/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err147];
+              vErrors = [err157];
             } else {
-              vErrors.push(err147);
+              vErrors.push(err157);
             }
             errors++;
           } else {
-            errors = _errs61;
+            errors = _errs73;
             if (vErrors !== null) {
-              if (_errs61) {
-                vErrors.length = _errs61;
+              if (_errs73) {
+                vErrors.length = _errs73;
               } else {
                 vErrors = null;
               }
@@ -25264,33 +25386,33 @@ var require_validators = __commonJS({
           }
         }
         if (data.checksum !== void 0) {
-          let data81 = data.checksum;
-          if (typeof data81 === "string") {
-            if (!pattern13.test(data81)) {
-              const err148 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          let data87 = data.checksum;
+          if (typeof data87 === "string") {
+            if (!pattern13.test(data87)) {
+              const err158 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err148];
+                vErrors = [err158];
               } else {
-                vErrors.push(err148);
+                vErrors.push(err158);
               }
               errors++;
             }
           } else {
-            const err149 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err159 = { instancePath: instancePath + "/checksum", schemaPath: "#/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err149];
+              vErrors = [err159];
             } else {
-              vErrors.push(err149);
+              vErrors.push(err159);
             }
             errors++;
           }
         }
       } else {
-        const err150 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err160 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err150];
+          vErrors = [err160];
         } else {
-          vErrors.push(err150);
+          vErrors.push(err160);
         }
         errors++;
       }
@@ -26061,7 +26183,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate27;
-    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
+    var schema31 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] } } };
     var schema32 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
     var pattern16 = new RegExp("^1(\\.[0-9]+)*$", "u");
     var pattern17 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
@@ -27914,7 +28036,7 @@ var require_validators = __commonJS({
               errors++;
             }
             for (const key3 in data34) {
-              if (!(key3 === "commit" || key3 === "clean" || key3 === "note")) {
+              if (!(key3 === "commit" || key3 === "clean" || key3 === "note" || key3 === "not_clean" || key3 === "not_clean_total")) {
                 const err80 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key3 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err80];
@@ -27970,113 +28092,117 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-          } else {
-            const err85 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err85];
-            } else {
-              vErrors.push(err85);
-            }
-            errors++;
-          }
-        }
-        if (data.ci !== void 0) {
-          let data38 = data.ci;
-          const _errs83 = errors;
-          let valid15 = false;
-          let passing0 = null;
-          const _errs84 = errors;
-          if (data38 !== null) {
-            const err86 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
-            if (vErrors === null) {
-              vErrors = [err86];
-            } else {
-              vErrors.push(err86);
-            }
-            errors++;
-          }
-          var _valid0 = _errs84 === errors;
-          if (_valid0) {
-            valid15 = true;
-            passing0 = 0;
-          }
-          const _errs86 = errors;
-          if (data38 && typeof data38 == "object" && !Array.isArray(data38)) {
-            if (data38.provider === void 0) {
-              const err87 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
-              if (vErrors === null) {
-                vErrors = [err87];
+            if (data34.not_clean !== void 0) {
+              let data38 = data34.not_clean;
+              if (Array.isArray(data38)) {
+                if (data38.length > 50) {
+                  const err85 = { instancePath: instancePath + "/git/not_clean", schemaPath: "#/properties/git/properties/not_clean/maxItems", keyword: "maxItems", params: { limit: 50 }, message: "must NOT have more than 50 items" };
+                  if (vErrors === null) {
+                    vErrors = [err85];
+                  } else {
+                    vErrors.push(err85);
+                  }
+                  errors++;
+                }
+                const len4 = data38.length;
+                for (let i4 = 0; i4 < len4; i4++) {
+                  let data39 = data38[i4];
+                  if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
+                    if (data39.path === void 0) {
+                      const err86 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
+                      if (vErrors === null) {
+                        vErrors = [err86];
+                      } else {
+                        vErrors.push(err86);
+                      }
+                      errors++;
+                    }
+                    if (data39.what === void 0) {
+                      const err87 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
+                      if (vErrors === null) {
+                        vErrors = [err87];
+                      } else {
+                        vErrors.push(err87);
+                      }
+                      errors++;
+                    }
+                    if (data39.policy === void 0) {
+                      const err88 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      if (vErrors === null) {
+                        vErrors = [err88];
+                      } else {
+                        vErrors.push(err88);
+                      }
+                      errors++;
+                    }
+                    for (const key4 in data39) {
+                      if (!(key4 === "path" || key4 === "what" || key4 === "policy")) {
+                        const err89 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                        if (vErrors === null) {
+                          vErrors = [err89];
+                        } else {
+                          vErrors.push(err89);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data39.path !== void 0) {
+                      if (typeof data39.path !== "string") {
+                        const err90 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/path", schemaPath: "#/properties/git/properties/not_clean/items/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err90];
+                        } else {
+                          vErrors.push(err90);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data39.what !== void 0) {
+                      if (typeof data39.what !== "string") {
+                        const err91 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/what", schemaPath: "#/properties/git/properties/not_clean/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err91];
+                        } else {
+                          vErrors.push(err91);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data39.policy !== void 0) {
+                      if (typeof data39.policy !== "boolean") {
+                        const err92 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/policy", schemaPath: "#/properties/git/properties/not_clean/items/properties/policy/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err92];
+                        } else {
+                          vErrors.push(err92);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err93 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    if (vErrors === null) {
+                      vErrors = [err93];
+                    } else {
+                      vErrors.push(err93);
+                    }
+                    errors++;
+                  }
+                }
               } else {
-                vErrors.push(err87);
+                const err94 = { instancePath: instancePath + "/git/not_clean", schemaPath: "#/properties/git/properties/not_clean/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                if (vErrors === null) {
+                  vErrors = [err94];
+                } else {
+                  vErrors.push(err94);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (data38.run_url === void 0) {
-              const err88 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
-              if (vErrors === null) {
-                vErrors = [err88];
-              } else {
-                vErrors.push(err88);
-              }
-              errors++;
-            }
-            if (data38.actor === void 0) {
-              const err89 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
-              if (vErrors === null) {
-                vErrors = [err89];
-              } else {
-                vErrors.push(err89);
-              }
-              errors++;
-            }
-            if (data38.pull_request === void 0) {
-              const err90 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
-              if (vErrors === null) {
-                vErrors = [err90];
-              } else {
-                vErrors.push(err90);
-              }
-              errors++;
-            }
-            if (data38.commit === void 0) {
-              const err91 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
-              if (vErrors === null) {
-                vErrors = [err91];
-              } else {
-                vErrors.push(err91);
-              }
-              errors++;
-            }
-            if (data38.ref === void 0) {
-              const err92 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
-              if (vErrors === null) {
-                vErrors = [err92];
-              } else {
-                vErrors.push(err92);
-              }
-              errors++;
-            }
-            if (data38.workflow === void 0) {
-              const err93 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
-              if (vErrors === null) {
-                vErrors = [err93];
-              } else {
-                vErrors.push(err93);
-              }
-              errors++;
-            }
-            if (data38.event === void 0) {
-              const err94 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
-              if (vErrors === null) {
-                vErrors = [err94];
-              } else {
-                vErrors.push(err94);
-              }
-              errors++;
-            }
-            for (const key4 in data38) {
-              if (!(key4 === "provider" || key4 === "run_url" || key4 === "actor" || key4 === "pull_request" || key4 === "commit" || key4 === "ref" || key4 === "workflow" || key4 === "event")) {
-                const err95 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+            if (data34.not_clean_total !== void 0) {
+              let data43 = data34.not_clean_total;
+              if (!(typeof data43 == "number" && (!(data43 % 1) && !isNaN(data43)))) {
+                const err95 = { instancePath: instancePath + "/git/not_clean_total", schemaPath: "#/properties/git/properties/not_clean_total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err95];
                 } else {
@@ -28084,146 +28210,115 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-            }
-            if (data38.provider !== void 0) {
-              let data39 = data38.provider;
-              if (!(data39 === "github" || data39 === "gitlab")) {
-                const err96 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema31.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
-                if (vErrors === null) {
-                  vErrors = [err96];
-                } else {
-                  vErrors.push(err96);
+              if (typeof data43 == "number") {
+                if (data43 < 0 || isNaN(data43)) {
+                  const err96 = { instancePath: instancePath + "/git/not_clean_total", schemaPath: "#/properties/git/properties/not_clean_total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err96];
+                  } else {
+                    vErrors.push(err96);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data38.run_url !== void 0) {
-              let data40 = data38.run_url;
-              if (typeof data40 !== "string" && data40 !== null) {
-                const err97 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err97];
-                } else {
-                  vErrors.push(err97);
-                }
-                errors++;
-              }
-            }
-            if (data38.actor !== void 0) {
-              let data41 = data38.actor;
-              if (typeof data41 !== "string" && data41 !== null) {
-                const err98 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err98];
-                } else {
-                  vErrors.push(err98);
-                }
-                errors++;
-              }
-            }
-            if (data38.pull_request !== void 0) {
-              let data42 = data38.pull_request;
-              if (!(typeof data42 == "number" && (!(data42 % 1) && !isNaN(data42))) && data42 !== null) {
-                const err99 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
-                if (vErrors === null) {
-                  vErrors = [err99];
-                } else {
-                  vErrors.push(err99);
-                }
-                errors++;
-              }
-            }
-            if (data38.commit !== void 0) {
-              let data43 = data38.commit;
-              if (typeof data43 !== "string" && data43 !== null) {
-                const err100 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err100];
-                } else {
-                  vErrors.push(err100);
-                }
-                errors++;
-              }
-            }
-            if (data38.ref !== void 0) {
-              let data44 = data38.ref;
-              if (typeof data44 !== "string" && data44 !== null) {
-                const err101 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err101];
-                } else {
-                  vErrors.push(err101);
-                }
-                errors++;
-              }
-            }
-            if (data38.workflow !== void 0) {
-              let data45 = data38.workflow;
-              if (typeof data45 !== "string" && data45 !== null) {
-                const err102 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err102];
-                } else {
-                  vErrors.push(err102);
-                }
-                errors++;
-              }
-            }
-            if (data38.event !== void 0) {
-              let data46 = data38.event;
-              if (typeof data46 !== "string" && data46 !== null) {
-                const err103 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
-                if (vErrors === null) {
-                  vErrors = [err103];
-                } else {
-                  vErrors.push(err103);
-                }
-                errors++;
               }
             }
           } else {
-            const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err97 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err104];
+              vErrors = [err97];
             } else {
-              vErrors.push(err104);
+              vErrors.push(err97);
             }
             errors++;
-          }
-          var _valid0 = _errs86 === errors;
-          if (_valid0 && valid15) {
-            valid15 = false;
-            passing0 = [passing0, 1];
-          } else {
-            if (_valid0) {
-              valid15 = true;
-              passing0 = 1;
-            }
-          }
-          if (!valid15) {
-            const err105 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
-            if (vErrors === null) {
-              vErrors = [err105];
-            } else {
-              vErrors.push(err105);
-            }
-            errors++;
-          } else {
-            errors = _errs83;
-            if (vErrors !== null) {
-              if (_errs83) {
-                vErrors.length = _errs83;
-              } else {
-                vErrors = null;
-              }
-            }
           }
         }
-        if (data.plan !== void 0) {
-          let data47 = data.plan;
-          if (data47 && typeof data47 == "object" && !Array.isArray(data47)) {
-            if (data47.checksum === void 0) {
-              const err106 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
+        if (data.ci !== void 0) {
+          let data44 = data.ci;
+          const _errs96 = errors;
+          let valid18 = false;
+          let passing0 = null;
+          const _errs97 = errors;
+          if (data44 !== null) {
+            const err98 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+            if (vErrors === null) {
+              vErrors = [err98];
+            } else {
+              vErrors.push(err98);
+            }
+            errors++;
+          }
+          var _valid0 = _errs97 === errors;
+          if (_valid0) {
+            valid18 = true;
+            passing0 = 0;
+          }
+          const _errs99 = errors;
+          if (data44 && typeof data44 == "object" && !Array.isArray(data44)) {
+            if (data44.provider === void 0) {
+              const err99 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
+              if (vErrors === null) {
+                vErrors = [err99];
+              } else {
+                vErrors.push(err99);
+              }
+              errors++;
+            }
+            if (data44.run_url === void 0) {
+              const err100 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
+              if (vErrors === null) {
+                vErrors = [err100];
+              } else {
+                vErrors.push(err100);
+              }
+              errors++;
+            }
+            if (data44.actor === void 0) {
+              const err101 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
+              if (vErrors === null) {
+                vErrors = [err101];
+              } else {
+                vErrors.push(err101);
+              }
+              errors++;
+            }
+            if (data44.pull_request === void 0) {
+              const err102 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
+              if (vErrors === null) {
+                vErrors = [err102];
+              } else {
+                vErrors.push(err102);
+              }
+              errors++;
+            }
+            if (data44.commit === void 0) {
+              const err103 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+              if (vErrors === null) {
+                vErrors = [err103];
+              } else {
+                vErrors.push(err103);
+              }
+              errors++;
+            }
+            if (data44.ref === void 0) {
+              const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
+              if (vErrors === null) {
+                vErrors = [err104];
+              } else {
+                vErrors.push(err104);
+              }
+              errors++;
+            }
+            if (data44.workflow === void 0) {
+              const err105 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
+              if (vErrors === null) {
+                vErrors = [err105];
+              } else {
+                vErrors.push(err105);
+              }
+              errors++;
+            }
+            if (data44.event === void 0) {
+              const err106 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
               if (vErrors === null) {
                 vErrors = [err106];
               } else {
@@ -28231,54 +28326,69 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data47.file === void 0) {
-              const err107 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-              if (vErrors === null) {
-                vErrors = [err107];
-              } else {
-                vErrors.push(err107);
+            for (const key5 in data44) {
+              if (!(key5 === "provider" || key5 === "run_url" || key5 === "actor" || key5 === "pull_request" || key5 === "commit" || key5 === "ref" || key5 === "workflow" || key5 === "event")) {
+                const err107 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err107];
+                } else {
+                  vErrors.push(err107);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (data47.created_at === void 0) {
-              const err108 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
-              if (vErrors === null) {
-                vErrors = [err108];
-              } else {
-                vErrors.push(err108);
+            if (data44.provider !== void 0) {
+              let data45 = data44.provider;
+              if (!(data45 === "github" || data45 === "gitlab")) {
+                const err108 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema31.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
+                if (vErrors === null) {
+                  vErrors = [err108];
+                } else {
+                  vErrors.push(err108);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (data47.made_by === void 0) {
-              const err109 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
-              if (vErrors === null) {
-                vErrors = [err109];
-              } else {
-                vErrors.push(err109);
+            if (data44.run_url !== void 0) {
+              let data46 = data44.run_url;
+              if (typeof data46 !== "string" && data46 !== null) {
+                const err109 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err109];
+                } else {
+                  vErrors.push(err109);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (data47.targets === void 0) {
-              const err110 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
-              if (vErrors === null) {
-                vErrors = [err110];
-              } else {
-                vErrors.push(err110);
+            if (data44.actor !== void 0) {
+              let data47 = data44.actor;
+              if (typeof data47 !== "string" && data47 !== null) {
+                const err110 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err110];
+                } else {
+                  vErrors.push(err110);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (data47.summary === void 0) {
-              const err111 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
-              if (vErrors === null) {
-                vErrors = [err111];
-              } else {
-                vErrors.push(err111);
+            if (data44.pull_request !== void 0) {
+              let data48 = data44.pull_request;
+              if (!(typeof data48 == "number" && (!(data48 % 1) && !isNaN(data48))) && data48 !== null) {
+                const err111 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
+                if (vErrors === null) {
+                  vErrors = [err111];
+                } else {
+                  vErrors.push(err111);
+                }
+                errors++;
               }
-              errors++;
             }
-            for (const key5 in data47) {
-              if (!(key5 === "checksum" || key5 === "file" || key5 === "created_at" || key5 === "made_by" || key5 === "approver" || key5 === "targets" || key5 === "summary")) {
-                const err112 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+            if (data44.commit !== void 0) {
+              let data49 = data44.commit;
+              if (typeof data49 !== "string" && data49 !== null) {
+                const err112 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err112];
                 } else {
@@ -28287,20 +28397,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data47.checksum !== void 0) {
-              let data48 = data47.checksum;
-              if (typeof data48 === "string") {
-                if (!pattern13.test(data48)) {
-                  const err113 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
-                  if (vErrors === null) {
-                    vErrors = [err113];
-                  } else {
-                    vErrors.push(err113);
-                  }
-                  errors++;
+            if (data44.ref !== void 0) {
+              let data50 = data44.ref;
+              if (typeof data50 !== "string" && data50 !== null) {
+                const err113 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err113];
+                } else {
+                  vErrors.push(err113);
                 }
-              } else {
-                const err114 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                errors++;
+              }
+            }
+            if (data44.workflow !== void 0) {
+              let data51 = data44.workflow;
+              if (typeof data51 !== "string" && data51 !== null) {
+                const err114 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err114];
                 } else {
@@ -28309,10 +28421,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data47.file !== void 0) {
-              let data49 = data47.file;
-              if (typeof data49 !== "string" && data49 !== null) {
-                const err115 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema31.properties.plan.properties.file.type }, message: "must be string,null" };
+            if (data44.event !== void 0) {
+              let data52 = data44.event;
+              if (typeof data52 !== "string" && data52 !== null) {
+                const err115 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema31.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err115];
                 } else {
@@ -28321,233 +28433,234 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data47.created_at !== void 0) {
-              if (typeof data47.created_at !== "string") {
-                const err116 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+          } else {
+            const err116 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err116];
+            } else {
+              vErrors.push(err116);
+            }
+            errors++;
+          }
+          var _valid0 = _errs99 === errors;
+          if (_valid0 && valid18) {
+            valid18 = false;
+            passing0 = [passing0, 1];
+          } else {
+            if (_valid0) {
+              valid18 = true;
+              passing0 = 1;
+            }
+          }
+          if (!valid18) {
+            const err117 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+            if (vErrors === null) {
+              vErrors = [err117];
+            } else {
+              vErrors.push(err117);
+            }
+            errors++;
+          } else {
+            errors = _errs96;
+            if (vErrors !== null) {
+              if (_errs96) {
+                vErrors.length = _errs96;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+        if (data.plan !== void 0) {
+          let data53 = data.plan;
+          if (data53 && typeof data53 == "object" && !Array.isArray(data53)) {
+            if (data53.checksum === void 0) {
+              const err118 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
+              if (vErrors === null) {
+                vErrors = [err118];
+              } else {
+                vErrors.push(err118);
+              }
+              errors++;
+            }
+            if (data53.file === void 0) {
+              const err119 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+              if (vErrors === null) {
+                vErrors = [err119];
+              } else {
+                vErrors.push(err119);
+              }
+              errors++;
+            }
+            if (data53.created_at === void 0) {
+              const err120 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
+              if (vErrors === null) {
+                vErrors = [err120];
+              } else {
+                vErrors.push(err120);
+              }
+              errors++;
+            }
+            if (data53.made_by === void 0) {
+              const err121 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
+              if (vErrors === null) {
+                vErrors = [err121];
+              } else {
+                vErrors.push(err121);
+              }
+              errors++;
+            }
+            if (data53.targets === void 0) {
+              const err122 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
+              if (vErrors === null) {
+                vErrors = [err122];
+              } else {
+                vErrors.push(err122);
+              }
+              errors++;
+            }
+            if (data53.summary === void 0) {
+              const err123 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+              if (vErrors === null) {
+                vErrors = [err123];
+              } else {
+                vErrors.push(err123);
+              }
+              errors++;
+            }
+            for (const key6 in data53) {
+              if (!(key6 === "checksum" || key6 === "file" || key6 === "created_at" || key6 === "made_by" || key6 === "approver" || key6 === "targets" || key6 === "summary")) {
+                const err124 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err116];
+                  vErrors = [err124];
                 } else {
-                  vErrors.push(err116);
+                  vErrors.push(err124);
                 }
                 errors++;
               }
             }
-            if (data47.made_by !== void 0) {
-              let data51 = data47.made_by;
-              if (typeof data51 !== "string" && data51 !== null) {
-                const err117 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema31.properties.plan.properties.made_by.type }, message: "must be string,null" };
+            if (data53.checksum !== void 0) {
+              let data54 = data53.checksum;
+              if (typeof data54 === "string") {
+                if (!pattern13.test(data54)) {
+                  const err125 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                  if (vErrors === null) {
+                    vErrors = [err125];
+                  } else {
+                    vErrors.push(err125);
+                  }
+                  errors++;
+                }
+              } else {
+                const err126 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err117];
+                  vErrors = [err126];
                 } else {
-                  vErrors.push(err117);
+                  vErrors.push(err126);
                 }
                 errors++;
               }
             }
-            if (data47.approver !== void 0) {
-              let data52 = data47.approver;
-              if (typeof data52 !== "string" && data52 !== null) {
-                const err118 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema31.properties.plan.properties.approver.type }, message: "must be string,null" };
+            if (data53.file !== void 0) {
+              let data55 = data53.file;
+              if (typeof data55 !== "string" && data55 !== null) {
+                const err127 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema31.properties.plan.properties.file.type }, message: "must be string,null" };
                 if (vErrors === null) {
-                  vErrors = [err118];
+                  vErrors = [err127];
                 } else {
-                  vErrors.push(err118);
+                  vErrors.push(err127);
                 }
                 errors++;
               }
             }
-            if (data47.targets !== void 0) {
-              let data53 = data47.targets;
-              if (Array.isArray(data53)) {
-                const len4 = data53.length;
-                for (let i4 = 0; i4 < len4; i4++) {
-                  if (typeof data53[i4] !== "string") {
-                    const err119 = { instancePath: instancePath + "/plan/targets/" + i4, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data53.created_at !== void 0) {
+              if (typeof data53.created_at !== "string") {
+                const err128 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err128];
+                } else {
+                  vErrors.push(err128);
+                }
+                errors++;
+              }
+            }
+            if (data53.made_by !== void 0) {
+              let data57 = data53.made_by;
+              if (typeof data57 !== "string" && data57 !== null) {
+                const err129 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema31.properties.plan.properties.made_by.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err129];
+                } else {
+                  vErrors.push(err129);
+                }
+                errors++;
+              }
+            }
+            if (data53.approver !== void 0) {
+              let data58 = data53.approver;
+              if (typeof data58 !== "string" && data58 !== null) {
+                const err130 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema31.properties.plan.properties.approver.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err130];
+                } else {
+                  vErrors.push(err130);
+                }
+                errors++;
+              }
+            }
+            if (data53.targets !== void 0) {
+              let data59 = data53.targets;
+              if (Array.isArray(data59)) {
+                const len5 = data59.length;
+                for (let i5 = 0; i5 < len5; i5++) {
+                  if (typeof data59[i5] !== "string") {
+                    const err131 = { instancePath: instancePath + "/plan/targets/" + i5, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err119];
+                      vErrors = [err131];
                     } else {
-                      vErrors.push(err119);
+                      vErrors.push(err131);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err120 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err132 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err120];
+                  vErrors = [err132];
                 } else {
-                  vErrors.push(err120);
+                  vErrors.push(err132);
                 }
                 errors++;
               }
             }
-            if (data47.summary !== void 0) {
-              let data55 = data47.summary;
-              if (data55 && typeof data55 == "object" && !Array.isArray(data55)) {
-                for (const key6 in data55) {
-                  let data56 = data55[key6];
-                  if (!(typeof data56 == "number" && (!(data56 % 1) && !isNaN(data56)))) {
-                    const err121 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data53.summary !== void 0) {
+              let data61 = data53.summary;
+              if (data61 && typeof data61 == "object" && !Array.isArray(data61)) {
+                for (const key7 in data61) {
+                  let data62 = data61[key7];
+                  if (!(typeof data62 == "number" && (!(data62 % 1) && !isNaN(data62)))) {
+                    const err133 = { instancePath: instancePath + "/plan/summary/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                     if (vErrors === null) {
-                      vErrors = [err121];
+                      vErrors = [err133];
                     } else {
-                      vErrors.push(err121);
+                      vErrors.push(err133);
                     }
                     errors++;
                   }
-                  if (typeof data56 == "number") {
-                    if (data56 < 0 || isNaN(data56)) {
-                      const err122 = { instancePath: instancePath + "/plan/summary/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (typeof data62 == "number") {
+                    if (data62 < 0 || isNaN(data62)) {
+                      const err134 = { instancePath: instancePath + "/plan/summary/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                       if (vErrors === null) {
-                        vErrors = [err122];
+                        vErrors = [err134];
                       } else {
-                        vErrors.push(err122);
+                        vErrors.push(err134);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err123 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err123];
-                } else {
-                  vErrors.push(err123);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err124 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err124];
-            } else {
-              vErrors.push(err124);
-            }
-            errors++;
-          }
-        }
-        if (data.approval !== void 0) {
-          let data57 = data.approval;
-          if (!(data57 === "auto-approve" || data57 === "prompt" || data57 === "declined" || data57 === "cancelled" || data57 === "not asked")) {
-            const err125 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema31.properties.approval.enum }, message: "must be equal to one of the allowed values" };
-            if (vErrors === null) {
-              vErrors = [err125];
-            } else {
-              vErrors.push(err125);
-            }
-            errors++;
-          }
-        }
-        if (data.changes !== void 0) {
-          let data58 = data.changes;
-          if (Array.isArray(data58)) {
-            const len5 = data58.length;
-            for (let i5 = 0; i5 < len5; i5++) {
-              if (!validate28(data58[i5], { instancePath: instancePath + "/changes/" + i5, parentData: data58, parentDataProperty: i5, rootData })) {
-                vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
-                errors = vErrors.length;
-              }
-            }
-          } else {
-            const err126 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err126];
-            } else {
-              vErrors.push(err126);
-            }
-            errors++;
-          }
-        }
-        if (data.other_requests !== void 0) {
-          let data60 = data.other_requests;
-          if (Array.isArray(data60)) {
-            const len6 = data60.length;
-            for (let i6 = 0; i6 < len6; i6++) {
-              if (!validate29(data60[i6], { instancePath: instancePath + "/other_requests/" + i6, parentData: data60, parentDataProperty: i6, rootData })) {
-                vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-                errors = vErrors.length;
-              }
-            }
-          } else {
-            const err127 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err127];
-            } else {
-              vErrors.push(err127);
-            }
-            errors++;
-          }
-        }
-        if (data.summary !== void 0) {
-          let data62 = data.summary;
-          if (data62 && typeof data62 == "object" && !Array.isArray(data62)) {
-            if (data62.done === void 0) {
-              const err128 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
-              if (vErrors === null) {
-                vErrors = [err128];
-              } else {
-                vErrors.push(err128);
-              }
-              errors++;
-            }
-            if (data62.already === void 0) {
-              const err129 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
-              if (vErrors === null) {
-                vErrors = [err129];
-              } else {
-                vErrors.push(err129);
-              }
-              errors++;
-            }
-            if (data62.confirmed === void 0) {
-              const err130 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
-              if (vErrors === null) {
-                vErrors = [err130];
-              } else {
-                vErrors.push(err130);
-              }
-              errors++;
-            }
-            if (data62.blocked === void 0) {
-              const err131 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
-              if (vErrors === null) {
-                vErrors = [err131];
-              } else {
-                vErrors.push(err131);
-              }
-              errors++;
-            }
-            if (data62.failed === void 0) {
-              const err132 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
-              if (vErrors === null) {
-                vErrors = [err132];
-              } else {
-                vErrors.push(err132);
-              }
-              errors++;
-            }
-            if (data62.skipped === void 0) {
-              const err133 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
-              if (vErrors === null) {
-                vErrors = [err133];
-              } else {
-                vErrors.push(err133);
-              }
-              errors++;
-            }
-            if (data62.unknown === void 0) {
-              const err134 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
-              if (vErrors === null) {
-                vErrors = [err134];
-              } else {
-                vErrors.push(err134);
-              }
-              errors++;
-            }
-            for (const key7 in data62) {
-              if (!func2.call(schema31.properties.summary.properties, key7)) {
-                const err135 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
+                const err135 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
                   vErrors = [err135];
                 } else {
@@ -28556,148 +28669,149 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data62.done !== void 0) {
-              let data63 = data62.done;
-              if (!(typeof data63 == "number" && (!(data63 % 1) && !isNaN(data63)))) {
-                const err136 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+          } else {
+            const err136 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err136];
+            } else {
+              vErrors.push(err136);
+            }
+            errors++;
+          }
+        }
+        if (data.approval !== void 0) {
+          let data63 = data.approval;
+          if (!(data63 === "auto-approve" || data63 === "prompt" || data63 === "declined" || data63 === "cancelled" || data63 === "not asked")) {
+            const err137 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema31.properties.approval.enum }, message: "must be equal to one of the allowed values" };
+            if (vErrors === null) {
+              vErrors = [err137];
+            } else {
+              vErrors.push(err137);
+            }
+            errors++;
+          }
+        }
+        if (data.changes !== void 0) {
+          let data64 = data.changes;
+          if (Array.isArray(data64)) {
+            const len6 = data64.length;
+            for (let i6 = 0; i6 < len6; i6++) {
+              if (!validate28(data64[i6], { instancePath: instancePath + "/changes/" + i6, parentData: data64, parentDataProperty: i6, rootData })) {
+                vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err138 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err138];
+            } else {
+              vErrors.push(err138);
+            }
+            errors++;
+          }
+        }
+        if (data.other_requests !== void 0) {
+          let data66 = data.other_requests;
+          if (Array.isArray(data66)) {
+            const len7 = data66.length;
+            for (let i7 = 0; i7 < len7; i7++) {
+              if (!validate29(data66[i7], { instancePath: instancePath + "/other_requests/" + i7, parentData: data66, parentDataProperty: i7, rootData })) {
+                vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+                errors = vErrors.length;
+              }
+            }
+          } else {
+            const err139 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err139];
+            } else {
+              vErrors.push(err139);
+            }
+            errors++;
+          }
+        }
+        if (data.summary !== void 0) {
+          let data68 = data.summary;
+          if (data68 && typeof data68 == "object" && !Array.isArray(data68)) {
+            if (data68.done === void 0) {
+              const err140 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
+              if (vErrors === null) {
+                vErrors = [err140];
+              } else {
+                vErrors.push(err140);
+              }
+              errors++;
+            }
+            if (data68.already === void 0) {
+              const err141 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
+              if (vErrors === null) {
+                vErrors = [err141];
+              } else {
+                vErrors.push(err141);
+              }
+              errors++;
+            }
+            if (data68.confirmed === void 0) {
+              const err142 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
+              if (vErrors === null) {
+                vErrors = [err142];
+              } else {
+                vErrors.push(err142);
+              }
+              errors++;
+            }
+            if (data68.blocked === void 0) {
+              const err143 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+              if (vErrors === null) {
+                vErrors = [err143];
+              } else {
+                vErrors.push(err143);
+              }
+              errors++;
+            }
+            if (data68.failed === void 0) {
+              const err144 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+              if (vErrors === null) {
+                vErrors = [err144];
+              } else {
+                vErrors.push(err144);
+              }
+              errors++;
+            }
+            if (data68.skipped === void 0) {
+              const err145 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
+              if (vErrors === null) {
+                vErrors = [err145];
+              } else {
+                vErrors.push(err145);
+              }
+              errors++;
+            }
+            if (data68.unknown === void 0) {
+              const err146 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+              if (vErrors === null) {
+                vErrors = [err146];
+              } else {
+                vErrors.push(err146);
+              }
+              errors++;
+            }
+            for (const key8 in data68) {
+              if (!func2.call(schema31.properties.summary.properties, key8)) {
+                const err147 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err136];
+                  vErrors = [err147];
                 } else {
-                  vErrors.push(err136);
+                  vErrors.push(err147);
                 }
                 errors++;
               }
-              if (typeof data63 == "number") {
-                if (data63 < 0 || isNaN(data63)) {
-                  const err137 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err137];
-                  } else {
-                    vErrors.push(err137);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data62.already !== void 0) {
-              let data64 = data62.already;
-              if (!(typeof data64 == "number" && (!(data64 % 1) && !isNaN(data64)))) {
-                const err138 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err138];
-                } else {
-                  vErrors.push(err138);
-                }
-                errors++;
-              }
-              if (typeof data64 == "number") {
-                if (data64 < 0 || isNaN(data64)) {
-                  const err139 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err139];
-                  } else {
-                    vErrors.push(err139);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data62.confirmed !== void 0) {
-              let data65 = data62.confirmed;
-              if (!(typeof data65 == "number" && (!(data65 % 1) && !isNaN(data65)))) {
-                const err140 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err140];
-                } else {
-                  vErrors.push(err140);
-                }
-                errors++;
-              }
-              if (typeof data65 == "number") {
-                if (data65 < 0 || isNaN(data65)) {
-                  const err141 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err141];
-                  } else {
-                    vErrors.push(err141);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data62.blocked !== void 0) {
-              let data66 = data62.blocked;
-              if (!(typeof data66 == "number" && (!(data66 % 1) && !isNaN(data66)))) {
-                const err142 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err142];
-                } else {
-                  vErrors.push(err142);
-                }
-                errors++;
-              }
-              if (typeof data66 == "number") {
-                if (data66 < 0 || isNaN(data66)) {
-                  const err143 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err143];
-                  } else {
-                    vErrors.push(err143);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data62.failed !== void 0) {
-              let data67 = data62.failed;
-              if (!(typeof data67 == "number" && (!(data67 % 1) && !isNaN(data67)))) {
-                const err144 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err144];
-                } else {
-                  vErrors.push(err144);
-                }
-                errors++;
-              }
-              if (typeof data67 == "number") {
-                if (data67 < 0 || isNaN(data67)) {
-                  const err145 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err145];
-                  } else {
-                    vErrors.push(err145);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data62.skipped !== void 0) {
-              let data68 = data62.skipped;
-              if (!(typeof data68 == "number" && (!(data68 % 1) && !isNaN(data68)))) {
-                const err146 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err146];
-                } else {
-                  vErrors.push(err146);
-                }
-                errors++;
-              }
-              if (typeof data68 == "number") {
-                if (data68 < 0 || isNaN(data68)) {
-                  const err147 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err147];
-                  } else {
-                    vErrors.push(err147);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data62.unknown !== void 0) {
-              let data69 = data62.unknown;
+            if (data68.done !== void 0) {
+              let data69 = data68.done;
               if (!(typeof data69 == "number" && (!(data69 % 1) && !isNaN(data69)))) {
-                const err148 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err148 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err148];
                 } else {
@@ -28707,7 +28821,7 @@ var require_validators = __commonJS({
               }
               if (typeof data69 == "number") {
                 if (data69 < 0 || isNaN(data69)) {
-                  const err149 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err149 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err149];
                   } else {
@@ -28717,10 +28831,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data62.overwritten !== void 0) {
-              let data70 = data62.overwritten;
+            if (data68.already !== void 0) {
+              let data70 = data68.already;
               if (!(typeof data70 == "number" && (!(data70 % 1) && !isNaN(data70)))) {
-                const err150 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err150 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err150];
                 } else {
@@ -28730,7 +28844,7 @@ var require_validators = __commonJS({
               }
               if (typeof data70 == "number") {
                 if (data70 < 0 || isNaN(data70)) {
-                  const err151 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err151 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err151];
                   } else {
@@ -28740,10 +28854,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data62.breached !== void 0) {
-              let data71 = data62.breached;
+            if (data68.confirmed !== void 0) {
+              let data71 = data68.confirmed;
               if (!(typeof data71 == "number" && (!(data71 % 1) && !isNaN(data71)))) {
-                const err152 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err152 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err152];
                 } else {
@@ -28753,7 +28867,7 @@ var require_validators = __commonJS({
               }
               if (typeof data71 == "number") {
                 if (data71 < 0 || isNaN(data71)) {
-                  const err153 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err153 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err153];
                   } else {
@@ -28763,10 +28877,10 @@ var require_validators = __commonJS({
                 }
               }
             }
-            if (data62.not_applied !== void 0) {
-              let data72 = data62.not_applied;
+            if (data68.blocked !== void 0) {
+              let data72 = data68.blocked;
               if (!(typeof data72 == "number" && (!(data72 % 1) && !isNaN(data72)))) {
-                const err154 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err154 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err154];
                 } else {
@@ -28776,7 +28890,7 @@ var require_validators = __commonJS({
               }
               if (typeof data72 == "number") {
                 if (data72 < 0 || isNaN(data72)) {
-                  const err155 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err155 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err155];
                   } else {
@@ -28786,47 +28900,185 @@ var require_validators = __commonJS({
                 }
               }
             }
+            if (data68.failed !== void 0) {
+              let data73 = data68.failed;
+              if (!(typeof data73 == "number" && (!(data73 % 1) && !isNaN(data73)))) {
+                const err156 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err156];
+                } else {
+                  vErrors.push(err156);
+                }
+                errors++;
+              }
+              if (typeof data73 == "number") {
+                if (data73 < 0 || isNaN(data73)) {
+                  const err157 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err157];
+                  } else {
+                    vErrors.push(err157);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68.skipped !== void 0) {
+              let data74 = data68.skipped;
+              if (!(typeof data74 == "number" && (!(data74 % 1) && !isNaN(data74)))) {
+                const err158 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err158];
+                } else {
+                  vErrors.push(err158);
+                }
+                errors++;
+              }
+              if (typeof data74 == "number") {
+                if (data74 < 0 || isNaN(data74)) {
+                  const err159 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err159];
+                  } else {
+                    vErrors.push(err159);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68.unknown !== void 0) {
+              let data75 = data68.unknown;
+              if (!(typeof data75 == "number" && (!(data75 % 1) && !isNaN(data75)))) {
+                const err160 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err160];
+                } else {
+                  vErrors.push(err160);
+                }
+                errors++;
+              }
+              if (typeof data75 == "number") {
+                if (data75 < 0 || isNaN(data75)) {
+                  const err161 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err161];
+                  } else {
+                    vErrors.push(err161);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68.overwritten !== void 0) {
+              let data76 = data68.overwritten;
+              if (!(typeof data76 == "number" && (!(data76 % 1) && !isNaN(data76)))) {
+                const err162 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err162];
+                } else {
+                  vErrors.push(err162);
+                }
+                errors++;
+              }
+              if (typeof data76 == "number") {
+                if (data76 < 0 || isNaN(data76)) {
+                  const err163 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err163];
+                  } else {
+                    vErrors.push(err163);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68.breached !== void 0) {
+              let data77 = data68.breached;
+              if (!(typeof data77 == "number" && (!(data77 % 1) && !isNaN(data77)))) {
+                const err164 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err164];
+                } else {
+                  vErrors.push(err164);
+                }
+                errors++;
+              }
+              if (typeof data77 == "number") {
+                if (data77 < 0 || isNaN(data77)) {
+                  const err165 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err165];
+                  } else {
+                    vErrors.push(err165);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data68.not_applied !== void 0) {
+              let data78 = data68.not_applied;
+              if (!(typeof data78 == "number" && (!(data78 % 1) && !isNaN(data78)))) {
+                const err166 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err166];
+                } else {
+                  vErrors.push(err166);
+                }
+                errors++;
+              }
+              if (typeof data78 == "number") {
+                if (data78 < 0 || isNaN(data78)) {
+                  const err167 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err167];
+                  } else {
+                    vErrors.push(err167);
+                  }
+                  errors++;
+                }
+              }
+            }
           } else {
-            const err156 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err168 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err156];
+              vErrors = [err168];
             } else {
-              vErrors.push(err156);
+              vErrors.push(err168);
             }
             errors++;
           }
         }
         if (data.exit_code !== void 0) {
-          let data73 = data.exit_code;
-          if (!(typeof data73 == "number" && (!(data73 % 1) && !isNaN(data73)))) {
-            const err157 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+          let data79 = data.exit_code;
+          if (!(typeof data79 == "number" && (!(data79 % 1) && !isNaN(data79)))) {
+            const err169 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
             if (vErrors === null) {
-              vErrors = [err157];
+              vErrors = [err169];
             } else {
-              vErrors.push(err157);
+              vErrors.push(err169);
             }
             errors++;
           }
         }
         if (data.interrupted !== void 0) {
           if (typeof data.interrupted !== "boolean") {
-            const err158 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+            const err170 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
-              vErrors = [err158];
+              vErrors = [err170];
             } else {
-              vErrors.push(err158);
+              vErrors.push(err170);
             }
             errors++;
           }
         }
         if (data.error !== void 0) {
-          let data75 = data.error;
-          if (typeof data75 !== "string" && data75 !== null) {
-            const err159 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema31.properties.error.type }, message: "must be string,null" };
+          let data81 = data.error;
+          if (typeof data81 !== "string" && data81 !== null) {
+            const err171 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema31.properties.error.type }, message: "must be string,null" };
             if (vErrors === null) {
-              vErrors = [err159];
+              vErrors = [err171];
             } else {
-              vErrors.push(err159);
+              vErrors.push(err171);
             }
             errors++;
           }
@@ -28838,23 +29090,23 @@ var require_validators = __commonJS({
           }
         }
         if (data.prev !== void 0) {
-          let data77 = data.prev;
-          if (typeof data77 !== "string" && data77 !== null) {
-            const err160 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema31.properties.prev.type }, message: "must be string,null" };
+          let data83 = data.prev;
+          if (typeof data83 !== "string" && data83 !== null) {
+            const err172 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema31.properties.prev.type }, message: "must be string,null" };
             if (vErrors === null) {
-              vErrors = [err160];
+              vErrors = [err172];
             } else {
-              vErrors.push(err160);
+              vErrors.push(err172);
             }
             errors++;
           }
-          if (typeof data77 === "string") {
-            if (!pattern13.test(data77)) {
-              const err161 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          if (typeof data83 === "string") {
+            if (!pattern13.test(data83)) {
+              const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err161];
+                vErrors = [err173];
               } else {
-                vErrors.push(err161);
+                vErrors.push(err173);
               }
               errors++;
             }
@@ -28862,43 +29114,43 @@ var require_validators = __commonJS({
         }
         if (data.chain_note !== void 0) {
           if (typeof data.chain_note !== "string") {
-            const err162 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err174 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err162];
+              vErrors = [err174];
             } else {
-              vErrors.push(err162);
+              vErrors.push(err174);
             }
             errors++;
           }
         }
         if (data.hash !== void 0) {
-          let data79 = data.hash;
-          if (typeof data79 === "string") {
-            if (!pattern13.test(data79)) {
-              const err163 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          let data85 = data.hash;
+          if (typeof data85 === "string") {
+            if (!pattern13.test(data85)) {
+              const err175 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err163];
+                vErrors = [err175];
               } else {
-                vErrors.push(err163);
+                vErrors.push(err175);
               }
               errors++;
             }
           } else {
-            const err164 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err176 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err164];
+              vErrors = [err176];
             } else {
-              vErrors.push(err164);
+              vErrors.push(err176);
             }
             errors++;
           }
         }
       } else {
-        const err165 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err177 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err165];
+          vErrors = [err177];
         } else {
-          vErrors.push(err165);
+          vErrors.push(err177);
         }
         errors++;
       }
@@ -33684,7 +33936,7 @@ var init_clock = __esm({
     "use strict";
     systemClock = {
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve16) => setTimeout(resolve16, ms))
+      sleep: (ms) => new Promise((resolve17) => setTimeout(resolve17, ms))
     };
   }
 });
@@ -33815,8 +34067,8 @@ var init_governor = __esm({
       /** Resolves when a request may be sent: after any pause, within the window, paced by the rate.
        *  Rejects with TimeLimitReached when that moment is past the run's time limit. */
       acquire() {
-        return new Promise((resolve16, reject) => {
-          this.queue.push({ resolve: resolve16, reject });
+        return new Promise((resolve17, reject) => {
+          this.queue.push({ resolve: resolve17, reject });
           this.pump();
         });
       }
@@ -44022,6 +44274,17 @@ function shownValuesDiff(git, held, where2, side2, unknownOut) {
     rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) + Math.min(ofBatch.total, VALUE_ROWS_SHOWN)
   };
 }
+function keptSspFields(desired, live, targets) {
+  const out = [];
+  for (const d of desired) {
+    const addr = sspAddress.policy(d.name);
+    const lp = live.get(d.name);
+    if (!lp || !targeted(addr, targets)) continue;
+    const fields = keptFields(d.spec, lp.item, SSP_KEPT_FIELDS);
+    if (Object.keys(fields).length) out.push({ address: addr, fields, ...envelopeWho(lp.envelope) });
+  }
+  return out;
+}
 function createMismatch(sent, live) {
   if (!live) return ["(no policy item)"];
   const l = live;
@@ -44074,7 +44337,7 @@ function unmanagedSsp(desired, live, targets) {
   }
   return out;
 }
-var VALUE_ROWS_SHOWN, liveBatch, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
+var VALUE_ROWS_SHOWN, liveBatch, SSP_EXPORT_FIELDS, SSP_BOOKKEEPING, SSP_KEPT_FIELDS, IDENTITY_FIELDS, REASONS_NOT_IN_GIT;
 var init_compare = __esm({
   "src/kinds/ssp/compare.ts"() {
     "use strict";
@@ -44089,10 +44352,30 @@ var init_compare = __esm({
     init_number();
     init_csv();
     init_export_file();
+    init_entries();
     init_read();
     init_values();
     VALUE_ROWS_SHOWN = 20;
     liveBatch = (lp, name) => lp.batches?.find((b) => batchNameOf(b) === name);
+    SSP_EXPORT_FIELDS = [
+      "method",
+      "active",
+      "hierarchy_no",
+      "data_identifiers",
+      "entity_type",
+      "floor_percentage",
+      "ceiling_percentage",
+      "expression",
+      "when",
+      "transaction_above_range",
+      "transaction_below_range",
+      "transaction_mid_range",
+      "type",
+      "can_delete",
+      "is_user_defined"
+    ];
+    SSP_BOOKKEEPING = ["entity_type", "type", "can_delete", "is_user_defined"];
+    SSP_KEPT_FIELDS = SSP_EXPORT_FIELDS.filter((f) => !SSP_BOOKKEEPING.includes(f));
     IDENTITY_FIELDS = ["method", "active", "hierarchy_no", "expression", "data_identifiers", "when", "floor_percentage", "ceiling_percentage"];
     REASONS_NOT_IN_GIT = {
       policy: (name) => `the service holds this SSP policy and git has no file for it. The interface has no update or delete for SSP policies: deactivate or delete it in the service, or keep it by adding its file (${exportHint(name, "writes one")})`,
@@ -44583,7 +44866,7 @@ function exportSsp(live, ctx, schema) {
   }
   return files;
 }
-var import_node_path6, SSP_EXPORT_FIELDS, LISTED_STATUSES, show5;
+var import_node_path6, LISTED_STATUSES, show5;
 var init_export = __esm({
   "src/kinds/ssp/export.ts"() {
     "use strict";
@@ -44597,23 +44880,6 @@ var init_export = __esm({
     init_compare();
     init_read();
     init_values();
-    SSP_EXPORT_FIELDS = [
-      "method",
-      "active",
-      "hierarchy_no",
-      "data_identifiers",
-      "entity_type",
-      "floor_percentage",
-      "ceiling_percentage",
-      "expression",
-      "when",
-      "transaction_above_range",
-      "transaction_below_range",
-      "transaction_mid_range",
-      "type",
-      "can_delete",
-      "is_user_defined"
-    ];
     LISTED_STATUSES = new Set(BATCH_STATUSES);
     show5 = (v) => JSON.stringify(v) ?? "undefined";
   }
@@ -45381,6 +45647,7 @@ var init_kind2 = __esm({
       rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
       drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
       unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+      kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
       preparers: planPreparers,
       payloadProblems: sspPayloadProblems,
       gitProblems: (c, desired) => sspGitProblems(c, desired),
@@ -45696,6 +45963,18 @@ function tenantDrift(d, live) {
   const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" }));
   return changedItems(addr, diff, envelopeWho(env2));
 }
+function keptTenantFields(desired, live, targets) {
+  const out = [];
+  for (const d of desired) {
+    const addr = tenantAddress(d.name);
+    const env2 = live.find((e) => e.compliance_name === d.name);
+    const item = env2?.compliance_spec?.[0];
+    if (!targeted(addr, targets) || !env2 || !item) continue;
+    const fields = keptFields(d.spec, item, UPDATABLE_TENANT_FIELDS);
+    if (Object.keys(fields).length) out.push({ address: addr, fields, ...envelopeWho(env2) });
+  }
+  return out;
+}
 function unmanagedTenants(desired, live, targets) {
   if (!desired.length) return [];
   return live.filter((env2) => targeted(tenantAddress(env2.compliance_name ?? ""), targets) && !desired.some((d) => d.name === (env2.compliance_name ?? ""))).map((env2) => ({
@@ -45745,11 +46024,13 @@ var init_compare2 = __esm({
     "use strict";
     init_canonical_json();
     init_number();
+    init_entries();
     init_normalize();
     init_address();
     init_who();
     init_entries2();
     init_words2();
+    init_files2();
     init_write2();
     tenantAddress = (name) => `tenant-configuration/${name}`;
     REASONS3 = {
@@ -45806,6 +46087,7 @@ var init_kind3 = __esm({
       plan: (desired, live, findings) => desired.flatMap((d) => targeted(tenantAddress(d.name), findings.targets) ? tenantChange(d, live) ?? [] : []),
       drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
       unmanaged: unmanagedTenants,
+      kept: keptTenantFields,
       payloadProblems: (c) => updateProblems(c),
       gitProblems: (c, desired) => updateAgainstGit(c, desired),
       ready: requireUser,
@@ -45975,10 +46257,45 @@ function fourEyesLine(f, address) {
   const as = f.approver_known === false ? "the apply job's approver, not known here" : (f.approver_configured ? f.approver : f.sign_in) ?? "a user the token does not name";
   return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
 }
+function keptWords(kept) {
+  const n = keptCount(kept);
+  return `${plural(n, "field")} the service holds ${n === 1 ? "is" : "are"} not in git (shown above)`;
+}
+function keptText(kept, out) {
+  if (!kept?.length) return [];
+  return [
+    ...kept.map(
+      (k) => `${out.paint("dim", " i")} ${out.paint("bold", terminalText(k.address))}: kept as the service holds it, not in git: ${terminalText(keptFieldsText(k, show6))}${terminalText(whoWords(k))}`
+    ),
+    ""
+  ];
+}
+function keptMarkdown(kept, whole) {
+  if (!kept?.length) return "";
+  const value2 = (v) => markdownCut(JSON.stringify(v) ?? "", LINE_REASON, (x) => markdownCode(x)).md;
+  const lines = fitPieces(
+    kept.map((k) => {
+      const who = whoWords(k).trimStart();
+      const fields = Object.entries(k.fields).map(([f, v]) => `${markdownCode(f)}: ${value2(v)}`);
+      return `- ${markdownCut(k.address, LINE_NAME, (x) => markdownCode(x)).md}: ${fields.join(", ")}${who ? ` ${markdownText(who)}` : ""}
+`;
+    }),
+    SECTION_BUDGET.kept,
+    (n) => `
+_${plural(n, "more resource")} with fields not in git: every one is in ${whole} (kept_live)._
+`
+  );
+  return `**Kept as the service holds them, not in git** (information: each keeps its live value, and apply writes none of them):
+
+${lines.text}
+`;
+}
 function planText(plan, out) {
   const lines = [];
   if (!hasChanges(plan)) {
-    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
+    const env2 = `${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}`;
+    const head = plan.kept_live?.length ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env2}.` : `No changes. Environment ${env2}.`;
+    lines.push(...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
     return lines.join("\n");
   }
   const where2 = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
@@ -46004,7 +46321,7 @@ function planText(plan, out) {
     if (eyes) lines.push(`      ${terminalText(eyes)}`);
     lines.push("");
   }
-  lines.push(summaryLine(plan), ...noteLines(plan.notes));
+  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
 function markdownCut(text3, max, esc = markdownText) {
@@ -46109,14 +46426,19 @@ function planMarkdown(plan, file) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = notesMarkdown(plan.notes, whole);
-  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
+  const kept = keptMarkdown(plan.kept_live, whole);
+  if (!hasChanges(plan)) {
+    const words = plan.kept_live?.length ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.` : `**No changes.** The service ${matchesWords(plan.notes)}.`;
+    return [...head, words, "", ...kept ? [kept] : [], notes].join("\n");
+  }
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k]} ${actionWords(k)} | ${v} |`);
   head.push("", "");
   const top = head.join("\n");
   const tail = `
 ${summaryLine(plan)}
-${notes ? `
+${kept ? `
+${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
   const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
   let impact2 = planImpactMarkdown(impactOf(plan), whole);
@@ -46135,9 +46457,11 @@ ${impact2}` : "") + tail;
 function driftText(report2, out) {
   if (!report2.drift.length) {
     const ignored = report2.ignored?.length ? ` (${plural(report2.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report2.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const head = report2.kept_live?.length ? "No drift in the fields git sets." : report2.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const kept = report2.kept_live?.length ? `; ${keptWords(report2.kept_live)}` : "";
     return [
-      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}.`,
+      ...keptText(report2.kept_live, out),
+      `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept}.`,
       ...ignoredText(report2),
       ...noteLines(report2.notes)
     ].join("\n");
@@ -46149,7 +46473,7 @@ function driftText(report2, out) {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
   }
-  lines.push(...ignoredText(report2), "", driftSummaryLine(report2), ...noteLines(report2.notes));
+  lines.push(...ignoredText(report2), "", ...keptText(report2.kept_live, out), driftSummaryLine(report2), ...noteLines(report2.notes));
   return lines.join("\n");
 }
 function ignoredText(report2) {
@@ -46192,9 +46516,10 @@ function driftMarkdown(report2, file) {
   const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
   const notes = notesMarkdown(report2.notes, whole);
   const ignored = ignoredMarkdown(report2, whole);
+  const kept = keptMarkdown(report2.kept_live, whole);
   if (!report2.drift.length) {
-    const head = report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
-    return [...lines, head, ...ignored ? [ignored] : [], "", notes].join("\n");
+    const head = report2.kept_live?.length ? `**No drift** in the fields git sets: the service ${matchesWords(report2.notes)} in them; ${keptWords(report2.kept_live).replace("shown above", "shown below")}.` : report2.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report2.notes)}.` : "**No drift.**";
+    return [...lines, head, ...ignored ? [ignored] : [], "", ...kept ? [kept] : [], notes].join("\n");
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
@@ -46205,7 +46530,8 @@ _${plural(n, "more drifted resource")} not listed: even one row each, the drift 
   const tail = `${ignored}
 
 ${driftSummaryLine(report2)}
-${notes ? `
+${kept ? `
+${kept}` : ""}${notes ? `
 ${notes}` : ""}`;
   const said = (f, cut) => f.rest === null || f.listed < report2.drift.length ? "" : `
 _With every field that differs, the drift would pass the comment's ${limit} characters: ${f.full ? `the first ${f.full} are shown with their fields, the rest` : "each is listed"} in one row${f.rest === "bare" ? ", without what drifted" : ""}. Every field is in ${whole}._${cut ? cutWords(whole) : ""}
@@ -46283,7 +46609,7 @@ function applyText(report2, out) {
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR, show6, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
+var SYMBOL, COLOR, show6, keptFieldsText, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
 var init_plan2 = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -46291,6 +46617,7 @@ var init_plan2 = __esm({
     init_policy_test();
     init_model();
     init_unknown();
+    init_entries();
     init_who();
     init_four_eyes2();
     init_words();
@@ -46306,6 +46633,7 @@ var init_plan2 = __esm({
       unsupported: "red"
     };
     show6 = (v) => v === void 0 ? "(unset)" : JSON.stringify(v);
+    keptFieldsText = (k, value2) => Object.entries(k.fields).map(([f, v]) => `${f}: ${value2(v)}`).join(", ");
     noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
     cell = (v) => v === void 0 ? "" : markdownCode(JSON.stringify(v), { cell: true });
     changeTitle = (c) => `<code>${SYMBOL[c.action]}</code> <b>${actionWords(c.action)}</b> ${htmlCode(c.address)}`;
@@ -46532,6 +46860,13 @@ function gitWords(r, esc) {
   const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
   return `${r.git.commit} (${tree})`;
 }
+function notCleanWords(r, esc) {
+  const list3 = r.git.not_clean ?? [];
+  if (!list3.length) return "";
+  const more = (r.git.not_clean_total ?? list3.length) - list3.length;
+  const each = list3.map((p) => `${esc(p.path)} (${p.what}${p.policy ? ", a policy file" : ""})`);
+  return `${each.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+}
 function peopleWords(c, esc) {
   const f = c.four_eyes;
   if (!f) return void 0;
@@ -46597,6 +46932,8 @@ function evidenceText(file, r, out, doubt = null) {
     `  plan        ${terminalText(r.plan.checksum)}, ${r.plan.file ? `saved plan ${terminalText(r.plan.file)}` : "planned in this run"}, made ${terminalText(r.plan.created_at)}${r.plan.made_by ? ` as ${terminalText(r.plan.made_by)}` : ""}`,
     `  approved    ${approvedWords(r, terminalText)}`,
     `  git         ${gitWords(r, terminalText)}`,
+    ...r.git.commit && r.git.note ? [`  git note    ${terminalText(r.git.note)}`] : [],
+    ...notCleanWords(r, terminalText) ? [`  not clean   ${notCleanWords(r, terminalText)}`] : [],
     `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
     ...fourEyesText(r)
   ];
@@ -46629,7 +46966,7 @@ function evidenceMarkdown(file, r, doubt = null) {
     "",
     ...doubt ? [`> **${doubt.tag}**: ${markdownText(doubt.words)}.`, ""] : [],
     `- **Record**: ${markdownCode(file)}, hash ${markdownCode(r.hash)}, prev ${markdownCode(r.prev ?? "none")}${r.prev === null ? ` (this record starts a new chain because ${markdownText(r.chain_note ?? "it is the first record of this environment")})` : ""}`,
-    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${markdownText(r.plan.created_at)}${r.plan.made_by ? ` as ${markdownText(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, markdownText).replace(/^\S+ /, "")}` : gitWords(r, markdownText)}`,
+    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${markdownText(r.plan.created_at)}${r.plan.made_by ? ` as ${markdownText(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, markdownText).replace(/^\S+ /, "")}` : gitWords(r, markdownText)}${notCleanWords(r, markdownText) ? `; not clean: ${notCleanWords(r, markdownText)}` : ""}`,
     `- **By whom**: ${approvedWords(r, markdownText)}`,
     `- **When**: ${markdownText(r.started_at)} to ${markdownText(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
@@ -48168,20 +48505,20 @@ var init_service2 = __esm({
 
 // src/emulator/server.ts
 function trickle(res, body, ms) {
-  return new Promise((resolve16) => {
+  return new Promise((resolve17) => {
     let i = 0;
     const timer = setInterval(() => {
       if (res.destroyed || i >= body.length) {
         clearInterval(timer);
         if (!res.destroyed) res.end();
-        resolve16();
+        resolve17();
         return;
       }
       res.write(body.subarray(i, ++i));
     }, ms);
     res.on("close", () => {
       clearInterval(timer);
-      resolve16();
+      resolve17();
     });
   });
 }
@@ -48189,7 +48526,7 @@ function isLoopback(address) {
   return !!address && (address.startsWith("127.") || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("::ffff:127."));
 }
 function readBody2(req) {
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve17, reject) => {
     const chunks = [];
     let size = 0;
     let over = false;
@@ -48198,7 +48535,7 @@ function readBody2(req) {
       if (size > MAX_BODY) over = true;
       else chunks.push(c);
     });
-    req.on("end", () => resolve16(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve17(over ? "too-large" : Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -48233,9 +48570,9 @@ async function startEmulator(opts) {
   const server = (0, import_node_http.createServer)({ keepAliveTimeout: 3e4 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());
   });
-  await new Promise((resolve16, reject) => {
+  await new Promise((resolve17, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve16());
+    server.listen(opts.port ?? 4010, opts.host ?? "127.0.0.1", () => resolve17());
   });
   const addr = server.address();
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -48243,9 +48580,9 @@ async function startEmulator(opts) {
     url: `http://${host}:${addr.port}`,
     server,
     emulator,
-    close: () => new Promise((resolve16) => {
+    close: () => new Promise((resolve17) => {
       server.closeAllConnections();
-      server.close(() => resolve16());
+      server.close(() => resolve17());
     })
   };
 }
@@ -49940,10 +50277,14 @@ function entries(desired, live, targets, kinds) {
       );
     }
   }
-  return { changes, findings };
+  return { changes, findings, kept: keptOf(desired, live, targets, kinds) };
+}
+function keptOf(desired, live, targets, kinds) {
+  const kept = kinds.flatMap((k) => k.kept?.(desiredOf(k, desired), liveOf(k, live), targets) ?? []);
+  return plainData(kept.sort((a, b) => byCodePoint(a.address, b.address)));
 }
 function draftPlan(desired, live, meta, kinds = KINDS) {
-  const { changes, findings } = entries(desired, live, meta.targets, kinds);
+  const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
   const rank = (c) => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
   return {
@@ -49959,7 +50300,8 @@ function draftPlan(desired, live, meta, kinds = KINDS) {
     // plan reads back from its file as it was made.
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes, "action"),
-    notes: unknownNotes(findings.unknown)
+    notes: unknownNotes(findings.unknown),
+    ...kept.length ? { kept_live: kept } : {}
   };
 }
 function seal(plan) {
@@ -50074,30 +50416,65 @@ var init_make = __esm({
 
 // src/evidence/context.ts
 function run(args, cwd, env2) {
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve17, reject) => {
     (0, import_node_child_process2.execFile)(
       "git",
       args,
       { cwd, timeout: 1e4, maxBuffer: 16 * 1024 * 1024, env: { ...env2, GIT_OPTIONAL_LOCKS: "0" } },
-      (err, stdout) => err ? reject(err) : resolve16(stdout)
+      (err, stdout) => err ? reject(err) : resolve17(stdout)
     );
   });
 }
-async function gitState(root, evidenceDir, env2) {
+async function gitState(root, evidenceDir, env2, policyPaths = []) {
   const inside = (0, import_node_path16.relative)(root, evidenceDir);
   const exclude = inside && !inside.startsWith("..") && !(0, import_node_path16.isAbsolute)(inside) ? [`:(exclude)${inside}`] : [];
   let status;
   try {
-    status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env2);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env2);
   } catch (e) {
     const code = e.code;
     return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
   }
-  const lines = status.split("\n").filter((l) => l);
-  const oid = /^# branch\.oid (\S+)$/m.exec(status)?.[1];
-  const clean = lines.every((l) => l.startsWith("# "));
-  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet" };
-  return { commit: oid, clean };
+  const entries2 = status.split("\0");
+  const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
+  const found = statusEntries(entries2);
+  const clean = !found.length;
+  const dirty = clean ? {} : await notClean(root, found, policyPaths, env2);
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet", ...dirty };
+  return { commit: oid, clean, ...dirty };
+}
+function statusEntries(entries2) {
+  const found = [];
+  for (let i = 0; i < entries2.length; i++) {
+    const e = entries2[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
+    const other = /^([?!]) (.+)$/.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++;
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+  }
+  return found;
+}
+async function notClean(root, found, policyPaths, env2) {
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env2)).trim() || root;
+  } catch {
+  }
+  const from = realOr(root);
+  const isPolicy = (p) => policyPaths.some((pp) => {
+    const rel = (0, import_node_path16.relative)(pp || ".", p);
+    return rel === "" ? true : !rel.startsWith("..") && !(0, import_node_path16.isAbsolute)(rel) && POLICY_FILE.test(p);
+  });
+  const all2 = found.map((f) => {
+    const path = (0, import_node_path16.relative)(from, (0, import_node_path16.join)(top, f.path)) || f.path;
+    return { path, what: f.what, policy: isPolicy(path) };
+  }).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
 }
 async function uncommittedFiles(cwd, files, env2) {
   if (!files.length) return [];
@@ -50139,19 +50516,7 @@ async function changedPolicyFiles(root, paths, cwd, env2) {
   }
   const entries2 = status.split("\0");
   const oid = entries2.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
-  const found = [];
-  for (let i = 0; i < entries2.length; i++) {
-    const e = entries2[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++;
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-  }
+  const found = statusEntries(entries2).filter((f) => f.what !== "untracked" && f.what !== "ignored by git" || POLICY_FILE.test(f.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
   let top = root;
@@ -50203,13 +50568,14 @@ function ciOwnContext(env2, readEvent) {
   }
   return null;
 }
-var import_node_child_process2, import_node_fs11, import_node_path16, POLICY_FILE, nonEmpty, number;
+var import_node_child_process2, import_node_fs11, import_node_path16, NOT_CLEAN_LISTED, POLICY_FILE, nonEmpty, number;
 var init_context2 = __esm({
   "src/evidence/context.ts"() {
     "use strict";
     import_node_child_process2 = require("node:child_process");
     import_node_fs11 = require("node:fs");
     import_node_path16 = require("node:path");
+    NOT_CLEAN_LISTED = 50;
     POLICY_FILE = /\.(ya?ml|csv)$/i;
     nonEmpty = (v) => v && v.trim() ? v : null;
     number = (v) => v && /^\d+$/.test(v) ? Number(v) : null;
@@ -54708,7 +55074,7 @@ function skipDependents(steps, outcomes, running2, settle2) {
 async function schedule(steps, exec, opts) {
   const outcomes = /* @__PURE__ */ new Map();
   const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve16) => {
+  return new Promise((resolve17) => {
     const settle2 = (o) => {
       outcomes.set(o.step.id, o);
       opts.onFinish?.(o);
@@ -54743,7 +55109,7 @@ async function schedule(steps, exec, opts) {
           pump();
         });
       }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve16(steps.map((s) => outcomes.get(s.id)));
+      if (running2.size === 0 && outcomes.size === steps.length) resolve17(steps.map((s) => outcomes.get(s.id)));
     };
     pump();
   });
@@ -54939,7 +55305,7 @@ var init_run2 = __esm({
 function applySignals(source, warn) {
   let stopping = false;
   let stop = () => void 0;
-  const stopNow = new Promise((resolve16) => stop = () => resolve16("stop now"));
+  const stopNow = new Promise((resolve17) => stop = () => resolve17("stop now"));
   const running2 = /* @__PURE__ */ new Map();
   const done = [];
   const handler = (signal) => () => {
@@ -55192,10 +55558,11 @@ function valuesOf(c) {
   const checksum = typeof c.payload?.values_checksum === "string" ? c.payload.values_checksum : null;
   return { values: { checksum, file: c.values.file, rows: c.values.rows } };
 }
-var iso3, EvidenceRecorder;
+var import_node_path22, iso3, EvidenceRecorder;
 var init_recorder = __esm({
   "src/evidence/recorder.ts"() {
     "use strict";
+    import_node_path22 = require("node:path");
     init_run2();
     init_four_eyes2();
     init_model();
@@ -55207,7 +55574,7 @@ var init_recorder = __esm({
       constructor(init) {
         this.init = init;
         this.started = init.now();
-        this.git = gitState(init.repoRoot, init.dir, init.env);
+        this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths);
       }
       init;
       started;
@@ -55339,6 +55706,8 @@ var init_recorder = __esm({
           if (c.source) files.add(c.source.replace(/:\d+$/, ""));
           if (c.values?.file) files.add(c.values.file);
         }
+        const read = new Set([...files].map((f) => (0, import_node_path22.relative)(this.init.repoRoot, (0, import_node_path22.resolve)(this.init.cwd, f))));
+        if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => read.has(p.path) ? { ...p, policy: true } : p) };
         const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
         if (!outside.length) return git;
         return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };
@@ -55654,10 +56023,10 @@ function checkRecord(s) {
   return { verified: v, placed: true };
 }
 function renamedWords(file, r) {
-  const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path22.basename)(file))?.[1];
+  const named3 = /-([0-9a-f]{12})\.json$/.exec((0, import_node_path23.basename)(file))?.[1];
   const hash12 = r.hash.replace(/^sha256:/, "").slice(0, 12);
   if (named3 !== hash12) return `renamed: its file name does not end with its hash's first 12 digits (${hash12})`;
-  if ((0, import_node_path22.basename)(file) !== recordFileName(r))
+  if ((0, import_node_path23.basename)(file) !== recordFileName(r))
     return `renamed: its file name is not the one revsync gave it (${recordFileName(r)}: when it finished, its environment, its hash)`;
   return void 0;
 }
@@ -55708,12 +56077,12 @@ function brokenLink(env2, list3, i, prev) {
   const none = cur.sequence > 1 ? missing(1, cur.sequence - 1, env2) : "";
   return ["removed", `the records before it were removed: its prev ${prev} is the hash of no record in the folder${none}`];
 }
-var import_node_path22, missing, tenantKeysOf;
+var import_node_path23, missing, tenantKeysOf;
 var init_verify = __esm({
   "src/evidence/verify.ts"() {
     "use strict";
     init_four_eyes4();
-    import_node_path22 = require("node:path");
+    import_node_path23 = require("node:path");
     init_ajv();
     init_record();
     init_store();
@@ -55732,11 +56101,11 @@ __export(evidence_exports2, {
 });
 function startEvidence(flags, repo, env2, planFile) {
   if (flags.evidence !== void 0 && !flags.evidence.trim()) throw new UserError("--evidence needs a folder");
-  const dir = flags.evidence !== void 0 ? (0, import_node_path23.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
+  const dir = flags.evidence !== void 0 ? (0, import_node_path24.resolve)(cwdOf(flags), flags.evidence) : env2.evidence;
   if (dir === void 0) return void 0;
   if (flags.evidence === void 0) {
     try {
-      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path23.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
+      realPathInside(repo.root, dir, { show: (p) => (0, import_node_path24.relative)(cwdOf(flags), p) || ".", folderName: "the policy repo" });
     } catch (e) {
       throw new UserError(
         `evidence: of revsync.yaml: ${e.message}; nothing was sent`,
@@ -55753,6 +56122,7 @@ function startEvidence(flags, repo, env2, planFile) {
       repoRoot: repo.root,
       cwd: cwdOf(flags),
       env: penv,
+      policyPaths: [(0, import_node_path24.relative)(repo.root, repo.configFile), (0, import_node_path24.relative)(repo.root, repo.policiesDir) || "."],
       environment: env2.name,
       baseUrl: env2.baseUrl,
       authUrl: env2.authUrl,
@@ -55786,17 +56156,17 @@ function recordsAt(target) {
   } catch (e) {
     throw new UserError(`cannot read ${target}: ${e.code === "ENOENT" ? "no such file or folder" : e.message}`);
   }
-  const folder = dir ? target : (0, import_node_path23.dirname)(target);
+  const folder = dir ? target : (0, import_node_path24.dirname)(target);
   const all2 = readRecords(folder);
   const verdicts = new Map(verifyChain(all2).records.map((v) => [v.file, v]));
   if (dir) return { stored: all2, verdicts };
-  const own2 = all2.find((s) => s.file === (0, import_node_path23.basename)(target)) ?? readRecord(target);
+  const own2 = all2.find((s) => s.file === (0, import_node_path24.basename)(target)) ?? readRecord(target);
   const verdict = verdicts.get(own2.file);
   return { stored: [{ ...own2, file: target }], verdicts: new Map(verdict ? [[target, verdict]] : []) };
 }
 async function runEvidenceVerify(flags, out, args) {
   const view = await pickView(evidenceVerifyViews, flags.format);
-  const dir = (0, import_node_path23.resolve)(cwdOf(flags), args[0] ?? "");
+  const dir = (0, import_node_path24.resolve)(cwdOf(flags), args[0] ?? "");
   let st;
   try {
     st = (0, import_node_fs14.statSync)(dir);
@@ -55834,7 +56204,7 @@ async function liveFindings(flags, stored, out) {
 async function runEvidenceShow(flags, out, args) {
   const view = await pickView(evidenceShowViews, flags.format);
   const target = args[0] ?? "";
-  const path = (0, import_node_path23.isAbsolute)(target) ? target : (0, import_node_path23.resolve)(cwdOf(flags), target);
+  const path = (0, import_node_path24.isAbsolute)(target) ? target : (0, import_node_path24.resolve)(cwdOf(flags), target);
   const { stored: all2, verdicts } = recordsAt(path);
   let stored = all2;
   if (flags.env) stored = stored.filter((s) => s.record?.environment === flags.env);
@@ -55870,12 +56240,12 @@ function doubtOf(v) {
     return { tag, words: `this record was changed after it was written (${v.problems.join("; ")}); what follows is not what revsync recorded` };
   return { tag, words: `evidence verify does not hold this record in its chain (${v.problems.join("; ")}); what follows may not be what revsync recorded` };
 }
-var import_node_fs14, import_node_path23, version;
+var import_node_fs14, import_node_path24, version;
 var init_evidence3 = __esm({
   "src/cli/evidence.ts"() {
     "use strict";
     import_node_fs14 = require("node:fs");
-    import_node_path23 = require("node:path");
+    import_node_path24 = require("node:path");
     init_errors();
     init_context2();
     init_live();
@@ -55889,7 +56259,7 @@ var init_evidence3 = __esm({
     init_words();
     init_number();
     init_context();
-    version = () => JSON.parse((0, import_node_fs14.readFileSync)((0, import_node_path23.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    version = () => JSON.parse((0, import_node_fs14.readFileSync)((0, import_node_path24.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
   }
 });
 
@@ -55929,14 +56299,14 @@ function holderOf(s) {
     revsync_version: s.revsync_version
   };
 }
-var import_node_crypto7, import_node_fs15, import_node_os2, import_node_path24, running, LocalLock;
+var import_node_crypto7, import_node_fs15, import_node_os2, import_node_path25, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
     import_node_crypto7 = require("node:crypto");
     import_node_fs15 = require("node:fs");
     import_node_os2 = require("node:os");
-    import_node_path24 = require("node:path");
+    import_node_path25 = require("node:path");
     init_tenant();
     init_user_files();
     init_lock();
@@ -55956,7 +56326,7 @@ var init_local_lock = __esm({
         const tenant = tenantIdentity(service.baseUrl, service.realm);
         const name = earlier ? (0, import_node_crypto7.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
-        this.path = (0, import_node_path24.join)(dir, `${name}.json`);
+        this.path = (0, import_node_path25.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
       }
       dir;
@@ -56143,7 +56513,7 @@ var init_git_lock = __esm({
         return h.host === (0, import_node_os3.hostname)() ? holderState(h, thisProcessSpace()) : "unknown";
       }
       git(args, extraEnv = {}) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve17, reject) => {
           const child = (0, import_node_child_process3.execFile)(
             "git",
             args,
@@ -56166,7 +56536,7 @@ var init_git_lock = __esm({
                 return;
               }
               const killed = err && err.killed;
-              resolve16({
+              resolve17({
                 code: err ? typeof err.code === "number" ? err.code ?? 1 : 1 : 0,
                 stdout: String(stdout),
                 stderr: withoutCredentials(String(stderr)) + (killed ? `
@@ -56279,7 +56649,7 @@ function lockBackend(repo, env2, flags) {
     return new RenamedLock(new GitLock({ ...git, ref: tenantLockRef(tenantIdentity(env2.baseUrl, env2.realm)) }), new GitLock(git));
   }
   const tmp = penv.TMPDIR || penv.TMP || penv.TEMP || (0, import_node_os4.tmpdir)();
-  const dir = (0, import_node_path25.join)((0, import_node_path25.resolve)(tmp), "revsync-locks");
+  const dir = (0, import_node_path26.join)((0, import_node_path26.resolve)(tmp), "revsync-locks");
   const service = { baseUrl: env2.baseUrl, realm: env2.realm };
   return new RenamedLock(new LocalLock(dir, service), new LocalLock(dir, service, void 0, void 0, true));
 }
@@ -56449,13 +56819,13 @@ async function mayRelease(flags, out, environment, holder, state) {
   if (!yes) out.error("unlock cancelled: nothing was released");
   return yes;
 }
-var import_node_fs16, import_node_os4, import_node_path25, revsyncVersion, where;
+var import_node_fs16, import_node_os4, import_node_path26, revsyncVersion, where;
 var init_lock3 = __esm({
   "src/cli/lock.ts"() {
     "use strict";
     import_node_fs16 = require("node:fs");
     import_node_os4 = require("node:os");
-    import_node_path25 = require("node:path");
+    import_node_path26 = require("node:path");
     init_duration();
     init_errors();
     init_context2();
@@ -56468,7 +56838,7 @@ var init_lock3 = __esm({
     init_lock2();
     init_prompt();
     init_context();
-    revsyncVersion = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path25.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+    revsyncVersion = () => JSON.parse((0, import_node_fs16.readFileSync)((0, import_node_path26.resolve)(PACKAGE_ROOT, "package.json"), "utf8")).version;
     where = async (backend) => await backend.describe?.().catch(() => void 0) ?? backend.where;
   }
 });
@@ -56481,7 +56851,7 @@ __export(apply_exports, {
 function openRun(flags, out, args, view) {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile((0, import_node_path26.resolve)(out.io.cwd, planFile)) : void 0;
+  const read = planFile ? readPlanFile((0, import_node_path27.resolve)(out.io.cwd, planFile)) : void 0;
   if (read && flags.target?.length) {
     throw new UserError(
       `--target cannot narrow a saved plan (${planFile}): a saved plan is applied exactly as it was reviewed, so nothing was sent`,
@@ -56503,9 +56873,10 @@ function openRun(flags, out, args, view) {
   const signals2 = applySignals(out.io.signals, (line) => out.warn(line));
   return { flags, out, repo, env: env2, planFile, saved, backend, evidence, core, signals: signals2, view };
 }
-async function warnUncommitted(run2) {
+async function warnUncommitted(run2, plan) {
   const { repo, out, flags } = run2;
-  const paths = [(0, import_node_path26.relative)(repo.root, repo.configFile), (0, import_node_path26.relative)(repo.root, repo.policiesDir) || "."];
+  const paths = [(0, import_node_path27.relative)(repo.root, repo.configFile), (0, import_node_path27.relative)(repo.root, repo.policiesDir) || "."];
+  for (const c of plan.changes) if (c.values?.file) paths.push((0, import_node_path27.relative)(repo.root, (0, import_node_path27.resolve)(cwdOf(flags), c.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   if (!files.length) return;
   const what = run2.saved ? "holds the saved plan to them" : "plans from them";
@@ -56514,8 +56885,9 @@ async function warnUncommitted(run2) {
   );
 }
 async function planToApply(run2) {
-  await warnUncommitted(run2);
+  if (run2.saved) await warnUncommitted(run2, run2.saved);
   const plan = run2.saved ? checkAgainstGit(run2.saved, desiredState(run2.repo, run2.env, run2.out, run2.flags)) : checkPayloads(await makePlan2(run2.repo, run2.env, run2.core, run2.flags, run2.out, { impact: false, applies: true }));
+  if (!run2.saved) await warnUncommitted(run2, plan);
   run2.evidence?.recorder.setPlan(plan);
   run2.evidence?.recorder.setUser(run2.core.auth.username);
   return plan;
@@ -56664,11 +57036,11 @@ async function runApply(flags, out, _r, args) {
     run2.signals.close();
   }
 }
-var import_node_path26, NO_LOCK;
+var import_node_path27, NO_LOCK;
 var init_apply3 = __esm({
   "src/cli/apply.ts"() {
     "use strict";
-    import_node_path26 = require("node:path");
+    import_node_path27 = require("node:path");
     init_run2();
     init_errors();
     init_lock();
@@ -56699,13 +57071,15 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
     ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift))
   ];
+  const kept = keptOf(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
     created_at: (meta.now ?? /* @__PURE__ */ new Date()).toISOString(),
     drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items, "class"),
-    notes: unknownNotes(unknown)
+    notes: unknownNotes(unknown),
+    ...kept.length ? { kept_live: kept } : {}
   };
 }
 var unmanagedDrift;
@@ -56716,6 +57090,7 @@ var init_drift3 = __esm({
     init_registry();
     init_unknown();
     init_number();
+    init_build();
     init_model();
     unmanagedDrift = (u) => ({
       address: u.address,
@@ -56973,7 +57348,7 @@ function addBatch({ doc, f, b, newValues, edits, ctx, out }) {
   edits.structural = true;
   out.changes.push(`batch ${b.name} added`);
   if (file !== void 0 && text3 !== void 0)
-    out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}`, named: true });
+    out.values.push({ file: import_node_path28.posix.join(ctx.policyDir, file), text: text3, what: `values of ${batchAddress(f, b.name)}`, named: true });
 }
 function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const put2 = (path, value2, what2) => {
@@ -56990,7 +57365,7 @@ function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   if (text3 === void 0) return;
   const what = `values of ${batchAddress(f, b.name)}`;
   if (typeof g.values === "string" && g.values !== "") {
-    const file2 = import_node_path27.posix.normalize(import_node_path27.posix.join(ctx.policyDir, g.values));
+    const file2 = import_node_path28.posix.normalize(import_node_path28.posix.join(ctx.policyDir, g.values));
     if (!sameValues(ctx.kind, ctx.readValues(file2), text3) && !refuseShared(ctx, `the values of batch ${b.name} differ from ${file2}`))
       out.values.push({ file: file2, text: text3, what });
     return;
@@ -56999,7 +57374,7 @@ function updateBatch({ doc, f, b, newValues, edits, ctx, out }, i, g) {
   const file = newValues();
   setValue(doc, ["batches", i, "values"], file, edits);
   out.changes.push(`batch ${b.name} values`);
-  out.values.push({ file: import_node_path27.posix.join(ctx.policyDir, file), text: text3, what, named: true });
+  out.values.push({ file: import_node_path28.posix.join(ctx.policyDir, file), text: text3, what, named: true });
 }
 function updateDoc(doc, current, f, edits, ctx) {
   const out = { changes: [], values: [] };
@@ -57057,7 +57432,7 @@ function valuesNamedIn(git) {
     for (const v of docs) {
       const batches = v?.batches;
       if (!Array.isArray(batches)) continue;
-      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named3.add(import_node_path27.posix.normalize(import_node_path27.posix.join(import_node_path27.posix.dirname(g.file), b.values)));
+      for (const b of batches) if (typeof b?.values === "string" && b.values !== "") named3.add(import_node_path28.posix.normalize(import_node_path28.posix.join(import_node_path28.posix.dirname(g.file), b.values)));
     }
   }
   return named3;
@@ -57090,7 +57465,7 @@ function placeFile(f, x) {
     address: f.address,
     claimValues: x.claimValues,
     plan,
-    policyDir: import_node_path27.posix.dirname(hit.file.file),
+    policyDir: import_node_path28.posix.dirname(hit.file.file),
     readValues: x.readValues,
     ...kind ? { kind } : {},
     ...opts.varHome ? { varHome: opts.varHome } : {},
@@ -57109,9 +57484,9 @@ function placeExport(files, git, header, readValues, opts = {}) {
   for (const f of files) if (!read.where.has(key(f.value.kind, f.value.metadata.name))) for (const v of f.valuesFiles) claimed.add(v.file);
   const claimValues = (policyDir, file) => {
     let path = file;
-    for (let i = 2; claimed.has(import_node_path27.posix.join(policyDir, path)) || readValues(import_node_path27.posix.join(policyDir, path)) !== void 0; i++)
+    for (let i = 2; claimed.has(import_node_path28.posix.join(policyDir, path)) || readValues(import_node_path28.posix.join(policyDir, path)) !== void 0; i++)
       path = file.replace(/\.csv$/, `-${i}.csv`);
-    claimed.add(import_node_path27.posix.join(policyDir, path));
+    claimed.add(import_node_path28.posix.join(policyDir, path));
     return path;
   };
   const x = { plan, git, read, header, readValues, claimValues, opts, matched: /* @__PURE__ */ new Set(), dirty: /* @__PURE__ */ new Map(), edits: /* @__PURE__ */ new Map() };
@@ -57128,11 +57503,11 @@ function placeExport(files, git, header, readValues, opts = {}) {
   }
   return plan;
 }
-var import_node_path27, import_yaml6, key, WHOLE_VAR, batchAddress;
+var import_node_path28, import_yaml6, key, WHOLE_VAR, batchAddress;
 var init_in_place = __esm({
   "src/export/in-place.ts"() {
     "use strict";
-    import_node_path27 = require("node:path");
+    import_node_path28 = require("node:path");
     import_yaml6 = __toESM(require_dist(), 1);
     init_canonical_json();
     init_interpolate();
@@ -57192,9 +57567,9 @@ function filesUnder(dir) {
   const walk = (d) => {
     for (const e of (0, import_node_fs17.readdirSync)(d, { withFileTypes: true })) {
       if (e.name.startsWith(".")) continue;
-      const p = (0, import_node_path28.join)(d, e.name);
+      const p = (0, import_node_path29.join)(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out.add(posixOf((0, import_node_path28.relative)(dir, p)));
+      else out.add(posixOf((0, import_node_path29.relative)(dir, p)));
     }
   };
   if ((0, import_node_fs17.existsSync)(dir)) walk(dir);
@@ -57211,7 +57586,7 @@ function gitFiles(dir, vars, inside) {
     }
     const values2 = [];
     for (const src of readYamlFile(abs, abs, [], vars, inside)) if (!src.unresolved?.size) values2[src.index] = src.value;
-    return [{ file: posixOf((0, import_node_path28.relative)(dir, abs)), text: text3, values: values2 }];
+    return [{ file: posixOf((0, import_node_path29.relative)(dir, abs)), text: text3, values: values2 }];
   });
 }
 function varHome(ctx) {
@@ -57243,12 +57618,12 @@ async function exportPlan(ctx, core) {
   }
   const unnamed = [];
   const files = exportFiles(live, flags.target ?? [], taken, unnamed);
-  const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path29.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
-    `yaml-language-server: $schema=${posixOf((0, import_node_path28.relative)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, file)), schemaFile))}`,
+    `yaml-language-server: $schema=${posixOf((0, import_node_path29.relative)((0, import_node_path29.dirname)((0, import_node_path29.join)(dir, file)), schemaFile))}`,
     `Exported by revsync from environment ${env2.name}.`
   ];
-  const inPolicies = !(0, import_node_path28.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.policiesDir, dir));
+  const inPolicies = !(0, import_node_path29.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path29.isAbsolute)((0, import_node_path29.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
   return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed };
 }
@@ -57259,7 +57634,7 @@ function checkWrites(ctx, plan) {
   const unwritable2 = [];
   for (const w of plan.writes) {
     try {
-      realPathInside(base, (0, import_node_path28.join)(dir, w.file), words);
+      realPathInside(base, (0, import_node_path29.join)(dir, w.file), words);
     } catch (e) {
       const message = e.message;
       out.error(`${message} (${w.what})`);
@@ -57282,10 +57657,10 @@ function whatToWrite(ctx, plan) {
   const { outside, unwritable: unwritable2, heldBack } = checkWrites(ctx, plan);
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack]);
   const writes = plan.writes.filter((w) => !left.has(w) && ctx.readValues(w.file) !== w.text);
-  const schemaFile = (0, import_node_path28.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
+  const schemaFile = (0, import_node_path29.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const needsSchemas = writes.some((w) => {
     const m = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(w.text);
-    return !!m && (0, import_node_path28.resolve)((0, import_node_path28.dirname)((0, import_node_path28.join)(dir, w.file)), m[1]) === schemaFile;
+    return !!m && (0, import_node_path29.resolve)((0, import_node_path29.dirname)((0, import_node_path29.join)(dir, w.file)), m[1]) === schemaFile;
   });
   let configText;
   if (plan.vars.length) {
@@ -57303,14 +57678,14 @@ function reportWrites(ctx, plan, w, schemas2) {
       `${dry ? x.created ? "would write" : "would update" : x.created ? "wrote" : "updated"} ${ctx.shown(x.file)}${x.created && !x.what.startsWith("values") ? "" : ` (${x.what})`}`
     );
   const envVars = repo.config.environments[env2.name]?.vars ?? {};
-  const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+  const configShown = (0, import_node_path29.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
   for (const v of plan.vars) {
     out.out(
       `${dry ? "would set" : "set"} environments.${env2.name}.vars.${v.name} in ${configShown}: ${JSON.stringify(envVars[v.name])} -> ${JSON.stringify(v.value)} (${v.what} reads \${${v.name}}, which stays)`
     );
   }
   for (const f of schemas2)
-    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path28.relative)(repo.cwd, (0, import_node_path28.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
+    out.out(`${dry ? "would write" : "wrote"} ${(0, import_node_path29.relative)(repo.cwd, (0, import_node_path29.join)(repo.root, f)) || f} (the schemas the files' first line refers to)`);
 }
 function reportLeft(ctx, x, created) {
   const { out, flags } = ctx;
@@ -57355,7 +57730,7 @@ function closing(ctx, plan, w, schemas2) {
     out.out(`Nothing to export: git's files already hold what the service holds${caveat}.`);
   } else if (!total) out.out("Nothing was exported: see the errors above.");
   if (flags.dryRun && total) {
-    const configShown = (0, import_node_path28.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
+    const configShown = (0, import_node_path29.relative)(repo.cwd, repo.configFile) || "revsync.yaml";
     const parts = `${newFiles} new, ${w.writes.length - newFiles} updated${schemas2.length ? `, ${schemas2.length} schemas` : ""}${w.configText !== void 0 ? `, ${configShown}` : ""}`;
     out.out(`
 Dry run: ${plural(total, "file")} would be written (${parts}); nothing was written.`);
@@ -57378,7 +57753,7 @@ function writeAll2(ctx, w) {
   const order2 = [...w.writes.filter((f) => f.file.endsWith(".csv")), ...w.writes.filter((f) => !f.file.endsWith(".csv"))];
   try {
     for (const f of order2) {
-      editUserFile((0, import_node_path28.join)(ctx.dir, f.file), f.text, w.base, w.words);
+      editUserFile((0, import_node_path29.join)(ctx.dir, f.file), f.text, w.base, w.words);
       written.push(f);
     }
   } catch (e) {
@@ -57390,23 +57765,23 @@ async function runExport(flags, out) {
   const repo = openRepo(flags);
   const env2 = openEnv(repo, flags);
   const core = openClient(env2, flags, out);
-  const dir = (0, import_node_path28.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
-  const dirInRepo = !(0, import_node_path28.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path28.isAbsolute)((0, import_node_path28.relative)(repo.root, dir));
+  const dir = (0, import_node_path29.resolve)(out.io.cwd, flags.dir ?? repo.policiesDir);
+  const dirInRepo = !(0, import_node_path29.relative)(repo.root, dir).startsWith("..") && !(0, import_node_path29.isAbsolute)((0, import_node_path29.relative)(repo.root, dir));
   const inside = {
     folder: dirInRepo ? repo.root : dir,
     words: {
-      show: (p) => (0, import_node_path28.relative)(out.io.cwd, p) || ".",
-      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path28.relative)(out.io.cwd, dir) || "."}`
+      show: (p) => (0, import_node_path29.relative)(out.io.cwd, p) || ".",
+      folderName: dirInRepo ? "the policy repo" : `the folder ${(0, import_node_path29.relative)(out.io.cwd, dir) || "."}`
     }
   };
   const readValues = (file) => {
     try {
-      return readUserFile((0, import_node_path28.join)(dir, file), READ_CAPS.values, inside);
+      return readUserFile((0, import_node_path29.join)(dir, file), READ_CAPS.values, inside);
     } catch {
       return void 0;
     }
   };
-  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path28.relative)(out.io.cwd, (0, import_node_path28.join)(dir, file)) || file, readValues, inside };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path29.relative)(out.io.cwd, (0, import_node_path29.join)(dir, file)) || file, readValues, inside };
   try {
     const x = await exportPlan(ctx, core);
     const w = whatToWrite(ctx, x.plan);
@@ -57430,12 +57805,12 @@ async function runExport(flags, out) {
     await core.close();
   }
 }
-var import_node_fs17, import_node_path28, posixOf;
+var import_node_fs17, import_node_path29, posixOf;
 var init_export2 = __esm({
   "src/cli/export.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
-    import_node_path28 = require("node:path");
+    import_node_path29 = require("node:path");
     init_repo();
     init_walk();
     init_yaml_source();
@@ -57451,7 +57826,7 @@ var init_export2 = __esm({
     init_words();
     init_context();
     init_reading();
-    posixOf = (p) => p.split(import_node_path28.sep).join("/");
+    posixOf = (p) => p.split(import_node_path29.sep).join("/");
   }
 });
 
@@ -57637,7 +58012,7 @@ async function runSspFile(what, flags, out, args) {
   return withClient(flags, out, async (core) => {
     const bytes = what === "template" ? await template(core, flags.batch, out) : await ssp.download(core, args[0] ?? "");
     if (flags.output) {
-      writeUserFile((0, import_node_path29.resolve)(out.io.cwd, flags.output), bytes);
+      writeUserFile((0, import_node_path30.resolve)(out.io.cwd, flags.output), bytes);
       out.info(`wrote ${bytes.length} bytes to ${flags.output}`);
       const text3 = bytes.toString("latin1") + bytes.toString("utf8");
       if (out.redactor.redact(text3) !== text3)
@@ -57655,11 +58030,11 @@ async function template(core, batch, out) {
     return ssp.template(core);
   }
 }
-var import_node_path29;
+var import_node_path30;
 var init_ssp_files = __esm({
   "src/cli/ssp-files.ts"() {
     "use strict";
-    import_node_path29 = require("node:path");
+    import_node_path30 = require("node:path");
     init_resources();
     init_errors();
     init_user_files();
@@ -58217,13 +58592,13 @@ module.exports = __toCommonJS(main_exports);
 init_esm();
 init_errors();
 var import_node_fs18 = require("node:fs");
-var import_node_path30 = require("node:path");
+var import_node_path31 = require("node:path");
 init_package_root();
 init_output();
 init_io();
 init_auth();
 init_view();
-var VERSION = JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path30.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
+var VERSION = JSON.parse((0, import_node_fs18.readFileSync)((0, import_node_path31.join)(PACKAGE_ROOT, "package.json"), "utf8")).version;
 function makeOutput(flags, redactor, io) {
   return new Output(redactor, io.stdout, io.stderr, { quiet: flags.quiet, verbose: flags.verbose, noColor: flags.color === false, io });
 }

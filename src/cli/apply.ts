@@ -12,6 +12,7 @@ import {
   type PayloadsChecked,
 } from "../apply/run.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
+import type { Change } from "../plan/model.js";
 import { Cancelled, UserError } from "../errors.js";
 import type { LockBackend } from "../lock/lock.js";
 import { LockHeld, unlockCommand } from "../lock/lock.js";
@@ -95,9 +96,11 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
 
 /** An apply from a tree whose policy files differ from its commit: said on stderr, naming the files (the
  *  evidence record says it too). What apply holds a saved plan to, or plans from, is the files as they are. */
-async function warnUncommitted(run: Run): Promise<void> {
+async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): Promise<void> {
   const { repo, out, flags } = run;
   const paths = [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."];
+  // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
+  for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(cwdOf(flags), c.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
   if (!files.length) return;
   const what = run.saved ? "holds the saved plan to them" : "plans from them";
@@ -110,10 +113,12 @@ async function warnUncommitted(run: Run): Promise<void> {
  *  now; each write is checked against the service right before every send of it, after the prompt), or
  *  one made now, its payloads checked once. */
 async function planToApply(run: Run): Promise<PayloadsChecked> {
-  await warnUncommitted(run);
+  // Said before a saved plan is held to git (the files may be why it is refused), after a new plan is made.
+  if (run.saved) await warnUncommitted(run, run.saved);
   const plan = run.saved
     ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags))
     : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true }));
+  if (!run.saved) await warnUncommitted(run, plan);
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
   return plan;

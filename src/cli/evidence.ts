@@ -56,6 +56,7 @@ export function startEvidence(flags: GlobalFlags & { evidence?: string }, repo: 
       repoRoot: repo.root,
       cwd: cwdOf(flags),
       env: penv,
+      policyPaths: [relative(repo.root, repo.configFile), relative(repo.root, repo.policiesDir) || "."],
       environment: env.name,
       baseUrl: env.baseUrl,
       authUrl: env.authUrl,

@@ -13,7 +13,13 @@ describe("the commit of a record", () => {
       const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" }).trim();
       git("init", "-q");
       writeFileSync(join(dir, "revsync.yaml"), "version: 1\n");
-      expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: null, clean: false, note: "the repository has no commit yet" });
+      expect(await gitState(dir, join(dir, "evidence"), process.env, ["revsync.yaml", "policies"])).toEqual({
+        commit: null,
+        clean: false,
+        note: "the repository has no commit yet",
+        not_clean: [{ path: "revsync.yaml", what: "untracked", policy: true }],
+        not_clean_total: 1,
+      });
       git("add", "-A");
       git("-c", "user.email=a@example.com", "-c", "user.name=a", "commit", "-qm", "x");
       mkdirSync(join(dir, "evidence"), process.env);
@@ -21,6 +27,12 @@ describe("the commit of a record", () => {
       expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: git("rev-parse", "HEAD"), clean: true });
       writeFileSync(join(dir, "revsync.yaml"), "version: 1\n# changed\n");
       expect((await gitState(dir, join(dir, "evidence"), process.env)).clean).toBe(false);
+      // Bounded: the first 50 paths in path order, and how many in all.
+      for (let i = 0; i < 60; i++) writeFileSync(join(dir, `n${String(i).padStart(2, "0")}.txt`), "");
+      const many = await gitState(dir, join(dir, "evidence"), process.env, ["revsync.yaml", "policies"]);
+      expect(many.not_clean).toHaveLength(50);
+      expect(many.not_clean_total).toBe(61);
+      expect(many.not_clean?.[0]).toEqual({ path: "n00.txt", what: "untracked", policy: false });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

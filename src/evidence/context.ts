@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
-import type { CiContext } from "./record.js";
+import type { CiContext, NotClean } from "./record.js";
 
 function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -11,29 +11,85 @@ function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<strin
   });
 }
 
+/** How many of the paths that are not clean a record lists (the rest are counted). */
+export const NOT_CLEAN_LISTED = 50;
+
 /** The commit the policy repo is at and whether its working tree is clean (the evidence folder itself
- *  left out, when it lies inside): git as a child process; "unknown" (null, with a note) when git is
+ *  left out, when it lies inside), and when it is not, which paths (the first NOT_CLEAN_LISTED, and how
+ *  many in all), each marked when it is a policy or values file (`policyPaths`: revsync.yaml and the
+ *  policies folder, from `root`): git as a child process; "unknown" (null, with a note) when git is
  *  missing or the folder is not a repository. `env`: the run's environment, git's own (PATH, HOME). */
 export async function gitState(
   root: string,
   evidenceDir: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ commit: string | null; clean: boolean | null; note?: string }> {
+  policyPaths: readonly string[] = [],
+): Promise<{ commit: string | null; clean: boolean | null; note?: string; not_clean?: NotClean[]; not_clean_total?: number }> {
   const inside = relative(root, evidenceDir);
   const exclude = inside && !inside.startsWith("..") && !isAbsolute(inside) ? [`:(exclude)${inside}`] : [];
   // One process: the porcelain v2 header names the commit (branch.oid), the entries what is not committed.
   let status: string;
   try {
-    status = await run(["status", "--porcelain=v2", "--branch", "--", ".", ...exclude], root, env);
+    status = await run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".", ...exclude], root, env);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return { commit: null, clean: null, note: code === "ENOENT" ? "git is not installed" : "not a git repository" };
   }
-  const lines = status.split("\n").filter((l) => l);
-  const oid = /^# branch\.oid (\S+)$/m.exec(status)?.[1];
-  const clean = lines.every((l) => l.startsWith("# "));
-  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet" };
-  return { commit: oid, clean };
+  const entries = status.split("\0");
+  const oid = entries.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
+  const found = statusEntries(entries);
+  const clean = !found.length;
+  const dirty = clean ? {} : await notClean(root, found, policyPaths, env);
+  if (!oid || oid === "(initial)") return { commit: null, clean, note: "the repository has no commit yet", ...dirty };
+  return { commit: oid, clean, ...dirty };
+}
+
+/** The entries of `git status --porcelain=v2 -z`: each path and what became of it. */
+function statusEntries(entries: readonly string[]): { path: string; what: string }[] {
+  const found: { path: string; what: string }[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] ?? "";
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
+    const other = /^([?!]) (.+)$/.exec(e);
+    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
+    else if (renamed?.[1] && renamed[2]) {
+      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
+      i++; // its former path follows
+    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
+    else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+  }
+  return found;
+}
+
+/** The paths that are not clean, from `root`, in path order, each marked when revsync reads it as policy;
+ *  the first NOT_CLEAN_LISTED, and how many in all. */
+async function notClean(
+  root: string,
+  found: { path: string; what: string }[],
+  policyPaths: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ not_clean: NotClean[]; not_clean_total: number }> {
+  // git names them from the repository's top folder, which may lie above revsync's.
+  let top = root;
+  try {
+    top = (await run(["rev-parse", "--show-toplevel"], root, env)).trim() || root;
+  } catch {
+    /* named from revsync's folder */
+  }
+  const from = realOr(root);
+  const isPolicy = (p: string): boolean =>
+    policyPaths.some((pp) => {
+      const rel = relative(pp || ".", p);
+      return rel === "" ? true : !rel.startsWith("..") && !isAbsolute(rel) && POLICY_FILE.test(p);
+    });
+  const all = found
+    .map((f) => {
+      const path = relative(from, join(top, f.path)) || f.path;
+      return { path, what: f.what, policy: isPolicy(path) };
+    })
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { not_clean: all.slice(0, NOT_CLEAN_LISTED), not_clean_total: all.length };
 }
 
 /** The files among `files` (paths from `cwd`) that git does not hold: untracked, or ignored (which
@@ -97,19 +153,8 @@ export async function changedPolicyFiles(
   }
   const entries = status.split("\0");
   const oid = entries.map((e) => /^# branch\.oid (\S+)$/.exec(e)?.[1]).find((x) => x);
-  const found: { path: string; what: string }[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
-    if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
-    else if (renamed?.[1] && renamed[2]) {
-      found.push({ path: renamed[2], what: changeWords(renamed[1]) });
-      i++; // its former path follows
-    } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
-    else if (other?.[2] && POLICY_FILE.test(other[2])) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
-  }
+  // Of what git does not hold, only the YAML and CSV files: what revsync could read as policy.
+  const found = statusEntries(entries).filter((f) => (f.what !== "untracked" && f.what !== "ignored by git") || POLICY_FILE.test(f.path));
   const commit = oid && oid !== "(initial)" ? oid : null;
   if (!found.length) return { commit, files: [] };
   // git names them from the repository's top folder, which may lie above revsync's.

@@ -13,6 +13,15 @@ export { OUTCOMES };
 /** The outcomes that mean the write is in the service. */
 export const LANDED: ReadonlySet<EvidenceOutcome> = new Set(["done", "already", "confirmed", "breached"]);
 
+/** A path of the working tree that differs from the commit, as `git status` says it: what became of it,
+ *  and whether it is one revsync reads as policy (revsync.yaml, a YAML or CSV file under the policies
+ *  folder). Paths are from the repository's root (revsync.yaml's folder). */
+export interface NotClean {
+  path: string;
+  what: string;
+  policy: boolean;
+}
+
 /** One HTTP attempt, as revsync sent it: never a header, a body or a form. */
 export interface EvidenceRequest {
   method: string;
@@ -150,7 +159,10 @@ export interface EvidenceRecord {
   pull_request_approval?: PullRequestApproval;
   started_at: string;
   finished_at: string;
-  git: { commit: string | null; clean: boolean | null; note?: string };
+  /** The policy repo: its commit, whether its tree was clean, and when not, the paths that were not (the
+   *  first 50, each marked when revsync reads it as a policy or values file) and how many in all. Absent
+   *  in records written before they were listed. */
+  git: { commit: string | null; clean: boolean | null; note?: string; not_clean?: NotClean[]; not_clean_total?: number };
   ci: CiContext | null;
   plan: {
     checksum: string;

@@ -1,3 +1,4 @@
+import { relative, resolve } from "node:path";
 import type { RequestObservation } from "../api/core.js";
 import { countOutcomes, outcomeOf, stepTag, type ApplyObserver, type ApplyReport } from "../apply/run.js";
 import type { Step, StepOutcome } from "../apply/graph.js";
@@ -34,6 +35,9 @@ export interface RecorderInit {
   cwd: string;
   /** The run's environment (git runs with it). */
   env: NodeJS.ProcessEnv;
+  /** revsync.yaml and the policies folder, from repoRoot: a path under them that is not clean is marked
+   *  a policy file in the record. */
+  policyPaths?: string[];
   environment: string;
   baseUrl: string;
   authUrl: string;
@@ -72,7 +76,7 @@ export class EvidenceRecorder implements ApplyObserver {
 
   constructor(private readonly init: RecorderInit) {
     this.started = init.now();
-    this.git = gitState(init.repoRoot, init.dir, init.env);
+    this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths);
   }
 
   /** ClientOptions.onRequestStart: the attempt is listed as it is sent, in flight until `observe` says
@@ -199,6 +203,9 @@ export class EvidenceRecorder implements ApplyObserver {
       if (c.source) files.add(c.source.replace(/:\d+$/, ""));
       if (c.values?.file) files.add(c.values.file);
     }
+    // A values file may lie outside the policies folder: the ones the plan read are policy files too.
+    const read = new Set([...files].map((f) => relative(this.init.repoRoot, resolve(this.init.cwd, f))));
+    if (git.not_clean) git = { ...git, not_clean: git.not_clean.map((p) => (read.has(p.path) ? { ...p, policy: true } : p)) };
     const outside = await uncommittedFiles(this.init.cwd, [...files], this.init.env);
     if (!outside.length) return git;
     return { ...git, clean: false, note: `policy files the plan used are not in the commit: ${outside.join(", ")}` };

@@ -7,7 +7,7 @@ import type { WriteOutcome } from "../api/write.js";
 import type { DesiredState } from "../config/repo.js";
 import type { FileKind } from "../config/rules.js";
 import type { PolicyModel } from "../policy-test/evaluate.js";
-import type { Change, DriftItem, FourEyesFacts } from "../shared/entries.js";
+import type { Change, DriftItem, FourEyesFacts, KeptLive } from "../shared/entries.js";
 import type { FieldDiff } from "../shared/normalize.js";
 import type { Unknown } from "../shared/unknown.js";
 import type { ExportedFile } from "./export-file.js";
@@ -189,6 +189,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   drift(desired: readonly D[], live: L, findings: Pick<PlanFindings, "targets" | "unknown">): DriftItem[];
   /** What the service holds of this kind and git does not (plan: not in git; drift: unmanaged). */
   unmanaged(desired: readonly D[], live: L, targets: string[]): Unmanaged[];
+  /** Of git's entries the service holds, the fields their files leave out and the service holds a value
+   *  of (plan and drift show them; never a change). */
+  kept?(desired: readonly D[], live: L, targets: string[]): KeptLive[];
   /** Who prepared an approve's batch, as the plan sees it (four eyes). */
   preparers?(c: Change, changes: readonly Change[], live: L): Preparers | undefined;
 

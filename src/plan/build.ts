@@ -9,7 +9,7 @@ import { byCodePoint } from "../shared/address.js";
 import { unknownNotes } from "../shared/unknown.js";
 import { whoWords } from "../shared/who.js";
 import { plainData } from "../number.js";
-import { ACTIONS, planChecksum, summarize, type Change, type Plan } from "./model.js";
+import { ACTIONS, planChecksum, summarize, type Change, type KeptLive, type Plan } from "./model.js";
 
 const ORDER: Record<string, number> = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
 
@@ -28,7 +28,7 @@ export type DraftPlan = Omit<Plan, "checksum">;
 
 /** Each kind's entries; then what the service holds and git does not (not in git). A plan that cannot be
  *  made (a create that lacks a field) stops here: nothing may be sent. */
-function entries(desired: DesiredState, live: LiveState, targets: string[], kinds: Registry): { changes: Change[]; findings: PlanFindings } {
+function entries(desired: DesiredState, live: LiveState, targets: string[], kinds: Registry): { changes: Change[]; findings: PlanFindings; kept: KeptLive[] } {
   const findings: PlanFindings = { targets, problems: [], unknown: new Map() };
   const changes = kinds.flatMap((k) => k.plan(desiredOf(k, desired), liveOf(k, live), findings));
   if (findings.problems.length) {
@@ -51,12 +51,18 @@ function entries(desired: DesiredState, live: LiveState, targets: string[], kind
       );
     }
   }
-  return { changes, findings };
+  return { changes, findings, kept: keptOf(desired, live, targets, kinds) };
+}
+
+/** What the service holds that git's files leave out, of every kind, in address order. */
+export function keptOf(desired: DesiredState, live: LiveState, targets: string[], kinds: Registry): KeptLive[] {
+  const kept = kinds.flatMap((k) => k.kept?.(desiredOf(k, desired), liveOf(k, live), targets) ?? []);
+  return plainData(kept.sort((a, b) => byCodePoint(a.address, b.address)));
 }
 
 /** The plan's entries and notes, in the plan's order, unsealed. */
 export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta, kinds: Registry = KINDS): DraftPlan {
-  const { changes, findings } = entries(desired, live, meta.targets, kinds);
+  const { changes, findings, kept } = entries(desired, live, meta.targets, kinds);
   const rank = (c: Change): number => kindOf(kinds, c.address)?.rank?.(c) ?? 0;
   // Code point order: the same plan on every machine, whatever its locale.
   changes.sort((a, b) => (ORDER[a.action] ?? 9) - (ORDER[b.action] ?? 9) || rank(a) - rank(b) || byCodePoint(a.address, b.address));
@@ -74,6 +80,7 @@ export function draftPlan(desired: DesiredState, live: LiveState, meta: PlanMeta
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes as unknown as { [k: string]: unknown }[], "action"),
     notes: unknownNotes(findings.unknown),
+    ...(kept.length ? { kept_live: kept } : {}),
   };
 }
 

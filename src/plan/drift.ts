@@ -4,6 +4,7 @@ import { desiredOf, liveOf, type DesiredState, type LiveState, type Registry, ty
 import { KINDS } from "../kinds/registry.js";
 import { unknownNotes, type Unknown } from "../shared/unknown.js";
 import { plainData } from "../number.js";
+import { keptOf } from "./build.js";
 import { DRIFT_CLASSES, PLAN_FORMAT_VERSION, summarize, type DriftItem, type DriftReport } from "./model.js";
 
 /** What the service holds and git does not: `unmanaged`, or `unmanaged_batch` for a part of something git
@@ -29,6 +30,7 @@ export function buildDrift(
     ...kinds.flatMap((k) => k.drift(desiredOf(k, desired), liveOf(k, live), { targets: meta.targets, unknown })),
     ...kinds.flatMap((k) => k.unmanaged(desiredOf(k, desired), liveOf(k, live), meta.targets).map(unmanagedDrift)),
   ];
+  const kept = keptOf(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -36,5 +38,6 @@ export function buildDrift(
     drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items as unknown as { [k: string]: unknown }[], "class"),
     notes: unknownNotes(unknown),
+    ...(kept.length ? { kept_live: kept } : {}),
   };
 }

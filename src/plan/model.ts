@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
-import type { Action, Change, DriftClass, DriftItem } from "../shared/entries.js";
+import type { Action, Change, DriftClass, DriftItem, KeptLive } from "../shared/entries.js";
 
 // The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
 // named here too, with the plan and the drift report they make up.
 export { APPLIED_ACTIONS, actionWords, isApplied } from "../shared/entries.js";
-export type { Action, Change, DriftClass, DriftItem, Payload, ValuesSummary } from "../shared/entries.js";
+export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, ValuesSummary } from "../shared/entries.js";
 
 export const PLAN_FORMAT_VERSION = "1";
 
@@ -25,6 +25,9 @@ export interface Plan {
   summary: Record<Action, number>;
   /** Things the reader should know that are not changes (said once each). */
   notes: string[];
+  /** Fields the service holds that git's files leave out: kept as the service holds them, never a change
+   *  (absent when git's files hold every field). */
+  kept_live?: KeptLive[];
   /** With policy tests: what the plan does to them (absent without tests). A plan saved by an earlier
    *  revsync holds the cases alone, as a list. */
   impact?: PlanImpact | ImpactEntry[];
@@ -112,6 +115,8 @@ export interface DriftReport {
   summary: Record<DriftClass, number>;
   /** What could not be compared (the service does not show it): one note per field and policy. */
   notes?: string[];
+  /** Fields the service holds that git's files leave out (as in a plan): shown, never drift. */
+  kept_live?: KeptLive[];
   /** Accepted drift (drift.ignore of revsync.yaml): listed, never in the exit code. */
   ignored?: (DriftItem & { reason: string; rule: string })[];
 }

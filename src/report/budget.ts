@@ -21,6 +21,8 @@ export const SECTION_BUDGET = {
   impactNotes: 2_000,
   /** The notes of a plan or a drift report (fields the service does not show). */
   notes: 4_000,
+  /** Fields the service holds that git's files leave out (information, one line per resource). */
+  kept: 4_000,
   /** Drift accepted by drift.ignore, listed apart. */
   ignored: 6_000,
 } as const;

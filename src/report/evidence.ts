@@ -37,6 +37,16 @@ function gitWords(r: EvidenceRecord, esc: Esc): string {
   return `${r.git.commit} (${tree})`;
 }
 
+/** The paths that were not clean, in words: each with what became of it, a policy or values file said so;
+ *  "" when the record lists none (a clean tree, or a record written before they were listed). */
+function notCleanWords(r: EvidenceRecord, esc: Esc): string {
+  const list = r.git.not_clean ?? [];
+  if (!list.length) return "";
+  const more = (r.git.not_clean_total ?? list.length) - list.length;
+  const each = list.map((p) => `${esc(p.path)} (${p.what}${p.policy ? ", a policy file" : ""})`);
+  return `${each.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+}
+
 const requestWords = (q: EvidenceRequest): string =>
   `${t(q.method)} ${t(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${t(q.error)})` : ""}, ${t(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === undefined ? "" : `, as ${t(q.user ?? "(no user named)")}`}`;
 
@@ -137,6 +147,8 @@ export function evidenceText(file: string, r: EvidenceRecord, out: Painter, doub
     `  plan        ${t(r.plan.checksum)}, ${r.plan.file ? `saved plan ${t(r.plan.file)}` : "planned in this run"}, made ${t(r.plan.created_at)}${r.plan.made_by ? ` as ${t(r.plan.made_by)}` : ""}`,
     `  approved    ${approvedWords(r, t)}`,
     `  git         ${gitWords(r, t)}`,
+    ...(r.git.commit && r.git.note ? [`  git note    ${t(r.git.note)}`] : []),
+    ...(notCleanWords(r, t) ? [`  not clean   ${notCleanWords(r, t)}`] : []),
     `  outcome     ${countLine(r)}${r.error ? `; error: ${t(r.error)}` : ""}`,
     ...fourEyesText(r),
   ];
@@ -176,7 +188,7 @@ export function evidenceMarkdown(file: string, r: EvidenceRecord, doubt: Doubt |
     "",
     ...(doubt ? [`> **${doubt.tag}**: ${md(doubt.words)}.`, ""] : []),
     `- **Record**: ${markdownCode(file)}, hash ${markdownCode(r.hash)}, prev ${markdownCode(r.prev ?? "none")}${r.prev === null ? ` (this record starts a new chain because ${md(r.chain_note ?? "it is the first record of this environment")})` : ""}`,
-    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${md(r.plan.created_at)}${r.plan.made_by ? ` as ${md(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, md).replace(/^\S+ /, "")}` : gitWords(r, md)}`,
+    `- **What was approved**: plan ${markdownCode(r.plan.checksum)} (${r.plan.file ? `saved plan ${markdownCode(r.plan.file)}` : "planned in this run"}, made ${md(r.plan.created_at)}${r.plan.made_by ? ` as ${md(r.plan.made_by)}` : ""}) at git commit ${r.git.commit ? `${markdownCode(r.git.commit)} ${gitWords(r, md).replace(/^\S+ /, "")}` : gitWords(r, md)}${notCleanWords(r, md) ? `; not clean: ${notCleanWords(r, md)}` : ""}`,
     `- **By whom**: ${approvedWords(r, md)}`,
     `- **When**: ${md(r.started_at)} to ${md(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${md(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,

@@ -11,12 +11,14 @@ import {
   type DriftClass,
   type DriftItem,
   type DriftReport,
+  type KeptLive,
   type Plan,
   type PlanFourEyes,
   type ValuesSummary,
 } from "../plan/model.js";
 import { unknownCaveat } from "../shared/unknown.js";
-import { modifiedWords } from "../shared/who.js";
+import { keptCount } from "../shared/entries.js";
+import { modifiedWords, whoWords } from "../shared/who.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
@@ -114,13 +116,60 @@ export function fourEyesLine(f: PlanFourEyes, address: string): string | undefin
   return `four eyes: ${[reviewer, uploader, creator].filter(Boolean).join(", ")}; approve as ${as}${a.blocked ? ": apply would block it" : ""}`;
 }
 
+/** "1 field the service holds is not in git (shown above)": what a report says in place of "matches"
+ *  alone when git's files leave out fields the service holds (KeptLive). */
+function keptWords(kept: readonly KeptLive[] | undefined): string {
+  const n = keptCount(kept);
+  return `${plural(n, "field")} the service holds ${n === 1 ? "is" : "are"} not in git (shown above)`;
+}
+
+/** One resource's fields kept as the service holds them, as plain text (escaped by the caller's rule). */
+const keptFieldsText = (k: KeptLive, value: (v: unknown) => string): string =>
+  Object.entries(k.fields)
+    .map(([f, v]) => `${f}: ${value(v)}`)
+    .join(", ");
+
+/** The fields the service holds that git's files leave out, one line per resource, for text. */
+function keptText(kept: readonly KeptLive[] | undefined, out: Painter): string[] {
+  if (!kept?.length) return [];
+  return [
+    ...kept.map(
+      (k) =>
+        `${out.paint("dim", " i")} ${out.paint("bold", t(k.address))}: kept as the service holds it, not in git: ${t(keptFieldsText(k, show))}${t(whoWords(k))}`,
+    ),
+    "",
+  ];
+}
+
+/** The kept fields in markdown, within their budget (SECTION_BUDGET.kept): one line per resource, each
+ *  value cut to a line's share; what does not fit is counted, and the JSON holds it all. */
+function keptMarkdown(kept: readonly KeptLive[] | undefined, whole: string): string {
+  if (!kept?.length) return "";
+  const value = (v: unknown): string => markdownCut(JSON.stringify(v) ?? "", LINE_REASON, (x) => markdownCode(x)).md;
+  const lines = fitPieces(
+    kept.map((k) => {
+      const who = whoWords(k).trimStart();
+      const fields = Object.entries(k.fields).map(([f, v]) => `${markdownCode(f)}: ${value(v)}`);
+      return `- ${markdownCut(k.address, LINE_NAME, (x) => markdownCode(x)).md}: ${fields.join(", ")}${who ? ` ${md(who)}` : ""}\n`;
+    }),
+    SECTION_BUDGET.kept,
+    (n) => `\n_${plural(n, "more resource")} with fields not in git: every one is in ${whole} (kept_live)._\n`,
+  );
+  return `**Kept as the service holds them, not in git** (information: each keeps its live value, and apply writes none of them):\n\n${lines.text}\n`;
+}
+
 /** The notes of a report, one per line, for text. */
 const noteLines = (notes: readonly string[] | undefined): string[] => (notes ?? []).map((n) => `Note: ${t(n)}`);
 
 export function planText(plan: Plan, out: Painter): string {
   const lines: string[] = [];
   if (!hasChanges(plan)) {
-    lines.push(`No changes. Environment ${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}.`, ...noteLines(plan.notes));
+    const env = `${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}`;
+    // "No changes" never says "matches" alone while the service holds fields git leaves out: they are shown.
+    const head = plan.kept_live?.length
+      ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env}.`
+      : `No changes. Environment ${env}.`;
+    lines.push(...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
     return lines.join("\n");
   }
   const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
@@ -147,7 +196,7 @@ export function planText(plan: Plan, out: Painter): string {
     if (eyes) lines.push(`      ${t(eyes)}`);
     lines.push("");
   }
-  lines.push(summaryLine(plan), ...noteLines(plan.notes));
+  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
 }
 
@@ -294,12 +343,18 @@ export function planMarkdown(plan: Plan, file?: string): string {
   const whole = file === undefined ? "the JSON plan (`revsync plan --format json`)" : md(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = notesMarkdown(plan.notes, whole);
-  if (!hasChanges(plan)) return [...head, `**No changes.** The service ${matchesWords(plan.notes)}.`, "", notes].join("\n");
+  const kept = keptMarkdown(plan.kept_live, whole);
+  if (!hasChanges(plan)) {
+    const words = plan.kept_live?.length
+      ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.`
+      : `**No changes.** The service ${matchesWords(plan.notes)}.`;
+    return [...head, words, "", ...(kept ? [kept] : []), notes].join("\n");
+  }
   head.push("| Action | Count |", "|---|---|");
   for (const [k, v] of Object.entries(plan.summary)) if (v) head.push(`| ${SYMBOL[k as Action]} ${actionWords(k as Action)} | ${v} |`);
   head.push("", "");
   const top = head.join("\n");
-  const tail = `\n${summaryLine(plan)}\n${notes ? `\n${notes}` : ""}`;
+  const tail = `\n${summaryLine(plan)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
   // One character short of the limit: the line's end that prints it.
   const room = MARKDOWN_LIMIT - 1 - top.length - tail.length;
   let impact = planImpactMarkdown(impactOf(plan), whole);
@@ -315,9 +370,11 @@ export function planMarkdown(plan: Plan, file?: string): string {
 export function driftText(report: DriftReport, out: Painter): string {
   if (!report.drift.length) {
     const ignored = report.ignored?.length ? ` (${plural(report.ignored.length, "accepted difference")} ignored, drift.ignore of revsync.yaml)` : "";
-    const head = report.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const head = report.kept_live?.length ? "No drift in the fields git sets." : report.notes?.length ? "No drift in what the service shows." : "No drift.";
+    const kept = report.kept_live?.length ? `; ${keptWords(report.kept_live)}` : "";
     return [
-      `${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}.`,
+      ...keptText(report.kept_live, out),
+      `${head} Environment ${JSON.stringify(report.environment)} ${matchesWords(report.notes)}${ignored}${kept}.`,
       ...ignoredText(report),
       ...noteLines(report.notes),
     ].join("\n");
@@ -329,7 +386,7 @@ export function driftText(report: DriftReport, out: Painter): string {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", t(who))}`);
   }
-  lines.push(...ignoredText(report), "", driftSummaryLine(report), ...noteLines(report.notes));
+  lines.push(...ignoredText(report), "", ...keptText(report.kept_live, out), driftSummaryLine(report), ...noteLines(report.notes));
   return lines.join("\n");
 }
 
@@ -396,16 +453,21 @@ export function driftMarkdown(report: DriftReport, file?: string): string {
   const lines = [`<!-- revsync-drift:${commentText(report.environment)} -->`, `### revsync drift in ${markdownCode(report.environment)}`, ""];
   const notes = notesMarkdown(report.notes, whole);
   const ignored = ignoredMarkdown(report, whole);
+  const kept = keptMarkdown(report.kept_live, whole);
   if (!report.drift.length) {
-    const head = report.notes?.length ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.` : "**No drift.**";
-    return [...lines, head, ...(ignored ? [ignored] : []), "", notes].join("\n");
+    const head = report.kept_live?.length
+      ? `**No drift** in the fields git sets: the service ${matchesWords(report.notes)} in them; ${keptWords(report.kept_live).replace("shown above", "shown below")}.`
+      : report.notes?.length
+        ? `**No drift** in what the service shows: it ${matchesWords(report.notes)}.`
+        : "**No drift.**";
+    return [...lines, head, ...(ignored ? [ignored] : []), "", ...(kept ? [kept] : []), notes].join("\n");
   }
   lines.push("| Class | Address | What | Last modified | Field | Git | Service |", "|---|---|---|---|---|---|---|", "");
   const top = lines.join("\n");
   const limit = MARKDOWN_LIMIT.toLocaleString("en");
   const leftOut = (n: number): string =>
     `\n_${plural(n, "more drifted resource")} not listed: even one row each, the drift passes the comment's ${limit} characters. Every one is in ${whole}._\n`;
-  const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${notes ? `\n${notes}` : ""}`;
+  const tail = `${ignored}\n\n${driftSummaryLine(report)}\n${kept ? `\n${kept}` : ""}${notes ? `\n${notes}` : ""}`;
   // The shorter rows stay in the same table; what they leave out (and what they cut short) is said below it.
   const said = (f: Pick<Fitted, "full" | "rest" | "listed">, cut: boolean): string =>
     f.rest === null || f.listed < report.drift.length

@@ -95,3 +95,31 @@ export interface FourEyesFacts {
    *  preparer, or by another user than the one it was sent as); absent when it did none. */
   rule?: "blocked" | "refused" | "breached";
 }
+
+/** Fields the service holds of a resource git manages that git's file leaves out: a field left out keeps
+ *  its live value and is never a change, but the plan and drift show it, with its value, so that "No
+ *  changes" never hides what the service holds and git does not (docs/decisions.md, "A field git leaves
+ *  out is shown"). Information: apply writes nothing for it. */
+export interface KeptLive {
+  address: string;
+  /** Each field left out, with the value the service holds, in the kind's field order. */
+  fields: Record<string, unknown>;
+  /** Who changed the resource last, and when (ISO), as the service says; null where it does not. */
+  modified_by: string | null;
+  modified_on: string | null;
+}
+
+/** The fields of `live` among `fields` that `git` leaves out and the service holds a value of: not null,
+ *  not left out, not an empty text or list (which hold nothing git's silence does not also say). */
+export function keptFields(git: Record<string, unknown>, live: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of fields) {
+    const v = live[k];
+    if (k in git || v === null || v === undefined || v === "" || (Array.isArray(v) && !v.length)) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** How many fields a list of kept resources holds. */
+export const keptCount = (kept: readonly KeptLive[] | undefined): number => (kept ?? []).reduce((n, k) => n + Object.keys(k.fields).length, 0);

@@ -13,6 +13,7 @@ import { numberOrNull } from "../../number.js";
 import { CsvSyntaxError } from "../../ssp/csv.js";
 import { BATCH_DATES } from "../export-file.js";
 import type { Unmanaged } from "../kind.js";
+import { keptFields, type KeptLive } from "../../shared/entries.js";
 import type { DesiredBatch, DesiredSsp } from "./files.js";
 import { sspAddress, type LivePolicy, type ShownValues } from "./read.js";
 import { compareValues, keyedValues, valuesChecksum, type HeldValues } from "./values.js";
@@ -160,6 +161,46 @@ export function shownValuesDiff(
     split: apart.added.length + apart.removed.length + apart.changed.length,
     rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) + Math.min(ofBatch.total, VALUE_ROWS_SHOWN),
   };
+}
+
+/** The fields of an SSP policy a policy file holds, in the order export writes them. */
+export const SSP_EXPORT_FIELDS = [
+  "method",
+  "active",
+  "hierarchy_no",
+  "data_identifiers",
+  "entity_type",
+  "floor_percentage",
+  "ceiling_percentage",
+  "expression",
+  "when",
+  "transaction_above_range",
+  "transaction_below_range",
+  "transaction_mid_range",
+  "type",
+  "can_delete",
+  "is_user_defined",
+] as const;
+
+/** The record's own bookkeeping among them: not what a policy does. */
+const SSP_BOOKKEEPING: readonly string[] = ["entity_type", "type", "can_delete", "is_user_defined"];
+
+/** The fields of an SSP policy that say what it does (which lines it meets, how its SSP is found and
+ *  held to its range): where git's file leaves one out that the service holds, plan and drift show it. */
+export const SSP_KEPT_FIELDS = SSP_EXPORT_FIELDS.filter((f) => !SSP_BOOKKEEPING.includes(f));
+
+/** Of git's SSP policies the service holds, the fields their files leave out that the service holds a
+ *  value of (SSP_KEPT_FIELDS): each keeps its live value, and plan and drift show it. */
+export function keptSspFields(desired: readonly DesiredSsp[], live: Map<string, LivePolicy>, targets: string[]): KeptLive[] {
+  const out: KeptLive[] = [];
+  for (const d of desired) {
+    const addr = sspAddress.policy(d.name);
+    const lp = live.get(d.name);
+    if (!lp || !targeted(addr, targets)) continue;
+    const fields = keptFields(d.spec as unknown as Record<string, unknown>, lp.item as unknown as Record<string, unknown>, SSP_KEPT_FIELDS);
+    if (Object.keys(fields).length) out.push({ address: addr, fields, ...envelopeWho(lp.envelope) });
+  }
+  return out;
 }
 
 /** The fields of a create body that identify what was asked for: a policy of the same name that differs

@@ -9,27 +9,9 @@ import { batchNameOf, byCodePoint, slug, targeted, valuesFileFor } from "../../s
 import { valuesToCsv } from "../../ssp/csv.js";
 import { fitSpec, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
 import type { ExportContext } from "../kind.js";
-import { BATCH_DATES, serviceDate } from "./compare.js";
+import { BATCH_DATES, serviceDate, SSP_EXPORT_FIELDS } from "./compare.js";
 import { sspAddress, type ShownValues, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
-
-export const SSP_EXPORT_FIELDS = [
-  "method",
-  "active",
-  "hierarchy_no",
-  "data_identifiers",
-  "entity_type",
-  "floor_percentage",
-  "ceiling_percentage",
-  "expression",
-  "when",
-  "transaction_above_range",
-  "transaction_below_range",
-  "transaction_mid_range",
-  "type",
-  "can_delete",
-  "is_user_defined",
-] as const;
 
 /** The batch statuses a policy file can hold (revsync moves a batch forward through them). */
 const LISTED_STATUSES = new Set<string>(BATCH_STATUSES);

@@ -11,7 +11,7 @@ import { normalizeSspFields, valueAt } from "../../shared/normalize.js";
 import { batchWho, envelopeWho } from "../../shared/who.js";
 import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
 import { SspApply } from "./apply.js";
-import { unmanagedSsp } from "./compare.js";
+import { keptSspFields, unmanagedSsp } from "./compare.js";
 import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
@@ -93,6 +93,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
   drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
   unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+  kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
   preparers: planPreparers,
 
   payloadProblems: sspPayloadProblems,

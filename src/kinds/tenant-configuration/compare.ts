@@ -3,14 +3,14 @@
 import { sameJson } from "../../canonical-json.js";
 import { numberOrNull } from "../../number.js";
 import type { TenantConfigurationList, TenantConfigurationUpdateItem } from "../../schema/generated/api.js";
-import type { Change, DriftItem } from "../../shared/entries.js";
+import { keptFields, type Change, type DriftItem, type KeptLive } from "../../shared/entries.js";
 import { fieldDiff, pick } from "../../shared/normalize.js";
 import { targeted } from "../../shared/address.js";
 import { envelopeWho } from "../../shared/who.js";
 import { changedItems, missingItem, shownEntry } from "../entries.js";
 import type { Unmanaged } from "../kind.js";
 import { notGits, NOT_IN_GIT_NOW, show } from "../words.js";
-import type { DesiredTenantConfig } from "./files.js";
+import { UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { shownUpdate, UPDATE_FIELDS, updatePayload } from "./write.js";
 
 /** Addresses of tenant configurations: tenant-configuration/<name>. */
@@ -59,6 +59,21 @@ export function tenantDrift(d: DesiredTenantConfig, live: TenantConfigurationLis
   if (!env || !item) return [missingItem(addr)];
   const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x) => ({ ...x, kind: "changed" as const }));
   return changedItems(addr, diff, envelopeWho(env));
+}
+
+/** Of git's tenant configurations, the updatable fields their files leave out that the service holds a
+ *  value of: each keeps its live value, and plan and drift show it. */
+export function keptTenantFields(desired: readonly DesiredTenantConfig[], live: TenantConfigurationList, targets: string[]): KeptLive[] {
+  const out: KeptLive[] = [];
+  for (const d of desired) {
+    const addr = tenantAddress(d.name);
+    const env = live.find((e) => e.compliance_name === d.name);
+    const item = env?.compliance_spec?.[0] as Record<string, unknown> | undefined;
+    if (!targeted(addr, targets) || !env || !item) continue;
+    const fields = keptFields(d.spec, item, UPDATABLE_TENANT_FIELDS);
+    if (Object.keys(fields).length) out.push({ address: addr, fields, ...envelopeWho(env) });
+  }
+  return out;
 }
 
 /** Tenant configurations the service holds and git does not: they count when git manages tenant

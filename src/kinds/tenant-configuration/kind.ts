@@ -10,7 +10,7 @@ import { valueAt } from "../../shared/normalize.js";
 import { envelopeWho } from "../../shared/who.js";
 import { fitSpec, newFile } from "../export-file.js";
 import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
-import { REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateAgainstGit, updateProblems } from "./compare.js";
+import { keptTenantFields, REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateAgainstGit, updateProblems } from "./compare.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
 import { requireUser, TenantApply } from "./write.js";
@@ -55,6 +55,7 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
   plan: (desired, live, findings) => desired.flatMap((d) => (targeted(tenantAddress(d.name), findings.targets) ? (tenantChange(d, live) ?? []) : [])),
   drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
   unmanaged: unmanagedTenants,
+  kept: keptTenantFields,
 
   payloadProblems: (c) => updateProblems(c),
   gitProblems: (c, desired) => updateAgainstGit(c, desired),
