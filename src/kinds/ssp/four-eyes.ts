@@ -3,7 +3,7 @@
  *  right before the send; who approved it, as the service shows it right after; and the words of an
  *  approve the rule holds back, the service refuses, or the service shows made by the wrong user. */
 import { APPROVER_FIX } from "../../api/auth.js";
-import { NOTHING_SENT_FOR_IT, type WriteOutcome } from "../../api/write.js";
+import { NOTHING_SENT_FOR_IT, refusedWords, type WriteOutcome } from "../../api/write.js";
 import type { ApiError } from "../../errors.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import type { Change, FourEyesFacts } from "../../shared/entries.js";
@@ -141,10 +141,13 @@ export function foundApproved(
   const did = rule.fourEyes ? preparedBy(facts, shown) : undefined;
   if (!shown || !did) return undefined;
   facts.rule = "breached";
+  const sentAs = rule.sendsAs ?? "a user its token does not name";
   const when =
-    o.answered === undefined
-      ? "before revsync sent anything for it"
-      : `first: revsync's approve, sent as ${rule.sendsAs ?? "a user its token does not name"}, was answered ${o.answered} and did not land`;
+    o.answered !== undefined
+      ? `first: revsync's approve, sent as ${sentAs}, was sent and the service ${refusedWords(o.answered)}, and it did not land`
+      : o.unprocessed !== undefined
+        ? `while revsync's approve, sent as ${sentAs}, was answered ${o.unprocessed} and not processed`
+        : "before revsync sent anything for it";
   return `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}; the batch is approved in the service as it stands: have its approval reviewed there`;
 }
 
