@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROFILES, type Profile } from "../src/emulator/profile.js";
@@ -15,6 +15,7 @@ import { api, cli, DEMO_ENV, token, useEmulatorRepo } from "../src/testing/helpe
 type Entry = { method: string; path: string; status: number; user?: string };
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 const BATCH = "ssp/Hardware SSP/batch/FY26-H1";
+const H2 = "ssp/Hardware SSP/batch/FY26-H2";
 const target = ["--target", BATCH];
 const approveLine = (stdout: string): string | undefined => stdout.split("\n").find((l) => /^\S+ +approve +ssp\/Hardware SSP\/batch\/FY26-H1:/.test(l));
 
@@ -27,8 +28,8 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   const fx = useEmulatorRepo({ freshRepo: true, profile });
   const run = (args: string[], env: Record<string, string | undefined> = {}, when?: NonNullable<Parameters<typeof cli>[1]>["when"]) =>
     cli(args, { cwd: fx.repo, env: { ...DEMO_ENV, ...env }, ...(when ? { when } : {}) });
-  const batchAs = async (user: string, action: "review" | "approve"): Promise<void> => {
-    const res = await api(fx.emu.url, await token(fx.emu.url, user), "PATCH", `${SSP}/${action}/SSP-HW/FY26-H1`);
+  const batchAs = async (user: string, action: "review" | "approve", batch = "FY26-H1"): Promise<void> => {
+    const res = await api(fx.emu.url, await token(fx.emu.url, user), "PATCH", `${SSP}/${action}/SSP-HW/${batch}`);
     expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
   };
   const record = (): any => {
@@ -149,6 +150,29 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
       outcome: "breached",
       four_eyes: { reviewed_by: "alice", approved_by: "alice", confirmed: true, rule: "breached" },
     });
+  });
+
+  it("four eyes: reviewed and approved by bob between plan and apply: nobody can name its reviewer, so four eyes cannot be shown: breached, exit 1, verify fails the record", async () => {
+    appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
+    const CAROL = { REVSYNC_APPROVER_USERNAME: "carol", REVSYNC_APPROVER_PASSWORD: "carol-password" };
+    // git asks for FY26-H2 (file uploaded in the service) approved: the plan reviews, then approves it.
+    const file = join(fx.repo, "policies/ssp/hardware.yaml");
+    writeFileSync(file, readFileSync(file, "utf8").replace(/(name: FY26-H2\n\s+status:) reviewed/, "$1 approved"));
+    expect((await run(["plan", "--target", H2, "--out", "plan.json"], CAROL)).code).toBe(0);
+    await batchAs("bob", "review", "FY26-H2");
+    await batchAs("bob", "approve", "FY26-H2");
+    await fx.emu.admin("DELETE", "requests");
+    const applied = await run(["apply", "plan.json", "--auto-approve", "--evidence", "ev"], CAROL);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(1);
+    expect(applied.stdout.split("\n").find((l) => l.includes(`approve  ${H2}:`))).toMatch(
+      /^breached approve {2}ssp\/Hardware SSP\/batch\/FY26-H2: already approved, but four eyes could not be shown: the service shows it approved by bob, and nobody can name who reviewed it .*so nobody can show it was not bob, before revsync sent anything for it; /,
+    );
+    expect(await approvesBy()).toEqual([]);
+    const change = record().changes.find((c: any) => c.action === "approve" && c.address === H2);
+    expect(change).toMatchObject({ outcome: "breached", four_eyes: { reviewed_by: null, approved_by: "bob", confirmed: true, rule: "breached" } });
+    const verify = await run(["evidence", "verify", "ev"]);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain(`four eyes: ${H2} was approved in breach of four eyes`);
   });
 
   it("without four eyes, approved by alice before apply: already, approved by alice as the service shows (never bob, the approver identity), nothing sent, exit 0", async () => {
