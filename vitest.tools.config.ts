@@ -8,7 +8,7 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: ["test/**/*.tools.test.ts"],
+    include: ["test/**/*.tools.test.ts", "src/**/*.tools.test.ts"],
     exclude: ["**/node_modules/**"],
     reporters: ["default", ["json", { outputFile: ".revsync-tmp/vitest-tools-results.json" }]],
   },

@@ -3860,13 +3860,17 @@ var init_output = __esm({
       pattern;
       /** What holds each secret that was blanked out of some text so far. */
       hit = /* @__PURE__ */ new Set();
+      /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
+       *  one back later (a sign-in hands the password it sends). */
+      dropped = /* @__PURE__ */ new Set();
       add(secret, holder = "a token revsync received") {
-        if (!secret || this.secrets.has(secret)) return;
+        if (!secret || this.secrets.has(secret) || this.dropped.has(secret)) return;
         this.secrets.set(secret, holder);
         this.build();
       }
       /** Takes a secret out (one a command that sends nothing does not blank out: unsafeSecret). */
       drop(secret) {
+        if (secret) this.dropped.add(secret);
         if (secret && this.secrets.delete(secret)) this.build();
       }
       build() {
@@ -33799,12 +33803,19 @@ function retryAfterMs(header, now) {
 }
 function problemsOf(body) {
   const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  const add = (p) => {
+    const key3 = JSON.stringify([p.field ?? null, p.message]);
+    if (seen.has(key3)) return;
+    seen.add(key3);
+    out.push(p);
+  };
   const push = (e) => {
-    if (typeof e === "string") out.push({ message: e });
+    if (typeof e === "string") add({ message: e });
     else if (e && typeof e === "object") {
       const o = e;
       const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
-      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
+      add(typeof o.field === "string" ? { field: o.field, message } : { message });
     }
   };
   if (body && typeof body === "object" && !Array.isArray(body)) {
@@ -34762,13 +34773,14 @@ function guardFailed(e, sent) {
 function runWrite(core, w) {
   return new WriteAttempt(core, w).run();
 }
-var NOTHING_SENT_FOR_IT, notSentSince, WriteAttempt;
+var refusedWords, NOTHING_SENT_FOR_IT, notSentSince, WriteAttempt;
 var init_write = __esm({
   "src/api/write.ts"() {
     "use strict";
     init_errors();
     init_classify();
     init_core();
+    refusedWords = (status) => status >= 200 && status < 300 ? `refused it (status ${status}, with an error array)` : `answered ${status}`;
     NOTHING_SENT_FOR_IT = "nothing was sent for it";
     notSentSince = (sent) => `nothing more was sent for it (its send: ${readBackReason(sent)})`;
     WriteAttempt = class {
@@ -34792,6 +34804,11 @@ var init_write = __esm({
       /** The answer of the last send of this write that went out (any but a connection refused before it
        *  was sent): after it, no verdict says "nothing was sent". */
       sent;
+      /** The status of the last definite refusal of a send of this write that means "not made" (a 409, a 412,
+       *  a 2xx with an error array), before any send of it may have landed: a guard that then finds the
+       *  write's effect says it answered revsync's send (someone else's came first). A 401 is not one: the
+       *  token was refused, which says nothing of anyone else's write. */
+      refusedAs;
       /** Guard, send, and decide from the answer, until the write has an outcome. */
       async run() {
         for (; ; ) {
@@ -34840,14 +34857,21 @@ var init_write = __esm({
         return sent ? words.replace(NOTHING_SENT_FOR_IT, notSentSince(sent)) : words;
       }
       /** The guard finds what the write asks for in the service. Before any send went out: already, nothing
-       *  was sent. After a send the service refused as not made (a 412, a 401): already, someone else's,
-       *  made first, and said so (`answered`). After one that reached it and may have been processed (a 503
+       *  was sent. After a send the service refused as not made (a 412): already, someone else's, made
+       *  first, and said so (`answered`); after one it turned away unprocessed (a 401): already, someone
+       *  else's, and said so (`unprocessed`). After one that reached it and may have been processed (a 503
        *  or a 429 answered to a write the service processed all the same, an answer lost): that send's
        *  effect, read back and confirmed, never "already"; when reading back does not show it, the outcome
        *  is unknown. */
       async already(g) {
         const reached = this.reached;
-        if (!reached) return { kind: "already", why: g.already, ...g.status ? { status: g.status } : {}, ...this.sent ? { answered: this.sent.status } : {} };
+        if (!reached)
+          return {
+            kind: "already",
+            why: g.already,
+            ...g.status ? { status: g.status } : {},
+            ...this.refusedAs !== void 0 ? { answered: this.refusedAs } : this.sent ? { unprocessed: this.sent.status } : {}
+          };
         const s = await this.settle(reached);
         if (s) return s;
         const message = `${readBackReason(reached)} to a send of this write, and the service holds what it asked for (${g.already}), but reading it back does not show the write's effect: run revsync plan to see`;
@@ -34864,6 +34888,7 @@ var init_write = __esm({
             const s = await this.settle(v.err);
             return s ?? { kind: "refused", error: v.err };
           }
+          this.refusedAs = v.err.status;
           if (v.err.status !== 412) {
             const meant = this.w.firstRefusal ? await this.w.firstRefusal(v.err) : void 0;
             return meant ?? { kind: "refused", error: v.err };
@@ -35609,10 +35634,19 @@ function foundApproved(facts, o, read, rule2) {
   delete facts.sent_as;
   Object.assign(facts, { approved_by: shown, confirmed: !!shown });
   const did = rule2.fourEyes ? preparedBy(facts, shown) : void 0;
-  if (!shown || !did) return void 0;
+  const unnamed = rule2.fourEyes && !did ? unnamedWords(shown, facts.reviewed_by) : void 0;
+  if (!did && !unnamed) return void 0;
   facts.rule = "breached";
-  const when = o.answered === void 0 ? "before revsync sent anything for it" : `first: revsync's approve, sent as ${rule2.sendsAs ?? "a user its token does not name"}, was answered ${o.answered} and did not land`;
-  return `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}; the batch is approved in the service as it stands: have its approval reviewed there`;
+  const sentAs = rule2.sendsAs ?? "a user its token does not name";
+  const when = o.answered !== void 0 ? `first: revsync's approve, sent as ${sentAs}, was sent and the service ${refusedWords(o.answered)}, and it did not land` : o.unprocessed !== void 0 ? `while revsync's approve, sent as ${sentAs}, was answered ${o.unprocessed} and not processed` : "before revsync sent anything for it";
+  const broken = unnamed ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}` : `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}`;
+  return `${broken}; the batch is approved in the service as it stands: have its approval reviewed there`;
+}
+function unnamedWords(approver, reviewer) {
+  if (!approver) return "the service does not say who approved this batch (it names no updated_by), so nobody can show it was not its reviewer";
+  if (!reviewer)
+    return `the service shows it approved by ${approver}, and nobody can name who reviewed it (the plan did not see it reviewed, and an approved batch no longer names its reviewer), so nobody can show it was not ${approver}`;
+  return void 0;
 }
 function approveWords(facts, o, read, rule2) {
   const refused = o.kind === "refused" ? fourEyesRefusal(facts, rule2.approverConfigured, o.error) : void 0;
@@ -35769,7 +35803,7 @@ function batchWrite(core, action, policy2, batchName, guard = async () => ({ go:
       return { landed: false };
     },
     firstRefusal: async (err) => {
-      if (err.status !== 409) return void 0;
+      if (err.status !== 409 && !(err.status >= 200 && err.status < 300)) return void 0;
       const batch = await ssp.batch(core, policy2.name, batchName).catch(() => void 0);
       const status = batch?.status;
       if (!status || !target.includes(status)) return void 0;
@@ -45887,16 +45921,7 @@ function updateUnit(core, id, guard) {
       if (moved.length) return overwrittenWords(envelopeWho(env2), moved);
       const steps = versionSteps(seen.version, env2.version_id);
       return steps !== void 0 && steps > 1 ? concurrentWords(String(seen.version), String(env2.version_id), envelopeWho(env2), seen.user) : void 0;
-    },
-    firstRefusal: async (err) => err.status === 412 ? {
-      kind: "refused",
-      error: new ApiError({
-        method: err.method,
-        path: err.path,
-        status: 412,
-        message: "the tenant configuration changed since the plan was made: plan again"
-      })
-    } : void 0
+    }
   };
   return write;
 }
@@ -47880,8 +47905,9 @@ function literalAnswer(body) {
     }
     if (!node || typeof node !== "object") return node;
     const out = {};
+    const sspItem = "entity_type" in node || "batch_name" in node;
     for (const [k, v] of Object.entries(node)) {
-      if (NULL_FIELDS.has(k)) out[k] = null;
+      if (NULL_FIELDS.has(k) || sspItem && SSP_NULL_FIELDS.has(k)) out[k] = null;
       else if (k === "operator" && typeof v === "string") out[k] = SYMBOLS[v] ?? v;
       else out[k] = walk(v, k);
     }
@@ -47894,7 +47920,7 @@ function literalAnswer(body) {
 function literalRefusal(message, errors) {
   return { compliance_id: "", compliance_details: [{ error: errors, message, unique_key: "" }], error: errors, message };
 }
-var PROFILES, NULL_FIELDS, SYMBOLS, REORDERED;
+var PROFILES, NULL_FIELDS, SSP_NULL_FIELDS, SYMBOLS, REORDERED;
 var init_profile = __esm({
   "src/emulator/profile.ts"() {
     "use strict";
@@ -47910,11 +47936,10 @@ var init_profile = __esm({
       "ceiling_percentage",
       "floor_percentage",
       "compliance_percent",
-      "file_id",
-      "file_name",
       "ssp_calculation_method",
       "ssp_range_calc_type"
     ]);
+    SSP_NULL_FIELDS = /* @__PURE__ */ new Set(["file_id", "file_name"]);
     SYMBOLS = { "greater than": ">", "less than": "<", "greater or equal": ">=", "less or equal": "<=" };
     REORDERED = /* @__PURE__ */ new Set(["(root)", "compliance_spec", "batches", "when", "data_identifiers", "records", "ssp_values"]);
   }
@@ -55200,7 +55225,7 @@ function readyToApply(plan, core, opts) {
 function outcomeWords(action, o) {
   if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
   if (o.kind === "already")
-    return o.answered === void 0 ? `already ${o.status ?? "applied"} (${o.why}; nothing was sent)` : `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service answered ${o.answered}: someone else's came first, and revsync's did not land)`;
+    return o.answered !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)` : o.unprocessed !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)` : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
   if (o.kind === "confirmed")
     return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
   if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
@@ -55282,6 +55307,7 @@ var OUTCOMES, DONE, StepFailed, stepTag;
 var init_run2 = __esm({
   "src/apply/run.ts"() {
     "use strict";
+    init_write();
     init_errors();
     init_kind();
     init_registry();
@@ -55798,7 +55824,9 @@ function approverProblems(changes) {
 }
 function foundProblems(c) {
   const f = c.four_eyes;
-  if (c.action !== "approve" || c.outcome !== "already" || !f?.confirmed || !f.approved_by) return [];
+  if (c.action !== "approve" || c.outcome !== "already") return [];
+  if (!f?.confirmed || !f.approved_by) return [`four eyes: ${c.address} was found approved, and the record does not name who approved it`];
+  if (!f.reviewed_by) return [`four eyes: ${c.address} was found approved, and the record does not say who reviewed it`];
   const as = f.approved_by;
   if (sameUser(as, f.reviewed_by)) return [`four eyes: ${c.address} was reviewed and approved by the same user, ${as} (found approved)`];
   if (sameUser(as, f.uploaded_by)) return [`four eyes: ${c.address} was approved by ${as}, who uploaded it (found approved)`];
@@ -58632,8 +58660,9 @@ function sendsNothing(cmd, flags) {
   const path = [];
   for (let c = cmd; c?.parent; c = c.parent) path.unshift(c.name());
   const [top, sub] = path;
-  if (top === "test") return sub === void 0 && !flags.live;
-  return top === "validate" || top === "show" || top === "completion" || top === "init" || top === "evidence" && (sub === "verify" || sub === "show");
+  const live = !!flags.live;
+  if (top === "test") return sub === void 0 && !live;
+  return top === "validate" || top === "show" || top === "completion" || top === "init" || top === "evidence" && (sub === "verify" && !live || sub === "show");
 }
 function keepSecretsOut(cmd, flags, out, ran) {
   const unsafe = unsafeSecrets(flags.io?.env ?? process.env, SECRET_VARIABLES);

@@ -64,6 +64,16 @@ describe("a secret that cannot be blanked out without harm stops the run before 
     expect(live.code).toBe(1);
     expect(live.stderr).toMatch(/^Error: GITHUB_TOKEN cannot be kept out of revsync's output/m);
     expect(await journal()).toEqual([]);
+    // evidence verify sends nothing and goes on; with --live it signs in and reads the service: refused.
+    expect((await cli(["apply", "--auto-approve", "--evidence", "ev"], { cwd: dir, env: DEMO_ENV })).code).toBe(0);
+    await emu.admin("DELETE", "requests");
+    const verify = await cli(["evidence", "verify", "ev"], { cwd: dir, env });
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(verify.stderr).toContain("this command sends nothing, so it goes on");
+    const verifyLive = await cli(["evidence", "verify", "ev", "--live"], { cwd: dir, env });
+    expect(verifyLive.code).toBe(1);
+    expect(verifyLive.stderr).toMatch(/^Error: GITHUB_TOKEN cannot be kept out of revsync's output/m);
+    expect(await journal()).toEqual([]);
   });
 
   it("a secret the environment's name holds (the evidence's chain is named by it) is refused too, before the sign-in", async () => {

@@ -100,6 +100,16 @@ describe("classify: what an answer means, per kind of request", () => {
     expect(why(refusal(409))).toBe("the service answered 409");
   });
 
+  it("a problem given both in the answer's error array and in its details' is said once", () => {
+    const errors = [{ field: "If-Match", message: "the resource is at version_id 3" }];
+    const body = { compliance_id: "", compliance_details: [{ error: errors, message: "stale", unique_key: "" }], error: errors, message: "stale" };
+    const v = classify(json(200, body), req("write"), { mayHaveLanded: false }, 0);
+    expect(v.outcome).toBe("refused");
+    if (v.outcome === "ok") return;
+    expect(v.err.problems).toEqual(errors);
+    expect(v.err.message.match(/If-Match: the resource is at version_id 3/g)).toHaveLength(1);
+  });
+
   it("Retry-After in seconds or as an HTTP date becomes the verdict's wait", () => {
     const now = Date.parse("2026-11-23T10:00:00Z");
     const seconds = classify(json(429, {}, "3"), req("read"), { mayHaveLanded: false }, now);

@@ -72,12 +72,20 @@ export function retryAfterMs(header: string | undefined, now: number): number | 
 
 function problemsOf(body: unknown): ServiceProblem[] {
   const out: ServiceProblem[] = [];
+  // The same problem given twice (in the answer's error array and in its details' too) is said once.
+  const seen = new Set<string>();
+  const add = (p: ServiceProblem): void => {
+    const key = JSON.stringify([p.field ?? null, p.message]);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(p);
+  };
   const push = (e: unknown): void => {
-    if (typeof e === "string") out.push({ message: e });
+    if (typeof e === "string") add({ message: e });
     else if (e && typeof e === "object") {
       const o = e as Record<string, unknown>;
       const message = typeof o.message === "string" ? o.message : JSON.stringify(e);
-      out.push(typeof o.field === "string" ? { field: o.field, message } : { message });
+      add(typeof o.field === "string" ? { field: o.field, message } : { message });
     }
   };
   if (body && typeof body === "object" && !Array.isArray(body)) {

@@ -10,10 +10,11 @@ export type WriteOutcome<T> =
   | { kind: "done"; result: T; unchecked?: string }
   /** The service holds what the write asks for, made by someone else (`status`: the state found, where
    *  the resource has one): found before anything was sent, or after a send of this write that the
-   *  service refused as not made (`answered`: its status, a 409 or a 412; someone else's write came
-   *  first). Never after a send that may have landed, or a 429 or 503 the service may have processed all
+   *  service refused as not made (`answered`: its status, a 409, a 412 or a 2xx with an error array;
+   *  someone else's write came first), or after a send turned away unprocessed (`unprocessed`: a 401,
+   *  its token refused). Never after a send that may have landed, or a 429 or 503 the service may have processed all
    *  the same: what it finds then is confirmed (read back). */
-  | { kind: "already"; status?: string; why: string; answered?: number }
+  | { kind: "already"; status?: string; why: string; answered?: number; unprocessed?: number }
   /** An earlier send of this run may have landed and reading back shows that it did (`why`: what left
    *  the outcome unknown: a lost answer, a 5xx, or a 429 or 503 the service may have processed all the
    *  same). */
@@ -55,7 +56,8 @@ export interface Write<T, R> {
    *  a body): then it is read back. */
   result(body: unknown): T | undefined;
   /** What a definite refusal of a send means when no earlier send of this run may have landed, where it
-   *  means more than "refused" (a 409: someone else's work). */
+   *  means more than "refused" (a 409, or a 2xx with an error array, the interface's refusal whatever the
+   *  status: someone else's work may have come first). A 412 never reaches it: it goes back to the guard. */
   firstRefusal?(err: ApiError): Promise<WriteOutcome<T> | undefined>;
   /** The most sends that spend the budget (default: ApiCore.writeSends). */
   maxSends?: number;
@@ -65,6 +67,12 @@ export interface Write<T, R> {
    *  nobody else wrote meanwhile. A read that fails leaves the write done, saying it was not checked. */
   check?(result: T): Promise<string | undefined>;
 }
+
+/** How the service refused a send of a write as not made, in words for a report ("the service …"):
+ *  "answered 409", or "refused it (status 200, with an error array)" for the interface's refusal
+ *  whatever the status. */
+export const refusedWords = (status: number): string =>
+  status >= 200 && status < 300 ? `refused it (status ${status}, with an error array)` : `answered ${status}`;
 
 /** The words a guard's blocked verdict ends its "what changed" with (src/kinds/words.ts): true of a write
  *  none of whose sends reached the service; the write unit says otherwise where one did. */
@@ -119,6 +127,11 @@ class WriteAttempt<T, R> {
   /** The answer of the last send of this write that went out (any but a connection refused before it
    *  was sent): after it, no verdict says "nothing was sent". */
   private sent: ApiError | undefined;
+  /** The status of the last definite refusal of a send of this write that means "not made" (a 409, a 412,
+   *  a 2xx with an error array), before any send of it may have landed: a guard that then finds the
+   *  write's effect says it answered revsync's send (someone else's came first). A 401 is not one: the
+   *  token was refused, which says nothing of anyone else's write. */
+  private refusedAs: number | undefined;
 
   constructor(
     private readonly core: ApiCore,
@@ -179,14 +192,21 @@ class WriteAttempt<T, R> {
   }
 
   /** The guard finds what the write asks for in the service. Before any send went out: already, nothing
-   *  was sent. After a send the service refused as not made (a 412, a 401): already, someone else's,
-   *  made first, and said so (`answered`). After one that reached it and may have been processed (a 503
+   *  was sent. After a send the service refused as not made (a 412): already, someone else's, made
+   *  first, and said so (`answered`); after one it turned away unprocessed (a 401): already, someone
+   *  else's, and said so (`unprocessed`). After one that reached it and may have been processed (a 503
    *  or a 429 answered to a write the service processed all the same, an answer lost): that send's
    *  effect, read back and confirmed, never "already"; when reading back does not show it, the outcome
    *  is unknown. */
   private async already(g: { already: string; status?: string }): Promise<WriteOutcome<T>> {
     const reached = this.reached;
-    if (!reached) return { kind: "already", why: g.already, ...(g.status ? { status: g.status } : {}), ...(this.sent ? { answered: this.sent.status } : {}) };
+    if (!reached)
+      return {
+        kind: "already",
+        why: g.already,
+        ...(g.status ? { status: g.status } : {}),
+        ...(this.refusedAs !== undefined ? { answered: this.refusedAs } : this.sent ? { unprocessed: this.sent.status } : {}),
+      };
     const s = await this.settle(reached);
     if (s) return s;
     const message = `${readBackReason(reached)} to a send of this write, and the service holds what it asked for (${g.already}), but reading it back does not show the write's effect: run revsync plan to see`;
@@ -207,6 +227,7 @@ class WriteAttempt<T, R> {
         const s = await this.settle(v.err);
         return s ?? { kind: "refused", error: v.err };
       }
+      this.refusedAs = v.err.status;
       if (v.err.status !== 412) {
         const meant = this.w.firstRefusal ? await this.w.firstRefusal(v.err) : undefined;
         return meant ?? { kind: "refused", error: v.err };

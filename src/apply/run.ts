@@ -3,7 +3,7 @@
  *  in the report's words. What watches the run (the progress line, the evidence record, the signal
  *  handlers) is an observer. */
 import type { ApiCore } from "../api/core.js";
-import type { WriteOutcome } from "../api/write.js";
+import { refusedWords, type WriteOutcome } from "../api/write.js";
 import { UserError } from "../errors.js";
 import { desiredOf, type DesiredState, type Kind, type KindApply, type Registry, type WriteResult } from "../kinds/kind.js";
 import { KINDS, kindOf } from "../kinds/registry.js";
@@ -153,9 +153,11 @@ const DONE = { update: "updated", create: "created", review: "reviewed", approve
 export function outcomeWords(action: keyof typeof DONE, o: WriteOutcome<unknown>): string {
   if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
   if (o.kind === "already")
-    return o.answered === undefined
-      ? `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`
-      : `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service answered ${o.answered}: someone else's came first, and revsync's did not land)`;
+    return o.answered !== undefined
+      ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)`
+      : o.unprocessed !== undefined
+        ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)`
+        : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
   if (o.kind === "confirmed")
     return `${action === "create" ? "created" : (o.status ?? DONE[action])} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
   if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);

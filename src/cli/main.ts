@@ -53,8 +53,12 @@ function sendsNothing(cmd: Command, flags: GlobalFlags): boolean {
   const path: string[] = [];
   for (let c: Command | null = cmd; c?.parent; c = c.parent) path.unshift(c.name());
   const [top, sub] = path;
-  if (top === "test") return sub === undefined && !(flags as { live?: boolean }).live;
-  return top === "validate" || top === "show" || top === "completion" || top === "init" || (top === "evidence" && (sub === "verify" || sub === "show"));
+  const live = !!(flags as { live?: boolean }).live;
+  if (top === "test") return sub === undefined && !live;
+  // evidence verify --live signs in and reads the service.
+  return (
+    top === "validate" || top === "show" || top === "completion" || top === "init" || (top === "evidence" && ((sub === "verify" && !live) || sub === "show"))
+  );
 }
 
 /** A secret that cannot be blanked out without garbling output (unsafeSecret) stops a command that

@@ -50,15 +50,19 @@ export class Redactor {
   private pattern: RegExp | undefined;
   /** What holds each secret that was blanked out of some text so far. */
   private hit = new Set<string>();
+  /** Secrets taken out (drop): a command that leaves them in its output keeps doing so, whoever hands
+   *  one back later (a sign-in hands the password it sends). */
+  private dropped = new Set<string>();
 
   add(secret: string | undefined, holder = "a token revsync received"): void {
-    if (!secret || this.secrets.has(secret)) return;
+    if (!secret || this.secrets.has(secret) || this.dropped.has(secret)) return;
     this.secrets.set(secret, holder);
     this.build();
   }
 
   /** Takes a secret out (one a command that sends nothing does not blank out: unsafeSecret). */
   drop(secret: string | undefined): void {
+    if (secret) this.dropped.add(secret);
     if (secret && this.secrets.delete(secret)) this.build();
   }
 

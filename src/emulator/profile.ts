@@ -21,11 +21,13 @@ const NULL_FIELDS = new Set([
   "ceiling_percentage",
   "floor_percentage",
   "compliance_percent",
-  "file_id",
-  "file_name",
   "ssp_calculation_method",
   "ssp_range_calc_type",
 ]);
+
+/** Fields typed null only in an SSP policy item or batch (an object with entity_type or batch_name); a
+ *  pending approval types them as string, so they keep their values there. */
+const SSP_NULL_FIELDS = new Set(["file_id", "file_name"]);
 
 const SYMBOLS: Record<string, string> = { "greater than": ">", "less than": "<", "greater or equal": ">=", "less or equal": "<=" };
 
@@ -41,8 +43,9 @@ export function literalAnswer(body: unknown): unknown {
     }
     if (!node || typeof node !== "object") return node;
     const out: Record<string, unknown> = {};
+    const sspItem = "entity_type" in node || "batch_name" in node;
     for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
-      if (NULL_FIELDS.has(k)) out[k] = null;
+      if (NULL_FIELDS.has(k) || (sspItem && SSP_NULL_FIELDS.has(k))) out[k] = null;
       else if (k === "operator" && typeof v === "string") out[k] = SYMBOLS[v] ?? v;
       else out[k] = walk(v, k);
     }

@@ -16,12 +16,15 @@ function approverProblems(changes: EvidenceRecord["changes"]): string[] {
   return out;
 }
 
-/** An approve of a four_eyes record found made by someone else (already), whose approver the service
- *  named: that approver must be none of its batch's preparers either (the rule is the batch's, whoever
- *  approved it). */
+/** An approve of a four_eyes record found made by someone else (already): it must name its approver (as
+ *  the service showed it) and its reviewer, and that approver must be none of its batch's preparers
+ *  either (the rule is the batch's, whoever approved it). */
 function foundProblems(c: EvidenceRecord["changes"][number]): string[] {
   const f = c.four_eyes;
-  if (c.action !== "approve" || c.outcome !== "already" || !f?.confirmed || !f.approved_by) return [];
+  if (c.action !== "approve" || c.outcome !== "already") return [];
+  // Who cannot be named cannot be shown to be another person, found approved as much as approved here.
+  if (!f?.confirmed || !f.approved_by) return [`four eyes: ${c.address} was found approved, and the record does not name who approved it`];
+  if (!f.reviewed_by) return [`four eyes: ${c.address} was found approved, and the record does not say who reviewed it`];
   const as = f.approved_by;
   if (sameUser(as, f.reviewed_by)) return [`four eyes: ${c.address} was reviewed and approved by the same user, ${as} (found approved)`];
   if (sameUser(as, f.uploaded_by)) return [`four eyes: ${c.address} was approved by ${as}, who uploaded it (found approved)`];

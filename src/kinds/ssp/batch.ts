@@ -20,8 +20,8 @@ type Action = "review" | "approve";
 type BatchRead = { ifMatch?: string; id?: string };
 
 /** A review or approve, through the write unit. A send that may have landed is settled by reading the
- *  batch: at the target status, landed; at the status before it, not landed. A 409 to a first send reads
- *  the batch: at the target status (someone else moved it first), already, with the status that answered
+ *  batch: at the target status, landed; at the status before it, not landed. A definite refusal of a
+ *  first send (a 409, a 2xx with an error array; a 412 through the guard) reads the batch: at the target status (someone else moved it first), already, with the status that answered
  *  revsync's send; otherwise refused. `seen` is given the batch as the service shows it right after a write
  *  that landed, or when a 409 finds it moved by someone else. */
 export function batchWrite(
@@ -54,7 +54,9 @@ export function batchWrite(
       return { landed: false };
     },
     firstRefusal: async (err) => {
-      if (err.status !== 409) return undefined;
+      // A 409, or the interface's refusal whatever the status (a 2xx with an error array): someone else's
+      // move may have come first. (A 412 goes back to the guard, which reads the batch itself.)
+      if (err.status !== 409 && !(err.status >= 200 && err.status < 300)) return undefined;
       const batch = await ssp.batch(core, policy.name, batchName).catch(() => undefined);
       const status = batch?.status;
       if (!status || !target.includes(status)) return undefined;

@@ -3,7 +3,7 @@
  *  right before the send; who approved it, as the service shows it right after; and the words of an
  *  approve the rule holds back, the service refuses, or the service shows made by the wrong user. */
 import { APPROVER_FIX } from "../../api/auth.js";
-import { NOTHING_SENT_FOR_IT, type WriteOutcome } from "../../api/write.js";
+import { NOTHING_SENT_FOR_IT, refusedWords, type WriteOutcome } from "../../api/write.js";
 import type { ApiError } from "../../errors.js";
 import type { SspEnvelope, SspItem, SspUpdateResult } from "../../schema/generated/api.js";
 import type { Change, FourEyesFacts } from "../../shared/entries.js";
@@ -128,7 +128,8 @@ export function approverUnconfirmed(facts: FourEyesFacts, matters: boolean): str
 /** An approve found made by someone else (already): who approved it is who the service shows (the batch's
  *  updated_by once approved), never the user revsync would have sent it as, and nothing was sent as
  *  anyone that landed (no `sent_as`). Under four eyes, an approval by the batch's reviewer, uploader or
- *  policy creator is a breach all the same, found or made: returns it in words. */
+ *  policy creator is a breach all the same, found or made, and so is one whose approver or reviewer
+ *  nobody can name (four eyes cannot be shown): returns it in words. */
 export function foundApproved(
   facts: FourEyesFacts,
   o: Extract<WriteOutcome<SspUpdateResult>, { kind: "already" }>,
@@ -139,13 +140,32 @@ export function foundApproved(
   delete facts.sent_as;
   Object.assign(facts, { approved_by: shown, confirmed: !!shown });
   const did = rule.fourEyes ? preparedBy(facts, shown) : undefined;
-  if (!shown || !did) return undefined;
+  // Who cannot be named cannot be shown to be another person: under four eyes, an approval found made
+  // whose approver or reviewer nobody can name is reported as revsync's own approve would be blocked.
+  const unnamed = rule.fourEyes && !did ? unnamedWords(shown, facts.reviewed_by) : undefined;
+  if (!did && !unnamed) return undefined;
   facts.rule = "breached";
+  const sentAs = rule.sendsAs ?? "a user its token does not name";
   const when =
-    o.answered === undefined
-      ? "before revsync sent anything for it"
-      : `first: revsync's approve, sent as ${rule.sendsAs ?? "a user its token does not name"}, was answered ${o.answered} and did not land`;
-  return `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}; the batch is approved in the service as it stands: have its approval reviewed there`;
+    o.answered !== undefined
+      ? `first: revsync's approve, sent as ${sentAs}, was sent and the service ${refusedWords(o.answered)}, and it did not land`
+      : o.unprocessed !== undefined
+        ? `while revsync's approve, sent as ${sentAs}, was answered ${o.unprocessed} and not processed`
+        : "before revsync sent anything for it";
+  const broken = unnamed
+    ? `already approved, but four eyes could not be shown: ${unnamed}, ${when}`
+    : `already approved, but four eyes is broken: ${shown} ${did} and the service shows it approved by ${shown}, ${when}`;
+  return `${broken}; the batch is approved in the service as it stands: have its approval reviewed there`;
+}
+
+/** Why an approval found made cannot be shown to be by another person than its reviewer: the service
+ *  names no approver, or nobody can name its reviewer (the plan did not see the batch reviewed, and an
+ *  approved batch no longer names it). Undefined when both are named. */
+function unnamedWords(approver: string | null, reviewer: string | null): string | undefined {
+  if (!approver) return "the service does not say who approved this batch (it names no updated_by), so nobody can show it was not its reviewer";
+  if (!reviewer)
+    return `the service shows it approved by ${approver}, and nobody can name who reviewed it (the plan did not see it reviewed, and an approved batch no longer names its reviewer), so nobody can show it was not ${approver}`;
+  return undefined;
 }
 
 /** What an approve's report says beside its outcome: the four-eyes rule's refusal, its breach (the

@@ -5,7 +5,7 @@ import type { Clock } from "../../api/clock.js";
 import type { ApiCore } from "../../api/core.js";
 import { runWrite, type GuardOf, type Write, type WriteOutcome } from "../../api/write.js";
 import { sameJson } from "../../canonical-json.js";
-import { ApiError, UserError } from "../../errors.js";
+import { UserError } from "../../errors.js";
 import type { TenantConfigurationEnvelope, TenantConfigurationUpdateBody, TenantConfigurationUpdateItem, UpdateResult } from "../../schema/generated/api.js";
 import type { Change, Payload } from "../../shared/entries.js";
 import { envelopeWho, whoWords } from "../../shared/who.js";
@@ -144,18 +144,6 @@ export function updateUnit(core: ApiCore, id: string, guard: GuardOf<UpdateRead>
       const steps = versionSteps(seen.version, env.version_id);
       return steps !== undefined && steps > 1 ? concurrentWords(String(seen.version), String(env.version_id), envelopeWho(env), seen.user) : undefined;
     },
-    firstRefusal: async (err) =>
-      err.status === 412
-        ? {
-            kind: "refused",
-            error: new ApiError({
-              method: err.method,
-              path: err.path,
-              status: 412,
-              message: "the tenant configuration changed since the plan was made: plan again",
-            }),
-          }
-        : undefined,
   };
   return write;
 }
