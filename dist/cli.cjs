@@ -35051,7 +35051,8 @@ var init_resources = __esm({
       /** Sent again only when the pending list says that none of the ids was processed (the create rule).
        *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
        *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
-       *  service says so (the list shows pending uploads only: someone else may have acted on them). */
+       *  service says so (the list shows pending uploads only: someone else may have acted on them), and
+       *  `processed_count` counts only the uploads the list shows in the action's status. */
       async act(core, action, comments, ids) {
         const spec = {
           method: "POST",
@@ -35092,7 +35093,9 @@ var init_resources = __esm({
             const said = gone.map((id) => records.get(id)?.status).filter((st) => !!st);
             const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
             why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
-            return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
+            const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
+            const shown = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
+            return { landed: true, result: { message: why, processed_count: shown, status: left.length ? "partial" : "no longer pending" } };
           }
         });
         if (o.kind === "done") return o.result;
@@ -46765,11 +46768,11 @@ ${p.total_records ?? records.length} pending.`);
     approvalsActViews = {
       text: async () => ({ action, ids, result: res, settled }, out) => {
         const done = action === "approve" ? "approved" : "rejected";
-        const head = res.status === "success" ? action === "approve" ? "Approved" : "Rejected" : settled ? `No longer pending (whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)` : `Not all ${done} (status ${res.status})`;
+        const head = res.status === "success" ? action === "approve" ? "Approved" : "Rejected" : settled ? `${action === "approve" ? "Approved" : "Rejected"} (read back: the service lists ${ids.length === 1 ? "it" : "them"} ${done})` : res.recovered && res.status === "no longer pending" ? `Unsure: no longer pending, but whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say (it lists pending uploads only: someone else's approve or reject looks the same); check ${ids.length === 1 ? "it" : "them"} in the service before acting again` : `Not all ${done} (status ${res.status})`;
         const said = res.recovered ? res.message : `the service said: ${res.message}`;
         out.out(`${head}: ${ids.join(", ")}. processed_count ${res.processed_count}; ${said}`);
       },
-      json: async () => ({ action, ids, result }, out) => out.json({ action, approval_ids: ids, ...result })
+      json: async () => ({ action, ids, result, settled }, out) => out.json({ action, approval_ids: ids, ...result, settled })
     };
   }
 });
@@ -57888,7 +57891,7 @@ async function runApprovalsAct(action, flags, out, ids) {
     }
     if (!await confirmed2(action, chosen, flags, out, env2)) return 1;
     const result = await sendAction(core, env2, action, flags.comment ?? "", idsToSend);
-    const settled = result.status === "success" || result.recovered === true && result.status === "no longer pending";
+    const settled = result.status === "success" || result.recovered === true && result.processed_count === idsToSend.length;
     view({ action, ids: idsToSend, result, settled }, out);
     return settled ? 0 : 1;
   });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { displayWidth } from "../src/display-width.js";
-import { cli, DEMO_ENV, removeDir, tempRepo, useEmulatorRepo } from "../src/testing/helpers.js";
+import { api, cli, DEMO_ENV, removeDir, tempRepo, token, useEmulatorRepo } from "../src/testing/helpers.js";
 
 const fx = useEmulatorRepo();
 
@@ -38,14 +38,14 @@ describe("approvals", () => {
     expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
   });
 
-  it("an approve whose answer was lost after its commit: read back from the pending list, 'no longer pending', never 'Approved'; one POST, exit 0", async () => {
+  it("an approve whose answer was lost after its commit: read back from the pending list, 'no longer pending', never 'Approved': unsure, said so, one POST, exit 1", async () => {
     await fx.emu.admin("POST", "faults", { faults: [{ kind: "drop", method: "POST", path: "/oingest-approval/v1/action", after_commit: true, times: 1 }] });
     const r = await run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "Checked", "--yes"]);
     expect(r.stdout).toContain(
-      "No longer pending (whether they were approved, and by whom, the service does not say): APR-0003, APR-0004. processed_count 2; the answer was lost; read back: 2 of 2 no longer pending (APR-0003, APR-0004)",
+      "Unsure: no longer pending, but whether they were approved, and by whom, the service does not say (it lists pending uploads only: someone else's approve or reject looks the same); check them in the service before acting again: APR-0003, APR-0004. processed_count 0; the answer was lost; read back: 2 of 2 no longer pending (APR-0003, APR-0004)",
     );
     expect(r.stdout).not.toMatch(/^Approved/m);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     expect((await fx.emu.writes()).filter((w) => w.method === "POST")).toHaveLength(1);
     expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
   });
@@ -54,19 +54,42 @@ describe("approvals", () => {
     ["approve", 503],
     ["reject", 429],
   ] as const)(
-    "approvals %s, processed by the service but answered %i: read back from the pending list, 'no longer pending', one POST, exit 0",
+    "approvals %s, processed by the service but answered %i: no longer pending, but by whom the service does not say: unsure, said so, exit 1, one POST",
     async (action, status) => {
       await fx.emu.admin("POST", "faults", { kind: "success_status", status, method: "POST", path: "/oingest-approval/v1/action", times: 1 });
       const r = await run(["approvals", action, "APR-0003", "APR-0004", "--comment", "Checked", "--yes"]);
+      const done = action === "approve" ? "approved" : "rejected";
       expect(r.stdout + r.stderr).toContain(
-        `No longer pending (whether they were ${action === "approve" ? "approved" : "rejected"}, and by whom, the service does not say): APR-0003, APR-0004. processed_count 2; the service answered ${status}; read back: 2 of 2 no longer pending (APR-0003, APR-0004)`,
+        `Unsure: no longer pending, but whether they were ${done}, and by whom, the service does not say (it lists pending uploads only: someone else's approve or reject looks the same); check them in the service before acting again: APR-0003, APR-0004. processed_count 0; the service answered ${status}; read back: 2 of 2 no longer pending (APR-0003, APR-0004)`,
       );
       expect(r.stderr).not.toContain("nothing more was sent");
-      expect(r.code).toBe(0);
+      expect(r.code).toBe(1);
       expect((await fx.emu.writes()).filter((w) => w.method === "POST")).toHaveLength(1);
       expect(await pendingIds()).toEqual(["APR-0001", "APR-0002", "APR-0005"]);
     },
   );
+
+  it("approvals approve answered 429 and not processed, and someone else rejects them meanwhile: never 'approved' nor counted, exit 1, nothing sent again", async () => {
+    await fx.emu.admin("POST", "faults", { kind: "rate_limit", retry_after: 1, method: "POST", path: "/oingest-approval/v1/action", times: 1 });
+    const sent = run(["approvals", "approve", "APR-0003", "APR-0004", "--comment", "Checked", "--yes", "--format", "json"]);
+    // Alice rejects both while revsync waits out the Retry-After of its 429.
+    const turnedAway = async () =>
+      (await fx.emu.admin<{ method: string; status: number }[]>("GET", "requests")).some((j) => j.method === "POST" && j.status === 429);
+    while (!(await turnedAway())) await new Promise((r) => setTimeout(r, 20));
+    const other = await api(fx.emu.url, await token(fx.emu.url, "alice"), "POST", "/apis/oingest-approval/v1/action", {
+      action: "Rejected",
+      comments: "not ours",
+      approval_ids: ["APR-0003", "APR-0004"],
+    });
+    expect(other.status).toBe(200);
+    const r = await sent;
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ action: "approve", processed_count: 0, status: "no longer pending", recovered: true, settled: false });
+    // revsync's one POST (turned away) and alice's: nothing sent again once they were gone.
+    expect((await fx.emu.writes()).filter((w) => w.method === "POST")).toHaveLength(2);
+    const state: any = await fx.emu.admin("GET", "state");
+    for (const id of ["APR-0003", "APR-0004"]) expect(state.tenants[0].approvals.records.find((x: any) => x.approval_id === id).status).toBe("Rejected");
+  });
 
   it("only own uploads selected: nothing sent, exit 1", async () => {
     await fx.emu.admin("DELETE", "requests");

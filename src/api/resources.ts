@@ -119,7 +119,8 @@ export const approvals = {
   /** Sent again only when the pending list says that none of the ids was processed (the create rule).
    *  After an unknown outcome with some ids processed, the result is revsync's reading of the pending
    *  list: "no longer pending", with the status the list gives, never "approved" or "rejected" unless the
-   *  service says so (the list shows pending uploads only: someone else may have acted on them). */
+   *  service says so (the list shows pending uploads only: someone else may have acted on them), and
+   *  `processed_count` counts only the uploads the list shows in the action's status. */
   async act(core: ApiCore, action: string, comments: string, ids: string[]): Promise<ApprovalActionResult & { recovered?: boolean }> {
     const spec: RequestSpec = {
       method: "POST",
@@ -161,7 +162,11 @@ export const approvals = {
         const said = gone.map((id) => records.get(id)?.status).filter((st): st is string => !!st);
         const statuses = said.length ? `; the service shows ${[...new Set(said)].map((st) => JSON.stringify(st)).join(", ")}` : "";
         why = `read back: ${gone.length} of ${ids.length} no longer pending (${gone.join(", ")})${statuses}${left.length ? `; still pending: ${left.join(", ")}` : ""}`;
-        return { landed: true, result: { message: why, processed_count: gone.length, status: left.length ? "partial" : "no longer pending" } };
+        // Processed as asked only where the list itself says so (a record kept in the action's status);
+        // gone from a list of pending uploads is someone's approve or reject, revsync's or another's.
+        const asked = action.toLowerCase().startsWith("approv") ? /^approved$/i : /^rejected$/i;
+        const shown = gone.filter((id) => asked.test(records.get(id)?.status ?? "")).length;
+        return { landed: true, result: { message: why, processed_count: shown, status: left.length ? "partial" : "no longer pending" } };
       },
     });
     if (o.kind === "done") return o.result;

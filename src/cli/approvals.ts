@@ -52,8 +52,10 @@ export async function runApprovalsAct(action: Action, flags: ActFlags, out: Outp
     if (!(await confirmed(action, chosen, flags, out, env))) return 1;
     const result = await sendAction(core, env, action, flags.comment ?? "", idsToSend);
     // A recovered result is revsync's own reading of the pending list, not the service's words: the list
-    // says an upload is no longer pending, not who acted on it nor how.
-    const settled = result.status === "success" || (result.recovered === true && result.status === "no longer pending");
+    // says an upload is no longer pending, not who acted on it nor how (someone else's reject looks the
+    // same as revsync's approve). Settled only where the list shows each in the action's status; else
+    // unsure, and said so, exit 1 (docs/reliability.md).
+    const settled = result.status === "success" || (result.recovered === true && result.processed_count === idsToSend.length);
     view({ action, ids: idsToSend, result, settled }, out);
     return settled ? 0 : 1;
   });

@@ -61,13 +61,15 @@ export const approvalsActViews: Views<ApprovalsActView> = {
             ? "Approved"
             : "Rejected"
           : settled
-            ? `No longer pending (whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say)`
-            : `Not all ${done} (status ${res.status})`;
+            ? `${action === "approve" ? "Approved" : "Rejected"} (read back: the service lists ${ids.length === 1 ? "it" : "them"} ${done})`
+            : res.recovered && res.status === "no longer pending"
+              ? `Unsure: no longer pending, but whether ${ids.length === 1 ? "it was" : "they were"} ${done}, and by whom, the service does not say (it lists pending uploads only: someone else's approve or reject looks the same); check ${ids.length === 1 ? "it" : "them"} in the service before acting again`
+              : `Not all ${done} (status ${res.status})`;
       const said = res.recovered ? res.message : `the service said: ${res.message}`;
       out.out(`${head}: ${ids.join(", ")}. processed_count ${res.processed_count}; ${said}`);
     },
   json:
     async () =>
-    ({ action, ids, result }, out) =>
-      out.json({ action, approval_ids: ids, ...result }),
+    ({ action, ids, result, settled }, out) =>
+      out.json({ action, approval_ids: ids, ...result, settled }),
 };
