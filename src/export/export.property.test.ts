@@ -29,7 +29,7 @@ import { exportFiles, renderFile } from "./mapping.js";
 // service lacks is left as it is by design, and plan shows its create: not part of this property.)
 // Pure functions in process over a real folder; the CLI runs of the same path are
 // test/export-truth.e2e.test.ts.
-const RUNS = 25;
+const RUNS = 15;
 const META = { environment: "p", baseUrl: "http://127.0.0.1:1", authUrl: "http://127.0.0.1:1", realm: "demo", user: null, targets: [] };
 const STATUS = fc.constantFrom("file uploaded", "reviewed", "approved");
 
