@@ -33,7 +33,7 @@ function timed(args, cwd, env = {}) {
       const m = /(\d+\.\d+) (\d+) (\d+\.\d+) (\d+\.\d+)\s*$/.exec(err);
       if (!m) return reject(new Error(`no timing: ${err}`));
       // cpu: user + system time, which a loaded machine inflates far less than the wall time.
-      resolve({ code, seconds: Number(m[1]), rssMiB: Number(m[2]) / 1024, cpu: Number(m[3]) + Number(m[4]), out });
+      resolve({ code, seconds: Number(m[1]), rssMiB: Number(m[2]) / 1024, cpu: Number(m[3]) + Number(m[4]), out, err });
     });
   });
 }
@@ -707,6 +707,78 @@ async function allocationBench() {
   }
 }
 
+// ---- scaling: 4 x the policies costs at most about 4 x the time (export, validate, plan, drift)
+async function scalingOf(n) {
+  const stateFile = join(work, `scale-${n}.json`);
+  // Each policy's batch holds two values, in its uploaded file too (export downloads it).
+  const values = (i) =>
+    ["USD", "EUR"].map((cur, k) => ({
+      product_id: `P-${i}`,
+      currency_code: cur,
+      value_type: "Percent",
+      below_mid_point: 90,
+      mid_point: 100 + (i % 10),
+      above_mid_point: 120,
+      effective_start_date: "2026-01-01",
+      effective_end_date: "2026-12-31",
+      ssp_value_id: `V${i}-${k}`,
+    }));
+  const policies = Array.from({ length: n }, (_, i) => storedPolicy(i, values(i)));
+  const files = Object.fromEntries(Array.from({ length: n }, (_, i) => [`F-${i}`, valuesToCsv(values(i))]));
+  writeFileSync(stateFile, JSON.stringify(stateWith(policies, files)));
+  const emu = await startEmulatorProcess(["--state", stateFile]);
+  const dir = join(work, `scale-${n}`);
+  const policyFiles = {};
+  for (let i = 0; i < n; i++) policyFiles[`ssp/p${i}.yaml`] = sspYaml(i, true);
+  repo(dir, emu.url, policyFiles);
+  const first = await cli(["plan", "--detailed-exitcode", "--quiet"], { cwd: dir, env: DEMO_ENV });
+  if (first.code !== 0) throw new Error(`plan of ${n} should find no changes, exit ${first.code}: ${first.stdout}${first.stderr}`);
+  const commands = {
+    export: (i) => ["export", "--dir", join(dir, `export-${i}`), "--quiet"],
+    validate: () => ["validate"],
+    plan: () => ["plan", "--quiet"],
+    drift: () => ["drift", "--quiet"],
+  };
+  const out = {};
+  for (const [name, args] of Object.entries(commands)) {
+    const runs = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await timed(args(i), dir);
+      if (r.code !== 0) throw new Error(`${name} of ${n} policies exited ${r.code}: ${r.out}${r.err ?? ""}`);
+      runs.push(r);
+    }
+    out[name] = { wall: median(runs.map((r) => r.seconds)), cpu: median(runs.map((r) => r.cpu)) };
+  }
+  await emu.stop();
+  return out;
+}
+
+async function scalingBench() {
+  log("scaling: 250 and 1,000 SSP policies: export, validate, plan, drift…");
+  const [small, large] = [await scalingOf(250), await scalingOf(1000)];
+  // Process start and the reading of revsync.yaml, which no count of policies changes: validate of a
+  // repo with one policy.
+  const one = join(work, "scale-1");
+  repo(one, "http://127.0.0.1:9", { "ssp/p0.yaml": sspYaml(0, false) });
+  const starts = [];
+  for (let i = 0; i < 5; i++) starts.push((await timed(["validate"], one)).cpu);
+  const start = median(starts);
+  for (const name of Object.keys(small)) {
+    const a = small[name];
+    const b = large[name];
+    const ratio = b.cpu / a.cpu;
+    const net = (b.cpu - start) / (a.cpu - start);
+    results.push({
+      issue: 36,
+      what: `\`revsync ${name}\` of 1,000 SSP policies against 250 (4 x), each with an approved batch, on the emulator (no added latency; whole process, 5 runs each)`,
+      median: `CPU ${b.cpu.toFixed(2)} s against ${a.cpu.toFixed(2)} s: ${ratio.toFixed(2)} x; net of process start (${start.toFixed(2)} s CPU): ${net.toFixed(2)} x; wall ${b.wall.toFixed(2)} s against ${a.wall.toFixed(2)} s`,
+      aim: "at most about 4 x (4.4 x net of start)",
+      met: net <= 4.4,
+      runs: `1,000: ${b.wall.toFixed(2)} s wall; 250: ${a.wall.toFixed(2)} s wall`,
+    });
+  }
+}
+
 // ---- 7. drift of a batch with 100,000 values against its CSV (issue 5)
 async function driftBench(count, changeOne = false) {
   log(`drift: a batch of ${count} SSP values${changeOne ? ", one of them changed in git" : ""}…`);
@@ -786,6 +858,7 @@ const GROUPS = {
   test: policyTestBench,
   allocation: allocationBench,
   drift: driftBenches,
+  scaling: scalingBench,
 };
 const only = process.argv.slice(2);
 const unknown = only.filter((g) => !(g in GROUPS));
