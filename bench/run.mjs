@@ -727,6 +727,15 @@ async function scalingOf(n) {
   const files = Object.fromEntries(Array.from({ length: n }, (_, i) => [`F-${i}`, valuesToCsv(values(i))]));
   writeFileSync(stateFile, JSON.stringify(stateWith(policies, files)));
   const emu = await startEmulatorProcess(["--state", stateFile]);
+  try {
+    return await scalingRuns(n, emu);
+  } finally {
+    await emu.stop();
+  }
+}
+
+/** The scaling runs of n policies against a started emulator: median wall and CPU of each command. */
+async function scalingRuns(n, emu) {
   const dir = join(work, `scale-${n}`);
   const policyFiles = {};
   for (let i = 0; i < n; i++) policyFiles[`ssp/p${i}.yaml`] = sspYaml(i, true);
@@ -749,7 +758,6 @@ async function scalingOf(n) {
     }
     out[name] = { wall: median(runs.map((r) => r.seconds)), cpu: median(runs.map((r) => r.cpu)) };
   }
-  await emu.stop();
   return out;
 }
 
