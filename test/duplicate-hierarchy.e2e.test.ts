@@ -48,6 +48,10 @@ describe.each(["default", "literal"] as const)("two live SSP policies with one h
     const p = await run(["plan"]);
     const hint = /revsync export --dir DIR --target 'ssp\/Gateways SSP' writes one/.exec(p.stdout);
     expect(hint).not.toBeNull();
+    // The reviewer sees that it shares Hardware SSP's place, and which one the policy tests take.
+    expect(p.stdout.replace(/\s+/g, " ")).toContain(
+      'It is active at hierarchy_no 10, the place of "Hardware SSP" in git: the interface does not say which prices an order line first, and policy tests take "Gateways SSP" (ties go by name)',
+    );
     expect((await run(["export", "--dir", "policies", "--target", "ssp/Gateways SSP"])).code).toBe(0);
     await clean();
   }, 60_000);

@@ -88,7 +88,7 @@ function chooseUploads(action: Action, flags: ActFlags, ids: string[], pending: 
   if (action === "reject") return chosen;
   for (const r of chosen.filter((x) => x.is_own_upload)) {
     out.warn(
-      `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`,
+      `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (the service's rule); another approver must, or you may reject it`,
     );
   }
   return chosen.filter((x) => !x.is_own_upload);

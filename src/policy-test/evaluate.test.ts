@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { firstFailing, holds, matchLine, order, showSsp, sspOf, type BatchModel, type PolicyModel, type ValueRow } from "./evaluate.js";
 import { evaluate, ExprError, parseExpr } from "./expr.js";
-import { impact, impactLine, runCases } from "./run.js";
+import { impact, impactLine, runCases, type TestCase } from "./run.js";
 
 const c = (field_name: string, operator: string, value: string) => ({ field_name, operator, value });
 
@@ -287,5 +287,22 @@ describe("the policy index", () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("why a case failed", () => {
+  const kase = (expectPolicy: string): TestCase => ({
+    name: "c",
+    file: "tests/c.yaml",
+    line: 1,
+    column: 1,
+    input: { unit_list_price: 10 },
+    expect: { policy: expectPolicy },
+  });
+  it("names the policy that came first: by hierarchy_no, or by name in a tie", () => {
+    const [lower] = runCases([kase("Zeta")], [policy("Alpha", 5), policy("Zeta", 10)]);
+    expect(lower?.why).toContain("Zeta's conditions hold too, but Alpha comes first (hierarchy_no 5 < 10)");
+    const [tie] = runCases([kase("Zeta")], [policy("Alpha", 10), policy("Zeta", 10)]);
+    expect(tie?.why).toContain("Zeta's conditions hold too, but Alpha comes first (both at hierarchy_no 10: a tie goes by name)");
   });
 });

@@ -50,7 +50,13 @@ function explain(c: TestCase, got: Match, ordered: PolicyModel[], all: PolicyMod
             `${c.expect.policy}'s condition ${failing.field_name} ${failing.operator} ${JSON.stringify(failing.value)} does not hold (the line has ${failing.field_name} ${JSON.stringify(c.input[failing.field_name] ?? null)})`,
           );
         } else if (winner)
-          why.push(`${c.expect.policy}'s conditions hold too, but ${winner.name} comes first (hierarchy_no ${winner.hierarchy_no} < ${expected.hierarchy_no})`);
+          why.push(
+            `${c.expect.policy}'s conditions hold too, but ${winner.name} comes first (${
+              winner.hierarchy_no === expected.hierarchy_no
+                ? `both at hierarchy_no ${winner.hierarchy_no}: a tie goes by name`
+                : `hierarchy_no ${winner.hierarchy_no} < ${expected.hierarchy_no}`
+            })`,
+          );
       }
     }
   } else if (c.expect.ssp !== undefined && !sameSsp(c.expect.ssp, got.ssp)) {

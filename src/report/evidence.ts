@@ -33,7 +33,12 @@ function approvedWords(r: EvidenceRecord, esc: Esc): string {
 
 function gitWords(r: EvidenceRecord, esc: Esc): string {
   if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
-  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
+  const tree =
+    r.git.clean === true
+      ? "working tree clean"
+      : r.git.clean === false
+        ? "working tree not clean (files changed or not tracked)"
+        : "working tree state unknown";
   return `${r.git.commit} (${tree})`;
 }
 

@@ -239,6 +239,18 @@ export const REASONS_NOT_IN_GIT = {
   },
 };
 
+/** A live policy outside git that shares its place in the hierarchy with an active policy of git's, in
+ *  words (empty otherwise): which of the two prices an order line is not the interface's to say, and
+ *  policy tests take the first by name (docs/policy-tests.md, Matching). */
+function sharedPlace(name: string, item: SspItem, desired: readonly DesiredSsp[]): string {
+  const n = item.hierarchy_no;
+  if (item.active === false || typeof n !== "number") return "";
+  const same = desired.filter((d) => d.spec.active !== false && d.spec.hierarchy_no === n).map((d) => d.name);
+  if (!same.length) return "";
+  const first = [name, ...same].sort(byCodePoint)[0];
+  return `. It is active at hierarchy_no ${n}, the place of ${same.map((x) => JSON.stringify(x)).join(", ")} in git: the interface does not say which prices an order line first, and policy tests take ${JSON.stringify(first)} (ties go by name)`;
+}
+
 /** What the service holds and git does not: a policy git has no file for (`unmanaged`), and a batch git
  *  does not list of a policy git manages (`unmanaged_batch`). */
 export function unmanagedSsp(desired: readonly DesiredSsp[], live: Map<string, LivePolicy>, targets: string[]): Unmanaged[] {
@@ -253,7 +265,7 @@ export function unmanagedSsp(desired: readonly DesiredSsp[], live: Map<string, L
       out.push({
         address: sspAddress.policy(name),
         class: "unmanaged",
-        reason: REASONS_NOT_IN_GIT.policy(name),
+        reason: REASONS_NOT_IN_GIT.policy(name) + sharedPlace(name, lp.item, desired),
         before,
         ...envelope,
         ...envelopeWho(lp.envelope),
