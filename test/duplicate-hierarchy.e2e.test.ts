@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -54,5 +54,26 @@ describe.each(["default", "literal"] as const)("two live SSP policies with one h
     );
     expect((await run(["export", "--dir", "policies", "--target", "ssp/Gateways SSP"])).code).toBe(0);
     await clean();
+  }, 60_000);
+
+  it("an active and an inactive create at one place: planned, applied without 'overwritten', then no changes", async () => {
+    const dir = join(parent, "repo");
+    const run = (args: string[]) => cli(args, { cwd: dir, env: { ...DEMO_ENV, SANDBOX_BASE_URL: emu.url } });
+    const file = (name: string, active: boolean) =>
+      `apiVersion: revsync/v1\nkind: SspPolicy\nmetadata: { name: ${name} }\nspec: { method: formula, active: ${active}, hierarchy_no: 82, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, expression: "unit_list_price * 0.9", when: [{ field_name: region, operator: equality, value: R82 }] }\n`;
+    writeFileSync(join(dir, "policies", "ssp", "p82.yaml"), file("Place 82 Active", true));
+    writeFileSync(join(dir, "policies", "ssp", "q82.yaml"), file("Place 82 Inactive", false));
+    const planned = JSON.parse((await run(["plan", "--format", "json"])).stdout);
+    expect(
+      planned.changes
+        .filter((c: { action: string }) => c.action === "create")
+        .map((c: { address: string }) => c.address)
+        .sort(),
+    ).toEqual(["ssp/Place 82 Active", "ssp/Place 82 Inactive"]);
+    const applied = await run(["apply", "--auto-approve"]);
+    expect(applied.stdout + applied.stderr).not.toMatch(/overwritten|blocked/);
+    expect(applied.code).toBe(0);
+    const again = await run(["plan", "--detailed-exitcode"]);
+    expect(again.code).toBe(0);
   }, 60_000);
 });

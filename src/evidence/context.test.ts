@@ -27,12 +27,25 @@ describe("the commit of a record", () => {
       expect(await gitState(dir, join(dir, "evidence"), process.env)).toEqual({ commit: git("rev-parse", "HEAD"), clean: true });
       writeFileSync(join(dir, "revsync.yaml"), "version: 1\n# changed\n");
       expect((await gitState(dir, join(dir, "evidence"), process.env)).clean).toBe(false);
-      // Bounded: the first 50 paths in path order, and how many in all.
+      // Bounded: the first 50 paths, the files revsync reads as policy first (no number of other files
+      // hides one), each group in path order, and how many in all.
       for (let i = 0; i < 60; i++) writeFileSync(join(dir, `n${String(i).padStart(2, "0")}.txt`), "");
+      // A path is outside text: a newline in a file name is part of it, never a clean tree.
+      mkdirSync(join(dir, "policies"));
+      writeFileSync(join(dir, "policies", "nl\nx.yaml"), "");
       const many = await gitState(dir, join(dir, "evidence"), process.env, ["revsync.yaml", "policies"]);
       expect(many.not_clean).toHaveLength(50);
-      expect(many.not_clean_total).toBe(61);
-      expect(many.not_clean?.[0]).toEqual({ path: "n00.txt", what: "untracked", policy: false });
+      expect(many.not_clean_total).toBe(62);
+      expect(many.not_clean?.slice(0, 3)).toEqual([
+        { path: "policies/nl\nx.yaml", what: "untracked", policy: true },
+        { path: "revsync.yaml", what: "modified", policy: true },
+        { path: "n00.txt", what: "untracked", policy: false },
+      ]);
+      rmSync(join(dir, "policies"), { recursive: true });
+      for (let i = 0; i < 60; i++) rmSync(join(dir, `n${String(i).padStart(2, "0")}.txt`));
+      git("checkout", "--", "revsync.yaml");
+      writeFileSync(join(dir, "only\nnewline.yaml"), "");
+      expect(await gitState(dir, join(dir, "evidence"), process.env)).toMatchObject({ clean: false, not_clean_total: 1 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -49,21 +49,24 @@ function statusEntries(entries: readonly string[]): { path: string; what: string
   const found: { path: string; what: string }[] = [];
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
+    // A path is outside text: any byte but NUL, a newline included (-z frames it; `s` lets . match it).
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/s.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/s.exec(e);
+    const other = /^([?!]) (.+)$/s.exec(e);
     if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
     else if (renamed?.[1] && renamed[2]) {
       found.push({ path: renamed[2], what: changeWords(renamed[1]) });
       i++; // its former path follows
     } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
     else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+    // An entry of a form not known here is not taken for clean.
+    else if (e && !e.startsWith("# ")) found.push({ path: e, what: "not clean (an entry git status gave in a form revsync does not know)" });
   }
   return found;
 }
 
-/** The paths that are not clean, from `root`, in path order, each marked when revsync reads it as policy;
- *  the first NOT_CLEAN_LISTED, and how many in all. */
+/** The paths that are not clean, from `root`, each marked when revsync reads it as policy: those first,
+ *  then the others, each in path order; the first NOT_CLEAN_LISTED, and how many in all. */
 async function notClean(
   root: string,
   found: { path: string; what: string }[],
@@ -88,7 +91,8 @@ async function notClean(
       const path = relative(from, join(top, f.path)) || f.path;
       return { path, what: f.what, policy: isPolicy(path) };
     })
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    // The files revsync reads as policy first, so that no number of other files hides one of them.
+    .sort((a, b) => (a.policy !== b.policy ? (a.policy ? -1 : 1) : a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { not_clean: all.slice(0, NOT_CLEAN_LISTED), not_clean_total: all.length };
 }
 

@@ -59,6 +59,10 @@ describe("acquireLock: one writer, a bounded wait", () => {
       (e: unknown) => e,
     );
     expect((ci as LockHeld).hint).toMatch(/release its lock: revsync unlock --env production 8dbd5989 --force$/);
+    // A holder this machine sees running: no release offered, terminal or not.
+    const alive = { ...scripted([other]), state: () => "alive" as const };
+    const live = await acquireLock(alive, request(), { timeoutMs: 0, now: () => t, sleep: async () => {}, unlockForce: true }).catch((e: unknown) => e);
+    expect((live as LockHeld).hint).toBe("that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)");
   });
 
   it("with a timeout polls from 0.5 s, doubling to 5 s, never past the deadline; says each holder once; takes it when free", async () => {

@@ -108,10 +108,15 @@ export class LockHeld extends UserError {
     waitedMs: number,
     now: number,
     force = false,
+    state: HolderState = "unknown",
   ) {
     super(
       `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-      `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`,
+      // A holder this machine sees running is never offered a release: unlock --force would take a live
+      // apply's lock (two writers at once), whatever a terminal can or cannot answer.
+      state === "alive"
+        ? "that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)"
+        : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`,
     );
     this.name = "LockHeld";
   }
@@ -129,7 +134,7 @@ export async function acquireLock(backend: LockBackend, request: LockRequest, op
     if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...(r.tookOver ? { tookOver: r.tookOver } : {}) };
     const left = deadline - opts.now();
     if (left <= 0 || opts.isStopping?.())
-      throw new LockHeld(request.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now(), opts.unlockForce);
+      throw new LockHeld(request.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now(), opts.unlockForce, backend.state?.(r.held));
     if (!told.has(r.held.id)) {
       told.add(r.held.id);
       opts.onWait?.(r.held, left);

@@ -9,7 +9,7 @@ import type { SspCreateBody, SspEnvelope, SspList, SspUpdateResult } from "../..
 import type { Change } from "../../shared/entries.js";
 import { envelopeWho, isoOf, whoWords, type Who } from "../../shared/who.js";
 import { blocked, overwrittenWords } from "../words.js";
-import { createPayload, type CreatePayload } from "./payload.js";
+import { createdItem, createPayload, type CreatePayload } from "./payload.js";
 import type { BoundCheck, SspRun } from "./state.js";
 
 /** What differs between a live policy and a create, in words: the fields it sets (compared as plan
@@ -24,6 +24,9 @@ export function hierarchyHolder(list: SspList, name: string, hierarchyNo: number
   });
 }
 
+/** Whether a create makes an active policy (one whose `active` is not false). */
+const createsActive = (p: CreatePayload): boolean => createdItem(p).active !== false;
+
 /** Who made a policy, and when, as the service says (its creator, else who changed it last). */
 const madeBy = (env: SspEnvelope): Who => ({
   modified_by: env.created_by ?? env.last_modified_by ?? null,
@@ -36,7 +39,8 @@ export function createGuard(run: SspRun, c: Change, p: CreatePayload, core: ApiC
   return async () => {
     const name = p.body.compliance_name;
     const list = await run.list(core);
-    const holder = hierarchyHolder(list, name, p.hierarchy_no);
+    // An inactive policy prices nothing: it shares a place with no one (as validate and plan hold it).
+    const holder = createsActive(p) ? hierarchyHolder(list, name, p.hierarchy_no) : undefined;
     // The list carries no batches: what is compared with git's is the policy's own read, batches and all
     // (a retry of a create that landed finds it so, and goes on as "already").
     const existing = list.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : undefined;
@@ -127,7 +131,7 @@ function clashes(list: SspList, creates: readonly Change[]): Map<string, string>
   const out = new Map<string, string>();
   for (const c of creates) {
     const p = createPayload(c);
-    if (!p) continue;
+    if (!p || !createsActive(p)) continue;
     const holder = hierarchyHolder(list, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(
