@@ -17857,7 +17857,9 @@ function explain(c, got, ordered, all2) {
             `${c.expect.policy}'s condition ${failing2.field_name} ${failing2.operator} ${JSON.stringify(failing2.value)} does not hold (the line has ${failing2.field_name} ${JSON.stringify(c.input[failing2.field_name] ?? null)})`
           );
         } else if (winner)
-          why.push(`${c.expect.policy}'s conditions hold too, but ${winner.name} comes first (hierarchy_no ${winner.hierarchy_no} < ${expected.hierarchy_no})`);
+          why.push(
+            `${c.expect.policy}'s conditions hold too, but ${winner.name} comes first (${winner.hierarchy_no === expected.hierarchy_no ? `both at hierarchy_no ${winner.hierarchy_no}: a tie goes by name` : `hierarchy_no ${winner.hierarchy_no} < ${expected.hierarchy_no}`})`
+          );
       }
     }
   } else if (c.expect.ssp !== void 0 && !sameSsp(c.expect.ssp, got.ssp)) {
@@ -35686,7 +35688,7 @@ function createGuard(run2, c, p, core, differs) {
   return async () => {
     const name = p.body.compliance_name;
     const list3 = await run2.list(core);
-    const holder = hierarchyHolder(list3, name, p.hierarchy_no);
+    const holder = createsActive(p) ? hierarchyHolder(list3, name, p.hierarchy_no) : void 0;
     const existing = list3.some((e) => e.compliance_name === name) ? await ssp.get(core, name) : void 0;
     const held = existing && await differs(existing);
     const clash = holder && `hierarchy_no ${p.hierarchy_no} is held now by the active policy ${JSON.stringify(holder.compliance_name)}${whoWords(envelopeWho(holder))}; two policies in one place of the hierarchy make it undefined which one prices an order line`;
@@ -35754,7 +35756,7 @@ function clashes(list3, creates) {
   const out = /* @__PURE__ */ new Map();
   for (const c of creates) {
     const p = createPayload(c);
-    if (!p) continue;
+    if (!p || !createsActive(p)) continue;
     const holder = hierarchyHolder(list3, p.body.compliance_name, p.hierarchy_no);
     if (!holder) continue;
     out.set(
@@ -35766,7 +35768,7 @@ function clashes(list3, creates) {
   }
   return out;
 }
-var madeBy;
+var createsActive, madeBy;
 var init_create = __esm({
   "src/kinds/ssp/create.ts"() {
     "use strict";
@@ -35776,6 +35778,7 @@ var init_create = __esm({
     init_who();
     init_words2();
     init_payload();
+    createsActive = (p) => createdItem(p).active !== false;
     madeBy = (env2) => ({
       modified_by: env2.created_by ?? env2.last_modified_by ?? null,
       modified_on: isoOf(env2.created_on ?? env2.last_modified_on)
@@ -44335,6 +44338,14 @@ function exportHint(policy2, writes) {
     return `revsync export --dir DIR ${writes}, with every other policy: its name holds a character a terminal shows as text, so --target cannot name it as shown`;
   return `revsync export --dir DIR --target ${shellQuote(sspAddress.policy(policy2))} ${writes}`;
 }
+function sharedPlace(name, item, desired) {
+  const n = item.hierarchy_no;
+  if (item.active === false || typeof n !== "number") return "";
+  const same = desired.filter((d) => d.spec.active !== false && d.spec.hierarchy_no === n).map((d) => d.name);
+  if (!same.length) return "";
+  const first = [name, ...same].sort(byCodePoint)[0];
+  return `. It is active at hierarchy_no ${n}, the place of ${same.map((x) => JSON.stringify(x)).join(", ")} in git: the interface does not say which prices an order line first, and policy tests take ${JSON.stringify(first)} (ties go by name)`;
+}
 function unmanagedSsp(desired, live, targets) {
   const out = [];
   const inGit = new Map(desired.map((d) => [d.name, d]));
@@ -44347,7 +44358,7 @@ function unmanagedSsp(desired, live, targets) {
       out.push({
         address: sspAddress.policy(name),
         class: "unmanaged",
-        reason: REASONS_NOT_IN_GIT.policy(name),
+        reason: REASONS_NOT_IN_GIT.policy(name) + sharedPlace(name, lp.item, desired),
         before,
         ...envelope,
         ...envelopeWho(lp.envelope)
@@ -46885,7 +46896,7 @@ function approvedWords(r, esc) {
 }
 function gitWords(r, esc) {
   if (!r.git.commit) return `unknown (${esc(r.git.note ?? "no commit")})`;
-  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree had changes not committed" : "working tree state unknown";
+  const tree = r.git.clean === true ? "working tree clean" : r.git.clean === false ? "working tree not clean (files changed or not tracked)" : "working tree state unknown";
   return `${r.git.commit} (${tree})`;
 }
 function notCleanWords(r, esc) {
@@ -47125,7 +47136,7 @@ async function acquireLock(backend, request2, opts) {
     if ("taken" in r) return { holder: r.taken, waitedMs: opts.now() - start, ...r.tookOver ? { tookOver: r.tookOver } : {} };
     const left = deadline - opts.now();
     if (left <= 0 || opts.isStopping?.())
-      throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now(), opts.unlockForce);
+      throw new LockHeld(request2.environment, r.held, opts.timeoutMs ? opts.now() - start : 0, opts.now(), opts.unlockForce, backend.state?.(r.held));
     if (!told.has(r.held.id)) {
       told.add(r.held.id);
       opts.onWait?.(r.held, left);
@@ -47150,10 +47161,12 @@ var init_lock = __esm({
     unlockCommand = (environment, id, force = false) => `revsync unlock --env ${shellQuote(environment)} ${shellQuote(id)}${force ? " --force" : ""}`;
     ago = (ms) => ms < 6e4 ? `${Math.max(0, Math.round(ms / 1e3))}s` : formatDuration(Math.round(ms / 6e4) * 6e4);
     LockHeld = class extends UserError {
-      constructor(environment, holder, waitedMs, now, force = false) {
+      constructor(environment, holder, waitedMs, now, force = false, state = "unknown") {
         super(
           `environment ${JSON.stringify(environment)} is locked by another apply: ${holderWords(holder, now, environment)}${waitedMs ? `; waited ${formatDuration(waitedMs)}` : ""}; nothing was written`,
-          `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`
+          // A holder this machine sees running is never offered a release: unlock --force would take a live
+          // apply's lock (two writers at once), whatever a terminal can or cannot answer.
+          state === "alive" ? "that apply is still running on this machine: wait for it with --lock-timeout (e.g. --lock-timeout 10m)" : `wait for it with --lock-timeout (e.g. --lock-timeout 10m); if that apply is dead (killed, its runner gone), release its lock: ${unlockCommand(environment, holder.id, force)}`
         );
         this.environment = environment;
         this.holder = holder;
@@ -50475,15 +50488,16 @@ function statusEntries(entries2) {
   const found = [];
   for (let i = 0; i < entries2.length; i++) {
     const e = entries2[i] ?? "";
-    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/.exec(e);
-    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/.exec(e);
-    const other = /^([?!]) (.+)$/.exec(e);
+    const ordinary = /^1 (\S\S)(?: \S+){6} (.+)$/s.exec(e);
+    const renamed = /^2 (\S\S)(?: \S+){7} (.+)$/s.exec(e);
+    const other = /^([?!]) (.+)$/s.exec(e);
     if (ordinary?.[1] && ordinary[2]) found.push({ path: ordinary[2], what: changeWords(ordinary[1]) });
     else if (renamed?.[1] && renamed[2]) {
       found.push({ path: renamed[2], what: changeWords(renamed[1]) });
       i++;
     } else if (/^u /.test(e)) found.push({ path: e.split(" ").slice(10).join(" "), what: "not merged" });
     else if (other?.[2]) found.push({ path: other[2], what: other[1] === "!" ? "ignored by git" : "untracked" });
+    else if (e && !e.startsWith("# ")) found.push({ path: e, what: "not clean (an entry git status gave in a form revsync does not know)" });
   }
   return found;
 }
@@ -50501,7 +50515,7 @@ async function notClean(root, found, policyPaths, env2) {
   const all2 = found.map((f) => {
     const path = (0, import_node_path16.relative)(from, (0, import_node_path16.join)(top, f.path)) || f.path;
     return { path, what: f.what, policy: isPolicy(path) };
-  }).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  }).sort((a, b) => a.policy !== b.policy ? a.policy ? -1 : 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   return { not_clean: all2.slice(0, NOT_CLEAN_LISTED), not_clean_total: all2.length };
 }
 async function uncommittedFiles(cwd, files, env2) {
@@ -57916,7 +57930,7 @@ function chooseUploads(action, flags, ids, pending, out) {
   if (action === "reject") return chosen;
   for (const r of chosen.filter((x) => x.is_own_upload)) {
     out.warn(
-      `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (spec 3.1); another approver must, or you may reject it`
+      `${r.approval_id} (${r.file_name}) left out: you uploaded it, and the uploader of a file cannot approve it (the service's rule); another approver must, or you may reject it`
     );
   }
   return chosen.filter((x) => !x.is_own_upload);
