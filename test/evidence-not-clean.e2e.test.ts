@@ -35,18 +35,19 @@ it("the record lists the paths that were not clean, marks the policy file, evide
   const file = readdirSync(join(repo, "ev")).find((f) => f.endsWith(".json"))!;
   const record = JSON.parse(readFileSync(join(repo, "ev", file), "utf8"));
   expect(record.git.clean).toBe(false);
+  // The files revsync reads as policy first, then the others, each in path order.
   expect(record.git.not_clean).toEqual([
+    { path: "policies/tenant-configuration.yaml", what: "modified", policy: true },
     { path: "notes.txt", what: "untracked", policy: false },
     { path: "odd\u001b[31m.txt", what: "untracked", policy: false },
     { path: "plan.json", what: "untracked", policy: false },
-    { path: "policies/tenant-configuration.yaml", what: "modified", policy: true },
   ]);
   expect(record.git.not_clean_total).toBe(4);
   const show = await cli(["evidence", "show", "ev"], { cwd: repo, env });
   expect(show.code).toBe(0);
   const line = show.stdout.split("\n").find((l) => l.startsWith("  not clean"));
   expect(line).toBe(
-    "  not clean   notes.txt (untracked), odd\\u001B[31m.txt (untracked), plan.json (untracked), policies/tenant-configuration.yaml (modified, a policy file)",
+    "  not clean   policies/tenant-configuration.yaml (modified, a policy file), notes.txt (untracked), odd\\u001B[31m.txt (untracked), plan.json (untracked)",
   );
   const md = await cli(["evidence", "show", "ev", "--format", "markdown"], { cwd: repo, env });
   expect(md.stdout).toContain("policies/tenant-configuration.yaml (modified, a policy file)");
