@@ -56,6 +56,19 @@ metadata: { name: Policy ${i} }
 spec: { method: upload, active: true, hierarchy_no: ${i + 1}, data_identifiers: [product_id], floor_percentage: 80, ceiling_percentage: 120, when: [{ field_name: region, operator: equality, value: R${i % 7} }] }
 ${batch ? `batches:\n  - { name: B1, status: approved${batch === true ? "" : `, values: ${batch}`} }\n` : ""}`;
 
+/** One SSP value row of product P-i in a currency, its mid point 100 to 109. */
+const valueRow = (i, cur, id) => ({
+  product_id: `P-${i}`,
+  currency_code: cur,
+  value_type: "Percent",
+  below_mid_point: 90,
+  mid_point: 100 + (i % 10),
+  above_mid_point: 120,
+  effective_start_date: "2026-01-01",
+  effective_end_date: "2026-12-31",
+  ssp_value_id: id,
+});
+
 function storedPolicy(i, values = []) {
   const t = 1767225600;
   const stamp = { created_at: t, created_by: "alice", updated_at: t, updated_by: "alice" };
@@ -716,18 +729,7 @@ async function allocationBench() {
 async function scalingOf(n) {
   const stateFile = join(work, `scale-${n}.json`);
   // Each policy's batch holds two values, in its uploaded file too (export downloads it).
-  const values = (i) =>
-    ["USD", "EUR"].map((cur, k) => ({
-      product_id: `P-${i}`,
-      currency_code: cur,
-      value_type: "Percent",
-      below_mid_point: 90,
-      mid_point: 100 + (i % 10),
-      above_mid_point: 120,
-      effective_start_date: "2026-01-01",
-      effective_end_date: "2026-12-31",
-      ssp_value_id: `V${i}-${k}`,
-    }));
+  const values = (i) => ["USD", "EUR"].map((cur, k) => valueRow(i, cur, `V${i}-${k}`));
   const policies = Array.from({ length: n }, (_, i) => storedPolicy(i, values(i)));
   const files = Object.fromEntries(Array.from({ length: n }, (_, i) => [`F-${i}`, valuesToCsv(values(i))]));
   writeFileSync(stateFile, JSON.stringify(stateWith(policies, files)));
@@ -799,17 +801,7 @@ async function driftBench(count, changeOne = false) {
   for (let i = 0; values.length < count; i++) {
     for (const cur of ["USD", "EUR"]) {
       if (values.length >= count) break;
-      values.push({
-        product_id: `P-${i}`,
-        currency_code: cur,
-        value_type: "Percent",
-        below_mid_point: 90,
-        mid_point: 100 + (i % 10),
-        above_mid_point: 120,
-        effective_start_date: "2026-01-01",
-        effective_end_date: "2026-12-31",
-        ssp_value_id: `V${values.length}`,
-      });
+      values.push(valueRow(i, cur, `V${values.length}`));
     }
   }
   const csv = valuesToCsv(values);

@@ -15,7 +15,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, cli, DEMO_ENV, removeDir, ROOT, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, DEMO_ENV, multiEnvState, removeDir, ROOT, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
 import { markdownText } from "../src/report/escape.js";
 
 // What export writes into git, and what plan, drift and markdown report, keep the truth (issue 27):
@@ -183,12 +183,7 @@ describe("examples/multi-env", () => {
   let work: string;
   beforeAll(async () => {
     emu = await startEmu("demo");
-    const demo: any = await emu.admin("GET", "state");
-    const sandbox = structuredClone(demo.tenants[0]);
-    sandbox.realm = "acme-sandbox";
-    const production = structuredClone(demo.tenants[0]);
-    production.realm = "acme";
-    await emu.admin("POST", "reset", { state: { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] } });
+    await emu.admin("POST", "reset", { state: multiEnvState(await emu.admin("GET", "state")) });
     work = mkdtempSync(join(tmpdir(), "revsync-multi-"));
     cpSync(join(ROOT, "examples", "multi-env"), work, { recursive: true });
   });

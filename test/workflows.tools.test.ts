@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { api, cli, needsTool, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, multiEnvState, needsTool, npxShim, removeDir, ROOT, startEmu, token, updateBody, type Emu } from "../src/testing/helpers.js";
 
 // Runs the shell steps of the CI recipes in examples/ci against the emulator (not GitHub or GitLab),
 // so that the recipes cannot rot. `uses:` steps (checkout, artifacts, comments) are the CI's own; the
@@ -23,12 +23,7 @@ afterAll(async () => {
   await emu.close();
 });
 beforeEach(async () => {
-  const demo: any = await emu.admin("GET", "state");
-  const sandbox = structuredClone(demo.tenants[0]);
-  sandbox.realm = "acme-sandbox";
-  const production = structuredClone(demo.tenants[0]);
-  production.realm = "acme";
-  await emu.admin("POST", "reset", { state: { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] } });
+  await emu.admin("POST", "reset", { state: multiEnvState(await emu.admin("GET", "state")) });
   outcomes = {};
   if (work) removeDir(work);
   work = join(ROOT, ".revsync-tmp", `wf-${process.pid}-${Date.now()}`);

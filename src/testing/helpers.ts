@@ -399,3 +399,11 @@ export const writes = {
 /** A tenant configuration PATCH through the write unit, without apply's guard: the body as given. */
 export const updateWrite = (core: ApiCore, id: string, body: TenantConfigurationUpdateBody, ifMatch?: string) =>
   landedWrite(updateUnit(core, id, async () => ({ go: { body, ...(ifMatch ? { ifMatch } : {}) } })));
+
+/** The emulator's state of the multi-env example: two tenants, each a copy of the demo tenant, realm
+ *  acme-sandbox at the root and realm acme under /tenants/acme (`demo`: the emulator's demo state). */
+export function multiEnvState(demo: { tenants: unknown[] }): { version: 1; seq: number; tokens: object; tenants: unknown[] } {
+  const sandbox = { ...(structuredClone(demo.tenants[0]) as object), realm: "acme-sandbox" };
+  const production = { ...(structuredClone(demo.tenants[0]) as object), realm: "acme" };
+  return { version: 1, seq: 5000, tokens: {}, tenants: [sandbox, production] };
+}
