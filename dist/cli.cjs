@@ -44299,9 +44299,9 @@ function shownValuesDiff(git, held, where2, side2, unknownOut) {
     return { ...vd, shown: file ? "file" : "values", split: 0, checksum: valuesChecksum(one), rowsShown: Math.min(vd.total, VALUE_ROWS_SHOWN) };
   }
   const ofFile = valuesDiff(git, file, where2, side2);
-  const ofBatch = valuesDiff(git, values2, where2, side2);
   const sum = valuesChecksum(file);
   if (sum === valuesChecksum(values2)) return { ...ofFile, shown: "both", split: 0, checksum: sum, rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) };
+  const ofBatch = valuesDiff(git, values2, where2, side2);
   const apart = compareValues(keyedValues(values2), file);
   return {
     diff: [...ofFile.diff, ...ofBatch.diff.map((d) => ({ ...d, path: `ssp_${d.path}` }))],

@@ -147,9 +147,11 @@ export function shownValuesDiff(
     return { ...vd, shown: file ? "file" : "values", split: 0, checksum: valuesChecksum(one), rowsShown: Math.min(vd.total, VALUE_ROWS_SHOWN) };
   }
   const ofFile = valuesDiff(git, file, where, side);
-  const ofBatch = valuesDiff(git, values, where, side);
   const sum = valuesChecksum(file);
+  // The same rows on both sides (one checksum): git against the batch's own values is git against the
+  // file, so it is not compared a second time.
   if (sum === valuesChecksum(values)) return { ...ofFile, shown: "both", split: 0, checksum: sum, rowsShown: Math.min(ofFile.total, VALUE_ROWS_SHOWN) };
+  const ofBatch = valuesDiff(git, values, where, side);
   const apart = compareValues(keyedValues(values), file);
   return {
     diff: [...ofFile.diff, ...ofBatch.diff.map((d) => ({ ...d, path: `ssp_${d.path}` }))],
