@@ -35500,11 +35500,17 @@ function compareValues(desired, held) {
 }
 function valuesChecksum(held) {
   const lines = [];
-  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
-  lines.sort(byCodePoint);
+  let astral = false;
+  eachHeld(held, (k, rest) => {
+    const line = `${k}${SEP}${rest}`;
+    astral ||= SURROGATE.test(line);
+    lines.push(line);
+  });
+  if (astral) lines.sort(byCodePoint);
+  else lines.sort();
   return `sha256:${(0, import_node_crypto4.createHash)("sha256").update(lines.join("\n")).digest("hex")}`;
 }
-var import_node_crypto4, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf;
+var import_node_crypto4, VALUE_FIELDS, SEP, NOT_A_NUMBER, NUMERIC, keyOf, point, restOf, SURROGATE;
 var init_values = __esm({
   "src/kinds/ssp/values.ts"() {
     "use strict";
@@ -35519,6 +35525,7 @@ var init_values = __esm({
     keyOf = (v) => `${v.product_id}|${v.currency_code}|${v.effective_start_date}`;
     point = (n) => typeof n === "number" ? String(n) : `${NOT_A_NUMBER}${String(n)}`;
     restOf = (v) => `${v.value_type}${SEP}${point(v.below_mid_point)}${SEP}${point(v.mid_point)}${SEP}${point(v.above_mid_point)}${SEP}${v.effective_end_date}`;
+    SURROGATE = /[\uD800-\uDFFF]/;
   }
 });
 

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { valuesToCsv } from "../../ssp/csv.js";
 import { compareValues, keyedValues, valuesChecksum } from "./values.js";
@@ -94,5 +95,20 @@ describe("the service's number cells, by git's rule (a whole number)", () => {
   it("a whole number written with a sign, leading zeros or blanks is that number", () => {
     const csv = `product_id,currency_code,value_type,below_mid_point,mid_point,above_mid_point,effective_start_date,effective_end_date\nA,USD,Percent, 090,100,110,2026-01-01,2026-06-30\n`;
     expect(compareValues(keyedValues([v("A")]), { csv })).toEqual({ added: [], removed: [], changed: [] });
+  });
+});
+
+describe("valuesChecksum", () => {
+  it("one checksum for one set of rows in any order, whatever characters the products hold (astral ones included)", () => {
+    // Fixed: the checksum saved plans made before bind to (sorted by code point, one SHA-256).
+    expect(valuesChecksum([v("A"), v("B")])).toBe(valuesChecksum([v("B"), v("A")]));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit: "binary", minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), fc.integer(), (ids, seed) => {
+        const rows = ids.map((id) => v(id));
+        const shuffled = [...rows].sort(() => ((seed = (seed * 1103515245 + 12345) | 0) & 1 ? 1 : -1));
+        expect(valuesChecksum(shuffled)).toBe(valuesChecksum(rows));
+      }),
+      { numRuns: 200 },
+    );
   });
 });

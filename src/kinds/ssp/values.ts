@@ -112,11 +112,21 @@ export function compareValues(desired: Map<ValueKey, string>, held: HeldValues):
   return delta;
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** A checksum of values, whatever their order and whether they come as a CSV or as values: what a saved
  *  plan binds a batch step to. */
 export function valuesChecksum(held: HeldValues): string {
   const lines: string[] = [];
-  eachHeld(held, (k, rest) => lines.push(`${k}${SEP}${rest}`));
-  lines.sort(byCodePoint);
+  let astral = false;
+  eachHeld(held, (k, rest) => {
+    const line = `${k}${SEP}${rest}`;
+    astral ||= SURROGATE.test(line);
+    lines.push(line);
+  });
+  // Without a surrogate pair, UTF-16 order is code point order: the engine's own sort gives the same
+  // order (and checksum), some times faster than a comparator called from JavaScript.
+  if (astral) lines.sort(byCodePoint);
+  else lines.sort();
   return `sha256:${createHash("sha256").update(lines.join("\n")).digest("hex")}`;
 }
