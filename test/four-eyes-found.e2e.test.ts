@@ -43,6 +43,17 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
     while (!(await fx.emu.admin<{ faults: { hits: number }[] }>("GET", "faults")).faults[0]?.hits) await new Promise((r) => setTimeout(r, 5));
     return api(fx.emu.url, tok, "PATCH", `${SSP}/approve/SSP-HW/FY26-H1`);
   };
+  /** Runs apply, and once it says it is sending the approve (held by the latency fault), `user` approves
+   *  the same batch in that round trip; the apply's result, that approve having landed. */
+  const applyWhileApproved = async (args: string[], env: Record<string, string>, user: string) => {
+    let other: Promise<{ status: number }> | undefined;
+    const applied = await run(args, env, {
+      stderr: `${BATCH}: read again just now, unchanged since the plan; sending the approve`,
+      act: () => (other = approveWhileHeld(user)),
+    });
+    expect((await other)?.status).toBeLessThan(300);
+    return applied;
+  };
   const approvesBy = async (): Promise<[number, string | undefined][]> =>
     (await fx.emu.admin<Entry[]>("GET", "requests")).filter((e) => e.method === "PATCH" && e.path.includes("/approve/")).map((e) => [e.status, e.user]);
 
@@ -50,16 +61,11 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
     appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
     await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 });
     await fx.emu.admin("DELETE", "requests");
-    let other: Promise<unknown> | undefined;
-    const applied = await run(
+    const applied = await applyWhileApproved(
       ["apply", "--auto-approve", "--verbose", "--format", "json", "--evidence", "ev", ...target],
       { REVSYNC_APPROVER_USERNAME: "carol", REVSYNC_APPROVER_PASSWORD: "carol-password" },
-      {
-        stderr: `${BATCH}: read again just now, unchanged since the plan; sending the approve`,
-        act: () => (other = approveWhileHeld("bob")),
-      },
+      "bob",
     );
-    expect(((await other) as { status: number }).status).toBeLessThan(300);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     const sent = await approvesBy();
     expect(sent.map(([, u]) => u).sort()).toEqual(["bob", "carol"]);
@@ -85,16 +91,11 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
         { kind: "status", status: 401, method: "PATCH", path: "/approve/", times: 1 },
       ],
     });
-    let other: Promise<unknown> | undefined;
-    const applied = await run(
+    const applied = await applyWhileApproved(
       ["apply", "--auto-approve", "--verbose", "--format", "json", ...target],
       { REVSYNC_APPROVER_USERNAME: "carol", REVSYNC_APPROVER_PASSWORD: "carol-password" },
-      {
-        stderr: `${BATCH}: read again just now, unchanged since the plan; sending the approve`,
-        act: () => (other = approveWhileHeld("bob")),
-      },
+      "bob",
     );
-    expect(((await other) as { status: number }).status).toBeLessThan(300);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     const entry = JSON.parse(applied.stdout).outcomes.find((o: any) => o.action === "approve");
     expect(entry).toMatchObject({ outcome: "already", four_eyes: { approved_by: "bob", confirmed: true } });
@@ -107,16 +108,11 @@ describe.each(PROFILES)("an approve found made by someone else (profile %s)", (p
   it("four eyes: approved by alice, its reviewer, in the round trip of revsync's approve as bob: breached, exit 1, the text says revsync's send did not land; verify fails the record", async () => {
     appendFileSync(join(fx.repo, "revsync.yaml"), "four_eyes: true\n");
     await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 600, method: "PATCH", path: "/approve/", times: 1 });
-    let other: Promise<unknown> | undefined;
-    const applied = await run(
+    const applied = await applyWhileApproved(
       ["apply", "--auto-approve", "--verbose", "--evidence", "ev", ...target],
       { REVSYNC_APPROVER_USERNAME: "bob", REVSYNC_APPROVER_PASSWORD: "bob-password" },
-      {
-        stderr: `${BATCH}: read again just now, unchanged since the plan; sending the approve`,
-        act: () => (other = approveWhileHeld("alice")),
-      },
+      "alice",
     );
-    expect(((await other) as { status: number }).status).toBeLessThan(300);
     expect(applied.code, applied.stdout + applied.stderr).toBe(1);
     const refused = (await approvesBy()).find(([, u]) => u === "bob")?.[0] ?? 0;
     expect(refusals(profile)).toContain(refused);

@@ -2,36 +2,23 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GitLock, tenantLockRef } from "../src/lock/git-lock.js";
 import { LocalLock } from "../src/lock/local-lock.js";
 import type { LockRequest } from "../src/lock/lock.js";
 import { tenantIdentity } from "../src/tenant.js";
-import { BIN, cli, DEMO_ENV, removeDir, startEmu, type CliResult, type Emu } from "../src/testing/helpers.js";
+import { BIN, cli, DEMO_ENV, useEmulator, type CliResult } from "../src/testing/helpers.js";
 
 // One lock per tenant, whatever an environment is called and however its URL is spelt, and unlock that
 // never releases a live apply's lock unasked: through the real CLI against the emulator run as the
 // interface promises the service (--ignore-if-match), with the git backend on a real bare repository.
 
-let emu: Emu;
-const dirs: string[] = [];
-const port = (): string => new URL(emu.url).port;
-
-beforeAll(async () => {
-  emu = await startEmu("demo", { honourIfMatch: false });
-});
-afterAll(async () => {
-  for (const d of dirs) removeDir(d);
-  await emu.close();
-});
-beforeEach(async () => {
-  await emu.reset();
-  await emu.admin("DELETE", "faults");
-});
+const fx = useEmulator({ honourIfMatch: false, clear: ["faults"] });
+const port = (): string => new URL(fx.emu.url).port;
 
 const tmp = (prefix: string): string => {
   const d = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(d);
+  fx.dirs.push(d);
   return d;
 };
 
@@ -61,7 +48,8 @@ const holder = (over: Partial<LockRequest> = {}): LockRequest => ({
   ...over,
 });
 
-const liveTc = async (): Promise<Record<string, unknown>> => ((await emu.admin("GET", "state")) as any).tenants[0].tenantConfigurations[0].compliance_spec[0];
+const liveTc = async (): Promise<Record<string, unknown>> =>
+  ((await fx.emu.admin("GET", "state")) as any).tenants[0].tenantConfigurations[0].compliance_spec[0];
 
 describe("one writer per tenant", () => {
   it("two repos aimed at one emulator as http://127.0.0.1:P and http://localhost:P/: one lock, so one apply writes and the other names it; no change is lost", async () => {
@@ -69,7 +57,7 @@ describe("one writer per tenant", () => {
     const a = repo(env("demo", `http://127.0.0.1:${port()}`), "ui_mode: Modern");
     const b = repo(env("loopback", `http://localhost:${port()}/`), "manual_journal_contra_account: MJ-RACE-B");
     for (const dir of [a, b]) expect((await cli(["plan", "--out", "p.json", "--quiet"], { cwd: dir, env: { ...DEMO_ENV, ...locks } })).code).toBe(0);
-    await emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "PATCH" });
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "PATCH" });
     // B starts once A holds its lock (A's PATCH then takes 400 ms): two applies at once, every time.
     const args = ["apply", "p.json", "--auto-approve"];
     let second: Promise<CliResult> | undefined;
@@ -95,13 +83,15 @@ describe("one writer per tenant", () => {
     const remote = tmp("revsync-remote-");
     execFileSync("git", ["init", "-q", "--bare", remote]);
     const dir = repo(
-      env("demo", emu.url, "git") + env("copy", `${emu.url.replace("127.0.0.1", "localhost")}/`, "git") + env("prod", "https://revenue.example.invalid", "git"),
+      env("demo", fx.emu.url, "git") +
+        env("copy", `${fx.emu.url.replace("127.0.0.1", "localhost")}/`, "git") +
+        env("prod", "https://revenue.example.invalid", "git"),
       "ui_mode: Modern",
     );
     execFileSync("git", ["init", "-q", dir]);
     execFileSync("git", ["-C", dir, "remote", "add", "origin", `file://${remote}`]);
     // An apply of environment demo holds the tenant's lock (on another machine).
-    const tenant = tenantIdentity(emu.url, "demo");
+    const tenant = tenantIdentity(fx.emu.url, "demo");
     const held = await new GitLock({ cwd: dir, remote: "origin", environment: "demo", ref: tenantLockRef(tenant), env: process.env }).take(holder());
     const id = "taken" in held ? held.taken.id : "";
     for (const [name, extra] of [
@@ -113,7 +103,7 @@ describe("one writer per tenant", () => {
       expect(r.stderr).toContain(`environment "${name}" is locked by another apply: carol on host runner-9 (pid 7), since `);
       expect(r.stderr).toContain(`to environment "demo" (the same tenant) as service user alice, lock id ${id}; nothing was written`);
     }
-    expect(await emu.writes()).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
     const status = await cli(["lock", "status", "--env", "copy"], { cwd: dir, env: DEMO_ENV });
     expect(status.stdout).toContain(`is locked (git remote origin (file://${remote}), ref ${tenantLockRef(tenant)}):`);
     expect(status.stdout).toContain("If that apply is dead, release it: revsync unlock --env copy ");
@@ -122,7 +112,7 @@ describe("one writer per tenant", () => {
   it("a lock under the name an earlier revsync gave it is honoured: apply meets it, lock status shows it, unlock releases it", async () => {
     const remote = tmp("revsync-remote-");
     execFileSync("git", ["init", "-q", "--bare", remote]);
-    const dir = repo(env("demo", emu.url, "git"), "ui_mode: Modern");
+    const dir = repo(env("demo", fx.emu.url, "git"), "ui_mode: Modern");
     execFileSync("git", ["init", "-q", dir]);
     execFileSync("git", ["-C", dir, "remote", "add", "origin", `file://${remote}`]);
     // An earlier revsync's lock: refs/revsync/locks/<environment>.
@@ -131,7 +121,7 @@ describe("one writer per tenant", () => {
     const r = await cli(["apply", "--auto-approve"], { cwd: dir, env: DEMO_ENV });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`lock id ${id}; nothing was written`);
-    expect(await emu.writes()).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
     // Taking the new name and finding the old one held, apply let the new one go again.
     expect(execFileSync("git", ["-C", remote, "for-each-ref", "refs/revsync/"], { encoding: "utf8" })).toBe(`${id} commit\trefs/revsync/locks/demo\n`);
     const status = await cli(["lock", "status", "--env", "demo"], { cwd: dir, env: DEMO_ENV });
@@ -148,8 +138,8 @@ describe("unlock never releases a live apply's lock unasked", () => {
   /** A repo aimed at the emulator (a file of this machine is its lock), and that lock as a test holds it. */
   function localRepo(): { dir: string; locks: { TMPDIR: string }; lock: (earlier?: boolean) => LocalLock } {
     const locks = { TMPDIR: tmp("revsync-locks-") };
-    const dir = repo(env("demo", emu.url), "ui_mode: Modern");
-    const lock = (earlier = false) => new LocalLock(join(locks.TMPDIR, "revsync-locks"), { baseUrl: emu.url, realm: "demo" }, undefined, undefined, earlier);
+    const dir = repo(env("demo", fx.emu.url), "ui_mode: Modern");
+    const lock = (earlier = false) => new LocalLock(join(locks.TMPDIR, "revsync-locks"), { baseUrl: fx.emu.url, realm: "demo" }, undefined, undefined, earlier);
     return { dir, locks, lock };
   }
 
@@ -160,7 +150,7 @@ describe("unlock never releases a live apply's lock unasked", () => {
     const r = await cli(["apply", "--auto-approve"], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`(pid ${process.pid})`);
-    expect(await emu.writes()).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
     const status = await cli(["lock", "status", "--env", "demo"], { cwd: dir, env: { ...DEMO_ENV, ...locks } });
     expect(status.stdout).toContain(
       `Its process (pid ${process.pid}) is running on this host: that apply is alive; wait for it (apply --lock-timeout). Only --force releases it, and that apply then writes beside the next one: revsync unlock --env demo ${id} --force`,

@@ -1,32 +1,20 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { markdownText } from "../src/report/escape.js";
-import { api, cli, DEMO_ENV, removeDir, startEmu, tempRepo, token, updateBody, type Emu } from "../src/testing/helpers.js";
+import { api, cli, DEMO_ENV, tempRepo, token, updateBody, useEmulator } from "../src/testing/helpers.js";
 
 // Secrets are blanked out of everything revsync prints and records, whatever their length, and in every
 // form a report writes them; a secret that blanking out would garble output with (too short, a word, a
 // number, a JSON word, or what a name of the run holds) stops the run before it sends anything.
 
-let emu: Emu;
-const repos: string[] = [];
-beforeAll(async () => {
-  emu = await startEmu();
-});
-afterAll(async () => {
-  for (const r of repos) removeDir(r);
-  await emu.close();
-});
-beforeEach(async () => {
-  await emu.reset();
-  await emu.admin("DELETE", "requests");
-});
+const fx = useEmulator({ clear: ["requests"] });
 const repo = (envName = "demo"): string => {
-  const dir = tempRepo(emu.url, "default", envName);
-  repos.push(dir);
+  const dir = tempRepo(fx.emu.url, "default", envName);
+  fx.dirs.push(dir);
   return dir;
 };
-const journal = async () => (await emu.admin<{ method: string; path: string }[]>("GET", "requests")).filter((e) => !e.path.startsWith("/__admin"));
+const journal = async () => (await fx.emu.admin<{ method: string; path: string }[]>("GET", "requests")).filter((e) => !e.path.startsWith("/__admin"));
 
 describe("a secret that cannot be blanked out without harm stops the run before anything is sent", () => {
   it.each(["demo", "true", "null", "ab", "password", "12345678"])("GITHUB_TOKEN=%s: apply refuses, naming the variable, and sends nothing", async (secret) => {
@@ -66,7 +54,7 @@ describe("a secret that cannot be blanked out without harm stops the run before 
     expect(await journal()).toEqual([]);
     // evidence verify sends nothing and goes on; with --live it signs in and reads the service: refused.
     expect((await cli(["apply", "--auto-approve", "--evidence", "ev"], { cwd: dir, env: DEMO_ENV })).code).toBe(0);
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     const verify = await cli(["evidence", "verify", "ev"], { cwd: dir, env });
     expect(verify.code, verify.stderr).toBe(0);
     expect(verify.stderr).toContain("this command sends nothing, so it goes on");
@@ -94,10 +82,10 @@ describe("a secret in the service's text is blanked out of every report, in ever
 
   it("markdown, JSON and the evidence record show [redacted], never the secret as written or as escaped; the record is valid JSON and verifies", async () => {
     const dir = repo();
-    const tok = await token(emu.url);
+    const tok = await token(fx.emu.url);
     const path = "/apis/policy-sets/v1/policy/tenant-configurations";
-    const [tc] = (await api(emu.url, tok, "GET", path)).body;
-    const sent = await api(emu.url, tok, "PATCH", `${path}/${tc.compliance_id}`, updateBody(tc, { manual_journal_contra_account: `MJ-${SECRET}` }));
+    const [tc] = (await api(fx.emu.url, tok, "GET", path)).body;
+    const sent = await api(fx.emu.url, tok, "PATCH", `${path}/${tc.compliance_id}`, updateBody(tc, { manual_journal_contra_account: `MJ-${SECRET}` }));
     expect(sent.status).toBe(200);
     const env = { ...DEMO_ENV, GITHUB_TOKEN: SECRET };
     const forms = [SECRET, JSON.stringify(SECRET).slice(1, -1), markdownText(SECRET), markdownText(`MJ-${SECRET}`).slice("MJ-".length)];

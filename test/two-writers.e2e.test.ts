@@ -3,44 +3,18 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv } from "ajv";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LocalLock } from "../src/lock/local-lock.js";
-import {
-  api,
-  cli,
-  cliProcess,
-  DEMO_ENV,
-  removeDir,
-  ROOT,
-  sspCreateBody,
-  startEmu,
-  token,
-  updateBody,
-  type CliResult,
-  type Emu,
-} from "../src/testing/helpers.js";
+import { api, cli, cliProcess, DEMO_ENV, ROOT, sspCreateBody, token, updateBody, useEmulator, type CliResult } from "../src/testing/helpers.js";
 
 // Two applies at once against one environment, as a team meets them (a retried pipeline, a laptop during
 // a CI run), against the emulator run as the interface promises the service (--ignore-if-match: no
 // If-Match to rely on). The lock's git backend is tested for real: a bare repository on disk as the
 // remote, reached through file://, and `revsync apply` as real processes where two processes are the point.
 
-let emu: Emu;
-const dirs: string[] = [];
+const fx = useEmulator({ honourIfMatch: false, clear: ["faults"] });
 const TC = "/apis/policy-sets/v1/policy/tenant-configurations";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
-
-beforeAll(async () => {
-  emu = await startEmu("demo", { honourIfMatch: false });
-});
-afterAll(async () => {
-  for (const d of dirs) removeDir(d);
-  await emu.close();
-});
-beforeEach(async () => {
-  await emu.reset();
-  await emu.admin("DELETE", "faults");
-});
 
 const tenantYaml = (spec: string) => `apiVersion: revsync/v1
 kind: TenantConfiguration
@@ -62,10 +36,10 @@ ${extra}`;
 
 /** A policy repo of its own, aimed at the emulator; `lock` goes into its environment as written. */
 function repo(files: Record<string, string>, lock?: string, dir = mkdtempSync(join(tmpdir(), "revsync-two-"))): string {
-  if (!dirs.includes(dir)) dirs.push(dir);
+  if (!fx.dirs.includes(dir)) fx.dirs.push(dir);
   writeFileSync(
     join(dir, "revsync.yaml"),
-    `version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: ${emu.url}\n    realm: demo\n${lock ? `    lock: ${lock}\n` : ""}`,
+    `version: 1\npolicies: policies\nenvironments:\n  demo:\n    base_url: ${fx.emu.url}\n    realm: demo\n${lock ? `    lock: ${lock}\n` : ""}`,
   );
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(dir, "policies", name, ".."), { recursive: true });
@@ -77,7 +51,7 @@ function repo(files: Record<string, string>, lock?: string, dir = mkdtempSync(jo
 /** A bare repository on disk, the remote every clone pushes its lock ref to (as a team's git host). */
 function bareRemote(): string {
   const dir = mkdtempSync(join(tmpdir(), "revsync-remote-"));
-  dirs.push(dir);
+  fx.dirs.push(dir);
   execFileSync("git", ["init", "-q", "--bare", dir]);
   return `file://${dir}`;
 }
@@ -89,14 +63,14 @@ function cloneOf(remote: string, files: Record<string, string>): string {
 }
 
 const run = (dir: string, args: string[], opts: Parameters<typeof cli>[1] = {}) => cli(args, { cwd: dir, ...opts, env: { ...DEMO_ENV, ...opts.env } });
-const state = async (): Promise<any> => emu.admin("GET", "state");
+const state = async (): Promise<any> => fx.emu.admin("GET", "state");
 const liveTc = async (): Promise<Record<string, unknown>> => (await state()).tenants[0].tenantConfigurations[0].compliance_spec[0];
 const activeAt = async (n: number): Promise<string[]> =>
   (await state()).tenants[0].ssp.filter((p: any) => p.item.hierarchy_no === n && p.item.active !== false).map((p: any) => p.compliance_name);
 async function asBob(method: string, path: string, body: unknown): Promise<void> {
-  const bob = await token(emu.url, "bob");
-  const b = typeof body === "function" ? body((await api(emu.url, bob, "GET", TC)).body[0]) : body;
-  const res = await api(emu.url, bob, method, path, b);
+  const bob = await token(fx.emu.url, "bob");
+  const b = typeof body === "function" ? body((await api(fx.emu.url, bob, "GET", TC)).body[0]) : body;
+  const res = await api(fx.emu.url, bob, method, path, b);
   expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
 }
 /** apply --format json's report, checked against schemas/apply-report.schema.json with ajv (a standard
@@ -125,8 +99,8 @@ describe("a write that knows when it was undone", () => {
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     // Bob's screen shows the configuration as it was before revsync's write; he saves it, with a change of
     // his own, while the read right after revsync's PATCH is held a while.
-    const bobsView = (await api(emu.url, await token(emu.url, "bob"), "GET", TC)).body[0];
-    await emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/tenant-configurations" });
+    const bobsView = (await api(fx.emu.url, await token(fx.emu.url, "bob"), "GET", TC)).body[0];
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/tenant-configurations" });
     let bob: unknown;
     const r = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json", "--verbose", "--evidence", "evidence"], {
       when: {
@@ -162,7 +136,7 @@ describe("a write that knows when it was undone", () => {
   it("a second live policy at the create's hierarchy_no right after it: overwritten, exit 1; the same plan again is blocked, never 'already'", async () => {
     const dir = repo({ "a.yaml": sspYaml("Race A", 70) });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    await emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/policy/ssp" });
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/policy/ssp" });
     let bob: unknown;
     const r = await run(dir, ["apply", "p.json", "--auto-approve", "--verbose"], {
       when: { stderr: (e) => /POST \S*\/policy\/ssp 20\d/.test(e), act: () => (bob = asBob("POST", SSP, sspCreateBody("Bob's Policy", { hierarchy_no: 70 }))) },
@@ -173,7 +147,7 @@ describe("a write that knows when it was undone", () => {
       /^overwritten create {3}ssp\/Race A: overwritten after revsync's write by bob at \S+Z: the active policy "Bob's Policy" holds hierarchy_no 70 too/m,
     );
     expect(r.stdout).toContain("Apply finished with failures: 0 done, 0 failed, 0 skipped, 1 overwritten.");
-    await emu.admin("DELETE", "faults");
+    await fx.emu.admin("DELETE", "faults");
     const again = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(again.code).toBe(1);
     expect(again.stdout).toMatch(
@@ -193,7 +167,7 @@ describe("retries are idempotent", () => {
     });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     // The approve refused once: the create and review landed, the approve did not.
-    await emu.admin("POST", "faults", { kind: "error_array", method: "PATCH", path: "/ssp/approve/", times: 1 });
+    await fx.emu.admin("POST", "faults", { kind: "error_array", method: "PATCH", path: "/ssp/approve/", times: 1 });
     const first = await run(dir, ["apply", "p.json", "--auto-approve"]);
     expect(first.code).toBe(1);
     expect(first.stdout).toContain("Apply finished with failures: 2 done, 1 failed, 0 skipped.");
@@ -202,11 +176,11 @@ describe("retries are idempotent", () => {
     expect(partly.stdout).toMatch(/^already review {3}ssp\/Edge SSP\/batch\/B1: already reviewed/m);
     expect(partly.stdout).toContain("Apply complete: 1 done, 2 already, 0 failed, 0 skipped.");
     expect(partly.code).toBe(0);
-    await emu.admin("DELETE", "requests");
+    await fx.emu.admin("DELETE", "requests");
     const whole = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json"]);
     expect(whole.code).toBe(0);
     expect(reportOf(whole.stdout).outcomes.map((o: any) => o.outcome)).toEqual(["already", "already", "already"]);
-    expect(await emu.writes()).toEqual([]);
+    expect(await fx.emu.writes()).toEqual([]);
   });
 });
 
@@ -222,7 +196,7 @@ describe("one count", () => {
     }
     writeFileSync(join(dir, "revsync.yaml"), `${readFileSync(join(dir, "revsync.yaml"), "utf8")}    vars: { contra_account: MJ-CONTRA-100 }\n`);
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    await emu.admin("POST", "faults", {
+    await fx.emu.admin("POST", "faults", {
       faults: [
         // The create lands and its answer is lost; reading it back fails: unknown.
         { kind: "drop", after_commit: true, method: "POST", path: "/policy/ssp" },
@@ -240,7 +214,7 @@ describe("one count", () => {
     expect(Object.fromEntries(Object.entries(summary).filter(([, n]) => n))).toEqual(Object.fromEntries(Object.entries(counted).filter(([, n]) => n)));
 
     // Bob changes the tenant configuration: the same plan again blocks its update, and its JSON says so.
-    await emu.admin("DELETE", "faults");
+    await fx.emu.admin("DELETE", "faults");
     await asBob("PATCH", `${TC}/TC-0001`, (env: unknown) => updateBody(env, { ui_mode: "Modern" }, "bob"));
     const blocked = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json"]);
     expect(blocked.code).toBe(1);
@@ -253,14 +227,14 @@ describe("one writer per environment", () => {
    *  hierarchy_no 70, applied by two real processes started together (bench/race.mjs runs it again and
    *  again, with and without faults: npm run race). */
   async function race(latency: boolean): Promise<{ a: CliResult; b: CliResult }> {
-    await emu.reset();
-    await emu.admin("DELETE", "faults");
+    await fx.emu.reset();
+    await fx.emu.admin("DELETE", "faults");
     const remote = bareRemote();
     const a = cloneOf(remote, { "tc.yaml": tenantYaml("ui_mode: Modern"), "a.yaml": sspYaml("Race A", 70) });
     const b = cloneOf(remote, { "tc.yaml": tenantYaml("manual_journal_contra_account: MJ-RACE-B"), "b.yaml": sspYaml("Race B", 70) });
     for (const dir of [a, b]) expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     if (latency)
-      await emu.admin("POST", "faults", {
+      await fx.emu.admin("POST", "faults", {
         faults: [
           { kind: "latency", latency_ms: 300, method: "PATCH" },
           { kind: "latency", latency_ms: 300, method: "POST", path: "/policy/ssp" },
@@ -305,7 +279,7 @@ describe("one writer per environment", () => {
     const remote = bareRemote();
     const dir = cloneOf(remote, { "tc.yaml": tenantYaml("ui_mode: Modern"), "a.yaml": sspYaml("Race A", 70) });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    await emu.admin("POST", "faults", { kind: "latency", latency_ms: 2000, method: "PATCH" });
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 2000, method: "PATCH" });
     let pid = 0;
     const killed = await cliProcess(["apply", "p.json", "--auto-approve"], {
       cwd: dir,
@@ -319,7 +293,7 @@ describe("one writer per environment", () => {
       },
     });
     expect(killed.code).toBe(null);
-    await emu.admin("DELETE", "faults");
+    await fx.emu.admin("DELETE", "faults");
     const status = await run(dir, ["lock", "status", "--env", "demo"]);
     // Named by the tenant (its URL and realm), in the remote this clone's origin names (its URL shown).
     expect(status.stdout).toMatch(
@@ -358,19 +332,19 @@ describe("one writer per environment", () => {
 
   it("a service on loopback: the lock is a file of this machine; a second apply meets it, a dead holder's is taken over, --lock=false is said in the evidence", async () => {
     const tmp = mkdtempSync(join(tmpdir(), "revsync-locks-"));
-    dirs.push(tmp);
+    fx.dirs.push(tmp);
     const env = { TMPDIR: tmp };
     const dir = repo({ "tc.yaml": tenantYaml("ui_mode: Modern") });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"], { env })).code).toBe(0);
-    await emu.admin("POST", "faults", { kind: "latency", latency_ms: 300, method: "PATCH" });
+    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 300, method: "PATCH" });
     const both = await Promise.all([run(dir, ["apply", "p.json", "--auto-approve"], { env }), run(dir, ["apply", "p.json", "--auto-approve"], { env })]);
     expect(both.map((r) => r.code).sort()).toEqual([0, 1]);
     expect(both.find((r) => r.code === 1)?.stderr).toMatch(/is locked by another apply: .* lock id [0-9a-f]{40}; nothing was written/);
-    await emu.admin("DELETE", "faults");
+    await fx.emu.admin("DELETE", "faults");
 
     // A holder of this machine whose process is gone (killed): the next apply takes over, and says so.
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const local = new LocalLock(join(tmp, "revsync-locks"), { baseUrl: emu.url, realm: "demo" });
+    const local = new LocalLock(join(tmp, "revsync-locks"), { baseUrl: fx.emu.url, realm: "demo" });
     await local.take({
       environment: "demo",
       user: "carol",
@@ -398,7 +372,7 @@ describe("where the lock is kept", () => {
   const yaml = (env: string) => `version: 1\nenvironments:\n  production:\n${env}`;
   const at = (text: string) => {
     const dir = mkdtempSync(join(tmpdir(), "revsync-lockcfg-"));
-    dirs.push(dir);
+    fx.dirs.push(dir);
     mkdirSync(join(dir, "policies"));
     writeFileSync(join(dir, "revsync.yaml"), yaml(text));
     return dir;

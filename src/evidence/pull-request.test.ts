@@ -32,6 +32,10 @@ const commits = (author: string | null = "Carol", committer: string | null = "we
 const COMMITS = "/repos/o/r/pulls/5/commits?per_page=100";
 const REVIEWS = "/repos/o/r/pulls/5/reviews?per_page=100";
 
+/** The approval of pull request #5 whose commits are the usual ones and whose reviews are `reviews`. */
+const approvalOf = (reviews: unknown[]) =>
+  pullRequestApproval(ci, env, HEAD, github({ "/repos/o/r/pulls/5": pull, [COMMITS]: commits(), [REVIEWS]: { body: reviews } }));
+
 describe("the pull request's approval (GitHub)", () => {
   it("a user's latest deciding review decides: an approval followed by changes requested does not stand, a comment after it does not undo it", async () => {
     const got = await pullRequestApproval(
@@ -51,27 +55,13 @@ describe("the pull request's approval (GitHub)", () => {
   });
 
   it("an approval followed by the same reviewer's changes requested is said withdrawn, not missing", async () => {
-    const got = await pullRequestApproval(
-      ci,
-      env,
-      HEAD,
-      github({ "/repos/o/r/pulls/5": pull, [COMMITS]: commits(), [REVIEWS]: { body: [review("dave", "APPROVED"), review("dave", "CHANGES_REQUESTED")] } }),
-    );
+    const got = await approvalOf([review("dave", "APPROVED"), review("dave", "CHANGES_REQUESTED")]);
     expect(got.holds).toBe(false);
     expect(got.problem).toBe(
       "pull request #5's approval was withdrawn: dave approved, then requested changes; it needs an approval standing now by someone other than its author, Carol",
     );
     // Approved again after the changes: it stands.
-    const again = await pullRequestApproval(
-      ci,
-      env,
-      HEAD,
-      github({
-        "/repos/o/r/pulls/5": pull,
-        [COMMITS]: commits(),
-        [REVIEWS]: { body: [review("dave", "APPROVED"), review("dave", "CHANGES_REQUESTED"), review("dave", "APPROVED")] },
-      }),
-    );
+    const again = await approvalOf([review("dave", "APPROVED"), review("dave", "CHANGES_REQUESTED"), review("dave", "APPROVED")]);
     expect(again).toMatchObject({ holds: true, independent: ["dave"] });
   });
 
@@ -89,12 +79,7 @@ describe("the pull request's approval (GitHub)", () => {
     );
     // The second page's approval is read; the third page, on another host, is not followed.
     expect(only).toMatchObject({ holds: true, independent: ["dave"], problem: null });
-    const authorOnly = await pullRequestApproval(
-      ci,
-      env,
-      HEAD,
-      github({ "/repos/o/r/pulls/5": pull, [COMMITS]: commits(), "/repos/o/r/pulls/5/reviews?per_page=100": { body: [review("carol", "APPROVED")] } }),
-    );
+    const authorOnly = await approvalOf([review("carol", "APPROVED")]);
     expect(authorOnly).toMatchObject({ holds: false, problem: "pull request #5 is approved only by its author, Carol: it needs an approval by someone else" });
   });
 

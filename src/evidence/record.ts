@@ -1,5 +1,6 @@
 import { canonicalHash } from "../canonical-json.js";
 import { OUTCOMES, type Outcome } from "../apply/run.js";
+import type { FourEyesFacts } from "../shared/entries.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 /** The evidence record of one apply run (schemas/evidence-record.schema.json). Major versions are
@@ -43,21 +44,9 @@ export interface EvidenceRequest {
   body?: unknown;
 }
 
-/** An approve's people (four eyes): who reviewed the batch, who uploaded it and who created its policy
- *  (the service's fields, or this run's own review and create), who approved it, and what the rule did
- *  to it (src/shared/entries.ts, FourEyesFacts). */
-export interface EvidenceFourEyes {
-  reviewed_by: string | null;
-  uploaded_by?: string | null;
-  policy_created_by: string | null;
-  approved_by: string | null;
-  sent_as?: string | null;
-  confirmed?: boolean;
-  /** blocked: revsync did not send it (it would have gone as its preparer); refused: the service refused
-   *  it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer or
-   *  by another user than it was sent as. */
-  rule?: "blocked" | "refused" | "breached";
-}
+/** An approve's people (four eyes), as the step found them and what the rule did to it: the record
+ *  holds them as apply's report does. */
+export type EvidenceFourEyes = FourEyesFacts;
 
 /** The pull (merge) request's approval as the forge's API gave it, judged against the commit applied. */
 export interface PullRequestApproval {

@@ -114,6 +114,25 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
   });
 }
 
+/** One emulator on the demo seed for a whole test file, restored before each test with the lists of
+ *  `clear` emptied (its faults, its request journal); `dirs` are removed at the end (the folders the
+ *  tests made). */
+export function useEmulator(opts: { honourIfMatch?: boolean; clear: ("faults" | "requests")[] }): { emu: Emu; dirs: string[] } {
+  const fx = { dirs: [] as string[] } as { emu: Emu; dirs: string[] };
+  beforeAll(async () => {
+    fx.emu = await startEmu("demo", opts.honourIfMatch === undefined ? {} : { honourIfMatch: opts.honourIfMatch });
+  });
+  afterAll(async () => {
+    for (const d of fx.dirs) removeDir(d);
+    await fx.emu.close();
+  });
+  beforeEach(async () => {
+    await fx.emu.reset();
+    for (const list of opts.clear) await fx.emu.admin("DELETE", list);
+  });
+  return fx;
+}
+
 /** One emulator (of `profile`, with `fourEyes`) and one copy of the policy repo aimed at it, for a whole
  *  test file (or a describe block); the demo seed is restored before each test unless `reset` is false,
  *  and with `freshRepo` the repo is copied anew too. */
