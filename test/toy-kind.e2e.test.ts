@@ -227,7 +227,7 @@ describe("a toy kind added through the registry alone: planned, applied and drif
     const diagnostics: Diagnostic[] = [];
     const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
     if (!repo) throw new Error(diagnostics.map((d) => d.message).join("; "));
-    const loaded = loadPolicies(repo, varsFor({ vars: {} }, {}), registry);
+    const loaded = loadPolicies(repo, varsFor({ vars: {} }, {}), registry, undefined);
     expect(loaded.diagnostics).toEqual([]);
     return loaded.desired;
   };
@@ -271,7 +271,7 @@ describe("a toy kind added through the registry alone: planned, applied and drif
     const diagnostics: Diagnostic[] = [];
     const repo = loadRepo(join(root, "revsync.yaml"), diagnostics, root);
     if (!repo) throw new Error("no repo");
-    const loaded = loadPolicies(repo, varsFor({ vars: {} }, {}), KINDS);
+    const loaded = loadPolicies(repo, varsFor({ vars: {} }, {}), KINDS, undefined);
     expect(loaded.diagnostics.map((d) => d.message)).toEqual(['kind: expected "TenantConfiguration" or "SspPolicy", got "Greeting"']);
   });
 });

@@ -33,6 +33,9 @@ export interface ClientOptions {
   random?: () => number;
   log?: (line: string) => void;
   onSecret?: (secret: string) => void;
+  /** Called when the service accepts a password grant (revsync's or the approver's), before its token
+   *  is used; it may throw to stop the run there (TokenManager's `signedIn`). */
+  onSignedIn?: () => void;
   /** connect, headers and body are undici's (idle) timers; total caps one request, answer and body whole
    *  (default: headers + body). Every request also ends at the run's time limit. */
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number; totalMs?: number };
@@ -238,7 +241,7 @@ export class ApiCore {
     const proxy = proxyEnv(opts.env ?? process.env);
     this.dispatcher = opts.dispatcher ?? (proxy ? new EnvHttpProxyAgent({ ...agentOpts, ...proxy }) : new Agent(agentOpts));
     const onSecret = opts.onSecret ?? (() => undefined);
-    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log);
+    const own: TokenManager = new TokenManager(opts.credentials, (form) => this.postToken(form, own.username), this.clock, onSecret, this.log, opts.onSignedIn);
     this.auth = own;
     const approver: TokenManager | undefined = opts.approver
       ? new TokenManager(
@@ -247,6 +250,7 @@ export class ApiCore {
           this.clock,
           onSecret,
           (line) => this.log(`${line} (approver)`),
+          opts.onSignedIn,
         )
       : undefined;
     this.approverAuth = approver;

@@ -2,7 +2,7 @@ import type { ApiCore } from "../api/core.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { varsFor } from "../config/repo.js";
 import { loadTests } from "../config/test-files.js";
-import { approverNamed } from "../api/auth.js";
+import { environmentCredentials } from "../api/credentials.js";
 import type { DesiredState } from "../kinds/kind.js";
 import { readLive, type LiveState, type ReadOptions } from "../live/read.js";
 import { makePlan as composePlan } from "../plan/make.js";
@@ -61,7 +61,7 @@ export async function makePlan(
   // apply holds the approver's sign-in; plan only its name (a plan job need not hold its secret). A CI
   // job that names none cannot say who the apply job's approves go as: the plan says so, never that
   // apply would block them.
-  const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : approverNamed(envOf(flags));
+  const named = core.approverAuth ? { configured: true, user: core.approverAuth.username ?? null } : environmentCredentials(env, envOf(flags)).approverNamed();
   const approverKnown = named.configured || !!opts.applies || !ciOf(flags);
   const meta = {
     environment: env.name,

@@ -46,6 +46,9 @@ export interface FileKind<D = unknown> {
   /** The `kind:` of its policy files ("SspPolicy"). */
   readonly fileKind: string;
   readonly schema: SchemaRef;
+  /** The lists of its documents whose items may carry `environments:` (config/scope.ts), as an SSP
+   *  policy's batches do: an item of other environments is taken out before anything reads it. */
+  readonly scopedLists?: readonly string[];
   /** A schema problem that one of its rules reports in its own words (not said twice). */
   ownWords?(pointer: string, key?: string): boolean;
   /** Its rules beyond the schema, over the documents of its kind. */

@@ -35,6 +35,11 @@ export type { VarSource };
 /** A problem at a place of the file being read. */
 type At = (line: number, column: number, message: string) => void;
 
+/** Whether a document is read at all, asked before its variables are filled (and it may take parts
+ *  out of it): a policy document of other environments (metadata.environments) is not, and reads none
+ *  of this environment's variables. */
+export type KeepDoc = (doc: Document.Parsed, lines: LineCounter, index: number) => boolean;
+
 /** Reads one YAML file defensively: a regular file only, size cap, strict UTF-8, no unknown tags, no
  *  prototype keys, bounded alias expansion; `inside`: the folder it must really lie in (a policy or
  *  policy test file: the policy repo, links followed). Every problem becomes a diagnostic; nothing throws. */
@@ -44,12 +49,21 @@ export function readYamlFile(
   diagnostics: Diagnostic[],
   vars?: VarSource,
   inside?: { folder: string; words?: PathWords },
+  keep?: KeepDoc,
 ): SourceDoc[] {
   const at: At = (line, column, message) => {
     diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
   };
   const text = readText(absPath, at, inside);
   if (text === undefined) return [];
+  return readYamlText(text, shownPath, diagnostics, vars, keep);
+}
+
+/** readYamlFile of a text already read (export reads the files it is about to change this way). */
+export function readYamlText(text: string, shownPath: string, diagnostics: Diagnostic[], vars?: VarSource, keep?: KeepDoc): SourceDoc[] {
+  const at: At = (line, column, message) => {
+    diagnostics.push({ file: shownPath, line, column, message, severity: "error" });
+  };
   const lines = new LineCounter();
   // resolveKnownTags: false, so that !!binary, !!set, !!timestamp and the like are tags like any other
   // (refused, named as written) instead of turning a value into bytes, a set or a date.
@@ -64,6 +78,7 @@ export function readYamlFile(
     if (badSyntax || badKeys) return;
     // An empty document (a trailing ---, or only comments): the yaml library gives it no contents or a null scalar.
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+    if (keep && !keep(doc, lines, index)) return;
     // Every problem is reported: a variable that cannot be filled does not hide the document's other checks.
     const filled = vars ? interpolate(doc, lines, vars, shownPath, diagnostics) : undefined;
     let value: unknown;
