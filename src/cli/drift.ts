@@ -19,7 +19,7 @@ export interface DriftFlags extends GlobalFlags {
 
 /** An override names one tenant; applied to every environment, each would read that tenant and report
  *  its state as its own. So --all-envs runs only on the URLs of revsync.yaml. */
-function refuseOverrides(penv: NodeJS.ProcessEnv): void {
+export function refuseOverrides(penv: NodeJS.ProcessEnv): void {
   const set = overridesSet(penv);
   if (!set.length) return;
   const names = andList(set);

@@ -5,7 +5,7 @@ import { BATCH_STATUSES } from "../../api/service-choices.js";
 import { unsafeName } from "../../config/rules.js";
 import { checkValuesText } from "../../config/values.js";
 import type { SspItem } from "../../schema/generated/api.js";
-import { batchNameOf, byCodePoint, slug, targeted, valuesFileFor } from "../../shared/address.js";
+import { batchNameOf, byCodePoint, slug, targeted, touchedBy, valuesFileFor } from "../../shared/address.js";
 import { valuesToCsv } from "../../ssp/csv.js";
 import { fitSpec, newFile, type ExportedBatch, type ExportedFile } from "../export-file.js";
 import type { ExportContext } from "../kind.js";
@@ -95,7 +95,8 @@ export function exportSsp(live: SspLive, ctx: ExportContext, schema: ExportedFil
   const files: ExportedFile[] = [];
   for (const [name, lp] of live.ssp) {
     const addr = sspAddress.policy(name);
-    if (!targeted(addr, ctx.targets)) continue;
+    // A batch's target exports its policy's file too, which lists it (only the batch, in a file git holds).
+    if (!touchedBy(addr, ctx.targets)) continue;
     const bad = unsafeName(name);
     if (bad) {
       ctx.unnamed.push(`SSP policy ${show(name)} (its name cannot be used in a policy file: ${bad})`);
@@ -114,6 +115,7 @@ export function exportSsp(live: SspLive, ctx: ExportContext, schema: ExportedFil
       batches.push(entry);
     }
     if (batches.length) f.value.batches = batches;
+    if (!targeted(addr, ctx.targets)) f.batchesOnly = true;
     files.push(f);
   }
   return files;
