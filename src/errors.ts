@@ -118,6 +118,22 @@ export class ApiError extends Error {
     });
   }
 
+  /** The same error, with a hint of what to do instead. */
+  withHint(hint: string): ApiError {
+    return new ApiError({
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      message: this.serviceMessage,
+      problems: this.problems,
+      retryable: this.retryable,
+      retryAfterMs: this.retryAfterMs,
+      outcomeUnknown: this.outcomeUnknown,
+      conflict: this.conflict,
+      hint,
+    });
+  }
+
   /** The same error, its message said otherwise (e.g. with the number of attempts it took). */
   withMessage(message: string): ApiError {
     return new ApiError({

@@ -358,7 +358,7 @@ describe("plain errors for 401 and 403", () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no credentials for environment "demo": set REVSYNC_CLIENT_ID, REVSYNC_CLIENT_SECRET, REVSYNC_USERNAME, REVSYNC_PASSWORD/);
-    expect(r.stderr).toContain("environment \"demo\" reads its own REVSYNC_DEMO_CLIENT_ID");
+    expect(r.stderr).toContain('environment "demo" reads its own REVSYNC_DEMO_CLIENT_ID');
     expect(r.stderr).toContain("Hint: for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync");
     // The emulator's demo sign-in is worth suggesting for a local service only, never for a tenant's.
     const away = await cli(["approvals", "list"], { cwd: tmpdir(), env: { REVSYNC_BASE_URL: "https://acme.example.com", REVSYNC_REALM: "acme" } });

@@ -3,7 +3,15 @@ import type { TokenResponse } from "../schema/generated/api.js";
 import type { Clock } from "./clock.js";
 
 export type Credentials =
-  | { kind: "password"; clientId: string; clientSecret: string; username: string; password: string }
+  | {
+      kind: "password";
+      clientId: string;
+      clientSecret: string;
+      username: string;
+      password: string;
+      /** The variables they came from, in words for a refused sign-in (never their values). */
+      from?: string;
+    }
   /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
   | { kind: "token"; token: string; user?: string };
 
@@ -148,6 +156,7 @@ export class TokenManager {
         path: "token endpoint",
         status: res.status,
         message: `sign-in refused: ${b.error_description ?? b.error ?? "no reason given"}`,
+        ...(this.creds.from ? { hint: `check ${this.creds.from}: the service refused them` } : {}),
       });
     }
     this.log("auth: signed in with the password grant");

@@ -1,4 +1,4 @@
-import { Agent, EnvHttpProxyAgent, LOOPBACK, request, urlCredentials, type Dispatcher } from "./http.js";
+import { Agent, EnvHttpProxyAgent, request, urlProblem, type Dispatcher } from "./http.js";
 import { ApiError, UserError } from "../errors.js";
 import { apiValidator } from "../schema/ajv.js";
 import { TokenManager, type Credentials } from "./auth.js";
@@ -113,19 +113,9 @@ export interface Progress {
 export const freshProgress = (): Progress => ({ sends: 0, throttles: 0, waited: 0, mayHaveLanded: false, last: undefined });
 
 export function checkUrl(name: string, value: string): URL {
-  const credentials = urlCredentials(value);
-  if (credentials) throw new UserError(`${name}: ${credentials}`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UserError(`${name} is not a URL: ${JSON.stringify(value)}`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
-    throw new UserError(`${name} uses http:// for ${url.hostname}: only loopback hosts may use plain http; use https://`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UserError(`${name} must be an http(s) URL, got ${url.protocol}`);
-  return url;
+  const problem = urlProblem(value);
+  if (problem) throw new UserError(`${name}${problem}`);
+  return new URL(value);
 }
 
 /** undici's EnvHttpProxyAgent options from an environment (it reads the process's when not given). */

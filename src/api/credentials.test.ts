@@ -19,6 +19,7 @@ describe("an environment's credentials", () => {
       clientSecret: "prod-secret",
       username: "pat",
       password: "alice-password",
+      from: 'REVSYNC_CLIENT_ID, REVSYNC_PRODUCTION_CLIENT_SECRET, REVSYNC_PRODUCTION_USERNAME and REVSYNC_PASSWORD (environment "production")',
     });
     expect(environmentCredentials({ name: "staging" }, env).signIn()).toMatchObject({
       clientSecret: "shared-secret",

@@ -7,6 +7,7 @@
 import { UserError } from "../errors.js";
 import { SIGN_IN_VARIABLES, tokenUser, type Credentials } from "./auth.js";
 import { LOOPBACK } from "./http.js";
+import { andList } from "../words.js";
 
 /** What each credential variable is, by its name without a prefix (REVSYNC_ + role, or PREFIX_ + role). */
 export const CREDENTIAL_ROLES = [
@@ -137,8 +138,8 @@ export function environmentCredentials(target: CredentialTarget, penv: NodeJS.Pr
     variable,
     secrets: read(SECRET_ROLES),
     names: read(CREDENTIAL_ROLES.filter((r) => !SECRET_ROLES.includes(r))),
-    signIn: () => signInOf(target, { token, get, either: either(ownPassword), prefix }),
-    approver: () => approverOf({ approverToken, get, either: either(ownApprover || ownPassword), prefix }),
+    signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
+    approver: () => approverOf({ approverToken, get, variable, either: either(ownApprover || ownPassword), prefix }),
     approverNamed: () => {
       if (approverToken) return { configured: true, user: tokenUser(approverToken) ?? (get("APPROVER_USER") || null) };
       const user = get("APPROVER_USERNAME");
@@ -149,12 +150,13 @@ export function environmentCredentials(target: CredentialTarget, penv: NodeJS.Pr
 
 interface Lookup {
   get: (role: CredentialRole) => string | undefined;
+  variable: (role: CredentialRole) => string;
   either: (role: CredentialRole) => string;
   prefix: string | null;
 }
 
 /** revsync's own sign-in: a token, or the four parts of a password grant. */
-function signInOf(target: CredentialTarget, { token, get, either, prefix }: Lookup & { token: string | undefined }): Credentials {
+function signInOf(target: CredentialTarget, { token, get, either, prefix, variable }: Lookup & { token: string | undefined }): Credentials {
   if (token) {
     const user = get("USER");
     return { kind: "token", token, ...(user ? { user } : {}) };
@@ -179,11 +181,12 @@ function signInOf(target: CredentialTarget, { token, get, either, prefix }: Look
     clientSecret: get("CLIENT_SECRET") ?? "",
     username: get("USERNAME") ?? "",
     password: get("PASSWORD") ?? "",
+    from: `${andList(roles.map(variable))} (environment ${JSON.stringify(target.name)})`,
   };
 }
 
 /** The approver identity: a token, or a password grant with revsync's client id and secret. */
-function approverOf({ approverToken, get, either }: Lookup & { approverToken: string | undefined }): Credentials | undefined {
+function approverOf({ approverToken, get, either, variable }: Lookup & { approverToken: string | undefined }): Credentials | undefined {
   if (approverToken) {
     const user = get("APPROVER_USER");
     return { kind: "token", token: approverToken, ...(user ? { user } : {}) };
@@ -198,5 +201,13 @@ function approverOf({ approverToken, get, either }: Lookup & { approverToken: st
       `the approver identity is incomplete: set ${missing.map(either).join(", ")} (the approver signs in with revsync's client id and secret and its own user name and password), or ${either("APPROVER_TOKEN")}`,
       "four eyes: approves are sent as the approver, everything else as revsync's own sign-in",
     );
-  return { kind: "password", clientId: get("CLIENT_ID") ?? "", clientSecret: get("CLIENT_SECRET") ?? "", username: username ?? "", password: password ?? "" };
+  const from = andList(["APPROVER_USERNAME", "APPROVER_PASSWORD", "CLIENT_ID", "CLIENT_SECRET"].map((r) => variable(r as CredentialRole)));
+  return {
+    kind: "password",
+    clientId: get("CLIENT_ID") ?? "",
+    clientSecret: get("CLIENT_SECRET") ?? "",
+    username: username ?? "",
+    password: password ?? "",
+    from,
+  };
 }

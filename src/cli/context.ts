@@ -1,7 +1,7 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
 import { environmentCredentials, signInSecret, type EnvironmentCredentials } from "../api/credentials.js";
-import { urlCredentials } from "../api/http.js";
+import { urlProblem } from "../api/http.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
 import { findConfig, loadPolicies, loadRepo, resolveEnv, selectEnv, varsFor, type DesiredState, type Repo, type ResolvedEnv } from "../config/repo.js";
@@ -88,8 +88,8 @@ export function openServiceEnv(flags: GlobalFlags): ResolvedEnv {
   if (configFile) return openEnv(openRepo(flags), flags);
   const baseUrl = penv.REVSYNC_BASE_URL ?? "";
   for (const name of ["REVSYNC_BASE_URL", "REVSYNC_AUTH_URL"]) {
-    const credentials = urlCredentials(penv[name] ?? "");
-    if (credentials) throw new UserError(`${name}: ${credentials}`);
+    const problem = penv[name] === undefined ? undefined : urlProblem(penv[name] ?? "");
+    if (problem) throw new UserError(`${name}${problem}`);
   }
   return {
     name: penv.REVSYNC_ENV ?? "default",

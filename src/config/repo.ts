@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { PolicyProblems, UserError } from "../errors.js";
 import { interpolateString, signInProblem, variablesIn, type Interpolated, type VarSource, type VarValue } from "./interpolate.js";
 import { credentialPrefix, credentialVariables, isCredentialVariable, SHARED_PREFIX } from "../api/credentials.js";
-import { urlCredentials } from "../api/http.js";
+import { urlCredentials, urlProblem } from "../api/http.js";
 import type { EnvironmentConfig, RevsyncConfig } from "../schema/generated/policy.js";
 import { sortDiagnostics, type Diagnostic } from "./diagnostics.js";
 import { runRules, type FileKind, type ParsedValuesByPath, type PolicyDoc } from "./rules.js";
@@ -255,26 +255,28 @@ export const overridesSet = (env: NodeJS.ProcessEnv): string[] => OVERRIDE_VARS.
 export function resolveEnv(repo: Repo, name: string, env: NodeJS.ProcessEnv): ResolvedEnv {
   const raw = repo.config.environments[name] as EnvironmentConfig;
   const { baseUrl, authUrl, realm, problems } = endpoints(repo, name, env);
-  // A URL that a variable gave a user or password: refused before it is used or shown anywhere.
-  for (const [field, value] of [
-    ["base_url", baseUrl],
-    ["auth_url", authUrl],
-  ] as const) {
-    const credentials = urlCredentials(value);
-    if (!credentials) continue;
-    const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
-    if (env[override] !== undefined) throw new UserError(`${override}: ${credentials}`);
-    const from = field === "auth_url" && raw.auth_url === undefined ? "base_url" : field;
-    const reads = variablesIn(String(raw[from] ?? ""));
-    throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: a URL holds credentials`, [
-      {
-        file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
-        ...at(repo.configDoc, `/environments/${name}/${from}`),
-        severity: "error",
-        message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}: ${credentials}`,
-      },
-    ]);
-  }
+  // A URL that is none, or that a variable gave a user or password: refused before it is used or shown
+  // anywhere, naming the variable or the place in revsync.yaml it came from.
+  if (!problems.length)
+    for (const [field, value] of [
+      ["base_url", baseUrl],
+      ["auth_url", authUrl],
+    ] as const) {
+      const problem = urlProblem(value);
+      if (!problem) continue;
+      const override = field === "base_url" ? "REVSYNC_BASE_URL" : "REVSYNC_AUTH_URL";
+      if (env[override] !== undefined) throw new UserError(`${override}${problem}`);
+      const from = field === "auth_url" && raw.auth_url === undefined ? "base_url" : field;
+      const reads = variablesIn(String(raw[from] ?? ""));
+      throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml: ${from} cannot be used`, [
+        {
+          file: relative(repo.cwd, repo.configFile) || CONFIG_FILE,
+          ...at(repo.configDoc, `/environments/${name}/${from}`),
+          severity: "error",
+          message: `environments.${name}.${from}${reads.length ? ` (from ${reads.map((v) => `\${${v}}`).join(", ")})` : ""}${problem}`,
+        },
+      ]);
+    }
   const { vars, envTexts, origins, problems: varProblems } = environmentVars(repo, name, env);
   const evidence = raw.evidence ?? repo.config.evidence;
   const lockRaw = raw.lock ?? repo.config.lock;

@@ -188,6 +188,8 @@ export interface CliOptions {
   input?: string;
   /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
   tty?: boolean;
+  /** cli() only: stdin is a terminal (isTTY), as when someone at a terminal types the input. */
+  stdinTty?: boolean;
 }
 
 /** Runs a command line through the command entry (runCli) in this process, with its own stdout, stderr,
@@ -226,7 +228,7 @@ export async function cli(
         return true;
       },
     },
-    stdin: Readable.from([opts.input ?? ""]),
+    stdin: Object.assign(Readable.from([opts.input ?? ""]), opts.stdinTty ? { isTTY: true } : {}),
     env: cliEnv(opts.env),
     cwd: resolve(opts.cwd ?? ROOT),
     // Nobody signals a command run in process: tests of signals run the CLI as a process.
