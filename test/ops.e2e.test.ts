@@ -290,7 +290,7 @@ describe("ssp template and download", () => {
     const missing = await run(["ssp", "download", "NOPE"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/404 not found\): no uploaded file with file_id NOPE/);
-    expect(missing.stderr).toMatch(/Hint: check the id or name/);
+    expect(missing.stderr).toContain("Hint: ssp download takes the file id of an SSP batch: revsync ssp batches lists them");
   });
 
   it("batches: every batch with its status, file id, rows and dates; one policy by name, a near miss named", async () => {

@@ -1,4 +1,4 @@
-/** The one place an environment's credentials come from (docs/security.md, "Credentials per
+/** The one place an environment's credentials come from (docs/decisions.md, "Credentials per
  *  environment"): its own variables, REVSYNC_<ENV>_CLIENT_ID and the rest (or those of the prefix its
  *  `credentials: { prefix: … }` names), and the unprefixed REVSYNC_CLIENT_ID and the rest where it sets
  *  none of its own. Every command that signs in asks `environmentCredentials` for them, one environment

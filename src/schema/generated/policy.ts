@@ -146,7 +146,7 @@ export interface ServiceChoicesConfig {
   };
 }
 /**
- * Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/security.md, "Credentials per environment"
+ * Where this environment's credentials come from: the variables of its prefix win over the unprefixed REVSYNC_CLIENT_ID and the rest, which serve every environment that sets none of its own. Credentials themselves never live in files. docs/decisions.md, "Credentials per environment"
  */
 export interface CredentialsConfig {
   /**
