@@ -136,6 +136,9 @@ const noChanges = async (dir: string): Promise<void> => {
 describe("export --all-envs adopts every environment into one set of files", () => {
   it("fresh: equal fields as they are, differing ones ${VAR}s, what one holds scoped; every plan says No changes; each tenant's sign-in got its own credentials only", async () => {
     const dir = repo();
+    const dry = await run(dir, ["export", "--all-envs", "--dry-run"]);
+    expect(dry.stdout).toMatch(/^would write policies\/ssp\/hardware-ssp\.yaml/m);
+    expect(readdirSync(join(dir, "policies"))).toEqual([]);
     const r = await run(dir, ["export", "--all-envs"]);
     expect(r.code, r.stderr).toBe(0);
     const config = read(dir, "revsync.yaml");

@@ -17,6 +17,7 @@ import { nothingInGit } from "../live/read.js";
 import { checkTargets } from "../plan/targets.js";
 import { POLICY_FILE_SCHEMA, REPO_SCHEMAS_DIR, writeRepoSchemas } from "../repo/schemas.js";
 import { unknownNotes, type Unknown } from "../shared/unknown.js";
+import { targeted } from "../shared/address.js";
 import { editUserFile, fileError, READ_CAPS, readUserFile } from "../user-files.js";
 import { plural } from "../words.js";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
@@ -37,6 +38,8 @@ interface EnvRead {
 interface State {
   ctx: Pick<Ctx, "out" | "dir" | "shown" | "inside" | "readValues">;
   repo: Repo;
+  /** --target: what export reads and writes. */
+  targets: string[];
   reads: EnvRead[];
   overlay: Map<string, string>;
   whats: Map<string, string[]>;
@@ -191,7 +194,7 @@ function placeEnv(s: State, r: EnvRead, held: Set<string>, p: Prepared, yamlFile
   s.problems.broken.push(...plan.broken.map((b) => `${s.ctx.shown(b.file)}:${b.message}`));
   s.problems.refused.push(...plan.refused.map((x) => ({ ...x, message: own(x.message) })));
   // What this environment holds was placed (or is written by this run): only the rest is git's alone.
-  const gitOnly = plan.gitOnly.filter((g) => !r.files.some((f) => f.address === g.address));
+  const gitOnly = plan.gitOnly.filter((g) => !r.files.some((f) => f.address === g.address) && targeted(g.address, s.targets));
   s.problems.gitOnly.push(...gitOnly.map((g) => `${g.address} (${s.ctx.shown(g.file)}; environment ${name} does not hold it)`));
   for (const [k, v] of plan.unknown) s.problems.unknown.set(k, [...(s.problems.unknown.get(k) ?? []), ...v]);
 }
@@ -301,6 +304,7 @@ export async function runExportAllEnvs(flags: ExportFlags, out: Output): Promise
   const s: State = {
     ctx: { out, ...folder },
     repo,
+    targets: flags.target ?? [],
     reads,
     overlay: new Map(),
     whats: new Map(),

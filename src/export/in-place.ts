@@ -172,7 +172,7 @@ interface VarContext {
 /** The words of a refusal for a file other environments read: what differs, and what to do. */
 function sharedWords(sharedWith: readonly string[]): string {
   const n = sharedWith.length;
-  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml, and export again)`;
+  return `environment${n === 1 ? "" : "s"} ${sharedWith.join(", ")} read${n === 1 ? "s" : ""} this file too, so export would change ${n === 1 ? "its" : "their"} plan${n === 1 ? "" : "s"}: not exported (change git in a reviewed commit, or make the value a \${VAR} with each environment's own entry under vars: in revsync.yaml and export again, or export every environment at once: revsync export --all-envs)`;
 }
 
 /** A difference export may not write because other environments read the file: refused, named. */
