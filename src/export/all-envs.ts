@@ -12,7 +12,7 @@ import type { ExportedBatch, ExportedFile } from "../kinds/export-file.js";
 import type { Kind, Registry } from "../kinds/kind.js";
 import { KINDS, kindOfFile } from "../kinds/registry.js";
 import { slug, valuesFileFor } from "../shared/address.js";
-import { quotedWhereNeeded } from "./mapping.js";
+import { placeComments, quotedWhereNeeded } from "./mapping.js";
 
 /** A value that differs between environments: written as `${name}`. */
 export class VarRef {
@@ -269,13 +269,7 @@ export function renderMerged(docs: readonly MergedDoc[], header: string[]): stri
         if (isScalar(pair.key) && pair.key.value === "environments" && isSeq(pair.value)) pair.value.flow = true;
       },
     });
-    const spec = doc.get("spec", true) as { comment?: string | null } | undefined;
-    if (spec && d.specComments.length) spec.comment = d.specComments.join("\n");
-    if (d.batchComments.length) {
-      const batches = doc.get("batches", true) as { comment?: string | null } | undefined;
-      if (batches) batches.comment = d.batchComments.join("\n");
-      else doc.comment = d.batchComments.join("\n");
-    }
+    placeComments(doc, d);
     return doc.toString({ lineWidth: 0 });
   });
   return `${header.map((h) => `# ${h}`).join("\n")}\n${texts.join("---\n")}`;
