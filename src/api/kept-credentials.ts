@@ -9,10 +9,12 @@ import { findSignIn, type Found, type Role, type SignInTarget } from "./sign-in-
  *  nobody for that role, and only for the environment it was kept for. A kept token that has ended is
  *  an error that says to sign in again, never a reason to try other credentials. */
 
-/** The variables that name revsync's own user (the client id and secret alone name nobody: login needs
- *  the client id too), and the approver's. */
-const NAMES_SIGNER = ["REVSYNC_TOKEN", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"] as const;
-const NAMES_APPROVER = ["REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD"] as const;
+/** The variables that name a user of each role, and so win over a kept token: revsync's own (the client
+ *  id and secret alone name nobody: login needs the client id too), and the approver's. */
+export const NAMING_VARIABLES: Record<Role, readonly string[]> = {
+  signer: ["REVSYNC_TOKEN", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"],
+  approver: ["REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD"],
+};
 
 export interface Resolved<C> {
   credentials: C;
@@ -28,7 +30,7 @@ export function loginCommand(environment: string, role: Role): string {
 /** revsync's own sign-in: the environment's variables, else the token kept for this environment. */
 export function signerCredentials(penv: NodeJS.ProcessEnv, target: SignInTarget, folder: string, now: number): Resolved<Credentials> {
   const found = findSignIn(folder, target, "signer", now);
-  const given = NAMES_SIGNER.filter((n) => penv[n]);
+  const given = NAMING_VARIABLES.signer.filter((n) => penv[n]);
   if (given.length) return { credentials: credentialsFromEnv(penv, target), ...passedOver(found, given, target, "signer") };
   if (found) return { credentials: kept(found, target, "signer") };
   return { credentials: credentialsFromEnv(penv, target) };
@@ -38,7 +40,7 @@ export function signerCredentials(penv: NodeJS.ProcessEnv, target: SignInTarget,
  *  kept by `revsync login --approver`; undefined when neither gives one. */
 export function approverCredentials(penv: NodeJS.ProcessEnv, target: SignInTarget, folder: string, now: number): Resolved<Credentials | undefined> {
   const found = findSignIn(folder, target, "approver", now);
-  const given = NAMES_APPROVER.filter((n) => penv[n]);
+  const given = NAMING_VARIABLES.approver.filter((n) => penv[n]);
   if (given.length) return { credentials: approverFromEnv(penv), ...passedOver(found, given, target, "approver") };
   return { credentials: found ? kept(found, target, "approver") : undefined };
 }
@@ -47,7 +49,7 @@ export function approverCredentials(penv: NodeJS.ProcessEnv, target: SignInTarge
  *  variables, else a kept approver token that lives. */
 export function approverNamedKept(penv: NodeJS.ProcessEnv, target: SignInTarget, folder: string, now: number): { configured: boolean; user: string | null } {
   const named = approverNamed(penv);
-  if (named.configured || NAMES_APPROVER.some((n) => penv[n])) return named;
+  if (named.configured || NAMING_VARIABLES.approver.some((n) => penv[n])) return named;
   const found = findSignIn(folder, target, "approver", now);
   return found?.kind === "live" ? { configured: true, user: found.user ?? null } : named;
 }

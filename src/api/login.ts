@@ -77,8 +77,17 @@ export async function signInThroughBrowser(target: LoginTarget, deps: LoginDeps)
 
 function keep(target: LoginTarget, accepted: AcceptedToken, deps: LoginDeps): SignedIn {
   const { clientId, role, ...where } = target;
-  const path = keepSignIn(deps.folder, where, role, { ...accepted, clientId }, deps.now());
-  return { user: accepted.user, expiresAt: accepted.expiresAt, path };
+  try {
+    const path = keepSignIn(deps.folder, where, role, { ...accepted, clientId }, deps.now());
+    return { user: accepted.user, expiresAt: accepted.expiresAt, path };
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError(
+      `the token could not be kept in ${deps.folder} (${code ?? (e as Error).message}): nothing was kept`,
+      "make that folder yours and writable, or set XDG_STATE_HOME (Linux) or HOME to another",
+    );
+  }
 }
 
 /** The verdict, or why the wait ended without one: the time is up, or the person gave up (Cancelled). */

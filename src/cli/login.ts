@@ -1,4 +1,5 @@
 import { forgetSignIns, signInFolder, sweepEnded, type Role } from "../api/sign-in-store.js";
+import { NAMING_VARIABLES } from "../api/kept-credentials.js";
 import { signInThroughBrowser } from "../api/login.js";
 import { parseDuration } from "../duration.js";
 import { UserError } from "../errors.js";
@@ -11,12 +12,6 @@ import type { Output } from "./output.js";
 export interface LoginFlags extends GlobalFlags {
   approver?: boolean;
 }
-
-/** The variables that would win over the token login keeps, for its role. */
-const WINNERS: Record<Role, string[]> = {
-  signer: ["REVSYNC_TOKEN", "REVSYNC_USERNAME", "REVSYNC_PASSWORD"],
-  approver: ["REVSYNC_APPROVER_TOKEN", "REVSYNC_APPROVER_USERNAME", "REVSYNC_APPROVER_PASSWORD"],
-};
 
 /** revsync login: a person signs in through the browser (the spec's implicit flow), and the token is
  *  kept for its lifetime, for this environment and role. */
@@ -61,7 +56,7 @@ export async function runLogin(flags: LoginFlags, out: Output): Promise<number> 
   out.info(
     `Signed in to environment ${JSON.stringify(env.name)}${who}${role === "approver" ? ", the four-eyes approver" : ""}, until ${new Date(signedIn.expiresAt).toISOString()}; the token is kept, readable by you alone, until then (revsync logout${envFlag(env.name)} removes it).`,
   );
-  const winners = WINNERS[role].filter((n) => penv[n]);
+  const winners = NAMING_VARIABLES[role].filter((n) => penv[n]);
   if (winners.length)
     out.warn(
       `${winners.join(" and ")} ${winners.length > 1 ? "are" : "is"} set: commands sign in with ${winners.length > 1 ? "them" : "it"} before this sign-in; unset ${winners.length > 1 ? "them" : "it"} to use it`,
