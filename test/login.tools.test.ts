@@ -112,7 +112,9 @@ async function signInWith(address: string, user: string, state?: string): Promis
 
 const journal = (): Promise<Entry[]> => fx.emu.admin<Entry[]>("GET", "requests");
 
-describe.runIf(hasChromium)("revsync login in Chromium against the emulator", () => {
+// Each case signs in through the browser once or twice and runs commands after: longer than the suite's
+// 30 s on two loaded cores.
+describe.runIf(hasChromium)("revsync login in Chromium against the emulator", { timeout: 90_000 }, () => {
   it("alice fills the form, the token lands (and leaves the address bar), and plan runs as alice", async () => {
     const alice = person();
     const { r, verdict, at } = await login(alice, "alice");
