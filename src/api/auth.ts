@@ -12,8 +12,16 @@ export type Credentials =
       /** The variables they came from, in words for a refused sign-in (never their values). */
       from?: string;
     }
-  /** `user`: REVSYNC_USER, the user to name when the token itself names none. */
-  | { kind: "token"; token: string; user?: string };
+  /** `user`: REVSYNC_USER, the user to name when the token itself names none. `login`: a token that
+   *  `revsync login` kept, which lives until `expiresAt` (epoch ms) and is never renewed: `again` is the
+   *  command that signs in anew, for the error that says so. */
+  | { kind: "token"; token: string; user?: string; login?: KeptLogin };
+
+/** What a token of `revsync login` carries beside itself: until when it lives, and how to get another. */
+export interface KeptLogin {
+  expiresAt: number;
+  again: string;
+}
 
 /** The secrets revsync reads from the environment: the service's client secret, the passwords and
  *  tokens of both identities, and the CI tokens read for four eyes. Every output redacts their values. */
@@ -47,18 +55,27 @@ export const APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_
  *  needs a name for the update body's user_name): a JWT's `preferred_username`, else its `sub`. A token
  *  that is not a JWT, or names nobody, gives undefined. */
 export function tokenUser(token: string): string | undefined {
-  const part = token.split(".")[1];
-  if (token.split(".").length !== 3 || !part) return undefined;
-  try {
-    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown> | null;
-    for (const k of ["preferred_username", "sub"]) {
-      const v = claims?.[k];
-      if (typeof v === "string" && v.trim() !== "") return v;
-    }
-  } catch {
-    // Not a JWT: it names nobody.
+  const claims = tokenClaims(token);
+  for (const k of ["preferred_username", "sub"]) {
+    const v = claims?.[k];
+    if (typeof v === "string" && v.trim() !== "") return v;
   }
   return undefined;
+}
+
+/** A JWT's claims, read without verifying its signature (the service verifies it); undefined for a
+ *  token that is not a JWT whose claims are a JSON object. */
+export function tokenClaims(token: string): Record<string, unknown> | undefined {
+  const parts = token.split(".");
+  const part = parts[1];
+  if (parts.length !== 3 || !part) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as unknown;
+    return claims && typeof claims === "object" && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    // Not a JWT: no claims.
+    return undefined;
+  }
 }
 
 export type TokenPoster = (form: URLSearchParams) => Promise<{ status: number; body: unknown }>;
@@ -108,6 +125,20 @@ export class TokenManager {
 
   get isStatic(): boolean {
     return this.creds.kind === "token";
+  }
+
+  /** The token of `revsync login` this sign-in sends, when it is one. */
+  get login(): KeptLogin | undefined {
+    return this.creds.kind === "token" ? this.creds.login : undefined;
+  }
+
+  /** Why a token of `revsync login` may not be sent any more (it has lived its lifetime), in words;
+   *  undefined while it lives, and for any other sign-in. Such a token is never renewed, nor replaced
+   *  by other credentials: the person signs in again. */
+  loginEnded(): string | undefined {
+    const login = this.login;
+    if (!login || this.clock.now() < login.expiresAt) return undefined;
+    return `the sign-in of revsync login${this.username ? ` (${this.username})` : ""} ended at ${new Date(login.expiresAt).toISOString()}: its token lives only as long as the service gave it`;
   }
 
   async token(): Promise<string> {

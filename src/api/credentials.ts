@@ -8,6 +8,8 @@ import { UserError } from "../errors.js";
 import { SIGN_IN_VARIABLES, tokenUser, type Credentials } from "./auth.js";
 import { LOOPBACK } from "./http.js";
 import { andList } from "../words.js";
+import { keptCredentials, NAMING_ROLES, passedOverWords } from "./kept-credentials.js";
+import { findSignIn, type Found, type Role, type SignInTarget } from "./sign-in-store.js";
 
 /** What each credential variable is, by its name without a prefix (REVSYNC_ + role, or PREFIX_ + role). */
 export const CREDENTIAL_ROLES = [
@@ -38,8 +40,10 @@ export const SHARED_PREFIX = "REVSYNC";
 export interface CredentialTarget {
   name: string;
   credentialPrefix?: string | null;
-  /** The service and realm, so that the emulator's demo sign-in is suggested for its demo tenant only. */
+  /** The service and realm: the emulator's demo sign-in is suggested for its demo tenant only, and a
+   *  token of `revsync login` is used only for the service it was kept for. */
   baseUrl?: string;
+  authUrl?: string;
   realm?: string;
 }
 
@@ -95,6 +99,18 @@ export interface EnvironmentCredentials {
   names: { name: string; value: string }[];
   /** The variable a role is read from for this environment: its own when set, else the shared one. */
   variable(role: CredentialRole): string;
+  /** A role's value as this environment reads it (its own, else the shared one), if set. */
+  value(role: CredentialRole): string | undefined;
+  /** The variables of these roles that are set, as this environment reads them. */
+  given(roles: readonly CredentialRole[]): string[];
+  /** Said once: variables of a role won over a live token `revsync login` kept for the environment. */
+  passedOver(role: Role): string | undefined;
+}
+
+/** Where `revsync login` keeps its tokens, and the time to judge whether one still lives. */
+export interface KeptSignIns {
+  folder: string;
+  now: number;
 }
 
 /** Whether a URL names this machine: with realm demo, the local emulator's demo tenant. */
@@ -106,12 +122,48 @@ function isLocal(url: string | undefined): boolean {
   }
 }
 
-/** An environment's credentials (the module's comment says which variables, in which order). Within
- *  revsync's sign-in and within the approver's, the environment's own variables decide the kind of
- *  sign-in: its own token, else its own password grant (each part its own or, where it sets none, the
- *  shared one), and only when it sets neither, the shared token or password grant. An empty variable is
- *  an unset one (GitHub passes a secret it does not have as ""). */
-export function environmentCredentials(target: CredentialTarget, penv: NodeJS.ProcessEnv): EnvironmentCredentials {
+/** An environment's credentials: the one function they come from (the module's comment says which
+ *  variables, in which order). With `kept`, a role whose variables name nobody (no token, user name or
+ *  password of the environment's own or the shared ones) signs in with the token `revsync login` kept
+ *  for this very environment (its name, URLs and realm), and one that has ended says to sign in again
+ *  (kept-credentials.ts). A run over several environments calls it once for each. */
+export function environmentCredentials(target: CredentialTarget, penv: NodeJS.ProcessEnv, kept?: KeptSignIns): EnvironmentCredentials {
+  const vars = fromVariables(target, penv);
+  const at = kept && target.baseUrl !== undefined && target.realm !== undefined ? kept : undefined;
+  if (!at) return vars;
+  const where: SignInTarget = {
+    environment: target.name,
+    baseUrl: target.baseUrl ?? "",
+    authUrl: target.authUrl ?? target.baseUrl ?? "",
+    realm: target.realm ?? "",
+  };
+  const found = (role: Role): Found | undefined => findSignIn(at.folder, where, role, at.now);
+  const named = (role: Role): string[] => vars.given(NAMING_ROLES[role]);
+  const either = (role: Role, fromVars: () => Credentials | undefined): Credentials | undefined => {
+    if (named(role).length) return fromVars();
+    const f = found(role);
+    return f ? keptCredentials(f, where, role) : fromVars();
+  };
+  return {
+    ...vars,
+    signIn: () => either("signer", () => vars.signIn()) as Credentials,
+    approver: () => either("approver", () => vars.approver()),
+    approverNamed: () => {
+      const own = vars.approverNamed();
+      if (own.configured || named("approver").length) return own;
+      const f = found("approver");
+      return f?.kind === "live" ? { configured: true, user: f.user ?? null } : own;
+    },
+    passedOver: (role) => passedOverWords(found(role), named(role), where, role),
+  };
+}
+
+/** An environment's credentials from its variables alone. Within revsync's sign-in and within the
+ *  approver's, the environment's own variables decide the kind of sign-in: its own token, else its own
+ *  password grant (each part its own or, where it sets none, the shared one), and only when it sets
+ *  neither, the shared token or password grant. An empty variable is an unset one (GitHub passes a secret
+ *  it does not have as ""). */
+function fromVariables(target: CredentialTarget, penv: NodeJS.ProcessEnv): EnvironmentCredentials {
   const prefix = target.credentialPrefix === null ? null : credentialPrefix(target.name, target.credentialPrefix);
   const value = (name: string): string | undefined => (Object.prototype.hasOwnProperty.call(penv, name) && penv[name] ? penv[name] : undefined);
   const own = (role: CredentialRole): string | undefined => (prefix ? value(`${prefix}_${role}`) : undefined);
@@ -136,6 +188,9 @@ export function environmentCredentials(target: CredentialTarget, penv: NodeJS.Pr
     environment: target.name,
     prefix,
     variable,
+    value: get,
+    given: (roles) => roles.filter((r) => get(r) !== undefined).map(variable),
+    passedOver: () => undefined,
     secrets: read(SECRET_ROLES),
     names: read(CREDENTIAL_ROLES.filter((r) => !SECRET_ROLES.includes(r))),
     signIn: () => signInOf(target, { token, get, variable, either: either(ownPassword), prefix }),
@@ -169,7 +224,7 @@ function signInOf(target: CredentialTarget, { token, get, either, prefix, variab
       ? `; environment ${JSON.stringify(target.name)} reads its own ${prefix}_CLIENT_ID, ${prefix}_CLIENT_SECRET, ${prefix}_USERNAME, ${prefix}_PASSWORD or ${prefix}_TOKEN first, the ${SHARED_PREFIX}_ ones where it sets none of its own`
       : "";
     throw new UserError(
-      `no credentials${whose}: set ${missing.map(either).join(", ")} (password grant), or ${either("TOKEN")} (a bearer token)`,
+      `no credentials${whose}: set ${missing.map(either).join(", ")} (password grant), or ${either("TOKEN")} (a bearer token), or sign in through a browser with revsync login`,
       isLocal(target.baseUrl) && target.realm === "demo"
         ? `for the local emulator's demo tenant: REVSYNC_CLIENT_ID=revsync REVSYNC_CLIENT_SECRET=demo-secret REVSYNC_USERNAME=alice REVSYNC_PASSWORD=alice-password${own}`
         : `the tenant's onboarding gives them (client id, client secret, user name, password); in CI, keep them in the CI's secret store${own}`,

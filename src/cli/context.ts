@@ -1,6 +1,7 @@
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import { SECRET_VARIABLES } from "../api/auth.js";
 import { environmentCredentials, signInSecret, type EnvironmentCredentials } from "../api/credentials.js";
+import { signInFolder, type SignInTarget } from "../api/sign-in-store.js";
 import { urlProblem } from "../api/http.js";
 import { serviceChoices } from "../api/service-choices.js";
 import { sortDiagnostics, type Diagnostic } from "../config/diagnostics.js";
@@ -171,9 +172,26 @@ function keepOut(credentials: EnvironmentCredentials, out: Output): (() => void)
   };
 }
 
+/** The environment as a token of revsync login is bound to it. */
+export function signInTarget(env: ResolvedEnv): SignInTarget {
+  return { environment: env.name, baseUrl: env.baseUrl, authUrl: env.authUrl, realm: env.realm };
+}
+
+/** The environment's credentials (src/api/credentials.ts): its variables, else the tokens revsync login
+ *  kept for it (src/api/kept-credentials.ts). */
+export function credentialsOf(env: ResolvedEnv, flags: GlobalFlags): EnvironmentCredentials {
+  const penv = envOf(flags);
+  return environmentCredentials(env, penv, { folder: signInFolder(penv), now: Date.now() });
+}
+
+/** Who the approver identity is, without its secret: what plan says will approve. */
+export function approverNamedFor(env: ResolvedEnv, flags: GlobalFlags): { configured: boolean; user: string | null } {
+  return credentialsOf(env, flags).approverNamed();
+}
+
 /** `observer`: who watches every request (apply --evidence). `approver` (plan and apply): the client also
- *  holds the approver identity of REVSYNC_APPROVER_* (four eyes), when one is given; it signs in only to
- *  send approves. */
+ *  holds the approver identity of REVSYNC_APPROVER_* or of revsync login --approver (four eyes), when one
+ *  is given; it signs in only to send approves. */
 export function openClient(
   env: ResolvedEnv,
   flags: GlobalFlags,
@@ -182,11 +200,15 @@ export function openClient(
   opts: { approver?: boolean } = {},
 ): ApiCore {
   const penv = envOf(flags);
-  const own = environmentCredentials(env, penv);
+  const own = credentialsOf(env, flags);
   refuseSecretsInNames(env, own, penv);
   const signedIn = keepOut(own, out);
   const credentials = own.signIn();
   const approver = opts.approver ? own.approver() : undefined;
+  for (const role of ["signer", "approver"] as const) {
+    const words = role === "signer" || opts.approver ? own.passedOver(role) : undefined;
+    if (words && out.once(words)) out.warn(words);
+  }
   return new ApiCore({
     ...(approver ? { approver } : {}),
     ...(signedIn ? { onSignedIn: signedIn } : {}),
