@@ -121,14 +121,18 @@ export function readSpan(text: string): number | undefined {
  *  Error in words for an expression it cannot read. */
 export const cronOf = (expression: string, tz: string): Cron => new Cron(expression, { timezone: tz, domAndDow: false, paused: true });
 
+/** How many overlapping openings of a cron window are merged into one, at most. */
+const MERGE_LIMIT = 2000;
+
 /** Opened by a cron expression for `span` ms each time: open at `now` when an opening started within
  *  the last `span` (openings that overlap make one). */
 export function cronWindow(cron: Cron, span: number): WindowTime {
   const after = (t: number): number | undefined => cron.nextRun(new Date(t))?.getTime();
   const opening = (from: number): Opening => {
     let until = from + span;
-    // An opening that starts before this one ends keeps it open (bounded: a year of minutes at most).
-    for (let i = 0, n = after(from); n !== undefined && n < until && i < 600_000; i++, n = after(n)) until = n + span;
+    // An opening that starts before this one ends keeps it open; one that never closes is followed for
+    // MERGE_LIMIT openings or a year and a month, whichever comes first (its until is then a least).
+    for (let i = 0, n = after(from); n !== undefined && n < until && i < MERGE_LIMIT && until - from < 400 * 86_400_000; i++, n = after(n)) until = n + span;
     return { from, until };
   };
   return (now) => {
