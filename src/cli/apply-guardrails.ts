@@ -4,14 +4,14 @@
  *  anything holds back is refused whole, before the prompt and the lock: nothing is sent. */
 import type { ApiCore } from "../api/core.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
-import { ApiError, UserError } from "../errors.js";
+import { UserError } from "../errors.js";
 import type { PullRequestApproval } from "../evidence/record.js";
 import { judgePlan } from "../guardrails/judge.js";
 import type { GuardrailSetup } from "../guardrails/setup.js";
 import { KINDS } from "../kinds/registry.js";
 import type { Plan } from "../plan/model.js";
 import type { Evidence } from "./evidence.js";
-import { ciOf, readPullRequestApproval } from "./four-eyes.js";
+import { approverSignedIn, ciOf, readPullRequestApproval } from "./four-eyes.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
 import { approversOf, nowOf, overridesOf } from "./guardrails.js";
 
@@ -20,21 +20,6 @@ interface Judged {
   shown: Plan;
   /** The pull request's approval, when it was read for the guardrails (four eyes reads it once). */
   approval?: PullRequestApproval;
-}
-
-/** The approver identity signs in before it counts: an override or an approval is its user's only once
- *  the service accepted its credentials. */
-async function approverSignedIn(core: ApiCore): Promise<void> {
-  if (!core.approverAuth) return;
-  try {
-    await core.approverAuth.token();
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    throw new UserError(
-      `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-      "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
-    );
-  }
 }
 
 /** Judges the plan now; refuses it (UserError, nothing sent) while anything holds it back. */

@@ -45,6 +45,21 @@ function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Pro
   return { get, close: () => dispatcher.close() };
 }
 
+/** The approver identity signs in now, when one is configured: a wrong password stops the run before
+ *  anything is sent (an approve, or an approval or override the guardrails count as its user's). */
+export async function approverSignedIn(core: ApiCore): Promise<void> {
+  if (!core.approverAuth) return;
+  try {
+    await core.approverAuth.token();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    throw new UserError(
+      `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+      "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
+    );
+  }
+}
+
 /** The pull (merge) request's approval of the commit this run applies, read from the forge. */
 export async function readPullRequestApproval(flags: GlobalFlags, repo: Repo, ci: CiContext): Promise<PullRequestApproval> {
   const penv = envOf(flags);
@@ -99,17 +114,7 @@ export async function fourEyesBeforeWriting(
 ): Promise<PullRequestApproval | undefined> {
   const { flags, out, fourEyes } = ctx;
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
-  if (approves && core.approverAuth) {
-    try {
-      await core.approverAuth.token();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw new UserError(
-        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
-      );
-    }
-  }
+  if (approves) await approverSignedIn(core);
   const unconfirmed = fourEyes && approves ? approverUnverified(core) : undefined;
   if (unconfirmed) out.warn(unconfirmed);
   const ci = ciOf(flags);
