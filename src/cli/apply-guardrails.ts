@@ -34,7 +34,7 @@ export async function guardrailsBeforeWriting(
   const ci = asks ? ciOf(flags) : null;
   const approval = ci ? await readPullRequestApproval(flags, run.repo, ci) : undefined;
   if (asks) await approverSignedIn(core);
-  const judging = { now: nowOf(flags), approvers: approversOf(flags, core, approval), overrides };
+  const judging = { now: nowOf(flags), approvers: approversOf(flags, run.env, core, approval), overrides };
   const { outcomes, guardrails } = judgePlan(plan.changes, setup, judging, KINDS);
   const changes = plan.changes.map((c, i) => {
     const { guardrails: _was, ...rest } = c;

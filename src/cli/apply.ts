@@ -142,7 +142,7 @@ function planGuardrails(run: Run): {
   guardrails?: { setup: GuardrailSetup; judging: { now: number; approvers: ReturnType<typeof approversOf>; overrides: [] } };
 } {
   if (!run.guardrails) return {};
-  return { guardrails: { setup: run.guardrails, judging: { now: nowOf(run.flags), approvers: approversOf(run.flags, run.core), overrides: [] } } };
+  return { guardrails: { setup: run.guardrails, judging: { now: nowOf(run.flags), approvers: approversOf(run.flags, run.env, run.core), overrides: [] } } };
 }
 
 /** The plan judged now (a saved plan was judged when it was made; time has passed), refused while

@@ -2,7 +2,6 @@
  *  who approves (the approver identity, and in CI the pull request's approvals) and the overrides its
  *  flags ask for. Judging them is src/guardrails/'s. */
 import type { ApiCore } from "../api/core.js";
-import { approverNamed } from "../api/auth.js";
 import type { Repo, ResolvedEnv } from "../config/repo.js";
 import { UserError } from "../errors.js";
 import type { PullRequestApproval } from "../evidence/record.js";
@@ -10,7 +9,7 @@ import type { Approver } from "../guardrails/identity.js";
 import type { Judging, Override } from "../guardrails/judge.js";
 import { loadGuardrails, type GuardrailSetup } from "../guardrails/setup.js";
 import { KINDS } from "../kinds/registry.js";
-import { envOf, ioOf } from "./context.js";
+import { approverNamedFor, ioOf } from "./context.js";
 import type { GlobalFlags, OverrideFlags } from "./flags.js";
 
 /** The run's wall clock: the machine's, or a test's. */
@@ -26,8 +25,8 @@ export function overridesOf(flags: OverrideFlags): Override[] {
 
 /** Who approves in this run: the approver identity (signed in, when `core` holds its sign-in; else the
  *  user its variables name), and the pull request's independent approvals that were read. */
-export function approversOf(flags: GlobalFlags, core: ApiCore | undefined, pr?: PullRequestApproval): Approver[] {
-  const named = core?.approverAuth ? core.approverAuth.username : approverNamed(envOf(flags)).user;
+export function approversOf(flags: GlobalFlags, env: ResolvedEnv, core: ApiCore | undefined, pr?: PullRequestApproval): Approver[] {
+  const named = core?.approverAuth ? core.approverAuth.username : approverNamedFor(env, flags).user;
   const out: Approver[] = named ? [{ user: named, via: "approver identity" }] : [];
   for (const user of pr?.independent ?? []) out.push({ user, via: "pull request approval" });
   return out;

@@ -21,7 +21,7 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
   // Checked before anything is read: a broken rule, or an override nobody listed may give, sends nothing.
-  const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, undefined));
+  const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined));
   const core = openClient(env, flags, out);
   try {
     const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}) });
