@@ -65,6 +65,9 @@ describe("each effect", () => {
       expect.objectContaining({ rule: "big-move", outcome: "overridden", override: { by: "bob", reason } }),
     ]);
     expect((await run("2026-05-04T12:00:00Z", ["evidence", "verify", "ev"])).code).toBe(0);
+    const shown = await run("2026-05-04T12:00:00Z", ["evidence", "show", "ev"]);
+    expect(shown.stdout).toContain(`big-move overridden by bob: ${reason}; nothing held the plan back`);
+    expect(shown.stdout).toContain("guardrails: big-move overridden: overridden by bob");
   });
 
   it("warn is shown and never holds back; require_approval waits for count of from, and the approver identity counts", async () => {
