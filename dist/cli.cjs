@@ -51287,6 +51287,20 @@ function fourEyesMarkdown(r) {
     ""
   ];
 }
+function guardrailWords(r, esc2) {
+  const g2 = r.guardrails;
+  if (!g2) return void 0;
+  const overrides = g2.overrides.map((o) => `${esc2(o.name)} overridden by ${esc2(o.by)}: ${esc2(o.reason)}`);
+  const approvers = g2.approvers.map((a) => `${esc2(a.user)} (${a.via})`);
+  const open = g2.freeze.filter((w2) => w2.in_force).map((w2) => `${esc2(w2.name)} in force until ${esc2(w2.until_local ?? "")}${w2.overridden ? " (overridden)" : ""}`);
+  return [
+    `judged ${esc2(g2.evaluated_at)} (${plural(g2.rules.length, "rule")}, ${plural(g2.freeze.length, "freeze window")})`,
+    approvers.length ? `approvers ${approvers.join(", ")}` : "no approvers",
+    ...open,
+    ...overrides,
+    g2.held_back.length ? `held back: ${g2.held_back.map(esc2).join("; ")}` : "nothing held the plan back"
+  ].join("; ");
+}
 function lockWords(r) {
   const l = r.lock;
   if (!l) return void 0;
@@ -51313,7 +51327,8 @@ function evidenceText(file, r, out, doubt = null) {
     ...r.git.commit && r.git.note ? [`  git note    ${terminalText(r.git.note)}`] : [],
     ...notCleanWords(r, terminalText) ? [`  not clean   ${notCleanWords(r, terminalText)}`] : [],
     `  outcome     ${countLine(r)}${r.error ? `; error: ${terminalText(r.error)}` : ""}`,
-    ...fourEyesText(r)
+    ...fourEyesText(r),
+    ...guardrailWords(r, terminalText) ? [`  guardrails  ${guardrailWords(r, terminalText)}`] : []
   ];
   if (r.changes.length) lines.push("", "  changes:");
   for (const c2 of r.changes) {
@@ -51324,6 +51339,7 @@ function evidenceText(file, r, out, doubt = null) {
       );
     const people = peopleWords(c2, terminalText);
     if (people) lines.push(`                four eyes: ${people}`);
+    if (outcomeWords(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords(c2, terminalText)}`);
     for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show7(d.before)} -> ${show7(d.after)}`);
     for (const q of c2.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
@@ -51335,7 +51351,8 @@ function changeRows2(c2) {
     (q) => `${markdownText(q.method)} ${markdownText(q.path)} \u2192 ${q.status ?? (q.in_flight ? "in flight" : "no answer")}${q.resend ? " (resend)" : ""}${q.user ? ` as ${markdownText(q.user)}` : ""}`
   ).join("<br>");
   const values2 = c2.values ? [`values: ${markdownText(c2.values.file)}, ${plural(c2.values.rows, "row")}, checksum ${markdownText(c2.values.checksum ?? "none")}`] : [];
-  const diff = [...values2, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show7(d.before))} \u2192 ${markdownText(show7(d.after))}`)].join("<br>");
+  const guarded = outcomeWords(c2, markdownText) ? [`guardrails: ${outcomeWords(c2, markdownText)}`] : [];
+  const diff = [...values2, ...guarded, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show7(d.before))} \u2192 ${markdownText(show7(d.after))}`)].join("<br>");
   return `| ${markdownCode(c2.action, { cell: true })} | ${markdownCode(c2.address, { cell: true })} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c2.outcome}**: ${markdownText(c2.why)} |`;
 }
 function evidenceMarkdown(file, r, doubt = null) {
@@ -51349,6 +51366,7 @@ function evidenceMarkdown(file, r, doubt = null) {
     `- **When**: ${markdownText(r.started_at)} to ${markdownText(r.finished_at)}, exit ${r.exit_code}${r.interrupted ? " (interrupted)" : ""}`,
     `- **Where**: ${markdownText(r.base_url)}, realm ${markdownCode(r.realm)}, as ${markdownCode(r.service_user ?? "(none)")}`,
     ...lockWords(r) ? [`- **Lock**: ${markdownText(lockWords(r) ?? "")}`] : [],
+    ...guardrailWords(r, markdownText) ? [`- **Guardrails**: ${guardrailWords(r, markdownText)}`] : [],
     `- **Outcome**: ${countLine(r)}${r.error ? `; error: ${markdownText(r.error)}` : ""}`,
     "",
     ...r.changes.length ? ["| action | address | what was approved | what was sent | outcome |", "|---|---|---|---|---|", ...r.changes.map(changeRows2)] : ["No changes were applied."],
@@ -51389,7 +51407,7 @@ function liveWords(f2) {
   const what = f2.note ? terminalText(f2.note) : `changed since${who}: ${f2.differs.map((d) => `${terminalText(d.path)} ${show7(d.applied)} -> ${show7(d.now)}`).join(", ")}`;
   return `live: CHANGED ${terminalText(f2.action)} ${terminalText(f2.address)}: ${what}${later}`;
 }
-var seconds, show7, requestWords, named2, liveChanged;
+var seconds, show7, requestWords, named2, outcomeWords, liveChanged;
 var init_evidence = __esm({
   "src/report/evidence.ts"() {
     "use strict";
@@ -51399,6 +51417,7 @@ var init_evidence = __esm({
     show7 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
     requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
     named2 = (u) => u ?? "(not named)";
+    outcomeWords = (c2, esc2) => (c2.guardrails ?? []).filter((o) => o.outcome !== "pass").map((o) => `${esc2(o.rule)} ${o.outcome}: ${esc2(o.message)}`).join("; ");
     liveChanged = (live) => [...live?.values() ?? []].flat().filter((f2) => !f2.holds).length;
   }
 });
@@ -61960,7 +61979,7 @@ function readyToApply(plan, core, opts) {
   checkApprover(core, plan, opts.fourEyes);
   return plan;
 }
-function outcomeWords(action, o) {
+function outcomeWords2(action, o) {
   if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
   if (o.kind === "already")
     return o.answered !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)` : o.unprocessed !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)` : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
@@ -61972,7 +61991,7 @@ function outcomeWords(action, o) {
 }
 function stepResult(action, o) {
   try {
-    return { message: outcomeWords(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
+    return { message: outcomeWords2(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
   } catch (e) {
     throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
   }
