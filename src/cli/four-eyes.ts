@@ -45,6 +45,33 @@ function forgeClient(penv: NodeJS.ProcessEnv): { get: ForgeGet; close: () => Pro
   return { get, close: () => dispatcher.close() };
 }
 
+/** The approver identity signs in now, when one is configured: a wrong password stops the run before
+ *  anything is sent (an approve, or an approval or override the guardrails count as its user's). */
+export async function approverSignedIn(core: ApiCore): Promise<void> {
+  if (!core.approverAuth) return;
+  try {
+    await core.approverAuth.token();
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    throw new UserError(
+      `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+      "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
+    );
+  }
+}
+
+/** The pull (merge) request's approval of the commit this run applies, read from the forge. */
+export async function readPullRequestApproval(flags: GlobalFlags, repo: Repo, ci: CiContext): Promise<PullRequestApproval> {
+  const penv = envOf(flags);
+  const applied = (await gitState(repo.root, repo.root, penv)).commit ?? ci.commit;
+  const forge = forgeClient(penv);
+  try {
+    return await pullRequestApproval(ci, penv, applied, forge.get);
+  } finally {
+    await forge.close();
+  }
+}
+
 /** Under four eyes, an approver whose user nobody has confirmed yet, in words: a bearer token's user is
  *  what a variable or the token's own claims say (a JWT's preferred_username, read without verifying
  *  it), where only a password grant is signed in by the service. Apply takes who approved from the
@@ -81,21 +108,13 @@ export async function fourEyesBeforeWriting(
     fourEyes: boolean;
     /** The run keeps evidence: the approval read goes to it, whether or not it holds. */
     record?: (a: PullRequestApproval) => void;
+    /** The approval as this run read it already (for its guardrails), read once. */
+    approval?: PullRequestApproval;
   },
 ): Promise<PullRequestApproval | undefined> {
   const { flags, out, fourEyes } = ctx;
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
-  if (approves && core.approverAuth) {
-    try {
-      await core.approverAuth.token();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw new UserError(
-        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
-      );
-    }
-  }
+  if (approves) await approverSignedIn(core);
   const unconfirmed = fourEyes && approves ? approverUnverified(core) : undefined;
   if (unconfirmed) out.warn(unconfirmed);
   const ci = ciOf(flags);
@@ -106,16 +125,8 @@ export async function fourEyesBeforeWriting(
       );
     return undefined;
   }
-  if (!fourEyes && !ctx.record) return undefined;
-  const penv = envOf(flags);
-  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
-  const forge = forgeClient(penv);
-  let approval: PullRequestApproval;
-  try {
-    approval = await pullRequestApproval(ci, penv, applied, forge.get);
-  } finally {
-    await forge.close();
-  }
+  if (!fourEyes && !ctx.record && !ctx.approval) return undefined;
+  const approval = ctx.approval ?? (await readPullRequestApproval(flags, ctx.repo, ci));
   ctx.record?.(approval);
   const name = ci.provider === "gitlab" ? "merge request" : "pull request";
   if (approval.holds)

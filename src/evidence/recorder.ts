@@ -4,6 +4,8 @@ import { countOutcomes, outcomeOf, stepTag, type ApplyObserver, type ApplyReport
 import type { Step, StepOutcome } from "../apply/graph.js";
 import { planApprover } from "../plan/four-eyes.js";
 import { isApplied, type Plan } from "../plan/model.js";
+import type { PlanGuardrails } from "../guardrails/judge.js";
+import type { GuardrailOutcome } from "../shared/facts.js";
 import { gitState, uncommittedFiles } from "./context.js";
 import {
   EVIDENCE_FORMAT_VERSION,
@@ -71,6 +73,7 @@ export class EvidenceRecorder implements ApplyObserver {
   private fourEyes: { required: boolean; approver: string | null } | undefined;
   private approverNote: string | undefined;
   private pullRequest: PullRequestApproval | undefined;
+  private guardrails: { judged: PlanGuardrails; outcomes: readonly (GuardrailOutcome[] | undefined)[] } | undefined;
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
 
@@ -155,6 +158,10 @@ export class EvidenceRecorder implements ApplyObserver {
   setPullRequestApproval(a: PullRequestApproval): void {
     this.pullRequest = a;
   }
+  /** How apply judged the plan's guardrails, and each change's outcomes (by the plan's order). */
+  setGuardrails(judged: PlanGuardrails, outcomes: readonly (GuardrailOutcome[] | undefined)[]): void {
+    this.guardrails = { judged, outcomes };
+  }
   /** The environment's lock as the run took it (or --lock=false), and later whether it was released. */
   setLock(lock: EvidenceLock): void {
     this.lock = lock;
@@ -213,8 +220,9 @@ export class EvidenceRecorder implements ApplyObserver {
 
   /** Each of the plan's entries, with what became of it and the requests sent for it. */
   private changes(plan: Plan, end: { stoppedNow: boolean; declined: boolean; error: string | null }): EvidenceChange[] {
-    return plan.changes.map((c) => {
+    return plan.changes.map((c, i) => {
       const four = isApplied(c) ? this.finished.get(stepTag(c))?.four_eyes : undefined;
+      const guardrails = this.guardrails?.outcomes[i];
       return {
         address: c.address,
         action: c.action,
@@ -224,6 +232,7 @@ export class EvidenceRecorder implements ApplyObserver {
         version_id: c.version_id,
         ...valuesOf(c),
         ...(four ? { four_eyes: four } : {}),
+        ...(guardrails ? { guardrails } : {}),
         requests: (isApplied(c) && this.requestsOf.get(stepTag(c))) || [],
       };
     });
@@ -259,6 +268,7 @@ export class EvidenceRecorder implements ApplyObserver {
       ...(this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {}),
       ...(this.approverNote ? { approver_note: this.approverNote } : {}),
       ...(this.pullRequest ? { pull_request_approval: this.pullRequest } : {}),
+      ...(this.guardrails ? { guardrails: this.guardrails.judged } : {}),
       started_at: iso(this.started),
       finished_at: iso(i.now()),
       git,

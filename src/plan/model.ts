@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { canonicalHash } from "../canonical-json.js";
 import type { AllocationImpact, ImpactEntry } from "../policy-test/run.js";
+import type { PlanGuardrails } from "../guardrails/judge.js";
 import type { Action, Change, DriftClass, DriftItem, KeptLive } from "../shared/entries.js";
 
 // The entries a plan and a drift report hold are every kind's words (src/shared/entries.ts); they are
 // named here too, with the plan and the drift report they make up.
 export { APPLIED_ACTIONS, actionWords, isApplied } from "../shared/entries.js";
 export type { Action, Change, DriftClass, DriftItem, KeptLive, Payload, ValuesSummary } from "../shared/entries.js";
+export type { PlanGuardrails } from "../guardrails/judge.js";
 
 export const PLAN_FORMAT_VERSION = "1";
 
@@ -34,6 +36,9 @@ export interface Plan {
   /** With four_eyes (revsync.yaml): who prepared each approve's batch and who the approves would be sent
    *  as (absent without four_eyes). */
   four_eyes?: PlanFourEyes;
+  /** With guardrails or freeze windows in revsync.yaml: how the plan was judged when it was made (each
+   *  applied change carries its facts and outcomes); apply judges it again. */
+  guardrails?: PlanGuardrails;
   /** sha256 of every other field of the plan (planChecksum). */
   checksum: string;
 }

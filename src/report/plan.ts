@@ -22,6 +22,7 @@ import { modifiedWords, whoWords } from "../shared/who.js";
 import { APPROVER_FIX } from "../plan/four-eyes.js";
 import { plural } from "../words.js";
 import { fitPieces, fitTiers, MARKDOWN_LIMIT, nameCap, SECTION_BUDGET, type Fitted, type Tiers } from "./budget.js";
+import { changeGuardrailLines, guardrailsMarkdown, guardrailsText } from "./guardrails.js";
 import type { FieldDiff } from "../shared/normalize.js";
 
 export const SYMBOL: Record<Action, string> = { create: "+", update: "~", review: ">", approve: ">>", blocked: "x", not_in_git: "?", unsupported: "!" };
@@ -169,12 +170,13 @@ export function planText(plan: Plan, out: Painter): string {
     const head = plan.kept_live?.length
       ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env}.`
       : `No changes. Environment ${env}.`;
-    lines.push(...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
+    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
     return lines.join("\n");
   }
   const where = `environment ${JSON.stringify(plan.environment)} (${t(plan.base_url)}, realm ${t(plan.realm)})`;
   // Never "No changes" while the plan holds entries: what apply cannot do is still the truth.
   lines.push(
+    ...guardrailsText(plan, out),
     hasApplied(plan) ? `revsync will make these changes in ${where}:` : `Nothing for revsync to apply in ${where}, but the service and git differ:`,
     "",
   );
@@ -194,7 +196,7 @@ export function planText(plan: Plan, out: Painter): string {
     if (c.values) lines.push(`      values: ${t(valuesLine(c.values))}`);
     const eyes = fourEyes && c.action === "approve" ? fourEyesLine(fourEyes, c.address) : undefined;
     if (eyes) lines.push(`      ${t(eyes)}`);
-    lines.push("");
+    lines.push(...changeGuardrailLines(c, out), "");
   }
   lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
   return lines.join("\n");
@@ -344,6 +346,9 @@ export function planMarkdown(plan: Plan, file?: string): string {
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
   const notes = notesMarkdown(plan.notes, whole);
   const kept = keptMarkdown(plan.kept_live, whole);
+  // The guardrails come first: what holds the plan back is what a reviewer reads before anything.
+  const guardrails = guardrailsMarkdown(plan, whole);
+  if (guardrails) head.push(guardrails);
   if (!hasChanges(plan)) {
     const words = plan.kept_live?.length
       ? `**No changes.** ${keptWords(plan.kept_live).replace("shown above", "shown below")}; in every field git sets, the service ${matchesWords(plan.notes)}.`

@@ -21,6 +21,7 @@ import { batchPayload, createPayload, sspPayloadProblems } from "./payload.js";
 import { sspPlan } from "./plan.js";
 import { readSsp, sspAddress, type SspLive } from "./read.js";
 import { valuesChecksum } from "./values.js";
+import { SSP_FACT_FIELDS, SSP_FACTS, sspConcerns, sspFacts } from "./facts.js";
 import { liveWithGitsUnknowns, modelsFromGit, modelsFromGitOnly, modelsFromLive } from "./tests.js";
 
 /** A change an evidence record applied, against the policy the service holds now: a batch's status, or a
@@ -141,6 +142,8 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
     }
   },
   evidence: evidenceCheck,
+
+  guardrails: { facts: SSP_FACTS, fields: SSP_FACT_FIELDS, of: sspFacts, concerns: sspConcerns },
 
   tests: {
     live: (live) => ({ policies: modelsFromLive(live) }),

@@ -73,7 +73,38 @@ function detailNames(live: Map<string, LivePolicy>, desired: readonly DesiredSsp
   });
 }
 
-type ValuesJob = { key: string; policy: string; batch: SspItem };
+/** The policy's last approved batch in the service but `except`: the latest effective start, then the
+ *  latest change. */
+export function lastApproved(lp: LivePolicy, except?: string): SspItem | undefined {
+  const approved = (lp.batches ?? []).filter((b) => b.status === "approved" && batchNameOf(b) !== except);
+  const start = (b: SspItem): string => (typeof b.effective_start_date === "string" ? b.effective_start_date : "");
+  return approved.sort((a, b) => start(b).localeCompare(start(a)) || (Number(b.updated_at) || 0) - (Number(a.updated_at) || 0))[0];
+}
+
+/** `own`: the batch's own values alone (a baseline of guardrails' facts: what pricing uses). */
+type ValuesJob = { key: string; policy: string; batch: SspItem; own?: boolean };
+
+/** The last approved batch of each policy a batch of git's moves forward in (its values git holds):
+ *  what guardrails measure the move against (docs/guardrails.md, "Facts"). */
+function baselineJobs(live: Map<string, LivePolicy>, desired: readonly DesiredSsp[], targets: string[]): ValuesJob[] {
+  const out: ValuesJob[] = [];
+  for (const d of desired) {
+    const lp = live.get(d.name);
+    if (!lp?.batches || !touchedBy(sspAddress.policy(d.name), targets)) continue;
+    const moving = d.batches.filter((b) => {
+      const lb = lp.batches?.find((x) => batchNameOf(x) === b.name);
+      return b.values && lb && lb.status !== b.status && b.status !== "file uploaded";
+    });
+    const bases = new Map(
+      moving.flatMap((b) => {
+        const base = lastApproved(lp, b.name);
+        return base ? [[batchNameOf(base), base] as const] : [];
+      }),
+    );
+    for (const [name, batch] of bases) out.push({ key: `${d.name}/${name}`, policy: d.name, batch, own: true });
+  }
+  return out;
+}
 
 /** The batches whose values are read, each once: every approved batch (policy tests), every batch read in
  *  detail (export), the batches git holds a values file of (plan, drift). */
@@ -97,6 +128,7 @@ function valuesJobs(live: Map<string, LivePolicy>, desired: readonly DesiredSsp[
       }
     }
   }
+  if (opts.baselineValues) for (const j of baselineJobs(live, desired, opts.targets)) if (!jobs.has(j.key)) jobs.set(j.key, j);
   return [...jobs.values()];
 }
 
@@ -122,7 +154,11 @@ export async function readSsp(core: ApiCore, desired: readonly DesiredSsp[], opt
   const jobs = valuesJobs(live, desired, opts);
   progress.more(jobs.length);
   await mapLimit(jobs, opts.concurrency, async (j) => {
-    values.set(j.key, await readBatchValues(core, j.policy, j.batch));
+    if (!j.own) values.set(j.key, await readBatchValues(core, j.policy, j.batch));
+    else {
+      const own = await ownValues(core, j.policy, batchNameOf(j.batch));
+      values.set(j.key, own ? { values: own } : {});
+    }
     progress.done(j.key);
   });
   return { ssp: live, values };

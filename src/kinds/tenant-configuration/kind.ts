@@ -80,6 +80,10 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
   },
   evidence: evidenceCheck,
 
+  // No facts beyond every change's (its fields before and after); a setting of the tenant's concerns
+  // every contract of the policy tests (carves_allocation reallocates them all).
+  guardrails: { facts: [], of: () => ({}), concerns: () => "all" },
+
   tests: {
     // carves_allocation: the service reallocates unless a configuration says false; as git asks, each
     // of git's configurations over its live self.
