@@ -78,7 +78,15 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
   const saved = read && checkPayloads(read);
-  const env = openEnv(repo, flags, flags.env ?? saved?.environment);
+  // The plan's environment is the environment: --env and REVSYNC_ENV, where given, must name it.
+  const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || undefined);
+  if (saved && chosen !== undefined && chosen !== saved.environment) {
+    const by = flags.env !== undefined ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
+    throw new UserError(
+      `the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(chosen)} (${by}): nothing was sent`,
+    );
+  }
+  const env = openEnv(repo, flags, chosen ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
@@ -159,7 +167,17 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
     evidence?.recorder.setApproverNote(since);
   }
   const record = evidence && ((a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a));
-  await fourEyesBeforeWriting(core, ready, { flags: run.flags, out, repo: run.repo, env, fourEyes, ...(record ? { record } : {}) });
+  const recordLocalApply = evidence && ((): void => evidence.recorder.setLocalApply());
+  await fourEyesBeforeWriting(core, ready, {
+    flags: run.flags,
+    out,
+    repo: run.repo,
+    env,
+    fourEyes,
+    ...(record ? { record } : {}),
+    ...(recordLocalApply ? { recordLocalApply } : {}),
+    ...(evidence ? { evidenceDir: evidence.recorder.folder } : {}),
+  });
   if (run.signals.isStopping()) return interrupted(run);
   const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
   out.info(

@@ -1,7 +1,7 @@
 import { checkUrl, proxyEnv, type ApiCore } from "../api/core.js";
 import { readJsonFile } from "../user-files.js";
 import { Agent, EnvHttpProxyAgent, request } from "../api/http.js";
-import type { CheckedPlan } from "../apply/run.js";
+import { checkSignedIn, type CheckedPlan } from "../apply/run.js";
 import type { ResolvedEnv, Repo } from "../config/repo.js";
 import { ApiError, UserError } from "../errors.js";
 import { ciContext, gitState } from "../evidence/context.js";
@@ -62,6 +62,57 @@ function approverUnverified(core: ApiCore): string | undefined {
   return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
 }
 
+/** A plan that approves: the approver identity signs in now (a wrong approver password stops the run
+ *  before its first write, not at its first approve), and so does revsync's own; then who prepares and
+ *  who approves are compared as the service's tokens name them. */
+async function signInBoth(core: ApiCore, plan: CheckedPlan, fourEyes: boolean): Promise<void> {
+  if (core.approverAuth) {
+    try {
+      await core.approverAuth.token();
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      throw new UserError(
+        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
+        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
+      );
+    }
+  }
+  await core.auth.token();
+  checkSignedIn(core, plan, fourEyes);
+}
+
+/** Under four eyes outside CI: refused, as no pull request's approval can be checked and the tree applied
+ *  (uncommitted edits and all) is nobody's review, unless the environment allows it explicitly
+ *  (four_eyes: { local_apply: true }), which is said and recorded (evidence verify flags it). */
+function localApply(ctx: { out: Output; env: ResolvedEnv; recordLocalApply?: () => void }): void {
+  if (!ctx.env.fourEyesLocalApply)
+    throw new UserError(
+      "four eyes: this apply runs outside CI (GitHub Actions or GitLab CI), where no pull request's approval can be checked and the files it applies are nobody's review; nothing was sent",
+      "apply from CI, or allow this environment to apply from a workstation explicitly: four_eyes: { local_apply: true } in revsync.yaml (the evidence records it, and revsync evidence verify flags it)",
+    );
+  ctx.out.warn(
+    "four eyes: applied outside CI, as four_eyes: { local_apply: true } allows: no pull request's approval is checked and the files applied are held to no reviewed commit (recorded in the evidence); apply still keeps every batch from being approved by the user who prepared it",
+  );
+  ctx.recordLocalApply?.();
+}
+
+/** Under four eyes in CI, the tree apply plans from is the commit the pull request's approval is checked
+ *  against, whole: a tree with any file that differs from its commit (edited after checkout, untracked,
+ *  ignored by git), or no commit, is refused before anything is sent. */
+function cleanTree(tree: Awaited<ReturnType<typeof gitState>>): void {
+  if (tree.clean === true && tree.commit) return;
+  const paths = (tree.not_clean ?? []).map((p) => `${p.path} (${p.what})`);
+  const more = (tree.not_clean_total ?? paths.length) - paths.length;
+  const why =
+    tree.clean === null || !tree.commit
+      ? `the policy repo's commit cannot be told (${tree.note ?? "no commit"})`
+      : `the working tree differs from commit ${tree.commit.slice(0, 12)}: ${paths.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+  throw new UserError(
+    `four eyes: ${why}; apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
+    "apply from a fresh checkout of the merged commit, with nothing changed after it",
+  );
+}
+
 /** What apply checks before it writes anything, for the four-eyes rule and its evidence, of a plan whose
  *  approver identity was checked (another user than the sign-in: readyToApply):
  *  - the approver identity signs in now when the plan holds an approve (a wrong approver password stops
@@ -81,34 +132,27 @@ export async function fourEyesBeforeWriting(
     fourEyes: boolean;
     /** The run keeps evidence: the approval read goes to it, whether or not it holds. */
     record?: (a: PullRequestApproval) => void;
+    /** The run keeps evidence: an apply outside CI under four_eyes.local_apply is recorded. */
+    recordLocalApply?: () => void;
+    /** The evidence folder, which a clean tree may hold new records in. */
+    evidenceDir?: string;
   },
 ): Promise<PullRequestApproval | undefined> {
   const { flags, out, fourEyes } = ctx;
   const approves = plan.changes.some((c) => c.action === "approve" && isApplied(c));
-  if (approves && core.approverAuth) {
-    try {
-      await core.approverAuth.token();
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw new UserError(
-        `the approver identity could not sign in (${e.serviceMessage}): nothing was sent`,
-        "check REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN)",
-      );
-    }
-  }
+  if (approves) await signInBoth(core, plan, fourEyes);
   const unconfirmed = fourEyes && approves ? approverUnverified(core) : undefined;
   if (unconfirmed) out.warn(unconfirmed);
   const ci = ciOf(flags);
   if (!ci) {
-    if (fourEyes)
-      out.warn(
-        "four eyes: the pull request's approval could not be checked: this run is not in CI (GitHub Actions or GitLab CI); apply still keeps every batch from being approved by the user who prepared it",
-      );
+    if (fourEyes) localApply(ctx);
     return undefined;
   }
   if (!fourEyes && !ctx.record) return undefined;
   const penv = envOf(flags);
-  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
+  const tree = await gitState(ctx.repo.root, ctx.evidenceDir ?? ctx.repo.root, penv);
+  if (fourEyes) cleanTree(tree);
+  const applied = tree.commit ?? ci.commit;
   const forge = forgeClient(penv);
   let approval: PullRequestApproval;
   try {
