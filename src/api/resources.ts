@@ -54,6 +54,25 @@ export const ssp = {
     }
   },
 
+  /** Every policy of exactly that name, with its batches: one, unless the service holds the name more than
+   *  once (the spec promises no unique names); none for a 404 or an answer of other policies only. */
+  async getAll(core: ApiCore, policyName: string): Promise<SspEnvelope[]> {
+    try {
+      const list = await core.call<SspList>({
+        method: "GET",
+        path: SSP,
+        query: { policy_name: policyName },
+        kind: "read",
+        schema: "SspList",
+        about: `SSP policy ${JSON.stringify(policyName)}`,
+      });
+      return statusesFromService(core, list).filter((e) => e.compliance_name === policyName);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return [];
+      throw e;
+    }
+  },
+
   /** One batch with its SSP values: the item of exactly that batch name, in an envelope of exactly that
    *  policy name when the answer names its policy. */
   async batch(core: ApiCore, policyName: string, batchName: string): Promise<SspItem | undefined> {
@@ -79,7 +98,15 @@ export const ssp = {
   },
 
   /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
-  createRequest: (body: SspCreateBody): RequestSpec => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
+  createRequest: (body: SspCreateBody): RequestSpec => ({
+    method: "POST",
+    path: SSP,
+    body,
+    bodySchema: "SspCreateBody",
+    kind: "write-once",
+    schema: "SspUpdateResult",
+    emptyOk: true,
+  }),
 
   /** The PATCH that reviews or approves a batch (sent by the write unit). */
   batchActionRequest: (action: "review" | "approve", policyId: string, batchName: string, ifMatch?: string): RequestSpec => ({
@@ -126,6 +153,7 @@ export const approvals = {
       method: "POST",
       path: "/apis/oingest-approval/v1/action",
       body: { action, comments, approval_ids: ids },
+      bodySchema: "ApprovalActionBody",
       kind: "write-once",
       schema: "ApprovalActionResult",
       emptyOk: true,
@@ -181,5 +209,12 @@ export const approvals = {
 // Error transactions.
 export const errorTransactions = {
   list: (core: ApiCore, filter: ErrorTransactionFilter): Promise<ErrorTransactionsList> =>
-    core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" }),
+    core.call({
+      method: "POST",
+      path: "/apis/errortransactions/v1/",
+      body: filter,
+      bodySchema: "ErrorTransactionFilter",
+      kind: "read",
+      schema: "ErrorTransactionsList",
+    }),
 };
