@@ -113,8 +113,7 @@ beforeAll(async () => {
   // One tenant configuration change to apply: a small plan, the same in every case.
   repo = tempRepo(emu.url, { "policies/tenant-configuration.yaml": readFileSync(join(ROOT, "policies", "tenant-configuration.yaml"), "utf8") });
   appendFileSync(join(repo, "revsync.yaml"), "four_eyes: true\n");
-  // A checkout of the merged commit: the evidence folders of the runs are ignored, as a CI's are.
-  writeFileSync(join(repo, ".gitignore"), "ev-*/\n");
+  // A checkout of the merged commit (the evidence folders the runs add are no policy files).
   const git = (...args: string[]): string =>
     execFileSync("git", ["-c", "user.name=ci", "-c", "user.email=ci@example.com", ...args], { cwd: repo, encoding: "utf8" });
   git("init", "-q");
@@ -277,7 +276,7 @@ it("a tree edited after checkout is not applied under four eyes in CI, whoever a
     const r = await cli(["apply", "--auto-approve"], { cwd: repo, env: { ...DEMO_ENV, ...CI.github(MERGE) } });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain(
-      `Error: four eyes: the working tree differs from commit ${MERGE.slice(0, 12)}: policies/tenant-configuration.yaml (modified); apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
+      `Error: four eyes: the policy files differ from commit ${MERGE.slice(0, 12)}: policies/tenant-configuration.yaml (modified); apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
     );
     expect(await emu.writes()).toEqual([]);
   } finally {

@@ -60,6 +60,8 @@ interface Run {
   view: ApplyView;
   /** The environment's lock, held from before the first write to after the last. */
   lock?: EnvLock;
+  /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
+  tree?: { commit: string | null; files: string[] };
 }
 
 /** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
@@ -110,6 +112,7 @@ async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): 
   // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
   for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(cwdOf(flags), c.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  run.tree = { commit, files };
   if (!files.length) return;
   const what = run.saved ? "holds the saved plan to them" : "plans from them";
   out.warn(
@@ -176,7 +179,7 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
     fourEyes,
     ...(record ? { record } : {}),
     ...(recordLocalApply ? { recordLocalApply } : {}),
-    ...(evidence ? { evidenceDir: evidence.recorder.folder } : {}),
+    ...(run.tree ? { tree: run.tree } : {}),
   });
   if (run.signals.isStopping()) return interrupted(run);
   const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";

@@ -96,20 +96,17 @@ function localApply(ctx: { out: Output; env: ResolvedEnv; recordLocalApply?: () 
   ctx.recordLocalApply?.();
 }
 
-/** Under four eyes in CI, the tree apply plans from is the commit the pull request's approval is checked
- *  against, whole: a tree with any file that differs from its commit (edited after checkout, untracked,
- *  ignored by git), or no commit, is refused before anything is sent. */
-function cleanTree(tree: Awaited<ReturnType<typeof gitState>>): void {
-  if (tree.clean === true && tree.commit) return;
-  const paths = (tree.not_clean ?? []).map((p) => `${p.path} (${p.what})`);
-  const more = (tree.not_clean_total ?? paths.length) - paths.length;
-  const why =
-    tree.clean === null || !tree.commit
-      ? `the policy repo's commit cannot be told (${tree.note ?? "no commit"})`
-      : `the working tree differs from commit ${tree.commit.slice(0, 12)}: ${paths.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+/** Under four eyes in CI, the files apply plans from (or holds a saved plan to) are the commit the pull
+ *  request's approval is checked against: a policy file that differs from it (edited after checkout,
+ *  untracked, ignored by git), or no commit git can name, is refused before anything is sent. */
+function cleanTree(tree: { commit: string | null; files: string[] } | undefined): void {
+  if (tree?.commit && !tree.files.length) return;
+  const why = !tree?.commit
+    ? "the commit the policy repo is at cannot be told (no git, or no commit)"
+    : `the policy files differ from commit ${tree.commit.slice(0, 12)}: ${tree.files.join(", ")}`;
   throw new UserError(
     `four eyes: ${why}; apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
-    "apply from a fresh checkout of the merged commit, with nothing changed after it",
+    "apply from a checkout of the merged commit, with no policy file changed after it",
   );
 }
 
@@ -134,8 +131,9 @@ export async function fourEyesBeforeWriting(
     record?: (a: PullRequestApproval) => void;
     /** The run keeps evidence: an apply outside CI under four_eyes.local_apply is recorded. */
     recordLocalApply?: () => void;
-    /** The evidence folder, which a clean tree may hold new records in. */
-    evidenceDir?: string;
+    /** The commit the policy repo is at, and the policy files that differ from it (revsync.yaml, the
+     *  policies folder, the values files the plan reads: what apply plans from or holds a plan to). */
+    tree?: { commit: string | null; files: string[] };
   },
 ): Promise<PullRequestApproval | undefined> {
   const { flags, out, fourEyes } = ctx;
@@ -150,9 +148,8 @@ export async function fourEyesBeforeWriting(
   }
   if (!fourEyes && !ctx.record) return undefined;
   const penv = envOf(flags);
-  const tree = await gitState(ctx.repo.root, ctx.evidenceDir ?? ctx.repo.root, penv);
-  if (fourEyes) cleanTree(tree);
-  const applied = tree.commit ?? ci.commit;
+  if (fourEyes) cleanTree(ctx.tree);
+  const applied = (await gitState(ctx.repo.root, ctx.repo.root, penv)).commit ?? ci.commit;
   const forge = forgeClient(penv);
   let approval: PullRequestApproval;
   try {

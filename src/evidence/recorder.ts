@@ -74,11 +74,6 @@ export class EvidenceRecorder implements ApplyObserver {
   private readonly running = new Set<string>();
   private written: { path: string; record: EvidenceRecord } | undefined;
 
-  /** The folder the record goes into. */
-  get folder(): string {
-    return this.init.dir;
-  }
-
   constructor(private readonly init: RecorderInit) {
     this.started = init.now();
     this.git = gitState(init.repoRoot, init.dir, init.env, init.policyPaths);
