@@ -17,8 +17,6 @@ import { statusFromService } from "./service-choices.js";
 const SSP = "/apis/policy-sets/v1/policy/ssp";
 const enc = encodeURIComponent;
 
-const exactPolicy = (list: SspList, name: string): SspEnvelope | undefined => list.find((e) => e.compliance_name === name);
-
 /** An SSP answer with its batch statuses in revsync's words (the tenant's texts, revsync.yaml
  *  service.batch_status): every reader, plan, drift, export and apply's checks, sees one vocabulary. */
 function statusesFromService(core: ApiCore, list: SspList): SspList {
@@ -35,23 +33,11 @@ function statusesFromService(core: ApiCore, list: SspList): SspList {
 export const ssp = {
   list: async (core: ApiCore): Promise<SspList> => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
 
-  /** One policy with its batches, matched by exact name; undefined when the service has no policy of
-   *  exactly that name (a 404, or an answer holding only other policies). */
+  /** One policy with its batches, matched by exact name (the first, where the service holds the name more
+   *  than once); undefined when the service has no policy of exactly that name (a 404, or an answer
+   *  holding only other policies). */
   async get(core: ApiCore, policyName: string): Promise<SspEnvelope | undefined> {
-    try {
-      const list = await core.call<SspList>({
-        method: "GET",
-        path: SSP,
-        query: { policy_name: policyName },
-        kind: "read",
-        schema: "SspList",
-        about: `SSP policy ${JSON.stringify(policyName)}`,
-      });
-      return exactPolicy(statusesFromService(core, list), policyName);
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return undefined;
-      throw e;
-    }
+    return (await ssp.getAll(core, policyName))[0];
   },
 
   /** Every policy of exactly that name, with its batches: one, unless the service holds the name more than
