@@ -7,10 +7,13 @@ import { createHash, randomBytes } from "node:crypto";
 
 const part = (o: object): string => Buffer.from(JSON.stringify(o)).toString("base64url");
 
-/** A user's stable subject id in a realm, in the form Keycloak gives (a UUID). */
+/** A user's stable subject id in a realm, in the form Keycloak gives (a UUID's shape): the same for every
+ *  token of the user, whichever flow issued it. */
 export function subjectOf(realm: string, user: string): string {
-  const h = createHash("sha256").update(`${realm}\u0000${user}`).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return createHash("sha256")
+    .update(`${realm}\n${user}`)
+    .digest("hex")
+    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
 }
 
 /** An access token for `user` of `realm`: a JWT naming them, or with `opaque` a random string. */
