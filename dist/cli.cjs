@@ -10672,11 +10672,11 @@ Content-Type: ${value2.type || "application/octet-stream"}\r
         }
         source = object;
         const parts = (async function* () {
-          for (const part of blobParts) {
-            if (part.stream) {
-              yield* part.stream();
+          for (const part2 of blobParts) {
+            if (part2.stream) {
+              yield* part2.stream();
             } else {
-              yield part;
+              yield part2;
             }
           }
         })();
@@ -13712,13 +13712,13 @@ var require_socks5_utils = __commonJS({
         const beforeParts = before === "" ? [] : before.split(":");
         const afterParts = after === "" ? [] : after.split(":");
         let bufferIndex = 0;
-        for (const part of beforeParts) {
-          buffer.writeUInt16BE(parseInt(part, 16), bufferIndex);
+        for (const part2 of beforeParts) {
+          buffer.writeUInt16BE(parseInt(part2, 16), bufferIndex);
           bufferIndex += 2;
         }
         bufferIndex = 16 - afterParts.length * 2;
-        for (const part of afterParts) {
-          buffer.writeUInt16BE(parseInt(part, 16), bufferIndex);
+        for (const part2 of afterParts) {
+          buffer.writeUInt16BE(parseInt(part2, 16), bufferIndex);
           bufferIndex += 2;
         }
       } else {
@@ -16039,6 +16039,11 @@ function approverNamed(env2) {
   if (env2.REVSYNC_APPROVER_USERNAME) return { configured: true, user: env2.REVSYNC_APPROVER_USERNAME };
   return { configured: false, user: null };
 }
+function tokenNames(token) {
+  const claims = tokenClaims(token);
+  const names = NAME_CLAIMS.map((k2) => claims?.[k2]).filter((v2) => typeof v2 === "string" && v2.trim() !== "");
+  return [...new Set(names)];
+}
 function tokenUser(token) {
   const claims = tokenClaims(token);
   for (const k2 of ["preferred_username", "sub"]) {
@@ -16049,16 +16054,16 @@ function tokenUser(token) {
 }
 function tokenClaims(token) {
   const parts = token.split(".");
-  const part = parts[1];
-  if (parts.length !== 3 || !part) return void 0;
+  const part2 = parts[1];
+  if (parts.length !== 3 || !part2) return void 0;
   try {
-    const claims = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
+    const claims = JSON.parse(Buffer.from(part2, "base64url").toString("utf8"));
     return claims && typeof claims === "object" && !Array.isArray(claims) ? claims : void 0;
   } catch {
     return void 0;
   }
 }
-var SECRET_VARIABLES, SIGN_IN_VARIABLES, APPROVER_FIX, TokenManager;
+var SECRET_VARIABLES, SIGN_IN_VARIABLES, APPROVER_FIX, NAME_CLAIMS, TokenManager;
 var init_auth = __esm({
   "src/api/auth.ts"() {
     "use strict";
@@ -16082,6 +16087,7 @@ var init_auth = __esm({
       ...SECRET_VARIABLES
     ]);
     APPROVER_FIX = "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user";
+    NAME_CLAIMS = ["preferred_username", "sub", "email"];
     TokenManager = class {
       constructor(creds, post, clock, onSecret, log) {
         this.creds = creds;
@@ -16091,13 +16097,11 @@ var init_auth = __esm({
         this.log = log;
         if (creds.kind === "token") {
           onSecret(creds.token);
-          const claimed = tokenUser(creds.token);
-          this.username = claimed ?? creds.user;
-          this.usernameFrom = claimed ? "token claims" : creds.user ? "variable" : void 0;
+          this.named = { user: tokenUser(creds.token), names: tokenNames(creds.token) };
+          this.usernameFrom = this.named.user ? "token claims" : creds.user ? "variable" : void 0;
         } else {
           onSecret(creds.clientSecret);
           onSecret(creds.password);
-          this.username = creds.username;
           this.usernameFrom = "sign-in";
         }
       }
@@ -16109,13 +16113,26 @@ var init_auth = __esm({
       access;
       refresh;
       inflight;
-      /** The signed-in user: the password grant's username; with a static token the user its claims name,
-       *  else REVSYNC_USER; undefined when none does. */
-      username;
+      /** The user as the run's token names it (a password grant's, once signed in; a static token's). */
+      named;
       /** Where `username` comes from: the password grant the service signed in (`sign-in`), a JWT's claims
        *  revsync reads without verifying them (`token claims`), or a variable (`variable`: REVSYNC_USER,
        *  REVSYNC_APPROVER_USER). Only the service's own answers confirm a token's user. */
       usernameFrom;
+      /** The signed-in user: as the token the service issued names it (its preferred_username, else its
+       *  sub: a password grant signed in by e-mail is the user the token names), else the password grant's
+       *  username until it has signed in; with a static token the user its claims name, else REVSYNC_USER;
+       *  undefined when none does. */
+      get username() {
+        if (this.named?.user) return this.named.user;
+        return this.creds.kind === "token" ? this.creds.user : this.creds.username;
+      }
+      /** Every name the token names its user by (preferred_username, sub, email: docs/security.md, "Who the
+       *  service says you are"), for four eyes to compare with who prepared a batch; undefined where no
+       *  token names anybody (an opaque token, or a password grant not yet signed in). Never a variable. */
+      get identity() {
+        return this.named?.names.length ? this.named.names : void 0;
+      }
       get isStatic() {
         return this.creds.kind === "token";
       }
@@ -16183,6 +16200,7 @@ var init_auth = __esm({
       accept(body) {
         const t = body;
         this.onSecret(t.access_token);
+        this.named = { user: tokenUser(t.access_token), names: tokenNames(t.access_token) };
         if (t.refresh_token) this.onSecret(t.refresh_token);
         const now = this.clock.now();
         const early = (s3) => Math.min(3e4, s3 * 100);
@@ -17517,7 +17535,7 @@ var init_canonical_json = __esm({
 // src/shared/normalize.ts
 function valueAt(o, path) {
   let cur = o;
-  for (const part of path.split(".")) cur = cur && typeof cur === "object" ? cur[part] : void 0;
+  for (const part2 of path.split(".")) cur = cur && typeof cur === "object" ? cur[part2] : void 0;
   return cur;
 }
 function canonicalSet(list3) {
@@ -18977,7 +18995,7 @@ var init_model = __esm({
     init_entries();
     PLAN_FORMAT_VERSION = "1";
     ACTIONS = ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"];
-    DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"];
+    DRIFT_CLASSES = ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"];
   }
 });
 
@@ -19091,20 +19109,20 @@ var require_validators = __commonJS({
   "schemas/generated/validators.cjs"(exports2) {
     "use strict";
     exports2.config = validate10;
-    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "type": "boolean", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "type": "boolean", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
-    var schema14 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
-    var schema21 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
+    var schema11 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:revsync-config", "title": "RevsyncConfig", "description": "revsync.yaml at the root of a policy repo", "type": "object", "additionalProperties": false, "required": ["version", "environments"], "properties": { "version": { "const": 1 }, "policies": { "type": "string", "description": "Folder of policy files, relative to revsync.yaml (default: policies)" }, "environments": { "type": "object", "minProperties": 1, "additionalProperties": { "$ref": "#/definitions/Environment" } }, "approvals": { "type": "object", "additionalProperties": false, "properties": { "reject_action": { "type": "string", "description": "Literal of the reject action (default Rejected)" }, "approve_action": { "type": "string", "description": "Literal of the approve action (default Approved)" } }, "description": "The approval literals for every environment (an environment's service: section wins); the older place of service.approve_action and service.reject_action" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": `Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"` }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "tests": { "type": "string", "description": "Folder of policy test files (kind SspPolicyTest), relative to revsync.yaml (default: tests)" }, "drift": { "type": "object", "additionalProperties": false, "description": "How drift treats differences the team has accepted", "properties": { "ignore": { "type": "array", "description": `Accepted drift: differences listed under "ignored", never in drift's exit code. plan is not affected.`, "items": { "$ref": "#/definitions/IgnoreRule" } } } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" }, "guardrails": { "type": "array", "description": "Rules every plan is checked against, in every environment (an environment's guardrails: add to these): each change a rule matches and whose when holds is denied, warned of or needs approvals. docs/guardrails.md", "items": { "$ref": "#/definitions/Guardrail" } } }, "definitions": { "Environment": { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" }, "FourEyesConfig": { "description": 'true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"', "oneOf": [{ "type": "boolean" }, { "type": "object", "additionalProperties": false, "properties": { "local_apply": { "type": "boolean", "description": "Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)" } } }] }, "LockConfig": { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] }, "IgnoreRule": { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } }, "ServiceChoices": { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } }, "FiscalCalendar": { "title": "FiscalCalendar", "type": "object", "additionalProperties": false, "description": "The fiscal calendar quarter_end windows and the effective_start_quarter fact count quarters by (an environment's wins over the top level). Default: the calendar year in UTC.", "properties": { "fiscal_year_start": { "type": "string", "pattern": "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "description": "MM-DD: the first day of the fiscal year (02-01 for a year starting 1 February); its quarters start every three months from it. Default 01-01" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone (America/New_York) the calendar's days, the windows' dates and times, and exceptions' until dates are read in. Default UTC" } } }, "Guardrail": { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] }, "GuardrailMatch": { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } }, "GuardrailException": { "title": "GuardrailException", "type": "object", "additionalProperties": false, "required": ["address", "reason", "until"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address glob the exception covers (* matches any run of characters)" }, "reason": { "type": "string", "minLength": 1, "description": "Why, shown with every outcome it excepts" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the exception holds up to and including this day (in the fiscal calendar's time zone), then lapses by itself" } } }, "FreezeWindow": { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } } } };
+    var schema15 = { "title": "LockConfig", "description": `Where apply keeps the environment's lock (an environment's lock: wins over the top level). git: a ref refs/revsync/tenant-locks/<tenant> of the policy repo's git remote origin (each clone's own origin), or of the remote named here; local: a file of this machine, only for a service on loopback (the default there). The lock is the tenant's (its base URL, normalised, and realm): every environment aimed at one tenant takes one lock. Default: local for http:// loopback URLs, else git with remote origin. docs/reliability.md, "One writer per tenant"`, "oneOf": [{ "enum": ["git", "local"] }, { "type": "object", "additionalProperties": false, "required": ["remote"], "properties": { "remote": { "type": "string", "minLength": 1, "pattern": "\\S", "description": "The git remote holding the lock: a remote's name (origin) or a URL without credentials; ${VAR} allowed" } } }] };
+    var schema23 = { "title": "IgnoreRule", "type": "object", "additionalProperties": false, "required": ["address", "reason"], "properties": { "address": { "type": "string", "minLength": 1, "description": "Address the rule covers; * matches any run of characters (ssp/*/batch/FY25-*)" }, "fields": { "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1, "description": "Only these fields of a changed resource (default: every field)" }, "classes": { "type": "array", "items": { "enum": ["changed", "unmanaged", "unmanaged_batch", "missing", "batch_status", "batch_values", "duplicate"] }, "minItems": 1, "description": "Only these drift classes (default: every class)" }, "reason": { "type": "string", "minLength": 1, "description": "Why this drift is accepted (shown with every difference it covers)" }, "until": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD: the rule applies up to and including this day; after it, validate warns and drift reports the differences again" } } };
     var func2 = Object.prototype.hasOwnProperty;
     var func4 = require_ucs2length().default;
-    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "type": "boolean", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
+    var schema12 = { "type": "object", "additionalProperties": false, "required": ["base_url"], "properties": { "base_url": { "type": "string", "description": "API base URL; ${VAR} allowed" }, "auth_url": { "type": "string", "description": "Token endpoint base URL (defaults to base_url)" }, "realm": { "type": "string", "description": "Tenant id (realm)" }, "vars": { "type": "object", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number" }, { "type": "boolean" }] }, "description": "Extra ${VAR} values for policy files" }, "rate_limit": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e4, "description": "Requests per second the service allows this tenant, when known: revsync starts at this rate and never exceeds it (--rate-limit overrides it). Without it, revsync learns the rate from the service's 429 answers." }, "service": { "$ref": "#/definitions/ServiceChoices" }, "four_eyes": { "$ref": "#/definitions/FourEyesConfig", "description": 'Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"' }, "evidence": { "type": "string", "minLength": 1, "pattern": "\\S", "description": `Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"` }, "lock": { "$ref": "#/definitions/LockConfig" }, "guardrails": { "type": "array", "description": "Rules of this environment, checked besides the top-level guardrails: (docs/guardrails.md)", "items": { "$ref": "#/definitions/Guardrail" } }, "freeze": { "type": "array", "description": 'Freeze windows of this environment: while one is in force, apply refuses every write (plan shows it and when it ends). docs/guardrails.md, "Freeze windows"', "items": { "$ref": "#/definitions/FreezeWindow" } }, "fiscal_calendar": { "$ref": "#/definitions/FiscalCalendar" } }, "title": "EnvironmentConfig" };
     var schema13 = { "title": "ServiceChoicesConfig", "type": "object", "additionalProperties": false, "description": `What the service's interface leaves open ("not shown"), as this environment's tenant does it; each choice left out is revsync's default (docs/decisions.md, "The service's own choices")`, "properties": { "approve_action": { "type": "string", "minLength": 1, "description": "Literal of the approve action of an approval (default Approved)" }, "reject_action": { "type": "string", "minLength": 1, "description": "Literal of the reject action of an approval (default Rejected)" }, "template_batch_name": { "enum": ["query", "path"], "description": "Where the SSP template request carries batch_name: query (?batch_name=NAME, the default) or path (/template/NAME)" }, "batch_status": { "type": "object", "additionalProperties": false, "description": "The status texts the service shows for the three batch statuses of policy files", "properties": { "file_uploaded": { "type": "string", "minLength": 1, "description": "Default: file uploaded" }, "reviewed": { "type": "string", "minLength": 1, "description": "Default: reviewed" }, "approved": { "type": "string", "minLength": 1, "description": "Default: approved" } } }, "allocation_rules": { "type": "object", "description": "How revsync reads this tenant's allocation rule texts (transaction_below_range, transaction_mid_range, transaction_above_range of SSP policies): a text, as the service writes it (any case), and what it gives a line as its basis. A text not listed is read by its words: transaction or sell price, ceiling / cap, floor / raise, mid point or SSP", "additionalProperties": { "enum": ["transaction_price", "range_top", "range_bottom", "mid_point"] } } } };
-    var schema18 = { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } };
+    var schema19 = { "title": "FreezeWindow", "type": "object", "additionalProperties": false, "required": ["name"], "description": "A time in which apply refuses every write: one of quarter_end, from and to, or cron with duration", "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the window is for, shown while it is in force" }, "quarter_end": { "type": "object", "additionalProperties": false, "required": ["days_before", "days_after"], "description": "Around each fiscal quarter's end (fiscal_calendar): from days_before days before the quarter's last day ends to days_after days into the next quarter", "properties": { "days_before": { "type": "integer", "minimum": 0, "maximum": 60 }, "days_after": { "type": "integer", "minimum": 0, "maximum": 60 } } }, "from": { "type": "string", "description": "One-off: YYYY-MM-DD or YYYY-MM-DDTHH:MM, in the window's time zone (from the start of that day)" }, "to": { "type": "string", "description": "One-off: YYYY-MM-DD (up to the end of that day) or YYYY-MM-DDTHH:MM (up to that minute), in the window's time zone" }, "cron": { "type": "string", "minLength": 1, "description": "When the window opens, as a cron expression (minute hour day-of-month month day-of-week: 0 18 * * FRI), in the window's time zone" }, "duration": { "type": "string", "pattern": "^(\\d+d)?(\\d+h)?(\\d+m)?$", "minLength": 2, "description": "With cron: how long each opening lasts (60h, 2d12h, 90m)" }, "timezone": { "type": "string", "minLength": 1, "description": "The IANA time zone of its dates and times (default: the fiscal calendar's)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT, when the approver identity (or, in CI, a pull request approval) is one of these" } } };
     var pattern0 = new RegExp("\\S", "u");
     var pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
     var pattern5 = new RegExp("^(\\d+d)?(\\d+h)?(\\d+m)?$", "u");
     var pattern6 = new RegExp("^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$", "u");
-    var schema15 = { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] };
-    var schema16 = { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } };
+    var schema16 = { "title": "Guardrail", "type": "object", "additionalProperties": false, "required": ["name", "effect"], "properties": { "name": { "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$", "maxLength": 100, "description": "The rule's or window's name: what plan, apply --override, GuardrailTest files and the evidence call it (letters, digits, _ . -; unique among the environment's rules and windows)" }, "description": { "type": "string", "description": "What the rule is for, shown beside each outcome" }, "match": { "$ref": "#/definitions/GuardrailMatch" }, "when": { "type": "string", "minLength": 1, "description": `A condition over the change's facts, in the language of SSP formulas with comparisons, and, or, not (mid_point_move_pct > 20); without it, every change the rule matches. docs/guardrails.md, "Facts"` }, "effect": { "enum": ["deny", "warn", "require_approval"], "description": "deny: apply refuses the plan; warn: shown, never refused; require_approval: apply refuses it until count of the identities in from approve (the approver identity, or in CI the pull request's approvals)" }, "count": { "type": "integer", "minimum": 1, "maximum": 20, "description": "require_approval: how many of from must approve" }, "from": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "require_approval: the identities whose approval counts (users of the service for the approver identity, forge users for pull request approvals)" }, "override_by": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Who may override it: apply --override NAME --reason TEXT holds only when the approver identity (or, in CI, a pull request approval) is one of these. Without it, the rule cannot be overridden" }, "exceptions": { "type": "array", "items": { "$ref": "#/definitions/GuardrailException" }, "description": "Addresses the rule does not apply to, each with its reason, up to and including its until day (then it lapses)" } }, "allOf": [{ "if": { "properties": { "effect": { "const": "require_approval" } }, "required": ["effect"] }, "then": { "required": ["count", "from"] } }] };
+    var schema17 = { "title": "GuardrailMatch", "type": "object", "additionalProperties": false, "description": "Which changes the rule is about (each list left out matches everything): the plan's writes only", "properties": { "actions": { "type": "array", "minItems": 1, "items": { "enum": ["create", "update", "review", "approve"] } }, "addresses": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Address globs: * matches any run of characters (ssp/*/batch/FY26-*)" }, "fields": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only changes whose diff touches one of these fields" }, "environments": { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 }, "description": "Only in these environments of revsync.yaml" } } };
     var pattern3 = new RegExp("^\\d{4}-\\d{2}-\\d{2}$", "u");
     function validate12(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
@@ -19199,7 +19217,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema15.properties, key0)) {
+          if (!func2.call(schema16.properties, key0)) {
             const err7 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err7];
@@ -19281,7 +19299,7 @@ var require_validators = __commonJS({
                 for (let i0 = 0; i0 < len0; i0++) {
                   let data5 = data4[i0];
                   if (!(data5 === "create" || data5 === "update" || data5 === "review" || data5 === "approve")) {
-                    const err14 = { instancePath: instancePath + "/match/actions/" + i0, schemaPath: "#/definitions/GuardrailMatch/properties/actions/items/enum", keyword: "enum", params: { allowedValues: schema16.properties.actions.items.enum }, message: "must be equal to one of the allowed values" };
+                    const err14 = { instancePath: instancePath + "/match/actions/" + i0, schemaPath: "#/definitions/GuardrailMatch/properties/actions/items/enum", keyword: "enum", params: { allowedValues: schema17.properties.actions.items.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err14];
                     } else {
@@ -19470,7 +19488,7 @@ var require_validators = __commonJS({
         if (data.effect !== void 0) {
           let data13 = data.effect;
           if (!(data13 === "deny" || data13 === "warn" || data13 === "require_approval")) {
-            const err31 = { instancePath: instancePath + "/effect", schemaPath: "#/properties/effect/enum", keyword: "enum", params: { allowedValues: schema15.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+            const err31 = { instancePath: instancePath + "/effect", schemaPath: "#/properties/effect/enum", keyword: "enum", params: { allowedValues: schema16.properties.effect.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err31];
             } else {
@@ -20104,8 +20122,13 @@ var require_validators = __commonJS({
           }
         }
         if (data.four_eyes !== void 0) {
-          if (typeof data.four_eyes !== "boolean") {
-            const err30 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+          let data16 = data.four_eyes;
+          const _errs45 = errors;
+          let valid8 = false;
+          let passing0 = null;
+          const _errs46 = errors;
+          if (typeof data16 !== "boolean") {
+            const err30 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf/0/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
               vErrors = [err30];
             } else {
@@ -20113,30 +20136,37 @@ var require_validators = __commonJS({
             }
             errors++;
           }
-        }
-        if (data.evidence !== void 0) {
-          let data17 = data.evidence;
-          if (typeof data17 === "string") {
-            if (func4(data17) < 1) {
-              const err31 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-              if (vErrors === null) {
-                vErrors = [err31];
-              } else {
-                vErrors.push(err31);
+          var _valid1 = _errs46 === errors;
+          if (_valid1) {
+            valid8 = true;
+            passing0 = 0;
+          }
+          const _errs48 = errors;
+          if (data16 && typeof data16 == "object" && !Array.isArray(data16)) {
+            for (const key5 in data16) {
+              if (!(key5 === "local_apply")) {
+                const err31 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err31];
+                } else {
+                  vErrors.push(err31);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (!pattern0.test(data17)) {
-              const err32 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
-              if (vErrors === null) {
-                vErrors = [err32];
-              } else {
-                vErrors.push(err32);
+            if (data16.local_apply !== void 0) {
+              if (typeof data16.local_apply !== "boolean") {
+                const err32 = { instancePath: instancePath + "/four_eyes/local_apply", schemaPath: "#/definitions/FourEyesConfig/oneOf/1/properties/local_apply/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
               }
-              errors++;
             }
           } else {
-            const err33 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err33 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err33];
             } else {
@@ -20144,90 +20174,7 @@ var require_validators = __commonJS({
             }
             errors++;
           }
-        }
-        if (data.lock !== void 0) {
-          let data18 = data.lock;
-          const _errs49 = errors;
-          let valid8 = false;
-          let passing0 = null;
-          const _errs50 = errors;
-          if (!(data18 === "git" || data18 === "local")) {
-            const err34 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/0/enum", keyword: "enum", params: { allowedValues: schema14.oneOf[0].enum }, message: "must be equal to one of the allowed values" };
-            if (vErrors === null) {
-              vErrors = [err34];
-            } else {
-              vErrors.push(err34);
-            }
-            errors++;
-          }
-          var _valid1 = _errs50 === errors;
-          if (_valid1) {
-            valid8 = true;
-            passing0 = 0;
-          }
-          const _errs51 = errors;
-          if (data18 && typeof data18 == "object" && !Array.isArray(data18)) {
-            if (data18.remote === void 0) {
-              const err35 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/required", keyword: "required", params: { missingProperty: "remote" }, message: "must have required property 'remote'" };
-              if (vErrors === null) {
-                vErrors = [err35];
-              } else {
-                vErrors.push(err35);
-              }
-              errors++;
-            }
-            for (const key5 in data18) {
-              if (!(key5 === "remote")) {
-                const err36 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err36];
-                } else {
-                  vErrors.push(err36);
-                }
-                errors++;
-              }
-            }
-            if (data18.remote !== void 0) {
-              let data19 = data18.remote;
-              if (typeof data19 === "string") {
-                if (func4(data19) < 1) {
-                  const err37 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err37];
-                  } else {
-                    vErrors.push(err37);
-                  }
-                  errors++;
-                }
-                if (!pattern0.test(data19)) {
-                  const err38 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
-                  if (vErrors === null) {
-                    vErrors = [err38];
-                  } else {
-                    vErrors.push(err38);
-                  }
-                  errors++;
-                }
-              } else {
-                const err39 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err39];
-                } else {
-                  vErrors.push(err39);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err40 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err40];
-            } else {
-              vErrors.push(err40);
-            }
-            errors++;
-          }
-          var _valid1 = _errs51 === errors;
+          var _valid1 = _errs48 === errors;
           if (_valid1 && valid8) {
             valid8 = false;
             passing0 = [passing0, 1];
@@ -20238,18 +20185,160 @@ var require_validators = __commonJS({
             }
           }
           if (!valid8) {
-            const err41 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+            const err34 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err41];
+              vErrors = [err34];
             } else {
-              vErrors.push(err41);
+              vErrors.push(err34);
             }
             errors++;
           } else {
-            errors = _errs49;
+            errors = _errs45;
             if (vErrors !== null) {
-              if (_errs49) {
-                vErrors.length = _errs49;
+              if (_errs45) {
+                vErrors.length = _errs45;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+        if (data.evidence !== void 0) {
+          let data18 = data.evidence;
+          if (typeof data18 === "string") {
+            if (func4(data18) < 1) {
+              const err35 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+              if (vErrors === null) {
+                vErrors = [err35];
+              } else {
+                vErrors.push(err35);
+              }
+              errors++;
+            }
+            if (!pattern0.test(data18)) {
+              const err36 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+              if (vErrors === null) {
+                vErrors = [err36];
+              } else {
+                vErrors.push(err36);
+              }
+              errors++;
+            }
+          } else {
+            const err37 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+        }
+        if (data.lock !== void 0) {
+          let data19 = data.lock;
+          const _errs57 = errors;
+          let valid11 = false;
+          let passing1 = null;
+          const _errs58 = errors;
+          if (!(data19 === "git" || data19 === "local")) {
+            const err38 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/0/enum", keyword: "enum", params: { allowedValues: schema15.oneOf[0].enum }, message: "must be equal to one of the allowed values" };
+            if (vErrors === null) {
+              vErrors = [err38];
+            } else {
+              vErrors.push(err38);
+            }
+            errors++;
+          }
+          var _valid2 = _errs58 === errors;
+          if (_valid2) {
+            valid11 = true;
+            passing1 = 0;
+          }
+          const _errs59 = errors;
+          if (data19 && typeof data19 == "object" && !Array.isArray(data19)) {
+            if (data19.remote === void 0) {
+              const err39 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/required", keyword: "required", params: { missingProperty: "remote" }, message: "must have required property 'remote'" };
+              if (vErrors === null) {
+                vErrors = [err39];
+              } else {
+                vErrors.push(err39);
+              }
+              errors++;
+            }
+            for (const key6 in data19) {
+              if (!(key6 === "remote")) {
+                const err40 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+            }
+            if (data19.remote !== void 0) {
+              let data20 = data19.remote;
+              if (typeof data20 === "string") {
+                if (func4(data20) < 1) {
+                  const err41 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err41];
+                  } else {
+                    vErrors.push(err41);
+                  }
+                  errors++;
+                }
+                if (!pattern0.test(data20)) {
+                  const err42 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+                  if (vErrors === null) {
+                    vErrors = [err42];
+                  } else {
+                    vErrors.push(err42);
+                  }
+                  errors++;
+                }
+              } else {
+                const err43 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err44 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err44];
+            } else {
+              vErrors.push(err44);
+            }
+            errors++;
+          }
+          var _valid2 = _errs59 === errors;
+          if (_valid2 && valid11) {
+            valid11 = false;
+            passing1 = [passing1, 1];
+          } else {
+            if (_valid2) {
+              valid11 = true;
+              passing1 = 1;
+            }
+          }
+          if (!valid11) {
+            const err45 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf", keyword: "oneOf", params: { passingSchemas: passing1 }, message: "must match exactly one schema in oneOf" };
+            if (vErrors === null) {
+              vErrors = [err45];
+            } else {
+              vErrors.push(err45);
+            }
+            errors++;
+          } else {
+            errors = _errs57;
+            if (vErrors !== null) {
+              if (_errs57) {
+                vErrors.length = _errs57;
               } else {
                 vErrors = null;
               }
@@ -20257,86 +20346,44 @@ var require_validators = __commonJS({
           }
         }
         if (data.guardrails !== void 0) {
-          let data20 = data.guardrails;
-          if (Array.isArray(data20)) {
-            const len0 = data20.length;
+          let data21 = data.guardrails;
+          if (Array.isArray(data21)) {
+            const len0 = data21.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (!validate12(data20[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data20, parentDataProperty: i0, rootData })) {
+              if (!validate12(data21[i0], { instancePath: instancePath + "/guardrails/" + i0, parentData: data21, parentDataProperty: i0, rootData })) {
                 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err42 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err46 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err42];
+              vErrors = [err46];
             } else {
-              vErrors.push(err42);
+              vErrors.push(err46);
             }
             errors++;
           }
         }
         if (data.freeze !== void 0) {
-          let data22 = data.freeze;
-          if (Array.isArray(data22)) {
-            const len1 = data22.length;
+          let data23 = data.freeze;
+          if (Array.isArray(data23)) {
+            const len1 = data23.length;
             for (let i1 = 0; i1 < len1; i1++) {
-              let data23 = data22[i1];
-              if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
-                if (data23.name === void 0) {
-                  const err43 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
+              let data24 = data23[i1];
+              if (data24 && typeof data24 == "object" && !Array.isArray(data24)) {
+                if (data24.name === void 0) {
+                  const err47 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                   if (vErrors === null) {
-                    vErrors = [err43];
+                    vErrors = [err47];
                   } else {
-                    vErrors.push(err43);
+                    vErrors.push(err47);
                   }
                   errors++;
                 }
-                for (const key6 in data23) {
-                  if (!func2.call(schema18.properties, key6)) {
-                    const err44 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
-                    if (vErrors === null) {
-                      vErrors = [err44];
-                    } else {
-                      vErrors.push(err44);
-                    }
-                    errors++;
-                  }
-                }
-                if (data23.name !== void 0) {
-                  let data24 = data23.name;
-                  if (typeof data24 === "string") {
-                    if (func4(data24) > 100) {
-                      const err45 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err45];
-                      } else {
-                        vErrors.push(err45);
-                      }
-                      errors++;
-                    }
-                    if (!pattern2.test(data24)) {
-                      const err46 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
-                      if (vErrors === null) {
-                        vErrors = [err46];
-                      } else {
-                        vErrors.push(err46);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err47 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err47];
-                    } else {
-                      vErrors.push(err47);
-                    }
-                    errors++;
-                  }
-                }
-                if (data23.description !== void 0) {
-                  if (typeof data23.description !== "string") {
-                    const err48 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                for (const key7 in data24) {
+                  if (!func2.call(schema19.properties, key7)) {
+                    const err48 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err48];
                     } else {
@@ -20345,11 +20392,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data23.quarter_end !== void 0) {
-                  let data26 = data23.quarter_end;
-                  if (data26 && typeof data26 == "object" && !Array.isArray(data26)) {
-                    if (data26.days_before === void 0) {
-                      const err49 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
+                if (data24.name !== void 0) {
+                  let data25 = data24.name;
+                  if (typeof data25 === "string") {
+                    if (func4(data25) > 100) {
+                      const err49 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/maxLength", keyword: "maxLength", params: { limit: 100 }, message: "must NOT have more than 100 characters" };
                       if (vErrors === null) {
                         vErrors = [err49];
                       } else {
@@ -20357,8 +20404,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data26.days_after === void 0) {
-                      const err50 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
+                    if (!pattern2.test(data25)) {
+                      const err50 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" }, message: 'must match pattern "^[A-Za-z0-9][A-Za-z0-9_.-]*$"' };
                       if (vErrors === null) {
                         vErrors = [err50];
                       } else {
@@ -20366,53 +20413,51 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key7 in data26) {
-                      if (!(key7 === "days_before" || key7 === "days_after")) {
-                        const err51 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err51];
-                        } else {
-                          vErrors.push(err51);
-                        }
-                        errors++;
-                      }
+                  } else {
+                    const err51 = { instancePath: instancePath + "/freeze/" + i1 + "/name", schemaPath: "#/definitions/FreezeWindow/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err51];
+                    } else {
+                      vErrors.push(err51);
                     }
-                    if (data26.days_before !== void 0) {
-                      let data27 = data26.days_before;
-                      if (!(typeof data27 == "number" && (!(data27 % 1) && !isNaN(data27)))) {
-                        const err52 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                        if (vErrors === null) {
-                          vErrors = [err52];
-                        } else {
-                          vErrors.push(err52);
-                        }
-                        errors++;
-                      }
-                      if (typeof data27 == "number") {
-                        if (data27 > 60 || isNaN(data27)) {
-                          const err53 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
-                          if (vErrors === null) {
-                            vErrors = [err53];
-                          } else {
-                            vErrors.push(err53);
-                          }
-                          errors++;
-                        }
-                        if (data27 < 0 || isNaN(data27)) {
-                          const err54 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                          if (vErrors === null) {
-                            vErrors = [err54];
-                          } else {
-                            vErrors.push(err54);
-                          }
-                          errors++;
-                        }
-                      }
+                    errors++;
+                  }
+                }
+                if (data24.description !== void 0) {
+                  if (typeof data24.description !== "string") {
+                    const err52 = { instancePath: instancePath + "/freeze/" + i1 + "/description", schemaPath: "#/definitions/FreezeWindow/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err52];
+                    } else {
+                      vErrors.push(err52);
                     }
-                    if (data26.days_after !== void 0) {
-                      let data28 = data26.days_after;
-                      if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)))) {
-                        const err55 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    errors++;
+                  }
+                }
+                if (data24.quarter_end !== void 0) {
+                  let data27 = data24.quarter_end;
+                  if (data27 && typeof data27 == "object" && !Array.isArray(data27)) {
+                    if (data27.days_before === void 0) {
+                      const err53 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_before" }, message: "must have required property 'days_before'" };
+                      if (vErrors === null) {
+                        vErrors = [err53];
+                      } else {
+                        vErrors.push(err53);
+                      }
+                      errors++;
+                    }
+                    if (data27.days_after === void 0) {
+                      const err54 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/required", keyword: "required", params: { missingProperty: "days_after" }, message: "must have required property 'days_after'" };
+                      if (vErrors === null) {
+                        vErrors = [err54];
+                      } else {
+                        vErrors.push(err54);
+                      }
+                      errors++;
+                    }
+                    for (const key8 in data27) {
+                      if (!(key8 === "days_before" || key8 === "days_after")) {
+                        const err55 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err55];
                         } else {
@@ -20420,18 +20465,21 @@ var require_validators = __commonJS({
                         }
                         errors++;
                       }
+                    }
+                    if (data27.days_before !== void 0) {
+                      let data28 = data27.days_before;
+                      if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)))) {
+                        const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err56];
+                        } else {
+                          vErrors.push(err56);
+                        }
+                        errors++;
+                      }
                       if (typeof data28 == "number") {
                         if (data28 > 60 || isNaN(data28)) {
-                          const err56 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
-                          if (vErrors === null) {
-                            vErrors = [err56];
-                          } else {
-                            vErrors.push(err56);
-                          }
-                          errors++;
-                        }
-                        if (data28 < 0 || isNaN(data28)) {
-                          const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                          const err57 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
                           if (vErrors === null) {
                             vErrors = [err57];
                           } else {
@@ -20439,54 +20487,51 @@ var require_validators = __commonJS({
                           }
                           errors++;
                         }
+                        if (data28 < 0 || isNaN(data28)) {
+                          const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_before", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_before/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                          if (vErrors === null) {
+                            vErrors = [err58];
+                          } else {
+                            vErrors.push(err58);
+                          }
+                          errors++;
+                        }
+                      }
+                    }
+                    if (data27.days_after !== void 0) {
+                      let data29 = data27.days_after;
+                      if (!(typeof data29 == "number" && (!(data29 % 1) && !isNaN(data29)))) {
+                        const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err59];
+                        } else {
+                          vErrors.push(err59);
+                        }
+                        errors++;
+                      }
+                      if (typeof data29 == "number") {
+                        if (data29 > 60 || isNaN(data29)) {
+                          const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/maximum", keyword: "maximum", params: { comparison: "<=", limit: 60 }, message: "must be <= 60" };
+                          if (vErrors === null) {
+                            vErrors = [err60];
+                          } else {
+                            vErrors.push(err60);
+                          }
+                          errors++;
+                        }
+                        if (data29 < 0 || isNaN(data29)) {
+                          const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end/days_after", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/properties/days_after/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                          if (vErrors === null) {
+                            vErrors = [err61];
+                          } else {
+                            vErrors.push(err61);
+                          }
+                          errors++;
+                        }
                       }
                     }
                   } else {
-                    const err58 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                    if (vErrors === null) {
-                      vErrors = [err58];
-                    } else {
-                      vErrors.push(err58);
-                    }
-                    errors++;
-                  }
-                }
-                if (data23.from !== void 0) {
-                  if (typeof data23.from !== "string") {
-                    const err59 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err59];
-                    } else {
-                      vErrors.push(err59);
-                    }
-                    errors++;
-                  }
-                }
-                if (data23.to !== void 0) {
-                  if (typeof data23.to !== "string") {
-                    const err60 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err60];
-                    } else {
-                      vErrors.push(err60);
-                    }
-                    errors++;
-                  }
-                }
-                if (data23.cron !== void 0) {
-                  let data31 = data23.cron;
-                  if (typeof data31 === "string") {
-                    if (func4(data31) < 1) {
-                      const err61 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err61];
-                      } else {
-                        vErrors.push(err61);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err62 = { instancePath: instancePath + "/freeze/" + i1 + "/quarter_end", schemaPath: "#/definitions/FreezeWindow/properties/quarter_end/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
                       vErrors = [err62];
                     } else {
@@ -20495,64 +20540,64 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data23.duration !== void 0) {
-                  let data32 = data23.duration;
+                if (data24.from !== void 0) {
+                  if (typeof data24.from !== "string") {
+                    const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/from", schemaPath: "#/definitions/FreezeWindow/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err63];
+                    } else {
+                      vErrors.push(err63);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.to !== void 0) {
+                  if (typeof data24.to !== "string") {
+                    const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/to", schemaPath: "#/definitions/FreezeWindow/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err64];
+                    } else {
+                      vErrors.push(err64);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.cron !== void 0) {
+                  let data32 = data24.cron;
                   if (typeof data32 === "string") {
-                    if (func4(data32) < 2) {
-                      const err63 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
+                    if (func4(data32) < 1) {
+                      const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
-                        vErrors = [err63];
+                        vErrors = [err65];
                       } else {
-                        vErrors.push(err63);
-                      }
-                      errors++;
-                    }
-                    if (!pattern5.test(data32)) {
-                      const err64 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
-                      if (vErrors === null) {
-                        vErrors = [err64];
-                      } else {
-                        vErrors.push(err64);
+                        vErrors.push(err65);
                       }
                       errors++;
                     }
                   } else {
-                    const err65 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/cron", schemaPath: "#/definitions/FreezeWindow/properties/cron/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err65];
+                      vErrors = [err66];
                     } else {
-                      vErrors.push(err65);
+                      vErrors.push(err66);
                     }
                     errors++;
                   }
                 }
-                if (data23.timezone !== void 0) {
-                  let data33 = data23.timezone;
+                if (data24.duration !== void 0) {
+                  let data33 = data24.duration;
                   if (typeof data33 === "string") {
-                    if (func4(data33) < 1) {
-                      const err66 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                    if (func4(data33) < 2) {
+                      const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/minLength", keyword: "minLength", params: { limit: 2 }, message: "must NOT have fewer than 2 characters" };
                       if (vErrors === null) {
-                        vErrors = [err66];
+                        vErrors = [err67];
                       } else {
-                        vErrors.push(err66);
+                        vErrors.push(err67);
                       }
                       errors++;
                     }
-                  } else {
-                    const err67 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                    if (vErrors === null) {
-                      vErrors = [err67];
-                    } else {
-                      vErrors.push(err67);
-                    }
-                    errors++;
-                  }
-                }
-                if (data23.override_by !== void 0) {
-                  let data34 = data23.override_by;
-                  if (Array.isArray(data34)) {
-                    if (data34.length < 1) {
-                      const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                    if (!pattern5.test(data33)) {
+                      const err68 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/pattern", keyword: "pattern", params: { pattern: "^(\\d+d)?(\\d+h)?(\\d+m)?$" }, message: 'must match pattern "^(\\d+d)?(\\d+h)?(\\d+m)?$"' };
                       if (vErrors === null) {
                         vErrors = [err68];
                       } else {
@@ -20560,31 +20605,30 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    const len2 = data34.length;
-                    for (let i2 = 0; i2 < len2; i2++) {
-                      let data35 = data34[i2];
-                      if (typeof data35 === "string") {
-                        if (func4(data35) < 1) {
-                          const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                          if (vErrors === null) {
-                            vErrors = [err69];
-                          } else {
-                            vErrors.push(err69);
-                          }
-                          errors++;
-                        }
+                  } else {
+                    const err69 = { instancePath: instancePath + "/freeze/" + i1 + "/duration", schemaPath: "#/definitions/FreezeWindow/properties/duration/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (vErrors === null) {
+                      vErrors = [err69];
+                    } else {
+                      vErrors.push(err69);
+                    }
+                    errors++;
+                  }
+                }
+                if (data24.timezone !== void 0) {
+                  let data34 = data24.timezone;
+                  if (typeof data34 === "string") {
+                    if (func4(data34) < 1) {
+                      const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err70];
                       } else {
-                        const err70 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err70];
-                        } else {
-                          vErrors.push(err70);
-                        }
-                        errors++;
+                        vErrors.push(err70);
                       }
+                      errors++;
                     }
                   } else {
-                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    const err71 = { instancePath: instancePath + "/freeze/" + i1 + "/timezone", schemaPath: "#/definitions/FreezeWindow/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err71];
                     } else {
@@ -20593,54 +20637,53 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-              } else {
-                const err72 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                if (vErrors === null) {
-                  vErrors = [err72];
-                } else {
-                  vErrors.push(err72);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err73 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err73];
-            } else {
-              vErrors.push(err73);
-            }
-            errors++;
-          }
-        }
-        if (data.fiscal_calendar !== void 0) {
-          let data36 = data.fiscal_calendar;
-          if (data36 && typeof data36 == "object" && !Array.isArray(data36)) {
-            for (const key8 in data36) {
-              if (!(key8 === "fiscal_year_start" || key8 === "timezone")) {
-                const err74 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err74];
-                } else {
-                  vErrors.push(err74);
-                }
-                errors++;
-              }
-            }
-            if (data36.fiscal_year_start !== void 0) {
-              let data37 = data36.fiscal_year_start;
-              if (typeof data37 === "string") {
-                if (!pattern6.test(data37)) {
-                  const err75 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
-                  if (vErrors === null) {
-                    vErrors = [err75];
+                if (data24.override_by !== void 0) {
+                  let data35 = data24.override_by;
+                  if (Array.isArray(data35)) {
+                    if (data35.length < 1) {
+                      const err72 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                      if (vErrors === null) {
+                        vErrors = [err72];
+                      } else {
+                        vErrors.push(err72);
+                      }
+                      errors++;
+                    }
+                    const len2 = data35.length;
+                    for (let i2 = 0; i2 < len2; i2++) {
+                      let data36 = data35[i2];
+                      if (typeof data36 === "string") {
+                        if (func4(data36) < 1) {
+                          const err73 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                          if (vErrors === null) {
+                            vErrors = [err73];
+                          } else {
+                            vErrors.push(err73);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err74 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by/" + i2, schemaPath: "#/definitions/FreezeWindow/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err74];
+                        } else {
+                          vErrors.push(err74);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    vErrors.push(err75);
+                    const err75 = { instancePath: instancePath + "/freeze/" + i1 + "/override_by", schemaPath: "#/definitions/FreezeWindow/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                    if (vErrors === null) {
+                      vErrors = [err75];
+                    } else {
+                      vErrors.push(err75);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
               } else {
-                const err76 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err76 = { instancePath: instancePath + "/freeze/" + i1, schemaPath: "#/definitions/FreezeWindow/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
                   vErrors = [err76];
                 } else {
@@ -20649,20 +20692,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data36.timezone !== void 0) {
-              let data38 = data36.timezone;
-              if (typeof data38 === "string") {
-                if (func4(data38) < 1) {
-                  const err77 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err77];
-                  } else {
-                    vErrors.push(err77);
-                  }
-                  errors++;
-                }
-              } else {
-                const err78 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+          } else {
+            const err77 = { instancePath: instancePath + "/freeze", schemaPath: "#/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err77];
+            } else {
+              vErrors.push(err77);
+            }
+            errors++;
+          }
+        }
+        if (data.fiscal_calendar !== void 0) {
+          let data37 = data.fiscal_calendar;
+          if (data37 && typeof data37 == "object" && !Array.isArray(data37)) {
+            for (const key9 in data37) {
+              if (!(key9 === "fiscal_year_start" || key9 === "timezone")) {
+                const err78 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err78];
                 } else {
@@ -20671,22 +20716,66 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data37.fiscal_year_start !== void 0) {
+              let data38 = data37.fiscal_year_start;
+              if (typeof data38 === "string") {
+                if (!pattern6.test(data38)) {
+                  const err79 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
+                  if (vErrors === null) {
+                    vErrors = [err79];
+                  } else {
+                    vErrors.push(err79);
+                  }
+                  errors++;
+                }
+              } else {
+                const err80 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err80];
+                } else {
+                  vErrors.push(err80);
+                }
+                errors++;
+              }
+            }
+            if (data37.timezone !== void 0) {
+              let data39 = data37.timezone;
+              if (typeof data39 === "string") {
+                if (func4(data39) < 1) {
+                  const err81 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err81];
+                  } else {
+                    vErrors.push(err81);
+                  }
+                  errors++;
+                }
+              } else {
+                const err82 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err82];
+                } else {
+                  vErrors.push(err82);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err79 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err83 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err79];
+              vErrors = [err83];
             } else {
-              vErrors.push(err79);
+              vErrors.push(err83);
             }
             errors++;
           }
         }
       } else {
-        const err80 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err84 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err84];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err84);
         }
         errors++;
       }
@@ -20824,8 +20913,13 @@ var require_validators = __commonJS({
           }
         }
         if (data.four_eyes !== void 0) {
-          if (typeof data.four_eyes !== "boolean") {
-            const err11 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+          let data7 = data.four_eyes;
+          const _errs18 = errors;
+          let valid4 = false;
+          let passing0 = null;
+          const _errs19 = errors;
+          if (typeof data7 !== "boolean") {
+            const err11 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf/0/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
               vErrors = [err11];
             } else {
@@ -20833,30 +20927,37 @@ var require_validators = __commonJS({
             }
             errors++;
           }
-        }
-        if (data.evidence !== void 0) {
-          let data8 = data.evidence;
-          if (typeof data8 === "string") {
-            if (func4(data8) < 1) {
-              const err12 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-              if (vErrors === null) {
-                vErrors = [err12];
-              } else {
-                vErrors.push(err12);
+          var _valid0 = _errs19 === errors;
+          if (_valid0) {
+            valid4 = true;
+            passing0 = 0;
+          }
+          const _errs21 = errors;
+          if (data7 && typeof data7 == "object" && !Array.isArray(data7)) {
+            for (const key32 in data7) {
+              if (!(key32 === "local_apply")) {
+                const err12 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err12];
+                } else {
+                  vErrors.push(err12);
+                }
+                errors++;
               }
-              errors++;
             }
-            if (!pattern0.test(data8)) {
-              const err13 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
-              if (vErrors === null) {
-                vErrors = [err13];
-              } else {
-                vErrors.push(err13);
+            if (data7.local_apply !== void 0) {
+              if (typeof data7.local_apply !== "boolean") {
+                const err13 = { instancePath: instancePath + "/four_eyes/local_apply", schemaPath: "#/definitions/FourEyesConfig/oneOf/1/properties/local_apply/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                if (vErrors === null) {
+                  vErrors = [err13];
+                } else {
+                  vErrors.push(err13);
+                }
+                errors++;
               }
-              errors++;
             }
           } else {
-            const err14 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err14 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err14];
             } else {
@@ -20864,90 +20965,7 @@ var require_validators = __commonJS({
             }
             errors++;
           }
-        }
-        if (data.lock !== void 0) {
-          let data9 = data.lock;
-          const _errs22 = errors;
-          let valid4 = false;
-          let passing0 = null;
-          const _errs23 = errors;
-          if (!(data9 === "git" || data9 === "local")) {
-            const err15 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/0/enum", keyword: "enum", params: { allowedValues: schema14.oneOf[0].enum }, message: "must be equal to one of the allowed values" };
-            if (vErrors === null) {
-              vErrors = [err15];
-            } else {
-              vErrors.push(err15);
-            }
-            errors++;
-          }
-          var _valid0 = _errs23 === errors;
-          if (_valid0) {
-            valid4 = true;
-            passing0 = 0;
-          }
-          const _errs24 = errors;
-          if (data9 && typeof data9 == "object" && !Array.isArray(data9)) {
-            if (data9.remote === void 0) {
-              const err16 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/required", keyword: "required", params: { missingProperty: "remote" }, message: "must have required property 'remote'" };
-              if (vErrors === null) {
-                vErrors = [err16];
-              } else {
-                vErrors.push(err16);
-              }
-              errors++;
-            }
-            for (const key32 in data9) {
-              if (!(key32 === "remote")) {
-                const err17 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err17];
-                } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-            }
-            if (data9.remote !== void 0) {
-              let data10 = data9.remote;
-              if (typeof data10 === "string") {
-                if (func4(data10) < 1) {
-                  const err18 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err18];
-                  } else {
-                    vErrors.push(err18);
-                  }
-                  errors++;
-                }
-                if (!pattern0.test(data10)) {
-                  const err19 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
-                  if (vErrors === null) {
-                    vErrors = [err19];
-                  } else {
-                    vErrors.push(err19);
-                  }
-                  errors++;
-                }
-              } else {
-                const err20 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err20];
-                } else {
-                  vErrors.push(err20);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err21 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err21];
-            } else {
-              vErrors.push(err21);
-            }
-            errors++;
-          }
-          var _valid0 = _errs24 === errors;
+          var _valid0 = _errs21 === errors;
           if (_valid0 && valid4) {
             valid4 = false;
             passing0 = [passing0, 1];
@@ -20958,41 +20976,120 @@ var require_validators = __commonJS({
             }
           }
           if (!valid4) {
-            const err22 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+            const err15 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/definitions/FourEyesConfig/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err22];
+              vErrors = [err15];
             } else {
-              vErrors.push(err22);
+              vErrors.push(err15);
             }
             errors++;
           } else {
-            errors = _errs22;
+            errors = _errs18;
             if (vErrors !== null) {
-              if (_errs22) {
-                vErrors.length = _errs22;
+              if (_errs18) {
+                vErrors.length = _errs18;
               } else {
                 vErrors = null;
               }
             }
           }
         }
-        if (data.tests !== void 0) {
-          if (typeof data.tests !== "string") {
-            const err23 = { instancePath: instancePath + "/tests", schemaPath: "#/properties/tests/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.evidence !== void 0) {
+          let data9 = data.evidence;
+          if (typeof data9 === "string") {
+            if (func4(data9) < 1) {
+              const err16 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+              if (vErrors === null) {
+                vErrors = [err16];
+              } else {
+                vErrors.push(err16);
+              }
+              errors++;
+            }
+            if (!pattern0.test(data9)) {
+              const err17 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+              if (vErrors === null) {
+                vErrors = [err17];
+              } else {
+                vErrors.push(err17);
+              }
+              errors++;
+            }
+          } else {
+            const err18 = { instancePath: instancePath + "/evidence", schemaPath: "#/properties/evidence/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err23];
+              vErrors = [err18];
             } else {
-              vErrors.push(err23);
+              vErrors.push(err18);
             }
             errors++;
           }
         }
-        if (data.drift !== void 0) {
-          let data12 = data.drift;
-          if (data12 && typeof data12 == "object" && !Array.isArray(data12)) {
-            for (const key4 in data12) {
-              if (!(key4 === "ignore")) {
-                const err24 = { instancePath: instancePath + "/drift", schemaPath: "#/properties/drift/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+        if (data.lock !== void 0) {
+          let data10 = data.lock;
+          const _errs30 = errors;
+          let valid7 = false;
+          let passing1 = null;
+          const _errs31 = errors;
+          if (!(data10 === "git" || data10 === "local")) {
+            const err19 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/0/enum", keyword: "enum", params: { allowedValues: schema15.oneOf[0].enum }, message: "must be equal to one of the allowed values" };
+            if (vErrors === null) {
+              vErrors = [err19];
+            } else {
+              vErrors.push(err19);
+            }
+            errors++;
+          }
+          var _valid1 = _errs31 === errors;
+          if (_valid1) {
+            valid7 = true;
+            passing1 = 0;
+          }
+          const _errs32 = errors;
+          if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
+            if (data10.remote === void 0) {
+              const err20 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/required", keyword: "required", params: { missingProperty: "remote" }, message: "must have required property 'remote'" };
+              if (vErrors === null) {
+                vErrors = [err20];
+              } else {
+                vErrors.push(err20);
+              }
+              errors++;
+            }
+            for (const key4 in data10) {
+              if (!(key4 === "remote")) {
+                const err21 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err21];
+                } else {
+                  vErrors.push(err21);
+                }
+                errors++;
+              }
+            }
+            if (data10.remote !== void 0) {
+              let data11 = data10.remote;
+              if (typeof data11 === "string") {
+                if (func4(data11) < 1) {
+                  const err22 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err22];
+                  } else {
+                    vErrors.push(err22);
+                  }
+                  errors++;
+                }
+                if (!pattern0.test(data11)) {
+                  const err23 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/pattern", keyword: "pattern", params: { pattern: "\\S" }, message: 'must match pattern "\\S"' };
+                  if (vErrors === null) {
+                    vErrors = [err23];
+                  } else {
+                    vErrors.push(err23);
+                  }
+                  errors++;
+                }
+              } else {
+                const err24 = { instancePath: instancePath + "/lock/remote", schemaPath: "#/definitions/LockConfig/oneOf/1/properties/remote/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err24];
                 } else {
@@ -21001,101 +21098,119 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.ignore !== void 0) {
-              let data13 = data12.ignore;
-              if (Array.isArray(data13)) {
-                const len0 = data13.length;
+          } else {
+            const err25 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err25];
+            } else {
+              vErrors.push(err25);
+            }
+            errors++;
+          }
+          var _valid1 = _errs32 === errors;
+          if (_valid1 && valid7) {
+            valid7 = false;
+            passing1 = [passing1, 1];
+          } else {
+            if (_valid1) {
+              valid7 = true;
+              passing1 = 1;
+            }
+          }
+          if (!valid7) {
+            const err26 = { instancePath: instancePath + "/lock", schemaPath: "#/definitions/LockConfig/oneOf", keyword: "oneOf", params: { passingSchemas: passing1 }, message: "must match exactly one schema in oneOf" };
+            if (vErrors === null) {
+              vErrors = [err26];
+            } else {
+              vErrors.push(err26);
+            }
+            errors++;
+          } else {
+            errors = _errs30;
+            if (vErrors !== null) {
+              if (_errs30) {
+                vErrors.length = _errs30;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+        if (data.tests !== void 0) {
+          if (typeof data.tests !== "string") {
+            const err27 = { instancePath: instancePath + "/tests", schemaPath: "#/properties/tests/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err27];
+            } else {
+              vErrors.push(err27);
+            }
+            errors++;
+          }
+        }
+        if (data.drift !== void 0) {
+          let data13 = data.drift;
+          if (data13 && typeof data13 == "object" && !Array.isArray(data13)) {
+            for (const key5 in data13) {
+              if (!(key5 === "ignore")) {
+                const err28 = { instancePath: instancePath + "/drift", schemaPath: "#/properties/drift/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
+            }
+            if (data13.ignore !== void 0) {
+              let data14 = data13.ignore;
+              if (Array.isArray(data14)) {
+                const len0 = data14.length;
                 for (let i0 = 0; i0 < len0; i0++) {
-                  let data14 = data13[i0];
-                  if (data14 && typeof data14 == "object" && !Array.isArray(data14)) {
-                    if (data14.address === void 0) {
-                      const err25 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
+                  let data15 = data14[i0];
+                  if (data15 && typeof data15 == "object" && !Array.isArray(data15)) {
+                    if (data15.address === void 0) {
+                      const err29 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
                       if (vErrors === null) {
-                        vErrors = [err25];
+                        vErrors = [err29];
                       } else {
-                        vErrors.push(err25);
+                        vErrors.push(err29);
                       }
                       errors++;
                     }
-                    if (data14.reason === void 0) {
-                      const err26 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                    if (data15.reason === void 0) {
+                      const err30 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
                       if (vErrors === null) {
-                        vErrors = [err26];
+                        vErrors = [err30];
                       } else {
-                        vErrors.push(err26);
+                        vErrors.push(err30);
                       }
                       errors++;
                     }
-                    for (const key5 in data14) {
-                      if (!(key5 === "address" || key5 === "fields" || key5 === "classes" || key5 === "reason" || key5 === "until")) {
-                        const err27 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
+                    for (const key6 in data15) {
+                      if (!(key6 === "address" || key6 === "fields" || key6 === "classes" || key6 === "reason" || key6 === "until")) {
+                        const err31 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
-                          vErrors = [err27];
+                          vErrors = [err31];
                         } else {
-                          vErrors.push(err27);
+                          vErrors.push(err31);
                         }
                         errors++;
                       }
                     }
-                    if (data14.address !== void 0) {
-                      let data15 = data14.address;
-                      if (typeof data15 === "string") {
-                        if (func4(data15) < 1) {
-                          const err28 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/address", schemaPath: "#/definitions/IgnoreRule/properties/address/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                    if (data15.address !== void 0) {
+                      let data16 = data15.address;
+                      if (typeof data16 === "string") {
+                        if (func4(data16) < 1) {
+                          const err32 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/address", schemaPath: "#/definitions/IgnoreRule/properties/address/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                           if (vErrors === null) {
-                            vErrors = [err28];
+                            vErrors = [err32];
                           } else {
-                            vErrors.push(err28);
+                            vErrors.push(err32);
                           }
                           errors++;
                         }
                       } else {
-                        const err29 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/address", schemaPath: "#/definitions/IgnoreRule/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err29];
-                        } else {
-                          vErrors.push(err29);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data14.fields !== void 0) {
-                      let data16 = data14.fields;
-                      if (Array.isArray(data16)) {
-                        if (data16.length < 1) {
-                          const err30 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields", schemaPath: "#/definitions/IgnoreRule/properties/fields/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
-                          if (vErrors === null) {
-                            vErrors = [err30];
-                          } else {
-                            vErrors.push(err30);
-                          }
-                          errors++;
-                        }
-                        const len1 = data16.length;
-                        for (let i1 = 0; i1 < len1; i1++) {
-                          let data17 = data16[i1];
-                          if (typeof data17 === "string") {
-                            if (func4(data17) < 1) {
-                              const err31 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields/" + i1, schemaPath: "#/definitions/IgnoreRule/properties/fields/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                              if (vErrors === null) {
-                                vErrors = [err31];
-                              } else {
-                                vErrors.push(err31);
-                              }
-                              errors++;
-                            }
-                          } else {
-                            const err32 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields/" + i1, schemaPath: "#/definitions/IgnoreRule/properties/fields/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                            if (vErrors === null) {
-                              vErrors = [err32];
-                            } else {
-                              vErrors.push(err32);
-                            }
-                            errors++;
-                          }
-                        }
-                      } else {
-                        const err33 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields", schemaPath: "#/definitions/IgnoreRule/properties/fields/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err33 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/address", schemaPath: "#/definitions/IgnoreRule/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err33];
                         } else {
@@ -21104,11 +21219,11 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data14.classes !== void 0) {
-                      let data18 = data14.classes;
-                      if (Array.isArray(data18)) {
-                        if (data18.length < 1) {
-                          const err34 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/classes", schemaPath: "#/definitions/IgnoreRule/properties/classes/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
+                    if (data15.fields !== void 0) {
+                      let data17 = data15.fields;
+                      if (Array.isArray(data17)) {
+                        if (data17.length < 1) {
+                          const err34 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields", schemaPath: "#/definitions/IgnoreRule/properties/fields/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
                           if (vErrors === null) {
                             vErrors = [err34];
                           } else {
@@ -21116,65 +21231,66 @@ var require_validators = __commonJS({
                           }
                           errors++;
                         }
-                        const len2 = data18.length;
-                        for (let i2 = 0; i2 < len2; i2++) {
-                          let data19 = data18[i2];
-                          if (!(data19 === "changed" || data19 === "unmanaged" || data19 === "unmanaged_batch" || data19 === "missing" || data19 === "batch_status" || data19 === "batch_values")) {
-                            const err35 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/classes/" + i2, schemaPath: "#/definitions/IgnoreRule/properties/classes/items/enum", keyword: "enum", params: { allowedValues: schema21.properties.classes.items.enum }, message: "must be equal to one of the allowed values" };
+                        const len1 = data17.length;
+                        for (let i1 = 0; i1 < len1; i1++) {
+                          let data18 = data17[i1];
+                          if (typeof data18 === "string") {
+                            if (func4(data18) < 1) {
+                              const err35 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields/" + i1, schemaPath: "#/definitions/IgnoreRule/properties/fields/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                              if (vErrors === null) {
+                                vErrors = [err35];
+                              } else {
+                                vErrors.push(err35);
+                              }
+                              errors++;
+                            }
+                          } else {
+                            const err36 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields/" + i1, schemaPath: "#/definitions/IgnoreRule/properties/fields/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err35];
+                              vErrors = [err36];
                             } else {
-                              vErrors.push(err35);
+                              vErrors.push(err36);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err36 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/classes", schemaPath: "#/definitions/IgnoreRule/properties/classes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err37 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/fields", schemaPath: "#/definitions/IgnoreRule/properties/fields/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err36];
+                          vErrors = [err37];
                         } else {
-                          vErrors.push(err36);
+                          vErrors.push(err37);
                         }
                         errors++;
                       }
                     }
-                    if (data14.reason !== void 0) {
-                      let data20 = data14.reason;
-                      if (typeof data20 === "string") {
-                        if (func4(data20) < 1) {
-                          const err37 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/reason", schemaPath: "#/definitions/IgnoreRule/properties/reason/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                    if (data15.classes !== void 0) {
+                      let data19 = data15.classes;
+                      if (Array.isArray(data19)) {
+                        if (data19.length < 1) {
+                          const err38 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/classes", schemaPath: "#/definitions/IgnoreRule/properties/classes/minItems", keyword: "minItems", params: { limit: 1 }, message: "must NOT have fewer than 1 items" };
                           if (vErrors === null) {
-                            vErrors = [err37];
+                            vErrors = [err38];
                           } else {
-                            vErrors.push(err37);
+                            vErrors.push(err38);
                           }
                           errors++;
                         }
-                      } else {
-                        const err38 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/reason", schemaPath: "#/definitions/IgnoreRule/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                        if (vErrors === null) {
-                          vErrors = [err38];
-                        } else {
-                          vErrors.push(err38);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data14.until !== void 0) {
-                      let data21 = data14.until;
-                      if (typeof data21 === "string") {
-                        if (!pattern3.test(data21)) {
-                          const err39 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/until", schemaPath: "#/definitions/IgnoreRule/properties/until/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}$"' };
-                          if (vErrors === null) {
-                            vErrors = [err39];
-                          } else {
-                            vErrors.push(err39);
+                        const len2 = data19.length;
+                        for (let i2 = 0; i2 < len2; i2++) {
+                          let data20 = data19[i2];
+                          if (!(data20 === "changed" || data20 === "unmanaged" || data20 === "unmanaged_batch" || data20 === "missing" || data20 === "batch_status" || data20 === "batch_values" || data20 === "duplicate")) {
+                            const err39 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/classes/" + i2, schemaPath: "#/definitions/IgnoreRule/properties/classes/items/enum", keyword: "enum", params: { allowedValues: schema23.properties.classes.items.enum }, message: "must be equal to one of the allowed values" };
+                            if (vErrors === null) {
+                              vErrors = [err39];
+                            } else {
+                              vErrors.push(err39);
+                            }
+                            errors++;
                           }
-                          errors++;
                         }
                       } else {
-                        const err40 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/until", schemaPath: "#/definitions/IgnoreRule/properties/until/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err40 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/classes", schemaPath: "#/definitions/IgnoreRule/properties/classes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
                           vErrors = [err40];
                         } else {
@@ -21183,64 +21299,62 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data15.reason !== void 0) {
+                      let data21 = data15.reason;
+                      if (typeof data21 === "string") {
+                        if (func4(data21) < 1) {
+                          const err41 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/reason", schemaPath: "#/definitions/IgnoreRule/properties/reason/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                          if (vErrors === null) {
+                            vErrors = [err41];
+                          } else {
+                            vErrors.push(err41);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err42 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/reason", schemaPath: "#/definitions/IgnoreRule/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err42];
+                        } else {
+                          vErrors.push(err42);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data15.until !== void 0) {
+                      let data22 = data15.until;
+                      if (typeof data22 === "string") {
+                        if (!pattern3.test(data22)) {
+                          const err43 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/until", schemaPath: "#/definitions/IgnoreRule/properties/until/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}$"' };
+                          if (vErrors === null) {
+                            vErrors = [err43];
+                          } else {
+                            vErrors.push(err43);
+                          }
+                          errors++;
+                        }
+                      } else {
+                        const err44 = { instancePath: instancePath + "/drift/ignore/" + i0 + "/until", schemaPath: "#/definitions/IgnoreRule/properties/until/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err44];
+                        } else {
+                          vErrors.push(err44);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err41 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err45 = { instancePath: instancePath + "/drift/ignore/" + i0, schemaPath: "#/definitions/IgnoreRule/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err41];
+                      vErrors = [err45];
                     } else {
-                      vErrors.push(err41);
+                      vErrors.push(err45);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err42 = { instancePath: instancePath + "/drift/ignore", schemaPath: "#/properties/drift/properties/ignore/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err42];
-                } else {
-                  vErrors.push(err42);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err43 = { instancePath: instancePath + "/drift", schemaPath: "#/properties/drift/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err43];
-            } else {
-              vErrors.push(err43);
-            }
-            errors++;
-          }
-        }
-        if (data.fiscal_calendar !== void 0) {
-          let data22 = data.fiscal_calendar;
-          if (data22 && typeof data22 == "object" && !Array.isArray(data22)) {
-            for (const key6 in data22) {
-              if (!(key6 === "fiscal_year_start" || key6 === "timezone")) {
-                const err44 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err44];
-                } else {
-                  vErrors.push(err44);
-                }
-                errors++;
-              }
-            }
-            if (data22.fiscal_year_start !== void 0) {
-              let data23 = data22.fiscal_year_start;
-              if (typeof data23 === "string") {
-                if (!pattern6.test(data23)) {
-                  const err45 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
-                  if (vErrors === null) {
-                    vErrors = [err45];
-                  } else {
-                    vErrors.push(err45);
-                  }
-                  errors++;
-                }
-              } else {
-                const err46 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err46 = { instancePath: instancePath + "/drift/ignore", schemaPath: "#/properties/drift/properties/ignore/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err46];
                 } else {
@@ -21249,20 +21363,22 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data22.timezone !== void 0) {
-              let data24 = data22.timezone;
-              if (typeof data24 === "string") {
-                if (func4(data24) < 1) {
-                  const err47 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                  if (vErrors === null) {
-                    vErrors = [err47];
-                  } else {
-                    vErrors.push(err47);
-                  }
-                  errors++;
-                }
-              } else {
-                const err48 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+          } else {
+            const err47 = { instancePath: instancePath + "/drift", schemaPath: "#/properties/drift/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
+            }
+            errors++;
+          }
+        }
+        if (data.fiscal_calendar !== void 0) {
+          let data23 = data.fiscal_calendar;
+          if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
+            for (const key7 in data23) {
+              if (!(key7 === "fiscal_year_start" || key7 === "timezone")) {
+                const err48 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key7 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err48];
                 } else {
@@ -21271,42 +21387,86 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data23.fiscal_year_start !== void 0) {
+              let data24 = data23.fiscal_year_start;
+              if (typeof data24 === "string") {
+                if (!pattern6.test(data24)) {
+                  const err49 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/pattern", keyword: "pattern", params: { pattern: "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$" }, message: 'must match pattern "^(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"' };
+                  if (vErrors === null) {
+                    vErrors = [err49];
+                  } else {
+                    vErrors.push(err49);
+                  }
+                  errors++;
+                }
+              } else {
+                const err50 = { instancePath: instancePath + "/fiscal_calendar/fiscal_year_start", schemaPath: "#/definitions/FiscalCalendar/properties/fiscal_year_start/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err50];
+                } else {
+                  vErrors.push(err50);
+                }
+                errors++;
+              }
+            }
+            if (data23.timezone !== void 0) {
+              let data25 = data23.timezone;
+              if (typeof data25 === "string") {
+                if (func4(data25) < 1) {
+                  const err51 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                  if (vErrors === null) {
+                    vErrors = [err51];
+                  } else {
+                    vErrors.push(err51);
+                  }
+                  errors++;
+                }
+              } else {
+                const err52 = { instancePath: instancePath + "/fiscal_calendar/timezone", schemaPath: "#/definitions/FiscalCalendar/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err52];
+                } else {
+                  vErrors.push(err52);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err49 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err53 = { instancePath: instancePath + "/fiscal_calendar", schemaPath: "#/definitions/FiscalCalendar/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err49];
+              vErrors = [err53];
             } else {
-              vErrors.push(err49);
+              vErrors.push(err53);
             }
             errors++;
           }
         }
         if (data.guardrails !== void 0) {
-          let data25 = data.guardrails;
-          if (Array.isArray(data25)) {
-            const len3 = data25.length;
+          let data26 = data.guardrails;
+          if (Array.isArray(data26)) {
+            const len3 = data26.length;
             for (let i3 = 0; i3 < len3; i3++) {
-              if (!validate12(data25[i3], { instancePath: instancePath + "/guardrails/" + i3, parentData: data25, parentDataProperty: i3, rootData })) {
+              if (!validate12(data26[i3], { instancePath: instancePath + "/guardrails/" + i3, parentData: data26, parentDataProperty: i3, rootData })) {
                 vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err50 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err54 = { instancePath: instancePath + "/guardrails", schemaPath: "#/properties/guardrails/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
-              vErrors = [err50];
+              vErrors = [err54];
             } else {
-              vErrors.push(err50);
+              vErrors.push(err54);
             }
             errors++;
           }
         }
       } else {
-        const err51 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err55 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err51];
+          vErrors = [err55];
         } else {
-          vErrors.push(err51);
+          vErrors.push(err55);
         }
         errors++;
       }
@@ -21314,7 +21474,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.tenantConfiguration = validate16;
-    var schema23 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
+    var schema25 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:tenant-configuration", "title": "TenantConfigurationPolicy", "description": "revsync policy file: the desired tenant configuration. Only the fields that the update API can write; a field left out keeps its live value.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "properties": { "apiVersion": { "const": "revsync/v1", "description": "Policy file format version" }, "kind": { "const": "TenantConfiguration" }, "metadata": { "$ref": "#/definitions/Metadata" }, "spec": { "type": "object", "additionalProperties": false, "description": "Updatable tenant configuration fields, guid excluded", "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method", "enum": ["Days in Calendar Period", "Prorate"] }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } }, "definitions": { "Metadata": { "title": "PolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "Matches the live envelope's compliance_name: not . or .., not blanks only, no control character", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } } } };
     var pattern11 = new RegExp("^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)", "u");
     function validate16(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -21469,7 +21629,7 @@ var require_validators = __commonJS({
           let data5 = data.spec;
           if (data5 && typeof data5 == "object" && !Array.isArray(data5)) {
             for (const key22 in data5) {
-              if (!func2.call(schema23.properties.spec.properties, key22)) {
+              if (!func2.call(schema25.properties.spec.properties, key22)) {
                 const err14 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err14];
@@ -21535,7 +21695,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (!(data10 === "Days in Calendar Period" || data10 === "Prorate")) {
-                const err20 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/enum", keyword: "enum", params: { allowedValues: schema23.properties.spec.properties.distribution_method.enum }, message: "must be equal to one of the allowed values" };
+                const err20 = { instancePath: instancePath + "/spec/distribution_method", schemaPath: "#/properties/spec/properties/distribution_method/enum", keyword: "enum", params: { allowedValues: schema25.properties.spec.properties.distribution_method.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err20];
                 } else {
@@ -21655,7 +21815,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicy = validate17;
-    var schema25 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "type": "object", "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "type": "object", "required": ["expression"], "properties": { "expression": { "type": "string", "pattern": "\\S" } } }, "batches": { "type": "array", "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" } } } } } };
+    var schema27 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy", "title": "SspPolicyFile", "description": "revsync policy file: an SSP policy and the desired lifecycle of its batches.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"], "if": { "required": ["spec"], "properties": { "spec": { "type": "object", "required": ["method"], "properties": { "method": { "const": "formula" } } } } }, "then": { "description": "A formula policy needs an expression (not blank) and has no batches", "properties": { "spec": { "type": "object", "required": ["expression"], "properties": { "expression": { "type": "string", "pattern": "\\S" } } }, "batches": { "type": "array", "maxItems": 0 } } }, "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicy" }, "metadata": { "title": "SspPolicyMetadata", "type": "object", "additionalProperties": false, "required": ["name"], "properties": { "name": { "type": "string", "description": "compliance_name and item name of the policy: not . or .., not blanks only, no control character (it travels in URLs)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "description": { "type": "string", "description": "Free text for reviewers; not sent to the service" } } }, "spec": { "title": "SspPolicySpec", "type": "object", "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "data_identifiers": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": 'Type of record (create body); default "policy"', "minLength": 1 }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy (a whole number revsync holds exactly: at most 2^53 - 1 in magnitude)", "minimum": -9007199254740991, "maximum": 9007199254740991 }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula (calculator policies exist live but cannot be created through the interface)", "enum": ["upload", "formula", "calculator"] }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "description": "Conditions, if any", "items": { "title": "PolicyCondition", "type": "object", "additionalProperties": false, "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } } } }, "description": 'Fields of the SSP create body. Every field is optional here: a field left out keeps its live value and is never a change. To create a policy, plan needs method, active, hierarchy_no, data_identifiers, floor_percentage and ceiling_percentage (an error at plan time names the file and line otherwise); the rest default to: can_delete true, is_user_defined true, entity_type "policy", type "SSP", expression "", when [], transaction_above_range/below_range/mid_range "".' }, "batches": { "type": "array", "description": "Desired lifecycle of batches", "items": { "title": "BatchSpec", "type": "object", "additionalProperties": false, "required": ["name", "status"], "properties": { "name": { "type": "string", "description": "Batch name: not . or .., not blanks only, no control character (it is a segment of the review and approve paths)", "minLength": 1, "pattern": "^(?![\\s\\S]*[\\u0000-\\u001f\\u007f])(?!\\.\\.?$)(?![ \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]+$)" }, "status": { "type": "string", "description": "The status the batch should have: revsync only moves a batch forward (file uploaded, then reviewed, then approved), and only when git holds its values and they equal the service's", "enum": ["file uploaded", "reviewed", "approved"] }, "values": { "type": "string", "description": "Path of a CSV (the template's header) holding the values the batch must hold, relative to this file: required before revsync reviews or approves the batch", "minLength": 1 }, "effective_start_date": { "type": "string", "description": "Batch validity start (YYYY-MM-DD), used when the batch is uploaded with a new policy", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" }, "effective_end_date": { "type": "string", "description": "Batch validity end (YYYY-MM-DD)", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$" } } } } } };
     var pattern15 = new RegExp("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", "u");
     function validate17(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -21955,7 +22115,7 @@ var require_validators = __commonJS({
           let data10 = data.spec;
           if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
             for (const key22 in data10) {
-              if (!func2.call(schema25.properties.spec.properties, key22)) {
+              if (!func2.call(schema27.properties.spec.properties, key22)) {
                 const err25 = { instancePath: instancePath + "/spec", schemaPath: "#/properties/spec/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err25];
@@ -22175,7 +22335,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               if (!(data21 === "upload" || data21 === "formula" || data21 === "calculator")) {
-                const err45 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema25.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
+                const err45 = { instancePath: instancePath + "/spec/method", schemaPath: "#/properties/spec/properties/method/enum", keyword: "enum", params: { allowedValues: schema27.properties.spec.properties.method.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err45];
                 } else {
@@ -22296,7 +22456,7 @@ var require_validators = __commonJS({
                         errors++;
                       }
                       if (!(data29 === "equality" || data29 === "inequality" || data29 === "greater than" || data29 === "less than" || data29 === "greater or equal" || data29 === "less or equal" || data29 === ">" || data29 === "<" || data29 === ">=" || data29 === "<=" || data29 === "in" || data29 === "not in" || data29 === "contains" || data29 === "not contains" || data29 === "starts with" || data29 === "ends with" || data29 === "null" || data29 === "not null")) {
-                        const err56 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema25.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                        const err56 = { instancePath: instancePath + "/spec/when/" + i1 + "/operator", schemaPath: "#/properties/spec/properties/when/items/properties/operator/enum", keyword: "enum", params: { allowedValues: schema27.properties.spec.properties.when.items.properties.operator.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err56];
                         } else {
@@ -22425,7 +22585,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data34 === "file uploaded" || data34 === "reviewed" || data34 === "approved")) {
-                    const err68 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema25.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
+                    const err68 = { instancePath: instancePath + "/batches/" + i2 + "/status", schemaPath: "#/properties/batches/items/properties/status/enum", keyword: "enum", params: { allowedValues: schema27.properties.batches.items.properties.status.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err68];
                     } else {
@@ -22533,19 +22693,19 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate18;
-    var schema26 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
-    var schema37 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema28 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "look_alike": { "type": "array", "description": "Names of git and of the service that look alike (case, spaces, characters that cannot be seen, how a letter is written, letters that look alike): revsync takes them for two, and warns.", "items": { "type": "object", "required": ["git", "service"], "properties": { "git": { "type": "string" }, "service": { "type": "string" } }, "additionalProperties": false } }, "description": "Things the reader should know that are not changes." }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." }, "guardrails": { "$ref": "#/definitions/PlanGuardrails" } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] }, "GuardrailOutcome": { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema39 = { "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
     var pattern17 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern19 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema27 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
-    var schema28 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
-    var schema36 = { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
+    var schema29 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } }, "facts": { "description": `With guardrails in revsync.yaml, an applied change's facts as the plan saw them (docs/guardrails.md, "Facts"): each a number, a text, true or false, or null`, "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] } }, "guardrails": { "description": "With guardrails: what each rule that matches this write came to when the plan was made (apply judges again)", "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "properties": { "action": { "const": "create" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "create" } } } } } }, { "if": { "properties": { "action": { "const": "update" } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "update" } } } } } }, { "if": { "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "type": "object", "properties": { "kind": { "const": "batch" } } } } } }] };
+    var schema30 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
+    var schema38 = { "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
     var pattern18 = new RegExp("^(tenant-configuration|ssp)/", "u");
-    var schema29 = { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] };
-    var schema30 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
-    var schema32 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
-    var schema33 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
-    var schema35 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
+    var schema31 = { "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } }, "allOf": [{ "if": { "properties": { "kind": { "const": "update" } } }, "then": { "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } } }, { "if": { "properties": { "kind": { "const": "create" } } }, "then": { "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } } }, { "if": { "properties": { "kind": { "const": "batch" } } }, "then": { "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } } }] };
+    var schema32 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
+    var schema34 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
+    var schema35 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
+    var schema37 = { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
     function validate23(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -22834,7 +22994,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data13 === "Amount" || data13 === "Percent")) {
-                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema35.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema37.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -23151,7 +23311,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data10 === "upload" || data10 === "formula")) {
-            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema32.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema34.properties.method.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err27];
             } else {
@@ -23272,7 +23432,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data19 === "equality" || data19 === "inequality" || data19 === "greater than" || data19 === "less than" || data19 === "greater or equal" || data19 === "less or equal" || data19 === ">" || data19 === "<" || data19 === ">=" || data19 === "<=" || data19 === "in" || data19 === "not in" || data19 === "contains" || data19 === "not contains" || data19 === "starts with" || data19 === "ends with" || data19 === "null" || data19 === "not null")) {
-                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema33.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema35.properties.operator.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err38];
                     } else {
@@ -23761,7 +23921,7 @@ var require_validators = __commonJS({
                 errors++;
               }
               for (const key1 in data5) {
-                if (!func2.call(schema30.properties, key1)) {
+                if (!func2.call(schema32.properties, key1)) {
                   const err26 = { instancePath: instancePath + "/item", schemaPath: "#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                   if (vErrors === null) {
                     vErrors = [err26];
@@ -24145,7 +24305,7 @@ var require_validators = __commonJS({
           if (data.compliance_id !== void 0) {
             let data26 = data.compliance_id;
             if (typeof data26 !== "string" && data26 !== null) {
-              const err58 = { instancePath: instancePath + "/compliance_id", schemaPath: "#/allOf/2/then/properties/compliance_id/type", keyword: "type", params: { type: schema29.allOf[2].then.properties.compliance_id.type }, message: "must be string,null" };
+              const err58 = { instancePath: instancePath + "/compliance_id", schemaPath: "#/allOf/2/then/properties/compliance_id/type", keyword: "type", params: { type: schema31.allOf[2].then.properties.compliance_id.type }, message: "must be string,null" };
               if (vErrors === null) {
                 vErrors = [err58];
               } else {
@@ -24201,7 +24361,7 @@ var require_validators = __commonJS({
           if (data.file_id !== void 0) {
             let data29 = data.file_id;
             if (typeof data29 !== "string" && data29 !== null) {
-              const err63 = { instancePath: instancePath + "/file_id", schemaPath: "#/allOf/2/then/properties/file_id/type", keyword: "type", params: { type: schema29.allOf[2].then.properties.file_id.type }, message: "must be string,null" };
+              const err63 = { instancePath: instancePath + "/file_id", schemaPath: "#/allOf/2/then/properties/file_id/type", keyword: "type", params: { type: schema31.allOf[2].then.properties.file_id.type }, message: "must be string,null" };
               if (vErrors === null) {
                 vErrors = [err63];
               } else {
@@ -24213,7 +24373,7 @@ var require_validators = __commonJS({
           if (data.values_checksum !== void 0) {
             let data30 = data.values_checksum;
             if (typeof data30 !== "string" && data30 !== null) {
-              const err64 = { instancePath: instancePath + "/values_checksum", schemaPath: "#/allOf/2/then/properties/values_checksum/type", keyword: "type", params: { type: schema29.allOf[2].then.properties.values_checksum.type }, message: "must be string,null" };
+              const err64 = { instancePath: instancePath + "/values_checksum", schemaPath: "#/allOf/2/then/properties/values_checksum/type", keyword: "type", params: { type: schema31.allOf[2].then.properties.values_checksum.type }, message: "must be string,null" };
               if (vErrors === null) {
                 vErrors = [err64];
               } else {
@@ -24259,7 +24419,7 @@ var require_validators = __commonJS({
         if (data.kind !== void 0) {
           let data31 = data.kind;
           if (!(data31 === "update" || data31 === "create" || data31 === "batch")) {
-            const err68 = { instancePath: instancePath + "/kind", schemaPath: "#/properties/kind/enum", keyword: "enum", params: { allowedValues: schema29.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+            const err68 = { instancePath: instancePath + "/kind", schemaPath: "#/properties/kind/enum", keyword: "enum", params: { allowedValues: schema31.properties.kind.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err68];
             } else {
@@ -24601,7 +24761,7 @@ var require_validators = __commonJS({
         if (data.action !== void 0) {
           let data11 = data.action;
           if (!(data11 === "create" || data11 === "update" || data11 === "review" || data11 === "approve" || data11 === "blocked" || data11 === "not_in_git" || data11 === "unsupported")) {
-            const err22 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema27.properties.action.enum }, message: "must be equal to one of the allowed values" };
+            const err22 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema29.properties.action.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err22];
             } else {
@@ -24649,7 +24809,7 @@ var require_validators = __commonJS({
                 if (data13.kind !== void 0) {
                   let data15 = data13.kind;
                   if (!(data15 === "changed" || data15 === "added" || data15 === "removed")) {
-                    const err26 = { instancePath: instancePath + "/diff/" + i0 + "/kind", schemaPath: "#/definitions/FieldDiff/properties/kind/enum", keyword: "enum", params: { allowedValues: schema28.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                    const err26 = { instancePath: instancePath + "/diff/" + i0 + "/kind", schemaPath: "#/definitions/FieldDiff/properties/kind/enum", keyword: "enum", params: { allowedValues: schema30.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err26];
                     } else {
@@ -24681,7 +24841,7 @@ var require_validators = __commonJS({
         if (data.version_id !== void 0) {
           let data16 = data.version_id;
           if (typeof data16 !== "string" && data16 !== null) {
-            const err29 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema27.properties.version_id.type }, message: "must be string,null" };
+            const err29 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema29.properties.version_id.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err29];
             } else {
@@ -24693,7 +24853,7 @@ var require_validators = __commonJS({
         if (data.last_modified_on !== void 0) {
           let data17 = data.last_modified_on;
           if (!(typeof data17 == "number" && (!(data17 % 1) && !isNaN(data17))) && data17 !== null) {
-            const err30 = { instancePath: instancePath + "/last_modified_on", schemaPath: "#/properties/last_modified_on/type", keyword: "type", params: { type: schema27.properties.last_modified_on.type }, message: "must be integer,null" };
+            const err30 = { instancePath: instancePath + "/last_modified_on", schemaPath: "#/properties/last_modified_on/type", keyword: "type", params: { type: schema29.properties.last_modified_on.type }, message: "must be integer,null" };
             if (vErrors === null) {
               vErrors = [err30];
             } else {
@@ -24705,7 +24865,7 @@ var require_validators = __commonJS({
         if (data.modified_by !== void 0) {
           let data18 = data.modified_by;
           if (typeof data18 !== "string" && data18 !== null) {
-            const err31 = { instancePath: instancePath + "/modified_by", schemaPath: "#/properties/modified_by/type", keyword: "type", params: { type: schema27.properties.modified_by.type }, message: "must be string,null" };
+            const err31 = { instancePath: instancePath + "/modified_by", schemaPath: "#/properties/modified_by/type", keyword: "type", params: { type: schema29.properties.modified_by.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err31];
             } else {
@@ -24717,7 +24877,7 @@ var require_validators = __commonJS({
         if (data.modified_on !== void 0) {
           let data19 = data.modified_on;
           if (typeof data19 !== "string" && data19 !== null) {
-            const err32 = { instancePath: instancePath + "/modified_on", schemaPath: "#/properties/modified_on/type", keyword: "type", params: { type: schema27.properties.modified_on.type }, message: "must be string,null" };
+            const err32 = { instancePath: instancePath + "/modified_on", schemaPath: "#/properties/modified_on/type", keyword: "type", params: { type: schema29.properties.modified_on.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err32];
             } else {
@@ -25008,7 +25168,7 @@ var require_validators = __commonJS({
             for (const key0 in data34) {
               let data35 = data34[key0];
               if (!(typeof data35 == "number") && typeof data35 !== "string" && typeof data35 !== "boolean" && data35 !== null) {
-                const err58 = { instancePath: instancePath + "/facts/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/type", keyword: "type", params: { type: schema27.properties.facts.additionalProperties.type }, message: "must be number,string,boolean,null" };
+                const err58 = { instancePath: instancePath + "/facts/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/facts/additionalProperties/type", keyword: "type", params: { type: schema29.properties.facts.additionalProperties.type }, message: "must be number,string,boolean,null" };
                 if (vErrors === null) {
                   vErrors = [err58];
                 } else {
@@ -25095,7 +25255,7 @@ var require_validators = __commonJS({
                 if (data37.effect !== void 0) {
                   let data39 = data37.effect;
                   if (!(data39 === "deny" || data39 === "warn" || data39 === "require_approval")) {
-                    const err66 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema36.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                    const err66 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema38.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err66];
                     } else {
@@ -25107,7 +25267,7 @@ var require_validators = __commonJS({
                 if (data37.outcome !== void 0) {
                   let data40 = data37.outcome;
                   if (!(data40 === "pass" || data40 === "deny" || data40 === "warn" || data40 === "approval_needed" || data40 === "approved" || data40 === "overridden" || data40 === "excepted" || data40 === "error")) {
-                    const err67 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema36.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+                    const err67 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema38.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err67];
                     } else {
@@ -25458,7 +25618,7 @@ var require_validators = __commonJS({
         if (data.user !== void 0) {
           let data6 = data.user;
           if (typeof data6 !== "string" && data6 !== null) {
-            const err20 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema26.properties.user.type }, message: "must be string,null" };
+            const err20 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema28.properties.user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err20];
             } else {
@@ -25642,7 +25802,7 @@ var require_validators = __commonJS({
                 if (data16.modified_by !== void 0) {
                   let data19 = data16.modified_by;
                   if (typeof data19 !== "string" && data19 !== null) {
-                    const err35 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_by", schemaPath: "#/properties/kept_live/items/properties/modified_by/type", keyword: "type", params: { type: schema26.properties.kept_live.items.properties.modified_by.type }, message: "must be string,null" };
+                    const err35 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_by", schemaPath: "#/properties/kept_live/items/properties/modified_by/type", keyword: "type", params: { type: schema28.properties.kept_live.items.properties.modified_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err35];
                     } else {
@@ -25654,7 +25814,7 @@ var require_validators = __commonJS({
                 if (data16.modified_on !== void 0) {
                   let data20 = data16.modified_on;
                   if (typeof data20 !== "string" && data20 !== null) {
-                    const err36 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_on", schemaPath: "#/properties/kept_live/items/properties/modified_on/type", keyword: "type", params: { type: schema26.properties.kept_live.items.properties.modified_on.type }, message: "must be string,null" };
+                    const err36 = { instancePath: instancePath + "/kept_live/" + i3 + "/modified_on", schemaPath: "#/properties/kept_live/items/properties/modified_on/type", keyword: "type", params: { type: schema28.properties.kept_live.items.properties.modified_on.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err36];
                     } else {
@@ -25725,7 +25885,7 @@ var require_validators = __commonJS({
             if (data21.sign_in !== void 0) {
               let data22 = data21.sign_in;
               if (typeof data22 !== "string" && data22 !== null) {
-                const err43 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema26.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
+                const err43 = { instancePath: instancePath + "/four_eyes/sign_in", schemaPath: "#/properties/four_eyes/properties/sign_in/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.sign_in.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err43];
                 } else {
@@ -25737,7 +25897,7 @@ var require_validators = __commonJS({
             if (data21.approver !== void 0) {
               let data23 = data21.approver;
               if (typeof data23 !== "string" && data23 !== null) {
-                const err44 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema26.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
+                const err44 = { instancePath: instancePath + "/four_eyes/approver", schemaPath: "#/properties/four_eyes/properties/approver/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approver.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err44];
                 } else {
@@ -25843,7 +26003,7 @@ var require_validators = __commonJS({
                     if (data27.reviewed_by !== void 0) {
                       let data29 = data27.reviewed_by;
                       if (typeof data29 !== "string" && data29 !== null) {
-                        const err54 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema26.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
+                        const err54 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/reviewed_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/reviewed_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.reviewed_by.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err54];
                         } else {
@@ -25866,7 +26026,7 @@ var require_validators = __commonJS({
                     if (data27.uploaded_by !== void 0) {
                       let data31 = data27.uploaded_by;
                       if (typeof data31 !== "string" && data31 !== null) {
-                        const err56 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema26.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
+                        const err56 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/uploaded_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/uploaded_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.uploaded_by.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err56];
                         } else {
@@ -25889,7 +26049,7 @@ var require_validators = __commonJS({
                     if (data27.policy_created_by !== void 0) {
                       let data33 = data27.policy_created_by;
                       if (typeof data33 !== "string" && data33 !== null) {
-                        const err58 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema26.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
+                        const err58 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/policy_created_by", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/policy_created_by/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.policy_created_by.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err58];
                         } else {
@@ -25912,7 +26072,7 @@ var require_validators = __commonJS({
                     if (data27.blocked !== void 0) {
                       let data35 = data27.blocked;
                       if (typeof data35 !== "boolean" && data35 !== null) {
-                        const err60 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema26.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
+                        const err60 = { instancePath: instancePath + "/four_eyes/approves/" + i4 + "/blocked", schemaPath: "#/properties/four_eyes/properties/approves/items/properties/blocked/type", keyword: "type", params: { type: schema28.properties.four_eyes.properties.approves.items.properties.blocked.type }, message: "must be boolean,null" };
                         if (vErrors === null) {
                           vErrors = [err60];
                         } else {
@@ -26065,7 +26225,7 @@ var require_validators = __commonJS({
                     if (data41.policy !== void 0) {
                       let data42 = data41.policy;
                       if (typeof data42 !== "string" && data42 !== null) {
-                        const err74 = { instancePath: instancePath + "/impact/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
+                        const err74 = { instancePath: instancePath + "/impact/" + i5 + "/before/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err74];
                         } else {
@@ -26077,7 +26237,7 @@ var require_validators = __commonJS({
                     if (data41.ssp !== void 0) {
                       let data43 = data41.ssp;
                       if (!(typeof data43 == "number") && data43 !== null) {
-                        const err75 = { instancePath: instancePath + "/impact/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                        const err75 = { instancePath: instancePath + "/impact/" + i5 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.before.properties.ssp.type }, message: "must be number,null" };
                         if (vErrors === null) {
                           vErrors = [err75];
                         } else {
@@ -26120,7 +26280,7 @@ var require_validators = __commonJS({
                     if (data44.policy !== void 0) {
                       let data45 = data44.policy;
                       if (typeof data45 !== "string" && data45 !== null) {
-                        const err79 = { instancePath: instancePath + "/impact/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
+                        const err79 = { instancePath: instancePath + "/impact/" + i5 + "/after/policy", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err79];
                         } else {
@@ -26132,7 +26292,7 @@ var require_validators = __commonJS({
                     if (data44.ssp !== void 0) {
                       let data46 = data44.ssp;
                       if (!(typeof data46 == "number") && data46 !== null) {
-                        const err80 = { instancePath: instancePath + "/impact/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                        const err80 = { instancePath: instancePath + "/impact/" + i5 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/0/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[0].items.properties.after.properties.ssp.type }, message: "must be number,null" };
                         if (vErrors === null) {
                           vErrors = [err80];
                         } else {
@@ -26314,7 +26474,7 @@ var require_validators = __commonJS({
                         if (data52.policy !== void 0) {
                           let data53 = data52.policy;
                           if (typeof data53 !== "string" && data53 !== null) {
-                            const err97 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
+                            const err97 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.policy.type }, message: "must be string,null" };
                             if (vErrors === null) {
                               vErrors = [err97];
                             } else {
@@ -26326,7 +26486,7 @@ var require_validators = __commonJS({
                         if (data52.ssp !== void 0) {
                           let data54 = data52.ssp;
                           if (!(typeof data54 == "number") && data54 !== null) {
-                            const err98 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                            const err98 = { instancePath: instancePath + "/impact/cases/" + i6 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.before.properties.ssp.type }, message: "must be number,null" };
                             if (vErrors === null) {
                               vErrors = [err98];
                             } else {
@@ -26369,7 +26529,7 @@ var require_validators = __commonJS({
                         if (data55.policy !== void 0) {
                           let data56 = data55.policy;
                           if (typeof data56 !== "string" && data56 !== null) {
-                            const err102 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                            const err102 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.policy.type }, message: "must be string,null" };
                             if (vErrors === null) {
                               vErrors = [err102];
                             } else {
@@ -26381,7 +26541,7 @@ var require_validators = __commonJS({
                         if (data55.ssp !== void 0) {
                           let data57 = data55.ssp;
                           if (!(typeof data57 == "number") && data57 !== null) {
-                            const err103 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                            const err103 = { instancePath: instancePath + "/impact/cases/" + i6 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/cases/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.cases.items.properties.after.properties.ssp.type }, message: "must be number,null" };
                             if (vErrors === null) {
                               vErrors = [err103];
                             } else {
@@ -26547,7 +26707,7 @@ var require_validators = __commonJS({
                     if (data59.before_status !== void 0) {
                       let data64 = data59.before_status;
                       if (!(data64 === "allocated" || data64 === "not carved" || data64 === "cannot allocate")) {
-                        const err119 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
+                        const err119 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/before_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/before_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.before_status.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err119];
                         } else {
@@ -26559,7 +26719,7 @@ var require_validators = __commonJS({
                     if (data59.after_status !== void 0) {
                       let data65 = data59.after_status;
                       if (!(data65 === "allocated" || data65 === "not carved" || data65 === "cannot allocate")) {
-                        const err120 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
+                        const err120 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/after_status", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/after_status/enum", keyword: "enum", params: { allowedValues: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.after_status.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err120];
                         } else {
@@ -26689,7 +26849,7 @@ var require_validators = __commonJS({
                                 if (data71.policy !== void 0) {
                                   let data72 = data71.policy;
                                   if (typeof data72 !== "string" && data72 !== null) {
-                                    const err132 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
+                                    const err132 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
                                       vErrors = [err132];
                                     } else {
@@ -26701,7 +26861,7 @@ var require_validators = __commonJS({
                                 if (data71.ssp !== void 0) {
                                   let data73 = data71.ssp;
                                   if (!(typeof data73 == "number") && data73 !== null) {
-                                    const err133 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
+                                    const err133 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.ssp.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err133];
                                     } else {
@@ -26713,7 +26873,7 @@ var require_validators = __commonJS({
                                 if (data71.basis !== void 0) {
                                   let data74 = data71.basis;
                                   if (!(typeof data74 == "number") && data74 !== null) {
-                                    const err134 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
+                                    const err134 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.basis.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err134];
                                     } else {
@@ -26725,7 +26885,7 @@ var require_validators = __commonJS({
                                 if (data71.allocated !== void 0) {
                                   let data75 = data71.allocated;
                                   if (!(typeof data75 == "number") && data75 !== null) {
-                                    const err135 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
+                                    const err135 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/before/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/before/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.before.properties.allocated.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err135];
                                     } else {
@@ -26786,7 +26946,7 @@ var require_validators = __commonJS({
                                 if (data76.policy !== void 0) {
                                   let data77 = data76.policy;
                                   if (typeof data77 !== "string" && data77 !== null) {
-                                    const err141 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
+                                    const err141 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/policy", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/policy/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.policy.type }, message: "must be string,null" };
                                     if (vErrors === null) {
                                       vErrors = [err141];
                                     } else {
@@ -26798,7 +26958,7 @@ var require_validators = __commonJS({
                                 if (data76.ssp !== void 0) {
                                   let data78 = data76.ssp;
                                   if (!(typeof data78 == "number") && data78 !== null) {
-                                    const err142 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
+                                    const err142 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/ssp", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/ssp/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.ssp.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err142];
                                     } else {
@@ -26810,7 +26970,7 @@ var require_validators = __commonJS({
                                 if (data76.basis !== void 0) {
                                   let data79 = data76.basis;
                                   if (!(typeof data79 == "number") && data79 !== null) {
-                                    const err143 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
+                                    const err143 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/basis", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/basis/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.basis.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err143];
                                     } else {
@@ -26822,7 +26982,7 @@ var require_validators = __commonJS({
                                 if (data76.allocated !== void 0) {
                                   let data80 = data76.allocated;
                                   if (!(typeof data80 == "number") && data80 !== null) {
-                                    const err144 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
+                                    const err144 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/after/allocated", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/after/properties/allocated/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.after.properties.allocated.type }, message: "must be number,null" };
                                     if (vErrors === null) {
                                       vErrors = [err144];
                                     } else {
@@ -26844,7 +27004,7 @@ var require_validators = __commonJS({
                             if (data69.shift !== void 0) {
                               let data81 = data69.shift;
                               if (!(typeof data81 == "number") && data81 !== null) {
-                                const err146 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
+                                const err146 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/lines/" + i9 + "/shift", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/lines/items/properties/shift/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.lines.items.properties.shift.type }, message: "must be number,null" };
                                 if (vErrors === null) {
                                   vErrors = [err146];
                                 } else {
@@ -26876,7 +27036,7 @@ var require_validators = __commonJS({
                     if (data59.moved !== void 0) {
                       let data82 = data59.moved;
                       if (!(typeof data82 == "number") && data82 !== null) {
-                        const err149 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema26.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
+                        const err149 = { instancePath: instancePath + "/impact/allocation/" + i7 + "/moved", schemaPath: "#/properties/impact/oneOf/1/properties/allocation/items/properties/moved/type", keyword: "type", params: { type: schema28.properties.impact.oneOf[1].properties.allocation.items.properties.moved.type }, message: "must be number,null" };
                         if (vErrors === null) {
                           vErrors = [err149];
                         } else {
@@ -27172,7 +27332,7 @@ var require_validators = __commonJS({
                     if (data92.effect !== void 0) {
                       let data94 = data92.effect;
                       if (!(data94 === "deny" || data94 === "warn" || data94 === "require_approval")) {
-                        const err175 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema37.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                        const err175 = { instancePath: instancePath + "/guardrails/rules/" + i11 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema39.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err175];
                         } else {
@@ -27394,7 +27554,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                     for (const key4 in data104) {
-                      if (!func2.call(schema37.properties.freeze.items.properties, key4)) {
+                      if (!func2.call(schema39.properties.freeze.items.properties, key4)) {
                         const err196 = { instancePath: instancePath + "/guardrails/freeze/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err196];
@@ -27418,7 +27578,7 @@ var require_validators = __commonJS({
                     if (data104.kind !== void 0) {
                       let data106 = data104.kind;
                       if (!(data106 === "quarter_end" || data106 === "dates" || data106 === "cron")) {
-                        const err198 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema37.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                        const err198 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema39.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err198];
                         } else {
@@ -27463,7 +27623,7 @@ var require_validators = __commonJS({
                     if (data104.from !== void 0) {
                       let data110 = data104.from;
                       if (typeof data110 !== "string" && data110 !== null) {
-                        const err202 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema37.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                        const err202 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema39.properties.freeze.items.properties.from.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err202];
                         } else {
@@ -27475,7 +27635,7 @@ var require_validators = __commonJS({
                     if (data104.until !== void 0) {
                       let data111 = data104.until;
                       if (typeof data111 !== "string" && data111 !== null) {
-                        const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema37.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema39.properties.freeze.items.properties.until.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err203];
                         } else {
@@ -27487,7 +27647,7 @@ var require_validators = __commonJS({
                     if (data104.from_local !== void 0) {
                       let data112 = data104.from_local;
                       if (typeof data112 !== "string" && data112 !== null) {
-                        const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema37.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema39.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err204];
                         } else {
@@ -27499,7 +27659,7 @@ var require_validators = __commonJS({
                     if (data104.until_local !== void 0) {
                       let data113 = data104.until_local;
                       if (typeof data113 !== "string" && data113 !== null) {
-                        const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema37.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i14 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema39.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err205];
                         } else {
@@ -27689,7 +27849,7 @@ var require_validators = __commonJS({
                     if (data122.via !== void 0) {
                       let data124 = data122.via;
                       if (!(data124 === "approver identity" || data124 === "pull request approval")) {
-                        const err222 = { instancePath: instancePath + "/guardrails/approvers/" + i16 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema37.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                        const err222 = { instancePath: instancePath + "/guardrails/approvers/" + i16 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema39.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err222];
                         } else {
@@ -27864,7 +28024,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.sspPolicyTest = validate29;
-    var schema38 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
+    var schema40 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:ssp-policy-test", "title": "SspPolicyTestFile", "description": "revsync policy test file: order lines, and which SSP policy (and SSP) each must meet (cases), and bundles of order lines whose total sell price revsync allocates by relative SSP (contracts). revsync test evaluates them; plan lists those whose outcome a change would alter.", "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "SspPolicyTest" }, "metadata": { "title": "SspPolicyTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "date_field": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "The line field that gives the date for batch values (YYYY-MM-DD or MM/DD/YYYY). Default: the first of date, ssp_date, order_date that a line has" }, "cases": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestCase", "type": "object", "additionalProperties": false, "required": ["name", "line", "expect"], "properties": { "name": { "type": "string", "minLength": 1 }, "line": { "type": "object", "description": "The order line, written like the examples or the way the service's order documents write it (document_details): fields the conditions test (product_family, legal_entity\u2026), product_id, currency_code (or transaction_currency) and a date for batch values, numbers (or numbers as text) for formulas. A field named date or ending in _date holds a date, YYYY-MM-DD or MM/DD/YYYY", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } }, "expect": { "title": "SspPolicyTestExpect", "type": "object", "additionalProperties": false, "required": ["policy"], "properties": { "policy": { "type": ["string", "null"], "description": "The SSP policy the line must meet first (null: none)" }, "ssp": { "type": "number", "description": "The SSP it must get (optional)", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } }, "description": "Order lines and the policy each must meet (a file holds cases, contracts or both)" }, "contracts": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContract", "type": "object", "additionalProperties": false, "required": ["name", "lines"], "properties": { "name": { "type": "string", "minLength": 1 }, "date": { "type": "string", "description": "The date of lines that give none of their own (YYYY-MM-DD or MM/DD/YYYY), for batch values" }, "lines": { "type": "array", "minItems": 1, "items": { "title": "SspPolicyTestContractLine", "type": "object", "additionalProperties": false, "required": ["id", "line"], "properties": { "id": { "type": "string", "minLength": 1, "description": "The line's name in the contract (unique in it), as expect.allocation names it" }, "line": { "type": "object", "description": "The order line, as a case's line: its sell price is total_sell_price, or unit_sell_price x order_quantity; every line of a contract has the same currency_code (or transaction_currency)", "additionalProperties": { "anyOf": [{ "type": "string" }, { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 }, { "type": "boolean" }] } } } } }, "expect": { "title": "SspPolicyTestContractExpect", "type": "object", "additionalProperties": false, "required": ["allocation"], "properties": { "allocation": { "type": "object", "description": "The amount each named line must be allocated (within 0.01)", "additionalProperties": { "type": "number", "minimum": -9007199254740991, "maximum": 9007199254740991 } } } } } }, "description": "Bundles of order lines: revsync test allocates each one's total sell price over its lines by relative SSP (a file holds cases, contracts or both)" } } };
     var pattern21 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
     function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -28187,7 +28347,7 @@ var require_validators = __commonJS({
                     if (data11.policy !== void 0) {
                       let data12 = data11.policy;
                       if (typeof data12 !== "string" && data12 !== null) {
-                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema38.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
+                        const err27 = { instancePath: instancePath + "/cases/" + i0 + "/expect/policy", schemaPath: "#/properties/cases/items/properties/expect/properties/policy/type", keyword: "type", params: { type: schema40.properties.cases.items.properties.expect.properties.policy.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err27];
                         } else {
@@ -28627,7 +28787,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.guardrailTest = validate30;
-    var schema39 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
+    var schema41 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:policy:guardrail-test", "title": "GuardrailTestFile", "description": 'revsync guardrail test file (in the tests folder): a plan (a saved plan, or changes written out with their facts), a moment, who approves, and the outcome expected of each guardrail and freeze window of revsync.yaml. revsync test judges them. docs/guardrails.md, "Testing rules"', "type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "at", "expect"], "properties": { "apiVersion": { "const": "revsync/v1" }, "kind": { "const": "GuardrailTest" }, "metadata": { "title": "GuardrailTestMetadata", "type": "object", "additionalProperties": false, "properties": { "name": { "type": "string" }, "description": { "type": "string" } } }, "environment": { "type": "string", "minLength": 1, "description": "The environment of revsync.yaml whose guardrails are judged (default: the saved plan's, else the only one)" }, "plan": { "type": "string", "minLength": 1, "description": "A saved plan (revsync plan --out FILE), relative to this file: its changes with their facts" }, "changes": { "type": "array", "description": "A plan fixture: changes written out, each with the facts a rule reads", "items": { "title": "GuardrailTestChange", "type": "object", "additionalProperties": false, "required": ["address", "action"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve"] }, "facts": { "type": "object", "additionalProperties": { "type": ["number", "string", "boolean", "null"] }, "description": `The change's facts (docs/guardrails.md, "Facts"); a fact left out is null` }, "before": { "type": "object", "description": "Its fields before (before.<field>)" }, "after": { "type": "object", "description": "Its fields after (after.<field>)" } } } }, "at": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "description": "The moment of judging, ISO 8601 with its offset (2026-03-30T12:00:00Z)" }, "approvals": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Who approves (as the approver identity would)" }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason"], "properties": { "name": { "type": "string" }, "reason": { "type": "string", "minLength": 1 } } }, "description": "apply --override NAME --reason TEXT, as the approvers ask it" }, "expect": { "type": "object", "minProperties": 1, "description": "Each rule's or window's name: a rule's outcome over the plan (the worst of its changes': error, deny, approval_needed, warn, overridden, approved, excepted, pass), or by address; a window's in_force, not_in_force or overridden", "additionalProperties": { "anyOf": [{ "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "in_force", "not_in_force"] }, { "type": "object", "minProperties": 1, "additionalProperties": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error", "none"] } }] } } } };
     var pattern22 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})$", "u");
     function validate30(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       ;
@@ -28671,7 +28831,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema39.properties, key0)) {
+          if (!func2.call(schema41.properties, key0)) {
             const err4 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err4];
@@ -28854,7 +29014,7 @@ var require_validators = __commonJS({
                 if (data8.action !== void 0) {
                   let data10 = data8.action;
                   if (!(data10 === "create" || data10 === "update" || data10 === "review" || data10 === "approve")) {
-                    const err20 = { instancePath: instancePath + "/changes/" + i0 + "/action", schemaPath: "#/properties/changes/items/properties/action/enum", keyword: "enum", params: { allowedValues: schema39.properties.changes.items.properties.action.enum }, message: "must be equal to one of the allowed values" };
+                    const err20 = { instancePath: instancePath + "/changes/" + i0 + "/action", schemaPath: "#/properties/changes/items/properties/action/enum", keyword: "enum", params: { allowedValues: schema41.properties.changes.items.properties.action.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err20];
                     } else {
@@ -28869,7 +29029,7 @@ var require_validators = __commonJS({
                     for (const key32 in data11) {
                       let data12 = data11[key32];
                       if (!(typeof data12 == "number") && typeof data12 !== "string" && typeof data12 !== "boolean" && data12 !== null) {
-                        const err21 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/type", keyword: "type", params: { type: schema39.properties.changes.items.properties.facts.additionalProperties.type }, message: "must be number,string,boolean,null" };
+                        const err21 = { instancePath: instancePath + "/changes/" + i0 + "/facts/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/changes/items/properties/facts/additionalProperties/type", keyword: "type", params: { type: schema41.properties.changes.items.properties.facts.additionalProperties.type }, message: "must be number,string,boolean,null" };
                         if (vErrors === null) {
                           vErrors = [err21];
                         } else {
@@ -29097,7 +29257,7 @@ var require_validators = __commonJS({
               let valid12 = false;
               const _errs52 = errors;
               if (!(data23 === "pass" || data23 === "deny" || data23 === "warn" || data23 === "approval_needed" || data23 === "approved" || data23 === "overridden" || data23 === "excepted" || data23 === "error" || data23 === "in_force" || data23 === "not_in_force")) {
-                const err41 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema39.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
+                const err41 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/0/enum", keyword: "enum", params: { allowedValues: schema41.properties.expect.additionalProperties.anyOf[0].enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err41];
                 } else {
@@ -29122,7 +29282,7 @@ var require_validators = __commonJS({
                   for (const key6 in data23) {
                     let data24 = data23[key6];
                     if (!(data24 === "pass" || data24 === "deny" || data24 === "warn" || data24 === "approval_needed" || data24 === "approved" || data24 === "overridden" || data24 === "excepted" || data24 === "error" || data24 === "none")) {
-                      const err43 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema39.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
+                      const err43 = { instancePath: instancePath + "/expect/" + key5.replace(/~/g, "~0").replace(/\//g, "~1") + "/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/expect/additionalProperties/anyOf/1/additionalProperties/enum", keyword: "enum", params: { allowedValues: schema41.properties.expect.additionalProperties.anyOf[1].additionalProperties.enum }, message: "must be equal to one of the allowed values" };
                       if (vErrors === null) {
                         vErrors = [err43];
                       } else {
@@ -29185,15 +29345,15 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.evidenceRecord = validate31;
-    var schema40 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
-    var schema41 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
-    var schema50 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
+    var schema42 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:evidence-record", "title": "RevsyncEvidenceRecord", "description": 'One apply run, as apply --evidence DIR writes it (format_version 1): who applied which plan where and when, every change\'s outcome and every request sent for it. `hash` is "sha256:" and the hex sha256 of the record without `hash`, in canonical JSON (keys sorted by UTF-16 code units, no whitespace; RFC 8785); `prev` is the hash of the previous record of the same environment in the folder (null for the first). revsync evidence verify checks both.', "type": "object", "additionalProperties": false, "required": ["format_version", "kind", "sequence", "revsync_version", "environment", "base_url", "auth_url", "realm", "service_user", "started_at", "finished_at", "git", "ci", "plan", "approval", "changes", "other_requests", "summary", "exit_code", "interrupted", "error", "prev", "hash"], "properties": { "format_version": { "type": "string", "pattern": "^1(\\.[0-9]+)*$" }, "kind": { "const": "revsync-apply-evidence" }, "sequence": { "type": "integer", "minimum": 1, "description": "1 for the environment's first record in the folder, one more each run" }, "revsync_version": { "type": "string" }, "environment": { "type": "string", "minLength": 1 }, "base_url": { "type": "string" }, "auth_url": { "type": "string" }, "realm": { "type": "string" }, "service_user": { "type": ["string", "null"], "description": "The user revsync signed in as" }, "four_eyes_local_apply": { "type": "boolean", "description": "Under four eyes, applied outside CI as four_eyes: { local_apply: true } of revsync.yaml allows: no pull request's approval was checked, and the tree applied was held to no reviewed commit. evidence verify flags it" }, "four_eyes": { "type": "boolean", "description": "four_eyes of the environment at this run: no batch approved by its reviewer or its policy's creator, and in CI an independent approval of the pull request. Absent in records written before it was recorded" }, "approver_user": { "type": ["string", "null"], "description": "The approver identity (REVSYNC_APPROVER_*) approves were sent as; null when none was configured" }, "approver_note": { "type": "string", "description": "Apply approved as another user than the plan was made with (plan.approver), or the plan's job did not know the approver: in words. Absent when they are the same" }, "pull_request_approval": { "$ref": "#/definitions/PullRequestApproval" }, "started_at": { "$ref": "#/definitions/Instant" }, "finished_at": { "$ref": "#/definitions/Instant" }, "git": { "type": "object", "additionalProperties": false, "required": ["commit", "clean"], "properties": { "commit": { "type": ["string", "null"], "pattern": "^[0-9a-f]{40,64}$", "description": "HEAD of the policy repo; null when unknown" }, "clean": { "type": ["boolean", "null"], "description": "No change git does not hold (the evidence folder left out); null when unknown" }, "note": { "type": "string", "description": "Why the commit or the tree's state is unknown" }, "not_clean": { "type": "array", "maxItems": 50, "description": "When the tree was not clean: the paths that were not (the first 50, in path order, from revsync.yaml's folder), as git status says. Absent in records written before they were listed.", "items": { "type": "object", "additionalProperties": false, "required": ["path", "what", "policy"], "properties": { "path": { "type": "string", "description": "The path: outside text, escaped wherever it is shown" }, "what": { "type": "string", "description": "modified, added, deleted, renamed, not merged or untracked" }, "policy": { "type": "boolean", "description": "revsync.yaml, or a YAML or CSV file under the policies folder: a file revsync reads as policy or values" } } } }, "not_clean_total": { "type": "integer", "minimum": 0, "description": "How many paths were not clean in all (not_clean lists the first 50)" } } }, "ci": { "oneOf": [{ "type": "null" }, { "type": "object", "additionalProperties": false, "required": ["provider", "run_url", "actor", "pull_request", "commit", "ref", "workflow", "event"], "properties": { "provider": { "enum": ["github", "gitlab"] }, "run_url": { "type": ["string", "null"] }, "actor": { "type": ["string", "null"] }, "pull_request": { "type": ["integer", "null"], "description": "Pull request (GitHub) or merge request (GitLab) number" }, "commit": { "type": ["string", "null"] }, "ref": { "type": ["string", "null"] }, "workflow": { "type": ["string", "null"] }, "event": { "type": ["string", "null"] } } }] }, "plan": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "created_at", "made_by", "targets", "summary"], "properties": { "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "file": { "type": ["string", "null"], "description": "The saved plan applied, as given; null when apply planned itself" }, "created_at": { "type": "string" }, "made_by": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"], "description": "With four eyes: who the plan said its approves go as (the approver identity, else the sign-in); null when the job that made it did not know" }, "targets": { "type": "array", "items": { "type": "string" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } } } }, "approval": { "enum": ["auto-approve", "prompt", "declined", "cancelled", "not asked"] }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "other_requests": { "type": "array", "items": { "$ref": "#/definitions/Request" }, "description": "Requests sent for no one change: the plan's reads, the sign-in" }, "summary": { "type": "object", "additionalProperties": false, "required": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown"], "description": "Each outcome's count over the changes apply acted on: the count apply's closing line and apply --format json give, by the same names", "properties": { "done": { "type": "integer", "minimum": 0 }, "already": { "type": "integer", "minimum": 0 }, "confirmed": { "type": "integer", "minimum": 0 }, "blocked": { "type": "integer", "minimum": 0 }, "failed": { "type": "integer", "minimum": 0 }, "skipped": { "type": "integer", "minimum": 0 }, "unknown": { "type": "integer", "minimum": 0 }, "overwritten": { "type": "integer", "minimum": 0, "description": "Writes that landed and that someone else's write undid right after (absent in records written before revsync checked)" }, "breached": { "type": "integer", "minimum": 0, "description": "Approves that landed and that the service shows made by their batch's preparer, or by another user than they were sent as (absent in records written before revsync read approves back)" }, "not_applied": { "type": "integer", "minimum": 0, "description": "The plan's entries apply never acts on (not in git, unsupported, blocked by the plan); the other counts are over the changes apply acted on" } } }, "exit_code": { "type": "integer" }, "interrupted": { "type": "boolean" }, "error": { "type": ["string", "null"] }, "lock": { "$ref": "#/definitions/Lock", "description": "Absent in records written before apply locked, and when the run got no further than its plan" }, "prev": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$" }, "chain_note": { "type": "string", "description": "Why the record starts a chain (prev null): no earlier record of the environment in the folder, or the earlier evidence could not be fetched. Absent when prev names a record." }, "hash": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" }, "guardrails": { "$ref": "#/definitions/PlanGuardrails", "description": "With guardrails or freeze windows: how apply judged the plan right before it wrote (every rule and window, who approved, each override with its reason and who granted it, and what held the plan back); each change's outcomes are in changes" } }, "definitions": { "Instant": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "description": "ISO 8601, UTC" }, "Change": { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } }, "Request": { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } }, "PullRequestApproval": { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } }, "Lock": { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] }, "GuardrailOutcome": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } }, "PlanGuardrails": { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } } } };
+    var schema43 = { "type": "object", "additionalProperties": false, "required": ["provider", "number", "author", "head_commit", "merge_commits", "applied_commit", "approvals", "independent", "holds", "problem"], "description": "In CI: the pull (merge) request's author and approvals as GitHub's reviews API or GitLab's approvals API gave them, and whether an approval by someone other than the author covers the commit applied", "properties": { "provider": { "enum": ["github", "gitlab"] }, "number": { "type": ["integer", "null"] }, "author": { "type": ["string", "null"] }, "head_commit": { "type": ["string", "null"], "description": "The commit approved: the pull request's head" }, "head_commit_by": { "type": "array", "items": { "type": "string" }, "description": "The forge's users who made the head commit (its author and committer, on GitHub): their approval is not independent" }, "merge_commits": { "type": "array", "items": { "type": "string" }, "description": "The commit(s) the merge of the pull request made" }, "applied_commit": { "type": ["string", "null"], "description": "The commit this run applied" }, "approvals": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "at", "commit"], "properties": { "user": { "type": "string" }, "at": { "type": ["string", "null"] }, "commit": { "type": ["string", "null"], "description": "The commit approved; null where the forge does not say" }, "excluded": { "type": "string", "description": "Why the approver does not count whatever commit they approved: the author, a bot, no write access, who made the head commit" } } } }, "independent": { "type": "array", "items": { "type": "string" }, "description": "Users whose approval stands at the head commit and who count: not the author, not a bot, with write access, not who made the head commit" }, "holds": { "type": "boolean" }, "problem": { "type": ["string", "null"], "description": "Why it does not hold, or could not be read" } } };
+    var schema52 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "description": "With guardrails or freeze windows in revsync.yaml: how the plan was judged, when; every rule's name and effect, every freeze window (in force, or when it next opens), who approved, the overrides granted, and why apply would refuse the plan (held_back; empty when it would not)", "required": ["evaluated_at", "timezone", "rules", "freeze", "approvers", "overrides", "held_back"], "properties": { "evaluated_at": { "type": "string" }, "timezone": { "type": "string" }, "rules": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "effect", "source"], "properties": { "name": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "count": { "type": "integer" }, "from": { "type": "array", "items": { "type": "string" } }, "override_by": { "type": "array", "items": { "type": "string" } }, "when": { "type": "string" }, "description": { "type": "string" }, "source": { "type": "string" } } } }, "freeze": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "kind", "what", "timezone", "in_force", "from", "until", "from_local", "until_local", "source"], "properties": { "name": { "type": "string" }, "kind": { "enum": ["quarter_end", "dates", "cron"] }, "what": { "type": "string" }, "timezone": { "type": "string" }, "in_force": { "type": "boolean" }, "from": { "type": ["string", "null"] }, "until": { "type": ["string", "null"] }, "from_local": { "type": ["string", "null"] }, "until_local": { "type": ["string", "null"] }, "description": { "type": "string" }, "override_by": { "type": "array", "items": { "type": "string" } }, "overridden": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } }, "source": { "type": "string" } } } }, "approvers": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["user", "via"], "properties": { "user": { "type": "string" }, "via": { "enum": ["approver identity", "pull request approval"] } } } }, "overrides": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["name", "reason", "by"], "properties": { "name": { "type": "string" }, "reason": { "type": "string" }, "by": { "type": "string" } } } }, "held_back": { "type": "array", "items": { "type": "string" } } } };
     var pattern23 = new RegExp("^1(\\.[0-9]+)*$", "u");
     var pattern24 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$", "u");
     var pattern26 = new RegExp("^[0-9a-f]{40,64}$", "u");
-    var schema44 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } };
-    var schema47 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
-    var schema45 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
+    var schema46 = { "type": "object", "additionalProperties": false, "required": ["address", "action", "outcome", "why", "source", "diff", "version_id", "requests"], "properties": { "address": { "type": "string", "minLength": 1 }, "action": { "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "outcome": { "enum": ["done", "already", "confirmed", "blocked", "failed", "skipped", "unknown", "overwritten", "breached"], "description": "done: the service answered that it made the write; already: the service held it, made by someone else (found before anything was sent, or after revsync's own send was answered 409 or 412 and did not land: its `why` says so); confirmed: the answer was lost and reading back showed it landed; blocked: revsync refused to send it; failed: the service refused it; skipped: not attempted; unknown: it may have landed and reading back could not tell; overwritten: it landed, and reading the service right after showed someone else's write had undone it; breached: it landed, and reading the service right after showed it broke four eyes (an approve made by its batch's preparer, or by another user than it was sent as), or, under four eyes, an approve found made by its batch's preparer" }, "why": { "type": "string" }, "source": { "type": ["string", "null"] }, "diff": { "type": "array", "items": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "type": "string" }, "before": {}, "after": {} } } }, "version_id": { "type": ["string", "null"] }, "values": { "type": "object", "additionalProperties": false, "required": ["checksum", "file", "rows"], "description": "A review or approve: the values it moved forward (git's file, its rows) and the checksum of those values apply held the batch to (null for a batch the plan's own create uploads)", "properties": { "checksum": { "type": ["string", "null"] }, "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 } } }, "four_eyes": { "type": "object", "additionalProperties": false, "required": ["reviewed_by", "policy_created_by", "approved_by"], "description": "An approve apply acted on: who reviewed the batch, who uploaded it and who created its policy (the service's fields, or this run's own review and create where the service names nobody), and who approved it", "properties": { "reviewed_by": { "type": ["string", "null"] }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); absent in records written before it was recorded" }, "policy_created_by": { "type": ["string", "null"] }, "approved_by": { "type": ["string", "null"], "description": "Who approved it: once it landed, the user the service shows (the batch read back, its updated_by once approved; confirmed true); else the user it was, or would have been, sent as" }, "sent_as": { "type": ["string", "null"], "description": "An approve that was sent: the user revsync sent it as, as its credentials name it (the approver identity's, else the sign-in's)" }, "confirmed": { "type": "boolean", "description": "An approve that landed: whether the service's own answer (the batch read back) named who approved it" }, "rule": { "enum": ["blocked", "refused", "breached"], "description": "blocked: revsync did not send the approve, which would have gone as its batch's preparer; refused: the service refused it, sent as its preparer; breached: it landed, and the service shows it approved by its preparer, or by another user than it was sent as; or it was found approved by its preparer" } } }, "requests": { "type": "array", "items": { "$ref": "#/definitions/Request" } }, "guardrails": { "type": "array", "items": { "$ref": "#/definitions/GuardrailOutcome" }, "description": "What each rule that matches the change came to when apply judged the plan" } } };
+    var schema49 = { "$comment": "Copied from plan.schema.json by npm run gen:types: edit it there.", "type": "object", "additionalProperties": false, "required": ["rule", "effect", "outcome", "message"], "properties": { "rule": { "type": "string" }, "effect": { "enum": ["deny", "warn", "require_approval"] }, "outcome": { "enum": ["pass", "deny", "warn", "approval_needed", "approved", "overridden", "excepted", "error"], "description": "pass: its when does not hold; deny, warn; approval_needed: fewer approvals of from than count; approved; overridden (apply --override by one of override_by); excepted (an exception in force); error: its when could not be judged (holds a deny or require_approval rule's write back)" }, "message": { "type": "string" }, "approved_by": { "type": "array", "items": { "type": "string" } }, "override": { "type": "object", "additionalProperties": false, "required": ["by", "reason"], "properties": { "by": { "type": "string" }, "reason": { "type": "string" } } } } };
+    var schema47 = { "type": "object", "additionalProperties": false, "required": ["method", "path", "status", "started_at", "duration_ms", "resend"], "properties": { "method": { "type": "string" }, "path": { "type": "string", "pattern": "^/" }, "status": { "type": ["integer", "null"], "description": "null: no answer came" }, "started_at": { "$ref": "#/definitions/Instant" }, "duration_ms": { "type": "number", "minimum": 0 }, "resend": { "type": "boolean" }, "error": { "type": "string" }, "in_flight": { "const": true, "description": "Sent, and no answer had come when the record was written (a run stopped at once)" }, "user": { "type": ["string", "null"], "description": "The user the request was sent as (a sign-in's: the user signing in); null when the sign-in names none" }, "body": { "description": "A write's JSON body, as sent (never a read's, never the sign-in's form)" } } };
     var pattern28 = new RegExp("^/", "u");
     function validate33(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
@@ -29254,7 +29414,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema45.properties, key0)) {
+          if (!func2.call(schema47.properties, key0)) {
             const err6 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err6];
@@ -29300,7 +29460,7 @@ var require_validators = __commonJS({
         if (data.status !== void 0) {
           let data2 = data.status;
           if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2))) && data2 !== null) {
-            const err10 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: schema45.properties.status.type }, message: "must be integer,null" };
+            const err10 = { instancePath: instancePath + "/status", schemaPath: "#/properties/status/type", keyword: "type", params: { type: schema47.properties.status.type }, message: "must be integer,null" };
             if (vErrors === null) {
               vErrors = [err10];
             } else {
@@ -29389,7 +29549,7 @@ var require_validators = __commonJS({
         if (data.user !== void 0) {
           let data8 = data.user;
           if (typeof data8 !== "string" && data8 !== null) {
-            const err18 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema45.properties.user.type }, message: "must be string,null" };
+            const err18 = { instancePath: instancePath + "/user", schemaPath: "#/properties/user/type", keyword: "type", params: { type: schema47.properties.user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err18];
             } else {
@@ -29487,7 +29647,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema44.properties, key0)) {
+          if (!func2.call(schema46.properties, key0)) {
             const err8 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err8];
@@ -29522,7 +29682,7 @@ var require_validators = __commonJS({
         if (data.action !== void 0) {
           let data1 = data.action;
           if (!(data1 === "create" || data1 === "update" || data1 === "review" || data1 === "approve" || data1 === "blocked" || data1 === "not_in_git" || data1 === "unsupported")) {
-            const err11 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema44.properties.action.enum }, message: "must be equal to one of the allowed values" };
+            const err11 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema46.properties.action.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err11];
             } else {
@@ -29534,7 +29694,7 @@ var require_validators = __commonJS({
         if (data.outcome !== void 0) {
           let data2 = data.outcome;
           if (!(data2 === "done" || data2 === "already" || data2 === "confirmed" || data2 === "blocked" || data2 === "failed" || data2 === "skipped" || data2 === "unknown" || data2 === "overwritten" || data2 === "breached")) {
-            const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema44.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+            const err12 = { instancePath: instancePath + "/outcome", schemaPath: "#/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema46.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err12];
             } else {
@@ -29557,7 +29717,7 @@ var require_validators = __commonJS({
         if (data.source !== void 0) {
           let data4 = data.source;
           if (typeof data4 !== "string" && data4 !== null) {
-            const err14 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: schema44.properties.source.type }, message: "must be string,null" };
+            const err14 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: schema46.properties.source.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err14];
             } else {
@@ -29636,7 +29796,7 @@ var require_validators = __commonJS({
         if (data.version_id !== void 0) {
           let data9 = data.version_id;
           if (typeof data9 !== "string" && data9 !== null) {
-            const err21 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema44.properties.version_id.type }, message: "must be string,null" };
+            const err21 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema46.properties.version_id.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err21];
             } else {
@@ -29689,7 +29849,7 @@ var require_validators = __commonJS({
             if (data10.checksum !== void 0) {
               let data11 = data10.checksum;
               if (typeof data11 !== "string" && data11 !== null) {
-                const err26 = { instancePath: instancePath + "/values/checksum", schemaPath: "#/properties/values/properties/checksum/type", keyword: "type", params: { type: schema44.properties.values.properties.checksum.type }, message: "must be string,null" };
+                const err26 = { instancePath: instancePath + "/values/checksum", schemaPath: "#/properties/values/properties/checksum/type", keyword: "type", params: { type: schema46.properties.values.properties.checksum.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err26];
                 } else {
@@ -29786,7 +29946,7 @@ var require_validators = __commonJS({
             if (data14.reviewed_by !== void 0) {
               let data15 = data14.reviewed_by;
               if (typeof data15 !== "string" && data15 !== null) {
-                const err35 = { instancePath: instancePath + "/four_eyes/reviewed_by", schemaPath: "#/properties/four_eyes/properties/reviewed_by/type", keyword: "type", params: { type: schema44.properties.four_eyes.properties.reviewed_by.type }, message: "must be string,null" };
+                const err35 = { instancePath: instancePath + "/four_eyes/reviewed_by", schemaPath: "#/properties/four_eyes/properties/reviewed_by/type", keyword: "type", params: { type: schema46.properties.four_eyes.properties.reviewed_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err35];
                 } else {
@@ -29798,7 +29958,7 @@ var require_validators = __commonJS({
             if (data14.uploaded_by !== void 0) {
               let data16 = data14.uploaded_by;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema44.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
+                const err36 = { instancePath: instancePath + "/four_eyes/uploaded_by", schemaPath: "#/properties/four_eyes/properties/uploaded_by/type", keyword: "type", params: { type: schema46.properties.four_eyes.properties.uploaded_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err36];
                 } else {
@@ -29810,7 +29970,7 @@ var require_validators = __commonJS({
             if (data14.policy_created_by !== void 0) {
               let data17 = data14.policy_created_by;
               if (typeof data17 !== "string" && data17 !== null) {
-                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema44.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
+                const err37 = { instancePath: instancePath + "/four_eyes/policy_created_by", schemaPath: "#/properties/four_eyes/properties/policy_created_by/type", keyword: "type", params: { type: schema46.properties.four_eyes.properties.policy_created_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err37];
                 } else {
@@ -29822,7 +29982,7 @@ var require_validators = __commonJS({
             if (data14.approved_by !== void 0) {
               let data18 = data14.approved_by;
               if (typeof data18 !== "string" && data18 !== null) {
-                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema44.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
+                const err38 = { instancePath: instancePath + "/four_eyes/approved_by", schemaPath: "#/properties/four_eyes/properties/approved_by/type", keyword: "type", params: { type: schema46.properties.four_eyes.properties.approved_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err38];
                 } else {
@@ -29834,7 +29994,7 @@ var require_validators = __commonJS({
             if (data14.sent_as !== void 0) {
               let data19 = data14.sent_as;
               if (typeof data19 !== "string" && data19 !== null) {
-                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema44.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
+                const err39 = { instancePath: instancePath + "/four_eyes/sent_as", schemaPath: "#/properties/four_eyes/properties/sent_as/type", keyword: "type", params: { type: schema46.properties.four_eyes.properties.sent_as.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err39];
                 } else {
@@ -29857,7 +30017,7 @@ var require_validators = __commonJS({
             if (data14.rule !== void 0) {
               let data21 = data14.rule;
               if (!(data21 === "blocked" || data21 === "refused" || data21 === "breached")) {
-                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema44.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
+                const err41 = { instancePath: instancePath + "/four_eyes/rule", schemaPath: "#/properties/four_eyes/properties/rule/enum", keyword: "enum", params: { allowedValues: schema46.properties.four_eyes.properties.rule.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err41];
                 } else {
@@ -29964,7 +30124,7 @@ var require_validators = __commonJS({
                 if (data25.effect !== void 0) {
                   let data27 = data25.effect;
                   if (!(data27 === "deny" || data27 === "warn" || data27 === "require_approval")) {
-                    const err50 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema47.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                    const err50 = { instancePath: instancePath + "/guardrails/" + i2 + "/effect", schemaPath: "#/definitions/GuardrailOutcome/properties/effect/enum", keyword: "enum", params: { allowedValues: schema49.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err50];
                     } else {
@@ -29976,7 +30136,7 @@ var require_validators = __commonJS({
                 if (data25.outcome !== void 0) {
                   let data28 = data25.outcome;
                   if (!(data28 === "pass" || data28 === "deny" || data28 === "warn" || data28 === "approval_needed" || data28 === "approved" || data28 === "overridden" || data28 === "excepted" || data28 === "error")) {
-                    const err51 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema47.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
+                    const err51 = { instancePath: instancePath + "/guardrails/" + i2 + "/outcome", schemaPath: "#/definitions/GuardrailOutcome/properties/outcome/enum", keyword: "enum", params: { allowedValues: schema49.properties.outcome.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err51];
                     } else {
@@ -30117,7 +30277,7 @@ var require_validators = __commonJS({
       validate32.errors = vErrors;
       return errors === 0;
     }
-    var schema48 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
+    var schema50 = { "description": "The environment's lock this run held while it wrote, or --lock=false", "oneOf": [{ "type": "object", "additionalProperties": false, "required": ["backend", "where", "id", "acquired_at", "waited_ms", "released"], "properties": { "backend": { "enum": ["git", "local"], "description": "git: a ref of a git remote; local: a file of this machine (a service on loopback)" }, "where": { "type": "string", "description": "The remote and ref, or the file" }, "id": { "type": "string", "minLength": 1, "description": "The lock id (revsync unlock takes it)" }, "acquired_at": { "$ref": "#/definitions/Instant" }, "waited_ms": { "type": "number", "minimum": 0, "description": "How long the run waited for another holder (--lock-timeout)" }, "released": { "type": "boolean" }, "note": { "type": "string" } } }, { "type": "object", "additionalProperties": false, "required": ["disabled", "note"], "properties": { "disabled": { "const": true, "description": "--lock=false: the run took no lock" }, "note": { "type": "string" } } }] };
     function validate37(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -30194,7 +30354,7 @@ var require_validators = __commonJS({
         if (data.backend !== void 0) {
           let data0 = data.backend;
           if (!(data0 === "git" || data0 === "local")) {
-            const err7 = { instancePath: instancePath + "/backend", schemaPath: "#/oneOf/0/properties/backend/enum", keyword: "enum", params: { allowedValues: schema48.oneOf[0].properties.backend.enum }, message: "must be equal to one of the allowed values" };
+            const err7 = { instancePath: instancePath + "/backend", schemaPath: "#/oneOf/0/properties/backend/enum", keyword: "enum", params: { allowedValues: schema50.oneOf[0].properties.backend.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err7];
             } else {
@@ -30622,7 +30782,7 @@ var require_validators = __commonJS({
           errors++;
         }
         for (const key0 in data) {
-          if (!func2.call(schema40.properties, key0)) {
+          if (!func2.call(schema42.properties, key0)) {
             const err23 = { instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
             if (vErrors === null) {
               vErrors = [err23];
@@ -30757,7 +30917,7 @@ var require_validators = __commonJS({
         if (data.service_user !== void 0) {
           let data8 = data.service_user;
           if (typeof data8 !== "string" && data8 !== null) {
-            const err35 = { instancePath: instancePath + "/service_user", schemaPath: "#/properties/service_user/type", keyword: "type", params: { type: schema40.properties.service_user.type }, message: "must be string,null" };
+            const err35 = { instancePath: instancePath + "/service_user", schemaPath: "#/properties/service_user/type", keyword: "type", params: { type: schema42.properties.service_user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err35];
             } else {
@@ -30766,9 +30926,9 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.four_eyes !== void 0) {
-          if (typeof data.four_eyes !== "boolean") {
-            const err36 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+        if (data.four_eyes_local_apply !== void 0) {
+          if (typeof data.four_eyes_local_apply !== "boolean") {
+            const err36 = { instancePath: instancePath + "/four_eyes_local_apply", schemaPath: "#/properties/four_eyes_local_apply/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
               vErrors = [err36];
             } else {
@@ -30777,10 +30937,9 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.approver_user !== void 0) {
-          let data10 = data.approver_user;
-          if (typeof data10 !== "string" && data10 !== null) {
-            const err37 = { instancePath: instancePath + "/approver_user", schemaPath: "#/properties/approver_user/type", keyword: "type", params: { type: schema40.properties.approver_user.type }, message: "must be string,null" };
+        if (data.four_eyes !== void 0) {
+          if (typeof data.four_eyes !== "boolean") {
+            const err37 = { instancePath: instancePath + "/four_eyes", schemaPath: "#/properties/four_eyes/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
               vErrors = [err37];
             } else {
@@ -30789,9 +30948,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.approver_note !== void 0) {
-          if (typeof data.approver_note !== "string") {
-            const err38 = { instancePath: instancePath + "/approver_note", schemaPath: "#/properties/approver_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.approver_user !== void 0) {
+          let data11 = data.approver_user;
+          if (typeof data11 !== "string" && data11 !== null) {
+            const err38 = { instancePath: instancePath + "/approver_user", schemaPath: "#/properties/approver_user/type", keyword: "type", params: { type: schema42.properties.approver_user.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err38];
             } else {
@@ -30800,20 +30960,22 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.pull_request_approval !== void 0) {
-          let data12 = data.pull_request_approval;
-          if (data12 && typeof data12 == "object" && !Array.isArray(data12)) {
-            if (data12.provider === void 0) {
-              const err39 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
-              if (vErrors === null) {
-                vErrors = [err39];
-              } else {
-                vErrors.push(err39);
-              }
-              errors++;
+        if (data.approver_note !== void 0) {
+          if (typeof data.approver_note !== "string") {
+            const err39 = { instancePath: instancePath + "/approver_note", schemaPath: "#/properties/approver_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
             }
-            if (data12.number === void 0) {
-              const err40 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "number" }, message: "must have required property 'number'" };
+            errors++;
+          }
+        }
+        if (data.pull_request_approval !== void 0) {
+          let data13 = data.pull_request_approval;
+          if (data13 && typeof data13 == "object" && !Array.isArray(data13)) {
+            if (data13.provider === void 0) {
+              const err40 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
               if (vErrors === null) {
                 vErrors = [err40];
               } else {
@@ -30821,8 +30983,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.author === void 0) {
-              const err41 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "author" }, message: "must have required property 'author'" };
+            if (data13.number === void 0) {
+              const err41 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "number" }, message: "must have required property 'number'" };
               if (vErrors === null) {
                 vErrors = [err41];
               } else {
@@ -30830,8 +30992,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.head_commit === void 0) {
-              const err42 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "head_commit" }, message: "must have required property 'head_commit'" };
+            if (data13.author === void 0) {
+              const err42 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "author" }, message: "must have required property 'author'" };
               if (vErrors === null) {
                 vErrors = [err42];
               } else {
@@ -30839,8 +31001,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.merge_commits === void 0) {
-              const err43 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "merge_commits" }, message: "must have required property 'merge_commits'" };
+            if (data13.head_commit === void 0) {
+              const err43 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "head_commit" }, message: "must have required property 'head_commit'" };
               if (vErrors === null) {
                 vErrors = [err43];
               } else {
@@ -30848,8 +31010,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.applied_commit === void 0) {
-              const err44 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "applied_commit" }, message: "must have required property 'applied_commit'" };
+            if (data13.merge_commits === void 0) {
+              const err44 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "merge_commits" }, message: "must have required property 'merge_commits'" };
               if (vErrors === null) {
                 vErrors = [err44];
               } else {
@@ -30857,8 +31019,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.approvals === void 0) {
-              const err45 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "approvals" }, message: "must have required property 'approvals'" };
+            if (data13.applied_commit === void 0) {
+              const err45 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "applied_commit" }, message: "must have required property 'applied_commit'" };
               if (vErrors === null) {
                 vErrors = [err45];
               } else {
@@ -30866,8 +31028,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.independent === void 0) {
-              const err46 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "independent" }, message: "must have required property 'independent'" };
+            if (data13.approvals === void 0) {
+              const err46 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "approvals" }, message: "must have required property 'approvals'" };
               if (vErrors === null) {
                 vErrors = [err46];
               } else {
@@ -30875,8 +31037,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.holds === void 0) {
-              const err47 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "holds" }, message: "must have required property 'holds'" };
+            if (data13.independent === void 0) {
+              const err47 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "independent" }, message: "must have required property 'independent'" };
               if (vErrors === null) {
                 vErrors = [err47];
               } else {
@@ -30884,8 +31046,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data12.problem === void 0) {
-              const err48 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "problem" }, message: "must have required property 'problem'" };
+            if (data13.holds === void 0) {
+              const err48 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "holds" }, message: "must have required property 'holds'" };
               if (vErrors === null) {
                 vErrors = [err48];
               } else {
@@ -30893,21 +31055,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key1 in data12) {
-              if (!func2.call(schema41.properties, key1)) {
-                const err49 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err49];
-                } else {
-                  vErrors.push(err49);
-                }
-                errors++;
+            if (data13.problem === void 0) {
+              const err49 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/required", keyword: "required", params: { missingProperty: "problem" }, message: "must have required property 'problem'" };
+              if (vErrors === null) {
+                vErrors = [err49];
+              } else {
+                vErrors.push(err49);
               }
+              errors++;
             }
-            if (data12.provider !== void 0) {
-              let data13 = data12.provider;
-              if (!(data13 === "github" || data13 === "gitlab")) {
-                const err50 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema41.properties.provider.enum }, message: "must be equal to one of the allowed values" };
+            for (const key1 in data13) {
+              if (!func2.call(schema43.properties, key1)) {
+                const err50 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err50];
                 } else {
@@ -30916,10 +31075,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.number !== void 0) {
-              let data14 = data12.number;
-              if (!(typeof data14 == "number" && (!(data14 % 1) && !isNaN(data14))) && data14 !== null) {
-                const err51 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema41.properties.number.type }, message: "must be integer,null" };
+            if (data13.provider !== void 0) {
+              let data14 = data13.provider;
+              if (!(data14 === "github" || data14 === "gitlab")) {
+                const err51 = { instancePath: instancePath + "/pull_request_approval/provider", schemaPath: "#/definitions/PullRequestApproval/properties/provider/enum", keyword: "enum", params: { allowedValues: schema43.properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err51];
                 } else {
@@ -30928,10 +31087,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.author !== void 0) {
-              let data15 = data12.author;
-              if (typeof data15 !== "string" && data15 !== null) {
-                const err52 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema41.properties.author.type }, message: "must be string,null" };
+            if (data13.number !== void 0) {
+              let data15 = data13.number;
+              if (!(typeof data15 == "number" && (!(data15 % 1) && !isNaN(data15))) && data15 !== null) {
+                const err52 = { instancePath: instancePath + "/pull_request_approval/number", schemaPath: "#/definitions/PullRequestApproval/properties/number/type", keyword: "type", params: { type: schema43.properties.number.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err52];
                 } else {
@@ -30940,10 +31099,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.head_commit !== void 0) {
-              let data16 = data12.head_commit;
+            if (data13.author !== void 0) {
+              let data16 = data13.author;
               if (typeof data16 !== "string" && data16 !== null) {
-                const err53 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema41.properties.head_commit.type }, message: "must be string,null" };
+                const err53 = { instancePath: instancePath + "/pull_request_approval/author", schemaPath: "#/definitions/PullRequestApproval/properties/author/type", keyword: "type", params: { type: schema43.properties.author.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err53];
                 } else {
@@ -30952,60 +31111,60 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.head_commit_by !== void 0) {
-              let data17 = data12.head_commit_by;
-              if (Array.isArray(data17)) {
-                const len0 = data17.length;
+            if (data13.head_commit !== void 0) {
+              let data17 = data13.head_commit;
+              if (typeof data17 !== "string" && data17 !== null) {
+                const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit/type", keyword: "type", params: { type: schema43.properties.head_commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err54];
+                } else {
+                  vErrors.push(err54);
+                }
+                errors++;
+              }
+            }
+            if (data13.head_commit_by !== void 0) {
+              let data18 = data13.head_commit_by;
+              if (Array.isArray(data18)) {
+                const len0 = data18.length;
                 for (let i0 = 0; i0 < len0; i0++) {
-                  if (typeof data17[i0] !== "string") {
-                    const err54 = { instancePath: instancePath + "/pull_request_approval/head_commit_by/" + i0, schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data18[i0] !== "string") {
+                    const err55 = { instancePath: instancePath + "/pull_request_approval/head_commit_by/" + i0, schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err54];
+                      vErrors = [err55];
                     } else {
-                      vErrors.push(err54);
+                      vErrors.push(err55);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err55 = { instancePath: instancePath + "/pull_request_approval/head_commit_by", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err56 = { instancePath: instancePath + "/pull_request_approval/head_commit_by", schemaPath: "#/definitions/PullRequestApproval/properties/head_commit_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err55];
+                  vErrors = [err56];
                 } else {
-                  vErrors.push(err55);
+                  vErrors.push(err56);
                 }
                 errors++;
               }
             }
-            if (data12.merge_commits !== void 0) {
-              let data19 = data12.merge_commits;
-              if (Array.isArray(data19)) {
-                const len1 = data19.length;
+            if (data13.merge_commits !== void 0) {
+              let data20 = data13.merge_commits;
+              if (Array.isArray(data20)) {
+                const len1 = data20.length;
                 for (let i1 = 0; i1 < len1; i1++) {
-                  if (typeof data19[i1] !== "string") {
-                    const err56 = { instancePath: instancePath + "/pull_request_approval/merge_commits/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data20[i1] !== "string") {
+                    const err57 = { instancePath: instancePath + "/pull_request_approval/merge_commits/" + i1, schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err56];
+                      vErrors = [err57];
                     } else {
-                      vErrors.push(err56);
+                      vErrors.push(err57);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err57 = { instancePath: instancePath + "/pull_request_approval/merge_commits", schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err57];
-                } else {
-                  vErrors.push(err57);
-                }
-                errors++;
-              }
-            }
-            if (data12.applied_commit !== void 0) {
-              let data21 = data12.applied_commit;
-              if (typeof data21 !== "string" && data21 !== null) {
-                const err58 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema41.properties.applied_commit.type }, message: "must be string,null" };
+                const err58 = { instancePath: instancePath + "/pull_request_approval/merge_commits", schemaPath: "#/definitions/PullRequestApproval/properties/merge_commits/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err58];
                 } else {
@@ -31014,24 +31173,27 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.approvals !== void 0) {
-              let data22 = data12.approvals;
-              if (Array.isArray(data22)) {
-                const len2 = data22.length;
+            if (data13.applied_commit !== void 0) {
+              let data22 = data13.applied_commit;
+              if (typeof data22 !== "string" && data22 !== null) {
+                const err59 = { instancePath: instancePath + "/pull_request_approval/applied_commit", schemaPath: "#/definitions/PullRequestApproval/properties/applied_commit/type", keyword: "type", params: { type: schema43.properties.applied_commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err59];
+                } else {
+                  vErrors.push(err59);
+                }
+                errors++;
+              }
+            }
+            if (data13.approvals !== void 0) {
+              let data23 = data13.approvals;
+              if (Array.isArray(data23)) {
+                const len2 = data23.length;
                 for (let i2 = 0; i2 < len2; i2++) {
-                  let data23 = data22[i2];
-                  if (data23 && typeof data23 == "object" && !Array.isArray(data23)) {
-                    if (data23.user === void 0) {
-                      const err59 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
-                      if (vErrors === null) {
-                        vErrors = [err59];
-                      } else {
-                        vErrors.push(err59);
-                      }
-                      errors++;
-                    }
-                    if (data23.at === void 0) {
-                      const err60 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "at" }, message: "must have required property 'at'" };
+                  let data24 = data23[i2];
+                  if (data24 && typeof data24 == "object" && !Array.isArray(data24)) {
+                    if (data24.user === void 0) {
+                      const err60 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
                       if (vErrors === null) {
                         vErrors = [err60];
                       } else {
@@ -31039,8 +31201,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data23.commit === void 0) {
-                      const err61 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+                    if (data24.at === void 0) {
+                      const err61 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "at" }, message: "must have required property 'at'" };
                       if (vErrors === null) {
                         vErrors = [err61];
                       } else {
@@ -31048,20 +31210,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key22 in data23) {
-                      if (!(key22 === "user" || key22 === "at" || key22 === "commit" || key22 === "excluded")) {
-                        const err62 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err62];
-                        } else {
-                          vErrors.push(err62);
-                        }
-                        errors++;
+                    if (data24.commit === void 0) {
+                      const err62 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+                      if (vErrors === null) {
+                        vErrors = [err62];
+                      } else {
+                        vErrors.push(err62);
                       }
+                      errors++;
                     }
-                    if (data23.user !== void 0) {
-                      if (typeof data23.user !== "string") {
-                        const err63 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/user", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key22 in data24) {
+                      if (!(key22 === "user" || key22 === "at" || key22 === "commit" || key22 === "excluded")) {
+                        const err63 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key22 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err63];
                         } else {
@@ -31070,10 +31230,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data23.at !== void 0) {
-                      let data25 = data23.at;
-                      if (typeof data25 !== "string" && data25 !== null) {
-                        const err64 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema41.properties.approvals.items.properties.at.type }, message: "must be string,null" };
+                    if (data24.user !== void 0) {
+                      if (typeof data24.user !== "string") {
+                        const err64 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/user", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err64];
                         } else {
@@ -31082,10 +31241,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data23.commit !== void 0) {
-                      let data26 = data23.commit;
+                    if (data24.at !== void 0) {
+                      let data26 = data24.at;
                       if (typeof data26 !== "string" && data26 !== null) {
-                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema41.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
+                        const err65 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/at", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/at/type", keyword: "type", params: { type: schema43.properties.approvals.items.properties.at.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err65];
                         } else {
@@ -31094,9 +31253,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data23.excluded !== void 0) {
-                      if (typeof data23.excluded !== "string") {
-                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/excluded", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/excluded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data24.commit !== void 0) {
+                      let data27 = data24.commit;
+                      if (typeof data27 !== "string" && data27 !== null) {
+                        const err66 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/commit", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/commit/type", keyword: "type", params: { type: schema43.properties.approvals.items.properties.commit.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err66];
                         } else {
@@ -31105,54 +31265,54 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data24.excluded !== void 0) {
+                      if (typeof data24.excluded !== "string") {
+                        const err67 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2 + "/excluded", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/properties/excluded/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err67];
+                        } else {
+                          vErrors.push(err67);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err67 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err68 = { instancePath: instancePath + "/pull_request_approval/approvals/" + i2, schemaPath: "#/definitions/PullRequestApproval/properties/approvals/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err67];
+                      vErrors = [err68];
                     } else {
-                      vErrors.push(err67);
+                      vErrors.push(err68);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err68 = { instancePath: instancePath + "/pull_request_approval/approvals", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err69 = { instancePath: instancePath + "/pull_request_approval/approvals", schemaPath: "#/definitions/PullRequestApproval/properties/approvals/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err68];
+                  vErrors = [err69];
                 } else {
-                  vErrors.push(err68);
+                  vErrors.push(err69);
                 }
                 errors++;
               }
             }
-            if (data12.independent !== void 0) {
-              let data28 = data12.independent;
-              if (Array.isArray(data28)) {
-                const len3 = data28.length;
+            if (data13.independent !== void 0) {
+              let data29 = data13.independent;
+              if (Array.isArray(data29)) {
+                const len3 = data29.length;
                 for (let i3 = 0; i3 < len3; i3++) {
-                  if (typeof data28[i3] !== "string") {
-                    const err69 = { instancePath: instancePath + "/pull_request_approval/independent/" + i3, schemaPath: "#/definitions/PullRequestApproval/properties/independent/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data29[i3] !== "string") {
+                    const err70 = { instancePath: instancePath + "/pull_request_approval/independent/" + i3, schemaPath: "#/definitions/PullRequestApproval/properties/independent/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err69];
+                      vErrors = [err70];
                     } else {
-                      vErrors.push(err69);
+                      vErrors.push(err70);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err70 = { instancePath: instancePath + "/pull_request_approval/independent", schemaPath: "#/definitions/PullRequestApproval/properties/independent/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err70];
-                } else {
-                  vErrors.push(err70);
-                }
-                errors++;
-              }
-            }
-            if (data12.holds !== void 0) {
-              if (typeof data12.holds !== "boolean") {
-                const err71 = { instancePath: instancePath + "/pull_request_approval/holds", schemaPath: "#/definitions/PullRequestApproval/properties/holds/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                const err71 = { instancePath: instancePath + "/pull_request_approval/independent", schemaPath: "#/definitions/PullRequestApproval/properties/independent/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err71];
                 } else {
@@ -31161,10 +31321,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data12.problem !== void 0) {
-              let data31 = data12.problem;
-              if (typeof data31 !== "string" && data31 !== null) {
-                const err72 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema41.properties.problem.type }, message: "must be string,null" };
+            if (data13.holds !== void 0) {
+              if (typeof data13.holds !== "boolean") {
+                const err72 = { instancePath: instancePath + "/pull_request_approval/holds", schemaPath: "#/definitions/PullRequestApproval/properties/holds/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                 if (vErrors === null) {
                   vErrors = [err72];
                 } else {
@@ -31173,74 +31332,77 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data13.problem !== void 0) {
+              let data32 = data13.problem;
+              if (typeof data32 !== "string" && data32 !== null) {
+                const err73 = { instancePath: instancePath + "/pull_request_approval/problem", schemaPath: "#/definitions/PullRequestApproval/properties/problem/type", keyword: "type", params: { type: schema43.properties.problem.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err73];
+                } else {
+                  vErrors.push(err73);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err73 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err74 = { instancePath: instancePath + "/pull_request_approval", schemaPath: "#/definitions/PullRequestApproval/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err73];
+              vErrors = [err74];
             } else {
-              vErrors.push(err73);
+              vErrors.push(err74);
             }
             errors++;
           }
         }
         if (data.started_at !== void 0) {
-          let data32 = data.started_at;
-          if (typeof data32 === "string") {
-            if (!pattern24.test(data32)) {
-              const err74 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
+          let data33 = data.started_at;
+          if (typeof data33 === "string") {
+            if (!pattern24.test(data33)) {
+              const err75 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
-                vErrors = [err74];
+                vErrors = [err75];
               } else {
-                vErrors.push(err74);
+                vErrors.push(err75);
               }
               errors++;
             }
           } else {
-            const err75 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err76 = { instancePath: instancePath + "/started_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err75];
+              vErrors = [err76];
             } else {
-              vErrors.push(err75);
+              vErrors.push(err76);
             }
             errors++;
           }
         }
         if (data.finished_at !== void 0) {
-          let data33 = data.finished_at;
-          if (typeof data33 === "string") {
-            if (!pattern24.test(data33)) {
-              const err76 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
+          let data34 = data.finished_at;
+          if (typeof data34 === "string") {
+            if (!pattern24.test(data34)) {
+              const err77 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/pattern", keyword: "pattern", params: { pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$" }, message: 'must match pattern "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"' };
               if (vErrors === null) {
-                vErrors = [err76];
+                vErrors = [err77];
               } else {
-                vErrors.push(err76);
+                vErrors.push(err77);
               }
               errors++;
             }
           } else {
-            const err77 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err78 = { instancePath: instancePath + "/finished_at", schemaPath: "#/definitions/Instant/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err77];
+              vErrors = [err78];
             } else {
-              vErrors.push(err77);
+              vErrors.push(err78);
             }
             errors++;
           }
         }
         if (data.git !== void 0) {
-          let data34 = data.git;
-          if (data34 && typeof data34 == "object" && !Array.isArray(data34)) {
-            if (data34.commit === void 0) {
-              const err78 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
-              if (vErrors === null) {
-                vErrors = [err78];
-              } else {
-                vErrors.push(err78);
-              }
-              errors++;
-            }
-            if (data34.clean === void 0) {
-              const err79 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "clean" }, message: "must have required property 'clean'" };
+          let data35 = data.git;
+          if (data35 && typeof data35 == "object" && !Array.isArray(data35)) {
+            if (data35.commit === void 0) {
+              const err79 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
               if (vErrors === null) {
                 vErrors = [err79];
               } else {
@@ -31248,21 +31410,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key32 in data34) {
-              if (!(key32 === "commit" || key32 === "clean" || key32 === "note" || key32 === "not_clean" || key32 === "not_clean_total")) {
-                const err80 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err80];
-                } else {
-                  vErrors.push(err80);
-                }
-                errors++;
+            if (data35.clean === void 0) {
+              const err80 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/required", keyword: "required", params: { missingProperty: "clean" }, message: "must have required property 'clean'" };
+              if (vErrors === null) {
+                vErrors = [err80];
+              } else {
+                vErrors.push(err80);
               }
+              errors++;
             }
-            if (data34.commit !== void 0) {
-              let data35 = data34.commit;
-              if (typeof data35 !== "string" && data35 !== null) {
-                const err81 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema40.properties.git.properties.commit.type }, message: "must be string,null" };
+            for (const key32 in data35) {
+              if (!(key32 === "commit" || key32 === "clean" || key32 === "note" || key32 === "not_clean" || key32 === "not_clean_total")) {
+                const err81 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key32 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err81];
                 } else {
@@ -31270,33 +31429,34 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data35 === "string") {
-                if (!pattern26.test(data35)) {
-                  const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
+            }
+            if (data35.commit !== void 0) {
+              let data36 = data35.commit;
+              if (typeof data36 !== "string" && data36 !== null) {
+                const err82 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/type", keyword: "type", params: { type: schema42.properties.git.properties.commit.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err82];
+                } else {
+                  vErrors.push(err82);
+                }
+                errors++;
+              }
+              if (typeof data36 === "string") {
+                if (!pattern26.test(data36)) {
+                  const err83 = { instancePath: instancePath + "/git/commit", schemaPath: "#/properties/git/properties/commit/pattern", keyword: "pattern", params: { pattern: "^[0-9a-f]{40,64}$" }, message: 'must match pattern "^[0-9a-f]{40,64}$"' };
                   if (vErrors === null) {
-                    vErrors = [err82];
+                    vErrors = [err83];
                   } else {
-                    vErrors.push(err82);
+                    vErrors.push(err83);
                   }
                   errors++;
                 }
               }
             }
-            if (data34.clean !== void 0) {
-              let data36 = data34.clean;
-              if (typeof data36 !== "boolean" && data36 !== null) {
-                const err83 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema40.properties.git.properties.clean.type }, message: "must be boolean,null" };
-                if (vErrors === null) {
-                  vErrors = [err83];
-                } else {
-                  vErrors.push(err83);
-                }
-                errors++;
-              }
-            }
-            if (data34.note !== void 0) {
-              if (typeof data34.note !== "string") {
-                const err84 = { instancePath: instancePath + "/git/note", schemaPath: "#/properties/git/properties/note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data35.clean !== void 0) {
+              let data37 = data35.clean;
+              if (typeof data37 !== "boolean" && data37 !== null) {
+                const err84 = { instancePath: instancePath + "/git/clean", schemaPath: "#/properties/git/properties/clean/type", keyword: "type", params: { type: schema42.properties.git.properties.clean.type }, message: "must be boolean,null" };
                 if (vErrors === null) {
                   vErrors = [err84];
                 } else {
@@ -31305,33 +31465,35 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data34.not_clean !== void 0) {
-              let data38 = data34.not_clean;
-              if (Array.isArray(data38)) {
-                if (data38.length > 50) {
-                  const err85 = { instancePath: instancePath + "/git/not_clean", schemaPath: "#/properties/git/properties/not_clean/maxItems", keyword: "maxItems", params: { limit: 50 }, message: "must NOT have more than 50 items" };
+            if (data35.note !== void 0) {
+              if (typeof data35.note !== "string") {
+                const err85 = { instancePath: instancePath + "/git/note", schemaPath: "#/properties/git/properties/note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err85];
+                } else {
+                  vErrors.push(err85);
+                }
+                errors++;
+              }
+            }
+            if (data35.not_clean !== void 0) {
+              let data39 = data35.not_clean;
+              if (Array.isArray(data39)) {
+                if (data39.length > 50) {
+                  const err86 = { instancePath: instancePath + "/git/not_clean", schemaPath: "#/properties/git/properties/not_clean/maxItems", keyword: "maxItems", params: { limit: 50 }, message: "must NOT have more than 50 items" };
                   if (vErrors === null) {
-                    vErrors = [err85];
+                    vErrors = [err86];
                   } else {
-                    vErrors.push(err85);
+                    vErrors.push(err86);
                   }
                   errors++;
                 }
-                const len4 = data38.length;
+                const len4 = data39.length;
                 for (let i4 = 0; i4 < len4; i4++) {
-                  let data39 = data38[i4];
-                  if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
-                    if (data39.path === void 0) {
-                      const err86 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
-                      if (vErrors === null) {
-                        vErrors = [err86];
-                      } else {
-                        vErrors.push(err86);
-                      }
-                      errors++;
-                    }
-                    if (data39.what === void 0) {
-                      const err87 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
+                  let data40 = data39[i4];
+                  if (data40 && typeof data40 == "object" && !Array.isArray(data40)) {
+                    if (data40.path === void 0) {
+                      const err87 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
                       if (vErrors === null) {
                         vErrors = [err87];
                       } else {
@@ -31339,8 +31501,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data39.policy === void 0) {
-                      const err88 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                    if (data40.what === void 0) {
+                      const err88 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
                       if (vErrors === null) {
                         vErrors = [err88];
                       } else {
@@ -31348,20 +31510,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key4 in data39) {
-                      if (!(key4 === "path" || key4 === "what" || key4 === "policy")) {
-                        const err89 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err89];
-                        } else {
-                          vErrors.push(err89);
-                        }
-                        errors++;
+                    if (data40.policy === void 0) {
+                      const err89 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                      if (vErrors === null) {
+                        vErrors = [err89];
+                      } else {
+                        vErrors.push(err89);
                       }
+                      errors++;
                     }
-                    if (data39.path !== void 0) {
-                      if (typeof data39.path !== "string") {
-                        const err90 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/path", schemaPath: "#/properties/git/properties/not_clean/items/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key4 in data40) {
+                      if (!(key4 === "path" || key4 === "what" || key4 === "policy")) {
+                        const err90 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key4 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err90];
                         } else {
@@ -31370,9 +31530,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data39.what !== void 0) {
-                      if (typeof data39.what !== "string") {
-                        const err91 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/what", schemaPath: "#/properties/git/properties/not_clean/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data40.path !== void 0) {
+                      if (typeof data40.path !== "string") {
+                        const err91 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/path", schemaPath: "#/properties/git/properties/not_clean/items/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err91];
                         } else {
@@ -31381,9 +31541,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data39.policy !== void 0) {
-                      if (typeof data39.policy !== "boolean") {
-                        const err92 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/policy", schemaPath: "#/properties/git/properties/not_clean/items/properties/policy/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (data40.what !== void 0) {
+                      if (typeof data40.what !== "string") {
+                        const err92 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/what", schemaPath: "#/properties/git/properties/not_clean/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err92];
                         } else {
@@ -31392,30 +31552,29 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data40.policy !== void 0) {
+                      if (typeof data40.policy !== "boolean") {
+                        const err93 = { instancePath: instancePath + "/git/not_clean/" + i4 + "/policy", schemaPath: "#/properties/git/properties/not_clean/items/properties/policy/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                        if (vErrors === null) {
+                          vErrors = [err93];
+                        } else {
+                          vErrors.push(err93);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err93 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err94 = { instancePath: instancePath + "/git/not_clean/" + i4, schemaPath: "#/properties/git/properties/not_clean/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err93];
+                      vErrors = [err94];
                     } else {
-                      vErrors.push(err93);
+                      vErrors.push(err94);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err94 = { instancePath: instancePath + "/git/not_clean", schemaPath: "#/properties/git/properties/not_clean/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err94];
-                } else {
-                  vErrors.push(err94);
-                }
-                errors++;
-              }
-            }
-            if (data34.not_clean_total !== void 0) {
-              let data43 = data34.not_clean_total;
-              if (!(typeof data43 == "number" && (!(data43 % 1) && !isNaN(data43)))) {
-                const err95 = { instancePath: instancePath + "/git/not_clean_total", schemaPath: "#/properties/git/properties/not_clean_total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err95 = { instancePath: instancePath + "/git/not_clean", schemaPath: "#/properties/git/properties/not_clean/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err95];
                 } else {
@@ -31423,36 +31582,32 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data43 == "number") {
-                if (data43 < 0 || isNaN(data43)) {
-                  const err96 = { instancePath: instancePath + "/git/not_clean_total", schemaPath: "#/properties/git/properties/not_clean_total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+            }
+            if (data35.not_clean_total !== void 0) {
+              let data44 = data35.not_clean_total;
+              if (!(typeof data44 == "number" && (!(data44 % 1) && !isNaN(data44)))) {
+                const err96 = { instancePath: instancePath + "/git/not_clean_total", schemaPath: "#/properties/git/properties/not_clean_total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err96];
+                } else {
+                  vErrors.push(err96);
+                }
+                errors++;
+              }
+              if (typeof data44 == "number") {
+                if (data44 < 0 || isNaN(data44)) {
+                  const err97 = { instancePath: instancePath + "/git/not_clean_total", schemaPath: "#/properties/git/properties/not_clean_total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err96];
+                    vErrors = [err97];
                   } else {
-                    vErrors.push(err96);
+                    vErrors.push(err97);
                   }
                   errors++;
                 }
               }
             }
           } else {
-            const err97 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err97];
-            } else {
-              vErrors.push(err97);
-            }
-            errors++;
-          }
-        }
-        if (data.ci !== void 0) {
-          let data44 = data.ci;
-          const _errs96 = errors;
-          let valid18 = false;
-          let passing0 = null;
-          const _errs97 = errors;
-          if (data44 !== null) {
-            const err98 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+            const err98 = { instancePath: instancePath + "/git", schemaPath: "#/properties/git/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err98];
             } else {
@@ -31460,24 +31615,31 @@ var require_validators = __commonJS({
             }
             errors++;
           }
-          var _valid0 = _errs97 === errors;
+        }
+        if (data.ci !== void 0) {
+          let data45 = data.ci;
+          const _errs98 = errors;
+          let valid18 = false;
+          let passing0 = null;
+          const _errs99 = errors;
+          if (data45 !== null) {
+            const err99 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/0/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+            if (vErrors === null) {
+              vErrors = [err99];
+            } else {
+              vErrors.push(err99);
+            }
+            errors++;
+          }
+          var _valid0 = _errs99 === errors;
           if (_valid0) {
             valid18 = true;
             passing0 = 0;
           }
-          const _errs99 = errors;
-          if (data44 && typeof data44 == "object" && !Array.isArray(data44)) {
-            if (data44.provider === void 0) {
-              const err99 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
-              if (vErrors === null) {
-                vErrors = [err99];
-              } else {
-                vErrors.push(err99);
-              }
-              errors++;
-            }
-            if (data44.run_url === void 0) {
-              const err100 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
+          const _errs101 = errors;
+          if (data45 && typeof data45 == "object" && !Array.isArray(data45)) {
+            if (data45.provider === void 0) {
+              const err100 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "provider" }, message: "must have required property 'provider'" };
               if (vErrors === null) {
                 vErrors = [err100];
               } else {
@@ -31485,8 +31647,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data44.actor === void 0) {
-              const err101 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
+            if (data45.run_url === void 0) {
+              const err101 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "run_url" }, message: "must have required property 'run_url'" };
               if (vErrors === null) {
                 vErrors = [err101];
               } else {
@@ -31494,8 +31656,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data44.pull_request === void 0) {
-              const err102 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
+            if (data45.actor === void 0) {
+              const err102 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "actor" }, message: "must have required property 'actor'" };
               if (vErrors === null) {
                 vErrors = [err102];
               } else {
@@ -31503,8 +31665,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data44.commit === void 0) {
-              const err103 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
+            if (data45.pull_request === void 0) {
+              const err103 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "pull_request" }, message: "must have required property 'pull_request'" };
               if (vErrors === null) {
                 vErrors = [err103];
               } else {
@@ -31512,8 +31674,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data44.ref === void 0) {
-              const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
+            if (data45.commit === void 0) {
+              const err104 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "commit" }, message: "must have required property 'commit'" };
               if (vErrors === null) {
                 vErrors = [err104];
               } else {
@@ -31521,8 +31683,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data44.workflow === void 0) {
-              const err105 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
+            if (data45.ref === void 0) {
+              const err105 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "ref" }, message: "must have required property 'ref'" };
               if (vErrors === null) {
                 vErrors = [err105];
               } else {
@@ -31530,8 +31692,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data44.event === void 0) {
-              const err106 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
+            if (data45.workflow === void 0) {
+              const err106 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "workflow" }, message: "must have required property 'workflow'" };
               if (vErrors === null) {
                 vErrors = [err106];
               } else {
@@ -31539,21 +31701,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key5 in data44) {
-              if (!(key5 === "provider" || key5 === "run_url" || key5 === "actor" || key5 === "pull_request" || key5 === "commit" || key5 === "ref" || key5 === "workflow" || key5 === "event")) {
-                const err107 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err107];
-                } else {
-                  vErrors.push(err107);
-                }
-                errors++;
+            if (data45.event === void 0) {
+              const err107 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/required", keyword: "required", params: { missingProperty: "event" }, message: "must have required property 'event'" };
+              if (vErrors === null) {
+                vErrors = [err107];
+              } else {
+                vErrors.push(err107);
               }
+              errors++;
             }
-            if (data44.provider !== void 0) {
-              let data45 = data44.provider;
-              if (!(data45 === "github" || data45 === "gitlab")) {
-                const err108 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema40.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
+            for (const key5 in data45) {
+              if (!(key5 === "provider" || key5 === "run_url" || key5 === "actor" || key5 === "pull_request" || key5 === "commit" || key5 === "ref" || key5 === "workflow" || key5 === "event")) {
+                const err108 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key5 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err108];
                 } else {
@@ -31562,10 +31721,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.run_url !== void 0) {
-              let data46 = data44.run_url;
-              if (typeof data46 !== "string" && data46 !== null) {
-                const err109 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
+            if (data45.provider !== void 0) {
+              let data46 = data45.provider;
+              if (!(data46 === "github" || data46 === "gitlab")) {
+                const err109 = { instancePath: instancePath + "/ci/provider", schemaPath: "#/properties/ci/oneOf/1/properties/provider/enum", keyword: "enum", params: { allowedValues: schema42.properties.ci.oneOf[1].properties.provider.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
                   vErrors = [err109];
                 } else {
@@ -31574,10 +31733,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.actor !== void 0) {
-              let data47 = data44.actor;
+            if (data45.run_url !== void 0) {
+              let data47 = data45.run_url;
               if (typeof data47 !== "string" && data47 !== null) {
-                const err110 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
+                const err110 = { instancePath: instancePath + "/ci/run_url", schemaPath: "#/properties/ci/oneOf/1/properties/run_url/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.run_url.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err110];
                 } else {
@@ -31586,10 +31745,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.pull_request !== void 0) {
-              let data48 = data44.pull_request;
-              if (!(typeof data48 == "number" && (!(data48 % 1) && !isNaN(data48))) && data48 !== null) {
-                const err111 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
+            if (data45.actor !== void 0) {
+              let data48 = data45.actor;
+              if (typeof data48 !== "string" && data48 !== null) {
+                const err111 = { instancePath: instancePath + "/ci/actor", schemaPath: "#/properties/ci/oneOf/1/properties/actor/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.actor.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err111];
                 } else {
@@ -31598,10 +31757,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.commit !== void 0) {
-              let data49 = data44.commit;
-              if (typeof data49 !== "string" && data49 !== null) {
-                const err112 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
+            if (data45.pull_request !== void 0) {
+              let data49 = data45.pull_request;
+              if (!(typeof data49 == "number" && (!(data49 % 1) && !isNaN(data49))) && data49 !== null) {
+                const err112 = { instancePath: instancePath + "/ci/pull_request", schemaPath: "#/properties/ci/oneOf/1/properties/pull_request/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.pull_request.type }, message: "must be integer,null" };
                 if (vErrors === null) {
                   vErrors = [err112];
                 } else {
@@ -31610,10 +31769,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.ref !== void 0) {
-              let data50 = data44.ref;
+            if (data45.commit !== void 0) {
+              let data50 = data45.commit;
               if (typeof data50 !== "string" && data50 !== null) {
-                const err113 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
+                const err113 = { instancePath: instancePath + "/ci/commit", schemaPath: "#/properties/ci/oneOf/1/properties/commit/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.commit.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err113];
                 } else {
@@ -31622,10 +31781,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.workflow !== void 0) {
-              let data51 = data44.workflow;
+            if (data45.ref !== void 0) {
+              let data51 = data45.ref;
               if (typeof data51 !== "string" && data51 !== null) {
-                const err114 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
+                const err114 = { instancePath: instancePath + "/ci/ref", schemaPath: "#/properties/ci/oneOf/1/properties/ref/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.ref.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err114];
                 } else {
@@ -31634,10 +31793,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data44.event !== void 0) {
-              let data52 = data44.event;
+            if (data45.workflow !== void 0) {
+              let data52 = data45.workflow;
               if (typeof data52 !== "string" && data52 !== null) {
-                const err115 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema40.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                const err115 = { instancePath: instancePath + "/ci/workflow", schemaPath: "#/properties/ci/oneOf/1/properties/workflow/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.workflow.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err115];
                 } else {
@@ -31646,16 +31805,28 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data45.event !== void 0) {
+              let data53 = data45.event;
+              if (typeof data53 !== "string" && data53 !== null) {
+                const err116 = { instancePath: instancePath + "/ci/event", schemaPath: "#/properties/ci/oneOf/1/properties/event/type", keyword: "type", params: { type: schema42.properties.ci.oneOf[1].properties.event.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err116];
+                } else {
+                  vErrors.push(err116);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err116 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err117 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf/1/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err116];
+              vErrors = [err117];
             } else {
-              vErrors.push(err116);
+              vErrors.push(err117);
             }
             errors++;
           }
-          var _valid0 = _errs99 === errors;
+          var _valid0 = _errs101 === errors;
           if (_valid0 && valid18) {
             valid18 = false;
             passing0 = [passing0, 1];
@@ -31666,18 +31837,18 @@ var require_validators = __commonJS({
             }
           }
           if (!valid18) {
-            const err117 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+            const err118 = { instancePath: instancePath + "/ci", schemaPath: "#/properties/ci/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
             if (vErrors === null) {
-              vErrors = [err117];
+              vErrors = [err118];
             } else {
-              vErrors.push(err117);
+              vErrors.push(err118);
             }
             errors++;
           } else {
-            errors = _errs96;
+            errors = _errs98;
             if (vErrors !== null) {
-              if (_errs96) {
-                vErrors.length = _errs96;
+              if (_errs98) {
+                vErrors.length = _errs98;
               } else {
                 vErrors = null;
               }
@@ -31685,19 +31856,10 @@ var require_validators = __commonJS({
           }
         }
         if (data.plan !== void 0) {
-          let data53 = data.plan;
-          if (data53 && typeof data53 == "object" && !Array.isArray(data53)) {
-            if (data53.checksum === void 0) {
-              const err118 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
-              if (vErrors === null) {
-                vErrors = [err118];
-              } else {
-                vErrors.push(err118);
-              }
-              errors++;
-            }
-            if (data53.file === void 0) {
-              const err119 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
+          let data54 = data.plan;
+          if (data54 && typeof data54 == "object" && !Array.isArray(data54)) {
+            if (data54.checksum === void 0) {
+              const err119 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "checksum" }, message: "must have required property 'checksum'" };
               if (vErrors === null) {
                 vErrors = [err119];
               } else {
@@ -31705,8 +31867,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data53.created_at === void 0) {
-              const err120 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
+            if (data54.file === void 0) {
+              const err120 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
               if (vErrors === null) {
                 vErrors = [err120];
               } else {
@@ -31714,8 +31876,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data53.made_by === void 0) {
-              const err121 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
+            if (data54.created_at === void 0) {
+              const err121 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "created_at" }, message: "must have required property 'created_at'" };
               if (vErrors === null) {
                 vErrors = [err121];
               } else {
@@ -31723,8 +31885,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data53.targets === void 0) {
-              const err122 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
+            if (data54.made_by === void 0) {
+              const err122 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "made_by" }, message: "must have required property 'made_by'" };
               if (vErrors === null) {
                 vErrors = [err122];
               } else {
@@ -31732,8 +31894,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data53.summary === void 0) {
-              const err123 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+            if (data54.targets === void 0) {
+              const err123 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "targets" }, message: "must have required property 'targets'" };
               if (vErrors === null) {
                 vErrors = [err123];
               } else {
@@ -31741,43 +31903,40 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key6 in data53) {
+            if (data54.summary === void 0) {
+              const err124 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/required", keyword: "required", params: { missingProperty: "summary" }, message: "must have required property 'summary'" };
+              if (vErrors === null) {
+                vErrors = [err124];
+              } else {
+                vErrors.push(err124);
+              }
+              errors++;
+            }
+            for (const key6 in data54) {
               if (!(key6 === "checksum" || key6 === "file" || key6 === "created_at" || key6 === "made_by" || key6 === "approver" || key6 === "targets" || key6 === "summary")) {
-                const err124 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
+                const err125 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key6 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
-                  vErrors = [err124];
+                  vErrors = [err125];
                 } else {
-                  vErrors.push(err124);
+                  vErrors.push(err125);
                 }
                 errors++;
               }
             }
-            if (data53.checksum !== void 0) {
-              let data54 = data53.checksum;
-              if (typeof data54 === "string") {
-                if (!pattern19.test(data54)) {
-                  const err125 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+            if (data54.checksum !== void 0) {
+              let data55 = data54.checksum;
+              if (typeof data55 === "string") {
+                if (!pattern19.test(data55)) {
+                  const err126 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
                   if (vErrors === null) {
-                    vErrors = [err125];
+                    vErrors = [err126];
                   } else {
-                    vErrors.push(err125);
+                    vErrors.push(err126);
                   }
                   errors++;
                 }
               } else {
-                const err126 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err126];
-                } else {
-                  vErrors.push(err126);
-                }
-                errors++;
-              }
-            }
-            if (data53.file !== void 0) {
-              let data55 = data53.file;
-              if (typeof data55 !== "string" && data55 !== null) {
-                const err127 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema40.properties.plan.properties.file.type }, message: "must be string,null" };
+                const err127 = { instancePath: instancePath + "/plan/checksum", schemaPath: "#/properties/plan/properties/checksum/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err127];
                 } else {
@@ -31786,9 +31945,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data53.created_at !== void 0) {
-              if (typeof data53.created_at !== "string") {
-                const err128 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data54.file !== void 0) {
+              let data56 = data54.file;
+              if (typeof data56 !== "string" && data56 !== null) {
+                const err128 = { instancePath: instancePath + "/plan/file", schemaPath: "#/properties/plan/properties/file/type", keyword: "type", params: { type: schema42.properties.plan.properties.file.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err128];
                 } else {
@@ -31797,10 +31957,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data53.made_by !== void 0) {
-              let data57 = data53.made_by;
-              if (typeof data57 !== "string" && data57 !== null) {
-                const err129 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema40.properties.plan.properties.made_by.type }, message: "must be string,null" };
+            if (data54.created_at !== void 0) {
+              if (typeof data54.created_at !== "string") {
+                const err129 = { instancePath: instancePath + "/plan/created_at", schemaPath: "#/properties/plan/properties/created_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err129];
                 } else {
@@ -31809,10 +31968,10 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data53.approver !== void 0) {
-              let data58 = data53.approver;
+            if (data54.made_by !== void 0) {
+              let data58 = data54.made_by;
               if (typeof data58 !== "string" && data58 !== null) {
-                const err130 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema40.properties.plan.properties.approver.type }, message: "must be string,null" };
+                const err130 = { instancePath: instancePath + "/plan/made_by", schemaPath: "#/properties/plan/properties/made_by/type", keyword: "type", params: { type: schema42.properties.plan.properties.made_by.type }, message: "must be string,null" };
                 if (vErrors === null) {
                   vErrors = [err130];
                 } else {
@@ -31821,81 +31980,81 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data53.targets !== void 0) {
-              let data59 = data53.targets;
-              if (Array.isArray(data59)) {
-                const len5 = data59.length;
+            if (data54.approver !== void 0) {
+              let data59 = data54.approver;
+              if (typeof data59 !== "string" && data59 !== null) {
+                const err131 = { instancePath: instancePath + "/plan/approver", schemaPath: "#/properties/plan/properties/approver/type", keyword: "type", params: { type: schema42.properties.plan.properties.approver.type }, message: "must be string,null" };
+                if (vErrors === null) {
+                  vErrors = [err131];
+                } else {
+                  vErrors.push(err131);
+                }
+                errors++;
+              }
+            }
+            if (data54.targets !== void 0) {
+              let data60 = data54.targets;
+              if (Array.isArray(data60)) {
+                const len5 = data60.length;
                 for (let i5 = 0; i5 < len5; i5++) {
-                  if (typeof data59[i5] !== "string") {
-                    const err131 = { instancePath: instancePath + "/plan/targets/" + i5, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data60[i5] !== "string") {
+                    const err132 = { instancePath: instancePath + "/plan/targets/" + i5, schemaPath: "#/properties/plan/properties/targets/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err131];
+                      vErrors = [err132];
                     } else {
-                      vErrors.push(err131);
+                      vErrors.push(err132);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err132 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err133 = { instancePath: instancePath + "/plan/targets", schemaPath: "#/properties/plan/properties/targets/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err132];
+                  vErrors = [err133];
                 } else {
-                  vErrors.push(err132);
+                  vErrors.push(err133);
                 }
                 errors++;
               }
             }
-            if (data53.summary !== void 0) {
-              let data61 = data53.summary;
-              if (data61 && typeof data61 == "object" && !Array.isArray(data61)) {
-                for (const key7 in data61) {
-                  let data62 = data61[key7];
-                  if (!(typeof data62 == "number" && (!(data62 % 1) && !isNaN(data62)))) {
-                    const err133 = { instancePath: instancePath + "/plan/summary/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            if (data54.summary !== void 0) {
+              let data62 = data54.summary;
+              if (data62 && typeof data62 == "object" && !Array.isArray(data62)) {
+                for (const key7 in data62) {
+                  let data63 = data62[key7];
+                  if (!(typeof data63 == "number" && (!(data63 % 1) && !isNaN(data63)))) {
+                    const err134 = { instancePath: instancePath + "/plan/summary/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                     if (vErrors === null) {
-                      vErrors = [err133];
+                      vErrors = [err134];
                     } else {
-                      vErrors.push(err133);
+                      vErrors.push(err134);
                     }
                     errors++;
                   }
-                  if (typeof data62 == "number") {
-                    if (data62 < 0 || isNaN(data62)) {
-                      const err134 = { instancePath: instancePath + "/plan/summary/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (typeof data63 == "number") {
+                    if (data63 < 0 || isNaN(data63)) {
+                      const err135 = { instancePath: instancePath + "/plan/summary/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/plan/properties/summary/additionalProperties/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                       if (vErrors === null) {
-                        vErrors = [err134];
+                        vErrors = [err135];
                       } else {
-                        vErrors.push(err134);
+                        vErrors.push(err135);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err135 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err136 = { instancePath: instancePath + "/plan/summary", schemaPath: "#/properties/plan/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err135];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err135);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
             }
           } else {
-            const err136 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err136];
-            } else {
-              vErrors.push(err136);
-            }
-            errors++;
-          }
-        }
-        if (data.approval !== void 0) {
-          let data63 = data.approval;
-          if (!(data63 === "auto-approve" || data63 === "prompt" || data63 === "declined" || data63 === "cancelled" || data63 === "not asked")) {
-            const err137 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema40.properties.approval.enum }, message: "must be equal to one of the allowed values" };
+            const err137 = { instancePath: instancePath + "/plan", schemaPath: "#/properties/plan/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err137];
             } else {
@@ -31904,18 +32063,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.changes !== void 0) {
-          let data64 = data.changes;
-          if (Array.isArray(data64)) {
-            const len6 = data64.length;
-            for (let i6 = 0; i6 < len6; i6++) {
-              if (!validate32(data64[i6], { instancePath: instancePath + "/changes/" + i6, parentData: data64, parentDataProperty: i6, rootData })) {
-                vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-                errors = vErrors.length;
-              }
-            }
-          } else {
-            const err138 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+        if (data.approval !== void 0) {
+          let data64 = data.approval;
+          if (!(data64 === "auto-approve" || data64 === "prompt" || data64 === "declined" || data64 === "cancelled" || data64 === "not asked")) {
+            const err138 = { instancePath: instancePath + "/approval", schemaPath: "#/properties/approval/enum", keyword: "enum", params: { allowedValues: schema42.properties.approval.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err138];
             } else {
@@ -31924,18 +32075,18 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.other_requests !== void 0) {
-          let data66 = data.other_requests;
-          if (Array.isArray(data66)) {
-            const len7 = data66.length;
-            for (let i7 = 0; i7 < len7; i7++) {
-              if (!validate33(data66[i7], { instancePath: instancePath + "/other_requests/" + i7, parentData: data66, parentDataProperty: i7, rootData })) {
-                vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+        if (data.changes !== void 0) {
+          let data65 = data.changes;
+          if (Array.isArray(data65)) {
+            const len6 = data65.length;
+            for (let i6 = 0; i6 < len6; i6++) {
+              if (!validate32(data65[i6], { instancePath: instancePath + "/changes/" + i6, parentData: data65, parentDataProperty: i6, rootData })) {
+                vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
                 errors = vErrors.length;
               }
             }
           } else {
-            const err139 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            const err139 = { instancePath: instancePath + "/changes", schemaPath: "#/properties/changes/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
               vErrors = [err139];
             } else {
@@ -31944,20 +32095,31 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.summary !== void 0) {
-          let data68 = data.summary;
-          if (data68 && typeof data68 == "object" && !Array.isArray(data68)) {
-            if (data68.done === void 0) {
-              const err140 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
-              if (vErrors === null) {
-                vErrors = [err140];
-              } else {
-                vErrors.push(err140);
+        if (data.other_requests !== void 0) {
+          let data67 = data.other_requests;
+          if (Array.isArray(data67)) {
+            const len7 = data67.length;
+            for (let i7 = 0; i7 < len7; i7++) {
+              if (!validate33(data67[i7], { instancePath: instancePath + "/other_requests/" + i7, parentData: data67, parentDataProperty: i7, rootData })) {
+                vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+                errors = vErrors.length;
               }
-              errors++;
             }
-            if (data68.already === void 0) {
-              const err141 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
+          } else {
+            const err140 = { instancePath: instancePath + "/other_requests", schemaPath: "#/properties/other_requests/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+            if (vErrors === null) {
+              vErrors = [err140];
+            } else {
+              vErrors.push(err140);
+            }
+            errors++;
+          }
+        }
+        if (data.summary !== void 0) {
+          let data69 = data.summary;
+          if (data69 && typeof data69 == "object" && !Array.isArray(data69)) {
+            if (data69.done === void 0) {
+              const err141 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "done" }, message: "must have required property 'done'" };
               if (vErrors === null) {
                 vErrors = [err141];
               } else {
@@ -31965,8 +32127,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data68.confirmed === void 0) {
-              const err142 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
+            if (data69.already === void 0) {
+              const err142 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "already" }, message: "must have required property 'already'" };
               if (vErrors === null) {
                 vErrors = [err142];
               } else {
@@ -31974,8 +32136,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data68.blocked === void 0) {
-              const err143 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
+            if (data69.confirmed === void 0) {
+              const err143 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "confirmed" }, message: "must have required property 'confirmed'" };
               if (vErrors === null) {
                 vErrors = [err143];
               } else {
@@ -31983,8 +32145,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data68.failed === void 0) {
-              const err144 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
+            if (data69.blocked === void 0) {
+              const err144 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "blocked" }, message: "must have required property 'blocked'" };
               if (vErrors === null) {
                 vErrors = [err144];
               } else {
@@ -31992,8 +32154,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data68.skipped === void 0) {
-              const err145 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
+            if (data69.failed === void 0) {
+              const err145 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "failed" }, message: "must have required property 'failed'" };
               if (vErrors === null) {
                 vErrors = [err145];
               } else {
@@ -32001,8 +32163,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data68.unknown === void 0) {
-              const err146 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+            if (data69.skipped === void 0) {
+              const err146 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "skipped" }, message: "must have required property 'skipped'" };
               if (vErrors === null) {
                 vErrors = [err146];
               } else {
@@ -32010,21 +32172,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key8 in data68) {
-              if (!func2.call(schema40.properties.summary.properties, key8)) {
-                const err147 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err147];
-                } else {
-                  vErrors.push(err147);
-                }
-                errors++;
+            if (data69.unknown === void 0) {
+              const err147 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/required", keyword: "required", params: { missingProperty: "unknown" }, message: "must have required property 'unknown'" };
+              if (vErrors === null) {
+                vErrors = [err147];
+              } else {
+                vErrors.push(err147);
               }
+              errors++;
             }
-            if (data68.done !== void 0) {
-              let data69 = data68.done;
-              if (!(typeof data69 == "number" && (!(data69 % 1) && !isNaN(data69)))) {
-                const err148 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            for (const key8 in data69) {
+              if (!func2.call(schema42.properties.summary.properties, key8)) {
+                const err148 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key8 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err148];
                 } else {
@@ -32032,239 +32191,239 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data69 == "number") {
-                if (data69 < 0 || isNaN(data69)) {
-                  const err149 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err149];
-                  } else {
-                    vErrors.push(err149);
-                  }
-                  errors++;
-                }
-              }
             }
-            if (data68.already !== void 0) {
-              let data70 = data68.already;
+            if (data69.done !== void 0) {
+              let data70 = data69.done;
               if (!(typeof data70 == "number" && (!(data70 % 1) && !isNaN(data70)))) {
-                const err150 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err149 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err150];
+                  vErrors = [err149];
                 } else {
-                  vErrors.push(err150);
+                  vErrors.push(err149);
                 }
                 errors++;
               }
               if (typeof data70 == "number") {
                 if (data70 < 0 || isNaN(data70)) {
-                  const err151 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err150 = { instancePath: instancePath + "/summary/done", schemaPath: "#/properties/summary/properties/done/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err151];
+                    vErrors = [err150];
                   } else {
-                    vErrors.push(err151);
+                    vErrors.push(err150);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.confirmed !== void 0) {
-              let data71 = data68.confirmed;
+            if (data69.already !== void 0) {
+              let data71 = data69.already;
               if (!(typeof data71 == "number" && (!(data71 % 1) && !isNaN(data71)))) {
-                const err152 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err151 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err152];
+                  vErrors = [err151];
                 } else {
-                  vErrors.push(err152);
+                  vErrors.push(err151);
                 }
                 errors++;
               }
               if (typeof data71 == "number") {
                 if (data71 < 0 || isNaN(data71)) {
-                  const err153 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err152 = { instancePath: instancePath + "/summary/already", schemaPath: "#/properties/summary/properties/already/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err153];
+                    vErrors = [err152];
                   } else {
-                    vErrors.push(err153);
+                    vErrors.push(err152);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.blocked !== void 0) {
-              let data72 = data68.blocked;
+            if (data69.confirmed !== void 0) {
+              let data72 = data69.confirmed;
               if (!(typeof data72 == "number" && (!(data72 % 1) && !isNaN(data72)))) {
-                const err154 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err153 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err154];
+                  vErrors = [err153];
                 } else {
-                  vErrors.push(err154);
+                  vErrors.push(err153);
                 }
                 errors++;
               }
               if (typeof data72 == "number") {
                 if (data72 < 0 || isNaN(data72)) {
-                  const err155 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err154 = { instancePath: instancePath + "/summary/confirmed", schemaPath: "#/properties/summary/properties/confirmed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err155];
+                    vErrors = [err154];
                   } else {
-                    vErrors.push(err155);
+                    vErrors.push(err154);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.failed !== void 0) {
-              let data73 = data68.failed;
+            if (data69.blocked !== void 0) {
+              let data73 = data69.blocked;
               if (!(typeof data73 == "number" && (!(data73 % 1) && !isNaN(data73)))) {
-                const err156 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err155 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err156];
+                  vErrors = [err155];
                 } else {
-                  vErrors.push(err156);
+                  vErrors.push(err155);
                 }
                 errors++;
               }
               if (typeof data73 == "number") {
                 if (data73 < 0 || isNaN(data73)) {
-                  const err157 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err156 = { instancePath: instancePath + "/summary/blocked", schemaPath: "#/properties/summary/properties/blocked/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err157];
+                    vErrors = [err156];
                   } else {
-                    vErrors.push(err157);
+                    vErrors.push(err156);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.skipped !== void 0) {
-              let data74 = data68.skipped;
+            if (data69.failed !== void 0) {
+              let data74 = data69.failed;
               if (!(typeof data74 == "number" && (!(data74 % 1) && !isNaN(data74)))) {
-                const err158 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err157 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err158];
+                  vErrors = [err157];
                 } else {
-                  vErrors.push(err158);
+                  vErrors.push(err157);
                 }
                 errors++;
               }
               if (typeof data74 == "number") {
                 if (data74 < 0 || isNaN(data74)) {
-                  const err159 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err158 = { instancePath: instancePath + "/summary/failed", schemaPath: "#/properties/summary/properties/failed/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err159];
+                    vErrors = [err158];
                   } else {
-                    vErrors.push(err159);
+                    vErrors.push(err158);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.unknown !== void 0) {
-              let data75 = data68.unknown;
+            if (data69.skipped !== void 0) {
+              let data75 = data69.skipped;
               if (!(typeof data75 == "number" && (!(data75 % 1) && !isNaN(data75)))) {
-                const err160 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err159 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err160];
+                  vErrors = [err159];
                 } else {
-                  vErrors.push(err160);
+                  vErrors.push(err159);
                 }
                 errors++;
               }
               if (typeof data75 == "number") {
                 if (data75 < 0 || isNaN(data75)) {
-                  const err161 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err160 = { instancePath: instancePath + "/summary/skipped", schemaPath: "#/properties/summary/properties/skipped/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err161];
+                    vErrors = [err160];
                   } else {
-                    vErrors.push(err161);
+                    vErrors.push(err160);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.overwritten !== void 0) {
-              let data76 = data68.overwritten;
+            if (data69.unknown !== void 0) {
+              let data76 = data69.unknown;
               if (!(typeof data76 == "number" && (!(data76 % 1) && !isNaN(data76)))) {
-                const err162 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err161 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err162];
+                  vErrors = [err161];
                 } else {
-                  vErrors.push(err162);
+                  vErrors.push(err161);
                 }
                 errors++;
               }
               if (typeof data76 == "number") {
                 if (data76 < 0 || isNaN(data76)) {
-                  const err163 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err162 = { instancePath: instancePath + "/summary/unknown", schemaPath: "#/properties/summary/properties/unknown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err163];
+                    vErrors = [err162];
                   } else {
-                    vErrors.push(err163);
+                    vErrors.push(err162);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.breached !== void 0) {
-              let data77 = data68.breached;
+            if (data69.overwritten !== void 0) {
+              let data77 = data69.overwritten;
               if (!(typeof data77 == "number" && (!(data77 % 1) && !isNaN(data77)))) {
-                const err164 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err163 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err164];
+                  vErrors = [err163];
                 } else {
-                  vErrors.push(err164);
+                  vErrors.push(err163);
                 }
                 errors++;
               }
               if (typeof data77 == "number") {
                 if (data77 < 0 || isNaN(data77)) {
-                  const err165 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err164 = { instancePath: instancePath + "/summary/overwritten", schemaPath: "#/properties/summary/properties/overwritten/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err165];
+                    vErrors = [err164];
                   } else {
-                    vErrors.push(err165);
+                    vErrors.push(err164);
                   }
                   errors++;
                 }
               }
             }
-            if (data68.not_applied !== void 0) {
-              let data78 = data68.not_applied;
+            if (data69.breached !== void 0) {
+              let data78 = data69.breached;
               if (!(typeof data78 == "number" && (!(data78 % 1) && !isNaN(data78)))) {
-                const err166 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err165 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err166];
+                  vErrors = [err165];
                 } else {
-                  vErrors.push(err166);
+                  vErrors.push(err165);
                 }
                 errors++;
               }
               if (typeof data78 == "number") {
                 if (data78 < 0 || isNaN(data78)) {
-                  const err167 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err166 = { instancePath: instancePath + "/summary/breached", schemaPath: "#/properties/summary/properties/breached/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err167];
+                    vErrors = [err166];
                   } else {
-                    vErrors.push(err167);
+                    vErrors.push(err166);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data69.not_applied !== void 0) {
+              let data79 = data69.not_applied;
+              if (!(typeof data79 == "number" && (!(data79 % 1) && !isNaN(data79)))) {
+                const err167 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err167];
+                } else {
+                  vErrors.push(err167);
+                }
+                errors++;
+              }
+              if (typeof data79 == "number") {
+                if (data79 < 0 || isNaN(data79)) {
+                  const err168 = { instancePath: instancePath + "/summary/not_applied", schemaPath: "#/properties/summary/properties/not_applied/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err168];
+                  } else {
+                    vErrors.push(err168);
                   }
                   errors++;
                 }
               }
             }
           } else {
-            const err168 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-            if (vErrors === null) {
-              vErrors = [err168];
-            } else {
-              vErrors.push(err168);
-            }
-            errors++;
-          }
-        }
-        if (data.exit_code !== void 0) {
-          let data79 = data.exit_code;
-          if (!(typeof data79 == "number" && (!(data79 % 1) && !isNaN(data79)))) {
-            const err169 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+            const err169 = { instancePath: instancePath + "/summary", schemaPath: "#/properties/summary/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
               vErrors = [err169];
             } else {
@@ -32273,9 +32432,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.interrupted !== void 0) {
-          if (typeof data.interrupted !== "boolean") {
-            const err170 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+        if (data.exit_code !== void 0) {
+          let data80 = data.exit_code;
+          if (!(typeof data80 == "number" && (!(data80 % 1) && !isNaN(data80)))) {
+            const err170 = { instancePath: instancePath + "/exit_code", schemaPath: "#/properties/exit_code/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
             if (vErrors === null) {
               vErrors = [err170];
             } else {
@@ -32284,14 +32444,25 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.error !== void 0) {
-          let data81 = data.error;
-          if (typeof data81 !== "string" && data81 !== null) {
-            const err171 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema40.properties.error.type }, message: "must be string,null" };
+        if (data.interrupted !== void 0) {
+          if (typeof data.interrupted !== "boolean") {
+            const err171 = { instancePath: instancePath + "/interrupted", schemaPath: "#/properties/interrupted/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
             if (vErrors === null) {
               vErrors = [err171];
             } else {
               vErrors.push(err171);
+            }
+            errors++;
+          }
+        }
+        if (data.error !== void 0) {
+          let data82 = data.error;
+          if (typeof data82 !== "string" && data82 !== null) {
+            const err172 = { instancePath: instancePath + "/error", schemaPath: "#/properties/error/type", keyword: "type", params: { type: schema42.properties.error.type }, message: "must be string,null" };
+            if (vErrors === null) {
+              vErrors = [err172];
+            } else {
+              vErrors.push(err172);
             }
             errors++;
           }
@@ -32303,23 +32474,23 @@ var require_validators = __commonJS({
           }
         }
         if (data.prev !== void 0) {
-          let data83 = data.prev;
-          if (typeof data83 !== "string" && data83 !== null) {
-            const err172 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema40.properties.prev.type }, message: "must be string,null" };
+          let data84 = data.prev;
+          if (typeof data84 !== "string" && data84 !== null) {
+            const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/type", keyword: "type", params: { type: schema42.properties.prev.type }, message: "must be string,null" };
             if (vErrors === null) {
-              vErrors = [err172];
+              vErrors = [err173];
             } else {
-              vErrors.push(err172);
+              vErrors.push(err173);
             }
             errors++;
           }
-          if (typeof data83 === "string") {
-            if (!pattern19.test(data83)) {
-              const err173 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          if (typeof data84 === "string") {
+            if (!pattern19.test(data84)) {
+              const err174 = { instancePath: instancePath + "/prev", schemaPath: "#/properties/prev/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err173];
+                vErrors = [err174];
               } else {
-                vErrors.push(err173);
+                vErrors.push(err174);
               }
               errors++;
             }
@@ -32327,51 +32498,42 @@ var require_validators = __commonJS({
         }
         if (data.chain_note !== void 0) {
           if (typeof data.chain_note !== "string") {
-            const err174 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err175 = { instancePath: instancePath + "/chain_note", schemaPath: "#/properties/chain_note/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err174];
+              vErrors = [err175];
             } else {
-              vErrors.push(err174);
+              vErrors.push(err175);
             }
             errors++;
           }
         }
         if (data.hash !== void 0) {
-          let data85 = data.hash;
-          if (typeof data85 === "string") {
-            if (!pattern19.test(data85)) {
-              const err175 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+          let data86 = data.hash;
+          if (typeof data86 === "string") {
+            if (!pattern19.test(data86)) {
+              const err176 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
               if (vErrors === null) {
-                vErrors = [err175];
+                vErrors = [err176];
               } else {
-                vErrors.push(err175);
+                vErrors.push(err176);
               }
               errors++;
             }
           } else {
-            const err176 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err177 = { instancePath: instancePath + "/hash", schemaPath: "#/properties/hash/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err176];
+              vErrors = [err177];
             } else {
-              vErrors.push(err176);
+              vErrors.push(err177);
             }
             errors++;
           }
         }
         if (data.guardrails !== void 0) {
-          let data86 = data.guardrails;
-          if (data86 && typeof data86 == "object" && !Array.isArray(data86)) {
-            if (data86.evaluated_at === void 0) {
-              const err177 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "evaluated_at" }, message: "must have required property 'evaluated_at'" };
-              if (vErrors === null) {
-                vErrors = [err177];
-              } else {
-                vErrors.push(err177);
-              }
-              errors++;
-            }
-            if (data86.timezone === void 0) {
-              const err178 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
+          let data87 = data.guardrails;
+          if (data87 && typeof data87 == "object" && !Array.isArray(data87)) {
+            if (data87.evaluated_at === void 0) {
+              const err178 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "evaluated_at" }, message: "must have required property 'evaluated_at'" };
               if (vErrors === null) {
                 vErrors = [err178];
               } else {
@@ -32379,8 +32541,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data86.rules === void 0) {
-              const err179 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "rules" }, message: "must have required property 'rules'" };
+            if (data87.timezone === void 0) {
+              const err179 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
               if (vErrors === null) {
                 vErrors = [err179];
               } else {
@@ -32388,8 +32550,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data86.freeze === void 0) {
-              const err180 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "freeze" }, message: "must have required property 'freeze'" };
+            if (data87.rules === void 0) {
+              const err180 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "rules" }, message: "must have required property 'rules'" };
               if (vErrors === null) {
                 vErrors = [err180];
               } else {
@@ -32397,8 +32559,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data86.approvers === void 0) {
-              const err181 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "approvers" }, message: "must have required property 'approvers'" };
+            if (data87.freeze === void 0) {
+              const err181 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "freeze" }, message: "must have required property 'freeze'" };
               if (vErrors === null) {
                 vErrors = [err181];
               } else {
@@ -32406,8 +32568,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data86.overrides === void 0) {
-              const err182 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "overrides" }, message: "must have required property 'overrides'" };
+            if (data87.approvers === void 0) {
+              const err182 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "approvers" }, message: "must have required property 'approvers'" };
               if (vErrors === null) {
                 vErrors = [err182];
               } else {
@@ -32415,8 +32577,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data86.held_back === void 0) {
-              const err183 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "held_back" }, message: "must have required property 'held_back'" };
+            if (data87.overrides === void 0) {
+              const err183 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "overrides" }, message: "must have required property 'overrides'" };
               if (vErrors === null) {
                 vErrors = [err183];
               } else {
@@ -32424,20 +32586,18 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            for (const key9 in data86) {
-              if (!(key9 === "evaluated_at" || key9 === "timezone" || key9 === "rules" || key9 === "freeze" || key9 === "approvers" || key9 === "overrides" || key9 === "held_back")) {
-                const err184 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
-                if (vErrors === null) {
-                  vErrors = [err184];
-                } else {
-                  vErrors.push(err184);
-                }
-                errors++;
+            if (data87.held_back === void 0) {
+              const err184 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/required", keyword: "required", params: { missingProperty: "held_back" }, message: "must have required property 'held_back'" };
+              if (vErrors === null) {
+                vErrors = [err184];
+              } else {
+                vErrors.push(err184);
               }
+              errors++;
             }
-            if (data86.evaluated_at !== void 0) {
-              if (typeof data86.evaluated_at !== "string") {
-                const err185 = { instancePath: instancePath + "/guardrails/evaluated_at", schemaPath: "#/definitions/PlanGuardrails/properties/evaluated_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            for (const key9 in data87) {
+              if (!(key9 === "evaluated_at" || key9 === "timezone" || key9 === "rules" || key9 === "freeze" || key9 === "approvers" || key9 === "overrides" || key9 === "held_back")) {
+                const err185 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key9 }, message: "must NOT have additional properties" };
                 if (vErrors === null) {
                   vErrors = [err185];
                 } else {
@@ -32446,9 +32606,9 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data86.timezone !== void 0) {
-              if (typeof data86.timezone !== "string") {
-                const err186 = { instancePath: instancePath + "/guardrails/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (data87.evaluated_at !== void 0) {
+              if (typeof data87.evaluated_at !== "string") {
+                const err186 = { instancePath: instancePath + "/guardrails/evaluated_at", schemaPath: "#/definitions/PlanGuardrails/properties/evaluated_at/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
                   vErrors = [err186];
                 } else {
@@ -32457,24 +32617,26 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
-            if (data86.rules !== void 0) {
-              let data89 = data86.rules;
-              if (Array.isArray(data89)) {
-                const len8 = data89.length;
+            if (data87.timezone !== void 0) {
+              if (typeof data87.timezone !== "string") {
+                const err187 = { instancePath: instancePath + "/guardrails/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err187];
+                } else {
+                  vErrors.push(err187);
+                }
+                errors++;
+              }
+            }
+            if (data87.rules !== void 0) {
+              let data90 = data87.rules;
+              if (Array.isArray(data90)) {
+                const len8 = data90.length;
                 for (let i8 = 0; i8 < len8; i8++) {
-                  let data90 = data89[i8];
-                  if (data90 && typeof data90 == "object" && !Array.isArray(data90)) {
-                    if (data90.name === void 0) {
-                      const err187 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                      if (vErrors === null) {
-                        vErrors = [err187];
-                      } else {
-                        vErrors.push(err187);
-                      }
-                      errors++;
-                    }
-                    if (data90.effect === void 0) {
-                      const err188 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
+                  let data91 = data90[i8];
+                  if (data91 && typeof data91 == "object" && !Array.isArray(data91)) {
+                    if (data91.name === void 0) {
+                      const err188 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
                         vErrors = [err188];
                       } else {
@@ -32482,8 +32644,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data90.source === void 0) {
-                      const err189 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                    if (data91.effect === void 0) {
+                      const err189 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "effect" }, message: "must have required property 'effect'" };
                       if (vErrors === null) {
                         vErrors = [err189];
                       } else {
@@ -32491,20 +32653,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key10 in data90) {
-                      if (!(key10 === "name" || key10 === "effect" || key10 === "count" || key10 === "from" || key10 === "override_by" || key10 === "when" || key10 === "description" || key10 === "source")) {
-                        const err190 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err190];
-                        } else {
-                          vErrors.push(err190);
-                        }
-                        errors++;
+                    if (data91.source === void 0) {
+                      const err190 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err190];
+                      } else {
+                        vErrors.push(err190);
                       }
+                      errors++;
                     }
-                    if (data90.name !== void 0) {
-                      if (typeof data90.name !== "string") {
-                        const err191 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key10 in data91) {
+                      if (!(key10 === "name" || key10 === "effect" || key10 === "count" || key10 === "from" || key10 === "override_by" || key10 === "when" || key10 === "description" || key10 === "source")) {
+                        const err191 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key10 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err191];
                         } else {
@@ -32513,10 +32673,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data90.effect !== void 0) {
-                      let data92 = data90.effect;
-                      if (!(data92 === "deny" || data92 === "warn" || data92 === "require_approval")) {
-                        const err192 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema50.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
+                    if (data91.name !== void 0) {
+                      if (typeof data91.name !== "string") {
+                        const err192 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err192];
                         } else {
@@ -32525,10 +32684,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data90.count !== void 0) {
-                      let data93 = data90.count;
-                      if (!(typeof data93 == "number" && (!(data93 % 1) && !isNaN(data93)))) {
-                        const err193 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/count", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                    if (data91.effect !== void 0) {
+                      let data93 = data91.effect;
+                      if (!(data93 === "deny" || data93 === "warn" || data93 === "require_approval")) {
+                        const err193 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/effect", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/effect/enum", keyword: "enum", params: { allowedValues: schema52.properties.rules.items.properties.effect.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err193];
                         } else {
@@ -32537,59 +32696,60 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data90.from !== void 0) {
-                      let data94 = data90.from;
-                      if (Array.isArray(data94)) {
-                        const len9 = data94.length;
+                    if (data91.count !== void 0) {
+                      let data94 = data91.count;
+                      if (!(typeof data94 == "number" && (!(data94 % 1) && !isNaN(data94)))) {
+                        const err194 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/count", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/count/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                        if (vErrors === null) {
+                          vErrors = [err194];
+                        } else {
+                          vErrors.push(err194);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data91.from !== void 0) {
+                      let data95 = data91.from;
+                      if (Array.isArray(data95)) {
+                        const len9 = data95.length;
                         for (let i9 = 0; i9 < len9; i9++) {
-                          if (typeof data94[i9] !== "string") {
-                            const err194 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/from/" + i9, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                          if (typeof data95[i9] !== "string") {
+                            const err195 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/from/" + i9, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err194];
+                              vErrors = [err195];
                             } else {
-                              vErrors.push(err194);
+                              vErrors.push(err195);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err195 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err196 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/from/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err195];
+                          vErrors = [err196];
                         } else {
-                          vErrors.push(err195);
+                          vErrors.push(err196);
                         }
                         errors++;
                       }
                     }
-                    if (data90.override_by !== void 0) {
-                      let data96 = data90.override_by;
-                      if (Array.isArray(data96)) {
-                        const len10 = data96.length;
+                    if (data91.override_by !== void 0) {
+                      let data97 = data91.override_by;
+                      if (Array.isArray(data97)) {
+                        const len10 = data97.length;
                         for (let i10 = 0; i10 < len10; i10++) {
-                          if (typeof data96[i10] !== "string") {
-                            const err196 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/override_by/" + i10, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                          if (typeof data97[i10] !== "string") {
+                            const err197 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/override_by/" + i10, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err196];
+                              vErrors = [err197];
                             } else {
-                              vErrors.push(err196);
+                              vErrors.push(err197);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err197 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                        if (vErrors === null) {
-                          vErrors = [err197];
-                        } else {
-                          vErrors.push(err197);
-                        }
-                        errors++;
-                      }
-                    }
-                    if (data90.when !== void 0) {
-                      if (typeof data90.when !== "string") {
-                        const err198 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/when", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/when/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        const err198 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
                           vErrors = [err198];
                         } else {
@@ -32598,9 +32758,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data90.description !== void 0) {
-                      if (typeof data90.description !== "string") {
-                        const err199 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data91.when !== void 0) {
+                      if (typeof data91.when !== "string") {
+                        const err199 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/when", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/when/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err199];
                         } else {
@@ -32609,9 +32769,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data90.source !== void 0) {
-                      if (typeof data90.source !== "string") {
-                        const err200 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data91.description !== void 0) {
+                      if (typeof data91.description !== "string") {
+                        const err200 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err200];
                         } else {
@@ -32620,44 +32780,46 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data91.source !== void 0) {
+                      if (typeof data91.source !== "string") {
+                        const err201 = { instancePath: instancePath + "/guardrails/rules/" + i8 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err201];
+                        } else {
+                          vErrors.push(err201);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err201 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err202 = { instancePath: instancePath + "/guardrails/rules/" + i8, schemaPath: "#/definitions/PlanGuardrails/properties/rules/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err201];
+                      vErrors = [err202];
                     } else {
-                      vErrors.push(err201);
+                      vErrors.push(err202);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err202 = { instancePath: instancePath + "/guardrails/rules", schemaPath: "#/definitions/PlanGuardrails/properties/rules/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err203 = { instancePath: instancePath + "/guardrails/rules", schemaPath: "#/definitions/PlanGuardrails/properties/rules/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err202];
+                  vErrors = [err203];
                 } else {
-                  vErrors.push(err202);
+                  vErrors.push(err203);
                 }
                 errors++;
               }
             }
-            if (data86.freeze !== void 0) {
-              let data101 = data86.freeze;
-              if (Array.isArray(data101)) {
-                const len11 = data101.length;
+            if (data87.freeze !== void 0) {
+              let data102 = data87.freeze;
+              if (Array.isArray(data102)) {
+                const len11 = data102.length;
                 for (let i11 = 0; i11 < len11; i11++) {
-                  let data102 = data101[i11];
-                  if (data102 && typeof data102 == "object" && !Array.isArray(data102)) {
-                    if (data102.name === void 0) {
-                      const err203 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                      if (vErrors === null) {
-                        vErrors = [err203];
-                      } else {
-                        vErrors.push(err203);
-                      }
-                      errors++;
-                    }
-                    if (data102.kind === void 0) {
-                      const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
+                  let data103 = data102[i11];
+                  if (data103 && typeof data103 == "object" && !Array.isArray(data103)) {
+                    if (data103.name === void 0) {
+                      const err204 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
                         vErrors = [err204];
                       } else {
@@ -32665,8 +32827,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.what === void 0) {
-                      const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
+                    if (data103.kind === void 0) {
+                      const err205 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
                       if (vErrors === null) {
                         vErrors = [err205];
                       } else {
@@ -32674,8 +32836,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.timezone === void 0) {
-                      const err206 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
+                    if (data103.what === void 0) {
+                      const err206 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "what" }, message: "must have required property 'what'" };
                       if (vErrors === null) {
                         vErrors = [err206];
                       } else {
@@ -32683,8 +32845,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.in_force === void 0) {
-                      const err207 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "in_force" }, message: "must have required property 'in_force'" };
+                    if (data103.timezone === void 0) {
+                      const err207 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "timezone" }, message: "must have required property 'timezone'" };
                       if (vErrors === null) {
                         vErrors = [err207];
                       } else {
@@ -32692,8 +32854,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.from === void 0) {
-                      const err208 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+                    if (data103.in_force === void 0) {
+                      const err208 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "in_force" }, message: "must have required property 'in_force'" };
                       if (vErrors === null) {
                         vErrors = [err208];
                       } else {
@@ -32701,8 +32863,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.until === void 0) {
-                      const err209 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until" }, message: "must have required property 'until'" };
+                    if (data103.from === void 0) {
+                      const err209 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
                       if (vErrors === null) {
                         vErrors = [err209];
                       } else {
@@ -32710,8 +32872,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.from_local === void 0) {
-                      const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from_local" }, message: "must have required property 'from_local'" };
+                    if (data103.until === void 0) {
+                      const err210 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until" }, message: "must have required property 'until'" };
                       if (vErrors === null) {
                         vErrors = [err210];
                       } else {
@@ -32719,8 +32881,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.until_local === void 0) {
-                      const err211 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until_local" }, message: "must have required property 'until_local'" };
+                    if (data103.from_local === void 0) {
+                      const err211 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "from_local" }, message: "must have required property 'from_local'" };
                       if (vErrors === null) {
                         vErrors = [err211];
                       } else {
@@ -32728,8 +32890,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data102.source === void 0) {
-                      const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                    if (data103.until_local === void 0) {
+                      const err212 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "until_local" }, message: "must have required property 'until_local'" };
                       if (vErrors === null) {
                         vErrors = [err212];
                       } else {
@@ -32737,20 +32899,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key11 in data102) {
-                      if (!func2.call(schema50.properties.freeze.items.properties, key11)) {
-                        const err213 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key11 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err213];
-                        } else {
-                          vErrors.push(err213);
-                        }
-                        errors++;
+                    if (data103.source === void 0) {
+                      const err213 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/required", keyword: "required", params: { missingProperty: "source" }, message: "must have required property 'source'" };
+                      if (vErrors === null) {
+                        vErrors = [err213];
+                      } else {
+                        vErrors.push(err213);
                       }
+                      errors++;
                     }
-                    if (data102.name !== void 0) {
-                      if (typeof data102.name !== "string") {
-                        const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key11 in data103) {
+                      if (!func2.call(schema52.properties.freeze.items.properties, key11)) {
+                        const err214 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key11 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err214];
                         } else {
@@ -32759,10 +32919,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.kind !== void 0) {
-                      let data104 = data102.kind;
-                      if (!(data104 === "quarter_end" || data104 === "dates" || data104 === "cron")) {
-                        const err215 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema50.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                    if (data103.name !== void 0) {
+                      if (typeof data103.name !== "string") {
+                        const err215 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err215];
                         } else {
@@ -32771,9 +32930,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.what !== void 0) {
-                      if (typeof data102.what !== "string") {
-                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/what", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data103.kind !== void 0) {
+                      let data105 = data103.kind;
+                      if (!(data105 === "quarter_end" || data105 === "dates" || data105 === "cron")) {
+                        const err216 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/kind", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema52.properties.freeze.items.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                         if (vErrors === null) {
                           vErrors = [err216];
                         } else {
@@ -32782,9 +32942,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.timezone !== void 0) {
-                      if (typeof data102.timezone !== "string") {
-                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data103.what !== void 0) {
+                      if (typeof data103.what !== "string") {
+                        const err217 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/what", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/what/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err217];
                         } else {
@@ -32793,9 +32953,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.in_force !== void 0) {
-                      if (typeof data102.in_force !== "boolean") {
-                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/in_force", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/in_force/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
+                    if (data103.timezone !== void 0) {
+                      if (typeof data103.timezone !== "string") {
+                        const err218 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/timezone", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/timezone/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err218];
                         } else {
@@ -32804,10 +32964,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.from !== void 0) {
-                      let data108 = data102.from;
-                      if (typeof data108 !== "string" && data108 !== null) {
-                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema50.properties.freeze.items.properties.from.type }, message: "must be string,null" };
+                    if (data103.in_force !== void 0) {
+                      if (typeof data103.in_force !== "boolean") {
+                        const err219 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/in_force", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/in_force/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" };
                         if (vErrors === null) {
                           vErrors = [err219];
                         } else {
@@ -32816,10 +32975,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.until !== void 0) {
-                      let data109 = data102.until;
+                    if (data103.from !== void 0) {
+                      let data109 = data103.from;
                       if (typeof data109 !== "string" && data109 !== null) {
-                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema50.properties.freeze.items.properties.until.type }, message: "must be string,null" };
+                        const err220 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from/type", keyword: "type", params: { type: schema52.properties.freeze.items.properties.from.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err220];
                         } else {
@@ -32828,10 +32987,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.from_local !== void 0) {
-                      let data110 = data102.from_local;
+                    if (data103.until !== void 0) {
+                      let data110 = data103.until;
                       if (typeof data110 !== "string" && data110 !== null) {
-                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema50.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
+                        const err221 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until/type", keyword: "type", params: { type: schema52.properties.freeze.items.properties.until.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err221];
                         } else {
@@ -32840,10 +32999,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.until_local !== void 0) {
-                      let data111 = data102.until_local;
+                    if (data103.from_local !== void 0) {
+                      let data111 = data103.from_local;
                       if (typeof data111 !== "string" && data111 !== null) {
-                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema50.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
+                        const err222 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/from_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/from_local/type", keyword: "type", params: { type: schema52.properties.freeze.items.properties.from_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err222];
                         } else {
@@ -32852,9 +33011,10 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.description !== void 0) {
-                      if (typeof data102.description !== "string") {
-                        const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data103.until_local !== void 0) {
+                      let data112 = data103.until_local;
+                      if (typeof data112 !== "string" && data112 !== null) {
+                        const err223 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/until_local", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/until_local/type", keyword: "type", params: { type: schema52.properties.freeze.items.properties.until_local.type }, message: "must be string,null" };
                         if (vErrors === null) {
                           vErrors = [err223];
                         } else {
@@ -32863,45 +33023,47 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data102.override_by !== void 0) {
-                      let data113 = data102.override_by;
-                      if (Array.isArray(data113)) {
-                        const len12 = data113.length;
+                    if (data103.description !== void 0) {
+                      if (typeof data103.description !== "string") {
+                        const err224 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/description", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/description/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err224];
+                        } else {
+                          vErrors.push(err224);
+                        }
+                        errors++;
+                      }
+                    }
+                    if (data103.override_by !== void 0) {
+                      let data114 = data103.override_by;
+                      if (Array.isArray(data114)) {
+                        const len12 = data114.length;
                         for (let i12 = 0; i12 < len12; i12++) {
-                          if (typeof data113[i12] !== "string") {
-                            const err224 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/override_by/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                          if (typeof data114[i12] !== "string") {
+                            const err225 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/override_by/" + i12, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
-                              vErrors = [err224];
+                              vErrors = [err225];
                             } else {
-                              vErrors.push(err224);
+                              vErrors.push(err225);
                             }
                             errors++;
                           }
                         }
                       } else {
-                        const err225 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                        const err226 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/override_by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/override_by/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                         if (vErrors === null) {
-                          vErrors = [err225];
+                          vErrors = [err226];
                         } else {
-                          vErrors.push(err225);
+                          vErrors.push(err226);
                         }
                         errors++;
                       }
                     }
-                    if (data102.overridden !== void 0) {
-                      let data115 = data102.overridden;
-                      if (data115 && typeof data115 == "object" && !Array.isArray(data115)) {
-                        if (data115.by === void 0) {
-                          const err226 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
-                          if (vErrors === null) {
-                            vErrors = [err226];
-                          } else {
-                            vErrors.push(err226);
-                          }
-                          errors++;
-                        }
-                        if (data115.reason === void 0) {
-                          const err227 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                    if (data103.overridden !== void 0) {
+                      let data116 = data103.overridden;
+                      if (data116 && typeof data116 == "object" && !Array.isArray(data116)) {
+                        if (data116.by === void 0) {
+                          const err227 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
                           if (vErrors === null) {
                             vErrors = [err227];
                           } else {
@@ -32909,20 +33071,18 @@ var require_validators = __commonJS({
                           }
                           errors++;
                         }
-                        for (const key12 in data115) {
-                          if (!(key12 === "by" || key12 === "reason")) {
-                            const err228 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key12 }, message: "must NOT have additional properties" };
-                            if (vErrors === null) {
-                              vErrors = [err228];
-                            } else {
-                              vErrors.push(err228);
-                            }
-                            errors++;
+                        if (data116.reason === void 0) {
+                          const err228 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                          if (vErrors === null) {
+                            vErrors = [err228];
+                          } else {
+                            vErrors.push(err228);
                           }
+                          errors++;
                         }
-                        if (data115.by !== void 0) {
-                          if (typeof data115.by !== "string") {
-                            const err229 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden/by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        for (const key12 in data116) {
+                          if (!(key12 === "by" || key12 === "reason")) {
+                            const err229 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key12 }, message: "must NOT have additional properties" };
                             if (vErrors === null) {
                               vErrors = [err229];
                             } else {
@@ -32931,9 +33091,9 @@ var require_validators = __commonJS({
                             errors++;
                           }
                         }
-                        if (data115.reason !== void 0) {
-                          if (typeof data115.reason !== "string") {
-                            const err230 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden/reason", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (data116.by !== void 0) {
+                          if (typeof data116.by !== "string") {
+                            const err230 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden/by", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                             if (vErrors === null) {
                               vErrors = [err230];
                             } else {
@@ -32942,19 +33102,19 @@ var require_validators = __commonJS({
                             errors++;
                           }
                         }
-                      } else {
-                        const err231 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/type", keyword: "type", params: { type: "object" }, message: "must be object" };
-                        if (vErrors === null) {
-                          vErrors = [err231];
-                        } else {
-                          vErrors.push(err231);
+                        if (data116.reason !== void 0) {
+                          if (typeof data116.reason !== "string") {
+                            const err231 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden/reason", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                            if (vErrors === null) {
+                              vErrors = [err231];
+                            } else {
+                              vErrors.push(err231);
+                            }
+                            errors++;
+                          }
                         }
-                        errors++;
-                      }
-                    }
-                    if (data102.source !== void 0) {
-                      if (typeof data102.source !== "string") {
-                        const err232 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                      } else {
+                        const err232 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/overridden", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/overridden/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                         if (vErrors === null) {
                           vErrors = [err232];
                         } else {
@@ -32963,44 +33123,46 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data103.source !== void 0) {
+                      if (typeof data103.source !== "string") {
+                        const err233 = { instancePath: instancePath + "/guardrails/freeze/" + i11 + "/source", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err233];
+                        } else {
+                          vErrors.push(err233);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err233 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err234 = { instancePath: instancePath + "/guardrails/freeze/" + i11, schemaPath: "#/definitions/PlanGuardrails/properties/freeze/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err233];
+                      vErrors = [err234];
                     } else {
-                      vErrors.push(err233);
+                      vErrors.push(err234);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err234 = { instancePath: instancePath + "/guardrails/freeze", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err235 = { instancePath: instancePath + "/guardrails/freeze", schemaPath: "#/definitions/PlanGuardrails/properties/freeze/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err234];
+                  vErrors = [err235];
                 } else {
-                  vErrors.push(err234);
+                  vErrors.push(err235);
                 }
                 errors++;
               }
             }
-            if (data86.approvers !== void 0) {
-              let data119 = data86.approvers;
-              if (Array.isArray(data119)) {
-                const len13 = data119.length;
+            if (data87.approvers !== void 0) {
+              let data120 = data87.approvers;
+              if (Array.isArray(data120)) {
+                const len13 = data120.length;
                 for (let i13 = 0; i13 < len13; i13++) {
-                  let data120 = data119[i13];
-                  if (data120 && typeof data120 == "object" && !Array.isArray(data120)) {
-                    if (data120.user === void 0) {
-                      const err235 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
-                      if (vErrors === null) {
-                        vErrors = [err235];
-                      } else {
-                        vErrors.push(err235);
-                      }
-                      errors++;
-                    }
-                    if (data120.via === void 0) {
-                      const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "via" }, message: "must have required property 'via'" };
+                  let data121 = data120[i13];
+                  if (data121 && typeof data121 == "object" && !Array.isArray(data121)) {
+                    if (data121.user === void 0) {
+                      const err236 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "user" }, message: "must have required property 'user'" };
                       if (vErrors === null) {
                         vErrors = [err236];
                       } else {
@@ -33008,20 +33170,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key13 in data120) {
-                      if (!(key13 === "user" || key13 === "via")) {
-                        const err237 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key13 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err237];
-                        } else {
-                          vErrors.push(err237);
-                        }
-                        errors++;
+                    if (data121.via === void 0) {
+                      const err237 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/required", keyword: "required", params: { missingProperty: "via" }, message: "must have required property 'via'" };
+                      if (vErrors === null) {
+                        vErrors = [err237];
+                      } else {
+                        vErrors.push(err237);
                       }
+                      errors++;
                     }
-                    if (data120.user !== void 0) {
-                      if (typeof data120.user !== "string") {
-                        const err238 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/user", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key13 in data121) {
+                      if (!(key13 === "user" || key13 === "via")) {
+                        const err238 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key13 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err238];
                         } else {
@@ -33030,10 +33190,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data120.via !== void 0) {
-                      let data122 = data120.via;
-                      if (!(data122 === "approver identity" || data122 === "pull request approval")) {
-                        const err239 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema50.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                    if (data121.user !== void 0) {
+                      if (typeof data121.user !== "string") {
+                        const err239 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/user", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err239];
                         } else {
@@ -33042,44 +33201,47 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data121.via !== void 0) {
+                      let data123 = data121.via;
+                      if (!(data123 === "approver identity" || data123 === "pull request approval")) {
+                        const err240 = { instancePath: instancePath + "/guardrails/approvers/" + i13 + "/via", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/properties/via/enum", keyword: "enum", params: { allowedValues: schema52.properties.approvers.items.properties.via.enum }, message: "must be equal to one of the allowed values" };
+                        if (vErrors === null) {
+                          vErrors = [err240];
+                        } else {
+                          vErrors.push(err240);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err240 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err241 = { instancePath: instancePath + "/guardrails/approvers/" + i13, schemaPath: "#/definitions/PlanGuardrails/properties/approvers/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err240];
+                      vErrors = [err241];
                     } else {
-                      vErrors.push(err240);
+                      vErrors.push(err241);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err241 = { instancePath: instancePath + "/guardrails/approvers", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err242 = { instancePath: instancePath + "/guardrails/approvers", schemaPath: "#/definitions/PlanGuardrails/properties/approvers/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err241];
+                  vErrors = [err242];
                 } else {
-                  vErrors.push(err241);
+                  vErrors.push(err242);
                 }
                 errors++;
               }
             }
-            if (data86.overrides !== void 0) {
-              let data123 = data86.overrides;
-              if (Array.isArray(data123)) {
-                const len14 = data123.length;
+            if (data87.overrides !== void 0) {
+              let data124 = data87.overrides;
+              if (Array.isArray(data124)) {
+                const len14 = data124.length;
                 for (let i14 = 0; i14 < len14; i14++) {
-                  let data124 = data123[i14];
-                  if (data124 && typeof data124 == "object" && !Array.isArray(data124)) {
-                    if (data124.name === void 0) {
-                      const err242 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
-                      if (vErrors === null) {
-                        vErrors = [err242];
-                      } else {
-                        vErrors.push(err242);
-                      }
-                      errors++;
-                    }
-                    if (data124.reason === void 0) {
-                      const err243 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
+                  let data125 = data124[i14];
+                  if (data125 && typeof data125 == "object" && !Array.isArray(data125)) {
+                    if (data125.name === void 0) {
+                      const err243 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "name" }, message: "must have required property 'name'" };
                       if (vErrors === null) {
                         vErrors = [err243];
                       } else {
@@ -33087,8 +33249,8 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    if (data124.by === void 0) {
-                      const err244 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                    if (data125.reason === void 0) {
+                      const err244 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "reason" }, message: "must have required property 'reason'" };
                       if (vErrors === null) {
                         vErrors = [err244];
                       } else {
@@ -33096,20 +33258,18 @@ var require_validators = __commonJS({
                       }
                       errors++;
                     }
-                    for (const key14 in data124) {
-                      if (!(key14 === "name" || key14 === "reason" || key14 === "by")) {
-                        const err245 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key14 }, message: "must NOT have additional properties" };
-                        if (vErrors === null) {
-                          vErrors = [err245];
-                        } else {
-                          vErrors.push(err245);
-                        }
-                        errors++;
+                    if (data125.by === void 0) {
+                      const err245 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/required", keyword: "required", params: { missingProperty: "by" }, message: "must have required property 'by'" };
+                      if (vErrors === null) {
+                        vErrors = [err245];
+                      } else {
+                        vErrors.push(err245);
                       }
+                      errors++;
                     }
-                    if (data124.name !== void 0) {
-                      if (typeof data124.name !== "string") {
-                        const err246 = { instancePath: instancePath + "/guardrails/overrides/" + i14 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    for (const key14 in data125) {
+                      if (!(key14 === "name" || key14 === "reason" || key14 === "by")) {
+                        const err246 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key14 }, message: "must NOT have additional properties" };
                         if (vErrors === null) {
                           vErrors = [err246];
                         } else {
@@ -33118,9 +33278,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data124.reason !== void 0) {
-                      if (typeof data124.reason !== "string") {
-                        const err247 = { instancePath: instancePath + "/guardrails/overrides/" + i14 + "/reason", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data125.name !== void 0) {
+                      if (typeof data125.name !== "string") {
+                        const err247 = { instancePath: instancePath + "/guardrails/overrides/" + i14 + "/name", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err247];
                         } else {
@@ -33129,9 +33289,9 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
-                    if (data124.by !== void 0) {
-                      if (typeof data124.by !== "string") {
-                        const err248 = { instancePath: instancePath + "/guardrails/overrides/" + i14 + "/by", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    if (data125.reason !== void 0) {
+                      if (typeof data125.reason !== "string") {
+                        const err248 = { instancePath: instancePath + "/guardrails/overrides/" + i14 + "/reason", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                         if (vErrors === null) {
                           vErrors = [err248];
                         } else {
@@ -33140,67 +33300,78 @@ var require_validators = __commonJS({
                         errors++;
                       }
                     }
+                    if (data125.by !== void 0) {
+                      if (typeof data125.by !== "string") {
+                        const err249 = { instancePath: instancePath + "/guardrails/overrides/" + i14 + "/by", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                        if (vErrors === null) {
+                          vErrors = [err249];
+                        } else {
+                          vErrors.push(err249);
+                        }
+                        errors++;
+                      }
+                    }
                   } else {
-                    const err249 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                    const err250 = { instancePath: instancePath + "/guardrails/overrides/" + i14, schemaPath: "#/definitions/PlanGuardrails/properties/overrides/items/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                     if (vErrors === null) {
-                      vErrors = [err249];
+                      vErrors = [err250];
                     } else {
-                      vErrors.push(err249);
+                      vErrors.push(err250);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err250 = { instancePath: instancePath + "/guardrails/overrides", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err251 = { instancePath: instancePath + "/guardrails/overrides", schemaPath: "#/definitions/PlanGuardrails/properties/overrides/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err250];
+                  vErrors = [err251];
                 } else {
-                  vErrors.push(err250);
+                  vErrors.push(err251);
                 }
                 errors++;
               }
             }
-            if (data86.held_back !== void 0) {
-              let data128 = data86.held_back;
-              if (Array.isArray(data128)) {
-                const len15 = data128.length;
+            if (data87.held_back !== void 0) {
+              let data129 = data87.held_back;
+              if (Array.isArray(data129)) {
+                const len15 = data129.length;
                 for (let i15 = 0; i15 < len15; i15++) {
-                  if (typeof data128[i15] !== "string") {
-                    const err251 = { instancePath: instancePath + "/guardrails/held_back/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/held_back/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  if (typeof data129[i15] !== "string") {
+                    const err252 = { instancePath: instancePath + "/guardrails/held_back/" + i15, schemaPath: "#/definitions/PlanGuardrails/properties/held_back/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err251];
+                      vErrors = [err252];
                     } else {
-                      vErrors.push(err251);
+                      vErrors.push(err252);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err252 = { instancePath: instancePath + "/guardrails/held_back", schemaPath: "#/definitions/PlanGuardrails/properties/held_back/type", keyword: "type", params: { type: "array" }, message: "must be array" };
+                const err253 = { instancePath: instancePath + "/guardrails/held_back", schemaPath: "#/definitions/PlanGuardrails/properties/held_back/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
-                  vErrors = [err252];
+                  vErrors = [err253];
                 } else {
-                  vErrors.push(err252);
+                  vErrors.push(err253);
                 }
                 errors++;
               }
             }
           } else {
-            const err253 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err254 = { instancePath: instancePath + "/guardrails", schemaPath: "#/definitions/PlanGuardrails/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err253];
+              vErrors = [err254];
             } else {
-              vErrors.push(err253);
+              vErrors.push(err254);
             }
             errors++;
           }
         }
       } else {
-        const err254 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err255 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err254];
+          vErrors = [err255];
         } else {
-          vErrors.push(err254);
+          vErrors.push(err255);
         }
         errors++;
       }
@@ -33208,6 +33379,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationList = validate40;
+    var schema56 = { "title": "TenantConfigurationItem", "type": "object", "description": "Tenant configuration policy item of compliance_spec. A field the spec types as a string may be answered as null: the contract's rule for what the service does not show (not compared, never written over git's value) applies, so the answer is read.", "properties": { "account_segment_delimiter": { "description": "Symbol separating account segments; one of - , | , ~ , # , : , . , $. Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "augment_currency_rates": { "type": "boolean", "description": "true: enhanced currency exchange rate logic applied" }, "bundle_functionality": { "type": "boolean", "description": "true: bundling enabled" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "contract_asset_journal_method": { "description": "Method of journal entries for contract assets (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "contract_asset_segment": { "description": "Accounting segment where contract asset transactions are kept (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "cost_enabled": { "type": "boolean", "description": "true: system calculates cost for transactions" }, "cost_practical_expedient": { "description": "Number of months; default 12 (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "created_at": { "type": "integer", "description": "Epoch" }, "created_by": { "type": ["string", "null"], "description": "User id" }, "distribution_method": { "type": ["string", "null"], "description": "Revenue distribution method. Documented values: Days in Calendar Period, Prorate. An answer with another value passes through unchanged (revsync warns once per value)." }, "egress_hold": { "type": "boolean", "description": "true: journals on hold cannot be transferred" }, "fx_adjustment_method": { "description": "Method used to create foreign exchange adjustment entries (declared null in responses; the non-null type is not shown by the spec). Typed null in the spec's responses (observed unset); the type of a non-null value is not shown, so any JSON value is read.", "tsType": "unknown" }, "fx_adjustments": { "type": "boolean", "description": "true: FX adjustment entries created for eligible transactions" }, "guid": { "type": ["string", "null"], "description": "Globally unique id" }, "ingest_hold": { "type": "boolean", "description": "true: transaction lines are put on hold" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journal_details_egress": { "type": "boolean", "description": "Controls whether journal details of a batch appear in the journal run" }, "journal_transfer_by_ofid": { "type": "boolean", "description": "true: journal entries transferred by order financial id" }, "journals_run_currency": { "type": ["string", "null"], "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": ["string", "null"], "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": ["string", "null"], "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "rc_activities_egress": { "type": "boolean", "description": "Controls whether revenue contract activities appear in the revenue contract line" }, "rc_distributions_egress": { "type": "boolean", "description": "Controls whether revenue contract distributions appear in the revenue contract" }, "reprocess_existing_ofid": { "type": "boolean", "description": "true: transactions for an existing order financial id are reprocessed" }, "crm_multicurrorg_enabled": { "type": "boolean", "description": "true: the CRM multi-currency organisation setting is enabled for the tenant" }, "snowman_enabled": { "type": "boolean", "description": "true: tenant has this feature enabled" }, "ui_mode": { "type": ["string", "null"], "description": "Active user interface for the tenant" }, "updated_at": { "type": "integer", "description": "Epoch" }, "updated_by": { "type": ["string", "null"], "description": "User id" } } };
     function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -33331,8 +33503,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.created_by !== void 0) {
-                  if (typeof data3.created_by !== "string") {
-                    const err10 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/created_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/created_by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data12 = data3.created_by;
+                  if (typeof data12 !== "string" && data12 !== null) {
+                    const err10 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/created_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/created_by/type", keyword: "type", params: { type: schema56.properties.created_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err10];
                     } else {
@@ -33342,8 +33515,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.distribution_method !== void 0) {
-                  if (typeof data3.distribution_method !== "string") {
-                    const err11 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/distribution_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/distribution_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data13 = data3.distribution_method;
+                  if (typeof data13 !== "string" && data13 !== null) {
+                    const err11 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/distribution_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/distribution_method/type", keyword: "type", params: { type: schema56.properties.distribution_method.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err11];
                     } else {
@@ -33375,8 +33549,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.guid !== void 0) {
-                  if (typeof data3.guid !== "string") {
-                    const err14 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/guid", schemaPath: "#/definitions/TenantConfigurationItem/properties/guid/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data16 = data3.guid;
+                  if (typeof data16 !== "string" && data16 !== null) {
+                    const err14 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/guid", schemaPath: "#/definitions/TenantConfigurationItem/properties/guid/type", keyword: "type", params: { type: schema56.properties.guid.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err14];
                     } else {
@@ -33430,8 +33605,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.journals_run_currency !== void 0) {
-                  if (typeof data3.journals_run_currency !== "string") {
-                    const err19 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationItem/properties/journals_run_currency/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data21 = data3.journals_run_currency;
+                  if (typeof data21 !== "string" && data21 !== null) {
+                    const err19 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/journals_run_currency", schemaPath: "#/definitions/TenantConfigurationItem/properties/journals_run_currency/type", keyword: "type", params: { type: schema56.properties.journals_run_currency.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err19];
                     } else {
@@ -33463,8 +33639,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.manual_journal_contra_account !== void 0) {
-                  if (typeof data3.manual_journal_contra_account !== "string") {
-                    const err22 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data24 = data3.manual_journal_contra_account;
+                  if (typeof data24 !== "string" && data24 !== null) {
+                    const err22 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/manual_journal_contra_account", schemaPath: "#/definitions/TenantConfigurationItem/properties/manual_journal_contra_account/type", keyword: "type", params: { type: schema56.properties.manual_journal_contra_account.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err22];
                     } else {
@@ -33485,8 +33662,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.prorate_method !== void 0) {
-                  if (typeof data3.prorate_method !== "string") {
-                    const err24 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/prorate_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/prorate_method/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data26 = data3.prorate_method;
+                  if (typeof data26 !== "string" && data26 !== null) {
+                    const err24 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/prorate_method", schemaPath: "#/definitions/TenantConfigurationItem/properties/prorate_method/type", keyword: "type", params: { type: schema56.properties.prorate_method.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err24];
                     } else {
@@ -33551,8 +33729,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.ui_mode !== void 0) {
-                  if (typeof data3.ui_mode !== "string") {
-                    const err30 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/ui_mode", schemaPath: "#/definitions/TenantConfigurationItem/properties/ui_mode/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data32 = data3.ui_mode;
+                  if (typeof data32 !== "string" && data32 !== null) {
+                    const err30 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/ui_mode", schemaPath: "#/definitions/TenantConfigurationItem/properties/ui_mode/type", keyword: "type", params: { type: schema56.properties.ui_mode.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err30];
                     } else {
@@ -33574,8 +33753,9 @@ var require_validators = __commonJS({
                   }
                 }
                 if (data3.updated_by !== void 0) {
-                  if (typeof data3.updated_by !== "string") {
-                    const err32 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/updated_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/updated_by/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                  let data34 = data3.updated_by;
+                  if (typeof data34 !== "string" && data34 !== null) {
+                    const err32 = { instancePath: instancePath + "/compliance_spec/" + i0 + "/updated_by", schemaPath: "#/definitions/TenantConfigurationItem/properties/updated_by/type", keyword: "type", params: { type: schema56.properties.updated_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err32];
                     } else {
@@ -34842,7 +35022,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_PendingApprovals = validate50;
-    var schema65 = { "title": "PendingApprovalRecord", "type": "object", "description": "Pending approval record", "properties": { "approval_id": { "type": "string", "description": "System generated unique alphanumeric id" }, "approval_comments": { "type": ["string", "null"], "description": "Comments given at approve/reject" }, "approved_by": { "type": ["string", "null"], "description": "User id" }, "approved_on": { "type": ["integer", "null"], "description": "Epoch" }, "approver_role": { "type": ["string", "null"], "description": "Role of approver" }, "context": { "type": "string", "description": "Ingestion context of the file" }, "file_date_format": { "type": "string", "description": "Date format of the file (pattern of the MM/DD/YYYY kind)" }, "file_format": { "type": "string", "description": "File format (csv)" }, "file_id": { "type": "string", "description": "Id of the uploaded file" }, "file_name": { "type": "string", "description": "Name of the file" }, "uploaded_file_name": { "type": "string", "description": "Name of the file as uploaded" }, "ingested_transaction_type": { "type": "string", "description": "Upper case transaction type (ORDER for orders)" }, "is_own_upload": { "type": "boolean", "description": "true: file uploaded by the calling user" }, "status": { "type": "string", "description": "Pending Approval for records in the pending list" }, "total_rows_received": { "type": "integer", "description": "Number of rows in the file" }, "upload_time": { "type": "integer", "description": "Epoch" }, "upload_type": { "type": "string", "description": "Observed value MANUAL" }, "uploaded_by": { "type": "string", "description": "User id of uploader" } } };
+    var schema67 = { "title": "PendingApprovalRecord", "type": "object", "description": "Pending approval record", "properties": { "approval_id": { "type": "string", "description": "System generated unique alphanumeric id" }, "approval_comments": { "type": ["string", "null"], "description": "Comments given at approve/reject" }, "approved_by": { "type": ["string", "null"], "description": "User id" }, "approved_on": { "type": ["integer", "null"], "description": "Epoch" }, "approver_role": { "type": ["string", "null"], "description": "Role of approver" }, "context": { "type": "string", "description": "Ingestion context of the file" }, "file_date_format": { "type": "string", "description": "Date format of the file (pattern of the MM/DD/YYYY kind)" }, "file_format": { "type": "string", "description": "File format (csv)" }, "file_id": { "type": "string", "description": "Id of the uploaded file" }, "file_name": { "type": "string", "description": "Name of the file" }, "uploaded_file_name": { "type": "string", "description": "Name of the file as uploaded" }, "ingested_transaction_type": { "type": "string", "description": "Upper case transaction type (ORDER for orders)" }, "is_own_upload": { "type": "boolean", "description": "true: file uploaded by the calling user" }, "status": { "type": "string", "description": "Pending Approval for records in the pending list" }, "total_rows_received": { "type": "integer", "description": "Number of rows in the file" }, "upload_time": { "type": "integer", "description": "Epoch" }, "upload_type": { "type": "string", "description": "Observed value MANUAL" }, "uploaded_by": { "type": "string", "description": "User id of uploader" } } };
     function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -34904,7 +35084,7 @@ var require_validators = __commonJS({
                 if (data4.approval_comments !== void 0) {
                   let data6 = data4.approval_comments;
                   if (typeof data6 !== "string" && data6 !== null) {
-                    const err4 = { instancePath: instancePath + "/records/" + i1 + "/approval_comments", schemaPath: "#/definitions/PendingApprovalRecord/properties/approval_comments/type", keyword: "type", params: { type: schema65.properties.approval_comments.type }, message: "must be string,null" };
+                    const err4 = { instancePath: instancePath + "/records/" + i1 + "/approval_comments", schemaPath: "#/definitions/PendingApprovalRecord/properties/approval_comments/type", keyword: "type", params: { type: schema67.properties.approval_comments.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err4];
                     } else {
@@ -34916,7 +35096,7 @@ var require_validators = __commonJS({
                 if (data4.approved_by !== void 0) {
                   let data7 = data4.approved_by;
                   if (typeof data7 !== "string" && data7 !== null) {
-                    const err5 = { instancePath: instancePath + "/records/" + i1 + "/approved_by", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_by/type", keyword: "type", params: { type: schema65.properties.approved_by.type }, message: "must be string,null" };
+                    const err5 = { instancePath: instancePath + "/records/" + i1 + "/approved_by", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_by/type", keyword: "type", params: { type: schema67.properties.approved_by.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err5];
                     } else {
@@ -34928,7 +35108,7 @@ var require_validators = __commonJS({
                 if (data4.approved_on !== void 0) {
                   let data8 = data4.approved_on;
                   if (!(typeof data8 == "number" && (!(data8 % 1) && !isNaN(data8))) && data8 !== null) {
-                    const err6 = { instancePath: instancePath + "/records/" + i1 + "/approved_on", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_on/type", keyword: "type", params: { type: schema65.properties.approved_on.type }, message: "must be integer,null" };
+                    const err6 = { instancePath: instancePath + "/records/" + i1 + "/approved_on", schemaPath: "#/definitions/PendingApprovalRecord/properties/approved_on/type", keyword: "type", params: { type: schema67.properties.approved_on.type }, message: "must be integer,null" };
                     if (vErrors === null) {
                       vErrors = [err6];
                     } else {
@@ -34940,7 +35120,7 @@ var require_validators = __commonJS({
                 if (data4.approver_role !== void 0) {
                   let data9 = data4.approver_role;
                   if (typeof data9 !== "string" && data9 !== null) {
-                    const err7 = { instancePath: instancePath + "/records/" + i1 + "/approver_role", schemaPath: "#/definitions/PendingApprovalRecord/properties/approver_role/type", keyword: "type", params: { type: schema65.properties.approver_role.type }, message: "must be string,null" };
+                    const err7 = { instancePath: instancePath + "/records/" + i1 + "/approver_role", schemaPath: "#/definitions/PendingApprovalRecord/properties/approver_role/type", keyword: "type", params: { type: schema67.properties.approver_role.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err7];
                     } else {
@@ -35988,7 +36168,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_TenantConfigurationUpdateBody = validate58;
-    var schema73 = { "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
+    var schema75 = { "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } };
     var pattern33 = new RegExp("^[0-9]+$", "u");
     function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
@@ -36268,7 +36448,7 @@ var require_validators = __commonJS({
                   errors++;
                 }
                 for (const key1 in data6) {
-                  if (!func2.call(schema73.properties, key1)) {
+                  if (!func2.call(schema75.properties, key1)) {
                     const err28 = { instancePath: instancePath + "/compliance_spec/" + i0, schemaPath: "#/definitions/TenantConfigurationUpdateItem/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err28];
@@ -36465,9 +36645,9 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_SspCreateBody = validate59;
-    var schema75 = { "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
-    var schema76 = { "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
-    var schema78 = { "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
+    var schema77 = { "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } };
+    var schema78 = { "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } };
+    var schema80 = { "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false };
     function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -36756,7 +36936,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data13 === "Amount" || data13 === "Percent")) {
-                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema78.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
+                    const err27 = { instancePath: instancePath + "/ssp_values/" + i0 + "/value_type", schemaPath: "#/definitions/SspValueInput/properties/value_type/enum", keyword: "enum", params: { allowedValues: schema80.properties.value_type.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -37073,7 +37253,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data10 === "upload" || data10 === "formula")) {
-            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema75.properties.method.enum }, message: "must be equal to one of the allowed values" };
+            const err27 = { instancePath: instancePath + "/method", schemaPath: "#/properties/method/enum", keyword: "enum", params: { allowedValues: schema77.properties.method.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err27];
             } else {
@@ -37194,7 +37374,7 @@ var require_validators = __commonJS({
                     errors++;
                   }
                   if (!(data19 === "equality" || data19 === "inequality" || data19 === "greater than" || data19 === "less than" || data19 === "greater or equal" || data19 === "less or equal" || data19 === ">" || data19 === "<" || data19 === ">=" || data19 === "<=" || data19 === "in" || data19 === "not in" || data19 === "contains" || data19 === "not contains" || data19 === "starts with" || data19 === "ends with" || data19 === "null" || data19 === "not null")) {
-                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema76.properties.operator.enum }, message: "must be equal to one of the allowed values" };
+                    const err38 = { instancePath: instancePath + "/when/" + i1 + "/operator", schemaPath: "#/definitions/ConditionInput/properties/operator/enum", keyword: "enum", params: { allowedValues: schema78.properties.operator.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
                       vErrors = [err38];
                     } else {
@@ -37523,7 +37703,7 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.api_ErrorTransactionFilter = validate65;
-    var schema80 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
+    var schema82 = { "title": "ErrorTransactionFilter", "type": "object", "description": "Body of POST error transactions; every field is a filter", "required": ["transaction_type"], "additionalProperties": false, "properties": { "transaction_type": { "type": "string", "description": "order, invoice, event or mje", "enum": ["order", "invoice", "event", "mje"] }, "error_warning_type": { "type": "string", "description": "remediable or discarded", "enum": ["remediable", "discarded"] }, "error_warning_code": { "type": "string", "description": "Code of the error condition" }, "error_request_id": { "type": "string", "description": "Request id of the transaction file processed" }, "financial_id": { "type": "string", "description": "Order financial id or bill financial id" }, "error_from_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, start of date range" }, "error_to_date": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "YYYY-MM-DD, end of date range" }, "legal_entity": { "type": "string", "description": "Restricts to one legal entity" } } };
     function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data } = {}) {
       let vErrors = null;
       let errors = 0;
@@ -37560,7 +37740,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data0 === "order" || data0 === "invoice" || data0 === "event" || data0 === "mje")) {
-            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema80.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
+            const err3 = { instancePath: instancePath + "/transaction_type", schemaPath: "#/properties/transaction_type/enum", keyword: "enum", params: { allowedValues: schema82.properties.transaction_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err3];
             } else {
@@ -37581,7 +37761,7 @@ var require_validators = __commonJS({
             errors++;
           }
           if (!(data1 === "remediable" || data1 === "discarded")) {
-            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema80.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
+            const err5 = { instancePath: instancePath + "/error_warning_type", schemaPath: "#/properties/error_warning_type/enum", keyword: "enum", params: { allowedValues: schema82.properties.error_warning_type.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
               vErrors = [err5];
             } else {
@@ -37906,14 +38086,14 @@ function classify(answer2, req, attempt, now) {
   if (!fn(body)) {
     const e = fn.errors?.[0];
     const where2 = e?.instancePath ? `field ${e.instancePath}` : "the body";
-    const along = namedAlong(body, e?.instancePath ?? "");
+    const along = namedAlong(body, e?.instancePath ?? "", req.listed ?? "SSP policy");
     const about = along?.batch !== void 0 ? along.words : req.about ?? along?.words;
     return unreadable(`unexpected answer${about ? ` for ${about}` : ""}: ${where2} ${e?.message ?? "does not match the specification"}`);
   }
   const value2 = marked();
   return { outcome: "ok", body: value2, unknownValues: unknownValues(value2) };
 }
-function namedAlong(body, instancePath) {
+function namedAlong(body, instancePath, noun) {
   let policy2;
   let batch;
   let node = body;
@@ -37926,13 +38106,13 @@ function namedAlong(body, instancePath) {
     else if (o.entity_type === "batch" && typeof o.name === "string") batch = o.name;
   };
   look();
-  for (const part of instancePath.split("/").slice(1)) {
+  for (const part2 of instancePath.split("/").slice(1)) {
     if (!node || typeof node !== "object") break;
-    node = node[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+    node = node[part2.replace(/~1/g, "/").replace(/~0/g, "~")];
     look();
   }
   if (policy2 === void 0 && batch === void 0) return void 0;
-  const words2 = [policy2 !== void 0 ? `SSP policy ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
+  const words2 = [policy2 !== void 0 ? `${noun} ${JSON.stringify(policy2)}` : void 0, batch !== void 0 ? `batch ${JSON.stringify(batch)}` : void 0].filter(Boolean).join(", ");
   return { words: words2, ...batch !== void 0 ? { batch } : {} };
 }
 function failing(req, attempt) {
@@ -38339,6 +38519,13 @@ var init_service_choices = __esm({
 });
 
 // src/api/core.ts
+function bodyProblem(spec) {
+  if (spec.body === void 0) return void 0;
+  if (spec.bodySchema === void 0) throw new TypeError(`${spec.method} ${spec.path}: a request body is sent only with its request schema (bodySchema)`);
+  const fn = typeof spec.bodySchema === "object" ? fileValidator(spec.bodySchema) : apiValidator(spec.bodySchema);
+  if (fn(spec.body)) return void 0;
+  return describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`).join("; ");
+}
 function checkUrl(name, value2) {
   const credentials = urlCredentials(value2);
   if (credentials) throw new UserError(`${name}: ${credentials}`);
@@ -38730,6 +38917,8 @@ var init_core = __esm({
        *  the write unit (src/api/write.ts), which guards, sends and settles each of them. */
       async call(spec) {
         if (spec.kind !== "read") throw new TypeError("a write goes through the write unit (src/api/write.ts)");
+        const hole = bodyProblem(spec);
+        if (hole) throw new UserError(`${spec.method} ${spec.path}: the request body is not what the interface requires (${hole}); nothing was sent`);
         const url = joinUrl(this.base, spec.path, spec.query);
         const p = freshProgress();
         for (; ; ) {
@@ -38882,6 +39071,9 @@ var init_write = __esm({
           if ("blocked" in g2) return { kind: "blocked", reason: this.afterSends(g2.blocked) };
           if ("already" in g2) return this.already(g2);
           const spec = this.w.request(g2.go);
+          const hole = bodyProblem(spec);
+          if (hole)
+            return { kind: "blocked", reason: this.afterSends(`blocked: the request body is not what the interface requires (${hole}); ${NOTHING_SENT_FOR_IT}`) };
           let v2;
           try {
             v2 = await this.core.sendOnce(spec, this.p);
@@ -38982,7 +39174,9 @@ var init_write = __esm({
         if (!this.w.check) return o;
         try {
           const undone = await this.w.check(o.result);
-          return undone === void 0 ? o : { kind: "overwritten", reason: undone, result: o.result };
+          if (undone === void 0) return o;
+          if (typeof undone === "object") return { ...o, unchecked: undone.unchecked };
+          return { kind: "overwritten", reason: undone, result: o.result };
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
           return { ...o, unchecked: `not read again after the write: ${e.message}` };
@@ -39036,7 +39230,7 @@ function statusesFromService(core, list3) {
   for (const env2 of list3) for (const i of env2.compliance_spec ?? []) item(i);
   return list3;
 }
-var SSP, enc, exactPolicy, ssp, approvals, errorTransactions;
+var SSP, enc, ssp, approvals, errorTransactions;
 var init_resources = __esm({
   "src/api/resources.ts"() {
     "use strict";
@@ -39046,12 +39240,17 @@ var init_resources = __esm({
     init_service_choices();
     SSP = "/apis/policy-sets/v1/policy/ssp";
     enc = encodeURIComponent;
-    exactPolicy = (list3, name) => list3.find((e) => e.compliance_name === name);
     ssp = {
       list: async (core) => statusesFromService(core, await core.call({ method: "GET", path: SSP, kind: "read", schema: "SspList" })),
-      /** One policy with its batches, matched by exact name; undefined when the service has no policy of
-       *  exactly that name (a 404, or an answer holding only other policies). */
+      /** One policy with its batches, matched by exact name (the first, where the service holds the name more
+       *  than once); undefined when the service has no policy of exactly that name (a 404, or an answer
+       *  holding only other policies). */
       async get(core, policyName) {
+        return (await ssp.getAll(core, policyName))[0];
+      },
+      /** Every policy of exactly that name, with its batches: one, unless the service holds the name more than
+       *  once (the spec promises no unique names); none for a 404 or an answer of other policies only. */
+      async getAll(core, policyName) {
         try {
           const list3 = await core.call({
             method: "GET",
@@ -39061,9 +39260,9 @@ var init_resources = __esm({
             schema: "SspList",
             about: `SSP policy ${JSON.stringify(policyName)}`
           });
-          return exactPolicy(statusesFromService(core, list3), policyName);
+          return statusesFromService(core, list3).filter((e) => e.compliance_name === policyName);
         } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return void 0;
+          if (e instanceof ApiError && e.status === 404) return [];
           throw e;
         }
       },
@@ -39091,7 +39290,15 @@ var init_resources = __esm({
         }
       },
       /** The POST that creates a policy (sent by the write unit, src/api/write.ts). */
-      createRequest: (body) => ({ method: "POST", path: SSP, body, kind: "write-once", schema: "SspUpdateResult", emptyOk: true }),
+      createRequest: (body) => ({
+        method: "POST",
+        path: SSP,
+        body,
+        bodySchema: "SspCreateBody",
+        kind: "write-once",
+        schema: "SspUpdateResult",
+        emptyOk: true
+      }),
       /** The PATCH that reviews or approves a batch (sent by the write unit). */
       batchActionRequest: (action, policyId, batchName, ifMatch) => ({
         method: "PATCH",
@@ -39118,6 +39325,7 @@ var init_resources = __esm({
           method: "POST",
           path: "/apis/oingest-approval/v1/action",
           body: { action, comments, approval_ids: ids },
+          bodySchema: "ApprovalActionBody",
           kind: "write-once",
           schema: "ApprovalActionResult",
           emptyOk: true
@@ -39166,7 +39374,14 @@ var init_resources = __esm({
       }
     };
     errorTransactions = {
-      list: (core, filter) => core.call({ method: "POST", path: "/apis/errortransactions/v1/", body: filter, kind: "read", schema: "ErrorTransactionsList" })
+      list: (core, filter) => core.call({
+        method: "POST",
+        path: "/apis/errortransactions/v1/",
+        body: filter,
+        bodySchema: "ErrorTransactionFilter",
+        kind: "read",
+        schema: "ErrorTransactionsList"
+      })
     };
   }
 });
@@ -39284,13 +39499,14 @@ function baselineJobs(live, desired, targets) {
   }
   return out;
 }
-function valuesJobs(live, desired, opts) {
+function valuesJobs(live, desired, opts, copies) {
   const jobs = /* @__PURE__ */ new Map();
   const queue = (policy2, batch, name = batchNameOf(batch)) => {
     const key4 = `${policy2}/${name}`;
     if (!jobs.has(key4)) jobs.set(key4, { key: key4, policy: policy2, batch });
   };
   for (const [name, lp] of live) {
+    if (copies?.has(name)) continue;
     if (opts.approvedValues) {
       for (const b2 of lp.batches ?? []) if (b2.status === "approved") queue(name, b2);
     }
@@ -39299,7 +39515,7 @@ function valuesJobs(live, desired, opts) {
   if (opts.values) {
     for (const d of desired) {
       const lp = live.get(d.name);
-      if (!lp?.batches || !touchedBy(sspAddress.policy(d.name), opts.targets)) continue;
+      if (!lp?.batches || copies?.has(d.name) || !touchedBy(sspAddress.policy(d.name), opts.targets)) continue;
       for (const b2 of d.batches) {
         const lb = lp.batches.find((x2) => batchNameOf(x2) === b2.name);
         if (b2.values && lb) queue(d.name, lb, b2.name);
@@ -39315,11 +39531,15 @@ async function readSsp(core, desired, opts, progress) {
   const list3 = await ssp.list(core);
   progress.done("SSP policies");
   const live = /* @__PURE__ */ new Map();
+  const copies = /* @__PURE__ */ new Map();
   for (const env2 of list3) {
     const item = env2.compliance_spec?.[0];
-    if (env2.compliance_name && item) live.set(env2.compliance_name, { envelope: env2, item });
+    if (!env2.compliance_name || !item) continue;
+    const first = live.get(env2.compliance_name);
+    if (first) copies.set(env2.compliance_name, [...copies.get(env2.compliance_name) ?? [first], { envelope: env2, item }]);
+    else live.set(env2.compliance_name, { envelope: env2, item });
   }
-  const names = detailNames(live, desired, opts);
+  const names = detailNames(live, desired, opts).filter((n) => !copies.has(n));
   progress.more(names.length);
   await mapLimit(names, opts.concurrency, async (name) => {
     const env2 = await ssp.get(core, name);
@@ -39329,7 +39549,7 @@ async function readSsp(core, desired, opts, progress) {
     progress.done(name);
   });
   const values2 = /* @__PURE__ */ new Map();
-  const jobs = valuesJobs(live, desired, opts);
+  const jobs = valuesJobs(live, desired, opts, copies);
   progress.more(jobs.length);
   await mapLimit(jobs, opts.concurrency, async (j2) => {
     if (!j2.own) values2.set(j2.key, await readBatchValues(core, j2.policy, j2.batch));
@@ -39339,7 +39559,7 @@ async function readSsp(core, desired, opts, progress) {
     }
     progress.done(j2.key);
   });
-  return { ssp: live, values: values2 };
+  return { ssp: live, values: values2, ...copies.size ? { copies } : {} };
 }
 var sspAddress, fileIdOf;
 var init_read = __esm({
@@ -39690,18 +39910,19 @@ function runPreparers(env2, lb, run2) {
     policy_created_by: here(run2.createdHere, named(env2.created_by))
   };
 }
-function preparedBy(facts, as) {
-  if (sameUser(as, facts.reviewed_by)) return "reviewed this batch";
-  if (sameUser(as, facts.uploaded_by)) return "uploaded this batch";
-  if (sameUser(as, facts.policy_created_by)) return "created its policy";
+function preparedBy(facts, as, names) {
+  const is = (who) => (names?.length ? names : [as]).some((n) => sameUser(n, who));
+  if (is(facts.reviewed_by)) return "reviewed this batch";
+  if (is(facts.uploaded_by)) return "uploaded this batch";
+  if (is(facts.policy_created_by)) return "created its policy";
   return void 0;
 }
-function fourEyesBreach(facts, approverConfigured) {
+function fourEyesBreach(facts, approverConfigured, names) {
   const as = facts.approved_by;
-  const did = preparedBy(facts, as);
-  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : did ? `${as} ${did} and the approve would go as ${as}` : void 0;
+  const did = names?.length ? preparedBy(facts, as, names) : void 0;
+  const why = !as ? `the approve would go as a user its token does not name, so nobody can show it is not its preparer` : !names?.length ? `the token the approve would go as names no user (no preferred_username or sub claim the service issued), so who approves cannot be told: ${as} is what a variable says, not the service, and nobody can show the approve is not its preparer's` : !facts.reviewed_by ? `the service does not say who reviewed this batch (it names no updated_by), so nobody can show it was not ${as}` : did ? `${as} ${did} and the approve would go as ${as}` : void 0;
   if (!why) return void 0;
-  const fix = as ? approverFix(as, approverConfigured) : `set REVSYNC_${approverConfigured ? "APPROVER_" : ""}USER to the user the token signs in as`;
+  const fix = as && names?.length ? approverFix(as, approverConfigured) : `give the approver identity credentials whose token names its user (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD: the service's token then names it)`;
   return `blocked: four eyes: ${why}; ${NOTHING_SENT_FOR_IT}; fix: ${fix} and apply again (what this run did stays done)`;
 }
 function fourEyesRefusal(facts, approverConfigured, error2) {
@@ -39718,7 +39939,8 @@ function approvedBy(facts, read, rule2) {
   const shown3 = read?.status === "approved" ? named(read.updated_by) : null;
   Object.assign(facts, { sent_as: sentAs, confirmed: !!shown3 }, shown3 ? { approved_by: shown3 } : {});
   if (!shown3) return void 0;
-  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sameUser(shown3, sentAs);
+  const sentNames = rule2.names?.length ? rule2.names : [sentAs];
+  const other = (rule2.fourEyes || rule2.approverConfigured) && !!sentAs && !sentNames.some((n) => sameUser(shown3, n));
   const did = rule2.fourEyes ? preparedBy(facts, shown3) : void 0;
   if (!other && !did) return void 0;
   facts.rule = "breached";
@@ -39985,12 +40207,24 @@ function samePolicy(run2, c2, p, env2, lb) {
     );
   return void 0;
 }
+function heldTwiceNow(all2, p, action) {
+  if (all2.length > 1) return blocked(`the service holds ${all2.length} SSP policies named ${JSON.stringify(p.policy)} now, not one as the plan saw`);
+  const twice = (all2[0]?.compliance_spec?.[0]?.batches ?? []).filter((b2) => batchNameOf(b2) === p.batch).length;
+  if (twice > 1)
+    return blocked(
+      `the service holds ${twice} batches named ${JSON.stringify(p.batch)} in ${JSON.stringify(p.policy)} now, and the ${action} names the batch only by its name`
+    );
+  return void 0;
+}
 function batchGuard(run2, c2, p, step) {
   const { action, core, bound, facts } = step;
   return async () => {
     const policyAddr = sspAddress.policy(p.policy);
-    const env2 = await ssp.get(core, p.policy);
+    const all2 = await ssp.getAll(core, p.policy);
+    const env2 = all2[0];
     if (!env2 || !env2.compliance_id) return blocked(`${policyAddr} no longer exists in the service`);
+    const twice = heldTwiceNow(all2, p, action);
+    if (twice) return twice;
     if (p.compliance_id === null) {
       const checked = await checkCreations(run2, core);
       const clash = "failed" in checked ? void 0 : checked.get(policyAddr);
@@ -40015,12 +40249,13 @@ function batchGuard(run2, c2, p, step) {
     const moved = samePolicy(run2, c2, p, env2, lb);
     if (facts) Object.assign(facts, runPreparers(env2, lb, here), { approved_by: core.auth.username ?? null });
     if (moved) return moved;
-    const broken = facts && run2.run.fourEyes ? fourEyesBreach(facts, !!run2.run.core.approverAuth) : void 0;
+    const broken = facts && run2.run.fourEyes ? fourEyesBreach(facts, !!run2.run.core.approverAuth, core.auth.identity) : void 0;
     if (broken && facts) {
       facts.rule = "blocked";
       return { blocked: broken };
     }
     run2.run.log(`${c2.address}: read again just now, unchanged since the plan; sending the ${action}`);
+    step.sending?.(lb);
     return { go: { id: env2.compliance_id, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
   };
 }
@@ -40030,27 +40265,80 @@ async function writeBatch(run2, c2, p, core, bound) {
   const as = action === "approve" ? core.asApprover() : core;
   const facts = action === "approve" ? { reviewed_by: null, uploaded_by: null, policy_created_by: null, approved_by: as.auth.username ?? null } : void 0;
   let read;
+  let compared;
   const seen = facts && ((b2) => {
     read = b2;
   });
-  const guard = batchGuard(run2, c2, p, { action, core: as, bound, facts, ...seen ? { seen } : {} });
-  const o = await batchWrite(as, action, { id, name: p.policy }, p.batch, guard, seen);
-  const landed = o.kind === "done" || o.kind === "confirmed";
+  const sending = (lb) => {
+    compared = lb;
+  };
+  const guard = batchGuard(run2, c2, p, { action, core: as, bound, facts, sending, ...seen ? { seen } : {} });
+  const sent = await batchWrite(as, action, { id, name: p.policy }, p.batch, guard, seen);
+  const landed = sent.kind === "done" || sent.kind === "confirmed";
+  const moved = landed ? await movedWhatWasCompared(run2, { action, p, core: as, compared }) : void 0;
+  const o = moved && "unknown" in moved ? { kind: "unknown", error: moved.unknown } : sent;
   if (!facts) {
     if (landed) run2.reviewedHere.add(c2.address);
-    return { outcome: o };
+    return { outcome: o, ...moved && "breached" in moved ? { breached: moved.breached } : {} };
   }
+  if (moved && "breached" in moved) return { outcome: o, four_eyes: facts, breached: moved.breached };
   return {
     outcome: o,
     four_eyes: facts,
-    ...approveWords(facts, o, read, { fourEyes: run2.run.fourEyes, approverConfigured: !!core.approverAuth, sendsAs: as.auth.username ?? null })
+    ...approveWords(facts, o, read, {
+      fourEyes: run2.run.fourEyes,
+      approverConfigured: !!core.approverAuth,
+      sendsAs: as.auth.username ?? null,
+      ...as.auth.identity ? { names: as.auth.identity } : {}
+    })
   };
+}
+async function movedWhatWasCompared(run2, step) {
+  const { action, p, core, compared } = step;
+  const what = `the ${action} of batch ${JSON.stringify(p.batch)} of ${JSON.stringify(p.policy)} landed`;
+  const unknown = (why) => ({
+    unknown: new ApiError({
+      method: "PATCH",
+      path: `${action} ${p.policy}/${p.batch}`,
+      status: 0,
+      message: `outcome unknown: ${what}, but ${why}`,
+      outcomeUnknown: true
+    })
+  });
+  const fileOf = (b2) => typeof b2?.file_id === "string" && b2.file_id ? b2.file_id : null;
+  let all2;
+  try {
+    all2 = await ssp.getAll(core, p.policy);
+  } catch (e) {
+    return unknown(
+      `reading the policy again failed (${e instanceof Error ? e.message : String(e)}), so whether the batch that moved is the one compared cannot be told`
+    );
+  }
+  if (all2.length !== 1)
+    return unknown(`the service holds ${all2.length} SSP policies named ${JSON.stringify(p.policy)} now, so which batch moved cannot be told`);
+  const named3 = (all2[0]?.compliance_spec?.[0]?.batches ?? []).filter((b2) => batchNameOf(b2) === p.batch);
+  if (named3.length > 1)
+    return {
+      breached: `${what}, but the service holds ${named3.length} batches of that name now (${named3.map((b2) => `file_id ${show3(fileOf(b2))} ${String(b2.status)}`).join(", ")}) and the ${action} names the batch only by its name: the batch that moved may not be the one reviewed (file_id ${show3(fileOf(compared))}); have the batches' statuses checked in the service`
+    };
+  const lb = named3[0];
+  if (!lb) return unknown("the batch is no longer in the service");
+  if (compared && fileOf(lb) !== fileOf(compared))
+    return {
+      breached: `${what}, but the batch of that name holds file_id ${show3(fileOf(lb))} now, not ${show3(fileOf(compared))}, the one compared: a new upload nobody reviewed may have moved; have it checked in the service`
+    };
+  const otherwise = p.values_checksum ? await run2.heldOtherwise(p.policy, lb, p.values_checksum, core).catch((e) => e) : void 0;
+  if (otherwise instanceof Error) return unknown(`reading its values again failed (${otherwise.message})`);
+  if (typeof otherwise === "string")
+    return { breached: `${what}, but ${otherwise.replace(/^its /, "the batch's ")} now: values nobody reviewed moved; have the batch checked in the service` };
+  return void 0;
 }
 var init_batch = __esm({
   "src/kinds/ssp/batch.ts"() {
     "use strict";
     init_resources();
     init_write();
+    init_errors();
     init_address();
     init_who();
     init_words2();
@@ -47545,34 +47833,34 @@ function realPathInsideToRead(folder, path, words2 = {}) {
   return pathInside(folder, path, words2, "read");
 }
 function tooLong(abs) {
-  const long = abs.split(import_node_path4.sep).find((part) => Buffer.byteLength(part) > NAME_MAX);
+  const long = abs.split(import_node_path4.sep).find((part2) => Buffer.byteLength(part2) > NAME_MAX);
   if (long !== void 0)
     return `the name ${JSON.stringify(`${long.slice(0, 40)}\u2026`)} is ${Buffer.byteLength(long)} bytes, over the ${NAME_MAX} a file name may have`;
   if (Buffer.byteLength(abs) > PATH_MAX) return `the path is ${Buffer.byteLength(abs)} bytes, over the ${PATH_MAX} a path may have`;
   return void 0;
 }
 function pathInside(folder, path, words2, action) {
-  const show8 = words2.show ?? ((p) => p);
+  const show9 = words2.show ?? ((p) => p);
   const not = action === "write" ? "not written" : "not read";
   const long = action === "write" ? tooLong((0, import_node_path4.resolve)(path)) : void 0;
-  if (long) throw new UserError(`cannot write ${show8((0, import_node_path4.resolve)(path))}: ${long}`);
+  if (long) throw new UserError(`cannot write ${show9((0, import_node_path4.resolve)(path))}: ${long}`);
   const top = (0, import_node_path4.resolve)(folder);
   const abs = (0, import_node_path4.resolve)(path);
-  const name = words2.folderName ?? show8(top);
+  const name = words2.folderName ?? show9(top);
   let root;
   let real;
   try {
     root = realOf(top);
     real = realOf(abs);
   } catch (e) {
-    throw action === "read" ? new FileRefused(show8(abs), plainReason(e)) : fileError(action, show8(abs), e);
+    throw action === "read" ? new FileRefused(show9(abs), plainReason(e)) : fileError(action, show9(abs), e);
   }
   if (within(root, real)) return real;
   const rel = (0, import_node_path4.relative)(top, abs);
-  if (rel.startsWith("..") || (0, import_node_path4.isAbsolute)(rel)) throw new PathOutside(`${show8(abs)} lies outside ${name}: ${not}`);
+  if (rel.startsWith("..") || (0, import_node_path4.isAbsolute)(rel)) throw new PathOutside(`${show9(abs)} lies outside ${name}: ${not}`);
   let at2 = top;
-  for (const part of rel.split(import_node_path4.sep)) {
-    at2 = (0, import_node_path4.join)(at2, part);
+  for (const part2 of rel.split(import_node_path4.sep)) {
+    at2 = (0, import_node_path4.join)(at2, part2);
     let link = false;
     try {
       link = (0, import_node_fs3.lstatSync)(at2).isSymbolicLink();
@@ -47582,12 +47870,12 @@ function pathInside(folder, path, words2, action) {
     const target = link ? realOf(at2) : void 0;
     if (target !== void 0 && !within(root, target)) {
       throw new PathOutside(
-        `${show8(at2)} is a symbolic link to ${target}, outside ${name}: nothing is ${action === "write" ? "written" : "read"} through it${at2 === abs ? "" : ` (${show8(abs)} ${not})`}`,
+        `${show9(at2)} is a symbolic link to ${target}, outside ${name}: nothing is ${action === "write" ? "written" : "read"} through it${at2 === abs ? "" : ` (${show9(abs)} ${not})`}`,
         "point the link inside the folder, or put the file or folder itself in its place"
       );
     }
   }
-  throw new PathOutside(`${show8(abs)} lies outside ${name}: ${not}`);
+  throw new PathOutside(`${show9(abs)} lies outside ${name}: ${not}`);
 }
 function typeWords(st) {
   if (st.isDirectory()) return "a folder";
@@ -48266,6 +48554,9 @@ function newFile(file, address, schema, kind, name, batchAddress2) {
     batchDatesUnknown: /* @__PURE__ */ new Map()
   };
 }
+function heldTwiceRefusal(copy) {
+  return `${copy}: not exported, the service holds its name more than once and a policy file names what it manages by its name alone; remove or rename the copies in the service until one holds the name, then export again`;
+}
 function fitSpec(f2, live, fields, unknownKeepsGit) {
   for (const k2 of fields) {
     const v2 = live[k2];
@@ -48926,20 +49217,55 @@ var init_values2 = __esm({
   }
 });
 
+// src/kinds/ssp/held-twice.ts
+function policyCopy(lp) {
+  const i = lp.item;
+  const active = i.active === false ? "inactive" : "active";
+  return `compliance_id ${show5(lp.envelope.compliance_id)}, ${active}, hierarchy_no ${show5(i.hierarchy_no)}, method ${show5(i.method)}${i.expression ? `, expression ${show5(i.expression)}` : ""}${whoWords(envelopeWho(lp.envelope), "last modified")}`;
+}
+function batchCopy(b2) {
+  return `file_id ${show5(b2.file_id)}, status ${show5(b2.status)}, ${show5(b2.effective_start_date)} to ${show5(b2.effective_end_date)}${whoWords(batchWho(b2), "last changed")}`;
+}
+function batchesHeldTwice(batches) {
+  const byName = /* @__PURE__ */ new Map();
+  for (const b2 of batches) byName.set(batchNameOf(b2), [...byName.get(batchNameOf(b2)) ?? [], b2]);
+  return new Map([...byName].filter(([, copies]) => copies.length > 1));
+}
+function sspHeldTwice(live) {
+  const out = [];
+  for (const [name, copies] of live.copies ?? []) out.push({ address: sspAddress.policy(name), what: "SSP policies", copies: copies.map(policyCopy) });
+  for (const [name, lp] of live.ssp) {
+    if (live.copies?.has(name)) continue;
+    for (const [batch, copies] of batchesHeldTwice(lp.batches ?? []))
+      out.push({ address: sspAddress.batch(name, batch), what: `batches of ${JSON.stringify(name)}`, copies: copies.map(batchCopy) });
+  }
+  return out;
+}
+var show5;
+var init_held_twice = __esm({
+  "src/kinds/ssp/held-twice.ts"() {
+    "use strict";
+    init_address();
+    init_who();
+    init_read();
+    show5 = (v2) => JSON.stringify(v2 ?? null);
+  }
+});
+
 // src/kinds/ssp/export.ts
 function unlisted(f2, policy2, b2) {
   const batchName = batchNameOf(b2);
   const badName = unsafeName(batchName);
   if (badName) {
-    f2.batchComments.push(` batch ${show5(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
-    f2.leftOut.push(`${f2.address}: batch ${show5(batchName)} (its name cannot be used in a policy file: ${badName})`);
+    f2.batchComments.push(` batch ${show6(batchName)}: not listed, its name cannot be used in a policy file (${badName})`);
+    f2.leftOut.push(`${f2.address}: batch ${show6(batchName)} (its name cannot be used in a policy file: ${badName})`);
     return true;
   }
   if (b2.status && LISTED_STATUSES.has(b2.status)) return false;
   f2.batchComments.push(
-    ` batch ${show5(batchName)}: not listed, its status in the service is ${show5(b2.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`
+    ` batch ${show6(batchName)}: not listed, its status in the service is ${show6(b2.status ?? null)}; a policy file lists file uploaded, reviewed or approved batches: add it with the status it should reach`
   );
-  f2.leftOut.push(`${sspAddress.batch(policy2, batchName)} (status ${show5(b2.status ?? null)})`);
+  f2.leftOut.push(`${sspAddress.batch(policy2, batchName)} (status ${show6(b2.status ?? null)})`);
   return true;
 }
 function valuesText(held) {
@@ -48957,14 +49283,14 @@ function batchValues(f2, entry, policy2, live, unique) {
   const problem2 = checkValuesText(text3, file).diagnostics[0];
   if (problem2) {
     f2.batchComments.push(
-      ` batch ${show5(entry.name)}: values left out, the service's values do not pass revsync's checks (line ${problem2.line}: ${problem2.message}); git cannot review or approve them`
+      ` batch ${show6(entry.name)}: values left out, the service's values do not pass revsync's checks (line ${problem2.line}: ${problem2.message}); git cannot review or approve them`
     );
     f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: values (line ${problem2.line}: ${problem2.message})`);
     return;
   }
   if (shown3.split) {
     f2.batchComments.push(
-      ` batch ${show5(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`
+      ` batch ${show6(entry.name)}: the service holds two sets of values: its uploaded file differs from its own values (ssp_values, what pricing uses); the values file holds the batch's own, and plan shows the difference`
     );
     f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: its uploaded file (it differs from the batch's own values, which were written)`);
   }
@@ -48981,8 +49307,8 @@ function batchDates(f2, entry, policy2, b2) {
     }
     f2.batchDatesUnknown.set(entry.name, [...f2.batchDatesUnknown.get(entry.name) ?? [], { field: k2, ...held.unknown }]);
     if (held.unknown.unreadable === void 0) continue;
-    f2.batchComments.push(` batch ${show5(entry.name)}: ${k2} left out, the service shows ${show5(held.unknown.unreadable)}, which is no date`);
-    f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: ${k2} (the service shows ${show5(held.unknown.unreadable)}, not comparable)`);
+    f2.batchComments.push(` batch ${show6(entry.name)}: ${k2} left out, the service shows ${show6(held.unknown.unreadable)}, which is no date`);
+    f2.leftOut.push(`${sspAddress.batch(policy2, entry.name)}: ${k2} (the service shows ${show6(held.unknown.unreadable)}, not comparable)`);
   }
 }
 function exportSsp(live, ctx, schema) {
@@ -48990,16 +49316,29 @@ function exportSsp(live, ctx, schema) {
   for (const [name, lp] of live.ssp) {
     const addr = sspAddress.policy(name);
     if (!targeted(addr, ctx.targets)) continue;
+    const copies = live.copies?.get(name);
+    if (copies) {
+      for (const c2 of copies) ctx.refused.push(heldTwiceRefusal(`SSP policy ${show6(name)} (compliance_id ${show6(c2.envelope.compliance_id ?? null)})`));
+      continue;
+    }
+    const twice = batchesHeldTwice(lp.batches ?? []);
     const bad = unsafeName(name);
     if (bad) {
-      ctx.unnamed.push(`SSP policy ${show5(name)} (its name cannot be used in a policy file: ${bad})`);
+      ctx.unnamed.push(`SSP policy ${show6(name)} (its name cannot be used in a policy file: ${bad})`);
       continue;
     }
     const f2 = newFile(ctx.unique(`ssp/${slug(name)}.yaml`), addr, schema, "SspPolicy", name, (batch) => sspAddress.batch(name, batch));
     fitSpec(f2, lp.item, SSP_EXPORT_FIELDS, true);
     const batches = [];
     for (const b2 of [...lp.batches ?? []].sort((x2, y2) => byCodePoint(batchNameOf(x2), batchNameOf(y2)))) {
-      if (!targeted(sspAddress.batch(name, batchNameOf(b2)), ctx.targets) || unlisted(f2, name, b2)) continue;
+      if (!targeted(sspAddress.batch(name, batchNameOf(b2)), ctx.targets)) continue;
+      if (twice.has(batchNameOf(b2))) {
+        ctx.refused.push(
+          heldTwiceRefusal(`batch ${show6(batchNameOf(b2))} of SSP policy ${show6(name)} (file_id ${show6(b2.file_id ?? null)}, status ${show6(b2.status ?? null)})`)
+        );
+        continue;
+      }
+      if (unlisted(f2, name, b2)) continue;
       const entry = { name: batchNameOf(b2), status: b2.status ?? "" };
       batchValues(f2, entry, name, live, ctx.unique);
       batchDates(f2, entry, name, b2);
@@ -49010,7 +49349,7 @@ function exportSsp(live, ctx, schema) {
   }
   return files;
 }
-var import_node_path6, LISTED_STATUSES, show5;
+var import_node_path6, LISTED_STATUSES, show6;
 var init_export = __esm({
   "src/kinds/ssp/export.ts"() {
     "use strict";
@@ -49021,11 +49360,12 @@ var init_export = __esm({
     init_address();
     init_csv();
     init_export_file();
+    init_held_twice();
     init_compare();
     init_read();
     init_values();
     LISTED_STATUSES = new Set(BATCH_STATUSES);
-    show5 = (v2) => JSON.stringify(v2) ?? "undefined";
+    show6 = (v2) => JSON.stringify(v2) ?? "undefined";
   }
 });
 
@@ -49759,7 +50099,7 @@ function liveBatch2(policy2, b2, live) {
   };
 }
 function modelsFromLive(live) {
-  return [...live.ssp].map(
+  const first = [...live.ssp].map(
     ([name, lp]) => fromItem(
       name,
       lp.item,
@@ -49767,6 +50107,8 @@ function modelsFromLive(live) {
       true
     )
   );
+  const others = [...live.copies ?? []].flatMap(([name, copies]) => copies.slice(1).map((lp) => fromItem(name, lp.item, [], true)));
+  return [...first, ...others];
 }
 function liveWithGitsUnknowns(desired, live, fromGit2) {
   const ssp2 = new Map(live.ssp);
@@ -49880,6 +50222,7 @@ var init_kind2 = __esm({
     init_compare();
     init_drift();
     init_export();
+    init_held_twice();
     init_files();
     init_four_eyes();
     init_git_check();
@@ -49913,6 +50256,7 @@ var init_kind2 = __esm({
       rank: (c2) => createPayload(c2)?.hierarchy_no ?? 0,
       drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
       unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+      heldTwice: sspHeldTwice,
       kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
       preparers: planPreparers,
       payloadProblems: sspPayloadProblems,
@@ -50054,13 +50398,14 @@ var init_service = __esm({
     "use strict";
     TC = "/apis/policy-sets/v1/policy/tenant-configurations";
     tenantConfigurations = {
-      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList" }),
+      list: (core) => core.call({ method: "GET", path: TC, kind: "read", schema: "TenantConfigurationList", listed: "tenant configuration" }),
       /** The PATCH of one tenant configuration: sent by the write unit (src/api/write.ts), which guards,
        *  sends and settles it. */
       updateRequest: (id, body, ifMatch) => ({
         method: "PATCH",
         path: `${TC}/${encodeURIComponent(id)}`,
         body,
+        bodySchema: "TenantConfigurationUpdateBody",
         kind: "write",
         schema: "UpdateResult",
         ...ifMatch ? { ifMatch } : {},
@@ -50081,8 +50426,9 @@ function seenFields(c2) {
 }
 function shownUpdate(c2) {
   const before = c2.before ?? {};
+  const after = c2.after ?? {};
   const out = {};
-  for (const k2 of Object.keys(c2.after ?? {})) out[k2] = before[k2];
+  for (const k2 of Object.keys(after)) out[k2] = before[k2] === null || before[k2] === void 0 ? after[k2] : before[k2];
   for (const d of c2.diff) out[d.path] = d.after;
   return out;
 }
@@ -50106,8 +50452,11 @@ function requireUser(changes, core) {
 }
 function updateGuard(c2, p, core, run2) {
   return async () => {
-    const env2 = (await tenantConfigurations.list(core)).find((e) => e.compliance_id === p.compliance_id);
+    const list3 = await tenantConfigurations.list(core);
+    const env2 = list3.find((e) => e.compliance_id === p.compliance_id);
     if (!env2 || env2.compliance_name !== p.compliance_name) return blocked(`${c2.address} no longer exists in the service`);
+    const copies = list3.filter((e) => e.compliance_name === p.compliance_name).length;
+    if (copies > 1) return blocked(`the service holds ${copies} tenant configurations named ${JSON.stringify(p.compliance_name)} now, not one as the plan saw`);
     const live = env2.compliance_spec?.[0] ?? {};
     const want = { ...shownUpdate(c2), ...Object.fromEntries(c2.diff.map((d) => [d.path, d.after])) };
     if (c2.diff.length && Object.entries(want).every(([k2, v2]) => sameJson(live[k2], v2))) return { already: "the service holds git's values" };
@@ -50121,7 +50470,14 @@ function updateGuard(c2, p, core, run2) {
     return { go: { body, before: live, version: env2.version_id ?? null, ...env2.version_id ? { ifMatch: env2.version_id } : {} } };
   };
 }
-function updateUnit(core, id, guard) {
+function versionVerdict(steps, calibrated) {
+  if (steps <= 1) return "alone";
+  const known = calibrated.known;
+  if (known === void 0 || steps < known) calibrated.known = steps;
+  if (known === void 0) return "could not tell";
+  return steps > known ? "met" : "alone";
+}
+function updateUnit(core, id, guard, calibrated = {}) {
   let sent = {};
   let before;
   let seen = { version: void 0, user: "" };
@@ -50153,7 +50509,16 @@ function updateUnit(core, id, guard) {
       const moved = Object.entries(sent).filter(([k2, v2]) => live[k2] !== null && live[k2] !== void 0 && !sameJson(live[k2], v2)).map(([k2, v2]) => `${k2} ${JSON.stringify(v2)} -> ${JSON.stringify(live[k2])}`);
       if (moved.length) return overwrittenWords(envelopeWho(env2), moved);
       const steps = versionSteps(seen.version, env2.version_id);
-      return steps !== void 0 && steps > 1 ? concurrentWords(String(seen.version), String(env2.version_id), envelopeWho(env2), seen.user) : void 0;
+      if (steps === void 0 || steps <= 1) return void 0;
+      const who = envelopeWho(env2);
+      const concurrent = concurrentWords(String(seen.version), String(env2.version_id), who, seen.user);
+      if (who.modified_by && !sameUser(who.modified_by, seen.user)) return concurrent;
+      const verdict2 = versionVerdict(steps, calibrated);
+      if (verdict2 === "met") return concurrent;
+      if (verdict2 === "alone") return void 0;
+      return {
+        unchecked: `version_id went from ${String(seen.version)} to ${String(env2.version_id)} over revsync's one write; whether someone else wrote meanwhile could not be told: the service's version_id steps are not known (the spec promises none, and this run made no earlier write to learn them from); the fields it sent hold`
+      };
     }
   };
   return write;
@@ -50176,11 +50541,13 @@ var init_write2 = __esm({
         this.run = run2;
       }
       run;
+      /** The version steps this run's own writes showed (shared by its updates). */
+      steps = {};
       /** One step: the update of `c`, guarded before every send, through the write unit. */
       async write(c2, core) {
         const p = updatePayload(c2);
         if (!p) throw new UserError(`${c2.address}: the plan carries no update payload for ${c2.action}`);
-        const unit = updateUnit(core, p.compliance_id, updateGuard(c2, p, core, this.run));
+        const unit = updateUnit(core, p.compliance_id, updateGuard(c2, p, core, this.run), this.steps);
         return { outcome: await runWrite(core, unit) };
       }
     };
@@ -50188,38 +50555,69 @@ var init_write2 = __esm({
 });
 
 // src/kinds/tenant-configuration/compare.ts
-function tenantChange(d, live) {
+function updateHoles(item) {
+  const fn = apiValidator("TenantConfigurationUpdateItem");
+  return fn(item) ? [] : describeAjvErrors(fn.errors).map((e) => `${e.field} ${e.message}`);
+}
+function tenantChange(d, live, unknown) {
   const addr = tenantAddress(d.name);
   const env2 = live.find((e) => e.compliance_name === d.name);
   const item = env2?.compliance_spec?.[0];
-  if (!env2 || !item) {
-    return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source: `${d.source.file}:${d.source.line}` });
-  }
+  const source = `${d.source.file}:${d.source.line}`;
+  if (!env2 || !item) return shownEntry("unsupported", addr, REASONS3.noTenant, { after: d.spec, source });
   const keys2 = Object.keys(d.spec);
   const before = pick(item, keys2);
-  const diff = fieldDiff(before, d.spec);
-  if (!diff.length) return void 0;
+  const notCompared = unshown(d.spec, item);
+  const compared = keys2.filter((k2) => !notCompared.includes(k2));
+  const diff = fieldDiff(pick(item, compared), pick(d.spec, compared));
+  if (!diff.length) {
+    addUnknown(
+      unknown,
+      addr,
+      notCompared.map((field) => ({ field }))
+    );
+    return void 0;
+  }
   const merged = { ...pick(item, UPDATE_FIELDS), ...d.spec, guid: item.guid };
+  const version2 = { version_id: env2.version_id ?? null, last_modified_on: numberOrNull(env2.last_modified_on), ...envelopeWho(env2), source };
+  const holes = updateHoles(merged);
+  if (holes.length) return shownEntry("blocked", addr, REASONS3.holes(holes, d.source.file), { before, after: d.spec, diff, ...version2 });
   return {
     address: addr,
     action: "update",
     before,
     after: d.spec,
     diff,
-    version_id: env2.version_id ?? null,
-    last_modified_on: numberOrNull(env2.last_modified_on),
-    ...envelopeWho(env2),
-    source: `${d.source.file}:${d.source.line}`,
+    ...version2,
+    ...notCompared.length ? { reason: REASONS3.sentUnseen(notCompared.map((k2) => `${k2} ${JSON.stringify(d.spec[k2])}`)) } : {},
     payload: { kind: "update", compliance_id: env2.compliance_id ?? "", compliance_name: d.name, unique_key: env2.unique_key ?? "", item: merged }
   };
 }
-function tenantDrift(d, live) {
+function tenantDrift(d, live, unknown) {
   const addr = tenantAddress(d.name);
   const env2 = live.find((e) => e.compliance_name === d.name);
   const item = env2?.compliance_spec?.[0];
   if (!env2 || !item) return [missingItem(addr)];
-  const diff = fieldDiff(d.spec, pick(item, Object.keys(d.spec))).map((x2) => ({ ...x2, kind: "changed" }));
+  const notCompared = unshown(d.spec, item);
+  addUnknown(
+    unknown,
+    addr,
+    notCompared.map((field) => ({ field }))
+  );
+  const compared = Object.keys(d.spec).filter((k2) => !notCompared.includes(k2));
+  const diff = fieldDiff(pick(d.spec, compared), pick(item, compared)).map((x2) => ({ ...x2, kind: "changed" }));
   return changedItems(addr, diff, envelopeWho(env2));
+}
+function tenantsHeldTwice(live) {
+  const byName = /* @__PURE__ */ new Map();
+  for (const e of live) byName.set(e.compliance_name ?? "", [...byName.get(e.compliance_name ?? "") ?? [], e]);
+  return [...byName].filter(([, copies]) => copies.length > 1).map(([name, copies]) => ({
+    address: tenantAddress(name),
+    what: "tenant configurations",
+    copies: copies.map(
+      (e) => `compliance_id ${JSON.stringify(e.compliance_id ?? null)}, version_id ${JSON.stringify(e.version_id ?? null)}${whoWords(envelopeWho(e), "last modified")}`
+    )
+  }));
 }
 function keptTenantFields(desired, live, targets) {
   const out = [];
@@ -50276,7 +50674,7 @@ function updateAgainstGit(c2, desired) {
   for (const x2 of c2.diff) if (!(x2.path in spec)) out.push(`${x2.path}: the plan writes ${show3(x2.after)}, git no longer sets it`);
   return out;
 }
-var tenantAddress, REASONS3;
+var tenantAddress, REASONS3, unshown;
 var init_compare2 = __esm({
   "src/kinds/tenant-configuration/compare.ts"() {
     "use strict";
@@ -50284,6 +50682,8 @@ var init_compare2 = __esm({
     init_number();
     init_entries();
     init_normalize();
+    init_unknown();
+    init_ajv();
     init_address();
     init_who();
     init_entries2();
@@ -50293,8 +50693,11 @@ var init_compare2 = __esm({
     tenantAddress = (name) => `tenant-configuration/${name}`;
     REASONS3 = {
       noTenant: "no tenant configuration of this name exists in the service, and the interface cannot create one",
+      holes: (holes, file) => `the update body (spec 4.2) would not be whole: ${holes.join("; ")}; the service's answer leaves ${holes.length === 1 ? "it" : "them"} out (or null) and git does not set ${holes.length === 1 ? "it" : "them"}, so revsync cannot fill the body from git or a fresh read and sends no update (a service that took a partial body could reset a field, unseen): set ${holes.length === 1 ? "it" : "them"} in ${file}`,
+      sentUnseen: (fields) => `the update also sends ${fields.join(", ")} as git sets ${fields.length === 1 ? "it" : "them"}: the service shows no value (null) to compare, and the update body requires every field`,
       notInGit: "the service holds this tenant configuration and git has no file for it (the interface cannot create or delete one): add its file to manage it"
     };
+    unshown = (spec, item) => notShown(spec, item).map((u) => u.field);
   }
 });
 
@@ -50322,6 +50725,7 @@ var init_kind3 = __esm({
     init_who();
     init_export_file();
     init_compare2();
+    init_export_file();
     init_files2();
     init_service();
     init_write2();
@@ -50342,19 +50746,25 @@ var init_kind3 = __esm({
       },
       addressesLive: (live) => live.map((e) => tenantAddress(e.compliance_name ?? "")),
       targeted: (desired, _live, on) => desired.filter((d) => on(tenantAddress(d.name))),
-      plan: (desired, live, findings) => desired.flatMap((d) => targeted(tenantAddress(d.name), findings.targets) ? tenantChange(d, live) ?? [] : []),
-      drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live)),
+      plan: (desired, live, findings) => desired.flatMap((d) => targeted(tenantAddress(d.name), findings.targets) ? tenantChange(d, live, findings.unknown) ?? [] : []),
+      drift: (desired, live, findings) => desired.filter((d) => targeted(tenantAddress(d.name), findings.targets)).flatMap((d) => tenantDrift(d, live, findings.unknown)),
       unmanaged: unmanagedTenants,
       kept: keptTenantFields,
       payloadProblems: (c2) => updateProblems(c2),
       gitProblems: (c2, desired) => updateAgainstGit(c2, desired),
       ready: requireUser,
       apply: (run2) => new TenantApply(run2),
+      heldTwice: tenantsHeldTwice,
       export(live, ctx) {
+        const twice = new Set(tenantsHeldTwice(live).map((h) => h.address));
         return live.flatMap((e) => {
           const name = e.compliance_name ?? "";
           const addr = tenantAddress(name);
           if (!targeted(addr, ctx.targets)) return [];
+          if (twice.has(addr)) {
+            ctx.refused.push(heldTwiceRefusal(`tenant configuration ${JSON.stringify(name)} (compliance_id ${JSON.stringify(e.compliance_id ?? null)})`));
+            return [];
+          }
           const bad = unsafeName(name);
           if (bad) {
             ctx.unnamed.push(`tenant configuration ${JSON.stringify(name)} (its name cannot be used in a policy file: ${bad})`);
@@ -50445,6 +50855,96 @@ var init_four_eyes2 = __esm({
     init_registry();
     init_who();
     init_auth();
+  }
+});
+
+// src/tenant.ts
+function serviceUrl(baseUrl) {
+  const text3 = baseUrl.trim();
+  let u;
+  try {
+    u = new URL(text3);
+  } catch {
+    return text3.replace(/\/+$/, "");
+  }
+  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
+  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
+}
+function tenantIdentity(baseUrl, realm) {
+  const url = serviceUrl(baseUrl);
+  const key4 = (0, import_node_crypto5.createHash)("sha256").update(`${url}
+${realm}`).digest("hex");
+  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
+  return { url, realm, key: key4, label };
+}
+var import_node_crypto5;
+var init_tenant = __esm({
+  "src/tenant.ts"() {
+    "use strict";
+    import_node_crypto5 = require("node:crypto");
+    init_loopback();
+  }
+});
+
+// src/look-alike.ts
+function keys(name) {
+  const seen = name.normalize("NFKC").replace(UNSEEN, "");
+  const skeleton = (s3) => unhomoglyph(s3.normalize("NFD")).normalize("NFD").toLowerCase();
+  return [skeleton(seen.toLowerCase()), skeleton(seen)];
+}
+function visibleName(name) {
+  return JSON.stringify(name).replace(new RegExp("\\p{Cf}|(?! )\\p{Zs}", "gu"), (c2) => `\\u${(c2.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`);
+}
+function looksAlike(a, b2) {
+  if (a === b2) return false;
+  const [ka, kb] = [keys(a), keys(b2)];
+  return ka[0] === kb[0] || ka[1] === kb[1];
+}
+function tenantKeys(baseUrl, realm) {
+  const [u1, u2] = keys(serviceUrl(baseUrl));
+  const [r1, r2] = keys(realm);
+  return [`${u1}\0${r1}`, `${u2}\0${r2}`];
+}
+var import_node_module3, confusables, unhomoglyph, UNSEEN, lookAlikeKeys;
+var init_look_alike = __esm({
+  "src/look-alike.ts"() {
+    "use strict";
+    import_node_module3 = require("node:module");
+    init_tenant();
+    unhomoglyph = (text3) => (confusables ??= (0, import_node_module3.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text3);
+    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
+    lookAlikeKeys = (name) => keys(name);
+  }
+});
+
+// src/plan/look-alike.ts
+function lookAlikes(desired, live, targets, kinds) {
+  const out = [];
+  for (const k2 of kinds) {
+    const git = new Set(k2.addressesIn(desiredOf(k2, desired)));
+    const service = new Set(k2.addressesLive(liveOf(k2, live)));
+    const byKey = /* @__PURE__ */ new Map();
+    for (const s3 of service) {
+      if (git.has(s3)) continue;
+      for (const key4 of new Set(lookAlikeKeys(s3))) byKey.set(key4, [...byKey.get(key4) ?? [], s3]);
+    }
+    for (const g2 of git) {
+      if (service.has(g2)) continue;
+      const alike = new Set(lookAlikeKeys(g2).flatMap((key4) => byKey.get(key4) ?? []));
+      for (const s3 of alike) if (targeted(g2, targets) || targeted(s3, targets)) out.push({ git: g2, service: s3 });
+    }
+  }
+  return out.sort((a, b2) => byCodePoint(a.git, b2.git) || byCodePoint(a.service, b2.service));
+}
+function lookAlikeWords(l) {
+  return `${visibleName(l.git)} in git and ${visibleName(l.service)} in the service look alike (they differ only in case, spaces, characters that cannot be seen, how a letter is written or letters that look alike): revsync compares names exactly and takes them for two, so check which one is meant before applying`;
+}
+var init_look_alike2 = __esm({
+  "src/plan/look-alike.ts"() {
+    "use strict";
+    init_kind();
+    init_look_alike();
+    init_address();
   }
 });
 
@@ -50585,8 +51085,8 @@ function diffLines(diff, indent, limit = 40) {
   const lines = diff.slice(0, limit).map((d) => {
     if (d.before === void 0 && d.after === void 0)
       return `${indent}${terminalText(d.path)}: ${d.kind === "added" ? "only in git" : d.kind === "removed" ? "only in the service" : "differs"}`;
-    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show6(d.after)}`;
-    return `${indent}${terminalText(d.path)}: ${show6(d.before)} -> ${show6(d.after)}`;
+    if (d.kind === "added" && d.before === void 0) return `${indent}${terminalText(d.path)}: ${show7(d.after)}`;
+    return `${indent}${terminalText(d.path)}: ${show7(d.before)} -> ${show7(d.after)}`;
   });
   if (diff.length > limit) lines.push(`${indent}\u2026 and ${diff.length - limit} more`);
   return lines;
@@ -50639,7 +51139,7 @@ function keptText(kept2, out) {
   if (!kept2?.length) return [];
   return [
     ...kept2.map(
-      (k2) => `${out.paint("dim", " i")} ${out.paint("bold", terminalText(k2.address))}: kept as the service holds it, not in git: ${terminalText(keptFieldsText(k2, show6))}${terminalText(whoWords(k2))}`
+      (k2) => `${out.paint("dim", " i")} ${out.paint("bold", terminalText(k2.address))}: kept as the service holds it, not in git: ${terminalText(keptFieldsText(k2, show7))}${terminalText(whoWords(k2))}`
     ),
     ""
   ];
@@ -50669,7 +51169,7 @@ function planText(plan, out) {
   if (!hasChanges(plan)) {
     const env2 = `${JSON.stringify(plan.environment)} ${matchesWords(plan.notes)}`;
     const head = plan.kept_live?.length ? `No changes. ${keptWords(plan.kept_live)}; in every field git sets, environment ${env2}.` : `No changes. Environment ${env2}.`;
-    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes));
+    lines.push(...guardrailsText(plan, out), ...keptText(plan.kept_live, out), head, ...noteLines(plan.notes, plan.look_alike));
     return lines.join("\n");
   }
   const where2 = `environment ${JSON.stringify(plan.environment)} (${terminalText(plan.base_url)}, realm ${terminalText(plan.realm)})`;
@@ -50688,6 +51188,7 @@ function planText(plan, out) {
     const sym = out.paint(COLOR2[c2.action], SYMBOL[c2.action].padStart(2));
     lines.push(`${sym} ${out.paint("bold", terminalText(c2.address))} ${out.paint("dim", `(${actionWords(c2.action)})`)}`);
     if (!isApplied(c2)) lines.push(`      ${out.paint(COLOR2[c2.action], "reason:")} ${terminalText(c2.reason ?? "")}`);
+    else if (c2.reason) lines.push(`      note: ${terminalText(c2.reason)}`);
     lines.push(...entryDiffLines(c2, "      ", 40));
     const who = changeWho(c2);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
@@ -50696,7 +51197,7 @@ function planText(plan, out) {
     if (eyes) lines.push(`      ${terminalText(eyes)}`);
     lines.push(...changeGuardrailLines(c2, out), "");
   }
-  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes));
+  lines.push(...keptText(plan.kept_live, out), summaryLine(plan), ...noteLines(plan.notes, plan.look_alike));
   return lines.join("\n");
 }
 function markdownCut(text3, max, esc2 = markdownText) {
@@ -50800,7 +51301,7 @@ _${plural(n, "more change")} not listed: even one line each, the changes pass th
 function planMarkdown(plan, file) {
   const whole = file === void 0 ? "the JSON plan (`revsync plan --format json`)" : markdownText(file);
   const head = [`<!-- revsync-plan:${commentText(plan.environment)} -->`, `### revsync plan for ${markdownCode(plan.environment)}`, ""];
-  const notes = notesMarkdown(plan.notes, whole);
+  const notes = alikeMarkdown(plan.look_alike) + notesMarkdown(plan.notes, whole);
   const kept2 = keptMarkdown(plan.kept_live, whole);
   const guardrails = guardrailsMarkdown(plan, whole);
   if (guardrails) head.push(guardrails);
@@ -50840,7 +51341,7 @@ function driftText(report2, out) {
       ...keptText(report2.kept_live, out),
       `${head} Environment ${JSON.stringify(report2.environment)} ${matchesWords(report2.notes)}${ignored}${kept2}.`,
       ...ignoredText(report2),
-      ...noteLines(report2.notes)
+      ...noteLines(report2.notes, report2.look_alike)
     ].join("\n");
   }
   const lines = [`Drift in environment ${JSON.stringify(report2.environment)}:`, ""];
@@ -50850,7 +51351,7 @@ function driftText(report2, out) {
     const who = attribution(d);
     if (who) lines.push(`      ${out.paint("dim", terminalText(who))}`);
   }
-  lines.push(...ignoredText(report2), "", ...keptText(report2.kept_live, out), driftSummaryLine(report2), ...noteLines(report2.notes));
+  lines.push(...ignoredText(report2), "", ...keptText(report2.kept_live, out), driftSummaryLine(report2), ...noteLines(report2.notes, report2.look_alike));
   return lines.join("\n");
 }
 function ignoredText(report2) {
@@ -50891,7 +51392,7 @@ function attribution(d) {
 function driftMarkdown(report2, file) {
   const whole = file === void 0 ? "the JSON report (`revsync drift --format json`)" : markdownText(file);
   const lines = [`<!-- revsync-drift:${commentText(report2.environment)} -->`, `### revsync drift in ${markdownCode(report2.environment)}`, ""];
-  const notes = notesMarkdown(report2.notes, whole);
+  const notes = alikeMarkdown(report2.look_alike) + notesMarkdown(report2.notes, whole);
   const ignored = ignoredMarkdown(report2, whole);
   const kept2 = keptMarkdown(report2.kept_live, whole);
   if (!report2.drift.length) {
@@ -50972,9 +51473,14 @@ function applyText(report2, out) {
     lines.push(
       `Four eyes held back ${plural(eyes, "approve")}: ${APPROVER_FIX}, then \`revsync apply\` again approves ${eyes === 1 ? "it" : "them"}; what this run did stays done.`
     );
-  if (s3.breached)
+  const broken = report2.outcomes.filter((o) => o.outcome === "breached" && o.four_eyes?.rule === "breached").length;
+  if (broken)
     lines.push(
-      `Four eyes is broken by ${plural(s3.breached, "approve")} that landed or were found made (named above): the service shows ${s3.breached === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${s3.breached === 1 ? "that approval" : "those approvals"} in the service.`
+      `Four eyes is broken by ${plural(broken, "approve")} that landed or were found made (named above): the service shows ${broken === 1 ? "it" : "them"} approved by the batch's preparer, or by another user than the approver identity; review ${broken === 1 ? "that approval" : "those approvals"} in the service.`
+    );
+  if (s3.breached > broken)
+    lines.push(
+      `A batch other than the one reviewed, or other values, may have moved (named above): the interface names a batch by its name alone; check ${s3.breached - broken === 1 ? "that batch" : "those batches"} in the service.`
     );
   if (s3.overwritten)
     lines.push(
@@ -50986,7 +51492,7 @@ function applyText(report2, out) {
     lines.push("Run `revsync plan` to see exactly what is left; `revsync apply` again finishes it.");
   return lines.join("\n");
 }
-var SYMBOL, COLOR2, show6, keptFieldsText, noteLines, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
+var SYMBOL, COLOR2, show7, keptFieldsText, noteLines, alikeMarkdown, cell, changeTitle, LINE_NAME, LINE_REASON, LEAST_NAME, cutWords, notesMarkdown, DRIFT_WORDS, changeWho;
 var init_plan2 = __esm({
   "src/report/plan.ts"() {
     "use strict";
@@ -50997,6 +51503,7 @@ var init_plan2 = __esm({
     init_entries();
     init_who();
     init_four_eyes2();
+    init_look_alike2();
     init_words();
     init_budget();
     init_guardrails();
@@ -51010,9 +51517,15 @@ var init_plan2 = __esm({
       not_in_git: "yellow",
       unsupported: "red"
     };
-    show6 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
+    show7 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
     keptFieldsText = (k2, value2) => Object.entries(k2.fields).map(([f2, v2]) => `${f2}: ${value2(v2)}`).join(", ");
-    noteLines = (notes) => (notes ?? []).map((n) => `Note: ${terminalText(n)}`);
+    noteLines = (notes, alike) => [
+      ...(alike ?? []).map((l) => `Warning: ${terminalText(lookAlikeWords(l))}`),
+      ...(notes ?? []).map((n) => `Note: ${terminalText(n)}`)
+    ];
+    alikeMarkdown = (alike) => (alike ?? []).map((l) => `> **Warning:** ${markdownText(lookAlikeWords(l))}
+
+`).join("");
     cell = (v2) => v2 === void 0 ? "" : markdownCode(JSON.stringify(v2), { cell: true });
     changeTitle = (c2) => `<code>${SYMBOL[c2.action]}</code> <b>${actionWords(c2.action)}</b> ${htmlCode(c2.address)}`;
     LINE_NAME = 240;
@@ -51031,6 +51544,7 @@ var init_plan2 = __esm({
       changed: ["changed", "changed"],
       unmanaged: ["unmanaged", "unmanaged"],
       unmanaged_batch: ["unmanaged batch", "unmanaged batches"],
+      duplicate: ["name held twice", "names held twice"],
       missing: ["missing", "missing"],
       batch_status: ["batch status", "batch statuses"],
       batch_values: ["batch's values", "batches' values"]
@@ -51340,7 +51854,7 @@ function evidenceText(file, r, out, doubt = null) {
     const people = peopleWords(c2, terminalText);
     if (people) lines.push(`                four eyes: ${people}`);
     if (outcomeWords(c2, terminalText)) lines.push(`                guardrails: ${outcomeWords(c2, terminalText)}`);
-    for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show7(d.before)} -> ${show7(d.after)}`);
+    for (const d of c2.diff) lines.push(`                ${terminalText(d.path)}: ${show8(d.before)} -> ${show8(d.after)}`);
     for (const q of c2.requests) lines.push(`                ${out.paint("dim", requestWords(q))}`);
   }
   lines.push("", `  other requests: ${plural(r.other_requests.length, "request")} (the plan's reads, the sign-in)`);
@@ -51352,7 +51866,7 @@ function changeRows2(c2) {
   ).join("<br>");
   const values2 = c2.values ? [`values: ${markdownText(c2.values.file)}, ${plural(c2.values.rows, "row")}, checksum ${markdownText(c2.values.checksum ?? "none")}`] : [];
   const guarded = outcomeWords(c2, markdownText) ? [`guardrails: ${outcomeWords(c2, markdownText)}`] : [];
-  const diff = [...values2, ...guarded, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show7(d.before))} \u2192 ${markdownText(show7(d.after))}`)].join("<br>");
+  const diff = [...values2, ...guarded, ...c2.diff.map((d) => `${markdownText(d.path)}: ${markdownText(show8(d.before))} \u2192 ${markdownText(show8(d.after))}`)].join("<br>");
   return `| ${markdownCode(c2.action, { cell: true })} | ${markdownCode(c2.address, { cell: true })} | ${diff || "\u2014"} | ${sent || "\u2014"} | **${c2.outcome}**: ${markdownText(c2.why)} |`;
 }
 function evidenceMarkdown(file, r, doubt = null) {
@@ -51404,17 +51918,17 @@ function liveWords(f2) {
   const who = f2.modified_by || f2.modified_on ? ` (last changed${f2.modified_by ? ` by ${terminalText(f2.modified_by)}` : ""}${f2.modified_on ? ` at ${terminalText(f2.modified_on)}` : ""})` : "";
   const later = f2.later.length ? ` (then ${terminalText(f2.later.join(", "))})` : "";
   if (f2.holds) return `live: holds  ${terminalText(f2.action)} ${terminalText(f2.address)}${later}`;
-  const what = f2.note ? terminalText(f2.note) : `changed since${who}: ${f2.differs.map((d) => `${terminalText(d.path)} ${show7(d.applied)} -> ${show7(d.now)}`).join(", ")}`;
+  const what = f2.note ? terminalText(f2.note) : `changed since${who}: ${f2.differs.map((d) => `${terminalText(d.path)} ${show8(d.applied)} -> ${show8(d.now)}`).join(", ")}`;
   return `live: CHANGED ${terminalText(f2.action)} ${terminalText(f2.address)}: ${what}${later}`;
 }
-var seconds, show7, requestWords, named2, outcomeWords, liveChanged;
+var seconds, show8, requestWords, named2, outcomeWords, liveChanged;
 var init_evidence = __esm({
   "src/report/evidence.ts"() {
     "use strict";
     init_words();
     init_escape();
     seconds = (a, b2) => `${((Date.parse(b2) - Date.parse(a)) / 1e3).toFixed(1)}s`;
-    show7 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
+    show8 = (v2) => v2 === void 0 ? "(unset)" : JSON.stringify(v2);
     requestWords = (q) => `${terminalText(q.method)} ${terminalText(q.path)} ${q.status ?? (q.in_flight ? "no answer yet: in flight when the run stopped" : "no answer")}${q.error ? ` (${terminalText(q.error)})` : ""}, ${terminalText(q.started_at)}, ${q.duration_ms} ms${q.resend ? ", resend" : ""}${q.user === void 0 ? "" : `, as ${terminalText(q.user ?? "(no user named)")}`}`;
     named2 = (u) => u ?? "(not named)";
     outcomeWords = (c2, esc2) => (c2.guardrails ?? []).filter((o) => o.outcome !== "pass").map((o) => `${esc2(o.rule)} ${o.outcome}: ${esc2(o.message)}`).join("; ");
@@ -52140,7 +52654,7 @@ function demoTenant() {
     realm: DEMO.realm,
     environment: DEMO.environment,
     clients: { [DEMO.clientId]: DEMO.clientSecret },
-    users: Object.fromEntries(Object.entries(DEMO.users).map(([k2, v2]) => [k2, { password: v2.password, roles: [...v2.roles] }])),
+    users: Object.fromEntries(Object.entries(DEMO.users).map(([k2, v2]) => [k2, { password: v2.password, roles: [...v2.roles], email: v2.email }])),
     tenantConfigurations: [
       {
         compliance_id: "TC-0001",
@@ -52284,9 +52798,9 @@ var init_seed = __esm({
       clientId: "revsync",
       clientSecret: "demo-secret",
       users: {
-        alice: { password: "alice-password", roles: ["Revenue Analyst", "Revenue Approver"] },
-        bob: { password: "bob-password", roles: ["Revenue Approver"] },
-        carol: { password: "carol-password", roles: ["Revenue Analyst"] }
+        alice: { password: "alice-password", roles: ["Revenue Analyst", "Revenue Approver"], email: "alice@demo.example" },
+        bob: { password: "bob-password", roles: ["Revenue Approver"], email: "bob@demo.example" },
+        carol: { password: "carol-password", roles: ["Revenue Analyst"], email: "carol@demo.example" }
       }
     };
     T0 = 1767225600;
@@ -52434,6 +52948,9 @@ function parseFaults(body) {
       return `faults[${i}].retry_after must be a number of seconds, or null for none`;
     const field = f2.field;
     if (kind === "omit" && (typeof field !== "string" || field === "")) return `faults[${i}].field must name the field an omit fault leaves out`;
+    const upload = f2.upload;
+    if (kind === "upload" && (!upload || typeof upload !== "object" || Array.isArray(upload)))
+      return `faults[${i}].upload must be the body of an upload (an object, as POST /__admin/uploads takes)`;
     const p = f2.probability;
     if (p !== void 0 && (typeof p !== "number" || p < 0 || p > 1)) return `faults[${i}].probability must be a number from 0 to 1`;
     faults.push(f2);
@@ -52467,7 +52984,7 @@ var KINDS2, TokenBucket, FaultTable;
 var init_faults = __esm({
   "src/emulator/faults.ts"() {
     "use strict";
-    KINDS2 = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle", "omit"];
+    KINDS2 = ["latency", "status", "rate_limit", "drop", "error_array", "token_expiry", "success_status", "trickle", "omit", "upload"];
     TokenBucket = class {
       constructor(rate2, burst, now = Date.now) {
         this.rate = rate2;
@@ -52642,8 +53159,8 @@ function validate2(definition, body) {
   if (!fn(body)) throw new EmuError(400, "invalid request body", describeAjvErrors(fn.errors));
   return body;
 }
-function bump(env2, user) {
-  env2.version_id = String(Number(env2.version_id) + 1);
+function bump(env2, user, step = 1) {
+  env2.version_id = String(Number(env2.version_id) + step);
   env2.last_modified_on = Math.max(epoch(), env2.last_modified_on + 1);
   env2.last_modified_by = user;
 }
@@ -52657,7 +53174,7 @@ function checkIfMatch(ifMatch, version2) {
 function listTenantConfigurations(t) {
   return t.tenantConfigurations;
 }
-function patchTenantConfiguration(t, caller, id, raw, ifMatch) {
+function patchTenantConfiguration(t, caller, id, raw, ifMatch, versionStep = 1) {
   const body = validate2("TenantConfigurationUpdateBody", raw);
   const env2 = t.tenantConfigurations.find((e) => e.compliance_id === id);
   if (!env2) throw new EmuError(404, `no tenant configuration with compliance_id ${id}`);
@@ -52673,7 +53190,7 @@ function patchTenantConfiguration(t, caller, id, raw, ifMatch) {
   if (problems.length) throw new EmuError(400, "invalid request body", problems);
   if (!item) throw new EmuError(400, "invalid request body");
   Object.assign(live, item, { updated_at: epoch(), updated_by: caller.user });
-  bump(env2, caller.user);
+  bump(env2, caller.user, versionStep);
   return {
     compliance_id: env2.compliance_id,
     compliance_details: [{ error: [], message: "Tenant configuration updated", unique_key: env2.unique_key }],
@@ -52837,7 +53354,10 @@ function uploadedBatch(state, t, b2, user, now) {
   if (!policy2) throw new EmuError(404, "no such SSP policy");
   if (policy2.item.method === "formula") throw new EmuError(409, "a formula policy has no uploaded batches");
   const batchName = str4("batch_name");
-  if (policy2.batches.some((x2) => x2.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
+  const duplicate = b2.duplicate;
+  if (duplicate !== void 0 && duplicate !== "first" && duplicate !== "last")
+    throw new EmuError(400, 'duplicate must be "first" or "last"', [{ field: "duplicate", message: 'must be "first" or "last"' }]);
+  if (!duplicate && policy2.batches.some((x2) => x2.batch_name === batchName)) throw new EmuError(409, "a batch of that name exists");
   const input = {
     batch_name: batchName,
     file_name: typeof b2.file_name === "string" ? b2.file_name : void 0,
@@ -52853,11 +53373,13 @@ function uploadedBatch(state, t, b2, user, now) {
     batch: input,
     csv: typeof b2.csv === "string" ? b2.csv : void 0
   });
-  policy2.batches.push(batch);
+  if (duplicate === "first") policy2.batches.unshift(batch);
+  else policy2.batches.push(batch);
   bump(policy2, user);
   return batch;
 }
-function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false) {
+function batchAction(t, caller, action, id, batchName, ifMatch, opts = {}) {
+  const fourEyes = opts.fourEyes === true;
   if (action !== "review" && action !== "approve") throw new EmuError(404, `unknown SSP batch action ${JSON.stringify(action)}`);
   const p = t.ssp.find((x2) => x2.compliance_id === id);
   if (!p) throw new EmuError(404, `no SSP policy with compliance_id ${id}`);
@@ -52886,7 +53408,7 @@ function batchAction(t, caller, action, id, batchName, ifMatch, fourEyes = false
   }
   const now = epoch();
   Object.assign(b2, { status: to, updated_at: now, updated_by: caller.user, timestamp: now, can_delete: to !== "approved" });
-  bump(p, caller.user);
+  bump(p, caller.user, opts.versionStep);
   return {
     compliance_id: p.compliance_id,
     compliance_details: [{ error: [], message: `Batch ${batchName} ${to}`, unique_key: p.compliance_name }],
@@ -53000,6 +53522,37 @@ var init_service2 = __esm({
   }
 });
 
+// src/emulator/tokens.ts
+function subjectOf(realm, user) {
+  return (0, import_node_crypto6.createHash)("sha256").update(`${realm}
+${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
+}
+function accessToken(o) {
+  if (o.opaque) return `at.${(0, import_node_crypto6.randomBytes)(24).toString("base64url")}`;
+  const now = Math.floor(Date.now() / 1e3);
+  const claims = {
+    exp: now + o.ttlS,
+    iat: now,
+    jti: (0, import_node_crypto6.randomBytes)(8).toString("hex"),
+    iss: `revsync-emulator/realms/${o.realm}`,
+    sub: subjectOf(o.realm, o.user),
+    typ: "Bearer",
+    azp: o.clientId,
+    session_state: o.session,
+    preferred_username: o.user,
+    ...o.email ? { email: o.email } : {}
+  };
+  return `${part({ alg: "HS256", typ: "JWT" })}.${part(claims)}.${(0, import_node_crypto6.randomBytes)(24).toString("base64url")}`;
+}
+var import_node_crypto6, part;
+var init_tokens = __esm({
+  "src/emulator/tokens.ts"() {
+    "use strict";
+    import_node_crypto6 = require("node:crypto");
+    part = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  }
+});
+
 // src/emulator/server.ts
 function trickle(res, body, ms) {
   return new Promise((resolve18) => {
@@ -53053,6 +53606,19 @@ function tooMany(retryAfter) {
   const headers = retryAfter === null ? {} : { "retry-after": String(retryAfter) };
   return new Reply(429, { status: 429, message: "too many requests", error: [{ message: "too many requests" }] }, "application/json", headers);
 }
+function checkSettings(b2, settings) {
+  for (const [k2, v2] of Object.entries(b2)) {
+    if (!(k2 in settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k2)}; the settings are ${Object.keys(settings).join(", ")}`);
+    if (k2 === "version_step") {
+      if (!Number.isSafeInteger(v2) || v2 < 1) throw new EmuError(400, `${k2} must be a whole number, 1 or more`);
+    } else if (typeof v2 !== "boolean") throw new EmuError(400, `${k2} must be true or false`);
+  }
+}
+function userNamed(t, login) {
+  if (t.users[login] || !login.includes("@")) return login;
+  const lower = login.toLowerCase();
+  return Object.entries(t.users).find(([, u]) => u.email?.toLowerCase() === lower)?.[0] ?? login;
+}
 async function startEmulator(opts) {
   const emulator = new Emulator(
     opts.state,
@@ -53060,7 +53626,7 @@ async function startEmulator(opts) {
     opts.accessTtlS,
     opts.refreshTtlS,
     opts.profile,
-    { if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
+    { ...DEFAULT_SETTINGS, if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
     opts.rateLimit
   );
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);
@@ -53083,11 +53649,11 @@ async function startEmulator(opts) {
     })
   };
 }
-var import_node_crypto5, import_node_http, MAX_BODY, JOURNAL_MAX, API, Reply, sleep, Emulator;
+var import_node_crypto7, import_node_http, DEFAULT_SETTINGS, MAX_BODY, JOURNAL_MAX, API, Reply, sleep, Emulator;
 var init_server = __esm({
   "src/emulator/server.ts"() {
     "use strict";
-    import_node_crypto5 = require("node:crypto");
+    import_node_crypto7 = require("node:crypto");
     import_node_http = require("node:http");
     init_authorize();
     init_faults();
@@ -53096,6 +53662,8 @@ var init_server = __esm({
     init_service2();
     init_service2();
     init_state2();
+    init_tokens();
+    DEFAULT_SETTINGS = { if_match: true, four_eyes: false, opaque_tokens: false, version_step: 1 };
     MAX_BODY = 1024 * 1024;
     JOURNAL_MAX = 2e4;
     API = "/apis/";
@@ -53115,7 +53683,7 @@ var init_server = __esm({
     };
     sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     Emulator = class {
-      constructor(state, statePath, accessTtlS = 300, refreshTtlS = 1800, profile = "default", startSettings = { if_match: true, four_eyes: false }, rateLimit) {
+      constructor(state, statePath, accessTtlS = 300, refreshTtlS = 1800, profile = "default", startSettings = DEFAULT_SETTINGS, rateLimit) {
         this.state = state;
         this.statePath = statePath;
         this.profile = profile;
@@ -53204,6 +53772,8 @@ var init_server = __esm({
             return tooMany(f2.retry_after === void 0 ? 1 : f2.retry_after);
           } else if (f2.kind === "success_status") {
             success2 = f2.status ?? 204;
+          } else if (f2.kind === "upload" && f2.upload) {
+            this.upload(f2.upload);
           } else if (f2.kind === "omit" && f2.field) {
             omit.push(f2.field);
           } else if (f2.kind === "error_array") {
@@ -53267,7 +53837,7 @@ var init_server = __esm({
         }
         if (path.startsWith("/apis/policy-sets/v1/policy/tenant-configurations/") && seg.length === 7) {
           allow("PATCH");
-          return json(patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson2(raw), ifMatch));
+          return json(patchTenantConfiguration(t, caller, seg[6] ?? "", parseJson2(raw), ifMatch, this.settings.version_step));
         }
         if (path === "/apis/policy-sets/v1/policy/ssp") {
           if (method === "GET") return json(getSsp(t, q("policy_name"), q("batch_name")));
@@ -53290,7 +53860,12 @@ var init_server = __esm({
         }
         if (path.startsWith("/apis/policy-sets/v1/policy/ssp/") && seg.length === 9) {
           allow("PATCH");
-          return json(batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, this.settings.four_eyes));
+          return json(
+            batchAction(t, caller, seg[6] ?? "", seg[7] ?? "", seg[8] ?? "", ifMatch, {
+              fourEyes: this.settings.four_eyes,
+              versionStep: this.settings.version_step
+            })
+          );
         }
         if (path === "/apis/oingest-approval/v1/pending") {
           allow("GET");
@@ -53319,7 +53894,8 @@ var init_server = __esm({
         return { user: rec.user, roles: user.roles };
       }
       issue(kind, base, ttlS) {
-        const value2 = `${kind === "access" ? "at" : "rt"}.${(0, import_node_crypto5.randomBytes)(24).toString("base64url")}`;
+        const email = this.tenant(base.realm)?.users[base.user]?.email;
+        const value2 = kind === "access" ? accessToken({ ...base, ...email ? { email } : {}, ttlS, opaque: this.settings.opaque_tokens }) : `rt.${(0, import_node_crypto7.randomBytes)(24).toString("base64url")}`;
         this.state.tokens[value2] = { ...base, kind, expiresAt: Date.now() + ttlS * 1e3 };
         return value2;
       }
@@ -53342,22 +53918,21 @@ var init_server = __esm({
         return new Reply(page2.status, page2.html, "text/html; charset=utf-8", headers);
       }
       /** The key the implicit flow's tokens are signed with (HS256): the emulator's own, for this run. */
-      signingKey = (0, import_node_crypto5.randomBytes)(32);
+      signingKey = (0, import_node_crypto7.randomBytes)(32);
       /** An access token of the implicit flow: a JWT as Keycloak issues one (the user in preferred_username
        *  and sub, the client in azp, the sign-in's nonce), bound to its realm and user as every token is. No
        *  refresh token: the implicit flow has none. */
       issueImplicit(issuer, realm, user, clientId, nonce) {
         const now = Date.now();
         for (const [k2, v2] of Object.entries(this.state.tokens)) if (v2.expiresAt <= now) delete this.state.tokens[k2];
-        const session = (0, import_node_crypto5.randomUUID)();
+        const session = (0, import_node_crypto7.randomUUID)();
         const iat = Math.floor(now / 1e3);
-        const sub = (0, import_node_crypto5.createHash)("sha256").update(`${realm}
-${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3-$4-$5");
+        const sub = subjectOf(realm, user);
         const claims = {
           exp: iat + this.accessTtlS,
           iat,
           auth_time: iat,
-          jti: (0, import_node_crypto5.randomUUID)(),
+          jti: (0, import_node_crypto7.randomUUID)(),
           iss: issuer,
           aud: "account",
           sub,
@@ -53369,9 +53944,9 @@ ${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3
           scope: "openid profile email",
           preferred_username: user
         };
-        const part = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
-        const unsigned = `${part({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part(claims)}`;
-        const token = `${unsigned}.${(0, import_node_crypto5.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
+        const part2 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
+        const unsigned = `${part2({ alg: "HS256", typ: "JWT", kid: "emulator" })}.${part2(claims)}`;
+        const token = `${unsigned}.${(0, import_node_crypto7.createHmac)("sha256", this.signingKey).update(unsigned).digest("base64url")}`;
         this.state.tokens[token] = { kind: "access", realm, user, clientId, session, expiresAt: now + this.accessTtlS * 1e3 };
         this.persist();
         return { token, expiresIn: this.accessTtlS, session };
@@ -53393,10 +53968,10 @@ ${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3
         let session;
         const grant = form.get("grant_type");
         if (grant === "password") {
-          user = form.get("username") ?? "";
+          user = userNamed(t, form.get("username") ?? "");
           const u = t.users[user];
           if (!u || u.password !== form.get("password")) return fail(401, "invalid_grant", "invalid user credentials");
-          session = (0, import_node_crypto5.randomUUID)();
+          session = (0, import_node_crypto7.randomUUID)();
         } else if (grant === "refresh_token") {
           const rt = form.get("refresh_token") ?? "";
           const rec = this.state.tokens[rt];
@@ -53445,10 +54020,7 @@ ${user}`).digest("hex").replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, "$1-$2-$3
         if (path === "/__admin/settings") {
           if (method === "POST") {
             const b2 = body();
-            for (const [k2, v2] of Object.entries(b2)) {
-              if (!(k2 in this.settings)) throw new EmuError(400, `unknown setting ${JSON.stringify(k2)}; the settings are ${Object.keys(this.settings).join(", ")}`);
-              if (typeof v2 !== "boolean") throw new EmuError(400, `${k2} must be true or false`);
-            }
+            checkSettings(b2, this.settings);
             Object.assign(this.settings, b2);
           } else if (method !== "GET") throw new EmuError(405, `${method} is not allowed on ${path}`);
           return new Reply(200, this.settings);
@@ -53715,14 +54287,43 @@ function connectionProblems(config, doc, file) {
       if (credentials) problems.push({ ...where2, message: `environments.${name}.${field}: ${credentials}` });
     }
   }
+  const locks = [
+    ["/lock/remote", config.lock?.remote],
+    ...Object.entries(config.environments ?? {}).map(([name, env2]) => [
+      `/environments/${name}/lock/remote`,
+      env2?.lock?.remote
+    ])
+  ];
+  for (const [pointer2, remote] of locks) {
+    const credentials = typeof remote === "string" ? remoteCredentials(remote) : void 0;
+    if (credentials) problems.push({ file, ...at(doc, pointer2), severity: "error", message: `${pointer2.slice(1).replace(/\//g, ".")}: ${credentials}` });
+  }
   return problems;
+}
+function remoteCredentials(text3) {
+  if (variablesIn(text3).length) return void 0;
+  let url;
+  try {
+    url = new URL(text3.trim());
+  } catch {
+    return void 0;
+  }
+  const web = /^(https?|ftps?):$/i.test(url.protocol);
+  if (url.password === "" && (url.username === "" || !web)) return void 0;
+  return `it holds a ${url.password !== "" ? "password" : "user name, which for an http(s) remote is a credential (a token written as the user signs in)"} (${url.protocol}//[credentials]@${url.host}): credentials never live in files; name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives`;
 }
 function environmentNames(repo) {
   return Object.keys(repo.config.environments);
 }
 function selectEnv(repo, wanted, env2) {
   const names = environmentNames(repo);
-  const name = wanted ?? env2.REVSYNC_ENV ?? (names.length === 1 ? names[0] : void 0);
+  const fromEnv = env2.REVSYNC_ENV || void 0;
+  if (wanted !== void 0 && fromEnv !== void 0 && wanted !== fromEnv)
+    throw new UserError(
+      `--env ${JSON.stringify(wanted)} and REVSYNC_ENV=${JSON.stringify(fromEnv)} name two environments: nothing was sent`,
+      "name one environment: unset REVSYNC_ENV, or give the same name to both"
+    );
+  const name = wanted ?? fromEnv ?? (names.length === 1 ? names[0] : void 0);
   if (!name) throw new UserError(`${CONFIG_FILE} has several environments (${names.join(", ")}): choose one with --env NAME or REVSYNC_ENV`);
   if (!names.includes(name)) throw new UserError(`no environment ${JSON.stringify(name)} in ${CONFIG_FILE}; it has: ${names.join(", ")}`);
   return name;
@@ -53796,10 +54397,15 @@ function resolveEnv(repo, name, env2) {
     origins,
     service: serviceChoices(raw.service, repo.config.approvals, env2),
     rateLimit: raw.rate_limit,
-    fourEyes: raw.four_eyes ?? repo.config.four_eyes ?? false,
+    ...fourEyesOf(raw.four_eyes ?? repo.config.four_eyes),
     ...evidence === void 0 ? {} : { evidence: (0, import_node_path12.resolve)(repo.root, evidence) },
     lock
   };
+}
+function fourEyesOf(raw) {
+  if (raw === void 0 || raw === false) return { fourEyes: false };
+  if (raw === true) return { fourEyes: true };
+  return { fourEyes: true, ...raw.local_apply ? { fourEyesLocalApply: true } : {} };
 }
 function endpoints(repo, name, env2) {
   const raw = repo.config.environments[name];
@@ -53826,11 +54432,8 @@ function lockSetting(name, raw, remote, baseUrl, authUrl) {
       "remove lock: local (the default for a service not on loopback is a ref of the git remote origin), or name a remote every machine that applies reaches: lock: { remote: NAME }"
     );
   if (remote !== void 0) {
-    if (/^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i.test(remote))
-      throw new UserError(
-        `environment ${JSON.stringify(name)}: lock.remote holds a password in its URL; credentials never live in files`,
-        "name a remote (git remote add locks URL) whose credentials git's credential helper or SSH agent gives"
-      );
+    const credentials = remoteCredentials(remote);
+    if (credentials) throw new UserError(`environment ${JSON.stringify(name)}: lock.remote ${credentials}`);
     return { kind: "git", remote };
   }
   if (raw === "git") return { kind: "git", remote: "origin" };
@@ -54027,7 +54630,7 @@ function plainText(abs, inside) {
   return text3;
 }
 function loadPlain(text3) {
-  const jsYaml = (0, import_node_module3.createRequire)(__revsyncModuleUrl)("js-yaml");
+  const jsYaml = (0, import_node_module4.createRequire)(__revsyncModuleUrl)("js-yaml");
   const starts = { cases: [], contracts: [] };
   let depth = 0;
   let inList;
@@ -54116,12 +54719,12 @@ function loadTests(repo, vars) {
   }
   return { cases, contracts, diagnostics, dir, found: true };
 }
-var import_node_fs8, import_node_module3, import_node_path13, pointer, GUARDRAIL_TEST;
+var import_node_fs8, import_node_module4, import_node_path13, pointer, GUARDRAIL_TEST;
 var init_test_files = __esm({
   "src/config/test-files.ts"() {
     "use strict";
     import_node_fs8 = require("node:fs");
-    import_node_module3 = require("node:module");
+    import_node_module4 = require("node:module");
     init_ajv();
     import_node_path13 = require("node:path");
     init_repo();
@@ -54179,34 +54782,6 @@ var init_validate2 = __esm({
   }
 });
 
-// src/tenant.ts
-function serviceUrl(baseUrl) {
-  const text3 = baseUrl.trim();
-  let u;
-  try {
-    u = new URL(text3);
-  } catch {
-    return text3.replace(/\/+$/, "");
-  }
-  const host = LOOPBACK.test(u.hostname) || u.hostname === "[0:0:0:0:0:0:0:1]" ? "localhost" : u.hostname;
-  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ""}${u.pathname.replace(/\/+$/, "")}`;
-}
-function tenantIdentity(baseUrl, realm) {
-  const url = serviceUrl(baseUrl);
-  const key4 = (0, import_node_crypto6.createHash)("sha256").update(`${url}
-${realm}`).digest("hex");
-  const label = `${url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")}/${realm}`.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").slice(0, 60).replace(/^[-.]+|[-.]+$/g, "");
-  return { url, realm, key: key4, label };
-}
-var import_node_crypto6;
-var init_tenant = __esm({
-  "src/tenant.ts"() {
-    "use strict";
-    import_node_crypto6 = require("node:crypto");
-    init_loopback();
-  }
-});
-
 // src/api/sign-in-store.ts
 function signInFolder(penv, platform = process.platform) {
   const home = penv.HOME || penv.USERPROFILE || (0, import_node_os.homedir)();
@@ -54218,7 +54793,7 @@ function signInFolder(penv, platform = process.platform) {
 }
 function signInFile(folder, target, role) {
   const bound = [target.environment, serviceUrl(target.baseUrl), serviceUrl(target.authUrl), target.realm].join("\n");
-  const hash = (0, import_node_crypto7.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
+  const hash = (0, import_node_crypto8.createHash)("sha256").update(bound).digest("hex").slice(0, 16);
   const name = target.environment.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40) || "env";
   return (0, import_node_path14.join)(folder, `${name}.${role}.${hash}.json`);
 }
@@ -54320,11 +54895,11 @@ function privateFolder(folder) {
     if (process.platform !== "win32" && stats.mode & 63) (0, import_node_fs9.chmodSync)(dir, 448);
   }
 }
-var import_node_crypto7, import_node_fs9, import_node_os, import_node_path14, ROLES;
+var import_node_crypto8, import_node_fs9, import_node_os, import_node_path14, ROLES;
 var init_sign_in_store = __esm({
   "src/api/sign-in-store.ts"() {
     "use strict";
-    import_node_crypto7 = require("node:crypto");
+    import_node_crypto8 = require("node:crypto");
     import_node_fs9 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path14 = require("node:path");
@@ -56586,14 +57161,14 @@ function freshConfig(env2, prefix, flags) {
     ""
   ].join("\n");
 }
-var import_node_child_process, import_node_fs11, import_node_path17, import_node_module4, import_node_util, import_yaml4, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
+var import_node_child_process, import_node_fs11, import_node_path17, import_node_module5, import_node_util, import_yaml4, OWN_ROOT, CI_DIR, CI_FILES, ownPackage, isLocalSpec, PLACEHOLDER, GITIGNORE_HEADER, GITIGNORE_LINES;
 var init_init = __esm({
   "src/cli/init.ts"() {
     "use strict";
     import_node_child_process = require("node:child_process");
     import_node_fs11 = require("node:fs");
     import_node_path17 = require("node:path");
-    import_node_module4 = require("node:module");
+    import_node_module5 = require("node:module");
     import_node_util = require("node:util");
     import_yaml4 = __toESM(require_dist(), 1);
     init_errors();
@@ -56612,7 +57187,7 @@ var init_init = __esm({
       ],
       gitlab: [["gitlab/.gitlab-ci.yml", ".gitlab-ci.yml"]]
     };
-    ownPackage = () => (0, import_node_module4.createRequire)(__revsyncModuleUrl)((0, import_node_path17.join)(OWN_ROOT, "package.json"));
+    ownPackage = () => (0, import_node_module5.createRequire)(__revsyncModuleUrl)((0, import_node_path17.join)(OWN_ROOT, "package.json"));
     isLocalSpec = (spec) => /^(git\+)?(file|link):/.test(spec) || /^(\/|\.{1,2}([/\\]|$)|~|[A-Za-z]:[/\\])/.test(spec);
     PLACEHOLDER = "git+https://<git host>/<org>/revsync.git#<release tag or full commit id>";
     GITIGNORE_HEADER = "# Saved plans (revsync plan --out) and what the CI recipes write (plans, their markdown, drift, policy test reports): made in CI, not committed.";
@@ -56683,6 +57258,62 @@ var init_read2 = __esm({
   }
 });
 
+// src/plan/held-twice.ts
+function heldTwiceOf(live, targets, kinds) {
+  return kinds.flatMap((k2) => k2.heldTwice?.(liveOf(k2, live)) ?? []).filter((h) => touchedBy(h.address, targets));
+}
+function forgetHeldTwice(unknown, held) {
+  for (const address of [...unknown.keys()]) if (held.some((h) => under(h, address))) unknown.delete(address);
+}
+function heldTwiceWords(h, inGit) {
+  const name = h.address.slice(h.address.lastIndexOf("/") + 1);
+  const held = `the service holds ${h.copies.length} ${h.what} named ${JSON.stringify(name)}: ${h.copies.map((c2, i) => `(${i + 1}) ${c2}`).join("; ")}`;
+  return inGit ? `${held}. The interface names each by that name, so revsync cannot tell which one git's file means, nor which one a write would reach: it compares neither with git and writes to none (nothing at or below this address); remove or rename the copies in the service until one holds the name, then plan again` : `${held}, and git has no file for the name. The interface names each by that name, so none of them can be managed: remove or rename the copies in the service until one holds the name`;
+}
+function planHeldTwice(changes, held, inGit) {
+  if (!held.length) return changes;
+  const out = [];
+  for (const c2 of changes) {
+    const h = held.find((x2) => under(x2, c2.address));
+    if (!h) out.push(c2);
+    else if (c2.address !== h.address && (isApplied(c2) || c2.action === "blocked"))
+      out.push(
+        shownEntry("blocked", c2.address, `${h.address} is held more than once in the service (its own entry lists each copy): nothing is written below it`, {
+          before: c2.before,
+          after: c2.after,
+          diff: c2.diff,
+          ...c2.source ? { source: c2.source } : {}
+        })
+      );
+  }
+  for (const h of held) {
+    const named3 = [...inGit].some((a) => under(h, a));
+    out.push(shownEntry(named3 ? "blocked" : "not_in_git", h.address, heldTwiceWords(h, named3)));
+  }
+  return out;
+}
+function driftHeldTwice(items, held, inGit) {
+  if (!held.length) return items;
+  const out = items.filter((i) => !held.some((h) => under(h, i.address)));
+  for (const h of held) {
+    const named3 = [...inGit].some((a) => under(h, a));
+    out.push({ address: h.address, class: "duplicate", diff: [], message: heldTwiceWords(h, named3), modified_by: null, modified_on: null });
+  }
+  return out;
+}
+var under, keptHeldTwice;
+var init_held_twice2 = __esm({
+  "src/plan/held-twice.ts"() {
+    "use strict";
+    init_entries2();
+    init_kind();
+    init_address();
+    init_model();
+    under = (h, address) => address === h.address || address.startsWith(`${h.address}/`);
+    keptHeldTwice = (kept2, held) => kept2.filter((k2) => !held.some((h) => under(h, k2.address)));
+  }
+});
+
 // src/plan/build.ts
 function entries(desired, live, targets, kinds) {
   const findings = { targets, problems: [], unknown: /* @__PURE__ */ new Map() };
@@ -56708,7 +57339,10 @@ function entries(desired, live, targets, kinds) {
       );
     }
   }
-  return { changes, findings, kept: keptOf(desired, live, targets, kinds) };
+  const held = heldTwiceOf(live, targets, kinds);
+  const inGit = new Set(kinds.flatMap((k2) => k2.addressesIn(desiredOf(k2, desired))));
+  forgetHeldTwice(findings.unknown, held);
+  return { changes: planHeldTwice(changes, held, inGit), findings, kept: keptHeldTwice(keptOf(desired, live, targets, kinds), held) };
 }
 function keptOf(desired, live, targets, kinds) {
   const kept2 = kinds.flatMap((k2) => k2.kept?.(desiredOf(k2, desired), liveOf(k2, live), targets) ?? []);
@@ -56716,6 +57350,7 @@ function keptOf(desired, live, targets, kinds) {
 }
 function draftPlan(desired, live, meta, kinds = KINDS) {
   const { changes, findings, kept: kept2 } = entries(desired, live, meta.targets, kinds);
+  const alike = lookAlikes(desired, live, meta.targets, kinds);
   const rank = (c2) => kindOf2(kinds, c2.address)?.rank?.(c2) ?? 0;
   changes.sort((a, b2) => (ORDER[a.action] ?? 9) - (ORDER[b2.action] ?? 9) || rank(a) - rank(b2) || byCodePoint(a.address, b2.address));
   return {
@@ -56732,7 +57367,8 @@ function draftPlan(desired, live, meta, kinds = KINDS) {
     changes: plainData(changes),
     summary: summarize(ACTIONS, changes, "action"),
     notes: unknownNotes(findings.unknown),
-    ...kept2.length ? { kept_live: kept2 } : {}
+    ...kept2.length ? { kept_live: kept2 } : {},
+    ...alike.length ? { look_alike: alike } : {}
   };
 }
 function seal(plan) {
@@ -56751,6 +57387,8 @@ var init_build = __esm({
     init_unknown();
     init_who();
     init_number();
+    init_look_alike2();
+    init_held_twice2();
     init_model();
     ORDER = { update: 0, create: 1, review: 2, approve: 3, blocked: 4, unsupported: 5, not_in_git: 6 };
   }
@@ -57065,6 +57703,291 @@ var init_make = __esm({
   }
 });
 
+// src/apply/graph.ts
+function buildSteps(plan, kinds = KINDS) {
+  const steps = plan.changes.filter(isApplied).map((change, id) => {
+    const kind = kindOf2(kinds, change.address);
+    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
+    return { id, change, kind, needs: [], after: [] };
+  });
+  const earlier = [];
+  for (const kind of kinds) {
+    const own2 = steps.filter((s3) => s3.kind === kind);
+    const order2 = kind.order?.(own2.map((s3) => s3.change)) ?? [];
+    own2.forEach((s3, i) => {
+      s3.after.push(...earlier);
+      s3.needs.push(...(order2[i]?.needs ?? []).map((n) => own2[n].id));
+      s3.after.push(...(order2[i]?.after ?? []).map((n) => own2[n].id));
+    });
+    earlier.push(...own2.map((s3) => s3.id));
+  }
+  return steps;
+}
+function skipDependents(steps, outcomes, running2, settle2) {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const s3 of steps) {
+      if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
+      const bad = s3.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
+      if (!bad) continue;
+      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
+      settle2({ step: s3, status: "skipped", message: `skipped: ${why}` });
+      changed = true;
+    }
+  }
+}
+async function schedule(steps, exec, opts) {
+  const outcomes = /* @__PURE__ */ new Map();
+  const running2 = /* @__PURE__ */ new Set();
+  return new Promise((resolve18) => {
+    const settle2 = (o) => {
+      outcomes.set(o.step.id, o);
+      opts.onFinish?.(o);
+    };
+    const pump = () => {
+      skipDependents(steps, outcomes, running2, settle2);
+      if (opts.isStopping()) {
+        for (const s3 of steps)
+          if (!outcomes.has(s3.id) && !running2.has(s3.id)) settle2({ step: s3, status: "skipped", message: "skipped: interrupted before it started" });
+      }
+      for (const s3 of steps) {
+        if (running2.size >= opts.concurrency) break;
+        if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
+        const ready = s3.needs.every((n) => outcomes.get(n)?.status === "done") && s3.after.every((n) => outcomes.has(n));
+        if (!ready) continue;
+        running2.add(s3.id);
+        opts.onStart?.(s3, running2.size);
+        exec(s3).then(
+          (r) => settle2({ step: s3, status: "done", ...typeof r === "string" ? { message: r } : r }),
+          (e) => {
+            const { outcome, four_eyes } = e ?? {};
+            settle2({
+              step: s3,
+              status: "failed",
+              message: e instanceof Error ? e.message : String(e),
+              ...typeof outcome === "string" ? { outcome } : {},
+              ...four_eyes ? { four_eyes } : {}
+            });
+          }
+        ).finally(() => {
+          running2.delete(s3.id);
+          pump();
+        });
+      }
+      if (running2.size === 0 && outcomes.size === steps.length) resolve18(steps.map((s3) => outcomes.get(s3.id)));
+    };
+    pump();
+  });
+}
+var init_graph = __esm({
+  "src/apply/graph.ts"() {
+    "use strict";
+    init_errors();
+    init_registry();
+    init_model();
+  }
+});
+
+// src/apply/run.ts
+function outcomeOf2(o) {
+  if (o.status === "skipped") return "skipped";
+  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
+  return OUTCOMES.includes(kind) ? kind : "failed";
+}
+function countOutcomes(outcomes) {
+  const counts2 = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
+  for (const o of outcomes) counts2[o.outcome]++;
+  return counts2;
+}
+function payloadProblems(plan, kinds = KINDS) {
+  return plan.changes.flatMap((c2) => {
+    if (!isApplied(c2)) return [];
+    const kind = kindOf2(kinds, c2.address);
+    const problems = !c2.payload ? ["no payload"] : !kind ? ["revsync does not know this kind of address"] : kind.payloadProblems(c2, plan.changes);
+    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
+  });
+}
+function checkPayloads(plan, kinds = KINDS) {
+  const problems = payloadProblems(plan, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what it shows, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only as revsync wrote it: run revsync plan again"
+    );
+  }
+  return plan;
+}
+function gitProblems(plan, desired, kinds = KINDS) {
+  return plan.changes.flatMap((c2) => {
+    if (!isApplied(c2)) return [];
+    const kind = kindOf2(kinds, c2.address);
+    const problems = kind ? kind.gitProblems(c2, desiredOf(kind, desired), plan.changes) : ["revsync does not know this kind of address"];
+    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
+  });
+}
+function checkAgainstGit(plan, desired, kinds = KINDS) {
+  const problems = gitProblems(plan, desired, kinds);
+  if (problems.length) {
+    throw new UserError(
+      `the plan's writes are not what git asks for now, so nothing was sent:
+  ${problems.join("\n  ")}`,
+      "a saved plan is applied only while the policy files ask for what it writes: run revsync plan again, review it, and apply that plan"
+    );
+  }
+  return plan;
+}
+function checkApprover(core, plan, fourEyes) {
+  const approver = core.approverAuth;
+  if (!approver) return;
+  if (sameUser(approver.username, core.auth.username)) {
+    throw new UserError(
+      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+  if (fourEyes && !approver.username && plan.changes.some((c2) => c2.action === "approve")) {
+    throw new UserError(
+      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
+      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
+    );
+  }
+}
+function checkSignedIn(core, plan, fourEyes) {
+  const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
+  if (!approves) return;
+  const as = core.approverAuth ?? core.auth;
+  if (fourEyes && !as.identity) {
+    throw new UserError(
+      `four eyes: the token the service issued to ${core.approverAuth ? "the approver identity" : "revsync's sign-in, which sends the approves,"} names no user (no preferred_username or sub claim), so who approves cannot be told${as.username ? ` (${as.username} is what a variable says, not the service)` : ""}; nothing was sent`,
+      "give the approver identity credentials whose token names its user: REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD"
+    );
+  }
+  const approver = core.approverAuth?.identity;
+  const own2 = core.auth.identity;
+  const shared = approver && own2 ? approver.find((n) => own2.some((m) => sameUser(n, m))) : void 0;
+  if (core.approverAuth && shared) {
+    throw new UserError(
+      `the approver identity signs in as ${shared}, the same user as revsync's own sign-in (as the service's tokens name them): approves would go as the user who prepared them, so nothing was sent`,
+      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
+    );
+  }
+}
+function readyToApply(plan, core, opts) {
+  const applied = plan.changes.filter(isApplied);
+  for (const k2 of opts.kinds ?? KINDS) {
+    const own2 = applied.filter((c2) => kindOf2(opts.kinds ?? KINDS, c2.address) === k2);
+    if (own2.length) k2.ready?.(own2, core);
+  }
+  checkApprover(core, plan, opts.fourEyes);
+  return plan;
+}
+function outcomeWords2(action, o) {
+  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
+  if (o.kind === "already")
+    return o.answered !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)` : o.unprocessed !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)` : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
+  if (o.kind === "confirmed")
+    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
+  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
+  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
+  throw o.error;
+}
+function stepResult(action, o) {
+  try {
+    return { message: outcomeWords2(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
+  } catch (e) {
+    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
+  }
+}
+function runStep(step, applier, core) {
+  return applier.write(step.change, core);
+}
+function stepWords(action, r) {
+  const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
+  if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
+  if (r.breached) throw Object.assign(new StepFailed(r.breached, "breached"), four);
+  try {
+    const s3 = stepResult(action, r.outcome);
+    return { ...s3, message: `${s3.message}${r.also ?? ""}`, ...four };
+  } catch (e) {
+    throw Object.assign(e, four);
+  }
+}
+function reportEntry(o) {
+  return {
+    address: o.step.change.address,
+    action: o.step.change.action,
+    status: o.status,
+    outcome: outcomeOf2(o),
+    message: o.message,
+    ...o.four_eyes ? { four_eyes: o.four_eyes } : {},
+    ...o.answered !== void 0 ? { answered: o.answered } : {}
+  };
+}
+async function settle(outcomes, appliers) {
+  for (const [kind, applier] of appliers) {
+    const landed = outcomes.filter((o) => o.step.kind === kind && o.status === "done");
+    if (!applier.settle || !landed.length) continue;
+    const said = await applier.settle(landed.map((o) => o.step.change));
+    for (const o of landed) {
+      const s3 = said.get(o.step.change.address);
+      if (!s3) continue;
+      if ("unchecked" in s3) o.message = `${o.message} (${s3.unchecked})`;
+      else Object.assign(o, { status: "failed", outcome: "overwritten", message: s3.overwritten });
+    }
+  }
+}
+async function applyPlan(core, plan, opts) {
+  const kinds = opts.kinds ?? KINDS;
+  const observers2 = opts.observers ?? [];
+  const log = (line) => observers2.forEach((o) => o.log?.(line));
+  const steps = buildSteps(plan, kinds);
+  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => a.reviewed_by ? [[a.address, a.reviewed_by]] : []));
+  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
+  const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
+  let finished = 0;
+  const outcomes = await schedule(
+    steps,
+    async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), opts.tagRequests ? core.tagged(stepTag(s3.change)) : core)),
+    {
+      concurrency: opts.concurrency,
+      isStopping: opts.isStopping,
+      onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
+      onFinish: (o) => {
+        finished++;
+        observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
+      }
+    }
+  );
+  await settle(outcomes, appliers);
+  const entries2 = outcomes.map(reportEntry);
+  return { environment: plan.environment, outcomes: entries2, summary: countOutcomes(entries2), interrupted: opts.isStopping() };
+}
+var OUTCOMES, DONE, StepFailed, stepTag;
+var init_run2 = __esm({
+  "src/apply/run.ts"() {
+    "use strict";
+    init_write();
+    init_errors();
+    init_kind();
+    init_registry();
+    init_model();
+    init_who();
+    init_graph();
+    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"];
+    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
+    StepFailed = class extends Error {
+      constructor(message, outcome) {
+        super(message);
+        this.outcome = outcome;
+      }
+      outcome;
+    };
+    stepTag = (c2) => `${c2.action} ${c2.address}`;
+  }
+});
+
 // src/evidence/context.ts
 function run(args, cwd, env2) {
   return new Promise((resolve18, reject) => {
@@ -57266,7 +58189,7 @@ async function readPages(get, first, headers, what, base) {
     const r = await getJson(get, url, headers, what);
     if (!Array.isArray(r.body)) throw new ForgeError(`${what}: the API's answer is not a list`);
     items.push(...r.body);
-    url = nextPage(r.link, base);
+    url = nextPage(r.link, base, what);
   }
   return items;
 }
@@ -57276,14 +58199,21 @@ function githubExcluded(user, login, association) {
     return `no write access to the repository (author_association ${association ?? "not given"}; OWNER, MEMBER or COLLABORATOR count)`;
   return void 0;
 }
-function nextPage(link, base) {
-  const m = /<([^>]+)>\s*;\s*rel="next"/.exec(link ?? "");
-  if (!m?.[1]) return void 0;
+function nextPage(link, base, what) {
+  if (!/rel="?next"?/i.test(link ?? "")) return void 0;
+  const m = /<([^>]+)>\s*;\s*rel="?next"?/i.exec(link ?? "");
+  let url;
   try {
-    return new URL(m[1]).origin === new URL(base).origin ? m[1] : void 0;
+    url = m?.[1] ? new URL(m[1]) : void 0;
   } catch {
-    return void 0;
+    url = void 0;
   }
+  if (!url || !m?.[1]) throw new ForgeError(`${what}: the API says a next page follows, but its link cannot be read, so what the rest holds is unknown`);
+  if (url.origin !== new URL(base).origin)
+    throw new ForgeError(
+      `${what}: the API's next page is on another origin (${url.origin}) than the API's own (${new URL(base).origin}), which revsync does not follow, so what the rest holds is unknown`
+    );
+  return m[1];
 }
 async function readGithub(get, env2, n) {
   const base = (env2.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
@@ -57540,21 +58470,43 @@ function approverUnverified(core) {
   const from = auth.usernameFrom === "token claims" ? "the token's own claims (preferred_username, read without verifying it)" : auth.usernameFrom === "variable" ? variable : "nothing: the token names no user";
   return `four eyes: approves go as a bearer token whose user, ${auth.username ?? "unnamed"}, comes from ${from}, unverified until the service answers: apply reads each batch back right after its approve and reports one the service shows approved by another user, or by its preparer, as a breach of four eyes`;
 }
+async function signInBoth(core, plan, fourEyes) {
+  await approverSignedIn(core);
+  await core.auth.token();
+  checkSignedIn(core, plan, fourEyes);
+}
+function localApply(ctx) {
+  if (!ctx.env.fourEyesLocalApply)
+    throw new UserError(
+      "four eyes: this apply runs outside CI (GitHub Actions or GitLab CI), where no pull request's approval can be checked and the files it applies are nobody's review; nothing was sent",
+      "apply from CI, or allow this environment to apply from a workstation explicitly: four_eyes: { local_apply: true } in revsync.yaml (the evidence records it, and revsync evidence verify flags it)"
+    );
+  ctx.out.warn(
+    "four eyes: applied outside CI, as four_eyes: { local_apply: true } allows: no pull request's approval is checked and the files applied are held to no reviewed commit (recorded in the evidence); apply still keeps every batch from being approved by the user who prepared it"
+  );
+  ctx.recordLocalApply?.();
+}
+function cleanTree(tree) {
+  if (tree?.commit && !tree.files.length) return;
+  const why = !tree?.commit ? "the commit the policy repo is at cannot be told (no git, or no commit)" : `the policy files differ from commit ${tree.commit.slice(0, 12)}: ${tree.files.join(", ")}`;
+  throw new UserError(
+    `four eyes: ${why}; apply in CI plans only from a clean tree equal to the commit approved, so nothing was sent`,
+    "apply from a checkout of the merged commit, with no policy file changed after it"
+  );
+}
 async function fourEyesBeforeWriting(core, plan, ctx) {
   const { flags, out, fourEyes } = ctx;
   const approves = plan.changes.some((c2) => c2.action === "approve" && isApplied(c2));
-  if (approves) await approverSignedIn(core);
+  if (approves) await signInBoth(core, plan, fourEyes);
   const unconfirmed = fourEyes && approves ? approverUnverified(core) : void 0;
   if (unconfirmed) out.warn(unconfirmed);
   const ci = ciOf(flags);
   if (!ci) {
-    if (fourEyes)
-      out.warn(
-        "four eyes: the pull request's approval could not be checked: this run is not in CI (GitHub Actions or GitLab CI); apply still keeps every batch from being approved by the user who prepared it"
-      );
+    if (fourEyes) localApply(ctx);
     return void 0;
   }
   if (!fourEyes && !ctx.record && !ctx.approval) return void 0;
+  if (fourEyes) cleanTree(ctx.tree);
   const approval = ctx.approval ?? await readPullRequestApproval(flags, ctx.repo, ci);
   ctx.record?.(approval);
   const name = ci.provider === "gitlab" ? "merge request" : "pull request";
@@ -57576,6 +58528,7 @@ var init_four_eyes3 = __esm({
     init_core();
     init_user_files();
     init_http();
+    init_run2();
     init_errors();
     init_context2();
     init_pull_request();
@@ -61335,7 +62288,7 @@ var init_test = __esm({
 });
 
 // src/export/mapping.ts
-function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS) {
+function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed = [], kinds = KINDS, refused2 = []) {
   const used = new Set(taken);
   const unique = (file) => {
     let path = file;
@@ -61343,9 +62296,10 @@ function exportFiles(live, targets, taken = /* @__PURE__ */ new Set(), unnamed =
     used.add(path);
     return path;
   };
-  const files = kinds.flatMap((k2) => k2.export(liveOf(k2, live), { targets, unique, unnamed }));
+  const files = kinds.flatMap((k2) => k2.export(liveOf(k2, live), { targets, unique, unnamed, refused: refused2 }));
   for (const f2 of files) for (const list3 of [f2.specComments, f2.batchComments, f2.leftOut]) list3.forEach((l, i) => list3[i] = oneLine(l));
   unnamed.forEach((l, i) => unnamed[i] = oneLine(l));
+  refused2.forEach((l, i) => refused2[i] = oneLine(l));
   return files;
 }
 function quotedWhereNeeded(node) {
@@ -61819,271 +62773,6 @@ var init_show = __esm({
   }
 });
 
-// src/apply/graph.ts
-function buildSteps(plan, kinds = KINDS) {
-  const steps = plan.changes.filter(isApplied).map((change, id) => {
-    const kind = kindOf2(kinds, change.address);
-    if (!kind) throw new UserError(`${change.address} (${change.action}): revsync does not know this kind of address, so nothing was sent`);
-    return { id, change, kind, needs: [], after: [] };
-  });
-  const earlier = [];
-  for (const kind of kinds) {
-    const own2 = steps.filter((s3) => s3.kind === kind);
-    const order2 = kind.order?.(own2.map((s3) => s3.change)) ?? [];
-    own2.forEach((s3, i) => {
-      s3.after.push(...earlier);
-      s3.needs.push(...(order2[i]?.needs ?? []).map((n) => own2[n].id));
-      s3.after.push(...(order2[i]?.after ?? []).map((n) => own2[n].id));
-    });
-    earlier.push(...own2.map((s3) => s3.id));
-  }
-  return steps;
-}
-function skipDependents(steps, outcomes, running2, settle2) {
-  let changed = true;
-  while (changed) {
-    changed = false;
-    for (const s3 of steps) {
-      if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
-      const bad = s3.needs.map((n) => outcomes.get(n)).find((o) => o && o.status !== "done");
-      if (!bad) continue;
-      const why = `${bad.step.change.action} of ${bad.step.change.address} ${bad.status === "failed" ? "failed" : "was skipped"}`;
-      settle2({ step: s3, status: "skipped", message: `skipped: ${why}` });
-      changed = true;
-    }
-  }
-}
-async function schedule(steps, exec, opts) {
-  const outcomes = /* @__PURE__ */ new Map();
-  const running2 = /* @__PURE__ */ new Set();
-  return new Promise((resolve18) => {
-    const settle2 = (o) => {
-      outcomes.set(o.step.id, o);
-      opts.onFinish?.(o);
-    };
-    const pump = () => {
-      skipDependents(steps, outcomes, running2, settle2);
-      if (opts.isStopping()) {
-        for (const s3 of steps)
-          if (!outcomes.has(s3.id) && !running2.has(s3.id)) settle2({ step: s3, status: "skipped", message: "skipped: interrupted before it started" });
-      }
-      for (const s3 of steps) {
-        if (running2.size >= opts.concurrency) break;
-        if (outcomes.has(s3.id) || running2.has(s3.id)) continue;
-        const ready = s3.needs.every((n) => outcomes.get(n)?.status === "done") && s3.after.every((n) => outcomes.has(n));
-        if (!ready) continue;
-        running2.add(s3.id);
-        opts.onStart?.(s3, running2.size);
-        exec(s3).then(
-          (r) => settle2({ step: s3, status: "done", ...typeof r === "string" ? { message: r } : r }),
-          (e) => {
-            const { outcome, four_eyes } = e ?? {};
-            settle2({
-              step: s3,
-              status: "failed",
-              message: e instanceof Error ? e.message : String(e),
-              ...typeof outcome === "string" ? { outcome } : {},
-              ...four_eyes ? { four_eyes } : {}
-            });
-          }
-        ).finally(() => {
-          running2.delete(s3.id);
-          pump();
-        });
-      }
-      if (running2.size === 0 && outcomes.size === steps.length) resolve18(steps.map((s3) => outcomes.get(s3.id)));
-    };
-    pump();
-  });
-}
-var init_graph = __esm({
-  "src/apply/graph.ts"() {
-    "use strict";
-    init_errors();
-    init_registry();
-    init_model();
-  }
-});
-
-// src/apply/run.ts
-function outcomeOf2(o) {
-  if (o.status === "skipped") return "skipped";
-  const kind = o.outcome ?? (o.status === "done" ? "done" : "failed");
-  return OUTCOMES.includes(kind) ? kind : "failed";
-}
-function countOutcomes(outcomes) {
-  const counts2 = Object.fromEntries(OUTCOMES.map((o) => [o, 0]));
-  for (const o of outcomes) counts2[o.outcome]++;
-  return counts2;
-}
-function payloadProblems(plan, kinds = KINDS) {
-  return plan.changes.flatMap((c2) => {
-    if (!isApplied(c2)) return [];
-    const kind = kindOf2(kinds, c2.address);
-    const problems = !c2.payload ? ["no payload"] : !kind ? ["revsync does not know this kind of address"] : kind.payloadProblems(c2, plan.changes);
-    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
-  });
-}
-function checkPayloads(plan, kinds = KINDS) {
-  const problems = payloadProblems(plan, kinds);
-  if (problems.length) {
-    throw new UserError(
-      `the plan's writes are not what it shows, so nothing was sent:
-  ${problems.join("\n  ")}`,
-      "a saved plan is applied only as revsync wrote it: run revsync plan again"
-    );
-  }
-  return plan;
-}
-function gitProblems(plan, desired, kinds = KINDS) {
-  return plan.changes.flatMap((c2) => {
-    if (!isApplied(c2)) return [];
-    const kind = kindOf2(kinds, c2.address);
-    const problems = kind ? kind.gitProblems(c2, desiredOf(kind, desired), plan.changes) : ["revsync does not know this kind of address"];
-    return problems.map((what) => `${c2.address} (${c2.action}): ${what}`);
-  });
-}
-function checkAgainstGit(plan, desired, kinds = KINDS) {
-  const problems = gitProblems(plan, desired, kinds);
-  if (problems.length) {
-    throw new UserError(
-      `the plan's writes are not what git asks for now, so nothing was sent:
-  ${problems.join("\n  ")}`,
-      "a saved plan is applied only while the policy files ask for what it writes: run revsync plan again, review it, and apply that plan"
-    );
-  }
-  return plan;
-}
-function checkApprover(core, plan, fourEyes) {
-  const approver = core.approverAuth;
-  if (!approver) return;
-  if (sameUser(approver.username, core.auth.username)) {
-    throw new UserError(
-      `the approver identity is ${approver.username}, the same user as revsync's own sign-in: approves would go as the user who prepared them, so nothing was sent`,
-      "set REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD (or REVSYNC_APPROVER_TOKEN) to another user than REVSYNC_USERNAME, or unset them"
-    );
-  }
-  if (fourEyes && !approver.username && plan.changes.some((c2) => c2.action === "approve")) {
-    throw new UserError(
-      "four eyes: the approver's token names no user, so nobody can show that approves go as someone other than who prepared them; nothing was sent",
-      "set REVSYNC_APPROVER_USER to the approver's user id in the service"
-    );
-  }
-}
-function readyToApply(plan, core, opts) {
-  const applied = plan.changes.filter(isApplied);
-  for (const k2 of opts.kinds ?? KINDS) {
-    const own2 = applied.filter((c2) => kindOf2(opts.kinds ?? KINDS, c2.address) === k2);
-    if (own2.length) k2.ready?.(own2, core);
-  }
-  checkApprover(core, plan, opts.fourEyes);
-  return plan;
-}
-function outcomeWords2(action, o) {
-  if (o.kind === "done") return o.unchecked ? `${DONE[action]} (${o.unchecked})` : DONE[action];
-  if (o.kind === "already")
-    return o.answered !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and the service ${refusedWords(o.answered)}: someone else's came first, and revsync's did not land)` : o.unprocessed !== void 0 ? `already ${o.status ?? "applied"} (${o.why}; revsync's ${action} was sent and answered ${o.unprocessed}, not processed: someone else's made it meanwhile)` : `already ${o.status ?? "applied"} (${o.why}; nothing was sent)`;
-  if (o.kind === "confirmed")
-    return `${action === "create" ? "created" : o.status ?? DONE[action]} (${o.why}; confirmed by reading it back${o.unchecked ? `; ${o.unchecked}` : ""})`;
-  if (o.kind === "blocked" || o.kind === "overwritten") throw new StepFailed(o.reason);
-  if (o.kind === "unknown" && !/outcome unknown/.test(o.error.message)) throw new StepFailed(`outcome unknown: ${o.error.message}`);
-  throw o.error;
-}
-function stepResult(action, o) {
-  try {
-    return { message: outcomeWords2(action, o), outcome: o.kind, ...o.kind === "already" && o.answered !== void 0 ? { answered: o.answered } : {} };
-  } catch (e) {
-    throw new StepFailed(e instanceof Error ? e.message : String(e), o.kind);
-  }
-}
-function runStep(step, applier, core) {
-  return applier.write(step.change, core);
-}
-function stepWords(action, r) {
-  const four = r.four_eyes ? { four_eyes: r.four_eyes } : {};
-  if (r.failed) throw Object.assign(new StepFailed(r.failed, r.outcome.kind), four);
-  if (r.breached) throw Object.assign(new StepFailed(r.breached, "breached"), four);
-  try {
-    const s3 = stepResult(action, r.outcome);
-    return { ...s3, message: `${s3.message}${r.also ?? ""}`, ...four };
-  } catch (e) {
-    throw Object.assign(e, four);
-  }
-}
-function reportEntry(o) {
-  return {
-    address: o.step.change.address,
-    action: o.step.change.action,
-    status: o.status,
-    outcome: outcomeOf2(o),
-    message: o.message,
-    ...o.four_eyes ? { four_eyes: o.four_eyes } : {},
-    ...o.answered !== void 0 ? { answered: o.answered } : {}
-  };
-}
-async function settle(outcomes, appliers) {
-  for (const [kind, applier] of appliers) {
-    const landed = outcomes.filter((o) => o.step.kind === kind && o.status === "done");
-    if (!applier.settle || !landed.length) continue;
-    const said = await applier.settle(landed.map((o) => o.step.change));
-    for (const o of landed) {
-      const s3 = said.get(o.step.change.address);
-      if (!s3) continue;
-      if ("unchecked" in s3) o.message = `${o.message} (${s3.unchecked})`;
-      else Object.assign(o, { status: "failed", outcome: "overwritten", message: s3.overwritten });
-    }
-  }
-}
-async function applyPlan(core, plan, opts) {
-  const kinds = opts.kinds ?? KINDS;
-  const observers2 = opts.observers ?? [];
-  const log = (line) => observers2.forEach((o) => o.log?.(line));
-  const steps = buildSteps(plan, kinds);
-  const reviewers = new Map((plan.four_eyes?.approves ?? []).flatMap((a) => a.reviewed_by ? [[a.address, a.reviewed_by]] : []));
-  const run2 = { core, user: core.auth.username ?? "", changes: plan.changes, fourEyes: !!opts.fourEyes, reviewers, log };
-  const appliers = new Map(kinds.filter((k2) => steps.some((s3) => s3.kind === k2)).map((k2) => [k2, k2.apply(run2)]));
-  let finished = 0;
-  const outcomes = await schedule(
-    steps,
-    async (s3) => stepWords(s3.change.action, await runStep(s3, appliers.get(s3.kind), opts.tagRequests ? core.tagged(stepTag(s3.change)) : core)),
-    {
-      concurrency: opts.concurrency,
-      isStopping: opts.isStopping,
-      onStart: (s3) => observers2.forEach((o) => o.stepStarted?.(s3)),
-      onFinish: (o) => {
-        finished++;
-        observers2.forEach((x2) => x2.stepFinished?.(o, finished, steps.length));
-      }
-    }
-  );
-  await settle(outcomes, appliers);
-  const entries2 = outcomes.map(reportEntry);
-  return { environment: plan.environment, outcomes: entries2, summary: countOutcomes(entries2), interrupted: opts.isStopping() };
-}
-var OUTCOMES, DONE, StepFailed, stepTag;
-var init_run2 = __esm({
-  "src/apply/run.ts"() {
-    "use strict";
-    init_write();
-    init_errors();
-    init_kind();
-    init_registry();
-    init_model();
-    init_who();
-    init_graph();
-    OUTCOMES = ["done", "already", "confirmed", "blocked", "failed", "unknown", "skipped", "overwritten", "breached"];
-    DONE = { update: "updated", create: "created", review: "reviewed", approve: "approved" };
-    StepFailed = class extends Error {
-      constructor(message, outcome) {
-        super(message);
-        this.outcome = outcome;
-      }
-      outcome;
-    };
-    stepTag = (c2) => `${c2.action} ${c2.address}`;
-  }
-});
-
 // src/cli/apply-signals.ts
 function applySignals(source, warn) {
   let stopping = false;
@@ -62478,7 +63167,11 @@ var init_recorder = __esm({
       }
       /** four_eyes of the environment, and the approver identity's user (null: none configured). */
       setFourEyes(required, approver) {
-        this.fourEyes = { required, approver };
+        this.fourEyes = { ...this.fourEyes, required, approver };
+      }
+      /** Under four eyes, applied outside CI as four_eyes.local_apply allows (evidence verify flags it). */
+      setLocalApply() {
+        this.fourEyes = { required: true, approver: null, ...this.fourEyes, localApply: true };
       }
       /** Apply approves as another user than the plan was made with, in words (src/plan/four-eyes.ts). */
       setApproverNote(note) {
@@ -62582,6 +63275,7 @@ var init_recorder = __esm({
           realm: i.realm,
           service_user: this.user,
           ...this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {},
+          ...this.fourEyes?.localApply ? { four_eyes_local_apply: true } : {},
           ...this.approverNote ? { approver_note: this.approverNote } : {},
           ...this.pullRequest ? { pull_request_approval: this.pullRequest } : {},
           ...this.guardrails ? { guardrails: this.guardrails.judged } : {},
@@ -62619,8 +63313,9 @@ function approverProblems(changes) {
   const out = [];
   for (const c2 of changes) {
     const f2 = c2.four_eyes;
+    if (c2.outcome === "breached" && f2?.rule !== "breached") out.push(`${c2.address}: what the service shows moved is not what was reviewed (${c2.why})`);
     if (c2.action !== "approve" || !f2) continue;
-    if (c2.outcome === "breached" || f2.rule === "breached") out.push(`four eyes: ${c2.address} was approved in breach of four eyes (${c2.why})`);
+    if (f2.rule === "breached") out.push(`four eyes: ${c2.address} was approved in breach of four eyes (${c2.why})`);
     else if (f2.sent_as && f2.approved_by && !sameUser(f2.sent_as, f2.approved_by))
       out.push(`four eyes: ${c2.address} was sent as ${f2.sent_as} and the service shows it approved by ${f2.approved_by}`);
   }
@@ -62672,7 +63367,11 @@ function fourEyesFindings(r) {
   const wrote = changes.some((c2) => LANDED.has(c2.outcome) && c2.outcome !== "already");
   const pr = r.pull_request_approval;
   if (r.ci === null) {
-    if (wrote) notes.push("four eyes: applied outside CI, so no pull request's approval was checked");
+    if (wrote && r.four_eyes_local_apply === true)
+      notes.push(
+        "LOCAL-APPLY: four eyes: applied outside CI, as four_eyes: { local_apply: true } of revsync.yaml allowed: no pull request's approval was checked, and the tree applied was held to no reviewed commit"
+      );
+    else if (wrote) notes.push("four eyes: applied outside CI, so no pull request's approval was checked");
   } else if (wrote && !pr) problems.push("four eyes: applied in CI, and the record holds no approval of the pull request");
   else if (wrote && pr && !pr.holds)
     problems.push(`four eyes: the pull request lacks an independent approval (${pr.problem ?? "no approval by someone other than its author"})`);
@@ -62718,33 +63417,6 @@ var init_guardrails3 = __esm({
     "use strict";
     init_facts3();
     init_record();
-  }
-});
-
-// src/evidence/look-alike.ts
-function keys(name) {
-  const seen = name.normalize("NFKC").replace(UNSEEN, "");
-  const skeleton = (s3) => unhomoglyph(s3.normalize("NFD")).normalize("NFD").toLowerCase();
-  return [skeleton(seen.toLowerCase()), skeleton(seen)];
-}
-function looksAlike(a, b2) {
-  if (a === b2) return false;
-  const [ka, kb] = [keys(a), keys(b2)];
-  return ka[0] === kb[0] || ka[1] === kb[1];
-}
-function tenantKeys(baseUrl, realm) {
-  const [u1, u2] = keys(serviceUrl(baseUrl));
-  const [r1, r2] = keys(realm);
-  return [`${u1}\0${r1}`, `${u2}\0${r2}`];
-}
-var import_node_module5, confusables, unhomoglyph, UNSEEN;
-var init_look_alike = __esm({
-  "src/evidence/look-alike.ts"() {
-    "use strict";
-    import_node_module5 = require("node:module");
-    init_tenant();
-    unhomoglyph = (text3) => (confusables ??= (0, import_node_module5.createRequire)(__revsyncModuleUrl)("unhomoglyph"))(text3);
-    UNSEEN = /[\s\p{Cf}\p{Cc}]/gu;
   }
 });
 
@@ -63130,11 +63802,11 @@ function holderOf(s3) {
     revsync_version: s3.revsync_version
   };
 }
-var import_node_crypto8, import_node_fs17, import_node_os3, import_node_path28, running, LocalLock;
+var import_node_crypto9, import_node_fs17, import_node_os3, import_node_path28, running, LocalLock;
 var init_local_lock = __esm({
   "src/lock/local-lock.ts"() {
     "use strict";
-    import_node_crypto8 = require("node:crypto");
+    import_node_crypto9 = require("node:crypto");
     import_node_fs17 = require("node:fs");
     import_node_os3 = require("node:os");
     import_node_path28 = require("node:path");
@@ -63155,7 +63827,7 @@ var init_local_lock = __esm({
         this.space = space;
         this.isRunning = isRunning;
         const tenant = tenantIdentity(service.baseUrl, service.realm);
-        const name = earlier ? (0, import_node_crypto8.createHash)("sha256").update(`${service.baseUrl}
+        const name = earlier ? (0, import_node_crypto9.createHash)("sha256").update(`${service.baseUrl}
 ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.slice(0, 32)}`;
         this.path = (0, import_node_path28.join)(dir, `${name}.json`);
         this.where = `file ${this.path} of this machine`;
@@ -63241,7 +63913,7 @@ ${service.realm}`).digest("hex").slice(0, 32) : `${tenant.label}-${tenant.key.sl
         }
       }
       async take(request2) {
-        const id = (0, import_node_crypto8.randomBytes)(20).toString("hex");
+        const id = (0, import_node_crypto9.randomBytes)(20).toString("hex");
         const record2 = { id, ...request2, boot_id: this.space.boot_id, pid_ns: this.space.pid_ns };
         let tookOver;
         for (let attempt = 0; attempt < 3; attempt++) {
@@ -63306,12 +63978,12 @@ function parseRecord(id, message, environment) {
     revsync_version: text3(r.revsync_version) ?? "(unknown)"
   };
 }
-var import_node_child_process3, import_node_crypto9, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
+var import_node_child_process3, import_node_crypto10, import_node_os4, EMPTY_TREE, GIT_TIMEOUT_MS, withoutCredentials, GitLock;
 var init_git_lock = __esm({
   "src/lock/git-lock.ts"() {
     "use strict";
     import_node_child_process3 = require("node:child_process");
-    import_node_crypto9 = require("node:crypto");
+    import_node_crypto10 = require("node:crypto");
     import_node_os4 = require("node:os");
     init_local_lock();
     init_lock();
@@ -63423,7 +64095,7 @@ ${JSON.stringify(request2)}
         }
       }
       async holder() {
-        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto9.randomBytes)(4).toString("hex")}`;
+        const seen = `refs/revsync/seen/${process.pid}-${(0, import_node_crypto10.randomBytes)(4).toString("hex")}`;
         const fetch = await this.git([
           "-c",
           "gc.auto=0",
@@ -63690,7 +64362,14 @@ function openRun(flags, out, args, view) {
     );
   }
   const saved = read && checkPayloads(read);
-  const env2 = openEnv(repo, flags, flags.env ?? saved?.environment);
+  const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || void 0);
+  if (saved && chosen !== void 0 && chosen !== saved.environment) {
+    const by = flags.env !== void 0 ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
+    throw new UserError(
+      `the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(chosen)} (${by}): nothing was sent`
+    );
+  }
+  const env2 = openEnv(repo, flags, chosen ?? saved?.environment);
   if (saved && saved.environment !== env2.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env2.name)}`);
   }
@@ -63711,6 +64390,7 @@ async function warnUncommitted(run2, plan) {
   const paths = [(0, import_node_path30.relative)(repo.root, repo.configFile), (0, import_node_path30.relative)(repo.root, repo.policiesDir) || "."];
   for (const c2 of plan.changes) if (c2.values?.file) paths.push((0, import_node_path30.relative)(repo.root, (0, import_node_path30.resolve)(cwdOf(flags), c2.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  run2.tree = { commit, files };
   if (!files.length) return;
   const what = run2.saved ? "holds the saved plan to them" : "plans from them";
   out.warn(
@@ -63766,6 +64446,7 @@ async function beforeWriting(run2, plan) {
     evidence?.recorder.setApproverNote(since);
   }
   const record2 = evidence && ((a) => evidence.recorder.setPullRequestApproval(a));
+  const recordLocalApply = evidence && (() => evidence.recorder.setLocalApply());
   await fourEyesBeforeWriting(core, ready, {
     flags: run2.flags,
     out,
@@ -63773,7 +64454,9 @@ async function beforeWriting(run2, plan) {
     env: env2,
     fourEyes,
     ...record2 ? { record: record2 } : {},
-    ...run2.approval ? { approval: run2.approval } : {}
+    ...run2.approval ? { approval: run2.approval } : {},
+    ...recordLocalApply ? { recordLocalApply } : {},
+    ...run2.tree ? { tree: run2.tree } : {}
   });
   if (run2.signals.isStopping()) return interrupted(run2);
   const approverWords2 = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";
@@ -63925,11 +64608,19 @@ var init_apply3 = __esm({
 // src/plan/drift.ts
 function buildDrift(desired, live, meta, kinds = KINDS) {
   const unknown = /* @__PURE__ */ new Map();
-  const items = [
-    ...kinds.flatMap((k2) => k2.drift(desiredOf(k2, desired), liveOf(k2, live), { targets: meta.targets, unknown })),
-    ...kinds.flatMap((k2) => k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), meta.targets).map(unmanagedDrift))
-  ];
-  const kept2 = keptOf(desired, live, meta.targets, kinds);
+  const held = heldTwiceOf(live, meta.targets, kinds);
+  const inGit = new Set(kinds.flatMap((k2) => k2.addressesIn(desiredOf(k2, desired))));
+  const items = driftHeldTwice(
+    [
+      ...kinds.flatMap((k2) => k2.drift(desiredOf(k2, desired), liveOf(k2, live), { targets: meta.targets, unknown })),
+      ...kinds.flatMap((k2) => k2.unmanaged(desiredOf(k2, desired), liveOf(k2, live), meta.targets).map(unmanagedDrift))
+    ],
+    held,
+    inGit
+  );
+  forgetHeldTwice(unknown, held);
+  const kept2 = keptHeldTwice(keptOf(desired, live, meta.targets, kinds), held);
+  const alike = lookAlikes(desired, live, meta.targets, kinds);
   return {
     format_version: PLAN_FORMAT_VERSION,
     environment: meta.environment,
@@ -63937,7 +64628,8 @@ function buildDrift(desired, live, meta, kinds = KINDS) {
     drift: plainData(items),
     summary: summarize(DRIFT_CLASSES, items, "class"),
     notes: unknownNotes(unknown),
-    ...kept2.length ? { kept_live: kept2 } : {}
+    ...kept2.length ? { kept_live: kept2 } : {},
+    ...alike.length ? { look_alike: alike } : {}
   };
 }
 var unmanagedDrift;
@@ -63949,6 +64641,8 @@ var init_drift3 = __esm({
     init_unknown();
     init_number();
     init_build();
+    init_look_alike2();
+    init_held_twice2();
     init_model();
     unmanagedDrift = (u) => ({
       address: u.address,
@@ -64433,13 +65127,14 @@ function filesUnder(dir) {
   if ((0, import_node_fs19.existsSync)(dir)) walk(dir);
   return out;
 }
-function gitFiles(dir, vars, inside) {
+function gitFiles(dir, vars, inside, unreadable) {
   if (!(0, import_node_fs19.existsSync)(dir)) return [];
   return listYamlFiles(dir).flatMap((abs) => {
     let text3;
     try {
       text3 = readUserFile(abs, READ_CAPS.text, inside);
-    } catch {
+    } catch (e) {
+      unreadable.push(e instanceof Error ? e.message : String(e));
       return [];
     }
     const values2 = [];
@@ -64469,13 +65164,14 @@ async function exportPlan(ctx, core) {
   let taken;
   let git;
   try {
-    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside);
+    git = gitFiles(dir, varsFor(env2, envOf(flags)), ctx.inside, ctx.unreadable);
     taken = /* @__PURE__ */ new Set([...filesUnder(dir), ...valuesNamedIn(git)]);
   } catch (e) {
     throw fileError("read", ctx.shown("."), e);
   }
   const unnamed = [];
-  const files = exportFiles(live, flags.target ?? [], taken, unnamed);
+  const heldTwice = [];
+  const files = exportFiles(live, flags.target ?? [], taken, unnamed, void 0, heldTwice);
   const schemaFile = (0, import_node_path32.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file) => [
     `yaml-language-server: $schema=${posixOf((0, import_node_path32.relative)((0, import_node_path32.dirname)((0, import_node_path32.join)(dir, file)), schemaFile))}`,
@@ -64483,7 +65179,7 @@ async function exportPlan(ctx, core) {
   ];
   const inPolicies = !(0, import_node_path32.relative)(repo.policiesDir, dir).startsWith("..") && !(0, import_node_path32.isAbsolute)((0, import_node_path32.relative)(repo.policiesDir, dir));
   const sharedWith = inPolicies ? environmentNames(repo).filter((n) => n !== env2.name) : [];
-  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed };
+  return { plan: placeExport(files, git, header, ctx.readValues, { varHome: varHome(ctx), sharedWith, taken }), files, unnamed, heldTwice };
 }
 function checkWrites(ctx, plan) {
   const { out, dir } = ctx;
@@ -64513,6 +65209,12 @@ function whatToWrite(ctx, plan) {
   const { repo, env: env2, dir } = ctx;
   const { folder: base, words: words2 } = ctx.inside;
   const { outside, unwritable: unwritable2, heldBack: heldBack2 } = checkWrites(ctx, plan);
+  if (ctx.unreadable.length)
+    for (const w2 of plan.writes.filter((x2) => x2.created && x2.group !== void 0 && !heldBack2.includes(x2))) {
+      if (w2.file === w2.group)
+        ctx.out.error(`${ctx.shown(w2.file)} not written (${w2.what}): a policy file of the folder could not be read (above), and it may hold this policy`);
+      heldBack2.push(w2);
+    }
   const left = /* @__PURE__ */ new Set([...outside, ...unwritable2, ...heldBack2]);
   const writes = plan.writes.filter((w2) => !left.has(w2) && ctx.readValues(w2.file) !== w2.text);
   const schemaFile = (0, import_node_path32.join)(repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
@@ -64551,6 +65253,8 @@ function reportLeft(ctx, x2, created) {
   for (const s3 of plan.skipped) out.warn(s3);
   for (const b2 of plan.broken) out.error(`${ctx.shown(b2.file)}:${b2.message}`);
   for (const r of plan.refused) out.error(r.message);
+  for (const r of x2.heldTwice) out.error(r);
+  for (const u of ctx.unreadable) out.error(`${u}: export neither updates it nor writes a policy file beside it that it may already hold`);
   const keptInGit = (l) => l.endsWith("(the service shows null)") || l.endsWith(", not comparable)");
   const leftOut = files.flatMap((f2) => created.has(f2.address) ? f2.leftOut : f2.leftOut.filter((l) => !keptInGit(l)));
   if (unnamed.length)
@@ -64577,9 +65281,9 @@ function refusalWords(refused2) {
   ];
   return words2.filter(([b2]) => n(b2) > 0).map(([b2, one, many]) => plural(n(b2), one, many));
 }
-function closing(ctx, plan, w2, schemas2) {
+function closing(ctx, plan, w2, schemas2, heldTwice) {
   const { out, flags, repo } = ctx;
-  const failed2 = plan.broken.length + plan.refused.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length;
+  const failed2 = plan.broken.length + plan.refused.length + w2.outside.length + w2.unwritable.length + w2.heldBack.length + heldTwice.length + ctx.unreadable.length;
   const newFiles = w2.writes.filter((x2) => x2.created).length;
   const total = w2.writes.length + schemas2.length + (w2.configText !== void 0 ? 1 : 0);
   if (!total && !failed2) {
@@ -64599,7 +65303,9 @@ Dry run: ${plural(total, "file")} would be written (${parts}); nothing was writt
     ...refusalWords(plan.refused),
     w2.outside.length ? plural(w2.outside.length, "file outside the folder", "files outside the folder") : "",
     w2.unwritable.length ? plural(w2.unwritable.length, "file that cannot be written", "files that cannot be written") : "",
-    w2.heldBack.length ? plural(w2.heldBack.length, "file held back with them", "files held back with them") : ""
+    w2.heldBack.length ? plural(w2.heldBack.length, "file held back with them", "files held back with them") : "",
+    heldTwice.length ? plural(heldTwice.length, "copy of a name the service holds twice", "copies of names the service holds twice") : "",
+    ctx.unreadable.length ? plural(ctx.unreadable.length, "policy file it could not read", "policy files it could not read") : ""
   ].filter(Boolean);
   out.error(
     `export left ${failures.join(", ")} as ${failed2 === 1 ? "it was" : "they were"} (listed above)${total && !flags.dryRun ? "; the rest was written" : ""}`
@@ -64639,7 +65345,7 @@ async function runExport(flags, out) {
       return void 0;
     }
   };
-  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path32.relative)(out.io.cwd, (0, import_node_path32.join)(dir, file)) || file, readValues, inside };
+  const ctx = { flags, out, repo, env: env2, dir, shown: (file) => (0, import_node_path32.relative)(out.io.cwd, (0, import_node_path32.join)(dir, file)) || file, readValues, inside, unreadable: [] };
   try {
     const x2 = await exportPlan(ctx, core);
     const w2 = whatToWrite(ctx, x2.plan);
@@ -64658,7 +65364,7 @@ async function runExport(flags, out) {
     }
     reportWrites(ctx, x2.plan, w2, schemas2);
     reportLeft(ctx, x2, new Set(w2.writes.filter((f2) => f2.created).map((f2) => f2.what)));
-    return closing(ctx, x2.plan, w2, schemas2);
+    return closing(ctx, x2.plan, w2, schemas2, x2.heldTwice);
   } finally {
     await core.close();
   }
@@ -65239,11 +65945,11 @@ function answer(res, status, body, type = "text/plain; charset=utf-8") {
   res.writeHead(status, { ...HEADERS, "content-type": type, "content-length": Buffer.byteLength(body), connection: "close" });
   res.end(body);
 }
-var import_node_crypto10, import_node_http2, CALLBACK_PATH, MAX_ANSWER, SCRIPT, SCRIPT_HASH, PAGE, HEADERS;
+var import_node_crypto11, import_node_http2, CALLBACK_PATH, MAX_ANSWER, SCRIPT, SCRIPT_HASH, PAGE, HEADERS;
 var init_callback_listener = __esm({
   "src/api/callback-listener.ts"() {
     "use strict";
-    import_node_crypto10 = require("node:crypto");
+    import_node_crypto11 = require("node:crypto");
     import_node_http2 = require("node:http");
     CALLBACK_PATH = "/callback";
     MAX_ANSWER = 64 * 1024;
@@ -65254,7 +65960,7 @@ var init_callback_listener = __esm({
       "fetch(location.pathname, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: answer })",
       "  .then((r) => r.text()).then(say, () => say('revsync did not answer: see its terminal.'));"
     ].join("\n");
-    SCRIPT_HASH = (0, import_node_crypto10.createHash)("sha256").update(SCRIPT).digest("base64");
+    SCRIPT_HASH = (0, import_node_crypto11.createHash)("sha256").update(SCRIPT).digest("base64");
     PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>revsync sign-in</title></head>
 <body style="font-family: sans-serif; margin: 3em"><h1>revsync</h1><p id="verdict">Handing the sign-in to revsync\u2026</p>
@@ -65271,7 +65977,7 @@ var init_callback_listener = __esm({
 });
 
 // src/api/implicit-flow.ts
-function newBinding(random = import_node_crypto11.randomBytes) {
+function newBinding(random = import_node_crypto12.randomBytes) {
   return { state: random(32).toString("base64url"), nonce: random(32).toString("base64url") };
 }
 function authorizeUrl(target, redirectUri, binding) {
@@ -65333,13 +66039,13 @@ function shown2(text3) {
 function same(a, b2) {
   const x2 = Buffer.from(a);
   const y2 = Buffer.from(b2);
-  return x2.length === y2.length && (0, import_node_crypto11.timingSafeEqual)(x2, y2);
+  return x2.length === y2.length && (0, import_node_crypto12.timingSafeEqual)(x2, y2);
 }
-var import_node_crypto11, SHOWN;
+var import_node_crypto12, SHOWN;
 var init_implicit_flow = __esm({
   "src/api/implicit-flow.ts"() {
     "use strict";
-    import_node_crypto11 = require("node:crypto");
+    import_node_crypto12 = require("node:crypto");
     init_number();
     init_auth();
     init_core();
