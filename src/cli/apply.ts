@@ -69,6 +69,8 @@ interface Run {
   guardrails?: GuardrailSetup;
   /** The pull request's approval, once read (for the guardrails; four eyes reads no second time). */
   approval?: PullRequestApproval;
+  /** The commit the policy repo is at and the policy files that differ from it (four eyes holds them). */
+  tree?: { commit: string | null; files: string[] };
 }
 
 /** Everything checked before anything is read or sent: the saved plan (whole, as it was reviewed: its
@@ -87,7 +89,15 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
   const saved = read && checkPayloads(read);
-  const env = openEnv(repo, flags, flags.env ?? saved?.environment);
+  // The plan's environment is the environment: --env and REVSYNC_ENV, where given, must name it.
+  const chosen = flags.env ?? (envOf(flags).REVSYNC_ENV || undefined);
+  if (saved && chosen !== undefined && chosen !== saved.environment) {
+    const by = flags.env !== undefined ? `--env ${JSON.stringify(chosen)}` : `REVSYNC_ENV=${JSON.stringify(chosen)}`;
+    throw new UserError(
+      `the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(chosen)} (${by}): nothing was sent`,
+    );
+  }
+  const env = openEnv(repo, flags, chosen ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
   }
@@ -114,6 +124,7 @@ async function warnUncommitted(run: Run, plan: { changes: readonly Change[] }): 
   // A values file may lie anywhere in the repo, outside the policies folder: each one the plan reads too.
   for (const c of plan.changes) if (c.values?.file) paths.push(relative(repo.root, resolve(cwdOf(flags), c.values.file)));
   const { commit, files } = await changedPolicyFiles(repo.root, paths, cwdOf(flags), envOf(flags));
+  run.tree = { commit, files };
   if (!files.length) return;
   const what = run.saved ? "holds the saved plan to them" : "plans from them";
   out.warn(
@@ -193,6 +204,7 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
     evidence?.recorder.setApproverNote(since);
   }
   const record = evidence && ((a: Parameters<Evidence["recorder"]["setPullRequestApproval"]>[0]) => evidence.recorder.setPullRequestApproval(a));
+  const recordLocalApply = evidence && ((): void => evidence.recorder.setLocalApply());
   await fourEyesBeforeWriting(core, ready, {
     flags: run.flags,
     out,
@@ -201,6 +213,8 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
     fourEyes,
     ...(record ? { record } : {}),
     ...(run.approval ? { approval: run.approval } : {}),
+    ...(recordLocalApply ? { recordLocalApply } : {}),
+    ...(run.tree ? { tree: run.tree } : {}),
   });
   if (run.signals.isStopping()) return interrupted(run);
   const approverWords = core.approverAuth ? `; approves as ${core.approverAuth.username ?? "the approver identity"}` : "";

@@ -31,6 +31,8 @@ interface EnvRead {
   env: ResolvedEnv;
   files: ExportedFile[];
   unnamed: string[];
+  /** Names the service holds more than once: refused, each named (never exported). */
+  heldTwice: string[];
 }
 
 /** The export folder in memory while every environment is placed into it: each file as it stands now,
@@ -46,7 +48,17 @@ interface State {
   groups: Map<string, string>;
   namer: VarNamer;
   envVars: Map<string, { name: string; value: unknown; what: string }[]>;
-  problems: { skipped: string[]; broken: string[]; refused: ExportPlan["refused"]; gitOnly: string[]; unknown: Unknown; leftOut: string[]; unnamed: string[] };
+  problems: {
+    skipped: string[];
+    broken: string[];
+    refused: ExportPlan["refused"];
+    gitOnly: string[];
+    unknown: Unknown;
+    leftOut: string[];
+    unnamed: string[];
+    /** Failures besides: names the service holds twice, policy files that cannot be read. */
+    failed: string[];
+  };
 }
 
 const onDisk = (s: State, file: string): string | undefined => {
@@ -83,7 +95,8 @@ async function readAll(repo: Repo, flags: ExportFlags, out: Output, taken: Reado
         unknownTarget ??= e;
       }
       const unnamed: string[] = [];
-      reads.push({ env, files: exportFiles(live, flags.target ?? [], taken, unnamed), unnamed });
+      const heldTwice: string[] = [];
+      reads.push({ env, files: exportFiles(live, flags.target ?? [], taken, unnamed, undefined, heldTwice), unnamed, heldTwice });
     } finally {
       await core.close();
     }
@@ -204,7 +217,12 @@ function placeAll(s: State, taken: Set<string>): void {
   const order = s.reads.map((r) => r.env.name);
   const yamlFiles = (): string[] => [...new Set([...listYamlFilesIn(s.ctx.dir), ...[...s.overlay.keys()].filter((f) => /\.ya?ml$/i.test(f))])];
   const { byAddress, broken } = gitDocs(s, yamlFiles());
-  const fresh = s.reads.map((r) => ({ env: r.env.name, files: r.files.filter((f) => !byAddress.has(f.address)) }));
+  // A policy file that cannot be read may hold any policy: nothing new is written beside it.
+  const unreadable = listYamlFilesIn(s.ctx.dir).filter((f) => onDisk(s, f) === undefined);
+  for (const f of unreadable)
+    s.problems.failed.push(`${s.ctx.shown(f)}: cannot be read, so export neither updates it nor writes a policy file beside it that it may already hold`);
+  for (const r of s.reads) s.problems.failed.push(...r.heldTwice.map((h) => `${h} (environment ${r.env.name})`));
+  const fresh = s.reads.map((r) => ({ env: r.env.name, files: unreadable.length ? [] : r.files.filter((f) => !byAddress.has(f.address)) }));
   const schemaFile = join(s.repo.root, REPO_SCHEMAS_DIR, POLICY_FILE_SCHEMA);
   const header = (file: string): string[] => [
     `yaml-language-server: $schema=${posixOf(relative(join(s.ctx.dir, file, ".."), schemaFile))}`,
@@ -269,18 +287,23 @@ function report(s: State, flags: ExportFlags, w: ReturnType<typeof collectWrites
   for (const x of pr.skipped) out.error(x);
   for (const b of pr.broken) out.error(b);
   for (const r of pr.refused) out.error(r.message);
+  for (const f of pr.failed) out.error(f);
   if (pr.unnamed.length) out.warn(`not exported, git cannot hold their names (plan shows each as not in git):\n  ${pr.unnamed.join("\n  ")}`);
   if (pr.leftOut.length)
     out.warn(`left out of the files (each is named in a comment in its file; a field left out keeps its live value):\n  ${pr.leftOut.join("\n  ")}`);
   for (const n of unknownNotes(pr.unknown)) out.out(`Note: ${n}`);
   if (pr.gitOnly.length) out.warn(`git has files for what the service does not hold, left as they are (plan shows each):\n  ${pr.gitOnly.join("\n  ")}`);
-  const count = pr.refused.length + pr.skipped.length + pr.broken.length + failed.count;
+  const count = pr.refused.length + pr.skipped.length + pr.broken.length + pr.failed.length + failed.count;
   const total = written.length + schemas.length + (w.configText !== undefined ? 1 : 0);
   const envs = s.reads.map((r) => r.env.name).join(", ");
   if (!total && !count) out.out(`Nothing to export: git's files already hold what the service of every environment (${envs}) holds.`);
   if (dry && total) out.out(`\nDry run: ${plural(total, "file")} would be written; nothing was written.`);
   if (!count) return 0;
-  const why = [...refusalWords(pr.refused), pr.skipped.length ? plural(pr.skipped.length, "policy it could not compare", "policies it could not compare") : ""];
+  const why = [
+    ...refusalWords(pr.refused),
+    pr.skipped.length ? plural(pr.skipped.length, "policy it could not compare", "policies it could not compare") : "",
+    pr.failed.length ? plural(pr.failed.length, "name held twice or file it could not read", "names held twice or files it could not read") : "",
+  ];
   out.error(
     `export left ${[...why, failed.count ? plural(failed.count, "file that cannot be written", "files that cannot be written") : ""].filter(Boolean).join(", ") || "what is listed above"} as it was (listed above)${total && !dry ? "; the rest was written" : ""}`,
   );
@@ -311,7 +334,7 @@ export async function runExportAllEnvs(flags: ExportFlags, out: Output): Promise
     groups: new Map(),
     namer: new VarNamer(existing),
     envVars: new Map(),
-    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: new Map(), leftOut: [], unnamed: [] },
+    problems: { skipped: [], broken: [], refused: [], gitOnly: [], unknown: new Map(), leftOut: [], unnamed: [], failed: [] },
   };
   placeAll(s, taken);
   const w = collectWrites(s);

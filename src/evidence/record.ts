@@ -142,6 +142,9 @@ export interface EvidenceRecord {
   service_user: string | null;
   /** four_eyes of the environment at this run (absent in records written before it was recorded). */
   four_eyes?: boolean;
+  /** Under four eyes, applied outside CI as four_eyes: { local_apply: true } allows: no pull request's
+   *  approval was checked and the tree applied was held to none (evidence verify flags it). */
+  four_eyes_local_apply?: boolean;
   /** The approver identity approves were sent as (REVSYNC_APPROVER_*); null when none was configured. */
   approver_user?: string | null;
   /** Apply approved as another user than the plan was made with (or than a plan whose job did not know

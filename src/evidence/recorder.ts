@@ -70,7 +70,7 @@ export class EvidenceRecorder implements ApplyObserver {
   private readonly others: EvidenceRequest[] = [];
   private readonly pending = new Map<string, EvidenceRequest[]>();
   private readonly finished = new Map<string, { outcome: EvidenceOutcome; message: string; four_eyes?: EvidenceFourEyes }>();
-  private fourEyes: { required: boolean; approver: string | null } | undefined;
+  private fourEyes: { required: boolean; approver: string | null; localApply?: true } | undefined;
   private approverNote: string | undefined;
   private pullRequest: PullRequestApproval | undefined;
   private guardrails: { judged: PlanGuardrails; outcomes: readonly (GuardrailOutcome[] | undefined)[] } | undefined;
@@ -148,7 +148,11 @@ export class EvidenceRecorder implements ApplyObserver {
   }
   /** four_eyes of the environment, and the approver identity's user (null: none configured). */
   setFourEyes(required: boolean, approver: string | null): void {
-    this.fourEyes = { required, approver };
+    this.fourEyes = { ...this.fourEyes, required, approver };
+  }
+  /** Under four eyes, applied outside CI as four_eyes.local_apply allows (evidence verify flags it). */
+  setLocalApply(): void {
+    this.fourEyes = { required: true, approver: null, ...this.fourEyes, localApply: true };
   }
   /** Apply approves as another user than the plan was made with, in words (src/plan/four-eyes.ts). */
   setApproverNote(note: string): void {
@@ -266,6 +270,7 @@ export class EvidenceRecorder implements ApplyObserver {
       realm: i.realm,
       service_user: this.user,
       ...(this.fourEyes ? { four_eyes: this.fourEyes.required, approver_user: this.fourEyes.approver } : {}),
+      ...(this.fourEyes?.localApply ? { four_eyes_local_apply: true } : {}),
       ...(this.approverNote ? { approver_note: this.approverNote } : {}),
       ...(this.pullRequest ? { pull_request_approval: this.pullRequest } : {}),
       ...(this.guardrails ? { guardrails: this.guardrails.judged } : {}),

@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { describeAjvErrors, fileValidator } from "../schema/ajv.js";
 import { EVIDENCE_FORMAT_VERSION, recordHash, type EvidenceRecord } from "./record.js";
 import { recordFileName, type StoredRecord } from "./store.js";
-import { looksAlike, tenantKeys } from "./look-alike.js";
+import { looksAlike, tenantKeys } from "../look-alike.js";
 
 /** What verify finds of a file of the folder. `unreadable`: not a record at all (not JSON, another kind
  *  of file, a folder); `unplaced`: a record that is not one revsync writes (not valid against the

@@ -69,6 +69,17 @@ export interface Unmanaged {
   drift?: { message: string; diff: FieldDiff[] };
 }
 
+/** A name the service holds more than once (a policy of a kind, a batch of one policy): the interface names each by its name, so none of them is git's, none is written, and plan,
+ *  drift and export show the name as a problem of its own, every copy listed (docs/decisions.md, "A name
+ *  held twice addresses nothing"). */
+export interface HeldTwice {
+  address: string;
+  /** What the copies are, plural ("SSP policies", "batches of Hardware SSP"). */
+  what: string;
+  /** Each copy in words, as the service shows it (its id, file, status, who changed it last). */
+  copies: string[];
+}
+
 /** What a plan shows of who prepared an approve's batch (four eyes). */
 export interface Preparers {
   reviewed_by: string | null;
@@ -167,6 +178,8 @@ export interface ExportContext {
   targets: string[];
   unique(file: string): string;
   unnamed: string[];
+  /** What export refuses to write, by name, with why (a name the service holds twice): export fails. */
+  refused: string[];
 }
 
 /** One resource kind. `D`: an entry of git's state (one policy file's document); `L`: what it reads of
@@ -193,6 +206,9 @@ export interface Kind<D = unknown, L = unknown> extends FileKind<D> {
   drift(desired: readonly D[], live: L, findings: Pick<PlanFindings, "targets" | "unknown">): DriftItem[];
   /** What the service holds of this kind and git does not (plan: not in git; drift: unmanaged). */
   unmanaged(desired: readonly D[], live: L, targets: string[]): Unmanaged[];
+  /** The names the service holds more than once: each addresses nothing (plan blocks every write at
+   *  and below it; drift and export name it, every copy listed). */
+  heldTwice?(live: L): HeldTwice[];
   /** Of git's entries the service holds, the fields their files leave out and the service holds a value
    *  of (plan and drift show them; never a change). */
   kept?(desired: readonly D[], live: L, targets: string[]): KeptLive[];

@@ -17,7 +17,7 @@ export const isApplied = (c: { action: Action }): boolean => APPLIED_ACTIONS.inc
 /** How an action is written in text and markdown ("not in git"); JSON keeps the identifier. */
 export const actionWords = (a: Action): string => a.replace(/_/g, " ");
 
-export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values";
+export type DriftClass = "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values" | "duplicate";
 
 /** What apply sends for a change, fixed at plan time so that apply does exactly what was reviewed. Its
  *  `kind` says which write of its resource kind it is; the rest is that write's own (each kind defines

@@ -14,6 +14,7 @@ import { SspApply } from "./apply.js";
 import { keptSspFields, unmanagedSsp } from "./compare.js";
 import { sspDrift } from "./drift.js";
 import { exportSsp } from "./export.js";
+import { sspHeldTwice } from "./held-twice.js";
 import { sspEntry, sspRules, type DesiredSsp } from "./files.js";
 import { planPreparers } from "./four-eyes.js";
 import { sspGitProblems } from "./git-check.js";
@@ -96,6 +97,7 @@ export const sspPolicy: Kind<DesiredSsp, SspLive> = {
   rank: (c) => createPayload(c)?.hierarchy_no ?? 0,
   drift: (desired, live, findings) => sspDrift(desired, live, findings.targets, findings.unknown),
   unmanaged: (desired, live, targets) => unmanagedSsp(desired, live.ssp, targets),
+  heldTwice: sspHeldTwice,
   kept: (desired, live, targets) => keptSspFields(desired, live.ssp, targets),
   preparers: planPreparers,
 

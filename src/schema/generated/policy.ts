@@ -19,6 +19,20 @@ export type LockConfig =
  * via the `definition` "Guardrail".
  */
 export type Guardrail = Guardrail1;
+/**
+ * true: four eyes (no SSP batch approved by its reviewer, uploader or policy creator; in CI an independent approval of the pull or merge request, at the commit applied, from a clean tree). { local_apply: true }: four eyes, and apply may also run outside CI (recorded in the evidence and flagged by evidence verify). docs/auditors.md, "Four eyes"
+ *
+ * This interface was referenced by `RevsyncConfig`'s JSON-Schema
+ * via the `definition` "FourEyesConfig".
+ */
+export type FourEyesConfig =
+  | boolean
+  | {
+      /**
+       * Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)
+       */
+      local_apply?: boolean;
+    };
 
 /**
  * revsync.yaml at the root of a policy repo
@@ -48,7 +62,14 @@ export interface RevsyncConfig {
   /**
    * Four eyes for every environment (an environment's four_eyes: wins): no SSP batch is approved by the user who reviewed it or created its policy; approves go as the approver identity (REVSYNC_APPROVER_USERNAME and REVSYNC_APPROVER_PASSWORD, or REVSYNC_APPROVER_TOKEN), and in CI apply requires the pull or merge request's approval by someone other than its author, at the commit applied. docs/auditors.md, "Four eyes"
    */
-  four_eyes?: boolean;
+  four_eyes?:
+    | boolean
+    | {
+        /**
+         * Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)
+         */
+        local_apply?: boolean;
+      };
   /**
    * Folder where apply --evidence writes one hash-chained JSON evidence record per run, relative to revsync.yaml, for every environment (an environment's evidence: wins; --evidence DIR wins over both). docs/auditors.md, "For auditors"
    */
@@ -104,7 +125,14 @@ export interface EnvironmentConfig {
   /**
    * Four eyes for this environment (wins over the top-level four_eyes): no SSP batch is approved by the user who reviewed it or created its policy, and in CI apply requires an independent approval of the pull or merge request. docs/auditors.md, "Four eyes"
    */
-  four_eyes?: boolean;
+  four_eyes?:
+    | boolean
+    | {
+        /**
+         * Apply may run outside CI under four eyes (default false: outside CI, apply refuses, as no pull request's approval can be checked and the tree applied is nobody's review)
+         */
+        local_apply?: boolean;
+      };
   /**
    * Folder where apply writes this environment's evidence records, relative to revsync.yaml (--evidence DIR wins). docs/auditors.md, "For auditors"
    */
@@ -346,8 +374,8 @@ export interface IgnoreRule {
    * @minItems 1
    */
   classes?: [
-    "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values",
-    ...("changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values")[]
+    "changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values" | "duplicate",
+    ...("changed" | "unmanaged" | "unmanaged_batch" | "missing" | "batch_status" | "batch_values" | "duplicate")[]
   ];
   /**
    * Why this drift is accepted (shown with every difference it covers)
