@@ -230,7 +230,7 @@ export function engineSuite(profile: Profile): void {
       removeDir(join(repo, "policies", "ssp", "support-renewals.yaml"));
       const nothingElse = await run(["plan", "--detailed-exitcode"]);
       expect(nothingElse.stdout).toContain(" ? ssp/Support Renewals SSP (not in git)");
-      expect(nothingElse.stdout).toContain("Plan: 0 to create, 0 to update, 0 to review, 0 to approve; 1 not in git (shown with the reason, not applied).");
+      expect(nothingElse.stdout).toContain("Plan: nothing to apply; 1 not in git (shown with the reason, not applied).");
       expect(nothingElse.stdout).not.toContain("No changes");
       expect(nothingElse.stderr).toContain("only entries that revsync does not apply remain (1 not in git, listed with their reasons): apply would do nothing");
       expect(nothingElse.code).toBe(0);
