@@ -24,6 +24,7 @@ import { applySignals, type ApplySignals } from "./apply-signals.js";
 import { changedPolicyFiles } from "../evidence/context.js";
 import { concurrencyOf, cwdOf, desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { checkBinding, readPlanFile } from "./plan-file.js";
 import { startProgress, type Progress } from "./progress.js";
@@ -68,7 +69,7 @@ interface Run {
 function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView): Run {
   const repo = openRepo(flags);
   const planFile = args[0];
-  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile)) : undefined;
+  const read = planFile ? readPlanFile(resolve(out.io.cwd, planFile), kindsOf(out.io)) : undefined;
   if (read && flags.target?.length) {
     // A saved plan is applied whole, as it was reviewed; a subset of it is another plan, made by plan.
     throw new UserError(
@@ -77,7 +78,7 @@ function openRun(flags: ApplyFlags, out: Output, args: string[], view: ApplyView
     );
   }
   // What is sent is what was shown: a payload that says more or other than its diff sends nothing.
-  const saved = read && checkPayloads(read);
+  const saved = read && checkPayloads(read, kindsOf(out.io));
   const env = openEnv(repo, flags, flags.env ?? saved?.environment);
   if (saved && saved.environment !== env.name) {
     throw new UserError(`the plan ${planFile} is for environment ${JSON.stringify(saved.environment)}, not ${JSON.stringify(env.name)}`);
@@ -116,8 +117,8 @@ async function planToApply(run: Run): Promise<PayloadsChecked> {
   // Said before a saved plan is held to git (the files may be why it is refused), after a new plan is made.
   if (run.saved) await warnUncommitted(run, run.saved);
   const plan = run.saved
-    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags))
-    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true }));
+    ? checkAgainstGit(run.saved, desiredState(run.repo, run.env, run.out, run.flags), kindsOf(run.out.io))
+    : checkPayloads(await makePlan(run.repo, run.env, run.core, run.flags, run.out, { impact: false, applies: true }), kindsOf(run.out.io));
   if (!run.saved) await warnUncommitted(run, plan);
   run.evidence?.recorder.setPlan(plan);
   run.evidence?.recorder.setUser(run.core.auth.username);
@@ -150,7 +151,7 @@ async function beforeWriting(run: Run, plan: PayloadsChecked): Promise<CheckedPl
   }
   // Four eyes: the environment's rule, or the one the saved plan was made under.
   const fourEyes = env.fourEyes || !!plan.four_eyes;
-  const ready = readyToApply(plan, core, { fourEyes });
+  const ready = readyToApply(plan, core, { fourEyes, kinds: kindsOf(out.io) });
   evidence?.recorder.setFourEyes(fourEyes, core.approverAuth ? (core.approverAuth.username ?? null) : null);
   // The plan was reviewed with its approver in mind: another one now is said (the rule holds for it).
   const since = approverSincePlan(plan, (core.approverAuth ?? core.auth).username ?? null);
@@ -219,7 +220,13 @@ async function writeAll(run: Run, plan: CheckedPlan): Promise<number> {
   let report: ApplyReport;
   try {
     const fourEyes = env.fourEyes || !!plan.four_eyes;
-    const opts = { concurrency: concurrencyOf(flags), isStopping: run.signals.isStopping, observers: observers(run, progress), fourEyes };
+    const opts = {
+      concurrency: concurrencyOf(flags),
+      isStopping: run.signals.isStopping,
+      observers: observers(run, progress),
+      fourEyes,
+      kinds: kindsOf(out.io),
+    };
     report = await applyPlan(core, plan, { ...opts, tagRequests: run.evidence !== undefined });
   } finally {
     progress.stop();

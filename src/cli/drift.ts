@@ -9,6 +9,7 @@ import { driftViews, type DriftEntry } from "../report/views/drift.js";
 import { andList } from "../words.js";
 import { desiredState, envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
@@ -44,10 +45,10 @@ export async function runDrift(flags: DriftFlags, out: Output): Promise<number> 
       try {
         const desired = desiredState(repo, env, out, flags);
         const live = await readWithProgress(core, desired, flags, out, { values: true, managedDetails: true });
-        checkTargets(flags.target ?? [], desired, live);
+        checkTargets(flags.target ?? [], desired, live, kindsOf(out.io));
         // Accepted drift (drift.ignore) is listed apart and never counts; plan is not affected.
         const report = applyIgnore(
-          buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }),
+          buildDrift(desired, live, { environment: env.name, targets: flags.target ?? [] }, kindsOf(out.io)),
           repo.config.drift?.ignore ?? [],
           todayUtc(),
         );

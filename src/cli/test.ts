@@ -11,10 +11,10 @@ import { testViews, type TestView } from "../report/views/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { nothingInGit } from "../live/read.js";
-import { KINDS } from "../kinds/registry.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";
 
 export interface TestFlags extends GlobalFlags {
@@ -108,8 +108,9 @@ async function liveRun(repo: Repo, flags: TestFlags, out: Output, view: TestView
   if (!cases.length && !contracts.length) return { ...base, policies: [], carves: true };
   const core = openClient(env, flags, out);
   try {
-    const live = await readWithProgress(core, nothingInGit(), flags, out, { approvedValues: true });
-    return { ...base, policies: modelsFromLive(live), carves: carvesLive(live) };
+    const kinds = kindsOf(out.io);
+    const live = await readWithProgress(core, nothingInGit(kinds), flags, out, { approvedValues: true });
+    return { ...base, policies: modelsFromLive(live, kinds), carves: carvesLive(live, kinds) };
   } finally {
     await core.close();
   }
@@ -129,7 +130,7 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
     const own = name ? environmentVars(repo, name, penv) : { vars: {}, problems: [] };
     const problems = own.problems;
     if (problems.length) throw new PolicyProblems(`environment ${JSON.stringify(name)} of revsync.yaml uses variables that are not set`, problems);
-    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), KINDS);
+    const { desired, diagnostics } = loadPolicies(repo, varsFor(own, penv), kindsOf(out.io));
     if (diagnostics.some((d) => d.severity === "error")) {
       throw new PolicyProblems(
         `the policy repo has errors${name && names.length > 1 ? ` (with the vars of environment ${name})` : ""}`,
@@ -138,9 +139,9 @@ function offlineRuns(repo: Repo, flags: TestFlags, out: Output, view: TestView):
       );
     }
     const { cases, contracts, dir, broken } = casesFor(repo, own, flags, view);
-    const git = modelsFromGitOnly(desired);
+    const git = modelsFromGitOnly(desired, kindsOf(out.io));
     for (const s of git.skipped) skipped.add(s);
-    const carves = carvesGit(desired);
+    const carves = carvesGit(desired, undefined, kindsOf(out.io));
     const rules = rulesOf(repo, name);
     // Only several environments need telling apart.
     // (Rules and carves_allocation matter only to contracts.)

@@ -13,7 +13,7 @@ import type { AppliedChange, Kind, LiveFinding } from "../kind.js";
 import { keptTenantFields, REASONS, tenantAddress, tenantChange, tenantDrift, unmanagedTenants, updateAgainstGit, updateProblems } from "./compare.js";
 import { ownWords, tenantEntry, tenantFieldsUpdatable, UPDATABLE_TENANT_FIELDS, type DesiredTenantConfig } from "./files.js";
 import { tenantConfigurations } from "./service.js";
-import { requireUser, TenantApply } from "./write.js";
+import { requireUser, TenantApply, UPDATE_PAYLOADS } from "./write.js";
 
 export { REASONS };
 
@@ -57,6 +57,7 @@ export const tenantConfiguration: Kind<DesiredTenantConfig, TenantConfigurationL
   unmanaged: unmanagedTenants,
   kept: keptTenantFields,
 
+  payloads: UPDATE_PAYLOADS,
   payloadProblems: (c) => updateProblems(c),
   gitProblems: (c, desired) => updateAgainstGit(c, desired),
   ready: requireUser,
