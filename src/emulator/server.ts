@@ -24,6 +24,16 @@ export interface EmulatorOptions {
   /** Refuse an approve of an SSP batch by the user who reviewed it (403), as the rule that the uploader
    *  cannot approve their own file refuses them (default false). */
   fourEyes?: boolean;
+  /** Resources served beside the spec's (EmulatorResource). */
+  resources?: EmulatorResource[];
+}
+
+/** A resource served beside the spec's, as a resource kind written outside the tree brings its own (the
+ *  toy kind of test/toy-kind.e2e.test.ts): asked, after the spec's endpoints, for each signed-in request
+ *  under /apis/ that none of them answers; it answers a JSON body, or undefined when the path is not its
+ *  own, and throws EmuError to refuse. It keeps its own state (a reset leaves it as it is). */
+export interface EmulatorResource {
+  answer(req: { method: string; path: string; body: () => unknown; ifMatch: string | undefined; caller: Caller }): unknown;
 }
 
 export interface RateLimitOptions {
@@ -138,6 +148,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 export class Emulator {
   readonly faults = new FaultTable();
+  readonly resources: EmulatorResource[] = [];
   journal: JournalEntry[] = [];
   private journalSeq = 0;
   private accessTtlS: number;
@@ -337,6 +348,10 @@ export class Emulator {
       allow("POST");
       return json(svc.errorTransactions(t, parseJson(raw)));
     }
+    for (const r of this.resources) {
+      const out = r.answer({ method, path, body: () => parseJson(raw), ifMatch, caller });
+      if (out !== undefined) return json(out);
+    }
     throw new EmuError(404, `no such endpoint: ${method} ${path}`);
   }
 
@@ -500,6 +515,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     { if_match: opts.honourIfMatch !== false, four_eyes: opts.fourEyes === true },
     opts.rateLimit,
   );
+  emulator.resources.push(...(opts.resources ?? []));
   if (opts.statePath) saveStateFile(opts.statePath, opts.state);
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     emulator.handle(req, res).catch(() => req.socket.destroy());

@@ -16,6 +16,7 @@ import type { Profile } from "../emulator/profile.js";
 import { startEmulator } from "../emulator/server.js";
 import { ApiCore, type ClientOptions } from "../api/core.js";
 import type { WriteOutcome } from "../api/write.js";
+import type { Registry } from "../kinds/kind.js";
 import type { SspCreateBody, TenantConfigurationUpdateBody } from "../schema/generated/api.js";
 
 // Two levels up from src/testing/ (tests) and from build/testing/ (benches): the repository.
@@ -188,6 +189,8 @@ export interface CliOptions {
   input?: string;
   /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
   tty?: boolean;
+  /** cli() only: the resource kinds the run knows (a kind written outside the tree beside the registry's). */
+  kinds?: Registry;
 }
 
 /** Runs a command line through the command entry (runCli) in this process, with its own stdout, stderr,
@@ -231,6 +234,7 @@ export async function cli(
     cwd: resolve(opts.cwd ?? ROOT),
     // Nobody signals a command run in process: tests of signals run the CLI as a process.
     signals: new EventEmitter(),
+    ...(opts.kinds ? { kinds: opts.kinds } : {}),
   };
   const code = await runCli([process.execPath, BIN, ...args], io);
   return { code, stdout, stderr };
