@@ -142,6 +142,6 @@ describe("a toy kind added from its folder and one registry line: validated, pla
     expect(plan.stdout).toContain("No changes.");
     const alone = await run(dir, ["validate"], { shipped: true });
     expect(alone.code).toBe(1);
-    expect(alone.stdout + alone.stderr).toContain('kind: expected "TenantConfiguration" or "SspPolicy", got "Greeting"');
+    expect(alone.stdout + alone.stderr).toContain(`kind: expected ${KINDS.map((k) => JSON.stringify(k.fileKind)).join(" or ")}, got "Greeting"`);
   });
 });
