@@ -354,14 +354,15 @@ export function npxShim(): string {
   return dir;
 }
 
-/** Whether a tool the tests drive for real (a shell, rsync) is installed here. CI installs every one
- *  (.ci/run), and there a missing one fails the test; elsewhere it says so loudly, once per case, and
- *  the case skips only the part that needs it. `probe` runs the tool; `install` says how to get it. */
-export function needsTool(tool: string, probe: string[], install: string, what: string): boolean {
-  if (spawnSync(tool, probe, { stdio: "ignore" }).status === 0) return true;
+/** A test that drives a tool for real (a shell, rsync) runs only where it is installed. CI installs every
+ *  one (.ci/run), and there a missing one fails the test; elsewhere the test is not run, and says why
+ *  (`npm run test:tools` counts it as not run, never as passed). `probe` runs the tool; `install` says
+ *  how to get it; `what` is what the test would have tested. Each case that needs a tool is a test of its
+ *  own, so that no part of a test it did not run is counted as passed. */
+export function needsTool(ctx: { skip(note: string): never }, tool: string, probe: string[], install: string, what: string): void {
+  if (spawnSync(tool, probe, { stdio: "ignore" }).status === 0) return;
   if (process.env.CI) throw new Error(`${tool} is not installed: .ci/run installs it (${install})`);
-  console.warn(`\n*** ${tool} is not installed: ${what} was NOT tested (${install}) ***\n`);
-  return false;
+  ctx.skip(`${tool} is not installed: ${what} was not tested (${install})`);
 }
 
 /** The body of an SSP create for a formula policy, with overrides of its item. */
