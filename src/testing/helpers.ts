@@ -5,7 +5,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, beforeEach } from "vitest";
+import { afterAll, beforeAll, beforeEach, onTestFinished } from "vitest";
 import { systemClock } from "../api/clock.js";
 import { createMismatch } from "../kinds/ssp/compare.js";
 import { createWrite } from "../kinds/ssp/create.js";
@@ -240,6 +240,18 @@ export async function cli(
   return { code, stdout, stderr };
 }
 
+/** A process a test started ends with the test, whatever its end (a timeout included): it never goes on
+ *  sending requests into the next test's emulator and journal. Outside a test (the benches) it is left be. */
+function endsWithTest(child: ChildProcess): void {
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+  } catch {
+    // Not in a test.
+  }
+}
+
 /** Runs the built CLI (dist/) as a child process: for tests where the process is the point. */
 export function cliProcess(
   args: string[],
@@ -251,6 +263,7 @@ export function cliProcess(
 ): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv(opts.env), stdio: ["pipe", "pipe", "pipe"] });
+    endsWithTest(child);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
