@@ -93,22 +93,40 @@ function evidenceOf(dir: string): any {
   return record;
 }
 
+/** A test of all stderr so far (cli's `when`) that runs each step, in turn and one after another, once its
+ *  text has appeared: the steps hold and let go of the service's answers as the apply goes, so that what
+ *  another user does lands where the test puts it, whatever the machine's speed. `done`: every step run. */
+function inTurn(steps: [string | RegExp, () => Promise<unknown>][]): {
+  when: { stderr: (e: string) => boolean; act: () => void };
+  done: () => Promise<unknown>;
+} {
+  let next = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  const seen = (e: string, text: string | RegExp): boolean => (typeof text === "string" ? e.includes(text) : text.test(e));
+  const stderr = (e: string): boolean => {
+    for (let step = steps[next]; step && seen(e, step[0]); step = steps[++next]) chain = chain.then(step[1]);
+    return false;
+  };
+  return { when: { stderr, act: () => undefined }, done: () => chain };
+}
+
 describe("a write that knows when it was undone", () => {
   it("bob's write lands right after revsync's tenant update: 'overwritten … by bob at …', exit 1, the same outcome in JSON and evidence, never done", async () => {
     const dir = repo({ "tc.yaml": tenantYaml("ui_mode: Modern") });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
     // Bob's screen shows the configuration as it was before revsync's write; he saves it, with a change of
-    // his own, while the read right after revsync's PATCH is held a while.
+    // his own, while the read right after revsync's PATCH is held. (revsync's PATCH is held until that
+    // read's hold is set.)
     const bobsView = (await api(fx.emu.url, await token(fx.emu.url, "bob"), "GET", TC)).body[0];
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/tenant-configurations" });
-    let bob: unknown;
-    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json", "--verbose", "--evidence", "evidence"], {
-      when: {
-        stderr: (e) => /PATCH \S*tenant-configurations\/\S+ 200/.test(e),
-        act: () => (bob = asBob("PATCH", `${TC}/TC-0001`, updateBody(bobsView, { carves_allocation: true }, "bob"))),
-      },
-    });
-    await bob;
+    const hold = (method: string, path: string) => ({ kind: "latency", latency_ms: 600_000, method, path });
+    await fx.emu.admin("POST", "faults", hold("PATCH", "/tenant-configurations/"));
+    const bob = inTurn([
+      ["sending the update", () => fx.emu.admin("POST", "faults", hold("GET", "/tenant-configurations"))],
+      [/PATCH \S*tenant-configurations\/\S+ 200/, () => asBob("PATCH", `${TC}/TC-0001`, updateBody(bobsView, { carves_allocation: true }, "bob"))],
+      [/PATCH \S*tenant-configurations\/\S+ 200/, () => fx.emu.admin("DELETE", "faults")],
+    ]);
+    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--format", "json", "--verbose", "--evidence", "evidence"], { when: bob.when });
+    await bob.done();
     expect(r.code).toBe(1);
     const report = reportOf(r.stdout);
     const [entry] = report.outcomes;
@@ -136,12 +154,17 @@ describe("a write that knows when it was undone", () => {
   it("a second live policy at the create's hierarchy_no right after it: overwritten, exit 1; the same plan again is blocked, never 'already'", async () => {
     const dir = repo({ "a.yaml": sspYaml("Race A", 70) });
     expect((await run(dir, ["plan", "--out", "p.json", "--quiet"])).code).toBe(0);
-    await fx.emu.admin("POST", "faults", { kind: "latency", latency_ms: 400, method: "GET", path: "/policy/ssp" });
-    let bob: unknown;
-    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--verbose"], {
-      when: { stderr: (e) => /POST \S*\/policy\/ssp 20\d/.test(e), act: () => (bob = asBob("POST", SSP, sspCreateBody("Bob's Policy", { hierarchy_no: 70 }))) },
-    });
-    await bob;
+    // Bob's policy is created while the read right after revsync's POST is held (revsync's POST is held
+    // until that read's hold is set).
+    const hold = (method: string, path: string) => ({ kind: "latency", latency_ms: 600_000, method, path });
+    await fx.emu.admin("POST", "faults", hold("POST", "/policy/ssp"));
+    const bob = inTurn([
+      ["sending the create", () => fx.emu.admin("POST", "faults", hold("GET", "/policy/ssp"))],
+      [/POST \S*\/policy\/ssp 20\d/, () => asBob("POST", SSP, sspCreateBody("Bob's Policy", { hierarchy_no: 70 }))],
+      [/POST \S*\/policy\/ssp 20\d/, () => fx.emu.admin("DELETE", "faults")],
+    ]);
+    const r = await run(dir, ["apply", "p.json", "--auto-approve", "--verbose"], { when: bob.when });
+    await bob.done();
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
       /^overwritten create {3}ssp\/Race A: overwritten after revsync's write by bob at \S+Z: the active policy "Bob's Policy" holds hierarchy_no 70 too/m,
