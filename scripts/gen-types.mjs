@@ -219,6 +219,11 @@ async function renderPolicyFile() {
 }
 
 const FORMATTING = { formattingOptions: { insertSpaces: true, tabSize: 2, eol: "\n" } };
+/** Whether two JSON values are the same, whatever their keys' order. */
+const sorted = (v) =>
+  Array.isArray(v) ? v.map(sorted) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v;
+const same = (a, b) => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
+const at = (node, path) => path.reduce((n, k) => n?.[k], node);
 /** JSON text edited in place (jsonc-parser, as editors edit JSON): the rest keeps its text, its one-line
  *  objects included. `value` undefined removes what is at `path`. */
 const edited = (text, path, value) => applyEdits(text, modify(text, path, value, FORMATTING));
@@ -229,25 +234,30 @@ const assembledMark = (path) => `Assembled from ${path} by npm run gen:types: ed
 /** schemas/api.schema.json with each kind's definitions as its folder's api.schema.json holds them (in
  *  place where they stand, new ones after), and none of a kind's that its folder no longer holds. */
 async function renderApi() {
-  let out = await readFile(join(root, API), "utf8");
+  const text = await readFile(join(root, API), "utf8");
+  const current = JSON.parse(text).definitions ?? {};
+  let out = text;
   const assembled = new Map();
   for (const k of KIND_APIS) {
     for (const [name, def] of Object.entries((await readJson(k.path)).definitions ?? {})) {
       if (assembled.has(name)) throw new Error(`${k.path}: #/definitions/${name} is ${assembled.get(name)}'s too: a definition belongs to one kind`);
       assembled.set(name, k.path);
-      out = edited(out, ["definitions", name], { $comment: assembledMark(k.path), ...def });
+      const wanted = { $comment: assembledMark(k.path), ...def };
+      if (!same(current[name], wanted)) out = edited(out, ["definitions", name], wanted);
     }
   }
   // A kind's definition its folder no longer holds (the kind, or the definition, gone) goes too.
-  for (const [name, def] of Object.entries(JSON.parse(out).definitions ?? {}))
+  for (const [name, def] of Object.entries(current))
     if (/^Assembled from \S+ by npm run gen:types/.test(def.$comment ?? "") && !assembled.has(name)) out = edited(out, ["definitions", name], undefined);
-  return prettierJson(API, out);
+  // Formatted again only where something changed: the file as it stands is formatted already.
+  return out === text ? text : prettierJson(API, out);
 }
 
 /** schemas/plan.schema.json with the parts the registry makes (src/plan/schema.ts). */
 async function renderPlanKinds() {
   let out = await readFile(join(root, PLAN), "utf8");
-  for (const { path, value } of planSchemaEdits(JSON.parse(out), REGISTRY)) out = edited(out, path, value);
+  const current = JSON.parse(out);
+  for (const { path, value } of planSchemaEdits(current, REGISTRY)) if (!same(at(current, path), value)) out = edited(out, path, value);
   return out;
 }
 
