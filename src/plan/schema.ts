@@ -38,7 +38,7 @@ function kindRule(name: string, fileKind: string, payloads: Registry[number]["pa
   }));
   const actions = [...new Set(Object.values(payloads).flatMap((p) => p.actions)), ...NOT_APPLIED];
   return {
-    if: { required: ["address"], properties: { address: { pattern: `^${regexText(name)}/` } } },
+    if: { required: ["address"], properties: { address: { type: "string", pattern: `^${regexText(name)}/` } } },
     then: { properties: { action: { enum: actions } }, ...(writes.length ? { allOf: writes } : {}) },
   };
 }
