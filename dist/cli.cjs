@@ -6110,10 +6110,10 @@ var require_validators = __commonJS({
       return errors === 0;
     }
     exports2.plan = validate15;
-    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
+    var schema20 = { "$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:revsync:schema:plan", "title": "RevsyncPlan", "description": "A saved revsync plan (plan --out, plan --format json), format_version 1. apply PLANFILE checks a plan against this schema, its checksum and its binding (base_url, auth_url, realm) before it sends anything.", "type": "object", "required": ["format_version", "environment", "created_at", "base_url", "auth_url", "realm", "changes", "summary", "checksum"], "properties": { "format_version": { "type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$" }, "environment": { "type": "string", "minLength": 1 }, "created_at": { "type": "string" }, "base_url": { "type": "string", "minLength": 1 }, "auth_url": { "type": "string", "minLength": 1 }, "realm": { "type": "string", "minLength": 1 }, "user": { "type": ["string", "null"], "description": "The signed-in user the plan was made as (informational)." }, "targets": { "type": "array", "items": { "type": "string" } }, "changes": { "type": "array", "items": { "$ref": "#/definitions/Change" } }, "summary": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } }, "notes": { "type": "array", "items": { "type": "string" }, "description": "Things the reader should know that are not changes." }, "kept_live": { "type": "array", "description": `Fields the service holds of a resource git manages that git's file leaves out (and the service shows a value of): each keeps its live value and is never a change; shown so that "No changes" never hides them. Absent when git's files hold every field. The drift report (drift --format json) carries the same list.`, "items": { "type": "object", "required": ["address", "fields", "modified_by", "modified_on"], "properties": { "address": { "type": "string" }, "fields": { "type": "object", "description": "Each field left out, with the value the service holds." }, "modified_by": { "type": ["string", "null"], "description": "Who changed the resource last, as the service says." }, "modified_on": { "type": ["string", "null"], "description": "When (ISO 8601), as the service says." } } } }, "four_eyes": { "type": "object", "description": "With four_eyes in revsync.yaml: the sign-in (creates, updates, reviews), the approver identity approves would go as (null when none is configured), and for each approve who reviewed its batch, uploaded it and created its policy (the service's fields, or this plan's own review and create) and whether apply would block it. A saved plan keeps the approver it was made with: apply says so when its own differs.", "required": ["sign_in", "approver", "approver_configured", "approves"], "properties": { "sign_in": { "type": ["string", "null"] }, "approver": { "type": ["string", "null"] }, "approver_configured": { "type": "boolean" }, "approver_known": { "const": false, "description": "Made in CI by a job that names no approver identity: who the approves go as is the apply job's to say, and whether apply blocks one is not known (each approve's blocked is null). Absent when known." }, "approves": { "type": "array", "items": { "type": "object", "required": ["address", "reviewed_by", "reviewed_in_plan", "policy_created_by", "created_in_plan", "blocked"], "properties": { "address": { "type": "string" }, "reviewed_by": { "type": ["string", "null"] }, "reviewed_in_plan": { "type": "boolean" }, "uploaded_by": { "type": ["string", "null"], "description": "The batch's uploader (its created_by); null when this plan's create uploads it or the service names nobody" }, "uploaded_in_plan": { "type": "boolean" }, "policy_created_by": { "type": ["string", "null"] }, "created_in_plan": { "type": "boolean" }, "blocked": { "type": ["boolean", "null"], "description": "Apply would block it (null: not known, approver_known false)" } } } } } }, "impact": { "description": "With policy tests: what the plan does to them. An object: cases (whose matched policy or SSP changes), allocation (contracts whose allocation changes) and moved (revenue moved between lines, per currency). A plan saved by an earlier revsync holds the cases alone, as a list.", "oneOf": [{ "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } }, "description": "The cases whose matched policy or SSP the plan changes (plans saved by an earlier revsync)." }, { "type": "object", "required": ["cases", "allocation", "moved"], "properties": { "cases": { "type": "array", "items": { "type": "object", "required": ["name", "file", "line", "before", "after"], "properties": { "name": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "before": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] } } } } } }, "allocation": { "type": "array", "description": "The contracts whose allocation the plan changes, most revenue moved first.", "items": { "type": "object", "required": ["contract", "file", "line", "currency", "before_status", "after_status", "lines", "moved"], "properties": { "contract": { "type": "string" }, "file": { "type": "string" }, "line": { "type": "integer" }, "currency": { "type": "string" }, "before_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "after_status": { "enum": ["allocated", "not carved", "cannot allocate"] }, "why": { "type": "array", "items": { "type": "string" } }, "lines": { "type": "array", "items": { "type": "object", "required": ["id", "before", "after", "shift"], "properties": { "id": { "type": "string" }, "before": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "after": { "type": "object", "required": ["policy", "ssp", "basis", "allocated"], "properties": { "policy": { "type": ["string", "null"] }, "ssp": { "type": ["number", "null"] }, "basis": { "type": ["number", "null"] }, "allocated": { "type": ["number", "null"] } } }, "shift": { "type": ["number", "null"] } } } }, "moved": { "type": ["number", "null"], "description": "Revenue that moves between the contract's lines (the sum of the rises); null when a side cannot be allocated." } } } }, "moved": { "type": "object", "description": "Revenue moved across all contracts, per currency", "additionalProperties": { "type": "number" } }, "notes": { "type": "array", "description": "Fields of a policy the impact meets that the service does not show (null): git's value was taken on both sides, as unchanged. One note per policy.", "items": { "type": "string" } } } }] }, "checksum": { "type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "sha256 of every other field of the plan (binding, changes, summary, impact, notes, user, created_at, targets: all a reviewer is shown), keys in code point order: a plan edited by hand or corrupted is refused, and so is one whose summary is not its changes counted. Not a signature: anyone can compute it again; apply holds each payload to its reviewed diff. A plan with the checksum of an older revsync (binding and changes only) is refused: plan again." } }, "definitions": { "Change": { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] }, "FieldDiff": { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } }, "Payload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } }, "TenantConfigurationUpdatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "compliance_name", "unique_key", "item"], "additionalProperties": false, "properties": { "kind": { "const": "update" }, "compliance_id": { "type": "string", "minLength": 1 }, "compliance_name": { "type": "string" }, "unique_key": { "type": "string" }, "item": { "$ref": "#/definitions/TenantConfigurationUpdateItem" } } }, "SspPolicyCreatePayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "body", "hierarchy_no"], "additionalProperties": false, "properties": { "kind": { "const": "create" }, "body": { "$ref": "#/definitions/SspCreateBody" }, "hierarchy_no": { "type": "integer" } } }, "SspPolicyBatchPayload": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } }, "ConditionInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "ConditionInput", "type": "object", "description": "A condition as revsync writes it (create body): operator from the documented list.", "required": ["field_name", "operator", "value"], "properties": { "field_name": { "type": "string", "description": "Field the condition tests" }, "operator": { "type": "string", "description": "Comparison operator", "enum": ["equality", "inequality", "greater than", "less than", "greater or equal", "less or equal", ">", "<", ">=", "<=", "in", "not in", "contains", "not contains", "starts with", "ends with", "null", "not null"] }, "value": { "type": "string", "description": "The SSP identifier value of the field" } } }, "SspCreateBatch": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBatch", "type": "object", "required": ["batch_name", "effective_start_date", "effective_end_date", "ssp_values"], "additionalProperties": false, "properties": { "batch_name": { "type": "string", "description": "Name of the SSP batch", "minLength": 1 }, "file_name": { "type": "string", "description": "Name of the uploaded file" }, "effective_start_date": { "type": "string", "description": "Batch validity start date" }, "effective_end_date": { "type": "string", "description": "Batch validity end date" }, "ssp_values": { "type": "array", "items": { "$ref": "#/definitions/SspValueInput" } } } }, "SspCreateBody": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateBody", "type": "object", "description": "Body of POST SSP policy", "required": ["compliance_name", "unique_key", "format_type", "compliance_spec"], "properties": { "compliance_name": { "type": "string", "description": "Policy name", "minLength": 1 }, "unique_key": { "type": "string", "description": "Unique key (revsync sends the policy name)", "minLength": 1 }, "format_type": { "type": "string", "description": "Payload format, for example JSON" }, "compliance_spec": { "type": "array", "minItems": 1, "maxItems": 1, "items": { "$ref": "#/definitions/SspCreateItem" } } } }, "SspCreateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspCreateItem", "type": "object", "description": "Item of the SSP create body: all fields required", "required": ["active", "can_delete", "ceiling_percentage", "data_identifiers", "entity_type", "expression", "floor_percentage", "hierarchy_no", "is_user_defined", "method", "name", "transaction_above_range", "transaction_below_range", "transaction_mid_range", "type", "when"], "properties": { "active": { "type": "boolean", "description": "true: policy is active" }, "can_delete": { "type": "boolean", "description": "true: deletion permitted" }, "ceiling_percentage": { "type": "integer", "description": "Maximum allowed SSP percentage" }, "data_identifiers": { "type": "array", "items": { "type": "string" }, "description": "Fields that identify SSP items (for example product_id)" }, "entity_type": { "type": "string", "description": "Type of record, for example batch or policy/ssp values" }, "expression": { "type": "string", "description": "Formula used to derive the SSP value" }, "floor_percentage": { "type": "integer", "description": "Minimum allowed SSP percentage" }, "hierarchy_no": { "type": "integer", "description": "Order of evaluation in the policy hierarchy" }, "is_user_defined": { "type": "boolean", "description": "Defined by user" }, "method": { "type": "string", "description": "How SSP values are provided: upload or formula", "enum": ["upload", "formula"] }, "name": { "type": "string", "description": "Name of the SSP policy or SSP batch" }, "transaction_above_range": { "type": "string", "description": "Handling rule when value is above midpoint" }, "transaction_below_range": { "type": "string", "description": "Handling rule when value is below midpoint" }, "transaction_mid_range": { "type": "string", "description": "Handling rule when value is at midpoint" }, "type": { "type": "string", "description": "Type of the policy" }, "when": { "type": "array", "items": { "$ref": "#/definitions/ConditionInput" }, "description": "Conditions, if any" }, "batches": { "type": "array", "description": `revsync/emulator extension: batches uploaded with an upload-method policy (docs/decisions.md, "A new upload policy's first batches go with its create")`, "items": { "$ref": "#/definitions/SspCreateBatch" } } } }, "SspValueInput": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "title": "SspValueInput", "type": "object", "description": "An SSP value as uploaded (ssp_value_id is system assigned)", "required": ["above_mid_point", "below_mid_point", "mid_point", "currency_code", "effective_start_date", "effective_end_date", "product_id", "value_type"], "properties": { "above_mid_point": { "type": "integer", "description": "Upper range SSP percent value" }, "below_mid_point": { "type": "integer", "description": "Lower range SSP percent value" }, "mid_point": { "type": "integer", "description": "Middle SSP percent value" }, "currency_code": { "type": "string", "description": "Currency of the values" }, "effective_start_date": { "type": "string", "description": "Start of validity" }, "effective_end_date": { "type": "string", "description": "End of validity" }, "product_id": { "type": "string", "description": "Product identifier" }, "value_type": { "type": "string", "description": "Amount or Percent", "enum": ["Amount", "Percent"] } }, "additionalProperties": false }, "TenantConfigurationUpdateItem": { "$comment": "Copied from api.schema.json by npm run gen:types: edit it there.", "type": "object", "title": "TenantConfigurationUpdateItem", "description": "Item of the tenant configuration update body: all fields required, no others", "additionalProperties": false, "required": ["ar_accounting", "can_delete", "carves_allocation", "create_revenue_schedules", "distribution_method", "guid", "is_user_defined", "journals_run_currency", "lt_st_accounting", "manual_journal", "manual_journal_contra_account", "multi_currency_revenue_contracts", "prorate_method", "ui_mode"], "properties": { "ar_accounting": { "type": "boolean", "description": "true: AR accounting entries are generated" }, "can_delete": { "type": "boolean", "description": "true: policy may be deleted" }, "carves_allocation": { "type": "boolean", "description": "true: carves allocation enabled" }, "create_revenue_schedules": { "type": "boolean", "description": "true: revenue schedules are created for revenue contracts" }, "distribution_method": { "type": "string", "description": "Revenue distribution method. Spec 4.2 types it as a string; the values of 2.2 (Days in Calendar Period, Prorate) are checked where revsync chooses the value (the policy file), while a field git leaves out is sent with its live value as it is." }, "guid": { "type": "string", "description": "Globally unique id" }, "is_user_defined": { "type": "boolean", "description": "true: defined by user" }, "journals_run_currency": { "type": "string", "description": "Currency in which the journal run is processed" }, "lt_st_accounting": { "type": "boolean", "description": "true: separate long-term and short-term accounts" }, "manual_journal": { "type": "boolean", "description": "true: manual journal functionality usable" }, "manual_journal_contra_account": { "type": "string", "description": "Alphanumeric value recorded on manual journal entries" }, "multi_currency_revenue_contracts": { "type": "boolean", "description": "true: revenue contracts may have multiple transaction currencies and carves allocation is done only in functional currency; false: contracts are grouped by transaction currency and allocated in transaction currency" }, "prorate_method": { "type": "string", "description": "Distribution evenly across periods except first and last, which follow partial revenue start and end dates" }, "ui_mode": { "type": "string", "description": "Active user interface for the tenant" } } } } };
     var pattern11 = new RegExp("^[0-9]+(\\.[0-9]+)*$", "u");
     var pattern14 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-    var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
+    var schema21 = { "type": "object", "required": ["address", "action", "diff", "version_id", "last_modified_on"], "properties": { "address": { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "<kind>/<name>...: an address of one of the kinds (tenant-configuration, ssp)", "type": "string", "pattern": "^(tenant-configuration|ssp)/" }, "action": { "description": "create, update, review and approve are the writes apply makes; blocked (a write revsync refuses to make), not_in_git (something the service holds that git does not) and unsupported (a difference the interface cannot write) are shown with their reason and never applied", "enum": ["create", "update", "review", "approve", "blocked", "not_in_git", "unsupported"] }, "before": {}, "after": {}, "diff": { "type": "array", "items": { "$ref": "#/definitions/FieldDiff" } }, "version_id": { "type": ["string", "null"] }, "last_modified_on": { "type": ["integer", "null"] }, "modified_by": { "description": "Who changed the live resource last, as the service says (its last_modified_by), on an update, an SSP policy's fields that differ and a not_in_git entry; null or absent where it does not say", "type": ["string", "null"] }, "modified_on": { "description": "When the live resource was changed last (ISO 8601, from its last_modified_on); null or absent where the service does not say", "type": ["string", "null"] }, "reason": { "type": "string" }, "source": { "type": "string" }, "payload": { "$ref": "#/definitions/Payload" }, "values": { "description": "A review or approve: the values it moves forward (git's file, equal to the service's)", "type": "object", "required": ["file", "rows", "products", "currencies", "from", "to"], "properties": { "file": { "type": "string" }, "rows": { "type": "integer", "minimum": 0 }, "products": { "type": "integer", "minimum": 0 }, "currencies": { "type": "array", "items": { "type": "string" } }, "from": { "type": "string" }, "to": { "type": "string" } } }, "diff_rows": { "description": "Values that differ row by row: diff shows the first `shown` rows of `total`", "type": "object", "required": ["shown", "total"], "properties": { "shown": { "type": "integer", "minimum": 0 }, "total": { "type": "integer", "minimum": 0 } } } }, "allOf": [{ "if": { "properties": { "action": { "enum": ["create", "update", "review", "approve"] } } }, "then": { "required": ["payload"] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^tenant-configuration/" } } }, "then": { "properties": { "action": { "enum": ["update", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["update"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/TenantConfigurationUpdatePayload" } } } }] } }, { "if": { "required": ["address"], "properties": { "address": { "type": "string", "pattern": "^ssp/" } } }, "then": { "properties": { "action": { "enum": ["create", "review", "approve", "blocked", "not_in_git", "unsupported"] } }, "allOf": [{ "if": { "required": ["action"], "properties": { "action": { "enum": ["create"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyCreatePayload" } } } }, { "if": { "required": ["action"], "properties": { "action": { "enum": ["review", "approve"] } } }, "then": { "properties": { "payload": { "$ref": "#/definitions/SspPolicyBatchPayload" } } } }] } }] };
     var schema30 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "type": "object", "required": ["kind", "compliance_id", "policy", "batch"], "additionalProperties": false, "properties": { "kind": { "const": "batch" }, "compliance_id": { "type": ["string", "null"] }, "policy": { "type": "string", "minLength": 1 }, "batch": { "type": "string", "minLength": 1 }, "file_id": { "type": ["string", "null"], "description": "The batch's file id as the plan saw it: apply moves the batch only while it still holds (null: the plan's own create uploads the batch, or the service shows none)" }, "values_checksum": { "type": ["string", "null"], "pattern": "^sha256:[0-9a-f]{64}$", "description": "A checksum of the batch's values as the plan saw them: apply moves the batch only while the service still holds them" } } };
     var schema31 = { "type": "object", "required": ["path", "kind"], "properties": { "path": { "type": "string" }, "kind": { "enum": ["changed", "added", "removed"] }, "before": {}, "after": {} } };
     var schema32 = { "$comment": "Written from the kinds' registry by npm run gen:types (src/plan/schema.ts): edit the kind.", "description": "What apply sends for a write, as its kind defines it (its definition: <kind><payload>Payload)", "type": "object", "required": ["kind"], "properties": { "kind": { "enum": ["update", "create", "batch"] } } };
@@ -7651,13 +7651,24 @@ var require_validators = __commonJS({
         } else {
           if (data.address !== void 0) {
             let data1 = data.address;
-            if (typeof data1 === "string") {
-              if (!pattern12.test(data1)) {
-                const err4 = {};
+            const _errs9 = errors;
+            if (errors === _errs9) {
+              if (typeof data1 === "string") {
+                if (!pattern12.test(data1)) {
+                  const err4 = {};
+                  if (vErrors === null) {
+                    vErrors = [err4];
+                  } else {
+                    vErrors.push(err4);
+                  }
+                  errors++;
+                }
+              } else {
+                const err5 = {};
                 if (vErrors === null) {
-                  vErrors = [err4];
+                  vErrors = [err5];
                 } else {
-                  vErrors.push(err4);
+                  vErrors.push(err5);
                 }
                 errors++;
               }
@@ -7675,45 +7686,45 @@ var require_validators = __commonJS({
         }
       }
       if (_valid1) {
-        const _errs10 = errors;
-        const _errs12 = errors;
-        let valid6 = true;
+        const _errs11 = errors;
         const _errs13 = errors;
+        let valid6 = true;
+        const _errs14 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           let missing1;
           if (data.action === void 0 && (missing1 = "action")) {
-            const err5 = {};
+            const err6 = {};
             if (vErrors === null) {
-              vErrors = [err5];
+              vErrors = [err6];
             } else {
-              vErrors.push(err5);
+              vErrors.push(err6);
             }
             errors++;
           } else {
             if (data.action !== void 0) {
               if (!(data.action === "update")) {
-                const err6 = {};
+                const err7 = {};
                 if (vErrors === null) {
-                  vErrors = [err6];
+                  vErrors = [err7];
                 } else {
-                  vErrors.push(err6);
+                  vErrors.push(err7);
                 }
                 errors++;
               }
             }
           }
         }
-        var _valid2 = _errs13 === errors;
-        errors = _errs12;
+        var _valid2 = _errs14 === errors;
+        errors = _errs13;
         if (vErrors !== null) {
-          if (_errs12) {
-            vErrors.length = _errs12;
+          if (_errs13) {
+            vErrors.length = _errs13;
           } else {
             vErrors = null;
           }
         }
         if (_valid2) {
-          const _errs15 = errors;
+          const _errs16 = errors;
           if (data && typeof data == "object" && !Array.isArray(data)) {
             if (data.payload !== void 0) {
               if (!validate17(data.payload, { instancePath: instancePath + "/payload", parentData: data, parentDataProperty: "payload", rootData })) {
@@ -7722,15 +7733,15 @@ var require_validators = __commonJS({
               }
             }
           }
-          var _valid2 = _errs15 === errors;
+          var _valid2 = _errs16 === errors;
           valid6 = _valid2;
         }
         if (!valid6) {
-          const err7 = { instancePath, schemaPath: "#/allOf/1/then/allOf/0/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+          const err8 = { instancePath, schemaPath: "#/allOf/1/then/allOf/0/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
           if (vErrors === null) {
-            vErrors = [err7];
+            vErrors = [err8];
           } else {
-            vErrors.push(err7);
+            vErrors.push(err8);
           }
           errors++;
         }
@@ -7738,85 +7749,57 @@ var require_validators = __commonJS({
           if (data.action !== void 0) {
             let data4 = data.action;
             if (!(data4 === "update" || data4 === "blocked" || data4 === "not_in_git" || data4 === "unsupported")) {
-              const err8 = { instancePath: instancePath + "/action", schemaPath: "#/allOf/1/then/properties/action/enum", keyword: "enum", params: { allowedValues: schema21.allOf[1].then.properties.action.enum }, message: "must be equal to one of the allowed values" };
+              const err9 = { instancePath: instancePath + "/action", schemaPath: "#/allOf/1/then/properties/action/enum", keyword: "enum", params: { allowedValues: schema21.allOf[1].then.properties.action.enum }, message: "must be equal to one of the allowed values" };
               if (vErrors === null) {
-                vErrors = [err8];
+                vErrors = [err9];
               } else {
-                vErrors.push(err8);
+                vErrors.push(err9);
               }
               errors++;
             }
           }
         }
-        var _valid1 = _errs10 === errors;
+        var _valid1 = _errs11 === errors;
         valid3 = _valid1;
       }
       if (!valid3) {
-        const err9 = { instancePath, schemaPath: "#/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        const err10 = { instancePath, schemaPath: "#/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
         if (vErrors === null) {
-          vErrors = [err9];
+          vErrors = [err10];
         } else {
-          vErrors.push(err9);
+          vErrors.push(err10);
         }
         errors++;
       }
-      const _errs19 = errors;
-      let valid10 = true;
       const _errs20 = errors;
+      let valid10 = true;
+      const _errs21 = errors;
       if (data && typeof data == "object" && !Array.isArray(data)) {
         let missing2;
         if (data.address === void 0 && (missing2 = "address")) {
-          const err10 = {};
+          const err11 = {};
           if (vErrors === null) {
-            vErrors = [err10];
+            vErrors = [err11];
           } else {
-            vErrors.push(err10);
+            vErrors.push(err11);
           }
           errors++;
         } else {
           if (data.address !== void 0) {
             let data5 = data.address;
-            if (typeof data5 === "string") {
-              if (!pattern13.test(data5)) {
-                const err11 = {};
-                if (vErrors === null) {
-                  vErrors = [err11];
-                } else {
-                  vErrors.push(err11);
+            const _errs22 = errors;
+            if (errors === _errs22) {
+              if (typeof data5 === "string") {
+                if (!pattern13.test(data5)) {
+                  const err12 = {};
+                  if (vErrors === null) {
+                    vErrors = [err12];
+                  } else {
+                    vErrors.push(err12);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-          }
-        }
-      }
-      var _valid3 = _errs20 === errors;
-      errors = _errs19;
-      if (vErrors !== null) {
-        if (_errs19) {
-          vErrors.length = _errs19;
-        } else {
-          vErrors = null;
-        }
-      }
-      if (_valid3) {
-        const _errs22 = errors;
-        const _errs24 = errors;
-        let valid13 = true;
-        const _errs25 = errors;
-        if (data && typeof data == "object" && !Array.isArray(data)) {
-          let missing3;
-          if (data.action === void 0 && (missing3 = "action")) {
-            const err12 = {};
-            if (vErrors === null) {
-              vErrors = [err12];
-            } else {
-              vErrors.push(err12);
-            }
-            errors++;
-          } else {
-            if (data.action !== void 0) {
-              if (!(data.action === "create")) {
+              } else {
                 const err13 = {};
                 if (vErrors === null) {
                   vErrors = [err13];
@@ -7828,17 +7811,56 @@ var require_validators = __commonJS({
             }
           }
         }
-        var _valid4 = _errs25 === errors;
-        errors = _errs24;
+      }
+      var _valid3 = _errs21 === errors;
+      errors = _errs20;
+      if (vErrors !== null) {
+        if (_errs20) {
+          vErrors.length = _errs20;
+        } else {
+          vErrors = null;
+        }
+      }
+      if (_valid3) {
+        const _errs24 = errors;
+        const _errs26 = errors;
+        let valid13 = true;
+        const _errs27 = errors;
+        if (data && typeof data == "object" && !Array.isArray(data)) {
+          let missing3;
+          if (data.action === void 0 && (missing3 = "action")) {
+            const err14 = {};
+            if (vErrors === null) {
+              vErrors = [err14];
+            } else {
+              vErrors.push(err14);
+            }
+            errors++;
+          } else {
+            if (data.action !== void 0) {
+              if (!(data.action === "create")) {
+                const err15 = {};
+                if (vErrors === null) {
+                  vErrors = [err15];
+                } else {
+                  vErrors.push(err15);
+                }
+                errors++;
+              }
+            }
+          }
+        }
+        var _valid4 = _errs27 === errors;
+        errors = _errs26;
         if (vErrors !== null) {
-          if (_errs24) {
-            vErrors.length = _errs24;
+          if (_errs26) {
+            vErrors.length = _errs26;
           } else {
             vErrors = null;
           }
         }
         if (_valid4) {
-          const _errs27 = errors;
+          const _errs29 = errors;
           if (data && typeof data == "object" && !Array.isArray(data)) {
             if (data.payload !== void 0) {
               if (!validate19(data.payload, { instancePath: instancePath + "/payload", parentData: data, parentDataProperty: "payload", rootData })) {
@@ -7847,81 +7869,63 @@ var require_validators = __commonJS({
               }
             }
           }
-          var _valid4 = _errs27 === errors;
+          var _valid4 = _errs29 === errors;
           valid13 = _valid4;
         }
         if (!valid13) {
-          const err14 = { instancePath, schemaPath: "#/allOf/2/then/allOf/0/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+          const err16 = { instancePath, schemaPath: "#/allOf/2/then/allOf/0/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
           if (vErrors === null) {
-            vErrors = [err14];
+            vErrors = [err16];
           } else {
-            vErrors.push(err14);
+            vErrors.push(err16);
           }
           errors++;
         }
-        const _errs30 = errors;
+        const _errs32 = errors;
         let valid16 = true;
-        const _errs31 = errors;
+        const _errs33 = errors;
         if (data && typeof data == "object" && !Array.isArray(data)) {
           let missing4;
           if (data.action === void 0 && (missing4 = "action")) {
-            const err15 = {};
+            const err17 = {};
             if (vErrors === null) {
-              vErrors = [err15];
+              vErrors = [err17];
             } else {
-              vErrors.push(err15);
+              vErrors.push(err17);
             }
             errors++;
           } else {
             if (data.action !== void 0) {
               let data8 = data.action;
               if (!(data8 === "review" || data8 === "approve")) {
-                const err16 = {};
+                const err18 = {};
                 if (vErrors === null) {
-                  vErrors = [err16];
+                  vErrors = [err18];
                 } else {
-                  vErrors.push(err16);
+                  vErrors.push(err18);
                 }
                 errors++;
               }
             }
           }
         }
-        var _valid5 = _errs31 === errors;
-        errors = _errs30;
+        var _valid5 = _errs33 === errors;
+        errors = _errs32;
         if (vErrors !== null) {
-          if (_errs30) {
-            vErrors.length = _errs30;
+          if (_errs32) {
+            vErrors.length = _errs32;
           } else {
             vErrors = null;
           }
         }
         if (_valid5) {
-          const _errs33 = errors;
+          const _errs35 = errors;
           if (data && typeof data == "object" && !Array.isArray(data)) {
             if (data.payload !== void 0) {
               let data9 = data.payload;
               if (data9 && typeof data9 == "object" && !Array.isArray(data9)) {
                 if (data9.kind === void 0) {
-                  const err17 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
-                  if (vErrors === null) {
-                    vErrors = [err17];
-                  } else {
-                    vErrors.push(err17);
-                  }
-                  errors++;
-                }
-                if (data9.compliance_id === void 0) {
-                  const err18 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "compliance_id" }, message: "must have required property 'compliance_id'" };
-                  if (vErrors === null) {
-                    vErrors = [err18];
-                  } else {
-                    vErrors.push(err18);
-                  }
-                  errors++;
-                }
-                if (data9.policy === void 0) {
-                  const err19 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                  const err19 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
                   if (vErrors === null) {
                     vErrors = [err19];
                   } else {
@@ -7929,8 +7933,8 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
-                if (data9.batch === void 0) {
-                  const err20 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "batch" }, message: "must have required property 'batch'" };
+                if (data9.compliance_id === void 0) {
+                  const err20 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "compliance_id" }, message: "must have required property 'compliance_id'" };
                   if (vErrors === null) {
                     vErrors = [err20];
                   } else {
@@ -7938,32 +7942,27 @@ var require_validators = __commonJS({
                   }
                   errors++;
                 }
+                if (data9.policy === void 0) {
+                  const err21 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "policy" }, message: "must have required property 'policy'" };
+                  if (vErrors === null) {
+                    vErrors = [err21];
+                  } else {
+                    vErrors.push(err21);
+                  }
+                  errors++;
+                }
+                if (data9.batch === void 0) {
+                  const err22 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/required", keyword: "required", params: { missingProperty: "batch" }, message: "must have required property 'batch'" };
+                  if (vErrors === null) {
+                    vErrors = [err22];
+                  } else {
+                    vErrors.push(err22);
+                  }
+                  errors++;
+                }
                 for (const key0 in data9) {
                   if (!(key0 === "kind" || key0 === "compliance_id" || key0 === "policy" || key0 === "batch" || key0 === "file_id" || key0 === "values_checksum")) {
-                    const err21 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
-                    if (vErrors === null) {
-                      vErrors = [err21];
-                    } else {
-                      vErrors.push(err21);
-                    }
-                    errors++;
-                  }
-                }
-                if (data9.kind !== void 0) {
-                  if ("batch" !== data9.kind) {
-                    const err22 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/kind/const", keyword: "const", params: { allowedValue: "batch" }, message: "must be equal to constant" };
-                    if (vErrors === null) {
-                      vErrors = [err22];
-                    } else {
-                      vErrors.push(err22);
-                    }
-                    errors++;
-                  }
-                }
-                if (data9.compliance_id !== void 0) {
-                  let data11 = data9.compliance_id;
-                  if (typeof data11 !== "string" && data11 !== null) {
-                    const err23 = { instancePath: instancePath + "/payload/compliance_id", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/compliance_id/type", keyword: "type", params: { type: schema30.properties.compliance_id.type }, message: "must be string,null" };
+                    const err23 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" };
                     if (vErrors === null) {
                       vErrors = [err23];
                     } else {
@@ -7972,20 +7971,21 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data9.policy !== void 0) {
-                  let data12 = data9.policy;
-                  if (typeof data12 === "string") {
-                    if (func4(data12) < 1) {
-                      const err24 = { instancePath: instancePath + "/payload/policy", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/policy/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
-                      if (vErrors === null) {
-                        vErrors = [err24];
-                      } else {
-                        vErrors.push(err24);
-                      }
-                      errors++;
+                if (data9.kind !== void 0) {
+                  if ("batch" !== data9.kind) {
+                    const err24 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/kind/const", keyword: "const", params: { allowedValue: "batch" }, message: "must be equal to constant" };
+                    if (vErrors === null) {
+                      vErrors = [err24];
+                    } else {
+                      vErrors.push(err24);
                     }
-                  } else {
-                    const err25 = { instancePath: instancePath + "/payload/policy", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/policy/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    errors++;
+                  }
+                }
+                if (data9.compliance_id !== void 0) {
+                  let data11 = data9.compliance_id;
+                  if (typeof data11 !== "string" && data11 !== null) {
+                    const err25 = { instancePath: instancePath + "/payload/compliance_id", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/compliance_id/type", keyword: "type", params: { type: schema30.properties.compliance_id.type }, message: "must be string,null" };
                     if (vErrors === null) {
                       vErrors = [err25];
                     } else {
@@ -7994,11 +7994,11 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data9.batch !== void 0) {
-                  let data13 = data9.batch;
-                  if (typeof data13 === "string") {
-                    if (func4(data13) < 1) {
-                      const err26 = { instancePath: instancePath + "/payload/batch", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/batch/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                if (data9.policy !== void 0) {
+                  let data12 = data9.policy;
+                  if (typeof data12 === "string") {
+                    if (func4(data12) < 1) {
+                      const err26 = { instancePath: instancePath + "/payload/policy", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/policy/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
                       if (vErrors === null) {
                         vErrors = [err26];
                       } else {
@@ -8007,7 +8007,7 @@ var require_validators = __commonJS({
                       errors++;
                     }
                   } else {
-                    const err27 = { instancePath: instancePath + "/payload/batch", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/batch/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err27 = { instancePath: instancePath + "/payload/policy", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/policy/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err27];
                     } else {
@@ -8016,22 +8016,20 @@ var require_validators = __commonJS({
                     errors++;
                   }
                 }
-                if (data9.file_id !== void 0) {
-                  let data14 = data9.file_id;
-                  if (typeof data14 !== "string" && data14 !== null) {
-                    const err28 = { instancePath: instancePath + "/payload/file_id", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/file_id/type", keyword: "type", params: { type: schema30.properties.file_id.type }, message: "must be string,null" };
-                    if (vErrors === null) {
-                      vErrors = [err28];
-                    } else {
-                      vErrors.push(err28);
+                if (data9.batch !== void 0) {
+                  let data13 = data9.batch;
+                  if (typeof data13 === "string") {
+                    if (func4(data13) < 1) {
+                      const err28 = { instancePath: instancePath + "/payload/batch", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/batch/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" };
+                      if (vErrors === null) {
+                        vErrors = [err28];
+                      } else {
+                        vErrors.push(err28);
+                      }
+                      errors++;
                     }
-                    errors++;
-                  }
-                }
-                if (data9.values_checksum !== void 0) {
-                  let data15 = data9.values_checksum;
-                  if (typeof data15 !== "string" && data15 !== null) {
-                    const err29 = { instancePath: instancePath + "/payload/values_checksum", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/values_checksum/type", keyword: "type", params: { type: schema30.properties.values_checksum.type }, message: "must be string,null" };
+                  } else {
+                    const err29 = { instancePath: instancePath + "/payload/batch", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/batch/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
                       vErrors = [err29];
                     } else {
@@ -8039,38 +8037,62 @@ var require_validators = __commonJS({
                     }
                     errors++;
                   }
+                }
+                if (data9.file_id !== void 0) {
+                  let data14 = data9.file_id;
+                  if (typeof data14 !== "string" && data14 !== null) {
+                    const err30 = { instancePath: instancePath + "/payload/file_id", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/file_id/type", keyword: "type", params: { type: schema30.properties.file_id.type }, message: "must be string,null" };
+                    if (vErrors === null) {
+                      vErrors = [err30];
+                    } else {
+                      vErrors.push(err30);
+                    }
+                    errors++;
+                  }
+                }
+                if (data9.values_checksum !== void 0) {
+                  let data15 = data9.values_checksum;
+                  if (typeof data15 !== "string" && data15 !== null) {
+                    const err31 = { instancePath: instancePath + "/payload/values_checksum", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/values_checksum/type", keyword: "type", params: { type: schema30.properties.values_checksum.type }, message: "must be string,null" };
+                    if (vErrors === null) {
+                      vErrors = [err31];
+                    } else {
+                      vErrors.push(err31);
+                    }
+                    errors++;
+                  }
                   if (typeof data15 === "string") {
                     if (!pattern14.test(data15)) {
-                      const err30 = { instancePath: instancePath + "/payload/values_checksum", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/values_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
+                      const err32 = { instancePath: instancePath + "/payload/values_checksum", schemaPath: "#/definitions/SspPolicyBatchPayload/properties/values_checksum/pattern", keyword: "pattern", params: { pattern: "^sha256:[0-9a-f]{64}$" }, message: 'must match pattern "^sha256:[0-9a-f]{64}$"' };
                       if (vErrors === null) {
-                        vErrors = [err30];
+                        vErrors = [err32];
                       } else {
-                        vErrors.push(err30);
+                        vErrors.push(err32);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err31 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err33 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/SspPolicyBatchPayload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err31];
+                  vErrors = [err33];
                 } else {
-                  vErrors.push(err31);
+                  vErrors.push(err33);
                 }
                 errors++;
               }
             }
           }
-          var _valid5 = _errs33 === errors;
+          var _valid5 = _errs35 === errors;
           valid16 = _valid5;
         }
         if (!valid16) {
-          const err32 = { instancePath, schemaPath: "#/allOf/2/then/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+          const err34 = { instancePath, schemaPath: "#/allOf/2/then/allOf/1/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
           if (vErrors === null) {
-            vErrors = [err32];
+            vErrors = [err34];
           } else {
-            vErrors.push(err32);
+            vErrors.push(err34);
           }
           errors++;
         }
@@ -8078,49 +8100,31 @@ var require_validators = __commonJS({
           if (data.action !== void 0) {
             let data16 = data.action;
             if (!(data16 === "create" || data16 === "review" || data16 === "approve" || data16 === "blocked" || data16 === "not_in_git" || data16 === "unsupported")) {
-              const err33 = { instancePath: instancePath + "/action", schemaPath: "#/allOf/2/then/properties/action/enum", keyword: "enum", params: { allowedValues: schema21.allOf[2].then.properties.action.enum }, message: "must be equal to one of the allowed values" };
+              const err35 = { instancePath: instancePath + "/action", schemaPath: "#/allOf/2/then/properties/action/enum", keyword: "enum", params: { allowedValues: schema21.allOf[2].then.properties.action.enum }, message: "must be equal to one of the allowed values" };
               if (vErrors === null) {
-                vErrors = [err33];
+                vErrors = [err35];
               } else {
-                vErrors.push(err33);
+                vErrors.push(err35);
               }
               errors++;
             }
           }
         }
-        var _valid3 = _errs22 === errors;
+        var _valid3 = _errs24 === errors;
         valid10 = _valid3;
       }
       if (!valid10) {
-        const err34 = { instancePath, schemaPath: "#/allOf/2/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
+        const err36 = { instancePath, schemaPath: "#/allOf/2/if", keyword: "if", params: { failingKeyword: "then" }, message: 'must match "then" schema' };
         if (vErrors === null) {
-          vErrors = [err34];
+          vErrors = [err36];
         } else {
-          vErrors.push(err34);
+          vErrors.push(err36);
         }
         errors++;
       }
       if (data && typeof data == "object" && !Array.isArray(data)) {
         if (data.address === void 0) {
-          const err35 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
-          if (vErrors === null) {
-            vErrors = [err35];
-          } else {
-            vErrors.push(err35);
-          }
-          errors++;
-        }
-        if (data.action === void 0) {
-          const err36 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
-          if (vErrors === null) {
-            vErrors = [err36];
-          } else {
-            vErrors.push(err36);
-          }
-          errors++;
-        }
-        if (data.diff === void 0) {
-          const err37 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "diff" }, message: "must have required property 'diff'" };
+          const err37 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "address" }, message: "must have required property 'address'" };
           if (vErrors === null) {
             vErrors = [err37];
           } else {
@@ -8128,8 +8132,8 @@ var require_validators = __commonJS({
           }
           errors++;
         }
-        if (data.version_id === void 0) {
-          const err38 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "version_id" }, message: "must have required property 'version_id'" };
+        if (data.action === void 0) {
+          const err38 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "action" }, message: "must have required property 'action'" };
           if (vErrors === null) {
             vErrors = [err38];
           } else {
@@ -8137,8 +8141,8 @@ var require_validators = __commonJS({
           }
           errors++;
         }
-        if (data.last_modified_on === void 0) {
-          const err39 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "last_modified_on" }, message: "must have required property 'last_modified_on'" };
+        if (data.diff === void 0) {
+          const err39 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "diff" }, message: "must have required property 'diff'" };
           if (vErrors === null) {
             vErrors = [err39];
           } else {
@@ -8146,24 +8150,42 @@ var require_validators = __commonJS({
           }
           errors++;
         }
+        if (data.version_id === void 0) {
+          const err40 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "version_id" }, message: "must have required property 'version_id'" };
+          if (vErrors === null) {
+            vErrors = [err40];
+          } else {
+            vErrors.push(err40);
+          }
+          errors++;
+        }
+        if (data.last_modified_on === void 0) {
+          const err41 = { instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: "last_modified_on" }, message: "must have required property 'last_modified_on'" };
+          if (vErrors === null) {
+            vErrors = [err41];
+          } else {
+            vErrors.push(err41);
+          }
+          errors++;
+        }
         if (data.address !== void 0) {
           let data17 = data.address;
           if (typeof data17 === "string") {
             if (!pattern15.test(data17)) {
-              const err40 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/pattern", keyword: "pattern", params: { pattern: "^(tenant-configuration|ssp)/" }, message: 'must match pattern "^(tenant-configuration|ssp)/"' };
+              const err42 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/pattern", keyword: "pattern", params: { pattern: "^(tenant-configuration|ssp)/" }, message: 'must match pattern "^(tenant-configuration|ssp)/"' };
               if (vErrors === null) {
-                vErrors = [err40];
+                vErrors = [err42];
               } else {
-                vErrors.push(err40);
+                vErrors.push(err42);
               }
               errors++;
             }
           } else {
-            const err41 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            const err43 = { instancePath: instancePath + "/address", schemaPath: "#/properties/address/type", keyword: "type", params: { type: "string" }, message: "must be string" };
             if (vErrors === null) {
-              vErrors = [err41];
+              vErrors = [err43];
             } else {
-              vErrors.push(err41);
+              vErrors.push(err43);
             }
             errors++;
           }
@@ -8171,11 +8193,11 @@ var require_validators = __commonJS({
         if (data.action !== void 0) {
           let data18 = data.action;
           if (!(data18 === "create" || data18 === "update" || data18 === "review" || data18 === "approve" || data18 === "blocked" || data18 === "not_in_git" || data18 === "unsupported")) {
-            const err42 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema21.properties.action.enum }, message: "must be equal to one of the allowed values" };
+            const err44 = { instancePath: instancePath + "/action", schemaPath: "#/properties/action/enum", keyword: "enum", params: { allowedValues: schema21.properties.action.enum }, message: "must be equal to one of the allowed values" };
             if (vErrors === null) {
-              vErrors = [err42];
+              vErrors = [err44];
             } else {
-              vErrors.push(err42);
+              vErrors.push(err44);
             }
             errors++;
           }
@@ -8188,30 +8210,30 @@ var require_validators = __commonJS({
               let data20 = data19[i0];
               if (data20 && typeof data20 == "object" && !Array.isArray(data20)) {
                 if (data20.path === void 0) {
-                  const err43 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
+                  const err45 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "path" }, message: "must have required property 'path'" };
                   if (vErrors === null) {
-                    vErrors = [err43];
+                    vErrors = [err45];
                   } else {
-                    vErrors.push(err43);
+                    vErrors.push(err45);
                   }
                   errors++;
                 }
                 if (data20.kind === void 0) {
-                  const err44 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
+                  const err46 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
                   if (vErrors === null) {
-                    vErrors = [err44];
+                    vErrors = [err46];
                   } else {
-                    vErrors.push(err44);
+                    vErrors.push(err46);
                   }
                   errors++;
                 }
                 if (data20.path !== void 0) {
                   if (typeof data20.path !== "string") {
-                    const err45 = { instancePath: instancePath + "/diff/" + i0 + "/path", schemaPath: "#/definitions/FieldDiff/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err47 = { instancePath: instancePath + "/diff/" + i0 + "/path", schemaPath: "#/definitions/FieldDiff/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err45];
+                      vErrors = [err47];
                     } else {
-                      vErrors.push(err45);
+                      vErrors.push(err47);
                     }
                     errors++;
                   }
@@ -8219,51 +8241,27 @@ var require_validators = __commonJS({
                 if (data20.kind !== void 0) {
                   let data22 = data20.kind;
                   if (!(data22 === "changed" || data22 === "added" || data22 === "removed")) {
-                    const err46 = { instancePath: instancePath + "/diff/" + i0 + "/kind", schemaPath: "#/definitions/FieldDiff/properties/kind/enum", keyword: "enum", params: { allowedValues: schema31.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                    const err48 = { instancePath: instancePath + "/diff/" + i0 + "/kind", schemaPath: "#/definitions/FieldDiff/properties/kind/enum", keyword: "enum", params: { allowedValues: schema31.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                     if (vErrors === null) {
-                      vErrors = [err46];
+                      vErrors = [err48];
                     } else {
-                      vErrors.push(err46);
+                      vErrors.push(err48);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err47 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+                const err49 = { instancePath: instancePath + "/diff/" + i0, schemaPath: "#/definitions/FieldDiff/type", keyword: "type", params: { type: "object" }, message: "must be object" };
                 if (vErrors === null) {
-                  vErrors = [err47];
+                  vErrors = [err49];
                 } else {
-                  vErrors.push(err47);
+                  vErrors.push(err49);
                 }
                 errors++;
               }
             }
           } else {
-            const err48 = { instancePath: instancePath + "/diff", schemaPath: "#/properties/diff/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-            if (vErrors === null) {
-              vErrors = [err48];
-            } else {
-              vErrors.push(err48);
-            }
-            errors++;
-          }
-        }
-        if (data.version_id !== void 0) {
-          let data23 = data.version_id;
-          if (typeof data23 !== "string" && data23 !== null) {
-            const err49 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema21.properties.version_id.type }, message: "must be string,null" };
-            if (vErrors === null) {
-              vErrors = [err49];
-            } else {
-              vErrors.push(err49);
-            }
-            errors++;
-          }
-        }
-        if (data.last_modified_on !== void 0) {
-          let data24 = data.last_modified_on;
-          if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24))) && data24 !== null) {
-            const err50 = { instancePath: instancePath + "/last_modified_on", schemaPath: "#/properties/last_modified_on/type", keyword: "type", params: { type: schema21.properties.last_modified_on.type }, message: "must be integer,null" };
+            const err50 = { instancePath: instancePath + "/diff", schemaPath: "#/properties/diff/type", keyword: "type", params: { type: "array" }, message: "must be array" };
             if (vErrors === null) {
               vErrors = [err50];
             } else {
@@ -8272,10 +8270,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.modified_by !== void 0) {
-          let data25 = data.modified_by;
-          if (typeof data25 !== "string" && data25 !== null) {
-            const err51 = { instancePath: instancePath + "/modified_by", schemaPath: "#/properties/modified_by/type", keyword: "type", params: { type: schema21.properties.modified_by.type }, message: "must be string,null" };
+        if (data.version_id !== void 0) {
+          let data23 = data.version_id;
+          if (typeof data23 !== "string" && data23 !== null) {
+            const err51 = { instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: schema21.properties.version_id.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err51];
             } else {
@@ -8284,10 +8282,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.modified_on !== void 0) {
-          let data26 = data.modified_on;
-          if (typeof data26 !== "string" && data26 !== null) {
-            const err52 = { instancePath: instancePath + "/modified_on", schemaPath: "#/properties/modified_on/type", keyword: "type", params: { type: schema21.properties.modified_on.type }, message: "must be string,null" };
+        if (data.last_modified_on !== void 0) {
+          let data24 = data.last_modified_on;
+          if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24))) && data24 !== null) {
+            const err52 = { instancePath: instancePath + "/last_modified_on", schemaPath: "#/properties/last_modified_on/type", keyword: "type", params: { type: schema21.properties.last_modified_on.type }, message: "must be integer,null" };
             if (vErrors === null) {
               vErrors = [err52];
             } else {
@@ -8296,9 +8294,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.reason !== void 0) {
-          if (typeof data.reason !== "string") {
-            const err53 = { instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.modified_by !== void 0) {
+          let data25 = data.modified_by;
+          if (typeof data25 !== "string" && data25 !== null) {
+            const err53 = { instancePath: instancePath + "/modified_by", schemaPath: "#/properties/modified_by/type", keyword: "type", params: { type: schema21.properties.modified_by.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err53];
             } else {
@@ -8307,9 +8306,10 @@ var require_validators = __commonJS({
             errors++;
           }
         }
-        if (data.source !== void 0) {
-          if (typeof data.source !== "string") {
-            const err54 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+        if (data.modified_on !== void 0) {
+          let data26 = data.modified_on;
+          if (typeof data26 !== "string" && data26 !== null) {
+            const err54 = { instancePath: instancePath + "/modified_on", schemaPath: "#/properties/modified_on/type", keyword: "type", params: { type: schema21.properties.modified_on.type }, message: "must be string,null" };
             if (vErrors === null) {
               vErrors = [err54];
             } else {
@@ -8318,36 +8318,58 @@ var require_validators = __commonJS({
             errors++;
           }
         }
+        if (data.reason !== void 0) {
+          if (typeof data.reason !== "string") {
+            const err55 = { instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+        }
+        if (data.source !== void 0) {
+          if (typeof data.source !== "string") {
+            const err56 = { instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
+          }
+        }
         if (data.payload !== void 0) {
           let data29 = data.payload;
           if (data29 && typeof data29 == "object" && !Array.isArray(data29)) {
             if (data29.kind === void 0) {
-              const err55 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/Payload/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
+              const err57 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/Payload/required", keyword: "required", params: { missingProperty: "kind" }, message: "must have required property 'kind'" };
               if (vErrors === null) {
-                vErrors = [err55];
+                vErrors = [err57];
               } else {
-                vErrors.push(err55);
+                vErrors.push(err57);
               }
               errors++;
             }
             if (data29.kind !== void 0) {
               let data30 = data29.kind;
               if (!(data30 === "update" || data30 === "create" || data30 === "batch")) {
-                const err56 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/definitions/Payload/properties/kind/enum", keyword: "enum", params: { allowedValues: schema32.properties.kind.enum }, message: "must be equal to one of the allowed values" };
+                const err58 = { instancePath: instancePath + "/payload/kind", schemaPath: "#/definitions/Payload/properties/kind/enum", keyword: "enum", params: { allowedValues: schema32.properties.kind.enum }, message: "must be equal to one of the allowed values" };
                 if (vErrors === null) {
-                  vErrors = [err56];
+                  vErrors = [err58];
                 } else {
-                  vErrors.push(err56);
+                  vErrors.push(err58);
                 }
                 errors++;
               }
             }
           } else {
-            const err57 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/Payload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err59 = { instancePath: instancePath + "/payload", schemaPath: "#/definitions/Payload/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err57];
+              vErrors = [err59];
             } else {
-              vErrors.push(err57);
+              vErrors.push(err59);
             }
             errors++;
           }
@@ -8356,25 +8378,7 @@ var require_validators = __commonJS({
           let data31 = data.values;
           if (data31 && typeof data31 == "object" && !Array.isArray(data31)) {
             if (data31.file === void 0) {
-              const err58 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
-              if (vErrors === null) {
-                vErrors = [err58];
-              } else {
-                vErrors.push(err58);
-              }
-              errors++;
-            }
-            if (data31.rows === void 0) {
-              const err59 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "rows" }, message: "must have required property 'rows'" };
-              if (vErrors === null) {
-                vErrors = [err59];
-              } else {
-                vErrors.push(err59);
-              }
-              errors++;
-            }
-            if (data31.products === void 0) {
-              const err60 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "products" }, message: "must have required property 'products'" };
+              const err60 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "file" }, message: "must have required property 'file'" };
               if (vErrors === null) {
                 vErrors = [err60];
               } else {
@@ -8382,8 +8386,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data31.currencies === void 0) {
-              const err61 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "currencies" }, message: "must have required property 'currencies'" };
+            if (data31.rows === void 0) {
+              const err61 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "rows" }, message: "must have required property 'rows'" };
               if (vErrors === null) {
                 vErrors = [err61];
               } else {
@@ -8391,8 +8395,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data31.from === void 0) {
-              const err62 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+            if (data31.products === void 0) {
+              const err62 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "products" }, message: "must have required property 'products'" };
               if (vErrors === null) {
                 vErrors = [err62];
               } else {
@@ -8400,8 +8404,8 @@ var require_validators = __commonJS({
               }
               errors++;
             }
-            if (data31.to === void 0) {
-              const err63 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "to" }, message: "must have required property 'to'" };
+            if (data31.currencies === void 0) {
+              const err63 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "currencies" }, message: "must have required property 'currencies'" };
               if (vErrors === null) {
                 vErrors = [err63];
               } else {
@@ -8409,13 +8413,31 @@ var require_validators = __commonJS({
               }
               errors++;
             }
+            if (data31.from === void 0) {
+              const err64 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "from" }, message: "must have required property 'from'" };
+              if (vErrors === null) {
+                vErrors = [err64];
+              } else {
+                vErrors.push(err64);
+              }
+              errors++;
+            }
+            if (data31.to === void 0) {
+              const err65 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/required", keyword: "required", params: { missingProperty: "to" }, message: "must have required property 'to'" };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
             if (data31.file !== void 0) {
               if (typeof data31.file !== "string") {
-                const err64 = { instancePath: instancePath + "/values/file", schemaPath: "#/properties/values/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err66 = { instancePath: instancePath + "/values/file", schemaPath: "#/properties/values/properties/file/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                 if (vErrors === null) {
-                  vErrors = [err64];
+                  vErrors = [err66];
                 } else {
-                  vErrors.push(err64);
+                  vErrors.push(err66);
                 }
                 errors++;
               }
@@ -8423,21 +8445,21 @@ var require_validators = __commonJS({
             if (data31.rows !== void 0) {
               let data33 = data31.rows;
               if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)))) {
-                const err65 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err67 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err65];
+                  vErrors = [err67];
                 } else {
-                  vErrors.push(err65);
+                  vErrors.push(err67);
                 }
                 errors++;
               }
               if (typeof data33 == "number") {
                 if (data33 < 0 || isNaN(data33)) {
-                  const err66 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err68 = { instancePath: instancePath + "/values/rows", schemaPath: "#/properties/values/properties/rows/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err66];
+                    vErrors = [err68];
                   } else {
-                    vErrors.push(err66);
+                    vErrors.push(err68);
                   }
                   errors++;
                 }
@@ -8446,21 +8468,21 @@ var require_validators = __commonJS({
             if (data31.products !== void 0) {
               let data34 = data31.products;
               if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)))) {
-                const err67 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err69 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
-                  vErrors = [err67];
+                  vErrors = [err69];
                 } else {
-                  vErrors.push(err67);
+                  vErrors.push(err69);
                 }
                 errors++;
               }
               if (typeof data34 == "number") {
                 if (data34 < 0 || isNaN(data34)) {
-                  const err68 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  const err70 = { instancePath: instancePath + "/values/products", schemaPath: "#/properties/values/properties/products/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
-                    vErrors = [err68];
+                    vErrors = [err70];
                   } else {
-                    vErrors.push(err68);
+                    vErrors.push(err70);
                   }
                   errors++;
                 }
@@ -8472,39 +8494,17 @@ var require_validators = __commonJS({
                 const len1 = data35.length;
                 for (let i1 = 0; i1 < len1; i1++) {
                   if (typeof data35[i1] !== "string") {
-                    const err69 = { instancePath: instancePath + "/values/currencies/" + i1, schemaPath: "#/properties/values/properties/currencies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                    const err71 = { instancePath: instancePath + "/values/currencies/" + i1, schemaPath: "#/properties/values/properties/currencies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                     if (vErrors === null) {
-                      vErrors = [err69];
+                      vErrors = [err71];
                     } else {
-                      vErrors.push(err69);
+                      vErrors.push(err71);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err70 = { instancePath: instancePath + "/values/currencies", schemaPath: "#/properties/values/properties/currencies/type", keyword: "type", params: { type: "array" }, message: "must be array" };
-                if (vErrors === null) {
-                  vErrors = [err70];
-                } else {
-                  vErrors.push(err70);
-                }
-                errors++;
-              }
-            }
-            if (data31.from !== void 0) {
-              if (typeof data31.from !== "string") {
-                const err71 = { instancePath: instancePath + "/values/from", schemaPath: "#/properties/values/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
-                if (vErrors === null) {
-                  vErrors = [err71];
-                } else {
-                  vErrors.push(err71);
-                }
-                errors++;
-              }
-            }
-            if (data31.to !== void 0) {
-              if (typeof data31.to !== "string") {
-                const err72 = { instancePath: instancePath + "/values/to", schemaPath: "#/properties/values/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                const err72 = { instancePath: instancePath + "/values/currencies", schemaPath: "#/properties/values/properties/currencies/type", keyword: "type", params: { type: "array" }, message: "must be array" };
                 if (vErrors === null) {
                   vErrors = [err72];
                 } else {
@@ -8513,12 +8513,34 @@ var require_validators = __commonJS({
                 errors++;
               }
             }
+            if (data31.from !== void 0) {
+              if (typeof data31.from !== "string") {
+                const err73 = { instancePath: instancePath + "/values/from", schemaPath: "#/properties/values/properties/from/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err73];
+                } else {
+                  vErrors.push(err73);
+                }
+                errors++;
+              }
+            }
+            if (data31.to !== void 0) {
+              if (typeof data31.to !== "string") {
+                const err74 = { instancePath: instancePath + "/values/to", schemaPath: "#/properties/values/properties/to/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                if (vErrors === null) {
+                  vErrors = [err74];
+                } else {
+                  vErrors.push(err74);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err73 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err75 = { instancePath: instancePath + "/values", schemaPath: "#/properties/values/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err73];
+              vErrors = [err75];
             } else {
-              vErrors.push(err73);
+              vErrors.push(err75);
             }
             errors++;
           }
@@ -8527,50 +8549,27 @@ var require_validators = __commonJS({
           let data39 = data.diff_rows;
           if (data39 && typeof data39 == "object" && !Array.isArray(data39)) {
             if (data39.shown === void 0) {
-              const err74 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "shown" }, message: "must have required property 'shown'" };
+              const err76 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "shown" }, message: "must have required property 'shown'" };
               if (vErrors === null) {
-                vErrors = [err74];
+                vErrors = [err76];
               } else {
-                vErrors.push(err74);
+                vErrors.push(err76);
               }
               errors++;
             }
             if (data39.total === void 0) {
-              const err75 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "total" }, message: "must have required property 'total'" };
+              const err77 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/required", keyword: "required", params: { missingProperty: "total" }, message: "must have required property 'total'" };
               if (vErrors === null) {
-                vErrors = [err75];
+                vErrors = [err77];
               } else {
-                vErrors.push(err75);
+                vErrors.push(err77);
               }
               errors++;
             }
             if (data39.shown !== void 0) {
               let data40 = data39.shown;
               if (!(typeof data40 == "number" && (!(data40 % 1) && !isNaN(data40)))) {
-                const err76 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
-                if (vErrors === null) {
-                  vErrors = [err76];
-                } else {
-                  vErrors.push(err76);
-                }
-                errors++;
-              }
-              if (typeof data40 == "number") {
-                if (data40 < 0 || isNaN(data40)) {
-                  const err77 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
-                  if (vErrors === null) {
-                    vErrors = [err77];
-                  } else {
-                    vErrors.push(err77);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data39.total !== void 0) {
-              let data41 = data39.total;
-              if (!(typeof data41 == "number" && (!(data41 % 1) && !isNaN(data41)))) {
-                const err78 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                const err78 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
                 if (vErrors === null) {
                   vErrors = [err78];
                 } else {
@@ -8578,9 +8577,9 @@ var require_validators = __commonJS({
                 }
                 errors++;
               }
-              if (typeof data41 == "number") {
-                if (data41 < 0 || isNaN(data41)) {
-                  const err79 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+              if (typeof data40 == "number") {
+                if (data40 < 0 || isNaN(data40)) {
+                  const err79 = { instancePath: instancePath + "/diff_rows/shown", schemaPath: "#/properties/diff_rows/properties/shown/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
                   if (vErrors === null) {
                     vErrors = [err79];
                   } else {
@@ -8590,22 +8589,45 @@ var require_validators = __commonJS({
                 }
               }
             }
+            if (data39.total !== void 0) {
+              let data41 = data39.total;
+              if (!(typeof data41 == "number" && (!(data41 % 1) && !isNaN(data41)))) {
+                const err80 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/type", keyword: "type", params: { type: "integer" }, message: "must be integer" };
+                if (vErrors === null) {
+                  vErrors = [err80];
+                } else {
+                  vErrors.push(err80);
+                }
+                errors++;
+              }
+              if (typeof data41 == "number") {
+                if (data41 < 0 || isNaN(data41)) {
+                  const err81 = { instancePath: instancePath + "/diff_rows/total", schemaPath: "#/properties/diff_rows/properties/total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" };
+                  if (vErrors === null) {
+                    vErrors = [err81];
+                  } else {
+                    vErrors.push(err81);
+                  }
+                  errors++;
+                }
+              }
+            }
           } else {
-            const err80 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+            const err82 = { instancePath: instancePath + "/diff_rows", schemaPath: "#/properties/diff_rows/type", keyword: "type", params: { type: "object" }, message: "must be object" };
             if (vErrors === null) {
-              vErrors = [err80];
+              vErrors = [err82];
             } else {
-              vErrors.push(err80);
+              vErrors.push(err82);
             }
             errors++;
           }
         }
       } else {
-        const err81 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
+        const err83 = { instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" };
         if (vErrors === null) {
-          vErrors = [err81];
+          vErrors = [err83];
         } else {
-          vErrors.push(err81);
+          vErrors.push(err83);
         }
         errors++;
       }
@@ -55514,7 +55536,7 @@ function kindRule(name, fileKind, payloads) {
   }));
   const actions = [...new Set(Object.values(payloads).flatMap((p) => p.actions)), ...NOT_APPLIED];
   return {
-    if: { required: ["address"], properties: { address: { pattern: `^${regexText(name)}/` } } },
+    if: { required: ["address"], properties: { address: { type: "string", pattern: `^${regexText(name)}/` } } },
     then: { properties: { action: { enum: actions } }, ...writes.length ? { allOf: writes } : {} }
   };
 }
