@@ -5,12 +5,14 @@ import { planViews } from "../report/views/plan.js";
 import { writeUserFile } from "../user-files.js";
 import { shellQuote } from "../shell-quote.js";
 import { openClient, openEnv, openRepo } from "./context.js";
-import type { GlobalFlags } from "./flags.js";
+import type { GlobalFlags, OverrideFlags } from "./flags.js";
+import { approversOf, guardrailsOf } from "./guardrails.js";
+import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { makePlan } from "./reading.js";
 import { noteTurnedAway } from "./rate-limit.js";
 
-export interface PlanFlags extends GlobalFlags {
+export interface PlanFlags extends GlobalFlags, OverrideFlags {
   out?: string;
   detailedExitcode?: boolean;
 }
@@ -19,9 +21,11 @@ export async function runPlan(flags: PlanFlags, out: Output): Promise<number> {
   const view = await pickView(planViews, flags.format);
   const repo = openRepo(flags);
   const env = openEnv(repo, flags);
+  // Checked before anything is read: a broken rule, or an override nobody listed may give, sends nothing.
+  const guardrails = guardrailsOf(repo, env, flags, approversOf(flags, env, undefined), kindsOf(out.io));
   const core = openClient(env, flags, out);
   try {
-    const plan = await makePlan(repo, env, core, flags, out, { impact: true });
+    const plan = await makePlan(repo, env, core, flags, out, { impact: true, ...(guardrails ? { guardrails } : {}) });
     // Markdown that leaves something out names where the whole plan is: the file --out writes, if any.
     view({ plan, file: flags.out }, out);
     noteTurnedAway(core.governor, env, flags, out);

@@ -11,11 +11,13 @@ import { testViews, type TestView } from "../report/views/policy-test.js";
 import { relative } from "node:path";
 import { envOf, openClient, openEnv, openRepo } from "./context.js";
 import type { GlobalFlags } from "./flags.js";
+import type { Registry } from "../kinds/kind.js";
 import { kindsOf } from "./io.js";
 import type { Output } from "./output.js";
 import { readWithProgress } from "./reading.js";
 import { nothingInGit } from "../live/read.js";
 import { environmentNames, environmentVars, loadPolicies, selectEnv, varsFor, type Repo } from "../config/repo.js";
+import { loadGuardrailTests, runGuardrailTests, type GuardrailTestResult } from "../guardrails/tests.js";
 
 export interface TestFlags extends GlobalFlags {
   live?: boolean;
@@ -64,19 +66,31 @@ async function testRun(flags: TestFlags, out: Output, view: TestView): Promise<n
   const source = runs.length === 1 ? (runs[0]?.source ?? "") : `git's policies, per environment (their vars differ): ${runs.map((r) => r.label).join("; ")}`;
   // A broken test file does not hide the others' cases from a CI report: they run, the file is an
   // error case of its own, and the command still fails (exit 1) saying why, as without JUnit.
-  const broken = runs.find((r) => r.broken)?.broken;
+  const { guardrails, guardBroken } = guardrailTests(repo, view, kindsOf(out.io));
+  const broken = runs.find((r) => r.broken)?.broken ?? guardBroken;
   if (broken) {
-    view.results({ results, contracts, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
+    view.results({ results, contracts, guardrails, source, broken: broken.diagnostics.filter((d) => d.severity === "error") }, out);
     reported.add(broken);
     throw broken;
   }
-  if (!results.length && !contracts.length) {
-    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest there, or name their folder with tests: in revsync.yaml`;
+  if (!results.length && !contracts.length && !guardrails.length) {
+    const note = `no policy test cases in ${shownDir}: write files of kind SspPolicyTest (or GuardrailTest) there, or name their folder with tests: in revsync.yaml`;
     view.results({ results, contracts, source, note }, out);
     return 0;
   }
-  view.results({ results, contracts, source }, out);
-  return results.every((r) => r.pass) && contracts.every((r) => r.pass) ? 0 : 1;
+  view.results({ results, contracts, guardrails, source }, out);
+  return results.every((r) => r.pass) && contracts.every((r) => r.pass) && guardrails.every((r) => r.pass) ? 0 : 1;
+}
+
+/** The guardrail tests (kind GuardrailTest), judged offline; a file with an error stops the run, or, for
+ *  a report of broken files (JUnit), is reported once the rest ran. */
+function guardrailTests(repo: Repo, view: TestView, kinds: Registry): { guardrails: GuardrailTestResult[]; guardBroken?: PolicyProblems } {
+  const { tests, diagnostics } = loadGuardrailTests(repo);
+  const guardrails = runGuardrailTests(tests, repo, kinds);
+  if (!diagnostics.some((d) => d.severity === "error")) return { guardrails };
+  const problems = new PolicyProblems("the guardrail tests have errors", diagnostics);
+  if (!view.reportsBrokenFiles) throw problems;
+  return { guardrails, guardBroken: problems };
 }
 
 /** Loads the test files with one environment's vars; refuses (exit 1) a file with an error, at once,

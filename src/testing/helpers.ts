@@ -189,6 +189,8 @@ export interface CliOptions {
   input?: string;
   /** cli() only: stdout is a terminal (isTTY), as an interactive run's is. */
   tty?: boolean;
+  /** cli() only: the wall clock the run's guardrails judge by (an ISO time or epoch ms). */
+  now?: string | number;
   /** cli() only: the resource kinds the run knows (a kind written outside the tree beside the registry's). */
   kinds?: Registry;
 }
@@ -234,6 +236,7 @@ export async function cli(
     cwd: resolve(opts.cwd ?? ROOT),
     // Nobody signals a command run in process: tests of signals run the CLI as a process.
     signals: new EventEmitter(),
+    ...(opts.now === undefined ? {} : { now: () => (typeof opts.now === "string" ? Date.parse(opts.now) : (opts.now as number)) }),
     ...(opts.kinds ? { kinds: opts.kinds } : {}),
   };
   const code = await runCli([process.execPath, BIN, ...args], io);

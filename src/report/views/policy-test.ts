@@ -1,5 +1,6 @@
 import type { FileProblem } from "../../errors.js";
 import type { CaseResult, ContractResult } from "../../policy-test/run.js";
+import type { GuardrailTestResult } from "../../guardrails/tests.js";
 import type { Sink } from "../painter.js";
 import type { Views } from "../view.js";
 
@@ -9,6 +10,8 @@ import type { Views } from "../view.js";
 export interface TestRun {
   results: CaseResult[];
   contracts: ContractResult[];
+  /** The guardrail tests (kind GuardrailTest), judged. */
+  guardrails?: GuardrailTestResult[];
   source: string;
   note?: string;
   broken?: readonly FileProblem[];
@@ -26,16 +29,32 @@ export interface TestView {
 /** revsync test. */
 export const testViews: Views<TestView> = {
   text: async () => {
-    const { testText } = await import("../policy-test.js");
+    const [{ testText }, { guardrailTestText }] = await Promise.all([import("../policy-test.js"), import("../guardrails.js")]);
     return {
-      results: ({ results, contracts, source, note }, out) => out.out(note ? `No policy tests ran: ${note}.` : testText(results, source, out, contracts)),
+      results: ({ results, contracts, guardrails = [], source, note }, out) => {
+        if (note) return out.out(`No policy tests ran: ${note}.`);
+        const guarded = guardrailTestText(guardrails, out);
+        if (results.length || contracts.length) out.out(testText(results, source, out, contracts));
+        if (guarded) out.out(guarded);
+      },
     };
   },
   json: async () => {
-    const { testJson } = await import("../policy-test.js");
+    const [{ testJson }, { guardrailTestJson }] = await Promise.all([import("../policy-test.js"), import("../guardrails.js")]);
     return {
-      results: ({ results, contracts, source, note }, out) => {
-        out.out(JSON.stringify(note ? { ...testJson(results, source), note } : testJson(results, source, contracts), null, 2));
+      results: ({ results, contracts, guardrails = [], source, note }, out) => {
+        const json = testJson(results, source, contracts) as { summary: { passed: number; failed: number } };
+        if (guardrails.length) {
+          json.summary.passed += guardrails.filter((g) => g.pass).length;
+          json.summary.failed += guardrails.filter((g) => !g.pass).length;
+        }
+        out.out(
+          JSON.stringify(
+            note ? { ...testJson(results, source), note } : { ...json, ...(guardrails.length ? { guardrail_tests: guardrails.map(guardrailTestJson) } : {}) },
+            null,
+            2,
+          ),
+        );
         if (note) out.info(`Note: ${note}.`);
       },
     };
@@ -44,8 +63,8 @@ export const testViews: Views<TestView> = {
     const { testJunit, testJunitError } = await import("../policy-test.js");
     return {
       reportsBrokenFiles: true,
-      results: ({ results, contracts, note, broken }, out) => {
-        out.raw(testJunit(results, contracts, broken));
+      results: ({ results, contracts, guardrails, note, broken }, out) => {
+        out.raw(testJunit(results, contracts, broken, guardrails));
         if (note) out.info(`Note: ${note}.`);
       },
       error: (e, out) => out.raw(testJunitError(e)),
