@@ -22,6 +22,7 @@ const OWN_SCHEMAS = [
   "evidence-record.schema.json",
   "plan.schema.json",
   "policy-file.schema.json",
+  "policy/guardrail-test.schema.json",
   "policy/ssp-policy-test.schema.json",
   "revsync-config.schema.json",
 ];
