@@ -16,6 +16,7 @@ export const LAYERS = [
   ["export"],
   ["apply"],
   ["evidence"],
+  ["fleet"],
   ["report"],
   ["cli"],
   ["entry"],

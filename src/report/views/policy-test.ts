@@ -1,4 +1,5 @@
 import type { FileProblem } from "../../errors.js";
+import type { TestReport } from "../../fleet/outcome.js";
 import type { CaseResult, ContractResult } from "../../policy-test/run.js";
 import type { Sink } from "../painter.js";
 import type { Views } from "../view.js";
@@ -12,6 +13,8 @@ export interface TestRun {
   source: string;
   note?: string;
   broken?: readonly FileProblem[];
+  /** --live: the environment whose service's policies the cases ran against. */
+  environment?: string;
 }
 
 export interface TestView {
@@ -34,9 +37,21 @@ export const testViews: Views<TestView> = {
   json: async () => {
     const { testJson } = await import("../policy-test.js");
     return {
-      results: ({ results, contracts, source, note }, out) => {
-        out.out(JSON.stringify(note ? { ...testJson(results, source), note } : testJson(results, source, contracts), null, 2));
+      results: ({ results, contracts, source, note, environment }, out) => {
+        const json = testJson(results, source, note ? [] : contracts, environment);
+        out.out(JSON.stringify(note ? { ...json, note } : json, null, 2));
         if (note) out.info(`Note: ${note}.`);
+      },
+    };
+  },
+  markdown: async () => {
+    const [{ testJson, testResultsMarkdown }, { commentText, markdownCode }] = await Promise.all([import("../policy-test.js"), import("../escape.js")]);
+    return {
+      results: ({ results, contracts, source, note, environment }, out) => {
+        const head = `<!-- revsync-test:${commentText(environment ?? "")} -->\n### revsync test${environment === undefined ? "" : ` in ${markdownCode(environment)}`}\n\n`;
+        const whole = `the JSON results (revsync test${environment === undefined ? "" : " --live"} --format json)`;
+        const body = testResultsMarkdown(testJson(results, source, contracts, environment) as TestReport, whole);
+        out.out(head + (note ? `No policy tests ran: ${note}.\n` : body));
       },
     };
   },
