@@ -158,6 +158,9 @@ describe("revsync summary of a CI matrix's outputs", () => {
     const text = await run(["summary", ...files]);
     expect(text.code).toBe(1);
     expect(text.stdout).toContain("Summary of revsync drift across 3 environments: 1 failed, 1 drifted, 1 without drift.");
+    // Each environment's report first, as the run across environments prints them.
+    expect(text.stdout.indexOf('Environment "t01"')).toBeLessThan(text.stdout.indexOf('Drift in environment "t07"'));
+    expect(text.stdout).toContain('Failed: environment "down": POST token endpoint failed');
     // The same summary as the fleet's own run, row for row.
     const tableOf = (md: string): string => elementsOf(renderGfm(md), "tbody")[0] ?? "";
     const fleet = await run(["drift", "--envs", "t01,t07,down", "--format", "markdown"]);

@@ -31,6 +31,7 @@ export async function runSummary(flags: SummaryFlags, out: Output, files: string
   if (!files.length || !lists.flat().length)
     throw new UserError("the files given hold no environment's output", "name the JSON files the jobs wrote, e.g. revsync summary outputs/*.json");
   const outcomes = mergeOutcomes(lists, expected);
+  for (const o of outcomes) view.environment(o, out);
   view.end({ outcomes, whole: (o) => o.source ?? "the job's own output (no file held it)" }, out);
   return fleetExit(outcomes, { planChanges: !!flags.detailedExitcode });
 }
