@@ -325,7 +325,9 @@ describe("GitLab CI recipe", () => {
     await exits("drift summary", "", 0);
     expect(readFileSync(join(work, "drift-summary.md"), "utf8")).toContain("0 failed, 1 drifted, 1 without drift.");
     await exits("plan summary", "", 0);
-    const planRows = readFileSync(join(work, "plan-summary.md"), "utf8")
+    const planSummary = readFileSync(join(work, "plan-summary.md"), "utf8");
+    const planRows = planSummary
+      .slice(0, planSummary.indexOf("<details>"))
       .split("\n")
       .filter((l) => l.startsWith("| `"));
     expect(planRows.map((l) => l.split(" | ").slice(0, 2).join(" | "))).toEqual(["| `production` | **failed**", "| `sandbox` | changes"]);
@@ -653,7 +655,8 @@ describe("recipes and the Action in a repo made by init", () => {
     // Both tenants drift, so both drift jobs fail (exit 2), and so does the pipeline; the summary runs all the same.
     expect(gcl.code, gcl.out).not.toBe(0);
     const lines = gcl.out.split("\n");
-    const said = (job: string) => lines.filter((l) => l.startsWith(`${job} > `)).map((l) => l.slice(job.length + 3));
+    // gitlab-ci-local writes each line of a job's log as "<job name, padded> > <line>".
+    const said = (job: string) => lines.flatMap((l) => (l.startsWith(job) && /^ *> /.test(l.slice(job.length)) ? [l.slice(l.indexOf("> ") + 2)] : []));
     expect(said("drift: [sandbox]").join("\n")).toContain('Drift in environment "sandbox"');
     expect(said("drift: [production]").join("\n")).toContain('Drift in environment "production"');
     const summary = said("drift summary");
@@ -663,8 +666,8 @@ describe("recipes and the Action in a repo made by init", () => {
       "| `sandbox` | drift | 1 changed, 1 missing, 4 batch statuses |",
       "| `production` | drift | 1 changed, 1 missing, 4 batch statuses |",
     ]);
-    // gitlab-ci-local, its installs and five CLI runs: some 20 s alone.
-  }, 120_000);
+    // gitlab-ci-local, three npm installs and five CLI runs: about 50 s on two loaded cores.
+  }, 240_000);
 
   it("the apply recipe finds the reviewed plan by the merged pull request, never by the merge commit", () => {
     const text = readFileSync(join(ROOT, "examples", "ci", "github", "revsync-apply.yml"), "utf8");
