@@ -862,7 +862,13 @@ async function fleetSetup(count, latencyMs) {
   const dir = join(work, "fleet");
   mkdirSync(dir, { recursive: true });
   cpSync(join(ROOT, "policies"), join(dir, "policies"), { recursive: true });
-  writeFileSync(join(dir, "revsync.yaml"), fleetConfig(emu.url, realms.map((realm) => ({ realm }))));
+  writeFileSync(
+    join(dir, "revsync.yaml"),
+    fleetConfig(
+      emu.url,
+      realms.map((realm) => ({ realm })),
+    ),
+  );
   return { emu, dir, realms };
 }
 
